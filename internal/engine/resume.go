@@ -259,6 +259,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "A file of the workflow's state is there but cannot be read and was left as it is" + seeWarning + ": make it a readable file again, or restore it, before starting new work."
+		if e.rebuildsOnceMoved() {
+			// Doctor's step: the journal holds the workflow, and the next read rebuilds from it.
+			const head = "The workflow snapshot cannot be read and was left as it is" + seeWarning + ": "
+			out.Next = head + "move it out of the state directory, then call " + ToolPrefix + "resume_check, which rebuilds it from the journal; start no new work before."
+			if opt.Person {
+				out.Next = head + e.moveOut() + ", then run `cairn status`, which rebuilds it from the journal; start no new work before."
+			}
+		}
 		if foreignSnapshot(err) {
 			// Another tool's file or a newer Cairn's, not damage: the warning's one step.
 			out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is" + seeWarning + ": move it out of the state directory, then call " + ToolPrefix + "resume_check again; start no new work before."
