@@ -1406,3 +1406,17 @@ func TestReportNamesToolsAsTheModelSeesThem(t *testing.T) {
 		})
 	}
 }
+
+// TestNothingToResumeOneStep: with nothing on record, the report and the structured next give
+// one step, the same. Before, the report said "go on with the user's request" and next said to
+// call start_workflow when multi-phase work begins: two steps for one state.
+func TestNothingToResumeOneStep(t *testing.T) {
+	for _, ro := range []engine.ResumeOptions{{Apply: true, ReportOnly: true}, {Apply: true}} {
+		e := newEnv(t)
+		e.brokenReview() // a warning, so that the session start's report is given
+		r := e.open("s2").Resume(ro)
+		if r.Tier != "None" || r.Next == "" || !strings.Contains(r.Report, "\nNext: "+strings.TrimSuffix(r.Next, ".")+".") {
+			t.Errorf("report only %t: tier %s, next %q, report:\n%s", ro.ReportOnly, r.Tier, r.Next, r.Report)
+		}
+	}
+}

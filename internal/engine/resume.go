@@ -304,7 +304,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	// Told only when the report said it (report.Render knows its layout); an ending left out
 	// stays to be told.
 	var endedShown bool
-	out.Report, endedShown = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
+	out.Report, endedShown = e.render(out, plan, ended, !opt.ReportOnly, sh)
 	// A damaged record of what was told is set aside: after the report, so it is said in the
 	// notices and to the user.
 	var aside []*store.Notice
@@ -745,9 +745,8 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 
 // render builds the resume report and says whether it told of the ending. ended is the ending
 // to tell of ("" when there is none or it was told already); details asks for resume_check's
-// view, which never names itself; unreadable says the active slot holds state that could not
-// be read, whose next step the report gives although no workflow is named.
-func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, unreadable bool, sh *report.Shared) (string, bool) {
+// view, which never names itself.
+func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details bool, sh *report.Shared) (string, bool) {
 	in := report.Input{
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
@@ -757,12 +756,6 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, 
 	}
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"
-	}
-	if out.WorkflowID == "" && out.L2Line == "" && !unreadable && out.Tier != "Damaged" && out.Tier != "Newer" {
-		// Nothing on record: only warnings, notices or an ending, if any, are worth a report,
-		// and none of them is work for the agent. Not the plan's "call start_workflow": a
-		// report is no reason to start one.
-		in.Next = "Nothing to resume; go on with the user's request"
 	}
 	return report.Render(in)
 }

@@ -24,6 +24,10 @@ const (
 	WarnL2Unavailable = "Auto-memory unavailable — learnings will not persist"
 )
 
+// NothingToResume is the one next step when nothing is on record: the user's request, not a
+// workflow (start_workflow's own description says when one begins).
+const NothingToResume = "Nothing to resume; go on with the user's request."
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn): a text
 // that may reach it outside Cairn's own tool results (the resume report at session start, the
 // compaction anchor) names a tool it is to call with it, as a direct call needs.
@@ -90,7 +94,7 @@ func BuildPlan(in PlanInput) Plan {
 			p.Next = "Tell the user the last position memory holds; its workflow state is missing, so call " + ToolPrefix + "start_workflow if the work goes on."
 		} else {
 			p.Tier = TierNone
-			p.Next = "Nothing to resume; call " + ToolPrefix + "start_workflow when multi-phase work begins."
+			p.Next = NothingToResume
 		}
 		return p
 	}

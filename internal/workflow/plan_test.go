@@ -164,6 +164,7 @@ func TestBuildPlanAgeInTheFuture(t *testing.T) {
 
 // Every next step that has the model start a workflow names the tool it calls, at each tier
 // and ending: "start a new workflow" alone leaves it to guess which of its tools that is.
+// Nothing on record sends it on with the user's request: one step, the report's too.
 func TestBuildPlanStartNamesTheTool(t *testing.T) {
 	def := mustDef(t, "apex")
 	review := walk(t, def, mustStart(t, def), "plan", "implement", "review")
@@ -176,7 +177,6 @@ func TestBuildPlanStartNamesTheTool(t *testing.T) {
 		in   workflow.PlanInput
 	}{
 		{"l2-only", workflow.PlanInput{Def: def, L1Available: true, L2Available: true, L2Line: "Active APEX workflow: plan completed, implementing add login", Now: later}},
-		{"none", workflow.PlanInput{Def: def, L1Available: true, L2Available: true, Now: later}},
 		{"completed", workflow.PlanInput{Record: done.Record, Def: def, L1Available: true, L2Available: true, Now: later}},
 		{"expired", workflow.PlanInput{Record: expired, Def: def, L1Available: true, L2Available: true, Now: later}},
 	} {
