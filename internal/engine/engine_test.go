@@ -1293,7 +1293,7 @@ func TestExpiredWorkflowInAReadOnlyView(t *testing.T) {
 	e.clock.Add(2 * time.Hour)
 	en := e.open("s2")
 	r := en.Resume(engine.ResumeOptions{})
-	const next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + engine.ToolPrefix + "expire_ttl to archive it (kept, not lost), then call " + engine.ToolPrefix + "start_workflow if the work goes on."
+	const next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + engine.ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
 	if r.Next != next || !slices.ContainsFunc(r.Warnings, func(w string) bool {
 		return strings.HasSuffix(w, "has expired (inactive > 1h); the next session start archives it")
 	}) {

@@ -134,7 +134,7 @@ func BuildPlan(in PlanInput) Plan {
 	// a state directory that cannot be written) does not send the agent on with it either.
 	if expired, _ := r.Expired(in.Now); expired {
 		if in.L1Available {
-			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl to archive it (kept, not lost), then call " + ToolPrefix + "start_workflow if the work goes on."
+			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
 		} else {
 			p.Next = "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."
 		}
