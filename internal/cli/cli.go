@@ -32,6 +32,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -522,6 +523,7 @@ func shellSteps(msg string) string {
 		{engine.ConfirmCopy, "choose which copy to keep"},
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 		{"; " + engine.InTheWayStep, ", then run the command again"},
+		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}

@@ -1287,7 +1287,7 @@ func TestExpiredWorkflowInAReadOnlyView(t *testing.T) {
 	e.clock.Add(2 * time.Hour)
 	en := e.open("s2")
 	r := en.Resume(engine.ResumeOptions{})
-	const next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + engine.ToolPrefix + "expire_ttl to archive it (kept, not lost), then call " + engine.ToolPrefix + "start_workflow if the work goes on."
+	const next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + engine.ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
 	if r.Next != next || !slices.ContainsFunc(r.Warnings, func(w string) bool {
 		return strings.HasSuffix(w, "has expired (inactive > 1h); the next session start archives it")
 	}) {
@@ -1398,5 +1398,19 @@ func TestReportNamesToolsAsTheModelSeesThem(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNothingToResumeOneStep: with nothing on record, the report and the structured next give
+// one step, the same. Before, the report said "go on with the user's request" and next said to
+// call start_workflow when multi-phase work begins: two steps for one state.
+func TestNothingToResumeOneStep(t *testing.T) {
+	for _, ro := range []engine.ResumeOptions{{Apply: true, ReportOnly: true}, {Apply: true}} {
+		e := newEnv(t)
+		e.brokenReview() // a warning, so that the session start's report is given
+		r := e.open("s2").Resume(ro)
+		if r.Tier != "None" || r.Next == "" || !strings.Contains(r.Report, "\nNext: "+strings.TrimSuffix(r.Next, ".")+".") {
+			t.Errorf("report only %t: tier %s, next %q, report:\n%s", ro.ReportOnly, r.Tier, r.Next, r.Report)
+		}
 	}
 }

@@ -259,6 +259,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "A file of the workflow's state is there but cannot be read and was left as it is" + seeWarning + ": make it a readable file again, or restore it, before starting new work."
+		if e.rebuildsOnceMoved() {
+			// Doctor's step: the journal holds the workflow, and the next read rebuilds from it.
+			const head = "The workflow snapshot cannot be read and was left as it is" + seeWarning + ": "
+			out.Next = head + "move it out of the state directory, then call " + ToolPrefix + "resume_check, which rebuilds it from the journal; start no new work before."
+			if opt.Person {
+				out.Next = head + e.moveOut() + ", then run `cairn status`, which rebuilds it from the journal; start no new work before."
+			}
+		}
 		if foreignSnapshot(err) {
 			// Another tool's file or a newer Cairn's, not damage: the warning's one step.
 			out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is" + seeWarning + ": move it out of the state directory, then call " + ToolPrefix + "resume_check again; start no new work before."
@@ -296,7 +304,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	// Told only when the report said it (report.Render knows its layout); an ending left out
 	// stays to be told.
 	var endedShown bool
-	out.Report, endedShown = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
+	out.Report, endedShown = e.render(out, plan, ended, !opt.ReportOnly, sh)
 	// A damaged record of what was told is set aside: after the report, so it is said in the
 	// notices and to the user.
 	var aside []*store.Notice
@@ -737,9 +745,8 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 
 // render builds the resume report and says whether it told of the ending. ended is the ending
 // to tell of ("" when there is none or it was told already); details asks for resume_check's
-// view, which never names itself; unreadable says the active slot holds state that could not
-// be read, whose next step the report gives although no workflow is named.
-func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, unreadable bool, sh *report.Shared) (string, bool) {
+// view, which never names itself.
+func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details bool, sh *report.Shared) (string, bool) {
 	in := report.Input{
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
@@ -749,12 +756,6 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, 
 	}
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"
-	}
-	if out.WorkflowID == "" && out.L2Line == "" && !unreadable && out.Tier != "Damaged" && out.Tier != "Newer" {
-		// Nothing on record: only warnings, notices or an ending, if any, are worth a report,
-		// and none of them is work for the agent. Not the plan's "call start_workflow": a
-		// report is no reason to start one.
-		in.Next = "Nothing to resume; go on with the user's request"
 	}
 	return report.Render(in)
 }

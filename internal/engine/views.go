@@ -670,26 +670,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}
 		why = inPlace.Detail
 	}
-	var rebuilt, bad, aside []string
-	for _, j := range e.journalsIn(dir, false) {
-		switch {
-		case j.err != nil && !errors.Is(j.err, store.ErrNotFound):
-			bad = append(bad, fmt.Sprintf("%s (%v)", j.rel, j.err))
-		case len(j.Records) > 0:
-			rebuilt = append(rebuilt, fmt.Sprintf("%s (revision %d)", j.id, j.Records[len(j.Records)-1].Revision))
-			continue
-		case len(j.Problems) > 0:
-			bad = append(bad, j.rel+" ("+j.Problems[0]+")")
-		default:
-			continue
-		}
-		// The workflow's journal and its sealed segments, kept aside together.
-		for _, f := range []string{j.id + ".jsonl", j.id + ".sealed"} {
-			if p := filepath.Join(dir, "journal", f); e.exists(p) {
-				aside = append(aside, vars.Quote(p))
-			}
-		}
-	}
+	rebuilt, bad, aside := e.journalStates(dir)
 	switch {
 	case len(rebuilt) > 0:
 		fix := "run cairn status: it rebuilds the snapshot from the journal" + quarantine
@@ -709,6 +690,52 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			Fix: "keep them aside in quarantine/, where they stay to be read, and a new workflow can start: mkdir -p " + q + " && mv -- " + strings.Join(aside, " ") + " " + q + "/"}, false
 	}
 	return c, true // no workflow on record
+}
+
+// snapshotInPlace reports whether err, a read of the workflow snapshot, found what is there
+// unreadable as a file (not a regular file, or not readable by this user): Cairn leaves that
+// as it is, where a damaged or too large snapshot goes to quarantine/.
+func snapshotInPlace(err error) bool {
+	return err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, durable.ErrTooLarge)
+}
+
+// rebuildsOnceMoved reports whether what is in the place of the workflow snapshot cannot be
+// read as a file while a journal holds a workflow's state: moved out of the state directory,
+// the next read rebuilds the snapshot from that journal (doctor's step, stateCheck). It reads
+// the journals: only for a state that already failed to read.
+func (e *Engine) rebuildsOnceMoved() bool {
+	dir := e.st.Dir()
+	if _, err := durable.ReadPath(filepath.Join(dir, store.WorkflowFile), strictjson.MaxSize, false); !snapshotInPlace(err) {
+		return false
+	}
+	rebuilt, _, _ := e.journalStates(dir)
+	return len(rebuilt) > 0
+}
+
+// journalStates reads the journals in dir as doctor does: rebuilt names the workflows whose
+// state a journal holds (with its revision), bad the journals no state can be rebuilt from,
+// and aside their files, quoted for a shell.
+func (e *Engine) journalStates(dir string) (rebuilt, bad, aside []string) {
+	for _, j := range e.journalsIn(dir, false) {
+		switch {
+		case j.err != nil && !errors.Is(j.err, store.ErrNotFound):
+			bad = append(bad, fmt.Sprintf("%s (%v)", j.rel, j.err))
+		case len(j.Records) > 0:
+			rebuilt = append(rebuilt, fmt.Sprintf("%s (revision %d)", j.id, j.Records[len(j.Records)-1].Revision))
+			continue
+		case len(j.Problems) > 0:
+			bad = append(bad, j.rel+" ("+j.Problems[0]+")")
+		default:
+			continue
+		}
+		// The workflow's journal and its sealed segments, kept aside together.
+		for _, f := range []string{j.id + ".jsonl", j.id + ".sealed"} {
+			if p := filepath.Join(dir, "journal", f); e.exists(p) {
+				aside = append(aside, vars.Quote(p))
+			}
+		}
+	}
+	return rebuilt, bad, aside
 }
 
 // journalRead is one workflow's journal as doctor read it: rel is its file in the state

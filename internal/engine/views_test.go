@@ -273,8 +273,8 @@ func TestUnreadableSnapshotIsDamagedNotNone(t *testing.T) {
 	}
 	for _, apply := range []bool{false, true} {
 		r := en.Resume(engine.ResumeOptions{Apply: apply})
-		if r.Tier != "Damaged" || r.WorkflowID != "apex-unr" || !strings.HasPrefix(r.Next, "A file of the workflow's state is there") ||
-			!strings.Contains(r.Next, "before starting new work") || !strings.Contains(r.Report, "\nNext: A file of the workflow's state") || !strings.Contains(r.SystemMessage, "not a regular file") {
+		if r.Tier != "Damaged" || r.WorkflowID != "apex-unr" || !strings.HasPrefix(r.Next, "The workflow snapshot cannot be read") ||
+			!strings.Contains(r.Next, "start no new work before") || !strings.Contains(r.Report, "\nNext: The workflow snapshot cannot be read") || !strings.Contains(r.SystemMessage, "not a regular file") {
 			t.Fatalf("apply=%v: tier %q, workflow %q, next %q, report %q", apply, r.Tier, r.WorkflowID, r.Next, r.Report)
 		}
 	}

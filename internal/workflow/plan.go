@@ -24,6 +24,10 @@ const (
 	WarnL2Unavailable = "Auto-memory unavailable — learnings will not persist"
 )
 
+// NothingToResume is the one next step when nothing is on record: the user's request, not a
+// workflow (start_workflow's own description says when one begins).
+const NothingToResume = "Nothing to resume; go on with the user's request."
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn): a text
 // that may reach it outside Cairn's own tool results (the resume report at session start, the
 // compaction anchor) names a tool it is to call with it, as a direct call needs.
@@ -90,7 +94,7 @@ func BuildPlan(in PlanInput) Plan {
 			p.Next = "Tell the user the last position memory holds; its workflow state is missing, so call " + ToolPrefix + "start_workflow if the work goes on."
 		} else {
 			p.Tier = TierNone
-			p.Next = "Nothing to resume; call " + ToolPrefix + "start_workflow when multi-phase work begins."
+			p.Next = NothingToResume
 		}
 		return p
 	}
@@ -130,7 +134,7 @@ func BuildPlan(in PlanInput) Plan {
 	// a state directory that cannot be written) does not send the agent on with it either.
 	if expired, _ := r.Expired(in.Now); expired {
 		if in.L1Available {
-			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl to archive it (kept, not lost), then call " + ToolPrefix + "start_workflow if the work goes on."
+			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
 		} else {
 			p.Next = "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."
 		}

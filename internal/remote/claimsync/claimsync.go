@@ -791,10 +791,14 @@ func (c *clone) runningAny() bool {
 	return false
 }
 
+// DoctorStep ends refusedNote: the agent's step goes through the user (doctor is a command of
+// the person's); the CLI puts the person's own in its place.
+const DoctorStep = "ask the user to run `cairn doctor`, which says what the host must allow"
+
 // refusedNote says a task runs here without a claim because the host refuses the claims ref.
 func refusedNote(task, remote string) string {
-	return fmt.Sprintf("task %s is running here unclaimed: %s refuses the claims ref (cairn doctor checks the host)",
-		textsafe.Line(task, 64), textsafe.Line(remote, 40))
+	return fmt.Sprintf("task %s is running here unclaimed: %s refuses the claims ref; %s",
+		textsafe.Line(task, 64), textsafe.Line(remote, 40), DoctorStep)
 }
 
 // refused reports a claim the host's rules refuse, which no sync would do better at. A remote
@@ -958,7 +962,7 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 		note := "claimed first by " + textsafe.Line(he.Holder.Owner, 80) + " on another machine"
 		what := "it went back to pending here"
 		if rerr := revert(task, note); rerr != nil {
-			what = "it is still running here (set it pending or pick another task)"
+			what = "it is still running here; " + keepAndMoveOn // as update_task's refusal says
 		}
 		t.settleIf(task, t.pending[task])
 		notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s holds it: %s",

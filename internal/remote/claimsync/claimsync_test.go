@@ -1247,3 +1247,45 @@ func TestInvalidStatusIsUpdateTasksRefusal(t *testing.T) {
 		t.Fatalf("an invalid status for a task another machine holds: %v", err)
 	}
 }
+
+// refusing is a host that takes no claims ref (an update hook there refuses it).
+type refusing struct{ remote.Backend }
+
+func (r refusing) Append(context.Context, string, int64, [][]byte) (int64, error) {
+	return 0, &gitremote.RefusedError{Ref: "refs/cairn/claims/wf-1", Reason: "hook declined"}
+}
+
+// TestClaimsStepsNameTheTool: the claims texts the model reads in update_task's result and in
+// the sync notices of its next tool result give it a step it can take, in its tool's name, or
+// one it asks the user for; before, it read "(cairn doctor checks the host)", a command of the
+// person's, and "set it pending or pick another task", which named no tool and which
+// update_task refuses while the other machine holds the task. The person's words are the
+// CLI's (cli.shellSteps).
+func TestClaimsStepsNameTheTool(t *testing.T) {
+	a := newClone(t, refusing{memremote.New()})
+	res, err := a.task("t1", "running")
+	if want := "task t1 is running here unclaimed: origin refuses the claims ref; ask the user to run `cairn doctor`, which says what the host must allow"; err != nil || !slices.Contains(res.Warnings, want) {
+		t.Errorf("host refusing claims: %v %q\nwant %q", err, res.Warnings, want)
+	}
+
+	f := &flaky{Backend: memremote.New()}
+	b := newClone(t, f)
+	f.set(true)
+	if _, err := b.task("t2", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claim.New(f.Backend, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t2"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(false)
+	notes, err := claimsync.Sync(context.Background(), b.opt, func(string, string) error { return errors.New("the server is stopping") })
+	const step = "save_checkpoint keeps the data, then pick another task"
+	want := "task t2 was set running here offline, but X (claimed 0s ago) holds it: it is still running here; " + step
+	if err != nil || len(notes) != 1 || notes[0] != want {
+		t.Fatalf("revert failed: %v %q\nwant %q", err, notes, want)
+	}
+	// The same step as update_task's refusal to set it pending while X holds it.
+	if _, err := b.task("t2", "pending"); err == nil || !strings.HasSuffix(err.Error(), step) {
+		t.Fatalf("update_task with status pending: %v", err)
+	}
+}
