@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -243,56 +242,6 @@ func TestSnapshotLeftAsItIsGivesTheStep(t *testing.T) {
 			msg := err.Error()
 			if !strings.Contains(msg, tc.repair) || !strings.Contains(msg, ", then "+engine.CheckOnRecord) || strings.Contains(msg, "command again") {
 				t.Errorf("refusal %q does not end with the step after %q: %s", msg, tc.repair, engine.CheckOnRecord)
-			}
-		})
-	}
-}
-
-// TestSnapshotInTheWayRebuildsFromJournal: a directory or FIFO in the snapshot's place, while
-// the journal holds the workflow, is left as it is, and the resume report's one step is
-// doctor's: move it out of the state directory, and the next read rebuilds the snapshot from
-// the journal. The model is sent back to resume_check, the person to `cairn status`. Before,
-// the report asked to make it a readable file again or restore it, a step there is nothing to
-// do it with (the state is in the journal, and doctor said as much).
-func TestSnapshotInTheWayRebuildsFromJournal(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		plant func(string) error
-	}{
-		{"directory", func(p string) error { return os.Mkdir(p, 0o700) }},
-		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			en := e.open("s1")
-			must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
-			snap := filepath.Join(en.StateDir(), "workflow-state.json")
-			if err := os.Remove(snap); err != nil {
-				t.Fatal(err)
-			}
-			if err := tc.plant(snap); err != nil {
-				t.Fatal(err)
-			}
-			c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
-			if c == nil || !strings.Contains(c.Fix, "move "+snap+" out of "+en.StateDir()) {
-				t.Fatalf("doctor says %+v", c)
-			}
-			model := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
-			if want := "move it out of the state directory, then call " + engine.ToolPrefix + "resume_check"; !strings.Contains(model.Next, want) ||
-				strings.Contains(model.Next, "readable file again") || strings.Contains(model.Next, "cairn status") {
-				t.Errorf("model's next step %q, want %q", model.Next, want)
-			}
-			person := e.open("").Resume(engine.ResumeOptions{Person: true})
-			if want := "move " + snap + " out of " + en.StateDir() + ", then run `cairn status`"; !strings.Contains(person.Next, want) ||
-				strings.Contains(person.Next, "readable file again") || strings.Contains(person.Next, "resume_check") {
-				t.Errorf("person's next step %q, want %q", person.Next, want)
-			}
-			// The step given is enough: the workflow is read from its journal again.
-			if err := os.Rename(snap, filepath.Join(t.TempDir(), "moved")); err != nil {
-				t.Fatal(err)
-			}
-			if r := e.open("s2").Resume(engine.ResumeOptions{Person: true}); r.WorkflowID != "apex-kept" || r.Tier == "Damaged" {
-				t.Fatalf("after moving it out: %s %s %q", r.Tier, r.WorkflowID, r.Next)
 			}
 		})
 	}
