@@ -60,10 +60,10 @@ func (e *Engine) KeepClaudeTask(t ClaudeTask, completed bool) error {
 // ApplyKeptClaudeTasks records the task events KeepClaudeTask kept, oldest first, and drops
 // each once recorded (a crash before the drop records it again, which changes nothing); report
 // gets each outcome, as RecordClaudeTask's. One the record refuses (no active workflow, ...) is
-// dropped too, as it would have been when it came; so is a file that cannot be read, said in
-// the returned notes. It stops at the first the lock still keeps out, which stays kept with
-// those after it, and returns that error. When none is kept it costs one directory read that
-// finds nothing.
+// dropped too, as it would have been when it came; a file that cannot be read is moved to
+// quarantine/ (Store.Quarantine), said in the returned notes. It stops at the first the lock
+// still keeps out, which stays kept with those after it, and returns that error. When none is
+// kept it costs one directory read that finds nothing.
 //
 // wait false is for a caller whose own work needs the lock wait it has (a session start, the
 // end of a turn): the kept events are recorded only if the lock is free now, so a held lock
@@ -109,15 +109,20 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 			}
 		}
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("kept task event %s could not be read (%v); dropped", name, err))
-		} else {
-			t := ClaudeTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject}
-			res, err := e.RecordClaudeTask(t, k.Completed)
-			if isLockTimeout(err) {
-				return notes, err
+			// Kept, never deleted: moved aside as the store moves any damaged file.
+			n, qerr := e.st.Quarantine(KeptTasksDir+"/"+name, fmt.Errorf("kept task event could not be read: %w", err))
+			if qerr != nil {
+				return notes, qerr
 			}
-			report(t, k.Completed, res, err)
+			notes = append(notes, n.Message)
+			continue
 		}
+		t := ClaudeTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject}
+		res, err := e.RecordClaudeTask(t, k.Completed)
+		if isLockTimeout(err) {
+			return notes, err
+		}
+		report(t, k.Completed, res, err)
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return notes, err
 		}

@@ -13,7 +13,8 @@ import (
 
 // Task events kept while the lock was held are recorded once, in order, by the next
 // ApplyKeptClaudeTasks; what the record would refuse for a secret is not kept, a secret is
-// never written there, and a file that cannot be read is dropped with a note.
+// never written there, and a file that cannot be read is moved to quarantine/ (kept, never
+// deleted), with a note.
 func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
@@ -65,8 +66,14 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 		}
 		return notes
 	}
-	if notes := apply(); len(notes) != 1 || !strings.Contains(notes[0], "could not be read") {
-		t.Errorf("notes %q, want one for the unreadable file", notes)
+	if notes := apply(); len(notes) != 1 || !strings.Contains(notes[0], "could not be read") || !strings.Contains(notes[0], "quarantine/") {
+		t.Errorf("notes %q, want one for the unreadable file, saying where it is kept", notes)
+	}
+	kept, _ := filepath.Glob(filepath.Join(en.StateDir(), "quarantine", "0000000000000000000-1.json-*"))
+	if len(kept) != 1 {
+		t.Errorf("the unreadable kept file is not in quarantine/: %q", kept)
+	} else if b, _ := os.ReadFile(kept[0]); string(b) != "not json" {
+		t.Errorf("quarantine/ holds %q, want the file as it was", b)
 	}
 	if want := []string{"Claude Code task 1 recorded as open in phase analyze", "Claude Code task 1 recorded as done in phase analyze"}; strings.Join(said, "|") != strings.Join(want, "|") {
 		t.Errorf("applied %q, want %q", said, want)
