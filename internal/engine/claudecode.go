@@ -136,7 +136,8 @@ const maxAnchor = 700
 // Over maxAnchor, the completed phases give way first and the rest is cut after that, but the
 // last sentence, the pointer to resume_check, always stays whole.
 func (e *Engine) CompactAnchor() (anchor, problem string) {
-	res := e.Resume(ResumeOptions{ReportOnly: true})
+	// It is the compaction: the owning session's start after it resumes a workflow past its TTL.
+	res := e.Resume(ResumeOptions{ReportOnly: true, Compaction: true})
 	if res.WorkflowID == "" {
 		return "", strings.TrimPrefix(res.SystemMessage, "Cairn: ")
 	}

@@ -31,6 +31,11 @@ type ResumeOptions struct {
 	// without a session id the caller is no session, so a live one owning the workflow is
 	// another, as the CLI's changes warn.
 	Person bool
+	// Compaction is a SessionStart whose source is "compact": the session starting again
+	// after its own compaction, mid-work. Its TTL does not expire the workflow the session
+	// owns (the TTL counts only real changes, and the owner is demonstrably live); any other
+	// session's compaction expires it as any start does.
+	Compaction bool
 }
 
 // Resume is the read protocol's answer.
@@ -129,9 +134,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	if r != nil && opt.Apply && l1ok {
-		r = e.applyReadProtocol(r, now, out, &eye)
+		r = e.applyReadProtocol(r, now, out, &eye, opt.Compaction)
 		now = e.now() // r may have been read again there, and written since the first read
-	} else if r != nil && r.Status == workflow.StatusActive {
+	} else if r != nil && r.Status == workflow.StatusActive && !e.ownCompaction(r, opt.Compaction) {
 		if expired, _ := r.Expired(now); expired {
 			by := "the next session start archives it"
 			switch {
@@ -207,7 +212,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: e.planView(def, r, now), Def: def, L1Available: l1ok, L2Available: l2ok,
-		L2Line: l2line, Findings: findings, Now: now})
+		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: e.ownCompaction(r, opt.Compaction)})
 	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
@@ -369,15 +374,22 @@ func (e *Engine) planView(def *workflow.Definition, r *workflow.Record, now time
 }
 
 // applyReadProtocol archives a finished or expired workflow and recovers an interrupted one.
-// It returns the record still active afterwards, or nil.
-func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string) *workflow.Record {
-	return e.readProtocol(r, now, out, eye, 1)
+// It returns the record still active afterwards, or nil. compaction is
+// ResumeOptions.Compaction: the owning session's own compaction expires nothing.
+func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, compaction bool) *workflow.Record {
+	return e.readProtocol(r, now, out, eye, compaction, 1)
+}
+
+// ownCompaction reports whether a read with ResumeOptions.Compaction is the compaction of
+// the session that owns r: that session is live and mid-work, so r's TTL does not expire it.
+func (e *Engine) ownCompaction(r *workflow.Record, compaction bool) bool {
+	return compaction && r != nil && r.Owner != nil && e.cfg.SessionID != "" && r.Owner.SessionID == e.cfg.SessionID
 }
 
 // readProtocol is applyReadProtocol; an expiry another process's change overtook (a move, a
 // heartbeat, between this read and the expiry's write) reads the workflow again and goes on
 // with that, again times at most.
-func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, again int) *workflow.Record {
+func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, compaction bool, again int) *workflow.Record {
 	r = e.resolveLegacy(r, out, eye)
 	if !r.Status.Valid() {
 		return r // not known to be finished: kept where it is, and Check says why
@@ -405,11 +417,11 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 		}
 		return nil
 	}
-	if expired, err := r.Expired(now); err == nil && expired {
+	if expired, err := r.Expired(now); err == nil && expired && !e.ownCompaction(r, compaction) {
 		msg, info, err := e.expire(r, false)
 		if errors.Is(err, errArchiveRaced) && again > 0 {
 			if fresh, _, ferr := e.active(); ferr == nil && fresh != nil {
-				return e.readProtocol(fresh, e.now(), out, eye, again-1)
+				return e.readProtocol(fresh, e.now(), out, eye, compaction, again-1)
 			}
 		}
 		if err != nil {

@@ -114,3 +114,55 @@ func TestTTLExpiryRacesAWrite(t *testing.T) {
 		}
 	}
 }
+
+// The TTL counts only real changes, so a session that works past it without changing the
+// workflow would lose it at its own compaction. The SessionStart after the owning session's
+// compaction resumes it (not expired, no expiry line, the report's usual next step), and the
+// anchor its PreCompact adds to the compaction request does not send it to expire_ttl; every
+// other start expires it, and the owner's next ordinary start still does: the TTL is not
+// reset.
+func TestTTLOwnCompactionKeepsTheWorkflow(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		session    string
+		compaction bool
+		kept       bool
+	}{
+		{"the owner's compaction", "s1", true, true},
+		{"the owner's resume", "s1", false, false},
+		{"another session's compaction", "s2", true, false},
+		{"a compaction without a session id", "", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "long work", TTL: "2h"}))(t)
+			e.clock.Add(3 * time.Hour)
+			if tc.compaction {
+				// The anchor PreCompact adds to the compaction request agrees with the start
+				// that follows it.
+				a, _ := e.open(tc.session).CompactAnchor()
+				if tc.kept != strings.Contains(a, "; next: Continue phase analyze") || tc.kept == strings.Contains(a, "expired") {
+					t.Errorf("compaction anchor %q, want it resumed: %v", a, tc.kept)
+				}
+			}
+			res := e.open(tc.session).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Compaction: tc.compaction})
+			if !tc.kept {
+				if res.WorkflowID != "" || !strings.Contains(res.SystemMessage, "expired after 2h without a change") {
+					t.Fatalf("%q / %q, want it expired and archived", res.Report, res.SystemMessage)
+				}
+				return
+			}
+			if res.WorkflowID == "" || strings.Contains(res.Report, "expire") || strings.Contains(res.SystemMessage, "expire") ||
+				!strings.Contains(res.Report, "\nNext: Continue phase analyze") || len(res.Warnings) > 0 {
+				t.Fatalf("%q / %q (warnings %q), want it resumed as it stands", res.Report, res.SystemMessage, res.Warnings)
+			}
+			if s := must(e.open("s1").Snapshot())(t); s.WorkflowID == "" || s.Phase != "analyze" {
+				t.Fatalf("after the compaction the active workflow is %q at %q, want it at analyze", s.WorkflowID, s.Phase)
+			}
+			res = e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			if res.WorkflowID != "" || !strings.Contains(res.SystemMessage, "expired after 2h without a change") {
+				t.Errorf("the owner's next start: %q / %q, want it expired: the compaction is no change", res.Report, res.SystemMessage)
+			}
+		})
+	}
+}

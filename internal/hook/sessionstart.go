@@ -78,7 +78,9 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		r.Logf("wrote %s", strings.Join(restored, ", "))
 	}
 	// ReportOnly: the hook prints the report, never the whole record.
-	res := e.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	// Compaction: the session's own compaction (same session id) does not expire the
+	// workflow it owns, mid-work.
+	res := e.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Compaction: ev.Source == "compact"})
 	for _, w := range e.Warnings() {
 		r.Logf("warning: %s", w)
 	}

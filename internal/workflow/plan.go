@@ -46,6 +46,9 @@ type PlanInput struct {
 	L2Line   string
 	Findings []Finding
 	Now      time.Time
+	// OwnerMidWork: the session that owns Record is starting again after its own compaction,
+	// so a workflow past its TTL is resumed (the engine did not expire it), not sent to expiry.
+	OwnerMidWork bool
 }
 
 // Plan is the resume plan: what internal/report turns into the text the next session reads
@@ -132,7 +135,7 @@ func BuildPlan(in PlanInput) Plan {
 	}
 	// Past its TTL: the read protocol archives it, so a view that did not (a read-only one, or
 	// a state directory that cannot be written) does not send the agent on with it either.
-	if expired, _ := r.Expired(in.Now); expired {
+	if expired, _ := r.Expired(in.Now); expired && !in.OwnerMidWork {
 		if in.L1Available {
 			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
 		} else {
