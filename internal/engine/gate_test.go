@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -232,22 +233,29 @@ func TestCompactAnchorEscapesATasksSubject(t *testing.T) {
 // yes, and the workflow would complete. The move is refused, naming the broken file and line,
 // the workflow is kept where it is, and the status line counts no phases of another definition.
 func TestBrokenOverrideDoesNotHandAnActiveWorkflowToTheBuiltin(t *testing.T) {
-	const gated = "---\nname: apex\nphases: [analyze, plan, implement, review, git-commit]\napprovals: [review]\n%s---\n"
+	const gated = "---\n%sphases: [analyze, plan, implement, review, git-commit]\napprovals: [review]\n%s---\n"
 	const ungated = "---\nname: apex\nphases: [analyze, plan, implement, review, git-commit, extra]\n---\n"
 	for _, tc := range []struct {
 		name, file, breaks string            // breaks: the line an edit adds, line 5
 		other              map[string]string // further files that declare apex too
+		nameLine           string            // how the file names its type; "name: apex\n" when empty
 	}{
-		{"the file named after the type", "apex.md", "ttl: forever\n", nil},
-		{"a file of another name", "project-apex.md", "ttl: forever\n", nil},
-		{"a file of another name, with a key unknown", "project-apex.md", "owner: me\n", nil},
-		{"a file of another name, not YAML", "project-apex.md", "\tttl: 1h\n", nil},
-		{"the file named after it, over a second one", "apex.md", "ttl: forever\n", map[string]string{"zz-apex.md": ungated}},
-		{"the first by path, over a second one", "a-apex.md", "ttl: forever\n", map[string]string{"b-apex.md": ungated}},
+		{"the file named after the type", "apex.md", "ttl: forever\n", nil, ""},
+		{"a file of another name", "project-apex.md", "ttl: forever\n", nil, ""},
+		{"a file of another name, with a key unknown", "project-apex.md", "owner: me\n", nil, ""},
+		{"a file of another name, not YAML", "project-apex.md", "\tttl: 1h\n", nil, ""},
+		{"the file named after it, over a second one", "apex.md", "ttl: forever\n", map[string]string{"zz-apex.md": ungated}, ""},
+		{"the first by path, over a second one", "a-apex.md", "ttl: forever\n", map[string]string{"b-apex.md": ungated}, ""},
+		// The type a broken file stands for is the one its front matter names, however YAML
+		// lets it be written.
+		{"a file of another name, its name key quoted", "project-apex.md", "ttl: forever\n", nil, "\"name\": apex\n"},
+		{"a file of another name, a space before the colon", "project-apex.md", "ttl: forever\n", nil, "name : apex\n"},
+		{"a file of another name, its name key quoted, not YAML", "project-apex.md", "\tttl: 1h\n", nil, "'name' : apex\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.write(".claude/workflows/"+tc.file, fmt.Sprintf(gated, ""))
+			nameLine := cmp.Or(tc.nameLine, "name: apex\n")
+			e.write(".claude/workflows/"+tc.file, fmt.Sprintf(gated, nameLine, ""))
 			for f, content := range tc.other {
 				e.write(".claude/workflows/"+f, content)
 			}
@@ -257,7 +265,7 @@ func TestBrokenOverrideDoesNotHandAnActiveWorkflowToTheBuiltin(t *testing.T) {
 				must(en.Transition(engine.TransitionRequest{To: p}))(t)
 			}
 
-			e.write(".claude/workflows/"+tc.file, fmt.Sprintf(gated, tc.breaks))
+			e.write(".claude/workflows/"+tc.file, fmt.Sprintf(gated, nameLine, tc.breaks))
 			en = e.open("s1")
 			_, err := en.Transition(engine.TransitionRequest{To: "git-commit"})
 			if err == nil || !strings.Contains(err.Error(), tc.file+":5") || !strings.Contains(err.Error(), "kept as it is") {

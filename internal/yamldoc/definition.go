@@ -84,14 +84,15 @@ func indentedEnd(data, head []byte, offset int) (int, bool) {
 // matter has no name, gives the name (its base name without ".md"). Every error is a
 // *DefinitionError with the line in the file where one is known.
 func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
-	var head []byte // the front matter as the library split it
+	var head []byte    // the front matter as the library split it
+	var root yaml.Node // the front matter as YAML, once it reads as such
 	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
 		reason := fmt.Sprintf(format, args...)
 		if f := secrets.ScanString(string(head)); f != nil {
 			// The reason may quote it, lowercased where the scan would not see it.
 			reason = fmt.Sprintf("the reason is not shown: the front matter holds text of a secret's shape (%s), which it may quote; take that out of the file, and the reason is shown", f.Rule)
 		}
-		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: reason, Name: declaredName(head)}
+		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: reason, Name: declaredName(&root, head)}
 	}
 	if len(data) > workflow.MaxDefinitionSize {
 		return fail(0, "file is %d bytes, more than the %d allowed", len(data), workflow.MaxDefinitionSize)
@@ -106,7 +107,6 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			break
 		}
 	}
-	var root yaml.Node
 	body, err := frontmatter.MustParse(bytes.NewReader(data), &root, frontmatter.NewFormat("---", "---", func(b []byte, v any) error {
 		head = b
 		return unmarshalOne(b, v, `a "..." line, or a "---" line with more on it, ended the first: write the front matter as one document, ended by a line that is just "---"`)
@@ -198,12 +198,24 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	return d, err
 }
 
-// declaredName is the type a front matter that does not read as YAML still names: its first
-// line that starts "name:" at the margin, read as YAML on its own ("" when there is none, or
-// it does not read). A broken file stands for that type (workflow.Definitions.NotLoaded).
-func declaredName(head []byte) string {
+// declaredName is the type a broken front matter names: the value of its top-level name key
+// when it reads as YAML (root), however the key is written ("name", 'name', name :); else its
+// first line that starts with that key at the margin, read as YAML on its own ("" when there
+// is none, or it does not read). A broken file stands for that type
+// (workflow.Definitions.NotLoaded).
+func declaredName(root *yaml.Node, head []byte) string {
+	if len(root.Content) > 0 && root.Content[0].Kind == yaml.MappingNode {
+		doc := root.Content[0]
+		for i := 0; i+1 < len(doc.Content); i += 2 {
+			if k, v := resolveAlias(doc.Content[i]), resolveAlias(doc.Content[i+1]); k.Value == "name" && v.Kind == yaml.ScalarNode {
+				return workflow.NormalizeName(v.Value)
+			}
+		}
+		return ""
+	}
 	for l := range bytes.SplitSeq(head, []byte("\n")) {
-		if bytes.HasPrefix(l, []byte("name:")) {
+		key, ok := bytes.CutPrefix(bytes.TrimLeft(l, `"'`), []byte("name"))
+		if ok && bytes.HasPrefix(bytes.TrimLeft(key, `"' `), []byte(":")) {
 			var v struct {
 				Name string `yaml:"name"`
 			}
