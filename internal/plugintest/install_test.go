@@ -1035,7 +1035,8 @@ func TestLaunchReplacesASetWithoutAGap(t *testing.T) {
 // A captive portal (or a proxy's sign-in page) answers the download with its own HTML page.
 // It is refused as any other download that is not the archive, but the line says plainly that
 // what came was a web page, not the release archive: not that its sha256 does not match,
-// which reads like tampering. Other bytes that are not gzip data are said to be that.
+// which reads like tampering. Other bytes that are not gzip data are said to be that, and an
+// empty answer (200 with no body) is said to be empty.
 func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 	skipOnWindows(t)
 	root := copyPlugin(t, launcherFiles...)
@@ -1044,6 +1045,7 @@ func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"html", "<!DOCTYPE html>\n<html><body>Sign in to the hotel Wi-Fi</body></html>\n", "was a web page, not the release archive"},
 		{"other", "\x00\x01 not an archive", "was not gzip data, so not the release archive"},
+		{"empty", "", "was empty, not the release archive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := serveRelease(t, map[string][]byte{archive: []byte(tc.body)})
