@@ -399,6 +399,26 @@ func TestLaunchRefusesTamperedArchive(t *testing.T) {
 	}
 }
 
+// A checkout loaded with --plugin-dir at a commit after its version's release lists the sums of
+// its own sources, which the published archive does not have. It is refused as a tampered one
+// is, but the line said only that its sha256 does not match, which reads like tampering: it
+// says too that this plugin may not be that release.
+func TestLaunchSaysThePluginMayNotBeTheRelease(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, rs := releasedAndServed(t)
+	fakeSums(t, root)
+	work, _, pdata := launchSite(t)
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
+		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive) || !strings.Contains(lines[0], "a checkout at an unreleased commit") {
+			t.Errorf("%s = %+v, want exit 0 and one line refusing the archive and saying the plugin may not be the release", name, res)
+		}
+	})
+	if rs.Hits(archive) == 0 {
+		t.Fatal("the archive was never requested: the test proves nothing")
+	}
+}
+
 // BenchmarkFirstStartFromRelease is issue 15's first start with no Go on PATH: the SessionStart
 // hook (as Claude Code runs it) and the MCP server start together on a marketplace-style
 // install with an empty data dir and the release served from 127.0.0.1; the time is until
