@@ -364,58 +364,53 @@ func TestLaunchDownloadsOnce(t *testing.T) {
 const hookInstallWait = 6 * time.Second
 
 // A tampered archive (here: one whose hook would leave a mark) is refused with one line and
-// nothing from it is unpacked or run.
+// nothing from it is unpacked or run. So is the genuine archive for a plugin that is not the
+// release: a checkout loaded with --plugin-dir at a later commit lists the sums of its own
+// sources. The line said only that the sha256 does not match, which reads like tampering
+// there: it names both causes.
 func TestLaunchRefusesTamperedArchive(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, _ := releasedPlugin(t)
-	work, _, pdata := launchSite(t)
-	mark := filepath.Join(work, "tampered-code-ran")
-	evil := map[string][]byte{}
-	for name := range binarySources {
-		evil[name] = []byte("#!/bin/sh\ntouch " + mark + "\n")
-	}
-	tampered, err := release.TarGz(evil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := serveRelease(t, map[string][]byte{archive: tampered})
-	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
-	hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
-		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive) || !strings.Contains(lines[0], "sha256") {
-			t.Errorf("%s = %+v, want exit 0 and one line refusing the archive", name, res)
-		}
-	})
-	if rs.Hits(archive) == 0 {
-		t.Fatal("the archive was never requested: the test proves nothing")
-	}
-	if _, err := os.Stat(mark); err == nil {
-		t.Error("code from the tampered archive ran")
-	}
-	if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
-		t.Error("the tampered archive was installed")
-	}
-	if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t)+".tmp")); err == nil {
-		t.Error("the tampered archive was left in the data dir")
-	}
-}
-
-// A checkout loaded with --plugin-dir at a commit after its version's release lists the sums of
-// its own sources, which the published archive does not have. It is refused as a tampered one
-// is, but the line said only that its sha256 does not match, which reads like tampering: it
-// says too that this plugin may not be that release.
-func TestLaunchSaysThePluginMayNotBeTheRelease(t *testing.T) {
-	skipOnWindows(t)
-	root, archive, rs := releasedAndServed(t)
-	fakeSums(t, root)
-	work, _, pdata := launchSite(t)
-	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
-	hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
-		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive) || !strings.Contains(lines[0], "a checkout at an unreleased commit") {
-			t.Errorf("%s = %+v, want exit 0 and one line refusing the archive and saying the plugin may not be the release", name, res)
-		}
-	})
-	if rs.Hits(archive) == 0 {
-		t.Fatal("the archive was never requested: the test proves nothing")
+	for _, tc := range []struct {
+		name     string
+		tampered bool
+	}{{"tampered", true}, {"unreleased-commit", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, archive, data := releasedPlugin(t)
+			work, _, pdata := launchSite(t)
+			mark := filepath.Join(work, "tampered-code-ran")
+			if tc.tampered {
+				evil := map[string][]byte{}
+				for name := range binarySources {
+					evil[name] = []byte("#!/bin/sh\ntouch " + mark + "\n")
+				}
+				var err error
+				if data, err = release.TarGz(evil); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				fakeSums(t, root)
+			}
+			rs := serveRelease(t, map[string][]byte{archive: data})
+			env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+			hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
+				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive+": its sha256 does not match") ||
+					!strings.Contains(lines[0], "it was altered, or this plugin is not the v"+pluginVersion(t)+" release, as a checkout at an unreleased commit is") {
+					t.Errorf("%s = %+v, want exit 0 and one line refusing the archive, naming both causes", name, res)
+				}
+			})
+			if rs.Hits(archive) == 0 {
+				t.Fatal("the archive was never requested: the test proves nothing")
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Error("code from the tampered archive ran")
+			}
+			if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
+				t.Error("the refused archive was installed")
+			}
+			if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t)+".tmp")); err == nil {
+				t.Error("the refused archive was left in the data dir")
+			}
+		})
 	}
 }
 
