@@ -43,6 +43,15 @@ func run(out, which string, write, check bool) error {
 	if err != nil {
 		return err
 	}
+	// The committed file lists every platform's archive: written from some, it would lose the
+	// others' lines; compared with some, it differs whatever the sources.
+	if (write || check) && !everyPlatform(platforms) {
+		opt := "-write"
+		if check {
+			opt = "-check"
+		}
+		return fmt.Errorf("%s needs every platform (%s lists them all): leave out -platforms", opt, committed)
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return err
@@ -66,6 +75,23 @@ func run(out, which string, write, check bool) error {
 		fmt.Printf("the build reproduces %s\n", committed)
 	}
 	return nil
+}
+
+// everyPlatform: ps are release.Platforms, each once, in any order.
+func everyPlatform(ps []release.Platform) bool {
+	seen := map[release.Platform]bool{}
+	for _, p := range ps {
+		seen[p] = true
+	}
+	if len(ps) != len(release.Platforms) || len(seen) != len(ps) {
+		return false
+	}
+	for _, p := range release.Platforms {
+		if !seen[p] {
+			return false
+		}
+	}
+	return true
 }
 
 func parsePlatforms(which string) ([]release.Platform, error) {
