@@ -4,7 +4,8 @@
 //	dist [-out DIR] [-platforms all|host|OS/ARCH,...] [-write | -check]
 //
 // -write copies the checksums into release/checksums.txt (make checksums), which the launcher
-// verifies downloads against; -check fails when they differ from that file (CI).
+// verifies downloads against; -check fails when they differ from that file (CI). Both take every
+// platform: with -platforms other than all they are refused.
 package main
 
 import (
