@@ -1050,17 +1050,23 @@ func TestLaunchReplacesASetWithoutAGap(t *testing.T) {
 // A captive portal (or a proxy's sign-in page) answers the download with its own HTML page.
 // It is refused as any other download that is not the archive, but the line says plainly that
 // what came was a web page, not the release archive: not that its sha256 does not match,
-// which reads like tampering. Other bytes that are not gzip data are said to be that, and an
-// empty answer (200 with no body) is said to be empty.
+// which reads like tampering. Other bytes that are not gzip data are said to be that, an
+// empty answer (200 with no body) is said to be empty, and gzip data cut short (a body of no
+// stated length whose connection closed early) is said to be cut short or damaged.
 func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 	skipOnWindows(t)
 	root := copyPlugin(t, launcherFiles...)
 	fakeSums(t, root)
 	archive := release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
+	whole, err := release.TarGz(map[string][]byte{"cairn": []byte(strings.Repeat("a binary, cut short on the way\n", 1000))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ name, body, want string }{
 		{"html", "<!DOCTYPE html>\n<html><body>Sign in to the hotel Wi-Fi</body></html>\n", "was a web page, not the release archive"},
 		{"other", "\x00\x01 not an archive", "was not gzip data, so not the release archive"},
 		{"empty", "", "was empty, not the release archive"},
+		{"cut-short", string(whole[:len(whole)/2]), "was cut short or damaged, not the whole release archive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := serveRelease(t, map[string][]byte{archive: []byte(tc.body)})
