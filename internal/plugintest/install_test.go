@@ -364,38 +364,53 @@ func TestLaunchDownloadsOnce(t *testing.T) {
 const hookInstallWait = 6 * time.Second
 
 // A tampered archive (here: one whose hook would leave a mark) is refused with one line and
-// nothing from it is unpacked or run.
+// nothing from it is unpacked or run. So is the genuine archive for a plugin that is not the
+// release: a checkout loaded with --plugin-dir at a later commit lists the sums of its own
+// sources. The line said only that the sha256 does not match, which reads like tampering
+// there: it names both causes.
 func TestLaunchRefusesTamperedArchive(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, _ := releasedPlugin(t)
-	work, _, pdata := launchSite(t)
-	mark := filepath.Join(work, "tampered-code-ran")
-	evil := map[string][]byte{}
-	for name := range binarySources {
-		evil[name] = []byte("#!/bin/sh\ntouch " + mark + "\n")
-	}
-	tampered, err := release.TarGz(evil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := serveRelease(t, map[string][]byte{archive: tampered})
-	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
-	hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
-		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive) || !strings.Contains(lines[0], "sha256") {
-			t.Errorf("%s = %+v, want exit 0 and one line refusing the archive", name, res)
-		}
-	})
-	if rs.Hits(archive) == 0 {
-		t.Fatal("the archive was never requested: the test proves nothing")
-	}
-	if _, err := os.Stat(mark); err == nil {
-		t.Error("code from the tampered archive ran")
-	}
-	if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
-		t.Error("the tampered archive was installed")
-	}
-	if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t)+".tmp")); err == nil {
-		t.Error("the tampered archive was left in the data dir")
+	for _, tc := range []struct {
+		name     string
+		tampered bool
+	}{{"tampered", true}, {"unreleased-commit", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, archive, data := releasedPlugin(t)
+			work, _, pdata := launchSite(t)
+			mark := filepath.Join(work, "tampered-code-ran")
+			if tc.tampered {
+				evil := map[string][]byte{}
+				for name := range binarySources {
+					evil[name] = []byte("#!/bin/sh\ntouch " + mark + "\n")
+				}
+				var err error
+				if data, err = release.TarGz(evil); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				fakeSums(t, root)
+			}
+			rs := serveRelease(t, map[string][]byte{archive: data})
+			env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+			hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
+				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive+": its sha256 does not match") ||
+					!strings.Contains(lines[0], "it was altered, or this plugin is not the v"+pluginVersion(t)+" release, as a checkout at an unreleased commit is") {
+					t.Errorf("%s = %+v, want exit 0 and one line refusing the archive, naming both causes", name, res)
+				}
+			})
+			if rs.Hits(archive) == 0 {
+				t.Fatal("the archive was never requested: the test proves nothing")
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Error("code from the tampered archive ran")
+			}
+			if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
+				t.Error("the refused archive was installed")
+			}
+			if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t)+".tmp")); err == nil {
+				t.Error("the refused archive was left in the data dir")
+			}
+		})
 	}
 }
 
@@ -1035,15 +1050,23 @@ func TestLaunchReplacesASetWithoutAGap(t *testing.T) {
 // A captive portal (or a proxy's sign-in page) answers the download with its own HTML page.
 // It is refused as any other download that is not the archive, but the line says plainly that
 // what came was a web page, not the release archive: not that its sha256 does not match,
-// which reads like tampering. Other bytes that are not gzip data are said to be that.
+// which reads like tampering. Other bytes that are not gzip data are said to be that, an
+// empty answer (200 with no body) is said to be empty, and gzip data cut short (a body of no
+// stated length whose connection closed early) is said to be cut short or damaged.
 func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 	skipOnWindows(t)
 	root := copyPlugin(t, launcherFiles...)
 	fakeSums(t, root)
 	archive := release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
+	whole, err := release.TarGz(map[string][]byte{"cairn": []byte(strings.Repeat("a binary, cut short on the way\n", 1000))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ name, body, want string }{
 		{"html", "<!DOCTYPE html>\n<html><body>Sign in to the hotel Wi-Fi</body></html>\n", "was a web page, not the release archive"},
 		{"other", "\x00\x01 not an archive", "was not gzip data, so not the release archive"},
+		{"empty", "", "was empty, not the release archive"},
+		{"cut-short", string(whole[:len(whole)/2]), "was cut short or damaged, not the whole release archive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := serveRelease(t, map[string][]byte{archive: []byte(tc.body)})

@@ -193,6 +193,15 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// launchFailCode is the exit of the launcher called name when it cannot install the binaries:
+// 0 for the hooks and the MCP server (the session goes on), 1 for the CLI (it ran nothing).
+func launchFailCode(name string) int {
+	if name == "cairn" {
+		return 1
+	}
+	return 0
+}
+
 func skipOnWindows(t testing.TB) {
 	if runtime.GOOS == "windows" {
 		t.Skip("hooks/launch is a POSIX sh script; on Windows Claude Code runs hooks through Git Bash, not tested here")
@@ -200,7 +209,8 @@ func skipOnWindows(t testing.TB) {
 }
 
 // Without Go and without binaries, every binary gets one line saying what to install, the
-// hooks also a systemMessage, and the session goes on (exit 0).
+// hooks also a systemMessage, and the session goes on (exit 0). The CLI, which ran nothing,
+// exits 1: a shell's "cairn status && ..." went on as if it had worked.
 func TestLaunchWithoutGo(t *testing.T) {
 	skipOnWindows(t)
 	root := copyPlugin(t, launcherFiles...)
@@ -210,8 +220,8 @@ func TestLaunchWithoutGo(t *testing.T) {
 	for _, name := range []string{"cairn-session-start", "cairn-stop", "cairn-mcp", "cairn"} {
 		t.Run(name, func(t *testing.T) {
 			res := runLaunch(t, root, env, `{"session_id":"s","source":"startup"}`, name)
-			if res.code != 0 {
-				t.Fatalf("exit %d, want 0: the session must go on\nstderr: %s", res.code, res.stderr)
+			if want := launchFailCode(name); res.code != want {
+				t.Fatalf("exit %d, want %d\nstderr: %s", res.code, want, res.stderr)
 			}
 			if lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "install Go") || !strings.Contains(lines[0], "downloading") {
 				t.Errorf("stderr = %q, want one line saying the download failed and to install Go", res.stderr)
@@ -543,8 +553,8 @@ func TestLaunchWithoutAHomeDirectory(t *testing.T) {
 			}
 			res := runProcess(t, time.Minute, "cairn version", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn", "version")
 			lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-			if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "HOME is not an absolute path") || !strings.HasSuffix(lines[0], "set HOME, then run it again.") {
-				t.Errorf("cairn version without HOME = %+v, want exit 0 and one line saying to set HOME", res)
+			if res.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "HOME is not an absolute path") || !strings.HasSuffix(lines[0], "set HOME, then run it again.") {
+				t.Errorf("cairn version without HOME = %+v, want exit 1 and one line saying to set HOME", res)
 			}
 			if ents, _ := os.ReadDir(work); len(ents) != 0 {
 				t.Errorf("the launcher made %s in the working directory", ents[0].Name())

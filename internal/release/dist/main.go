@@ -4,7 +4,8 @@
 //	dist [-out DIR] [-platforms all|host|OS/ARCH,...] [-write | -check]
 //
 // -write copies the checksums into release/checksums.txt (make checksums), which the launcher
-// verifies downloads against; -check fails when they differ from that file (CI).
+// verifies downloads against; -check fails when they differ from that file (CI). Both take every
+// platform: with -platforms other than all they are refused.
 package main
 
 import (
@@ -43,6 +44,15 @@ func run(out, which string, write, check bool) error {
 	if err != nil {
 		return err
 	}
+	// The committed file lists every platform's archive: written from some, it would lose the
+	// others' lines; compared with some, it differs whatever the sources.
+	if (write || check) && !everyPlatform(platforms) {
+		opt := "-write"
+		if check {
+			opt = "-check"
+		}
+		return fmt.Errorf("%s needs every platform (%s lists them all): leave out -platforms", opt, committed)
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return err
@@ -66,6 +76,23 @@ func run(out, which string, write, check bool) error {
 		fmt.Printf("the build reproduces %s\n", committed)
 	}
 	return nil
+}
+
+// everyPlatform: ps are release.Platforms, each once, in any order.
+func everyPlatform(ps []release.Platform) bool {
+	seen := map[release.Platform]bool{}
+	for _, p := range ps {
+		seen[p] = true
+	}
+	if len(ps) != len(release.Platforms) || len(seen) != len(ps) {
+		return false
+	}
+	for _, p := range release.Platforms {
+		if !seen[p] {
+			return false
+		}
+	}
+	return true
 }
 
 func parsePlatforms(which string) ([]release.Platform, error) {
