@@ -157,8 +157,9 @@ func (e *Engine) updateL2State(active string, f func(*l2State)) (_ *store.Notice
 // it (notOwed).
 const retryNote = " (Cairn retries after the next turn)"
 
-// notOwed is warning, about lines owed, once noting them in l2-state failed with err: no
-// retry is promised, and what failed is said.
+// notOwed is warning, about new lines owed (writeL2's), once noting them in l2-state failed
+// with err: no retry is promised, and what failed is said. A settling's lines (quiet) stay
+// owed in the l2-state it could not replace, or in the journal it reads them from again.
 func notOwed(warning string, err error) string {
 	return strings.Replace(warning, retryNote, "", 1) + "; nor could it be kept to be retried: " + err.Error()
 }
@@ -229,7 +230,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
 		stateAside, stateErr = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
-		if stateErr != nil && len(owed) > 0 {
+		if stateErr != nil && !quiet && len(owed) > 0 {
 			warning = notOwed(warning, stateErr)
 		}
 		if len(wrote) == 0 {
@@ -253,7 +254,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
 	}
 	aside, err := e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
-	if err != nil && len(owed) > 0 {
+	if err != nil && !quiet && len(owed) > 0 {
 		warning = notOwed(warning, err)
 	}
 	return wrote, withNotices(withNotice(warning, aside), read)
