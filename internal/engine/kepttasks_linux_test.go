@@ -16,32 +16,13 @@ import (
 // a refusal: it stays kept, with the error saying so, and the next look records it once the
 // state can be written again. Before, it was removed after the failed record, and lost.
 func TestKeptClaudeTaskStaysKeptWhileTheStateCannotBeWritten(t *testing.T) {
-	e := newEnv(t)
-	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
-	en := e.open("sess-aaaa-1")
+	en := keptEnv(t)
 	noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
 	journal := filepath.Join(en.StateDir(), "journal")
-	if err := syscall.Mount(journal, journal, "", syscall.MS_BIND, ""); err != nil {
-		t.Skipf("mounting is not allowed here (%v); run as root or under `unshare -rm` to exercise this", err)
-	}
-	mounted := true
-	unmount := func() {
-		if mounted {
-			noErr(t, syscall.Unmount(journal, syscall.MNT_DETACH))
-			mounted = false
-		}
-	}
-	t.Cleanup(unmount)
-	noErr(t, syscall.Mount("", journal, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""))
+	unmount := mount(t, journal, journal, "", syscall.MS_BIND, "", true)
 
 	var said []string
-	report := func(t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
-		if err != nil {
-			said = append(said, err.Error())
-			return
-		}
-		said = append(said, res.Message)
-	}
+	report := collect(&said)
 	_, err := en.ApplyKeptClaudeTasks(true, report)
 	if err == nil || !strings.Contains(err.Error(), "read-only") || !strings.Contains(err.Error(), "stays kept") {
 		t.Errorf("applying with the journal read-only: %v; want the write error, saying the event stays kept", err)

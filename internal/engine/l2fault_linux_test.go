@@ -29,17 +29,7 @@ func TestL2LineNotOwedWhenL2StateCannotBeWritten(t *testing.T) {
 	b, err := os.ReadFile(st)
 	noErr(t, err)
 	noErr(t, os.WriteFile(other, b, 0o600))
-	if err := syscall.Mount(other, st, "", syscall.MS_BIND, ""); err != nil {
-		t.Skipf("mounting is not allowed here (%v); run as root or under `unshare -rm` to exercise this", err)
-	}
-	mounted := true
-	unmount := func() {
-		if mounted {
-			noErr(t, syscall.Unmount(st, syscall.MNT_DETACH))
-			mounted = false
-		}
-	}
-	t.Cleanup(unmount)
+	unmount := mount(t, other, st, "", syscall.MS_BIND, "", false)
 	// A settling whose lines stay owed in the l2-state.json it could not replace says they
 	// are retried, as they are.
 	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !strings.Contains(out.SystemMessage, "Cairn retries after the next turn") || strings.Contains(out.SystemMessage, "nor could it") {

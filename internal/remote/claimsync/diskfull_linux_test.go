@@ -3,13 +3,13 @@
 package claimsync
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -36,20 +36,7 @@ func TestRebuildOnAFullDiskKeepsTheDamagedState(t *testing.T) {
 	if err := os.WriteFile(doc, damaged, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	filler := filepath.Join(mnt, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := f.Write(make([]byte, 4096)); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	f.Close()
+	filler := durabletest.FillDisk(t, mnt)
 	if _, _, err := rebuild(st); err == nil || !strings.Contains(err.Error(), "disk is full") {
 		t.Fatalf("rebuild on a full disk: %v; want the disk named full", err)
 	}
