@@ -1,13 +1,11 @@
 package engine_test
 
 import (
-	"errors"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
@@ -16,28 +14,12 @@ import (
 // the disk is full and the step, and once there is space the same call records it.
 func TestRecordLearningOnAFullDisk(t *testing.T) {
 	e := newEnv(t)
-	if err := syscall.Mount("tmpfs", e.home, "tmpfs", 0, "size=256k,mode=0700"); err != nil {
-		t.Skipf("mounting is not allowed here (%v); run as root or under `unshare -rm` to exercise this", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(e.home, syscall.MNT_DETACH) })
+	mount(t, "tmpfs", e.home, "tmpfs", 0, "size=256k,mode=0700", false)
 	en := e.open("s1")
 	must(en.RecordLearning(engine.LearningRequest{Title: "first", Body: "b"}))(t)
-	filler := filepath.Join(e.home, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := f.Write(make([]byte, 4096)); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	f.Close()
+	filler := durabletest.FillDisk(t, e.home)
 	l := engine.LearningRequest{Title: "second", Body: strings.Repeat("a line of the body, long enough to need a page of its own. ", 8) + "\nsecond line"}
-	_, err = en.RecordLearning(l)
+	_, err := en.RecordLearning(l)
 	if err == nil {
 		t.Fatal("a learning was recorded on a full disk")
 	}

@@ -62,8 +62,9 @@ func (e *Engine) KeepClaudeTask(t ClaudeTask, completed bool) error {
 // gets each outcome, as RecordClaudeTask's. One the record refuses (no active workflow, ...) is
 // dropped too, as it would have been when it came; a file that cannot be read is moved to
 // quarantine/ (Store.Quarantine), said in the returned notes. It stops at the first the lock
-// still keeps out, which stays kept with those after it, and returns that error. When none is
-// kept it costs one directory read that finds nothing.
+// still keeps out, or that the state cannot take (Classify says StateUnusable: a full disk, a
+// read-only directory), which stays kept with those after it, and returns that error. When
+// none is kept it costs one directory read that finds nothing.
 //
 // wait false is for a caller whose own work needs the lock wait it has (a session start, the
 // end of a turn): the kept events are recorded only if the lock is free now, so a held lock
@@ -121,6 +122,10 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 		res, err := e.RecordClaudeTask(t, k.Completed)
 		if isLockTimeout(err) {
 			return notes, err
+		}
+		if err != nil && Classify(err) == StateUnusable {
+			// Not a refusal: the state cannot be written now. Dropped, it would be lost.
+			return notes, fmt.Errorf("a kept task event was not recorded and stays kept for the next Cairn hook: %w", err)
 		}
 		report(t, k.Completed, res, err)
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -16,9 +16,7 @@ import (
 // never written there, and a file that cannot be read is moved to quarantine/ (kept, never
 // deleted), with a note.
 func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
-	e := newEnv(t)
-	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
-	en := e.open("sess-aaaa-1")
+	en := keptEnv(t)
 	task := func(id, subject string) engine.ClaudeTask {
 		return engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: subject}
 	}
@@ -50,13 +48,7 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 		}
 	}
 	var said []string
-	report := func(t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
-		if err != nil {
-			said = append(said, err.Error())
-			return
-		}
-		said = append(said, res.Message)
-	}
+	report := collect(&said)
 	apply := func() []string {
 		t.Helper()
 		said = nil
@@ -121,6 +113,27 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 	}
 	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); strings.Join(r.OpenTasks, "|") != "update the docs" {
 		t.Errorf("open tasks %q, want the docs task once", r.OpenTasks)
+	}
+}
+
+// keptEnv is the engine of session sess-aaaa-1 in a new project where s1 started an apex
+// workflow, for the kept task events' tests.
+func keptEnv(t *testing.T) *engine.Engine {
+	t.Helper()
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	return e.open("sess-aaaa-1")
+}
+
+// collect is a report for ApplyKeptClaudeTasks that adds to said what became of each event:
+// its message, or its error.
+func collect(said *[]string) func(engine.ClaudeTask, bool, *engine.Result, error) {
+	return func(_ engine.ClaudeTask, _ bool, res *engine.Result, err error) {
+		if err != nil {
+			*said = append(*said, err.Error())
+			return
+		}
+		*said = append(*said, res.Message)
 	}
 }
 

@@ -16,9 +16,7 @@ import (
 // hook that looks: it is refused, not opened for a writer that never comes.
 func TestKeptClaudeTasksNeverBlockOnAFIFO(t *testing.T) {
 	for _, name := range []string{"", "0000000000000000001-1.json"} {
-		e := newEnv(t)
-		must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
-		en := e.open("sess-aaaa-1")
+		en := keptEnv(t)
 		dir := filepath.Join(en.StateDir(), engine.KeptTasksDir)
 		if name != "" {
 			noErr(t, os.MkdirAll(dir, 0o700))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -127,10 +128,11 @@ func (s *l2State) setOwed(ls []l2Line) {
 // updateL2State changes l2-state under its lock, active naming the workflow in the active
 // slot (olderThan). It returns the notice of a damaged l2-state set aside, or nil. One that is
 // JSON but not this Cairn's l2-state (a newer Cairn's, with fields this one would drop, or a
-// foreign document) is set aside and told too, what it holds of an l2-state kept.
-func (e *Engine) updateL2State(active string, f func(*l2State)) *store.Notice {
+// foreign document) is set aside and told too, what it holds of an l2-state kept. err says
+// that l2-state could not be written: what f noted (lines owed) is not kept.
+func (e *Engine) updateL2State(active string, f func(*l2State)) (_ *store.Notice, err error) {
 	var foreign *store.Notice
-	_, aside, _ := e.st.UpdateOwn(l2StateDoc, func(cur []byte) ([]byte, error) {
+	_, aside, err := e.st.UpdateOwn(l2StateDoc, func(cur []byte) ([]byte, error) {
 		var s l2State
 		if cur != nil {
 			// One pass: the decoder goes on past an unknown field or a wrong type, as
@@ -146,9 +148,20 @@ func (e *Engine) updateL2State(active string, f func(*l2State)) *store.Notice {
 		return json.Marshal(s)
 	})
 	if aside != nil {
-		return aside
+		return aside, err
 	}
-	return foreign
+	return foreign, err
+}
+
+// retryNote is what an L2 line's warning says of a line owed: true only once l2-state holds
+// it (notOwed).
+const retryNote = " (Cairn retries after the next turn)"
+
+// notOwed is warning, about new lines owed (writeL2's), once noting them in l2-state failed
+// with err: no retry is promised, and what failed is said. A settling's lines (quiet) stay
+// owed in the l2-state it could not replace, or in the journal it reads them from again.
+func notOwed(warning string, err error) string {
+	return strings.Replace(warning, retryNote, "", 1) + "; nor could it be kept to be retried: " + err.Error()
 }
 
 // activeID names the workflow in the active slot, "" when there is none or it cannot be read,
@@ -203,6 +216,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	}
 	ran := false
 	var stateAside, noMark *store.Notice
+	var stateErr error
 	_, markAside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
 		noMark = e.setNoMarkAside(cur) // told, as RestoreL2 tells it, not replaced without a word
@@ -215,7 +229,10 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		}
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
-		stateAside = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
+		stateAside, stateErr = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
+		if stateErr != nil && !quiet && len(owed) > 0 {
+			warning = notOwed(warning, stateErr)
+		}
 		if len(wrote) == 0 {
 			return nil, nil
 		}
@@ -229,14 +246,18 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		picked()
 		owed = lines
 		if len(lines) > 0 {
-			warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+			warning = "auto-memory line not written" + retryNote + ": " + err.Error()
 		}
 	default:
 		// No lock to be had in the state directory: write without it, as before it had one.
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
 	}
-	return wrote, withNotices(withNotice(warning, e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })), read)
+	aside, err := e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
+	if err != nil && !quiet && len(owed) > 0 {
+		warning = notOwed(warning, err)
+	}
+	return wrote, withNotices(withNotice(warning, aside), read)
 }
 
 // writeLines writes lines to L2, as recordL2 says, shown being the change whose line L2 shows
@@ -279,7 +300,7 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 			retry, step := "", ""
 			if memory.IsUnavailable(err) {
 				owed = append(owed, l)
-				retry = " (Cairn retries after the next turn)"
+				retry = retryNote
 			}
 			if memory.LeftAlone(err) {
 				// Retried after every turn, but no retry writes it until the person acts.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -122,20 +123,7 @@ func TestDiskFull(t *testing.T) {
 	dir := filepath.Join(mnt, "cairn")
 	s := mustOpen(t, dir)
 	seed(t, s)
-	filler, err := os.Create(filepath.Join(mnt, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := filler.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	filler.Close()
+	filler := durabletest.FillDisk(t, mnt)
 	for what, err := range tryWrites(s) {
 		t.Logf("%s on a full disk: %v", what, err)
 		if err == nil {
@@ -160,7 +148,7 @@ func TestDiskFull(t *testing.T) {
 		t.Errorf("document after ENOSPC: %.20s %v", b, err)
 	}
 	// Space back: everything works again.
-	os.Remove(filepath.Join(mnt, "filler"))
+	os.Remove(filler)
 	for what, err := range tryWrites(s) {
 		if err != nil && what != "archive" {
 			t.Errorf("%s after freeing space: %v", what, err)

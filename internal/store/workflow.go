@@ -425,6 +425,17 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 		Message: fmt.Sprintf("%s %s (%s) and was moved to %s, where it is kept", file, what, reason, dst)}, nil
 }
 
+// Unquarantine puts back at file what Quarantine moved aside, as n says, for a caller whose
+// file made anew in its place could not be written: the damaged file is where it was again,
+// for the next try, rather than gone from its place with nothing there. It never replaces a
+// file at file.
+func (s *Store) Unquarantine(n Notice, file string) error {
+	if err := s.fs.RenameNoReplace(n.Path, file); err != nil {
+		return s.writeErr(file, err)
+	}
+	return s.writeErr(file, s.fs.SyncDir(path.Dir(file)))
+}
+
 // UnreadableError says that a file of the active workflow's state is there but cannot be read:
 // its snapshot, or with no snapshot its journal (no permission, an I/O error, or a FIFO, link
 // or directory in its place), or a snapshot that is a JSON document holding no workflow record

@@ -283,7 +283,8 @@ func readState(st *store.Store) (s state, damaged bool, err error) {
 
 // rebuild replaces a damaged Doc, once among concurrent calls (under rebuildLock): the damaged
 // file is moved to quarantine/ as the store does with its own (never deleted), and the Doc
-// made again with this clone's identity when the damaged file still shows it. What cannot be
+// made again with this clone's identity when the damaged file still shows it (when the new one
+// cannot be written, the damaged one goes back in its place, for the next call). What cannot be
 // kept (the claims made offline, the line as last read, the identity when unreadable) is said
 // in the notice, for the call's result.
 func rebuild(st *store.Store) (cur state, notice string, err error) {
@@ -309,7 +310,12 @@ func rebuild(st *store.Store) (cur state, notice string, err error) {
 			err = st.Write(Doc, doc)
 		}
 		if err != nil {
-			return nil, err
+			// Back in its place, for the next call to rebuild: without it, that call would
+			// find none and make a new identity without a word.
+			if uerr := st.Unquarantine(q, Doc+".json"); uerr != nil {
+				return nil, fmt.Errorf("the claims state (%s) is damaged: it was moved to %s, and could not be rebuilt (%w), nor put back (%v)", Doc, q.Path, err, uerr)
+			}
+			return nil, fmt.Errorf("the claims state (%s) is damaged and could not be rebuilt: %w", Doc, err)
 		}
 		notice = fmt.Sprintf("the claims state was damaged: it was moved to %s and rebuilt; %s", q.Path, lost)
 		return nil, nil
