@@ -336,6 +336,9 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 	if out.Conflict != nil {
 		here = "this clone changed as said above"
 	}
+	if errors.Is(err, store.ErrLineTooLarge) {
+		return fmt.Errorf("%w; every sync fails the same way: cairn remote disable stops them, and nothing here or on %s is lost", err, remoteName)
+	}
 	return unreached(remoteName, here, err)
 }
 

@@ -349,7 +349,13 @@ func (y *syncer) fail(remote string, err error) {
 	if remote != "" {
 		what = "cairn-mcp could not sync with " + textsafe.Line(remote, 40)
 	}
-	y.s.addSyncNotice(y.ctx, "Notice: "+what+" (its log says why); your changes are kept here and the next sync retries.")
+	then := "the next sync retries"
+	if errors.Is(err, store.ErrLineTooLarge) {
+		// A retry takes the same line and is refused the same way.
+		what += ": the workflow changed both here and there, and the remote's line is too large to take here"
+		then = "every sync fails the same way until the user stops them with cairn remote disable, which loses nothing"
+	}
+	y.s.addSyncNotice(y.ctx, "Notice: "+what+" (its log says why); your changes are kept here and "+then+".")
 }
 
 // stop ends the loop and waits for a run in progress, whose git is killed by the context.
