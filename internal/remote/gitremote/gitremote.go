@@ -974,7 +974,10 @@ func (e *GitError) Error() string {
 
 func (e *GitError) Unwrap() error { return e.Err }
 
-var userinfo = lazyre.New(`://[^/\s@]+@`)
+// userinfo is the credentials of a URL as git's diagnostics name them: after "://"; in a host
+// git:// could not reach ("unable to look up sam:s3cret@host"), which holds whatever the URL had
+// before the host; and any user with a password ("sam:s3cret@host: Permission denied", ssh's).
+var userinfo = lazyre.New(`(://|unable to (?:look up|connect to) )[^/\s@]+@|[^\s'"/@:]+:[^\s'"/@]*@`)
 
 // diagnose is the line of git's diagnostics an error reports: the last one, except that a git
 // too old for an option Cairn passes says so first and then prints its whole usage, whose last
@@ -1003,5 +1006,5 @@ const couldNotRead = "fatal: Could not read from remote repository."
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return userinfo().ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "://***@")
+	return userinfo().ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "${1}***@")
 }
