@@ -930,6 +930,9 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 		if ctx.Err() != nil {
 			return &GitError{Op: args[0], Err: ctx.Err(), Stderr: fmt.Sprintf("no answer within %s", b.cfg.Timeout)}
 		}
+		if errors.Is(err, exec.ErrNotFound) {
+			return ErrNoGit
+		}
 		return &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String())}
 	}
 	return nil
@@ -957,6 +960,9 @@ func gitEnv(extra ...string) []string {
 	}
 	return append(out, extra...)
 }
+
+// ErrNoGit is a git command's error when no git is on PATH.
+var ErrNoGit = errors.New("no git on PATH, and sharing workflows runs git: install git 2.29 or later")
 
 // GitError is a git command that failed.
 type GitError struct {
