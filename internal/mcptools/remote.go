@@ -339,21 +339,25 @@ func (g *turnGuard) replay(ctx context.Context, c *remotesync.Conflict) (int, er
 
 // fail logs a failed sync and, the first time in a row, leaves a notice for the next tool
 // result. Git's own words stay in the log: they may name a host or a credential helper.
-func (y *syncer) fail(remote string, err error) {
-	y.s.opt.Log.Printf("sync with %s failed: %v", remote, err)
+func (y *syncer) fail(name string, err error) {
+	y.s.opt.Log.Printf("sync with %s failed: %v", name, err)
 	if y.failing {
 		return
 	}
 	y.failing = true
 	what := "the remote settings could not be read"
-	if remote != "" {
-		what = "cairn-mcp could not sync with " + textsafe.Line(remote, 40)
+	if name != "" {
+		what = "cairn-mcp could not sync with " + textsafe.Line(name, 40)
 	}
 	then := "the next sync retries"
-	if errors.Is(err, store.ErrLineTooLarge) {
-		// A retry takes the same line and is refused the same way.
+	// A retry of these reads the same line and fails the same way.
+	switch {
+	case errors.Is(err, store.ErrLineTooLarge):
 		what += ": the workflow changed both here and there, and the remote's line is too large to take here"
 		then = "every sync fails the same way until the user stops them with cairn remote disable, which loses nothing"
+	case errors.Is(err, remote.ErrUnreadable):
+		what += ": its line of the workflow is not one Cairn can read"
+		then = "every sync fails the same way until the user acts on the remote: cairn sync names the one step that ends it"
 	}
 	y.s.addSyncNotice(y.ctx, "Notice: "+what+" (its log says why); your changes are kept here and "+then+".")
 }

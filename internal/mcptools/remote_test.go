@@ -535,3 +535,26 @@ func TestBackgroundSyncUsesTheReopenedEngine(t *testing.T) {
 		t.Error("the background sync never opened the store through the engine the server holds now")
 	}
 }
+
+// TestBackgroundSyncTellsALineNoSyncCanRead: the workflow's ref on the remote is force-pushed
+// to a commit Cairn did not write. Every sync fails the same way until a person acts, so the
+// notice says that and where the person finds the step (cairn sync), not that the next sync
+// retries.
+func TestBackgroundSyncTellsALineNoSyncCanRead(t *testing.T) {
+	bare := bareRepo(t)
+	_, c, _, _ := pickedUp(t, bare, "foreign")
+	work := t.TempDir()
+	git(t, work, "init", "-q")
+	git(t, work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
+	git(t, work, "push", "-q", "-f", "file://"+bare, "HEAD:refs/cairn/wf/wf-1")
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`) // a revision to push
+	notice := nextNotice(t, c)
+	for _, want := range []string{"could not sync with origin", "every sync fails the same way", "cairn sync"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+	if strings.Contains(notice, "retries") {
+		t.Errorf("notice %q says a retry, which fails the same way", notice)
+	}
+}
