@@ -357,7 +357,7 @@ func (y *syncer) fail(name string, err error) {
 		then = "every sync fails the same way until the user stops them with cairn remote disable, which loses nothing"
 	case errors.Is(err, remote.ErrUnreadable):
 		what += ": its line of the workflow is not one Cairn can read"
-		then = "every sync fails the same way until the user acts on the remote: cairn sync names the one step that ends it"
+		then = "every sync fails the same way until the user acts on the remote: cairn sync tells them why"
 	}
 	y.s.addSyncNotice(y.ctx, "Notice: "+what+" (its log says why); your changes are kept here and "+then+".")
 }

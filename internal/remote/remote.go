@@ -67,6 +67,13 @@ var ErrConflict = errors.New("remote head moved")
 // resolve): every sync fails the same way until someone acts on the remote.
 var ErrUnreadable = errors.New("the remote's line cannot be read")
 
+// Unreadable marks err, in its own words, as a line no sync can read (ErrUnreadable).
+func Unreadable(err error) error { return unreadable{err} }
+
+type unreadable struct{ error }
+
+func (unreadable) Is(target error) bool { return target == ErrUnreadable }
+
 // ConflictError reports an append refused because another writer moved the head first.
 type ConflictError struct {
 	Workflow string

@@ -281,30 +281,25 @@ func (b *Backend) withLeftOut(err error) error {
 	return ue
 }
 
-// unreadable is the error for a line no sync can read (remote.ErrUnreadable), in its own words.
-type unreadable struct{ error }
-
-func (unreadable) Is(target error) bool { return target == remote.ErrUnreadable }
-
 // leftOutError is the error for id, a line leaveOut left out.
 func (b *Backend) leftOutError(id string) error {
 	k := b.leftOut[id]
 	if k == broken {
-		return unreadable{fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit the remote does not have (its repository is damaged): %s", id, b.remoteRef(id), b.damagedStep(id))}
+		return remote.Unreadable(fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit the remote does not have (its repository is damaged): %s", id, b.remoteRef(id), b.damagedStep(id)))
 	}
-	return unreadable{fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: %s", k, id, k, b.twinStep(id, k))}
+	return remote.Unreadable(fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: %s", k, id, k, b.twinStep(id, k)))
 }
 
 // notCairnsError is the error for workflow id, whose ref points at a commit Cairn did not write.
 func (b *Backend) notCairnsError(id string) error {
-	return unreadable{fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id))}
+	return remote.Unreadable(fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id)))
 }
 
 // rewrittenError is the error for workflow id's line, whose commits read as Cairn's up to where
 // what says it is not: a history rewritten by hand (squashed, a revision dropped) and
 // force-pushed. No sync can read it, so it gets the step of a line Cairn did not write.
 func (b *Backend) rewrittenError(id, what string) error {
-	return unreadable{fmt.Errorf("gitremote: the remote's line for workflow %s %s: it was rewritten by something other than Cairn; %s", id, what, b.notCairnsStep(id))}
+	return remote.Unreadable(fmt.Errorf("gitremote: the remote's line for workflow %s %s: it was rewritten by something other than Cairn; %s", id, what, b.notCairnsStep(id)))
 }
 
 // The steps below name the one ref to act on and say why acting loses no work: a ref deleted
