@@ -3,8 +3,6 @@ package gitremote_test
 import (
 	"strings"
 	"testing"
-
-	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
 // TestCredentialsInTheURLAreNotRepeated: a remote whose URL holds credentials fails, and git's
@@ -12,7 +10,6 @@ import (
 // put them, not only right after "://" (git:// prints "unable to look up sam:s3cret@host", ssh
 // "sam:s3cret@host: Permission denied").
 func TestCredentialsInTheURLAreNotRepeated(t *testing.T) {
-	ctx := bg(t)
 	denied := `echo "$1: Permission denied (publickey)." >&2; false`
 	for _, tc := range []struct{ name, url, ssh, secret string }{
 		{"git user and password", "git://sam:s3cret@127.0.0.1:1/x.git", "", "s3cret"},
@@ -21,17 +18,7 @@ func TestCredentialsInTheURLAreNotRepeated(t *testing.T) {
 		{"https user and password", "https://sam:s3cret@127.0.0.1:1/x.git", "", "s3cret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			git(t, dir, "init", "-q")
-			git(t, dir, "remote", "add", "origin", tc.url)
-			if tc.ssh != "" {
-				git(t, dir, "config", "core.sshCommand", tc.ssh)
-			}
-			b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = b.Heads(ctx)
+			err := headsOf(t, tc.url, tc.ssh)
 			if err == nil || strings.Contains(err.Error(), tc.secret) || !strings.Contains(err.Error(), "127.0.0.1") {
 				t.Errorf("Heads = %v; want git's reason with the credentials masked", err)
 			}
