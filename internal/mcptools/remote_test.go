@@ -585,3 +585,30 @@ func TestBackgroundSyncTellsALineNoSyncCanRead(t *testing.T) {
 		})
 	}
 }
+
+// TestBackgroundSyncTellsWhenAFailureTurnsPermanent: a sync failure that the next sync may mend
+// (the remote out of reach) is told once; when the remote is back but its line of the workflow
+// can no longer be read, the notice that every sync fails the same way is told too. Before, a
+// failure in a row was only logged, so the model kept "the next sync retries".
+func TestBackgroundSyncTellsWhenAFailureTurnsPermanent(t *testing.T) {
+	bare, link := linkedRemote(t)
+	_, c, _ := machineARuns(t, link, "cut then spoiled")
+	b := machineB(t, bare)
+	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
+	if err := os.Remove(link); err != nil { // A is cut off
+		t.Fatal(err)
+	}
+	if notice := nextNotice(t, c); !strings.Contains(notice, "the next sync retries") {
+		t.Fatalf("the cut is told as %q", notice)
+	}
+	work := t.TempDir()
+	git(t, work, "init", "-q")
+	git(t, work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
+	git(t, work, "push", "-q", "-f", "file://"+bare, "HEAD:refs/cairn/wf/wf-1")
+	if err := os.Symlink(bare, link); err != nil { // the link heals
+		t.Fatal(err)
+	}
+	if notice := nextNotice(t, c); !strings.Contains(notice, "every sync fails the same way") {
+		t.Errorf("the line no sync can read is told as %q", notice)
+	}
+}
