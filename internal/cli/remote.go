@@ -91,6 +91,9 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	// The remote must be one of the project's: a URL typed here could carry a token into
 	// the settings file.
 	if err := gitremote.HasRemote(ctx, root, name, syncTimeout); err != nil {
+		if errors.Is(err, gitremote.ErrNoGit) {
+			return err
+		}
 		if !e.InGit() {
 			// Not "no remote by that name": there is no repository to have one.
 			return fmt.Errorf("no git repository holds %s, and remote sync shares workflows through one's remote: run it in a git project", root)
@@ -336,6 +339,9 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 	if out.Conflict != nil {
 		here = "this clone changed as said above"
 	}
+	if errors.Is(err, store.ErrLineTooLarge) {
+		return fmt.Errorf("%w; every sync fails the same way: cairn remote disable stops them, and nothing here or on %s is lost", err, remoteName)
+	}
 	return unreached(remoteName, here, err)
 }
 
@@ -343,6 +349,9 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 // failed: the host down, the network gone, credentials refused): what git said, what that
 // left here (here), and how to find out why. Other errors are returned as they are.
 func unreached(remoteName, here string, err error) error {
+	if errors.Is(err, gitremote.ErrNoGit) {
+		return gitremote.ErrNoGit // not the remote's doing: its one step is installing git
+	}
 	why, ok := notReached(remoteName, err)
 	if !ok {
 		return err
@@ -433,6 +442,8 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	case errors.Is(err, gitremote.ErrRefused):
 		c.Detail = s.Remote + " refuses both refs/cairn/* and cairn-state/* branches, so nothing can be shared"
 		c.Fix = "ask the host's admin to allow pushes to refs/cairn/* (or to cairn-state/* and cairn-claims/* branches), or run cairn remote disable"
+	case errors.Is(err, gitremote.ErrNoGit):
+		c.Detail, c.Fix = "no git on PATH, and sharing workflows runs git", "install git 2.29 or later"
 	case err != nil:
 		c.Detail = s.Remote + " could not be reached to probe it (cairn keeps working offline)"
 		c.Fix = "check that git fetch " + s.Remote + " works from this clone, then run cairn doctor again"

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -94,5 +95,18 @@ func TestSyncOutOfTime(t *testing.T) {
 	const want = "cairn sync: origin could not be reached (git fetch: no answer in the time allowed): nothing here changed; check that git fetch origin works from this clone, then run cairn sync again\n"
 	if code, out := cairn("sync"); code == 0 || out != want {
 		t.Errorf("sync out of time: exit %d\n%s\nwant %s", code, out, want)
+	}
+}
+
+// A line too large to take (store.ErrLineTooLarge) fails every sync the same way: the error
+// says so and gives the step that ends it, where before it said only that the journal would
+// exceed a size.
+func TestSyncFailedLineTooLarge(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	a := &app{stdout: &stdout, stderr: &stderr, name: "sync"}
+	err := a.syncFailed("origin", remotesync.Outcome{Workflow: "wf-1", Local: 2},
+		fmt.Errorf("remotesync: wf-1 changed both here and on origin: %w", store.ErrLineTooLarge))
+	if err == nil || !errors.Is(err, store.ErrLineTooLarge) || !strings.HasSuffix(err.Error(), "; every sync fails the same way: cairn remote disable stops them, and nothing here or on origin is lost") {
+		t.Errorf("error %v, want the step that ends the failing syncs", err)
 	}
 }

@@ -1,6 +1,10 @@
 package mcptools
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"log"
 	"strings"
 	"testing"
 
@@ -40,5 +44,18 @@ func TestSyncNoticeSaysWhatTheArchiveLeft(t *testing.T) {
 		if got[i] == '.' && got[i+1] == ' ' && 'a' <= got[i+2] && got[i+2] <= 'z' {
 			t.Errorf("syncMessage = %q: a sentence starts lower-case at %q", got, got[i:min(i+30, len(got))])
 		}
+	}
+}
+
+// A sync that fails because the remote's line is too large to take (store.ErrLineTooLarge)
+// fails the same way every time: the notice says so and names the user's step, where before it
+// said that the next sync retries.
+func TestSyncFailureNoticeLineTooLarge(t *testing.T) {
+	s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
+	y := &syncer{s: s, ctx: context.Background()}
+	y.fail("origin", fmt.Errorf("remotesync: wf-1 changed both here and on origin: %w", store.ErrLineTooLarge))
+	got := strings.Join(s.syncNotes, " ")
+	if strings.Contains(got, "retries") || !strings.Contains(got, "every sync fails the same way") || !strings.Contains(got, "cairn remote disable") {
+		t.Errorf("notice %q, want it to say that every sync fails the same way and the user's step", got)
 	}
 }

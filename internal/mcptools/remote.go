@@ -37,9 +37,11 @@ const (
 // What a sync brought, and a failure, become one notice on the next tool result, never a
 // tool error.
 type syncer struct {
-	s       *Server
-	every   time.Duration
-	failing bool // a failure was told; the next one is only logged until a sync succeeds
+	s     *Server
+	every time.Duration
+	// failTold is the notice of the failure last told: a failure that says the same is only
+	// logged until a sync succeeds.
+	failTold string
 	// claimsFailing: a claims failure the workflow's sync went past was told; the next one
 	// is only logged until the claims sync again.
 	claimsFailing bool
@@ -158,7 +160,7 @@ func (y *syncer) run() {
 		y.fail(s.Remote, err)
 		return
 	}
-	y.failing = false
+	y.failTold = ""
 	if claimsErr == nil {
 		y.claimsFailing = false
 	} else if !y.claimsFailing {
@@ -337,19 +339,29 @@ func (g *turnGuard) replay(ctx context.Context, c *remotesync.Conflict) (int, er
 	return remotesync.EngineReplayer(e)(ctx, c)
 }
 
-// fail logs a failed sync and, the first time in a row, leaves a notice for the next tool
-// result. Git's own words stay in the log: they may name a host or a credential helper.
-func (y *syncer) fail(remote string, err error) {
-	y.s.opt.Log.Printf("sync with %s failed: %v", remote, err)
-	if y.failing {
-		return
-	}
-	y.failing = true
+// fail logs a failed sync and, unless the failure before it in a row said the same, leaves a
+// notice for the next tool result. Git's own words stay in the log: they may name a host or a
+// credential helper.
+func (y *syncer) fail(name string, err error) {
+	y.s.opt.Log.Printf("sync with %s failed: %v", name, err)
 	what := "the remote settings could not be read"
-	if remote != "" {
-		what = "cairn-mcp could not sync with " + textsafe.Line(remote, 40)
+	if name != "" {
+		what = "cairn-mcp could not sync with " + textsafe.Line(name, 40)
 	}
-	y.s.addSyncNotice(y.ctx, "Notice: "+what+" (its log says why); your changes are kept here and the next sync retries.")
+	then := "the next sync retries"
+	// A retry of these reads the same line and fails the same way.
+	switch {
+	case errors.Is(err, store.ErrLineTooLarge):
+		what += ": the workflow changed both here and there, and the remote's line is too large to take here"
+		then = "every sync fails the same way until the user stops them with cairn remote disable, which loses nothing"
+	case errors.Is(err, remote.ErrUnreadable):
+		what += ": its line of the workflow is not one Cairn can read"
+		then = "every sync fails the same way until the user acts on the remote: cairn sync tells them why"
+	}
+	if n := "Notice: " + what + " (its log says why); your changes are kept here and " + then + "."; n != y.failTold {
+		y.failTold = n
+		y.s.addSyncNotice(y.ctx, n)
+	}
 }
 
 // stop ends the loop and waits for a run in progress, whose git is killed by the context.

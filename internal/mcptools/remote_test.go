@@ -535,3 +535,80 @@ func TestBackgroundSyncUsesTheReopenedEngine(t *testing.T) {
 		t.Error("the background sync never opened the store through the engine the server holds now")
 	}
 }
+
+// TestBackgroundSyncTellsALineNoSyncCanRead: the workflow's ref on the remote is force-pushed
+// to a commit Cairn did not write, or given a revision in Cairn's form that is not a Cairn
+// entry. Every sync fails the same way until a person acts, so the notice says that and where
+// the person finds the step (cairn sync), not that the next sync retries.
+func TestBackgroundSyncTellsALineNoSyncCanRead(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, work, url string)
+	}{
+		{"commits Cairn did not write", func(t *testing.T, work, url string) {
+			git(t, work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
+			git(t, work, "push", "-q", "-f", url, "HEAD:refs/cairn/wf/wf-1")
+		}},
+		{"a revision that is not a Cairn entry", func(t *testing.T, work, url string) {
+			out := func(stdin string, args ...string) string {
+				cmd := exec.Command("git", append([]string{"-C", work, "-c", "user.name=x", "-c", "user.email=x@example.com"}, args...)...)
+				cmd.Stdin = strings.NewReader(stdin)
+				b, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("git %v: %v", args, err)
+				}
+				return strings.TrimSpace(string(b))
+			}
+			git(t, work, "fetch", "-q", url, "refs/cairn/wf/wf-1")
+			blob := out(`{"revision":2}`, "hash-object", "-w", "--stdin")
+			tree := out("100644 blob "+blob+"\trecord\n", "mktree")
+			commit := out("cairn wf-1 r2\n", "commit-tree", tree, "-p", "FETCH_HEAD")
+			git(t, work, "push", "-q", url, commit+":refs/cairn/wf/wf-1")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bare := bareRepo(t)
+			_, c, _, _ := pickedUp(t, bare, "foreign")
+			work := t.TempDir()
+			git(t, work, "init", "-q")
+			tc.spoil(t, work, "file://"+bare)
+			mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`) // a revision to push
+			notice := nextNotice(t, c)
+			for _, want := range []string{"could not sync with origin", "every sync fails the same way", "cairn sync"} {
+				if !strings.Contains(notice, want) {
+					t.Errorf("notice %q lacks %q", notice, want)
+				}
+			}
+			if strings.Contains(notice, "retries") {
+				t.Errorf("notice %q says a retry, which fails the same way", notice)
+			}
+		})
+	}
+}
+
+// TestBackgroundSyncTellsWhenAFailureTurnsPermanent: a sync failure that the next sync may mend
+// (the remote out of reach) is told once; when the remote is back but its line of the workflow
+// can no longer be read, the notice that every sync fails the same way is told too. Before, a
+// failure in a row was only logged, so the model kept "the next sync retries".
+func TestBackgroundSyncTellsWhenAFailureTurnsPermanent(t *testing.T) {
+	bare, link := linkedRemote(t)
+	_, c, _ := machineARuns(t, link, "cut then spoiled")
+	b := machineB(t, bare)
+	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
+	if err := os.Remove(link); err != nil { // A is cut off
+		t.Fatal(err)
+	}
+	if notice := nextNotice(t, c); !strings.Contains(notice, "the next sync retries") {
+		t.Fatalf("the cut is told as %q", notice)
+	}
+	work := t.TempDir()
+	git(t, work, "init", "-q")
+	git(t, work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
+	git(t, work, "push", "-q", "-f", "file://"+bare, "HEAD:refs/cairn/wf/wf-1")
+	if err := os.Symlink(bare, link); err != nil { // the link heals
+		t.Fatal(err)
+	}
+	if notice := nextNotice(t, c); !strings.Contains(notice, "every sync fails the same way") {
+		t.Errorf("the line no sync can read is told as %q", notice)
+	}
+}

@@ -62,6 +62,18 @@ type Backend interface {
 // ErrConflict is what a *ConflictError matches with errors.Is.
 var ErrConflict = errors.New("remote head moved")
 
+// ErrUnreadable matches (errors.Is) a backend's error for a line no sync can read as it is
+// (commits Cairn did not write, a history rewritten by hand, a ref its repository cannot
+// resolve): every sync fails the same way until someone acts on the remote.
+var ErrUnreadable = errors.New("the remote's line cannot be read")
+
+// Unreadable marks err, in its own words, as a line no sync can read (ErrUnreadable).
+func Unreadable(err error) error { return unreadable{err} }
+
+type unreadable struct{ error }
+
+func (unreadable) Is(target error) bool { return target == ErrUnreadable }
+
 // ConflictError reports an append refused because another writer moved the head first.
 type ConflictError struct {
 	Workflow string

@@ -20,6 +20,13 @@ type LineRecord struct {
 	Snapshot []byte
 }
 
+// ErrLineTooLarge is AdoptLine's refusal of a line whose journal would be larger than a journal
+// may be (MaxJournalSize): nothing was written, and the same line is refused every time.
+var ErrLineTooLarge = fmt.Errorf("the line is too large to take in one step: its journal would exceed %d MiB", MaxJournalSize>>20)
+
+// maxLine is the largest journal AdoptLine writes: MaxJournalSize, lowered by tests.
+var maxLine = MaxJournalSize
+
 // adoptMark is what archive/pending.json says of an AdoptLine in progress: the new journal's
 // last line, by which recovery tells whether the journal was replaced (the commit point).
 type adoptMark struct {
@@ -174,8 +181,8 @@ func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error)
 		tip = rec
 		tip.Snapshot = prev
 	}
-	if buf.Len() > MaxJournalSize {
-		return nil, Record{}, fmt.Errorf("the line's journal would exceed %d bytes", MaxJournalSize)
+	if buf.Len() > maxLine {
+		return nil, Record{}, ErrLineTooLarge
 	}
 	return buf.Bytes(), tip, nil
 }

@@ -321,3 +321,21 @@ func TestRetentionKeepsConflictArchivesWhileTheIntentIsUnreadable(t *testing.T) 
 		t.Fatalf("a conflict archive was pruned while the intent could not be read: %v", err)
 	}
 }
+
+// A line whose journal would be larger than a journal may be is refused as ErrLineTooLarge (by
+// which a sync tells that every try fails the same way), with nothing written.
+func TestAdoptLineTooLarge(t *testing.T) {
+	store.SetMaxLine(t, 64)
+	s, dir := newStore(t, store.WithClock(clockFrom(fixedNow)))
+	before := ourLine(t, s, 2)
+	if _, _, err := s.AdoptLine("conflict", theirLine(3), nil); !errors.Is(err, store.ErrLineTooLarge) {
+		t.Fatalf("AdoptLine = %v, want ErrLineTooLarge", err)
+	}
+	w, err := s.ReadWorkflow()
+	if err != nil || !bytes.Equal(w.Data, before.Data) {
+		t.Fatalf("a refused adoption changed the workflow: r%d (%v)", w.Revision, err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "archive", "conflict-*")); len(m) != 0 {
+		t.Fatalf("left %v", m)
+	}
+}

@@ -29,3 +29,10 @@ func (s *Store) SaveCheckpoint(name string, doc []byte) error {
 	_, err := s.SaveCheckpointChanged(name, doc)
 	return err
 }
+
+// SetMaxLine lowers the largest journal AdoptLine writes to n bytes for the rest of test t.
+func SetMaxLine(t interface{ Cleanup(func()) }, n int) {
+	old := maxLine
+	maxLine = n
+	t.Cleanup(func() { maxLine = old })
+}

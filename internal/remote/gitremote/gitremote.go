@@ -285,21 +285,21 @@ func (b *Backend) withLeftOut(err error) error {
 func (b *Backend) leftOutError(id string) error {
 	k := b.leftOut[id]
 	if k == broken {
-		return fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit the remote does not have (its repository is damaged): %s", id, b.remoteRef(id), b.damagedStep(id))
+		return remote.Unreadable(fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit the remote does not have (its repository is damaged): %s", id, b.remoteRef(id), b.damagedStep(id)))
 	}
-	return fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: %s", k, id, k, b.twinStep(id, k))
+	return remote.Unreadable(fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: %s", k, id, k, b.twinStep(id, k)))
 }
 
 // notCairnsError is the error for workflow id, whose ref points at a commit Cairn did not write.
 func (b *Backend) notCairnsError(id string) error {
-	return fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id))
+	return remote.Unreadable(fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id)))
 }
 
 // rewrittenError is the error for workflow id's line, whose commits read as Cairn's up to where
 // what says it is not: a history rewritten by hand (squashed, a revision dropped) and
 // force-pushed. No sync can read it, so it gets the step of a line Cairn did not write.
 func (b *Backend) rewrittenError(id, what string) error {
-	return fmt.Errorf("gitremote: the remote's line for workflow %s %s: it was rewritten by something other than Cairn; %s", id, what, b.notCairnsStep(id))
+	return remote.Unreadable(fmt.Errorf("gitremote: the remote's line for workflow %s %s: it was rewritten by something other than Cairn; %s", id, what, b.notCairnsStep(id)))
 }
 
 // The steps below name the one ref to act on and say why acting loses no work: a ref deleted
@@ -930,6 +930,9 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 		if ctx.Err() != nil {
 			return &GitError{Op: args[0], Err: ctx.Err(), Stderr: fmt.Sprintf("no answer within %s", b.cfg.Timeout)}
 		}
+		if errors.Is(err, exec.ErrNotFound) {
+			return ErrNoGit
+		}
 		return &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String())}
 	}
 	return nil
@@ -958,6 +961,9 @@ func gitEnv(extra ...string) []string {
 	return append(out, extra...)
 }
 
+// ErrNoGit is a git command's error when no git is on PATH.
+var ErrNoGit = errors.New("no git on PATH, and sharing workflows runs git: install git 2.29 or later")
+
 // GitError is a git command that failed.
 type GitError struct {
 	Op     string // the git subcommand
@@ -974,7 +980,10 @@ func (e *GitError) Error() string {
 
 func (e *GitError) Unwrap() error { return e.Err }
 
-var userinfo = lazyre.New(`://[^/\s@]+@`)
+// userinfo is the credentials of a URL as git's diagnostics name them: after "://"; in a host
+// git:// could not reach ("unable to look up sam:s3cret@host"), which holds whatever the URL had
+// before the host; and any user with a password ("sam:s3cret@host: Permission denied", ssh's).
+var userinfo = lazyre.New(`(://|unable to (?:look up|connect to) )[^/\s@]+@|[^\s'"/@:]+:[^\s'"/@]*@`)
 
 // diagnose is the line of git's diagnostics an error reports: the last one, except that a git
 // too old for an option Cairn passes says so first and then prints its whole usage, whose last
@@ -1003,5 +1012,5 @@ const couldNotRead = "fatal: Could not read from remote repository."
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return userinfo().ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "://***@")
+	return userinfo().ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "${1}***@")
 }

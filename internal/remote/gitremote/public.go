@@ -3,6 +3,7 @@ package gitremote
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -96,5 +97,8 @@ func gitOutput(ctx context.Context, dir string, timeout time.Duration, args ...s
 	cmd.WaitDelay = 2 * time.Second
 	detach(cmd)
 	err := cmd.Run()
+	if errors.Is(err, exec.ErrNotFound) {
+		err = ErrNoGit
+	}
 	return out.String(), err
 }

@@ -14,7 +14,6 @@ import (
 // repository exists."), for a remote that is gone, an SSH host out of reach, and a daemon that
 // dropped the connection. The error gives git's reason instead.
 func TestUnreachableRemoteSaysWhy(t *testing.T) {
-	ctx := bg(t)
 	bare := bareRepo(t)
 	p := remotetest.NewProxy(t, daemon(t, filepath.Dir(bare)), remotetest.Faults{Cut: 1, MaxBytes: 1})
 	refused := "ssh: connect to host 127.0.0.1 port 22: Connection refused"
@@ -24,20 +23,28 @@ func TestUnreachableRemoteSaysWhy(t *testing.T) {
 		{"dropped", "git://" + p.Addr + "/" + filepath.Base(bare), "", "fatal: Could not read from remote repository."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			git(t, dir, "init", "-q")
-			git(t, dir, "remote", "add", "origin", tc.url)
-			if tc.ssh != "" {
-				git(t, dir, "config", "core.sshCommand", tc.ssh)
-			}
-			b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = b.Heads(ctx)
+			err := headsOf(t, tc.url, tc.ssh)
 			if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
 				t.Errorf("Heads = %v; want it to end with git's reason, %q", err, tc.want)
 			}
 		})
 	}
+}
+
+// headsOf is Heads' error in a fresh clone whose origin is url, with ssh, when not empty, as
+// its core.sshCommand.
+func headsOf(t *testing.T, url, ssh string) error {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	git(t, dir, "remote", "add", "origin", url)
+	if ssh != "" {
+		git(t, dir, "config", "core.sshCommand", ssh)
+	}
+	b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Heads(bg(t))
+	return err
 }

@@ -466,7 +466,7 @@ func decode(id string, recs []remote.Record) ([]Entry, error) {
 		// while the sync counted it as taken.
 		if err := json.Unmarshal(r.Data, &out[i]); err != nil || out[i].Revision != r.Rev ||
 			len(out[i].Snapshot) == 0 || out[i].Snapshot[0] != '{' {
-			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id)
+			return nil, remote.Unreadable(fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id))
 		}
 		// The record must be that revision of that workflow: with nothing active here, the
 		// store takes whatever workflow the first one holds, even one archived here (which a
@@ -476,7 +476,7 @@ func decode(id string, recs []remote.Record) ([]Entry, error) {
 			Rev int64  `json:"revision"`
 		}
 		if json.Unmarshal(out[i].Snapshot, &m) != nil || m.ID != id || m.Rev != r.Rev {
-			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s holds another workflow or revision (%.64q r%d): it cannot be synced; deleting %s's line there loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", r.Rev, id, m.ID, m.Rev, id, id)
+			return nil, remote.Unreadable(fmt.Errorf("remotesync: the remote's revision %d of %s holds another workflow or revision (%.64q r%d): it cannot be synced; deleting %s's line there loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", r.Rev, id, m.ID, m.Rev, id, id))
 		}
 	}
 	return out, nil
