@@ -57,6 +57,13 @@ func (e *Engine) KeepClaudeTask(t ClaudeTask, completed bool) error {
 	return err
 }
 
+// HasKeptClaudeTasks says whether task events may be kept (see KeptTasksDir): its directory
+// is there. One failed look when none is.
+func (e *Engine) HasKeptClaudeTasks() bool {
+	_, err := os.Lstat(filepath.Join(e.StateDir(), KeptTasksDir))
+	return err == nil
+}
+
 // ApplyKeptClaudeTasks records the task events KeepClaudeTask kept, oldest first, and drops
 // each once recorded (a crash before the drop records it again, which changes nothing); report
 // gets each outcome, as RecordClaudeTask's. One the record refuses (no active workflow, ...) is

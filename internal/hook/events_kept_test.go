@@ -1,0 +1,118 @@
+package hook_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
+)
+
+// TestTaskEventOutlivesTheHardStopWhileKeptOnesApply: a task event kept earlier is applied
+// first, after a wait for the lock that another process frees late and takes again at once;
+// the hook's own event then waits again, and the hard stop comes. No one can send that event
+// again: by then it must be kept (or recorded), not lost with the process.
+func TestTaskEventOutlivesTheHardStopWhileKeptOnesApply(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": dir, hook.EnvDeadline: "9s"}
+	getenv := func(k string) string { return env[k] }
+	startApex(t, getenv)
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "sess-aaaa-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer en.Close()
+	if err := en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the retry loop"}, false); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	lock := func() func() error {
+		unlock, err := d.Lock(".lock-workflow", time.Second)
+		if err != nil {
+			panic(err) // on the hook's goroutine too
+		}
+		return unlock
+	}
+	unlock := lock()
+	// The other process takes the lock again as soon as the kept event is recorded.
+	var retaken func() error
+	took := make(chan struct{})
+	stderr := &lineHook{match: "task 1 recorded", do: func() { retaken = lock(); close(took) }}
+	fired := make(chan time.Time)
+	r := &hook.Runner{Name: hook.EventsName, Stderr: stderr}
+	hook.SetHardStop(r, func(time.Time) <-chan time.Time { return fired })
+	var stdout bytes.Buffer
+	ran, work := make(chan error, 1), make(chan (<-chan struct{}), 1)
+	go func() {
+		work <- hook.EventsAs(r, strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"2","task_subject":"update the docs"}`), &stdout, getenv)
+		ran <- nil
+	}()
+	lockFile := filepath.Join(en.StateDir(), ".lock-workflow")
+	if durabletest.WaitLockWaiter(lockFile, ran) {
+		t.Fatalf("the hook did not wait for the lock:\n%s", stderr)
+	}
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-took:
+	case <-ran:
+		t.Fatalf("the hook ended without recording the kept event:\n%s", stderr)
+	}
+	if durabletest.WaitLockWaiter(lockFile, ran) {
+		t.Fatalf("the hook did not wait for the lock again:\n%s", stderr)
+	}
+	close(fired) // the hard stop, as it comes after two waits
+	<-ran
+	body := <-work
+
+	kept, _ := filepath.Glob(filepath.Join(en.StateDir(), engine.KeptTasksDir, "*.json"))
+	var found bool
+	for _, f := range kept {
+		b, _ := os.ReadFile(f)
+		found = found || strings.Contains(string(b), `"task_id":"2"`)
+	}
+	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
+	if !found && !strings.Contains(strings.Join(res.OpenTasks, "|"), "update the docs") {
+		t.Errorf("task 2 is neither kept nor recorded when the hard stop comes (kept %q, open tasks %q):\n%s", kept, res.OpenTasks, stderr)
+	}
+	if err := retaken(); err != nil {
+		t.Fatal(err)
+	}
+	<-body // the abandoned work ends before the directory goes
+}
+
+// lineHook is a hook's stderr that calls do, once, on the first line holding match.
+type lineHook struct {
+	match string
+	do    func()
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	once  sync.Once
+}
+
+func (w *lineHook) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.match) {
+		w.once.Do(w.do)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *lineHook) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
