@@ -49,8 +49,10 @@ func Events(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 	runHook(EventsName, stdin, stdout, stderr, getenv, yaml, events, eventsEarly)
 }
 
-// eventsEarly is Events' answer when it stops early, its %s the reason.
-const eventsEarly = "Cairn: an event hook stopped early (%s); workflow state was not changed, details on stderr."
+// eventsEarly is Events' answer when it stops early, its %s the reason. It cannot say what
+// changed: a task event may have recorded those kept before it, and StopFailure part of the
+// end-of-turn work.
+const eventsEarly = "Cairn: an event hook stopped early (%s); details on stderr."
 
 func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
 	ev := r.event(stdin)

@@ -18,7 +18,8 @@ import (
 // TestTaskEventOutlivesTheHardStopWhileKeptOnesApply: a task event kept earlier is applied
 // first, after a wait for the lock that another process frees late and takes again at once;
 // the hook's own event then waits again, and the hard stop comes. No one can send that event
-// again: by then it must be kept (or recorded), not lost with the process.
+// again: by then it must be kept (or recorded), not lost with the process; and the answer
+// does not say that nothing changed, as the kept event was recorded.
 func TestTaskEventOutlivesTheHardStopWhileKeptOnesApply(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": dir, hook.EnvDeadline: "9s"}
@@ -86,6 +87,10 @@ func TestTaskEventOutlivesTheHardStopWhileKeptOnesApply(t *testing.T) {
 	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
 	if !found && !strings.Contains(strings.Join(res.OpenTasks, "|"), "update the docs") {
 		t.Errorf("task 2 is neither kept nor recorded when the hard stop comes (kept %q, open tasks %q):\n%s", kept, res.OpenTasks, stderr)
+	}
+	// Task 1 was recorded before the stop: the answer must not say nothing changed.
+	if out := stdout.String(); !strings.Contains(out, "stopped early") || strings.Contains(out, "not changed") {
+		t.Errorf("the hard stop's answer is %q, want it to say the hook stopped early and not that nothing changed", out)
 	}
 	if err := retaken(); err != nil {
 		t.Fatal(err)
