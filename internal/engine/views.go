@@ -925,7 +925,7 @@ func looseFiles(dir string) []string {
 
 func staleTemps(dir string, now time.Time) []string {
 	var stale []string
-	subs := []string{".", "checkpoints", "logs", "journal", "sessions", "archive"}
+	subs := []string{".", "checkpoints", "logs", "journal", "sessions", "archive", KeptTasksDir}
 	// Inside archive directories too (a killed archive.json write), a bounded look.
 	if ents, err := durable.ReadDirPath(filepath.Join(dir, "archive")); err == nil {
 		for _, ent := range ents[:min(len(ents), 1000)] {
