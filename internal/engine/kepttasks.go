@@ -4,23 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-// KeptTasksDir, in the state directory, holds the task events (TaskCreated, TaskCompleted) a
-// hook could not record because another process held the workflow lock past its wait. No one
-// can send a hook event again, so each is kept there, one file each named by when it came,
-// until ApplyKeptClaudeTasks records it.
-const KeptTasksDir = "kept-tasks"
+// KeptTasksDir, in the state directory, holds the task events a hook could not record
+// (store.KeptTasksDir).
+const KeptTasksDir = store.KeptTasksDir
 
 // keptTask is one kept task event, as its file holds it.
 type keptTask struct {
@@ -42,27 +35,12 @@ func (e *Engine) KeepClaudeTask(t ClaudeTask, completed bool) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(e.StateDir(), KeptTasksDir)
-	name := filepath.Join(dir, fmt.Sprintf("%019d-%d.json", time.Now().UnixNano(), os.Getpid()))
-	// A directory found empty and removed by ApplyKeptClaudeTasks between the two steps is
-	// made again.
-	for range 3 {
-		if err = durable.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-		if err = durable.WriteFileAtomic(name, doc, 0o600); !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return err
+	return e.st.KeepTask(doc)
 }
 
 // HasKeptClaudeTasks says whether task events may be kept (see KeptTasksDir): its directory
 // is there. One failed look when none is.
-func (e *Engine) HasKeptClaudeTasks() bool {
-	_, err := os.Lstat(filepath.Join(e.StateDir(), KeptTasksDir))
-	return err == nil
-}
+func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 
 // ApplyKeptClaudeTasks records the task events KeepClaudeTask kept, oldest first, and drops
 // each once recorded (a crash before the drop records it again, which changes nothing); report
@@ -76,11 +54,10 @@ func (e *Engine) HasKeptClaudeTasks() bool {
 // end of a turn): the kept events are recorded only if the lock is free now, so a held lock
 // does not cost it a second wait.
 func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, completed bool, res *Result, err error)) (notes []string, err error) {
-	dir := filepath.Join(e.StateDir(), KeptTasksDir)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+	names, err := e.st.KeptTasks()
+	if err != nil || len(names) == 0 {
+		if err == nil {
+			e.st.DropKeptTasksDir() // a stale temp file may have been all it held
 		}
 		return nil, err
 	}
@@ -94,30 +71,18 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 		defer now.Close()
 		e = now
 	}
-	for _, ent := range ents {
-		name := ent.Name()
-		if strings.HasPrefix(name, ".tmp-") {
-			// A keep killed mid-write left it, once no writer can still be using it: removed,
-			// so the directory can go and the next look costs one failed read again.
-			if fi, err := ent.Info(); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > store.StaleTempAge {
-				_ = os.Remove(filepath.Join(dir, name))
-			}
-			continue
+	for _, name := range names {
+		data, err := e.st.ReadKeptTask(name)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // recorded and dropped by another hook meanwhile
 		}
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") || !ent.Type().IsRegular() {
-			continue // not ours
-		}
-		path := filepath.Join(dir, name)
-		data, err := os.ReadFile(path)
 		var k keptTask
 		if err == nil {
-			if err = strictjson.Check(data); err == nil {
-				err = json.Unmarshal(data, &k)
-			}
+			err = json.Unmarshal(data, &k)
 		}
 		if err != nil {
 			// Kept, never deleted: moved aside as the store moves any damaged file.
-			n, qerr := e.st.Quarantine(KeptTasksDir+"/"+name, fmt.Errorf("kept task event could not be read: %w", err))
+			n, qerr := e.st.Quarantine(store.KeptTaskFile(name), fmt.Errorf("kept task event could not be read: %w", err))
 			if qerr != nil {
 				return notes, qerr
 			}
@@ -130,11 +95,11 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 			return notes, err
 		}
 		report(t, k.Completed, res, err)
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := e.st.DropKeptTask(name); err != nil {
 			return notes, err
 		}
 	}
-	_ = os.Remove(dir) // empty now, so the next look costs one failed read; kept if one came meanwhile
+	e.st.DropKeptTasksDir() // empty now, so the next look costs one failed read; kept if one came meanwhile
 	return notes, nil
 }
 

@@ -88,8 +88,9 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 	stale, fresh := filepath.Join(dir, ".tmp-1-1.json-aaaa"), filepath.Join(dir, ".tmp-2-2.json-bbbb")
 	noErr(t, os.WriteFile(stale, nil, 0o600))
 	noErr(t, os.WriteFile(fresh, nil, 0o600))
-	old := time.Now().Add(-store.StaleTempAge - time.Minute)
+	old, young := e.clock.Now().Add(-store.StaleTempAge-time.Minute), e.clock.Now()
 	noErr(t, os.Chtimes(stale, old, old))
+	noErr(t, os.Chtimes(fresh, young, young))
 	apply()
 	if _, err := os.Lstat(stale); err == nil {
 		t.Errorf("%s is still there", stale)
