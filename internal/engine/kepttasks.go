@@ -21,6 +21,10 @@ type keptTask struct {
 	TaskID    string `json:"task_id"`
 	Subject   string `json:"subject"`
 	Completed bool   `json:"completed"`
+	// PID is the Claude Code client whose hook kept it (Config.PID), so that it is recorded
+	// as that client's. Files kept before it was written have none: their events are recorded
+	// as the applying client's when they are its session's.
+	PID int `json:"pid,omitempty"`
 }
 
 // KeepClaudeTask keeps a task event that could not be recorded now, durably and without a
@@ -31,7 +35,7 @@ func (e *Engine) KeepClaudeTask(t ClaudeTask, completed bool) error {
 	if err != nil {
 		return err
 	}
-	doc, err := json.Marshal(keptTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Completed: completed})
+	doc, err := json.Marshal(keptTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Completed: completed, PID: e.cfg.PID})
 	if err != nil {
 		return err
 	}
@@ -46,7 +50,9 @@ func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 // each once recorded (a crash before the drop records it again, which changes nothing); report
 // gets each outcome, as RecordClaudeTask's. One the record refuses (no active workflow, ...) is
 // dropped too, as it would have been when it came; a file that cannot be read is moved to
-// quarantine/ (Store.Quarantine), said in the returned notes. It stops at the first the lock
+// quarantine/ (Store.Quarantine), said in the returned notes. Each is recorded as the session
+// and client that kept it, whichever hook applies it: who owns the workflow, and whether a
+// task list beside its live owner is mirrored, are theirs. It stops at the first the lock
 // still keeps out, which stays kept with those after it, and returns that error. When none is
 // kept it costs one directory read that finds nothing.
 //
@@ -71,6 +77,14 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 		defer now.Close()
 		e = now
 	}
+	as := map[workflow.Actor]*Engine{{SessionID: e.cfg.SessionID, PID: e.cfg.PID}: e}
+	defer func() {
+		for _, o := range as {
+			if o != e {
+				o.Close()
+			}
+		}
+	}()
 	for _, name := range names {
 		data, err := e.st.ReadKeptTask(name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -90,7 +104,11 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 			continue
 		}
 		t := ClaudeTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject}
-		res, err := e.RecordClaudeTask(t, k.Completed)
+		by, err := e.keptBy(as, k)
+		if err != nil {
+			return notes, err
+		}
+		res, err := by.RecordClaudeTask(t, k.Completed)
 		if isLockTimeout(err) {
 			return notes, err
 		}
@@ -101,6 +119,27 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 	}
 	e.st.DropKeptTasksDir() // empty now, so the next look costs one failed read; kept if one came meanwhile
 	return notes, nil
+}
+
+// keptBy is the engine that records k: as its session and client (one without a client, kept
+// by an older Cairn, is the applying client's when it is its session), from as, where it is
+// kept for the next of theirs.
+func (e *Engine) keptBy(as map[workflow.Actor]*Engine, k keptTask) (*Engine, error) {
+	who := workflow.Actor{SessionID: k.SessionID, PID: k.PID}
+	if k.PID == 0 && k.SessionID == e.cfg.SessionID {
+		who.PID = e.cfg.PID
+	}
+	if by, ok := as[who]; ok {
+		return by, nil
+	}
+	cfg := e.cfg
+	cfg.SessionID, cfg.PID = who.SessionID, who.PID
+	by, err := Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	as[who] = by
+	return by, nil
 }
 
 // LockedBy says who holds the lock err gave up on ("by pid N (COMMAND) since TIME"), or ""

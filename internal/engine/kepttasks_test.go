@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,5 +130,39 @@ func noErr(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A task event kept in one Claude Code client and applied by the next hook of another is
+// recorded as its own session's and client's, not as the applying one's: the live owner's
+// task is mirrored (before, the hook beside it refused it as a task list beside the owner and
+// dropped it, and took the workflow from the owner), and the task of the session beside the
+// live owner stays out of the workflow when the owner's hook applies it.
+func TestKeptClaudeTasksAreAppliedAsTheirOwnSession(t *testing.T) {
+	e := newEnv(t)
+	owner := e.openAs("sess-aaaa-1", os.Getpid()) // a running client
+	must(owner.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	beside := e.openAs("sess-bbbb-2", 4243)
+	noErr(t, owner.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
+	noErr(t, beside.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-bbbb-2", TaskID: "1", Subject: "unrelated chore"}, false))
+	for _, applier := range []*engine.Engine{beside, owner} {
+		if _, err := applier.ApplyKeptClaudeTasks(true, func(engine.ClaudeTask, bool, *engine.Result, error) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r struct {
+		Owner struct {
+			SessionID string `json:"session_id"`
+		}
+		Tasks []struct{ ID, Note string }
+	}
+	if err := json.Unmarshal(owner.Resume(engine.ResumeOptions{}).Workflow, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tasks) != 1 || r.Tasks[0].Note != "write the parser" || r.Tasks[0].ID != "claude-sess-aaa-1" {
+		t.Errorf("tasks %+v, want the owner's task only", r.Tasks)
+	}
+	if r.Owner.SessionID != "sess-aaaa-1" {
+		t.Errorf("the workflow's owner is %q, want sess-aaaa-1 still", r.Owner.SessionID)
 	}
 }
