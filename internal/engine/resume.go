@@ -443,7 +443,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			return res, err
 		}, "recovered after an interruption")
 		if cerr != nil {
-			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+cerr.Error())
+			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+withoutRetry(cerr))
 			return r
 		}
 		if fresh, _, err := e.active(); err == nil && fresh != nil {
