@@ -145,24 +145,34 @@ func TestKeptClaudeTasksAreAppliedAsTheirOwnSession(t *testing.T) {
 	beside := e.openAs("sess-bbbb-2", 4243)
 	noErr(t, owner.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
 	noErr(t, beside.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-bbbb-2", TaskID: "1", Subject: "unrelated chore"}, false))
-	for _, applier := range []*engine.Engine{beside, owner} {
-		if _, err := applier.ApplyKeptClaudeTasks(true, func(engine.ClaudeTask, bool, *engine.Result, error) {}); err != nil {
+	apply := func(by *engine.Engine) {
+		t.Helper()
+		if _, err := by.ApplyKeptClaudeTasks(true, func(engine.ClaudeTask, bool, *engine.Result, error) {}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	apply(beside)
+	apply(owner)
+	// One kept before kept events named their client is the applying client's, when it is
+	// its session's.
+	dir := filepath.Join(owner.StateDir(), engine.KeptTasksDir)
+	noErr(t, os.MkdirAll(dir, 0o700))
+	noErr(t, os.WriteFile(filepath.Join(dir, "9000000000000000000-1.json"), []byte(`{"session_id":"sess-aaaa-1","task_id":"2","subject":"test the parser","completed":false}`), 0o600))
+	apply(owner)
 	var r struct {
 		Owner struct {
 			SessionID string `json:"session_id"`
+			PID       int
 		}
 		Tasks []struct{ ID, Note string }
 	}
 	if err := json.Unmarshal(owner.Resume(engine.ResumeOptions{}).Workflow, &r); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Tasks) != 1 || r.Tasks[0].Note != "write the parser" || r.Tasks[0].ID != "claude-sess-aaa-1" {
-		t.Errorf("tasks %+v, want the owner's task only", r.Tasks)
+	if len(r.Tasks) != 2 || r.Tasks[0].Note != "write the parser" || r.Tasks[0].ID != "claude-sess-aaa-1" || r.Tasks[1].ID != "claude-sess-aaa-2" {
+		t.Errorf("tasks %+v, want the owner's two tasks only", r.Tasks)
 	}
-	if r.Owner.SessionID != "sess-aaaa-1" {
-		t.Errorf("the workflow's owner is %q, want sess-aaaa-1 still", r.Owner.SessionID)
+	if r.Owner.SessionID != "sess-aaaa-1" || r.Owner.PID != os.Getpid() {
+		t.Errorf("the workflow's owner is %+v, want sess-aaaa-1 in its client still", r.Owner)
 	}
 }
