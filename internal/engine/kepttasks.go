@@ -50,7 +50,8 @@ func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 // each once recorded (a crash before the drop records it again, which changes nothing); report
 // gets each outcome, as RecordClaudeTask's. One the record refuses (no active workflow, ...) is
 // dropped too, as it would have been when it came; a file that cannot be read is moved to
-// quarantine/ (Store.Quarantine), said in the returned notes. Each is recorded as the session
+// quarantine/ (Store.Quarantine), said in the returned notes (one that cannot be moved there
+// stays, said too, and blocks none after it). Each is recorded as the session
 // and client that kept it, whichever hook applies it: who owns the workflow, and whether a
 // task list beside its live owner is mirrored, are theirs. It stops at the first the lock
 // still keeps out, which stays kept with those after it, and returns that error. When none is
@@ -98,7 +99,9 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 			// Kept, never deleted: moved aside as the store moves any damaged file.
 			n, qerr := e.st.Quarantine(store.KeptTaskFile(name), fmt.Errorf("kept task event could not be read: %w", err))
 			if qerr != nil {
-				return notes, qerr
+				// Left where it is, and said: the events kept after it are recorded all the same.
+				notes = append(notes, fmt.Sprintf("kept task event %s could not be read (%v) and stays where it is: %v", store.KeptTaskFile(name), err, qerr))
+				continue
 			}
 			notes = append(notes, n.Message)
 			continue

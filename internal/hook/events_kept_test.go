@@ -121,3 +121,46 @@ func (w *lineHook) String() string {
 	defer w.mu.Unlock()
 	return w.buf.String()
 }
+
+// TestKeptTaskThatCannotBeMovedAsideBlocksNoOther: a kept task event that cannot be read, and
+// cannot be moved to quarantine/ either (something else in its place), stays where it is and
+// is said; the events kept after it, and the hook's own, are recorded all the same, at this
+// hook and every later one.
+func TestKeptTaskThatCannotBeMovedAsideBlocksNoOther(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": dir}
+	getenv := func(k string) string { return env[k] }
+	startApex(t, getenv)
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "sess-aaaa-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer en.Close()
+	kept := filepath.Join(en.StateDir(), engine.KeptTasksDir)
+	if err := os.MkdirAll(kept, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"0000000000000000001-1.json": "not json",
+		"0000000000000000002-1.json": `{"session_id":"sess-aaaa-1","task_id":"1","subject":"write the retry loop","completed":false}`,
+		"../quarantine":              "a file where quarantine/ would be",
+	} {
+		if err := os.WriteFile(filepath.Join(kept, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"2", "3"} {
+		var stdout, stderr bytes.Buffer
+		hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"`+id+`","task_subject":"task `+id+`"}`), &stdout, &stderr, getenv, nil)
+		if !strings.Contains(stderr.String(), "could not be read") {
+			t.Errorf("task %s: stderr does not say a kept event could not be read:\n%s", id, stderr.String())
+		}
+	}
+	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
+	if got := strings.Join(res.OpenTasks, "|"); got != "write the retry loop|task 2|task 3" {
+		t.Errorf("open tasks %q, want the kept one and the hooks' own, in order", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(kept, "0000000000000000001-1.json")); err != nil || string(b) != "not json" {
+		t.Errorf("the unreadable kept event is %q, %v; want it where it was", b, err)
+	}
+}
