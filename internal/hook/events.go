@@ -116,7 +116,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		return nil
 	}
 	if kept {
-		return nil // applied with them (or left kept for the next hook), and said
+		return nil // applied with them, and said; what kept any from being applied, applyKept said
 	}
 	res, err := e.RecordClaudeTask(t, completed)
 	if engine.LockedBy(err) != "" {
