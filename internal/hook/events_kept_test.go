@@ -21,15 +21,7 @@ import (
 // again: by then it must be kept (or recorded), not lost with the process; and the answer
 // does not say that nothing changed, as the kept event was recorded.
 func TestTaskEventOutlivesTheHardStopWhileKeptOnesApply(t *testing.T) {
-	dir := t.TempDir()
-	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": dir, hook.EnvDeadline: "9s"}
-	getenv := func(k string) string { return env[k] }
-	startApex(t, getenv)
-	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "sess-aaaa-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer en.Close()
+	getenv, en := startedAs(t, "sess-aaaa-1", hook.EnvDeadline, "9s")
 	if err := en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the retry loop"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -127,15 +119,7 @@ func (w *lineHook) String() string {
 // is said; the events kept after it, and the hook's own, are recorded all the same, at this
 // hook and every later one.
 func TestKeptTaskThatCannotBeMovedAsideBlocksNoOther(t *testing.T) {
-	dir := t.TempDir()
-	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": dir}
-	getenv := func(k string) string { return env[k] }
-	startApex(t, getenv)
-	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "sess-aaaa-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer en.Close()
+	getenv, en := startedAs(t, "sess-aaaa-1")
 	kept := filepath.Join(en.StateDir(), engine.KeptTasksDir)
 	if err := os.MkdirAll(kept, 0o700); err != nil {
 		t.Fatal(err)
@@ -163,4 +147,23 @@ func TestKeptTaskThatCannotBeMovedAsideBlocksNoOther(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(kept, "0000000000000000001-1.json")); err != nil || string(b) != "not json" {
 		t.Errorf("the unreadable kept event is %q, %v; want it where it was", b, err)
 	}
+}
+
+// startedAs starts an apex workflow in a new project and opens its state as session, with the
+// environment's other variables set as kv (key, value, ...) says.
+func startedAs(t *testing.T, session string, kv ...string) (func(string) string, *engine.Engine) {
+	t.Helper()
+	dir := t.TempDir()
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": dir}
+	for i := 0; i+1 < len(kv); i += 2 {
+		env[kv[i]] = kv[i+1]
+	}
+	getenv := func(k string) string { return env[k] }
+	startApex(t, getenv)
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
+	return getenv, en
 }
