@@ -28,7 +28,13 @@ type LockTimeoutError struct {
 }
 
 func (e *LockTimeoutError) Error() string {
-	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed; try again once that process has finished", e.Path, e.Who(), e.Waited.Round(time.Millisecond))
+	return e.GaveUp() + "; try again once that process has finished"
+}
+
+// GaveUp is Error without its next step, for a caller that says its own: who holds the lock,
+// and that nothing changed.
+func (e *LockTimeoutError) GaveUp() string {
+	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed", e.Path, e.Who(), e.Waited.Round(time.Millisecond))
 }
 
 // Who says who holds the lock: "by pid N (COMMAND) since TIME", or that it did not say.

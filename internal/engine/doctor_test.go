@@ -298,7 +298,9 @@ func TestDoctorStaleTemps(t *testing.T) {
 	dir := en.StateDir()
 	old := e.clock.Now().Add(-time.Hour)
 	var stale []string
-	for _, p := range []string{".tmp-workflow-state.json-1", "checkpoints/.tmp-plan.json-2", "journal/.tmp-apex-tmp.jsonl-3"} {
+	noErr(t, os.MkdirAll(filepath.Join(dir, engine.KeptTasksDir), 0o700))
+	for _, p := range []string{".tmp-workflow-state.json-1", "checkpoints/.tmp-plan.json-2", "journal/.tmp-apex-tmp.jsonl-3",
+		engine.KeptTasksDir + "/.tmp-0000000000000000001-1.json-6"} {
 		p = filepath.Join(dir, p)
 		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
 			t.Fatal(err)

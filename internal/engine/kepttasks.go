@@ -4,23 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-// KeptTasksDir, in the state directory, holds the task events (TaskCreated, TaskCompleted) a
-// hook could not record because another process held the workflow lock past its wait. No one
-// can send a hook event again, so each is kept there, one file each named by when it came,
-// until ApplyKeptClaudeTasks records it.
-const KeptTasksDir = "kept-tasks"
+// KeptTasksDir, in the state directory, holds the task events a hook could not record
+// (store.KeptTasksDir).
+const KeptTasksDir = store.KeptTasksDir
 
 // keptTask is one kept task event, as its file holds it.
 type keptTask struct {
@@ -28,6 +21,10 @@ type keptTask struct {
 	TaskID    string `json:"task_id"`
 	Subject   string `json:"subject"`
 	Completed bool   `json:"completed"`
+	// PID is the Claude Code client whose hook kept it (Config.PID), so that it is recorded
+	// as that client's. Files kept before it was written have none: their events are recorded
+	// as the applying client's when they are its session's.
+	PID int `json:"pid,omitempty"`
 }
 
 // KeepClaudeTask keeps a task event that could not be recorded now, durably and without a
@@ -38,30 +35,25 @@ func (e *Engine) KeepClaudeTask(t ClaudeTask, completed bool) error {
 	if err != nil {
 		return err
 	}
-	doc, err := json.Marshal(keptTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Completed: completed})
+	doc, err := json.Marshal(keptTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Completed: completed, PID: e.cfg.PID})
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(e.StateDir(), KeptTasksDir)
-	name := filepath.Join(dir, fmt.Sprintf("%019d-%d.json", time.Now().UnixNano(), os.Getpid()))
-	// A directory found empty and removed by ApplyKeptClaudeTasks between the two steps is
-	// made again.
-	for range 3 {
-		if err = durable.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-		if err = durable.WriteFileAtomic(name, doc, 0o600); !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return err
+	return e.st.KeepTask(doc)
 }
+
+// HasKeptClaudeTasks says whether task events may be kept (see KeptTasksDir): its directory
+// is there. One failed look when none is.
+func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 
 // ApplyKeptClaudeTasks records the task events KeepClaudeTask kept, oldest first, and drops
 // each once recorded (a crash before the drop records it again, which changes nothing); report
 // gets each outcome, as RecordClaudeTask's. One the record refuses (no active workflow, ...) is
 // dropped too, as it would have been when it came; a file that cannot be read is moved to
-// quarantine/ (Store.Quarantine), said in the returned notes. It stops at the first the lock
+// quarantine/ (Store.Quarantine), said in the returned notes (one that cannot be moved there
+// stays, said too, and blocks none after it). Each is recorded as the session
+// and client that kept it, whichever hook applies it: who owns the workflow, and whether a
+// task list beside its live owner is mirrored, are theirs. It stops at the first the lock
 // still keeps out, or that the state cannot take (Classify says StateUnusable: a full disk, a
 // read-only directory), which stays kept with those after it, and returns that error. When
 // none is kept it costs one directory read that finds nothing.
@@ -70,11 +62,10 @@ func (e *Engine) KeepClaudeTask(t ClaudeTask, completed bool) error {
 // end of a turn): the kept events are recorded only if the lock is free now, so a held lock
 // does not cost it a second wait.
 func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, completed bool, res *Result, err error)) (notes []string, err error) {
-	dir := filepath.Join(e.StateDir(), KeptTasksDir)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+	names, err := e.st.KeptTasks()
+	if err != nil || len(names) == 0 {
+		if err == nil {
+			e.st.DropKeptTasksDir() // a stale temp file may have been all it held
 		}
 		return nil, err
 	}
@@ -88,38 +79,40 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 		defer now.Close()
 		e = now
 	}
-	for _, ent := range ents {
-		name := ent.Name()
-		if strings.HasPrefix(name, ".tmp-") {
-			// A keep killed mid-write left it, once no writer can still be using it: removed,
-			// so the directory can go and the next look costs one failed read again.
-			if fi, err := ent.Info(); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > store.StaleTempAge {
-				_ = os.Remove(filepath.Join(dir, name))
+	as := map[workflow.Actor]*Engine{{SessionID: e.cfg.SessionID, PID: e.cfg.PID}: e}
+	defer func() {
+		for _, o := range as {
+			if o != e {
+				o.Close()
 			}
-			continue
 		}
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") || !ent.Type().IsRegular() {
-			continue // not ours
+	}()
+	for _, name := range names {
+		data, err := e.st.ReadKeptTask(name)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // recorded and dropped by another hook meanwhile
 		}
-		path := filepath.Join(dir, name)
-		data, err := os.ReadFile(path)
 		var k keptTask
 		if err == nil {
-			if err = strictjson.Check(data); err == nil {
-				err = json.Unmarshal(data, &k)
-			}
+			err = json.Unmarshal(data, &k)
 		}
 		if err != nil {
 			// Kept, never deleted: moved aside as the store moves any damaged file.
-			n, qerr := e.st.Quarantine(KeptTasksDir+"/"+name, fmt.Errorf("kept task event could not be read: %w", err))
+			n, qerr := e.st.Quarantine(store.KeptTaskFile(name), fmt.Errorf("kept task event could not be read: %w", err))
 			if qerr != nil {
-				return notes, qerr
+				// Left where it is, and said: the events kept after it are recorded all the same.
+				notes = append(notes, fmt.Sprintf("kept task event %s could not be read (%v) and stays where it is: %v", store.KeptTaskFile(name), err, qerr))
+				continue
 			}
 			notes = append(notes, n.Message)
 			continue
 		}
 		t := ClaudeTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject}
-		res, err := e.RecordClaudeTask(t, k.Completed)
+		by, err := e.keptBy(as, k)
+		if err != nil {
+			return notes, err
+		}
+		res, err := by.RecordClaudeTask(t, k.Completed)
 		if isLockTimeout(err) {
 			return notes, err
 		}
@@ -128,12 +121,33 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 			return notes, fmt.Errorf("a kept task event was not recorded and stays kept for the next Cairn hook: %w", err)
 		}
 		report(t, k.Completed, res, err)
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := e.st.DropKeptTask(name); err != nil {
 			return notes, err
 		}
 	}
-	_ = os.Remove(dir) // empty now, so the next look costs one failed read; kept if one came meanwhile
+	e.st.DropKeptTasksDir() // empty now, so the next look costs one failed read; kept if one came meanwhile
 	return notes, nil
+}
+
+// keptBy is the engine that records k: as its session and client (one without a client, kept
+// by an older Cairn, is the applying client's when it is its session), from as, where it is
+// kept for the next of theirs.
+func (e *Engine) keptBy(as map[workflow.Actor]*Engine, k keptTask) (*Engine, error) {
+	who := workflow.Actor{SessionID: k.SessionID, PID: k.PID}
+	if k.PID == 0 && k.SessionID == e.cfg.SessionID {
+		who.PID = e.cfg.PID
+	}
+	if by, ok := as[who]; ok {
+		return by, nil
+	}
+	cfg := e.cfg
+	cfg.SessionID, cfg.PID = who.SessionID, who.PID
+	by, err := Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	as[who] = by
+	return by, nil
 }
 
 // LockedBy says who holds the lock err gave up on ("by pid N (COMMAND) since TIME"), or ""

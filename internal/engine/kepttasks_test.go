@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 // never written there, and a file that cannot be read is moved to quarantine/ (kept, never
 // deleted), with a note.
 func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
-	en := keptEnv(t)
+	e, en := keptEnv(t)
 	task := func(id, subject string) engine.ClaudeTask {
 		return engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: subject}
 	}
@@ -80,8 +81,9 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 	stale, fresh := filepath.Join(dir, ".tmp-1-1.json-aaaa"), filepath.Join(dir, ".tmp-2-2.json-bbbb")
 	noErr(t, os.WriteFile(stale, nil, 0o600))
 	noErr(t, os.WriteFile(fresh, nil, 0o600))
-	old := time.Now().Add(-store.StaleTempAge - time.Minute)
+	old, young := e.clock.Now().Add(-store.StaleTempAge-time.Minute), e.clock.Now()
 	noErr(t, os.Chtimes(stale, old, old))
+	noErr(t, os.Chtimes(fresh, young, young))
 	apply()
 	if _, err := os.Lstat(stale); err == nil {
 		t.Errorf("%s is still there", stale)
@@ -116,13 +118,13 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 	}
 }
 
-// keptEnv is the engine of session sess-aaaa-1 in a new project where s1 started an apex
+// keptEnv is the test env and the engine of session sess-aaaa-1 in a new project where s1 started an apex
 // workflow, for the kept task events' tests.
-func keptEnv(t *testing.T) *engine.Engine {
+func keptEnv(t *testing.T) (*env, *engine.Engine) {
 	t.Helper()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
-	return e.open("sess-aaaa-1")
+	return e, e.open("sess-aaaa-1")
 }
 
 // collect is a report for ApplyKeptClaudeTasks that adds to said what became of each event:
@@ -141,5 +143,49 @@ func noErr(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A task event kept in one Claude Code client and applied by the next hook of another is
+// recorded as its own session's and client's, not as the applying one's: the live owner's
+// task is mirrored (before, the hook beside it refused it as a task list beside the owner and
+// dropped it, and took the workflow from the owner), and the task of the session beside the
+// live owner stays out of the workflow when the owner's hook applies it.
+func TestKeptClaudeTasksAreAppliedAsTheirOwnSession(t *testing.T) {
+	e := newEnv(t)
+	owner := e.openAs("sess-aaaa-1", os.Getpid()) // a running client
+	must(owner.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	beside := e.openAs("sess-bbbb-2", 4243)
+	noErr(t, owner.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
+	noErr(t, beside.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-bbbb-2", TaskID: "1", Subject: "unrelated chore"}, false))
+	apply := func(by *engine.Engine) {
+		t.Helper()
+		if _, err := by.ApplyKeptClaudeTasks(true, func(engine.ClaudeTask, bool, *engine.Result, error) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(beside)
+	apply(owner)
+	// One kept before kept events named their client is the applying client's, when it is
+	// its session's.
+	dir := filepath.Join(owner.StateDir(), engine.KeptTasksDir)
+	noErr(t, os.MkdirAll(dir, 0o700))
+	noErr(t, os.WriteFile(filepath.Join(dir, "9000000000000000000-1.json"), []byte(`{"session_id":"sess-aaaa-1","task_id":"2","subject":"test the parser","completed":false}`), 0o600))
+	apply(owner)
+	var r struct {
+		Owner struct {
+			SessionID string `json:"session_id"`
+			PID       int
+		}
+		Tasks []struct{ ID, Note string }
+	}
+	if err := json.Unmarshal(owner.Resume(engine.ResumeOptions{}).Workflow, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tasks) != 2 || r.Tasks[0].Note != "write the parser" || r.Tasks[0].ID != "claude-sess-aaa-1" || r.Tasks[1].ID != "claude-sess-aaa-2" {
+		t.Errorf("tasks %+v, want the owner's two tasks only", r.Tasks)
+	}
+	if r.Owner.SessionID != "sess-aaaa-1" || r.Owner.PID != os.Getpid() {
+		t.Errorf("the workflow's owner is %+v, want sess-aaaa-1 in its client still", r.Owner)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // hook that looks: it is refused, not opened for a writer that never comes.
 func TestKeptClaudeTasksNeverBlockOnAFIFO(t *testing.T) {
 	for _, name := range []string{"", "0000000000000000001-1.json"} {
-		en := keptEnv(t)
+		_, en := keptEnv(t)
 		dir := filepath.Join(en.StateDir(), engine.KeptTasksDir)
 		if name != "" {
 			noErr(t, os.MkdirAll(dir, 0o700))
@@ -31,6 +31,37 @@ func TestKeptClaudeTasksNeverBlockOnAFIFO(t *testing.T) {
 		case <-done:
 		case <-time.After(10 * time.Second): // a guard against a hang, not a measure
 			t.Fatalf("a FIFO at %s blocks the look for kept task events", filepath.Join(dir, name))
+		}
+	}
+}
+
+// A kept-tasks directory that is a symlink (a repository that commits one) leads out of the
+// state directory: the files where it points are not Cairn's, so none is read as a kept
+// event, removed or moved to quarantine/, and no event is kept there.
+func TestKeptClaudeTasksNeverFollowALinkOut(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	en := e.open("sess-aaaa-1")
+	elsewhere := t.TempDir()
+	files := map[string]string{"0000000000000000001-1.json": `{"name":"not a task"}`, "0000000000000000002-1.json": "not json"}
+	for name, data := range files {
+		noErr(t, os.WriteFile(filepath.Join(elsewhere, name), []byte(data), 0o600))
+	}
+	noErr(t, os.Symlink(elsewhere, filepath.Join(en.StateDir(), engine.KeptTasksDir)))
+	_ = en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write it"}, false)
+	_, _ = en.ApplyKeptClaudeTasks(true, func(engine.ClaudeTask, bool, *engine.Result, error) {})
+	ents, err := os.ReadDir(elsewhere)
+	noErr(t, err)
+	var names []string
+	for _, ent := range ents {
+		names = append(names, ent.Name())
+	}
+	if len(names) != len(files) {
+		t.Errorf("where the link points now holds %q, want only the %d files it held", names, len(files))
+	}
+	for name, data := range files {
+		if b, err := os.ReadFile(filepath.Join(elsewhere, name)); err != nil || string(b) != data {
+			t.Errorf("%s where the link points: %q, %v; want it as it was", name, b, err)
 		}
 	}
 }

@@ -373,6 +373,16 @@ func (e *Engine) planView(def *workflow.Definition, r *workflow.Record, now time
 	return v
 }
 
+// withoutRetry is err as a warning of the report, whose next step says what to do: a lock wait
+// given up says who holds the lock and that nothing changed, without the lock error's "try
+// again", which names no step the model can take.
+func withoutRetry(err error) string {
+	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+		return strings.Replace(err.Error(), te.Error(), te.GaveUp(), 1)
+	}
+	return err.Error()
+}
+
 // applyReadProtocol archives a finished or expired workflow and recovers an interrupted one.
 // It returns the record still active afterwards, or nil. compaction is
 // ResumeOptions.Compaction: the owning session's own compaction expires nothing.
@@ -425,7 +435,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			}
 		}
 		if err != nil {
-			out.Warnings = append(out.Warnings, err.Error())
+			out.Warnings = append(out.Warnings, withoutRetry(err))
 			return r
 		}
 		pruneWarning(out, info)
@@ -445,7 +455,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			return res, err
 		}, "recovered after an interruption")
 		if cerr != nil {
-			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+cerr.Error())
+			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+withoutRetry(cerr))
 			return r
 		}
 		if fresh, _, err := e.active(); err == nil && fresh != nil {

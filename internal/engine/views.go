@@ -925,9 +925,15 @@ func looseFiles(dir string) []string {
 
 func staleTemps(dir string, now time.Time) []string {
 	var stale []string
-	subs := []string{".", "checkpoints", "logs", "journal", "sessions", "archive"}
+	subs := []string{".", "checkpoints", "logs", "journal", "sessions", "archive", KeptTasksDir}
+	// Only real directories: one that is a link leads out of the state directory, and what it
+	// holds is not Cairn's to remove.
+	realDir := func(sub string) bool {
+		fi, err := os.Lstat(filepath.Join(dir, sub))
+		return err == nil && fi.IsDir()
+	}
 	// Inside archive directories too (a killed archive.json write), a bounded look.
-	if ents, err := durable.ReadDirPath(filepath.Join(dir, "archive")); err == nil {
+	if ents, err := durable.ReadDirPath(filepath.Join(dir, "archive")); err == nil && realDir("archive") {
 		for _, ent := range ents[:min(len(ents), 1000)] {
 			if ent.IsDir() {
 				subs = append(subs, filepath.Join("archive", ent.Name()))
@@ -936,7 +942,7 @@ func staleTemps(dir string, now time.Time) []string {
 	}
 	for _, sub := range subs {
 		ents, err := durable.ReadDirPath(filepath.Join(dir, sub))
-		if err != nil {
+		if err != nil || !realDir(sub) {
 			continue
 		}
 		for _, ent := range ents {

@@ -46,9 +46,13 @@ const (
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
 func Events(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) {
-	runHook(EventsName, stdin, stdout, stderr, getenv, yaml, events,
-		"Cairn: an event hook stopped early (%s); workflow state was not changed, details on stderr.")
+	runHook(EventsName, stdin, stdout, stderr, getenv, yaml, events, eventsEarly)
 }
+
+// eventsEarly is Events' answer when it stops early, its %s the reason. It cannot say what
+// changed: a task event may have recorded those kept before it, and StopFailure part of the
+// end-of-turn work.
+const eventsEarly = "Cairn: an event hook stopped early (%s); details on stderr."
 
 func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
 	ev := r.event(stdin)
@@ -100,10 +104,19 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	completed := ev.HookEventName == EventTaskCompleted
 	t := engine.ClaudeTask{SessionID: sessionID, TaskID: ev.TaskID, Subject: ev.TaskSubject, Description: ev.TaskDescription}
 	// Those kept before come first, so the task list is changed in the order Claude Code
-	// changed it; while the lock keeps them out, this one is kept after them.
+	// changed it. Applying them may wait for the lock more than once, past the hard stop, so
+	// this one is kept after them before they are applied, and applied with them.
+	kept := e.HasKeptClaudeTasks() && e.KeepClaudeTask(t, completed) == nil
 	if err := applyKept(r, e, true); err != nil {
-		keepTask(r, e, t, completed, err)
+		if kept {
+			sayKept(r, t, completed, err)
+		} else {
+			keepTask(r, e, t, completed, err)
+		}
 		return nil
+	}
+	if kept {
+		return nil // applied with them, and said; what kept any from being applied, applyKept said
 	}
 	res, err := e.RecordClaudeTask(t, completed)
 	if engine.LockedBy(err) != "" {
@@ -144,6 +157,11 @@ func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, 
 		r.Logf("%s task %s not recorded: the workflow is locked %s, and keeping the event failed: %v", taskEvent(completed), taskShown(t.TaskID), engine.LockedBy(locked), err)
 		return
 	}
+	sayKept(r, t, completed, locked)
+}
+
+// sayKept says on stderr that a task event the lock kept out is kept.
+func sayKept(r *Runner, t engine.ClaudeTask, completed bool, locked error) {
 	r.Logf("%s task %s kept: the workflow is locked %s; it will be recorded by the next Cairn hook", taskEvent(completed), taskShown(t.TaskID), engine.LockedBy(locked))
 }
 

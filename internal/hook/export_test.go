@@ -1,8 +1,11 @@
 package hook
 
 import (
+	"context"
 	"io"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
 )
 
 // SessionStartOutput is the SessionStart output without a session title.
@@ -23,4 +26,15 @@ func ReadInputUntil(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte,
 func ReadEventUntil(r io.Reader, wait time.Duration, timeout <-chan time.Time) (Event, []string) {
 	data, err := readInput(r, MaxInput, timeout)
 	return eventOf(data, err, wait)
+}
+
+// EventsAs is Events run by r, whose Name and Stderr it leaves as they are; done is closed
+// when the hook's work has returned, which a hard stop lets happen after EventsAs has.
+func EventsAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string) string) (done <-chan struct{}) {
+	c := make(chan struct{})
+	runHookAs(r, stdin, stdout, getenv, nil, func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
+		defer close(c)
+		return events(ctx, r, stdin, getenv, yaml)
+	}, eventsEarly)
+	return c
 }

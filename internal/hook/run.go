@@ -127,8 +127,14 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 // when work panics or overruns the deadline, its %s the reason.
 func runHook(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML,
 	work func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte, early string) {
+	runHookAs(&Runner{Name: name, Stderr: stderr}, stdin, stdout, getenv, yaml, work, early)
+}
+
+// runHookAs is runHook with r, its Name and Stderr set, as the runner.
+func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string) string, yaml engine.YAML,
+	work func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte, early string) {
 	start := time.Now()
-	r := &Runner{Name: name, Stderr: stderr}
+	name := r.Name
 	var out []byte
 	if root, stale := staleLaunch(getenv); stale {
 		// Binaries made from other sources: the launcher finds or installs the right ones.

@@ -326,29 +326,43 @@ func (s *Store) ListCheckpoints(pattern string) ([]string, error) {
 		}
 		return nil, fmt.Errorf("checkpoint pattern %q: %w", pattern, err)
 	}
-	// The entries' types come with the directory read, no stat each: a directory or FIFO
-	// named like a checkpoint is none (loading it is refused), and is not listed.
-	entries, err := s.fs.ReadDir(checkpointsDir)
+	names, err := s.names(checkpoints)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(names))
+	for _, name := range names {
+		if ok, _ := path.Match(pattern, name); ok {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// names lists the names of c's documents, sorted, and removes the temp files killed writes
+// left there once StaleTempAge old. It reads only the directory, never the files: their
+// types come with the directory read, no stat each, and a directory or FIFO named like a
+// document is none (reading it is refused), so it is not listed.
+func (s *Store) names(c collection) ([]string, error) {
+	entries, err := s.fs.ReadDir(c.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []string{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing checkpoints in %s: %w", s.dir, err)
+		return nil, fmt.Errorf("listing %ss in %s: %w", c.what, s.dir, err)
 	}
 	out := make([]string, 0, len(entries))
 	for _, e := range entries {
 		n := e.Name()
 		if strings.HasPrefix(n, ".tmp-") {
-			s.removeStaleTemp(checkpointsDir + "/" + n)
+			s.removeStaleTemp(c.dir + "/" + n)
 			continue
 		}
 		name, ok := strings.CutSuffix(n, ".json")
 		if !ok || !e.Type().IsRegular() || ValidName(name) != nil {
-			continue // temp files and anything that is not ours
+			continue // anything that is not ours
 		}
-		if ok, _ := path.Match(pattern, name); ok {
-			out = append(out, name)
-		}
+		out = append(out, name)
 	}
 	sort.Strings(out)
 	return out, nil

@@ -1,0 +1,169 @@
+package hook_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
+)
+
+// TestTaskEventOutlivesTheHardStopWhileKeptOnesApply: a task event kept earlier is applied
+// first, after a wait for the lock that another process frees late and takes again at once;
+// the hook's own event then waits again, and the hard stop comes. No one can send that event
+// again: by then it must be kept (or recorded), not lost with the process; and the answer
+// does not say that nothing changed, as the kept event was recorded.
+func TestTaskEventOutlivesTheHardStopWhileKeptOnesApply(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1", hook.EnvDeadline, "9s")
+	if err := en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the retry loop"}, false); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	lock := func() func() error {
+		unlock, err := d.Lock(".lock-workflow", time.Second)
+		if err != nil {
+			panic(err) // on the hook's goroutine too
+		}
+		return unlock
+	}
+	unlock := lock()
+	// The other process takes the lock again as soon as the kept event is recorded.
+	var retaken func() error
+	took := make(chan struct{})
+	stderr := &lineHook{match: "task 1 recorded", do: func() { retaken = lock(); close(took) }}
+	fired := make(chan time.Time)
+	r := &hook.Runner{Name: hook.EventsName, Stderr: stderr}
+	hook.SetHardStop(r, func(time.Time) <-chan time.Time { return fired })
+	var stdout bytes.Buffer
+	ran, work := make(chan error, 1), make(chan (<-chan struct{}), 1)
+	go func() {
+		work <- hook.EventsAs(r, strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"2","task_subject":"update the docs"}`), &stdout, getenv)
+		ran <- nil
+	}()
+	lockFile := filepath.Join(en.StateDir(), ".lock-workflow")
+	if durabletest.WaitLockWaiter(lockFile, ran) {
+		t.Fatalf("the hook did not wait for the lock:\n%s", stderr)
+	}
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-took:
+	case <-ran:
+		t.Fatalf("the hook ended without recording the kept event:\n%s", stderr)
+	}
+	if durabletest.WaitLockWaiter(lockFile, ran) {
+		t.Fatalf("the hook did not wait for the lock again:\n%s", stderr)
+	}
+	close(fired) // the hard stop, as it comes after two waits
+	<-ran
+	body := <-work
+
+	kept, _ := filepath.Glob(filepath.Join(en.StateDir(), engine.KeptTasksDir, "*.json"))
+	var found bool
+	for _, f := range kept {
+		b, _ := os.ReadFile(f)
+		found = found || strings.Contains(string(b), `"task_id":"2"`)
+	}
+	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
+	if !found && !strings.Contains(strings.Join(res.OpenTasks, "|"), "update the docs") {
+		t.Errorf("task 2 is neither kept nor recorded when the hard stop comes (kept %q, open tasks %q):\n%s", kept, res.OpenTasks, stderr)
+	}
+	// Task 1 was recorded before the stop: the answer must not say nothing changed.
+	if out := stdout.String(); !strings.Contains(out, "stopped early") || strings.Contains(out, "not changed") {
+		t.Errorf("the hard stop's answer is %q, want it to say the hook stopped early and not that nothing changed", out)
+	}
+	if err := retaken(); err != nil {
+		t.Fatal(err)
+	}
+	<-body // the abandoned work ends before the directory goes
+}
+
+// lineHook is a hook's stderr that calls do, once, on the first line holding match.
+type lineHook struct {
+	match string
+	do    func()
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	once  sync.Once
+}
+
+func (w *lineHook) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.match) {
+		w.once.Do(w.do)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *lineHook) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestKeptTaskThatCannotBeMovedAsideBlocksNoOther: a kept task event that cannot be read, and
+// cannot be moved to quarantine/ either (something else in its place), stays where it is and
+// is said; the events kept after it, and the hook's own, are recorded all the same, at this
+// hook and every later one.
+func TestKeptTaskThatCannotBeMovedAsideBlocksNoOther(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1")
+	kept := filepath.Join(en.StateDir(), engine.KeptTasksDir)
+	if err := os.MkdirAll(kept, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"0000000000000000001-1.json": "not json",
+		"0000000000000000002-1.json": `{"session_id":"sess-aaaa-1","task_id":"1","subject":"write the retry loop","completed":false}`,
+		"../quarantine":              "a file where quarantine/ would be",
+	} {
+		if err := os.WriteFile(filepath.Join(kept, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"2", "3"} {
+		var stdout, stderr bytes.Buffer
+		hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"`+id+`","task_subject":"task `+id+`"}`), &stdout, &stderr, getenv, nil)
+		if !strings.Contains(stderr.String(), "could not be read") {
+			t.Errorf("task %s: stderr does not say a kept event could not be read:\n%s", id, stderr.String())
+		}
+	}
+	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
+	if got := strings.Join(res.OpenTasks, "|"); got != "write the retry loop|task 2|task 3" {
+		t.Errorf("open tasks %q, want the kept one and the hooks' own, in order", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(kept, "0000000000000000001-1.json")); err != nil || string(b) != "not json" {
+		t.Errorf("the unreadable kept event is %q, %v; want it where it was", b, err)
+	}
+}
+
+// startedAs starts an apex workflow in a new project and opens its state as session, with the
+// environment's other variables set as kv (key, value, ...) says.
+func startedAs(t *testing.T, session string, kv ...string) (func(string) string, *engine.Engine) {
+	t.Helper()
+	dir := t.TempDir()
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": dir}
+	for i := 0; i+1 < len(kv); i += 2 {
+		env[kv[i]] = kv[i+1]
+	}
+	getenv := func(k string) string { return env[k] }
+	startApex(t, getenv)
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
+	return getenv, en
+}
