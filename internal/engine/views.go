@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -525,7 +526,11 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else {
 		perm := fi.Mode().Perm()
 		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+vars.Quote(dir))
-		add("state directory writable", writable(dir), dir, "make it writable by this user; reads still work meanwhile")
+		fix := "chmod u+w " + vars.Quote(dir) + "; reads still work meanwhile"
+		if readOnlyFS(dir) {
+			fix = "it is on a read-only file system: remount it read-write (chmod cannot help there); reads still work meanwhile"
+		}
+		add("state directory writable", writable(dir), dir, fix)
 	}
 	if missing {
 		// nothing on disk to check
@@ -863,7 +868,7 @@ func (e *Engine) lockChecks(dir string) []Check {
 	defer d.Close()
 	names, _ := d.ReadDirNames(".")
 	var busy, pids, inPlace []string
-	n := 0
+	n, untried := 0, 0
 	for _, name := range names {
 		if !strings.HasPrefix(name, ".lock-") {
 			continue
@@ -876,6 +881,11 @@ func (e *Engine) lockChecks(dir string) []Check {
 			if te.Holder != nil && !slices.Contains(pids, strconv.Itoa(te.Holder.PID)) {
 				pids = append(pids, strconv.Itoa(te.Holder.PID))
 			}
+			continue
+		}
+		if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
+			// Not held: it cannot be opened to try, as the state directory cannot be written.
+			untried++
 			continue
 		}
 		if err != nil {
@@ -902,7 +912,11 @@ func (e *Engine) lockChecks(dir string) []Check {
 		}
 		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "), Fix: strings.Join(fix, "; ")}}
 	}
-	return []Check{{Name: "locks", OK: true, Detail: fmt.Sprintf("%d lock file%s, none held", n, workflow.Plural(n))}}
+	detail := fmt.Sprintf("%d lock file%s, none held", n, workflow.Plural(n))
+	if untried > 0 {
+		detail = fmt.Sprintf("%d lock file%s, none held that could be tried; %d could not be opened for writing, so not tried", n, workflow.Plural(n), untried)
+	}
+	return []Check{{Name: "locks", OK: true, Detail: detail}}
 }
 
 func looseFiles(dir string) []string {
