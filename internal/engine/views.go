@@ -518,7 +518,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if fi, err := os.Lstat(dir); notProject {
 		// the project root check says why there is none
 	} else if missing && errors.Is(err, fs.ErrNotExist) {
-		add("state directory", creatable(dir), dir+" does not exist yet; the first write creates it", "make the project directory writable")
+		add("state directory", creatable(dir), dir+" does not exist yet; the first write creates it", writeFix(dir))
 	} else if err != nil {
 		add("state directory", false, err.Error(), "check that the project directory is writable")
 	} else if c, other := OwnerCheck(dir, fi); other {
@@ -526,11 +526,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else {
 		perm := fi.Mode().Perm()
 		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+vars.Quote(dir))
-		fix := "chmod u+w " + vars.Quote(dir) + "; reads still work meanwhile"
-		if readOnlyFS(dir) {
-			fix = "it is on a read-only file system: remount it read-write (chmod cannot help there); reads still work meanwhile"
-		}
-		add("state directory writable", writable(dir), dir, fix)
+		add("state directory writable", writable(dir), dir, writeFix(dir)+"; reads still work meanwhile")
 	}
 	if missing {
 		// nothing on disk to check
@@ -551,7 +547,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("auto-memory (L2)", strings.Contains(e.memWarn, "is off"), e.memWarn, fix)
 	} else {
 		md := e.mem.Location().Dir
-		add("auto-memory (L2)", creatable(md), md, "make the memory directory (or its nearest existing parent) writable: L2 lines are skipped meanwhile")
+		add("auto-memory (L2)", creatable(md), md, writeFix(md)+": L2 lines are skipped meanwhile")
 		kept, settled := memory.KeptTemps(md, e.now())
 		detail := "none kept"
 		if settled > 0 {
@@ -849,14 +845,31 @@ func OwnerCheck(dir string, fi fs.FileInfo) (c Check, other bool) {
 // creatable reports whether dir exists and is writable, or could be created: its nearest
 // existing ancestor is a writable directory.
 func creatable(dir string) bool {
-	for d := dir; ; d = filepath.Dir(d) {
+	d, ok := nearest(dir)
+	return ok && writable(d)
+}
+
+// nearest is dir, or when it does not exist its nearest existing ancestor; ok is false when
+// that is no directory.
+func nearest(dir string) (d string, ok bool) {
+	for d = dir; ; d = filepath.Dir(d) {
 		if fi, err := os.Stat(d); err == nil {
-			return fi.IsDir() && writable(d)
+			return d, fi.IsDir()
 		}
 		if filepath.Dir(d) == d {
-			return false
+			return d, false
 		}
 	}
+}
+
+// writeFix is the command that lets this user write in dir (or create it, in its nearest
+// existing ancestor): chmod, except on a read-only file system, where chmod fails too.
+func writeFix(dir string) string {
+	d, _ := nearest(dir)
+	if readOnlyFS(d) {
+		return d + " is on a read-only file system: remount it read-write (chmod cannot help there)"
+	}
+	return "chmod u+w " + vars.Quote(d)
 }
 
 // lockChecks tries every lock without waiting and says who holds a busy one.
