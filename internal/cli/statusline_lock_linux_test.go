@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -26,16 +25,7 @@ func TestStatuslineNeverWaitsForTheLock(t *testing.T) {
 	if err := os.Remove(filepath.Join(state, store.WorkflowFile)); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(".lock-workflow", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
+	holdLock(t, state, ".lock-workflow")
 
 	out := make(chan string, 1)
 	done := make(chan error, 1)
