@@ -525,13 +525,13 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		out = append(out, c)
 	} else {
 		perm := fi.Mode().Perm()
-		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), privateFix(dir, "it", "chmod 700 "+vars.Quote(dir)))
+		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), fixIn(dir, "make it private", "chmod 700 "+vars.Quote(dir)))
 		add("state directory writable", writable(dir), dir, writeFix(dir)+"; reads still work meanwhile")
 	}
 	if missing {
 		// nothing on disk to check
 	} else if loose := looseFiles(dir); len(loose) > 0 {
-		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", privateFix(dir, "them", "chmod -R go-rwx "+vars.Quote(dir)))
+		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", fixIn(dir, "make them private", "chmod -R go-rwx "+vars.Quote(dir)))
 	} else {
 		add("state file permissions", true, "files are 0600", "")
 	}
@@ -574,7 +574,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		for _, p := range stale {
 			rm += " " + vars.Quote(filepath.Join(dir, p))
 		}
-		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "left by interrupted writes, they hold no state of record: "+rm)
+		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), fixIn(dir, "left by interrupted writes, they hold no state of record", rm))
 	}
 	root := e.root
 	if notProject {
@@ -872,13 +872,13 @@ func writeFix(dir string) string {
 	return "chmod u+w " + vars.Quote(d)
 }
 
-// privateFix is the fix that makes what (dir, or files in it) private with chmod: on a
-// read-only file system, where chmod fails too, after remounting it read-write.
-func privateFix(dir, what, chmod string) string {
+// fixIn is the fix why: cmd, a command that changes dir or files in it: on a read-only file
+// system, where cmd fails too, it comes after remounting it read-write.
+func fixIn(dir, why, cmd string) string {
 	if readOnlyFS(dir) {
-		return dir + " is on a read-only file system: remount it read-write, then " + chmod
+		return dir + " is on a read-only file system: remount it read-write, then " + cmd
 	}
-	return "make " + what + " private: " + chmod
+	return why + ": " + cmd
 }
 
 // lockChecks tries every lock without waiting and says who holds a busy one.
