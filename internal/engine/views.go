@@ -647,14 +647,14 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 				if what := store.InPlace(j.err); what != "" {
 					p := filepath.Join(dir, j.rel)
 					return Check{Name: name, Detail: p + " cannot be read: " + what + "; the snapshot reads, but every change is refused until the journal is a file again",
-						Fix: "move " + p + " out of the state directory (it may be someone's), then run cairn status"}, false
+						Fix: afterRemount(dir, "move "+p+" out of the state directory (it may be someone's), then run cairn status")}, false
 				}
 			}
 			return c, true
 		}
 		if foreignSnapshot(err) {
 			return Check{Name: name, Detail: snap + ": " + err.Error() + "; another tool's file, or a newer Cairn's that this one cannot tell: Cairn leaves it as it is",
-				Fix: e.moveOut() + ", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before"}, false
+				Fix: afterRemount(dir, e.moveOut()+", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before")}, false
 		}
 		why = snap + " is damaged (" + err.Error() + ")"
 		if errors.Is(err, migrate.ErrForeign) {
@@ -679,7 +679,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			// Cairn leaves it in its place: moved out, the next read rebuilds the snapshot.
 			fix = e.moveOut() + ", then run cairn status: it rebuilds the snapshot from the journal"
 		}
-		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "), Fix: fix}, false
+		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "), Fix: afterRemount(dir, fix)}, false
 	case inPlace.Name != "":
 		return inPlace, false
 	case len(bad) > 0:
@@ -688,7 +688,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		// start anew.
 		q := vars.Quote(filepath.Join(dir, "quarantine"))
 		return Check{Name: name, Detail: why + ", and no state can be rebuilt from its journal: " + strings.Join(bad, "; "),
-			Fix: "keep them aside in quarantine/, where they stay to be read, and a new workflow can start: mkdir -p " + q + " && mv -- " + strings.Join(aside, " ") + " " + q + "/"}, false
+			Fix: fixIn(dir, "keep them aside in quarantine/, where they stay to be read, and a new workflow can start", "mkdir -p "+q+" && mv -- "+strings.Join(aside, " ")+" "+q+"/")}, false
 	}
 	return c, true // no workflow on record
 }
@@ -876,9 +876,18 @@ func writeFix(dir string) string {
 // system, where cmd fails too, it comes after remounting it read-write.
 func fixIn(dir, why, cmd string) string {
 	if readOnlyFS(dir) {
-		return dir + " is on a read-only file system: remount it read-write, then " + cmd
+		return afterRemount(dir, cmd)
 	}
 	return why + ": " + cmd
+}
+
+// afterRemount is fix, a step that writes in dir: on a read-only file system, where it fails
+// too, it comes after remounting that read-write.
+func afterRemount(dir, fix string) string {
+	if readOnlyFS(dir) {
+		return dir + " is on a read-only file system: remount it read-write, then " + fix
+	}
+	return fix
 }
 
 // lockChecks tries every lock without waiting and says who holds a busy one.
