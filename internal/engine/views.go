@@ -932,7 +932,7 @@ func (e *Engine) lockChecks(dir string) []Check {
 		var fix []string
 		if len(inPlace) > 0 {
 			// No process holds it: every write refuses until it is out of the way.
-			fix = append(fix, "move "+strings.Join(inPlace, " ")+" out of the state directory (it may be someone's): Cairn makes its lock files anew")
+			fix = append(fix, afterRemount(dir, "move "+strings.Join(inPlace, " ")+" out of the state directory (it may be someone's): Cairn makes its lock files anew"))
 		}
 		if len(inPlace) < len(busy) {
 			holder := "the process"
