@@ -71,7 +71,7 @@ type outWriter struct {
 func (o *outWriter) Write(p []byte) (int, error) {
 	n, err := o.w.Write(p)
 	if err != nil {
-		err = &outputError{err}
+		err = &outputError{err: err}
 		if o.err == nil {
 			o.err = err
 		}
@@ -103,9 +103,19 @@ func readerLeft(err error) bool {
 }
 
 // outputError is a write to stdout that failed (exit 3: something broke, nothing refused).
-type outputError struct{ err error }
+// made is the report of a change made all the same, which is said with it.
+type outputError struct {
+	err  error
+	made string
+}
 
-func (e *outputError) Error() string { return "the output could not be written: " + e.err.Error() }
+func (e *outputError) Error() string {
+	msg := "the output could not be written: " + e.err.Error()
+	if e.made != "" {
+		msg += "; the change was made (" + e.made + "): cairn status shows the workflow as it is now"
+	}
+	return msg
+}
 func (e *outputError) Unwrap() error { return e.err }
 
 // stream is the stream w writes to, for the checks that need the file itself (a terminal,
@@ -542,13 +552,17 @@ func (a *app) result(res *engine.Result, err error, quiet bool) error {
 	a.warn(res.Warnings...)
 	if a.json {
 		a.personNext(res)
-		return a.printJSON(res)
-	}
-	if !quiet && res.Message != "" {
+		err = a.printJSON(res)
+	} else if !quiet && res.Message != "" {
 		fmt.Fprintln(a.stdout, clean(res.Message))
 		a.next(a.stdout, res)
 	}
-	return nil
+	if o, ok := a.stdout.(*outWriter); ok && o.err != nil && res.Changed {
+		// Lost or not, the change stands: said, so that nobody makes it again into a refusal.
+		oe, _ := errors.AsType[*outputError](o.err)
+		return &outputError{err: oe.err, made: clean(res.Message)}
+	}
+	return err
 }
 
 // next prints the engine's one next step for a move: that leaving the phase it entered needs

@@ -46,7 +46,7 @@ func TestExitCode(t *testing.T) {
 		{"newer format", &migrate.NewerError{}, ExitInternal},
 		{"symlinked state dir", fmt.Errorf("opening: %w", durable.ErrSymlinkDir), ExitInternal},
 		{"permission", fmt.Errorf("reading: %w", fs.ErrPermission), ExitInternal},
-		{"output lost", fmt.Errorf("printing: %w", &outputError{errors.New("no space left on device")}), ExitInternal},
+		{"output lost", fmt.Errorf("printing: %w", &outputError{err: errors.New("no space left on device")}), ExitInternal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

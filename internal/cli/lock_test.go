@@ -23,16 +23,7 @@ func TestLockHeld(t *testing.T) {
 	t.Parallel()
 	dir, env := project(t)
 	run(t, dir, env, "start", "apex", "locked out", "--id", "apex-l")
-	d, err := durable.OpenDir(filepath.Join(dir, ".claude", "cairn"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(".lock-workflow", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
+	holdLock(t, filepath.Join(dir, ".claude", "cairn"), ".lock-workflow")
 
 	code, stdout, stderr := exitOf(t, cairnCmd(t, dir, env, "transition", "plan"))
 	if code != 3 || stdout != "" || !strings.Contains(stderr, ".lock-workflow is locked") || !strings.Contains(stderr, "nothing changed") {
@@ -48,6 +39,22 @@ func TestLockHeld(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"state": "analyze"`) {
 		t.Fatalf("show under a held lock: exit %d\n%s", code, stdout)
 	}
+}
+
+// holdLock holds the lock file name in the state directory dir, as another process would,
+// until the test ends.
+func holdLock(t *testing.T, dir, name string) {
+	t.Helper()
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	unlock, err := d.Lock(name, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unlock() })
 }
 
 func exitOf(t *testing.T, cmd *exec.Cmd) (int, string, string) {

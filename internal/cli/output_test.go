@@ -78,3 +78,29 @@ func TestWorkingDirectoryRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestLostOutputSaysTheChangeWasMade: a change whose report could not be written (a full
+// disk) was made all the same; exit 3 and "the output could not be written" alone left a
+// person or a script to guess, and to run it again into a refusal. The error says it was made.
+func TestLostOutputSaysTheChangeWasMade(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "output check")
+	for _, tc := range []struct {
+		args []string
+		said string
+	}{
+		{[]string{"transition", "plan"}, "moved analyze -> plan"},
+		{[]string{"task", "t1", "running", "--json"}, "task t1 is running"},
+	} {
+		var w fullWriter
+		var stderr bytes.Buffer
+		code := cli.Main(tc.args, strings.NewReader(""), &w, &stderr, p.getenv)
+		if code != cli.ExitInternal || !strings.Contains(stderr.String(), "the output could not be written: no space left on device") ||
+			!strings.Contains(stderr.String(), "the change was made ("+tc.said) {
+			t.Errorf("cairn %v with its output lost: exit %d, stderr %q; want exit 3 saying the change was made (%s)", tc.args, code, stderr.String(), tc.said)
+		}
+	}
+	if code, out := p.run("", "status", "--json"); code != 0 || !strings.Contains(out, `"phase": "plan"`) {
+		t.Fatalf("status after: exit %d\n%s", code, out)
+	}
+}

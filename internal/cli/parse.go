@@ -37,7 +37,8 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		f := fs.Lookup(name)
 		if f == nil { // "---x" names "-x", which no flag is
-			return nil, unknownFlag(fs, name)
+			dashes := arg[:len(arg)-len(strings.TrimPrefix(arg[1:], "-"))]
+			return nil, unknownFlag(fs, dashes, name)
 		}
 		if isBool(f) {
 			if !hasValue {
@@ -103,14 +104,15 @@ func named(s string) string {
 	return ""
 }
 
-func unknownFlag(fs *flag.FlagSet, name string) error {
+// unknownFlag refuses the flag name, named as it was typed: with dashes, "-" or "--".
+func unknownFlag(fs *flag.FlagSet, dashes, name string) error {
 	var known []string // sorted: VisitAll goes in lexicographical order
 	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
 	if !plainFlag().MatchString(name) || secrets.ScanString(name) != nil {
 		// Not a flag's shape (a pasted PEM key starts with -----): never repeated.
 		return fmt.Errorf("an argument starting with - is not a flag; this command's flags are --%s (a value that starts with - goes after --)", strings.Join(known, ", --"))
 	}
-	return fmt.Errorf("no flag --%s; %s (a value that starts with - goes after --)", name,
+	return fmt.Errorf("no flag %s%s; %s (a value that starts with - goes after --)", dashes, name,
 		cmp.Or(meant("--", name, known), "this command's flags are --"+strings.Join(known, ", --")))
 }
 

@@ -59,7 +59,7 @@ func statusline(a *app) error {
 		}
 		return nil
 	}
-	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}, NoCreate: true})
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}, NoCreate: true, NoLockWait: true})
 	if err != nil {
 		a.say(err.Error())
 		return none()

@@ -193,8 +193,9 @@ type Status struct {
 }
 
 // QuickStatus reads the active workflow for a status bar: the record only (without a lock
-// when all is well, as Store.ReadWorkflow reads), no read protocol and no memory, so it costs
-// a few milliseconds. ok is false when no workflow is active.
+// when all is well, as Store.ReadWorkflow reads; an engine opened with Config.NoLockWait
+// never waits for one), no read protocol and no memory, so it costs a few milliseconds. ok
+// is false when no workflow is active.
 func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 	r, _, err := e.active()
 	if err != nil || r == nil || r.Status != workflow.StatusActive {

@@ -38,6 +38,10 @@ type Config struct {
 	PID       int                 // Claude Code's pid (hooks: $CLAUDE_PID; MCP server: its parent)
 	Actor     string              // "mcp", "session-start", "stop", "cli": recorded in the journal
 	LockWait  time.Duration       // bound on waiting for a lock; default 3s
+	// NoLockWait is for a read that must never wait (the status line, on every refresh of
+	// Claude Code's status bar): a lock another process holds is tried once, not waited for,
+	// and the read answers from what it reads without it (store.WithLockWait(0)).
+	NoLockWait bool
 	// YAML reads and writes the YAML Cairn deals in: the user's workflow definitions, seed
 	// 001's milestone front matter and WORKFLOW-STATUS.yaml (yamldoc.Codec). Every
 	// binary passes one; nil (some tests) leaves those files unread, each one reported.
@@ -148,7 +152,11 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("finding the state directory: %w", err)
 	}
 	conf := readConfig(dir)
-	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(cfg.LockWait), store.WithProjectRoot(root)}
+	wait := cfg.LockWait
+	if cfg.NoLockWait {
+		wait = 0
+	}
+	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(wait), store.WithProjectRoot(root)}
 	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
 		opts = append(opts, store.WithRetention(n))
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -517,20 +518,20 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if fi, err := os.Lstat(dir); notProject {
 		// the project root check says why there is none
 	} else if missing && errors.Is(err, fs.ErrNotExist) {
-		add("state directory", creatable(dir), dir+" does not exist yet; the first write creates it", "make the project directory writable")
+		add("state directory", creatable(dir), dir+" does not exist yet; the first write creates it", writeFix(dir))
 	} else if err != nil {
 		add("state directory", false, err.Error(), "check that the project directory is writable")
 	} else if c, other := OwnerCheck(dir, fi); other {
 		out = append(out, c)
 	} else {
 		perm := fi.Mode().Perm()
-		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+vars.Quote(dir))
-		add("state directory writable", writable(dir), dir, "make it writable by this user; reads still work meanwhile")
+		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), fixIn(dir, "make it private", "chmod 700 "+vars.Quote(dir)))
+		add("state directory writable", writable(dir), dir, writeFix(dir)+"; reads still work meanwhile")
 	}
 	if missing {
 		// nothing on disk to check
 	} else if loose := looseFiles(dir); len(loose) > 0 {
-		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", "make them private: chmod -R go-rwx "+vars.Quote(dir))
+		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", fixIn(dir, "make them private", "chmod -R go-rwx "+vars.Quote(dir)))
 	} else {
 		add("state file permissions", true, "files are 0600", "")
 	}
@@ -546,7 +547,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("auto-memory (L2)", strings.Contains(e.memWarn, "is off"), e.memWarn, fix)
 	} else {
 		md := e.mem.Location().Dir
-		add("auto-memory (L2)", creatable(md), md, "make the memory directory (or its nearest existing parent) writable: L2 lines are skipped meanwhile")
+		add("auto-memory (L2)", creatable(md), md, writeFix(md)+": L2 lines are skipped meanwhile")
 		kept, settled := memory.KeptTemps(md, e.now())
 		detail := "none kept"
 		if settled > 0 {
@@ -573,7 +574,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		for _, p := range stale {
 			rm += " " + vars.Quote(filepath.Join(dir, p))
 		}
-		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "left by interrupted writes, they hold no state of record: "+rm)
+		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), fixIn(dir, "left by interrupted writes, they hold no state of record", rm))
 	}
 	root := e.root
 	if notProject {
@@ -646,14 +647,14 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 				if what := store.InPlace(j.err); what != "" {
 					p := filepath.Join(dir, j.rel)
 					return Check{Name: name, Detail: p + " cannot be read: " + what + "; the snapshot reads, but every change is refused until the journal is a file again",
-						Fix: "move " + p + " out of the state directory (it may be someone's), then run cairn status"}, false
+						Fix: afterRemount(dir, "move "+p+" out of the state directory (it may be someone's), then run cairn status")}, false
 				}
 			}
 			return c, true
 		}
 		if foreignSnapshot(err) {
 			return Check{Name: name, Detail: snap + ": " + err.Error() + "; another tool's file, or a newer Cairn's that this one cannot tell: Cairn leaves it as it is",
-				Fix: e.moveOut() + ", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before"}, false
+				Fix: afterRemount(dir, e.moveOut()+", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before")}, false
 		}
 		why = snap + " is damaged (" + err.Error() + ")"
 		if errors.Is(err, migrate.ErrForeign) {
@@ -678,7 +679,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			// Cairn leaves it in its place: moved out, the next read rebuilds the snapshot.
 			fix = e.moveOut() + ", then run cairn status: it rebuilds the snapshot from the journal"
 		}
-		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "), Fix: fix}, false
+		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "), Fix: afterRemount(dir, fix)}, false
 	case inPlace.Name != "":
 		return inPlace, false
 	case len(bad) > 0:
@@ -687,7 +688,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		// start anew.
 		q := vars.Quote(filepath.Join(dir, "quarantine"))
 		return Check{Name: name, Detail: why + ", and no state can be rebuilt from its journal: " + strings.Join(bad, "; "),
-			Fix: "keep them aside in quarantine/, where they stay to be read, and a new workflow can start: mkdir -p " + q + " && mv -- " + strings.Join(aside, " ") + " " + q + "/"}, false
+			Fix: fixIn(dir, "keep them aside in quarantine/, where they stay to be read, and a new workflow can start", "mkdir -p "+q+" && mv -- "+strings.Join(aside, " ")+" "+q+"/")}, false
 	}
 	return c, true // no workflow on record
 }
@@ -844,14 +845,49 @@ func OwnerCheck(dir string, fi fs.FileInfo) (c Check, other bool) {
 // creatable reports whether dir exists and is writable, or could be created: its nearest
 // existing ancestor is a writable directory.
 func creatable(dir string) bool {
-	for d := dir; ; d = filepath.Dir(d) {
+	d, ok := nearest(dir)
+	return ok && writable(d)
+}
+
+// nearest is dir, or when it does not exist its nearest existing ancestor; ok is false when
+// that is no directory.
+func nearest(dir string) (d string, ok bool) {
+	for d = dir; ; d = filepath.Dir(d) {
 		if fi, err := os.Stat(d); err == nil {
-			return fi.IsDir() && writable(d)
+			return d, fi.IsDir()
 		}
 		if filepath.Dir(d) == d {
-			return false
+			return d, false
 		}
 	}
+}
+
+// writeFix is the command that lets this user write in dir (or create it, in its nearest
+// existing ancestor): chmod, except on a read-only file system, where chmod fails too.
+func writeFix(dir string) string {
+	d, _ := nearest(dir)
+	if readOnlyFS(d) {
+		return d + " is on a read-only file system: remount it read-write (chmod cannot help there)"
+	}
+	return "chmod u+w " + vars.Quote(d)
+}
+
+// fixIn is the fix why: cmd, a command that changes dir or files in it: on a read-only file
+// system, where cmd fails too, it comes after remounting it read-write.
+func fixIn(dir, why, cmd string) string {
+	if readOnlyFS(dir) {
+		return afterRemount(dir, cmd)
+	}
+	return why + ": " + cmd
+}
+
+// afterRemount is fix, a step that writes in dir: on a read-only file system, where it fails
+// too, it comes after remounting that read-write.
+func afterRemount(dir, fix string) string {
+	if readOnlyFS(dir) {
+		return dir + " is on a read-only file system: remount it read-write, then " + fix
+	}
+	return fix
 }
 
 // lockChecks tries every lock without waiting and says who holds a busy one.
@@ -863,7 +899,7 @@ func (e *Engine) lockChecks(dir string) []Check {
 	defer d.Close()
 	names, _ := d.ReadDirNames(".")
 	var busy, pids, inPlace []string
-	n := 0
+	n, untried := 0, 0
 	for _, name := range names {
 		if !strings.HasPrefix(name, ".lock-") {
 			continue
@@ -876,6 +912,11 @@ func (e *Engine) lockChecks(dir string) []Check {
 			if te.Holder != nil && !slices.Contains(pids, strconv.Itoa(te.Holder.PID)) {
 				pids = append(pids, strconv.Itoa(te.Holder.PID))
 			}
+			continue
+		}
+		if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
+			// Not held: it cannot be opened to try, as the state directory cannot be written.
+			untried++
 			continue
 		}
 		if err != nil {
@@ -891,7 +932,7 @@ func (e *Engine) lockChecks(dir string) []Check {
 		var fix []string
 		if len(inPlace) > 0 {
 			// No process holds it: every write refuses until it is out of the way.
-			fix = append(fix, "move "+strings.Join(inPlace, " ")+" out of the state directory (it may be someone's): Cairn makes its lock files anew")
+			fix = append(fix, afterRemount(dir, "move "+strings.Join(inPlace, " ")+" out of the state directory (it may be someone's): Cairn makes its lock files anew"))
 		}
 		if len(inPlace) < len(busy) {
 			holder := "the process"
@@ -902,7 +943,11 @@ func (e *Engine) lockChecks(dir string) []Check {
 		}
 		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "), Fix: strings.Join(fix, "; ")}}
 	}
-	return []Check{{Name: "locks", OK: true, Detail: fmt.Sprintf("%d lock file%s, none held", n, workflow.Plural(n))}}
+	detail := fmt.Sprintf("%d lock file%s, none held", n, workflow.Plural(n))
+	if untried > 0 {
+		detail = fmt.Sprintf("%d lock file%s, none held that could be tried; %d could not be opened for writing, so not tried", n, workflow.Plural(n), untried)
+	}
+	return []Check{{Name: "locks", OK: true, Detail: detail}}
 }
 
 func looseFiles(dir string) []string {

@@ -12,6 +12,10 @@ import (
 // writable reports whether this process may create files in dir.
 func writable(dir string) bool { return unix.Access(dir, unix.W_OK) == nil }
 
+// readOnlyFS reports whether dir cannot be written because its file system is mounted
+// read-only, where no chmod helps.
+func readOnlyFS(dir string) bool { return unix.Access(dir, unix.W_OK) == unix.EROFS }
+
 // euid is os.Geteuid, which a test replaces.
 var euid = os.Geteuid
 

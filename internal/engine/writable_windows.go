@@ -11,6 +11,9 @@ func writable(dir string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// readOnlyFS: see writable.
+func readOnlyFS(string) bool { return false }
+
 var euid = os.Geteuid // -1 here; only otherOwner would use it
 
 // otherOwner: Windows grants writes by ACL, not by owner; a failed write reports itself.

@@ -103,9 +103,11 @@ func setup(env *testscript.Env) error {
 
 // condition knows [readonly]: a read-only state directory can be made here (as a normal user
 // by chmod; as root, for whom chmod means nothing, only by a read-only bind mount in a new
-// mount namespace).
+// mount namespace), and [root]: the tests run as root (with-readonly then mounts).
 func condition(cond string) (bool, error) {
 	switch cond {
+	case "root":
+		return os.Geteuid() == 0, nil
 	case "readonly":
 		if os.Geteuid() != 0 {
 			return true, nil

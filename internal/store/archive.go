@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -73,7 +74,27 @@ func (a *ArchiveInfo) summarize(record []byte) {
 	}
 	if json.Unmarshal(record, &r) == nil {
 		a.Type, a.Phase, a.Context, a.UpdatedAt = r.Type, r.State, r.Context, r.UpdatedAt
+		a.clipContext()
 	}
+}
+
+// clipContext cuts the context a listing shows to what a start takes
+// (workflow.MaxContextRunes): one an older Cairn or a seed allowed to be longer would make
+// archive.json and its index line too large to read back.
+func (a *ArchiveInfo) clipContext() {
+	a.Context = textsafe.Clip(a.Context, workflow.MaxContextRunes)
+}
+
+// readArchiveInfo reads what archive.json, in the archive directory dir, says of its archive
+// (ok false when it cannot be read): in full, as an older Cairn wrote it with a context of
+// any length, which is cut short here.
+func (s *Store) readArchiveInfo(dir string) (a ArchiveInfo, ok bool) {
+	b, err := durable.ReadFile(s.fs, dir+"/archive.json", strictjson.MaxSize)
+	if err != nil || json.Unmarshal(b, &a) != nil {
+		return ArchiveInfo{}, false
+	}
+	a.clipContext()
+	return a, true
 }
 
 const archiveStamp = "20060102T150405.000Z"
@@ -563,8 +584,8 @@ func (s *Store) indexPending(p pending, dir string) error {
 	index, _ := s.readIndex()
 	if !slices.ContainsFunc(index, func(a ArchiveInfo) bool { return a.Dir == p.Dir }) {
 		info := ArchiveInfo{Dir: p.Dir, WorkflowID: p.WorkflowID}
-		if b, err := durable.ReadFile(s.fs, dir+"/archive.json", 64<<10); err == nil {
-			_ = json.Unmarshal(b, &info)
+		if a, ok := s.readArchiveInfo(dir); ok {
+			info = a
 			info.Dir = p.Dir
 		}
 		line, _ := json.Marshal(info)
@@ -787,12 +808,9 @@ func (s *Store) prune(kept string) ([]string, error) {
 		if strings.HasPrefix(n, "conflict-") {
 			a.Reason = "conflict"
 		}
-		if b, err := durable.ReadFile(s.fs, archiveDir+"/"+n+"/archive.json", 64<<10); err == nil {
-			var m ArchiveInfo
-			if json.Unmarshal(b, &m) == nil && m.Reason != "" {
-				a = m
-				a.Dir = n
-			}
+		if m, ok := s.readArchiveInfo(archiveDir + "/" + n); ok && m.Reason != "" {
+			a = m
+			a.Dir = n
 		}
 		missing = append(missing, a)
 	}

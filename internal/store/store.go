@@ -186,7 +186,9 @@ func WithRetention(n int) Option {
 	return func(o *options) { o.retention = max(n, 1) }
 }
 
-// WithLockWait bounds how long writes wait for a lock.
+// WithLockWait bounds how long writes wait for a lock. 0 waits for none: a lock another
+// process holds is tried once, and a read that would repair the snapshot under it answers
+// from the journal instead, as in a state directory that cannot be written.
 func WithLockWait(d time.Duration) Option { return func(o *options) { o.lockWait = d } }
 
 // WithClock sets the clock used for journal times and archive and quarantine names.

@@ -166,7 +166,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 	unlock, err := s.lock("workflow")
 	if err != nil {
 		var we *WriteError
-		if errors.As(err, &we) {
+		if errors.As(err, &we) || s.o.lockWait == 0 && errors.As(err, new(*durable.LockTimeoutError)) {
 			return s.rebuildInMemory(err)
 		}
 		return Workflow{}, err
@@ -177,8 +177,13 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 }
 
 // rebuildInMemory answers a read when the snapshot needs repair but the state directory
-// cannot be written: the newest journal record is returned and nothing is changed.
+// cannot be written, or its lock is held and this store waits for none (WithLockWait(0)):
+// the newest journal record is returned and nothing is changed.
 func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
+	why, busy := "the state directory cannot be written", errors.As(lockErr, new(*durable.LockTimeoutError))
+	if busy {
+		why = "another process holds the workflow lock"
+	}
 	if s.exists(pendingArchive) {
 		// An archive was cut short: its journal may belong to an archived workflow.
 		return Workflow{}, lockErr
@@ -188,6 +193,9 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 		return Workflow{}, s.unreadable(err) // as a locked read finds
 	}
 	if rec == nil {
+		if busy {
+			return Workflow{}, lockErr // an older file's migration is left to the lock's holder
+		}
 		if w, ok, err := s.olderInMemory(lockErr); ok {
 			return w, err
 		}
@@ -205,7 +213,7 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 	}
 	return Workflow{Data: rec.Snapshot, ID: m.id, Revision: rec.Revision, Notices: []Notice{{
 		Kind: "rebuilt", Path: WorkflowFile, Revision: rec.Revision,
-		Message: fmt.Sprintf("the workflow snapshot is missing or damaged and was read from its journal at revision %d%s; it was not repaired because the state directory cannot be written", rec.Revision, sealedOnly(file, rec.Revision)),
+		Message: fmt.Sprintf("the workflow snapshot is missing or damaged and was read from its journal at revision %d%s; it was not repaired because %s", rec.Revision, sealedOnly(file, rec.Revision), why),
 	}}}, nil
 }
 
