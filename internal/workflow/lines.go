@@ -37,10 +37,16 @@ func PositionLine(def *Definition, r *Record, from string) string {
 // CompletionLine is the mandatory line when a workflow completes:
 // "Completed {TYPE} for {context}: {outcome}". The context and the outcome were each scanned
 // alone when stored; when they join into a secret ("DB password": "Tr0ub4dor&3x") the outcome
-// is withheld (secrets.NotShown), so the line still reaches L2 rather than being refused.
+// is withheld (secrets.NotShown), so the line still reaches L2 rather than being refused. The
+// outcome Cairn gives a workflow completed without one ("reached {phase}") is its own words,
+// not quoted.
 func CompletionLine(r *Record) string {
 	head := "Completed " + strings.ToUpper(r.Type) + " for "
-	line := secrets.Joined(head+quote(r.Context)+":", " "+quote(r.Outcome))
+	outcome := quote(r.Outcome)
+	if r.Outcome == reachedOutcome(r.State) {
+		outcome = r.Outcome
+	}
+	line := secrets.Joined(head+quote(r.Context)+":", " "+outcome)
 	if line == secrets.NotShown { // the type and the context make one: the line still says what ended
 		return head + secrets.NotShown
 	}

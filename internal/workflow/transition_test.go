@@ -248,6 +248,10 @@ func TestTerminalCompletes(t *testing.T) {
 	if res.Record.Outcome != "reached git-commit" {
 		t.Fatalf("default outcome %q", res.Record.Outcome)
 	}
+	// Cairn's own words, not quoted as if a tool had supplied them.
+	if res.L2 != "Completed APEX for “add login”: reached git-commit" {
+		t.Fatalf("L2 of the default outcome %q", res.L2)
+	}
 }
 
 func TestCompleteExplicitly(t *testing.T) {
