@@ -58,3 +58,33 @@ func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
 		t.Errorf("the topic file's lines after the next move are %q, want both projects' in order", got)
 	}
 }
+
+// The topic file says where the full state of its latest line is: the project's .claude/cairn/,
+// or the directory CAIRN_STATE_DIR names. A project whose state is elsewhere, sharing the
+// memory directory, writes onto the other's topic file as another Cairn, not as a rewrite that
+// the other's Stop undoes.
+func TestTopicFileNamesTheStateDirectory(t *testing.T) {
+	a, b := twoProjectsOneMemory(t)
+	state := filepath.Join(t.TempDir(), "cairn-state")
+	b.vars["CAIRN_STATE_DIR"] = state
+	ea, eb := a.open("s1"), b.open("s2")
+	must(ea.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if got := a.readMemory("cairn-workflow.md"); !strings.Contains(got, "its full state is in .claude/cairn/.") {
+		t.Errorf("the topic file of a project's own state directory:\n%s", got)
+	}
+	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
+	must(eb.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	topic := a.readMemory("cairn-workflow.md")
+	if !strings.Contains(topic, "its full state is in "+state+".") || strings.Contains(topic, ".claude/cairn") {
+		t.Errorf("the topic file of a state directory CAIRN_STATE_DIR names (%s):\n%s", state, topic)
+	}
+	for i, e := range []*env{a, b, a} {
+		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
+			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
+		}
+	}
+	if got := a.readMemory("cairn-workflow.md"); got != topic {
+		t.Errorf("the topic file after the Stops:\n%s\nwant as the last move left it:\n%s", got, topic)
+	}
+}

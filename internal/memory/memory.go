@@ -74,12 +74,16 @@ type Options struct {
 	LockWait time.Duration
 	// Now stamps L2 lines; default time.Now.
 	Now func() time.Time
+	// StateDir is where Cairn's state is, which the topic file names, when it is not the
+	// project's .claude/cairn/ (CAIRN_STATE_DIR); "" when it is.
+	StateDir string
 }
 
 // Memory reads and writes L2 in one memory directory.
 type Memory struct {
 	loc     Location
 	opt     Options
+	place   string            // where the topic file says Cairn's state is (topicPlace)
 	openErr *UnavailableError // why Open could not name a directory
 }
 
@@ -92,7 +96,11 @@ func New(loc Location, opt Options) *Memory {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	return &Memory{loc: loc, opt: opt}
+	place := topicHome
+	if opt.StateDir != "" {
+		place = textsafe.Line(opt.StateDir, maxPlaceRunes)
+	}
+	return &Memory{loc: loc, opt: opt, place: place}
 }
 
 // Open finds the memory directory for env (see Dir) and returns a Memory for it. The Memory
@@ -172,7 +180,7 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 				latest = entries[len(entries)-1].Text
 				return cur, nil
 			}
-			return renderTopic(append(entries, Entry{At: at, Text: plain})), nil
+			return renderTopic(append(entries, Entry{At: at, Text: plain}), m.place), nil
 		})
 		if err != nil {
 			return err
@@ -243,7 +251,7 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			if n := len(entries); n > 0 {
 				i = min(i, n-1)
 			}
-			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain})), nil
+			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain}), m.place), nil
 		})
 		if err != nil || latest == "" {
 			// No latest line to show: the topic file was emptied, and the index line, whatever

@@ -672,7 +672,7 @@ func TestBareCarriageReturnEndsNoLine(t *testing.T) {
 // well as when it writes: the position is not read from wherever the link points (a file
 // Cairn never wrote and no longer updates), and the error says so in the write's words.
 func TestSymlinkedFilesAreNotReadThrough(t *testing.T) {
-	elsewhere := renderTopic([]Entry{{At: time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC), Text: "Active APEX workflow: another project's position"}})
+	elsewhere := renderTopic([]Entry{{At: time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC), Text: "Active APEX workflow: another project's position"}}, topicHome)
 	for _, name := range []string{TopicFile, IndexFile} {
 		t.Run(name, func(t *testing.T) {
 			m, dir := newTestMemory(t)
