@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/adrg/frontmatter"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -324,8 +325,14 @@ func learningEntry(title, name, first string) string {
 
 // topicEntry is the index line of the topic file, its hook the latest L2 line, so capped
 // that the line has at most maxEntryRunes runes: its quoted context is shortened before
-// Cairn's words after it.
+// Cairn's words after it. The line was scanned whole, but a cut one may be a secret (a token
+// glued to more text, cut after its body): its quoted parts are then left out, as the topic
+// file's description leaves them.
 func topicEntry(plain string) string {
 	room := maxEntryRunes - utf8.RuneCountInString(IndexLine(TopicTitle, TopicFile, "")) - len([]rune(" — "))
-	return IndexLine(TopicTitle, TopicFile, textsafe.LineQuoted(plain, room))
+	entry := IndexLine(TopicTitle, TopicFile, textsafe.LineQuoted(plain, room))
+	if secrets.ScanString(entry) != nil {
+		entry = IndexLine(TopicTitle, TopicFile, textsafe.Line(withoutQuoted(plain), room))
+	}
+	return entry
 }
