@@ -20,6 +20,7 @@ package memory
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -144,7 +145,9 @@ func (m *Memory) usable() error {
 // Record appends one L2 line (a position, completion or expiry line, or any other note) to
 // the topic file, keeping the newest MaxTopicLines, and points the Cairn index line in
 // MEMORY.md at it. Recording the same text as the latest line changes nothing. The text is
-// sanitised to one safe line; text holding a secret is refused with the *secrets.Finding.
+// sanitised to one safe line; text holding a secret is refused with the *secrets.Finding,
+// unless only its quoted parts (tool input, scanned when it was stored, which a cut or a join
+// can make one of) hold it: the line is then recorded without them.
 func (m *Memory) Record(text string) error { return m.RecordAt(text, time.Time{}, nil) }
 
 // RecordAt is Record for the line of a change made at time at, stamped at that time; after
@@ -265,17 +268,24 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 	})
 }
 
-// topicLine is text as a topic file line, plain; an error when it holds a secret, has no
-// visible text, or L2 cannot be used.
+// topicLine is text as a topic file line, plain; an error when it holds a secret (Record),
+// has no visible text, or L2 cannot be used.
 func (m *Memory) topicLine(text string) (string, error) {
-	if f := secrets.ScanString(text); f != nil {
-		return "", f
+	var found *secrets.Finding
+	for _, t := range []string{text, withoutQuoted(text)} {
+		line := textsafe.Line(t, maxLineRunes)
+		plain := unescape(line)
+		// Scanned as given and as written: the cap may cut a token glued to more text.
+		if f := cmp.Or(secrets.ScanString(t), secrets.ScanString(plain)); f != nil {
+			found = cmp.Or(found, f)
+			continue
+		}
+		if line == "" {
+			return "", errors.New("an L2 line needs visible text")
+		}
+		return plain, m.usable()
 	}
-	line := textsafe.Line(text, maxLineRunes)
-	if line == "" {
-		return "", errors.New("an L2 line needs visible text")
-	}
-	return unescape(line), m.usable()
+	return "", found
 }
 
 // RecordLearning writes a learning as its own memory file, LearningFile's, and gives it its
