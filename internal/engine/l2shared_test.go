@@ -88,3 +88,43 @@ func TestTopicFileNamesTheStateDirectory(t *testing.T) {
 		t.Errorf("the topic file after the Stops:\n%s\nwant as the last move left it:\n%s", got, topic)
 	}
 }
+
+// A new git worktree shares the repository's memory directory (Claude Code keys it on the main
+// checkout) but has no state of its own: the last position memory holds may be another
+// checkout's, whose state is not missing. The report does not tell the agent it is lost and to
+// start the work over.
+func TestWorktreeWithoutStateIsNotToldAnothersStateIsMissing(t *testing.T) {
+	main := newEnv(t)
+	base := t.TempDir()
+	wt := &env{t: t, project: filepath.Join(base, "feat"), home: main.home, clock: main.clock,
+		vars: map[string]string{"HOME": main.home, "CLAUDE_PROJECT_DIR": filepath.Join(base, "feat")}}
+	link := filepath.Join(main.project, ".git", "worktrees", "feat")
+	for p, data := range map[string]string{
+		filepath.Join(link, "commondir"):  "../..\n",
+		filepath.Join(link, "gitdir"):     filepath.Join(wt.project, ".git") + "\n",
+		filepath.Join(wt.project, ".git"): "gitdir: " + link + "\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	em, ew := main.open("s1"), wt.open("s2")
+	if em.MemoryDir() != ew.MemoryDir() {
+		t.Fatalf("the worktree's memory directory %s is not the main checkout's %s", ew.MemoryDir(), em.MemoryDir())
+	}
+	must(em.Start(engine.StartRequest{Type: "apex", Context: "main work"}))(t)
+	must(em.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	r := ew.Resume(engine.ResumeOptions{Apply: true})
+	if r.Tier != "L2-only" || !strings.Contains(r.L2Line, "main work") {
+		t.Fatalf("the worktree's resume: tier %s, line %q", r.Tier, r.L2Line)
+	}
+	if strings.Contains(r.Next, "missing") || !strings.Contains(r.Next, "another worktree") {
+		t.Errorf("the worktree is told %q", r.Next)
+	}
+	if r := em.Resume(engine.ResumeOptions{}); r.Tier != "Full" {
+		t.Errorf("the main checkout's resume: tier %s", r.Tier)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -213,6 +214,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
 	out.Completed, out.Allowed, out.Next = def.DoneSoFar(plan.Phase, plan.Completed), plan.Allowed, plan.Next
+	if plan.Tier == workflow.TierL2Only && e.sharedWorktreeMemory() {
+		out.Next = worktreeL2Next
+	}
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
 	if r != nil && r.Status == workflow.StatusActive {
@@ -768,4 +772,19 @@ func dedupe(s []string) []string {
 		seen[v] = true
 		return dup
 	})
+}
+
+// worktreeL2Next is the step of the L2-only tier in a linked git worktree, whose memory every
+// worktree of the repository shares: the position may be another checkout's, whose state is
+// not missing.
+const worktreeL2Next = "Tell the user the last position memory holds; every worktree of this repository shares that memory and this one has no active workflow, so the position may be another worktree's: call " + ToolPrefix + "start_workflow only if this worktree's work goes on."
+
+// sharedWorktreeMemory tells whether this project is a linked git worktree whose L2 is the one
+// Claude Code gives every worktree of the repository (keyed on the main checkout's root).
+func (e *Engine) sharedWorktreeMemory() bool {
+	if e.mem.Location().Source != "default" {
+		return false
+	}
+	common, err := project.GitCommonRoot(e.cfg.Getenv, e.cfg.WorkDir)
+	return err == nil && common != e.root
 }
