@@ -197,13 +197,17 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 
 // written tells whether entries hold e followed by lines of after only (RecordAt).
 func written(entries []Entry, e Entry, after []Entry) bool {
+	var lines []Entry // after as the topic file holds them: a line refused is in none
+	for _, a := range after {
+		if plain, err := plainLine(a.Text); err == nil {
+			lines = append(lines, Entry{At: a.At.UTC().Truncate(time.Second), Text: plain})
+		}
+	}
 	for i := len(entries) - 1; i >= 0; i-- {
 		if isLine(entries[i], e) {
 			return true
 		}
-		if !slices.ContainsFunc(after, func(a Entry) bool {
-			return isLine(entries[i], Entry{At: a.At.UTC().Truncate(time.Second), Text: unescape(textsafe.Line(a.Text, maxLineRunes))})
-		}) {
+		if !slices.ContainsFunc(lines, func(a Entry) bool { return isLine(entries[i], a) }) {
 			return false
 		}
 	}
@@ -271,19 +275,29 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 // topicLine is text as a topic file line, plain; an error when it holds a secret (Record),
 // has no visible text, or L2 cannot be used.
 func (m *Memory) topicLine(text string) (string, error) {
+	plain, err := plainLine(text)
+	if err != nil {
+		return "", err
+	}
+	if plain == "" {
+		return "", errors.New("an L2 line needs visible text")
+	}
+	return plain, m.usable()
+}
+
+// plainLine is text as the topic file holds it, plain: one safe line, capped, without its
+// quoted parts when only they hold a secret (Record); the *secrets.Finding when it holds one
+// all the same.
+func plainLine(text string) (string, error) {
 	var found *secrets.Finding
 	for _, t := range []string{text, withoutQuoted(text)} {
-		line := textsafe.Line(t, maxLineRunes)
-		plain := unescape(line)
+		plain := unescape(textsafe.Line(t, maxLineRunes))
 		// Scanned as given and as written: the cap may cut a token glued to more text.
 		if f := cmp.Or(secrets.ScanString(t), secrets.ScanString(plain)); f != nil {
 			found = cmp.Or(found, f)
 			continue
 		}
-		if line == "" {
-			return "", errors.New("an L2 line needs visible text")
-		}
-		return plain, m.usable()
+		return plain, nil
 	}
 	return "", found
 }
