@@ -89,42 +89,61 @@ func TestTopicFileNamesTheStateDirectory(t *testing.T) {
 	}
 }
 
-// A new git worktree shares the repository's memory directory (Claude Code keys it on the main
-// checkout) but has no state of its own: the last position memory holds may be another
-// checkout's, whose state is not missing. The report does not tell the agent it is lost and to
-// start the work over.
+// A git worktree shares the repository's memory directory (Claude Code keys it on the main
+// checkout) with every other checkout of it: in one that has no workflow, the last position
+// memory holds may be another checkout's, whose state is not missing. The report does not tell
+// the agent it is lost and to start the work over; in a project that shares its memory with no
+// other, it still does.
 func TestWorktreeWithoutStateIsNotToldAnothersStateIsMissing(t *testing.T) {
-	main := newEnv(t)
-	base := t.TempDir()
-	wt := &env{t: t, project: filepath.Join(base, "feat"), home: main.home, clock: main.clock,
-		vars: map[string]string{"HOME": main.home, "CLAUDE_PROJECT_DIR": filepath.Join(base, "feat")}}
-	link := filepath.Join(main.project, ".git", "worktrees", "feat")
-	for p, data := range map[string]string{
-		filepath.Join(link, "commondir"):  "../..\n",
-		filepath.Join(link, "gitdir"):     filepath.Join(wt.project, ".git") + "\n",
-		filepath.Join(wt.project, ".git"): "gitdir: " + link + "\n",
-	} {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	em, ew := main.open("s1"), wt.open("s2")
-	if em.MemoryDir() != ew.MemoryDir() {
-		t.Fatalf("the worktree's memory directory %s is not the main checkout's %s", ew.MemoryDir(), em.MemoryDir())
-	}
-	must(em.Start(engine.StartRequest{Type: "apex", Context: "main work"}))(t)
-	must(em.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	r := ew.Resume(engine.ResumeOptions{Apply: true})
-	if r.Tier != "L2-only" || !strings.Contains(r.L2Line, "main work") {
-		t.Fatalf("the worktree's resume: tier %s, line %q", r.Tier, r.L2Line)
-	}
-	if strings.Contains(r.Next, "missing") || !strings.Contains(r.Next, "another worktree") {
-		t.Errorf("the worktree is told %q", r.Next)
-	}
-	if r := em.Resume(engine.ResumeOptions{}); r.Tier != "Full" {
-		t.Errorf("the main checkout's resume: tier %s", r.Tier)
+	for _, c := range []struct {
+		name   string
+		shared bool // the repository has a linked worktree
+		reader int  // 0: the main checkout reads, 1: the worktree
+	}{{"in a new worktree", true, 1}, {"in the main checkout", true, 0}, {"in a lone checkout that lost its state", false, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			main := newEnv(t)
+			base := t.TempDir()
+			wt := &env{t: t, project: filepath.Join(base, "feat"), home: main.home, clock: main.clock,
+				vars: map[string]string{"HOME": main.home, "CLAUDE_PROJECT_DIR": filepath.Join(base, "feat")}}
+			link := filepath.Join(main.project, ".git", "worktrees", "feat")
+			for p, data := range map[string]string{
+				filepath.Join(link, "commondir"):  "../..\n",
+				filepath.Join(link, "gitdir"):     filepath.Join(wt.project, ".git") + "\n",
+				filepath.Join(wt.project, ".git"): "gitdir: " + link + "\n",
+			} {
+				if !c.shared {
+					break
+				}
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			envs := []*env{main, wt}
+			reader, writer := envs[c.reader], envs[1-c.reader]
+			if !c.shared {
+				writer = main
+			}
+			ew, er := writer.open("s1"), reader.open("s2")
+			if ew.MemoryDir() != er.MemoryDir() {
+				t.Fatalf("the memory directories differ: %s, %s", ew.MemoryDir(), er.MemoryDir())
+			}
+			must(ew.Start(engine.StartRequest{Type: "apex", Context: "the work"}))(t)
+			must(ew.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			if !c.shared {
+				if err := os.RemoveAll(filepath.Join(main.project, ".claude", "cairn")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := reader.open("s3").Resume(engine.ResumeOptions{Apply: true})
+			if r.Tier != "L2-only" || !strings.Contains(r.L2Line, "the work") {
+				t.Fatalf("resume: tier %s, line %q", r.Tier, r.L2Line)
+			}
+			if another := strings.Contains(r.Next, "another worktree"); another != c.shared || strings.Contains(r.Next, "missing") == c.shared {
+				t.Errorf("told %q", r.Next)
+			}
+		})
 	}
 }

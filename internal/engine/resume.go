@@ -774,17 +774,25 @@ func dedupe(s []string) []string {
 	})
 }
 
-// worktreeL2Next is the step of the L2-only tier in a linked git worktree, whose memory every
-// worktree of the repository shares: the position may be another checkout's, whose state is
-// not missing.
+// worktreeL2Next is the step of the L2-only tier in a checkout of a repository with linked
+// git worktrees, whose memory every checkout shares: the position may be another checkout's,
+// whose state is not missing.
 const worktreeL2Next = "Tell the user the last position memory holds; every worktree of this repository shares that memory and this one has no active workflow, so the position may be another worktree's: call " + ToolPrefix + "start_workflow only if this worktree's work goes on."
 
-// sharedWorktreeMemory tells whether this project is a linked git worktree whose L2 is the one
-// Claude Code gives every worktree of the repository (keyed on the main checkout's root).
+// sharedWorktreeMemory tells whether this project's L2 is the one Claude Code gives every
+// checkout of a repository with linked git worktrees (keyed on the main checkout's root): this
+// project is a linked worktree, or the main checkout of one.
 func (e *Engine) sharedWorktreeMemory() bool {
 	if e.mem.Location().Source != "default" {
 		return false
 	}
 	common, err := project.GitCommonRoot(e.cfg.Getenv, e.cfg.WorkDir)
-	return err == nil && common != e.root
+	if err != nil {
+		return false
+	}
+	if common != e.root {
+		return true
+	}
+	linked, _ := os.ReadDir(filepath.Join(common, ".git", "worktrees"))
+	return len(linked) > 0
 }
