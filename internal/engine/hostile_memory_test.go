@@ -160,8 +160,8 @@ func mkdir(t *testing.T, path string) {
 
 // A context is scanned whole when the workflow starts; its L2 lines quote it cut to 120
 // characters, and a token glued to more text ("ghp_…-x", no secret) cut right after its body
-// is one. The line still reaches L2, its quoted context left out, rather than being refused
-// after every move with a warning that a secret was sent.
+// is one. The line still reaches L2 without it, rather than being refused after every move
+// with a warning that a secret was sent.
 func TestCutContextStillReachesMemory(t *testing.T) {
 	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4) + "-x"
 	cut := 0
