@@ -333,7 +333,11 @@ func (e *Engine) openMemory() {
 	case loc.Disabled:
 		e.memWarn = "Auto-memory is off (" + loc.Reason + "): Cairn writes no L2 lines"
 	}
-	e.mem = memory.New(loc, memory.Options{Now: e.cfg.Now, LockWait: e.cfg.LockWait})
+	opt := memory.Options{Now: e.cfg.Now, LockWait: e.cfg.LockWait}
+	if dir := e.StateDir(); dir != filepath.Join(e.root, project.StateSubdir) {
+		opt.StateDir = dir // CAIRN_STATE_DIR: the topic file names it
+	}
+	e.mem = memory.New(loc, opt)
 }
 
 func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }

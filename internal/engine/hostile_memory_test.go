@@ -8,6 +8,8 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // Tool-supplied text (a workflow's context and outcome, written by a model that may have been
@@ -153,5 +155,40 @@ func TestMemoryFileLeftAloneGivesTheStep(t *testing.T) {
 func mkdir(t *testing.T, path string) {
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A context is scanned whole when the workflow starts; its L2 lines quote it cut to 120
+// characters, and a token glued to more text ("ghp_…-x", no secret) cut right after its body
+// is one. The line still reaches L2 without it, rather than being refused after every move
+// with a warning that a secret was sent.
+func TestCutContextStillReachesMemory(t *testing.T) {
+	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4) + "-x"
+	cut := 0
+	for pad := 60; pad < 100; pad++ {
+		ctx := strings.Repeat("w", pad) + " " + tok + " tail"
+		line := "Active APEX workflow: analyze completed, planning " + textsafe.Quote(ctx, 120) // the quote of workflow.PositionLine
+		if secrets.ScanString(ctx) != nil || secrets.ScanString(line) == nil {
+			continue // whole a secret, or the cut line no secret
+		}
+		cut++
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: ctx}))(t)
+		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		if len(res.Warnings) > 0 {
+			t.Errorf("pad %d: the move warns %q", pad, res.Warnings)
+		}
+		if got := e.topicLines(t); len(got) == 0 || !strings.HasPrefix(got[len(got)-1], "Active APEX workflow: analyze completed, planning") {
+			t.Errorf("pad %d: the topic file's lines are %q, want the move's", pad, got)
+		}
+		for _, f := range []string{"MEMORY.md", "cairn-workflow.md"} {
+			if secrets.ScanString(e.readMemory(f)) != nil {
+				t.Errorf("pad %d: %s holds a secret", pad, f)
+			}
+		}
+	}
+	if cut == 0 {
+		t.Fatal("no cut made a secret: the test tests nothing")
 	}
 }

@@ -58,3 +58,92 @@ func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
 		t.Errorf("the topic file's lines after the next move are %q, want both projects' in order", got)
 	}
 }
+
+// The topic file says where the full state of its latest line is: the project's .claude/cairn/,
+// or the directory CAIRN_STATE_DIR names. A project whose state is elsewhere, sharing the
+// memory directory, writes onto the other's topic file as another Cairn, not as a rewrite that
+// the other's Stop undoes.
+func TestTopicFileNamesTheStateDirectory(t *testing.T) {
+	a, b := twoProjectsOneMemory(t)
+	state := filepath.Join(t.TempDir(), "cairn-state")
+	b.vars["CAIRN_STATE_DIR"] = state
+	ea, eb := a.open("s1"), b.open("s2")
+	must(ea.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if got := a.readMemory("cairn-workflow.md"); !strings.Contains(got, "its full state is in .claude/cairn/.") {
+		t.Errorf("the topic file of a project's own state directory:\n%s", got)
+	}
+	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
+	must(eb.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	topic := a.readMemory("cairn-workflow.md")
+	if !strings.Contains(topic, "its full state is in "+state+".") || strings.Contains(topic, ".claude/cairn") {
+		t.Errorf("the topic file of a state directory CAIRN_STATE_DIR names (%s):\n%s", state, topic)
+	}
+	for i, e := range []*env{a, b, a} {
+		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
+			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
+		}
+	}
+	if got := a.readMemory("cairn-workflow.md"); got != topic {
+		t.Errorf("the topic file after the Stops:\n%s\nwant as the last move left it:\n%s", got, topic)
+	}
+}
+
+// A git worktree shares the repository's memory directory (Claude Code keys it on the main
+// checkout) with every other checkout of it: in one that has no workflow, the last position
+// memory holds may be another checkout's, whose state is not missing. The report does not tell
+// the agent it is lost and to start the work over; in a project that shares its memory with no
+// other, it still does.
+func TestWorktreeWithoutStateIsNotToldAnothersStateIsMissing(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		shared bool // the repository has a linked worktree
+		reader int  // 0: the main checkout reads, 1: the worktree
+	}{{"in a new worktree", true, 1}, {"in the main checkout", true, 0}, {"in a lone checkout that lost its state", false, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			main := newEnv(t)
+			base := t.TempDir()
+			wt := &env{t: t, project: filepath.Join(base, "feat"), home: main.home, clock: main.clock,
+				vars: map[string]string{"HOME": main.home, "CLAUDE_PROJECT_DIR": filepath.Join(base, "feat")}}
+			link := filepath.Join(main.project, ".git", "worktrees", "feat")
+			for p, data := range map[string]string{
+				filepath.Join(link, "commondir"):  "../..\n",
+				filepath.Join(link, "gitdir"):     filepath.Join(wt.project, ".git") + "\n",
+				filepath.Join(wt.project, ".git"): "gitdir: " + link + "\n",
+			} {
+				if !c.shared {
+					break
+				}
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			envs := []*env{main, wt}
+			reader, writer := envs[c.reader], envs[1-c.reader]
+			if !c.shared {
+				writer = main
+			}
+			ew, er := writer.open("s1"), reader.open("s2")
+			if ew.MemoryDir() != er.MemoryDir() {
+				t.Fatalf("the memory directories differ: %s, %s", ew.MemoryDir(), er.MemoryDir())
+			}
+			must(ew.Start(engine.StartRequest{Type: "apex", Context: "the work"}))(t)
+			must(ew.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			if !c.shared {
+				if err := os.RemoveAll(filepath.Join(main.project, ".claude", "cairn")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := reader.open("s3").Resume(engine.ResumeOptions{Apply: true})
+			if r.Tier != "L2-only" || !strings.Contains(r.L2Line, "the work") {
+				t.Fatalf("resume: tier %s, line %q", r.Tier, r.L2Line)
+			}
+			if another := strings.Contains(r.Next, "another worktree"); another != c.shared || strings.Contains(r.Next, "missing") == c.shared {
+				t.Errorf("told %q", r.Next)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -218,6 +219,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
 	out.Completed, out.Allowed, out.Next = def.DoneSoFar(plan.Phase, plan.Completed), plan.Allowed, plan.Next
+	if plan.Tier == workflow.TierL2Only && e.sharedWorktreeMemory() {
+		out.Next = worktreeL2Next
+	}
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
 	if r != nil && r.Status == workflow.StatusActive {
@@ -790,4 +794,27 @@ func dedupe(s []string) []string {
 		seen[v] = true
 		return dup
 	})
+}
+
+// worktreeL2Next is the step of the L2-only tier in a checkout of a repository with linked
+// git worktrees, whose memory every checkout shares: the position may be another checkout's,
+// whose state is not missing.
+const worktreeL2Next = "Tell the user the last position memory holds; every worktree of this repository shares that memory and this one has no active workflow, so the position may be another worktree's: call " + ToolPrefix + "start_workflow only if this worktree's work goes on."
+
+// sharedWorktreeMemory tells whether this project's L2 is the one Claude Code gives every
+// checkout of a repository with linked git worktrees (keyed on the main checkout's root): this
+// project is a linked worktree, or the main checkout of one.
+func (e *Engine) sharedWorktreeMemory() bool {
+	if e.mem.Location().Source != "default" {
+		return false
+	}
+	common, err := project.GitCommonRoot(e.cfg.Getenv, e.cfg.WorkDir)
+	if err != nil {
+		return false
+	}
+	if common != e.root {
+		return true
+	}
+	linked, _ := os.ReadDir(filepath.Join(common, ".git", "worktrees"))
+	return len(linked) > 0
 }

@@ -220,7 +220,7 @@ func checkCairnFiles(t *testing.T, at time.Time, title, text string) {
 	t.Helper()
 	var files [][]byte
 	if plain := unescape(textsafe.Line(text, maxLineRunes)); plain != "" {
-		files = append(files, renderTopic([]Entry{{At: at, Text: "first"}, {At: at, Text: plain}}))
+		files = append(files, renderTopic([]Entry{{At: at, Text: "first"}, {At: at, Text: plain}}, topicHome))
 	}
 	for _, typ := range []string{"user", "feedback", "project", "reference"} {
 		if file, _, _, err := renderLearning(Learning{Title: title, Body: text, Type: typ}, LearningFile(title)); err == nil {

@@ -57,7 +57,7 @@ func FuzzIndexLine(f *testing.F) {
 			return
 		}
 		at := time.Date(2026, 11, 22, 17, 30, 0, 0, time.UTC)
-		file := renderTopic([]Entry{{At: at, Text: plain}})
+		file := renderTopic([]Entry{{At: at, Text: plain}}, topicHome)
 		got := parseTopic(file)
 		if len(got) != 1 || got[0].Text != plain || !got[0].At.Equal(at) {
 			t.Fatalf("topic round trip of %q gave %+v\n%s", plain, got, file)

@@ -41,3 +41,38 @@ func TestLearningRefusesASecretSplitOverTitleAndBody(t *testing.T) {
 	}
 	t.Logf("%d shapes split over title and body", tried)
 }
+
+// The index line shows the latest L2 line cut to fit, its quoted context cut first: a token
+// glued to more text ("ghp_…-x", which is no secret) cut right after its body is one. MEMORY.md,
+// in every session's context, must not hold it; the line then says what Cairn says, its quoted
+// parts left out as the topic file's description leaves them.
+func TestIndexLineCutMakesNoSecret(t *testing.T) {
+	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4) + "-x"
+	if secrets.ScanString(tok) != nil {
+		t.Fatal("the glued token is a secret whole: the test needs one that is not")
+	}
+	cuts := 0
+	for pad := range 80 {
+		line := "Active APEX workflow: analyze completed, planning “" + strings.Repeat("w", pad) + " " + tok + " tail”"
+		if secrets.ScanString(line) != nil {
+			t.Fatalf("pad %d: the line itself is a secret", pad)
+		}
+		m, dir := newTestMemory(t)
+		if err := m.Record(line); err != nil {
+			t.Fatalf("pad %d: %v", pad, err)
+		}
+		index := readFile(t, filepath.Join(dir, IndexFile))
+		if secrets.ScanString(index) != nil {
+			t.Errorf("pad %d: MEMORY.md holds a secret: %s", pad, index)
+		}
+		if !strings.Contains(index, "Active APEX workflow: analyze completed, planning “") {
+			cuts++
+			if want := topicEntry(line); !strings.HasPrefix(index, want) || want != IndexLine(TopicTitle, TopicFile, "Active APEX workflow: analyze completed, planning …") {
+				t.Errorf("pad %d: MEMORY.md = %q", pad, index)
+			}
+		}
+	}
+	if cuts == 0 {
+		t.Error("no cut made a secret: the test tests nothing")
+	}
+}

@@ -20,6 +20,7 @@ package memory
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -74,12 +75,16 @@ type Options struct {
 	LockWait time.Duration
 	// Now stamps L2 lines; default time.Now.
 	Now func() time.Time
+	// StateDir is where Cairn's state is, which the topic file names, when it is not the
+	// project's .claude/cairn/ (CAIRN_STATE_DIR); "" when it is.
+	StateDir string
 }
 
 // Memory reads and writes L2 in one memory directory.
 type Memory struct {
 	loc     Location
 	opt     Options
+	place   string            // where the topic file says Cairn's state is (topicPlace)
 	openErr *UnavailableError // why Open could not name a directory
 }
 
@@ -92,7 +97,11 @@ func New(loc Location, opt Options) *Memory {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	return &Memory{loc: loc, opt: opt}
+	place := topicHome
+	if opt.StateDir != "" {
+		place = textsafe.Line(opt.StateDir, maxPlaceRunes)
+	}
+	return &Memory{loc: loc, opt: opt, place: place}
 }
 
 // Open finds the memory directory for env (see Dir) and returns a Memory for it. The Memory
@@ -136,7 +145,9 @@ func (m *Memory) usable() error {
 // Record appends one L2 line (a position, completion or expiry line, or any other note) to
 // the topic file, keeping the newest MaxTopicLines, and points the Cairn index line in
 // MEMORY.md at it. Recording the same text as the latest line changes nothing. The text is
-// sanitised to one safe line; text holding a secret is refused with the *secrets.Finding.
+// sanitised to one safe line; text holding a secret is refused with the *secrets.Finding,
+// unless only its quoted parts (tool input, scanned when it was stored, which a cut or a join
+// can make one of) hold it: the line is then recorded without them.
 func (m *Memory) Record(text string) error { return m.RecordAt(text, time.Time{}, nil) }
 
 // RecordAt is Record for the line of a change made at time at, stamped at that time; after
@@ -172,7 +183,7 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 				latest = entries[len(entries)-1].Text
 				return cur, nil
 			}
-			return renderTopic(append(entries, Entry{At: at, Text: plain})), nil
+			return renderTopic(append(entries, Entry{At: at, Text: plain}), m.place), nil
 		})
 		if err != nil {
 			return err
@@ -186,13 +197,17 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 
 // written tells whether entries hold e followed by lines of after only (RecordAt).
 func written(entries []Entry, e Entry, after []Entry) bool {
+	var lines []Entry // after as the topic file holds them: a line refused is in none
+	for _, a := range after {
+		if plain, err := plainLine(a.Text); err == nil {
+			lines = append(lines, Entry{At: a.At.UTC().Truncate(time.Second), Text: plain})
+		}
+	}
 	for i := len(entries) - 1; i >= 0; i-- {
 		if isLine(entries[i], e) {
 			return true
 		}
-		if !slices.ContainsFunc(after, func(a Entry) bool {
-			return isLine(entries[i], Entry{At: a.At.UTC().Truncate(time.Second), Text: unescape(textsafe.Line(a.Text, maxLineRunes))})
-		}) {
+		if !slices.ContainsFunc(lines, func(a Entry) bool { return isLine(entries[i], a) }) {
 			return false
 		}
 	}
@@ -243,7 +258,7 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			if n := len(entries); n > 0 {
 				i = min(i, n-1)
 			}
-			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain})), nil
+			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain}), m.place), nil
 		})
 		if err != nil || latest == "" {
 			// No latest line to show: the topic file was emptied, and the index line, whatever
@@ -257,17 +272,34 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 	})
 }
 
-// topicLine is text as a topic file line, plain; an error when it holds a secret, has no
-// visible text, or L2 cannot be used.
+// topicLine is text as a topic file line, plain; an error when it holds a secret (Record),
+// has no visible text, or L2 cannot be used.
 func (m *Memory) topicLine(text string) (string, error) {
-	if f := secrets.ScanString(text); f != nil {
-		return "", f
+	plain, err := plainLine(text)
+	if err != nil {
+		return "", err
 	}
-	line := textsafe.Line(text, maxLineRunes)
-	if line == "" {
+	if plain == "" {
 		return "", errors.New("an L2 line needs visible text")
 	}
-	return unescape(line), m.usable()
+	return plain, m.usable()
+}
+
+// plainLine is text as the topic file holds it, plain: one safe line, capped, without its
+// quoted parts when only they hold a secret (Record); the *secrets.Finding when it holds one
+// all the same.
+func plainLine(text string) (string, error) {
+	var found *secrets.Finding
+	for _, t := range []string{text, withoutQuoted(text)} {
+		plain := unescape(textsafe.Line(t, maxLineRunes))
+		// Scanned as given and as written: the cap may cut a token glued to more text.
+		if f := cmp.Or(secrets.ScanString(t), secrets.ScanString(plain)); f != nil {
+			found = cmp.Or(found, f)
+			continue
+		}
+		return plain, nil
+	}
+	return "", found
 }
 
 // RecordLearning writes a learning as its own memory file, LearningFile's, and gives it its

@@ -170,10 +170,10 @@ func (m *Memory) drifted(want Mark) bool {
 // when topic is in Cairn's own rendering and holds want's lines in their order, but for the
 // oldest that MaxTopicLines dropped, and more. latest is its latest line, which the index line
 // shows. A background memory writer's rewrite is not Cairn's rendering, and a dropped file
-// holds no line.
+// holds no line. The other Cairn's state may be elsewhere: its rendering names that place.
 func extendsTopic(want, topic []byte) (latest string, ok bool) {
 	theirs := parseTopic(topic)
-	if len(theirs) == 0 || !bytes.Equal(renderTopic(theirs), topic) {
+	if len(theirs) == 0 || !bytes.Equal(renderTopic(theirs, topicPlace(topic)), topic) {
 		return "", false
 	}
 	ours := parseTopic(want)

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -255,7 +256,7 @@ func TestExtendsTopic(t *testing.T) {
 		}
 		return es
 	}
-	ours := renderTopic(lines(0, 3))
+	ours := renderTopic(lines(0, 3), topicHome)
 	edited := lines(0, 4)
 	edited[1].Text = "Active APEX workflow: line 1, edited"
 	for _, tc := range []struct {
@@ -263,13 +264,15 @@ func TestExtendsTopic(t *testing.T) {
 		topic []byte
 		want  bool
 	}{
-		{"a line added", renderTopic(lines(0, 4)), true},
-		{"a line put into the history", renderTopic(slices.Insert(lines(0, 3), 1, Entry{At: at(0), Text: "older"})), true},
-		{"the oldest dropped for a full file", renderTopic(lines(1, 1+MaxTopicLines)), true},
-		{"the oldest dropped, the file not full", renderTopic(lines(1, 5)), false},
-		{"a line of ours edited", renderTopic(edited), false},
+		{"a line added", renderTopic(lines(0, 4), topicHome), true},
+		{"a line added by a Cairn whose state is elsewhere", renderTopic(lines(0, 4), "/srv/cairn-state"), true},
+		{"a line added by one that names no place", bytes.Replace(renderTopic(lines(0, 4), "/srv/cairn-state"), []byte(" /srv/cairn-state."), []byte(" ."), 1), false},
+		{"a line put into the history", renderTopic(slices.Insert(lines(0, 3), 1, Entry{At: at(0), Text: "older"}), topicHome), true},
+		{"the oldest dropped for a full file", renderTopic(lines(1, 1+MaxTopicLines), topicHome), true},
+		{"the oldest dropped, the file not full", renderTopic(lines(1, 5), topicHome), false},
+		{"a line of ours edited", renderTopic(edited, topicHome), false},
 		{"the same lines", ours, false},
-		{"emptied", renderTopic(nil), false},
+		{"emptied", renderTopic(nil, topicHome), false},
 		{"rewritten in other words", append(slices.Clone(ours), "- a note\n"...), false},
 	} {
 		if _, got := extendsTopic(ours, tc.topic); got != tc.want {

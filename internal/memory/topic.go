@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/adrg/frontmatter"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -45,7 +46,27 @@ type Entry struct {
 	Text string    // plain text, unescaped
 }
 
-const topicIntro = "Recent workflow events recorded by Cairn for this project, oldest first; the last line is the latest. Cairn rewrites this file; its full state is in .claude/cairn/."
+// topicIntro opens the topic file's body: the intro up to the place of Cairn's full state, the
+// place, and ".". The place is topicHome, the project's own state directory, unless Cairn's
+// state is elsewhere (Options.StateDir).
+const (
+	topicIntro = "Recent workflow events recorded by Cairn for this project, oldest first; the last line is the latest. Cairn rewrites this file; its full state is in "
+	topicHome  = ".claude/cairn/"
+	// maxPlaceRunes caps the place a state directory's path makes: room for any real path.
+	maxPlaceRunes = 4096
+)
+
+// topicPlace is where the topic file data says Cairn's full state is, as its intro line names
+// it; topicHome when data has no such line (it is then no rendering of Cairn's).
+func topicPlace(data []byte) string {
+	_, body, _ := splitMemoryFile(data)
+	if place, ok := strings.CutPrefix(firstLine(body), topicIntro); ok {
+		if place, ok = strings.CutSuffix(place, "."); ok && place != "" {
+			return place
+		}
+	}
+	return topicHome
+}
 
 // topicData says what the fenced block holds: the lines are Cairn's, the quoted parts came
 // from tool input (a workflow's context and outcome), and all of it is data.
@@ -115,14 +136,21 @@ func unescape(s string) string {
 	return b.String()
 }
 
+// firstLine is the first line of a memory file's body, past the blank lines after its header.
+func firstLine(body []byte) string {
+	first, _, _ := strings.Cut(strings.TrimLeft(string(body), "\n"), "\n")
+	return first
+}
+
 // renderTopic writes the topic file for entries (newest last), keeping the newest
-// MaxTopicLines, inside one fenced data block. Every line is sanitised.
-func renderTopic(entries []Entry) []byte {
+// MaxTopicLines, inside one fenced data block, its intro naming place (topicPlace's) as where
+// Cairn's full state is. Every line is sanitised.
+func renderTopic(entries []Entry, place string) []byte {
 	if len(entries) > MaxTopicLines {
 		entries = entries[len(entries)-MaxTopicLines:]
 	}
 	var b strings.Builder
-	b.WriteString(topicIntro + "\n\n" + topicData + "\n\n" + topicFence + "\n")
+	b.WriteString(topicIntro + place + ".\n\n" + topicData + "\n\n" + topicFence + "\n")
 	latest := ""
 	for _, e := range entries {
 		text := textsafe.Line(e.Text, maxLineRunes)
@@ -226,7 +254,7 @@ func sameLearning(data []byte, title string) bool {
 	if err != nil {
 		return false
 	}
-	first, _, _ := strings.Cut(strings.TrimLeft(string(body), "\n"), "\n")
+	first := firstLine(body)
 	desc, key := head.Description, learningKey(title)
 	// The stored title is the description up to one of its ": ", the one that rebuilds it.
 	for i := range len(desc) {
@@ -297,8 +325,14 @@ func learningEntry(title, name, first string) string {
 
 // topicEntry is the index line of the topic file, its hook the latest L2 line, so capped
 // that the line has at most maxEntryRunes runes: its quoted context is shortened before
-// Cairn's words after it.
+// Cairn's words after it. The line was scanned whole, but a cut one may be a secret (a token
+// glued to more text, cut after its body): its quoted parts are then left out, as the topic
+// file's description leaves them.
 func topicEntry(plain string) string {
 	room := maxEntryRunes - utf8.RuneCountInString(IndexLine(TopicTitle, TopicFile, "")) - len([]rune(" — "))
-	return IndexLine(TopicTitle, TopicFile, textsafe.LineQuoted(plain, room))
+	entry := IndexLine(TopicTitle, TopicFile, textsafe.LineQuoted(plain, room))
+	if secrets.ScanString(entry) != nil {
+		entry = IndexLine(TopicTitle, TopicFile, textsafe.Line(withoutQuoted(plain), room))
+	}
+	return entry
 }

@@ -16,7 +16,24 @@ import (
 // quoted caps a context or outcome on an L2 line.
 const quoted = 120
 
-func quote(s string) string { return textsafe.Quote(s, quoted) }
+// quote is s quoted and capped for an L2 line (textsafe.Quote).
+func quote(s string) string {
+	q := textsafe.Quote(s, quoted)
+	// The cut may make a secret of a token glued to more text ("ghp_…-x"), which s, scanned
+	// whole when it was stored, does not hold: the quote then ends before that word.
+	if secrets.ScanString(q) == nil || secrets.ScanString(s) != nil {
+		return q
+	}
+	for secrets.ScanString(q) != nil {
+		kept := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(q, "“"), "”"), textsafe.Ellipsis)
+		i := strings.LastIndexByte(kept, ' ')
+		if i < 0 {
+			return "“" + textsafe.Ellipsis + "”"
+		}
+		q = "“" + kept[:i] + textsafe.Ellipsis + "”"
+	}
+	return q
+}
 
 // PositionLine is the checkpoint-state line owed by a major transition from phase from:
 // "Active {TYPE} workflow: {from} completed, {verb} {context}", the verb being the
@@ -37,10 +54,16 @@ func PositionLine(def *Definition, r *Record, from string) string {
 // CompletionLine is the mandatory line when a workflow completes:
 // "Completed {TYPE} for {context}: {outcome}". The context and the outcome were each scanned
 // alone when stored; when they join into a secret ("DB password": "Tr0ub4dor&3x") the outcome
-// is withheld (secrets.NotShown), so the line still reaches L2 rather than being refused.
+// is withheld (secrets.NotShown), so the line still reaches L2 rather than being refused. The
+// outcome Cairn gives a workflow completed without one ("reached {phase}") is its own words,
+// not quoted.
 func CompletionLine(r *Record) string {
 	head := "Completed " + strings.ToUpper(r.Type) + " for "
-	line := secrets.Joined(head+quote(r.Context)+":", " "+quote(r.Outcome))
+	outcome := quote(r.Outcome)
+	if r.Outcome == reachedOutcome(r.State) {
+		outcome = r.Outcome
+	}
+	line := secrets.Joined(head+quote(r.Context)+":", " "+outcome)
 	if line == secrets.NotShown { // the type and the context make one: the line still says what ended
 		return head + secrets.NotShown
 	}

@@ -692,8 +692,12 @@ func finish(r *Record, phase, outcome string, now time.Time) {
 	r.PhaseStatus = PhaseComplete
 	r.Status = StatusCompleted
 	r.CompletedAt = now
-	r.Outcome = cmp.Or(textsafe.OneLine(outcome), "reached "+phase)
+	r.Outcome = cmp.Or(textsafe.OneLine(outcome), reachedOutcome(phase))
 }
+
+// reachedOutcome is the outcome Cairn records itself for a workflow completed without one: in
+// its own words, from a phase name (ValidName's), never quoted as a tool's (CompletionLine).
+func reachedOutcome(phase string) string { return "reached " + phase }
 
 // Complete ends the workflow where it stands with an outcome (status completed, completed_at,
 // the current phase marked completed) and owes the completion line.

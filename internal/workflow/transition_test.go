@@ -248,6 +248,10 @@ func TestTerminalCompletes(t *testing.T) {
 	if res.Record.Outcome != "reached git-commit" {
 		t.Fatalf("default outcome %q", res.Record.Outcome)
 	}
+	// Cairn's own words, not quoted as if a tool had supplied them.
+	if res.L2 != "Completed APEX for “add login”: reached git-commit" {
+		t.Fatalf("L2 of the default outcome %q", res.L2)
+	}
 }
 
 func TestCompleteExplicitly(t *testing.T) {
@@ -545,5 +549,35 @@ func TestLeavingAGateOnAWayThatSkipsItNeedsApproval(t *testing.T) {
 				t.Errorf("the yes to leaving review is not on record: %+v", a)
 			}
 		})
+	}
+}
+
+// A context is scanned whole when it is stored; the lines quote it cut to 120 characters, and
+// a token glued to more text ("ghp_…-x", no secret) cut right after its body is one. No line
+// holds what the cut made: the quote ends before that token, and keeps what comes before it.
+func TestLinesCutNoSecretOutOfAContext(t *testing.T) {
+	def := mustDef(t, "apex")
+	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4) + "-x"
+	cut := 0
+	for pad := 60; pad < 100; pad++ {
+		ctx := "fix " + strings.Repeat("w", pad) + " " + tok + " tail"
+		if secrets.ScanString(ctx) != nil {
+			t.Fatalf("pad %d: the context is a secret whole", pad)
+		}
+		r := &workflow.Record{Type: "apex", Context: ctx, State: "plan", Outcome: "done"}
+		for _, l := range []string{workflow.PositionLine(def, r, "analyze"), workflow.CompletionLine(r), workflow.ExpiryLine(r), workflow.AbandonLine(r)} {
+			if secrets.ScanString(l) != nil {
+				t.Errorf("pad %d: %q holds a secret", pad, l)
+			}
+			if !strings.Contains(l, "“fix "+strings.Repeat("w", pad)) {
+				t.Errorf("pad %d: %q lost the context before the token", pad, l)
+			}
+			if !strings.Contains(l, "ghp_") {
+				cut++
+			}
+		}
+	}
+	if cut == 0 {
+		t.Error("no cut made a secret: the test tests nothing")
 	}
 }
