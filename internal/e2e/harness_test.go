@@ -313,7 +313,7 @@ type World struct {
 	Home    string // HOME for every run
 	Project string // a git repository; the launch directory
 	Tmp     string // TMPDIR: Claude Code's sockets (cc-socks/) and scratch; short, for socket paths
-	Plugin  string // --plugin-dir
+	Plugin  string // --plugin-dir; "" for an install World, which runs its installed plugins
 	Spec    PluginSpec
 	Mock    *mockapi.Server
 	// Env is added to every run's environment (after the harness's own variables).
@@ -777,8 +777,10 @@ func (w *World) tryRun(t *testing.T, o RunOptions) (*Run, error) {
 	} else {
 		args = append(args, "--input-format", "stream-json")
 	}
-	args = append(args, "--output-format", "stream-json", "--verbose", "--include-hook-events",
-		"--plugin-dir", w.Plugin)
+	args = append(args, "--output-format", "stream-json", "--verbose", "--include-hook-events")
+	if w.Plugin != "" { // else the plugins installed with `claude plugin install`
+		args = append(args, "--plugin-dir", w.Plugin)
+	}
 	allowed := o.AllowedTools
 	if allowed == nil {
 		allowed = []string{w.Spec.AllowRule()}

@@ -23,6 +23,25 @@ func TestCairnOnAgentPath(t *testing.T) {
 	}
 }
 
+// TestInstalledCairnOnAgentPath: a marketplace install has no bin/ (it is not in git), so
+// Claude Code puts no plugin directory on the agent's PATH; its binaries are in the plugin's
+// data directory (bin-VERSION). The agent still runs `cairn` by name, and it is that set's,
+// in the session that installs it (from a release served on 127.0.0.1, no Go) and in the next.
+func TestInstalledCairnOnAgentPath(t *testing.T) {
+	t.Parallel()
+	rw := newReleaseWorld(t)
+	inst, manifest := installFrom(t, rw.World, rw.clone)
+	for _, session := range []string{"installing", "installed"} {
+		r, out := bashTurn(t, rw.World, "PATH-PROMPT", "PATH-PROMPT: where is cairn?",
+			map[string]any{"command": "command -v cairn && cairn types apex", "description": "find cairn"}, "found it")
+		requireInstalledLoaded(t, r, inst)
+		bins, _ := filepath.Glob(filepath.Join(rw.Home, ".claude", "plugins", "data", "*", "bin-"+manifest.Version, "cairn"))
+		if len(bins) != 1 || !strings.Contains(out, bins[0]+"\n") || !strings.Contains(out, "approvals:") {
+			t.Fatalf("%s session: Bash did not run the installed cairn %v by name; it said:\n%s", session, bins, out)
+		}
+	}
+}
+
 // TestAgentCannotApproveThroughBash: the agent finds cairn on its PATH, but the approval gate
 // holds: Claude Code sets CLAUDECODE in the Bash tool's shell, and cairn approve refuses there,
 // so the workflow still waits for a person.

@@ -437,6 +437,11 @@ func BenchmarkHooksAsClaudeCodeRunsThem(b *testing.B) {
 	defsEnv := plugin(f.binRoot, filepath.Join(f.dir, "unused-data"), f.defsEnv)
 	start, stop := hookCommand(b, "SessionStart"), hookCommand(b, "Stop")
 	sh := func(cmd string) []string { return []string{"/bin/sh", "-c", cmd} }
+	// Claude Code gives SessionStart a CLAUDE_ENV_FILE, where the launcher puts a data dir's
+	// set on the agent's PATH.
+	envFile := func(env []string) []string {
+		return append(slices.Clone(env), "CLAUDE_ENV_FILE="+filepath.Join(f.dir, "sessionstart-hook-0.sh"))
+	}
 	cases := []struct {
 		name        string
 		argv, env   []string
@@ -447,9 +452,9 @@ func BenchmarkHooksAsClaudeCodeRunsThem(b *testing.B) {
 		// The hook binary itself, as the launcher leaves it to run: what the launcher costs
 		// is start-bin less this.
 		{"start-bare", sh(f.sessionStart), append(slices.Clone(binEnv), "GOMAXPROCS=1"), startEvent, "(apex)", -1},
-		{"start-bin", sh(start), binEnv, startEvent, "(apex)", 2.0},
-		{"start-data", sh(start), dataEnv, startEvent, "(apex)", 2.0},
-		{"start-defs", sh(start), defsEnv, startEvent, "(review-flow)", 2.0},
+		{"start-bin", sh(start), envFile(binEnv), startEvent, "(apex)", 2.0},
+		{"start-data", sh(start), envFile(dataEnv), startEvent, "(apex)", 2.0},
+		{"start-defs", sh(start), envFile(defsEnv), startEvent, "(review-flow)", 2.0},
 		{"stop-bin", sh(stop), binEnv, stopEvent, "", 1.6},
 		{"stop-data", sh(stop), dataEnv, stopEvent, "", 1.6},
 	}

@@ -59,7 +59,9 @@ func fakeBinaries(t *testing.T, dir string) {
 
 // When this plugin's binaries exist, the hooks.json command and the MCP server's launcher
 // start nothing but the binary: no fork, no external command (PATH is empty), exactly one
-// exec after the shell's own, on both install paths.
+// exec after the shell's own, on both install paths. Where the set is the data dir's, which
+// Claude Code does not put on the agent's PATH as it does bin/, SessionStart alone appends one
+// line to CLAUDE_ENV_FILE that does (see TestLaunchPutsTheDataSetOnTheAgentsPath).
 func TestLaunchForksNothing(t *testing.T) {
 	skipOnWindows(t)
 	strace, err := exec.LookPath("strace")
@@ -76,7 +78,8 @@ func TestLaunchForksNothing(t *testing.T) {
 			}
 			fakeBinaries(t, dir)
 			stamp(t, root, dir)
-			env := launchEnv(root, data, t.TempDir(), "/nonexistent")
+			envFile := filepath.Join(t.TempDir(), "sessionstart-hook-0.sh")
+			env := launchEnv(root, data, t.TempDir(), "/nonexistent", "CLAUDE_ENV_FILE="+envFile)
 			for _, tc := range []struct{ name, argv string }{
 				{"cairn-session-start", "/bin/sh -c " + hookCommand(t, "SessionStart")},
 				{"cairn-stop", "/bin/sh -c " + hookCommand(t, "Stop")},
@@ -107,6 +110,67 @@ func TestLaunchForksNothing(t *testing.T) {
 				if len(forks) != 0 || len(execs) != 2 {
 					t.Errorf("%s: %d forks and %d execs, want none and 2 (the shell, then the binary):\n%s", tc.name, len(forks), len(execs), log)
 				}
+			}
+			lines, _ := os.ReadFile(envFile)
+			if want := agentPathLine(dir); path == "bin" && len(lines) != 0 || path == "data" && string(lines) != want {
+				t.Errorf("CLAUDE_ENV_FILE holds %q, want %q", lines, map[string]string{"data": want}[path])
+			}
+		})
+	}
+}
+
+// agentPathLine is the line SessionStart appends to CLAUDE_ENV_FILE for a set in dir.
+func agentPathLine(dir string) string {
+	return `case :$PATH: in *:"` + dir + `":*) ;; *) export PATH="` + dir + `:$PATH" ;; esac` + "\n"
+}
+
+// A marketplace install has no bin/ for Claude Code to put on the agent's PATH: SessionStart
+// appends a line to CLAUDE_ENV_FILE (which Claude Code runs ahead of each Bash command, and
+// appends to again on each resume) that puts the data dir's set first on PATH, once however
+// often it runs; a directory that PATH cannot hold, or that the line would have to escape,
+// gets no line, as Claude Code gives such a bin/ none, rather than one that breaks every Bash
+// command after it.
+func TestLaunchPutsTheDataSetOnTheAgentsPath(t *testing.T) {
+	skipOnWindows(t)
+	for _, tc := range []struct{ name, data string }{
+		{"plain", "data"},
+		{"spaces and quote", "my data's"},
+		{"colon", "a:b"},
+		{"double quote", `a"b`},
+		{"dollar", "a$HOME"},
+		{"backquote", "a`b"},
+		{"backslash", `a\b`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			data := filepath.Join(work, tc.data)
+			dir := filepath.Join(data, "bin-"+pluginVersion(t))
+			fakeBinaries(t, dir)
+			// fakeBinaries' scripts hold their path unquoted.
+			if err := os.WriteFile(filepath.Join(dir, "cairn-session-start"), []byte("#!/bin/sh\necho ran it\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			stamp(t, root, dir)
+			envFile := filepath.Join(work, "sessionstart-hook-0.sh")
+			env := launchEnv(root, data, work, toolDir(t), "CLAUDE_ENV_FILE="+envFile)
+			for range 2 { // a start and a resume of the session
+				if res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`); !strings.HasPrefix(res.stdout, "ran ") {
+					t.Fatalf("SessionStart = %+v, want the data dir's hook run", res)
+				}
+			}
+			lines, _ := os.ReadFile(envFile)
+			if strings.ContainsAny(data, `:"$`+"`\\") {
+				if len(lines) != 0 {
+					t.Errorf("CLAUDE_ENV_FILE holds %q, want nothing for %s", lines, data)
+				}
+				return
+			}
+			// As Claude Code runs it ahead of a Bash command.
+			res := runShell(t, `. "$CLAUDE_ENV_FILE" && echo "$PATH" && command -v cairn`, env, work, "")
+			if string(lines) != strings.Repeat(agentPathLine(dir), 2) || res.code != 0 || !strings.HasPrefix(res.stdout, dir+":") ||
+				strings.Count(res.stdout, dir) != 2 || !strings.HasSuffix(res.stdout, "\n"+filepath.Join(dir, "cairn")+"\n") {
+				t.Errorf("CLAUDE_ENV_FILE holds %q; run, it gave %+v, want PATH with %s once, first, and its cairn", lines, res, dir)
 			}
 		})
 	}
