@@ -79,6 +79,10 @@ type Resume struct {
 	// Shared says how this clone's mirror of the remote stands, when it shares its workflow
 	// through one: "shared via origin: synced 4m ago, 2 changes not pushed".
 	Shared string `json:"shared,omitempty"`
+
+	// archives (a read without Apply, in a state directory that can be written): the next
+	// read with Apply archives the workflow (archivedAtRead), so there is nothing to resume.
+	archives bool
 }
 
 // Resume runs the read protocol: L1 (with the store's repairs), TTL expiry, recovery,
@@ -142,8 +146,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if r != nil && opt.Apply && l1ok {
 		r = e.applyReadProtocol(r, now, out, &eye, opt)
 		now = e.now() // r may have been read again there, and written since the first read
-	} else if r != nil && r.Status == workflow.StatusActive && !e.ownerMidWork(r, opt) {
-		if expired, _ := r.Expired(now); expired {
+	} else if e.archivedAtRead(r, now, opt) {
+		// A read without Apply: the next one with it archives it, if it can write.
+		out.archives = l1ok
+		if r.Status == workflow.StatusActive { // past its TTL
 			by := "the next session start archives it"
 			switch {
 			case opt.Person && !l1ok:
@@ -398,6 +404,19 @@ func (e *Engine) ownerMidWork(r *workflow.Record, opt ResumeOptions) bool {
 	return opt.Compaction || opt.FromClient && e.cfg.PID > 0 && r.Owner.PID == e.cfg.PID
 }
 
+// archivedAtRead reports whether the read protocol archives r as it stands: finished, or past
+// its TTL and not read by its owner mid-work (ownerMidWork).
+func (e *Engine) archivedAtRead(r *workflow.Record, now time.Time, opt ResumeOptions) bool {
+	if r == nil || !r.Status.Valid() {
+		return false
+	}
+	if r.Status != workflow.StatusActive {
+		return true
+	}
+	expired, err := r.Expired(now)
+	return err == nil && expired && !e.ownerMidWork(r, opt)
+}
+
 // readProtocol is applyReadProtocol; an expiry another process's change overtook (a move, a
 // heartbeat, between this read and the expiry's write) reads the workflow again and goes on
 // with that, again times at most.
@@ -429,7 +448,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 		}
 		return nil
 	}
-	if expired, err := r.Expired(now); err == nil && expired && !e.ownerMidWork(r, opt) {
+	if e.archivedAtRead(r, now, opt) { // past its TTL
 		msg, info, err := e.expire(r, false)
 		if errors.Is(err, errArchiveRaced) && again > 0 {
 			if fresh, _, ferr := e.active(); ferr == nil && fresh != nil {

@@ -148,9 +148,9 @@ func TestTTLOwnerMidWorkKeepsTheWorkflow(t *testing.T) {
 			e.clock.Add(3 * time.Hour)
 			if tc.opt.Compaction {
 				// The anchor PreCompact adds to the compaction request agrees with the start
-				// that follows it.
+				// that follows it: none when that start archives the workflow.
 				a, _ := e.openAs(tc.session, tc.pid).CompactAnchor()
-				if tc.kept != strings.Contains(a, "; next: Continue phase analyze") || tc.kept == strings.Contains(a, "expired") {
+				if tc.kept != strings.Contains(a, "; next: Continue phase analyze") || !tc.kept && a != "" {
 					t.Errorf("compaction anchor %q, want it resumed: %v", a, tc.kept)
 				}
 			}
