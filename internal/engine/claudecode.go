@@ -131,7 +131,10 @@ const maxAnchor = 700
 // the summary keeps the workflow's position: workflow, phase, progress, next step, open
 // tasks. It reads and never changes state. "" when there is no active workflow; problem is
 // then what the read left for the user to see (state that is there but was not read: a newer
-// Cairn's, a lock held through a needed repair), or "" when there is nothing to say.
+// Cairn's, a lock held through a needed repair), or "" when there is nothing to say. "" too,
+// with problem saying why, when the session start after the compaction archives the workflow
+// (finished, or past its TTL and not the compacting owner's): there is no position to keep,
+// and no step to take before that start says the workflow ended.
 //
 // Over maxAnchor, the completed phases give way first and the rest is cut after that, but the
 // last sentence, the pointer to resume_check, always stays whole.
@@ -140,6 +143,9 @@ func (e *Engine) CompactAnchor() (anchor, problem string) {
 	res := e.Resume(ResumeOptions{ReportOnly: true, Compaction: true})
 	if res.WorkflowID == "" {
 		return "", strings.TrimPrefix(res.SystemMessage, "Cairn: ")
+	}
+	if res.archives {
+		return "", "workflow " + oneLine(res.WorkflowID, 80) + " is finished or past its TTL, so the session start after the compaction archives it"
 	}
 	head := fmt.Sprintf("Cairn workflow position (keep it in the summary): workflow %s (%s), phase %s", oneLine(res.WorkflowID, 80), oneLine(res.Type, 64), oneLine(res.Phase, 64))
 	if res.PhaseStatus != "" {

@@ -37,6 +37,12 @@ type ResumeOptions struct {
 	// owns (the TTL counts only real changes, and the owner is demonstrably live); any other
 	// session's compaction expires it as any start does.
 	Compaction bool
+	// FromClient is a read from inside a running Claude Code client: resume_check through
+	// cairn-mcp, whose engine has its client's pid (the server's parent, the CLAUDE_PID its
+	// hooks record) and the session that client is in now (sessions/<pid>.json, followed
+	// before every call). When the workflow's owner is that session in that client, its TTL
+	// does not expire it: the owner is live and calling. Every other caller expires it.
+	FromClient bool
 }
 
 // Resume is the read protocol's answer.
@@ -74,6 +80,10 @@ type Resume struct {
 	// Shared says how this clone's mirror of the remote stands, when it shares its workflow
 	// through one: "shared via origin: synced 4m ago, 2 changes not pushed".
 	Shared string `json:"shared,omitempty"`
+
+	// archives (a read without Apply, in a state directory that can be written): the next
+	// read with Apply archives the workflow (archivedAtRead), so there is nothing to resume.
+	archives bool
 }
 
 // Resume runs the read protocol: L1 (with the store's repairs), TTL expiry, recovery,
@@ -135,10 +145,12 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	if r != nil && opt.Apply && l1ok {
-		r = e.applyReadProtocol(r, now, out, &eye, opt.Compaction)
+		r = e.applyReadProtocol(r, now, out, &eye, opt)
 		now = e.now() // r may have been read again there, and written since the first read
-	} else if r != nil && r.Status == workflow.StatusActive && !e.ownCompaction(r, opt.Compaction) {
-		if expired, _ := r.Expired(now); expired {
+	} else if e.archivedAtRead(r, now, opt) {
+		// A read without Apply: the next one with it archives it, if it can write.
+		out.archives = l1ok
+		if r.Status == workflow.StatusActive { // past its TTL
 			by := "the next session start archives it"
 			switch {
 			case opt.Person && !l1ok:
@@ -213,7 +225,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: e.planView(def, r, now), Def: def, L1Available: l1ok, L2Available: l2ok,
-		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: e.ownCompaction(r, opt.Compaction)})
+		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: e.ownerMidWork(r, opt)})
 	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
@@ -388,22 +400,41 @@ func withoutRetry(err error) string {
 }
 
 // applyReadProtocol archives a finished or expired workflow and recovers an interrupted one.
-// It returns the record still active afterwards, or nil. compaction is
-// ResumeOptions.Compaction: the owning session's own compaction expires nothing.
-func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, compaction bool) *workflow.Record {
-	return e.readProtocol(r, now, out, eye, compaction, 1)
+// It returns the record still active afterwards, or nil. Nothing the owning session reads
+// mid-work (ownerMidWork) is expired.
+func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, opt ResumeOptions) *workflow.Record {
+	return e.readProtocol(r, now, out, eye, opt, 1)
 }
 
-// ownCompaction reports whether a read with ResumeOptions.Compaction is the compaction of
-// the session that owns r: that session is live and mid-work, so r's TTL does not expire it.
-func (e *Engine) ownCompaction(r *workflow.Record, compaction bool) bool {
-	return compaction && r != nil && r.Owner != nil && e.cfg.SessionID != "" && r.Owner.SessionID == e.cfg.SessionID
+// ownerMidWork reports whether the read is the owning session's own, mid-work, so that r's
+// TTL does not expire it: the SessionStart after that session's compaction (its session id),
+// or its resume_check from its own client (its session id and its client's pid, both known:
+// the same pid under another session id is the session /clear replaced, and the same session
+// in another client is a second terminal's, or one resumed after its client exited).
+func (e *Engine) ownerMidWork(r *workflow.Record, opt ResumeOptions) bool {
+	if r == nil || r.Owner == nil || e.cfg.SessionID == "" || r.Owner.SessionID != e.cfg.SessionID {
+		return false
+	}
+	return opt.Compaction || opt.FromClient && e.cfg.PID > 0 && r.Owner.PID == e.cfg.PID
+}
+
+// archivedAtRead reports whether the read protocol archives r as it stands: finished, or past
+// its TTL and not read by its owner mid-work (ownerMidWork).
+func (e *Engine) archivedAtRead(r *workflow.Record, now time.Time, opt ResumeOptions) bool {
+	if r == nil || !r.Status.Valid() {
+		return false
+	}
+	if r.Status != workflow.StatusActive {
+		return true
+	}
+	expired, err := r.Expired(now)
+	return err == nil && expired && !e.ownerMidWork(r, opt)
 }
 
 // readProtocol is applyReadProtocol; an expiry another process's change overtook (a move, a
 // heartbeat, between this read and the expiry's write) reads the workflow again and goes on
 // with that, again times at most.
-func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, compaction bool, again int) *workflow.Record {
+func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, opt ResumeOptions, again int) *workflow.Record {
 	r = e.resolveLegacy(r, out, eye)
 	if !r.Status.Valid() {
 		return r // not known to be finished: kept where it is, and Check says why
@@ -431,11 +462,11 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 		}
 		return nil
 	}
-	if expired, err := r.Expired(now); err == nil && expired && !e.ownCompaction(r, compaction) {
+	if e.archivedAtRead(r, now, opt) { // past its TTL
 		msg, info, err := e.expire(r, false)
 		if errors.Is(err, errArchiveRaced) && again > 0 {
 			if fresh, _, ferr := e.active(); ferr == nil && fresh != nil {
-				return e.readProtocol(fresh, e.now(), out, eye, compaction, again-1)
+				return e.readProtocol(fresh, e.now(), out, eye, opt, again-1)
 			}
 		}
 		if err != nil {

@@ -116,36 +116,48 @@ func TestTTLExpiryRacesAWrite(t *testing.T) {
 }
 
 // The TTL counts only real changes, so a session that works past it without changing the
-// workflow would lose it at its own compaction. The SessionStart after the owning session's
-// compaction resumes it (not expired, no expiry line, the report's usual next step), and the
-// anchor its PreCompact adds to the compaction request does not send it to expire_ttl; every
-// other start expires it, and the owner's next ordinary start still does: the TTL is not
-// reset.
-func TestTTLOwnCompactionKeepsTheWorkflow(t *testing.T) {
+// workflow would lose it at its own compaction, or at its own resume_check. The SessionStart
+// after the owning session's compaction resumes it (not expired, no expiry line, the report's
+// usual next step), and the anchor its PreCompact adds to the compaction request does not send
+// it to expire_ttl; so does resume_check from the owner's own client (cairn-mcp under the
+// Claude Code pid the workflow's owner recorded, acting for the owner's session). Every other
+// start and every other client expires it; expire_ttl from the owner's client still does, and
+// the owner's next ordinary start still does: the TTL is not reset.
+func TestTTLOwnerMidWorkKeepsTheWorkflow(t *testing.T) {
+	compaction, client := engine.ResumeOptions{Compaction: true}, engine.ResumeOptions{FromClient: true}
 	for _, tc := range []struct {
-		name       string
-		session    string
-		compaction bool
-		kept       bool
+		name     string
+		ownerPID int // the client the owner started it in
+		session  string
+		pid      int
+		opt      engine.ResumeOptions
+		kept     bool
 	}{
-		{"the owner's compaction", "s1", true, true},
-		{"the owner's resume", "s1", false, false},
-		{"another session's compaction", "s2", true, false},
-		{"a compaction without a session id", "", true, false},
+		{"the owner's compaction", 4242, "s1", 4242, compaction, true},
+		{"the owner's resume", 4242, "s1", 4242, engine.ResumeOptions{}, false},
+		{"another session's compaction", 4242, "s2", 4242, compaction, false},
+		{"a compaction without a session id", 4242, "", 4242, compaction, false},
+		{"resume_check from the owner's client", 4242, "s1", 4242, client, true},
+		{"resume_check from another client of the owner's session", 4242, "s1", 5151, client, false},
+		{"resume_check from the owner's client after /clear", 4242, "s2", 4242, client, false},
+		{"resume_check from the owner's session, no client known", 0, "s1", 0, client, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "long work", TTL: "2h"}))(t)
+			must(e.openAs("s1", tc.ownerPID).Start(engine.StartRequest{Type: "apex", Context: "long work", TTL: "2h"}))(t)
 			e.clock.Add(3 * time.Hour)
-			if tc.compaction {
+			if tc.opt.Compaction {
 				// The anchor PreCompact adds to the compaction request agrees with the start
-				// that follows it.
-				a, _ := e.open(tc.session).CompactAnchor()
-				if tc.kept != strings.Contains(a, "; next: Continue phase analyze") || tc.kept == strings.Contains(a, "expired") {
+				// that follows it: none when that start archives the workflow.
+				a, _ := e.openAs(tc.session, tc.pid).CompactAnchor()
+				if tc.kept != strings.Contains(a, "; next: Continue phase analyze") || !tc.kept && a != "" {
 					t.Errorf("compaction anchor %q, want it resumed: %v", a, tc.kept)
 				}
 			}
-			res := e.open(tc.session).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Compaction: tc.compaction})
+			opt := tc.opt
+			opt.Apply, opt.ReportOnly = true, opt.Compaction // resume_check has the whole record
+			caller := e.openAs(tc.session, tc.pid)
+			res := caller.Resume(opt)
 			if !tc.kept {
 				if res.WorkflowID != "" || !strings.Contains(res.SystemMessage, "expired after 2h without a change") {
 					t.Fatalf("%q / %q, want it expired and archived", res.Report, res.SystemMessage)
@@ -153,11 +165,17 @@ func TestTTLOwnCompactionKeepsTheWorkflow(t *testing.T) {
 				return
 			}
 			if res.WorkflowID == "" || strings.Contains(res.Report, "expire") || strings.Contains(res.SystemMessage, "expire") ||
-				!strings.Contains(res.Report, "\nNext: Continue phase analyze") || len(res.Warnings) > 0 {
-				t.Fatalf("%q / %q (warnings %q), want it resumed as it stands", res.Report, res.SystemMessage, res.Warnings)
+				!strings.HasPrefix(res.Next, "Continue phase analyze") || len(res.Warnings) > 0 {
+				t.Fatalf("%q / %q (next %q, warnings %q), want it resumed as it stands", res.Report, res.SystemMessage, res.Next, res.Warnings)
 			}
 			if s := must(e.open("s1").Snapshot())(t); s.WorkflowID == "" || s.Phase != "analyze" {
-				t.Fatalf("after the compaction the active workflow is %q at %q, want it at analyze", s.WorkflowID, s.Phase)
+				t.Fatalf("after the read the active workflow is %q at %q, want it at analyze", s.WorkflowID, s.Phase)
+			}
+			if tc.opt.FromClient {
+				if r := must(caller.ExpireTTL(false))(t); !r.Changed || !strings.Contains(r.Message, "expired after 2h without a change") {
+					t.Errorf("expire_ttl from the owner's client: %q, want it expired: the read is no change", r.Message)
+				}
+				return
 			}
 			res = e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 			if res.WorkflowID != "" || !strings.Contains(res.SystemMessage, "expired after 2h without a change") {

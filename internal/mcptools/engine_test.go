@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -686,5 +687,61 @@ func TestDirectoryInAFilesPlaceTools(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(dir, "keep.txt")); err != nil || string(b) != "notes" {
 			t.Errorf("%s: what the directory held changed: %q, %v", call.tool, b, err)
 		}
+	}
+}
+
+// TestResumeCheckPastTTLFromTheOwnersClient: the TTL counts only real changes, so the session
+// that owns a workflow may work past it without changing it. Its own resume_check (this
+// server's client is the owner's, acting for the owner's session) resumes the workflow;
+// expire_ttl there still expires it. resume_check from another client of the same session,
+// or from the owner's client after /clear, expires it as before.
+func TestResumeCheckPastTTLFromTheOwnersClient(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		pid     int  // the client whose server calls resume_check
+		cleared bool // /clear in the owner's client first
+		kept    bool
+	}{
+		{"the owner's client", 77, false, true},
+		{"another client of the owner's session", 78, false, false},
+		{"the owner's client after /clear", 77, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t)
+			var ahead atomic.Int64
+			opts := func(pid int) mcptools.Options {
+				open := func(cfg engine.Config) (mcptools.Engine, error) {
+					cfg.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+					return mcptools.OpenEngine(cfg)
+				}
+				return mcptools.Options{Open: open, Getenv: p.getenv(p.session), WorkDir: p.root, PPID: pid, Log: quietLog(), NoWatch: true}
+			}
+			_, owner := startServer(t, opts(77))
+			mustOK(t, owner, "start_workflow", `{"type":"apex","context":"long work","ttl":"1h"}`)
+			ahead.Store(int64(2 * time.Hour))
+			if tc.cleared {
+				if err := p.other(t, "sess-cleared").RecordSession(engine.Session{SessionID: "sess-cleared", Source: "clear", PID: 77}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := owner
+			if tc.pid != 77 {
+				_, c = startServer(t, opts(tc.pid))
+			}
+			res := mustOK(t, c, "resume_check", `{}`)
+			s := structured(t, res)
+			if !tc.kept {
+				if s["workflow_id"] != nil || !strings.Contains(fmt.Sprint(s["last_ended"]), "Expired APEX") {
+					t.Fatalf("resume_check: %v, want it expired and archived", s)
+				}
+				return
+			}
+			if next, _ := s["next"].(string); s["workflow_id"] == nil || !strings.HasPrefix(next, "Continue phase analyze") || strings.Contains(text(res), "xpire") {
+				t.Fatalf("resume_check: %v\n%s\nwant it resumed as it stands", s, text(res))
+			}
+			if got := text(mustOK(t, c, "expire_ttl", `{}`)); !strings.Contains(got, "expired after 1h without a change") {
+				t.Errorf("expire_ttl from the owner's client: %q, want it expired", got)
+			}
+		})
 	}
 }

@@ -280,7 +280,9 @@ var specs = []*toolSpec{
 }
 
 func runResume(c *call) (*outcome, error) {
-	return resumeOutcome(c.eng.Resume(engine.ResumeOptions{Apply: true})), nil
+	// FromClient: the engine has this server's client pid and the session it is in now, so
+	// the workflow's owner reading it mid-work past its TTL keeps it.
+	return resumeOutcome(c.eng.Resume(engine.ResumeOptions{Apply: true, FromClient: true})), nil
 }
 
 func runStart(c *call) (*outcome, error) {

@@ -46,8 +46,9 @@ type PlanInput struct {
 	L2Line   string
 	Findings []Finding
 	Now      time.Time
-	// OwnerMidWork: the session that owns Record is starting again after its own compaction,
-	// so a workflow past its TTL is resumed (the engine did not expire it), not sent to expiry.
+	// OwnerMidWork: the session that owns Record reads it mid-work (its start after its own
+	// compaction, its resume_check from its own client), so a workflow past its TTL is
+	// resumed (the engine did not expire it), not sent to expiry.
 	OwnerMidWork bool
 }
 
