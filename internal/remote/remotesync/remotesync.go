@@ -10,7 +10,8 @@
 // is revision n in every machine's store.
 //
 // A workflow archived here (completed, expired, replaced) has its last revisions pushed by the
-// next sync, so other machines see its end, and is never taken back from the remote.
+// next sync, so other machines see its end, and is never taken back from the remote, except
+// one that expired here while another machine kept it going (see idle).
 //
 // After a lost race, this machine's copy is archived and the remote's line installed in one
 // store write (store.AdoptLine), so a reader never finds no workflow in between. A Replayer
@@ -35,6 +36,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Entry is one remote record: a workflow revision as it travels between machines.
@@ -61,7 +63,7 @@ type Outcome struct {
 	// machines see their end.
 	Shared int
 	// ArchivedHere is set when the workflow asked for was archived on this machine, so it
-	// was not taken back from the remote.
+	// was not taken back from the remote (one expired here but live there is taken back).
 	ArchivedHere bool
 	// Unreadable names the remote's lines an idle sync left out because they cannot be read;
 	// the others were synced. LeftOut says, for each, why and the step that ends it.
@@ -503,8 +505,10 @@ func commonPrefix(a, b []Entry) int64 {
 // for each workflow the remote holds that was archived here (completed, expired, replaced;
 // not a lost race), the archived revisions the remote lacks are appended, so other machines
 // see the end. Then it chooses the workflow to take: want, or the remote's only one not
-// archived here. A workflow archived here is never taken back from the remote. Lines that
-// cannot be read are left out, and named in out.Unreadable and out.LeftOut whatever else it says.
+// archived here. A workflow archived here is never taken back from the remote, except one that
+// expired here whose remote line another machine moved on and is live (shareArchive): that one
+// is taken before any other, its archive kept, and said in out.Notices. Lines that cannot be
+// read are left out, and named in out.Unreadable and out.LeftOut whatever else it says.
 func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want string) (shared int, chosen string, out Outcome, err error) {
 	h, err := b.Heads(ctx)
 	var skipped []remote.LeftOut
@@ -528,23 +532,36 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 		last.Workflow = ""
 	}
 	done := map[string]bool{}
+	backs := map[string]string{} // expired here, live on the remote: what taking each back says
+	takes := func(id string) (int, string, Outcome, error) {
+		if n, ok := backs[id]; ok {
+			said = append(said, n)
+		}
+		return shared, id, out, nil
+	}
 	for _, a := range archives { // newest first: the first of each id is its end
 		if a.Reason == "conflict" || done[a.WorkflowID] || h[a.WorkflowID] == 0 {
 			continue
 		}
 		done[a.WorkflowID] = true
-		if h[a.WorkflowID] >= a.Revision && a.WorkflowID != last.Workflow {
+		if h[a.WorkflowID] >= a.Revision && a.WorkflowID != last.Workflow && a.WorkflowID != want {
 			// The remote holds as many revisions as the archive or more: there is nothing to
 			// share, and reading both lines whole at every idle sync would say so again. The
-			// first sync since it finished here (the last one was about it) reads them once:
-			// the remote's line may have moved apart from this machine's end, which is told.
+			// first sync since it finished here (the last one was about it), or one naming it,
+			// reads them once: the remote's line may have moved apart from this machine's end,
+			// which is told, or taken back.
 			continue
 		}
-		n, notice, err := shareArchive(ctx, st, b, a)
+		n, notice, back, err := shareArchive(ctx, st, b, a, from)
 		if errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
 			return shared, "", out, err
 		}
-		if notice != "" {
+		if back {
+			// Expired here while another machine kept it going: it is the remote's to take
+			// again, and said so only by the sync that takes it.
+			done[a.WorkflowID] = false
+			backs[a.WorkflowID] = notice
+		} else if notice != "" {
 			said = append(said, notice)
 		}
 		// Any other failure leaves that end unshared: a line that can never take it must not
@@ -565,7 +582,12 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 			// Taking it would find nothing and say "up to date at r0".
 			return shared, "", Outcome{Shared: shared, Available: open}, ErrNoSuch
 		}
-		return shared, want, out, nil
+		return takes(want)
+	}
+	if len(backs) == 1 { // this machine's own workflow before any other the remote holds
+		for k := range backs {
+			return takes(k)
+		}
 	}
 	switch len(open) {
 	case 0:
@@ -574,7 +596,7 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 		for k := range open {
 			chosen = k
 		}
-		return shared, chosen, out, nil
+		return takes(chosen)
 	}
 	return shared, "", Outcome{Shared: shared, Available: open}, ErrChoose
 }
@@ -594,50 +616,68 @@ func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id 
 	}
 	for _, a := range archives { // newest first: the first is its end
 		if a.WorkflowID == s.Workflow && a.Reason != "conflict" {
-			return shareArchive(ctx, st, b, a)
+			n, notice, _, err := shareArchive(ctx, st, b, a, "")
+			return n, notice, err
 		}
 	}
 	return 0, "", nil
 }
 
 // shareArchive appends the archived revisions of a the remote lacks, when the remote's line is
-// a prefix of the archive's; otherwise it leaves both alone, and when the remote's line moved
-// apart from the archive's (another machine changed the workflow after the revisions this
-// one shared) or holds a revision that is not a Cairn entry of it, it says, in notice, that
-// this end stays here.
-func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo) (n int, notice string, err error) {
+// a prefix of the archive's; otherwise it leaves both alone. When the remote's line moved apart
+// from the archive's (another machine changed the workflow after the revisions this one
+// shared), a workflow that expired here while the remote's line is still live (active, its TTL
+// not passed) is to be taken back from from, when from is not empty: back is set and notice
+// says so. Otherwise, and when the remote holds a revision that is not a Cairn entry of it,
+// notice says that this end stays here.
+func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo, from string) (n int, notice string, back bool, err error) {
 	mine, err := archived(st, a.Dir, a.WorkflowID, a.Revision)
 	if err != nil {
-		return 0, "", err
+		return 0, "", false, err
 	}
 	recs, err := b.Since(ctx, a.WorkflowID, 0)
 	if err != nil {
-		return 0, "", err
+		return 0, "", false, err
 	}
 	theirs, err := decode(a.WorkflowID, recs)
 	if err != nil {
 		// A line that cannot take it: said, so that the end is not left unshared in silence.
-		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, strings.TrimPrefix(err.Error(), "remotesync: ")), nil
+		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, strings.TrimPrefix(err.Error(), "remotesync: ")), false, nil
 	}
 	R := int64(len(theirs))
 	if common := commonPrefix(mine, theirs); common != R {
-		if common < int64(len(mine)) {
-			var tip struct {
-				Status string `json:"status"`
-			}
-			_ = json.Unmarshal(theirs[R-1].Snapshot, &tip) // only for the notice
-			notice = fmt.Sprintf("workflow %s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d and is at r%d, %s; this machine's end is kept in archive/%s",
-				a.WorkflowID, a.Revision, common, R, textsafe.Line(tip.Status, 40), a.Dir)
+		if common >= int64(len(mine)) {
+			return 0, "", false, nil
 		}
-		return 0, notice, nil
+		tip, err := store.ParseRecord(theirs[R-1].Snapshot)
+		if err != nil {
+			tip = &workflow.Record{} // only for the notice
+		}
+		if from != "" && a.Reason == "expired" && live(tip) {
+			notice = fmt.Sprintf("workflow %s expired here at r%d, but another machine changed it after r%d, so it was taken back from %s and is active again; this machine's expired copy stays in archive/%s",
+				a.WorkflowID, a.Revision, common, from, a.Dir)
+			if common < a.Revision-1 { // changes made here before the expiry, never pushed
+				notice += fmt.Sprintf(" with the changes it made after r%d, which were not replayed", common)
+			}
+			return 0, notice, true, nil
+		}
+		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d and is at r%d, %s; this machine's end is kept in archive/%s",
+			a.WorkflowID, a.Revision, common, R, textsafe.Line(string(tip.Status), 40), a.Dir), false, nil
 	}
 	if R >= int64(len(mine)) {
-		return 0, "", nil
+		return 0, "", false, nil
 	}
 	if _, err := push(ctx, b, a.WorkflowID, R, mine[R:]); err != nil {
-		return 0, "", err
+		return 0, "", false, err
 	}
-	return len(mine[R:]), "", nil
+	return len(mine[R:]), "", false, nil
+}
+
+// live says whether r, the remote's tip of a workflow, is one a machine could go on with now:
+// active, its TTL not passed (one stale everywhere stays expired).
+func live(r *workflow.Record) bool {
+	expired, err := r.Expired(time.Now())
+	return r.Status == workflow.StatusActive && err == nil && !expired
 }
 
 // push appends es to the remote's line of id after revision after; a head that moved

@@ -950,3 +950,86 @@ func TestResumedRaceSaysWhoWon(t *testing.T) {
 		})
 	}
 }
+
+// TestExpiredHereTakenBack: machine B, idle past the TTL, expires at its next session start a
+// workflow that A kept working on and pushed. B's next sync takes A's line back as the active
+// workflow (B's expired copy stays archived) and says so once. A line stale on the remote too
+// is not taken back: it stays expired here.
+func TestExpiredHereTakenBack(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		aMoved  time.Duration // how long before B's start A last changed it
+		bMoved  bool          // B changed it too before going idle, and never pushed that
+		named   bool          // B's last sync was about nothing: a person names it, cairn sync wf-x
+		takenOn string        // what B's sync says when it takes A's line back; "" when it does not
+	}{
+		{"changed elsewhere within the ttl", 2 * time.Hour, false, false, "workflow wf-x expired here at r2, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s"},
+		{"named", 2 * time.Hour, false, true, "workflow wf-x expired here at r2, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s"},
+		{"changed on both", 2 * time.Hour, true, false, "workflow wf-x expired here at r3, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s with the changes it made after r1, which were not replayed"},
+		{"stale everywhere", 26 * time.Hour, false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bare := gittest.Bare(t)
+			a, b := newMachine(t, 0), newMachine(t, 0)
+			ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
+			rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
+			// The TTL is judged against the real clock: the machines' clocks are set from it.
+			now := time.Now()
+			a.now, b.now = now.Add(-30*time.Hour), now.Add(-30*time.Hour)
+			a.start("wf-x", "retries")
+			a.sync(ra, "")
+			b.sync(rb, "")
+			if tc.bMoved {
+				b.move("plan")
+			}
+			a.now = now.Add(-tc.aMoved)
+			a.move("plan")
+			a.sync(ra, "")
+			b.now = now
+			rep := b.en.Resume(engine.ResumeOptions{Apply: true})
+			if ph, _ := b.phase(); ph != "" {
+				t.Fatalf("B's start left wf-x active in %s; want it expired: %+v", ph, rep)
+			}
+			id := ""
+			if tc.named {
+				if err := mirror.Synced(b.st, "origin", "", 0, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+				id = "wf-x"
+			}
+			out := b.sync(rb, id)
+			archives, err := b.st.ListArchives()
+			if err != nil || len(archives) != 1 || archives[0].Reason != "expired" {
+				t.Fatalf("B's archives = %+v, %v; want its expired copy kept", archives, err)
+			}
+			said := strings.Join(out.Notices, "\n")
+			if tc.takenOn == "" {
+				if ph, _ := b.phase(); ph != "" || out.Workflow != "" {
+					t.Fatalf("B's sync = %+v, phase %q; want the workflow stale everywhere left expired", out, ph)
+				}
+				return
+			}
+			ph, rev := b.phase()
+			if ph != "plan" || rev != 2 || out.Workflow != "wf-x" || out.Pulled != 2 {
+				t.Fatalf("B's sync = %+v, B at %q r%d; want A's line taken back, plan r2", out, ph, rev)
+			}
+			if want := fmt.Sprintf(tc.takenOn, archives[0].Dir); said != want {
+				t.Fatalf("B's sync said %q, want %q", said, want)
+			}
+			if out := b.sync(rb, ""); len(out.Notices) != 0 || out.Pulled != 0 || out.Pushed != 0 {
+				t.Fatalf("B's next sync = %+v, want nothing to do or say", out)
+			}
+			b.en.Resume(engine.ResumeOptions{Apply: true})
+			if ph, _ := b.phase(); ph != "plan" {
+				t.Fatalf("B's next read left wf-x at %q; want it live at plan", ph)
+			}
+			b.move("implement")
+			if out := b.sync(rb, ""); out.Pushed != 1 {
+				t.Fatalf("B's sync after moving = %+v, want its change pushed", out)
+			}
+			if out := a.sync(ra, ""); out.Pulled != 1 {
+				t.Fatalf("A's sync = %+v, want B's change pulled", out)
+			}
+		})
+	}
+}
