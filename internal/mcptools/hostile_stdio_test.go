@@ -1,6 +1,7 @@
 package mcptools_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -491,4 +492,67 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 	}
 	p.noCheckpoints(t, "a refused call was run")
 	r.checkStdout()
+}
+
+// TestStdioCancellationOfAnotherIDWithTheSameText: a cancellation names one request by its id,
+// and "1" and 1 are two ids. mcp-go keys the requests it runs by the id's text (%v), so a
+// cancellation of "1", a request that had already finished or never was, cancelled the
+// transition with id 1 that waited for the person: the question was withdrawn and the call
+// the client never cancelled failed.
+func TestStdioCancellationOfAnotherIDWithTheSameText(t *testing.T) {
+	for _, tc := range []struct{ running, cancelled string }{
+		{`1`, `"1"`},
+		{`"1"`, `1`},
+		{`9007199254740993`, `9007199254740992`}, // one float64 apart from neither
+	} {
+		t.Run(tc.running+" and "+tc.cancelled, func(t *testing.T) {
+			p, r := atTheGate(t, "one gate")
+			r.send(`{"jsonrpc":"2.0","id":` + tc.running + `,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+			ask := nextAsk(t, r, "the server did not ask the person")
+			r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + tc.cancelled + `,"reason":"user pressed Esc"}}`)
+			// The ping is answered after the cancellation has been acted on: notifications
+			// and requests are read in order. Nothing before it may withdraw the question or
+			// answer the call.
+			r.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+			for _, line := range r.until(`"ping"`) {
+				t.Errorf("before the approval, the server wrote %s", clip(string(line)))
+			}
+			r.send(`{"jsonrpc":"2.0","id":` + string(ask) + `,"result":{"action":"accept","content":{"approve":true}}}`)
+			if lines := r.until(tc.running); len(lines) > 0 {
+				t.Errorf("before answering the call, the server wrote %q", lines)
+			}
+			if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "implement" {
+				t.Errorf("the workflow is at %s, want implement: the approved move was not made", snap.Phase)
+			}
+			r.checkStdout()
+		})
+	}
+}
+
+// until reads the server's messages up to the answer to the request id and returns the others
+// it read on the way.
+func (r *rawServer) until(id string) [][]byte {
+	r.t.Helper()
+	var others [][]byte
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				r.t.Fatalf("server closed stdout before answering %s; stderr:\n%s", id, r.stderr)
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(line, &m) == nil && m.Method == "" && string(m.ID) == id {
+				if bytes.Contains(line, []byte(`"isError":true`)) {
+					others = append(others, line)
+				}
+				return others
+			}
+			others = append(others, line)
+		case <-time.After(10 * time.Second):
+			r.t.Fatalf("no answer to %s within 10s", id)
+		}
+	}
 }
