@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -296,7 +297,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if s.eng == nil {
 		// The fix is the user's: this server's environment was fixed when Claude Code started
 		// it, and what is in the way may be theirs.
-		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and restart Claude Code (a variable set now does not reach this running server); do not delete or move files to make room. Call the tool again once it is fixed", spec.name, s.openErr)
+		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and restart Claude Code (a variable set now does not reach this running server); %s. Call the tool again once it is fixed", spec.name, s.openErr, noRoomMaking)
 		return errorResult(cmp.Or(argErr, err), "") // a bad argument is said first
 	}
 	eng := s.eng
@@ -341,11 +342,44 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
 	notice = s.withSyncNoticesDuring(notice)
 	if err != nil {
-		return warnText(errorResult(err, notice), told)
+		return warnText(errorResult(usersToFix(spec.name, err), notice), told)
 	}
 	o.warn(told)
 	return toolResult(o, notice)
 }
+
+// noRoomMaking is said wherever the fix for a refusal is the user's room or permissions: a
+// model with a shell could otherwise make room by deleting what is not its to delete.
+const noRoomMaking = "do not delete or move files to make room"
+
+// usersToFix is err with the model's step when it is a write to the state directory that the
+// file system refused (the disk full, the directory read-only or not permitted): the store's
+// words are a person's ("free some space"), or give no step. Other errors are returned as they are.
+func usersToFix(tool string, err error) error {
+	if engine.Classify(err) != engine.StateUnusable {
+		return err
+	}
+	var what string
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		what = "the disk is full"
+	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
+		what = "they can make the state directory writable"
+	default:
+		return err
+	}
+	msg := strings.Replace(err.Error(), "; "+store.FreeSpaceStep, "", 1)
+	return &userFix{fmt.Sprintf("%s. Tell the user: %s; %s. Call %s again once it is fixed", msg, what, noRoomMaking, tool), err}
+}
+
+// userFix is an error whose text is the model's; Unwrap gives the engine's error.
+type userFix struct {
+	msg string
+	err error
+}
+
+func (e *userFix) Error() string { return e.msg }
+func (e *userFix) Unwrap() error { return e.err }
 
 // callResume ends every change notice: what to do about the change.
 const callResume = " Call resume_check before going on."
