@@ -326,10 +326,11 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if argErr != nil {
 		return warnText(errorResult(argErr, notice), told)
 	}
-	if spec.onActive && changed != "" && pre.WorkflowID != "" && s.seen.WorkflowID != "" && pre.WorkflowID != s.seen.WorkflowID {
-		// Made for the workflow this session last saw: applied to another one it would land
-		// in work the session knows nothing of.
-		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed: the active workflow is no longer the one this session last saw (see the notice); call resume_check and decide there whether to go on in it", spec.name), notice), told)
+	if spec.onActive && changed != "" && pre.WorkflowID != "" && pre.WorkflowID != s.seen.WorkflowID {
+		// Made for the workflow this session last saw (or, when it saw none active, for one
+		// that ended): applied to another one it would land in work the session knows
+		// nothing of.
+		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed: the active workflow is not the one this session last saw (see the notice); call resume_check and decide there whether to go on in it", spec.name), notice), told)
 	}
 	// In-flight calls finish even when the client goes away or the server is told to stop:
 	// the engine's own lock timeout bounds them.
