@@ -724,3 +724,23 @@ func TestNoWorkflowSeenThenAnothersStarted(t *testing.T) {
 		}
 	}
 }
+
+// TestStateDirDeletedNoticeSaysSo: a workflow whose state directory was deleted under the
+// server (git clean -fdx, rm -rf .claude) was reported as "no longer active; another process
+// completed, expired or archived it", which says it was kept: the model went on as if the
+// work had been ended on purpose. The notice says the state was deleted and that the user is
+// to be told.
+func TestStateDirDeletedNoticeSaysSo(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"before the clean"}`)
+	if err := os.RemoveAll(filepath.Join(p.root, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	got := text(mustFail(t, c, "update_task", `{"id":"t1","status":"running"}`, "Notice:", "deleted", "Tell the user"))
+	if strings.Contains(got, "completed, expired or archived it") {
+		t.Errorf("the notice says the workflow was kept: %s", got)
+	}
+	if n := strings.Count(got, "resume_check"); n != 1 {
+		t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+	}
+}

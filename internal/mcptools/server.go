@@ -119,17 +119,17 @@ func (s *Server) release() { <-s.turn }
 // reopenIfGone closes the engine when its state directory was deleted or replaced under the
 // running server (git clean -fdx, rm -rf .claude), so that openLocked opens it afresh and the
 // call writes to the directory that is there now, instead of to a deleted one for the rest
-// of the session. One lstat a call.
-func (s *Server) reopenIfGone() {
+// of the session. One lstat a call. It reports whether it closed the engine.
+func (s *Server) reopenIfGone() bool {
 	if s.eng == nil || s.closed {
-		return
+		return false
 	}
 	fi, err := os.Lstat(s.eng.StateDir())
 	if err == nil && s.stateFI != nil && os.SameFile(fi, s.stateFI) {
-		return
+		return false
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return // unreadable for another reason: the call reports it
+		return false // unreadable for another reason: the call reports it
 	}
 	s.opt.Log.Printf("the state directory %s was removed or replaced; opening it again", s.eng.StateDir())
 	if s.watch != nil {
@@ -140,6 +140,7 @@ func (s *Server) reopenIfGone() {
 		s.opt.Log.Printf("closing the old state directory: %v", err)
 	}
 	s.eng, s.stateFI = nil, nil
+	return true
 }
 
 // openLocked opens the engine if it is not open, learns the current session and starts the
@@ -292,7 +293,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if s.closed {
 		return errorResult(errShuttingDown, "")
 	}
-	s.reopenIfGone()
+	gone := s.reopenIfGone()
 	s.openLocked()
 	if s.eng == nil {
 		// The fix is the user's: this server's environment was fixed when Claude Code started
@@ -310,6 +311,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	pre, told, preErr := eng.SnapshotNotices()
 	preOK := preErr == nil
 	changed := s.noticeFor(pre, preOK)
+	if gone && changed != "" && pre.WorkflowID == "" {
+		// Not ended by anyone: its state went with the directory.
+		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user."+callResume, textsafe.Line(s.seen.WorkflowID, 120))
+	}
 	notice := s.withSyncNotices(pre, preOK, changed)
 	if spec.name == "resume_check" {
 		notice = stepless(notice) // this result is that call
