@@ -358,9 +358,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 // model with a shell could otherwise make room by deleting what is not its to delete.
 const noRoomMaking = "do not delete or move files to make room"
 
-// usersToFix is err with the model's step when it is a write to the state directory that the
-// file system refused (the disk full, the directory read-only or not permitted): the store's
-// words are a person's ("free some space"), or give no step. Other errors are returned as they are.
+// usersToFix is err with the model's step when it is a write that the file system refused (the
+// disk full, the state or memory directory read-only or not permitted; the refusal names the
+// directory): the store's words are a person's ("free some space"), or give no step. Other
+// errors are returned as they are.
 func usersToFix(tool string, err error) error {
 	if engine.Classify(err) != engine.StateUnusable {
 		return err
@@ -370,7 +371,7 @@ func usersToFix(tool string, err error) error {
 	case errors.Is(err, syscall.ENOSPC):
 		what = "the disk is full"
 	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
-		what = "they can make the state directory writable"
+		what = "they can make the directory it names writable"
 	default:
 		return err
 	}
