@@ -194,7 +194,7 @@ func (e *fakeEngine) Transition(r engine.TransitionRequest) (*engine.Result, err
 	return e.result("moved to " + r.To), nil
 }
 
-func (e *fakeEngine) CompleteApproved(outcome string, _ workflow.Approval) (*engine.Result, error) {
+func (e *fakeEngine) CompleteApproved(outcome string, _ workflow.Approval, _ string) (*engine.Result, error) {
 	return e.Complete(outcome)
 }
 

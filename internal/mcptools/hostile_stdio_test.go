@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
 )
 
 // gateServer is the binary on a workflow at apex's approval phase plan, with a client that
@@ -514,12 +516,13 @@ func TestStdioCancellationOfAnotherIDWithTheSameText(t *testing.T) {
 			// and requests are read in order. Nothing before it may withdraw the question or
 			// answer the call.
 			r.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
-			for _, line := range r.until(`"ping"`) {
+			_, before := r.until(`"ping"`)
+			for _, line := range before {
 				t.Errorf("before the approval, the server wrote %s", clip(string(line)))
 			}
 			r.send(`{"jsonrpc":"2.0","id":` + string(ask) + `,"result":{"action":"accept","content":{"approve":true}}}`)
-			if lines := r.until(tc.running); len(lines) > 0 {
-				t.Errorf("before answering the call, the server wrote %q", lines)
+			if answer, lines := r.until(tc.running); len(lines) > 0 || bytes.Contains(answer, []byte(`"isError":true`)) {
+				t.Errorf("the call answered %s, after %q", clip(string(answer)), lines)
 			}
 			if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "implement" {
 				t.Errorf("the workflow is at %s, want implement: the approved move was not made", snap.Phase)
@@ -529,11 +532,10 @@ func TestStdioCancellationOfAnotherIDWithTheSameText(t *testing.T) {
 	}
 }
 
-// until reads the server's messages up to the answer to the request id and returns the others
-// it read on the way.
-func (r *rawServer) until(id string) [][]byte {
+// until reads the server's messages up to the answer to the request id and returns it and the
+// others it read on the way.
+func (r *rawServer) until(id string) (answer []byte, others [][]byte) {
 	r.t.Helper()
-	var others [][]byte
 	for {
 		select {
 		case line, ok := <-r.lines:
@@ -545,14 +547,44 @@ func (r *rawServer) until(id string) [][]byte {
 				Method string          `json:"method"`
 			}
 			if json.Unmarshal(line, &m) == nil && m.Method == "" && string(m.ID) == id {
-				if bytes.Contains(line, []byte(`"isError":true`)) {
-					others = append(others, line)
-				}
-				return others
+				return line, others
 			}
 			others = append(others, line)
 		case <-time.After(10 * time.Second):
 			r.t.Fatalf("no answer to %s within 10s", id)
 		}
+	}
+}
+
+// TestStdioApprovalIsForTheWorkflowAsked: the person is asked to approve leaving phase plan of
+// one workflow, and while they read the question another session replaces it with a workflow
+// of its own, also at plan. Their yes was applied to whichever workflow was active at plan,
+// carrying the other session's workflow out of a gate nobody approved for it, or ending it.
+// The call is refused, and the other workflow stays at its gate.
+func TestStdioApprovalIsForTheWorkflowAsked(t *testing.T) {
+	for _, call := range []struct{ tool, args string }{
+		{"transition", `{"to":"implement"}`},
+		{"complete_workflow", `{"outcome":"done"}`},
+	} {
+		t.Run(call.tool, func(t *testing.T) {
+			p, r := atTheGate(t, "mine")
+			r.send(`{"jsonrpc":"2.0","id":"move","method":"tools/call","params":{"name":"` + call.tool + `","arguments":` + call.args + `}}`)
+			ask := nextAsk(t, r, "the server did not ask the person")
+			other := p.other(t, "sess-2")
+			if _, err := other.Start(engine.StartRequest{Type: "apex", Context: "theirs", Replace: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+				t.Fatal(err)
+			}
+			theirs := snapshot(t, p.other(t, "observer"))
+			r.send(`{"jsonrpc":"2.0","id":` + string(ask) + `,"result":{"action":"accept","content":{"approve":true}}}`)
+			if answer, _ := r.until(`"move"`); !bytes.Contains(answer, []byte(`"isError":true`)) || !bytes.Contains(answer, []byte("resume_check")) {
+				t.Errorf("the approved call answered %s, want it refused, with resume_check as the step", clip(string(answer)))
+			}
+			if snap := snapshot(t, p.other(t, "observer")); snap.WorkflowID != theirs.WorkflowID || snap.Phase != "plan" || snap.Revision != theirs.Revision {
+				t.Errorf("the other session's workflow is %+v, was %+v: the yes for another workflow moved or ended it", snap, theirs)
+			}
+		})
 	}
 }
