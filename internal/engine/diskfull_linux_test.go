@@ -14,7 +14,7 @@ import (
 // the disk is full and the step, and once there is space the same call records it.
 func TestRecordLearningOnAFullDisk(t *testing.T) {
 	e := newEnv(t)
-	mount(t, "tmpfs", e.home, "tmpfs", 0, "size=256k,mode=0700", false)
+	durabletest.Mount(t, "tmpfs", e.home, "tmpfs", 0, "size=256k,mode=0700", false)
 	en := e.open("s1")
 	must(en.RecordLearning(engine.LearningRequest{Title: "first", Body: "b"}))(t)
 	filler := durabletest.FillDisk(t, e.home)

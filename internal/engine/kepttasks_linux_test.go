@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
@@ -19,7 +20,7 @@ func TestKeptClaudeTaskStaysKeptWhileTheStateCannotBeWritten(t *testing.T) {
 	_, en := keptEnv(t)
 	noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
 	journal := filepath.Join(en.StateDir(), "journal")
-	unmount := mount(t, journal, journal, "", syscall.MS_BIND, "", true)
+	unmount := durabletest.Mount(t, journal, journal, "", syscall.MS_BIND, "", true)
 
 	var said []string
 	report := collect(&said)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
@@ -29,7 +30,7 @@ func TestL2LineNotOwedWhenL2StateCannotBeWritten(t *testing.T) {
 	b, err := os.ReadFile(st)
 	noErr(t, err)
 	noErr(t, os.WriteFile(other, b, 0o600))
-	unmount := mount(t, other, st, "", syscall.MS_BIND, "", false)
+	unmount := durabletest.Mount(t, other, st, "", syscall.MS_BIND, "", false)
 	// A settling whose lines stay owed in the l2-state.json it could not replace says they
 	// are retried, as they are.
 	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !strings.Contains(out.SystemMessage, "Cairn retries after the next turn") || strings.Contains(out.SystemMessage, "nor could it") {

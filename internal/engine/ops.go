@@ -44,6 +44,9 @@ type TransitionRequest struct {
 	// Approval is a person's yes to leaving an approval phase (the MCP server sets it when
 	// the person accepted its elicitation). No tool argument can set it.
 	Approval *workflow.Approval `json:"-"`
+	// WorkflowID, when set, is the workflow the move is for (the one the person approved):
+	// the move is refused if another is active. No tool argument can set it.
+	WorkflowID string `json:"-"`
 }
 
 // TaskRequest is update_task's input.
@@ -608,6 +611,9 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	}
 	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
 		req := req
+		if err := forWorkflow(r.WorkflowID, cur); err != nil {
+			return workflow.Result{}, err
+		}
 		if e.movedBeforeClear(cur, req) {
 			return workflow.Result{Record: cur.Clone(), Event: workflow.EventNone, From: cur.State, To: cur.State}, nil
 		}
@@ -877,27 +883,43 @@ func compactJSON(b []byte) json.RawMessage {
 // Complete ends the active workflow with an outcome, writes the completion line and archives
 // it: the agent's complete_workflow. In an approval phase that waits for a person's yes it is
 // refused (completeGate), as leaving the phase is.
-func (e *Engine) Complete(outcome string) (*Result, error) { return e.complete(outcome, false, nil) }
+func (e *Engine) Complete(outcome string) (*Result, error) {
+	return e.complete(outcome, false, nil, "")
+}
 
-// CompleteApproved is Complete with ap, a person's yes to leaving approval phase ap.Phase
-// (the MCP server asks for it when Complete is refused there): the yes is recorded with the
-// completion, which is made only while the workflow waits in that phase or in none.
-func (e *Engine) CompleteApproved(outcome string, ap workflow.Approval) (*Result, error) {
-	return e.complete(outcome, false, &ap)
+// forWorkflow refuses a change made for workflow id (when set) to cur, another workflow that
+// another process put in its place.
+func forWorkflow(id string, cur *workflow.Record) error {
+	if id == "" || cur.WorkflowID == id {
+		return nil
+	}
+	return fmt.Errorf("this call was for workflow %s, and the active workflow is now %s, which another process put in its place; nothing was changed: call %sresume_check and decide there whether to go on in it",
+		textsafe.Line(id, 120), textsafe.Line(cur.WorkflowID, 120), ToolPrefix)
+}
+
+// CompleteApproved is Complete with ap, a person's yes to leaving approval phase ap.Phase of
+// workflow workflowID (the MCP server asks for it when Complete is refused there): the yes is
+// recorded with the completion, which is made only while that workflow is the active one and
+// waits in that phase or in none.
+func (e *Engine) CompleteApproved(outcome string, ap workflow.Approval, workflowID string) (*Result, error) {
+	return e.complete(outcome, false, &ap, workflowID)
 }
 
 // CompleteByPerson is Complete for a person (cairn complete outside the shells Claude Code
 // starts): the person is the approver, so a workflow that waits in an approval phase for
 // their yes may be ended there.
 func (e *Engine) CompleteByPerson(outcome string) (*Result, error) {
-	return e.complete(outcome, true, nil)
+	return e.complete(outcome, true, nil, "")
 }
 
-func (e *Engine) complete(outcome string, person bool, ap *workflow.Approval) (*Result, error) {
+func (e *Engine) complete(outcome string, person bool, ap *workflow.Approval, forID string) (*Result, error) {
 	if strings.TrimSpace(outcome) == "" {
 		return nil, errors.New("complete_workflow needs an outcome: one line saying what was achieved")
 	}
 	res, wres, err := e.change(needActive(func(r *workflow.Record) (workflow.Result, error) {
+		if err := forWorkflow(forID, r); err != nil {
+			return workflow.Result{}, err
+		}
 		var approved []string // warnings of recording ap (another session's workflow)
 		if !person {
 			g, err := e.completeGate(r, ap)

@@ -259,26 +259,42 @@ func TestEveryToolRefusesBadArguments(t *testing.T) {
 			}
 			return m
 		}
-		type tc struct{ name, args, want string }
+		type tc struct {
+			name, args string
+			want       []string
+		}
 		cases := []tc{
-			{"unknown", args(with("zz_unknown", `1`)), `an unknown argument`},
-			{"not-an-object", `["x"]`, "must be a JSON object"},
+			{"unknown", args(with("zz_unknown", `1`)), []string{`an unknown argument`}},
+			{"not-an-object", `["x"]`, []string{"must be a JSON object"}},
 		}
 		for name, p := range props {
 			typ, _ := p.(map[string]any)["type"].(string)
 			if w, ok := wrong[typ]; ok {
-				cases = append(cases, tc{"wrong-type-" + name, args(with(name, w)), fmt.Sprintf("%q must be", name)})
+				cases = append(cases, tc{"wrong-type-" + name, args(with(name, w)), []string{fmt.Sprintf("%q must be", name)}})
 			}
 		}
 		for _, name := range tool.InputSchema.Required {
-			cases = append(cases, tc{"missing-" + name, args(with(name, "")), fmt.Sprintf("missing required argument %q", name)})
+			want := []string{fmt.Sprintf("missing required argument %q", name)}
+			if enum, ok := props[name].(map[string]any)["enum"].([]any); ok {
+				values := make([]string, len(enum))
+				for i, v := range enum {
+					values[i] = fmt.Sprint(v)
+				}
+				want = append(want, "one of "+strings.Join(values, ", ")) // what it takes
+			}
+			cases = append(cases, tc{"missing-" + name, args(with(name, "")), want})
 		}
 		for _, cs := range cases {
 			t.Run(tool.Name+"/"+cs.name, func(t *testing.T) {
 				st.mu.Lock()
 				before := len(st.calls)
 				st.mu.Unlock()
-				mustFail(t, c, tool.Name, cs.args, cs.want, "nothing was changed")
+				res := mustFail(t, c, tool.Name, cs.args, append(cs.want, "nothing was changed")...)
+				for line := range strings.Lines(text(res)) {
+					if strings.HasSuffix(strings.TrimRight(line, "\n"), ": ") {
+						t.Errorf("a line of the refusal says nothing after its colon: %q", line)
+					}
+				}
 				st.mu.Lock()
 				defer st.mu.Unlock()
 				for _, op := range st.calls[before:] {

@@ -121,7 +121,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		v, ok := m[f.name]
 		if !ok || string(bytes.TrimSpace(v)) == "null" {
 			if f.required {
-				add("missing required argument %q: %s", f.name, f.desc)
+				add("missing required argument %q%s", f.name, f.takes())
 			}
 			continue
 		}
@@ -392,6 +392,25 @@ func lineProblem(name, s string, maxRunes int, multiline bool) string {
 		}
 	}
 	return ""
+}
+
+// takes says what the field takes, after a colon, for a refusal that it is missing: the values
+// of an enum and the description, or else what a valid value looks like; "" when nothing is
+// known.
+func (f *field) takes() string {
+	var say []string
+	if len(f.enum) > 0 {
+		say = append(say, "one of "+strings.Join(f.enum, ", "))
+	}
+	if d := strings.TrimSuffix(f.desc, "."); d != "" {
+		say = append(say, d)
+	} else if len(f.enum) == 0 && f.hint != "" {
+		say = append(say, f.hint)
+	}
+	if say == nil {
+		return ""
+	}
+	return ": " + strings.Join(say, ". ") + "."
 }
 
 func (f *field) example() string {

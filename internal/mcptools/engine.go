@@ -14,7 +14,7 @@ type Engine interface {
 	Start(r engine.StartRequest) (*engine.Result, error)
 	Transition(r engine.TransitionRequest) (*engine.Result, error)
 	Complete(outcome string) (*engine.Result, error)
-	CompleteApproved(outcome string, ap workflow.Approval) (*engine.Result, error)
+	CompleteApproved(outcome string, ap workflow.Approval, workflowID string) (*engine.Result, error)
 	UpdateTask(r engine.TaskRequest) (*engine.Result, error)
 	SetEnforcement(v []engine.Violation) (*engine.Result, error)
 	ExpireTTL(dryRun bool) (*engine.Result, error)

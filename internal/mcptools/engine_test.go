@@ -745,3 +745,59 @@ func TestResumeCheckPastTTLFromTheOwnersClient(t *testing.T) {
 		})
 	}
 }
+
+// TestNoWorkflowSeenThenAnothersStarted: a call made for the workflow this session last saw
+// ended (or for none) was applied to the workflow another session started meanwhile, work
+// this session knew nothing of: a late update_task after complete_workflow marked a task in
+// the other's workflow. It is refused once, with the notice, as when another workflow took
+// the slot of the one this session saw.
+func TestNoWorkflowSeenThenAnothersStarted(t *testing.T) {
+	for _, tc := range []struct{ name, before string }{
+		{"none on record", ""},
+		{"its own ended", "complete_workflow"},
+	} {
+		for _, call := range []struct{ tool, args string }{
+			{"update_task", `{"id":"t1","status":"running"}`},
+			{"set_vars", `{"vars":{"WF_MINE":"1"}}`},
+			{"transition", `{"to":"fix"}`},
+		} {
+			t.Run(tc.name+"/"+call.tool, func(t *testing.T) {
+				p, c := realServer(t)
+				if tc.before != "" {
+					mustOK(t, c, "start_workflow", `{"type":"debug","context":"mine"}`)
+					mustOK(t, c, tc.before, `{"outcome":"done"}`)
+				} else {
+					mustOK(t, c, "resume_check", `{}`)
+				}
+				other := p.other(t, "sess-2")
+				if _, err := other.Start(engine.StartRequest{Type: "debug", Context: "theirs"}); err != nil {
+					t.Fatal(err)
+				}
+				mustFail(t, c, call.tool, call.args, "Notice: the active workflow changed", "was not run")
+				if snap := snapshot(t, p.other(t, "observer")); snap.Revision != 1 {
+					t.Errorf("the other session's workflow was changed: revision %d", snap.Revision)
+				}
+			})
+		}
+	}
+}
+
+// TestStateDirDeletedNoticeSaysSo: a workflow whose state directory was deleted under the
+// server (git clean -fdx, rm -rf .claude) was reported as "no longer active; another process
+// completed, expired or archived it", which says it was kept: the model went on as if the
+// work had been ended on purpose. The notice says the state was deleted and that the user is
+// to be told.
+func TestStateDirDeletedNoticeSaysSo(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"before the clean"}`)
+	if err := os.RemoveAll(filepath.Join(p.root, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	got := text(mustFail(t, c, "update_task", `{"id":"t1","status":"running"}`, "Notice:", "deleted", "Tell the user"))
+	if strings.Contains(got, "completed, expired or archived it") {
+		t.Errorf("the notice says the workflow was kept: %s", got)
+	}
+	if n := strings.Count(got, "resume_check"); n != 1 {
+		t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+	}
+}

@@ -38,6 +38,7 @@ type fakeState struct {
 	failOpen    error
 	block       chan struct{} // when set, write calls wait on it
 	panicVars   bool          // when set, GetVars panics, as a bug in the engine would
+	failLearn   error         // when set, RecordLearning returns it
 }
 
 type fakeWorkflow struct {
@@ -193,7 +194,7 @@ func (e *fakeEngine) Transition(r engine.TransitionRequest) (*engine.Result, err
 	return e.result("moved to " + r.To), nil
 }
 
-func (e *fakeEngine) CompleteApproved(outcome string, _ workflow.Approval) (*engine.Result, error) {
+func (e *fakeEngine) CompleteApproved(outcome string, _ workflow.Approval, _ string) (*engine.Result, error) {
 	return e.Complete(outcome)
 }
 
@@ -323,6 +324,9 @@ func (e *fakeEngine) RecordLearning(r engine.LearningRequest) (*engine.Result, e
 		return nil, err
 	}
 	defer unlock()
+	if e.st.failLearn != nil {
+		return nil, e.st.failLearn
+	}
 	e.st.learnings = append(e.st.learnings, r)
 	return &engine.Result{Message: "recorded learning " + r.Title, Changed: true}, nil
 }

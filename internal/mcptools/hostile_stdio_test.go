@@ -1,6 +1,7 @@
 package mcptools_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
 )
 
 // gateServer is the binary on a workflow at apex's approval phase plan, with a client that
@@ -491,4 +494,97 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 	}
 	p.noCheckpoints(t, "a refused call was run")
 	r.checkStdout()
+}
+
+// TestStdioCancellationOfAnotherIDWithTheSameText: a cancellation names one request by its id,
+// and "1" and 1 are two ids. mcp-go keys the requests it runs by the id's text (%v), so a
+// cancellation of "1", a request that had already finished or never was, cancelled the
+// transition with id 1 that waited for the person: the question was withdrawn and the call
+// the client never cancelled failed.
+func TestStdioCancellationOfAnotherIDWithTheSameText(t *testing.T) {
+	for _, tc := range []struct{ running, cancelled string }{
+		{`1`, `"1"`},
+		{`"1"`, `1`},
+		{`9007199254740993`, `9007199254740992`}, // one float64 apart from neither
+	} {
+		t.Run(tc.running+" and "+tc.cancelled, func(t *testing.T) {
+			p, r := atTheGate(t, "one gate")
+			r.send(`{"jsonrpc":"2.0","id":` + tc.running + `,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+			ask := nextAsk(t, r, "the server did not ask the person")
+			r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + tc.cancelled + `,"reason":"user pressed Esc"}}`)
+			// The ping is answered after the cancellation has been acted on: notifications
+			// and requests are read in order. Nothing before it may withdraw the question or
+			// answer the call.
+			r.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+			_, before := r.until(`"ping"`)
+			for _, line := range before {
+				t.Errorf("before the approval, the server wrote %s", clip(string(line)))
+			}
+			r.send(`{"jsonrpc":"2.0","id":` + string(ask) + `,"result":{"action":"accept","content":{"approve":true}}}`)
+			if answer, lines := r.until(tc.running); len(lines) > 0 || bytes.Contains(answer, []byte(`"isError":true`)) {
+				t.Errorf("the call answered %s, after %q", clip(string(answer)), lines)
+			}
+			if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "implement" {
+				t.Errorf("the workflow is at %s, want implement: the approved move was not made", snap.Phase)
+			}
+			r.checkStdout()
+		})
+	}
+}
+
+// until reads the server's messages up to the answer to the request id and returns it and the
+// others it read on the way.
+func (r *rawServer) until(id string) (answer []byte, others [][]byte) {
+	r.t.Helper()
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				r.t.Fatalf("server closed stdout before answering %s; stderr:\n%s", id, r.stderr)
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(line, &m) == nil && m.Method == "" && string(m.ID) == id {
+				return line, others
+			}
+			others = append(others, line)
+		case <-time.After(10 * time.Second):
+			r.t.Fatalf("no answer to %s within 10s", id)
+		}
+	}
+}
+
+// TestStdioApprovalIsForTheWorkflowAsked: the person is asked to approve leaving phase plan of
+// one workflow, and while they read the question another session replaces it with a workflow
+// of its own, also at plan. Their yes was applied to whichever workflow was active at plan,
+// carrying the other session's workflow out of a gate nobody approved for it, or ending it.
+// The call is refused, and the other workflow stays at its gate.
+func TestStdioApprovalIsForTheWorkflowAsked(t *testing.T) {
+	for _, call := range []struct{ tool, args string }{
+		{"transition", `{"to":"implement"}`},
+		{"complete_workflow", `{"outcome":"done"}`},
+	} {
+		t.Run(call.tool, func(t *testing.T) {
+			p, r := atTheGate(t, "mine")
+			r.send(`{"jsonrpc":"2.0","id":"move","method":"tools/call","params":{"name":"` + call.tool + `","arguments":` + call.args + `}}`)
+			ask := nextAsk(t, r, "the server did not ask the person")
+			other := p.other(t, "sess-2")
+			if _, err := other.Start(engine.StartRequest{Type: "apex", Context: "theirs", Replace: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+				t.Fatal(err)
+			}
+			theirs := snapshot(t, p.other(t, "observer"))
+			r.send(`{"jsonrpc":"2.0","id":` + string(ask) + `,"result":{"action":"accept","content":{"approve":true}}}`)
+			if answer, _ := r.until(`"move"`); !bytes.Contains(answer, []byte(`"isError":true`)) || !bytes.Contains(answer, []byte("resume_check")) {
+				t.Errorf("the approved call answered %s, want it refused, with resume_check as the step", clip(string(answer)))
+			}
+			if snap := snapshot(t, p.other(t, "observer")); snap.WorkflowID != theirs.WorkflowID || snap.Phase != "plan" || snap.Revision != theirs.Revision {
+				t.Errorf("the other session's workflow is %+v, was %+v: the yes for another workflow moved or ended it", snap, theirs)
+			}
+		})
+	}
 }

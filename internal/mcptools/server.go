@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -118,17 +119,17 @@ func (s *Server) release() { <-s.turn }
 // reopenIfGone closes the engine when its state directory was deleted or replaced under the
 // running server (git clean -fdx, rm -rf .claude), so that openLocked opens it afresh and the
 // call writes to the directory that is there now, instead of to a deleted one for the rest
-// of the session. One lstat a call.
-func (s *Server) reopenIfGone() {
+// of the session. One lstat a call. It reports whether it closed the engine.
+func (s *Server) reopenIfGone() bool {
 	if s.eng == nil || s.closed {
-		return
+		return false
 	}
 	fi, err := os.Lstat(s.eng.StateDir())
 	if err == nil && s.stateFI != nil && os.SameFile(fi, s.stateFI) {
-		return
+		return false
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return // unreadable for another reason: the call reports it
+		return false // unreadable for another reason: the call reports it
 	}
 	s.opt.Log.Printf("the state directory %s was removed or replaced; opening it again", s.eng.StateDir())
 	if s.watch != nil {
@@ -139,6 +140,7 @@ func (s *Server) reopenIfGone() {
 		s.opt.Log.Printf("closing the old state directory: %v", err)
 	}
 	s.eng, s.stateFI = nil, nil
+	return true
 }
 
 // openLocked opens the engine if it is not open, learns the current session and starts the
@@ -291,12 +293,12 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if s.closed {
 		return errorResult(errShuttingDown, "")
 	}
-	s.reopenIfGone()
+	gone := s.reopenIfGone()
 	s.openLocked()
 	if s.eng == nil {
 		// The fix is the user's: this server's environment was fixed when Claude Code started
 		// it, and what is in the way may be theirs.
-		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and restart Claude Code (a variable set now does not reach this running server); do not delete or move files to make room. Call the tool again once it is fixed", spec.name, s.openErr)
+		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and restart Claude Code (a variable set now does not reach this running server); %s. Call the tool again once it is fixed", spec.name, s.openErr, noRoomMaking)
 		return errorResult(cmp.Or(argErr, err), "") // a bad argument is said first
 	}
 	eng := s.eng
@@ -309,6 +311,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	pre, told, preErr := eng.SnapshotNotices()
 	preOK := preErr == nil
 	changed := s.noticeFor(pre, preOK)
+	if gone && changed != "" && pre.WorkflowID == "" {
+		// Not ended by anyone: its state went with the directory.
+		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user."+callResume, textsafe.Line(s.seen.WorkflowID, 120))
+	}
 	notice := s.withSyncNotices(pre, preOK, changed)
 	if spec.name == "resume_check" {
 		notice = stepless(notice) // this result is that call
@@ -325,10 +331,11 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if argErr != nil {
 		return warnText(errorResult(argErr, notice), told)
 	}
-	if spec.onActive && changed != "" && pre.WorkflowID != "" && s.seen.WorkflowID != "" && pre.WorkflowID != s.seen.WorkflowID {
-		// Made for the workflow this session last saw: applied to another one it would land
-		// in work the session knows nothing of.
-		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed: the active workflow is no longer the one this session last saw (see the notice); call resume_check and decide there whether to go on in it", spec.name), notice), told)
+	if spec.onActive && changed != "" && pre.WorkflowID != "" && pre.WorkflowID != s.seen.WorkflowID {
+		// Made for the workflow this session last saw (or, when it saw none active, for one
+		// that ended): applied to another one it would land in work the session knows
+		// nothing of.
+		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed: the active workflow is not the one this session last saw (see the notice); call resume_check and decide there whether to go on in it", spec.name), notice), told)
 	}
 	// In-flight calls finish even when the client goes away or the server is told to stop:
 	// the engine's own lock timeout bounds them.
@@ -341,11 +348,45 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
 	notice = s.withSyncNoticesDuring(notice)
 	if err != nil {
-		return warnText(errorResult(err, notice), told)
+		return warnText(errorResult(usersToFix(spec.name, err), notice), told)
 	}
 	o.warn(told)
 	return toolResult(o, notice)
 }
+
+// noRoomMaking is said wherever the fix for a refusal is the user's room or permissions: a
+// model with a shell could otherwise make room by deleting what is not its to delete.
+const noRoomMaking = "do not delete or move files to make room"
+
+// usersToFix is err with the model's step when it is a write that the file system refused (the
+// disk full, the state or memory directory read-only or not permitted; the refusal names the
+// directory): the store's words are a person's ("free some space"), or give no step. Other
+// errors are returned as they are.
+func usersToFix(tool string, err error) error {
+	if engine.Classify(err) != engine.StateUnusable {
+		return err
+	}
+	var what string
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		what = "the disk is full"
+	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
+		what = "they can make the directory it names writable"
+	default:
+		return err
+	}
+	msg := strings.Replace(err.Error(), "; "+store.FreeSpaceStep, "", 1)
+	return &userFix{fmt.Sprintf("%s. Tell the user: %s; %s. Call %s again once it is fixed", msg, what, noRoomMaking, tool), err}
+}
+
+// userFix is an error whose text is the model's; Unwrap gives the engine's error.
+type userFix struct {
+	msg string
+	err error
+}
+
+func (e *userFix) Error() string { return e.msg }
+func (e *userFix) Unwrap() error { return e.err }
 
 // callResume ends every change notice: what to do about the change.
 const callResume = " Call resume_check before going on."

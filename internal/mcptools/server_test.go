@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -421,5 +423,19 @@ func TestErrorAfterANoticeSaysItsStepOnce(t *testing.T) {
 				t.Errorf("the workflow was changed: %+v, was %+v", *st.wf, before)
 			}
 		})
+	}
+}
+
+// TestUnwritableMemoryDirNamedAsSuch: the user's step for a directory that cannot be written
+// names the directory the refusal is about: a memory directory a learning could not be written
+// to was said to be the state directory, which is writable and not the one to fix.
+func TestUnwritableMemoryDirNamedAsSuch(t *testing.T) {
+	opts, st := fakeOptions(t)
+	st.failLearn = &memory.UnavailableError{Reason: "the memory directory /home/u/.claude/projects/p/memory is read-only or not writable",
+		Err: &fs.PathError{Op: "openat", Path: ".cairn-memory.lock", Err: fs.ErrPermission}}
+	_, c := startServer(t, opts)
+	got := text(mustFail(t, c, "record_learning", `{"title":"t","body":"b"}`, "the memory directory", "Tell the user", "do not delete or move files"))
+	if strings.Contains(got, "state directory") {
+		t.Errorf("the step names the state directory: %s", got)
 	}
 }

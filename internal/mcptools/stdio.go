@@ -80,19 +80,22 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		queuedID = map[string]bool{}
 		finished = make(chan struct{}, maxInFlight)
 		result   error
-		// The ids of the requests running, each with whether the client has cancelled it.
-		cancelMu  sync.Mutex
-		cancelled = make(map[string]bool, maxInFlight)
+		// The requests running, by id as sent. Their cancellation is ours, not mcp-go's: mcp-go
+		// keys the requests it runs by the id's text (%v), so that a cancellation of "1" would
+		// cancel the request 1 as well.
+		cancelMu sync.Mutex
+		inFlight = make(map[string]*runningRequest, maxInFlight)
 	)
 	start := func(q queued) {
 		running++
+		var refused requestFault
+		ctx, cancel := context.WithCancel(context.WithValue(reqCtx, requestFaultKey{}, &refused))
 		cancelMu.Lock()
-		cancelled[string(q.id)] = false
+		inFlight[string(q.id)] = &runningRequest{cancel: cancel}
 		cancelMu.Unlock()
 		go func() {
 			defer func() { finished <- struct{}{} }()
-			var refused requestFault
-			ctx := context.WithValue(reqCtx, requestFaultKey{}, &refused)
+			defer cancel()
 			var resp mcp.JSONRPCMessage
 			if q.method == string(mcp.MethodToolsCall) && len(q.msg) > MaxArgsBytes {
 				// Arguments over the limit are refused for their size before mcp-go reads
@@ -103,8 +106,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				resp = s.mcp.HandleMessage(ctx, q.msg)
 			}
 			cancelMu.Lock()
-			dropped := cancelled[string(q.id)]
-			delete(cancelled, string(q.id))
+			dropped := inFlight[string(q.id)].cancelled
+			delete(inFlight, string(q.id))
 			cancelMu.Unlock()
 			if dropped {
 				return // MCP: a cancelled request gets no answer (the call itself ran as far as it got)
@@ -132,12 +135,13 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}
 	// drop forgets a queued request the client cancelled: it was not started, so nothing of it
-	// runs, and (as MCP asks) it gets no answer. A running one is mcp-go's to cancel; its
-	// answer is not sent.
+	// runs, and (as MCP asks) it gets no answer. A running one is cancelled, and its answer is
+	// not sent.
 	drop := func(id json.RawMessage) {
 		cancelMu.Lock()
-		if _, ok := cancelled[string(id)]; ok {
-			cancelled[string(id)] = true
+		if r := inFlight[string(id)]; r != nil {
+			r.cancelled = true
+			r.cancel()
 		}
 		cancelMu.Unlock()
 		i := slices.IndexFunc(queue, func(q queued) bool { return bytes.Equal(q.id, id) })
@@ -151,7 +155,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	// reusing one, and the client could match only one of the two answers to it.
 	inUse := func(id json.RawMessage) bool {
 		cancelMu.Lock()
-		_, running := cancelled[string(id)]
+		_, running := inFlight[string(id)]
 		cancelMu.Unlock()
 		return running || queuedID[string(id)]
 	}
@@ -212,6 +216,12 @@ loop:
 		}
 	}
 	return result
+}
+
+// runningRequest is a request that runs: its cancellation, and whether the client sent one.
+type runningRequest struct {
+	cancel    context.CancelFunc
+	cancelled bool
 }
 
 // queued is a request to run: one that waits for a free slot sits in ServeStdio's queue.
@@ -302,18 +312,18 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		if isRequest {
 			w.write(errorResponse(env.ID, mcp.METHOD_NOT_FOUND, "server/discover is not supported; use initialize"))
 		}
-	case !isRequest:
-		// Notifications (initialized, cancelled) are handled in order, on the read loop.
-		if method == string(mcp.MethodNotificationCancelled) {
-			var n struct {
-				Params struct {
-					RequestID json.RawMessage `json:"requestId"`
-				} `json:"params"`
-			}
-			if json.Unmarshal(line, &n) == nil && len(n.Params.RequestID) > 0 {
-				drop(n.Params.RequestID)
-			}
+	case method == string(mcp.MethodNotificationCancelled):
+		// Acted on here, in order, on the read loop, and not handed to mcp-go (drop).
+		var n struct {
+			Params struct {
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
 		}
+		if json.Unmarshal(line, &n) == nil && len(n.Params.RequestID) > 0 {
+			drop(n.Params.RequestID)
+		}
+	case !isRequest:
+		// Other notifications (initialized) are handled in order, on the read loop.
 		s.mcp.HandleMessage(ctx, line)
 	case !validID(env.ID):
 		w.write(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string or an integer; the request was not run"))

@@ -307,9 +307,10 @@ func runTransition(c *call) (*outcome, error) {
 	if req.Approval, err = askApproval(c, err, ae); err != nil {
 		return nil, err
 	}
-	// The yes is for leaving ae.Phase: the move is made only from there, so that a workflow
-	// another process moved on to another gate meanwhile is not carried out of that one.
-	req.From = cmp.Or(req.From, ae.Phase)
+	// The yes is for leaving ae.Phase of ae.WorkflowID: the move is made only from there, so
+	// that a workflow another process moved on to another gate meanwhile, or put in this one's
+	// place, is not carried out of a gate nobody approved for it.
+	req.From, req.WorkflowID = cmp.Or(req.From, ae.Phase), ae.WorkflowID
 	res, err = c.eng.Transition(req)
 	return moved(res, err)
 }
@@ -362,7 +363,7 @@ func runComplete(c *call) (*outcome, error) {
 		if refused != nil {
 			return nil, refused
 		}
-		r, err = c.eng.CompleteApproved(c.str("outcome"), *ap)
+		r, err = c.eng.CompleteApproved(c.str("outcome"), *ap, ae.WorkflowID)
 	}
 	o, err := resultOf(r, err)
 	if err != nil {

@@ -102,6 +102,10 @@ type WriteError struct {
 	Err  error
 }
 
+// FreeSpaceStep ends the message of a write the full disk refused: a person's step, which an
+// adapter speaking to the model replaces (the model is not to make room by deleting files).
+const FreeSpaceStep = "free some space and try again"
+
 func (e *WriteError) Error() string {
 	switch {
 	case durable.IsNotDurable(e.Err):
@@ -111,7 +115,7 @@ func (e *WriteError) Error() string {
 	case errors.Is(e.Err, syscall.EIO):
 		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v); the previous version was kept; check the disk before trying again", e.Name, e.Dir, e.Err)
 	case errors.Is(e.Err, syscall.ENOSPC):
-		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); the previous version was kept; free some space and try again", e.Name, e.Dir, e.Err)
+		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); the previous version was kept; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
 	}
 	if what := InPlace(e.Err); what != "" {
 		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then try again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
