@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -116,8 +117,13 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	out.Owed = owed
 	// What the store did reading the workflow (a damaged snapshot set aside) is said only by
 	// the read that did it: after a turn, often this one.
-	out.Wrote, warn = append(restored, wrote...), withNotices(cmp.Or(warn, w), notices)
-	if warn != "" {
+	out.Wrote = append(restored, wrote...)
+	if _, ok := errors.AsType[*store.DamagedError](err); ok {
+		// Its text is the one line to say: it names the snapshots quarantine/ keeps, the one
+		// this read set aside too, and the step, as every later read's does.
+		return out, err
+	}
+	if warn = withNotices(cmp.Or(warn, w), notices); warn != "" {
 		out.SystemMessage = "Cairn: " + warn
 	}
 	if err != nil || r == nil || r.Status != workflow.StatusActive {

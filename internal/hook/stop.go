@@ -66,7 +66,17 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 			return nil
 		}
 		msg := "Cairn: the end-of-turn check failed; workflow state is unchanged: " + err.Error()
-		return sayOnce(r, getenv, sessionID, e.StateDir()+"\x00"+msg, msg)
+		told := toldBefore(r, getenv, sessionID, e.StateDir()+"\x00"+msg)
+		if out != nil && out.SystemMessage != "" {
+			// What the turn's end did before it failed (a damaged snapshot set aside) no later
+			// read says again: it is said whole, the failure after it in short, within one
+			// line; the failure counts as said for this session, as it is on stderr.
+			return MessageOutput(out.SystemMessage + "; then the end-of-turn check failed (details on stderr)")
+		}
+		if told {
+			return nil
+		}
+		return MessageOutput(msg)
 	}
 	block := out.Block
 	if block && ev.StopHookActive {

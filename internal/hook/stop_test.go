@@ -184,3 +184,40 @@ func moveOwingALine(t *testing.T, getenv func(string) string) {
 		t.Fatalf("the move to plan: %v, %v; want its line owed with a warning", err, res)
 	}
 }
+
+// TestStopFailureKeepsWhatTheStoreDid: a turn's end whose read set a damaged snapshot aside
+// (and rebuilt it from the journal) and then failed (here recording what it asked about:
+// a directory where stop-state.json belongs) says both; no later read says what was set
+// aside. Before, the failure alone was said, as "workflow state is unchanged". A read that
+// fails on damage says its own error, which names what quarantine/ keeps, and its step
+// (TestStopSaysAFailureOncePerSession).
+func TestStopFailureKeepsWhatTheStoreDid(t *testing.T) {
+	getenv, state := startedProject(t, "apex-aside")
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test"}})
+	en.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(state, "stop-state.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _ := runStop(getenv, "s1")
+	for _, want := range []string{"moved to quarantine/workflow-state.json-", "end-of-turn check"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the turn's end does not say %q: %s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "unchanged") {
+		t.Errorf("the turn's end calls the state unchanged after setting its snapshot aside: %s", stdout)
+	}
+	if stdout, _ := runStop(getenv, "s1"); stdout != "" {
+		t.Errorf("a later turn of the same session says the failure again: %s", stdout)
+	}
+}
