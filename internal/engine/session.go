@@ -35,6 +35,10 @@ type StopInput struct {
 	// this turn is already an answer is not known. Nothing is asked, and nothing about asking
 	// is recorded: the next turn's Stop decides as if this one had not happened.
 	NoAsk bool
+	// Late, when set, reports whether the hook is past its deadline, when a block it would
+	// print may never be printed: nothing is asked then, nor recorded as asked, so a later
+	// turn asks.
+	Late func() bool
 }
 
 // StopOutcome says what the Stop hook should print.
@@ -175,6 +179,10 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 			if !answering {
 				return nil, nil
 			}
+		}
+		if in.Late != nil && in.Late() {
+			asked = true
+			return nil, nil
 		}
 		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339), Answering: session})
 	})

@@ -33,9 +33,11 @@ const StopName = "cairn-stop"
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
 func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) {
-	runHook(StopName, stdin, stdout, stderr, getenv, yaml, stop,
-		"Cairn: the end-of-turn check stopped early (%s); what it owed is retried after the next turn, details on stderr.")
+	runHook(StopName, stdin, stdout, stderr, getenv, yaml, stop, stopEarly)
 }
+
+// stopEarly is Stop's answer when it stops early, its %s the reason.
+const stopEarly = "Cairn: the end-of-turn check stopped early (%s); what it owed is retried after the next turn, details on stderr."
 
 func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
 	ev := r.event(stdin)
@@ -57,7 +59,8 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	defer closeState(r, e)
 	_ = applyKept(r, e, false) // task events kept earlier, first; one failed directory read when none
 
-	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read})
+	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read,
+		Late: func() bool { return ctx.Err() != nil }})
 	if err != nil {
 		r.Logf("end-of-turn protocol: %v", err)
 		if engine.IsNewerState(err) || engine.IsForeignSnapshot(err) {

@@ -2,10 +2,12 @@ package hook_test
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
@@ -219,5 +221,41 @@ func TestStopFailureKeepsWhatTheStoreDid(t *testing.T) {
 	}
 	if stdout, _ := runStop(getenv, "s1"); stdout != "" {
 		t.Errorf("a later turn of the same session says the failure again: %s", stdout)
+	}
+}
+
+// TestStopPastTheHardStopLeavesTheAskForLater: a turn's end still working when the hard stop
+// comes (here it has not read its event yet) prints the early line, not the block; the set of
+// violations it would have asked about is not recorded as asked, so the next turn asks.
+// Before, the abandoned work recorded the ask, and no turn ever asked about that set.
+func TestStopPastTheHardStopLeavesTheAskForLater(t *testing.T) {
+	getenv, _ := startedProject(t, "apex-late")
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test"}})
+	en.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	r := &hook.Runner{Name: hook.StopName, Stderr: &stderr}
+	fired := make(chan time.Time)
+	close(fired)
+	hook.SetHardStop(r, func(time.Time) <-chan time.Time { return fired })
+	stdin, event := io.Pipe()
+	done := hook.StopAs(r, stdin, &stdout, getenv)
+	// The hook has answered: its work, waiting for its event, goes on as an abandoned one would.
+	if _, err := io.WriteString(event, `{"session_id":"s1","hook_event_name":"Stop"}`); err != nil {
+		t.Fatal(err)
+	}
+	event.Close()
+	<-done
+	if !strings.Contains(stdout.String(), "stopped early") {
+		t.Fatalf("the hard stop's answer: %q", stdout.String())
+	}
+	if got, _ := runStop(getenv, "s1"); !strings.Contains(got, `"decision":"block"`) {
+		t.Errorf("the next turn does not ask about the violations the late one never asked about: %q\n%s", got, stderr.String())
 	}
 }
