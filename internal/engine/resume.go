@@ -421,7 +421,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			}
 			return fresh
 		} else if err != nil {
-			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+err.Error())
+			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+withoutRetry(err))
 			return r
 		}
 		pruneWarning(out, info)
