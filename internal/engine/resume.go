@@ -201,7 +201,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	told := true
 	var endID string
 	if r == nil && (l2line == "" || workflow.IsEndingLine(l2line)) {
-		if end, ok := e.lastEnding(); ok && err == nil {
+		if end, ok := e.lastEnding(); ok && err == nil && e.archivedLast(end.WorkflowID) {
 			out.Ended, told, endID = end.Line, end.Told, end.WorkflowID
 		} else if err == nil && l2line != "" {
 			out.Ended = l2line // known only from memory: nothing to tell
