@@ -153,8 +153,10 @@ const StopMarkFile = "stop-failure-said"
 // (damaged state stays damaged until someone acts) is said once per session, not after every
 // turn. The mark is not written into the state that just failed (damaged, locked or not
 // writable) but into the user's cache, ${XDG_CACHE_HOME:-$HOME/.cache}/cairn/stop-failure-said,
-// as one line: the session id and a hash of the failure. Concurrent sessions overwrite it, which
-// at worst says a failure again; a mark that cannot be read or written says it every turn.
+// a line for each failure told: the session id and a hash of the failure, the newest
+// markLines of them within markSize bytes, so that sessions open at once do not take each
+// other's lines. Concurrent writers may lose one, which at worst says a failure again; a mark
+// that cannot be read or written says it every turn.
 func saidBefore(getenv func(string) string, sessionID, failure string) bool {
 	// The launcher's own directory outside Claude Code, which cairn uninstall removes.
 	dir := project.CacheDir(getenv, getenv("HOME"))
@@ -164,12 +166,34 @@ func saidBefore(getenv func(string) string, sessionID, failure string) bool {
 	sum := sha256.Sum256([]byte(failure))
 	mark := sessionID + " " + hex.EncodeToString(sum[:16]) + "\n"
 	file := filepath.Join(dir, StopMarkFile)
-	if old, err := durable.ReadPath(file, 4096, false); err == nil && string(old) == mark {
-		return true
+	var lines []string
+	if old, err := durable.ReadPath(file, markSize, false); err == nil {
+		for line := range strings.Lines(string(old)) {
+			if line == mark {
+				return true
+			}
+			if strings.HasSuffix(line, "\n") {
+				lines = append(lines, line)
+			}
+		}
+	}
+	lines = append(lines, mark)
+	size := 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		if size += len(lines[i]); size > markSize || len(lines)-i > markLines {
+			lines = lines[i+1:]
+			break
+		}
 	}
 	// Made one level at a time: never a missing HOME.
 	_ = os.Mkdir(filepath.Dir(dir), 0o755)
 	_ = os.Mkdir(dir, 0o755)
-	_ = durable.WriteFileAtomic(file, []byte(mark), 0o600)
+	_ = durable.WriteFileAtomic(file, []byte(strings.Join(lines, "")), 0o600)
 	return false
 }
+
+// The most saidBefore's mark keeps: lines (failures told) and bytes.
+const (
+	markLines = 32
+	markSize  = 4096
+)

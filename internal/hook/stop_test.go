@@ -14,8 +14,8 @@ import (
 )
 
 // TestStopSaysAFailureOncePerSession: damaged state stays damaged until someone acts, so the
-// Stop hook tells the user once per session, not after every turn; a new session is told
-// again, and nothing is written into the state that failed.
+// Stop hook tells the user once per session, not after every turn, also while another session
+// is open; a new session is told again, and nothing is written into the state that failed.
 func TestStopSaysAFailureOncePerSession(t *testing.T) {
 	getenv, state := startedProject(t, "apex-dmg")
 	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
@@ -39,6 +39,13 @@ func TestStopSaysAFailureOncePerSession(t *testing.T) {
 	}
 	if got := stop("s2"); !strings.HasPrefix(got, said) {
 		t.Errorf("another session is not told: %q", got)
+	}
+	// Two sessions open on the project at once: each was told, and neither is told again
+	// after the other's turn.
+	for _, session := range []string{"s1", "s2", "s1"} {
+		if got := stop(session); got != "" {
+			t.Errorf("a later turn of %s, after another session's, says it again: %q", session, got)
+		}
 	}
 }
 
