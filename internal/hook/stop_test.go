@@ -201,16 +201,7 @@ func moveOwingALine(t *testing.T, getenv func(string) string) {
 // fails on damage says its own error, which names what quarantine/ keeps, and its step
 // (TestStopSaysAFailureOncePerSession).
 func TestStopFailureKeepsWhatTheStoreDid(t *testing.T) {
-	getenv, state := startedProject(t, "apex-aside")
-	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test"}})
-	en.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	getenv, state := startedBlocking(t, "apex-aside")
 	if err := os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -236,16 +227,7 @@ func TestStopFailureKeepsWhatTheStoreDid(t *testing.T) {
 // violations it would have asked about is not recorded as asked, so the next turn asks.
 // Before, the abandoned work recorded the ask, and no turn ever asked about that set.
 func TestStopPastTheHardStopLeavesTheAskForLater(t *testing.T) {
-	getenv, _ := startedProject(t, "apex-late")
-	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test"}})
-	en.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	getenv, _ := startedBlocking(t, "apex-late")
 	var stdout, stderr bytes.Buffer
 	r := &hook.Runner{Name: hook.StopName, Stderr: &stderr}
 	fired := make(chan time.Time)
@@ -265,4 +247,20 @@ func TestStopPastTheHardStopLeavesTheAskForLater(t *testing.T) {
 	if got, _ := runStop(getenv, "s1"); !strings.Contains(got, `"decision":"block"`) {
 		t.Errorf("the next turn does not ask about the violations the late one never asked about: %q\n%s", got, stderr.String())
 	}
+}
+
+// startedBlocking is startedProject with a blocking violation recorded: a turn's end asks
+// the agent about it.
+func startedBlocking(t *testing.T, id string) (getenv func(string) string, state string) {
+	t.Helper()
+	getenv, state = startedProject(t, id)
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer en.Close()
+	if _, err := en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test"}}); err != nil {
+		t.Fatal(err)
+	}
+	return getenv, state
 }
