@@ -73,8 +73,10 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		if out != nil && out.SystemMessage != "" {
 			// What the turn's end did before it failed (a damaged snapshot set aside) no later
 			// read says again: it is said whole, the failure after it in short, within one
-			// line; the failure counts as said for this session, as it is on stderr.
-			return MessageOutput(out.SystemMessage + "; then the end-of-turn check failed (details on stderr)")
+			// line; the failure counts as said for this session, as it is on stderr. A
+			// warning that lasts (an owed L2 line) is said once with it.
+			both := out.SystemMessage + "; then the end-of-turn check failed (details on stderr)"
+			return sayOnce(r, getenv, sessionID, e.StateDir()+"\x00"+both, both)
 		}
 		if told {
 			return nil

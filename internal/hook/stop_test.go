@@ -264,3 +264,27 @@ func startedBlocking(t *testing.T, id string) (getenv func(string) string, state
 	}
 	return getenv, state
 }
+
+// TestStopFailureWithALastingWarningIsSaidOnce: a turn's end that fails (a directory where
+// stop-state.json belongs) after a warning that lasts too (an auto-memory line the memory
+// directory keeps refusing) says both once per session, not after every turn.
+func TestStopFailureWithALastingWarningIsSaidOnce(t *testing.T) {
+	getenv, state := startedBlocking(t, "apex-both")
+	mem := getenv("CAIRN_MEMORY_DIR")
+	if err := os.RemoveAll(mem); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mem, []byte("in the way\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	moveOwingALine(t, getenv)
+	if err := os.Mkdir(filepath.Join(state, "stop-state.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := runStop(getenv, "s1"); !strings.Contains(got, "auto-memory line not written") || !strings.Contains(got, "end-of-turn check failed") {
+		t.Fatalf("first turn: %q", got)
+	}
+	if got, _ := runStop(getenv, "s1"); got != "" {
+		t.Errorf("a later turn of the same session says it again: %q", got)
+	}
+}
