@@ -152,13 +152,7 @@ func TestStopLogDoesNotSayNothingWasOwed(t *testing.T) {
 // line is written once the directory can be made.
 func TestStopSaysAnL2FailureOncePerSession(t *testing.T) {
 	getenv, _ := startedProject(t, "apex-l2")
-	mem := getenv("CAIRN_MEMORY_DIR")
-	if err := os.RemoveAll(mem); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mem, []byte("in the way\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mem := memoryInTheWay(t, getenv)
 	moveOwingALine(t, getenv)
 	const said = `{"systemMessage":"Cairn: auto-memory line not written (Cairn retries after the next turn): `
 	if got, _ := runStop(getenv, "s1"); !strings.HasPrefix(got, said) {
@@ -178,6 +172,20 @@ func TestStopSaysAnL2FailureOncePerSession(t *testing.T) {
 	if got, stderr := runStop(getenv, "s2"); got != "" || !strings.Contains(stderr, "wrote Active APEX workflow: analyze completed, planning") {
 		t.Errorf("once the directory can be made: stdout %q, stderr %q; want the owed line written", got, stderr)
 	}
+}
+
+// memoryInTheWay puts a file where the memory directory belongs, so that no L2 line can be
+// written, and returns its path.
+func memoryInTheWay(t *testing.T, getenv func(string) string) string {
+	t.Helper()
+	mem := getenv("CAIRN_MEMORY_DIR")
+	if err := os.RemoveAll(mem); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mem, []byte("in the way\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return mem
 }
 
 // moveOwingALine moves the workflow startedProject started to plan in session s1, with L2 in
@@ -270,13 +278,7 @@ func startedBlocking(t *testing.T, id string) (getenv func(string) string, state
 // directory keeps refusing) says both once per session, not after every turn.
 func TestStopFailureWithALastingWarningIsSaidOnce(t *testing.T) {
 	getenv, state := startedBlocking(t, "apex-both")
-	mem := getenv("CAIRN_MEMORY_DIR")
-	if err := os.RemoveAll(mem); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mem, []byte("in the way\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	memoryInTheWay(t, getenv)
 	moveOwingALine(t, getenv)
 	if err := os.Mkdir(filepath.Join(state, "stop-state.json"), 0o700); err != nil {
 		t.Fatal(err)
