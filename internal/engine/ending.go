@@ -34,7 +34,8 @@ func (end *ending) UnmarshalJSON(b []byte) error {
 }
 
 // noteEnding records that workflow id ended with the L2 line. Failing to record it costs only
-// the one-line notice, so it is not an error.
+// the one-line notice (the record left names an earlier ending, which archivedLast tells
+// apart), so it is not an error.
 func (e *Engine) noteEnding(id, line string) {
 	if id == "" || line == "" {
 		return
@@ -53,6 +54,15 @@ func (e *Engine) lastEnding() (ending, bool) {
 		return ending{}, false
 	}
 	return end, true
+}
+
+// archivedLast reports whether workflow id is the one archived last, as the workflow of the
+// last ending on record is: every ending archives its workflow first. When a later ending
+// could not be recorded (noteEnding), the record names the one before it. An archive index
+// that cannot be read says nothing against the record.
+func (e *Engine) archivedLast(id string) bool {
+	archives, _, err := e.st.RecentArchives(1)
+	return err != nil || len(archives) == 0 || archives[0].WorkflowID == id
 }
 
 // markEndingTold records that a session was told of the ending. It returns the notice of a

@@ -1415,3 +1415,24 @@ func TestNothingToResumeOneStep(t *testing.T) {
 		}
 	}
 }
+
+// TestUnrecordedEndingDoesNotNameTheOneBefore: a workflow ended, untold, and a later one
+// started and ended in the same session, whose ending could not be recorded (a directory
+// where last-ending.json's lock belongs). The next session is not told that the earlier one
+// was the last to end.
+func TestUnrecordedEndingDoesNotNameTheOneBefore(t *testing.T) {
+	e, en := startApexWith(t, "first try")
+	must(en.Archive("abandoned"))(t)
+	must(en.Start(engine.StartRequest{Type: "debug", Context: "second try"}))(t)
+	lock := filepath.Join(en.StateDir(), ".lock-last-ending")
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(lock, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	must(en.Archive("abandoned"))(t)
+	if r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); strings.Contains(r.Report, "first try") {
+		t.Errorf("the next session is told the workflow before the last one ended last: %q", r.Report)
+	}
+}

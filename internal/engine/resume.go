@@ -213,7 +213,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	told := true
 	var endID string
 	if r == nil && (l2line == "" || workflow.IsEndingLine(l2line)) {
-		if end, ok := e.lastEnding(); ok && err == nil {
+		if end, ok := e.lastEnding(); ok && err == nil && e.archivedLast(end.WorkflowID) {
 			out.Ended, told, endID = end.Line, end.Told, end.WorkflowID
 		} else if err == nil && l2line != "" {
 			out.Ended = l2line // known only from memory: nothing to tell
@@ -452,7 +452,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			}
 			return fresh
 		} else if err != nil {
-			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+err.Error())
+			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+withoutRetry(err))
 			return r
 		}
 		pruneWarning(out, info)

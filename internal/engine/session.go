@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -34,6 +35,10 @@ type StopInput struct {
 	// this turn is already an answer is not known. Nothing is asked, and nothing about asking
 	// is recorded: the next turn's Stop decides as if this one had not happened.
 	NoAsk bool
+	// Late, when set, reports whether the hook is past its deadline, when a block it would
+	// print may never be printed: nothing is asked then, nor recorded as asked, so a later
+	// turn asks.
+	Late func() bool
 }
 
 // StopOutcome says what the Stop hook should print.
@@ -116,8 +121,13 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	out.Owed = owed
 	// What the store did reading the workflow (a damaged snapshot set aside) is said only by
 	// the read that did it: after a turn, often this one.
-	out.Wrote, warn = append(restored, wrote...), withNotices(cmp.Or(warn, w), notices)
-	if warn != "" {
+	out.Wrote = append(restored, wrote...)
+	if _, ok := errors.AsType[*store.DamagedError](err); ok {
+		// Its text is the one line to say: it names the snapshots quarantine/ keeps, the one
+		// this read set aside too, and the step, as every later read's does.
+		return out, err
+	}
+	if warn = withNotices(cmp.Or(warn, w), notices); warn != "" {
 		out.SystemMessage = "Cairn: " + warn
 	}
 	if err != nil || r == nil || r.Status != workflow.StatusActive {
@@ -169,6 +179,10 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 			if !answering {
 				return nil, nil
 			}
+		}
+		if in.Late != nil && in.Late() {
+			asked = true
+			return nil, nil
 		}
 		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339), Answering: session})
 	})

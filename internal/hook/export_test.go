@@ -31,10 +31,21 @@ func ReadEventUntil(r io.Reader, wait time.Duration, timeout <-chan time.Time) (
 // EventsAs is Events run by r, whose Name and Stderr it leaves as they are; done is closed
 // when the hook's work has returned, which a hard stop lets happen after EventsAs has.
 func EventsAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string) string) (done <-chan struct{}) {
+	return workAs(r, stdin, stdout, getenv, events, eventsEarly)
+}
+
+// StopAs is EventsAs for Stop.
+func StopAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string) string) (done <-chan struct{}) {
+	return workAs(r, stdin, stdout, getenv, stop, stopEarly)
+}
+
+// workAs is runHookAs with done closed when work has returned.
+func workAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string) string,
+	work func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte, early string) (done <-chan struct{}) {
 	c := make(chan struct{})
 	runHookAs(r, stdin, stdout, getenv, nil, func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
 		defer close(c)
-		return events(ctx, r, stdin, getenv, yaml)
-	}, eventsEarly)
+		return work(ctx, r, stdin, getenv, yaml)
+	}, early)
 	return c
 }

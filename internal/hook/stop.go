@@ -33,9 +33,11 @@ const StopName = "cairn-stop"
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
 func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) {
-	runHook(StopName, stdin, stdout, stderr, getenv, yaml, stop,
-		"Cairn: the end-of-turn check stopped early (%s); what it owed is retried after the next turn, details on stderr.")
+	runHook(StopName, stdin, stdout, stderr, getenv, yaml, stop, stopEarly)
 }
+
+// stopEarly is Stop's answer when it stops early, its %s the reason.
+const stopEarly = "Cairn: the end-of-turn check stopped early (%s); what it owed is retried after the next turn, details on stderr."
 
 func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
 	ev := r.event(stdin)
@@ -57,7 +59,8 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	defer closeState(r, e)
 	_ = applyKept(r, e, false) // task events kept earlier, first; one failed directory read when none
 
-	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read})
+	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read,
+		Late: func() bool { return ctx.Err() != nil }})
 	if err != nil {
 		r.Logf("end-of-turn protocol: %v", err)
 		if engine.IsNewerState(err) || engine.IsForeignSnapshot(err) {
@@ -66,7 +69,19 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 			return nil
 		}
 		msg := "Cairn: the end-of-turn check failed; workflow state is unchanged: " + err.Error()
-		return sayOnce(r, getenv, sessionID, e.StateDir()+"\x00"+msg, msg)
+		told := toldBefore(r, getenv, sessionID, e.StateDir()+"\x00"+msg)
+		if out != nil && out.SystemMessage != "" {
+			// What the turn's end did before it failed (a damaged snapshot set aside) no later
+			// read says again: it is said whole, the failure after it in short, within one
+			// line; the failure counts as said for this session, as it is on stderr. A
+			// warning that lasts (an owed L2 line) is said once with it.
+			both := out.SystemMessage + "; then the end-of-turn check failed (details on stderr)"
+			return sayOnce(r, getenv, sessionID, e.StateDir()+"\x00"+both, both)
+		}
+		if told {
+			return nil
+		}
+		return MessageOutput(msg)
 	}
 	block := out.Block
 	if block && ev.StopHookActive {
@@ -140,8 +155,10 @@ const StopMarkFile = "stop-failure-said"
 // (damaged state stays damaged until someone acts) is said once per session, not after every
 // turn. The mark is not written into the state that just failed (damaged, locked or not
 // writable) but into the user's cache, ${XDG_CACHE_HOME:-$HOME/.cache}/cairn/stop-failure-said,
-// as one line: the session id and a hash of the failure. Concurrent sessions overwrite it, which
-// at worst says a failure again; a mark that cannot be read or written says it every turn.
+// a line for each failure told: the session id and a hash of the failure, the newest
+// markLines of them within markSize bytes, so that sessions open at once do not take each
+// other's lines. Concurrent writers may lose one, which at worst says a failure again; a mark
+// that cannot be read or written says it every turn.
 func saidBefore(getenv func(string) string, sessionID, failure string) bool {
 	// The launcher's own directory outside Claude Code, which cairn uninstall removes.
 	dir := project.CacheDir(getenv, getenv("HOME"))
@@ -151,12 +168,34 @@ func saidBefore(getenv func(string) string, sessionID, failure string) bool {
 	sum := sha256.Sum256([]byte(failure))
 	mark := sessionID + " " + hex.EncodeToString(sum[:16]) + "\n"
 	file := filepath.Join(dir, StopMarkFile)
-	if old, err := durable.ReadPath(file, 4096, false); err == nil && string(old) == mark {
-		return true
+	var lines []string
+	if old, err := durable.ReadPath(file, markSize, false); err == nil {
+		for line := range strings.Lines(string(old)) {
+			if line == mark {
+				return true
+			}
+			if strings.HasSuffix(line, "\n") {
+				lines = append(lines, line)
+			}
+		}
+	}
+	lines = append(lines, mark)
+	size := 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		if size += len(lines[i]); size > markSize || len(lines)-i > markLines {
+			lines = lines[i+1:]
+			break
+		}
 	}
 	// Made one level at a time: never a missing HOME.
 	_ = os.Mkdir(filepath.Dir(dir), 0o755)
 	_ = os.Mkdir(dir, 0o755)
-	_ = durable.WriteFileAtomic(file, []byte(mark), 0o600)
+	_ = durable.WriteFileAtomic(file, []byte(strings.Join(lines, "")), 0o600)
 	return false
 }
+
+// The most saidBefore's mark keeps: lines (failures told) and bytes.
+const (
+	markLines = 32
+	markSize  = 4096
+)

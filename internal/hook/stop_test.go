@@ -2,18 +2,20 @@ package hook_test
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
 )
 
 // TestStopSaysAFailureOncePerSession: damaged state stays damaged until someone acts, so the
-// Stop hook tells the user once per session, not after every turn; a new session is told
-// again, and nothing is written into the state that failed.
+// Stop hook tells the user once per session, not after every turn, also while another session
+// is open; a new session is told again, and nothing is written into the state that failed.
 func TestStopSaysAFailureOncePerSession(t *testing.T) {
 	getenv, state := startedProject(t, "apex-dmg")
 	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
@@ -37,6 +39,13 @@ func TestStopSaysAFailureOncePerSession(t *testing.T) {
 	}
 	if got := stop("s2"); !strings.HasPrefix(got, said) {
 		t.Errorf("another session is not told: %q", got)
+	}
+	// Two sessions open on the project at once: each was told, and neither is told again
+	// after the other's turn.
+	for _, session := range []string{"s1", "s2", "s1"} {
+		if got := stop(session); got != "" {
+			t.Errorf("a later turn of %s, after another session's, says it again: %q", session, got)
+		}
 	}
 }
 
@@ -143,13 +152,7 @@ func TestStopLogDoesNotSayNothingWasOwed(t *testing.T) {
 // line is written once the directory can be made.
 func TestStopSaysAnL2FailureOncePerSession(t *testing.T) {
 	getenv, _ := startedProject(t, "apex-l2")
-	mem := getenv("CAIRN_MEMORY_DIR")
-	if err := os.RemoveAll(mem); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mem, []byte("in the way\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mem := memoryInTheWay(t, getenv)
 	moveOwingALine(t, getenv)
 	const said = `{"systemMessage":"Cairn: auto-memory line not written (Cairn retries after the next turn): `
 	if got, _ := runStop(getenv, "s1"); !strings.HasPrefix(got, said) {
@@ -171,6 +174,20 @@ func TestStopSaysAnL2FailureOncePerSession(t *testing.T) {
 	}
 }
 
+// memoryInTheWay puts a file where the memory directory belongs, so that no L2 line can be
+// written, and returns its path.
+func memoryInTheWay(t *testing.T, getenv func(string) string) string {
+	t.Helper()
+	mem := getenv("CAIRN_MEMORY_DIR")
+	if err := os.RemoveAll(mem); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mem, []byte("in the way\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return mem
+}
+
 // moveOwingALine moves the workflow startedProject started to plan in session s1, with L2 in
 // the way: the move's line is owed, with a warning.
 func moveOwingALine(t *testing.T, getenv func(string) string) {
@@ -182,5 +199,94 @@ func moveOwingALine(t *testing.T, getenv func(string) string) {
 	defer en.Close()
 	if res, err := en.Transition(engine.TransitionRequest{To: "plan"}); err != nil || len(res.Warnings) == 0 {
 		t.Fatalf("the move to plan: %v, %v; want its line owed with a warning", err, res)
+	}
+}
+
+// TestStopFailureKeepsWhatTheStoreDid: a turn's end whose read set a damaged snapshot aside
+// (and rebuilt it from the journal) and then failed (here recording what it asked about:
+// a directory where stop-state.json belongs) says both; no later read says what was set
+// aside. Before, the failure alone was said, as "workflow state is unchanged". A read that
+// fails on damage says its own error, which names what quarantine/ keeps, and its step
+// (TestStopSaysAFailureOncePerSession).
+func TestStopFailureKeepsWhatTheStoreDid(t *testing.T) {
+	getenv, state := startedBlocking(t, "apex-aside")
+	if err := os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(state, "stop-state.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _ := runStop(getenv, "s1")
+	for _, want := range []string{"moved to quarantine/workflow-state.json-", "end-of-turn check"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the turn's end does not say %q: %s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "unchanged") {
+		t.Errorf("the turn's end calls the state unchanged after setting its snapshot aside: %s", stdout)
+	}
+	if stdout, _ := runStop(getenv, "s1"); stdout != "" {
+		t.Errorf("a later turn of the same session says the failure again: %s", stdout)
+	}
+}
+
+// TestStopPastTheHardStopLeavesTheAskForLater: a turn's end still working when the hard stop
+// comes (here it has not read its event yet) prints the early line, not the block; the set of
+// violations it would have asked about is not recorded as asked, so the next turn asks.
+// Before, the abandoned work recorded the ask, and no turn ever asked about that set.
+func TestStopPastTheHardStopLeavesTheAskForLater(t *testing.T) {
+	getenv, _ := startedBlocking(t, "apex-late")
+	var stdout, stderr bytes.Buffer
+	r := &hook.Runner{Name: hook.StopName, Stderr: &stderr}
+	fired := make(chan time.Time)
+	close(fired)
+	hook.SetHardStop(r, func(time.Time) <-chan time.Time { return fired })
+	stdin, event := io.Pipe()
+	done := hook.StopAs(r, stdin, &stdout, getenv)
+	// The hook has answered: its work, waiting for its event, goes on as an abandoned one would.
+	if _, err := io.WriteString(event, `{"session_id":"s1","hook_event_name":"Stop"}`); err != nil {
+		t.Fatal(err)
+	}
+	event.Close()
+	<-done
+	if !strings.Contains(stdout.String(), "stopped early") {
+		t.Fatalf("the hard stop's answer: %q", stdout.String())
+	}
+	if got, _ := runStop(getenv, "s1"); !strings.Contains(got, `"decision":"block"`) {
+		t.Errorf("the next turn does not ask about the violations the late one never asked about: %q\n%s", got, stderr.String())
+	}
+}
+
+// startedBlocking is startedProject with a blocking violation recorded: a turn's end asks
+// the agent about it.
+func startedBlocking(t *testing.T, id string) (getenv func(string) string, state string) {
+	t.Helper()
+	getenv, state = startedProject(t, id)
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer en.Close()
+	if _, err := en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test"}}); err != nil {
+		t.Fatal(err)
+	}
+	return getenv, state
+}
+
+// TestStopFailureWithALastingWarningIsSaidOnce: a turn's end that fails (a directory where
+// stop-state.json belongs) after a warning that lasts too (an auto-memory line the memory
+// directory keeps refusing) says both once per session, not after every turn.
+func TestStopFailureWithALastingWarningIsSaidOnce(t *testing.T) {
+	getenv, state := startedBlocking(t, "apex-both")
+	memoryInTheWay(t, getenv)
+	moveOwingALine(t, getenv)
+	if err := os.Mkdir(filepath.Join(state, "stop-state.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := runStop(getenv, "s1"); !strings.Contains(got, "auto-memory line not written") || !strings.Contains(got, "end-of-turn check failed") {
+		t.Fatalf("first turn: %q", got)
+	}
+	if got, _ := runStop(getenv, "s1"); got != "" {
+		t.Errorf("a later turn of the same session says it again: %q", got)
 	}
 }
