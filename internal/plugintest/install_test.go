@@ -859,6 +859,13 @@ type stalled struct {
 // stalledStart's launcher runs as wrap's last argument (noStartTimes), when wrap is given.
 func stalledStart(t *testing.T, wrap ...string) stalled {
 	t.Helper()
+	return stalledStartWith(t, toolDir(t), wrap...)
+}
+
+// stalledStartWith is stalledStart with tools (a toolDir, some of whose tools a test wrapped)
+// on the launcher's PATH.
+func stalledStartWith(t *testing.T, tools string, wrap ...string) stalled {
+	t.Helper()
 	root := copyPlugin(t, launcherFiles...)
 	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%064d  %s\n", 0,
 		release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})))
@@ -884,7 +891,7 @@ func stalledStart(t *testing.T, wrap ...string) stalled {
 	t.Cleanup(func() { srv.Close() })
 	st := stalled{work: t.TempDir(), stderr: new(strings.Builder)}
 	st.data = filepath.Join(st.work, "data")
-	st.env = launchEnv(root, st.data, st.work, toolDir(t), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
+	st.env = launchEnv(root, st.data, st.work, tools, "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
 	args := append(wrap, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
 	st.cmd = exec.Command(args[0], args[1:]...)
 	st.cmd.Env, st.cmd.Dir, st.cmd.Stderr = st.env, st.work, st.stderr
