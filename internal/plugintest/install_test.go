@@ -370,6 +370,19 @@ func leftOnItsClock(stdout string, took time.Duration) bool {
 		took >= hookInstallWait-time.Second
 }
 
+// fastClock wraps date in tools (a toolDir) so that the clock a hook counts its time by
+// (hooks/install's date +%s) moves on a second at each reading: a hook that waits by its
+// clock gives up within about hookInstallWait/time.Second readings, however fast the machine.
+func fastClock(t testing.TB, tools string) {
+	t.Helper()
+	readings := filepath.Join(t.TempDir(), "readings")
+	base := time.Now().Unix()
+	wrapTool(t, tools, "date", func(real string) string {
+		return fmt.Sprintf("if [ \"$*\" = +%%s ]; then\n\tn=$(cat %s 2>/dev/null)\n\techo $((n + 1)) >%s\n\techo $((%d + n))\n\texit 0\nfi\nexec %s \"$@\"\n",
+			readings, readings, base, real)
+	})
+}
+
 // waitInstalled waits until the install into pdata is done (its set stamped, its lock gone),
 // for at most a minute.
 func waitInstalled(t testing.TB, pdata string) {
@@ -488,11 +501,15 @@ func TestLaunchHookDoesNotWaitLongForAnotherInstall(t *testing.T) {
 	if err := os.MkdirAll(lock, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := launchEnv(root, data, home, toolDir(t))
+	tools := toolDir(t)
+	fastClock(t, tools)
+	env := launchEnv(root, data, home, tools)
+	rounds := lockWaitRounds(t, env)
 	res := runShell(t, hookCommand(t, "SessionStart"), env, home, `{"session_id":"s"}`)
 	var out map[string]string
-	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &out) != nil || !strings.Contains(out["systemMessage"], "being installed by another start") {
-		t.Errorf("SessionStart = %+v, want exit 0 and a systemMessage saying another start is installing", res)
+	if n := rounds(); res.code != 0 || json.Unmarshal([]byte(res.stdout), &out) != nil || !strings.Contains(out["systemMessage"], "being installed by another start") ||
+		n > 2*int(hookInstallWait/time.Second) {
+		t.Errorf("SessionStart = %+v after %d rounds of waiting on the lock, want exit 0, a systemMessage saying another start is installing, and its wait ended by its clock", res, n)
 	}
 	if _, err := os.Stat(lock); err != nil {
 		t.Errorf("the other start's lock is gone: %v", err)
