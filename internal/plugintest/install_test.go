@@ -956,46 +956,43 @@ func stalledStartWith(t *testing.T, tools string, wrap ...string) stalled {
 
 // On a loaded machine the steps after a hook's download (its checksum, gzip -d, the install)
 // took seconds (gzip -d alone 4.2 s at load 20) and had no bound: the hook ran past Claude
-// Code's 10 s. Here gzip takes 10 s. The hook leaves inside its deadline, with exit 0 and one
-// line saying the binaries are being installed, and no process of its left holding its output;
-// the install lands meanwhile; and a start in between finds its holder alive, not a dead lock
-// to break and download again.
+// Code's 10 s. Here gzip waits until the test lets it go, after the hook (whose clock moves a
+// second at each reading, fastClock) has left. The hook leaves inside its deadline, before
+// the unpack, with exit 0 and one line saying the binaries are being installed, and no process
+// of its left holding its output; the install lands meanwhile; and a start in between finds
+// its holder alive, not a dead lock to break and download again.
 func TestLaunchHookLeavesASlowUnpackToTheBackground(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
 	work, project, pdata := launchSite(t)
 	tools := toolDir(t)
-	realGzip, err := filepath.EvalSymlinks(filepath.Join(tools, "gzip"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	realSleep, err := filepath.EvalSymlinks(filepath.Join(tools, "sleep"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(tools, "gzip"))
-	writeFile(t, filepath.Join(tools, "gzip"), "#!/bin/sh\n"+realSleep+" 10\nexec "+realGzip+" \"$@\"\n")
-	if err := os.Chmod(filepath.Join(tools, "gzip"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	// gzip waits until the test lets it go (a minute at most, so that it ends with the test):
+	// the unpack outlasts whatever the hook's clock allows.
+	unpack := filepath.Join(t.TempDir(), "unpack")
+	wrapTool(t, tools, "gzip", func(real string) string {
+		return "n=0\nuntil [ -e " + unpack + " ] || [ $n -ge 6000 ]; do sleep 0.01; n=$((n + 1)); done\nexec " + real + " \"$@\"\n"
+	})
+	fastClock(t, tools)
 	env := launchEnv(root, pdata, filepath.Join(work, "home"), tools, "CAIRN_DOWNLOAD_URL="+rs.URL,
 		"CLAUDE_PROJECT_DIR="+project, "CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
 	const event = `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`
+	bindir := filepath.Join(pdata, "bin-"+pluginVersion(t))
+	lock := filepath.Join(pdata, ".install-lock-"+pluginVersion(t))
 	start := time.Now()
 	res := runShell(t, hookCommand(t, "SessionStart"), env, project, event)
 	took := time.Since(start)
+	_, errSet := os.Stat(filepath.Join(bindir, ".checksums"))
 	var out map[string]string
-	if res.code != 0 || took > 9500*time.Millisecond || json.Unmarshal([]byte(res.stdout), &out) != nil ||
+	if res.code != 0 || took > 9500*time.Millisecond || errSet == nil || json.Unmarshal([]byte(res.stdout), &out) != nil ||
 		!strings.Contains(out["systemMessage"], "being installed in the background") || strings.Count(res.stderr, "\n") != 1 {
-		t.Fatalf("SessionStart with a 10 s unpack took %s: %+v, want exit 0 inside 9.5 s and one line saying the install goes on", took, res)
+		t.Fatalf("SessionStart with an unpack that outlasts its clock took %s (set installed: %t): %+v, want exit 0 inside 9.5 s, before the unpack, and one line saying the install goes on", took, errSet == nil, res)
 	}
 	start = time.Now()
 	res = runShell(t, hookCommand(t, "SessionStart"), env, project, event)
 	if took := time.Since(start); res.code != 0 || took > 9500*time.Millisecond {
 		t.Errorf("the next SessionStart, during the install, took %s: %+v, want exit 0 inside 9.5 s", took, res)
 	}
-	bindir := filepath.Join(pdata, "bin-"+pluginVersion(t))
-	lock := filepath.Join(pdata, ".install-lock-"+pluginVersion(t))
+	writeFile(t, unpack, "")
 	waitInstalled(t, pdata)
 	if names := dirNames(t, bindir); len(names) != len(binarySources)+2 {
 		t.Fatalf("%s holds %v, want the installed set", bindir, names)
