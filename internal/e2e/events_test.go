@@ -249,10 +249,11 @@ func TestCairnFailedTurnSettlesMemory(t *testing.T) {
 				return mockapi.Error(500, "api_error")
 			}},
 		// The next turn's request comes before its own Stop: the line must be back already.
-		// StopFailure hooks run in the background, so give the failed turn's hook a moment.
+		// StopFailure hooks run in the background: the failed turn's hook is waited for, up to
+		// twice the 10 s Claude Code gives it (hooks.json), a guard only.
 		mockapi.Step{Name: "next turn", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEXT-PROMPT")),
 			Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
-				for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+				for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 					if b, err := os.ReadFile(index); err == nil && string(b) == want {
 						settled.Store(true)
 						break

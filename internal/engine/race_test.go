@@ -28,13 +28,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// casChild waits for the go file, then tries analyze->plan as a compare-and-swap and prints
-// "won" or "lost: <error>".
+// casChild opens the engine, says so in its ready file, waits for the go file, then tries
+// analyze->plan as a compare-and-swap and prints "won" or "lost: <error>".
 func casChild() int {
 	dir := os.Getenv("CLAUDE_PROJECT_DIR")
 	en, err := engine.Open(engine.Config{WorkDir: dir, SessionID: os.Getenv("CHILD_SESSION"), Actor: "child"})
 	if err != nil {
 		fmt.Println("open:", err)
+		return 1
+	}
+	if err := os.WriteFile(os.Getenv("CHILD_READY"), nil, 0o600); err != nil {
+		fmt.Println("ready:", err)
 		return 1
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -72,13 +76,14 @@ func TestTwoProcessesRaceACompareAndSwap(t *testing.T) {
 		en := e.open("parent")
 		e.clock.t = time.Now().UTC()
 		must(en.Start(engine.StartRequest{Type: "apex", Context: "race"}))(t)
-		goFile := t.TempDir() + "/go"
+		signals := t.TempDir()
+		goFile := signals + "/go"
 		var cmds []*exec.Cmd
 		var outs []*strings.Builder
 		for i := range 2 {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), "CAIRN_ENGINE_CHILD=cas", "CLAUDE_PROJECT_DIR="+e.project,
-				"HOME="+e.home, "CHILD_GO="+goFile, fmt.Sprintf("CHILD_SESSION=child-%d", i))
+				"HOME="+e.home, "CHILD_GO="+goFile, fmt.Sprintf("CHILD_READY=%s/ready-%d", signals, i), fmt.Sprintf("CHILD_SESSION=child-%d", i))
 			var out strings.Builder
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
@@ -86,7 +91,17 @@ func TestTwoProcessesRaceACompareAndSwap(t *testing.T) {
 			}
 			cmds, outs = append(cmds, cmd), append(outs, &out)
 		}
-		time.Sleep(50 * time.Millisecond)
+		// Both have opened the engine and wait for the go file: the two tries race.
+		for i := range 2 {
+			for end := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+				if _, err := os.Stat(fmt.Sprintf("%s/ready-%d", signals, i)); err == nil {
+					break
+				}
+				if time.Now().After(end) {
+					t.Fatalf("round %d: child %d was not ready a minute later", round, i)
+				}
+			}
+		}
 		if err := os.WriteFile(goFile, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}

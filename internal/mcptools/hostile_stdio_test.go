@@ -32,9 +32,9 @@ func TestStdioEOFWhileThePersonIsAsked(t *testing.T) {
 	r.stdin.Close()
 	// The transition answers before the server exits: held for the drain timeout instead, it
 	// is abandoned unanswered and stdout closes first.
-	for string(r.next(10*time.Second).ID) != `"move"` {
+	for string(r.next(hangGuard).ID) != `"move"` {
 	}
-	if code := r.wait(10 * time.Second); code != 0 {
+	if code := r.wait(hangGuard); code != 0 {
 		t.Errorf("exit code %d, want 0; stderr:\n%s", code, r.stderr)
 	}
 	if strings.Contains(r.stderr.String(), "still running") {
@@ -53,7 +53,7 @@ func TestStdioEOFWhileThePersonIsAsked(t *testing.T) {
 func TestStdioCancelledCallWithdrawsItsQuestion(t *testing.T) {
 	p, r, ask := gateServer(t)
 	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"move","reason":"user pressed Esc"}}`)
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(hangGuard)
 	for withdrawn := false; !withdrawn; {
 		select {
 		case line, ok := <-r.lines:
@@ -79,7 +79,7 @@ func TestStdioCancelledCallWithdrawsItsQuestion(t *testing.T) {
 	r.send(`{"jsonrpc":"2.0","id":` + string(ask) + `,"result":{"action":"accept","content":{"approve":true}}}`)
 	r.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
 	for {
-		if resp := r.next(5 * time.Second); string(resp.ID) == `"ping"` {
+		if resp := r.next(hangGuard); string(resp.ID) == `"ping"` {
 			break
 		}
 	}
@@ -127,7 +127,7 @@ func TestStdioCancelledRunningCallIsNotAnswered(t *testing.T) {
 				if !after {
 					t.Fatalf("the call sent after the cancellation was not answered; stderr:\n%s", r.stderr)
 				}
-				if code := r.wait(10 * time.Second); code != 0 {
+				if code := r.wait(hangGuard); code != 0 {
 					t.Errorf("exit code %d, want 0; stderr:\n%s", code, r.stderr)
 				}
 				r.checkStdout()
@@ -175,7 +175,7 @@ func TestStdioRequestIDs(t *testing.T) {
 	r.initialize()
 	for _, id := range []string{`9007199254740993`, `9223372036854775808`, `-12345678901234567890123`, `"req-1"`} {
 		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"list_checkpoints","arguments":{}}}`)
-		if resp := r.next(5 * time.Second); string(resp.ID) != id || resp.Error != nil {
+		if resp := r.next(hangGuard); string(resp.ID) != id || resp.Error != nil {
 			t.Errorf("a request with id %s answered with id %s (error %+v)", id, resp.ID, resp.Error)
 		}
 	}
@@ -207,7 +207,7 @@ func TestStdioUnknownNamesNotEchoed(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":4,"method":"` + token + `"}`, token},
 	} {
 		r.send(tc.msg)
-		resp := r.next(10 * time.Second)
+		resp := r.next(hangGuard)
 		if resp.Error == nil || string(resp.ID) != fmt.Sprint(i+1) {
 			t.Errorf("message %d answered %s (error %+v), want a protocol error", i+1, clip(string(resp.Result)), resp.Error)
 			continue
@@ -217,7 +217,7 @@ func TestStdioUnknownNamesNotEchoed(t *testing.T) {
 		}
 	}
 	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
-	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
+	if resp := r.next(hangGuard); string(resp.ID) != "9" || resp.Error != nil {
 		t.Errorf("ping after unknown names: %+v", resp)
 	}
 }
@@ -232,7 +232,7 @@ func TestStdioUnsupportedVersionNotEchoed(t *testing.T) {
 	for i, v := range []string{token, strings.Repeat("x", 2<<20), "2099-01-01"} {
 		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","_meta":{`+
 			`"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}}}`, i+1, v))
-		resp := r.next(10 * time.Second)
+		resp := r.next(hangGuard)
 		if resp.Error == nil || resp.Error.Code != -32022 || string(resp.ID) != fmt.Sprint(i+1) {
 			t.Errorf("version %d answered %s (error %+v), want -32022", i+1, clip(string(resp.Result)), resp.Error)
 			continue
@@ -274,7 +274,7 @@ func TestStdioNumberBeyondFloatInParamsNotEchoed(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{"a":1}},"_meta":{"progressToken":` + huge + `}}}`,
 	} {
 		r.send(msg)
-		resp := r.next(10 * time.Second)
+		resp := r.next(hangGuard)
 		if resp.Error == nil || string(resp.ID) != fmt.Sprint(i+1) {
 			t.Errorf("message %d answered %s (error %+v), want a protocol error", i+1, clip(string(resp.Result)), resp.Error)
 			continue
@@ -343,7 +343,7 @@ func TestStdioBatchAnsweredPerRequest(t *testing.T) {
 		var line []byte
 		select {
 		case line = <-r.lines:
-		case <-time.After(5 * time.Second):
+		case <-time.After(hangGuard):
 			t.Fatalf("batch %s: no answer", tc.batch)
 		}
 		var answers []rpcResponse
@@ -368,7 +368,7 @@ func TestStdioBatchAnsweredPerRequest(t *testing.T) {
 		}
 	}
 	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
-	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
+	if resp := r.next(hangGuard); string(resp.ID) != "9" || resp.Error != nil {
 		t.Errorf("ping after the batches: %+v", resp)
 	}
 	p.noCheckpoints(t, "a request in a batch was run")
@@ -384,7 +384,7 @@ func TestStdioReusedIDRefused(t *testing.T) {
 	r.send(`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
 	for _, id := range []string{"3", "100"} {
 		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"dup-` + id + `","data":{"a":1}}}}`)
-		resp := r.next(5 * time.Second)
+		resp := r.next(hangGuard)
 		if string(resp.ID) != id || resp.Error == nil || resp.Error.Code != -32600 || !strings.Contains(resp.Error.Message, "not run") {
 			t.Errorf("a second request with id %s answered %s (error %+v), want it refused", id, clip(string(resp.Result)), resp.Error)
 		}
@@ -392,7 +392,7 @@ func TestStdioReusedIDRefused(t *testing.T) {
 	r.decline(asks)
 	answers := map[string]int{}
 	for range len(asks) + 1 {
-		answers[string(r.next(10*time.Second).ID)]++
+		answers[string(r.next(hangGuard).ID)]++
 	}
 	for _, id := range []string{"3", "100"} {
 		if answers[id] != 1 {
@@ -432,7 +432,7 @@ func TestStdioNotificationWithIDAnswered(t *testing.T) {
 	r.initialize()
 	for _, id := range []string{"7", `"cancel"`} {
 		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"notifications/cancelled","params":{"requestId":"x"}}`)
-		resp := r.next(5 * time.Second)
+		resp := r.next(hangGuard)
 		if string(resp.ID) != id || resp.Error == nil || resp.Error.Code != -32600 || !strings.Contains(resp.Error.Message, "without an id") {
 			t.Errorf("a notification with id %s answered %s (error %+v), want it refused for its id", id, clip(string(resp.Result)), resp.Error)
 		}
@@ -464,7 +464,7 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 	} {
 		id := i + 1
 		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s}`, id, tc.msg))
-		resp := r.next(10 * time.Second)
+		resp := r.next(hangGuard)
 		if resp.Error == nil || string(resp.ID) != fmt.Sprint(id) {
 			t.Errorf("%s: answered %s (error %+v), want a protocol error for id %d", tc.msg, clip(string(resp.Result)), resp.Error, id)
 			continue
@@ -481,15 +481,15 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 		}
 	}
 	r.send(`{"jsonrpc":"2.0","id":19,"method":"tools/list","params":{"cursor":"not base64!"}}`)
-	if resp := r.next(5 * time.Second); resp.Error == nil || resp.Error.Code != -32602 || string(resp.ID) != "19" || !strings.Contains(resp.Error.Message, "params.cursor") || strings.Contains(resp.Error.Message, "base64") {
+	if resp := r.next(hangGuard); resp.Error == nil || resp.Error.Code != -32602 || string(resp.ID) != "19" || !strings.Contains(resp.Error.Message, "params.cursor") || strings.Contains(resp.Error.Message, "base64") {
 		t.Errorf("a cursor the server never gave answered %+v (error %+v), want -32602 naming params.cursor", resp, resp.Error)
 	}
 	r.send(`{"jsonrpc":"2.0","id":21,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
-	if resp := r.next(5 * time.Second); resp.Error == nil || string(resp.ID) != "21" || strings.Contains(resp.Error.Message, "cursor") {
+	if resp := r.next(hangGuard); resp.Error == nil || string(resp.ID) != "21" || strings.Contains(resp.Error.Message, "cursor") {
 		t.Errorf("tools/list without the capabilities 2026-07-28 needs answered %+v (error %+v), want a refusal that is not about a cursor", resp, resp.Error)
 	}
 	r.send(`{"jsonrpc":2,"id":20,"method":"ping"}`)
-	if resp := r.next(5 * time.Second); resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "20" || !strings.Contains(resp.Error.Message, `"2.0"`) {
+	if resp := r.next(hangGuard); resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "20" || !strings.Contains(resp.Error.Message, `"2.0"`) {
 		t.Errorf("a number as jsonrpc answered %+v (error %+v), want -32600 saying it must be \"2.0\"", resp, resp.Error)
 	}
 	p.noCheckpoints(t, "a refused call was run")

@@ -75,12 +75,12 @@ func TestStdioPrunesExitedSessions(t *testing.T) {
 	srv := startRaw(t, p)
 	srv.initialize()
 	srv.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
-	if resp := srv.next(5 * time.Second); resp.Error != nil {
+	if resp := srv.next(hangGuard); resp.Error != nil {
 		t.Fatalf("ping: %+v", resp.Error)
 	}
 	// A clean exit waits for the pruning, so what is on disk now is what it left.
 	srv.stdin.Close()
-	if code := srv.wait(10 * time.Second); code != 0 {
+	if code := srv.wait(hangGuard); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, srv.stderr)
 	}
 	for _, r := range recs {

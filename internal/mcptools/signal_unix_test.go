@@ -29,7 +29,7 @@ func TestStdioSignalShutdown(t *testing.T) {
 			r := startRaw(t, p)
 			r.initialize()
 			r.send(`{"jsonrpc":"2.0","id":"start","method":"tools/call","params":{"name":"start_workflow","arguments":{"type":"apex","context":"shutdown"}}}`)
-			if resp := r.next(10 * time.Second); resp.Error != nil || strings.Contains(string(resp.Result), `"isError":true`) {
+			if resp := r.next(hangGuard); resp.Error != nil || strings.Contains(string(resp.Result), `"isError":true`) {
 				t.Fatalf("start_workflow: %s %+v", resp.Result, resp.Error)
 			}
 
@@ -48,7 +48,7 @@ func TestStdioSignalShutdown(t *testing.T) {
 				time.Sleep(100 * time.Millisecond)
 				r.cmd.Process.Signal(syscall.SIGTERM)
 			}
-			if code := r.wait(15 * time.Second); code != 0 {
+			if code := r.wait(hangGuard); code != 0 {
 				t.Fatalf("exit code %d after %s, want 0; stderr:\n%s", code, sig.name, r.stderr)
 			}
 			r.checkStdout()
@@ -134,7 +134,7 @@ func TestStdioClientGone(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangGuard):
 		cmd.Process.Kill()
 		t.Fatal("server did not exit after its client went away")
 	}

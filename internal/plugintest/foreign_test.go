@@ -84,8 +84,15 @@ func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
 			env := launchEnv(root, pdata, filepath.Join(work, "home"), tools, "CAIRN_DOWNLOAD_URL="+rs.URL,
 				"CLAUDE_PROJECT_DIR="+project, "CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"),
 				"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
+			start := time.Now()
 			res := runProcess(t, time.Minute, "SessionStart", env, project, `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`, sh, "-c", hookCommand(t, "SessionStart"))
-			if res.code != 0 || !strings.Contains(res.stderr, "cairn-session-start: source=startup session=s-1") || rs.Hits(archive) != 1 {
+			took := time.Since(start)
+			// A loaded machine may leave the unpack to the background once the hook's clock
+			// has run out: the server below then runs what it installed.
+			if res.code == 0 && rs.Hits(archive) == 1 && leftOnItsClock(res.stdout, took) {
+				t.Logf("the hook left the install to the background after %s: %s", took.Round(time.Millisecond), res.stdout)
+				waitInstalled(t, pdata)
+			} else if res.code != 0 || !strings.Contains(res.stderr, "cairn-session-start: source=startup session=s-1") || rs.Hits(archive) != 1 {
 				t.Errorf("SessionStart over another processor's binaries = %+v after %d downloads, want exit 0 and the hook run after one", res, rs.Hits(archive))
 			}
 			res = runProcess(t, time.Minute, "cairn-mcp", env, work, initializeLine, sh, filepath.Join(root, "hooks", "launch"), "cairn-mcp")

@@ -581,13 +581,18 @@ func TestLaunchHookBuildUsesAllProcs(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, "building them with Go in the background") {
 		t.Fatalf("SessionStart = %+v, want the background build started", res)
 	}
+	// The background build is waited for (a minute only bounds a hang): a build a loaded
+	// machine had not started within a few seconds was no build, and the test passed on it.
 	var got []byte
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		if got, _ = os.ReadFile(seen); len(got) > 0 {
 			break
 		}
+		if time.Now().After(end) {
+			t.Fatal("the background build never ran go build")
+		}
 	}
-	for l := range strings.Lines(string(got)) { // go env GOENV, then go build
+	for l := range strings.Lines(string(got)) {
 		if l != "unset\n" {
 			t.Errorf("go ran with GOMAXPROCS=%q, want it unset", got)
 		}

@@ -217,9 +217,12 @@ func TestLaunchBreaksAnOldLockThatNamesNoHolder(t *testing.T) {
 func TestLaunchBeatTouchesOnlyItsOwnLock(t *testing.T) {
 	skipOnWindows(t)
 	wrap := noStartTimes(t)
-	st := stalledStart(t, wrap...)
+	tools := toolDir(t)
+	beat := heldBeats(t, tools)
+	st := stalledStartWith(t, tools, wrap...)
 	defer func() { st.cmd.Process.Kill(); <-st.done }()
 	lock := filepath.Join(st.data, ".install-lock-"+pluginVersion(t))
+	beat(false) // the holder's beat waits between two beats
 	pid, err := os.ReadFile(filepath.Join(lock, "pid"))
 	if err != nil {
 		t.Fatal(err)
@@ -237,12 +240,44 @@ func TestLaunchBeatTouchesOnlyItsOwnLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(lock, "pid"), string(pid))
-	time.Sleep(12 * time.Second)
+	beat(true)
 	if _, err := os.Stat(filepath.Join(lock, "alive")); err == nil {
 		t.Errorf("the old holder's heartbeat wrote alive into the new lock at %s", lock)
 	}
 	if fi, err := os.Stat(filepath.Join(moved, "alive")); err != nil || !fi.ModTime().After(before) {
 		t.Errorf("the holder's heartbeat stopped beating its own lock (%v)", err)
+	}
+}
+
+// heldBeats wraps sleep in tools (a toolDir) so that the install lock's heartbeat (cairn_beat,
+// whose 10 s between beats are a "sleep 10") waits for the test instead: beat(false) returns
+// once the heartbeat waits before its next beat; beat(true) lets one beat go and returns once
+// it is done (the heartbeat waits again). A heartbeat that stopped fails the test.
+func heldBeats(t *testing.T, tools string) (beat func(one bool)) {
+	t.Helper()
+	dir := t.TempDir()
+	calls, next := filepath.Join(dir, "calls"), filepath.Join(dir, "next")
+	wrapTool(t, tools, "sleep", func(real string) string {
+		// A minute at most, so that a heartbeat left waiting when the test ends goes too.
+		return "if [ \"$*\" = 10 ]; then\n\techo >>" + calls + "\n\tn=0\n\tuntil rm " + next + " 2>/dev/null; do\n" +
+			"\t\t[ $n -lt 6000 ] || exit 0\n\t\t" + real + " 0.01\n\t\tn=$((n + 1))\n\tdone\n\texit 0\nfi\nexec " + real + " \"$@\"\n"
+	})
+	waits := 0
+	return func(one bool) {
+		t.Helper()
+		if one {
+			writeFile(t, next, "")
+		}
+		waits++
+		for end := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			b, _ := os.ReadFile(calls)
+			if strings.Count(string(b), "\n") >= waits {
+				return
+			}
+			if time.Now().After(end) {
+				t.Fatalf("the holder's heartbeat did not come back to wait for its next beat (%d waits seen, want %d)", strings.Count(string(b), "\n"), waits)
+			}
+		}
 	}
 }
 
