@@ -142,6 +142,9 @@ type clone struct {
 	// notices: no later read says them again), that it found the Doc damaged and rebuilt it,
 	// or found the state directory copied and gave this copy its own identity.
 	notices []string
+	// unsaved is the first failure of this view's saves (save): said by the call, since what
+	// this call learnt of the line is then lost to the next.
+	unsaved error
 }
 
 // open returns nil (and no error) when sharing is off or no workflow is active; the caller
@@ -534,9 +537,28 @@ func (c *clone) save(touched string) error {
 		} else {
 			delete(s.Pending, touched)
 		}
-		return json.Marshal(s)
+		doc, err := json.Marshal(s)
+		if err == nil && len(doc) > strictjson.MaxSize {
+			err = c.tooMany(len(s.Line.Holders), len(doc))
+		}
+		return doc, err
 	})
+	if err != nil && c.unsaved == nil {
+		c.unsaved = err
+	}
 	return err
+}
+
+// TooManyStep ends tooMany's text: the agent's step goes through the user; the CLI puts the
+// person's own in its place.
+const TooManyStep = "ask the user to check who pushed them"
+
+// tooMany says that the line as read, holding n claims, makes the Doc size bytes, over what
+// the store keeps: nothing of it is dropped (each call reads the line again from what the Doc
+// last kept), but the lease clocks start again with each call.
+func (c *clone) tooMany(n, size int) error {
+	return fmt.Errorf("the claims line of workflow %s on %s holds %d claims, too many to keep in %s.json (%d bytes, the most is %d): none is dropped, but each call reads them again and starts their lease clocks again, so a claim left unrenewed is never taken over from here; %s",
+		textsafe.Line(c.wf.WorkflowID, 64), textsafe.Line(c.remote, 40), n, Doc, size, strictjson.MaxSize, TooManyStep)
 }
 
 // recovered reports whether task is one recovery put back to pending from a run here, which
@@ -600,6 +622,9 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 		if err == nil && c != nil {
 			lost = c.takenOver(task)
 			c.releaseLeft(ctx) // after the task's own part, which has the call's time first
+			if c.unsaved != nil {
+				lost = append(lost, c.unsaved.Error())
+			}
 		}
 	})
 	if terr != nil {
