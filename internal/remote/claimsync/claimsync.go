@@ -650,8 +650,13 @@ func unclaimed(running bool, err error, update func() (*engine.Result, error)) (
 	return res, uerr
 }
 
-// running claims task, then sets it running here.
+// running claims task, then sets it running here. A change the state machine refuses on the
+// workflow as read in the turn (a new id that reads as another, a done task) claims nothing:
+// every machine reads the line, and keeps its history.
 func (c *clone) running(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
+	if _, err := workflow.UpdateTask(c.wf, workflow.TaskUpdate{ID: task, Status: workflow.TaskRunning}, c.now(), workflow.Actor{}); err != nil {
+		return update() // which refuses it
+	}
 	heldBefore := c.holds(task)
 	fence, err := c.cl.TryClaim(ctx, task)
 	var he *claim.HeldError

@@ -1150,6 +1150,34 @@ func TestInvalidTaskIDIsNotPushed(t *testing.T) {
 	}
 }
 
+// TestRefusedTaskIsNotClaimed: a change update_task refuses (a new id that would read as
+// another, a case twin of a task on record, a done task set running again) pushes nothing to
+// the claims line, which every machine reads: it claimed the look-alike id there, then
+// released it.
+func TestRefusedTaskIsNotClaimed(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	for _, step := range [][2]string{{"t1", "running"}, {"t2", "running"}, {"t2", "done"}} {
+		if _, err := a.task(step[0], step[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := head(t, b)
+	for _, tc := range []struct{ id, says string }{
+		{"t1\u200b", "control or invisible"},
+		{"t\u202e3", "control or invisible"},
+		{"T1", "differs only in letter case"},
+		{"t2", "cannot go from done to running"},
+	} {
+		if _, err := a.task(tc.id, "running"); err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("setting %q running: %v", tc.id, err)
+		}
+	}
+	if got := head(t, b); got != before {
+		t.Fatalf("the claims line went from r%d to r%d, want nothing pushed", before, got)
+	}
+}
+
 // TestDoneOfARecoveredTaskAsksTheRemote: a task recovery put back to pending (its session
 // ended while it ran) may be reported done, its run's work finished. Its claim released by a
 // sync meanwhile, another machine may hold it since, unseen here: done is final, so it asks the
