@@ -895,6 +895,13 @@ func (c *clone) nowHeld(task string, h claim.Holder) string {
 		textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40), keepAndMoveOn)
 }
 
+// takenAndReleased says that task, running here, was taken over by h, another machine, which
+// has released it since (its task done there, or set back): this machine no longer holds it.
+func (c *clone) takenAndReleased(task string, h claim.Holder) string {
+	return fmt.Sprintf("task %s, running here, was taken over by %s on another machine (this machine's claim lapsed), which has released it since: %s",
+		textsafe.Line(task, 64), c.who(h), keepAndMoveOn)
+}
+
 // takenOver says which tasks running here, but task, this clone held when the call began and
 // another machine holds as the call read the line: said once, as the line saved then has them
 // held there, so the next sync finds them no longer this clone's (decide says those it reads).
@@ -1057,7 +1064,8 @@ func (c *clone) routine(ctx context.Context) (bool, error) {
 // decide is Sync's part in the turn: it claims the tasks set running offline (returning those
 // another machine holds, for Sync to set back once out of the turn), claims again those
 // running here whose claim went from the line (deleted or rewound on the host) and says which
-// another machine now holds, and releases the claims of tasks no longer running here.
+// another machine now holds, or took over and released since, and releases the claims of tasks
+// no longer running here.
 func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*claim.HeldError, err error) {
 	lost = map[string]*claim.HeldError{}
 	var mine []string // held here before this sync read the line
@@ -1098,6 +1106,11 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 		}
 		var err error
 		h, held := read[task]
+		if by, ok := c.cl.TakenOver(task); ok && !held {
+			// Taken over, then released (done or set back there): not the line rewound.
+			notes = append(notes, c.takenAndReleased(task, by))
+			continue
+		}
 		if !held { // the line no longer has it: claimed again, or another machine is told it is free
 			_, err = c.cl.TryClaim(ctx, task)
 		}

@@ -1317,3 +1317,33 @@ func TestClaimsStepsNameTheTool(t *testing.T) {
 		t.Fatalf("update_task with status pending: %v", err)
 	}
 }
+
+// TestTakenOverAndReleasedIsSaid: a claim left unrenewed past its lease, taken over by another
+// machine that then released it (its task done there), is said by the holder's next sync,
+// which no longer claims the task again as it does one gone from a line deleted on the host:
+// it claimed it again without a word, and went on marking it done or failed as its own.
+func TestTakenOverAndReleasedIsSaid(t *testing.T) {
+	mem := memremote.New()
+	a := newClone(t, mem)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, later := machineX(t, mem)
+	later()
+	fence, err := x.TryClaim(context.Background(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Release(context.Background(), "t1", fence); err != nil {
+		t.Fatal(err)
+	}
+	before := head(t, mem)
+	notes := a.sync()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t1, running here, was taken over by X (claimed ") ||
+		!strings.Contains(notes[0], "which has released it since") {
+		t.Fatalf("the sync said %q", notes)
+	}
+	if got := head(t, mem); got != before {
+		t.Fatalf("the sync appended %d records, want none: t1 is not this machine's to claim again unsaid", got-before)
+	}
+}
