@@ -764,6 +764,8 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 		if err := c.cl.Release(ctx, task, cur.Rev); err != nil && res != nil {
 			res.Warnings = append(res.Warnings, c.notReleased(task, err))
 		}
+	} else if by, ok := c.cl.TakenOver(task); ok && held && res != nil {
+		res.Warnings = append(res.Warnings, c.takenAndReleased(task, by))
 	}
 	c.save(task)
 	return res, nil
@@ -898,7 +900,7 @@ func (c *clone) nowHeld(task string, h claim.Holder) string {
 // takenAndReleased says that task, running here, was taken over by h, another machine, which
 // has released it since (its task done there, or set back): this machine no longer holds it.
 func (c *clone) takenAndReleased(task string, h claim.Holder) string {
-	return fmt.Sprintf("task %s, running here, was taken over by %s on another machine (this machine's claim lapsed), which has released it since: %s",
+	return fmt.Sprintf("task %s was taken over by %s on another machine (this machine's claim lapsed), which has released it since: %s",
 		textsafe.Line(task, 64), c.who(h), keepAndMoveOn)
 }
 

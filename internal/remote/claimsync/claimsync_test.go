@@ -1323,6 +1323,22 @@ func TestClaimsStepsNameTheTool(t *testing.T) {
 // which no longer claims the task again as it does one gone from a line deleted on the host:
 // it claimed it again without a word, and went on marking it done or failed as its own.
 func TestTakenOverAndReleasedIsSaid(t *testing.T) {
+	a, mem := takenAndReleased(t)
+	before := head(t, mem)
+	notes := a.sync()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t1 was taken over by X (claimed ") ||
+		!strings.Contains(notes[0], "which has released it since") {
+		t.Fatalf("the sync said %q", notes)
+	}
+	if got := head(t, mem); got != before {
+		t.Fatalf("the sync appended %d records, want none: t1 is not this machine's to claim again unsaid", got-before)
+	}
+}
+
+// takenAndReleased is a clone whose claim of t1, running there, X took over past its lease and
+// released.
+func takenAndReleased(t *testing.T) (*clone, *memremote.Backend) {
+	t.Helper()
 	mem := memremote.New()
 	a := newClone(t, mem)
 	if _, err := a.task("t1", "running"); err != nil {
@@ -1337,13 +1353,15 @@ func TestTakenOverAndReleasedIsSaid(t *testing.T) {
 	if err := x.Release(context.Background(), "t1", fence); err != nil {
 		t.Fatal(err)
 	}
-	before := head(t, mem)
-	notes := a.sync()
-	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t1, running here, was taken over by X (claimed ") ||
-		!strings.Contains(notes[0], "which has released it since") {
-		t.Fatalf("the sync said %q", notes)
-	}
-	if got := head(t, mem); got != before {
-		t.Fatalf("the sync appended %d records, want none: t1 is not this machine's to claim again unsaid", got-before)
+	return a, mem
+}
+
+// TestTakenOverAndReleasedIsSaidByATaskCall: the task call that reads it says it too, as it
+// goes ahead: the task is no longer any machine's.
+func TestTakenOverAndReleasedIsSaidByATaskCall(t *testing.T) {
+	a, _ := takenAndReleased(t)
+	res, err := a.task("t1", "failed")
+	if err != nil || len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "task t1 was taken over by X (claimed ") {
+		t.Fatalf("t1 failed: %v %+v", err, res)
 	}
 }
