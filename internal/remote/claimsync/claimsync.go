@@ -905,14 +905,22 @@ func (c *clone) takenAndReleased(task string, h claim.Holder) string {
 }
 
 // takenOver says which tasks running here, but task, this clone held when the call began and
-// another machine holds as the call read the line: said once, as the line saved then has them
-// held there, so the next sync finds them no longer this clone's (decide says those it reads).
+// another machine holds as the call read the line, or took over and released since: said once,
+// as the line saved then has them held there or by none, so the next sync finds them no longer
+// this clone's (decide says those it reads).
 func (c *clone) takenOver(task string) (notes []string) {
 	now := c.cl.Holders()
 	for _, t := range slices.Sorted(maps.Keys(c.restored.Holders)) {
-		h := now[t]
-		if t != task && c.restored.Holders[t].Owner == c.owner && h.Owner != "" && h.Owner != c.owner && c.status(t) == workflow.TaskRunning {
+		if t == task || c.restored.Holders[t].Owner != c.owner || c.status(t) != workflow.TaskRunning {
+			continue
+		}
+		h, held := now[t]
+		by, taken := c.cl.TakenOver(t)
+		switch {
+		case held && h.Owner != c.owner:
 			notes = append(notes, c.nowHeld(t, h))
+		case !held && taken:
+			notes = append(notes, c.takenAndReleased(t, by))
 		}
 	}
 	return notes

@@ -1365,3 +1365,17 @@ func TestTakenOverAndReleasedIsSaidByATaskCall(t *testing.T) {
 		t.Fatalf("t1 failed: %v %+v", err, res)
 	}
 }
+
+// TestTakenOverAndReleasedIsSaidByACallOnAnotherTask: a task call about another task that reads
+// it says it, as it says one taken over and still held there: the line it saves no longer has
+// the claim, so no later call would.
+func TestTakenOverAndReleasedIsSaidByACallOnAnotherTask(t *testing.T) {
+	a, _ := takenAndReleased(t)
+	res, err := a.task("t2", "running")
+	if err != nil || len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "task t1 was taken over by X (claimed ") {
+		t.Fatalf("t2 running: %v %+v", err, res)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("the next sync said %q, want nothing: said once", notes)
+	}
+}
