@@ -801,3 +801,19 @@ func TestStateDirDeletedNoticeSaysSo(t *testing.T) {
 		t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
 	}
 }
+
+// TestUpdateTaskSpacedID: cairn task takes an id with spaces ("write the tests"), and the
+// engine's messages to the model name it (quoted), so update_task takes it too: the model can
+// move the task a person added.
+func TestUpdateTaskSpacedID(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"spaced ids"}`)
+	if _, err := p.other(t, "person").UpdateTask(engine.TaskRequest{ID: "write the tests", Status: "pending"}); err != nil {
+		t.Fatal(err)
+	}
+	got := text(mustOK(t, c, "update_task", `{"id":"write the tests","status":"running"}`))
+	if !strings.Contains(got, `Task "write the tests" is running`) {
+		t.Errorf("update_task said %q", got)
+	}
+	mustFail(t, c, "update_task", `{"id":"t1\u200b","status":"running"}`, "control or invisible")
+}

@@ -66,8 +66,11 @@ var (
 	// id check): as a name, upper case allowed after the first character.
 	wfIDPattern  = regexp.MustCompile(`^[a-z0-9](?:[A-Za-z0-9_-]|\.[A-Za-z0-9_-])*$`)
 	globPattern  = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
-	phasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)   // with maxLength 64
-	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`) // with maxLength 128
+	phasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`) // with maxLength 64
+	// taskIDPattern is workflow.ValidTaskID's one line (with maxLength 128): cairn task takes
+	// such ids ("write the tests"), and the engine's messages name them; a new one the engine
+	// would read as another (control or invisible characters) it refuses itself.
+	taskIDPattern = regexp.MustCompile(`^[^\r\n\t]+$`)
 	// varKeyPattern is the shape of vars.ValidKey's rule (upper-case words joined by _), short
 	// enough for the tool definitions' budget; vars.ValidKey checks the first word (vars.Words)
 	// and the length.
@@ -81,14 +84,14 @@ var (
 )
 
 const (
-	nameHint  = "lower-case letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64 characters, no '/' and no '..'"
-	wfIDHint  = "letters, digits, '.', '_' or '-', starting with a lower-case letter or digit, at most 64 characters, no '..'"
-	globHint  = "a glob over checkpoint names: letters, digits, '.', '_', '-', '*', '?', '[', ']', no '/'"
-	phaseHint = "a phase name: letters, digits, '_' or '-', starting with a letter or digit"
-	idHint    = "letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
-	varHint   = "a workflow variable name: upper-case words joined by _, the first WF or a workflow word (PLAN_PATH, WF_BRANCH)"
-	ttlHint   = "a duration such as 24h, 90m or 7d"
-	partHint  = "a JSON Pointer: it starts with '/' and names one key or array index per step, such as /files/0 (write '/' in a key as ~1 and '~' as ~0)"
+	nameHint   = "lower-case letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64 characters, no '/' and no '..'"
+	wfIDHint   = "letters, digits, '.', '_' or '-', starting with a lower-case letter or digit, at most 64 characters, no '..'"
+	globHint   = "a glob over checkpoint names: letters, digits, '.', '_', '-', '*', '?', '[', ']', no '/'"
+	phaseHint  = "a phase name: letters, digits, '_' or '-', starting with a letter or digit"
+	taskIDHint = "one line, such as t1"
+	varHint    = "a workflow variable name: upper-case words joined by _, the first WF or a workflow word (PLAN_PATH, WF_BRANCH)"
+	ttlHint    = "a duration such as 24h, 90m or 7d"
+	partHint   = "a JSON Pointer: it starts with '/' and names one key or array index per step, such as /files/0 (write '/' in a key as ~1 and '~' as ~0)"
 )
 
 // propertySchema renders one field as JSON Schema.

@@ -137,7 +137,7 @@ var specs = []*toolSpec{
 		title: "Update task",
 		desc:  "Call when a task starts, finishes or fails.",
 		fields: []field{
-			{name: "id", kind: kString, required: true, max: 128, pattern: idPattern, hint: idHint,
+			{name: "id", kind: kString, required: true, max: 128, pattern: taskIDPattern, hint: taskIDHint,
 				desc: "Such as t1; a new id adds a task."},
 			{name: "status", kind: kString, required: true, enum: taskStatuses, fold: true},
 			{name: "output", kind: kString, max: 1024},

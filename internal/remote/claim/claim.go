@@ -111,12 +111,16 @@ type Claimer struct {
 	mark    string // of the record at head, "" when not known
 	holders map[string]Holder
 	seen    map[string]time.Time // when this machine saw the task's claim or renewal land
+	// taken holds, for each task whose claim of this owner another owner's claim replaced in
+	// what this Claimer read (not in a State it was restored from), that claim; a claim of
+	// this owner's again forgets it.
+	taken map[string]Holder
 }
 
 // New returns a Claimer for owner on the line (a workflow id) of b. now is the local clock.
 func New(b remote.Backend, line, owner string, lease time.Duration, now func() time.Time) *Claimer {
 	return &Claimer{b: b, line: line, owner: owner, lease: lease, now: now,
-		holders: map[string]Holder{}, seen: map[string]time.Time{}}
+		holders: map[string]Holder{}, seen: map[string]time.Time{}, taken: map[string]Holder{}}
 }
 
 // rewound reports an append refused because the remote's line is shorter than what this
@@ -136,6 +140,7 @@ func (c *Claimer) forget() {
 	c.head, c.mark = 0, ""
 	clear(c.holders)
 	clear(c.seen)
+	clear(c.taken)
 }
 
 // mark identifies a record: every entry this package writes holds its writer's owner (with a
@@ -341,6 +346,14 @@ func (c *Claimer) Valid(task string, fence int64) error {
 	return nil
 }
 
+// TakenOver returns the claim that took task over from this owner, when this Claimer read
+// one (since it was made or restored) and has not read this owner claim it again since:
+// the task may have been released since, so Holders no longer has it.
+func (c *Claimer) TakenOver(task string) (Holder, bool) {
+	h, ok := c.taken[task]
+	return h, ok
+}
+
 // Holders returns each task's current holder as of the last Refresh.
 func (c *Claimer) Holders() map[string]Holder {
 	return maps.Clone(c.holders)
@@ -415,6 +428,11 @@ func (c *Claimer) apply(e entry, rev int64) bool {
 	switch e.Op {
 	case "claim":
 		c.holders[e.Task] = Holder{Owner: e.Owner, Rev: rev, At: e.At, Lease: e.Lease}
+		if e.Owner == c.owner {
+			delete(c.taken, e.Task)
+		} else if cur.Owner == c.owner {
+			c.taken[e.Task] = c.holders[e.Task]
+		}
 		return true
 	case "renew":
 		if cur.Owner != e.Owner {

@@ -142,6 +142,9 @@ type clone struct {
 	// notices: no later read says them again), that it found the Doc damaged and rebuilt it,
 	// or found the state directory copied and gave this copy its own identity.
 	notices []string
+	// unsaved is the first failure of this view's saves (save): said by the call, since what
+	// this call learnt of the line is then lost to the next.
+	unsaved error
 }
 
 // open returns nil (and no error) when sharing is off or no workflow is active; the caller
@@ -534,9 +537,28 @@ func (c *clone) save(touched string) error {
 		} else {
 			delete(s.Pending, touched)
 		}
-		return json.Marshal(s)
+		doc, err := json.Marshal(s)
+		if err == nil && len(doc) > strictjson.MaxSize {
+			err = c.tooMany(len(s.Line.Holders), len(doc))
+		}
+		return doc, err
 	})
+	if err != nil && c.unsaved == nil {
+		c.unsaved = err
+	}
 	return err
+}
+
+// TooManyStep ends tooMany's text: the agent's step goes through the user; the CLI puts the
+// person's own in its place.
+const TooManyStep = "ask the user to check who pushed them"
+
+// tooMany says that the line as read, holding n claims, makes the Doc size bytes, over what
+// the store keeps: nothing of it is dropped (each call reads the line again from what the Doc
+// last kept), but the lease clocks start again with each call.
+func (c *clone) tooMany(n, size int) error {
+	return fmt.Errorf("the claims line of workflow %s on %s holds %d claims, too many to keep in %s.json (%d bytes, the most is %d): none is dropped, but each call reads them again and starts their lease clocks again, so a claim left unrenewed is never taken over from here; %s",
+		textsafe.Line(c.wf.WorkflowID, 64), textsafe.Line(c.remote, 40), n, Doc, size, strictjson.MaxSize, TooManyStep)
 }
 
 // recovered reports whether task is one recovery put back to pending from a run here, which
@@ -600,6 +622,9 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 		if err == nil && c != nil {
 			lost = c.takenOver(task)
 			c.releaseLeft(ctx) // after the task's own part, which has the call's time first
+			if c.unsaved != nil {
+				lost = append(lost, c.unsaved.Error())
+			}
 		}
 	})
 	if terr != nil {
@@ -625,8 +650,13 @@ func unclaimed(running bool, err error, update func() (*engine.Result, error)) (
 	return res, uerr
 }
 
-// running claims task, then sets it running here.
+// running claims task, then sets it running here. A change the state machine refuses on the
+// workflow as read in the turn (a new id that reads as another, a done task) claims nothing:
+// every machine reads the line, and keeps its history.
 func (c *clone) running(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
+	if _, err := workflow.UpdateTask(c.wf, workflow.TaskUpdate{ID: task, Status: workflow.TaskRunning}, c.now(), workflow.Actor{}); err != nil {
+		return update() // which refuses it
+	}
 	heldBefore := c.holds(task)
 	fence, err := c.cl.TryClaim(ctx, task)
 	var he *claim.HeldError
@@ -734,6 +764,8 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 		if err := c.cl.Release(ctx, task, cur.Rev); err != nil && res != nil {
 			res.Warnings = append(res.Warnings, c.notReleased(task, err))
 		}
+	} else if by, ok := c.cl.TakenOver(task); ok && held && res != nil {
+		res.Warnings = append(res.Warnings, c.takenAndReleased(task, by))
 	}
 	c.save(task)
 	return res, nil
@@ -865,15 +897,30 @@ func (c *clone) nowHeld(task string, h claim.Holder) string {
 		textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40), keepAndMoveOn)
 }
 
+// takenAndReleased says that task, running here, was taken over by h, another machine, which
+// has released it since (its task done there, or set back): this machine no longer holds it.
+func (c *clone) takenAndReleased(task string, h claim.Holder) string {
+	return fmt.Sprintf("task %s was taken over by %s on another machine (this machine's claim lapsed), which has released it since: %s",
+		textsafe.Line(task, 64), c.who(h), keepAndMoveOn)
+}
+
 // takenOver says which tasks running here, but task, this clone held when the call began and
-// another machine holds as the call read the line: said once, as the line saved then has them
-// held there, so the next sync finds them no longer this clone's (decide says those it reads).
+// another machine holds as the call read the line, or took over and released since: said once,
+// as the line saved then has them held there or by none, so the next sync finds them no longer
+// this clone's (decide says those it reads).
 func (c *clone) takenOver(task string) (notes []string) {
 	now := c.cl.Holders()
 	for _, t := range slices.Sorted(maps.Keys(c.restored.Holders)) {
-		h := now[t]
-		if t != task && c.restored.Holders[t].Owner == c.owner && h.Owner != "" && h.Owner != c.owner && c.status(t) == workflow.TaskRunning {
+		if t == task || c.restored.Holders[t].Owner != c.owner || c.status(t) != workflow.TaskRunning {
+			continue
+		}
+		h, held := now[t]
+		by, taken := c.cl.TakenOver(t)
+		switch {
+		case held && h.Owner != c.owner:
 			notes = append(notes, c.nowHeld(t, h))
+		case !held && taken:
+			notes = append(notes, c.takenAndReleased(t, by))
 		}
 	}
 	return notes
@@ -1027,7 +1074,8 @@ func (c *clone) routine(ctx context.Context) (bool, error) {
 // decide is Sync's part in the turn: it claims the tasks set running offline (returning those
 // another machine holds, for Sync to set back once out of the turn), claims again those
 // running here whose claim went from the line (deleted or rewound on the host) and says which
-// another machine now holds, and releases the claims of tasks no longer running here.
+// another machine now holds, or took over and released since, and releases the claims of tasks
+// no longer running here.
 func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*claim.HeldError, err error) {
 	lost = map[string]*claim.HeldError{}
 	var mine []string // held here before this sync read the line
@@ -1068,6 +1116,11 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 		}
 		var err error
 		h, held := read[task]
+		if by, ok := c.cl.TakenOver(task); ok && !held {
+			// Taken over, then released (done or set back there): not the line rewound.
+			notes = append(notes, c.takenAndReleased(task, by))
+			continue
+		}
 		if !held { // the line no longer has it: claimed again, or another machine is told it is free
 			_, err = c.cl.TryClaim(ctx, task)
 		}

@@ -1150,6 +1150,34 @@ func TestInvalidTaskIDIsNotPushed(t *testing.T) {
 	}
 }
 
+// TestRefusedTaskIsNotClaimed: a change update_task refuses (a new id that would read as
+// another, a case twin of a task on record, a done task set running again) pushes nothing to
+// the claims line, which every machine reads: it claimed the look-alike id there, then
+// released it.
+func TestRefusedTaskIsNotClaimed(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	for _, step := range [][2]string{{"t1", "running"}, {"t2", "running"}, {"t2", "done"}} {
+		if _, err := a.task(step[0], step[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := head(t, b)
+	for _, tc := range []struct{ id, says string }{
+		{"t1\u200b", "control or invisible"},
+		{"t\u202e3", "control or invisible"},
+		{"T1", "differs only in letter case"},
+		{"t2", "cannot go from done to running"},
+	} {
+		if _, err := a.task(tc.id, "running"); err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("setting %q running: %v", tc.id, err)
+		}
+	}
+	if got := head(t, b); got != before {
+		t.Fatalf("the claims line went from r%d to r%d, want nothing pushed", before, got)
+	}
+}
+
 // TestDoneOfARecoveredTaskAsksTheRemote: a task recovery put back to pending (its session
 // ended while it ran) may be reported done, its run's work finished. Its claim released by a
 // sync meanwhile, another machine may hold it since, unseen here: done is final, so it asks the
@@ -1287,5 +1315,67 @@ func TestClaimsStepsNameTheTool(t *testing.T) {
 	// The same step as update_task's refusal to set it pending while X holds it.
 	if _, err := b.task("t2", "pending"); err == nil || !strings.HasSuffix(err.Error(), step) {
 		t.Fatalf("update_task with status pending: %v", err)
+	}
+}
+
+// TestTakenOverAndReleasedIsSaid: a claim left unrenewed past its lease, taken over by another
+// machine that then released it (its task done there), is said by the holder's next sync,
+// which no longer claims the task again as it does one gone from a line deleted on the host:
+// it claimed it again without a word, and went on marking it done or failed as its own.
+func TestTakenOverAndReleasedIsSaid(t *testing.T) {
+	a, mem := takenAndReleased(t)
+	before := head(t, mem)
+	notes := a.sync()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t1 was taken over by X (claimed ") ||
+		!strings.Contains(notes[0], "which has released it since") {
+		t.Fatalf("the sync said %q", notes)
+	}
+	if got := head(t, mem); got != before {
+		t.Fatalf("the sync appended %d records, want none: t1 is not this machine's to claim again unsaid", got-before)
+	}
+}
+
+// takenAndReleased is a clone whose claim of t1, running there, X took over past its lease and
+// released.
+func takenAndReleased(t *testing.T) (*clone, *memremote.Backend) {
+	t.Helper()
+	mem := memremote.New()
+	a := newClone(t, mem)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, later := machineX(t, mem)
+	later()
+	fence, err := x.TryClaim(context.Background(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Release(context.Background(), "t1", fence); err != nil {
+		t.Fatal(err)
+	}
+	return a, mem
+}
+
+// TestTakenOverAndReleasedIsSaidByATaskCall: the task call that reads it says it too, as it
+// goes ahead: the task is no longer any machine's.
+func TestTakenOverAndReleasedIsSaidByATaskCall(t *testing.T) {
+	a, _ := takenAndReleased(t)
+	res, err := a.task("t1", "failed")
+	if err != nil || len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "task t1 was taken over by X (claimed ") {
+		t.Fatalf("t1 failed: %v %+v", err, res)
+	}
+}
+
+// TestTakenOverAndReleasedIsSaidByACallOnAnotherTask: a task call about another task that reads
+// it says it, as it says one taken over and still held there: the line it saves no longer has
+// the claim, so no later call would.
+func TestTakenOverAndReleasedIsSaidByACallOnAnotherTask(t *testing.T) {
+	a, _ := takenAndReleased(t)
+	res, err := a.task("t2", "running")
+	if err != nil || len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "task t1 was taken over by X (claimed ") {
+		t.Fatalf("t2 running: %v %+v", err, res)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("the next sync said %q, want nothing: said once", notes)
 	}
 }
