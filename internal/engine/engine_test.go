@@ -1436,3 +1436,34 @@ func TestUnrecordedEndingDoesNotNameTheOneBefore(t *testing.T) {
 		t.Errorf("the next session is told the workflow before the last one ended last: %q", r.Report)
 	}
 }
+
+// TestSharedExpiryNamesResumeCheck: the session start that expires a workflow while sharing
+// is on does not tell the model there is nothing to resume (another machine may have kept it
+// going, and cairn-mcp's first sync takes it back): it names resume_check, which waits for
+// that sync. With sharing off it is the usual one line.
+func TestSharedExpiryNamesResumeCheck(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			res := must(en.Start(engine.StartRequest{Type: "apex", Context: "edge", TTL: "2h"}))(t)
+			if shared {
+				st := must(store.Open(en.StateDir()))(t)
+				err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin", Workflow: res.WorkflowID, Mirrored: 1, LastSync: e.clock.Now()})
+				st.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.clock.Add(3 * time.Hour)
+			r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			want := "Cairn: no active workflow, nothing to resume; the last one ended (\"Expired APEX"
+			if shared {
+				want = "Cairn: no active workflow here; the last one ended (\"Expired APEX"
+			}
+			if r.WorkflowID != "" || !strings.HasPrefix(r.Report, want) || shared != strings.Contains(r.Report, ", but it is shared via origin, where another machine may have kept it going: call "+engine.ToolPrefix+"resume_check first") {
+				t.Errorf("report %q, want it to start %q", r.Report, want)
+			}
+		})
+	}
+}

@@ -50,6 +50,9 @@ type syncer struct {
 	unreadableTold string
 	// told is the notices (remotesync.Outcome.Notices) of the last sync that succeeded.
 	told []string
+	// first is closed once the first run has ended (or the loop stopped before it); kick asks
+	// the loop to run that first one now (awaitFirstSync).
+	first, kick chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -72,7 +75,7 @@ func (s *Server) startSyncer(eng Engine) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	y := &syncer{s: s, every: every, ctx: ctx, cancel: cancel}
+	y := &syncer{s: s, every: every, ctx: ctx, cancel: cancel, first: make(chan struct{}), kick: make(chan struct{}, 1)}
 	s.sync = y
 	y.wg.Go(y.loop)
 }
@@ -96,18 +99,57 @@ func (y *syncer) loop() {
 	wait := jitter(min(y.every, time.Second)) // shortly after start
 	t := time.NewTimer(wait)
 	defer t.Stop()
+	first := y.first
+	defer func() {
+		if first != nil {
+			close(first)
+		}
+	}()
 	for {
 		select {
 		case <-y.ctx.Done():
 			return
 		case <-t.C:
+		case <-y.kick:
 		}
 		y.run()
+		if first != nil {
+			close(first)
+			first = nil
+		}
 		if ran := y.s.opt.syncRan; ran != nil {
 			ran()
 		}
 		t.Reset(jitter(y.every))
 	}
+}
+
+// awaitFirstSync is for a call that must not act before the first sync (start_workflow,
+// resume_check): a shared workflow this machine expired at session start while another kept it
+// going is taken back only by a sync that finds nothing active here, so a workflow started
+// before it would stay the only one. Called holding the turn, it lets go of it while the first
+// sync, run now, ends (it needs the turn), and says whether the call can go on with eng.
+func (s *Server) awaitFirstSync(ctx context.Context, eng Engine) bool {
+	y := s.sync
+	if y == nil {
+		return true
+	}
+	select {
+	case <-y.first:
+		return true
+	default:
+	}
+	select {
+	case y.kick <- struct{}{}:
+	default:
+	}
+	s.release()
+	select {
+	case <-y.first:
+	case <-ctx.Done():
+	}
+	_ = s.acquire(context.Background()) // held again for the caller's release
+	return !s.closed && s.eng == eng
 }
 
 // run is one sync, when sharing is on.

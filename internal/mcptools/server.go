@@ -302,6 +302,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 		return errorResult(cmp.Or(argErr, err), "") // a bad argument is said first
 	}
 	eng := s.eng
+	if (spec.name == "start_workflow" || spec.name == "resume_check") && !s.awaitFirstSync(ctx, eng) {
+		return errorResult(errShuttingDown, "")
+	}
 	// The watcher learns a new session after /clear only after its debounce; a call that
 	// arrives first reads sessions/<ppid>.json itself (one small read), so it is never
 	// recorded under the session /clear replaced.

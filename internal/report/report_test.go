@@ -805,3 +805,33 @@ func TestDetailsKeepCounts(t *testing.T) {
 		t.Errorf("details are %d bytes, over %d", len(got), report.DetailsMaxLen)
 	}
 }
+
+// TestEndedBySharedExpiry: a workflow that expired here while sharing is on may have been kept
+// going by another machine; the sync that takes it back runs only after the session starts.
+// The one line then says so and names resume_check (which waits for that sync), not "nothing
+// to resume", which sends the model to start a second workflow. A completion, or an expiry
+// with sharing off, is the line it was.
+func TestEndedBySharedExpiry(t *testing.T) {
+	const expired = "Expired APEX workflow at plan for “x”, archived"
+	origin := &report.Shared{Remote: "origin", Age: time.Hour}
+	for _, tc := range []struct {
+		name     string
+		ended    string
+		shared   *report.Shared
+		warnings []string // a report with one is fenced: the step is its Next
+		want     string
+	}{
+		{"expired, shared", expired, origin, nil, `Cairn: no active workflow here; the last one ended ("` + expired + `"), but it is shared via origin, where another machine may have kept it going: call ` + tool + ` first, which syncs and takes it back if so.` + "\n"},
+		{"expired, not shared", expired, nil, nil, `Cairn: no active workflow, nothing to resume; the last one ended ("` + expired + `").` + "\n"},
+		{"expired, shared, fenced", expired, origin, []string{"memory is not writable"}, "\nNext: The last workflow expired here, but it is shared via origin, where another machine may have kept it going: call " + tool + " first, which syncs and takes it back if so. Details: " + tool + ".\n"},
+		{"expired, not shared, fenced", expired, nil, []string{"memory is not writable"}, "\nNext: Nothing to resume; go on with the user's request. Details: " + tool + ".\n"},
+		{"completed, shared", "Completed APEX for “x”: done", origin, nil, `Cairn: no active workflow, nothing to resume; the last one ended ("Completed APEX for “x”: done").` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := render(report.Input{Tier: "None", Ended: tc.ended, Tool: tool, Nonce: nonce, Shared: tc.shared, Warnings: tc.warnings, Next: "Nothing to resume; go on with the user's request."})
+			if tc.warnings != nil && !strings.HasSuffix(out, tc.want) || tc.warnings == nil && out != tc.want {
+				t.Errorf("report %q\nwant   %q", out, tc.want)
+			}
+		})
+	}
+}
