@@ -219,7 +219,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
 	out.Completed, out.Allowed, out.Next = def.DoneSoFar(plan.Phase, plan.Completed), plan.Allowed, plan.Next
-	if plan.Tier == workflow.TierL2Only && e.sharedWorktreeMemory() {
+	if plan.Tier == workflow.TierL2Only && e.SharesWorktreeMemory() {
 		out.Next = worktreeL2Next
 	}
 	out.AwaitingApproval = plan.AwaitingApproval
@@ -801,10 +801,11 @@ func dedupe(s []string) []string {
 // whose state is not missing.
 const worktreeL2Next = "Tell the user the last position memory holds; every worktree of this repository shares that memory and this one has no active workflow, so the position may be another worktree's: call " + ToolPrefix + "start_workflow only if this worktree's work goes on."
 
-// sharedWorktreeMemory tells whether this project's L2 is the one Claude Code gives every
+// SharesWorktreeMemory tells whether this project's L2 is the one Claude Code gives every
 // checkout of a repository with linked git worktrees (keyed on the main checkout's root): this
-// project is a linked worktree, or the main checkout of one.
-func (e *Engine) sharedWorktreeMemory() bool {
+// project is a linked worktree, or the main checkout of one. Memory's last position may then
+// be another checkout's.
+func (e *Engine) SharesWorktreeMemory() bool {
 	if e.mem.Location().Source != "default" {
 		return false
 	}
