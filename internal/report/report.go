@@ -501,8 +501,9 @@ const fenceTag = "cairn-state"
 func line(s string, max int) string { return defuse(textsafe.Line(s, max)) }
 
 // l2 is line for an L2 line, Cairn's words around quoted tool input: its quoted parts are
-// shortened before its end is (textsafe.LineQuoted), so an ending still says how it ended.
-func l2(s string, max int) string { return defuse(textsafe.LineQuoted(s, max)) }
+// shortened before its end is, and left out when the cut makes a secret (secrets.LineQuoted),
+// so an ending still says how it ended.
+func l2(s string, max int) string { return defuse(secrets.LineQuoted(s, max)) }
 
 // defuse escapes the fence tag in v, safe text.
 func defuse(v string) string {

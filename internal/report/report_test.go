@@ -805,3 +805,40 @@ func TestDetailsKeepCounts(t *testing.T) {
 		t.Errorf("details are %d bytes, over %d", len(got), report.DetailsMaxLen)
 	}
 }
+
+// The report shortens a memory line to fit (its quoted parts first): a token glued to more
+// text ("ghp_…-x", which is no secret) cut right after its body is one. Neither the one line
+// said after an ending nor the fenced memory line holds what the cut made, and the line is
+// still shown, Cairn's words kept, as MEMORY.md's index line shows it.
+func TestMemoryLineCutMakesNoSecret(t *testing.T) {
+	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4) + "-x"
+	if secrets.ScanString(tok) != nil {
+		t.Fatal("the glued token is a secret whole: the test needs one that is not")
+	}
+	cuts := 0
+	for pad := range 120 {
+		ctx := "“" + strings.Repeat("w", pad) + " " + tok + " tail”"
+		for _, in := range []report.Input{
+			{Tier: "None", Ended: "Completed APEX for " + ctx + ": “" + strings.Repeat("o", 110) + "”"},
+			{Tier: "L2-only", L2Line: "Active APEX workflow: analyze completed, planning " + ctx + strings.Repeat(", and more", 10)},
+		} {
+			line := in.Ended + in.L2Line
+			if secrets.ScanString(line) != nil {
+				t.Fatalf("pad %d: the line itself is a secret", pad)
+			}
+			out, _ := report.Render(in)
+			if secrets.ScanString(out) != nil {
+				t.Errorf("pad %d: the report holds a secret:\n%s", pad, out)
+			}
+			if strings.Contains(out, "not shown") || !strings.Contains(out, line[:strings.Index(line, "“")]) {
+				t.Errorf("pad %d: the line is not shown:\n%s", pad, out)
+			}
+			if !strings.Contains(out, tok[:20]) {
+				cuts++
+			}
+		}
+	}
+	if cuts == 0 {
+		t.Error("no cut made a secret: the test tests nothing")
+	}
+}
