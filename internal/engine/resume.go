@@ -203,8 +203,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if r == nil && (l2line == "" || workflow.IsEndingLine(l2line)) {
 		if end, ok := e.lastEnding(); ok && err == nil {
 			out.Ended, told, endID = end.Line, end.Told, end.WorkflowID
-		} else if err == nil && l2line != "" {
-			out.Ended = l2line // known only from memory: nothing to tell
+		} else if err == nil && l2line != "" && !e.SharesWorktreeMemory() {
+			// Known only from memory: nothing to tell. Memory every worktree shares may
+			// hold another's, which is not this checkout's last one.
+			out.Ended = l2line
 		}
 		l2line = ""
 	}
