@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/project"
 )
 
 // twoProjectsOneMemory makes two projects Claude Code gives one memory directory: their
@@ -99,9 +100,16 @@ func TestWorktreeWithoutStateIsNotToldAnothersStateIsMissing(t *testing.T) {
 		name   string
 		shared bool // the repository has a linked worktree
 		reader int  // 0: the main checkout reads, 1: the worktree
-	}{{"in a new worktree", true, 1}, {"in the main checkout", true, 0}, {"in a lone checkout that lost its state", false, 0}} {
+		bare   bool // the main repository is bare: its directory is the git directory
+	}{{"in a new worktree", true, 1, false}, {"in the main checkout", true, 0, false}, {"in a lone checkout that lost its state", false, 0, false},
+		{"in a bare repository", true, 0, true}, {"in a bare repository's worktree", true, 1, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			main := newEnv(t)
+			if c.bare {
+				if err := os.Remove(filepath.Join(main.project, ".git")); err != nil {
+					t.Fatal(err)
+				}
+			}
 			wt := worktreeOf(t, main, c.shared)
 			envs := []*env{main, wt}
 			reader, writer := envs[c.reader], envs[1-c.reader]
@@ -131,21 +139,26 @@ func TestWorktreeWithoutStateIsNotToldAnothersStateIsMissing(t *testing.T) {
 }
 
 // worktreeOf is a project beside main's that is a linked git worktree of it when linked (main
-// then has a linked worktree), and a project of its own with no git repository when not: the
-// same home, so the same memory directory when linked.
+// then has a linked worktree; main is a bare repository when it has no .git), and a project of
+// its own with no git repository when not: the same home, so the same memory directory when
+// linked.
 func worktreeOf(t *testing.T, main *env, linked bool) *env {
 	t.Helper()
-	project := filepath.Join(t.TempDir(), "feat")
-	wt := &env{t: t, project: project, home: main.home, clock: main.clock,
-		vars: map[string]string{"HOME": main.home, "CLAUDE_PROJECT_DIR": project}}
+	dir := filepath.Join(t.TempDir(), "feat")
+	wt := &env{t: t, project: dir, home: main.home, clock: main.clock,
+		vars: map[string]string{"HOME": main.home, "CLAUDE_PROJECT_DIR": dir}}
 	if !linked {
 		return wt
 	}
-	link := filepath.Join(main.project, ".git", "worktrees", "feat")
+	gitDir := filepath.Join(main.project, ".git")
+	if !project.HasGit(main.project) {
+		gitDir = main.project
+	}
+	link := filepath.Join(gitDir, "worktrees", "feat")
 	for p, data := range map[string]string{
 		filepath.Join(link, "commondir"): "../..\n",
-		filepath.Join(link, "gitdir"):    filepath.Join(project, ".git") + "\n",
-		filepath.Join(project, ".git"):   "gitdir: " + link + "\n",
+		filepath.Join(link, "gitdir"):    filepath.Join(dir, ".git") + "\n",
+		filepath.Join(dir, ".git"):       "gitdir: " + link + "\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)

@@ -805,8 +805,8 @@ const worktreeL2Next = "Tell the user the last position memory holds; every work
 
 // SharesWorktreeMemory tells whether this project's L2 is the one Claude Code gives every
 // checkout of a repository with linked git worktrees (keyed on the main checkout's root): this
-// project is a linked worktree, or the main checkout of one. Memory's last position may then
-// be another checkout's.
+// project is a linked worktree, or the main checkout (or bare repository) of one. Memory's
+// last position may then be another checkout's.
 func (e *Engine) SharesWorktreeMemory() bool {
 	if e.mem.Location().Source != "default" {
 		return false
@@ -815,9 +815,5 @@ func (e *Engine) SharesWorktreeMemory() bool {
 	if err != nil {
 		return false
 	}
-	if common != e.root {
-		return true
-	}
-	linked, _ := os.ReadDir(filepath.Join(common, ".git", "worktrees"))
-	return len(linked) > 0
+	return common != e.root || project.HasLinkedWorktrees(common)
 }
