@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -811,10 +812,7 @@ func TestDetailsKeepCounts(t *testing.T) {
 // said after an ending nor the fenced memory line holds what the cut made, and the line is
 // still shown, Cairn's words kept, as MEMORY.md's index line shows it.
 func TestMemoryLineCutMakesNoSecret(t *testing.T) {
-	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4) + "-x"
-	if secrets.ScanString(tok) != nil {
-		t.Fatal("the glued token is a secret whole: the test needs one that is not")
-	}
+	tok := secrettest.GluedToken(t)
 	cuts := 0
 	for pad := range 120 {
 		ctx := "“" + strings.Repeat("w", pad) + " " + tok + " tail”"
