@@ -139,13 +139,14 @@ func Render(in Input) (text string, endedShown bool) {
 	if in.WorkflowID == "" && in.Ended != "" && !visible(in.Warnings...) && !visible(in.Notices...) {
 		// One line: the stored part quoted and sanitised, the rest Cairn's own words. With no
 		// fence here, a double quote stored in it would close the quotes early: it is shown
-		// as a single one.
-		if v := strings.ReplaceAll(l2(in.Ended, capEnded), `"`, "'"); v != "" {
+		// as a single one. Memory, where the line may come from, has other writers: a line
+		// with a secret's shape goes in the fence, where add leaves it out.
+		if v := strings.ReplaceAll(l2(in.Ended, capEnded), `"`, "'"); v != "" && secrets.ScanString(v) == nil {
 			return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + "\").\n", true
 		}
 	}
 	if (tier == "none" || tier == "") && !visible(in.Warnings...) && !visible(in.Notices...) &&
-		!visible(violations(in.Blocking)...) && !visible(in.L2Line, in.WorkflowID) {
+		!visible(violations(in.Blocking)...) && !visible(in.L2Line, in.WorkflowID, in.Ended) {
 		return "", false
 	}
 	nonce := in.Nonce

@@ -840,3 +840,16 @@ func TestMemoryLineCutMakesNoSecret(t *testing.T) {
 		t.Error("no cut made a secret: the test tests nothing")
 	}
 }
+
+// Memory's last line is read from a directory other writers share (Claude Code's background
+// memory writer, the model, a person): an ending line there may hold a secret outside the
+// quotes Cairn puts tool text in. The one line said after an ending does not repeat it, as the
+// fenced lines do not.
+func TestEndedLineWithASecretIsNotRepeated(t *testing.T) {
+	for _, s := range secrettest.Shapes() {
+		out, _ := report.Render(report.Input{Tier: "None", Ended: "Completed APEX for “x”: " + s.Text})
+		if strings.Contains(out, s.Core) || !strings.Contains(out, "not shown") {
+			t.Errorf("%s: the report is:\n%s", s.Name, out)
+		}
+	}
+}
