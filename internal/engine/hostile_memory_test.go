@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -163,7 +164,7 @@ func mkdir(t *testing.T, path string) {
 // is one. The line still reaches L2 without it, rather than being refused after every move
 // with a warning that a secret was sent.
 func TestCutContextStillReachesMemory(t *testing.T) {
-	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4) + "-x"
+	tok := secrettest.GluedToken(t)
 	cut := 0
 	for pad := 60; pad < 100; pad++ {
 		ctx := strings.Repeat("w", pad) + " " + tok + " tail"

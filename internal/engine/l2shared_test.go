@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/project"
 )
 
 // twoProjectsOneMemory makes two projects Claude Code gives one memory directory: their
@@ -99,28 +100,17 @@ func TestWorktreeWithoutStateIsNotToldAnothersStateIsMissing(t *testing.T) {
 		name   string
 		shared bool // the repository has a linked worktree
 		reader int  // 0: the main checkout reads, 1: the worktree
-	}{{"in a new worktree", true, 1}, {"in the main checkout", true, 0}, {"in a lone checkout that lost its state", false, 0}} {
+		bare   bool // the main repository is bare: its directory is the git directory
+	}{{"in a new worktree", true, 1, false}, {"in the main checkout", true, 0, false}, {"in a lone checkout that lost its state", false, 0, false},
+		{"in a bare repository", true, 0, true}, {"in a bare repository's worktree", true, 1, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			main := newEnv(t)
-			base := t.TempDir()
-			wt := &env{t: t, project: filepath.Join(base, "feat"), home: main.home, clock: main.clock,
-				vars: map[string]string{"HOME": main.home, "CLAUDE_PROJECT_DIR": filepath.Join(base, "feat")}}
-			link := filepath.Join(main.project, ".git", "worktrees", "feat")
-			for p, data := range map[string]string{
-				filepath.Join(link, "commondir"):  "../..\n",
-				filepath.Join(link, "gitdir"):     filepath.Join(wt.project, ".git") + "\n",
-				filepath.Join(wt.project, ".git"): "gitdir: " + link + "\n",
-			} {
-				if !c.shared {
-					break
-				}
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			if c.bare {
+				if err := os.Remove(filepath.Join(main.project, ".git")); err != nil {
 					t.Fatal(err)
 				}
 			}
+			wt := worktreeOf(t, main, c.shared)
 			envs := []*env{main, wt}
 			reader, writer := envs[c.reader], envs[1-c.reader]
 			if !c.shared {
@@ -143,6 +133,59 @@ func TestWorktreeWithoutStateIsNotToldAnothersStateIsMissing(t *testing.T) {
 			}
 			if another := strings.Contains(r.Next, "another worktree"); another != c.shared || strings.Contains(r.Next, "missing") == c.shared {
 				t.Errorf("told %q", r.Next)
+			}
+		})
+	}
+}
+
+// worktreeOf is a project beside main's that is a linked git worktree of it when linked (main
+// then has a linked worktree; main is a bare repository when it has no .git), and a project of
+// its own with no git repository when not: the same home, so the same memory directory when
+// linked.
+func worktreeOf(t *testing.T, main *env, linked bool) *env {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "feat")
+	wt := &env{t: t, project: dir, home: main.home, clock: main.clock,
+		vars: map[string]string{"HOME": main.home, "CLAUDE_PROJECT_DIR": dir}}
+	if !linked {
+		return wt
+	}
+	gitDir := filepath.Join(main.project, ".git")
+	if !project.HasGit(main.project) {
+		gitDir = main.project
+	}
+	link := filepath.Join(gitDir, "worktrees", "feat")
+	for p, data := range map[string]string{
+		filepath.Join(link, "commondir"): "../..\n",
+		filepath.Join(link, "gitdir"):    filepath.Join(dir, ".git") + "\n",
+		filepath.Join(dir, ".git"):       "gitdir: " + link + "\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return wt
+}
+
+// An ending memory holds, with none on record in this checkout, may be another worktree's
+// when every worktree shares the memory: the SessionStart report says nothing of it, and
+// resume_check's report (and cairn status) do not call it "the last one" here either.
+func TestWorktreeIsNotToldAnothersEnding(t *testing.T) {
+	for _, reader := range []int{0, 1} { // 0: the main checkout reads, 1: the worktree
+		t.Run([]string{"in the main checkout", "in a worktree"}[reader], func(t *testing.T) {
+			main := newEnv(t)
+			envs := []*env{main, worktreeOf(t, main, true)}
+			ew := envs[1-reader].open("s1")
+			must(ew.Start(engine.StartRequest{Type: "debug", Context: "the work"}))(t)
+			must(ew.Complete("shipped"))(t)
+			for _, opt := range []engine.ResumeOptions{{Apply: true, ReportOnly: true}, {Apply: true}, {Person: true}} {
+				r := envs[reader].open("s2").Resume(opt)
+				if r.Ended != "" || strings.Contains(r.Report, "ended") {
+					t.Errorf("%+v: ended %q, report:\n%s", opt, r.Ended, r.Report)
+				}
 			}
 		})
 	}

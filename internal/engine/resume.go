@@ -215,8 +215,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if r == nil && (l2line == "" || workflow.IsEndingLine(l2line)) {
 		if end, ok := e.lastEnding(); ok && err == nil && e.archivedLast(end.WorkflowID) {
 			out.Ended, told, endID = end.Line, end.Told, end.WorkflowID
-		} else if err == nil && l2line != "" {
-			out.Ended = l2line // known only from memory: nothing to tell
+		} else if err == nil && l2line != "" && !e.SharesWorktreeMemory() {
+			// Known only from memory: nothing to tell. Memory every worktree shares may
+			// hold another's, which is not this checkout's last one.
+			out.Ended = l2line
 		}
 		l2line = ""
 	}
@@ -231,7 +233,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
 	out.Completed, out.Allowed, out.Next = def.DoneSoFar(plan.Phase, plan.Completed), plan.Allowed, plan.Next
-	if plan.Tier == workflow.TierL2Only && e.sharedWorktreeMemory() {
+	if plan.Tier == workflow.TierL2Only && e.SharesWorktreeMemory() {
 		out.Next = worktreeL2Next
 	}
 	out.AwaitingApproval = plan.AwaitingApproval
@@ -832,10 +834,11 @@ func dedupe(s []string) []string {
 // whose state is not missing.
 const worktreeL2Next = "Tell the user the last position memory holds; every worktree of this repository shares that memory and this one has no active workflow, so the position may be another worktree's: call " + ToolPrefix + "start_workflow only if this worktree's work goes on."
 
-// sharedWorktreeMemory tells whether this project's L2 is the one Claude Code gives every
+// SharesWorktreeMemory tells whether this project's L2 is the one Claude Code gives every
 // checkout of a repository with linked git worktrees (keyed on the main checkout's root): this
-// project is a linked worktree, or the main checkout of one.
-func (e *Engine) sharedWorktreeMemory() bool {
+// project is a linked worktree, or the main checkout (or bare repository) of one. Memory's
+// last position may then be another checkout's.
+func (e *Engine) SharesWorktreeMemory() bool {
 	if e.mem.Location().Source != "default" {
 		return false
 	}
@@ -843,9 +846,5 @@ func (e *Engine) sharedWorktreeMemory() bool {
 	if err != nil {
 		return false
 	}
-	if common != e.root {
-		return true
-	}
-	linked, _ := os.ReadDir(filepath.Join(common, ".git", "worktrees"))
-	return len(linked) > 0
+	return common != e.root || project.HasLinkedWorktrees(common)
 }

@@ -47,10 +47,7 @@ func TestLearningRefusesASecretSplitOverTitleAndBody(t *testing.T) {
 // in every session's context, must not hold it; the line then says what Cairn says, its quoted
 // parts left out as the topic file's description leaves them.
 func TestIndexLineCutMakesNoSecret(t *testing.T) {
-	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4) + "-x"
-	if secrets.ScanString(tok) != nil {
-		t.Fatal("the glued token is a secret whole: the test needs one that is not")
-	}
+	tok := secrettest.GluedToken(t)
 	cuts := 0
 	for pad := range 80 {
 		line := "Active APEX workflow: analyze completed, planning “" + strings.Repeat("w", pad) + " " + tok + " tail”"

@@ -290,7 +290,7 @@ func (m *Memory) topicLine(text string) (string, error) {
 // all the same.
 func plainLine(text string) (string, error) {
 	var found *secrets.Finding
-	for _, t := range []string{text, withoutQuoted(text)} {
+	for _, t := range []string{text, textsafe.WithoutQuoted(text)} {
 		plain := unescape(textsafe.Line(t, maxLineRunes))
 		// Scanned as given and as written: the cap may cut a token glued to more text.
 		if f := cmp.Or(secrets.ScanString(t), secrets.ScanString(plain)); f != nil {

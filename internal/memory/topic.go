@@ -172,27 +172,9 @@ func renderTopic(entries []Entry, place string) []byte {
 func topicDescription(latest string) string {
 	d := "Cairn workflow position for this project"
 	if latest != "" {
-		d += ": " + withoutQuoted(latest)
+		d += ": " + textsafe.WithoutQuoted(latest)
 	}
 	return textsafe.Line(d, maxHookRunes+50)
-}
-
-// withoutQuoted replaces each “…” span (textsafe.Quote's) with "…"; an unclosed one runs to
-// the end.
-func withoutQuoted(s string) string {
-	var b strings.Builder
-	for {
-		before, after, open := strings.Cut(s, "“")
-		b.WriteString(before)
-		if !open {
-			return b.String()
-		}
-		b.WriteString("…")
-		var closed bool
-		if _, s, closed = strings.Cut(after, "”"); !closed {
-			return b.String()
-		}
-	}
 }
 
 // Learning is a lesson the agent records: its own memory file and index line.
@@ -325,14 +307,9 @@ func learningEntry(title, name, first string) string {
 
 // topicEntry is the index line of the topic file, its hook the latest L2 line, so capped
 // that the line has at most maxEntryRunes runes: its quoted context is shortened before
-// Cairn's words after it. The line was scanned whole, but a cut one may be a secret (a token
-// glued to more text, cut after its body): its quoted parts are then left out, as the topic
-// file's description leaves them.
+// Cairn's words after it, and a cut that makes a secret leaves the quoted parts out
+// (secrets.LineQuoted).
 func topicEntry(plain string) string {
 	room := maxEntryRunes - utf8.RuneCountInString(IndexLine(TopicTitle, TopicFile, "")) - len([]rune(" — "))
-	entry := IndexLine(TopicTitle, TopicFile, textsafe.LineQuoted(plain, room))
-	if secrets.ScanString(entry) != nil {
-		entry = IndexLine(TopicTitle, TopicFile, textsafe.Line(withoutQuoted(plain), room))
-	}
-	return entry
+	return IndexLine(TopicTitle, TopicFile, secrets.LineQuoted(plain, room))
 }

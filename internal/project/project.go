@@ -167,6 +167,32 @@ func canonicalRoot(root string) string {
 	return filepath.Dir(commonDir)
 }
 
+// HasLinkedWorktrees reports whether root, a main checkout (root/.git a directory) or a bare
+// repository's directory, has a linked worktree: an entry of its git directory's worktrees/
+// whose commondir file leads back to that git directory. A directory that merely holds a
+// folder named worktrees has none. At most maxWorktrees entries are looked at.
+func HasLinkedWorktrees(root string) bool {
+	gitDir := filepath.Join(root, ".git")
+	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
+		gitDir = root
+	}
+	f, err := os.Open(filepath.Join(gitDir, "worktrees"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(maxWorktrees)
+	for _, n := range names {
+		if common, ok := CommonDir(filepath.Join(gitDir, "worktrees", n)); ok && samePath(common, gitDir) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxWorktrees bounds the entries HasLinkedWorktrees reads.
+const maxWorktrees = 256
+
 // GitDir finds the work tree holding dir, the first directory at or above it with a .git,
 // and its git directory: that .git directory, or where a linked worktree's or a submodule's
 // .git file ("gitdir: <path>") points. ok is false when no work tree holds dir; gitDir is ""

@@ -269,3 +269,23 @@ func TestCacheDir(t *testing.T) {
 		}
 	}
 }
+
+// A main checkout or a bare repository has linked worktrees when its git directory's
+// worktrees/ holds one that names it as its common directory; a project outside git with a
+// folder named worktrees, a lone clone, and a worktrees/ entry of another repository have none.
+func TestHasLinkedWorktrees(t *testing.T) {
+	base := t.TempDir()
+	tree(t, base, mainWithWorktree)
+	tree(t, base, map[string]string{
+		"bare.git/HEAD":                  "ref: refs/heads/main\n",
+		"bare.git/worktrees/w/commondir": "../..\n",
+		"plain/worktrees/w/commondir":    "../../../repo/.git\n",
+		"lone/.git/HEAD":                 "ref: refs/heads/main\n",
+		"lone/.git/worktrees/":           "",
+	})
+	for dir, want := range map[string]bool{"repo": true, "bare.git": true, "plain": false, "lone": false, "wt": false} {
+		if got := project.HasLinkedWorktrees(filepath.Join(base, dir)); got != want {
+			t.Errorf("%s: %v, want %v", dir, got, want)
+		}
+	}
+}

@@ -151,8 +151,9 @@ func Render(in Input) (text string, endedShown bool) {
 	if in.WorkflowID == "" && in.Ended != "" && !visible(in.Warnings...) && !visible(in.Notices...) {
 		// One line: the stored part quoted and sanitised, the rest Cairn's own words. With no
 		// fence here, a double quote stored in it would close the quotes early: it is shown
-		// as a single one.
-		if v := strings.ReplaceAll(l2(in.Ended, capEnded), `"`, "'"); v != "" {
+		// as a single one. Memory, where the line may come from, has other writers: a line
+		// with a secret's shape goes in the fence, where add leaves it out.
+		if v := strings.ReplaceAll(l2(in.Ended, capEnded), `"`, "'"); v != "" && secrets.ScanString(v) == nil {
 			if step := sharedExpiry(in); step != "" {
 				return `Cairn: no active workflow here; the last one ended ("` + v + `"), but ` + step + ".\n", true
 			}
@@ -160,7 +161,7 @@ func Render(in Input) (text string, endedShown bool) {
 		}
 	}
 	if (tier == "none" || tier == "") && !visible(in.Warnings...) && !visible(in.Notices...) &&
-		!visible(violations(in.Blocking)...) && !visible(in.L2Line, in.WorkflowID) {
+		!visible(violations(in.Blocking)...) && !visible(in.L2Line, in.WorkflowID, in.Ended) {
 		return "", false
 	}
 	nonce := in.Nonce
@@ -520,8 +521,9 @@ const fenceTag = "cairn-state"
 func line(s string, max int) string { return defuse(textsafe.Line(s, max)) }
 
 // l2 is line for an L2 line, Cairn's words around quoted tool input: its quoted parts are
-// shortened before its end is (textsafe.LineQuoted), so an ending still says how it ended.
-func l2(s string, max int) string { return defuse(textsafe.LineQuoted(s, max)) }
+// shortened before its end is, and left out when the cut makes a secret (secrets.LineQuoted),
+// so an ending still says how it ended.
+func l2(s string, max int) string { return defuse(secrets.LineQuoted(s, max)) }
 
 // defuse escapes the fence tag in v, safe text.
 func defuse(v string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -833,5 +834,52 @@ func TestEndedBySharedExpiry(t *testing.T) {
 				t.Errorf("report %q\nwant   %q", out, tc.want)
 			}
 		})
+	}
+}
+
+// The report shortens a memory line to fit (its quoted parts first): a token glued to more
+// text ("ghp_…-x", which is no secret) cut right after its body is one. Neither the one line
+// said after an ending nor the fenced memory line holds what the cut made, and the line is
+// still shown, Cairn's words kept, as MEMORY.md's index line shows it.
+func TestMemoryLineCutMakesNoSecret(t *testing.T) {
+	tok := secrettest.GluedToken(t)
+	cuts := 0
+	for pad := range 120 {
+		ctx := "“" + strings.Repeat("w", pad) + " " + tok + " tail”"
+		for _, in := range []report.Input{
+			{Tier: "None", Ended: "Completed APEX for " + ctx + ": “" + strings.Repeat("o", 110) + "”"},
+			{Tier: "L2-only", L2Line: "Active APEX workflow: analyze completed, planning " + ctx + strings.Repeat(", and more", 10)},
+		} {
+			line := in.Ended + in.L2Line
+			if secrets.ScanString(line) != nil {
+				t.Fatalf("pad %d: the line itself is a secret", pad)
+			}
+			out, _ := report.Render(in)
+			if secrets.ScanString(out) != nil {
+				t.Errorf("pad %d: the report holds a secret:\n%s", pad, out)
+			}
+			if strings.Contains(out, "not shown") || !strings.Contains(out, line[:strings.Index(line, "“")]) {
+				t.Errorf("pad %d: the line is not shown:\n%s", pad, out)
+			}
+			if !strings.Contains(out, tok[:20]) {
+				cuts++
+			}
+		}
+	}
+	if cuts == 0 {
+		t.Error("no cut made a secret: the test tests nothing")
+	}
+}
+
+// Memory's last line is read from a directory other writers share (Claude Code's background
+// memory writer, the model, a person): an ending line there may hold a secret outside the
+// quotes Cairn puts tool text in. The one line said after an ending does not repeat it, as the
+// fenced lines do not.
+func TestEndedLineWithASecretIsNotRepeated(t *testing.T) {
+	for _, s := range secrettest.Shapes() {
+		out, _ := report.Render(report.Input{Tier: "None", Ended: "Completed APEX for “x”: " + s.Text})
+		if strings.Contains(out, s.Core) || !strings.Contains(out, "not shown") {
+			t.Errorf("%s: the report is:\n%s", s.Name, out)
+		}
 	}
 }

@@ -1,6 +1,10 @@
 package secrets
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
+)
 
 // NotShown stands for stored text that, joined to what is printed before it, has a secret's
 // shape.
@@ -36,4 +40,16 @@ func JoinNames(names []string, sep string) string {
 		kept = append(kept, names[i])
 	}
 	return Joined("", strings.Join(kept, sep))
+}
+
+// LineQuoted is textsafe.LineQuoted: s, a line Cairn words around quoted tool input, made one
+// safe line of at most max runes, its quoted parts shortened first. s was scanned whole, but
+// the cut may make a secret of a token glued to more text ("ghp_…-x" cut after its body): the
+// line is then shown without its quoted parts (textsafe.WithoutQuoted), Cairn's words only.
+func LineQuoted(s string, max int) string {
+	v := textsafe.LineQuoted(s, max)
+	if ScanString(v) != nil {
+		v = textsafe.Line(textsafe.WithoutQuoted(s), max)
+	}
+	return v
 }

@@ -69,6 +69,24 @@ func Quote(s string, max int) string {
 	return "“" + line(s, max-2, false) + "”"
 }
 
+// WithoutQuoted is s with each “…” span (Quote's) replaced with "…": Cairn's words only. An
+// unclosed span runs to the end.
+func WithoutQuoted(s string) string {
+	var b strings.Builder
+	for {
+		before, after, open := strings.Cut(s, "“")
+		b.WriteString(before)
+		if !open {
+			return b.String()
+		}
+		b.WriteString("…")
+		var closed bool
+		if _, s, closed = strings.Cut(after, "”"); !closed {
+			return b.String()
+		}
+	}
+}
+
 // LineQuoted is Line for a line Cairn words around parts in “ and ” (Quote's): when the
 // whole is longer than max runes, the longest quoted parts are cut first, each keeping its
 // start, an ellipsis and its closing ”, so that Cairn's own words after them (an outcome's

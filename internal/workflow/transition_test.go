@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -557,7 +558,7 @@ func TestLeavingAGateOnAWayThatSkipsItNeedsApproval(t *testing.T) {
 // holds what the cut made: the quote ends before that token, and keeps what comes before it.
 func TestLinesCutNoSecretOutOfAContext(t *testing.T) {
 	def := mustDef(t, "apex")
-	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4) + "-x"
+	tok := secrettest.GluedToken(t)
 	cut := 0
 	for pad := 60; pad < 100; pad++ {
 		ctx := "fix " + strings.Repeat("w", pad) + " " + tok + " tail"

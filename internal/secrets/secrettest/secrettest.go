@@ -8,6 +8,9 @@ import (
 	"encoding/base64"
 	"math/rand/v2"
 	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // Shape is one secret as a user might paste it.
@@ -211,4 +214,16 @@ func picker(seed1, seed2 uint64) func(set string, n int) string {
 		}
 		return string(b)
 	}
+}
+
+// GluedToken is a GitHub token glued to more text ("ghp_…-x"): no secret whole, but one when a
+// cut ends right after its body, as a line shortened to fit may end. It fails t should the
+// rules ever find it whole, when a test of such cuts would test nothing.
+func GluedToken(t testing.TB) string {
+	t.Helper()
+	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4) + "-x"
+	if secrets.ScanString(tok) != nil {
+		t.Fatal("the glued token is a secret whole: the test needs one that is not")
+	}
+	return tok
 }
