@@ -115,16 +115,16 @@ func smallDisk(t *testing.T, size string) string {
 }
 
 // wantDiskFull starts a hook and the MCP server over a data dir whose disk fills: each exits
-// 0 with one line, line, ending in the step to free space and not sending the user to the
+// as launchFailCode says with one line, line, ending in the step to free space and not sending the user to the
 // network; with hits, after one download in all (the MCP server reads the hook's failure).
 func wantDiskFull(t *testing.T, root string, env []string, work, line string, hits func() int) {
 	t.Helper()
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
 		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], line) ||
+		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], line) ||
 			!strings.Contains(lines[0], "free some space there") || strings.Contains(lines[0], "check the network") {
-			t.Errorf("%s: %+v, want exit 0 and one line: %s ... free some space there", name, res, line)
+			t.Errorf("%s: %+v, want exit %d and one line: %s ... free some space there", name, res, launchFailCode(name), line)
 		}
 		if hits != nil && hits() != 1 {
 			t.Errorf("%s: %d downloads, want one", name, hits())
@@ -168,8 +168,8 @@ func TestLaunchOverASetItCannotReplace(t *testing.T) {
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
 		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "cannot write "+set) || !strings.Contains(lines[0], "make it writable") || strings.Contains(lines[0], "Go") {
-			t.Errorf("%s: %+v, want exit 0 and one line: cannot write %s ... make it writable", name, res, set)
+		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write "+set) || !strings.Contains(lines[0], "make it writable") || strings.Contains(lines[0], "Go") {
+			t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), set)
 		}
 	}
 	if b, err := os.ReadFile(calls); err == nil {

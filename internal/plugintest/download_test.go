@@ -158,7 +158,7 @@ func TestLaunchWithoutAChecksumTool(t *testing.T) {
 			}
 			env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
 			res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
-			if res.code != 0 || strings.Contains(res.stderr, "does not match") || !strings.Contains(res.stderr, tc.reason) ||
+			if res.code != launchFailCode("cairn-mcp") || strings.Contains(res.stderr, "does not match") || !strings.Contains(res.stderr, tc.reason) ||
 				!strings.Contains(res.stderr, tc.step) || strings.Contains(res.stderr, "install Go") {
 				t.Errorf("cairn-mcp without %s = %+v, want a line naming the missing tool and the step to install it", tc.tool, res)
 			}
@@ -328,8 +328,8 @@ func TestLaunchRefusesAHugeDownload(t *testing.T) {
 			work, _, pdata := launchSite(t)
 			env := launchEnv(root, pdata, work, toolDirWith(t, tc.downloader), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
 			res := runLaunch(t, root, env, "", "cairn-mcp")
-			if lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"); res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "larger than a release archive") {
-				t.Errorf("cairn-mcp = %+v, want exit 0 and one line saying the download is larger than a release archive", res)
+			if lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"); res.code != launchFailCode("cairn-mcp") || len(lines) != 1 || !strings.Contains(lines[0], "larger than a release archive") {
+				t.Errorf("cairn-mcp = %+v, want exit 1 and one line saying the download is larger than a release archive", res)
 			}
 			if n := written.Load(); n == 0 || n >= tc.most {
 				t.Errorf("the server wrote %d bytes before the download stopped, want some and less than %d MiB", n, tc.most>>20)
@@ -354,8 +354,8 @@ func TestLaunchDownloadFailureHidesURLCredentials(t *testing.T) {
 			env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+url)
 			res := launchAs(t, root, env, work, name)
 			record, _ := os.ReadFile(filepath.Join(data, ".download-failed-"+pluginVersion(t)))
-			if res.code != 0 || !strings.Contains(res.stderr, "the server answered 404") || !strings.Contains(res.stderr, strings.TrimPrefix(srv.URL, "http://")+"/releases/v") {
-				t.Errorf("%s = %+v, want exit 0 and a line naming the server and its 404", name, res)
+			if res.code != launchFailCode(name) || !strings.Contains(res.stderr, "the server answered 404") || !strings.Contains(res.stderr, strings.TrimPrefix(srv.URL, "http://")+"/releases/v") {
+				t.Errorf("%s = %+v, want exit %d and a line naming the server and its 404", name, res, launchFailCode(name))
 			}
 			if strings.Contains(res.stdout+res.stderr+string(record), password) {
 				t.Errorf("%s repeated the URL's password: %+v, failure record %q", name, res, record)

@@ -137,7 +137,7 @@ func TestLaunchPassesOverABinForAnotherProcessor(t *testing.T) {
 }
 
 // Where this machine's binaries cannot be had either (no network, no Go), a hook over another
-// processor's set exits 0 with a line saying why, as the MCP server does. One line of Cairn's:
+// processor's set exits 0 with a line saying why, as the MCP server does (with exit 1). One line of Cairn's:
 // the launcher said it was installing, then the install said it could not, after the shell's
 // own "Exec format error" (which no launcher can keep from the user, see hooks/launch).
 func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
@@ -155,8 +155,8 @@ func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
 		t.Errorf("SessionStart = %+v, want exit 0, the shell's line and one (the systemMessage too) saying the set cannot run and why no other was installed", res)
 	}
 	res = runLaunch(t, root, env, initializeLine, "cairn-mcp")
-	if res.code != 0 || !strings.Contains(res.stderr, "could not be installed") {
-		t.Errorf("cairn-mcp = %+v, want exit 0 and a line saying the binaries could not be installed", res)
+	if res.code != launchFailCode("cairn-mcp") || !strings.Contains(res.stderr, "could not be installed") {
+		t.Errorf("cairn-mcp = %+v, want exit 1 and a line saying the binaries could not be installed", res)
 	}
 }
 

@@ -502,9 +502,9 @@ func TestLaunchRefusesTamperedArchive(t *testing.T) {
 			rs := serveRelease(t, map[string][]byte{archive: data})
 			env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 			hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
-				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive+": its sha256 does not match") ||
+				if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive+": its sha256 does not match") ||
 					!strings.Contains(lines[0], "it was altered, or this plugin is not the v"+pluginVersion(t)+" release, as a checkout at an unreleased commit is") {
-					t.Errorf("%s = %+v, want exit 0 and one line refusing the archive, naming both causes", name, res)
+					t.Errorf("%s = %+v, want exit %d and one line refusing the archive, naming both causes", name, res, launchFailCode(name))
 				}
 			})
 			if rs.Hits(archive) == 0 {
@@ -939,8 +939,8 @@ func TestLaunchNoexecData(t *testing.T) {
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
 		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "noexec") || strings.Contains(lines[0], "install Go") {
-			t.Errorf("%s = %+v, want exit 0 and one line naming the noexec data dir, without Go advice", name, res)
+		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "noexec") || strings.Contains(lines[0], "install Go") {
+			t.Errorf("%s = %+v, want exit %d and one line naming the noexec data dir, without Go advice", name, res, launchFailCode(name))
 		}
 	}
 	if rs.Hits(archive) == 0 {
@@ -1177,8 +1177,8 @@ func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 			work, _, pdata := launchSite(t)
 			env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 			hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
-				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || strings.Contains(lines[0], "sha256") {
-					t.Errorf("%s = %+v, want exit 0 and one line saying %q", name, res, tc.want)
+				if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || strings.Contains(lines[0], "sha256") {
+					t.Errorf("%s = %+v, want exit %d and one line saying %q", name, res, launchFailCode(name), tc.want)
 				}
 			})
 			if rs.Hits(archive) == 0 {
@@ -1206,8 +1206,8 @@ func TestLaunchSaysTheServersAnswer(t *testing.T) {
 			work, _, pdata := launchSite(t)
 			env := launchEnv(root, pdata, work, toolDirWith(t, tc.downloader), "CAIRN_DOWNLOAD_URL="+rs.URL)
 			hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
-				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || strings.Contains(lines[0], "network") {
-					t.Errorf("%s = %+v, want exit 0 and one line saying %q, not the network", name, res, tc.want)
+				if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || strings.Contains(lines[0], "network") {
+					t.Errorf("%s = %+v, want exit %d and one line saying %q, not the network", name, res, launchFailCode(name), tc.want)
 				}
 			})
 		})

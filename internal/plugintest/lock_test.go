@@ -158,8 +158,8 @@ func TestLaunchDeadLockInAReadOnlyDataDir(t *testing.T) {
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
 		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-		if n := rounds(); res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") || n != 0 {
-			t.Errorf("%s after %d rounds of waiting on the lock: %+v, want exit 0 at once and one line saying %s cannot be written", name, n, res, data)
+		if n := rounds(); res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") || n != 0 {
+			t.Errorf("%s after %d rounds of waiting on the lock: %+v, want exit %d at once and one line saying %s cannot be written", name, n, res, launchFailCode(name), data)
 		}
 	}
 }
@@ -341,8 +341,8 @@ func TestLaunchMCPWaitedOnAnotherStartWithoutGo(t *testing.T) {
 	env := launchEnv(root, data, work, tools)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
 	want := "cairn: the binaries for version " + pluginVersion(t) + " are being installed by another start (first use only): start a new session once that is done.\n"
-	if res.code != 0 || res.stderr != want || strings.Contains(res.stderr, "Go") {
-		t.Errorf("cairn-mcp after waiting on another start's install = %+v, want exit 0 and %q", res, want)
+	if res.code != launchFailCode("cairn-mcp") || res.stderr != want || strings.Contains(res.stderr, "Go") {
+		t.Errorf("cairn-mcp after waiting on another start's install = %+v, want exit 1 and %q", res, want)
 	}
 	if _, err := os.Stat(filepath.Join(lock, "pid")); err != nil {
 		t.Errorf("the live holder's lock was broken (%v)", err)
@@ -377,8 +377,8 @@ func TestLaunchLockLetGoTwiceInARow(t *testing.T) {
 			})
 			env := launchEnv(root, data, work, tools)
 			res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
-			if res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || strings.Contains(res.stderr, "disk") {
-				t.Errorf("cairn-mcp after a lock let go twice = %+v, want exit 0 and the line saying its own download failed", res)
+			if res.code != launchFailCode("cairn-mcp") || !strings.Contains(res.stderr, "could not be installed (downloading") || strings.Contains(res.stderr, "disk") {
+				t.Errorf("cairn-mcp after a lock let go twice = %+v, want exit 1 and the line saying its own download failed", res)
 			}
 		})
 	}
