@@ -105,22 +105,39 @@ func runBounded(t *testing.T, timeout time.Duration, env []string, dir, stdin, n
 // said to check the network or install Go (hundreds of megabytes) for a download the MCP
 // server, allowed a minute, finishes on a slow network, often in the same session: it says the
 // download takes longer than a hook may wait, and that the MCP server allows it a minute.
+// With Go on PATH too: the hook started a build in the background, which raced the MCP server
+// for the install lock the hook let go. Where it won, the server's minute to download went to
+// waiting on a build of minutes (its modules fetched over the same slow network), and the server
+// gave up; where the server won, the hook had said a build was running that never ran. The
+// server builds itself when its own download fails, so the hook starts no build.
 func TestLaunchHookSlowServer(t *testing.T) {
 	skipOnWindows(t)
 	url := serveSlowly(t)
-	for _, dl := range []string{"curl", "wget"} {
-		t.Run(dl, func(t *testing.T) {
+	for _, tc := range []struct {
+		dl     string
+		withGo bool
+	}{{"curl", false}, {"wget", false}, {"curl", true}} {
+		t.Run(fmt.Sprintf("%s go=%t", tc.dl, tc.withGo), func(t *testing.T) {
 			root := copyPlugin(t, launcherFiles...)
 			fakeSums(t, root)
 			work, _, data := launchSite(t)
-			env := launchEnv(root, data, work, toolDirWith(t, dl), "CAIRN_DOWNLOAD_URL="+url)
+			tools := toolDirWith(t, tc.dl)
+			calls := filepath.Join(work, "go-calls")
+			if tc.withGo {
+				fakeGo(t, tools, `echo "$pkg" >>`+calls+"\nexit 1\n")
+			}
+			env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+url)
 			res, took := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
 			var out map[string]string
 			if res.code != 0 || took > 9*time.Second || json.Unmarshal([]byte(res.stdout), &out) != nil ||
 				!strings.HasPrefix(res.stderr, "cairn: ") || strings.Count(res.stderr, "\n") != 1 ||
 				!strings.Contains(res.stderr, "are not installed yet (downloading "+url) || !strings.Contains(res.stderr, "takes longer than a hook may wait") ||
 				!strings.Contains(res.stderr, "the MCP server allows the download a minute") || strings.Contains(res.stderr, "install Go") {
-				t.Errorf("SessionStart with %s took %s: %+v, want exit 0 inside 9 s and one line saying the download takes longer than a hook may wait", dl, took, res)
+				t.Errorf("SessionStart with %s took %s: %+v, want exit 0 inside 9 s and one line saying the download takes longer than a hook may wait", tc.dl, took, res)
+			}
+			waitUnlocked(t, data)
+			if b, err := os.ReadFile(calls); err == nil {
+				t.Errorf("the hook built with Go after a slow download: %s", b)
 			}
 		})
 	}
