@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -10,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -379,4 +382,93 @@ func TestLaunchDownloadFailureHidesURLCredentials(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A hook's download that its clock cut short while the server was sending was thrown away:
+// on a slow network the MCP server, allowed a minute, started again from the first byte, and
+// so did each later start. The next start goes on from where the last one stopped (a server
+// that cannot send from an offset sends it all again), and the archive is checked whole.
+func TestLaunchResumesADownloadCutShort(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, whole := releasedPlugin(t)
+	const first = 4096
+	for _, tc := range []struct {
+		dl     string
+		ranges bool
+		want   []string // the Range of each request: the hook's, then the MCP server's
+	}{
+		{"curl", true, []string{"", fmt.Sprintf("bytes=%d-", first)}},
+		{"wget", true, []string{"", fmt.Sprintf("bytes=%d-", first)}},
+		{"curl", false, []string{"", fmt.Sprintf("bytes=%d-", first), ""}},
+	} {
+		t.Run(fmt.Sprintf("%s ranges=%t", tc.dl, tc.ranges), func(t *testing.T) {
+			var mu sync.Mutex
+			var asked []string
+			sent := -1 // the body bytes of the last request
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !strings.HasSuffix(r.URL.Path, "/"+archive) {
+					http.NotFound(w, r)
+					return
+				}
+				mu.Lock()
+				asked = append(asked, r.Header.Get("Range"))
+				n := len(asked)
+				mu.Unlock()
+				if n == 1 {
+					// The hook's: the first bytes, then nothing until it gives up.
+					w.Header().Set("Content-Length", fmt.Sprint(len(whole)))
+					w.Write(whole[:first])
+					w.(http.Flusher).Flush()
+					<-r.Context().Done()
+					return
+				}
+				cw := &countingWriter{ResponseWriter: w}
+				if tc.ranges {
+					http.ServeContent(cw, r, archive, time.Time{}, bytes.NewReader(whole))
+				} else {
+					cw.Write(whole)
+				}
+				mu.Lock()
+				sent = cw.n
+				mu.Unlock()
+			})}
+			go srv.Serve(ln)
+			t.Cleanup(func() { srv.Close() })
+			work, _, data := launchSite(t)
+			env := launchEnv(root, data, work, toolDirWith(t, tc.dl), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
+			res, _ := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
+			if !strings.Contains(res.stderr, "takes longer than a hook may wait") {
+				t.Fatalf("SessionStart = %+v, want its download cut short by its clock: the test proves nothing", res)
+			}
+			res = runLaunch(t, root, env, initializeLine, "cairn-mcp")
+			if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+				t.Fatalf("cairn-mcp after the hook's download was cut short = %+v, want the installed server's answer", res)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			want := len(whole) - first
+			if !tc.ranges {
+				want = len(whole)
+			}
+			if !slices.Equal(asked, tc.want) || sent != want {
+				t.Errorf("requests asked for ranges %q, the last was sent %d bytes; want %q and %d", asked, sent, tc.want, want)
+			}
+		})
+	}
+}
+
+// countingWriter counts the body bytes written through it.
+type countingWriter struct {
+	http.ResponseWriter
+	n int
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n += n
+	return n, err
 }
