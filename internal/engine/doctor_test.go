@@ -98,6 +98,20 @@ func TestDoctorStaleBinaries(t *testing.T) {
 	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
 		t.Fatalf("data set: doctor says %+v", c)
 	}
+
+	// A set Go built carries the plugin's stamp and names the plugin it was built from: that of
+	// another checkout with the same checksums, sharing the data dir, is not this one's.
+	for _, tc := range []struct {
+		from string
+		ok   bool
+	}{{root + "\n", true}, {"/elsewhere/cairn\n", false}} {
+		data, set := dataSet(t, sums, "cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn")
+		writeFiles(t, set, map[string]string{".built-from": tc.from})
+		c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary stamp")
+		if c == nil || c.OK != tc.ok || !tc.ok && (!strings.Contains(c.Detail, "/elsewhere/cairn") || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh ")) {
+			t.Errorf("a set Go built from %q: doctor says %+v", tc.from, c)
+		}
+	}
 }
 
 // sum is memory's content sum in a temp file's name: the first 8 bytes of the SHA-256, in hex.

@@ -786,10 +786,17 @@ func stampCheck(root, bin string, names []string) (bool, string) {
 	stamp := filepath.Join(bin, ".checksums")
 	want, _ := os.ReadFile(sums)
 	got, err := os.ReadFile(stamp)
-	if SameStamp(got, want) {
+	// A set Go built names the plugin it was built from, and the launcher runs it only for that
+	// one: checkouts with the same checksums share a data dir (see cairn_mine in hooks/launch).
+	from, ferr := os.ReadFile(filepath.Join(bin, ".built-from"))
+	mine := ferr != nil || SameStamp(from, []byte(root+"\n"))
+	if SameStamp(got, want) && mine {
 		return true, stamp + " matches " + sums
 	}
 	why := stamp + " differs from " + sums
+	if !mine {
+		why = "built by Go from " + strings.TrimSuffix(string(from), "\n")
+	}
 	if err != nil {
 		why = bin + " has no .checksums stamp"
 	}

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/cairn-dev/cairn/internal/hook"
 )
 
 // launchEnv is a minimal environment for hooks/launch: the plugin root and data dir, an
@@ -340,8 +338,10 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 			t.Errorf("%s was not built into %s: %v", name, bindir, err)
 		}
 	}
-	if names := dirNames(t, bindir); len(names) != len(binarySources)+2 || !slices.Contains(names, ".checksums") || !slices.Contains(names, hook.SelfCheckFile) {
-		t.Errorf("%s holds %v, want exactly the %d binaries, .checksums and %s", bindir, names, len(binarySources), hook.SelfCheckFile)
+	// A build names the plugin it was built from (checkouts share a data dir), and has the
+	// launcher compare it: no .self-check.
+	if names := dirNames(t, bindir); len(names) != len(binarySources)+2 || !slices.Contains(names, ".checksums") || !slices.Contains(names, ".built-from") {
+		t.Errorf("%s holds %v, want exactly the %d binaries, .checksums and .built-from", bindir, names, len(binarySources))
 	}
 	builds := 0
 	callLog, _ := os.ReadFile(calls)
@@ -785,4 +785,33 @@ func otherArch() string {
 		return "amd64"
 	}
 	return "arm64"
+}
+
+// Two checkouts loaded with --plugin-dir share one data directory (Claude Code's
+// ~/.claude/plugins/data/cairn-inline) and so one bin-VERSION. At different commits whose
+// release/checksums.txt is the same (not yet regenerated, or sources edited since), each
+// stamped its Go build with those checksums, and the other checkout ran it: binaries of other
+// sources, for as long as nothing replaced them. A set Go built names the plugin it was built
+// from, and runs only for that plugin; a hook of the other checkout does not run it either.
+func TestLaunchRunsNoOtherCheckoutsBuild(t *testing.T) {
+	skipOnWindows(t)
+	tools := toolDir(t)
+	// A go that "builds" a script naming the plugin root it was built from.
+	fakeGo(t, tools, `printf '#!/bin/sh\necho built from %s\n' "$PWD" >"$out" && chmod +x "$out"`+"\n")
+	data := filepath.Join(t.TempDir(), "cairn-inline")
+	first, second := copyPlugin(t, launcherFiles...), copyPlugin(t, launcherFiles...)
+	last := ""
+	for i, root := range []string{first, second, first} {
+		env := launchEnv(root, data, t.TempDir(), tools)
+		// A hook finds the set the other checkout's start built (its own builds in the
+		// background, under the install lock, which the MCP server then waits on).
+		if res := launchAs(t, root, env, t.TempDir(), "cairn-stop"); last != "" && strings.Contains(res.stdout, "built from "+last) {
+			t.Errorf("start %d: cairn-stop = %+v, ran the build of %s", i+1, res, last)
+		}
+		res := runProcess(t, time.Minute, "hooks/launch cairn-mcp", env, t.TempDir(), "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+		if res.code != 0 || strings.TrimSpace(res.stdout) != "built from "+root {
+			t.Fatalf("start %d: cairn-mcp = %+v, want the build of %s run", i+1, res, root)
+		}
+		last = root
+	}
 }
