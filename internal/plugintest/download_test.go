@@ -405,15 +405,7 @@ func TestLaunchResumesADownloadCutShort(t *testing.T) {
 			var mu sync.Mutex
 			var asked []string
 			sent := -1 // the body bytes of the last request
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !strings.HasSuffix(r.URL.Path, "/"+archive) {
-					http.NotFound(w, r)
-					return
-				}
+			url := serveArchive(t, archive, func(w http.ResponseWriter, r *http.Request) {
 				mu.Lock()
 				asked = append(asked, r.Header.Get("Range"))
 				n := len(asked)
@@ -435,11 +427,9 @@ func TestLaunchResumesADownloadCutShort(t *testing.T) {
 				mu.Lock()
 				sent = cw.n
 				mu.Unlock()
-			})}
-			go srv.Serve(ln)
-			t.Cleanup(func() { srv.Close() })
+			})
 			work, _, data := launchSite(t)
-			env := launchEnv(root, data, work, toolDirWith(t, tc.dl), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
+			env := launchEnv(root, data, work, toolDirWith(t, tc.dl), "CAIRN_DOWNLOAD_URL="+url)
 			res, _ := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
 			if !strings.Contains(res.stderr, "takes longer than a hook may wait") {
 				t.Fatalf("SessionStart = %+v, want its download cut short by its clock: the test proves nothing", res)

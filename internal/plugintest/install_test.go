@@ -307,6 +307,26 @@ func (rs *releaseServer) Hits(name string) int {
 	return rs.hits[name]
 }
 
+// serveArchive answers the requests for archive (a path ending in /archive) with serve and the
+// others with 404, on 127.0.0.1 until the test ends, and returns the CAIRN_DOWNLOAD_URL to use.
+func serveArchive(t testing.TB, archive string, serve http.HandlerFunc) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/"+archive) {
+			http.NotFound(w, r)
+			return
+		}
+		serve(w, r)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String() + "/releases"
+}
+
 // releasedPlugin is a marketplace-style copy of the plugin (no bin/) whose
 // release/checksums.txt lists the host release's archive, and that archive's name and bytes.
 func releasedPlugin(t testing.TB) (root, archive string, data []byte) {
@@ -722,15 +742,7 @@ func TestLaunchHookKeepsItsDeadlineThroughAnInstall(t *testing.T) {
 func hookThroughInstall(t *testing.T, root, project string, held time.Duration, install bool, archive string, data []byte) {
 	const margin = 1500 * time.Millisecond
 	var given atomic.Int64 // curl's --max-time, in seconds
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/"+archive) {
-			http.NotFound(w, r)
-			return
-		}
+	url := serveArchive(t, archive, func(w http.ResponseWriter, r *http.Request) {
 		secs, err := strconv.Atoi(r.Header.Get("X-Max-Time"))
 		if err != nil {
 			http.Error(w, "no --max-time", http.StatusBadRequest)
@@ -754,9 +766,7 @@ func hookThroughInstall(t *testing.T, root, project string, held time.Duration, 
 		case <-time.After(delay):
 		}
 		w.Write(data)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	})
 	tools := toolDir(t)
 	realCurl, err := filepath.EvalSymlinks(filepath.Join(tools, "curl"))
 	if err != nil {
@@ -780,7 +790,7 @@ exec `+realCurl+` -H "X-Max-Time: $m" -H "X-Started: $(date +%s%N)" "$@"
 	lock := filepath.Join(pdata, ".install-lock-"+pluginVersion(t))
 	writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
 	env := launchEnv(root, pdata, filepath.Join(work, "home"), tools,
-		"CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases",
+		"CAIRN_DOWNLOAD_URL="+url,
 		"CLAUDE_PROJECT_DIR="+project, "CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
