@@ -863,10 +863,15 @@ func (c *clone) holds(task string) bool {
 }
 
 // who is a holder for people: the owner and how long ago it claimed, by the claimer's clock
-// (so off by as much as the two clocks are: "in the future" when the claimer's is ahead).
+// (so off by as much as the two clocks are: "in the future" when the claimer's is ahead, and
+// not known when it is so far behind that the claim predates the workflow it is on).
 func (c *clone) who(h claim.Holder) string {
 	s := textsafe.Line(h.Owner, 80)
-	if !h.At.IsZero() {
+	switch {
+	case h.At.IsZero():
+	case h.At.Before(c.wf.CreatedAt):
+		s += " (claimed at an unknown time (clock skew?))"
+	default:
 		s += " (claimed " + workflow.Ago(c.now().Sub(h.At)) + ")"
 	}
 	return s

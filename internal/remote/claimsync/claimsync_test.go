@@ -998,18 +998,31 @@ func TestDoneAgainOfflineAfterTheLease(t *testing.T) {
 	}
 }
 
-// TestHolderClockAhead: a claim made by a machine whose clock is ahead of this one's was made
-// "in the future" by this clock, which is what the refusal says, not "claimed 0s ago".
-func TestHolderClockAhead(t *testing.T) {
-	mem := memremote.New()
-	a := newClone(t, mem)
-	ahead := func() time.Time { return time.Now().Add(time.Hour) }
-	if _, err := claim.New(mem, "wf-1", "X", time.Hour, ahead).TryClaim(context.Background(), "t1"); err != nil {
-		t.Fatal(err)
-	}
-	_, err := a.task("t1", "running")
-	if err == nil || !strings.HasPrefix(err.Error(), "task t1 is held by X (claimed in the future (clock skew?)) on another machine, free to take over in ") {
-		t.Fatalf("claiming a task X holds with its clock ahead: %v", err)
+// TestHolderClockApart: a claim made by a machine whose clock is ahead of this one's was made
+// "in the future" by this clock, which is what the refusal says, not "claimed 0s ago"; one made
+// by a clock far behind (at 1970) is older than the workflow it is on, so its age is not known,
+// and the refusal does not say "claimed 20454d ago".
+func TestHolderClockApart(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		clock func() time.Time
+		said  string
+	}{
+		{"ahead", func() time.Time { return time.Now().Add(time.Hour) }, "claimed in the future (clock skew?)"},
+		{"at 1970", func() time.Time { return time.Unix(1, 0) }, "claimed at an unknown time (clock skew?)"},
+		{"a year behind", func() time.Time { return time.Now().AddDate(-1, 0, 0) }, "claimed at an unknown time (clock skew?)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memremote.New()
+			a := newClone(t, mem)
+			if _, err := claim.New(mem, "wf-1", "X", time.Hour, tc.clock).TryClaim(context.Background(), "t1"); err != nil {
+				t.Fatal(err)
+			}
+			_, err := a.task("t1", "running")
+			if err == nil || !strings.HasPrefix(err.Error(), "task t1 is held by X ("+tc.said+") on another machine, free to take over in ") {
+				t.Fatalf("claiming a task X holds with its clock %s: %v", tc.name, err)
+			}
+		})
 	}
 }
 
