@@ -418,3 +418,41 @@ func TestReleaseAll(t *testing.T) {
 		t.Fatalf("line at r%d, want r5: three claims, then two releases", got["claims"])
 	}
 }
+
+// TestClockSetBackAcrossARestart: a machine whose clock ran years ahead saw claims land, then
+// its clock was set right between two commands. What it saved was seen "in the future" by the
+// clock it restores with: another's claim is held one lease from the restart, not for the
+// years until the clock catches up; its own claim is due for renewal and may have lapsed (its
+// age is unknown), rather than never due, never renewed, while others take it over.
+func TestClockSetBackAcrossARestart(t *testing.T) {
+	const lease = time.Hour
+	ctx := context.Background()
+	var mu sync.Mutex
+	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	advance := func(d time.Duration) { mu.Lock(); base = base.Add(d); mu.Unlock() }
+	right := clock{&mu, &base, 0}.now
+	ahead := clock{&mu, &base, 4 * 365 * 24 * time.Hour}.now
+	b := memremote.New()
+	if _, err := claim.New(b, "claims", "B", lease, right).TryClaim(ctx, "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	a := claim.New(b, "claims", "A", lease, ahead)
+	if _, err := a.TryClaim(ctx, "mine"); err != nil {
+		t.Fatal(err)
+	}
+	saved := a.State()
+
+	again := claim.New(b, "claims", "A", lease, right)
+	again.Restore(saved)
+	var he *claim.HeldError
+	if err := again.Held("theirs"); !errors.As(err, &he) || he.Left > lease {
+		t.Fatalf("B's claim after the clock was set back: %v, want held for at most the lease %v", err, lease)
+	}
+	if !again.Due("mine") || !again.Lapsed("mine") {
+		t.Fatalf("A's own claim seen in the future: due %v, lapsed %v; want both (its age is not known)", again.Due("mine"), again.Lapsed("mine"))
+	}
+	advance(lease + time.Second)
+	if _, err := again.TryClaim(ctx, "theirs"); err != nil {
+		t.Fatalf("taking B's unrenewed claim over a lease after the restart: %v", err)
+	}
+}
