@@ -539,7 +539,7 @@ func (c *clone) save(touched string) error {
 		}
 		doc, err := json.Marshal(s)
 		if err == nil && len(doc) > strictjson.MaxSize {
-			err = c.tooMany(len(s.Line.Holders), len(doc))
+			err = c.tooMany(s.Line.Holders, len(doc))
 		}
 		return doc, err
 	})
@@ -549,16 +549,28 @@ func (c *clone) save(touched string) error {
 	return err
 }
 
-// TooManyStep ends tooMany's text: the agent's step goes through the user; the CLI puts the
-// person's own in its place.
-const TooManyStep = "ask the user to check who pushed them"
+// TooManyStep ends tooMany's text, after the owner holding most of the claims: the agent's
+// step goes through the user; the CLI puts the person's own in its place. No command cleans
+// the line (only its owners release their claims), so the step is to have that owner stop.
+const TooManyStep = "tell the user, who can ask whoever runs it to stop"
 
-// tooMany says that the line as read, holding n claims, makes the Doc size bytes, over what
-// the store keeps: nothing of it is dropped (each call reads the line again from what the Doc
-// last kept), but the lease clocks start again with each call.
-func (c *clone) tooMany(n, size int) error {
-	return fmt.Errorf("the claims line of workflow %s on %s holds %d claims, too many to keep in %s.json (%d bytes, the most is %d): none is dropped, but each call reads them again and starts their lease clocks again, so a claim left unrenewed is never taken over from here; %s",
-		textsafe.Line(c.wf.WorkflowID, 64), textsafe.Line(c.remote, 40), n, Doc, size, strictjson.MaxSize, TooManyStep)
+// tooMany says that the line as read, holding hs, makes the Doc size bytes, over what the
+// store keeps: nothing of it is dropped (each call reads the line again from what the Doc last
+// kept), but the lease clocks start again with each call. It names the owner holding most of
+// them (user@host#tag), who the person could not find otherwise.
+func (c *clone) tooMany(hs map[string]claim.Holder, size int) error {
+	by := map[string]int{}
+	for _, h := range hs {
+		by[h.Owner]++
+	}
+	top := ""
+	for _, o := range slices.Sorted(maps.Keys(by)) {
+		if by[o] > by[top] {
+			top = o
+		}
+	}
+	return fmt.Errorf("the claims line of workflow %s on %s holds %d claims, too many to keep in %s.json (%d bytes, the most is %d): none is dropped, but each call reads them again and starts their lease clocks again, so a claim left unrenewed is never taken over from here; %d of them are held by %s: %s",
+		textsafe.Line(c.wf.WorkflowID, 64), textsafe.Line(c.remote, 40), len(hs), Doc, size, strictjson.MaxSize, by[top], textsafe.Line(top, 80), TooManyStep)
 }
 
 // recovered reports whether task is one recovery put back to pending from a run here, which
