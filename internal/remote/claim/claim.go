@@ -152,17 +152,18 @@ func mark(data []byte) string {
 }
 
 // Restore makes a new Claimer start from a State saved by an earlier one on the same line. A
-// claim it saw after this clock's now (the clock was set back since) was seen at an unknown
-// time: another owner's counts from now, as on a machine that has just started, and this
-// owner's is due for renewal and may have lapsed.
+// claim it has no time seen for, or saw after this clock's now (the clock was set back since),
+// was seen at an unknown time: another owner's counts from now, as on a machine that has just
+// started, and this owner's is due for renewal and may have lapsed.
 func (c *Claimer) Restore(s State) {
 	c.head, c.mark = s.Head, s.Mark
 	maps.Copy(c.holders, s.Holders)
 	now := c.now()
-	for task, at := range s.Seen {
-		if at.After(now) {
+	for task, h := range s.Holders {
+		at, ok := s.Seen[task]
+		if !ok || at.After(now) {
 			at = now
-			if c.holders[task].Owner == c.owner {
+			if h.Owner == c.owner {
 				at = time.Time{}
 			}
 		}

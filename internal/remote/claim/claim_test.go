@@ -230,7 +230,9 @@ func TestTryClaimOffline(t *testing.T) {
 func TestLineRewound(t *testing.T) {
 	ctx := context.Background()
 	c := claim.New(memremote.New(), "claims", "A", time.Minute, time.Now)
-	c.Restore(claim.State{Head: 7, Holders: map[string]claim.Holder{"t1": {Owner: "B", Rev: 7}}})
+	// B's claim was seen an hour ago, past the lease: A takes it over, and finds the line rewound.
+	c.Restore(claim.State{Head: 7, Holders: map[string]claim.Holder{"t1": {Owner: "B", Rev: 7}},
+		Seen: map[string]time.Time{"t1": time.Now().Add(-time.Hour)}})
 	fence, err := c.TryClaim(ctx, "t1")
 	if err != nil || fence != 1 {
 		t.Fatalf("claim on a rewound line: r%d %v, want r1", fence, err)
@@ -454,5 +456,27 @@ func TestClockSetBackAcrossARestart(t *testing.T) {
 	advance(lease + time.Second)
 	if _, err := again.TryClaim(ctx, "theirs"); err != nil {
 		t.Fatalf("taking B's unrenewed claim over a lease after the restart: %v", err)
+	}
+}
+
+// TestRestoredHolderWithoutSeen: a saved State whose holder has no time seen (claims.json
+// edited by hand, or half another tool's) does not make another's claim free at once: it was
+// seen at an unknown time, so it counts from the restart, as on a machine that has just started.
+func TestRestoredHolderWithoutSeen(t *testing.T) {
+	ctx := context.Background()
+	b := memremote.New()
+	if _, err := claim.New(b, "claims", "B", time.Hour, time.Now).TryClaim(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	c := claim.New(b, "claims", "C", time.Hour, time.Now)
+	if err := c.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	saved := c.State()
+	saved.Seen = nil
+	again := claim.New(b, "claims", "C", time.Hour, time.Now)
+	again.Restore(saved)
+	if _, err := again.TryClaim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("claiming B's claim restored without the time it was seen: %v, want held", err)
 	}
 }
