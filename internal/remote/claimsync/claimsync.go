@@ -815,8 +815,13 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 }
 
 // notReleased says that task's claim, its task out of running here, could not be released
-// (err): the next sync releases it (decide).
+// (err): the next sync releases it (decide); or, when another machine took it over meanwhile
+// (fenced), that it holds it.
 func (c *clone) notReleased(task string, err error) string {
+	if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner && errors.Is(err, claim.ErrFenced) {
+		return fmt.Sprintf("task %s was taken over by %s on another machine (this machine's claim lapsed) before its claim was released here: that machine may run it too; pick another task",
+			textsafe.Line(task, 64), c.who(h))
+	}
 	return fmt.Sprintf("task %s's claim could not be released on %s (%s): the next sync releases it",
 		textsafe.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err))
 }

@@ -1392,3 +1392,47 @@ func TestTakenOverAndReleasedIsSaidByACallOnAnotherTask(t *testing.T) {
 		t.Fatalf("the next sync said %q, want nothing: said once", notes)
 	}
 }
+
+// appendHook is a remote that runs a hook once, before the next append: another machine
+// acting between a call's read of the line and its append.
+type appendHook struct {
+	remote.Backend
+	hook func()
+}
+
+func (h *appendHook) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if f := h.hook; f != nil {
+		h.hook = nil
+		f()
+	}
+	return h.Backend.Append(ctx, id, after, data)
+}
+
+// TestTakenOverAsItIsReleased: a task marked done here whose claim another machine took over
+// (this one's lapsed there) between the call's read of the line and the release is said taken
+// over by that machine; it was said not reached, with "the next sync releases it", which no
+// sync does: the claim is that machine's.
+func TestTakenOverAsItIsReleased(t *testing.T) {
+	mem := memremote.New()
+	h := &appendHook{Backend: mem}
+	a := newClone(t, h)
+	a.vars[claimsync.EnvLease] = "1m"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, twoMinutesLater := machineX(t, mem)
+	twoMinutesLater()
+	h.hook = func() {
+		if _, err := x.TryClaim(context.Background(), "t1"); err != nil {
+			t.Errorf("X taking t1 over: %v", err)
+		}
+	}
+	res, err := a.task("t1", "done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "task t1 was taken over by X (claimed ") ||
+		strings.Contains(res.Warnings[0], "the next sync releases it") {
+		t.Fatalf("warnings %q, want t1 said taken over by X", res.Warnings)
+	}
+}
