@@ -1180,6 +1180,7 @@ func TestRefusedTaskIsNotClaimed(t *testing.T) {
 		{"t1\u200b", "control or invisible"},
 		{"t\u202e3", "control or invisible"},
 		{"T1", "differs only in letter case"},
+		{"t\u04351", "mixes Latin, Cyrillic or Greek"}, // t, a Cyrillic е, 1: reads as "te1"
 		{"t2", "cannot go from done to running"},
 	} {
 		if _, err := a.task(tc.id, "running"); err == nil || !strings.Contains(err.Error(), tc.says) {
