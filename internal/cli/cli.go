@@ -534,7 +534,7 @@ func shellSteps(msg string) string {
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 		{"; " + engine.InTheWayStep, ", then run the command again"},
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
-		{claimsync.TooManyStep, "check who pushed them to the remote"},
+		{claimsync.TooManyStep, "ask whoever runs it to stop"},
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}

@@ -305,7 +305,7 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		{engine.SplitCheckpoint, "cairn checkpoint save NAME JSON"},
 		{engine.ShortenViolations, "the agent records"},
 		// Not a full record, but the same shape: the claims line too large to keep.
-		{claimsync.TooManyStep, "check who pushed them to the remote"},
+		{claimsync.TooManyStep, "ask whoever runs it to stop"},
 	} {
 		got := shellSteps("nothing was changed: " + tt.agent + ".")
 		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -74,6 +75,31 @@ type TaskUpdate struct {
 	Note string
 }
 
+// lookAlikeScripts are the alphabets whose letters are drawn alike (a and а, o and ο).
+var lookAlikeScripts = []*unicode.RangeTable{unicode.Latin, unicode.Cyrillic, unicode.Greek}
+
+// mixedScript reports whether a word of id (a run of letters) has letters of two of
+// lookAlikeScripts: "tаsk" with a Cyrillic а reads as "task". Telling every look-alike apart
+// needs Unicode's confusables and normal forms, which no package here has; this needs none.
+func mixedScript(id string) bool {
+	word := -1 // the script of the current word's letters so far; -1 for none yet
+	for _, r := range id {
+		if !unicode.IsLetter(r) {
+			word = -1
+			continue
+		}
+		for i, s := range lookAlikeScripts {
+			if unicode.Is(s, r) {
+				if word >= 0 && word != i {
+					return true
+				}
+				word = i
+			}
+		}
+	}
+	return false
+}
+
 // ValidTaskID reports whether id, trimmed, is one a task may have: one short line.
 func ValidTaskID(id string) bool {
 	return id != "" && len(id) <= 128 && !strings.ContainsAny(id, "\r\n\t")
@@ -113,6 +139,9 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		// A task already stored with such an id (an older Cairn took them) stays updatable.
 		if unclearID(id) {
 			return Result{}, errors.New("the task id holds control or invisible characters, so it would read as another id: use letters, digits, '.', '_', ':' or '-'")
+		}
+		if mixedScript(id) {
+			return Result{}, errors.New("the task id mixes Latin, Cyrillic or Greek letters in one word, so it may read as another id: write each word in one alphabet")
 		}
 		if j := slices.IndexFunc(r.Tasks, func(t Task) bool { return strings.EqualFold(t.ID, id) }); j >= 0 {
 			// Retyped in another case, it would be a second task beside the open first.

@@ -136,6 +136,32 @@ func TestLookAlikeTaskIDIsRefused(t *testing.T) {
 	}
 }
 
+// TestMixedScriptTaskIDIsRefused: a new task's id with a word mixing Latin, Cyrillic or Greek
+// letters ("tаsk-1" with a Cyrillic а) reads as another task's id ("task-1"), so two machines
+// would each claim and run what reads as one task: refused. Words each in one alphabet, side by
+// side, are ids like any other.
+func TestMixedScriptTaskIDIsRefused(t *testing.T) {
+	r := mustStart(t, mustDef(t, "apex"))
+	for _, tc := range []struct {
+		id      string
+		refused bool
+	}{
+		{"tаsk-1", true},          // Cyrillic а in a Latin word
+		{"саt", true},             // Cyrillic с and а, then a Latin t
+		{"ΑPI-2", true},           // Greek Alpha in a Latin word
+		{"write the tеsts", true}, // Cyrillic е in the last word
+		{"задача-1", false},       // all Cyrillic
+		{"API-задача", false},     // one alphabet per word
+		{"café naïve", false},     // Latin with accents
+		{"αβ-3", false},           // all Greek
+	} {
+		_, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: tc.id, Status: "running"}, t0, alice)
+		if got := err != nil && strings.Contains(err.Error(), "mixes"); got != tc.refused {
+			t.Errorf("new task %q: %v, want refused %v", tc.id, err, tc.refused)
+		}
+	}
+}
+
 // TestTasksNeverFillTheRecord: a record is at most 1 MiB and every write rewrites it whole, so
 // tasks that filled it would make every write fail, transitions included. Adding tasks with
 // the largest fields the domain takes (and characters JSON writes as six bytes) stops, with

@@ -151,11 +151,24 @@ func mark(data []byte) string {
 	return hex.EncodeToString(sum[:12])
 }
 
-// Restore makes a new Claimer start from a State saved by an earlier one on the same line.
+// Restore makes a new Claimer start from a State saved by an earlier one on the same line. A
+// claim it has no time seen for, or saw after this clock's now (the clock was set back since),
+// was seen at an unknown time: another owner's counts from now, as on a machine that has just
+// started, and this owner's is due for renewal and may have lapsed.
 func (c *Claimer) Restore(s State) {
 	c.head, c.mark = s.Head, s.Mark
 	maps.Copy(c.holders, s.Holders)
-	maps.Copy(c.seen, s.Seen)
+	now := c.now()
+	for task, h := range s.Holders {
+		at, ok := s.Seen[task]
+		if !ok || at.After(now) {
+			at = now
+			if h.Owner == c.owner {
+				at = time.Time{}
+			}
+		}
+		c.seen[task] = at
+	}
 }
 
 // State returns what the Claimer knows, for Restore.

@@ -230,7 +230,9 @@ func TestTryClaimOffline(t *testing.T) {
 func TestLineRewound(t *testing.T) {
 	ctx := context.Background()
 	c := claim.New(memremote.New(), "claims", "A", time.Minute, time.Now)
-	c.Restore(claim.State{Head: 7, Holders: map[string]claim.Holder{"t1": {Owner: "B", Rev: 7}}})
+	// B's claim was seen an hour ago, past the lease: A takes it over, and finds the line rewound.
+	c.Restore(claim.State{Head: 7, Holders: map[string]claim.Holder{"t1": {Owner: "B", Rev: 7}},
+		Seen: map[string]time.Time{"t1": time.Now().Add(-time.Hour)}})
 	fence, err := c.TryClaim(ctx, "t1")
 	if err != nil || fence != 1 {
 		t.Fatalf("claim on a rewound line: r%d %v, want r1", fence, err)
@@ -416,5 +418,65 @@ func TestReleaseAll(t *testing.T) {
 	}
 	if got, _ := b.Heads(ctx); got["claims"] != 5 {
 		t.Fatalf("line at r%d, want r5: three claims, then two releases", got["claims"])
+	}
+}
+
+// TestClockSetBackAcrossARestart: a machine whose clock ran years ahead saw claims land, then
+// its clock was set right between two commands. What it saved was seen "in the future" by the
+// clock it restores with: another's claim is held one lease from the restart, not for the
+// years until the clock catches up; its own claim is due for renewal and may have lapsed (its
+// age is unknown), rather than never due, never renewed, while others take it over.
+func TestClockSetBackAcrossARestart(t *testing.T) {
+	const lease = time.Hour
+	ctx := context.Background()
+	var mu sync.Mutex
+	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	advance := func(d time.Duration) { mu.Lock(); base = base.Add(d); mu.Unlock() }
+	right := clock{&mu, &base, 0}.now
+	ahead := clock{&mu, &base, 4 * 365 * 24 * time.Hour}.now
+	b := memremote.New()
+	if _, err := claim.New(b, "claims", "B", lease, right).TryClaim(ctx, "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	a := claim.New(b, "claims", "A", lease, ahead)
+	if _, err := a.TryClaim(ctx, "mine"); err != nil {
+		t.Fatal(err)
+	}
+	saved := a.State()
+
+	again := claim.New(b, "claims", "A", lease, right)
+	again.Restore(saved)
+	var he *claim.HeldError
+	if err := again.Held("theirs"); !errors.As(err, &he) || he.Left > lease {
+		t.Fatalf("B's claim after the clock was set back: %v, want held for at most the lease %v", err, lease)
+	}
+	if !again.Due("mine") || !again.Lapsed("mine") {
+		t.Fatalf("A's own claim seen in the future: due %v, lapsed %v; want both (its age is not known)", again.Due("mine"), again.Lapsed("mine"))
+	}
+	advance(lease + time.Second)
+	if _, err := again.TryClaim(ctx, "theirs"); err != nil {
+		t.Fatalf("taking B's unrenewed claim over a lease after the restart: %v", err)
+	}
+}
+
+// TestRestoredHolderWithoutSeen: a saved State whose holder has no time seen (claims.json
+// edited by hand, or half another tool's) does not make another's claim free at once: it was
+// seen at an unknown time, so it counts from the restart, as on a machine that has just started.
+func TestRestoredHolderWithoutSeen(t *testing.T) {
+	ctx := context.Background()
+	b := memremote.New()
+	if _, err := claim.New(b, "claims", "B", time.Hour, time.Now).TryClaim(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	c := claim.New(b, "claims", "C", time.Hour, time.Now)
+	if err := c.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	saved := c.State()
+	saved.Seen = nil
+	again := claim.New(b, "claims", "C", time.Hour, time.Now)
+	again.Restore(saved)
+	if _, err := again.TryClaim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("claiming B's claim restored without the time it was seen: %v, want held", err)
 	}
 }

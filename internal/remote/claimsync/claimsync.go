@@ -539,7 +539,7 @@ func (c *clone) save(touched string) error {
 		}
 		doc, err := json.Marshal(s)
 		if err == nil && len(doc) > strictjson.MaxSize {
-			err = c.tooMany(len(s.Line.Holders), len(doc))
+			err = c.tooMany(s.Line.Holders, len(doc))
 		}
 		return doc, err
 	})
@@ -549,16 +549,28 @@ func (c *clone) save(touched string) error {
 	return err
 }
 
-// TooManyStep ends tooMany's text: the agent's step goes through the user; the CLI puts the
-// person's own in its place.
-const TooManyStep = "ask the user to check who pushed them"
+// TooManyStep ends tooMany's text, after the owner holding most of the claims: the agent's
+// step goes through the user; the CLI puts the person's own in its place. No command cleans
+// the line (only its owners release their claims), so the step is to have that owner stop.
+const TooManyStep = "tell the user, who can ask whoever runs it to stop"
 
-// tooMany says that the line as read, holding n claims, makes the Doc size bytes, over what
-// the store keeps: nothing of it is dropped (each call reads the line again from what the Doc
-// last kept), but the lease clocks start again with each call.
-func (c *clone) tooMany(n, size int) error {
-	return fmt.Errorf("the claims line of workflow %s on %s holds %d claims, too many to keep in %s.json (%d bytes, the most is %d): none is dropped, but each call reads them again and starts their lease clocks again, so a claim left unrenewed is never taken over from here; %s",
-		textsafe.Line(c.wf.WorkflowID, 64), textsafe.Line(c.remote, 40), n, Doc, size, strictjson.MaxSize, TooManyStep)
+// tooMany says that the line as read, holding hs, makes the Doc size bytes, over what the
+// store keeps: nothing of it is dropped (each call reads the line again from what the Doc last
+// kept), but the lease clocks start again with each call. It names the owner holding most of
+// them (user@host#tag), who the person could not find otherwise.
+func (c *clone) tooMany(hs map[string]claim.Holder, size int) error {
+	by := map[string]int{}
+	for _, h := range hs {
+		by[h.Owner]++
+	}
+	top := ""
+	for _, o := range slices.Sorted(maps.Keys(by)) {
+		if by[o] > by[top] {
+			top = o
+		}
+	}
+	return fmt.Errorf("the claims line of workflow %s on %s holds %d claims, too many to keep in %s.json (%d bytes, the most is %d): none is dropped, but each call reads them again and starts their lease clocks again, so a claim left unrenewed is never taken over from here; %d of them are held by %s: %s",
+		textsafe.Line(c.wf.WorkflowID, 64), textsafe.Line(c.remote, 40), len(hs), Doc, size, strictjson.MaxSize, by[top], textsafe.Line(top, 80), TooManyStep)
 }
 
 // recovered reports whether task is one recovery put back to pending from a run here, which
@@ -803,8 +815,13 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 }
 
 // notReleased says that task's claim, its task out of running here, could not be released
-// (err): the next sync releases it (decide).
+// (err): the next sync releases it (decide); or, when another machine took it over meanwhile
+// (fenced), that it holds it.
 func (c *clone) notReleased(task string, err error) string {
+	if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner && errors.Is(err, claim.ErrFenced) {
+		return fmt.Sprintf("task %s was taken over by %s on another machine (this machine's claim lapsed) before its claim was released here: that machine may run it too; pick another task",
+			textsafe.Line(task, 64), c.who(h))
+	}
 	return fmt.Sprintf("task %s's claim could not be released on %s (%s): the next sync releases it",
 		textsafe.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err))
 }
@@ -863,10 +880,15 @@ func (c *clone) holds(task string) bool {
 }
 
 // who is a holder for people: the owner and how long ago it claimed, by the claimer's clock
-// (so off by as much as the two clocks are: "in the future" when the claimer's is ahead).
+// (so off by as much as the two clocks are: "in the future" when the claimer's is ahead, and
+// not known when it is so far behind that the claim predates the workflow it is on).
 func (c *clone) who(h claim.Holder) string {
 	s := textsafe.Line(h.Owner, 80)
-	if !h.At.IsZero() {
+	switch {
+	case h.At.IsZero():
+	case h.At.Before(c.wf.CreatedAt):
+		s += " (claimed at an unknown time (clock skew?))"
+	default:
 		s += " (claimed " + workflow.Ago(c.now().Sub(h.At)) + ")"
 	}
 	return s

@@ -998,18 +998,31 @@ func TestDoneAgainOfflineAfterTheLease(t *testing.T) {
 	}
 }
 
-// TestHolderClockAhead: a claim made by a machine whose clock is ahead of this one's was made
-// "in the future" by this clock, which is what the refusal says, not "claimed 0s ago".
-func TestHolderClockAhead(t *testing.T) {
-	mem := memremote.New()
-	a := newClone(t, mem)
-	ahead := func() time.Time { return time.Now().Add(time.Hour) }
-	if _, err := claim.New(mem, "wf-1", "X", time.Hour, ahead).TryClaim(context.Background(), "t1"); err != nil {
-		t.Fatal(err)
-	}
-	_, err := a.task("t1", "running")
-	if err == nil || !strings.HasPrefix(err.Error(), "task t1 is held by X (claimed in the future (clock skew?)) on another machine, free to take over in ") {
-		t.Fatalf("claiming a task X holds with its clock ahead: %v", err)
+// TestHolderClockApart: a claim made by a machine whose clock is ahead of this one's was made
+// "in the future" by this clock, which is what the refusal says, not "claimed 0s ago"; one made
+// by a clock far behind (at 1970) is older than the workflow it is on, so its age is not known,
+// and the refusal does not say "claimed 20454d ago".
+func TestHolderClockApart(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		clock func() time.Time
+		said  string
+	}{
+		{"ahead", func() time.Time { return time.Now().Add(time.Hour) }, "claimed in the future (clock skew?)"},
+		{"at 1970", func() time.Time { return time.Unix(1, 0) }, "claimed at an unknown time (clock skew?)"},
+		{"a year behind", func() time.Time { return time.Now().AddDate(-1, 0, 0) }, "claimed at an unknown time (clock skew?)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memremote.New()
+			a := newClone(t, mem)
+			if _, err := claim.New(mem, "wf-1", "X", time.Hour, tc.clock).TryClaim(context.Background(), "t1"); err != nil {
+				t.Fatal(err)
+			}
+			_, err := a.task("t1", "running")
+			if err == nil || !strings.HasPrefix(err.Error(), "task t1 is held by X ("+tc.said+") on another machine, free to take over in ") {
+				t.Fatalf("claiming a task X holds with its clock %s: %v", tc.name, err)
+			}
+		})
 	}
 }
 
@@ -1167,6 +1180,7 @@ func TestRefusedTaskIsNotClaimed(t *testing.T) {
 		{"t1\u200b", "control or invisible"},
 		{"t\u202e3", "control or invisible"},
 		{"T1", "differs only in letter case"},
+		{"t\u04351", "mixes Latin, Cyrillic or Greek"}, // t, a Cyrillic е, 1: reads as "te1"
 		{"t2", "cannot go from done to running"},
 	} {
 		if _, err := a.task(tc.id, "running"); err == nil || !strings.Contains(err.Error(), tc.says) {
@@ -1377,5 +1391,49 @@ func TestTakenOverAndReleasedIsSaidByACallOnAnotherTask(t *testing.T) {
 	}
 	if notes := a.sync(); len(notes) != 0 {
 		t.Fatalf("the next sync said %q, want nothing: said once", notes)
+	}
+}
+
+// appendHook is a remote that runs a hook once, before the next append: another machine
+// acting between a call's read of the line and its append.
+type appendHook struct {
+	remote.Backend
+	hook func()
+}
+
+func (h *appendHook) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if f := h.hook; f != nil {
+		h.hook = nil
+		f()
+	}
+	return h.Backend.Append(ctx, id, after, data)
+}
+
+// TestTakenOverAsItIsReleased: a task marked done here whose claim another machine took over
+// (this one's lapsed there) between the call's read of the line and the release is said taken
+// over by that machine; it was said not reached, with "the next sync releases it", which no
+// sync does: the claim is that machine's.
+func TestTakenOverAsItIsReleased(t *testing.T) {
+	mem := memremote.New()
+	h := &appendHook{Backend: mem}
+	a := newClone(t, h)
+	a.vars[claimsync.EnvLease] = "1m"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, twoMinutesLater := machineX(t, mem)
+	twoMinutesLater()
+	h.hook = func() {
+		if _, err := x.TryClaim(context.Background(), "t1"); err != nil {
+			t.Errorf("X taking t1 over: %v", err)
+		}
+	}
+	res, err := a.task("t1", "done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "task t1 was taken over by X (claimed ") ||
+		strings.Contains(res.Warnings[0], "the next sync releases it") {
+		t.Fatalf("warnings %q, want t1 said taken over by X", res.Warnings)
 	}
 }

@@ -16,7 +16,8 @@ import (
 // TestManySmallClaimsOnTheLine: thousands of claims with valid task ids (a hostile pusher)
 // make the line as read too large for claims.json, so no call could keep what it read, and
 // each started the lease clocks again: a claim left unrenewed could never be taken over, and
-// nothing said why. Each call now says so, with the step; the claims are all still honoured.
+// nothing said why. Each call now says so, with the step, naming the owner holding most of
+// them; the claims are all still honoured.
 func TestManySmallClaimsOnTheLine(t *testing.T) {
 	mem := memremote.New()
 	a := newClone(t, mem)
@@ -36,7 +37,8 @@ func TestManySmallClaimsOnTheLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	const says = "the claims line of workflow wf-1 on origin holds 4001 claims, too many to keep in claims.json ("
-	const step = "so a claim left unrenewed is never taken over from here; " + claimsync.TooManyStep
+	// The step names who holds them, which the person could not find with any command.
+	const step = "so a claim left unrenewed is never taken over from here; 4000 of them are held by J: " + claimsync.TooManyStep
 	if _, err := a.task("t2", "running"); err == nil || !strings.Contains(err.Error(), "task t2 is held by X") ||
 		!strings.Contains(err.Error(), says) || !strings.HasSuffix(err.Error(), step+")") {
 		t.Fatalf("claiming a task X holds: %v", err)
