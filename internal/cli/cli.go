@@ -525,6 +525,8 @@ func shellSteps(msg string) string {
 		{engine.AskWhichVars, "unset ones no longer needed with `cairn vars unset NAME...`"},
 		{engine.AskWhichCheckpoints, "save over one no longer needed (the same name replaces it), or delete one with `cairn checkpoint delete NAME`"},
 		{engine.ShortenViolations, "the agent records its review again with shorter details, which replaces them"},
+		{engine.ArchiveToGoOn, "cairn archive keeps the workflow whole and another workflow can take over the work"},
+		{engine.ShowWhatFills, "run cairn show, which shows what fills it"},
 		// workflow.ActiveError: the person is the user the agent is told to ask.
 		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},
 		{" tell the user, who can restore the phase ", " restore the phase "}, // workflow.TransitionError

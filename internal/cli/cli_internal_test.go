@@ -304,11 +304,13 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		{engine.ShortenTasks, "cairn task ID STATUS --note N"},
 		{engine.SplitCheckpoint, "cairn checkpoint save NAME JSON"},
 		{engine.ShortenViolations, "the agent records"},
+		{engine.ArchiveToGoOn, "cairn archive keeps the workflow whole"},
+		{engine.ShowWhatFills, "run cairn show, which shows what fills it"},
 		// Not a full record, but the same shape: the claims line too large to keep.
 		{claimsync.TooManyStep, "ask whoever runs it to stop"},
 	} {
 		got := shellSteps("nothing was changed: " + tt.agent + ".")
-		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") {
+		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") || strings.Contains(got, "start_workflow") {
 			t.Errorf("shellSteps(%q) = %q, want the person's step %q and no tool name", tt.agent, got, tt.person)
 		}
 	}

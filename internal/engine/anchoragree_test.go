@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 	"time"
@@ -22,30 +23,35 @@ func TestCompactionAnswersAgree(t *testing.T) {
 		name    string
 		setup   func(e *env)
 		session string // the session compacting; s1 started the workflow
+		pid     int    // its client; 0 is the client s1 started it in
 	}{
-		{"active", start(""), "s1"},
+		{"active", start(""), "s1", 0},
 		{"awaiting approval", func(e *env) {
 			start("")(e)
 			must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
-		}, "s1"},
+		}, "s1", 0},
 		{"blocking violations", func(e *env) {
 			start("")(e)
 			must(e.open("s1").SetEnforcement([]engine.Violation{{Code: "V-1", Severity: "HIGH", Details: "x"}}))(t)
-		}, "s1"},
-		{"past its TTL, the owner's compaction", func(e *env) { start("2h")(e); e.clock.Add(3 * time.Hour) }, "s1"},
-		{"past its TTL, another session's compaction", func(e *env) { start("2h")(e); e.clock.Add(3 * time.Hour) }, "s2"},
+		}, "s1", 0},
+		{"past its TTL, the owner's compaction", func(e *env) { start("2h")(e); e.clock.Add(3 * time.Hour) }, "s1", 0},
+		{"past its TTL, another session's compaction", func(e *env) { start("2h")(e); e.clock.Add(3 * time.Hour) }, "s2", 0},
+		// The same session is the live session, in whichever client: a second terminal's
+		// (claude --continue), or one resumed after its first client exited.
+		{"past its TTL, the owner's session compacting in another client", func(e *env) { start("2h")(e); e.clock.Add(3 * time.Hour) }, "s1", 5151},
 		{"finished, left in the active slot", func(e *env) {
 			start("")(e)
 			replaceInSlot(t, e.open("s1"), 1, `"status":"active"`, `"status":"completed"`)
-		}, "s1"},
-		{"ended", func(e *env) { start("")(e); must(e.open("s1").Archive("abandoned"))(t) }, "s1"},
+		}, "s1", 0},
+		{"ended", func(e *env) { start("")(e); must(e.open("s1").Archive("abandoned"))(t) }, "s1", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			tc.setup(e)
-			anchor, _ := e.open(tc.session).CompactAnchor()
-			ss := e.open(tc.session).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Compaction: true})
-			rc := e.open(tc.session).Resume(engine.ResumeOptions{Apply: true, FromClient: true})
+			pid := cmp.Or(tc.pid, 4242)
+			anchor, _ := e.openAs(tc.session, pid).CompactAnchor()
+			ss := e.openAs(tc.session, pid).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Compaction: true})
+			rc := e.openAs(tc.session, pid).Resume(engine.ResumeOptions{Apply: true, FromClient: true})
 			if rc.Next != ss.Next || rc.WorkflowID != ss.WorkflowID {
 				t.Errorf("resume_check: %s %q; the start before it: %s %q", rc.WorkflowID, rc.Next, ss.WorkflowID, ss.Next)
 			}

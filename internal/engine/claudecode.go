@@ -175,8 +175,13 @@ func (e *Engine) CompactAnchor() (anchor, problem string) {
 // anchorNext is a next step of the resume plan as the anchor, which holds no warnings, gives
 // it: without the pointer to "the warning", and "the warnings above" named as resume_check's.
 func anchorNext(next string) string {
-	next = strings.Replace(next, seeWarning, "", 1)
-	return strings.Replace(next, "the warnings above", "the warnings "+ToolPrefix+"resume_check gives", 1)
+	return WarningsAt(strings.Replace(next, seeWarning, "", 1), ToolPrefix+"resume_check gives")
+}
+
+// WarningsAt is a next step of the resume plan for a reader that sees the warnings elsewhere
+// than above it: "the warnings above" says where instead.
+func WarningsAt(next, where string) string {
+	return strings.Replace(next, "the warnings above", "the warnings "+where, 1)
 }
 
 // Title is the session title for the resume picker: "Cairn: <type> · <phase>", or "" when no

@@ -157,6 +157,11 @@ const (
 	ShortenViolations = "set_enforcement with shorter details replaces them"
 	// KeepData is the step for a move's checkpoint that was not recorded.
 	KeepData = "save_checkpoint keeps the data"
+	// ArchiveToGoOn is the step for what no operation shortens: the agent archives the
+	// workflow by replacing it, which only the user decides.
+	ArchiveToGoOn = "ask the user first, then start_workflow with replace archives it whole (kept, not lost) and the new workflow takes over the work"
+	// ShowWhatFills is where the whole record is seen: no tool shows all of it.
+	ShowWhatFills = "ask the user to run `cairn show`, which shows what fills it"
 )
 
 // The steps at the limits of variables and named checkpoints. The agent has no tool that
@@ -172,7 +177,7 @@ const (
 // Archiving is named only after `cairn show`, for what no operation can shorten.
 func fullBy(r *workflow.Record) string {
 	if r == nil {
-		return "Run cairn show to see what fills it."
+		return "What fills it is not known here: " + ShowWhatFills + "."
 	}
 	size := func(v any) int {
 		b, _ := json.Marshal(v)
@@ -188,12 +193,12 @@ func fullBy(r *workflow.Record) string {
 		{workflow.PhaseCheckpointsSize(r), "The checkpoints kept with its phases take %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and move with a small checkpoint or none."},
 		{size(r.Enforcement), "Its violations take %d KiB of it: " + ShortenViolations + "."},
 		// No operation shortens these: they are named, with the step that keeps the work.
-		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: cairn archive keeps the workflow whole and another workflow can take over the work."},
-		{size(r.History), "Its history of moves takes %d KiB of it, and no operation shortens it: cairn archive keeps the workflow whole and another workflow can take over the work."},
+		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: " + ArchiveToGoOn + "."},
+		{size(r.History), "Its history of moves takes %d KiB of it, and no operation shortens it: " + ArchiveToGoOn + "."},
 	}
 	most := slices.MaxFunc(parts, func(a, b part) int { return cmp.Compare(a.size, b.size) })
 	if most.size < 256<<10 { // something no operation shortens fills it
-		return "Run cairn show to see what fills it; if none of it can be shortened, cairn archive keeps it whole and another workflow can take over the work."
+		return "No one part a change shortens fills it: " + ShowWhatFills + "; if none of it can be shortened, " + ArchiveToGoOn + "."
 	}
 	return fmt.Sprintf(most.step, (most.size+1023)>>10)
 }

@@ -40,8 +40,8 @@ type ResumeOptions struct {
 	// FromClient is a read from inside a running Claude Code client: resume_check through
 	// cairn-mcp, whose engine has its client's pid (the server's parent, the CLAUDE_PID its
 	// hooks record) and the session that client is in now (sessions/<pid>.json, followed
-	// before every call). When the workflow's owner is that session in that client, its TTL
-	// does not expire it: the owner is live and calling. Every other caller expires it.
+	// before every call). When the workflow's owner is that session, its TTL does not expire
+	// it: the owner is live and calling. Every other caller expires it.
 	FromClient bool
 }
 
@@ -391,10 +391,10 @@ func (e *Engine) planView(def *workflow.Definition, r *workflow.Record, now time
 	return v
 }
 
-// withoutRetry is err as a warning of the report, whose next step says what to do: a lock wait
-// given up says who holds the lock and that nothing changed, without the lock error's "try
-// again", which names no step the model can take.
-func withoutRetry(err error) string {
+// WithoutRetry is err for a text that says its own next step (the report's, a tool result's):
+// a lock wait given up says who holds the lock and that nothing changed, without the lock
+// error's "try again", which names no step the model can take.
+func WithoutRetry(err error) string {
 	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
 		return strings.Replace(err.Error(), te.Error(), te.GaveUp(), 1)
 	}
@@ -410,14 +410,15 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 
 // ownerMidWork reports whether the read is the owning session's own, mid-work, so that r's
 // TTL does not expire it: the SessionStart after that session's compaction (its session id),
-// or its resume_check from its own client (its session id and its client's pid, both known:
-// the same pid under another session id is the session /clear replaced, and the same session
-// in another client is a second terminal's, or one resumed after its client exited).
+// or its resume_check from a client running it (its session id, followed through the client's
+// pid, which must be known: without it the id is the one the server started with, stale after
+// /clear). The same session id is the live session in whichever client, as at its compaction:
+// a second terminal's, or one resumed after its first client exited.
 func (e *Engine) ownerMidWork(r *workflow.Record, opt ResumeOptions) bool {
 	if r == nil || r.Owner == nil || e.cfg.SessionID == "" || r.Owner.SessionID != e.cfg.SessionID {
 		return false
 	}
-	return opt.Compaction || opt.FromClient && e.cfg.PID > 0 && r.Owner.PID == e.cfg.PID
+	return opt.Compaction || opt.FromClient && e.cfg.PID > 0
 }
 
 // archivedAtRead reports whether the read protocol archives r as it stands: finished, or past
@@ -454,7 +455,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			}
 			return fresh
 		} else if err != nil {
-			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+withoutRetry(err))
+			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+WithoutRetry(err))
 			return r
 		}
 		pruneWarning(out, info)
@@ -472,7 +473,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			}
 		}
 		if err != nil {
-			out.Warnings = append(out.Warnings, withoutRetry(err))
+			out.Warnings = append(out.Warnings, WithoutRetry(err))
 			return r
 		}
 		pruneWarning(out, info)
@@ -492,7 +493,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			return res, err
 		}, "recovered after an interruption")
 		if cerr != nil {
-			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+withoutRetry(cerr))
+			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+WithoutRetry(cerr))
 			return r
 		}
 		if fresh, _, err := e.active(); err == nil && fresh != nil {

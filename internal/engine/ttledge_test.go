@@ -119,9 +119,10 @@ func TestTTLExpiryRacesAWrite(t *testing.T) {
 // workflow would lose it at its own compaction, or at its own resume_check. The SessionStart
 // after the owning session's compaction resumes it (not expired, no expiry line, the report's
 // usual next step), and the anchor its PreCompact adds to the compaction request does not send
-// it to expire_ttl; so does resume_check from the owner's own client (cairn-mcp under the
-// Claude Code pid the workflow's owner recorded, acting for the owner's session). Every other
-// start and every other client expires it; expire_ttl from the owner's client still does, and
+// it to expire_ttl; so does resume_check from a client of the owner's session (cairn-mcp under the
+// pid of a Claude Code client, acting for the owner's session: the same session id is the live
+// session in whichever client, as at its compaction). Every other start and every other
+// session expires it; expire_ttl from the owner's client still does, and
 // the owner's next ordinary start still does: the TTL is not reset.
 func TestTTLOwnerMidWorkKeepsTheWorkflow(t *testing.T) {
 	compaction, client := engine.ResumeOptions{Compaction: true}, engine.ResumeOptions{FromClient: true}
@@ -138,7 +139,8 @@ func TestTTLOwnerMidWorkKeepsTheWorkflow(t *testing.T) {
 		{"another session's compaction", 4242, "s2", 4242, compaction, false},
 		{"a compaction without a session id", 4242, "", 4242, compaction, false},
 		{"resume_check from the owner's client", 4242, "s1", 4242, client, true},
-		{"resume_check from another client of the owner's session", 4242, "s1", 5151, client, false},
+		{"the owner's session compacting in another client", 4242, "s1", 5151, compaction, true},
+		{"resume_check from another client of the owner's session", 4242, "s1", 5151, client, true},
 		{"resume_check from the owner's client after /clear", 4242, "s2", 4242, client, false},
 		{"resume_check from the owner's session, no client known", 0, "s1", 0, client, false},
 	} {

@@ -3,9 +3,11 @@ package mcptools_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/mcptools"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/mcptools"
 )
 
 // TestLoadCheckpointInParts: Claude Code does not show the agent a tool result over its output
@@ -60,7 +62,9 @@ func TestLoadCheckpointInParts(t *testing.T) {
 	if structured(t, arr)["data"] != nil || !strings.Contains(text(arr), "/files/0") || !strings.Contains(text(arr), "/files/299") {
 		t.Errorf("/files gave %s", clip(text(arr)))
 	}
-	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"/blob"}`, "a string of 60002 bytes", "cairn checkpoint load big")
+	if res := mustFail(t, c, "load_checkpoint", `{"name":"big","part":"/blob"}`, "a string of 60002 bytes", filepath.Join(opts.WorkDir, "checkpoints", "big.json")); strings.Contains(text(res), "`cairn") {
+		t.Errorf("the model is sent to a command of a person's: %s", text(res))
+	}
 	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"/nope"}`, "nothing at /nope")
 	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"/files/300"}`, "nothing at /files/300")
 	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"files"}`, `argument "part"`, "such as /files/0")
@@ -106,7 +110,7 @@ func TestLoadCheckpointNamesEveryMember(t *testing.T) {
 		case named == tc.members:
 		case tc.all || named < 500:
 			t.Errorf("%d members: the outline names %d, so no part reads the others: %s", tc.members, named, clip(string(raw)))
-		case !strings.Contains(msg, fmt.Sprintf("%d more", tc.members-named)) || !strings.Contains(msg, "cairn checkpoint load "+name):
+		case !strings.Contains(msg, fmt.Sprintf("%d more", tc.members-named)) || !strings.Contains(msg, filepath.Join(opts.WorkDir, "checkpoints", name+".json")) || strings.Contains(msg, "`cairn"):
 			t.Errorf("%d members, %d named: the message does not say how to read the others: %s", tc.members, named, msg)
 		}
 	}
@@ -133,7 +137,7 @@ func TestLoadCheckpointOfAnyJSONValue(t *testing.T) {
 	st.mu.Lock()
 	st.checkpoints["long"] = json.RawMessage(`"` + strings.Repeat("x", mcptools.MaxLoadBytes) + `"`)
 	st.mu.Unlock()
-	mustFail(t, c, "load_checkpoint", `{"name":"long"}`, "cairn checkpoint load long")
+	mustFail(t, c, "load_checkpoint", `{"name":"long"}`, filepath.Join(opts.WorkDir, "checkpoints", "long.json"))
 	mustFail(t, c, "load_checkpoint", `{"name":"path","part":"/a"}`, "nothing at /a")
 }
 

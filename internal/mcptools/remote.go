@@ -256,7 +256,8 @@ func (y *syncer) openStore() (st *store.Store, stateDir, root string, err error)
 
 // leftOutNotice says which of the remote's lines the syncs leave out, grouped by why, or "" for
 // none. The steps differ by reason and each names one ref (taken for another, a step can delete
-// someone's work), so the notice points to cairn sync for them rather than advising any.
+// someone's work), so the notice points to cairn sync for them rather than advising any: the
+// user runs it, as cairn is not on the agent's PATH.
 func leftOutNotice(name string, lines []remote.LeftOut) string {
 	var foreign, twins, damaged []string
 	for _, l := range lines {
@@ -283,7 +284,7 @@ func leftOutNotice(name string, lines []remote.LeftOut) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "Notice: " + strings.Join(parts, "; ") + ". They are left out of the syncs, and the other workflows sync as before; cairn sync names the one step that ends each: delete no ref before reading it."
+	return "Notice: " + strings.Join(parts, "; ") + ". They are left out of the syncs, and the other workflows sync as before; ask the user to run `cairn sync`, which names the one step that ends each: delete no ref before reading it."
 }
 
 // claims syncs this clone's task claims before the workflow (claimsync.Sync): a task set

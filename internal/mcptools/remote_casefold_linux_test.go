@@ -24,7 +24,7 @@ func TestBackgroundSyncTellsCaseTwin(t *testing.T) {
 	t.Setenv("LD_PRELOAD", preload)
 	_, _, notice := idleServer(t, bare)
 	want := "origin holds workflow ids that differ only in case, which this machine's file system cannot keep apart: deploy-1 (twin of Deploy-1, which syncs here). " +
-		"They are left out of the syncs, and the other workflows sync as before; cairn sync names the one step that ends each: delete no ref before reading it."
+		"They are left out of the syncs, and the other workflows sync as before; ask the user to run `cairn sync`, which names the one step that ends each: delete no ref before reading it."
 	if !strings.Contains(notice, want) || strings.Contains(notice, "did not write") || strings.Contains(notice, "delete them") {
 		t.Errorf("notice %q\nwant it to hold %q", notice, want)
 	}

@@ -44,7 +44,8 @@ func idleServer(t *testing.T, bare string) (*client.Client, *atomic.Int64, strin
 
 // TestBackgroundSyncTellsDamagedRef: a ref on the remote pointing at an object the remote does
 // not have is left out of the server's syncs, and the notice says so, not that Cairn did not
-// write it, and advises no deletion (cairn sync gives the step, naming the ref).
+// write it, and advises no deletion (cairn sync gives the step, naming the ref; the model,
+// which has no cairn on its PATH, asks the user to run it).
 func TestBackgroundSyncTellsDamagedRef(t *testing.T) {
 	bare := bareRepo(t)
 	lineOn(t, bare, "wf-1")
@@ -53,7 +54,7 @@ func TestBackgroundSyncTellsDamagedRef(t *testing.T) {
 	}
 	c, runs, notice := idleServer(t, bare)
 	want := "origin holds refs to objects its repository does not have (it is damaged): wf-bad. They are left out of the syncs, and the other workflows sync as before; " +
-		"cairn sync names the one step that ends each: delete no ref before reading it."
+		"ask the user to run `cairn sync`, which names the one step that ends each: delete no ref before reading it."
 	if !strings.Contains(notice, want) || strings.Contains(notice, "did not write") || strings.Contains(notice, "delete them") {
 		t.Errorf("notice %q\nwant it to hold %q", notice, want)
 	}

@@ -134,6 +134,10 @@ func resumeOutcome(r *engine.Resume) *outcome {
 	for k, v := range s {
 		s[k] = cleaned(v)
 	}
+	// Its members go in name order, warnings after next: the report's "above" is not true there.
+	if n, ok := s["next"].(string); ok {
+		s["next"] = engine.WarningsAt(n, `listed under "warnings"`)
+	}
 	s["about"] = storedAbout
 	return &outcome{text: text, structured: s, wrote: true}
 }

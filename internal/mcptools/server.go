@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -363,11 +364,16 @@ const noRoomMaking = "do not delete or move files to make room"
 
 // usersToFix is err with the model's step when it is a write that the file system refused (the
 // disk full, the state or memory directory read-only or not permitted; the refusal names the
-// directory): the store's words are a person's ("free some space"), or give no step. Other
-// errors are returned as they are.
+// directory), or a lock another process held past the wait: the store's words are a person's
+// ("free some space"), or give no step the model can take. Other errors are returned as they
+// are.
 func usersToFix(tool string, err error) error {
 	if engine.Classify(err) != engine.StateUnusable {
 		return err
+	}
+	if _, held := errors.AsType[*durable.LockTimeoutError](err); held {
+		// The model cannot see when the holder finishes: it can call again, then tell the user.
+		return &userFix{fmt.Sprintf("%s. Call %s again; if the lock is still held, tell the user which process holds it", engine.WithoutRetry(err), tool), err}
 	}
 	var what string
 	switch {

@@ -104,3 +104,45 @@ func TestMoveIntoGateSaysLeavingNeedsAYes(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeStructuredNextPointsAtWarnings: the report's next step sends the model to "the
+// warnings above", which the text shows before it; the structured content, which is what the
+// model sees, lists its members in name order, so warnings come after next there. Its next
+// step names where the warnings are.
+func TestResumeStructuredNextPointsAtWarnings(t *testing.T) {
+	p := newProject(t)
+	defs := filepath.Join(p.root, ".claude", "workflows")
+	write := func(body string) {
+		if err := os.MkdirAll(defs, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(defs, "review.md"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("---\nname: review\ndescription: review\nphases: [draft, done]\ntransitions: {draft: [done]}\nterminal: [done]\n---\nbody\n")
+	if _, err := p.other(t, p.session).Start(engine.StartRequest{Type: "review", Context: "doubt"}); err != nil {
+		t.Fatal(err)
+	}
+	write("---\nname: review\nphases: [draft, [broken\n---\n") // the definition no longer loads
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 77, Log: quietLog(), NoWatch: true,
+	})
+	res := mustOK(t, c, "resume_check", `{}`)
+	if !strings.Contains(text(res), "\nNext: Show the user the warnings above: the definition") {
+		t.Fatalf("the report's next step is not the one this test is about:\n%s", text(res))
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, warnings := strings.Index(string(raw), `"next":`), strings.Index(string(raw), `"warnings":`)
+	if next < 0 || warnings < 0 {
+		t.Fatalf("structured content without next or warnings: %s", raw)
+	}
+	s := structured(t, res)
+	if n, _ := s["next"].(string); warnings > next && strings.Contains(n, "above") || !strings.Contains(n, `the warnings listed under "warnings"`) {
+		t.Errorf("structured next %q, with the warnings after it: %s", n, raw)
+	}
+}

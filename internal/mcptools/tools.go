@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -427,14 +428,14 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	}
 	parts, more := outline(data, ptr)
 	if parts == nil {
-		return nil, fmt.Errorf("checkpoint %s is %s of %d bytes, more than one result can carry (%d bytes); the whole checkpoint is printed by `cairn checkpoint load %s` in a shell", what, strictjson.KindOf(data), len(data), maxLoadBytes, name)
+		return nil, fmt.Errorf("checkpoint %s is %s of %d bytes, more than one result can carry (%d bytes); %s", what, strictjson.KindOf(data), len(data), maxLoadBytes, wholeCheckpoint(c, name))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Checkpoint %s is %d bytes, more than one result can carry to you (%d bytes; Claude Code would save it to a file instead). Read it in parts with the part argument (a JSON Pointer):", what, len(data), maxLoadBytes)
 	if strictjson.KindOf(data) == "an array" {
 		fmt.Fprintf(&b, " it is an array of %d items, %s/0 to %s/%d.", len(parts)+more, ptr, ptr, len(parts)+more-1)
 	} else if more > 0 {
-		fmt.Fprintf(&b, " the names of %d more members do not fit in one result; `cairn checkpoint load %s` in a shell prints the whole checkpoint.", more, name)
+		fmt.Fprintf(&b, " the names of %d more members do not fit in one result; %s.", more, wholeCheckpoint(c, name))
 	}
 	// Claude Code shows the agent the structured content rather than the text when there is
 	// one: the message goes in it too.
@@ -618,8 +619,15 @@ func runGetVars(c *call) (*outcome, error) {
 	return &outcome{text: text, structured: map[string]any{"vars": vars}}, nil
 }
 
+// wholeCheckpoint is where the model reads all of a checkpoint too large for one result: no
+// tool returns it, and cairn is not on the agent's PATH.
+func wholeCheckpoint(c *call, name string) string {
+	return "the whole checkpoint is the file " + filepath.Join(c.eng.StateDir(), store.CheckpointFile(name)) + ", which your Bash tool can read in pieces"
+}
+
 func runAppendLog(c *call) (*outcome, error) {
-	return withStep("`cairn log show " + c.str("name") + "` in a shell reads it back.")(c.eng.AppendLog(c.str("name"), c.raw("entry")))
+	// No tool reads a log back, and cairn is not on the agent's PATH: the file is where it is.
+	return withStep("Go on with the work; no tool reads logs back: the entries are the lines of " + filepath.Join(c.eng.StateDir(), store.LogFile(c.str("name"))) + ".")(c.eng.AppendLog(c.str("name"), c.raw("entry")))
 }
 
 func runLearning(c *call) (*outcome, error) {

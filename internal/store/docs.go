@@ -300,6 +300,10 @@ func (s *Store) SaveCheckpointChanged(name string, doc []byte) (changed bool, er
 	return !bytes.Equal(prev, doc), nil
 }
 
+// CheckpointFile is the file that keeps checkpoint name as saved, relative to the state
+// directory.
+func CheckpointFile(name string) string { return checkpoints.file(name) }
+
 // LoadCheckpoint returns checkpoints/NAME.json; a missing one is a *NotFoundError.
 func (s *Store) LoadCheckpoint(name string) ([]byte, error) { return s.get(checkpoints, name) }
 

@@ -55,7 +55,8 @@ func ParseLines(data []byte, maxLine int) Lines {
 	return out
 }
 
-func logFile(name string) string { return logsDir + "/" + name + ".jsonl" }
+// LogFile is the file that keeps log name, relative to the state directory.
+func LogFile(name string) string { return logsDir + "/" + name + ".jsonl" }
 
 // AppendLog appends one JSON value as a line to logs/NAME.jsonl, durably, under the log's
 // lock. The entry is checked (strict JSON, no secret), compacted to one line and refused over
@@ -88,9 +89,9 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 		return err
 	}
 	defer unlock()
-	last, size, err := lastEntry(s.fs, logFile(name))
+	last, size, err := lastEntry(s.fs, LogFile(name))
 	if err != nil {
-		return s.writeErr(logFile(name), err)
+		return s.writeErr(LogFile(name), err)
 	}
 	// A log stops where ReadLog stops reading: lines past it would be written and never read.
 	if size+int64(len(line))+1+int64(min(len(last), 1)) > MaxLogSize {
@@ -99,12 +100,12 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 	}
 	if last != nil {
 		// Written again, whole, with its newline, in one write after its unended copy is cut.
-		if _, err := durable.AppendLine(s.fs, logFile(name), last, false); err != nil {
-			return s.writeErr(logFile(name), err)
+		if _, err := durable.AppendLine(s.fs, LogFile(name), last, false); err != nil {
+			return s.writeErr(LogFile(name), err)
 		}
 	}
-	_, err = durable.AppendLine(s.fs, logFile(name), line, true)
-	return s.writeErr(logFile(name), err)
+	_, err = durable.AppendLine(s.fs, LogFile(name), line, true)
+	return s.writeErr(LogFile(name), err)
 }
 
 // lastEntry returns the size of the log file (0 when there is none) and its last line when
@@ -187,7 +188,7 @@ func (s *Store) ReadLog(name string) (Lines, error) {
 	if err := ValidName(name); err != nil {
 		return Lines{}, err
 	}
-	data, err := durable.ReadFile(s.fs, logFile(name), MaxLogSize)
+	data, err := durable.ReadFile(s.fs, LogFile(name), MaxLogSize)
 	if errors.Is(err, durable.ErrTooLarge) {
 		return s.ReadLogTail(name, math.MaxInt) // its newest entries: all in the last MaxLogSize
 	}
@@ -195,7 +196,7 @@ func (s *Store) ReadLog(name string) (Lines, error) {
 		return Lines{}, &NotFoundError{What: "log", Name: name}
 	}
 	if err != nil {
-		return Lines{}, s.readErr(fmt.Sprintf("log %q", name), logFile(name), err)
+		return Lines{}, s.readErr(fmt.Sprintf("log %q", name), LogFile(name), err)
 	}
 	l := ParseLines(data, MaxLogLine)
 	if last := data[bytes.LastIndexByte(data, '\n')+1:]; l.Torn == 1 && wholeEntry(last) {
@@ -214,7 +215,7 @@ func (s *Store) ReadLogTail(name string, n int) (Lines, error) {
 	if err := ValidName(name); err != nil {
 		return Lines{}, err
 	}
-	f, st, err := durable.OpenRead(s.fs, logFile(name))
+	f, st, err := durable.OpenRead(s.fs, LogFile(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return Lines{}, &NotFoundError{What: "log", Name: name}
 	}
@@ -225,7 +226,7 @@ func (s *Store) ReadLogTail(name string, n int) (Lines, error) {
 			return l, nil
 		}
 	}
-	return Lines{}, s.readErr(fmt.Sprintf("log %q", name), logFile(name), err)
+	return Lines{}, s.readErr(fmt.Sprintf("log %q", name), LogFile(name), err)
 }
 
 // readTail reads the newest n valid whole lines of the size bytes r holds, reading at most
