@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -68,8 +70,9 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 			// it is and the step; each turn would only repeat it.
 			return nil
 		}
-		msg := "Cairn: the end-of-turn check failed; workflow state is unchanged: " + err.Error()
-		told := toldBefore(r, getenv, sessionID, e.StateDir()+"\x00"+msg)
+		msg := "Cairn: the end-of-turn check failed" + unchangedSoFar(out, err) + err.Error()
+		// The failure is the error, whatever this turn's end changed before it.
+		told := toldBefore(r, getenv, sessionID, e.StateDir()+"\x00stop\x00"+err.Error())
 		if out != nil && out.SystemMessage != "" {
 			// What the turn's end did before it failed (a damaged snapshot set aside) no later
 			// read says again: it is said whole, the failure after it in short, within one
@@ -96,6 +99,19 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		msg = ""
 	}
 	return StopOutput(block, out.Reason, msg)
+}
+
+// unchangedSoFar says, between the failure of a turn's end and its error, what the turn's end
+// had changed of the workflow when it failed: nothing, or the owner's heartbeat. A damaged
+// workflow's error says itself what was kept where.
+func unchangedSoFar(out *engine.StopOutcome, err error) string {
+	switch {
+	case errors.As(err, new(*store.DamagedError)):
+		return ": "
+	case out != nil && out.Heartbeat:
+		return "; only this session's heartbeat was recorded: "
+	}
+	return "; workflow state is unchanged: "
 }
 
 func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) string {
