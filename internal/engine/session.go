@@ -51,6 +51,9 @@ type StopOutcome struct {
 	// Heartbeat: the turn's end recorded the owner's heartbeat (a journaled change of the
 	// workflow), so a failure after it cannot be said as leaving the workflow unchanged.
 	Heartbeat bool
+	// HeartbeatErr is why the owner's heartbeat, due, was not recorded (retried after the
+	// next turn), for the log.
+	HeartbeatErr error
 }
 
 // heartbeatEvery throttles the owner heartbeat the Stop hook refreshes: a journaled write at
@@ -145,7 +148,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 			}
 			return workflow.Heartbeat(cur, e.actor(), now)
 		}, "")
-		out.Heartbeat = err == nil && res.Changed
+		out.Heartbeat, out.HeartbeatErr = err == nil && res.Changed, err
 	}
 	// Cheap checks first: most turns end with nothing blocking, and need no definition.
 	if in.NoAsk || !r.Blocking() || !e.stopBlocking() {

@@ -123,22 +123,23 @@ func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) 
 	return b.String()
 }
 
-// wroteSummary says for the log what the end of a turn wrote to L2, and what it still owes.
+// wroteSummary says for the log what the end of a turn wrote to L2, and what it still owes:
+// L2 lines and the owner's heartbeat.
 func wroteSummary(out *engine.StopOutcome) string {
-	var b strings.Builder
+	var parts []string
 	if len(out.Wrote) > 0 {
-		fmt.Fprintf(&b, "wrote %s", strings.Join(out.Wrote, ", "))
+		parts = append(parts, "wrote "+strings.Join(out.Wrote, ", "))
 	}
 	if out.Owed > 0 {
-		if b.Len() > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "%d auto-memory line%s still owed, retried after the next turn", out.Owed, workflow.Plural(out.Owed))
+		parts = append(parts, fmt.Sprintf("%d auto-memory line%s still owed, retried after the next turn", out.Owed, workflow.Plural(out.Owed)))
 	}
-	if b.Len() == 0 {
+	if out.HeartbeatErr != nil {
+		parts = append(parts, fmt.Sprintf("owner heartbeat not recorded, retried after the next turn: %v", out.HeartbeatErr))
+	}
+	if len(parts) == 0 {
 		return "nothing to write"
 	}
-	return b.String()
+	return strings.Join(parts, "; ")
 }
 
 // sayOnce is the systemMessage msg about failure, or nil when this session was told of it
