@@ -1,11 +1,14 @@
 package hook_test
 
 import (
+	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/hook"
 )
 
 // TestStopLogsAHeartbeatNotRecorded: a turn's end whose owner heartbeat is due but cannot be
@@ -36,5 +39,47 @@ func TestStopLogsAHeartbeatNotRecorded(t *testing.T) {
 	stdout, stderr := runStop(getenv, "s1")
 	if stdout != "" || !strings.Contains(stderr, "heartbeat not recorded") || !strings.Contains(stderr, "is locked by pid") || strings.Contains(stderr, "nothing to write") {
 		t.Errorf("stdout %q, stderr:\n%s", stdout, stderr)
+	}
+}
+
+// TestStopLockWaitsShareItsDeadline: a turn's end that meets two locks held (the workflow's,
+// for the heartbeat, and stop-state's, for the ask) waits for both within the one lock wait
+// its deadline leaves, and answers with its own line naming the holder. Before, each lock
+// had the whole wait: two held locks took twice that, past the hard stop, whose answer
+// ("stopped early") names no holder.
+func TestStopLockWaitsShareItsDeadline(t *testing.T) {
+	started, state := startedBlockingAt(t, "apex-locks", func() time.Time { return time.Now().Add(-time.Hour) })
+	getenv := func(k string) string {
+		switch k {
+		case "CLAUDE_PID": // the client that started it
+			return "42"
+		case "CAIRN_HOOK_DEADLINE":
+			return "400ms"
+		}
+		return started(k)
+	}
+	d, err := durable.OpenDir(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, name := range []string{".lock-workflow", ".lock-stop-state"} {
+		release, err := d.Lock(name, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+	}
+	var stdout, stderr bytes.Buffer
+	r := &hook.Runner{Name: hook.StopName, Stderr: &stderr}
+	hook.SetHardStop(r, func(time.Time) <-chan time.Time { return nil }) // the body's own answer, however late
+	<-hook.StopAs(r, strings.NewReader(`{"session_id":"s1","hook_event_name":"Stop"}`), &stdout, getenv)
+	m := regexp.MustCompile(`\.lock-stop-state is locked by pid \d+ \([^)]*\) since \S+ gave up after (\S+) `).FindStringSubmatch(strings.ReplaceAll(stdout.String(), ";", ""))
+	if m == nil {
+		t.Fatalf("the answer does not name the stop-state lock's holder: %s\n%s", stdout.String(), stderr.String())
+	}
+	// The lock wait is 3/4 of the deadline (300ms), and the workflow's lock took all of it.
+	if waited, err := time.ParseDuration(m[1]); err != nil || waited >= 100*time.Millisecond {
+		t.Errorf("the stop-state lock was waited for %s after the workflow's took the whole lock wait: %s", m[1], stdout.String())
 	}
 }

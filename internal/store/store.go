@@ -175,6 +175,7 @@ type options struct {
 	fs          durable.FS // tests inject faults through it (WithFS, export_test.go)
 	retention   int
 	lockWait    time.Duration
+	lockUntil   time.Time // every lock wait ends by then (WithLockUntil)
 	now         func() time.Time
 	projectRoot string
 	projectFS   durable.FS // tests wrap the project root (WithProjectFS, export_test.go)
@@ -194,6 +195,10 @@ func WithRetention(n int) Option {
 // process holds is tried once, and a read that would repair the snapshot under it answers
 // from the journal instead, as in a state directory that cannot be written.
 func WithLockWait(d time.Duration) Option { return func(o *options) { o.lockWait = d } }
+
+// WithLockUntil ends every lock wait by t, however many locks a caller under a deadline (a
+// hook) meets one after another.
+func WithLockUntil(t time.Time) Option { return func(o *options) { o.lockUntil = t } }
 
 // WithClock sets the clock used for journal times and archive and quarantine names.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
@@ -330,7 +335,7 @@ func (s *Store) writeErr(name string, err error) error {
 
 // lock takes the named lock ("NAME" -> .lock-NAME).
 func (s *Store) lock(name string) (func() error, error) {
-	unlock, err := s.fs.Lock(".lock-"+name, s.o.lockWait)
+	unlock, err := s.fs.Lock(".lock-"+name, durable.WaitBefore(s.o.lockWait, s.o.lockUntil))
 	if err != nil {
 		var te *durable.LockTimeoutError
 		if errors.As(err, &te) {
