@@ -391,10 +391,10 @@ func (e *Engine) planView(def *workflow.Definition, r *workflow.Record, now time
 	return v
 }
 
-// withoutRetry is err as a warning of the report, whose next step says what to do: a lock wait
-// given up says who holds the lock and that nothing changed, without the lock error's "try
-// again", which names no step the model can take.
-func withoutRetry(err error) string {
+// WithoutRetry is err for a text whose next step says what to do (the report's warnings, the
+// Stop hook's line): a lock wait given up says who holds the lock and that nothing changed,
+// without the lock error's "try again", which names no step the model can take.
+func WithoutRetry(err error) string {
 	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
 		return strings.Replace(err.Error(), te.Error(), te.GaveUp(), 1)
 	}
@@ -454,7 +454,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			}
 			return fresh
 		} else if err != nil {
-			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+withoutRetry(err))
+			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+WithoutRetry(err))
 			return r
 		}
 		pruneWarning(out, info)
@@ -472,7 +472,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			}
 		}
 		if err != nil {
-			out.Warnings = append(out.Warnings, withoutRetry(err))
+			out.Warnings = append(out.Warnings, WithoutRetry(err))
 			return r
 		}
 		pruneWarning(out, info)
@@ -492,7 +492,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			return res, err
 		}, "recovered after an interruption")
 		if cerr != nil {
-			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+withoutRetry(cerr))
+			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+WithoutRetry(cerr))
 			return r
 		}
 		if fresh, _, err := e.active(); err == nil && fresh != nil {

@@ -70,7 +70,12 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 			// it is and the step; each turn would only repeat it.
 			return nil
 		}
-		msg := "Cairn: the end-of-turn check failed" + unchangedSoFar(out, err) + err.Error()
+		why := err.Error()
+		if engine.LockedBy(err) != "" {
+			// No one can run the end of a turn again; the next turn's does it.
+			why = engine.WithoutRetry(err) + "; retried after the next turn"
+		}
+		msg := "Cairn: the end-of-turn check failed" + unchangedSoFar(out, err) + why
 		// The failure is the error, whatever this turn's end changed before it.
 		told := toldBefore(r, getenv, sessionID, e.StateDir()+"\x00stop\x00"+err.Error())
 		if out != nil && out.SystemMessage != "" {

@@ -83,3 +83,34 @@ func TestStopLockWaitsShareItsDeadline(t *testing.T) {
 		t.Errorf("the stop-state lock was waited for %s after the workflow's took the whole lock wait: %s", m[1], stdout.String())
 	}
 }
+
+// TestStopLockedSaysWhenItIsRetried: a turn's end that gives up on a lock (stop-state's,
+// held by another process) names the holder and says that it is retried after the next turn,
+// which it is, without the lock error's "try again": no one can run the end of a turn again.
+func TestStopLockedSaysWhenItIsRetried(t *testing.T) {
+	started, state := startedBlocking(t, "apex-retry")
+	getenv := func(k string) string {
+		if k == "CAIRN_HOOK_DEADLINE" {
+			return "200ms"
+		}
+		return started(k)
+	}
+	d, err := durable.OpenDir(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	release, err := d.Lock(".lock-stop-state", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	stdout, stderr := runStop(getenv, "s1")
+	if !strings.Contains(stdout, "is locked by pid") || !strings.Contains(stdout, "retried after the next turn") || strings.Contains(stdout, "try again") {
+		t.Errorf("stdout %s\nstderr %s", stdout, stderr)
+	}
+	release()
+	if got, _ := runStop(getenv, "s1"); !strings.Contains(got, `"decision":"block"`) {
+		t.Errorf("the next turn, the lock free, does not ask: %s", got)
+	}
+}
