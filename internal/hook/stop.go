@@ -77,7 +77,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		}
 		msg := "Cairn: the end-of-turn check failed" + unchangedSoFar(out, err) + why
 		// The failure is the error, whatever this turn's end changed before it.
-		told := toldBefore(r, getenv, sessionID, e.StateDir()+"\x00stop\x00"+err.Error())
+		told := toldBefore(r, getenv, sessionID, e.StateDir()+"\x00stop\x00"+failureOf(err))
 		if out != nil && out.SystemMessage != "" {
 			// What the turn's end did before it failed (a damaged snapshot set aside) no later
 			// read says again: it is said whole, the failure after it in short, within one
@@ -104,6 +104,15 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		msg = ""
 	}
 	return StopOutput(block, out.Reason, msg)
+}
+
+// failureOf is what saidBefore knows the failure of a turn's end by: its error, or for a lock
+// given up on, the lock and its holder, not how long each turn's end waited.
+func failureOf(err error) string {
+	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+		return te.Path + " " + te.Who()
+	}
+	return err.Error()
 }
 
 // unchangedSoFar says, between the failure of a turn's end and its error, what the turn's end

@@ -87,6 +87,7 @@ func TestStopLockWaitsShareItsDeadline(t *testing.T) {
 // TestStopLockedSaysWhenItIsRetried: a turn's end that gives up on a lock (stop-state's,
 // held by another process) names the holder and says that it is retried after the next turn,
 // which it is, without the lock error's "try again": no one can run the end of a turn again.
+// The same holder is said once per session.
 func TestStopLockedSaysWhenItIsRetried(t *testing.T) {
 	started, state := startedBlocking(t, "apex-retry")
 	getenv := func(k string) string {
@@ -108,6 +109,11 @@ func TestStopLockedSaysWhenItIsRetried(t *testing.T) {
 	stdout, stderr := runStop(getenv, "s1")
 	if !strings.Contains(stdout, "is locked by pid") || !strings.Contains(stdout, "retried after the next turn") || strings.Contains(stdout, "try again") {
 		t.Errorf("stdout %s\nstderr %s", stdout, stderr)
+	}
+	// The same holder at the next turn's end: said once per session, however long each
+	// wait was.
+	if stdout, _ := runStop(getenv, "s1"); stdout != "" {
+		t.Errorf("the next turn, the same holder, says it again: %s", stdout)
 	}
 	release()
 	if got, _ := runStop(getenv, "s1"); !strings.Contains(got, `"decision":"block"`) {
