@@ -307,7 +307,6 @@ func TestStopFailureWithALastingWarningIsSaidOnce(t *testing.T) {
 // belongs), nor after the read set a damaged snapshot aside. Before, every failure was said
 // as "workflow state is unchanged". Said once per session whatever the turn's end changed.
 func TestStopFailureSaysWhatTheTurnsEndChanged(t *testing.T) {
-	anHourAgo := func() time.Time { return time.Now().Add(-time.Hour) }
 	for _, c := range []struct {
 		name      string
 		now       func() time.Time // the clock the workflow was started and last beaten by
@@ -334,12 +333,7 @@ func TestStopFailureSaysWhatTheTurnsEndChanged(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			started, state := startedBlockingAt(t, "apex-fail", c.now)
-			getenv := func(k string) string { // the client that started it
-				if k == "CLAUDE_PID" {
-					return "42"
-				}
-				return started(k)
-			}
+			getenv := withEnv(started, "CLAUDE_PID", "42") // the client that started it
 			c.fault(t, state)
 			before := workflowFiles(state)
 			stdout, stderr := runStop(getenv, "s1")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,26 +17,9 @@ import (
 // lines it still owes. Before, the heartbeat was dropped without a word, and the log said
 // "nothing to write".
 func TestStopLogsAHeartbeatNotRecorded(t *testing.T) {
-	started, state := startedProjectAt(t, "apex-hb", func() time.Time { return time.Now().Add(-time.Hour) })
-	getenv := func(k string) string {
-		switch k {
-		case "CLAUDE_PID": // the client that started it
-			return "42"
-		case "CAIRN_HOOK_DEADLINE": // the lock wait is most of it
-			return "200ms"
-		}
-		return started(k)
-	}
-	d, err := durable.OpenDir(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	release, err := d.Lock(".lock-workflow", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
+	started, state := startedProjectAt(t, "apex-hb", anHourAgo)
+	getenv := withEnv(started, "CLAUDE_PID", "42", "CAIRN_HOOK_DEADLINE", "200ms")
+	holdLocks(t, state, ".lock-workflow")
 	stdout, stderr := runStop(getenv, "s1")
 	if stdout != "" || !strings.Contains(stderr, "heartbeat not recorded") || !strings.Contains(stderr, "is locked by pid") || strings.Contains(stderr, "nothing to write") {
 		t.Errorf("stdout %q, stderr:\n%s", stdout, stderr)
@@ -48,28 +32,9 @@ func TestStopLogsAHeartbeatNotRecorded(t *testing.T) {
 // had the whole wait: two held locks took twice that, past the hard stop, whose answer
 // ("stopped early") names no holder.
 func TestStopLockWaitsShareItsDeadline(t *testing.T) {
-	started, state := startedBlockingAt(t, "apex-locks", func() time.Time { return time.Now().Add(-time.Hour) })
-	getenv := func(k string) string {
-		switch k {
-		case "CLAUDE_PID": // the client that started it
-			return "42"
-		case "CAIRN_HOOK_DEADLINE":
-			return "400ms"
-		}
-		return started(k)
-	}
-	d, err := durable.OpenDir(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	for _, name := range []string{".lock-workflow", ".lock-stop-state"} {
-		release, err := d.Lock(name, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer release()
-	}
+	started, state := startedBlockingAt(t, "apex-locks", anHourAgo)
+	getenv := withEnv(started, "CLAUDE_PID", "42", "CAIRN_HOOK_DEADLINE", "400ms")
+	holdLocks(t, state, ".lock-workflow", ".lock-stop-state")
 	var stdout, stderr bytes.Buffer
 	r := &hook.Runner{Name: hook.StopName, Stderr: &stderr}
 	hook.SetHardStop(r, func(time.Time) <-chan time.Time { return nil }) // the body's own answer, however late
@@ -90,22 +55,8 @@ func TestStopLockWaitsShareItsDeadline(t *testing.T) {
 // The same holder is said once per session.
 func TestStopLockedSaysWhenItIsRetried(t *testing.T) {
 	started, state := startedBlocking(t, "apex-retry")
-	getenv := func(k string) string {
-		if k == "CAIRN_HOOK_DEADLINE" {
-			return "200ms"
-		}
-		return started(k)
-	}
-	d, err := durable.OpenDir(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	release, err := d.Lock(".lock-stop-state", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
+	getenv := withEnv(started, "CAIRN_HOOK_DEADLINE", "200ms")
+	release := holdLocks(t, state, ".lock-stop-state")
 	stdout, stderr := runStop(getenv, "s1")
 	if !strings.Contains(stdout, "is locked by pid") || !strings.Contains(stdout, "retried after the next turn") || strings.Contains(stdout, "try again") {
 		t.Errorf("stdout %s\nstderr %s", stdout, stderr)
@@ -119,4 +70,49 @@ func TestStopLockedSaysWhenItIsRetried(t *testing.T) {
 	if got, _ := runStop(getenv, "s1"); !strings.Contains(got, `"decision":"block"`) {
 		t.Errorf("the next turn, the lock free, does not ask: %s", got)
 	}
+}
+
+// anHourAgo is a clock an hour behind: a workflow started by it has its owner heartbeat due.
+func anHourAgo() time.Time { return time.Now().Add(-time.Hour) }
+
+// withEnv is getenv with the variables kv (name, value, ...) set: CLAUDE_PID 42 is the client
+// that started the workflow, a short CAIRN_HOOK_DEADLINE a short lock wait.
+func withEnv(getenv func(string) string, kv ...string) func(string) string {
+	return func(k string) string {
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i] == k {
+				return kv[i+1]
+			}
+		}
+		return getenv(k)
+	}
+}
+
+// holdLocks takes the lock files names in dir, as another process would hold them, until
+// the returned func (or the test's end) releases them.
+func holdLocks(t *testing.T, dir string, names ...string) (release func()) {
+	t.Helper()
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	var releases []func() error
+	for _, name := range names {
+		r, err := d.Lock(name, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, r)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			for _, r := range releases {
+				r()
+			}
+		})
+	}
+	t.Cleanup(release)
+	return release
 }
