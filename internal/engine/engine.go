@@ -53,6 +53,9 @@ type Config struct {
 	// CLAUDE_PROJECT_DIR: a missing state directory is not created and reads as empty
 	// (store.WithNoCreate).
 	NoCreate bool
+	// NoCreateRoot is for hooks: a project directory deleted while its session is open is
+	// not made again; its state reads as empty (store.WithNoCreateRoot).
+	NoCreateRoot bool
 }
 
 // YAML is what the engine needs from a YAML library; see Config.YAML.
@@ -168,6 +171,9 @@ func Open(cfg Config) (*Engine, error) {
 	own := opts
 	if cfg.NoCreate {
 		own = append(slices.Clip(opts), store.WithNoCreate())
+	}
+	if cfg.NoCreateRoot {
+		own = append(slices.Clip(own), store.WithNoCreateRoot())
 	}
 	st, err := store.Open(dir, own...)
 	if err != nil {

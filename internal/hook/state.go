@@ -22,6 +22,7 @@ func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml 
 	cfg.Getenv, cfg.LockWait, cfg.YAML = getenv, lockWait(ctx), yaml
 	cfg.LockUntil = time.Now().Add(cfg.LockWait) // for all the locks the hook meets, not each
 	cfg.NoCreate = guess && !projectDirGiven(getenv)
+	cfg.NoCreateRoot = true // a project deleted under its session stays deleted
 	e, err := engine.Open(cfg)
 	switch {
 	case err != nil:

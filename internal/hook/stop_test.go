@@ -369,3 +369,32 @@ func workflowFiles(state string) string {
 	journal, _ := os.ReadFile(filepath.Join(state, "journal", "apex-fail.jsonl"))
 	return string(snap) + "\x00" + string(journal)
 }
+
+// TestHooksDoNotRecreateADeletedProject: a project directory deleted while its session is
+// open (a removed worktree) is not made again by the hooks that run after: a turn's end,
+// a StopFailure, a session start say nothing and create nothing. Before, each made the
+// project directory again, with .claude/cairn/ in it.
+func TestHooksDoNotRecreateADeletedProject(t *testing.T) {
+	getenv, _ := startedProject(t, "apex-gone")
+	dir := getenv("CLAUDE_PROJECT_DIR")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []struct {
+		hook  func(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML)
+		event string
+	}{
+		{hook.Stop, `{"session_id":"s1","hook_event_name":"Stop"}`},
+		{hook.Events, `{"session_id":"s1","hook_event_name":"StopFailure","error":"overloaded"}`},
+		{hook.SessionStart, `{"session_id":"s1","hook_event_name":"SessionStart","source":"resume"}`},
+	} {
+		var out, errb bytes.Buffer
+		run.hook(strings.NewReader(run.event), &out, &errb, getenv, nil)
+		if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+			t.Fatalf("%s made the deleted project again (%v); stdout %q\n%s", run.event, err, out.String(), errb.String())
+		}
+		if out.Len() > 0 {
+			t.Errorf("%s: stdout %q", run.event, out.String())
+		}
+	}
+}

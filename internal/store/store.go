@@ -180,6 +180,7 @@ type options struct {
 	projectRoot string
 	projectFS   durable.FS // tests wrap the project root (WithProjectFS, export_test.go)
 	noCreate    bool
+	keepRoot    bool // WithNoCreateRoot
 	compactAt   int64
 }
 
@@ -213,6 +214,11 @@ func WithProjectRoot(root string) Option { return func(o *options) { o.projectRo
 // would write goes nowhere. A command run in the wrong place ($HOME, /) creates nothing.
 func WithNoCreate() Option { return func(o *options) { o.noCreate = true } }
 
+// WithNoCreateRoot leaves a missing project root missing: a state directory beneath it opens
+// as WithNoCreate opens one (empty, nothing created), so that a project deleted while a
+// session is open is not made again by the hooks that run after.
+func WithNoCreateRoot() Option { return func(o *options) { o.keepRoot = true } }
+
 // Open opens the state directory dir, creating it (and missing parents) 0700 with a
 // .gitignore of "*" so state is never committed by accident. A dir that is a symlink is
 // refused. A read-only dir opens fine: reads work and writes fail with a *WriteError.
@@ -238,7 +244,8 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		if p := fileOnTheWay(abs); p != "" {
 			return nil, inTheWay("creating", abs, p)
 		}
-	} else if errors.Is(err, fs.ErrNotExist) && o.noCreate {
+	} else if errors.Is(err, fs.ErrNotExist) && (o.noCreate || o.keepRoot && rootMissing(root)) {
+		o.noCreate = true
 		if err := durable.CheckBeneath(root, abs); err != nil {
 			if p := fileOnTheWay(abs); p != "" && durable.Beneath(root, abs) {
 				return nil, inTheWay("opening", abs, p)
@@ -331,6 +338,15 @@ func (s *Store) writeErr(name string, err error) error {
 		return err
 	}
 	return &WriteError{Dir: s.dir, Name: name, Err: err}
+}
+
+// rootMissing reports whether the project root root is named and is not there.
+func rootMissing(root string) bool {
+	if root == "" {
+		return false
+	}
+	_, err := os.Lstat(root)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // lock takes the named lock ("NAME" -> .lock-NAME).
