@@ -20,6 +20,15 @@ type Holder struct {
 	Since   time.Time `json:"since"`
 }
 
+// WaitBefore is wait cut to end by until, and never below 0 (the lock tried once): the wait
+// for one of several locks taken under one deadline. Zero until leaves wait as it is.
+func WaitBefore(wait time.Duration, until time.Time) time.Duration {
+	if until.IsZero() {
+		return wait
+	}
+	return max(0, min(wait, time.Until(until)))
+}
+
 // LockTimeoutError is returned when a lock stays held for longer than the caller would wait.
 type LockTimeoutError struct {
 	Path   string // the lock file

@@ -180,7 +180,7 @@ func TestCairnStopFailureSaidOncePerSession(t *testing.T) {
 		t.Fatalf("%d Stop hooks ran in two turns, want 2", n)
 	}
 	msgs := told(r)
-	if len(msgs) != 1 || !strings.Contains(msgs[0], "Cairn: the end-of-turn check failed; workflow state is unchanged: ") {
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "Cairn: the end-of-turn check failed: a workflow is on record but cannot be read: ") {
 		t.Errorf("two turns on unreadable state told the user %q, want one end-of-turn failure", msgs)
 	}
 	if got := readFile(t, mark); !strings.HasPrefix(got, r.SessionID()+" ") {

@@ -38,6 +38,9 @@ type Config struct {
 	PID       int                 // Claude Code's pid (hooks: $CLAUDE_PID; MCP server: its parent)
 	Actor     string              // "mcp", "session-start", "stop", "cli": recorded in the journal
 	LockWait  time.Duration       // bound on waiting for a lock; default 3s
+	// LockUntil, when set, ends every lock wait by then, however many locks one call meets
+	// (a hook's deadline).
+	LockUntil time.Time
 	// NoLockWait is for a read that must never wait (the status line, on every refresh of
 	// Claude Code's status bar): a lock another process holds is tried once, not waited for,
 	// and the read answers from what it reads without it (store.WithLockWait(0)).
@@ -50,6 +53,9 @@ type Config struct {
 	// CLAUDE_PROJECT_DIR: a missing state directory is not created and reads as empty
 	// (store.WithNoCreate).
 	NoCreate bool
+	// NoCreateRoot is for hooks: a project directory deleted while its session is open is
+	// not made again; its state reads as empty (store.WithNoCreateRoot).
+	NoCreateRoot bool
 }
 
 // YAML is what the engine needs from a YAML library; see Config.YAML.
@@ -156,7 +162,7 @@ func Open(cfg Config) (*Engine, error) {
 	if cfg.NoLockWait {
 		wait = 0
 	}
-	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(wait), store.WithProjectRoot(root)}
+	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(wait), store.WithLockUntil(cfg.LockUntil), store.WithProjectRoot(root)}
 	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
 		opts = append(opts, store.WithRetention(n))
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {
@@ -165,6 +171,9 @@ func Open(cfg Config) (*Engine, error) {
 	own := opts
 	if cfg.NoCreate {
 		own = append(slices.Clip(opts), store.WithNoCreate())
+	}
+	if cfg.NoCreateRoot {
+		own = append(slices.Clip(own), store.WithNoCreateRoot())
 	}
 	st, err := store.Open(dir, own...)
 	if err != nil {
@@ -333,7 +342,7 @@ func (e *Engine) openMemory() {
 	case loc.Disabled:
 		e.memWarn = "Auto-memory is off (" + loc.Reason + "): Cairn writes no L2 lines"
 	}
-	opt := memory.Options{Now: e.cfg.Now, LockWait: e.cfg.LockWait}
+	opt := memory.Options{Now: e.cfg.Now, LockWait: e.cfg.LockWait, LockUntil: e.cfg.LockUntil}
 	if dir := e.StateDir(); dir != filepath.Join(e.root, project.StateSubdir) {
 		opt.StateDir = dir // CAIRN_STATE_DIR: the topic file names it
 	}

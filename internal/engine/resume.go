@@ -391,9 +391,9 @@ func (e *Engine) planView(def *workflow.Definition, r *workflow.Record, now time
 	return v
 }
 
-// WithoutRetry is err for a text that says its own next step (the report's, a tool result's):
-// a lock wait given up says who holds the lock and that nothing changed, without the lock
-// error's "try again", which names no step the model can take.
+// WithoutRetry is err for a text that says its own next step (the report's warnings, a tool
+// result, the Stop hook's line): a lock wait given up says who holds the lock and that nothing
+// changed, without the lock error's "try again", which names no step the model can take.
 func WithoutRetry(err error) string {
 	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
 		return strings.Replace(err.Error(), te.Error(), te.GaveUp(), 1)

@@ -48,6 +48,12 @@ type StopOutcome struct {
 	SystemMessage string // one line for the user, or ""
 	Wrote         []string
 	Owed          int // L2 lines still owed after this turn (retried after the next), for the log
+	// Heartbeat: the turn's end recorded the owner's heartbeat (a journaled change of the
+	// workflow), so a failure after it cannot be said as leaving the workflow unchanged.
+	Heartbeat bool
+	// HeartbeatErr is why the owner's heartbeat, due, was not recorded (retried after the
+	// next turn), for the log.
+	HeartbeatErr error
 }
 
 // heartbeatEvery throttles the owner heartbeat the Stop hook refreshes: a journaled write at
@@ -136,12 +142,13 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	now := e.now()
 	if in.SessionID != "" && r.Owner != nil && r.Owner.SessionID == in.SessionID && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery &&
 		!e.inOtherLiveClient(r.Owner) {
-		_, _, _ = e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		res, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 			if cur == nil || cur.WorkflowID != r.WorkflowID {
 				return workflow.Result{Event: workflow.EventNone}, nil
 			}
 			return workflow.Heartbeat(cur, e.actor(), now)
 		}, "")
+		out.Heartbeat, out.HeartbeatErr = err == nil && res.Changed, err
 	}
 	// Cheap checks first: most turns end with nothing blocking, and need no definition.
 	if in.NoAsk || !r.Blocking() || !e.stopBlocking() {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/memory"
@@ -35,15 +34,7 @@ func TestSessionStartRestoresBeforeItSettles(t *testing.T) {
 	if err := os.MkdirAll(mem, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(".cairn-memory.lock", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	unlock := holdLocks(t, mem, ".cairn-memory.lock")
 	if res, err := en.Transition(engine.TransitionRequest{To: "plan"}); err != nil || len(res.Warnings) == 0 {
 		t.Fatalf("the move to plan: %v; its line was written although the memory lock is held", err)
 	}

@@ -3,6 +3,7 @@ package hook
 import (
 	"cmp"
 	"context"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 )
@@ -19,7 +20,9 @@ func sessionOf(ev Event, getenv func(string) string) string {
 // A failure is a line on stderr too.
 func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml engine.YAML, cfg engine.Config, guess bool) (*engine.Engine, error) {
 	cfg.Getenv, cfg.LockWait, cfg.YAML = getenv, lockWait(ctx), yaml
+	cfg.LockUntil = time.Now().Add(cfg.LockWait) // for all the locks the hook meets, not each
 	cfg.NoCreate = guess && !projectDirGiven(getenv)
+	cfg.NoCreateRoot = true // a project deleted under its session stays deleted
 	e, err := engine.Open(cfg)
 	switch {
 	case err != nil:

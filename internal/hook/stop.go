@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -68,8 +70,14 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 			// it is and the step; each turn would only repeat it.
 			return nil
 		}
-		msg := "Cairn: the end-of-turn check failed; workflow state is unchanged: " + err.Error()
-		told := toldBefore(r, getenv, sessionID, e.StateDir()+"\x00"+msg)
+		why := err.Error()
+		if engine.LockedBy(err) != "" {
+			// No one can run the end of a turn again; the next turn's does it.
+			why = engine.WithoutRetry(err) + "; retried after the next turn"
+		}
+		msg := "Cairn: the end-of-turn check failed" + unchangedSoFar(out, err) + why
+		// The failure is the error, whatever this turn's end changed before it.
+		told := toldBefore(r, getenv, sessionID, e.StateDir()+"\x00stop\x00"+failureOf(err))
 		if out != nil && out.SystemMessage != "" {
 			// What the turn's end did before it failed (a damaged snapshot set aside) no later
 			// read says again: it is said whole, the failure after it in short, within one
@@ -98,6 +106,28 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	return StopOutput(block, out.Reason, msg)
 }
 
+// failureOf is what saidBefore knows the failure of a turn's end by: its error, or for a lock
+// given up on, the lock and its holder, not how long each turn's end waited.
+func failureOf(err error) string {
+	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+		return te.Path + " " + te.Who()
+	}
+	return err.Error()
+}
+
+// unchangedSoFar says, between the failure of a turn's end and its error, what the turn's end
+// had changed of the workflow when it failed: nothing, or the owner's heartbeat. A damaged
+// workflow's error says itself what was kept where.
+func unchangedSoFar(out *engine.StopOutcome, err error) string {
+	switch {
+	case errors.As(err, new(*store.DamagedError)):
+		return ": "
+	case out != nil && out.Heartbeat:
+		return "; only this session's heartbeat was recorded: "
+	}
+	return "; workflow state is unchanged: "
+}
+
 func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "session=%s stop_hook_active=%t; %s", logSession(sessionID), active, wroteSummary(out))
@@ -107,22 +137,23 @@ func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) 
 	return b.String()
 }
 
-// wroteSummary says for the log what the end of a turn wrote to L2, and what it still owes.
+// wroteSummary says for the log what the end of a turn wrote to L2, and what it still owes:
+// L2 lines and the owner's heartbeat.
 func wroteSummary(out *engine.StopOutcome) string {
-	var b strings.Builder
+	var parts []string
 	if len(out.Wrote) > 0 {
-		fmt.Fprintf(&b, "wrote %s", strings.Join(out.Wrote, ", "))
+		parts = append(parts, "wrote "+strings.Join(out.Wrote, ", "))
 	}
 	if out.Owed > 0 {
-		if b.Len() > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "%d auto-memory line%s still owed, retried after the next turn", out.Owed, workflow.Plural(out.Owed))
+		parts = append(parts, fmt.Sprintf("%d auto-memory line%s still owed, retried after the next turn", out.Owed, workflow.Plural(out.Owed)))
 	}
-	if b.Len() == 0 {
+	if out.HeartbeatErr != nil {
+		parts = append(parts, fmt.Sprintf("owner heartbeat not recorded, retried after the next turn: %v", out.HeartbeatErr))
+	}
+	if len(parts) == 0 {
 		return "nothing to write"
 	}
-	return b.String()
+	return strings.Join(parts, "; ")
 }
 
 // sayOnce is the systemMessage msg about failure, or nil when this session was told of it

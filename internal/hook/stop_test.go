@@ -24,7 +24,7 @@ func TestStopSaysAFailureOncePerSession(t *testing.T) {
 		stdout, _ := runStop(getenv, session)
 		return stdout
 	}
-	const said = `{"systemMessage":"Cairn: the end-of-turn check failed; workflow state is unchanged: a workflow is on record`
+	const said = `{"systemMessage":"Cairn: the end-of-turn check failed: a workflow is on record`
 	if got := stop("s1"); !strings.HasPrefix(got, said) {
 		t.Fatalf("first turn: %q", got)
 	}
@@ -99,11 +99,16 @@ func TestStopLeavesStateLeftOnPurposeToSessionStart(t *testing.T) {
 // startedProject is a project whose workflow id was started in session s1, and its state
 // directory.
 func startedProject(t *testing.T, id string) (getenv func(string) string, state string) {
+	return startedProjectAt(t, id, nil)
+}
+
+// startedProjectAt is startedProject with the engine's clock now (nil: the real one).
+func startedProjectAt(t *testing.T, id string, now func() time.Time) (getenv func(string) string, state string) {
 	t.Helper()
 	dir := t.TempDir()
 	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": t.TempDir()}
 	getenv = func(k string) string { return env[k] }
-	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,9 +265,14 @@ func TestStopPastTheHardStopLeavesTheAskForLater(t *testing.T) {
 // startedBlocking is startedProject with a blocking violation recorded: a turn's end asks
 // the agent about it.
 func startedBlocking(t *testing.T, id string) (getenv func(string) string, state string) {
+	return startedBlockingAt(t, id, nil)
+}
+
+// startedBlockingAt is startedBlocking with the engine's clock now (nil: the real one).
+func startedBlockingAt(t *testing.T, id string, now func() time.Time) (getenv func(string) string, state string) {
 	t.Helper()
-	getenv, state = startedProject(t, id)
-	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	getenv, state = startedProjectAt(t, id, now)
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,5 +298,103 @@ func TestStopFailureWithALastingWarningIsSaidOnce(t *testing.T) {
 	}
 	if got, _ := runStop(getenv, "s1"); got != "" {
 		t.Errorf("a later turn of the same session says it again: %q", got)
+	}
+}
+
+// TestStopFailureSaysWhatTheTurnsEndChanged: the failure line of a turn's end says the
+// workflow state is unchanged only where it is: not after the turn's end recorded the
+// owner's heartbeat and then failed to record its ask (a directory where stop-state.json
+// belongs), nor after the read set a damaged snapshot aside. Before, every failure was said
+// as "workflow state is unchanged". Said once per session whatever the turn's end changed.
+func TestStopFailureSaysWhatTheTurnsEndChanged(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		now       func() time.Time // the clock the workflow was started and last beaten by
+		fault     func(t *testing.T, state string)
+		changed   bool // the workflow's snapshot or journal is written
+		unchanged bool // the line says the state is unchanged
+		want      string
+	}{
+		{"the ask not recorded, no heartbeat due", nil, stopStateInTheWay, false, true, "stop-state.json"},
+		{"the ask not recorded after the heartbeat", anHourAgo, stopStateInTheWay, true, false, "heartbeat"},
+		{"the snapshot unreadable", anHourAgo, func(t *testing.T, state string) {
+			snap := filepath.Join(state, "workflow-state.json")
+			if err := os.Remove(snap); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(snap, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, false, true, "workflow-state.json"},
+		{"the snapshot and journal damaged", nil, func(t *testing.T, state string) {
+			os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
+			os.WriteFile(filepath.Join(state, "journal", "apex-fail.jsonl"), []byte("not a journal\n"), 0o600)
+		}, true, false, "cannot be read"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			started, state := startedBlockingAt(t, "apex-fail", c.now)
+			getenv := withEnv(started, "CLAUDE_PID", "42") // the client that started it
+			c.fault(t, state)
+			before := workflowFiles(state)
+			stdout, stderr := runStop(getenv, "s1")
+			if changed := workflowFiles(state) != before; changed != c.changed {
+				t.Fatalf("snapshot changed %t, want %t (the premise)\n%s", changed, c.changed, stderr)
+			}
+			if !strings.Contains(stdout, "end-of-turn check failed") || !strings.Contains(stdout, c.want) {
+				t.Errorf("stdout %q does not say the failure and %q\n%s", stdout, c.want, stderr)
+			}
+			if said := strings.Contains(stdout, "workflow state is unchanged"); said != c.unchanged {
+				t.Errorf("stdout says unchanged: %t, want %t: %s", said, c.unchanged, stdout)
+			}
+			// The next turn's end fails alike, with no heartbeat due: the failure was said.
+			if stdout, _ := runStop(getenv, "s1"); stdout != "" {
+				t.Errorf("the next turn says the failure again: %s", stdout)
+			}
+		})
+	}
+}
+
+// stopStateInTheWay puts a directory where stop-state.json belongs: the turn's end cannot
+// record what it asks.
+func stopStateInTheWay(t *testing.T, state string) {
+	t.Helper()
+	if err := os.Mkdir(filepath.Join(state, "stop-state.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// workflowFiles is what the workflow's snapshot and journal hold, to tell a write.
+func workflowFiles(state string) string {
+	snap, _ := os.ReadFile(filepath.Join(state, "workflow-state.json"))
+	journal, _ := os.ReadFile(filepath.Join(state, "journal", "apex-fail.jsonl"))
+	return string(snap) + "\x00" + string(journal)
+}
+
+// TestHooksDoNotRecreateADeletedProject: a project directory deleted while its session is
+// open (a removed worktree) is not made again by the hooks that run after: a turn's end,
+// a StopFailure, a session start say nothing and create nothing. Before, each made the
+// project directory again, with .claude/cairn/ in it.
+func TestHooksDoNotRecreateADeletedProject(t *testing.T) {
+	getenv, _ := startedProject(t, "apex-gone")
+	dir := getenv("CLAUDE_PROJECT_DIR")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []struct {
+		hook  func(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML)
+		event string
+	}{
+		{hook.Stop, `{"session_id":"s1","hook_event_name":"Stop"}`},
+		{hook.Events, `{"session_id":"s1","hook_event_name":"StopFailure","error":"overloaded"}`},
+		{hook.SessionStart, `{"session_id":"s1","hook_event_name":"SessionStart","source":"resume"}`},
+	} {
+		var out, errb bytes.Buffer
+		run.hook(strings.NewReader(run.event), &out, &errb, getenv, nil)
+		if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+			t.Fatalf("%s made the deleted project again (%v); stdout %q\n%s", run.event, err, out.String(), errb.String())
+		}
+		if out.Len() > 0 {
+			t.Errorf("%s: stdout %q", run.event, out.String())
+		}
 	}
 }

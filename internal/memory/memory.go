@@ -73,6 +73,8 @@ type Options struct {
 	// LockWait bounds the wait for the lock that serialises Cairn's own writers across
 	// processes (dirLock); default 2s.
 	LockWait time.Duration
+	// LockUntil, when set, ends that wait by then (durable.WaitBefore).
+	LockUntil time.Time
 	// Now stamps L2 lines; default time.Now.
 	Now func() time.Time
 	// StateDir is where Cairn's state is, which the topic file names, when it is not the
@@ -488,7 +490,7 @@ func (m *Memory) locked(fn func() error) error {
 	if err := makeDir(m.loc.Dir, 0o700); err != nil {
 		return unavailable("the memory directory "+m.loc.Dir+" cannot be created", err)
 	}
-	unlock, err := dirLock(m.loc.Dir, m.opt.LockWait)
+	unlock, err := dirLock(m.loc.Dir, durable.WaitBefore(m.opt.LockWait, m.opt.LockUntil))
 	if err != nil {
 		return unavailable(lockFailure(m.loc.Dir, err), err)
 	}

@@ -175,10 +175,12 @@ type options struct {
 	fs          durable.FS // tests inject faults through it (WithFS, export_test.go)
 	retention   int
 	lockWait    time.Duration
+	lockUntil   time.Time // every lock wait ends by then (WithLockUntil)
 	now         func() time.Time
 	projectRoot string
 	projectFS   durable.FS // tests wrap the project root (WithProjectFS, export_test.go)
 	noCreate    bool
+	keepRoot    bool // WithNoCreateRoot
 	compactAt   int64
 }
 
@@ -195,6 +197,10 @@ func WithRetention(n int) Option {
 // from the journal instead, as in a state directory that cannot be written.
 func WithLockWait(d time.Duration) Option { return func(o *options) { o.lockWait = d } }
 
+// WithLockUntil ends every lock wait by t, however many locks a caller under a deadline (a
+// hook) meets one after another.
+func WithLockUntil(t time.Time) Option { return func(o *options) { o.lockUntil = t } }
+
 // WithClock sets the clock used for journal times and archive and quarantine names.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
@@ -207,6 +213,11 @@ func WithProjectRoot(root string) Option { return func(o *options) { o.projectRo
 // not created (nor its .gitignore), and the store reads as empty; whatever such a command
 // would write goes nowhere. A command run in the wrong place ($HOME, /) creates nothing.
 func WithNoCreate() Option { return func(o *options) { o.noCreate = true } }
+
+// WithNoCreateRoot leaves a missing project root missing: a state directory beneath it opens
+// as WithNoCreate opens one (empty, nothing created), so that a project deleted while a
+// session is open is not made again by the hooks that run after.
+func WithNoCreateRoot() Option { return func(o *options) { o.keepRoot = true } }
 
 // Open opens the state directory dir, creating it (and missing parents) 0700 with a
 // .gitignore of "*" so state is never committed by accident. A dir that is a symlink is
@@ -233,7 +244,8 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		if p := fileOnTheWay(abs); p != "" {
 			return nil, inTheWay("creating", abs, p)
 		}
-	} else if errors.Is(err, fs.ErrNotExist) && o.noCreate {
+	} else if errors.Is(err, fs.ErrNotExist) && (o.noCreate || o.keepRoot && rootMissing(root)) {
+		o.noCreate = true
 		if err := durable.CheckBeneath(root, abs); err != nil {
 			if p := fileOnTheWay(abs); p != "" && durable.Beneath(root, abs) {
 				return nil, inTheWay("opening", abs, p)
@@ -328,9 +340,18 @@ func (s *Store) writeErr(name string, err error) error {
 	return &WriteError{Dir: s.dir, Name: name, Err: err}
 }
 
+// rootMissing reports whether the project root root is named and is not there.
+func rootMissing(root string) bool {
+	if root == "" {
+		return false
+	}
+	_, err := os.Lstat(root)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 // lock takes the named lock ("NAME" -> .lock-NAME).
 func (s *Store) lock(name string) (func() error, error) {
-	unlock, err := s.fs.Lock(".lock-"+name, s.o.lockWait)
+	unlock, err := s.fs.Lock(".lock-"+name, durable.WaitBefore(s.o.lockWait, s.o.lockUntil))
 	if err != nil {
 		var te *durable.LockTimeoutError
 		if errors.As(err, &te) {
