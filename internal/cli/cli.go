@@ -309,8 +309,10 @@ func (a *app) engine() (*engine.Engine, error) {
 	if err != nil { // removed under the shell: no state file is at fault
 		return nil, &codeError{code: ExitInternal, msg: "finding the working directory: " + err.Error() + "; cd into the project and run it again"}
 	}
+	// A command that only reads waits for no lock: where its read would repair the snapshot
+	// while another process holds the lock, it shows what the journal holds instead.
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
-		NoCreate: noCreate})
+		NoCreate: noCreate, NoLockWait: c != nil && c.readOnly})
 	if err != nil {
 		return nil, &stateError{err}
 	}
