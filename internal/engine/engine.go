@@ -291,6 +291,11 @@ func (e *Engine) loadDefinitionsLocked() {
 	var unread []string // files not read: each stands for the type its name gives
 	for _, ent := range entries {
 		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
+			if ext := filepath.Ext(ent.Name()); !ent.IsDir() && strings.EqualFold(ext, ".md") {
+				// mine.MD: its author meant a definition; every reader takes only .md.
+				errs = append(errs, fmt.Sprintf("workflow definition %s: not read: Cairn reads only files ending in .md, in lower case; rename it to %s",
+					filepath.Join(e.workflow, ent.Name()), strings.TrimSuffix(ent.Name(), ext)+".md"))
+			}
 			continue
 		}
 		p := filepath.Join(e.workflow, ent.Name())
