@@ -300,8 +300,8 @@ func (a *app) engine() (*engine.Engine, error) {
 			// A directory a session made state in (Claude Code run outside git, with
 			// CLAUDE_PROJECT_DIR) is a project; any other is not, and gets no state.
 			if _, err := os.Lstat(filepath.Join(root, project.StateSubdir)); !c.onState && errors.Is(err, fs.ErrNotExist) {
-				return nil, &codeError{code: ExitRefused, msg: "not in a project: no git repository holds " + root +
-					" and no Cairn state is there; " + engine.NotAProjectStep}
+				return nil, &codeError{code: ExitRefused, msg: "not in a project: " + engine.NoGit(root) +
+					", and no Cairn state is there; " + engine.NotAProjectStep}
 			}
 		}
 	}

@@ -98,6 +98,26 @@ const CompleteStep = workflow.CompleteStep
 // no step for a project without git: only CLAUDE_PROJECT_DIR names that one.
 const NotAProjectStep = "run cairn in your project (a git repository), or set CLAUDE_PROJECT_DIR to the project's absolute path, as Claude Code does for a session started outside git"
 
+// NoGit says why no git work tree holds root, the directory taken as the project root: no
+// git repository holds it, or it is a bare repository's, which has no work tree.
+func NoGit(root string) string {
+	if project.Bare(root) {
+		return root + " is " + bareRepository
+	}
+	return "no git repository holds " + root
+}
+
+// LaunchRoot is the note beside a project root no git work tree holds (NoGit).
+func LaunchRoot(root string) string {
+	why := "no git repository found"
+	if project.Bare(root) {
+		why = bareRepository
+	}
+	return "(" + why + ": the launch directory is the project root)"
+}
+
+const bareRepository = "a bare git repository, which has no work tree"
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn).
 const ToolPrefix = workflow.ToolPrefix
 
