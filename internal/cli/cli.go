@@ -43,7 +43,7 @@ const (
 	ExitOK       = 0 // done
 	ExitRefused  = 1 // the engine refused (invalid move, conflict, no workflow, not found, bad data) or a doctor check failed
 	ExitUsage    = 2 // the command line was wrong: unknown command, missing or extra arguments, bad flag
-	ExitInternal = 3 // the state cannot be used (unwritable, locked, from a newer Cairn), the output could not be written, or something unexpected broke
+	ExitInternal = 3 // the state cannot be used (unwritable, locked, from a newer Cairn), the output could not be written (a full disk; a reader gone ends cairn by SIGPIPE instead), or something unexpected broke
 )
 
 // Main runs cairn with args (without the program name) and returns the exit code.
