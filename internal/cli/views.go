@@ -116,7 +116,11 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 		return err
 	}
 	if r.Status == workflow.StatusActive {
-		if reason := archivedAs(e, id, r.WorkflowID); reason != "" {
+		switch reason := archivedAs(e, id, r.WorkflowID); reason {
+		case "":
+		case "archived": // no reason given: said once
+			r.Status = workflow.Status(reason)
+		default:
 			r.Status = workflow.Status(reason + ", archived")
 		}
 	}
