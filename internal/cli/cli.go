@@ -43,7 +43,7 @@ const (
 	ExitOK       = 0 // done
 	ExitRefused  = 1 // the engine refused (invalid move, conflict, no workflow, not found, bad data) or a doctor check failed
 	ExitUsage    = 2 // the command line was wrong: unknown command, missing or extra arguments, bad flag
-	ExitInternal = 3 // the state cannot be used (unwritable, locked, from a newer Cairn), the output could not be written, or something unexpected broke
+	ExitInternal = 3 // the state cannot be used (unwritable, locked, from a newer Cairn), the output could not be written (a full disk; a reader gone ends cairn by SIGPIPE instead), or something unexpected broke
 )
 
 // Main runs cairn with args (without the program name) and returns the exit code.
@@ -300,8 +300,8 @@ func (a *app) engine() (*engine.Engine, error) {
 			// A directory a session made state in (Claude Code run outside git, with
 			// CLAUDE_PROJECT_DIR) is a project; any other is not, and gets no state.
 			if _, err := os.Lstat(filepath.Join(root, project.StateSubdir)); !c.onState && errors.Is(err, fs.ErrNotExist) {
-				return nil, &codeError{code: ExitRefused, msg: "not in a project: no git repository holds " + root +
-					" and no Cairn state is there; " + engine.NotAProjectStep}
+				return nil, &codeError{code: ExitRefused, msg: "not in a project: " + engine.NoGit(root) +
+					", and no Cairn state is there; " + engine.NotAProjectStep}
 			}
 		}
 	}
@@ -309,8 +309,10 @@ func (a *app) engine() (*engine.Engine, error) {
 	if err != nil { // removed under the shell: no state file is at fault
 		return nil, &codeError{code: ExitInternal, msg: "finding the working directory: " + err.Error() + "; cd into the project and run it again"}
 	}
+	// A command that only reads waits for no lock: where its read would repair the snapshot
+	// while another process holds the lock, it shows what the journal holds instead.
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
-		NoCreate: noCreate})
+		NoCreate: noCreate, NoLockWait: c != nil && c.readOnly})
 	if err != nil {
 		return nil, &stateError{err}
 	}

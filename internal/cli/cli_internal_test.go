@@ -114,6 +114,13 @@ func TestSuggest(t *testing.T) {
 		{"status", []string{"status"}, nil}, // the word itself is no suggestion
 		{"jsno", []string{"json", "id"}, []string{"json"}},
 		{"x", []string{"id", "json"}, nil},
+		// A command's first letters are that command, before a word a letter or two away:
+		// cairn stat was taken for start, hist for list, arch for watch.
+		{"stat", order, []string{"status", "statusline"}},
+		{"hist", order, []string{"history"}},
+		{"arch", order, []string{"archive"}},
+		{"comp", order, []string{"complete", "completion"}},
+		{"sta", order, []string{"status", "statusline", "start"}},
 	}
 	for _, tt := range tests {
 		if got := suggest(tt.s, tt.candidates); !slices.Equal(got, tt.want) {

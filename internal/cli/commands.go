@@ -323,7 +323,9 @@ Exit codes:
   2  usage error: unknown command, missing or extra arguments, a bad flag
   3  the state cannot be used: not writable, no permission, locked by a stuck process,
      written by a newer Cairn, a symlink in place of the state directory, a FIFO, link
-     or directory in place of a state file; or the output could not be written
+     or directory in place of a state file; or the output could not be written (a full
+     disk). A reader that leaves early (cairn history | head -1) ends cairn by SIGPIPE, as
+     it ends any Unix tool: nothing said, exit 141 in the shell; watch and statusline exit 0
 
 Environment:
   CLAUDE_PROJECT_DIR  the project (else the working directory); state is found at its git

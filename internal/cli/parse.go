@@ -116,8 +116,10 @@ func unknownFlag(fs *flag.FlagSet, dashes, name string) error {
 		cmp.Or(meant("--", name, known), "this command's flags are --"+strings.Join(known, ", --")))
 }
 
-// suggest returns the candidates nearest to s: at most two edits away (one for short words,
-// a swap of two letters counting as one), else those starting with s; at most three.
+// suggest returns the candidates nearest to s: those it begins with its first three letters
+// or more (hist is history, not list one letter away), else those at most two edits away (one
+// for short words, a swap of two letters counting as one), else those starting with s; at
+// most three.
 func suggest(s string, candidates []string) []string {
 	var out []string // only the nearest: "stauts" is status, not also start
 	best := 0
@@ -133,6 +135,8 @@ func suggest(s string, candidates []string) []string {
 		}
 		d := distance(ls, lc)
 		switch {
+		case len([]rune(ls)) >= 3 && strings.HasPrefix(lc, ls):
+			d = 0
 		case d <= limit:
 		case len(ls) >= 2 && strings.HasPrefix(lc, ls):
 			d = limit + 1

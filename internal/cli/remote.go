@@ -96,7 +96,7 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 		}
 		if !e.InGit() {
 			// Not "no remote by that name": there is no repository to have one.
-			return fmt.Errorf("no git repository holds %s, and remote sync shares workflows through one's remote: run it in a git project", root)
+			return fmt.Errorf("%s, and remote sync shares workflows through one's remote: run it in a git project", engine.NoGit(root))
 		}
 		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 2 {
 			// Not git's "no such remote": git could not be asked (not installed, timed out).

@@ -29,7 +29,7 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 	}
 	writeStatus(a.stdout, r, r.L2Line != "" && e.SharesWorktreeMemory())
 	if !e.InGit() {
-		fmt.Fprintf(a.stdout, "%s%s (no git repository found: the launch directory is the project root)\n", statusLabel(r, "Project"), clean(e.ProjectRoot()))
+		fmt.Fprintf(a.stdout, "%s%s %s\n", statusLabel(r, "Project"), clean(e.ProjectRoot()), engine.LaunchRoot(e.ProjectRoot()))
 	}
 	return nil
 }

@@ -116,7 +116,11 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 		return err
 	}
 	if r.Status == workflow.StatusActive {
-		if reason := archivedAs(e, id, r.WorkflowID); reason != "" {
+		switch reason, _ := archivedAs(e, id, r.WorkflowID); reason {
+		case "":
+		case "archived": // no reason given: said once
+			r.Status = workflow.Status(reason)
+		default:
 			r.Status = workflow.Status(reason + ", archived")
 		}
 	}
@@ -124,20 +128,20 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 	return nil
 }
 
-// archivedAs is why the workflow shown as id was archived, "" when it is the active one. An
-// archive keeps a record as it was (abandoned, the other copy of a conflict): its status still
-// says active, the archive index says what it is now.
-func archivedAs(e *engine.Engine, id, workflowID string) string {
+// archivedAs is why the workflow shown as id was archived and its archive directory, "" when
+// it is the active one. An archive keeps a record as it was (abandoned, the other copy of a
+// conflict): its status still says active, the archive index says what it is now.
+func archivedAs(e *engine.Engine, id, workflowID string) (status, dir string) {
 	if s, err := e.Snapshot(); err == nil && s.WorkflowID == workflowID {
-		return ""
+		return "", ""
 	}
 	list, _, _ := e.ListRecent(0)
 	for _, s := range list {
 		if s.Archived != "" && (s.Archived == id || s.WorkflowID == id) {
-			return s.Status
+			return s.Status, s.Archived
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // writeRecord renders a workflow record for a person.
@@ -282,7 +286,19 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", stamp(ev.At), ev.Revision, clean(ev.Kind), clean(by), clean(change))
 	}
-	return writeTable(a.stdout, tw, &table)
+	if err := writeTable(a.stdout, tw, &table); err != nil {
+		return err
+	}
+	// The archive itself, and a one-word reason (its status), are in the archive index, not
+	// in the journal.
+	if status, dir := archivedAs(e, id, id); dir != "" {
+		as := ""
+		if status != "archived" {
+			as = " (" + clean(status) + ")"
+		}
+		fmt.Fprintf(a.stdout, "Archived%s: archive/%s\n", as, clean(dir))
+	}
+	return nil
 }
 
 // visitOrder lists r's phases in the order the work went through them: completed ones by when

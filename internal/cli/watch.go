@@ -82,7 +82,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	if err := w.Add(dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !e.InGit() {
 			// Outside a project the state directory is not created (commands.go, onState).
-			return &codeError{code: ExitRefused, msg: fmt.Sprintf("no project here (no git repository holds %s and CLAUDE_PROJECT_DIR is unset or relative), so no state to watch: run it in the project", e.ProjectRoot())}
+			return &codeError{code: ExitRefused, msg: fmt.Sprintf("no project here (%s, and CLAUDE_PROJECT_DIR is unset or relative), so no state to watch: run it in the project", engine.NoGit(e.ProjectRoot()))}
 		}
 		return &codeError{code: ExitInternal, msg: fmt.Sprintf("watching %s: %v", dir, err)}
 	}

@@ -104,6 +104,26 @@ const CompleteStep = workflow.CompleteStep
 // no step for a project without git: only CLAUDE_PROJECT_DIR names that one.
 const NotAProjectStep = "run cairn in your project (a git repository), or set CLAUDE_PROJECT_DIR to the project's absolute path, as Claude Code does for a session started outside git"
 
+// NoGit says why no git work tree holds root, the directory taken as the project root: no
+// git repository holds it, or it is a bare repository's, which has no work tree.
+func NoGit(root string) string {
+	if project.Bare(root) {
+		return root + " is " + bareRepository
+	}
+	return "no git repository holds " + root
+}
+
+// LaunchRoot is the note beside a project root no git work tree holds (NoGit).
+func LaunchRoot(root string) string {
+	why := "no git repository found"
+	if project.Bare(root) {
+		why = bareRepository
+	}
+	return "(" + why + ": the launch directory is the project root)"
+}
+
+const bareRepository = "a bare git repository, which has no work tree"
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn).
 const ToolPrefix = workflow.ToolPrefix
 
@@ -300,6 +320,11 @@ func (e *Engine) loadDefinitionsLocked() {
 	var unread []string // files not read: each stands for the type its name gives
 	for _, ent := range entries {
 		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
+			if ext := filepath.Ext(ent.Name()); !ent.IsDir() && strings.EqualFold(ext, ".md") {
+				// mine.MD: its author meant a definition; every reader takes only .md.
+				errs = append(errs, fmt.Sprintf("workflow definition %s: not read: Cairn reads only files ending in .md, in lower case; rename it to %s",
+					filepath.Join(e.workflow, ent.Name()), strings.TrimSuffix(ent.Name(), ext)+".md"))
+			}
 			continue
 		}
 		p := filepath.Join(e.workflow, ent.Name())

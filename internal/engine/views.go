@@ -578,11 +578,11 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	}
 	root := e.root
 	if notProject {
-		add("project root", false, root+": no git repository holds it and no Cairn state is there, so it is not a project and cairn commands that write refuse here",
+		add("project root", false, NoGit(root)+", and no Cairn state is there, so it is not a project and cairn commands that write refuse here",
 			NotAProjectStep)
 	} else {
 		if !e.inGit {
-			root += " (no git repository found above it: the launch directory is the project root)"
+			root += " " + LaunchRoot(root)
 		}
 		add("project root", true, root, "")
 	}

@@ -404,3 +404,27 @@ func TestInitiativeRefusalNamesTheStatusFileWhereItIs(t *testing.T) {
 		t.Fatalf("refusal %v", err)
 	}
 }
+
+// A definition file whose extension is .md in another case (mine.MD, as some editors and
+// systems write it) was skipped without a word, so the type its author wrote did not exist
+// and nothing said why. Cairn reads only .md files; the others are now named in a warning
+// with the name that would be read.
+func TestDefinitionWithUpperCaseExtensionIsReported(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/mine.MD", "---\nphases: [a, b]\n---\n")
+	e.write(".claude/workflows/other.Md", "---\nphases: [a, b]\n---\n")
+	e.write(".claude/workflows/notes.txt", "not a definition")
+	en := e.openYAML(yamldoc.Codec{})
+	if names := strings.Join(en.Definitions(), ","); strings.Contains(names, "mine") {
+		t.Fatalf("loaded %s: mine.MD is read after all, so its warning would be false", names)
+	}
+	w := strings.Join(en.Warnings(), "\n")
+	for _, f := range []string{"mine", "other"} {
+		if !strings.Contains(w, f+".M") || !strings.Contains(w, "rename it to "+f+".md") {
+			t.Errorf("the warnings do not say %s's file is not read and what to rename it to:\n%s", f, w)
+		}
+	}
+	if strings.Contains(w, "notes.txt") {
+		t.Errorf("a file that is no definition is warned about:\n%s", w)
+	}
+}

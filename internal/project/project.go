@@ -167,6 +167,18 @@ func canonicalRoot(root string) string {
 	return filepath.Dir(commonDir)
 }
 
+// Bare reports whether dir is a bare git repository's directory, a git directory with no work
+// tree, as git recognises one: a HEAD file beside objects/ and refs/ directories.
+func Bare(dir string) bool {
+	for _, p := range []string{"HEAD", "objects", "refs"} {
+		fi, err := os.Stat(filepath.Join(dir, p))
+		if err != nil || fi.IsDir() != (p != "HEAD") {
+			return false
+		}
+	}
+	return true
+}
+
 // HasLinkedWorktrees reports whether root, a main checkout (root/.git a directory) or a bare
 // repository's directory, has a linked worktree: an entry of its git directory's worktrees/
 // whose commondir file leads back to that git directory. A directory that merely holds a
