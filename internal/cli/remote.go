@@ -276,7 +276,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		ids := strings.Join(slices.Sorted(maps.Keys(out.Available)), ", ")
 		switch {
 		case errors.Is(err, remotesync.ErrChoose):
-			return fmt.Errorf("%w: cairn sync ID with one of %s", err, ids)
+			return fmt.Errorf("%s holds several workflows and none is active here: cairn sync ID with one of %s", s.Remote, ids)
 		case ids == "":
 			return fmt.Errorf("%s holds no workflow %s, nor any other to take", s.Remote, pos[0])
 		}

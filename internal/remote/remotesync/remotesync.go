@@ -94,15 +94,15 @@ type Conflict struct {
 }
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
-var ErrChoose = errors.New("remotesync: the remote holds several workflows and none is active here: name the one to take")
+var ErrChoose = errors.New("the remote holds several workflows and none is active here: name the one to take")
 
 // ErrNoSuch is returned when no workflow is active here and the remote holds none by the id
 // asked for; Outcome.Available lists the ones it holds that could be taken.
-var ErrNoSuch = errors.New("remotesync: the remote holds no workflow by that id")
+var ErrNoSuch = errors.New("the remote holds no workflow by that id")
 
 // ErrOtherActive is returned when the id asked for is not the workflow active here, which a
 // sync never leaves for another; Outcome.Workflow names the active one.
-var ErrOtherActive = errors.New("remotesync: another workflow is active here")
+var ErrOtherActive = errors.New("another workflow is active here")
 
 const maxRounds = 10
 
@@ -152,7 +152,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 		}
 		c := out.Conflict
 		if c.Replayed, err = replay(ctx, c); err != nil {
-			return out, fmt.Errorf("remotesync: replaying this machine's changes on the remote's line (the next sync tries again): %w", err)
+			return out, fmt.Errorf("replaying this machine's changes on the remote's line (the next sync tries again): %w", err)
 		}
 		step("replayed")
 		if err := clearIntent(st); err != nil {
@@ -198,7 +198,7 @@ type Waiter interface {
 // ErrMoved is returned when the remote or this machine's workflow kept moving during every
 // round of a sync (other machines pushing at the same moment): nothing was lost, what is not
 // pushed stays here, and the next sync tries again.
-var ErrMoved = errors.New("remotesync: the workflow kept moving on the remote or here during the sync; nothing is lost and the next sync tries again")
+var ErrMoved = errors.New("the workflow kept moving on the remote or here during the sync; nothing is lost and the next sync tries again")
 
 // stepHook, when set (by tests), is called at the steps of a lost race that run no git:
 // "intent" (the replay owed is recorded), "adopted" (the remote's line is installed),
@@ -313,7 +313,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			if errors.Is(err, ErrMoved) {
 				return out, err
 			}
-			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s while taking the remote's: %w", id, err)
+			return out, fmt.Errorf("keeping this machine's copy of %s while taking the remote's: %w", id, err)
 		}
 		step("adopted")
 		repaired = append(repaired, res.Notices...)
@@ -365,7 +365,7 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 	if err != nil {
 		return nil, nil, err
 	}
-	if theirs, err = decode(id, recs); err != nil {
+	if theirs, err = decode(b, id, recs); err != nil {
 		return nil, nil, err
 	}
 	if w.Data != nil {
@@ -456,19 +456,21 @@ func entries(id string, after, rev int64, recs []store.Record) ([]Entry, error) 
 		}
 	}
 	if after+int64(len(out)) != rev {
-		return nil, fmt.Errorf("remotesync: this machine's journal of %s does not hold every revision up to %d: it cannot be synced", id, rev)
+		return nil, fmt.Errorf("this machine's journal of %s does not hold every revision up to %d: it cannot be synced", id, rev)
 	}
 	return out, nil
 }
 
-func decode(id string, recs []remote.Record) ([]Entry, error) {
+// decode reads the remote's records of workflow id, from b, as entries. One that is not a
+// Cairn entry of that workflow fails every sync alike, so its error is b's step that ends it.
+func decode(b remote.Backend, id string, recs []remote.Record) ([]Entry, error) {
 	out := make([]Entry, len(recs))
 	for i, r := range recs {
 		// A revision is a whole record: without one, writing it would change nothing here
 		// while the sync counted it as taken.
 		if err := json.Unmarshal(r.Data, &out[i]); err != nil || out[i].Revision != r.Rev ||
 			len(out[i].Snapshot) == 0 || out[i].Snapshot[0] != '{' {
-			return nil, remote.Unreadable(fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id))
+			return nil, &entryError{fmt.Sprintf("the remote's revision %d of %s is not a Cairn entry, so no sync can read its line", r.Rev, id), remote.UnreadableStep(b, id)}
 		}
 		// The record must be that revision of that workflow: with nothing active here, the
 		// store takes whatever workflow the first one holds, even one archived here (which a
@@ -478,11 +480,19 @@ func decode(id string, recs []remote.Record) ([]Entry, error) {
 			Rev int64  `json:"revision"`
 		}
 		if json.Unmarshal(out[i].Snapshot, &m) != nil || m.ID != id || m.Rev != r.Rev {
-			return nil, remote.Unreadable(fmt.Errorf("remotesync: the remote's revision %d of %s holds another workflow or revision (%.64q r%d): it cannot be synced; deleting %s's line there loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", r.Rev, id, m.ID, m.Rev, id, id))
+			return nil, &entryError{fmt.Sprintf("the remote's revision %d of %s holds another workflow or revision (%.64q r%d), so no sync can read its line", r.Rev, id, m.ID, m.Rev), remote.UnreadableStep(b, id)}
 		}
 	}
 	return out, nil
 }
+
+// entryError is decode's error: why a remote record is not a Cairn entry of its workflow, and
+// the backend's step for a person, which names the remote's refs and git commands (not for the
+// model: notices leave it out). It is remote.ErrUnreadable: every sync fails on it alike.
+type entryError struct{ why, step string }
+
+func (e *entryError) Error() string        { return e.why + ": " + e.step }
+func (e *entryError) Is(target error) bool { return target == remote.ErrUnreadable }
 
 // setLeftOut records the lines left out, in LeftOut and by id in Unreadable.
 func (o *Outcome) setLeftOut(l []remote.LeftOut) {
@@ -639,10 +649,11 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	if err != nil {
 		return 0, "", false, err
 	}
-	theirs, err := decode(a.WorkflowID, recs)
-	if err != nil {
-		// A line that cannot take it: said, so that the end is not left unshared in silence.
-		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, strings.TrimPrefix(err.Error(), "remotesync: ")), false, nil
+	theirs, err := decode(b, a.WorkflowID, recs)
+	if ee, ok := errors.AsType[*entryError](err); ok {
+		// A line that cannot take it: said, so that the end is not left unshared in silence
+		// (without the step, whose git commands are a person's: the notice reaches the model).
+		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, ee.why), false, nil
 	}
 	R := int64(len(theirs))
 	if common := commonPrefix(mine, theirs); common != R {

@@ -174,6 +174,14 @@ func sharedThenBroken(t *testing.T, r remote.Backend, id string) *machine {
 	return m
 }
 
+// addOrigin gives this checkout the git remote origin at url.
+func (m *machine) addOrigin(url string) {
+	m.t.Helper()
+	if out, err := exec.Command("git", "-C", m.dir, "remote", "add", "origin", url).CombinedOutput(); err != nil {
+		m.t.Fatalf("%v\n%s", err, out)
+	}
+}
+
 func (m *machine) move(to string) {
 	m.t.Helper()
 	if _, err := m.en.Transition(engine.TransitionRequest{To: to}); err != nil {
@@ -638,7 +646,7 @@ func TestLineOfAnotherWorkflowIsRefused(t *testing.T) {
 		out, err := remotesync.Sync(ctx, a.st, r, "origin", name, nil)
 		// The step names the line at fault and why deleting it loses nothing ("move the
 		// ref back or delete it on the remote" named neither).
-		if err == nil || !strings.Contains(err.Error(), "deleting "+name+"'s line there loses no workflow: every machine keeps its own copy of "+name) {
+		if err == nil || !strings.Contains(err.Error(), "deleting that line then loses no workflow: every machine keeps its own copy of "+name) {
 			t.Fatalf("sync of %s = %+v, %v; want it refused by name, with the step", name, out, err)
 		}
 		if ph, rev := a.phase(); ph != "" {
@@ -1029,6 +1037,51 @@ func TestExpiredHereTakenBack(t *testing.T) {
 			}
 			if out := a.sync(ra, ""); out.Pulled != 1 {
 				t.Fatalf("A's sync = %+v, want B's change pulled", out)
+			}
+		})
+	}
+}
+
+// TestEntryNotCairnsNamesTheStep: a remote revision that is no Cairn entry (or holds another
+// workflow) fails every sync the same way, so the error is the step that ends it, as the
+// backend names it (the git one: the ref to look at, and how deleting it loses no workflow),
+// and it does not open with the package's name: cairn sync prints it to a person. Before, it
+// read "remotesync: the remote's revision 2 of wf-odd is not a Cairn entry: it cannot be
+// synced", with no step.
+func TestEntryNotCairnsNamesTheStep(t *testing.T) {
+	for _, tc := range []struct {
+		name, entry, want string
+	}{
+		{"not an entry", `not a cairn entry`, "is not a Cairn entry"},
+		{"another workflow", `{"revision":2,"at":"2026-11-23T10:00:00Z","event":{"kind":"transition"},"snapshot":{"workflow_id":"wf-other","revision":2}}`, "holds another workflow or revision"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, b := range []struct {
+				name string
+				open func(t *testing.T, m *machine) remote.Backend
+				step string
+			}{
+				{"memory", func(*testing.T, *machine) remote.Backend { return memremote.New() }, "every machine keeps its own copy of wf-odd"},
+				{"git", func(t *testing.T, m *machine) remote.Backend {
+					m.addOrigin("file://" + gittest.Bare(t))
+					return gitBackend(t, gitremote.Config{Dir: m.dir, Remote: "origin"})
+				}, "git fetch origin refs/cairn/wf/wf-odd, then git log FETCH_HEAD"},
+			} {
+				t.Run(b.name, func(t *testing.T) {
+					ctx := context.Background()
+					a := newMachine(t, 0)
+					r := b.open(t, a)
+					a.start("wf-odd", "odd")
+					a.sync(r, "")
+					if _, err := r.Append(ctx, "wf-odd", 1, [][]byte{[]byte(tc.entry)}); err != nil {
+						t.Fatal(err)
+					}
+					_, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
+					if err == nil || !errors.Is(err, remote.ErrUnreadable) || !strings.Contains(err.Error(), tc.want) ||
+						!strings.Contains(err.Error(), b.step) || strings.HasPrefix(err.Error(), "remotesync:") {
+						t.Fatalf("sync over a foreign revision 2 = %v; want %q with the step %q, not opening with the package", err, tc.want, b.step)
+					}
+				})
 			}
 		})
 	}
