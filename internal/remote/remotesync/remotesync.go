@@ -668,7 +668,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 			notice = fmt.Sprintf("workflow %s expired here at r%d, but another machine changed it after r%d, so it was taken back from %s and is active again; this machine's expired copy stays in archive/%s",
 				a.WorkflowID, a.Revision, common, from, a.Dir)
 			if common < a.Revision-1 { // changes made here before the expiry, never pushed
-				notice += fmt.Sprintf(" with the changes it made after r%d, which were not replayed", common)
+				notice += fmt.Sprintf(" with the changes it made after r%d, which were not replayed: %s%s and make again what is still wanted", common, AskHistory, a.Dir)
 			}
 			return 0, notice, true, nil
 		}
@@ -683,6 +683,11 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	}
 	return len(mine[R:]), "", false, nil
 }
+
+// AskHistory is the step of a take-back's notice for this machine's changes left in the
+// expired copy's archive, in the model's words (cairn sync puts the person's), followed by
+// that archive's directory: cairn history reads an archive by it.
+const AskHistory = "ask the user to list them with cairn history "
 
 // live says whether r, the remote's tip of a workflow, is one a machine could go on with now:
 // active, its TTL not passed (one stale everywhere stays expired).

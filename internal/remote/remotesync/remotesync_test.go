@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -961,8 +962,10 @@ func TestResumedRaceSaysWhoWon(t *testing.T) {
 
 // TestExpiredHereTakenBack: machine B, idle past the TTL, expires at its next session start a
 // workflow that A kept working on and pushed. B's next sync takes A's line back as the active
-// workflow (B's expired copy stays archived) and says so once. A line stale on the remote too
-// is not taken back: it stays expired here.
+// workflow (B's expired copy stays archived) and says so once. Changes B made before it went
+// idle and never pushed stay only in that archive: the notice names them and the step that
+// lists them (cairn history DIR); before, it named no way to them. A line stale on the remote
+// too is not taken back: it stays expired here.
 func TestExpiredHereTakenBack(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -973,7 +976,7 @@ func TestExpiredHereTakenBack(t *testing.T) {
 	}{
 		{"changed elsewhere within the ttl", 2 * time.Hour, false, false, "workflow wf-x expired here at r2, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s"},
 		{"named", 2 * time.Hour, false, true, "workflow wf-x expired here at r2, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s"},
-		{"changed on both", 2 * time.Hour, true, false, "workflow wf-x expired here at r3, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s with the changes it made after r1, which were not replayed"},
+		{"changed on both", 2 * time.Hour, true, false, "workflow wf-x expired here at r3, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%[1]s with the changes it made after r1, which were not replayed: ask the user to list them with cairn history %[1]s and make again what is still wanted"},
 		{"stale everywhere", 26 * time.Hour, false, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1023,6 +1026,12 @@ func TestExpiredHereTakenBack(t *testing.T) {
 			}
 			if want := fmt.Sprintf(tc.takenOn, archives[0].Dir); said != want {
 				t.Fatalf("B's sync said %q, want %q", said, want)
+			}
+			if tc.bMoved { // the step it names lists B's own change, never pushed
+				evs, _, err := b.en.HistoryNotices(archives[0].Dir)
+				if err != nil || !slices.ContainsFunc(evs, func(e engine.Event) bool { return e.Revision == 2 && e.Kind == "transition" }) {
+					t.Fatalf("the history of archive %s = %+v, %v; want B's move to plan at r2", archives[0].Dir, evs, err)
+				}
 			}
 			if out := b.sync(rb, ""); len(out.Notices) != 0 || out.Pulled != 0 || out.Pushed != 0 {
 				t.Fatalf("B's next sync = %+v, want nothing to do or say", out)
