@@ -179,3 +179,25 @@ func TestSyncErrorsNameNoPackage(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoteStatusSaysTheLineCannotBeRead: the active workflow's ref on the remote was
+// force-pushed to commits Cairn did not write. cairn remote status said "wf-1 at r2 here, r0
+// on the remote", as if the remote held nothing of it; it says the remote's line cannot be
+// read and that cairn sync names the step, and --json says so too.
+func TestRemoteStatusSaysTheLineCannotBeRead(t *testing.T) {
+	bare := filepath.Join(bareRepo(t), "shared.git")
+	a := team(t, "file://"+bare, 1, nil)[0]
+	a.must("vars", "set", "WF_K", "v")
+	a.git("-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
+	a.git("push", "-q", "-f", "origin", "HEAD:refs/cairn/wf/wf-1")
+	if code, _, _ := a.cairn("sync"); code == 0 {
+		t.Fatal("cairn sync over a foreign line succeeded")
+	}
+	out := a.must("remote", "status")
+	if strings.Contains(out, "r0 on the remote") || !strings.Contains(out, "wf-1 at r2 here; its line on origin cannot be read (refs/cairn/wf/wf-1 holds commits Cairn did not write): cairn sync names the step") {
+		t.Fatalf("remote status over a foreign line:\n%s", out)
+	}
+	if js := a.must("remote", "status", "--json"); !strings.Contains(js, `"remote_unreadable": true`) {
+		t.Fatalf("remote status --json over a foreign line:\n%s", js)
+	}
+}
