@@ -34,6 +34,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -284,7 +285,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		out.Remote, out.Pushed = head, int(L-R)
 		return out, nil
 	case common == L: // ours is a prefix of the remote's: pull
-		return pull(st, out, remoteEntries[L-off:], from)
+		return pull(st, b, out, remoteEntries[L-off:], from)
 	default: // both moved: the remote's line was acknowledged first
 		// This machine's copy goes to the archive and the remote's line takes its place in
 		// one step, so a reader in another process never finds no workflow in between.
@@ -380,9 +381,9 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 	return mine, theirs, nil
 }
 
-// pull writes the remote entries through the store, each as a change whose revision follows
-// the current one; a change made here meanwhile stops it (ErrMoved) without writing.
-func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, error) {
+// pull writes the remote entries (of b) through the store, each as a change whose revision
+// follows the current one; a change made here meanwhile stops it (ErrMoved) without writing.
+func pull(st *store.Store, b remote.Backend, out Outcome, entries []Entry, from string) (Outcome, error) {
 	for _, e := range entries {
 		res, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
 			if revisionOf(cur) != e.Revision-1 {
@@ -392,11 +393,29 @@ func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, 
 		})
 		out.Notices = append(out.Notices, noticeMessages(res.Notices)...)
 		if err != nil {
+			if cerr := refusal(e.Snapshot); cerr != "" {
+				// Refused for what it holds (too large, a secret by this machine's rules):
+				// every sync refuses it alike.
+				return out, &entryError{fmt.Sprintf("the remote's revision %d of %s cannot be kept here (%s), so no sync can take its line", e.Revision, out.Workflow, cerr), remote.UnreadableStep(b, out.Workflow)}
+			}
 			return out, err
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
 	}
 	return out, nil
+}
+
+// refusal is why the store refuses snapshot, a record, for what it holds (store.CheckDocument:
+// its size, its JSON, a secret, named by rule and place, never repeated), or "".
+func refusal(snapshot []byte) string {
+	err := store.CheckDocument(snapshot)
+	if f, ok := errors.AsType[*secrets.Finding](err); ok {
+		return f.Refusal("") // not the advice on where to keep one: the step is the remote's
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // noticeMessages is what the store's notices say, each once.

@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -1091,6 +1092,55 @@ func TestEntryNotCairnsNamesTheStep(t *testing.T) {
 						t.Fatalf("sync over a foreign revision 2 = %v; want %q with the step %q, not opening with the package", err, tc.want, b.step)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestEntryTheStoreRefusesNamesTheStep: a remote revision in Cairn's form whose record this
+// machine's store refuses (larger than a record may be, or holding what its rules take for a
+// secret, as another machine's Cairn or anyone who can push may have written it) failed every
+// sync with the store's "workflow not saved: ..." and no step, and cairn-mcp told "the next
+// sync retries". It is now a line no sync can take here (remote.ErrUnreadable), with the
+// step, and the secret is not repeated.
+func TestEntryTheStoreRefusesNamesTheStep(t *testing.T) {
+	secret := secrettest.Shapes()[0]
+	for _, tc := range []struct {
+		name, context string
+	}{
+		{"over the record's size", strings.Repeat("x", 2<<20)},
+		{"a secret", "deploy with " + secret.Text},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := memremote.New()
+			newSharing(t, r, "wf-big", "big")
+			b := newMachine(t, 0)
+			b.sync(r, "")
+			recs, err := r.Since(ctx, "wf-big", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e map[string]any
+			if err := json.Unmarshal(recs[0].Data, &e); err != nil {
+				t.Fatal(err)
+			}
+			snap := e["snapshot"].(map[string]any)
+			snap["revision"], snap["context"], e["revision"] = 2, tc.context, 2
+			data, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Append(ctx, "wf-big", 1, [][]byte{data}); err != nil {
+				t.Fatal(err)
+			}
+			out, err := remotesync.Sync(ctx, b.st, r, "origin", "", nil)
+			if !errors.Is(err, remote.ErrUnreadable) || !strings.Contains(err.Error(), "the remote's revision 2 of wf-big cannot be kept here") ||
+				!strings.Contains(err.Error(), "every machine keeps its own copy of wf-big") || strings.Contains(err.Error(), secret.Core) {
+				t.Fatalf("B's sync over a revision its store refuses = %+v, %v; want it named as no sync can take it, with the step", out, err)
+			}
+			if _, rev := b.phase(); rev != 1 {
+				t.Fatalf("B is at r%d, want r1", rev)
 			}
 		})
 	}
