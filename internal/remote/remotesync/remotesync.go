@@ -22,6 +22,7 @@ package remotesync
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -314,6 +315,9 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			if errors.Is(err, ErrMoved) {
 				return out, err
 			}
+			if rerr := refused(b, id, remoteEntries); rerr != nil {
+				return out, rerr
+			}
 			return out, fmt.Errorf("keeping this machine's copy of %s while taking the remote's: %w", id, err)
 		}
 		step("adopted")
@@ -393,29 +397,31 @@ func pull(st *store.Store, b remote.Backend, out Outcome, entries []Entry, from 
 		})
 		out.Notices = append(out.Notices, noticeMessages(res.Notices)...)
 		if err != nil {
-			if cerr := refusal(e.Snapshot); cerr != "" {
-				// Refused for what it holds (too large, a secret by this machine's rules):
-				// every sync refuses it alike.
-				return out, &entryError{fmt.Sprintf("the remote's revision %d of %s cannot be kept here (%s), so no sync can take its line", e.Revision, out.Workflow, cerr), remote.UnreadableStep(b, out.Workflow)}
-			}
-			return out, err
+			return out, cmp.Or(refused(b, out.Workflow, []Entry{e}), err)
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
 	}
 	return out, nil
 }
 
-// refusal is why the store refuses snapshot, a record, for what it holds (store.CheckDocument:
-// its size, its JSON, a secret, named by rule and place, never repeated), or "".
-func refusal(snapshot []byte) string {
-	err := store.CheckDocument(snapshot)
-	if f, ok := errors.AsType[*secrets.Finding](err); ok {
-		return f.Refusal("") // not the advice on where to keep one: the step is the remote's
+// refused is the error for the first of es, remote entries of workflow id (from b), that the
+// store refuses for what it holds (store.CheckDocument: too large, not strict JSON, a secret by
+// this machine's rules, named by rule and place, never repeated), or nil for none. Every sync
+// refuses it alike, so it gets b's step; the store's error is the one to say for any other
+// failure to write them.
+func refused(b remote.Backend, id string, es []Entry) error {
+	for _, e := range es {
+		err := store.CheckDocument(e.Snapshot)
+		if err == nil {
+			continue
+		}
+		why := err.Error()
+		if f, ok := errors.AsType[*secrets.Finding](err); ok {
+			why = f.Refusal("") // not the advice on where to keep one: the step is the remote's
+		}
+		return &entryError{fmt.Sprintf("the remote's revision %d of %s cannot be kept here (%s), so no sync can take its line", e.Revision, id, why), remote.UnreadableStep(b, id)}
 	}
-	if err != nil {
-		return err.Error()
-	}
-	return ""
+	return nil
 }
 
 // noticeMessages is what the store's notices say, each once.

@@ -1101,15 +1101,18 @@ func TestEntryNotCairnsNamesTheStep(t *testing.T) {
 // machine's store refuses (larger than a record may be, or holding what its rules take for a
 // secret, as another machine's Cairn or anyone who can push may have written it) failed every
 // sync with the store's "workflow not saved: ..." and no step, and cairn-mcp told "the next
-// sync retries". It is now a line no sync can take here (remote.ErrUnreadable), with the
-// step, and the secret is not repeated.
+// sync retries"; after a lost race, "keeping this machine's copy ... while taking the
+// remote's: ..." the same. It is now a line no sync can take here (remote.ErrUnreadable), with
+// the step, and the secret is not repeated.
 func TestEntryTheStoreRefusesNamesTheStep(t *testing.T) {
 	secret := secrettest.Shapes()[0]
 	for _, tc := range []struct {
 		name, context string
+		raced         bool // B changed the workflow too: its sync loses the race and takes the line whole
 	}{
-		{"over the record's size", strings.Repeat("x", 2<<20)},
-		{"a secret", "deploy with " + secret.Text},
+		{"over the record's size", strings.Repeat("x", 2<<20), false},
+		{"a secret", "deploy with " + secret.Text, false},
+		{"a secret, in a lost race", "deploy with " + secret.Text, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -1134,13 +1137,18 @@ func TestEntryTheStoreRefusesNamesTheStep(t *testing.T) {
 			if _, err := r.Append(ctx, "wf-big", 1, [][]byte{data}); err != nil {
 				t.Fatal(err)
 			}
+			want := 1
+			if tc.raced {
+				b.move("plan")
+				want = 2
+			}
 			out, err := remotesync.Sync(ctx, b.st, r, "origin", "", nil)
 			if !errors.Is(err, remote.ErrUnreadable) || !strings.Contains(err.Error(), "the remote's revision 2 of wf-big cannot be kept here") ||
 				!strings.Contains(err.Error(), "every machine keeps its own copy of wf-big") || strings.Contains(err.Error(), secret.Core) {
 				t.Fatalf("B's sync over a revision its store refuses = %+v, %v; want it named as no sync can take it, with the step", out, err)
 			}
-			if _, rev := b.phase(); rev != 1 {
-				t.Fatalf("B is at r%d, want r1", rev)
+			if _, rev := b.phase(); rev != int64(want) {
+				t.Fatalf("B is at r%d, want r%d", rev, want)
 			}
 		})
 	}
