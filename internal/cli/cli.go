@@ -33,6 +33,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -539,6 +540,7 @@ func shellSteps(msg string) string {
 		{"; " + engine.InTheWayStep, ", then run the command again"},
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
 		{claimsync.TooManyStep, "ask whoever runs it to stop"},
+		{remotesync.AskHistory, "list them with cairn history "}, // a take-back's changes not replayed
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}

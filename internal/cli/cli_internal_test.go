@@ -315,6 +315,8 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		{engine.ShowWhatFills, "run cairn show, which shows what fills it"},
 		// Not a full record, but the same shape: the claims line too large to keep.
 		{claimsync.TooManyStep, "ask whoever runs it to stop"},
+		// Nor this: a take-back's changes not replayed, in an archive cairn history reads.
+		{remotesync.AskHistory + "wf-x-20261129T194444.253Z", "list them with cairn history wf-x-20261129T194444.253Z"},
 	} {
 		got := shellSteps("nothing was changed: " + tt.agent + ".")
 		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") || strings.Contains(got, "start_workflow") {

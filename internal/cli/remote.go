@@ -166,6 +166,9 @@ type remoteStatus struct {
 	Unpushed int64  `json:"unpushed"`
 	// Unconfirmed counts the tasks set running here offline whose claims no sync confirmed yet.
 	Unconfirmed int `json:"unconfirmed_claims"`
+	// Unreadable is set when the last fetch found the workflow's line on the remote one no
+	// sync can read: remote_revision is then no revision of it.
+	Unreadable bool `json:"remote_unreadable,omitempty"`
 }
 
 func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
@@ -175,6 +178,7 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 	}
 	defer st.Close()
 	out := remoteStatus{Settings: s}
+	var unreadable *remote.LeftOut // the active workflow's line, when no sync can read it
 	if s.Enabled {
 		w, err := st.ReadWorkflow()
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -189,12 +193,18 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 			return err
 		}
 		h, err := b.Mirrored(a.ctx) // local refs only: no network
-		if _, ok := errors.AsType[*remote.UnreadableError](err); ok {
+		if ue, ok := errors.AsType[*remote.UnreadableError](err); ok {
 			err = nil // another line than Cairn's: the others' heads are there
+			for _, l := range ue.LeftOut() {
+				if l.ID == w.ID {
+					unreadable = &l
+				}
+			}
 		}
 		if err != nil {
 			return err
 		}
+		out.Unreadable = unreadable != nil
 		out.Mirrored = h[w.ID]
 		// Counted from where the last sync left both lines, as the shared line counts: the
 		// head fetched since may be another clone's changes, which push none of these.
@@ -215,6 +225,11 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 		last := "never synced"
 		if !s.LastSync.IsZero() {
 			last = "last sync " + s.LastSync.UTC().Format(time.RFC3339)
+		}
+		if unreadable != nil {
+			fmt.Fprintf(a.stdout, "remote %s: %s at r%d here; its line on %s cannot be read (%s): cairn sync names the step (%s); %d unpushed\n",
+				s.Remote, out.Workflow, out.Local, s.Remote, leftOutWhy(s.Remote, *unreadable), last, out.Unpushed)
+			break
 		}
 		fmt.Fprintf(a.stdout, "remote %s: %s at r%d here, r%d on the remote (%s); %d unpushed\n",
 			s.Remote, out.Workflow, out.Local, out.Mirrored, last, out.Unpushed)
@@ -276,7 +291,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		ids := strings.Join(slices.Sorted(maps.Keys(out.Available)), ", ")
 		switch {
 		case errors.Is(err, remotesync.ErrChoose):
-			return fmt.Errorf("%w: cairn sync ID with one of %s", err, ids)
+			return fmt.Errorf("%s holds several workflows and none is active here: cairn sync ID with one of %s", s.Remote, ids)
 		case ids == "":
 			return fmt.Errorf("%s holds no workflow %s, nor any other to take", s.Remote, pos[0])
 		}
@@ -373,21 +388,23 @@ func notReached(remoteName string, err error) (why string, ok bool) {
 // a damaged ref's told as a foreign line's ("delete it there") could delete someone's work.
 // The ids and steps name refs anyone who can push there chose: cleaned like any stored text.
 func leftOutLine(remoteName string, l remote.LeftOut) string {
-	ref := cmp.Or(clean(l.Ref), "its ref")
-	var why string
-	switch l.Reason {
-	case remote.CaseTwin:
-		why = "its id differs only in case from " + clean(l.Twin) + ", which is synced here, and this machine's file system holds the two refs as one file"
-	case remote.Damaged:
-		why = ref + " points at an object " + remoteName + " does not have (its repository is damaged)"
-	default:
-		why = ref + " holds commits Cairn did not write"
-	}
-	line := fmt.Sprintf("%s: %s was left out of this sync: %s", remoteName, clean(l.ID), why)
+	line := fmt.Sprintf("%s: %s was left out of this sync: %s", remoteName, clean(l.ID), leftOutWhy(remoteName, l))
 	if l.Step != "" {
 		line += "; " + clean(l.Step)
 	}
 	return line
+}
+
+// leftOutWhy says why a sync leaves l, one of the remote's lines, out (leftOutLine).
+func leftOutWhy(remoteName string, l remote.LeftOut) string {
+	ref := cmp.Or(clean(l.Ref), "its ref")
+	switch l.Reason {
+	case remote.CaseTwin:
+		return "its id differs only in case from " + clean(l.Twin) + ", which is synced here, and this machine's file system holds the two refs as one file"
+	case remote.Damaged:
+		return ref + " points at an object " + remoteName + " does not have (its repository is damaged)"
+	}
+	return ref + " holds commits Cairn did not write"
 }
 
 // conflictLine says what a sync that lost a race did; pushed says whether the changes it

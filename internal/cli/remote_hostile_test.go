@@ -128,3 +128,76 @@ func TestPushToDamagedRemote(t *testing.T) {
 		t.Errorf("remote enable on a damaged remote: exit %d\n%s%s\nwant it to say %q", code, out, errb, named)
 	}
 }
+
+// TestSyncErrorsNameNoPackage: what cairn sync prints when the remote's line cannot be read or
+// taken says what failed and the step, in the person's words: it opened with the Go package
+// that found it ("cairn sync: gitremote: the remote's ref ...", "remotesync: the remote holds
+// several workflows ..."), which names nothing the person knows.
+func TestSyncErrorsNameNoPackage(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, bare string) *machine
+		want  string
+	}{
+		{"line force-pushed to commits Cairn did not write", func(t *testing.T, bare string) *machine {
+			a := team(t, "file://"+bare, 1, nil)[0]
+			a.git("-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
+			a.git("push", "-q", "-f", "origin", "HEAD:refs/cairn/wf/wf-1")
+			return a
+		}, "points at a commit Cairn did not write: see what it holds (git fetch origin refs/cairn/wf/wf-1"},
+		{"several workflows and none active", func(t *testing.T, bare string) *machine {
+			team(t, "file://"+bare, 1, nil)
+			o := newMachine(t, "file://"+bare)
+			o.must("remote", "enable", "--yes")
+			o.must("start", "apex", "other", "--id", "wf-2")
+			o.must("sync")
+			b := newMachine(t, "file://"+bare)
+			b.must("remote", "enable", "--yes")
+			return b
+		}, "cairn sync ID with one of wf-1, wf-2"},
+		{"push refused by the host", func(t *testing.T, bare string) *machine {
+			a := team(t, "file://"+bare, 1, nil)[0]
+			hook := filepath.Join(bare, "hooks", "pre-receive")
+			if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			a.must("vars", "set", "WF_K", "v")
+			return a
+		}, "the remote refused refs/cairn/wf/wf-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.setup(t, filepath.Join(bareRepo(t), "shared.git"))
+			code, out, errb := m.cairn("sync")
+			if code == 0 || !strings.Contains(errb, tc.want) {
+				t.Fatalf("cairn sync: exit %d\n%s%s\nwant it to say %q", code, out, errb, tc.want)
+			}
+			for _, pkg := range []string{"gitremote:", "remotesync:", "sync: remote:"} {
+				if strings.Contains(errb, pkg) {
+					t.Errorf("cairn sync said %q, naming the package %s", errb, pkg)
+				}
+			}
+		})
+	}
+}
+
+// TestRemoteStatusSaysTheLineCannotBeRead: the active workflow's ref on the remote was
+// force-pushed to commits Cairn did not write. cairn remote status said "wf-1 at r2 here, r0
+// on the remote", as if the remote held nothing of it; it says the remote's line cannot be
+// read and that cairn sync names the step, and --json says so too.
+func TestRemoteStatusSaysTheLineCannotBeRead(t *testing.T) {
+	bare := filepath.Join(bareRepo(t), "shared.git")
+	a := team(t, "file://"+bare, 1, nil)[0]
+	a.must("vars", "set", "WF_K", "v")
+	a.git("-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
+	a.git("push", "-q", "-f", "origin", "HEAD:refs/cairn/wf/wf-1")
+	if code, _, _ := a.cairn("sync"); code == 0 {
+		t.Fatal("cairn sync over a foreign line succeeded")
+	}
+	out := a.must("remote", "status")
+	if strings.Contains(out, "r0 on the remote") || !strings.Contains(out, "wf-1 at r2 here; its line on origin cannot be read (refs/cairn/wf/wf-1 holds commits Cairn did not write): cairn sync names the step") {
+		t.Fatalf("remote status over a foreign line:\n%s", out)
+	}
+	if js := a.must("remote", "status", "--json"); !strings.Contains(js, `"remote_unreadable": true`) {
+		t.Fatalf("remote status --json over a foreign line:\n%s", js)
+	}
+}

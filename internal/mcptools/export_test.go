@@ -27,6 +27,14 @@ func SetApprovalWait(d time.Duration) (restore func()) {
 	return func() { approvalWait = old }
 }
 
+// SetFirstSyncWait changes how long start_workflow and resume_check wait for the first sync,
+// and returns the undo.
+func SetFirstSyncWait(d time.Duration) (restore func()) {
+	old := firstSyncWait
+	firstSyncWait = d
+	return func() { firstSyncWait = old }
+}
+
 // CountSyncRuns makes a server with o count its background sync runs in runs, each counted
 // once it has ended.
 func CountSyncRuns(o Options, runs *atomic.Int64) Options {

@@ -31,6 +31,21 @@ const (
 	syncRunTimeout = time.Minute
 )
 
+// firstSyncWait bounds how long start_workflow and resume_check wait for the first sync (see
+// awaitFirstSync): a remote that hangs holds that sync up to syncRunTimeout, and the model
+// waiting on the call all that time is told nothing. A variable for the tests.
+var firstSyncWait = 10 * time.Second
+
+// firstSyncLate is the notice of a call (tool) that went on without the first sync
+// (awaitFirstSync), and what that leaves undone.
+func firstSyncLate(tool string) string {
+	undone := "a shared workflow that expired here may yet be taken back by it"
+	if tool == "start_workflow" {
+		undone = "a shared workflow that expired here while another machine kept it going is not taken back while the one started here is active"
+	}
+	return fmt.Sprintf("Notice: the first sync with the remote did not answer within %s (the remote is slow or out of reach), so %s went on without it: %s. The sync goes on in the background, and a later result says what it brings.", firstSyncWait, tool, undone)
+}
+
 // syncer runs remotesync in the background while sharing is on (cairn remote enable): once
 // shortly after start, then every interval with jitter, one run at a time, each under
 // syncRunTimeout. The engine's writes stay local; a sync pulls and pushes through the store.
@@ -128,8 +143,9 @@ func (y *syncer) loop() {
 // resume_check): a shared workflow this machine expired at session start while another kept it
 // going is taken back only by a sync that finds nothing active here, so a workflow started
 // before it would stay the only one. Called holding the turn, it lets go of it while the first
-// sync, run now, ends (it needs the turn), and says whether the call can go on with eng.
-func (s *Server) awaitFirstSync(ctx context.Context, eng Engine) bool {
+// sync, run now, ends (it needs the turn), and says whether the call (tool) can go on with eng.
+// It waits firstSyncWait at most: past that the call goes on, and its result says why.
+func (s *Server) awaitFirstSync(ctx context.Context, tool string, eng Engine) bool {
 	y := s.sync
 	if y == nil {
 		return true
@@ -144,11 +160,19 @@ func (s *Server) awaitFirstSync(ctx context.Context, eng Engine) bool {
 	default:
 	}
 	s.release()
+	t := time.NewTimer(firstSyncWait)
+	defer t.Stop()
+	late := false
 	select {
 	case <-y.first:
 	case <-ctx.Done():
+	case <-t.C:
+		late = true
 	}
 	_ = s.acquire(context.Background()) // held again for the caller's release
+	if late {
+		s.addSyncNoticeLocked(nil, firstSyncLate(tool))
+	}
 	return !s.closed && s.eng == eng
 }
 

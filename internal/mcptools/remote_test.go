@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -538,7 +539,8 @@ func TestBackgroundSyncUsesTheReopenedEngine(t *testing.T) {
 
 // TestBackgroundSyncTellsALineNoSyncCanRead: the workflow's ref on the remote is force-pushed
 // to a commit Cairn did not write, or given a revision in Cairn's form that is not a Cairn
-// entry. Every sync fails the same way until a person acts, so the notice says that and where
+// entry, or one whose record is larger than Cairn writes (told "the next sync retries" until
+// then). Every sync fails the same way until a person acts, so the notice says that and where
 // the person finds the step (cairn sync), not that the next sync retries.
 func TestBackgroundSyncTellsALineNoSyncCanRead(t *testing.T) {
 	for _, tc := range []struct {
@@ -550,20 +552,11 @@ func TestBackgroundSyncTellsALineNoSyncCanRead(t *testing.T) {
 			git(t, work, "push", "-q", "-f", url, "HEAD:refs/cairn/wf/wf-1")
 		}},
 		{"a revision that is not a Cairn entry", func(t *testing.T, work, url string) {
-			out := func(stdin string, args ...string) string {
-				cmd := exec.Command("git", append([]string{"-C", work, "-c", "user.name=x", "-c", "user.email=x@example.com"}, args...)...)
-				cmd.Stdin = strings.NewReader(stdin)
-				b, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("git %v: %v", args, err)
-				}
-				return strings.TrimSpace(string(b))
-			}
-			git(t, work, "fetch", "-q", url, "refs/cairn/wf/wf-1")
-			blob := out(`{"revision":2}`, "hash-object", "-w", "--stdin")
-			tree := out("100644 blob "+blob+"\trecord\n", "mktree")
-			commit := out("cairn wf-1 r2\n", "commit-tree", tree, "-p", "FETCH_HEAD")
-			git(t, work, "push", "-q", url, commit+":refs/cairn/wf/wf-1")
+			forgeRevision2(t, work, url, `{"revision":2}`)
+		}},
+		// Refused from its size before it is read; every sync finds it the same.
+		{"a record larger than Cairn writes", func(t *testing.T, work, url string) {
+			forgeRevision2(t, work, url, strings.Repeat("x", remote.MaxRecord+1))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -584,6 +577,26 @@ func TestBackgroundSyncTellsALineNoSyncCanRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// forgeRevision2 pushes to url, from the repository work, a revision 2 of wf-1 in Cairn's form
+// whose record is record, as anyone with push access could.
+func forgeRevision2(t *testing.T, work, url, record string) {
+	t.Helper()
+	out := func(stdin string, args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", work, "-c", "user.name=x", "-c", "user.email=x@example.com"}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	git(t, work, "fetch", "-q", url, "refs/cairn/wf/wf-1")
+	blob := out(record, "hash-object", "-w", "--stdin")
+	tree := out("100644 blob "+blob+"\trecord\n", "mktree")
+	commit := out("cairn wf-1 r2\n", "commit-tree", tree, "-p", "FETCH_HEAD")
+	git(t, work, "push", "-q", url, commit+":refs/cairn/wf/wf-1")
 }
 
 // TestBackgroundSyncTellsWhenAFailureTurnsPermanent: a sync failure that the next sync may mend

@@ -303,7 +303,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 		return errorResult(cmp.Or(argErr, err), "") // a bad argument is said first
 	}
 	eng := s.eng
-	if (spec.name == "start_workflow" || spec.name == "resume_check") && !s.awaitFirstSync(ctx, eng) {
+	if (spec.name == "start_workflow" || spec.name == "resume_check") && !s.awaitFirstSync(ctx, spec.name, eng) {
 		return errorResult(errShuttingDown, "")
 	}
 	// The watcher learns a new session after /clear only after its debounce; a call that

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -23,6 +24,7 @@ func TestStartWaitsForTheFirstSync(t *testing.T) {
 }
 
 func startWaits(t *testing.T, first string) {
+	defer mcptools.SetFirstSyncWait(time.Minute)() // a loaded machine's first sync may be slow: it is waited for
 	bare := bareRepo(t)
 	other := machineB(t, bare)
 	if _, err := other.e.Start(engine.StartRequest{Type: "apex", Context: "shared", WorkflowID: "wf-x"}); err != nil {
@@ -71,5 +73,26 @@ func startWaits(t *testing.T, first string) {
 	}
 	if got := text(mustOK(t, c, "resume_check", `{}`)); !strings.Contains(got, "wf-x") || strings.Contains(got, "wf-2") {
 		t.Fatalf("resume_check = %q; want wf-x active, no wf-2", got)
+	}
+}
+
+// TestStartDoesNotWaitOnAHungRemote: the remote accepts the connection and never answers (a
+// half-open link, a host that hangs), so cairn-mcp's first sync hangs until its own timeout, a
+// minute. start_workflow waited for it all that time, saying nothing; it now waits a short
+// while, then goes on and says why: the sync had not answered, and what that leaves undone.
+// The sync's connection is still held open when the call returns: the call did not wait it out.
+func TestStartDoesNotWaitOnAHungRemote(t *testing.T) {
+	defer mcptools.SetFirstSyncWait(50 * time.Millisecond)()
+	bare := bareRepo(t)
+	dir, env := clone(t, bare)
+	hung := gittest.Hung(t)
+	git(t, dir, "remote", "set-url", "origin", "git://"+hung.Addr+"/shared.git")
+	_, c := startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242, Log: quietLog(), NoWatch: true})
+	got := text(mustOK(t, c, "start_workflow", `{"type":"apex","context":"offline","workflow_id":"wf-h"}`))
+	if !strings.Contains(got, "the first sync with the remote did not answer within 50ms (the remote is slow or out of reach), so start_workflow went on without it") || !strings.Contains(got, "wf-h") {
+		t.Fatalf("start_workflow over a hung remote = %q; want it started, saying the sync had not answered", got)
+	}
+	if hung.Accepted() == 0 || hung.Closed() != 0 {
+		t.Fatalf("the hung remote took %d connections, %d closed since: want the sync still waiting on one", hung.Accepted(), hung.Closed())
 	}
 }

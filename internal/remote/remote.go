@@ -59,6 +59,21 @@ type Backend interface {
 	Watch(ctx context.Context, known Heads) (Heads, error)
 }
 
+// Stepper is a Backend that names, for a person, the step that ends a line no sync can read
+// because one of its records is not Cairn's: where to look at what it holds, and how clearing
+// it loses no workflow. Backends that are not Steppers get UnreadableStep's words.
+type Stepper interface {
+	UnreadableStep(workflow string) string
+}
+
+// UnreadableStep is b's step for workflow's line, which holds a record Cairn did not write.
+func UnreadableStep(b Backend, workflow string) string {
+	if s, ok := b.(Stepper); ok {
+		return s.UnreadableStep(workflow)
+	}
+	return fmt.Sprintf("see what the remote's line of %s holds and keep any work there; deleting that line then loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", workflow, workflow)
+}
+
 // ErrConflict is what a *ConflictError matches with errors.Is.
 var ErrConflict = errors.New("remote head moved")
 

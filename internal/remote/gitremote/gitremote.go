@@ -101,17 +101,17 @@ var _ remote.Backend = (*Backend)(nil)
 // New returns a Backend for cfg. It runs nothing: the first method call is the first git.
 func New(cfg Config) (*Backend, error) {
 	if cfg.Dir == "" || cfg.Remote == "" {
-		return nil, errors.New("gitremote: a repository directory and a remote are required")
+		return nil, errors.New("a repository directory and a remote are required")
 	}
 	if strings.HasPrefix(cfg.Remote, "-") {
-		return nil, errors.New("gitremote: a remote name or URL cannot start with '-'")
+		return nil, errors.New("a remote name or URL cannot start with '-'")
 	}
 	switch cfg.Layout {
 	case "":
 		cfg.Layout = Refs
 	case Refs, Branches, ClaimRefs, ClaimBranches:
 	default:
-		return nil, errors.New("gitremote: unknown layout: use gitremote.Refs or gitremote.Branches")
+		return nil, errors.New("unknown layout: use gitremote.Refs or gitremote.Branches")
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -126,7 +126,7 @@ func New(cfg Config) (*Backend, error) {
 		name += "-claims-branches"
 	}
 	if !simpleName().MatchString(name) {
-		return nil, errors.New("gitremote: the mirror name must be letters, digits, '-' and '_'")
+		return nil, errors.New("the mirror name must be letters, digits, '-' and '_'")
 	}
 	return &Backend{cfg: cfg, mirror: "refs/cairn-mirror/" + name + "/"}, nil
 }
@@ -285,21 +285,21 @@ func (b *Backend) withLeftOut(err error) error {
 func (b *Backend) leftOutError(id string) error {
 	k := b.leftOut[id]
 	if k == broken {
-		return remote.Unreadable(fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit the remote does not have (its repository is damaged): %s", id, b.remoteRef(id), b.damagedStep(id)))
+		return remote.Unreadable(fmt.Errorf("the remote's ref for workflow %s, %s, points at a commit the remote does not have (its repository is damaged): %s", id, b.remoteRef(id), b.damagedStep(id)))
 	}
-	return remote.Unreadable(fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: %s", k, id, k, b.twinStep(id, k)))
+	return remote.Unreadable(fmt.Errorf("workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: %s", k, id, k, b.twinStep(id, k)))
 }
 
 // notCairnsError is the error for workflow id, whose ref points at a commit Cairn did not write.
 func (b *Backend) notCairnsError(id string) error {
-	return remote.Unreadable(fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id)))
+	return remote.Unreadable(fmt.Errorf("the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id)))
 }
 
 // rewrittenError is the error for workflow id's line, whose commits read as Cairn's up to where
 // what says it is not: a history rewritten by hand (squashed, a revision dropped) and
 // force-pushed. No sync can read it, so it gets the step of a line Cairn did not write.
 func (b *Backend) rewrittenError(id, what string) error {
-	return remote.Unreadable(fmt.Errorf("gitremote: the remote's line for workflow %s %s: it was rewritten by something other than Cairn; %s", id, what, b.notCairnsStep(id)))
+	return remote.Unreadable(fmt.Errorf("the remote's line for workflow %s %s: it was rewritten by something other than Cairn; %s", id, what, b.notCairnsStep(id)))
 }
 
 // The steps below name the one ref to act on and say why acting loses no work: a ref deleted
@@ -315,6 +315,10 @@ func (b *Backend) notCairnsStep(id string) string {
 	}
 	return fmt.Sprintf("%s; deleting the ref then (git push %s :%s) loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", see, r, ref, id)
 }
+
+// UnreadableStep implements remote.Stepper: the step for workflow id's line, one of whose
+// records Cairn did not write.
+func (b *Backend) UnreadableStep(id string) string { return b.notCairnsStep(id) }
 
 // claimsLine reports whether b's lines are task claims rather than workflows, which no machine
 // pushes again whole.
@@ -413,7 +417,7 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 		}
 		if twin, err := b.caseTwin(ctx, id); err != nil || twin != "" {
 			if err == nil {
-				err = fmt.Errorf("gitremote: workflow id %s differs only in case from %s, which the remote has: on macOS and Windows the two would be one file; choose another id", id, twin)
+				err = fmt.Errorf("workflow id %s differs only in case from %s, which the remote has: on macOS and Windows the two would be one file; choose another id", id, twin)
 			}
 			return 0, err
 		}
@@ -455,7 +459,7 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 		// the ref itself. The remote's head tells which: a line rewritten by hand and
 		// force-pushed since it was read moved it too, even to a commit of the same revision.
 		if err := b.fetch(ctx, id); err != nil {
-			return 0, fmt.Errorf("gitremote: push refused (%s), and reading the remote's head failed: %w", rejected, err)
+			return 0, fmt.Errorf("push refused (%s), and reading the remote's head failed: %w", rejected, err)
 		}
 		cur, _, err := b.tip(ctx, id)
 		if err != nil {
@@ -490,11 +494,11 @@ type RefusedError struct {
 func (e *RefusedError) Error() string {
 	switch {
 	case e.Broken != "":
-		return fmt.Sprintf("gitremote: the remote refused %s (%s): its repository is damaged, %s there points at an object it does not have, and every push is refused until that ref is gone; %s", e.Ref, e.Reason, e.Broken, e.Step)
+		return fmt.Sprintf("the remote refused %s (%s): its repository is damaged, %s there points at an object it does not have, and every push is refused until that ref is gone; %s", e.Ref, e.Reason, e.Broken, e.Step)
 	case e.Damaged():
-		return fmt.Sprintf("gitremote: the remote refused %s (%s): its repository is damaged, and every push is refused until it is repaired (git fsck there names the ref that points at a missing object)", e.Ref, e.Reason)
+		return fmt.Sprintf("the remote refused %s (%s): its repository is damaged, and every push is refused until it is repaired (git fsck there names the ref that points at a missing object)", e.Ref, e.Reason)
 	}
-	return fmt.Sprintf("gitremote: the remote refused %s (%s): run `cairn doctor` to check which refs it accepts", e.Ref, e.Reason)
+	return fmt.Sprintf("the remote refused %s (%s): run `cairn doctor` to check which refs it accepts", e.Ref, e.Reason)
 }
 
 // Damaged reports a refusal that is no rule of the host's: while one of its refs points at an
@@ -729,7 +733,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 		return nil, err
 	}
 	if int64(len(oids)) != n {
-		return nil, fmt.Errorf("gitremote: the remote's line for workflow %s is shorter than its head says", id)
+		return nil, fmt.Errorf("the remote's line for workflow %s is shorter than its head says", id)
 	}
 	var in bytes.Buffer
 	for i := len(oids) - 1; i >= 0; i-- {
@@ -758,7 +762,7 @@ func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int) ([]rem
 	for i := range n {
 		hdr, err := r.ReadString('\n')
 		if err != nil {
-			return nil, fmt.Errorf("gitremote: reading revision %d of %s: %w", rev+int64(i)+1, id, err)
+			return nil, fmt.Errorf("reading revision %d of %s: %w", rev+int64(i)+1, id, err)
 		}
 		f := strings.Fields(hdr)
 		if len(f) != 3 || f[1] != "blob" {
@@ -766,14 +770,14 @@ func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int) ([]rem
 		}
 		size, err := strconv.Atoi(f[2])
 		if err != nil || size < 0 {
-			return nil, fmt.Errorf("gitremote: git cat-file gave a bad size for revision %d of %s", rev+int64(i)+1, id)
+			return nil, fmt.Errorf("git cat-file gave a bad size for revision %d of %s", rev+int64(i)+1, id)
 		}
 		if size > remote.MaxRecord {
-			return nil, fmt.Errorf("gitremote: revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; %s", rev+int64(i)+1, id, size, b.notCairnsStep(id))
+			return nil, remote.Unreadable(fmt.Errorf("revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; %s", rev+int64(i)+1, id, size, b.notCairnsStep(id)))
 		}
 		d := make([]byte, size+1) // the object and cat-file's newline
 		if _, err := io.ReadFull(r, d); err != nil {
-			return nil, fmt.Errorf("gitremote: reading revision %d of %s: %w", rev+int64(i)+1, id, err)
+			return nil, fmt.Errorf("reading revision %d of %s: %w", rev+int64(i)+1, id, err)
 		}
 		recs = append(recs, remote.Record{Rev: rev + int64(i) + 1, Data: d[:size]})
 	}
@@ -823,7 +827,7 @@ func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected str
 	if err != nil {
 		return "", err
 	}
-	return "", fmt.Errorf("gitremote: git push said nothing about %s; the outcome is unknown", ref)
+	return "", fmt.Errorf("git push said nothing about %s; the outcome is unknown", ref)
 }
 
 // maxLine bounds a line of git's listings (for-each-ref, log) that Cairn reads: a commit's
@@ -839,7 +843,7 @@ var errLongLine = errors.New("a commit on the remote was not written by Cairn")
 func (b *Backend) lines(ctx context.Context, fn func(line string) error, args ...string) error {
 	return b.cutLines(ctx, func(line string, cut bool) error {
 		if cut {
-			return fmt.Errorf("gitremote: git %s printed a line of more than %d bytes: %w", args[0], maxLine, errLongLine)
+			return fmt.Errorf("git %s printed a line of more than %d bytes: %w", args[0], maxLine, errLongLine)
 		}
 		return fn(line)
 	}, args...)
@@ -925,7 +929,7 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 			return &GitError{Op: args[0], Err: parent.Err(), Stderr: "no answer in the time allowed"}
 		}
 		if parent.Err() != nil {
-			return fmt.Errorf("gitremote: git %s: %w", args[0], parent.Err())
+			return fmt.Errorf("git %s: %w", args[0], parent.Err())
 		}
 		if ctx.Err() != nil {
 			return &GitError{Op: args[0], Err: ctx.Err(), Stderr: fmt.Sprintf("no answer within %s", b.cfg.Timeout)}
@@ -973,9 +977,9 @@ type GitError struct {
 
 func (e *GitError) Error() string {
 	if e.Stderr == "" {
-		return fmt.Sprintf("gitremote: git %s: %v", e.Op, e.Err)
+		return fmt.Sprintf("git %s: %v", e.Op, e.Err)
 	}
-	return fmt.Sprintf("gitremote: git %s: %s", e.Op, e.Stderr)
+	return fmt.Sprintf("git %s: %s", e.Op, e.Stderr)
 }
 
 func (e *GitError) Unwrap() error { return e.Err }

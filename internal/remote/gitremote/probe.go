@@ -33,7 +33,7 @@ func Probe(ctx context.Context, cfg Config) (Layout, error) {
 		}
 		reasons = append(reasons, ok)
 	}
-	return "", fmt.Errorf("gitremote: the remote accepts neither refs/cairn/* nor cairn-state/* branches: %w", errors.Join(reasons...))
+	return "", fmt.Errorf("the remote accepts neither refs/cairn/* nor cairn-state/* branches: %w", errors.Join(reasons...))
 }
 
 // probe returns nil when the host took and deleted the probe ref, a *RefusedError when it
@@ -60,7 +60,7 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 		return &RefusedError{Ref: ref, Reason: reason}, nil
 	}
 	if reason, err := b.push(ctx, ref, oid, ""); err != nil || reason != "" {
-		return nil, fmt.Errorf("gitremote: the remote took the probe ref %s but would not delete it (%s %v): delete it by hand", ref, reason, err)
+		return nil, fmt.Errorf("the remote took the probe ref %s but would not delete it (%s %v): delete it by hand", ref, reason, err)
 	}
 	return nil, nil
 }

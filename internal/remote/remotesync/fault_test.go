@@ -174,11 +174,8 @@ func TestKillSync(t *testing.T) {
 	bare := gittest.Bare(t)
 	url := "file://" + bare
 	a, b := newMachine(t, 0), newMachine(t, 0)
-	for _, m := range []*machine{a, b} {
-		if out, err := exec.Command("git", "-C", m.dir, "remote", "add", "origin", url).CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-	}
+	a.addOrigin(url)
+	b.addOrigin(url)
 	a.start("wf-kill", "kill")
 	rng := rand.New(rand.NewPCG(7, 7))
 	killed := 0

@@ -51,7 +51,7 @@ func writeIntent(st *store.Store, in intent) error {
 		return err
 	}
 	if err := st.Write(IntentDoc, doc); err != nil {
-		return fmt.Errorf("remotesync: recording the replay owed before taking the remote's line: %w", err)
+		return fmt.Errorf("recording the replay owed before taking the remote's line: %w", err)
 	}
 	return nil
 }
@@ -89,7 +89,7 @@ func resume(ctx context.Context, st *store.Store, from string, replay Replayer) 
 		return nil, "", clearIntent(st)
 	}
 	if c.Replayed, err = replay(ctx, c); err != nil {
-		return nil, "", fmt.Errorf("remotesync: replaying the changes an interrupted sync owed (the next sync tries again): %w", err)
+		return nil, "", fmt.Errorf("replaying the changes an interrupted sync owed (the next sync tries again): %w", err)
 	}
 	return c, "", clearIntent(st)
 }

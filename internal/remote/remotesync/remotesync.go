@@ -22,6 +22,7 @@ package remotesync
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -94,15 +96,15 @@ type Conflict struct {
 }
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
-var ErrChoose = errors.New("remotesync: the remote holds several workflows and none is active here: name the one to take")
+var ErrChoose = errors.New("the remote holds several workflows and none is active here: name the one to take")
 
 // ErrNoSuch is returned when no workflow is active here and the remote holds none by the id
 // asked for; Outcome.Available lists the ones it holds that could be taken.
-var ErrNoSuch = errors.New("remotesync: the remote holds no workflow by that id")
+var ErrNoSuch = errors.New("the remote holds no workflow by that id")
 
 // ErrOtherActive is returned when the id asked for is not the workflow active here, which a
 // sync never leaves for another; Outcome.Workflow names the active one.
-var ErrOtherActive = errors.New("remotesync: another workflow is active here")
+var ErrOtherActive = errors.New("another workflow is active here")
 
 const maxRounds = 10
 
@@ -152,7 +154,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 		}
 		c := out.Conflict
 		if c.Replayed, err = replay(ctx, c); err != nil {
-			return out, fmt.Errorf("remotesync: replaying this machine's changes on the remote's line (the next sync tries again): %w", err)
+			return out, fmt.Errorf("replaying this machine's changes on the remote's line (the next sync tries again): %w", err)
 		}
 		step("replayed")
 		if err := clearIntent(st); err != nil {
@@ -198,7 +200,7 @@ type Waiter interface {
 // ErrMoved is returned when the remote or this machine's workflow kept moving during every
 // round of a sync (other machines pushing at the same moment): nothing was lost, what is not
 // pushed stays here, and the next sync tries again.
-var ErrMoved = errors.New("remotesync: the workflow kept moving on the remote or here during the sync; nothing is lost and the next sync tries again")
+var ErrMoved = errors.New("the workflow kept moving on the remote or here during the sync; nothing is lost and the next sync tries again")
 
 // stepHook, when set (by tests), is called at the steps of a lost race that run no git:
 // "intent" (the replay owed is recorded), "adopted" (the remote's line is installed),
@@ -284,7 +286,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		out.Remote, out.Pushed = head, int(L-R)
 		return out, nil
 	case common == L: // ours is a prefix of the remote's: pull
-		return pull(st, out, remoteEntries[L-off:], from)
+		return pull(st, b, out, remoteEntries[L-off:], from)
 	default: // both moved: the remote's line was acknowledged first
 		// This machine's copy goes to the archive and the remote's line takes its place in
 		// one step, so a reader in another process never finds no workflow in between.
@@ -313,7 +315,10 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			if errors.Is(err, ErrMoved) {
 				return out, err
 			}
-			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s while taking the remote's: %w", id, err)
+			if rerr := refused(b, id, remoteEntries); rerr != nil {
+				return out, rerr
+			}
+			return out, fmt.Errorf("keeping this machine's copy of %s while taking the remote's: %w", id, err)
 		}
 		step("adopted")
 		repaired = append(repaired, res.Notices...)
@@ -365,7 +370,7 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 	if err != nil {
 		return nil, nil, err
 	}
-	if theirs, err = decode(id, recs); err != nil {
+	if theirs, err = decode(b, id, recs); err != nil {
 		return nil, nil, err
 	}
 	if w.Data != nil {
@@ -380,9 +385,9 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 	return mine, theirs, nil
 }
 
-// pull writes the remote entries through the store, each as a change whose revision follows
-// the current one; a change made here meanwhile stops it (ErrMoved) without writing.
-func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, error) {
+// pull writes the remote entries (of b) through the store, each as a change whose revision
+// follows the current one; a change made here meanwhile stops it (ErrMoved) without writing.
+func pull(st *store.Store, b remote.Backend, out Outcome, entries []Entry, from string) (Outcome, error) {
 	for _, e := range entries {
 		res, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
 			if revisionOf(cur) != e.Revision-1 {
@@ -392,11 +397,31 @@ func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, 
 		})
 		out.Notices = append(out.Notices, noticeMessages(res.Notices)...)
 		if err != nil {
-			return out, err
+			return out, cmp.Or(refused(b, out.Workflow, []Entry{e}), err)
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
 	}
 	return out, nil
+}
+
+// refused is the error for the first of es, remote entries of workflow id (from b), that the
+// store refuses for what it holds (store.CheckDocument: too large, not strict JSON, a secret by
+// this machine's rules, named by rule and place, never repeated), or nil for none. Every sync
+// refuses it alike, so it gets b's step; the store's error is the one to say for any other
+// failure to write them.
+func refused(b remote.Backend, id string, es []Entry) error {
+	for _, e := range es {
+		err := store.CheckDocument(e.Snapshot)
+		if err == nil {
+			continue
+		}
+		why := err.Error()
+		if f, ok := errors.AsType[*secrets.Finding](err); ok {
+			why = f.Refusal("") // not the advice on where to keep one: the step is the remote's
+		}
+		return &entryError{fmt.Sprintf("the remote's revision %d of %s cannot be kept here (%s), so no sync can take its line", e.Revision, id, why), remote.UnreadableStep(b, id)}
+	}
+	return nil
 }
 
 // noticeMessages is what the store's notices say, each once.
@@ -456,19 +481,21 @@ func entries(id string, after, rev int64, recs []store.Record) ([]Entry, error) 
 		}
 	}
 	if after+int64(len(out)) != rev {
-		return nil, fmt.Errorf("remotesync: this machine's journal of %s does not hold every revision up to %d: it cannot be synced", id, rev)
+		return nil, fmt.Errorf("this machine's journal of %s does not hold every revision up to %d: it cannot be synced", id, rev)
 	}
 	return out, nil
 }
 
-func decode(id string, recs []remote.Record) ([]Entry, error) {
+// decode reads the remote's records of workflow id, from b, as entries. One that is not a
+// Cairn entry of that workflow fails every sync alike, so its error is b's step that ends it.
+func decode(b remote.Backend, id string, recs []remote.Record) ([]Entry, error) {
 	out := make([]Entry, len(recs))
 	for i, r := range recs {
 		// A revision is a whole record: without one, writing it would change nothing here
 		// while the sync counted it as taken.
 		if err := json.Unmarshal(r.Data, &out[i]); err != nil || out[i].Revision != r.Rev ||
 			len(out[i].Snapshot) == 0 || out[i].Snapshot[0] != '{' {
-			return nil, remote.Unreadable(fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id))
+			return nil, &entryError{fmt.Sprintf("the remote's revision %d of %s is not a Cairn entry, so no sync can read its line", r.Rev, id), remote.UnreadableStep(b, id)}
 		}
 		// The record must be that revision of that workflow: with nothing active here, the
 		// store takes whatever workflow the first one holds, even one archived here (which a
@@ -478,11 +505,19 @@ func decode(id string, recs []remote.Record) ([]Entry, error) {
 			Rev int64  `json:"revision"`
 		}
 		if json.Unmarshal(out[i].Snapshot, &m) != nil || m.ID != id || m.Rev != r.Rev {
-			return nil, remote.Unreadable(fmt.Errorf("remotesync: the remote's revision %d of %s holds another workflow or revision (%.64q r%d): it cannot be synced; deleting %s's line there loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", r.Rev, id, m.ID, m.Rev, id, id))
+			return nil, &entryError{fmt.Sprintf("the remote's revision %d of %s holds another workflow or revision (%.64q r%d), so no sync can read its line", r.Rev, id, m.ID, m.Rev), remote.UnreadableStep(b, id)}
 		}
 	}
 	return out, nil
 }
+
+// entryError is decode's error: why a remote record is not a Cairn entry of its workflow, and
+// the backend's step for a person, which names the remote's refs and git commands (not for the
+// model: notices leave it out). It is remote.ErrUnreadable: every sync fails on it alike.
+type entryError struct{ why, step string }
+
+func (e *entryError) Error() string        { return e.why + ": " + e.step }
+func (e *entryError) Is(target error) bool { return target == remote.ErrUnreadable }
 
 // setLeftOut records the lines left out, in LeftOut and by id in Unreadable.
 func (o *Outcome) setLeftOut(l []remote.LeftOut) {
@@ -639,10 +674,11 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	if err != nil {
 		return 0, "", false, err
 	}
-	theirs, err := decode(a.WorkflowID, recs)
-	if err != nil {
-		// A line that cannot take it: said, so that the end is not left unshared in silence.
-		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, strings.TrimPrefix(err.Error(), "remotesync: ")), false, nil
+	theirs, err := decode(b, a.WorkflowID, recs)
+	if ee, ok := errors.AsType[*entryError](err); ok {
+		// A line that cannot take it: said, so that the end is not left unshared in silence
+		// (without the step, whose git commands are a person's: the notice reaches the model).
+		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, ee.why), false, nil
 	}
 	R := int64(len(theirs))
 	if common := commonPrefix(mine, theirs); common != R {
@@ -657,7 +693,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 			notice = fmt.Sprintf("workflow %s expired here at r%d, but another machine changed it after r%d, so it was taken back from %s and is active again; this machine's expired copy stays in archive/%s",
 				a.WorkflowID, a.Revision, common, from, a.Dir)
 			if common < a.Revision-1 { // changes made here before the expiry, never pushed
-				notice += fmt.Sprintf(" with the changes it made after r%d, which were not replayed", common)
+				notice += fmt.Sprintf(" with the changes it made after r%d, which were not replayed: %s%s and make again what is still wanted", common, AskHistory, a.Dir)
 			}
 			return 0, notice, true, nil
 		}
@@ -672,6 +708,11 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	}
 	return len(mine[R:]), "", false, nil
 }
+
+// AskHistory is the step of a take-back's notice for this machine's changes left in the
+// expired copy's archive, in the model's words (cairn sync puts the person's), followed by
+// that archive's directory: cairn history reads an archive by it.
+const AskHistory = "ask the user to list them with cairn history "
 
 // live says whether r, the remote's tip of a workflow, is one a machine could go on with now:
 // active, its TTL not passed (one stale everywhere stays expired).

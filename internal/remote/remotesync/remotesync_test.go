@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -172,6 +174,14 @@ func sharedThenBroken(t *testing.T, r remote.Backend, id string) *machine {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// addOrigin gives this checkout the git remote origin at url.
+func (m *machine) addOrigin(url string) {
+	m.t.Helper()
+	if out, err := exec.Command("git", "-C", m.dir, "remote", "add", "origin", url).CombinedOutput(); err != nil {
+		m.t.Fatalf("%v\n%s", err, out)
+	}
 }
 
 func (m *machine) move(to string) {
@@ -638,7 +648,7 @@ func TestLineOfAnotherWorkflowIsRefused(t *testing.T) {
 		out, err := remotesync.Sync(ctx, a.st, r, "origin", name, nil)
 		// The step names the line at fault and why deleting it loses nothing ("move the
 		// ref back or delete it on the remote" named neither).
-		if err == nil || !strings.Contains(err.Error(), "deleting "+name+"'s line there loses no workflow: every machine keeps its own copy of "+name) {
+		if err == nil || !strings.Contains(err.Error(), "deleting that line then loses no workflow: every machine keeps its own copy of "+name) {
 			t.Fatalf("sync of %s = %+v, %v; want it refused by name, with the step", name, out, err)
 		}
 		if ph, rev := a.phase(); ph != "" {
@@ -953,8 +963,10 @@ func TestResumedRaceSaysWhoWon(t *testing.T) {
 
 // TestExpiredHereTakenBack: machine B, idle past the TTL, expires at its next session start a
 // workflow that A kept working on and pushed. B's next sync takes A's line back as the active
-// workflow (B's expired copy stays archived) and says so once. A line stale on the remote too
-// is not taken back: it stays expired here.
+// workflow (B's expired copy stays archived) and says so once. Changes B made before it went
+// idle and never pushed stay only in that archive: the notice names them and the step that
+// lists them (cairn history DIR); before, it named no way to them. A line stale on the remote
+// too is not taken back: it stays expired here.
 func TestExpiredHereTakenBack(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -965,7 +977,7 @@ func TestExpiredHereTakenBack(t *testing.T) {
 	}{
 		{"changed elsewhere within the ttl", 2 * time.Hour, false, false, "workflow wf-x expired here at r2, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s"},
 		{"named", 2 * time.Hour, false, true, "workflow wf-x expired here at r2, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s"},
-		{"changed on both", 2 * time.Hour, true, false, "workflow wf-x expired here at r3, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s with the changes it made after r1, which were not replayed"},
+		{"changed on both", 2 * time.Hour, true, false, "workflow wf-x expired here at r3, but another machine changed it after r1, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%[1]s with the changes it made after r1, which were not replayed: ask the user to list them with cairn history %[1]s and make again what is still wanted"},
 		{"stale everywhere", 26 * time.Hour, false, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1016,6 +1028,12 @@ func TestExpiredHereTakenBack(t *testing.T) {
 			if want := fmt.Sprintf(tc.takenOn, archives[0].Dir); said != want {
 				t.Fatalf("B's sync said %q, want %q", said, want)
 			}
+			if tc.bMoved { // the step it names lists B's own change, never pushed
+				evs, _, err := b.en.HistoryNotices(archives[0].Dir)
+				if err != nil || !slices.ContainsFunc(evs, func(e engine.Event) bool { return e.Revision == 2 && e.Kind == "transition" }) {
+					t.Fatalf("the history of archive %s = %+v, %v; want B's move to plan at r2", archives[0].Dir, evs, err)
+				}
+			}
 			if out := b.sync(rb, ""); len(out.Notices) != 0 || out.Pulled != 0 || out.Pushed != 0 {
 				t.Fatalf("B's next sync = %+v, want nothing to do or say", out)
 			}
@@ -1029,6 +1047,108 @@ func TestExpiredHereTakenBack(t *testing.T) {
 			}
 			if out := a.sync(ra, ""); out.Pulled != 1 {
 				t.Fatalf("A's sync = %+v, want B's change pulled", out)
+			}
+		})
+	}
+}
+
+// TestEntryNotCairnsNamesTheStep: a remote revision that is no Cairn entry (or holds another
+// workflow) fails every sync the same way, so the error is the step that ends it, as the
+// backend names it (the git one: the ref to look at, and how deleting it loses no workflow),
+// and it does not open with the package's name: cairn sync prints it to a person. Before, it
+// read "remotesync: the remote's revision 2 of wf-odd is not a Cairn entry: it cannot be
+// synced", with no step.
+func TestEntryNotCairnsNamesTheStep(t *testing.T) {
+	for _, tc := range []struct {
+		name, entry, want string
+	}{
+		{"not an entry", `not a cairn entry`, "is not a Cairn entry"},
+		{"another workflow", `{"revision":2,"at":"2026-11-23T10:00:00Z","event":{"kind":"transition"},"snapshot":{"workflow_id":"wf-other","revision":2}}`, "holds another workflow or revision"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, b := range []struct {
+				name string
+				open func(t *testing.T, m *machine) remote.Backend
+				step string
+			}{
+				{"memory", func(*testing.T, *machine) remote.Backend { return memremote.New() }, "every machine keeps its own copy of wf-odd"},
+				{"git", func(t *testing.T, m *machine) remote.Backend {
+					m.addOrigin("file://" + gittest.Bare(t))
+					return gitBackend(t, gitremote.Config{Dir: m.dir, Remote: "origin"})
+				}, "git fetch origin refs/cairn/wf/wf-odd, then git log FETCH_HEAD"},
+			} {
+				t.Run(b.name, func(t *testing.T) {
+					ctx := context.Background()
+					a := newMachine(t, 0)
+					r := b.open(t, a)
+					a.start("wf-odd", "odd")
+					a.sync(r, "")
+					if _, err := r.Append(ctx, "wf-odd", 1, [][]byte{[]byte(tc.entry)}); err != nil {
+						t.Fatal(err)
+					}
+					_, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
+					if err == nil || !errors.Is(err, remote.ErrUnreadable) || !strings.Contains(err.Error(), tc.want) ||
+						!strings.Contains(err.Error(), b.step) || strings.HasPrefix(err.Error(), "remotesync:") {
+						t.Fatalf("sync over a foreign revision 2 = %v; want %q with the step %q, not opening with the package", err, tc.want, b.step)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestEntryTheStoreRefusesNamesTheStep: a remote revision in Cairn's form whose record this
+// machine's store refuses (larger than a record may be, or holding what its rules take for a
+// secret, as another machine's Cairn or anyone who can push may have written it) failed every
+// sync with the store's "workflow not saved: ..." and no step, and cairn-mcp told "the next
+// sync retries"; after a lost race, "keeping this machine's copy ... while taking the
+// remote's: ..." the same. It is now a line no sync can take here (remote.ErrUnreadable), with
+// the step, and the secret is not repeated.
+func TestEntryTheStoreRefusesNamesTheStep(t *testing.T) {
+	secret := secrettest.Shapes()[0]
+	for _, tc := range []struct {
+		name, context string
+		raced         bool // B changed the workflow too: its sync loses the race and takes the line whole
+	}{
+		{"over the record's size", strings.Repeat("x", 2<<20), false},
+		{"a secret", "deploy with " + secret.Text, false},
+		{"a secret, in a lost race", "deploy with " + secret.Text, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := memremote.New()
+			newSharing(t, r, "wf-big", "big")
+			b := newMachine(t, 0)
+			b.sync(r, "")
+			recs, err := r.Since(ctx, "wf-big", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e map[string]any
+			if err := json.Unmarshal(recs[0].Data, &e); err != nil {
+				t.Fatal(err)
+			}
+			snap := e["snapshot"].(map[string]any)
+			snap["revision"], snap["context"], e["revision"] = 2, tc.context, 2
+			data, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Append(ctx, "wf-big", 1, [][]byte{data}); err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if tc.raced {
+				b.move("plan")
+				want = 2
+			}
+			out, err := remotesync.Sync(ctx, b.st, r, "origin", "", nil)
+			if !errors.Is(err, remote.ErrUnreadable) || !strings.Contains(err.Error(), "the remote's revision 2 of wf-big cannot be kept here") ||
+				!strings.Contains(err.Error(), "every machine keeps its own copy of wf-big") || strings.Contains(err.Error(), secret.Core) {
+				t.Fatalf("B's sync over a revision its store refuses = %+v, %v; want it named as no sync can take it, with the step", out, err)
+			}
+			if _, rev := b.phase(); rev != int64(want) {
+				t.Fatalf("B is at r%d, want r%d", rev, want)
 			}
 		})
 	}
