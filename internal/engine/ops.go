@@ -1127,6 +1127,17 @@ func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, err
 			out[k] = v
 		}
 	}
+	// A save refuses a secret, but the record may be older than the rule that finds it, or
+	// written by hand: such a value is not given back.
+	doc, _ := json.Marshal(out)
+	if f := secrets.ScanJSON(doc); f != nil {
+		which := "variable " + strings.TrimPrefix(f.Path, "$.")
+		if f.InKey {
+			which = "a variable's name"
+		}
+		return nil, nil, fmt.Errorf("variables not shown: %s holds text of a secret's shape (%s), set before Cairn refused such text or written by hand, and left as it is: set it again without that text",
+			which, f.Rule)
+	}
 	return out, told, nil
 }
 
