@@ -301,3 +301,29 @@ func TestStatusFailedTaskIDsJoinNoSecret(t *testing.T) {
 		t.Errorf("cairn status does not name the failed tasks it can:\n%s", out)
 	}
 }
+
+// A log line holding text of a secret's shape (appended before a rule found it, or written by
+// hand) is not printed by cairn log show, whole or its tail, text or --json: it is counted in
+// a warning, and the other entries are printed as they are.
+func TestLogShowPrintsNoStoredSecret(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "debug", "x")
+	mustRun(t, p, `{"m":"first"}`, "log", "append", "events")
+	file := filepath.Join(p.root, ".claude", "cairn", "logs", "events.jsonl")
+	clean, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrettest.Shapes() {
+		doc := string(clean) + `{"m":` + quote(s.Text) + "}\n" + `{"m":"last"}` + "\n"
+		if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"log", "show", "events"}, {"log", "show", "events", "--tail", "2"}, {"log", "show", "events", "--json"}} {
+			code, out := p.run("", args...)
+			if code != 0 || holds(out, s.Core) || !strings.Contains(out, "last") || !strings.Contains(out, "1 entry not shown") {
+				t.Fatalf("%s: cairn %v: %d\n%s", s.Name, args, code, clipTo(out, 600))
+			}
+		}
+	}
+}
