@@ -327,3 +327,37 @@ func TestLogShowPrintsNoStoredSecret(t *testing.T) {
 		}
 	}
 }
+
+// A record field holding text of a secret's shape by itself (stored before a rule found it, or
+// written by hand) is not printed by cairn show or cairn list, which say it is there.
+func TestShowAndListPrintNoStoredSecret(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "debug", "placeholder-context")
+	mustRun(t, p, "", "complete", "placeholder-outcome")
+	mustRun(t, p, "", "start", "debug", "placeholder-context")
+	for _, s := range secrettest.Shapes() {
+		files, _ := filepath.Glob(filepath.Join(p.root, ".claude", "cairn", "archive", "*", "*.json"))
+		files = append(files, filepath.Join(p.root, ".claude", "cairn", "workflow-state.json"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := strings.NewReplacer(`"placeholder-context"`, quote(s.Text), `"placeholder-outcome"`, quote(s.Text)).Replace(string(b))
+			if err := os.WriteFile(f, []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, args := range [][]string{{"show"}, {"list"}, {"list", "--all"}} {
+			code, out := p.run("", args...)
+			if code != 0 || holds(out, s.Core) || !strings.Contains(out, "(not shown: it has a secret's shape)") {
+				t.Fatalf("%s: cairn %v: %d\n%s", s.Name, args, code, clipTo(out, 800))
+			}
+		}
+		// put the placeholders back for the next shape
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			os.WriteFile(f, []byte(strings.ReplaceAll(string(b), quote(s.Text), `"placeholder-context"`)), 0o600)
+		}
+	}
+}

@@ -50,7 +50,7 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	for _, s := range all {
 		// An archived workflow's status is why it was archived: completed, replaced, expired...
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(s.WorkflowID), clean(s.Type), clean(s.Phase),
-			clean(s.Status), stamp(s.UpdatedAt), textsafe.Clip(clean(s.Context), 60))
+			clean(s.Status), stamp(s.UpdatedAt), textsafe.Clip(clean(secrets.Shown(s.Context)), 60))
 	}
 	if more {
 		fmt.Fprintf(tw, "(older archives not shown: cairn list --all)\n")
@@ -144,7 +144,7 @@ func archivedAs(e *engine.Engine, id, workflowID string) string {
 func writeRecord(w io.Writer, r *workflow.Record) {
 	field := func(name, v string) {
 		if v != "" && v != "-" {
-			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(v))
+			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(secrets.Shown(v)))
 		}
 	}
 	field("Workflow", r.WorkflowID)
