@@ -361,3 +361,30 @@ func TestShowAndListPrintNoStoredSecret(t *testing.T) {
 		}
 	}
 }
+
+// The record of a workflow that holds text of a secret's shape (stored before a rule found
+// it, or written by hand) is not printed as JSON: cairn show --json refuses, naming the rule
+// and where, and cairn status --json leaves the record out, saying why.
+func TestJSONViewsPrintNoStoredSecret(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "debug", "x")
+	mustRun(t, p, "", "vars", "set", "PLAN_NOTE", "placeholder-value")
+	file := filepath.Join(p.root, ".claude", "cairn", "workflow-state.json")
+	clean, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrettest.Shapes() {
+		if err := os.WriteFile(file, []byte(strings.Replace(string(clean), `"placeholder-value"`, quote(s.Text), 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out := p.run("", "show", "--json")
+		if code == 0 || holds(out, s.Core) || !strings.Contains(out, "$.vars.PLAN_NOTE") {
+			t.Fatalf("%s: cairn show --json: %d\n%s", s.Name, code, clipTo(out, 800))
+		}
+		code, out = p.run("", "status", "--json")
+		if code != 0 || holds(out, s.Core) || !strings.Contains(out, "$.vars.PLAN_NOTE") || !strings.Contains(out, `"context": "x"`) {
+			t.Fatalf("%s: cairn status --json: %d\n%s", s.Name, code, clipTo(out, 800))
+		}
+	}
+}
