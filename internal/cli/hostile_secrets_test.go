@@ -329,7 +329,8 @@ func TestLogShowPrintsNoStoredSecret(t *testing.T) {
 }
 
 // A record field holding text of a secret's shape by itself (stored before a rule found it, or
-// written by hand) is not printed by cairn show or cairn list, which say it is there.
+// written by hand) is not printed by cairn show or cairn list (text or --json), which say it
+// is there.
 func TestShowAndListPrintNoStoredSecret(t *testing.T) {
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "debug", "placeholder-context")
@@ -348,7 +349,7 @@ func TestShowAndListPrintNoStoredSecret(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, args := range [][]string{{"show"}, {"list"}, {"list", "--all"}} {
+		for _, args := range [][]string{{"show"}, {"list"}, {"list", "--all"}, {"list", "--json"}} {
 			code, out := p.run("", args...)
 			if code != 0 || holds(out, s.Core) || !strings.Contains(out, "(not shown: it has a secret's shape)") {
 				t.Fatalf("%s: cairn %v: %d\n%s", s.Name, args, code, clipTo(out, 800))

@@ -32,6 +32,9 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	if err != nil && (!engine.IsNewerState(err) || len(all) == 0) {
 		return err
 	}
+	for i := range all {
+		all[i].Context = secrets.Shown(all[i].Context) // stored text may be older than a rule
+	}
 	// State from a newer Cairn: its row and the archives are listed, in either form, then
 	// it is said (exit 3).
 	if a.json {
@@ -50,7 +53,7 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	for _, s := range all {
 		// An archived workflow's status is why it was archived: completed, replaced, expired...
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(s.WorkflowID), clean(s.Type), clean(s.Phase),
-			clean(s.Status), stamp(s.UpdatedAt), textsafe.Clip(clean(secrets.Shown(s.Context)), 60))
+			clean(s.Status), stamp(s.UpdatedAt), textsafe.Clip(clean(s.Context), 60))
 	}
 	if more {
 		fmt.Fprintf(tw, "(older archives not shown: cairn list --all)\n")
