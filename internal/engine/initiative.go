@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -305,6 +306,12 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		}
 		return json.Marshal(d.Initiative)
 	})
+	if f, ok := errors.AsType[*secrets.Finding](err); ok && d.Winner == workflow.StatusFileName {
+		// A person's file, not the caller's text: the caller is not told how to keep a
+		// secret it never sent.
+		return nil, fmt.Errorf("%s holds text of a secret's shape (%s at %s of the initiative it says), which Cairn does not store; nothing was changed: take it out of %s",
+			e.statusName(), f.Rule, f.Path, e.statusName())
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/memory"
@@ -155,5 +157,33 @@ func plant(t *testing.T, path, clean, text string, placeholders ...string) {
 	}
 	if err := os.WriteFile(path, []byte(clean), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A person's WORKFLOW-STATUS.yaml whose text has a secret's shape is not taken in: the
+// refusal names that file as where it is, not the caller as the one who sent it, and repeats
+// nothing of it.
+func TestStatusFileWithASecretIsNamedAsItsSource(t *testing.T) {
+	for _, s := range secrettest.Shapes() {
+		if strings.Contains(s.Text, "\n") {
+			continue // a title is one line
+		}
+		e, en := startApex(t)
+		must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "placeholder-title"}))(t)
+		status := filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")
+		data := string(must(os.ReadFile(status))(t))
+		e.clock.Add(10 * time.Minute)
+		q, _ := json.Marshal(s.Text)
+		data = strings.Replace(data, "placeholder-title", string(q), 1) // YAML reads a JSON string
+		data = regexp.MustCompile(`(?m)^lastUpdated:.*$`).ReplaceAllString(data, `lastUpdated: "`+e.clock.Now().Format(time.RFC3339)+`"`)
+		if err := os.WriteFile(status, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, req := range []engine.InitiativeRequest{{Action: "get"}, {Action: "add_milestone", Milestone: "m1"}} {
+			_, err := en.Initiative(req)
+			if err == nil || strings.Contains(err.Error(), s.Core) || !strings.Contains(err.Error(), filepath.Join(".claude", "WORKFLOW-STATUS.yaml")+" holds text of a secret's shape") {
+				t.Fatalf("%s: %s: %v", s.Name, req.Action, err)
+			}
+		}
 	}
 }
