@@ -187,3 +187,21 @@ func TestStatusFileWithASecretIsNamedAsItsSource(t *testing.T) {
 		}
 	}
 }
+
+// An initiative.json whose title has a secret's shape (stored before a rule found it, or
+// written by hand) is not repeated by the initiative's answer, which says it is there.
+func TestStoredInitiativeTitleIsNotRepeated(t *testing.T) {
+	for _, s := range secrettest.Shapes() {
+		e, en := startApex(t)
+		must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "placeholder-title"}))(t)
+		doc := filepath.Join(en.StateDir(), "initiative.json")
+		plant(t, doc, string(must(os.ReadFile(doc))(t)), s.Text, "placeholder-title")
+		r, err := en.Initiative(engine.InitiativeRequest{Action: "get"})
+		if err != nil || strings.Contains(r.Message, s.Core) || !strings.Contains(r.Message, "(not shown: it has a secret's shape)") {
+			t.Fatalf("%s: %+v, %v", s.Name, r, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); strings.Contains(string(b), s.Core) {
+			t.Fatalf("%s: copied into WORKFLOW-STATUS.yaml", s.Name)
+		}
+	}
+}
