@@ -301,3 +301,91 @@ func TestStatusFailedTaskIDsJoinNoSecret(t *testing.T) {
 		t.Errorf("cairn status does not name the failed tasks it can:\n%s", out)
 	}
 }
+
+// A log line holding text of a secret's shape (appended before a rule found it, or written by
+// hand) is not printed by cairn log show, whole or its tail, text or --json: it is counted in
+// a warning, and the other entries are printed as they are.
+func TestLogShowPrintsNoStoredSecret(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "debug", "x")
+	mustRun(t, p, `{"m":"first"}`, "log", "append", "events")
+	file := filepath.Join(p.root, ".claude", "cairn", "logs", "events.jsonl")
+	clean, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrettest.Shapes() {
+		doc := string(clean) + `{"m":` + quote(s.Text) + "}\n" + `{"m":"last"}` + "\n"
+		if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"log", "show", "events"}, {"log", "show", "events", "--tail", "2"}, {"log", "show", "events", "--json"}} {
+			code, out := p.run("", args...)
+			if code != 0 || holds(out, s.Core) || !strings.Contains(out, "last") || !strings.Contains(out, "1 entry not shown") {
+				t.Fatalf("%s: cairn %v: %d\n%s", s.Name, args, code, clipTo(out, 600))
+			}
+		}
+	}
+}
+
+// A record field holding text of a secret's shape by itself (stored before a rule found it, or
+// written by hand) is not printed by cairn show or cairn list (text or --json), which say it
+// is there.
+func TestShowAndListPrintNoStoredSecret(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "debug", "placeholder-context")
+	mustRun(t, p, "", "complete", "placeholder-outcome")
+	mustRun(t, p, "", "start", "debug", "placeholder-context")
+	for _, s := range secrettest.Shapes() {
+		files, _ := filepath.Glob(filepath.Join(p.root, ".claude", "cairn", "archive", "*", "*.json"))
+		files = append(files, filepath.Join(p.root, ".claude", "cairn", "workflow-state.json"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := strings.NewReplacer(`"placeholder-context"`, quote(s.Text), `"placeholder-outcome"`, quote(s.Text)).Replace(string(b))
+			if err := os.WriteFile(f, []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, args := range [][]string{{"show"}, {"list"}, {"list", "--all"}, {"list", "--json"}} {
+			code, out := p.run("", args...)
+			if code != 0 || holds(out, s.Core) || !strings.Contains(out, "(not shown: it has a secret's shape)") {
+				t.Fatalf("%s: cairn %v: %d\n%s", s.Name, args, code, clipTo(out, 800))
+			}
+		}
+		// put the placeholders back for the next shape
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			os.WriteFile(f, []byte(strings.ReplaceAll(string(b), quote(s.Text), `"placeholder-context"`)), 0o600)
+		}
+	}
+}
+
+// The record of a workflow that holds text of a secret's shape (stored before a rule found
+// it, or written by hand) is not printed as JSON: cairn show --json refuses, naming the rule
+// and where, and cairn status --json leaves the record out, saying why.
+func TestJSONViewsPrintNoStoredSecret(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "debug", "x")
+	mustRun(t, p, "", "vars", "set", "PLAN_NOTE", "placeholder-value")
+	file := filepath.Join(p.root, ".claude", "cairn", "workflow-state.json")
+	clean, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrettest.Shapes() {
+		if err := os.WriteFile(file, []byte(strings.Replace(string(clean), `"placeholder-value"`, quote(s.Text), 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out := p.run("", "show", "--json")
+		if code == 0 || holds(out, s.Core) || !strings.Contains(out, "$.vars.PLAN_NOTE") {
+			t.Fatalf("%s: cairn show --json: %d\n%s", s.Name, code, clipTo(out, 800))
+		}
+		code, out = p.run("", "status", "--json")
+		if code != 0 || holds(out, s.Core) || !strings.Contains(out, "$.vars.PLAN_NOTE") || !strings.Contains(out, `"context": "x"`) {
+			t.Fatalf("%s: cairn status --json: %d\n%s", s.Name, code, clipTo(out, 800))
+		}
+	}
+}

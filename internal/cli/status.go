@@ -21,6 +21,10 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 			// text leaves it out too. Damaged or newer state's is a person's as well.
 			r.Next = ""
 		}
+		if err := recordHidden(r.WorkflowID, r.Workflow); r.Workflow != nil && err != nil {
+			a.warn(err.Error())
+			r.Workflow = nil
+		}
 		out := statusJSON{Resume: r}
 		if !e.InGit() {
 			out.ProjectRoot = e.ProjectRoot()

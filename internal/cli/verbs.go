@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -61,6 +62,16 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 	if lines.Invalid > 0 || lines.Torn > 0 {
 		n := lines.Invalid + lines.Torn
 		a.warn(fmt.Sprintf("log %s: %d unreadable line%s skipped", pos[0], n, workflow.Plural(n)))
+	}
+	// An append refuses a secret, but a line may be older than the rule that finds it, or
+	// written by hand: it is not printed.
+	if kept := slices.DeleteFunc(slices.Clone(entries), func(l json.RawMessage) bool { return secrets.ScanJSON(l) != nil }); len(kept) < len(entries) {
+		what := "1 entry not shown: it holds"
+		if n := len(entries) - len(kept); n > 1 {
+			what = fmt.Sprintf("%d entries not shown: they hold", n)
+		}
+		a.warn(fmt.Sprintf("log %s: %s text of a secret's shape, appended before Cairn refused such text or written by hand", pos[0], what))
+		entries = kept
 	}
 	if a.json {
 		return a.printJSON(orEmpty(entries))

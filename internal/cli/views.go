@@ -32,6 +32,9 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	if err != nil && (!engine.IsNewerState(err) || len(all) == 0) {
 		return err
 	}
+	for i := range all {
+		all[i].Context = secrets.Shown(all[i].Context) // stored text may be older than a rule
+	}
 	// State from a newer Cairn: its row and the archives are listed, in either form, then
 	// it is said (exit 3).
 	if a.json {
@@ -78,6 +81,17 @@ func writeTable(w io.Writer, tw *tabwriter.Writer, b *bytes.Buffer) error {
 	return nil
 }
 
+// recordHidden says why the record of workflow id, data, is not printed as JSON: it holds text
+// of a secret's shape, which a write refuses, but the record may be older than the rule that
+// finds it, or written by hand. nil when it holds none.
+func recordHidden(id string, data []byte) error {
+	if f := secrets.ScanJSON(data); f != nil {
+		return fmt.Errorf("the record of %s is not printed as JSON: it holds text of a secret's shape (%s at %s), stored before Cairn refused such text or written by hand; cairn show prints it without that text",
+			clean(id), f.Rule, f.Path)
+	}
+	return nil
+}
+
 // workflowID is show's and history's [ID], by default the active workflow's id.
 func workflowID(pos []string, e *engine.Engine) (string, error) {
 	if len(pos) > 0 {
@@ -109,6 +123,9 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 	}
 	a.warn(notices...)
 	if a.json && json.Valid(data) {
+		if err := recordHidden(id, data); err != nil {
+			return err
+		}
 		return a.printJSON(json.RawMessage(data))
 	}
 	r, err := decodeRecord(id, data)
@@ -148,7 +165,7 @@ func archivedAs(e *engine.Engine, id, workflowID string) (status, dir string) {
 func writeRecord(w io.Writer, r *workflow.Record) {
 	field := func(name, v string) {
 		if v != "" && v != "-" {
-			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(v))
+			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(secrets.Shown(v)))
 		}
 	}
 	field("Workflow", r.WorkflowID)

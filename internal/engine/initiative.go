@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -259,6 +260,11 @@ func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
 	if err != nil {
 		return err
 	}
+	// initiative.json may hold what a write refuses (stored before a rule found it, or
+	// written by hand): it is not copied into a file of the project's.
+	if f := secrets.ScanString(string(out)); f != nil {
+		return fmt.Errorf("the initiative holds text of a secret's shape (%s), which Cairn does not write there", f.Rule)
+	}
 	// No component below the project root may be a link (.claude -> /elsewhere).
 	if _, err := durable.MkdirBeneath(e.root, filepath.Dir(p), 0o755); err != nil {
 		return err
@@ -305,6 +311,12 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		}
 		return json.Marshal(d.Initiative)
 	})
+	if f, ok := errors.AsType[*secrets.Finding](err); ok && d.Winner == workflow.StatusFileName {
+		// A person's file, not the caller's text: the caller is not told how to keep a
+		// secret it never sent.
+		return nil, fmt.Errorf("%s holds text of a secret's shape (%s at %s of the initiative it says), which Cairn does not store; nothing was changed: take it out of %s",
+			e.statusName(), f.Rule, f.Path, e.statusName())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +334,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 			res.Warnings = append(res.Warnings, e.statusName()+" not updated: "+err.Error())
 		}
 	}
-	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, textsafe.OneLine(d.Initiative.Title), d.Initiative.Status, d.Initiative.Progress)
+	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, textsafe.OneLine(secrets.Shown(d.Initiative.Title)), d.Initiative.Status, d.Initiative.Progress)
 	switch d.Winner {
 	case "":
 	case workflow.StatusFileName:

@@ -1132,6 +1132,17 @@ func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, err
 			out[k] = v
 		}
 	}
+	// A save refuses a secret, but the record may be older than the rule that finds it, or
+	// written by hand: such a value is not given back.
+	doc, _ := json.Marshal(out)
+	if f := secrets.ScanJSON(doc); f != nil {
+		which := "variable " + strings.TrimPrefix(f.Path, "$.")
+		if f.InKey {
+			which = "a variable's name"
+		}
+		return nil, nil, fmt.Errorf("variables not shown: %s holds text of a secret's shape (%s), set before Cairn refused such text or written by hand, and left as it is: set it again without that text",
+			which, f.Rule)
+	}
 	return out, told, nil
 }
 
@@ -1180,12 +1191,28 @@ func (e *Engine) checkpointRoom(name string) error {
 
 // LoadCheckpoint loads a named checkpoint; a missing one is a store.ErrNotFound error.
 func (e *Engine) LoadCheckpoint(name string) (json.RawMessage, error) {
-	return e.st.LoadCheckpoint(name)
+	return shownCheckpoint(name)(e.st.LoadCheckpoint(name))
 }
 
 // LoadCheckpointOrEmpty is the seeds' graceful load: {} when the checkpoint does not exist.
 func (e *Engine) LoadCheckpointOrEmpty(name string) (json.RawMessage, error) {
-	return e.st.LoadCheckpointOrEmpty(name)
+	return shownCheckpoint(name)(e.st.LoadCheckpointOrEmpty(name))
+}
+
+// shownCheckpoint passes on a load of checkpoint name, refusing one that holds text of a
+// secret's shape: a save refuses it, but the file may be older than the rule that finds it,
+// or written by hand. The refusal names the rule and where, never the text.
+func shownCheckpoint(name string) func(json.RawMessage, error) (json.RawMessage, error) {
+	return func(data json.RawMessage, err error) (json.RawMessage, error) {
+		if err != nil {
+			return nil, err
+		}
+		if f := secrets.ScanJSON(data); f != nil {
+			return nil, fmt.Errorf("checkpoint %q is not shown: it holds text of a secret's shape (%s at %s), saved before Cairn refused such text or written by hand, and left as it is: save the checkpoint again without that text",
+				name, f.Rule, f.Path)
+		}
+		return data, nil
+	}
 }
 
 // ListCheckpoints lists checkpoint names matching a glob pattern ("" for all), sorted.

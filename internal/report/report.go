@@ -301,9 +301,9 @@ type budget struct {
 func (b *budget) add(order int, text string) bool {
 	if secrets.ScanString(text) != nil {
 		label, _, ok := strings.Cut(text, ": ")
-		text = notShown
+		text = secrets.Hidden
 		if ok {
-			text = label + ": " + notShown
+			text = label + ": " + secrets.Hidden
 		}
 	}
 	if text == "" || len(text)+1 > b.left {
@@ -320,8 +320,6 @@ func (b *budget) field(order int, label, value string, max int, show func(string
 	v := fit(show, value, max, b.left-1-len(label))
 	return v != "" && b.add(order, label+v)
 }
-
-const notShown = "(not shown: it has a secret's shape)"
 
 // reserve is room kept for a "+N more" line.
 const reserve = len("blocking: 1000 not shown") + 1

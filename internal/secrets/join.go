@@ -10,6 +10,18 @@ import (
 // shape.
 const NotShown = "(not shown: with what it is printed beside, it has a secret's shape)"
 
+// Hidden stands for stored text that has a secret's shape by itself: text Cairn reads back
+// from files with other writers (memory), or stored before a scan refused it.
+const Hidden = "(not shown: it has a secret's shape)"
+
+// Shown is s, or Hidden when s has a secret's shape.
+func Shown(s string) string {
+	if ScanString(s) != nil {
+		return Hidden
+	}
+	return s
+}
+
 // Joined is head followed by rest, which holds stored text; or head and NotShown when the two
 // together have a secret's shape (each was scanned alone when it was stored, and an output
 // "api_key" and a note "Qk7a..." print as "api_key: Qk7a..."); or NotShown alone when head

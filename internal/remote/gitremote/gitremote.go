@@ -37,6 +37,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // Layout is where on the remote the workflows' refs live.
@@ -1016,5 +1017,23 @@ const couldNotRead = "fatal: Could not read from remote repository."
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return userinfo().ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "${1}***@")
+	return masked(userinfo().ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "${1}***@"))
+}
+
+// urlPart is a run of text between the characters that part a URL (and a line of git's).
+var urlPart = lazyre.New(`[^\s'"/?&=#;,@]+`)
+
+// masked is line with each part of a secret's shape (a token in a URL's path or query, which
+// git names as it names the URL) as ***; secrets.Hidden should the line have that shape all
+// the same.
+func masked(line string) string {
+	if secrets.ScanString(line) == nil {
+		return line
+	}
+	return secrets.Shown(urlPart().ReplaceAllStringFunc(line, func(p string) string {
+		if secrets.ScanString(p) != nil {
+			return "***"
+		}
+		return p
+	}))
 }

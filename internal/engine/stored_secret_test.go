@@ -1,0 +1,207 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+)
+
+// Memory has other writers (Claude Code's memory writer, the model, a person, a Cairn from
+// before a scan): a line there of a secret's shape, read as the last position or the last
+// ending, is repeated by no surface of the resume answer (its JSON, which resume_check's
+// structured content and cairn status --json are, and its report).
+func TestMemoryLineWithASecretIsNotRepeated(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		content    func(line string) string
+		ended      bool
+	}{
+		{"index line", memory.IndexFile, func(l string) string {
+			return "# Memory\n- [Cairn workflow](" + memory.TopicFile + ") — " + l + "\n"
+		}, false},
+		{"topic line", memory.TopicFile, func(l string) string { return "- 2026-11-22T09:00:00Z " + l + "\n" }, false},
+		{"ending on the index line", memory.IndexFile, func(l string) string {
+			return "- [Cairn workflow](" + memory.TopicFile + ") — Completed APEX for x: " + l + "\n"
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, s := range secrettest.Shapes() {
+				if strings.Contains(s.Text, "\n") {
+					continue // a memory line is one line
+				}
+				e := newEnv(t)
+				if err := os.MkdirAll(e.memoryDir(), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				line := "Active APEX for x: " + s.Text
+				if c.ended {
+					line = s.Text
+				}
+				if err := os.WriteFile(filepath.Join(e.memoryDir(), c.file), []byte(c.content(line)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				for _, opt := range []engine.ResumeOptions{{Person: true}, {Apply: true, FromClient: true}, {Apply: true, ReportOnly: true}} {
+					r := e.open("s1").Resume(opt)
+					raw, _ := json.Marshal(r)
+					if strings.Contains(string(raw), s.Core) || strings.Contains(r.Report, s.Core) {
+						t.Fatalf("%s (%+v): repeated:\n%s\n%s", s.Name, opt, raw, r.Report)
+					}
+					got := r.L2Line
+					if c.ended {
+						got = r.Ended
+					}
+					if opt.ReportOnly && !c.ended { // an ending known only from memory is not told
+						got = r.Report
+					}
+					if !strings.Contains(got, "(not shown: it has a secret's shape)") {
+						t.Fatalf("%s (%+v): the line is not said to be hidden:\n%s\n%s", s.Name, opt, raw, r.Report)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A record written before a scan refused its text (an older Cairn's rules, a hand edit) may
+// hold a secret: the resume answer (resume_check's structured content, cairn status and its
+// --json, the report) repeats it nowhere, as the report already did not, and says it is there.
+func TestStoredSecretIsNotRepeatedByResume(t *testing.T) {
+	for _, s := range secrettest.Shapes() {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "placeholder-context"}))(t)
+		must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running", Note: "placeholder-note"}))(t)
+		must(en.SetEnforcement([]engine.Violation{{Code: "V-1", Severity: "HIGH", Details: "placeholder-details"}}))(t)
+		snap := filepath.Join(en.StateDir(), "workflow-state.json")
+		plant(t, snap, string(must(os.ReadFile(snap))(t)), s.Text, "placeholder-context", "placeholder-note", "placeholder-details")
+		r := e.open("s1").Resume(engine.ResumeOptions{Person: true})
+		r.Workflow = nil // the record itself: cairn show's
+		raw, _ := json.Marshal(r)
+		if strings.Contains(string(raw), s.Core) || strings.Contains(r.Report, s.Core) {
+			t.Fatalf("%s: repeated:\n%s\n%s", s.Name, raw, r.Report)
+		}
+		if r.Context != "(not shown: it has a secret's shape)" {
+			t.Fatalf("%s: context %q", s.Name, r.Context)
+		}
+	}
+}
+
+// A checkpoint written before a scan refused its text (an older Cairn's rules, a hand edit)
+// is not given back, to the model (load_checkpoint) or a person (cairn checkpoint load): the
+// refusal names the rule and where, never the secret, and the file is left as it is.
+func TestStoredSecretIsNotLoadedFromACheckpoint(t *testing.T) {
+	_, en := startApex(t)
+	must(en.SaveCheckpoint("plan", json.RawMessage(`{"note":"placeholder"}`)))(t)
+	for _, s := range secrettest.Shapes() {
+		q, _ := json.Marshal(s.Text)
+		doc := []byte(`{"note":` + string(q) + `}`)
+		p := filepath.Join(en.StateDir(), "checkpoints", "plan.json")
+		if err := os.WriteFile(p, doc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for name, load := range map[string]func(string) (json.RawMessage, error){"load": en.LoadCheckpoint, "load or empty": en.LoadCheckpointOrEmpty} {
+			data, err := load("plan")
+			if err == nil || strings.Contains(string(data), s.Core) || strings.Contains(err.Error(), s.Core) || !strings.Contains(err.Error(), "$.note") {
+				t.Fatalf("%s: %s: %s, %v", s.Name, name, data, err)
+			}
+		}
+		if b, _ := os.ReadFile(p); string(b) != string(doc) {
+			t.Fatalf("%s: the checkpoint was changed", s.Name)
+		}
+	}
+}
+
+// A variable set before a scan refused its value (an older Cairn's rules, a hand edit) is not
+// given back, to the model (get_vars) or a person (cairn vars get, cairn vars export), asked
+// for by name or with the rest: the refusal names the variable and the rule, never the value.
+func TestStoredSecretIsNotGivenBackAsAVariable(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "vars"}))(t)
+	must(en.SetVars(map[string]string{"PLAN_NOTE": "placeholder-value", "PLAN_PATH": "plans/001.md"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	clean, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrettest.Shapes() {
+		plant(t, snap, string(clean), s.Text, "placeholder-value")
+		en := e.open("s1")
+		for _, keys := range [][]string{nil, {"PLAN_NOTE"}} {
+			kv, err := en.GetVars(keys)
+			if err == nil || strings.Contains(kv["PLAN_NOTE"], s.Core) || strings.Contains(err.Error(), s.Core) || !strings.Contains(err.Error(), "PLAN_NOTE") {
+				t.Fatalf("%s: keys %v: %q, %v", s.Name, keys, kv, err)
+			}
+		}
+		if kv := must(en.GetVars([]string{"PLAN_PATH"}))(t); kv["PLAN_PATH"] != "plans/001.md" {
+			t.Fatalf("%s: a clean variable asked for by name is not given: %q", s.Name, kv)
+		}
+	}
+}
+
+// plant writes clean to path with each JSON string named in placeholders ("placeholder-x",
+// its quotes left out) replaced by text: a file as an older Cairn or a hand edit leaves it.
+func plant(t *testing.T, path, clean, text string, placeholders ...string) {
+	t.Helper()
+	q, _ := json.Marshal(text)
+	for _, p := range placeholders {
+		clean = strings.Replace(clean, `"`+p+`"`, string(q), 1)
+	}
+	if err := os.WriteFile(path, []byte(clean), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A person's WORKFLOW-STATUS.yaml whose text has a secret's shape is not taken in: the
+// refusal names that file as where it is, not the caller as the one who sent it, and repeats
+// nothing of it.
+func TestStatusFileWithASecretIsNamedAsItsSource(t *testing.T) {
+	for _, s := range secrettest.Shapes() {
+		if strings.Contains(s.Text, "\n") {
+			continue // a title is one line
+		}
+		e, en := startApex(t)
+		must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "placeholder-title"}))(t)
+		status := filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")
+		data := string(must(os.ReadFile(status))(t))
+		e.clock.Add(10 * time.Minute)
+		q, _ := json.Marshal(s.Text)
+		data = strings.Replace(data, "placeholder-title", string(q), 1) // YAML reads a JSON string
+		data = regexp.MustCompile(`(?m)^lastUpdated:.*$`).ReplaceAllString(data, `lastUpdated: "`+e.clock.Now().Format(time.RFC3339)+`"`)
+		if err := os.WriteFile(status, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, req := range []engine.InitiativeRequest{{Action: "get"}, {Action: "add_milestone", Milestone: "m1"}} {
+			_, err := en.Initiative(req)
+			if err == nil || strings.Contains(err.Error(), s.Core) || !strings.Contains(err.Error(), filepath.Join(".claude", "WORKFLOW-STATUS.yaml")+" holds text of a secret's shape") {
+				t.Fatalf("%s: %s: %v", s.Name, req.Action, err)
+			}
+		}
+	}
+}
+
+// An initiative.json whose title has a secret's shape (stored before a rule found it, or
+// written by hand) is not repeated by the initiative's answer, which says it is there.
+func TestStoredInitiativeTitleIsNotRepeated(t *testing.T) {
+	for _, s := range secrettest.Shapes() {
+		e, en := startApex(t)
+		must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "placeholder-title"}))(t)
+		doc := filepath.Join(en.StateDir(), "initiative.json")
+		plant(t, doc, string(must(os.ReadFile(doc))(t)), s.Text, "placeholder-title")
+		r, err := en.Initiative(engine.InitiativeRequest{Action: "get"})
+		if err != nil || strings.Contains(r.Message, s.Core) || !strings.Contains(r.Message, "(not shown: it has a secret's shape)") {
+			t.Fatalf("%s: %+v, %v", s.Name, r, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); strings.Contains(string(b), s.Core) {
+			t.Fatalf("%s: copied into WORKFLOW-STATUS.yaml", s.Name)
+		}
+	}
+}
