@@ -152,8 +152,9 @@ func Render(in Input) (text string, endedShown bool) {
 		// One line: the stored part quoted and sanitised, the rest Cairn's own words. With no
 		// fence here, a double quote stored in it would close the quotes early: it is shown
 		// as a single one. Memory, where the line may come from, has other writers: a line
-		// with a secret's shape goes in the fence, where add leaves it out.
-		if v := strings.ReplaceAll(l2(in.Ended, capEnded), `"`, "'"); v != "" && secrets.ScanString(v) == nil {
+		// with a secret's shape (or one the engine hid already) goes in the fence, where add
+		// leaves it out.
+		if v := strings.ReplaceAll(l2(in.Ended, capEnded), `"`, "'"); v != "" && v != secrets.Hidden && secrets.ScanString(v) == nil {
 			if step := sharedExpiry(in); step != "" {
 				return `Cairn: no active workflow here; the last one ended ("` + v + `"), but ` + step + ".\n", true
 			}

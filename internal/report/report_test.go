@@ -883,3 +883,12 @@ func TestEndedLineWithASecretIsNotRepeated(t *testing.T) {
 		}
 	}
 }
+
+// The engine hides an ending of a secret's shape before the report sees it (secrets.Hidden):
+// the report says so in its own words, not as an ending quoted inside its own quotes.
+func TestEndedLineHiddenByTheEngineIsNotQuoted(t *testing.T) {
+	out, _ := report.Render(report.Input{Tier: "None", Ended: secrets.Hidden})
+	if strings.Contains(out, `("`+secrets.Hidden) || !strings.Contains(out, secrets.Hidden) {
+		t.Errorf("the report is:\n%s", out)
+	}
+}
