@@ -31,7 +31,11 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 		}
 		return a.printJSON(out)
 	}
-	writeStatus(a.stdout, r, r.L2Line != "" && e.SharesWorktreeMemory())
+	shared := ""
+	if r.L2Line != "" {
+		shared = e.SharedMemory()
+	}
+	writeStatus(a.stdout, r, shared)
 	if !e.InGit() {
 		fmt.Fprintf(a.stdout, "%s%s %s\n", statusLabel(r, "Project"), clean(e.ProjectRoot()), engine.LaunchRoot(e.ProjectRoot()))
 	}
@@ -58,8 +62,8 @@ func statusLabel(r *engine.Resume, name string) string {
 
 // writeStatus renders the read protocol's answer for a person: the state and what a person
 // can do about it. The agent's instructions (Resume.Next) stay in the agent's report.
-// sharedMemory says memory's last line may be another worktree's (engine.SharesWorktreeMemory).
-func writeStatus(w io.Writer, r *engine.Resume, sharedMemory bool) {
+// shared says whose memory's last line may be another's (engine.SharedMemory), "" when none.
+func writeStatus(w io.Writer, r *engine.Resume, shared string) {
 	label := func(name string) string { return statusLabel(r, name) }
 	switch {
 	case r.Tier == "Damaged":
@@ -101,8 +105,8 @@ func writeStatus(w io.Writer, r *engine.Resume, sharedMemory bool) {
 		fmt.Fprintln(w, "A workflow written by a newer Cairn; this one cannot read it and left it as it is.")
 	case r.Ended != "":
 		fmt.Fprintf(w, "No active workflow; last: %s\n", clean(r.Ended))
-	case r.L2Line != "" && sharedMemory:
-		fmt.Fprintf(w, "No active workflow in this worktree; every worktree of this repository shares its memory, so memory's last line may be another worktree's: %s\n", clean(r.L2Line))
+	case r.L2Line != "" && shared != "":
+		fmt.Fprintf(w, "No active workflow in this %s; %s shares its memory, so memory's last line may be another %s's: %s\n", shared, engine.SharedMemoryWho(shared), shared, clean(r.L2Line))
 	case r.L2Line != "":
 		fmt.Fprintf(w, "No active workflow; its state is missing. Memory's last line: %s\n", clean(r.L2Line))
 	default:

@@ -190,3 +190,48 @@ func TestWorktreeIsNotToldAnothersEnding(t *testing.T) {
 		})
 	}
 }
+
+// An autoMemoryDirectory in the user's settings gives every project one memory directory:
+// in a project with no workflow of its own, the last position or ending memory holds may be
+// another project's. The report does not tell the agent its state is missing, nor that its
+// last workflow ended.
+func TestUserMemoryDirectoryIsNotReadAsThisProjects(t *testing.T) {
+	for _, end := range []bool{false, true} {
+		t.Run([]string{"a position", "an ending"}[boolIndex(end)], func(t *testing.T) {
+			a, b := newEnv(t), newEnv(t)
+			b.home = a.home
+			b.vars["HOME"] = a.home
+			settings := filepath.Join(a.home, ".claude", "settings.json")
+			if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(settings, []byte(`{"autoMemoryDirectory": "~/mem"}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ea, eb := a.open("s1"), b.open("s2")
+			if ea.MemoryDir() != eb.MemoryDir() || ea.MemoryDir() != filepath.Join(a.home, "mem") {
+				t.Fatalf("the memory directories: %s, %s", ea.MemoryDir(), eb.MemoryDir())
+			}
+			if end {
+				must(ea.Start(engine.StartRequest{Type: "debug", Context: "the work"}))(t)
+				must(ea.Complete("shipped"))(t)
+			} else {
+				must(ea.Start(engine.StartRequest{Type: "apex", Context: "the work"}))(t)
+				must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			}
+			for _, opt := range []engine.ResumeOptions{{Apply: true, ReportOnly: true}, {Apply: true}} {
+				r := b.open("s3").Resume(opt)
+				if strings.Contains(r.Next, "missing") || !end && !strings.Contains(r.Next, "another project's") || r.Ended != "" || strings.Contains(r.Report, "ended") {
+					t.Errorf("%+v: next %q, ended %q, report:\n%s", opt, r.Next, r.Ended, r.Report)
+				}
+			}
+		})
+	}
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -215,9 +215,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if r == nil && (l2line == "" || workflow.IsEndingLine(l2line)) {
 		if end, ok := e.lastEnding(); ok && err == nil && e.archivedLast(end.WorkflowID) {
 			out.Ended, told, endID = end.Line, end.Told, end.WorkflowID
-		} else if err == nil && l2line != "" && !e.SharesWorktreeMemory() {
-			// Known only from memory: nothing to tell. Memory every worktree shares may
-			// hold another's, which is not this checkout's last one.
+		} else if err == nil && l2line != "" && e.SharedMemory() == "" {
+			// Known only from memory: nothing to tell. Memory other projects or worktrees
+			// share may hold another's, which is not this one's last one.
 			out.Ended = l2line
 		}
 		l2line = ""
@@ -233,8 +233,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
 	out.Completed, out.Allowed, out.Next = def.DoneSoFar(plan.Phase, plan.Completed), plan.Allowed, plan.Next
-	if plan.Tier == workflow.TierL2Only && e.SharesWorktreeMemory() {
-		out.Next = worktreeL2Next
+	if plan.Tier == workflow.TierL2Only {
+		if kind := e.SharedMemory(); kind != "" {
+			out.Next = sharedL2Next(kind)
+		}
 	}
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
@@ -862,22 +864,46 @@ func dedupe(s []string) []string {
 	})
 }
 
-// worktreeL2Next is the step of the L2-only tier in a checkout of a repository with linked
-// git worktrees, whose memory every checkout shares: the position may be another checkout's,
-// whose state is not missing.
-const worktreeL2Next = "Tell the user the last position memory holds; every worktree of this repository shares that memory and this one has no active workflow, so the position may be another worktree's: call " + ToolPrefix + "start_workflow only if this worktree's work goes on."
+// sharedL2Next is the step of the L2-only tier in a project whose memory others share (kind,
+// SharedMemory's): the position may be another's, whose state is not missing.
+func sharedL2Next(kind string) string {
+	return "Tell the user the last position memory holds; " + SharedMemoryWho(kind) + " shares that memory and this one has no active workflow, so the position may be another " + kind + "'s: call " + ToolPrefix + "start_workflow only if this " + kind + "'s work goes on."
+}
 
-// SharesWorktreeMemory tells whether this project's L2 is the one Claude Code gives every
-// checkout of a repository with linked git worktrees (keyed on the main checkout's root): this
-// project is a linked worktree, or the main checkout (or bare repository) of one. Memory's
-// last position may then be another checkout's.
-func (e *Engine) SharesWorktreeMemory() bool {
-	if e.mem.Location().Source != "default" {
-		return false
+// SharedMemoryWho says who shares memory that kind names (SharedMemory's): "every worktree of
+// this repository", or "every project".
+func SharedMemoryWho(kind string) string {
+	if kind == SharedByWorktrees {
+		return "every worktree of this repository"
+	}
+	return "every " + kind
+}
+
+// What SharedMemory names as the others that may write this project's L2.
+const (
+	SharedByWorktrees = "worktree" // the checkouts of one repository (Claude Code keys memory on the main one)
+	SharedByProjects  = "project"  // every project: autoMemoryDirectory in the user's or managed settings
+)
+
+// SharedMemory tells whether this project's L2 is one Claude Code gives other projects too, so
+// that its last position may be another's, and whose: SharedByProjects when a setting every
+// project reads names it; SharedByWorktrees when it is the default, keyed on the main
+// checkout's root, and this project is a linked worktree, or the main checkout (or bare
+// repository) of one; "" otherwise.
+func (e *Engine) SharedMemory() string {
+	loc := e.mem.Location()
+	if loc.Shared {
+		return SharedByProjects
+	}
+	if loc.Source != "default" {
+		return ""
 	}
 	common, err := project.GitCommonRoot(e.cfg.Getenv, e.cfg.WorkDir)
 	if err != nil {
-		return false
+		return ""
 	}
-	return common != e.root || project.HasLinkedWorktrees(common)
+	if common != e.root || project.HasLinkedWorktrees(common) {
+		return SharedByWorktrees
+	}
+	return ""
 }

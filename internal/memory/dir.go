@@ -60,6 +60,9 @@ type Location struct {
 	Key      string // the sanitised project key under <config>/projects, for the default
 	Disabled bool   // auto-memory is off: write nothing there
 	Reason   string // why it is off, for the degradation tier
+	// Shared says Dir is named by a setting every project reads (autoMemoryDirectory in the
+	// user's or managed settings): other projects' lines may be in it.
+	Shared bool
 }
 
 // Dir finds the auto-memory directory exactly as Claude Code does, or says it is disabled.
@@ -123,7 +126,7 @@ func Dir(env Env) (Location, error) {
 			if s.project && !projectMayUse(d, configDir, launch, env) {
 				return Location{Disabled: true, Reason: "autoMemoryDirectory in " + s.path + " points outside the project and the Claude directory; Cairn does not write memory there (set it in your user settings, or CAIRN_MEMORY_DIR, to use that directory)"}, nil
 			}
-			return Location{Dir: d, Source: "autoMemoryDirectory in " + s.path}, nil
+			return Location{Dir: d, Source: "autoMemoryDirectory in " + s.path, Shared: !s.project}, nil
 		}
 		break
 	}
