@@ -568,12 +568,27 @@ func runListCheckpoints(c *call) (*outcome, error) {
 	}
 	slices.Sort(names)
 	text := "No checkpoints."
-	if len(names) > 0 {
+	structured := map[string]any{"names": names}
+	if shown, more := firstNames(names, engine.MaxCheckpoints); more > 0 {
+		about := fmt.Sprintf("%d checkpoints match; %%s the first %d by name. Pass a pattern (a glob such as plan-*) to list fewer.", len(names), len(shown))
+		text = fmt.Sprintf(about, "these are") + "\n" + strings.Join(shown, ", ")
+		structured = map[string]any{"names": shown, "warnings": []string{fmt.Sprintf(about, "names holds")}}
+	} else if len(names) > 0 {
 		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), strings.Join(names, ", "))
 	} else if p := c.str("pattern"); p != "" {
 		text = fmt.Sprintf("No checkpoints match %s.", p)
 	}
-	return &outcome{text: text, structured: map[string]any{"names": names}}, nil
+	return &outcome{text: text, structured: structured}, nil
+}
+
+// firstNames is the first most of the sorted checkpoint names, and how many more there are:
+// thousands of names (saved before engine.MaxCheckpoints bound them, or copied in) would make
+// a result Claude Code saves to a file rather than put before the model.
+func firstNames(names []string, most int) ([]string, int) {
+	if len(names) <= most {
+		return names, 0
+	}
+	return names[:most], len(names) - most
 }
 
 func runSetVars(c *call) (*outcome, error) {

@@ -1,0 +1,55 @@
+package mcptools_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/mcptools"
+)
+
+// TestManyCheckpointsFitOneResult: a project may hold thousands of checkpoints (saved before
+// the 500 bound, or copied in). list_checkpoints and resume_check returned every name, 140 KB
+// for 2,000, past what Claude Code puts before the model at once (it saves such a result to a
+// file): resume_check's answer was lost. Each now lists the first names by name, within one
+// result, and says how many there are and how to see the others.
+func TestManyCheckpointsFitOneResult(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"many checkpoints"}`)
+	dir := filepath.Join(p.state, "checkpoints")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	first := strings.Repeat("c", 58) + "-00000"
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%05d.json", strings.Repeat("c", 58), i)), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, call := range []struct{ tool, list, want string }{
+		{"list_checkpoints", "names", "Pass a pattern"},
+		{"resume_check", "checkpoints", "Call list_checkpoints"},
+	} {
+		res := mustOK(t, c, call.tool, `{}`)
+		raw, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) > mcptools.MaxLoadBytes || len(text(res)) > mcptools.MaxLoadBytes {
+			t.Errorf("%s: structured content %d bytes, text %d, over the %d one result carries", call.tool, len(raw), len(text(res)), mcptools.MaxLoadBytes)
+		}
+		s := structured(t, res)
+		names, _ := s[call.list].([]any)
+		if len(names) == 0 || names[0] != first {
+			t.Errorf("%s: %s does not begin with %s: %.200v", call.tool, call.list, first, names)
+		}
+		warnings := fmt.Sprint(s["warnings"])
+		if !strings.Contains(warnings, fmt.Sprint(n)) || !strings.Contains(warnings, call.want) {
+			t.Errorf("%s: warnings %q do not give the count %d and %q", call.tool, warnings, n, call.want)
+		}
+	}
+}
