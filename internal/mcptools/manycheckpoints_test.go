@@ -53,3 +53,31 @@ func TestManyCheckpointsFitOneResult(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCheckpointUnreadableNamesItsFile: a checkpoint over the 1 MiB a load reads (saved by
+// hand or by an older version), or one cut short, was refused with the read's own words and
+// no step ("read checkpoints/big.json: too large: ..."). The refusal now names the file, which
+// the model's Bash tool can read, and the file is left as it is.
+func TestLoadCheckpointUnreadableNamesItsFile(t *testing.T) {
+	p, c := realServer(t)
+	dir := filepath.Join(p.state, "checkpoints")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"big":  `{"a":"` + strings.Repeat("x", 2<<20) + `"}`,
+		"torn": `{"step": 2, "pla`,
+	} {
+		file := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res := mustFail(t, c, "load_checkpoint", `{"name":"`+name+`"}`, "the file "+file, "Bash tool")
+		if got := text(res); strings.Contains(got, "read checkpoints/") {
+			t.Errorf("%s: the model is told %q", name, got)
+		}
+		if b, err := os.ReadFile(file); err != nil || string(b) != data {
+			t.Errorf("%s: the file changed: %v", name, err)
+		}
+	}
+}
