@@ -623,9 +623,28 @@ func runGetVars(c *call) (*outcome, error) {
 	if vars == nil {
 		vars = map[string]string{}
 	}
-	lines := make([]string, 0, len(vars)+1)
+	lines := make([]string, 0, len(vars)+2)
+	// Values of 4 KiB each make a result Claude Code saves to a file rather than put before
+	// the model: those that fit in one result are given, by name, and the others named.
+	room := outlineBudget
+	for k := range vars {
+		room -= len(k) + len(", ")
+	}
+	var left []string
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		lines = append(lines, k+"="+varText(vars[k]))
+		line := k + "=" + varText(vars[k])
+		quoted, _ := json.Marshal(vars[k])
+		if room -= max(len(line), len(k)+len(quoted)+len(`"":,`)); room < 0 {
+			left = append(left, k)
+			delete(vars, k)
+			continue
+		}
+		lines = append(lines, line)
+	}
+	var warnings []string
+	if left != nil {
+		warnings = []string{fmt.Sprintf("Not shown, too large for one result with the others: %s; call get_vars with some of these keys to read them.", strings.Join(left, ", "))}
+		lines = append(lines, warnings[0])
 	}
 	// Keys asked for and not set are named: "No workflow variables set." would be false while
 	// others are.
@@ -639,7 +658,11 @@ func runGetVars(c *call) (*outcome, error) {
 		lines = append(lines, "Not set: "+strings.Join(unset, ", ")+".")
 	}
 	text := cmp.Or(strings.Join(lines, "\n"), "No workflow variables set.")
-	return &outcome{text: text, structured: map[string]any{"vars": vars}}, nil
+	structured := map[string]any{"vars": vars}
+	if warnings != nil {
+		structured["warnings"] = warnings
+	}
+	return &outcome{text: text, structured: structured}, nil
 }
 
 // wholeCheckpoint is where the model reads all of a checkpoint too large for one result: no

@@ -81,3 +81,36 @@ func TestLoadCheckpointUnreadableNamesItsFile(t *testing.T) {
 		}
 	}
 }
+
+// TestGetVarsFitsOneResult: set_vars takes values of 4 KiB, and the workflow keeps 256
+// variables; get_vars of all returned every value, 120 KB for 30, past what Claude Code puts
+// before the model at once. It returns the values that fit, by name, and names the others,
+// which get_vars with keys reads.
+func TestGetVarsFitsOneResult(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"debug","context":"big vars"}`)
+	vs := map[string]string{}
+	for i := range 30 {
+		vs[fmt.Sprintf("WF_V%02d", i)] = strings.Repeat("v", 4000)
+	}
+	b, _ := json.Marshal(map[string]any{"vars": vs})
+	mustOK(t, c, "set_vars", string(b))
+	res := mustOK(t, c, "get_vars", `{}`)
+	raw, _ := json.Marshal(res.StructuredContent)
+	if len(raw) > mcptools.MaxLoadBytes || len(text(res)) > mcptools.MaxLoadBytes {
+		t.Fatalf("get_vars: structured content %d bytes, text %d, over the %d one result carries", len(raw), len(text(res)), mcptools.MaxLoadBytes)
+	}
+	got, _ := structured(t, res)["vars"].(map[string]any)
+	if got["WF_V00"] != vs["WF_V00"] || len(got) == 30 {
+		t.Errorf("get_vars returned %d values, WF_V00 %t", len(got), got["WF_V00"] == vs["WF_V00"])
+	}
+	if !strings.Contains(text(res), "WF_V29") || !strings.Contains(text(res), "call get_vars with some of these keys") {
+		t.Errorf("get_vars does not name the values left out and the step:\n%.300s…%s", text(res), text(res)[max(0, len(text(res))-300):])
+	}
+	if w := fmt.Sprint(structured(t, res)["warnings"]); !strings.Contains(w, "WF_V29") {
+		t.Errorf("structured warnings %q do not name the values left out", w)
+	}
+	if got := structured(t, mustOK(t, c, "get_vars", `{"keys":["WF_V29"]}`))["vars"].(map[string]any); got["WF_V29"] != vs["WF_V29"] {
+		t.Errorf("get_vars by key: %v", got)
+	}
+}
