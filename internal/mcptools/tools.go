@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -579,10 +580,11 @@ func runListCheckpoints(c *call) (*outcome, error) {
 	structured := map[string]any{"names": names}
 	if shown, more := firstNames(names, engine.MaxCheckpoints); more > 0 {
 		about := fmt.Sprintf("%d checkpoints match; %%s the first %d by name. Pass a pattern (a glob such as plan-*) to list fewer.", len(names), len(shown))
-		text = fmt.Sprintf(about, "these are") + "\n" + strings.Join(shown, ", ")
+		text = fmt.Sprintf(about, "these are") + "\n" + secrets.JoinNames(shown, ", ")
 		structured = map[string]any{"names": shown, "warnings": []string{fmt.Sprintf(about, "names holds")}}
 	} else if len(names) > 0 {
-		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), strings.Join(names, ", "))
+		// Two clean names may join into a secret's shape.
+		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), secrets.JoinNames(names, ", "))
 	} else if p := c.str("pattern"); p != "" {
 		text = fmt.Sprintf("No checkpoints match %s.", p)
 	}
