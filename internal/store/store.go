@@ -114,9 +114,9 @@ func (e *WriteError) Error() string {
 	case errors.Is(e.Err, syscall.EROFS) || errors.Is(e.Err, fs.ErrPermission):
 		return fmt.Sprintf("cannot write %s: the state directory %s is read-only or not writable (%v); nothing was changed and the existing state can still be read", e.Name, e.Dir, e.Err)
 	case errors.Is(e.Err, syscall.EIO):
-		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v); the previous version was kept; check the disk before trying again", e.Name, e.Dir, e.Err)
+		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v); it was left as it was; check the disk before trying again", e.Name, e.Dir, e.Err)
 	case errors.Is(e.Err, syscall.ENOSPC):
-		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); the previous version was kept; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
+		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
 	}
 	if what := InPlace(e.Err); what != "" {
 		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then try again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
