@@ -9,7 +9,21 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/mark3labs/mcp-go/mcp"
 )
+
+// fitsOneResult fails the test when res, tool's result, is more than Claude Code puts before
+// the model at once, as structured content or as text.
+func fitsOneResult(t *testing.T, tool string, res *mcp.CallToolResult) {
+	t.Helper()
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > mcptools.MaxLoadBytes || len(text(res)) > mcptools.MaxLoadBytes {
+		t.Errorf("%s: structured content %d bytes, text %d, over the %d one result carries", tool, len(raw), len(text(res)), mcptools.MaxLoadBytes)
+	}
+}
 
 // TestManyCheckpointsFitOneResult: a project may hold thousands of checkpoints (saved before
 // the 500 bound, or copied in). list_checkpoints and resume_check returned every name, 140 KB
@@ -35,13 +49,7 @@ func TestManyCheckpointsFitOneResult(t *testing.T) {
 		{"resume_check", "checkpoints", "Call list_checkpoints"},
 	} {
 		res := mustOK(t, c, call.tool, `{}`)
-		raw, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(raw) > mcptools.MaxLoadBytes || len(text(res)) > mcptools.MaxLoadBytes {
-			t.Errorf("%s: structured content %d bytes, text %d, over the %d one result carries", call.tool, len(raw), len(text(res)), mcptools.MaxLoadBytes)
-		}
+		fitsOneResult(t, call.tool, res)
 		s := structured(t, res)
 		names, _ := s[call.list].([]any)
 		if len(names) == 0 || names[0] != first {
@@ -96,10 +104,7 @@ func TestGetVarsFitsOneResult(t *testing.T) {
 	b, _ := json.Marshal(map[string]any{"vars": vs})
 	mustOK(t, c, "set_vars", string(b))
 	res := mustOK(t, c, "get_vars", `{}`)
-	raw, _ := json.Marshal(res.StructuredContent)
-	if len(raw) > mcptools.MaxLoadBytes || len(text(res)) > mcptools.MaxLoadBytes {
-		t.Fatalf("get_vars: structured content %d bytes, text %d, over the %d one result carries", len(raw), len(text(res)), mcptools.MaxLoadBytes)
-	}
+	fitsOneResult(t, "get_vars", res)
 	got, _ := structured(t, res)["vars"].(map[string]any)
 	if got["WF_V00"] != vs["WF_V00"] || len(got) == 30 {
 		t.Errorf("get_vars returned %d values, WF_V00 %t", len(got), got["WF_V00"] == vs["WF_V00"])
