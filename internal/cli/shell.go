@@ -85,7 +85,7 @@ func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
 	}
 	data, err := load(pos[0])
 	if errors.Is(err, engine.ErrNotFound) {
-		return missingCheckpoint(e, pos[0], err)
+		return missingCheckpoint(e, pos[0], err, true)
 	}
 	if err != nil {
 		return err

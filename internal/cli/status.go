@@ -60,6 +60,10 @@ func statusLabel(r *engine.Resume, name string) string {
 	return fmt.Sprintf("%-*s", col, name+":")
 }
 
+// statusCheckpoints bounds the checkpoint names cairn status shows on its one line: a project
+// may keep hundreds.
+const statusCheckpoints = 10
+
 // writeStatus renders the read protocol's answer for a person: the state and what a person
 // can do about it. The agent's instructions (Resume.Next) stay in the agent's report.
 // shared says whose memory's last line may be another's (engine.SharedMemory), "" when none.
@@ -93,7 +97,11 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string) {
 			fmt.Fprintf(w, "%s%s\n", label("Tasks"), clean(r.Tasks))
 		}
 		if len(r.Checkpoints) > 0 {
-			fmt.Fprintf(w, "%s%s\n", label("Checkpoint"+workflow.Plural(len(r.Checkpoints))), clean(secrets.JoinNames(r.Checkpoints, ", ")))
+			shown, more := r.Checkpoints[:min(len(r.Checkpoints), statusCheckpoints)], ""
+			if n := len(r.Checkpoints) - len(shown); n > 0 {
+				more = fmt.Sprintf(" +%d more (cairn checkpoint list)", n)
+			}
+			fmt.Fprintf(w, "%s%s%s\n", label("Checkpoint"+workflow.Plural(len(r.Checkpoints))), clean(secrets.JoinNames(shown, ", ")), more)
 		}
 		for _, ap := range r.Approvals {
 			fmt.Fprintf(w, "%s%s\n", label("Approved"), clean(secrets.Joined("", ap)))

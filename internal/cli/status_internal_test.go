@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -69,5 +70,25 @@ func TestStatusNoticesAreThePersons(t *testing.T) {
 	writeStatus(&b, &engine.Resume{Tier: "None", Notices: []string{tie}}, "")
 	if out := b.String(); strings.Contains(out, "the user") || !strings.Contains(out, "which copy to keep") {
 		t.Errorf("status shows the tie in the agent's words:\n%s", out)
+	}
+}
+
+// TestStatusManyCheckpoints: a project may keep 500 checkpoints (more, saved before that
+// bound); cairn status put every name on its one line, 33 KB for 500. It names the first few
+// and how many more there are, with the command that lists them all.
+func TestStatusManyCheckpoints(t *testing.T) {
+	var names []string
+	for i := range 500 {
+		names = append(names, fmt.Sprintf("%s-%03d", strings.Repeat("c", 60), i))
+	}
+	var b strings.Builder
+	writeStatus(&b, &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress", Checkpoints: names}, "")
+	for l := range strings.Lines(b.String()) {
+		if len(l) > 1000 {
+			t.Errorf("a status line of %d bytes: %.120q…", len(l), l)
+		}
+	}
+	if want := "Checkpoints: " + names[0] + ", "; !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "more (cairn checkpoint list)\n") {
+		t.Errorf("status does not name the first checkpoints and count the others:\n%.2000s", b.String())
 	}
 }

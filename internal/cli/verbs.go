@@ -18,17 +18,21 @@ import (
 func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 	res, err := e.DeleteCheckpoint(pos[0])
 	if errors.Is(err, engine.ErrNotFound) {
-		return missingCheckpoint(e, pos[0], err)
+		// No near name: "did you mean plan-v2?" would steer toward deleting another.
+		return missingCheckpoint(e, pos[0], err, false)
 	}
 	return a.wrote(res, err)
 }
 
 // missingCheckpoint is err, checkpoint name not found, with the one step: the nearest saved
-// name, or cairn checkpoint list; with none saved, that none is.
-func missingCheckpoint(e *engine.Engine, name string, err error) error {
+// name (when near is true), or cairn checkpoint list; with none saved, that none is.
+func missingCheckpoint(e *engine.Engine, name string, err error, near bool) error {
 	names, lerr := e.ListCheckpoints("")
 	if lerr == nil && len(names) == 0 {
 		return fmt.Errorf("%w: no checkpoint is saved yet", err)
+	}
+	if !near {
+		names = nil
 	}
 	return fmt.Errorf("%w%s", err, hint(name, names, "cairn checkpoint list shows the saved ones"))
 }

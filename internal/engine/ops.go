@@ -1171,22 +1171,22 @@ func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, err
 	return &Result{Changed: true, Message: "saved checkpoint " + name + " (" + size + ")"}, nil
 }
 
-// maxCheckpoints bounds the named checkpoints: files of the project's, up to 1 MiB each, that
+// MaxCheckpoints bounds the named checkpoints: files of the project's, up to 1 MiB each, that
 // no workflow's end removes.
-const maxCheckpoints = 500
+const MaxCheckpoints = 500
 
-// checkpointRoom refuses a checkpoint of a new name when the project has maxCheckpoints. Two
+// checkpointRoom refuses a checkpoint of a new name when the project has MaxCheckpoints. Two
 // processes saving new names at once may both pass it: a bound, not an exact count.
 func (e *Engine) checkpointRoom(name string) error {
 	if store.ValidName(name) != nil {
 		return nil // the save says what is wrong with it
 	}
 	names, err := e.st.ListCheckpoints("")
-	if err != nil || len(names) < maxCheckpoints || slices.Contains(names, name) {
+	if err != nil || len(names) < MaxCheckpoints || slices.Contains(names, name) {
 		return nil
 	}
 	return fmt.Errorf("checkpoint %q not saved, nothing was saved: the project keeps at most %d checkpoints and has %d; "+AskWhichCheckpoints,
-		name, maxCheckpoints, len(names))
+		name, MaxCheckpoints, len(names))
 }
 
 // LoadCheckpoint loads a named checkpoint; a missing one is a store.ErrNotFound error.

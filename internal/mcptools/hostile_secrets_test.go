@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
@@ -148,5 +149,21 @@ func TestSecretInAVariableNameIsNotEchoed(t *testing.T) {
 	}
 	if tried == 0 {
 		t.Fatal("no secret shape fits a variable name")
+	}
+}
+
+// TestCheckpointNamesJoinIntoNoSecret: two checkpoint names, each clean, may join into a
+// secret's shape ("api_key, qk7..."); resume_check and cairn status leave such a join out,
+// but list_checkpoints joined them as they are in its text.
+func TestCheckpointNamesJoinIntoNoSecret(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "save_checkpoint", `{"name":"api_key","data":{}}`)
+	mustOK(t, c, "save_checkpoint", `{"name":"qk7ab9cd3ef5gh7jk9mn1pq3rs5tu7","data":{}}`)
+	got := text(mustOK(t, c, "list_checkpoints", `{}`))
+	if f := secrets.ScanString(got); f != nil {
+		t.Errorf("list_checkpoints says a secret's shape (%s): %q", f.Rule, got)
+	}
+	if !strings.HasPrefix(got, "2 checkpoint(s): api_key, ") {
+		t.Errorf("list_checkpoints = %q, want the count and the first name", got)
 	}
 }

@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -408,6 +410,13 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w; call list_checkpoints to see the saved names", err)
 	}
+	if errors.Is(err, durable.ErrTooLarge) {
+		// Saved by hand or by another version: no load returns it, its file is all there is.
+		return nil, fmt.Errorf("checkpoint %s is over the %d bytes a load reads, and was left as it is; %s", name, strictjson.MaxSize, wholeCheckpoint(c, name))
+	}
+	if _, damaged := errors.AsType[*strictjson.Error](err); damaged {
+		return nil, fmt.Errorf("%w; %s", err, wholeCheckpoint(c, name))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -568,12 +577,28 @@ func runListCheckpoints(c *call) (*outcome, error) {
 	}
 	slices.Sort(names)
 	text := "No checkpoints."
-	if len(names) > 0 {
-		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), strings.Join(names, ", "))
+	structured := map[string]any{"names": names}
+	if shown, more := firstNames(names, engine.MaxCheckpoints); more > 0 {
+		about := fmt.Sprintf("%d checkpoints match; %%s the first %d by name. Pass a pattern (a glob such as plan-*) to list fewer.", len(names), len(shown))
+		text = fmt.Sprintf(about, "these are") + "\n" + secrets.JoinNames(shown, ", ")
+		structured = map[string]any{"names": shown, "warnings": []string{fmt.Sprintf(about, "names holds")}}
+	} else if len(names) > 0 {
+		// Two clean names may join into a secret's shape.
+		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), secrets.JoinNames(names, ", "))
 	} else if p := c.str("pattern"); p != "" {
 		text = fmt.Sprintf("No checkpoints match %s.", p)
 	}
-	return &outcome{text: text, structured: map[string]any{"names": names}}, nil
+	return &outcome{text: text, structured: structured}, nil
+}
+
+// firstNames is the first most of the sorted checkpoint names, and how many more there are:
+// thousands of names (saved before engine.MaxCheckpoints bound them, or copied in) would make
+// a result Claude Code saves to a file rather than put before the model.
+func firstNames(names []string, most int) ([]string, int) {
+	if len(names) <= most {
+		return names, 0
+	}
+	return names[:most], len(names) - most
 }
 
 func runSetVars(c *call) (*outcome, error) {
@@ -600,9 +625,28 @@ func runGetVars(c *call) (*outcome, error) {
 	if vars == nil {
 		vars = map[string]string{}
 	}
-	lines := make([]string, 0, len(vars)+1)
+	lines := make([]string, 0, len(vars)+2)
+	// Values of 4 KiB each make a result Claude Code saves to a file rather than put before
+	// the model: those that fit in one result are given, by name, and the others named.
+	room := outlineBudget
+	for k := range vars {
+		room -= len(k) + len(", ")
+	}
+	var left []string
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		lines = append(lines, k+"="+varText(vars[k]))
+		line := k + "=" + varText(vars[k])
+		quoted, _ := json.Marshal(vars[k])
+		if room -= max(len(line), len(k)+len(quoted)+len(`"":,`)); room < 0 {
+			left = append(left, k)
+			delete(vars, k)
+			continue
+		}
+		lines = append(lines, line)
+	}
+	var warnings []string
+	if left != nil {
+		warnings = []string{fmt.Sprintf("Not shown, too large for one result with the others: %s; call get_vars with some of these keys to read them.", strings.Join(left, ", "))}
+		lines = append(lines, warnings[0])
 	}
 	// Keys asked for and not set are named: "No workflow variables set." would be false while
 	// others are.
@@ -616,7 +660,11 @@ func runGetVars(c *call) (*outcome, error) {
 		lines = append(lines, "Not set: "+strings.Join(unset, ", ")+".")
 	}
 	text := cmp.Or(strings.Join(lines, "\n"), "No workflow variables set.")
-	return &outcome{text: text, structured: map[string]any{"vars": vars}}, nil
+	structured := map[string]any{"vars": vars}
+	if warnings != nil {
+		structured["warnings"] = warnings
+	}
+	return &outcome{text: text, structured: structured}, nil
 }
 
 // wholeCheckpoint is where the model reads all of a checkpoint too large for one result: no

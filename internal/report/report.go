@@ -395,7 +395,17 @@ func (b *budget) joined(order int, label, counted string, items []string, max in
 	if b.items > maxItems {
 		most = len(parts) // the details view lists them all
 	}
-	for n := min(len(parts), most); n > 0; n-- {
+	// Only the names that fit in what is left are tried: trying every shorter list from the
+	// whole one down costs the square of a long list's length (thousands of checkpoints).
+	most = min(len(parts), most)
+	for n, size := 0, len(label)+1; n < most; n++ {
+		if size += len(parts[n]); size > b.left {
+			most = n
+			break
+		}
+		size += len(", ")
+	}
+	for n := most; n > 0; n-- {
 		s := label + strings.Join(parts[:n], ", ")
 		if n < len(parts) {
 			s += fmt.Sprintf(" +%d more", len(parts)-n)

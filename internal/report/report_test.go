@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
@@ -890,5 +891,26 @@ func TestEndedLineHiddenByTheEngineIsNotQuoted(t *testing.T) {
 	out, _ := report.Render(report.Input{Tier: "None", Ended: secrets.Hidden})
 	if strings.Contains(out, `("`+secrets.Hidden) || !strings.Contains(out, secrets.Hidden) {
 		t.Errorf("the report is:\n%s", out)
+	}
+}
+
+// TestManyCheckpointsCostWhatTheyAre: resume_check lists every checkpoint name, and a project
+// may hold thousands (saved before the 500 bound, or by hand). The details view tried the
+// checkpoints line with all names, then one fewer, and so on, joining and scanning each try:
+// 10,000 names cost about 9 GiB and 14 s for a line of 2 KB. The cost now grows with the names.
+func TestManyCheckpointsCostWhatTheyAre(t *testing.T) {
+	in := report.Input{Tier: "Full", WorkflowID: "wf-1", Type: "apex", Phase: "plan", Details: true}
+	size := 0
+	for i := range 5000 {
+		in.Checkpoints = append(in.Checkpoints, fmt.Sprintf("%s-%05d", strings.Repeat("c", 58), i))
+		size += len(in.Checkpoints[i])
+	}
+	var out string
+	cost := alloctest.Bytes(func() { out, _ = report.Render(in) })
+	if budget := uint64(20 * size); cost > budget {
+		t.Errorf("rendering %d checkpoint names (%d bytes) allocated %d bytes, over %d", len(in.Checkpoints), size, cost, budget)
+	}
+	if !strings.Contains(out, "checkpoints: "+in.Checkpoints[0]+", ") || !strings.Contains(out, " more\n") {
+		t.Errorf("the checkpoints line does not list the first names and count the rest:\n%s", out)
 	}
 }

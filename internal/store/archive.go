@@ -288,7 +288,7 @@ type unfinishedError struct {
 func (e *unfinishedError) Error() string {
 	cause := e.err
 	if we, ok := errors.AsType[*WriteError](cause); ok {
-		cause = we.Err // its own text would say the previous version was kept
+		cause = we.Err // its own text would say the file was left as it was
 	}
 	return fmt.Sprintf("the workflow is archived in %s, but finishing the archive failed (%v); the next command that changes a workflow finishes it, once that is mended", e.dir, cause)
 }

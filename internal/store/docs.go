@@ -352,6 +352,9 @@ func (s *Store) names(c collection) ([]string, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return []string{}, nil
 	}
+	if e := s.notDir(c.dir, err); e != nil {
+		return nil, s.readErr(c.what+"s", c.dir, e)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing %ss in %s: %w", c.what, s.dir, err)
 	}

@@ -288,8 +288,8 @@ func TestFaultInjectionArchive(t *testing.T) {
 					if aerr == nil && active {
 						fail("archive reported done but the workflow is active")
 					}
-					if aerr != nil && archived == 1 && strings.Contains(aerr.Error(), "previous version was kept") {
-						fail("the error claims the previous version was kept, but the workflow was archived")
+					if aerr != nil && archived == 1 && strings.Contains(aerr.Error(), "was left as it was") {
+						fail("the error claims what it wrote was left as it was, but the workflow was archived")
 					}
 					// The next archive cleans what a killed one left in archive/, and prunes
 					// what a killed prune left.

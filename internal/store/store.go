@@ -35,6 +35,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -113,9 +114,9 @@ func (e *WriteError) Error() string {
 	case errors.Is(e.Err, syscall.EROFS) || errors.Is(e.Err, fs.ErrPermission):
 		return fmt.Sprintf("cannot write %s: the state directory %s is read-only or not writable (%v); nothing was changed and the existing state can still be read", e.Name, e.Dir, e.Err)
 	case errors.Is(e.Err, syscall.EIO):
-		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v); the previous version was kept; check the disk before trying again", e.Name, e.Dir, e.Err)
+		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v); it was left as it was; check the disk before trying again", e.Name, e.Dir, e.Err)
 	case errors.Is(e.Err, syscall.ENOSPC):
-		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); the previous version was kept; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
+		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
 	}
 	if what := InPlace(e.Err); what != "" {
 		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then try again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
@@ -129,6 +130,9 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // "plan"`, `the journal of ID`): for something in the file's place, what it is and the one
 // step; else err with what and where.
 func (s *Store) readErr(what, file string, err error) error {
+	if e := s.notDir(path.Dir(file), err); e != nil {
+		file, err = path.Dir(file), e
+	}
 	if in := InPlace(err); in != "" {
 		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, in, filepath.Join(s.dir, filepath.FromSlash(file))), err: err}
 	}
@@ -337,7 +341,23 @@ func (s *Store) writeErr(name string, err error) error {
 	if errors.As(err, &we) {
 		return err
 	}
+	if e := s.notDir(path.Dir(name), err); e != nil {
+		name, err = path.Dir(name), e
+	}
 	return &WriteError{Dir: s.dir, Name: name, Err: err}
+}
+
+// notDir is, when err failed a step into dir, a subdirectory of the state directory
+// (checkpoints, logs) that is not a directory, the error that says what is in its place: a
+// symlink, which the file system refuses as "path escapes from parent", or a file. Else nil.
+func (s *Store) notDir(dir string, err error) error {
+	if err == nil || dir == "." || InPlace(err) != "" {
+		return nil
+	}
+	if fi, lerr := s.fs.Lstat(dir); lerr == nil && !fi.IsDir() {
+		return &fs.PathError{Op: "open", Path: dir, Err: &durable.NotRegularError{Mode: fi.Mode(), Dir: true}}
+	}
+	return nil
 }
 
 // rootMissing reports whether the project root root is named and is not there.

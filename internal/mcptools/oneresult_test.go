@@ -1,0 +1,121 @@
+package mcptools_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// fitsOneResult fails the test when res, tool's result, is more than Claude Code puts before
+// the model at once, as structured content or as text.
+func fitsOneResult(t *testing.T, tool string, res *mcp.CallToolResult) {
+	t.Helper()
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > mcptools.MaxLoadBytes || len(text(res)) > mcptools.MaxLoadBytes {
+		t.Errorf("%s: structured content %d bytes, text %d, over the %d one result carries", tool, len(raw), len(text(res)), mcptools.MaxLoadBytes)
+	}
+}
+
+// TestManyCheckpointsFitOneResult: a project may hold thousands of checkpoints (saved before
+// the 500 bound, or copied in). list_checkpoints and resume_check returned every name, 140 KB
+// for 2,000, past what Claude Code puts before the model at once (it saves such a result to a
+// file): resume_check's answer was lost. Each now lists the first names by name, within one
+// result, and says how many there are and how to see the others.
+func TestManyCheckpointsFitOneResult(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"many checkpoints"}`)
+	dir := filepath.Join(p.state, "checkpoints")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	first := strings.Repeat("c", 58) + "-00000"
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%05d.json", strings.Repeat("c", 58), i)), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, call := range []struct{ tool, list, want string }{
+		{"list_checkpoints", "names", "Pass a pattern"},
+		{"resume_check", "checkpoints", "Call list_checkpoints"},
+	} {
+		res := mustOK(t, c, call.tool, `{}`)
+		fitsOneResult(t, call.tool, res)
+		s := structured(t, res)
+		names, _ := s[call.list].([]any)
+		if len(names) == 0 || names[0] != first {
+			t.Errorf("%s: %s does not begin with %s: %.200v", call.tool, call.list, first, names)
+		}
+		warnings := fmt.Sprint(s["warnings"])
+		if !strings.Contains(warnings, fmt.Sprint(n)) || !strings.Contains(warnings, call.want) {
+			t.Errorf("%s: warnings %q do not give the count %d and %q", call.tool, warnings, n, call.want)
+		}
+	}
+}
+
+// TestLoadCheckpointUnreadableNamesItsFile: a checkpoint over the 1 MiB a load reads (saved by
+// hand or by an older version), or one cut short, was refused with the read's own words and
+// no step ("read checkpoints/big.json: too large: ..."). The refusal now names the file, which
+// the model's Bash tool can read, and the file is left as it is.
+func TestLoadCheckpointUnreadableNamesItsFile(t *testing.T) {
+	p, c := realServer(t)
+	dir := filepath.Join(p.state, "checkpoints")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"big":  `{"a":"` + strings.Repeat("x", 2<<20) + `"}`,
+		"torn": `{"step": 2, "pla`,
+	} {
+		file := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res := mustFail(t, c, "load_checkpoint", `{"name":"`+name+`"}`, "the file "+file, "Bash tool")
+		if got := text(res); strings.Contains(got, "read checkpoints/") {
+			t.Errorf("%s: the model is told %q", name, got)
+		}
+		if b, err := os.ReadFile(file); err != nil || string(b) != data {
+			t.Errorf("%s: the file changed: %v", name, err)
+		}
+	}
+}
+
+// TestGetVarsFitsOneResult: set_vars takes values of 4 KiB, and the workflow keeps 256
+// variables; get_vars of all returned every value, 120 KB for 30, past what Claude Code puts
+// before the model at once. It returns the values that fit, by name, and names the others,
+// which get_vars with keys reads.
+func TestGetVarsFitsOneResult(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"debug","context":"big vars"}`)
+	vs := map[string]string{}
+	for i := range 30 {
+		vs[fmt.Sprintf("WF_V%02d", i)] = strings.Repeat("v", 4000)
+	}
+	b, _ := json.Marshal(map[string]any{"vars": vs})
+	mustOK(t, c, "set_vars", string(b))
+	res := mustOK(t, c, "get_vars", `{}`)
+	fitsOneResult(t, "get_vars", res)
+	got, _ := structured(t, res)["vars"].(map[string]any)
+	if got["WF_V00"] != vs["WF_V00"] || len(got) == 30 {
+		t.Errorf("get_vars returned %d values, WF_V00 %t", len(got), got["WF_V00"] == vs["WF_V00"])
+	}
+	if !strings.Contains(text(res), "WF_V29") || !strings.Contains(text(res), "call get_vars with some of these keys") {
+		t.Errorf("get_vars does not name the values left out and the step:\n%.300s…%s", text(res), text(res)[max(0, len(text(res))-300):])
+	}
+	if w := fmt.Sprint(structured(t, res)["warnings"]); !strings.Contains(w, "WF_V29") {
+		t.Errorf("structured warnings %q do not name the values left out", w)
+	}
+	if got := structured(t, mustOK(t, c, "get_vars", `{"keys":["WF_V29"]}`))["vars"].(map[string]any); got["WF_V29"] != vs["WF_V29"] {
+		t.Errorf("get_vars by key: %v", got)
+	}
+}
