@@ -330,6 +330,37 @@ func TestWatcherRealEngine(t *testing.T) {
 	mustOK(t, c, "transition", `{"to":"two"}`)
 }
 
+// TestWatcherFollowsSymlinkedDefinition: a definition in .claude/workflows that is a symlink
+// to a file kept elsewhere (a dotfiles repository) is edited there, where no event reaches
+// .claude/workflows: the server reloads it all the same, so a gate added there is the one the
+// agent's moves meet, as every hook and cairn command, which read the file anew, meets it.
+func TestWatcherFollowsSymlinkedDefinition(t *testing.T) {
+	p := newProject(t)
+	shared := filepath.Join(filepath.Dir(p.root), "dotfiles")
+	def := "---\nname: mini\nphases: [one, two, three]\nterminal: [three]\n---\n"
+	writeAtomic(t, filepath.Join(shared, "mini.md"), []byte(def))
+	link := filepath.Join(p.root, ".claude", "workflows", "mini.md")
+	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(shared, "mini.md"), link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
+	})
+	mustOK(t, c, "start_workflow", `{"type":"mini","context":"symlinked definition"}`)
+
+	writeAtomic(t, filepath.Join(shared, "mini.md"), []byte(strings.Replace(def, "terminal:", "approvals: [one]\nterminal:", 1)))
+	waitFor(t, func() bool {
+		return strings.Contains(text(mustOK(t, c, "resume_check", `{}`)), "leaving one needs their yes")
+	})
+	if res := callRaw(t, c, "transition", `{"to":"two"}`); !res.IsError {
+		t.Errorf("transition out of the gate the definition now has was made: %s", text(res))
+	}
+}
+
 // TestStateDirDeletedUnderServer: after the state directory is deleted under a running
 // server (git clean -fdx), the next writes reopen it and land on disk; deleting it twice
 // changes nothing about that.
