@@ -361,6 +361,35 @@ func TestWatcherFollowsSymlinkedDefinition(t *testing.T) {
 	}
 }
 
+// TestWatcherDefinitionsDirMadeAgain: .claude/workflows removed and made again under a running
+// server (a checkout of a branch without it, and back) is watched again: a definition added
+// after that can be started. Before, the server watched it no more, and went on with the
+// definitions read when it came back until it was restarted.
+func TestWatcherDefinitionsDirMadeAgain(t *testing.T) {
+	p := newProject(t)
+	wf := filepath.Join(p.root, ".claude", "workflows")
+	def := func(name string) []byte { return []byte("---\nname: " + name + "\nphases: [one, two]\n---\n") }
+	writeAtomic(t, filepath.Join(wf, "mini.md"), def("mini"))
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
+	})
+	starts := func(typ string) func() bool {
+		return func() bool {
+			return !callRaw(t, c, "start_workflow", `{"type":"`+typ+`","context":"x","replace":true}`).IsError
+		}
+	}
+	mustOK(t, c, "start_workflow", `{"type":"mini","context":"before"}`)
+	if err := os.RemoveAll(wf); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return !starts("mini")() }) // the removal is seen
+	writeAtomic(t, filepath.Join(wf, "maxi.md"), def("maxi"))
+	waitFor(t, starts("maxi"))
+	writeAtomic(t, filepath.Join(wf, "third.md"), def("third"))
+	waitFor(t, starts("third"))
+}
+
 // TestStateDirDeletedUnderServer: after the state directory is deleted under a running
 // server (git clean -fdx), the next writes reopen it and land on disk; deleting it twice
 // changes nothing about that.

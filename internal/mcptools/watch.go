@@ -124,6 +124,15 @@ func (w *watcher) followLinks() {
 	}
 }
 
+// forget drops the watch of a watched directory removed or renamed away (a checkout of a
+// branch without it), so that addMissing or followLinks watch it again once it is back.
+func (w *watcher) forget(dir string) {
+	if w.watched[dir] {
+		delete(w.watched, dir)
+		_ = w.fs.Remove(dir) // already gone with the directory, or renamed: not ours to follow
+	}
+}
+
 func (w *watcher) classify(ev fsnotify.Event) change {
 	name := filepath.Clean(ev.Name)
 	dir := filepath.Dir(name)
@@ -152,6 +161,9 @@ func (w *watcher) loop() {
 		case ev, ok := <-w.fs.Events:
 			if !ok {
 				return
+			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				w.forget(filepath.Clean(ev.Name))
 			}
 			c := w.classify(ev)
 			if ev.Has(fsnotify.Create) {
