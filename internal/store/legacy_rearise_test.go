@@ -15,15 +15,7 @@ import (
 // Before, it migrated the seed file again: the workflow ended came back as the active one, in
 // its old phase (or, beside a new one, was archived as a conflict at every session start).
 func TestSeedFileLeftInPlaceNotMigratedAgain(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
-	root := filepath.Dir(filepath.Dir(dir))
-	seed := migrateTestdata(t, "seed001/apex-implement.json")
-	if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, ".claude", "workflow-state.json"), seed, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, root, seed := seedProject(t, "seed001/apex-implement.json")
 	s := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow)), store.WithProjectFS(noWrites{openDir(t, root)}))
 	w, err := s.ReadWorkflow()
 	if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
