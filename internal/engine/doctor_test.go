@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -225,12 +226,37 @@ func TestDoctorDamagedState(t *testing.T) {
 	// The state directory is not committed, so there is seldom a backup: the one step is a
 	// command that keeps the files aside, after which a new workflow can start. Before, the
 	// fix offered a backup or a look at them, and no command got anyone going again.
-	_, cmd, _ := strings.Cut(c.Fix, ": ")
-	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
-		t.Fatalf("the fix %q fails: %v %s", c.Fix, err, out)
+	runFix := func(c *engine.Check) {
+		t.Helper()
+		_, cmd, _ := strings.Cut(c.Fix, ": ")
+		if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+			t.Fatalf("the fix %q fails: %v %s", c.Fix, err, out)
+		}
 	}
-	if data, err := os.ReadFile(filepath.Join(en.StateDir(), "quarantine", "apex-dmg.jsonl")); err != nil || string(data) != "not a journal\n" {
-		t.Fatalf("the fix %q did not keep the journal in quarantine/: %q, %v", c.Fix, data, err)
+	runFix(c)
+	kept := func() []string {
+		t.Helper()
+		names, _ := filepath.Glob(filepath.Join(en.StateDir(), "quarantine", "apex-dmg.jsonl*"))
+		var out []string
+		for _, n := range names {
+			data, err := os.ReadFile(n)
+			noErr(t, err)
+			out = append(out, string(data))
+		}
+		return out
+	}
+	if got := kept(); len(got) != 1 || got[0] != "not a journal\n" {
+		t.Fatalf("the fix %q did not keep the journal in quarantine/: %q", c.Fix, got)
+	}
+	// The same id started again and damaged again: its fix keeps both journals. Before, the
+	// second mv replaced the first one kept in quarantine/.
+	e.clock.Add(time.Minute)
+	must(e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "again", WorkflowID: "apex-dmg"}))(t)
+	damage(en, "apex-dmg")
+	os.WriteFile(filepath.Join(en.StateDir(), "journal", "apex-dmg.jsonl"), []byte("not a journal either\n"), 0o600)
+	runFix(doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state"))
+	if got := kept(); !slices.Equal(got, []string{"not a journal\n", "not a journal either\n"}) {
+		t.Fatalf("quarantine/ keeps %q, want both damaged journals", got)
 	}
 	must(e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "anew"}))(t)
 

@@ -686,9 +686,14 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		// The state directory is not committed, so there is seldom a backup: the step that
 		// works keeps the files in quarantine/, where they can be read, and lets a workflow
 		// start anew.
-		q := vars.Quote(filepath.Join(dir, "quarantine"))
+		// Each under a name of its own, as the store names what it sets aside: a name kept
+		// there before (the same workflow id damaged again) is never moved onto.
+		cmd := "mkdir -p " + vars.Quote(filepath.Join(dir, "quarantine"))
+		for _, p := range aside {
+			cmd += " && mv -- " + vars.Quote(p) + " " + vars.Quote(filepath.Join(dir, filepath.FromSlash(store.QuarantineName(filepath.Base(p), e.now()))))
+		}
 		return Check{Name: name, Detail: why + ", and no state can be rebuilt from its journal: " + strings.Join(bad, "; "),
-			Fix: fixIn(dir, "keep them aside in quarantine/, where they stay to be read, and a new workflow can start", "mkdir -p "+q+" && mv -- "+strings.Join(aside, " ")+" "+q+"/")}, false
+			Fix: fixIn(dir, "keep them aside in quarantine/, where they stay to be read, and a new workflow can start", cmd)}, false
 	}
 	return c, true // no workflow on record
 }
@@ -715,7 +720,7 @@ func (e *Engine) rebuildsOnceMoved() bool {
 
 // journalStates reads the journals in dir as doctor does: rebuilt names the workflows whose
 // state a journal holds (with its revision), bad the journals no state can be rebuilt from,
-// and aside their files, quoted for a shell.
+// and aside their files.
 func (e *Engine) journalStates(dir string) (rebuilt, bad, aside []string) {
 	for _, j := range e.journalsIn(dir, false) {
 		switch {
@@ -732,7 +737,7 @@ func (e *Engine) journalStates(dir string) (rebuilt, bad, aside []string) {
 		// The workflow's journal and its sealed segments, kept aside together.
 		for _, f := range []string{j.id + ".jsonl", j.id + ".sealed"} {
 			if p := filepath.Join(dir, "journal", f); e.exists(p) {
-				aside = append(aside, vars.Quote(p))
+				aside = append(aside, p)
 			}
 		}
 	}

@@ -330,6 +330,66 @@ func TestWatcherRealEngine(t *testing.T) {
 	mustOK(t, c, "transition", `{"to":"two"}`)
 }
 
+// TestWatcherFollowsSymlinkedDefinition: a definition in .claude/workflows that is a symlink
+// to a file kept elsewhere (a dotfiles repository) is edited there, where no event reaches
+// .claude/workflows: the server reloads it all the same, so a gate added there is the one the
+// agent's moves meet, as every hook and cairn command, which read the file anew, meets it.
+func TestWatcherFollowsSymlinkedDefinition(t *testing.T) {
+	p := newProject(t)
+	shared := filepath.Join(filepath.Dir(p.root), "dotfiles")
+	def := "---\nname: mini\nphases: [one, two, three]\nterminal: [three]\n---\n"
+	writeAtomic(t, filepath.Join(shared, "mini.md"), []byte(def))
+	link := filepath.Join(p.root, ".claude", "workflows", "mini.md")
+	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(shared, "mini.md"), link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
+	})
+	mustOK(t, c, "start_workflow", `{"type":"mini","context":"symlinked definition"}`)
+
+	writeAtomic(t, filepath.Join(shared, "mini.md"), []byte(strings.Replace(def, "terminal:", "approvals: [one]\nterminal:", 1)))
+	waitFor(t, func() bool {
+		return strings.Contains(text(mustOK(t, c, "resume_check", `{}`)), "leaving one needs their yes")
+	})
+	if res := callRaw(t, c, "transition", `{"to":"two"}`); !res.IsError {
+		t.Errorf("transition out of the gate the definition now has was made: %s", text(res))
+	}
+}
+
+// TestWatcherDefinitionsDirMadeAgain: .claude/workflows removed and made again under a running
+// server (a checkout of a branch without it, and back) is watched again: a definition added
+// after that can be started. Before, the server watched it no more, and went on with the
+// definitions read when it came back until it was restarted.
+func TestWatcherDefinitionsDirMadeAgain(t *testing.T) {
+	p := newProject(t)
+	wf := filepath.Join(p.root, ".claude", "workflows")
+	def := func(name string) []byte { return []byte("---\nname: " + name + "\nphases: [one, two]\n---\n") }
+	writeAtomic(t, filepath.Join(wf, "mini.md"), def("mini"))
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
+	})
+	starts := func(typ string) func() bool {
+		return func() bool {
+			return !callRaw(t, c, "start_workflow", `{"type":"`+typ+`","context":"x","replace":true}`).IsError
+		}
+	}
+	mustOK(t, c, "start_workflow", `{"type":"mini","context":"before"}`)
+	if err := os.RemoveAll(wf); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return !starts("mini")() }) // the removal is seen
+	writeAtomic(t, filepath.Join(wf, "maxi.md"), def("maxi"))
+	waitFor(t, starts("maxi"))
+	writeAtomic(t, filepath.Join(wf, "third.md"), def("third"))
+	waitFor(t, starts("third"))
+}
+
 // TestStateDirDeletedUnderServer: after the state directory is deleted under a running
 // server (git clean -fdx), the next writes reopen it and land on disk; deleting it twice
 // changes nothing about that.

@@ -2,12 +2,16 @@ package mcptools
 
 import (
 	"context"
+	"io/fs"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // watcher follows the state directory and the user's workflow definitions. It watches
@@ -24,9 +28,13 @@ type watcher struct {
 	debounce     time.Duration
 
 	watched map[string]bool // only the loop goroutine touches it after start
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	// linked holds, by directory, the files that definitions in workflowsDir are symlinks to:
+	// an edit there sends no event to workflowsDir. Only the loop goroutine touches it after
+	// start.
+	linked map[string]map[string]bool
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 type change uint8
@@ -62,6 +70,7 @@ func newWatcher(s *Server, stateDir, workflowsDir string, debounce time.Duration
 		w.claudeDir = filepath.Dir(workflowsDir)
 	}
 	w.addMissing() // what exists now is read when the engine opens
+	w.followLinks()
 	w.wg.Go(w.loop)
 	return w, nil
 }
@@ -85,9 +94,51 @@ func (w *watcher) addMissing() change {
 	return c
 }
 
+// followLinks watches the directories of the files that the definitions in workflowsDir are
+// symlinks to, and notes those files, so that an edit of one reloads the definitions.
+func (w *watcher) followLinks() {
+	w.linked = map[string]map[string]bool{}
+	if w.workflowsDir == "" {
+		return
+	}
+	entries, _ := durable.ReadDirPath(w.workflowsDir)
+	for _, ent := range entries {
+		if ent.Type()&fs.ModeSymlink == 0 || !strings.HasSuffix(ent.Name(), ".md") {
+			continue
+		}
+		target, err := filepath.EvalSymlinks(filepath.Join(w.workflowsDir, ent.Name()))
+		if err != nil {
+			continue
+		}
+		dir := filepath.Dir(target)
+		if !w.watched[dir] {
+			if w.fs.Add(dir) != nil {
+				continue
+			}
+			w.watched[dir] = true
+		}
+		if w.linked[dir] == nil {
+			w.linked[dir] = map[string]bool{}
+		}
+		w.linked[dir][filepath.Base(target)] = true
+	}
+}
+
+// forget drops the watch of a watched directory removed or renamed away (a checkout of a
+// branch without it), so that addMissing or followLinks watch it again once it is back.
+func (w *watcher) forget(dir string) {
+	if w.watched[dir] {
+		delete(w.watched, dir)
+		_ = w.fs.Remove(dir) // already gone with the directory, or renamed: not ours to follow
+	}
+}
+
 func (w *watcher) classify(ev fsnotify.Event) change {
 	name := filepath.Clean(ev.Name)
 	dir := filepath.Dir(name)
+	if w.linked[dir][filepath.Base(name)] {
+		return changeDefinitions
+	}
 	// A cleaned name and its directory are never "", so an unset workflowsDir matches nothing.
 	switch {
 	case name == w.sessionsDir, dir == w.sessionsDir && filepath.Base(name) == w.sessionFile:
@@ -111,6 +162,9 @@ func (w *watcher) loop() {
 			if !ok {
 				return
 			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				w.forget(filepath.Clean(ev.Name))
+			}
 			c := w.classify(ev)
 			if ev.Has(fsnotify.Create) {
 				c |= w.addMissing()
@@ -133,6 +187,7 @@ func (w *watcher) loop() {
 				w.s.sessionChanged(w.ctx)
 			}
 			if c&changeDefinitions != 0 {
+				w.followLinks() // a link made, changed or removed
 				w.s.definitionsChanged(w.ctx)
 			}
 		}

@@ -97,3 +97,19 @@ func clockFrom(start time.Time) func() time.Time {
 }
 
 var _ = fmt.Sprint
+
+// seedProject makes a project with the seed 001 state file fixture (a migrate testdata name)
+// in its place, and returns the state directory to open, the project root and the file's bytes.
+func seedProject(t testing.TB, fixture string) (dir, root string, seed []byte) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	root = filepath.Dir(filepath.Dir(dir))
+	seed = migrateTestdata(t, fixture)
+	if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".claude", "workflow-state.json"), seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, root, seed
+}

@@ -120,7 +120,10 @@ func (s *Store) firstLegacy(w *Workflow, root, name, not, left string) (Legacy, 
 	for {
 		l, err := s.readLegacy(root, name, s.o.now())
 		if err == nil {
-			return l, true
+			if _, done := s.migratedFrom(root, l); !done {
+				return l, true
+			}
+			err = errNoLegacy // its workflow's own origin, left in place: passed over
 		}
 		if !errors.Is(err, errNoLegacy) {
 			w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
@@ -421,10 +424,11 @@ type Legacy struct {
 }
 
 // FindLegacy reports a seed's state file that the store left alone because a workflow is
-// already active. Cheap when there is none: a few lstats. A file that is instead the active
-// workflow's own origin still in place has its rename finished, and finished, not nil then,
-// says so for the user. Either that or a file that holds no workflow is passed over for the
-// next one (seed 004 keeps one per session), so none hides a second copy until a later start.
+// already active. Cheap when there is none: a few lstats. A file that is instead the origin of
+// a workflow migrated from it (the active one, or one archived since) still in place has its
+// rename finished, and finished, not nil then, says so for the user. Either that or a file
+// that holds no workflow is passed over for the next one (seed 004 keeps one per session), so
+// none hides a second copy until a later start.
 func (s *Store) FindLegacy() (l Legacy, finished *Notice, found bool) {
 	var seen []string
 	for {
@@ -437,51 +441,77 @@ func (s *Store) FindLegacy() (l Legacy, finished *Notice, found bool) {
 		if err != nil {
 			continue
 		}
-		w, err := s.ReadWorkflow()
-		if err != nil || !s.migratedFrom(root, w.ID, l) {
+		if _, ok := s.migratedFrom(root, l); !ok {
 			return l, finished, true
 		}
-		if n := s.finishRetire(root, w, l); n != nil {
+		if n := s.finishRetire(root, l); n != nil {
 			finished = n
 		}
 	}
 }
 
-// finishRetire renames l, the seed file workflow w was migrated from, found still in place: a
+// finishRetire renames l, the seed file a workflow was migrated from, found still in place: a
 // migration killed after its commit and before this rename, or one still between the two,
-// which holds the workflow lock until its own rename is done (and says so itself). If it
-// cannot be done now, the next start tries again. The notice is for a rename it finished.
-func (s *Store) finishRetire(root string, w Workflow, l Legacy) *Notice {
+// which holds the workflow lock until its own rename is done (and says so itself), or one
+// whose project directory could not be written then. If it cannot be done now, the next
+// start tries again. The notice is for a rename it finished.
+func (s *Store) finishRetire(root string, l Legacy) *Notice {
 	unlock, err := s.lock("workflow")
 	if err != nil {
 		return nil
 	}
 	defer unlock()
-	if !s.migratedFrom(root, w.ID, l) {
+	rev, ok := s.migratedFrom(root, l)
+	if !ok {
 		return nil
 	}
 	backup, err := s.RetireLegacy(l)
 	if err != nil {
 		return nil
 	}
-	return &Notice{Kind: "migrated", Path: l.Name, Revision: w.Revision,
+	return &Notice{Kind: "migrated", Path: l.Name, Revision: rev,
 		Message: fmt.Sprintf("the migration of %s (%s) to schema 2.0, cut short, was finished; the original is kept as %s", l.Name, l.From, backup)}
 }
 
-// migratedFrom reports whether workflow id was migrated from exactly the seed file l as it is
-// on disk now: its journal holds the migration of l.Name, and migrating the file again as at
-// that migration's own time (legacy.migrated_at) gives the same record byte for byte.
-func (s *Store) migratedFrom(root, id string, l Legacy) bool {
-	j, err := s.ReadJournal(id)
+// migratedFrom reports whether the workflow l's record names was migrated from exactly the
+// seed file l as it is on disk now, and at which revision: its journal, the active one or an
+// archive's, holds the migration of l.Name, and migrating the file again as at that
+// migration's own time (legacy.migrated_at) gives the same record byte for byte. A seed file
+// left in place (its directory could not be written) is then never migrated a second time,
+// bringing back a workflow that was archived since.
+func (s *Store) migratedFrom(root string, l Legacy) (int64, bool) {
+	m, err := readMeta(l.Record)
 	if err != nil {
-		return false
+		return 0, false
 	}
+	if j, err := s.ReadJournal(m.id); err == nil {
+		if rev, ok := s.holdsMigration(root, j, l); ok {
+			return rev, true
+		}
+	}
+	archives, _ := s.ListArchives()
+	for _, a := range archives {
+		if a.WorkflowID != m.id {
+			continue
+		}
+		if j, err := s.ReadArchiveJournal(a.Dir); err == nil {
+			if rev, ok := s.holdsMigration(root, j, l); ok {
+				return rev, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// holdsMigration reports whether journal j holds the migration of exactly the seed file l, and
+// its revision (see migratedFrom).
+func (s *Store) holdsMigration(root string, j Journal, l Legacy) (int64, bool) {
 	detail := "from " + l.From.String() + " " + l.Name
 	i := slices.IndexFunc(j.Records, func(r Record) bool {
 		return r.Event.Kind == "migrated" && r.Event.Detail == detail && r.Snapshot != nil
 	})
 	if i < 0 {
-		return false
+		return 0, false
 	}
 	var m struct {
 		Legacy struct {
@@ -489,10 +519,10 @@ func (s *Store) migratedFrom(root, id string, l Legacy) bool {
 		} `json:"legacy"`
 	}
 	if json.Unmarshal(j.Records[i].Snapshot, &m) != nil || m.Legacy.MigratedAt.IsZero() {
-		return false
+		return 0, false
 	}
 	again, err := s.readLegacy(root, l.Name, m.Legacy.MigratedAt)
-	return err == nil && bytes.Equal(again.Record, j.Records[i].Snapshot)
+	return j.Records[i].Revision, err == nil && bytes.Equal(again.Record, j.Records[i].Snapshot)
 }
 
 // RetireLegacy renames a settled legacy file (and seed 002's execution.json beside it) to its

@@ -49,15 +49,7 @@ func (f *takeFS) RenameNoReplace(oldname, newname string) error {
 // for a seed file's original, between the pick and the rename, is kept, and the original
 // goes to the next free name. Before, the rename replaced it: that earlier backup was lost.
 func TestRetireLegacyNeverOverwritesABackup(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
-	root := filepath.Dir(filepath.Dir(dir))
-	seed := migrateTestdata(t, "seed001/apex-implement.json")
-	if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, ".claude", "workflow-state.json"), seed, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, root, seed := seedProject(t, "seed001/apex-implement.json")
 	pd := openDir(t, root)
 	earlier := []byte("a backup made by someone else")
 	fsys := &takeFS{FS: pd, take: ".claude/workflow-state.v1.json.bak", content: earlier}

@@ -386,7 +386,10 @@ func (s *Store) mkdir(name string) error {
 	return s.writeErr(name, durable.MkdirIn(s.fs, name, 0o700))
 }
 
-func (s *Store) utc() string { return s.o.now().UTC().Format("20060102T150405.000Z") }
+func (s *Store) utc() string { return s.o.now().UTC().Format(utcStamp) }
+
+// utcStamp is the time in archive and quarantine names.
+const utcStamp = "20060102T150405.000Z"
 
 // privateDir makes the state directory private (0700) when other users may read or write it
 // (a 0777 directory lets any local user plant or read state); when that cannot be done and

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
@@ -398,7 +399,7 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 		return Notice{}, err
 	}
 	base := path.Base(file)
-	dst := quarantineDir + "/" + base + "-" + s.utc()
+	dst := QuarantineName(base, s.o.now())
 	for i := 2; ; i++ {
 		// Never onto a name taken, even one taken since it was chosen: only "exists" moves on
 		// to the next name; any other answer (an I/O error, no permission) would be the same
@@ -431,6 +432,12 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	}
 	return Notice{Kind: "quarantined", Path: dst,
 		Message: fmt.Sprintf("%s %s (%s) and was moved to %s, where it is kept", file, what, reason, dst)}, nil
+}
+
+// QuarantineName is the name, relative to the state directory, under which quarantine/ keeps
+// a file of base name base set aside at t (Quarantine takes the next free one after it).
+func QuarantineName(base string, t time.Time) string {
+	return quarantineDir + "/" + base + "-" + t.UTC().Format(utcStamp)
 }
 
 // Unquarantine puts back at file what Quarantine moved aside, as n says, for a caller whose

@@ -166,7 +166,16 @@ func checkHistory(def *Definition, r *Record) []Finding {
 			return bad("move %d leaves %s but the move before it ended in %s", i+1, h.From, moves[i-1].To)
 		}
 		if !def.CanMove(h.From, h.To) {
-			return bad("move %d, %s->%s, is not allowed", i+1, h.From, h.To)
+			// A phase renamed or removed in the definition since: say which, or the person
+			// looks for a wrong move in the workflow.
+			why, gone := "", h.From
+			if def.HasPhase(gone) {
+				gone = h.To
+			}
+			if !def.HasPhase(gone) {
+				why = fmt.Sprintf(": phase %q is not in the %s definition now", gone, def.Name)
+			}
+			return bad("move %d, %s->%s, is not allowed%s", i+1, h.From, h.To, why)
 		}
 	}
 	if last := moves[len(moves)-1].To; last != r.State {

@@ -74,6 +74,9 @@ func TestCheckFindings(t *testing.T) {
 			mutate: func(r *workflow.Record) {
 				r.History = []workflow.HistoryEntry{{From: "requirements", To: "implementation"}}
 			}},
+		// A phase the workflow went through, renamed or removed in the definition since.
+		{name: "history-phase-gone", code: "history-invalid", sev: "HIGH", text: `requirements->design, is not allowed: phase "design" is not in the dotagent definition now`,
+			mutate: func(r *workflow.Record) { r.History[0].To, r.History[1].From = "design", "design" }},
 		{name: "history-broken-chain", code: "history-invalid", sev: "HIGH", text: "leaves verification but the move before it ended in architecture",
 			mutate: func(r *workflow.Record) { r.History[1].From = "verification" }},
 		{name: "history-wrong-start", code: "history-invalid", sev: "HIGH", text: "not in the start phase requirements",

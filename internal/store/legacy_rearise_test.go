@@ -1,0 +1,42 @@
+package store_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// TestSeedFileLeftInPlaceNotMigratedAgain: a seed's state file whose directory cannot be
+// written is migrated and left in place; once that workflow is archived, the next read finds
+// no active workflow, and beside a workflow started since it is no second copy of the state.
+// Before, it migrated the seed file again: the workflow ended came back as the active one, in
+// its old phase (or, beside a new one, was archived as a conflict at every session start).
+func TestSeedFileLeftInPlaceNotMigratedAgain(t *testing.T) {
+	dir, root, seed := seedProject(t, "seed001/apex-implement.json")
+	s := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow)), store.WithProjectFS(noWrites{openDir(t, root)}))
+	w, err := s.ReadWorkflow()
+	if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
+		t.Fatalf("migration: %+v %v", w.Notices, err)
+	}
+	if _, err := s.Archive("completed"); err != nil {
+		t.Fatal(err)
+	}
+	for read := 1; read <= 2; read++ {
+		again, err := s.ReadWorkflow()
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("read %d after the archive: %s %+v %v; want no active workflow", read, again.ID, again.Notices, err)
+		}
+	}
+	if _, err := s.UpdateWorkflow(setNext("apex-next", "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	if l, _, found := s.FindLegacy(); found {
+		t.Fatalf("the seed file, migrated and archived, is taken for a second copy of the state: %s", l.Name)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, ".claude", "workflow-state.json")); err != nil || string(got) != string(seed) {
+		t.Fatalf("the seed file is not kept as it was: %v", err)
+	}
+}
