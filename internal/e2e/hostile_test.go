@@ -577,3 +577,34 @@ func TestCairnLockHeldAsTheModelReadsIt(t *testing.T) {
 		t.Errorf("phase %q after the second call, want plan", got)
 	}
 }
+
+// The project directory is deleted in the middle of a turn (rm -rf from another terminal): the
+// tool called after is not run and tells the model the directory is gone, and neither it nor
+// the turn's Stop hook makes the directory again.
+func TestCairnProjectDeletedNotMadeAgain(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "apex", seedContext)
+	var deleted atomic.Bool
+	w.Mock.Script(
+		mockapi.Step{Name: "delete the project, then resume_check", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("DELETED-PROMPT")),
+			Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+				deleted.Store(os.RemoveAll(w.Project) == nil)
+				return mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})
+			}},
+		mockapi.On(afterToolResult, mockapi.Text("the project is gone")).Named("end"),
+	)
+	r := w.runScript(t, RunOptions{Prompt: "DELETED-PROMPT: where are we?"})
+	if !deleted.Load() {
+		t.Fatal("could not delete the project directory")
+	}
+	m := r.MainRequests()
+	read := m[len(m)-1].ToolResults()
+	if len(read) != 1 || !read[0].IsError || !strings.Contains(read[0].Text, "the project directory "+w.Project+" is gone") {
+		t.Errorf("the model reads %+v, want the project directory said gone", read)
+	}
+	requireHooksOK(t, r, "Stop")
+	if _, err := os.Lstat(w.Project); !os.IsNotExist(err) {
+		t.Errorf("the deleted project directory was made again: %v", err)
+	}
+}
