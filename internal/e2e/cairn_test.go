@@ -799,7 +799,9 @@ func TestCairnExpiredWorkflowArchived(t *testing.T) {
 
 // A project with a workflow definition of its own: the hook binaries read it themselves, in the
 // real client too. The report in the first request follows the project's definition (its
-// phases and allowed moves), and both hooks end cleanly.
+// phases and allowed moves), and both hooks end cleanly. A second definition named with an
+// upper-case .MD, which Cairn does not read, is named with the step that makes it read, to the
+// model (the report) and to the person (the SessionStart hook's line).
 func TestCairnProjectDefinition(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
@@ -810,6 +812,10 @@ func TestCairnProjectDefinition(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Project, ".claude", "workflows", "review-flow.md"), []byte(def), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(w.Project, ".claude", "workflows", "triage.MD"), []byte("---\nphases: [sort, fix]\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const notRead = "workflow definition .claude/workflows/triage.MD: not read: Cairn reads only files ending in .md, in lower case; rename it to triage.md"
 	// An hour ago: an owner heard from a minute ago is another live session, whose report
 	// asks to coordinate first; this test is about the definition's next phases.
 	startAt(t, w, time.Now().Add(-time.Hour), engine.StartRequest{Type: "review-flow", Context: "review the uploader"}, "read").Close()
@@ -829,7 +835,12 @@ func TestCairnProjectDefinition(t *testing.T) {
 	if strings.Contains(report, "no YAML reader") {
 		t.Errorf("the hook did not read the project's definition:\n%s", report)
 	}
-	requireHooksOK(t, r, "SessionStart")
+	if !strings.Contains(report, notRead) {
+		t.Errorf("the report does not tell the model triage.MD is not read:\n%s", report)
+	}
+	if out := parseHookOutput(t, requireHooksOK(t, r, "SessionStart")[0]); !strings.Contains(out.SystemMessage, notRead) {
+		t.Errorf("the person is not told triage.MD is not read: %q", out.SystemMessage)
+	}
 	requireHooksOK(t, r, "Stop")
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
 )
 
@@ -516,5 +517,94 @@ func TestCairnRefusalsAsTheModelReadsThem(t *testing.T) {
 	}
 	if exists(filepath.Join(w.stateDir(), "checkpoints", "creds.json")) {
 		t.Error("the checkpoint holding a secret was saved")
+	}
+}
+
+// A tool whose lock another process holds past the wait: the model reads who holds it, that
+// nothing changed, and a step it can take (call the tool again, then tell the user), not the
+// lock's "try again once that process has finished"; called again once the lock is free, the
+// tool does its work.
+func TestCairnLockHeldAsTheModelReadsIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "apex", seedContext)
+	d, err := durable.OpenDir(w.stateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var unlock func() error
+	w.Mock.Script(
+		mockapi.Step{Name: "hold the lock, then transition", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("LOCK-PROMPT")),
+			Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+				if unlock, err = d.Lock(".lock-workflow", time.Second); err != nil {
+					unlock = nil
+				}
+				return mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "plan"})
+			}},
+		mockapi.Step{Name: "free the lock, then transition again", When: afterToolResult,
+			Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+				if unlock != nil {
+					unlock()
+				}
+				return mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "plan"})
+			}},
+		mockapi.On(afterToolResult, mockapi.Text("moved on")).Named("end"),
+	)
+	r := w.runScript(t, RunOptions{Prompt: "LOCK-PROMPT: move on to the plan"})
+	if unlock == nil {
+		t.Fatal("could not hold the workflow's lock")
+	}
+	m := r.MainRequests()
+	read := m[len(m)-1].ToolResults()
+	if len(read) != 2 {
+		t.Fatalf("the model reads %d tool results, want 2", len(read))
+	}
+	held := read[0]
+	first := strings.SplitN(held.Text, "\n", 2)[0]
+	for _, want := range []string{"is locked by pid " + strconv.Itoa(os.Getpid()), "gave up after", "nothing changed", "Call transition again; if the lock is still held, tell the user which process holds it"} {
+		if !held.IsError || !strings.Contains(first, want) {
+			t.Errorf("with the lock held the model reads (error %v) %q, want %q in it", held.IsError, first, want)
+		}
+	}
+	if strings.Contains(held.Text, "try again once") {
+		t.Errorf("the model is told to wait for a moment it cannot see: %q", held.Text)
+	}
+	if read[1].IsError {
+		t.Errorf("the call once the lock was free failed: %s", read[1].Text)
+	}
+	if got := w.readState(t).State; got != "plan" {
+		t.Errorf("phase %q after the second call, want plan", got)
+	}
+}
+
+// The project directory is deleted in the middle of a turn (rm -rf from another terminal): the
+// tool called after is not run and tells the model the directory is gone, and neither it nor
+// the turn's Stop hook makes the directory again.
+func TestCairnProjectDeletedNotMadeAgain(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "apex", seedContext)
+	var deleted atomic.Bool
+	w.Mock.Script(
+		mockapi.Step{Name: "delete the project, then resume_check", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("DELETED-PROMPT")),
+			Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+				deleted.Store(os.RemoveAll(w.Project) == nil)
+				return mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})
+			}},
+		mockapi.On(afterToolResult, mockapi.Text("the project is gone")).Named("end"),
+	)
+	r := w.runScript(t, RunOptions{Prompt: "DELETED-PROMPT: where are we?"})
+	if !deleted.Load() {
+		t.Fatal("could not delete the project directory")
+	}
+	m := r.MainRequests()
+	read := m[len(m)-1].ToolResults()
+	if len(read) != 1 || !read[0].IsError || !strings.Contains(read[0].Text, "the project directory "+w.Project+" is gone") {
+		t.Errorf("the model reads %+v, want the project directory said gone", read)
+	}
+	requireHooksOK(t, r, "Stop")
+	if _, err := os.Lstat(w.Project); !os.IsNotExist(err) {
+		t.Errorf("the deleted project directory was made again: %v", err)
 	}
 }

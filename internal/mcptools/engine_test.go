@@ -3,7 +3,9 @@ package mcptools_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -860,6 +862,25 @@ func TestStateDirDeletedNoticeSaysSo(t *testing.T) {
 	}
 	if n := strings.Count(got, "resume_check"); n != 1 {
 		t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+	}
+}
+
+// TestProjectDeletedNotMadeAgain: a project directory deleted while its session was open was
+// made again, with .claude/cairn/ in it, by the next call of any tool (a read such as
+// resume_check too), which then answered "Nothing to resume" for a project that is gone. The
+// call now says the project directory is gone and that nothing was changed, and creates
+// nothing.
+func TestProjectDeletedNotMadeAgain(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"before the delete"}`)
+	if err := os.RemoveAll(p.root); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range [][2]string{{"resume_check", `{}`}, {"start_workflow", `{"type":"apex","context":"after the delete"}`}} {
+		mustFail(t, c, call[0], call[1], call[0]+" was not run: the project directory "+p.root+" is gone", "nothing was changed", "Tell the user")
+		if _, err := os.Lstat(p.root); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s made the deleted project directory again: %v", call[0], err)
+		}
 	}
 }
 

@@ -150,10 +150,18 @@ func (s *Server) openLocked() {
 	if s.eng != nil || s.closed {
 		return
 	}
+	// NoCreateRoot: a project directory deleted while its session is open is not made again;
+	// its state then opens as an empty stand-in, which no call may take for the project's.
 	eng, err := s.opt.Open(engine.Config{
 		Getenv: s.opt.Getenv, WorkDir: s.opt.WorkDir, SessionID: s.session, PID: s.opt.PPID,
-		Actor: "mcp", YAML: yamldoc.Codec{},
+		Actor: "mcp", YAML: yamldoc.Codec{}, NoCreateRoot: true,
 	})
+	if err == nil {
+		if _, lerr := os.Lstat(eng.StateDir()); errors.Is(lerr, fs.ErrNotExist) {
+			err = &projectGoneError{eng.ProjectRoot()}
+			eng.Close()
+		}
+	}
 	if err != nil {
 		s.openErr = err
 		s.opt.Log.Printf("opening the workflow state: %v", err)
@@ -182,6 +190,12 @@ func (s *Server) openLocked() {
 	// is corrected as soon as this start-up's hook writes its own.
 	s.followSession()
 }
+
+// projectGoneError is why no call runs while the project directory is deleted: its state
+// would be written into a directory made again in its place.
+type projectGoneError struct{ root string }
+
+func (e *projectGoneError) Error() string { return "the project directory " + e.root + " is gone" }
 
 // followSession re-reads which session Claude Code is in (sessions/<ppid>.json) and, when it
 // moved (after /clear), acts for the new one from now on. It reports whether it moved.
@@ -296,6 +310,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	}
 	gone := s.reopenIfGone()
 	s.openLocked()
+	if pg, ok := errors.AsType[*projectGoneError](s.openErr); ok && s.eng == nil {
+		return errorResult(cmp.Or(argErr, fmt.Errorf("%s was not run: the project directory %s is gone (deleted while this session was open); nothing was changed and nothing was made again. Tell the user", spec.name, pg.root)), "")
+	}
 	if s.eng == nil {
 		// The fix is the user's: this server's environment was fixed when Claude Code started
 		// it, and what is in the way may be theirs.
