@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // EventsName is the binary that serves Claude Code's other events (TaskCreated,
@@ -39,7 +40,9 @@ const (
 //     MEMORY.md line a background writer dropped, the owner heartbeat), so MEMORY.md does not
 //     stay stale until the next turn or session, but never asks the agent anything: it cannot
 //     answer. Claude Code runs this hook in the background and ignores its output, so nothing
-//     is printed.
+//     is printed, and a repair the state needs (a damaged snapshot or document set aside) is
+//     not made: it and the whole turn's end are left to the next Stop or session start,
+//     which says it (engine.Config.NoRepair).
 //
 // Like every Cairn hook it never fails the session: problems go to stderr, the exit code
 // is 0, and a hard deadline bounds it.
@@ -69,7 +72,10 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	pid := r.claudePID(getenv, true)
 	// Without a usable project dir, as for the other hooks, nothing is created: an event has
 	// nothing to record where no workflow is.
-	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName)}, true)
+	// StopFailure's output is discarded: a repair made there would never be said, so it is
+	// left to the next hook the model reads.
+	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName),
+		NoRepair: ev.HookEventName == EventStopFailure}, true)
 	if err != nil {
 		return nil
 	}
@@ -78,6 +84,10 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	switch ev.HookEventName {
 	case EventStopFailure:
 		out, err := e.Stop(engine.StopInput{SessionID: sessionID, NoAsk: true})
+		if errors.Is(err, store.ErrRepairLeft) {
+			r.Logf("session=%s; the turn ended in an API error; the workflow state needs a repair, left with the end-of-turn work to the next Stop or session start, which says it", logSession(sessionID))
+			return nil
+		}
 		if err != nil {
 			r.Logf("the turn ended in an API error; end-of-turn protocol: %v", err)
 			return nil

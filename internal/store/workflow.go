@@ -115,7 +115,8 @@ func metaValue[T any](raw json.RawMessage, p *T) bool {
 // record), it is moved to quarantine/ (never deleted) and rebuilt from the newest valid journal
 // record, under the lock; an older format is migrated; each such step is reported in Notices.
 // With no workflow it returns a *NotFoundError, possibly with Notices. A record written by a
-// newer Cairn is refused with a *migrate.NewerError and left as it is.
+// newer Cairn is refused with a *migrate.NewerError and left as it is. Opened WithNoRepair,
+// it answers ErrRepairLeft where it would take the lock to repair or settle.
 func (s *Store) ReadWorkflow() (Workflow, error) {
 	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
 	if err == nil {
@@ -135,6 +136,9 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 			}
 			if !s.exists(pendingArchive) {
 				return w, nil
+			}
+			if s.o.noRepair {
+				return Workflow{}, ErrRepairLeft
 			}
 			// An archive or an adoption (adopt.go) is in progress or was cut short: the
 			// locked read waits for it or settles it. Without the lock, what was read stands.
@@ -162,6 +166,9 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 	} else if !errors.Is(err, durable.ErrTooLarge) {
 		// A planted FIFO, symlink or hard link, or an unreadable file: say so, move nothing.
 		return Workflow{}, s.unreadableSnapshot(err)
+	}
+	if s.o.noRepair {
+		return Workflow{}, ErrRepairLeft
 	}
 	unlock, err := s.lock("workflow")
 	if err != nil {
@@ -392,8 +399,12 @@ func (s *Store) pastBrokenChain(w Workflow, st, tail *Record) (Workflow, tailSta
 }
 
 // Quarantine moves the damaged file (a name in the state directory) to
-// quarantine/<base>-<utc>, durably, never deleting it; why is said in the notice.
+// quarantine/<base>-<utc>, durably, never deleting it; why is said in the notice. Opened
+// WithNoRepair, it moves nothing and answers ErrRepairLeft.
 func (s *Store) Quarantine(file string, why error) (Notice, error) {
+	if s.o.noRepair {
+		return Notice{}, fmt.Errorf("%s: %w", file, ErrRepairLeft)
+	}
 	if err := s.mkdir(quarantineDir); err != nil {
 		return Notice{}, err
 	}
