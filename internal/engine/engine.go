@@ -182,6 +182,11 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the state directory: %w", err)
 	}
+	if !cfg.NoCreate && !cfg.NoCreateRoot && durable.Beneath(root, dir) {
+		if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
+			return nil, &ProjectGoneError{Root: root}
+		}
+	}
 	conf := readConfig(dir)
 	wait := cfg.LockWait
 	if cfg.NoLockWait {

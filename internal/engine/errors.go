@@ -27,6 +27,15 @@ const (
 	StateUnusable
 )
 
+// ProjectGoneError is Open's refusal to make again a project directory that is not there
+// (deleted or moved while its session is open): its state would start over, empty, in a
+// directory made for it alone.
+type ProjectGoneError struct{ Root string }
+
+func (e *ProjectGoneError) Error() string {
+	return fmt.Sprintf("the project directory %s is not there (deleted or moved); Cairn does not make it again", e.Root)
+}
+
 // ErrNotFound matches every NotFound error (errors.Is).
 var ErrNotFound = store.ErrNotFound
 

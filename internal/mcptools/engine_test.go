@@ -3,7 +3,9 @@ package mcptools_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -800,6 +802,26 @@ func TestStateDirDeletedNoticeSaysSo(t *testing.T) {
 	}
 	if n := strings.Count(got, "resume_check"); n != 1 {
 		t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+	}
+}
+
+// TestProjectDirDeletedUnderServer: a project directory deleted under a running server (its
+// session still open) is not made again by the next call, which says the project is gone
+// and changes nothing. Before, the reopen made the project directory and its state anew.
+func TestProjectDirDeletedUnderServer(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"before the delete"}`)
+	if err := os.RemoveAll(p.root); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []struct{ tool, args string }{
+		{"start_workflow", `{"type":"apex","context":"after the delete"}`},
+		{"save_checkpoint", `{"name":"plan","data":{"a":1}}`},
+	} {
+		mustFail(t, c, call.tool, call.args, "project directory "+p.root+" is not there", "nothing was changed", "Tell the user")
+		if _, err := os.Lstat(p.root); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s made the deleted project directory again: %v", call.tool, err)
+		}
 	}
 }
 

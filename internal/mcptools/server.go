@@ -300,6 +300,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 		// The fix is the user's: this server's environment was fixed when Claude Code started
 		// it, and what is in the way may be theirs.
 		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and restart Claude Code (a variable set now does not reach this running server); %s. Call the tool again once it is fixed", spec.name, s.openErr, noRoomMaking)
+		if gone, ok := errors.AsType[*engine.ProjectGoneError](s.openErr); ok {
+			err = fmt.Errorf("%s was not run: %v; nothing was changed. Tell the user: the workflow state went with it; to go on, they restore it, or start Claude Code again in the project where it is now", spec.name, gone)
+		}
 		return errorResult(cmp.Or(argErr, err), "") // a bad argument is said first
 	}
 	eng := s.eng
