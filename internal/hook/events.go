@@ -31,10 +31,13 @@ const (
 //     session, /clear or a fork starts without it. The task is mirrored into the active
 //     workflow's tasks, in its current phase, through the engine's locked, journaled write;
 //     the next session's resume report lists the open ones. Claude Code's own task store is
-//     never written. Nothing is printed: these events' output could block the task.
+//     never written. Nothing is printed: these events' output could block the task. So a
+//     task event that finds the state needing a repair keeps the event, as one the lock
+//     keeps out, and leaves the repair to the next Stop or session start, which says it.
 //   - PreCompact: prints a short anchor (workflow, phase, next step) that Claude Code adds to
 //     the compaction request, so the summary keeps the position. SessionStart (source
-//     compact) then brings the full report back.
+//     compact) then brings the full report back, and makes and says a repair the state
+//     needs, which PreCompact leaves (it prints no anchor then).
 //   - StopFailure: a turn that ends in an API error (server error, overload, a rejected
 //     request) fires it instead of Stop. It does the Stop hook's work (the L2 lines owed, a
 //     MEMORY.md line a background writer dropped, the owner heartbeat), so MEMORY.md does not
@@ -72,10 +75,11 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	pid := r.claudePID(getenv, true)
 	// Without a usable project dir, as for the other hooks, nothing is created: an event has
 	// nothing to record where no workflow is.
-	// StopFailure's output is discarded: a repair made there would never be said, so it is
-	// left to the next hook the model reads.
+	// No event here says a repair: StopFailure's output is discarded, a task event prints
+	// nothing, and the compaction drops warnings. A repair the state needs is left to the next
+	// Stop or session start, which says it.
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName),
-		NoRepair: ev.HookEventName == EventStopFailure}, true)
+		NoRepair: true}, true)
 	if err != nil {
 		return nil
 	}
@@ -129,7 +133,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		return nil // applied with them, and said; what kept any from being applied, applyKept said
 	}
 	res, err := e.RecordClaudeTask(t, completed)
-	if engine.LockedBy(err) != "" {
+	if keptWhy(err) != "" {
 		keepTask(r, e, t, completed, err)
 		return nil
 	}
@@ -164,7 +168,7 @@ func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result,
 // next hook to record: no one can send a hook event again.
 func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, locked error) {
 	if err := e.KeepClaudeTask(t, completed); err != nil {
-		r.Logf("%s task %s not recorded: the workflow is locked %s, and keeping the event failed: %v", taskEvent(completed), taskShown(t.TaskID), engine.LockedBy(locked), err)
+		r.Logf("%s task %s not recorded: %s, and keeping the event failed: %v", taskEvent(completed), taskShown(t.TaskID), keptWhy(locked), err)
 		return
 	}
 	sayKept(r, t, completed, locked)
@@ -172,7 +176,19 @@ func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, 
 
 // sayKept says on stderr that a task event the lock kept out is kept.
 func sayKept(r *Runner, t engine.ClaudeTask, completed bool, locked error) {
-	r.Logf("%s task %s kept: the workflow is locked %s; it will be recorded by the next Cairn hook", taskEvent(completed), taskShown(t.TaskID), engine.LockedBy(locked))
+	r.Logf("%s task %s kept: %s; it will be recorded by the next Cairn hook", taskEvent(completed), taskShown(t.TaskID), keptWhy(locked))
+}
+
+// keptWhy says why a task event is kept for a later hook: the lock err gave up on, or the
+// repair the state needs (store.ErrRepairLeft); "" when err is neither.
+func keptWhy(err error) string {
+	switch {
+	case engine.LockedBy(err) != "":
+		return "the workflow is locked " + engine.LockedBy(err)
+	case errors.Is(err, store.ErrRepairLeft):
+		return "the workflow state needs a repair, left to the next Stop or session start, which says it"
+	}
+	return ""
 }
 
 // applyKept records the task events kept by earlier hooks (engine.ApplyKeptClaudeTasks),
@@ -187,8 +203,8 @@ func applyKept(r *Runner, e *engine.Engine, wait bool) error {
 		r.Logf("%s", n)
 	}
 	switch {
-	case engine.LockedBy(err) != "":
-		r.Logf("task events kept earlier wait: the workflow is locked %s; they will be recorded by the next Cairn hook", engine.LockedBy(err))
+	case keptWhy(err) != "":
+		r.Logf("task events kept earlier wait: %s; they will be recorded by the next Cairn hook", keptWhy(err))
 		return err
 	case err != nil:
 		r.Logf("task events kept earlier: %v", err)

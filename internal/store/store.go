@@ -221,10 +221,11 @@ func WithNoCreate() Option { return func(o *options) { o.noCreate = true } }
 func WithNoCreateRoot() Option { return func(o *options) { o.keepRoot = true } }
 
 // WithNoRepair opens the state directory for a caller whose words no one reads (Claude Code's
-// StopFailure hook): the one-off repairs whose notice is said once are not made. ReadWorkflow
-// answers ErrRepairLeft where it would repair the snapshot (set aside, rebuilt, migrated) or
-// settle an archive cut short, and Quarantine moves nothing and answers it too; the next
-// caller that reads the state makes the repair and says it.
+// StopFailure and task event hooks): the one-off repairs whose notice is said once are not
+// made. Reading or changing the workflow answers ErrRepairLeft where it would repair the
+// snapshot (set aside, rebuilt, migrated) or settle an archive cut short, and Quarantine moves
+// nothing and answers it too; the next caller that reads the state makes the repair and says
+// it.
 func WithNoRepair() Option { return func(o *options) { o.noRepair = true } }
 
 // ErrRepairLeft is what a store opened WithNoRepair answers where a one-off repair is needed.

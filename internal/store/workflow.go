@@ -262,6 +262,9 @@ func tailOf(r *Record) tailState {
 // loadLocked reads the active workflow under the workflow lock, repairing what it can.
 func (s *Store) loadLocked() (Workflow, tailState, error) {
 	var w Workflow
+	if s.o.noRepair && s.exists(pendingArchive) {
+		return w, tailState{}, ErrRepairLeft
+	}
 	if n, err := s.finishArchive(); err != nil {
 		return w, tailState{}, err
 	} else if n != nil {
@@ -280,6 +283,8 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 			return w, tailState{}, err
 		case maybeNewer(err):
 			return w, tailState{}, s.foreignSnapshot(err)
+		case errors.As(err, &old) && s.o.noRepair:
+			return w, tailState{}, ErrRepairLeft
 		case errors.As(err, &old):
 			return s.migrateOwn(w, data)
 		}
@@ -304,6 +309,9 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		}
 		if rec == nil {
 			if legacyDir, name, ok := s.findLegacy(); ok && len(w.Notices) == 0 {
+				if s.o.noRepair {
+					return w, tailState{}, ErrRepairLeft
+				}
 				if s.o.noCreate {
 					return s.legacyPending(w, legacyDir, name)
 				}
@@ -317,6 +325,9 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		rm, err := readMeta(rec.Snapshot)
 		if err != nil {
 			return w, tailState{}, fmt.Errorf("the newest journal record is not a usable workflow record: %w", err)
+		}
+		if s.o.noRepair {
+			return w, tailState{}, ErrRepairLeft
 		}
 		if err := s.writeErr(WorkflowFile, durable.WriteFile(s.fs, WorkflowFile, rec.Snapshot, 0o600)); err != nil {
 			return w, tailState{}, err
