@@ -121,7 +121,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	// changed it. Applying them may wait for the lock more than once, past the hard stop, so
 	// this one is kept after them before they are applied, and applied with them.
 	kept := e.HasKeptClaudeTasks() && e.KeepClaudeTask(t, completed) == nil
-	if err := applyKept(r, e, true); err != nil {
+	if _, err := applyKept(r, e, true); err != nil {
 		if kept {
 			sayKept(r, t, completed, err)
 		} else {
@@ -192,10 +192,12 @@ func keptWhy(err error) string {
 }
 
 // applyKept records the task events kept by earlier hooks (engine.ApplyKeptClaudeTasks),
-// saying on stderr what became of each. It returns the lock wait's error when the lock still
-// keeps them out. With none kept it costs one directory read that finds nothing. wait false:
-// only if the lock is free now (see engine.ApplyKeptClaudeTasks).
-func applyKept(r *Runner, e *engine.Engine, wait bool) error {
+// saying on stderr what became of each. It returns the notes of kept events that could not be
+// read (moved to quarantine/, or left), said on stderr too, for a hook whose output is read to
+// say (no later hook says them), and the lock wait's error when the lock still keeps them
+// out. With none kept it costs one directory read that finds nothing. wait false: only if the
+// lock is free now (see engine.ApplyKeptClaudeTasks).
+func applyKept(r *Runner, e *engine.Engine, wait bool) ([]string, error) {
 	notes, err := e.ApplyKeptClaudeTasks(wait, func(t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
 		sayTask(r, t, completed, res, err)
 	})
@@ -205,11 +207,22 @@ func applyKept(r *Runner, e *engine.Engine, wait bool) error {
 	switch {
 	case keptWhy(err) != "":
 		r.Logf("task events kept earlier wait: %s; they will be recorded by the next Cairn hook", keptWhy(err))
-		return err
+		return notes, err
 	case err != nil:
 		r.Logf("task events kept earlier: %v", err)
 	}
-	return nil
+	return notes, nil
+}
+
+// withNotes is msg, a systemMessage or "", with notes said after it.
+func withNotes(msg string, notes []string) string {
+	switch {
+	case len(notes) == 0:
+		return msg
+	case msg == "":
+		return "Cairn: " + strings.Join(notes, "; ")
+	}
+	return msg + "; " + strings.Join(notes, "; ")
 }
 
 // taskShown is a task id as the log repeats it: on one line, cut, and not at all when it has
