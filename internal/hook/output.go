@@ -179,11 +179,12 @@ func OneLine(s string, max int) string {
 }
 
 // cutAt is the part of s, in units from start to end, that OneLine leaves out to fit s (total
-// units) in limit, "…" taking the place of one: from the middle, and never a path in two. Where
-// it can, every path is kept, the part left out moving beside them nearest the middle, a
-// third of limit at least kept before it and an eighth after. Else a path the part begins
-// in is kept whole when an eighth of limit is still left after, and otherwise left out
-// whole, as is one it ends in.
+// units) in limit, "…" taking the place of one: from the middle, and never a path in two. It
+// begins and ends beside paths, a quarter of limit at least kept on each side of it (what
+// happened, and the next step): where it can, taking in no path, else as few whole ones as it
+// can, nearest the middle. With no such place (or too many paths to weigh), a path it begins
+// in is kept whole when an eighth of limit is still left after, and otherwise left out whole,
+// as is one it ends in.
 func cutAt(s string, total, limit int) (start, end int) {
 	type span struct{ from, to int } // in units
 	var paths []span
@@ -195,20 +196,6 @@ func cutAt(s string, total, limit int) (start, end int) {
 		pos += Units(w)
 	}
 	want, cut := limit/2, total-limit+1
-	best, prev := -1, 0
-	for _, free := range append(paths, span{total, total}) {
-		lo, hi := prev, min(free.from, total-limit/8)-cut
-		prev = free.to
-		if lo = max(lo, limit/3); lo > hi {
-			continue
-		}
-		if at := min(max(want, lo), hi); best < 0 || abs(at-want) < abs(best-want) {
-			best = at
-		}
-	}
-	if best >= 0 {
-		return best, best + cut
-	}
 	inside := func(u int) (span, bool) {
 		for _, p := range paths {
 			if p.from < u && u < p.to {
@@ -216,6 +203,43 @@ func cutAt(s string, total, limit int) (start, end int) {
 			}
 		}
 		return span{}, false
+	}
+	if len(paths) <= maxPathsWeighed {
+		lo, hi := limit/4, total-limit/4-cut
+		best, fewest := -1, 0
+		try := func(at int) {
+			if at < lo || at > hi {
+				return
+			}
+			if _, in := inside(at); in {
+				return
+			}
+			if _, in := inside(at + cut); in {
+				return
+			}
+			n := 0
+			for _, p := range paths {
+				if at <= p.from && p.to <= at+cut {
+					n++
+				}
+			}
+			if best < 0 || n < fewest || n == fewest && abs(at-want) < abs(best-want) {
+				best, fewest = at, n
+			}
+		}
+		// The best place is the middle, or where a path or a bound stops it.
+		try(want)
+		try(lo)
+		try(hi)
+		for _, p := range paths {
+			try(p.from)
+			try(p.to)
+			try(p.from - cut)
+			try(p.to - cut)
+		}
+		if best >= 0 {
+			return best, best + cut
+		}
 	}
 	start = want
 	if p, ok := inside(start); ok {
@@ -230,6 +254,9 @@ func cutAt(s string, total, limit int) (start, end int) {
 	}
 	return start, end
 }
+
+// maxPathsWeighed bounds the paths cutAt weighs places among (the work grows as their square).
+const maxPathsWeighed = 64
 
 // isPath reports whether w, a word of a line, names a file: it holds a "/" (a file kept in
 // quarantine/, a temp file, a directory), or a "." between a letter or digit and a letter

@@ -189,6 +189,10 @@ func TestContextAndOneLine(t *testing.T) {
 		{"OneLine", "path-in-the-middle", "Cairn: kept in quarantine/" + strings.Repeat("p", 30) + ", and " + strings.Repeat("y", 60) + "; look there", 80,
 			"Cairn: kept in quarantine/pppppppppppppppppppppppppppppp, …yyyyyyyyy; look there"},
 		{"OneLine", "file-name-kept", "Cairn: read workflow-state.json: " + strings.Repeat("y", 80) + " end", 60, "Cairn: read workflow-state.json: …yyyyyyyyyyyyyyyyyyyyyy end"},
+		// Too long for any place that takes in no path: the fewest whole paths go, and the
+		// next step (with its path) stays.
+		{"OneLine", "whole-paths-go-the-step-stays", "Cairn: could not be opened: opening state directory " + longDir + ": " + longDir + " is a file, not a directory. Cairn left it untouched; move or rename it (for example to " + longDir + ".bak); Cairn then opens its state at its next hook", 200,
+			"Cairn: could not be opened: opening state directory …hed; move or rename it (for example to " + longDir + ".bak); Cairn then opens its state at its next hook"},
 		{"OneLine", "no-room-for-the-path", "Cairn: kept in quarantine/" + strings.Repeat("p", 30) + ", and " + strings.Repeat("y", 60) + "; look there", 60,
 			"Cairn: kept in …yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; look there"},
 		{"OneLine", "path-before-the-middle", "Cairn: moved to quarantine/workflow-state.json-20261129T201042.494Z (" + strings.Repeat("x", 60) + "); check the disk", 80,
@@ -203,6 +207,9 @@ func TestContextAndOneLine(t *testing.T) {
 		})
 	}
 }
+
+// longDir is a state directory under a long temp directory, as a test's.
+const longDir = "/tmp/TestSomethingLong1234567890/001/project/.claude/cairn"
 
 func FuzzContext(f *testing.F) {
 	f.Add("a\nb\nc", 5)
