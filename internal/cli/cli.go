@@ -314,7 +314,7 @@ func (a *app) engine() (*engine.Engine, error) {
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
 		NoCreate: noCreate, NoLockWait: c != nil && c.readOnly})
 	if gone, ok := errors.AsType[*engine.ProjectGoneError](err); ok {
-		return nil, &codeError{code: ExitRefused, msg: gone.Error() + ": set CLAUDE_PROJECT_DIR to the project where it is now, or unset it and run cairn there"}
+		return nil, &codeError{code: ExitRefused, msg: gone.Error() + ": " + engine.ProjectGoneStep}
 	}
 	if err != nil {
 		return nil, &stateError{err}

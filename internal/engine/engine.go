@@ -120,6 +120,9 @@ func NoGit(root string) string {
 
 // LaunchRoot is the note beside a project root no git work tree holds (NoGit).
 func LaunchRoot(root string) string {
+	if projectGone(root) {
+		return "(not there: deleted or moved)"
+	}
 	why := "no git repository found"
 	if project.Bare(root) {
 		why = bareRepository
@@ -182,10 +185,8 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the state directory: %w", err)
 	}
-	if !cfg.NoCreate && !cfg.NoCreateRoot && durable.Beneath(root, dir) {
-		if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
-			return nil, &ProjectGoneError{Root: root}
-		}
+	if !cfg.NoCreate && !cfg.NoCreateRoot && durable.Beneath(root, dir) && projectGone(root) {
+		return nil, &ProjectGoneError{Root: root}
 	}
 	conf := readConfig(dir)
 	wait := cfg.LockWait
