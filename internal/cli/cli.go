@@ -314,6 +314,9 @@ func (a *app) engine() (*engine.Engine, error) {
 	// while another process holds the lock, it shows what the journal holds instead.
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
 		NoCreate: noCreate, NoLockWait: c != nil && c.readOnly})
+	if gone, ok := errors.AsType[*engine.ProjectGoneError](err); ok {
+		return nil, &codeError{code: ExitRefused, msg: gone.Error() + ": " + engine.ProjectGoneStep}
+	}
 	if err != nil {
 		return nil, &stateError{err}
 	}

@@ -600,7 +600,7 @@ func TestCairnProjectDeletedNotMadeAgain(t *testing.T) {
 	}
 	m := r.MainRequests()
 	read := m[len(m)-1].ToolResults()
-	if len(read) != 1 || !read[0].IsError || !strings.Contains(read[0].Text, "the project directory "+w.Project+" is gone") {
+	if len(read) != 1 || !read[0].IsError || !strings.Contains(read[0].Text, "the project directory "+w.Project+" is not there") {
 		t.Errorf("the model reads %+v, want the project directory said gone", read)
 	}
 	requireHooksOK(t, r, "Stop")

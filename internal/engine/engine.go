@@ -56,6 +56,11 @@ type Config struct {
 	// NoCreateRoot is for hooks: a project directory deleted while its session is open is
 	// not made again; its state reads as empty (store.WithNoCreateRoot).
 	NoCreateRoot bool
+	// NoRepair is for a hook whose output no one reads (StopFailure): a one-off repair is
+	// not made there, so its notice is not lost; the read that needs one fails with
+	// store.ErrRepairLeft, and the next hook the model reads makes it and says it
+	// (store.WithNoRepair).
+	NoRepair bool
 }
 
 // YAML is what the engine needs from a YAML library; see Config.YAML.
@@ -115,6 +120,9 @@ func NoGit(root string) string {
 
 // LaunchRoot is the note beside a project root no git work tree holds (NoGit).
 func LaunchRoot(root string) string {
+	if projectGone(root) {
+		return "(not there: deleted or moved)"
+	}
 	why := "no git repository found"
 	if project.Bare(root) {
 		why = bareRepository
@@ -177,6 +185,9 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the state directory: %w", err)
 	}
+	if !cfg.NoCreate && !cfg.NoCreateRoot && durable.Beneath(root, dir) && projectGone(root) {
+		return nil, &ProjectGoneError{Root: root}
+	}
 	conf := readConfig(dir)
 	wait := cfg.LockWait
 	if cfg.NoLockWait {
@@ -194,6 +205,9 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	if cfg.NoCreateRoot {
 		own = append(slices.Clip(own), store.WithNoCreateRoot())
+	}
+	if cfg.NoRepair {
+		own = append(slices.Clip(own), store.WithNoRepair())
 	}
 	st, err := store.Open(dir, own...)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -26,6 +27,24 @@ const (
 	// directory in a state file's place).
 	StateUnusable
 )
+
+// ProjectGoneError is Open's refusal to make again a project directory that is not there
+// (deleted or moved while its session is open): its state would start over, empty, in a
+// directory made for it alone.
+type ProjectGoneError struct{ Root string }
+
+func (e *ProjectGoneError) Error() string {
+	return fmt.Sprintf("the project directory %s is not there (deleted or moved); Cairn does not make it again", e.Root)
+}
+
+// ProjectGoneStep is a person's step past a ProjectGoneError.
+const ProjectGoneStep = "set CLAUDE_PROJECT_DIR to the project where it is now, or unset it and run cairn there"
+
+// projectGone reports whether the project root is not there.
+func projectGone(root string) bool {
+	_, err := os.Lstat(root)
+	return errors.Is(err, fs.ErrNotExist)
+}
 
 // ErrNotFound matches every NotFound error (errors.Is).
 var ErrNotFound = store.ErrNotFound

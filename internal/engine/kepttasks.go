@@ -54,13 +54,15 @@ func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 // stays, said too, and blocks none after it). Each is recorded as the session
 // and client that kept it, whichever hook applies it: who owns the workflow, and whether a
 // task list beside its live owner is mirrored, are theirs. It stops at the first the lock
-// still keeps out, or that the state cannot take (Classify says StateUnusable: a full disk, a
-// read-only directory), which stays kept with those after it, and returns that error. When
-// none is kept it costs one directory read that finds nothing.
+// still keeps out, that waits for a repair (store.ErrRepairLeft), or that the state cannot
+// take (Classify says StateUnusable: a full disk, a read-only directory), which stays kept
+// with those after it, and returns that error. When none is kept it costs one directory read
+// that finds nothing.
 //
 // wait false is for a caller whose own work needs the lock wait it has (a session start, the
 // end of a turn): the kept events are recorded only if the lock is free now, so a held lock
-// does not cost it a second wait.
+// does not cost it a second wait, and only if the state needs no repair, which the caller's
+// own read then makes and says (a repair made here would be said only on stderr).
 func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, completed bool, res *Result, err error)) (notes []string, err error) {
 	names, err := e.st.KeptTasks()
 	if err != nil || len(names) == 0 {
@@ -69,9 +71,12 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 		}
 		return nil, err
 	}
+	st := e.st // a kept event that cannot be read is set aside by the caller's own store
 	if !wait {
 		cfg := e.cfg
 		cfg.LockWait = time.Millisecond
+		// A repair the state needs is left to the caller's own read, which says it.
+		cfg.NoRepair = true
 		now, err := Open(cfg)
 		if err != nil {
 			return nil, err
@@ -98,7 +103,7 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 		}
 		if err != nil {
 			// Kept, never deleted: moved aside as the store moves any damaged file.
-			n, qerr := e.st.Quarantine(store.KeptTaskFile(name), fmt.Errorf("kept task event could not be read: %w", err))
+			n, qerr := st.Quarantine(store.KeptTaskFile(name), fmt.Errorf("kept task event could not be read: %w", err))
 			if qerr != nil {
 				// Left where it is, and said: the events kept after it are recorded all the same.
 				notes = append(notes, fmt.Sprintf("kept task event %s could not be read (%v) and stays where it is: %v", store.KeptTaskFile(name), err, qerr))
@@ -113,7 +118,7 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 			return notes, err
 		}
 		res, err := by.RecordClaudeTask(t, k.Completed)
-		if isLockTimeout(err) {
+		if isLockTimeout(err) || errors.Is(err, store.ErrRepairLeft) {
 			return notes, err
 		}
 		if err != nil && Classify(err) == StateUnusable {

@@ -118,6 +118,10 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	}
 	out := &StopOutcome{}
 	r, notices, err := e.active()
+	if errors.Is(err, store.ErrRepairLeft) {
+		// Opened NoRepair: the whole turn's end is the next hook's, after its repair.
+		return out, err
+	}
 	// Undo a background memory writer's rewrite of Cairn's L2 (l2mark.go) before settling:
 	// lines written onto the rewrite would mark it as Cairn's own, and an owed line older than
 	// the one shown, written into a topic file the writer emptied, would stand there as the

@@ -514,8 +514,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	// doctor reads only: a state directory not created yet is not created here; doctor says
 	// where the first write will create it.
 	missing := !e.st.Exists()
-	notProject := missing && opt.Outside
-	if fi, err := os.Lstat(dir); notProject {
+	gone := missing && projectGone(e.root)
+	notProject := missing && opt.Outside && !gone
+	if fi, err := os.Lstat(dir); notProject || gone {
 		// the project root check says why there is none
 	} else if missing && errors.Is(err, fs.ErrNotExist) {
 		add("state directory", creatable(dir), dir+" does not exist yet; the first write creates it", writeFix(dir))
@@ -577,7 +578,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), fixIn(dir, "left by interrupted writes, they hold no state of record", rm))
 	}
 	root := e.root
-	if notProject {
+	if gone {
+		add("project root", false, (&ProjectGoneError{Root: root}).Error()+", and cairn commands that write refuse", ProjectGoneStep)
+	} else if notProject {
 		add("project root", false, NoGit(root)+", and no Cairn state is there, so it is not a project and cairn commands that write refuse here",
 			NotAProjectStep)
 	} else {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // EventsName is the binary that serves Claude Code's other events (TaskCreated,
@@ -30,16 +31,21 @@ const (
 //     session, /clear or a fork starts without it. The task is mirrored into the active
 //     workflow's tasks, in its current phase, through the engine's locked, journaled write;
 //     the next session's resume report lists the open ones. Claude Code's own task store is
-//     never written. Nothing is printed: these events' output could block the task.
+//     never written. Nothing is printed: these events' output could block the task. So a
+//     task event that finds the state needing a repair keeps the event, as one the lock
+//     keeps out, and leaves the repair to the next Stop or session start, which says it.
 //   - PreCompact: prints a short anchor (workflow, phase, next step) that Claude Code adds to
 //     the compaction request, so the summary keeps the position. SessionStart (source
-//     compact) then brings the full report back.
+//     compact) then brings the full report back, and makes and says a repair the state
+//     needs, which PreCompact leaves (it prints no anchor then).
 //   - StopFailure: a turn that ends in an API error (server error, overload, a rejected
 //     request) fires it instead of Stop. It does the Stop hook's work (the L2 lines owed, a
 //     MEMORY.md line a background writer dropped, the owner heartbeat), so MEMORY.md does not
 //     stay stale until the next turn or session, but never asks the agent anything: it cannot
 //     answer. Claude Code runs this hook in the background and ignores its output, so nothing
-//     is printed.
+//     is printed, and a repair the state needs (a damaged snapshot or document set aside) is
+//     not made: it and the whole turn's end are left to the next Stop or session start,
+//     which says it (engine.Config.NoRepair).
 //
 // Like every Cairn hook it never fails the session: problems go to stderr, the exit code
 // is 0, and a hard deadline bounds it.
@@ -69,7 +75,11 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	pid := r.claudePID(getenv, true)
 	// Without a usable project dir, as for the other hooks, nothing is created: an event has
 	// nothing to record where no workflow is.
-	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName)}, true)
+	// No event here says a repair: StopFailure's output is discarded, a task event prints
+	// nothing, and the compaction drops warnings. A repair the state needs is left to the next
+	// Stop or session start, which says it.
+	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName),
+		NoRepair: true}, true)
 	if err != nil {
 		return nil
 	}
@@ -78,6 +88,10 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	switch ev.HookEventName {
 	case EventStopFailure:
 		out, err := e.Stop(engine.StopInput{SessionID: sessionID, NoAsk: true})
+		if errors.Is(err, store.ErrRepairLeft) {
+			r.Logf("session=%s; the turn ended in an API error; the workflow state needs a repair, left with the end-of-turn work to the next Stop or session start, which says it", logSession(sessionID))
+			return nil
+		}
 		if err != nil {
 			r.Logf("the turn ended in an API error; end-of-turn protocol: %v", err)
 			return nil
@@ -107,7 +121,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	// changed it. Applying them may wait for the lock more than once, past the hard stop, so
 	// this one is kept after them before they are applied, and applied with them.
 	kept := e.HasKeptClaudeTasks() && e.KeepClaudeTask(t, completed) == nil
-	if err := applyKept(r, e, true); err != nil {
+	if _, err := applyKept(r, e, true); err != nil {
 		if kept {
 			sayKept(r, t, completed, err)
 		} else {
@@ -119,7 +133,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		return nil // applied with them, and said; what kept any from being applied, applyKept said
 	}
 	res, err := e.RecordClaudeTask(t, completed)
-	if engine.LockedBy(err) != "" {
+	if keptWhy(err) != "" {
 		keepTask(r, e, t, completed, err)
 		return nil
 	}
@@ -154,7 +168,7 @@ func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result,
 // next hook to record: no one can send a hook event again.
 func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, locked error) {
 	if err := e.KeepClaudeTask(t, completed); err != nil {
-		r.Logf("%s task %s not recorded: the workflow is locked %s, and keeping the event failed: %v", taskEvent(completed), taskShown(t.TaskID), engine.LockedBy(locked), err)
+		r.Logf("%s task %s not recorded: %s, and keeping the event failed: %v", taskEvent(completed), taskShown(t.TaskID), keptWhy(locked), err)
 		return
 	}
 	sayKept(r, t, completed, locked)
@@ -162,14 +176,28 @@ func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, 
 
 // sayKept says on stderr that a task event the lock kept out is kept.
 func sayKept(r *Runner, t engine.ClaudeTask, completed bool, locked error) {
-	r.Logf("%s task %s kept: the workflow is locked %s; it will be recorded by the next Cairn hook", taskEvent(completed), taskShown(t.TaskID), engine.LockedBy(locked))
+	r.Logf("%s task %s kept: %s; it will be recorded by the next Cairn hook", taskEvent(completed), taskShown(t.TaskID), keptWhy(locked))
+}
+
+// keptWhy says why a task event is kept for a later hook: the lock err gave up on, or the
+// repair the state needs (store.ErrRepairLeft); "" when err is neither.
+func keptWhy(err error) string {
+	switch {
+	case engine.LockedBy(err) != "":
+		return "the workflow is locked " + engine.LockedBy(err)
+	case errors.Is(err, store.ErrRepairLeft):
+		return "the workflow state needs a repair, left to the next Stop or session start, which says it"
+	}
+	return ""
 }
 
 // applyKept records the task events kept by earlier hooks (engine.ApplyKeptClaudeTasks),
-// saying on stderr what became of each. It returns the lock wait's error when the lock still
-// keeps them out. With none kept it costs one directory read that finds nothing. wait false:
-// only if the lock is free now (see engine.ApplyKeptClaudeTasks).
-func applyKept(r *Runner, e *engine.Engine, wait bool) error {
+// saying on stderr what became of each. It returns the notes of kept events that could not be
+// read (moved to quarantine/, or left), said on stderr too, for a hook whose output is read to
+// say (no later hook says them), and the lock wait's error when the lock still keeps them
+// out. With none kept it costs one directory read that finds nothing. wait false: only if the
+// lock is free now (see engine.ApplyKeptClaudeTasks).
+func applyKept(r *Runner, e *engine.Engine, wait bool) ([]string, error) {
 	notes, err := e.ApplyKeptClaudeTasks(wait, func(t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
 		sayTask(r, t, completed, res, err)
 	})
@@ -177,13 +205,24 @@ func applyKept(r *Runner, e *engine.Engine, wait bool) error {
 		r.Logf("%s", n)
 	}
 	switch {
-	case engine.LockedBy(err) != "":
-		r.Logf("task events kept earlier wait: the workflow is locked %s; they will be recorded by the next Cairn hook", engine.LockedBy(err))
-		return err
+	case keptWhy(err) != "":
+		r.Logf("task events kept earlier wait: %s; they will be recorded by the next Cairn hook", keptWhy(err))
+		return notes, err
 	case err != nil:
 		r.Logf("task events kept earlier: %v", err)
 	}
-	return nil
+	return notes, nil
+}
+
+// withNotes is msg, a systemMessage or "", with notes said after it.
+func withNotes(msg string, notes []string) string {
+	switch {
+	case len(notes) == 0:
+		return msg
+	case msg == "":
+		return "Cairn: " + strings.Join(notes, "; ")
+	}
+	return msg + "; " + strings.Join(notes, "; ")
 }
 
 // taskShown is a task id as the log repeats it: on one line, cut, and not at all when it has

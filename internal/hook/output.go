@@ -149,22 +149,138 @@ func Context(s string, max int) string {
 
 // OneLine returns s as one line of at most max UTF-16 units for a systemMessage
 // (textsafe.OneLine). A longer line keeps its start (what happened) and its end (where Cairn's
-// messages put the next step), "…" in place of the middle.
+// messages put the next step), "…" in place of the middle. A path (a file kept in
+// quarantine/, a temp file: isPath) is never cut in two (see cutAt).
 func OneLine(s string, max int) string {
 	s = textsafe.OneLine(s)
-	if Units(s) <= max {
+	total := Units(s)
+	if total <= max {
 		return s
 	}
-	head := clip(s, max/2+1) // ends with "…"
-	room, i := max-Units(head), len(s)
-	for i > 0 {
-		r, size := utf8.DecodeLastRuneInString(s[:i])
-		if room -= utf16.RuneLen(r); room < 0 {
-			break
-		}
-		i -= size
+	if max < 1 {
+		return ""
 	}
-	return head + s[i:]
+	// at[k] is the byte offset where unit k begins, -1 inside an astral character.
+	at := slices.Repeat([]int{-1}, total+1)
+	n := 0
+	for i, r := range s {
+		at[n] = i
+		n += utf16.RuneLen(r)
+	}
+	at[total] = len(s)
+	start, end := cutAt(s, total, max)
+	for at[start] < 0 {
+		start-- // never inside an astral character: one unit fewer kept
+	}
+	for at[end] < 0 {
+		end++
+	}
+	return s[:at[start]] + "…" + s[at[end]:]
+}
+
+// cutAt is the part of s, in units from start to end, that OneLine leaves out to fit s (total
+// units) in limit, "…" taking the place of one: from the middle, and never a path in two. It
+// begins and ends beside paths, a quarter of limit at least kept on each side of it (what
+// happened, and the next step): where it can, taking in no path, else as few whole ones as it
+// can, nearest the middle. With no such place (or too many paths to weigh), a path it begins
+// in is kept whole when an eighth of limit is still left after, and otherwise left out whole,
+// as is one it ends in.
+func cutAt(s string, total, limit int) (start, end int) {
+	type span struct{ from, to int } // in units
+	var paths []span
+	pos := 0
+	for _, w := range strings.SplitAfter(s, " ") {
+		if isPath(w) {
+			paths = append(paths, span{pos, pos + Units(w)})
+		}
+		pos += Units(w)
+	}
+	want, cut := limit/2, total-limit+1
+	inside := func(u int) (span, bool) {
+		for _, p := range paths {
+			if p.from < u && u < p.to {
+				return p, true
+			}
+		}
+		return span{}, false
+	}
+	if len(paths) <= maxPathsWeighed {
+		lo, hi := limit/4, total-limit/4-cut
+		best, fewest := -1, 0
+		try := func(at int) {
+			if at < lo || at > hi {
+				return
+			}
+			if _, in := inside(at); in {
+				return
+			}
+			if _, in := inside(at + cut); in {
+				return
+			}
+			n := 0
+			for _, p := range paths {
+				if at <= p.from && p.to <= at+cut {
+					n++
+				}
+			}
+			if best < 0 || n < fewest || n == fewest && abs(at-want) < abs(best-want) {
+				best, fewest = at, n
+			}
+		}
+		// The best place is the middle, or where a path or a bound stops it.
+		try(want)
+		try(lo)
+		try(hi)
+		for _, p := range paths {
+			try(p.from)
+			try(p.to)
+			try(p.from - cut)
+			try(p.to - cut)
+		}
+		if best >= 0 {
+			return best, best + cut
+		}
+	}
+	start = want
+	if p, ok := inside(start); ok {
+		start = p.from
+		if total-(p.to+cut) >= limit/8 {
+			start = p.to
+		}
+	}
+	end = start + cut
+	if p, ok := inside(end); ok {
+		end = p.to
+	}
+	return start, end
+}
+
+// maxPathsWeighed bounds the paths cutAt weighs places among (the work grows as their square).
+const maxPathsWeighed = 64
+
+// isPath reports whether w, a word of a line, names a file: it holds a "/" (a file kept in
+// quarantine/, a temp file, a directory), or a "." between a letter or digit and a letter
+// (workflow-state.json).
+func isPath(w string) bool {
+	if strings.Contains(w, "/") {
+		return true
+	}
+	for i := 1; i+1 < len(w); i++ {
+		if w[i] == '.' && isAlnum(w[i-1]) && isAlnum(w[i+1]) && !isDigit(w[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }
+func isAlnum(b byte) bool { return isDigit(b) || 'a' <= b|0x20 && b|0x20 <= 'z' }
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // clip cuts s to at most max UTF-16 units, ending a cut with "…".

@@ -182,6 +182,23 @@ func TestContextAndOneLine(t *testing.T) {
 		{"OneLine", "keeps-the-step", "Cairn: it failed: " + strings.Repeat("x", 100) + "; try again", 40, "Cairn: it failed: xx…xxxxxxxx; try again"},
 		{"OneLine", "astral-cut", "𝔸𝔸𝔸", 4, "𝔸…"},
 		{"OneLine", "invalid", "a\xffb", 5, "ab"},
+		// A path is never cut in two: the part left out moves beside it, nearest the middle;
+		// with no room beside it, the path goes whole.
+		{"OneLine", "path-after-the-middle", "Cairn: snapshot damaged (" + strings.Repeat("x", 60) + ") and moved to quarantine/workflow-state.json-20261129T201042.494Z, where it is kept", 110,
+			"Cairn: snapshot damaged (xxxxxxxxxxxxxxx…quarantine/workflow-state.json-20261129T201042.494Z, where it is kept"},
+		{"OneLine", "path-in-the-middle", "Cairn: kept in quarantine/" + strings.Repeat("p", 30) + ", and " + strings.Repeat("y", 60) + "; look there", 80,
+			"Cairn: kept in quarantine/pppppppppppppppppppppppppppppp, …yyyyyyyyy; look there"},
+		{"OneLine", "file-name-kept", "Cairn: read workflow-state.json: " + strings.Repeat("y", 80) + " end", 60, "Cairn: read workflow-state.json: …yyyyyyyyyyyyyyyyyyyyyy end"},
+		// Too long for any place that takes in no path: the fewest whole paths go, and the
+		// next step (with its path) stays.
+		{"OneLine", "whole-paths-go-the-step-stays", "Cairn: could not be opened: opening state directory " + longDir + ": " + longDir + " is a file, not a directory. Cairn left it untouched; move or rename it (for example to " + longDir + ".bak); Cairn then opens its state at its next hook", 200,
+			"Cairn: could not be opened: opening state directory …hed; move or rename it (for example to " + longDir + ".bak); Cairn then opens its state at its next hook"},
+		{"OneLine", "no-room-for-the-path", "Cairn: kept in quarantine/" + strings.Repeat("p", 30) + ", and " + strings.Repeat("y", 60) + "; look there", 60,
+			"Cairn: kept in …yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; look there"},
+		{"OneLine", "path-before-the-middle", "Cairn: moved to quarantine/workflow-state.json-20261129T201042.494Z (" + strings.Repeat("x", 60) + "); check the disk", 80,
+			"Cairn: moved to quarantine/workflow-state.json-20261129T201042.494Z …ck the disk"},
+		{"OneLine", "path-between-paths", "Cairn: a/b " + strings.Repeat("x", 40) + " c/d", 20, "Cairn: a/b …xxxx c/d"},
+		{"OneLine", "no-room-beside-the-path", "Cairn: " + strings.Repeat("a/", 30) + " kept", 20, "Cairn: …kept"},
 	} {
 		t.Run(tt.fn+"/"+tt.name, func(t *testing.T) {
 			if got := funcs[tt.fn](tt.in, tt.max); got != tt.want {
@@ -191,9 +208,13 @@ func TestContextAndOneLine(t *testing.T) {
 	}
 }
 
+// longDir is a state directory under a long temp directory, as a test's.
+const longDir = "/tmp/TestSomethingLong1234567890/001/project/.claude/cairn"
+
 func FuzzContext(f *testing.F) {
 	f.Add("a\nb\nc", 5)
 	f.Add(strings.Repeat("𝔸\n", 20), 7)
+	f.Add("Cairn: a/𝔸 "+strings.Repeat("𝔸", 9)+" c/d 𝔸/", 9)
 	f.Fuzz(func(t *testing.T, s string, max int) {
 		max = max%5000 + 1
 		if max < 1 {

@@ -46,7 +46,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it: " + err.Error())
 	}
 	defer closeState(r, e)
-	_ = applyKept(r, e, false) // before the report, so it has them; one failed directory read when none
+	keptNotes, _ := applyKept(r, e, false) // before the report, so it has them; one failed directory read when none
 	// The session record is an atomic but unsynced write (advisory, rewritten every start),
 	// cheap enough to do first; without a session id a record would only hide the last good
 	// one from the MCP server.
@@ -91,6 +91,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	if msg == "" && recordErr != nil {
 		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear: " + recordErr.Error()
 	}
+	msg = withNotes(msg, keptNotes)
 	r.Logf("%s", sessionStartSummary(ev.Source, sessionID, pid, res))
 	// A new session or a fork gets a title; a resumed one keeps the name it has, which may be
 	// one its user gave it.

@@ -59,10 +59,14 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+err.Error())
 	}
 	defer closeState(r, e)
-	_ = applyKept(r, e, false) // task events kept earlier, first; one failed directory read when none
+	keptNotes, _ := applyKept(r, e, false) // task events kept earlier, first; one failed directory read when none
 
 	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read,
 		Late: func() bool { return ctx.Err() != nil }})
+	if out != nil {
+		// What applying them set aside no later hook says either.
+		out.SystemMessage = withNotes(out.SystemMessage, keptNotes)
+	}
 	if err != nil {
 		r.Logf("end-of-turn protocol: %v", err)
 		if engine.IsNewerState(err) || engine.IsForeignSnapshot(err) {

@@ -33,7 +33,6 @@ type Engine interface {
 	Snapshot() (engine.Snapshot, error)
 	SnapshotNotices() (engine.Snapshot, []string, error)
 	StateDir() string
-	ProjectRoot() string
 	DefinitionsDir() string
 	Warnings() []string
 	Close() error

@@ -876,8 +876,8 @@ func TestProjectDeletedNotMadeAgain(t *testing.T) {
 	if err := os.RemoveAll(p.root); err != nil {
 		t.Fatal(err)
 	}
-	for _, call := range [][2]string{{"resume_check", `{}`}, {"start_workflow", `{"type":"apex","context":"after the delete"}`}} {
-		mustFail(t, c, call[0], call[1], call[0]+" was not run: the project directory "+p.root+" is gone", "nothing was changed", "Tell the user")
+	for _, call := range [][2]string{{"resume_check", `{}`}, {"start_workflow", `{"type":"apex","context":"after the delete"}`}, {"save_checkpoint", `{"name":"plan","data":{"a":1}}`}} {
+		mustFail(t, c, call[0], call[1], call[0]+" was not run: the project directory "+p.root+" is not there", "nothing was changed", "Tell the user")
 		if _, err := os.Lstat(p.root); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("%s made the deleted project directory again: %v", call[0], err)
 		}

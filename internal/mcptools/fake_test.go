@@ -372,7 +372,6 @@ func (e *fakeEngine) SnapshotNotices() (engine.Snapshot, []string, error) {
 }
 
 func (e *fakeEngine) StateDir() string       { return e.st.dir }
-func (e *fakeEngine) ProjectRoot() string    { return filepath.Dir(filepath.Dir(e.st.dir)) }
 func (e *fakeEngine) DefinitionsDir() string { return filepath.Join(e.st.dir, ".claude", "workflows") }
 
 func (e *fakeEngine) SetSession(id string) {

@@ -150,18 +150,12 @@ func (s *Server) openLocked() {
 	if s.eng != nil || s.closed {
 		return
 	}
-	// NoCreateRoot: a project directory deleted while its session is open is not made again;
-	// its state then opens as an empty stand-in, which no call may take for the project's.
+	// A project directory deleted while its session is open is not made again: Open refuses
+	// (engine.ProjectGoneError), and serve says so.
 	eng, err := s.opt.Open(engine.Config{
 		Getenv: s.opt.Getenv, WorkDir: s.opt.WorkDir, SessionID: s.session, PID: s.opt.PPID,
-		Actor: "mcp", YAML: yamldoc.Codec{}, NoCreateRoot: true,
+		Actor: "mcp", YAML: yamldoc.Codec{},
 	})
-	if err == nil {
-		if _, lerr := os.Lstat(eng.StateDir()); errors.Is(lerr, fs.ErrNotExist) {
-			err = &projectGoneError{eng.ProjectRoot()}
-			eng.Close()
-		}
-	}
 	if err != nil {
 		s.openErr = err
 		s.opt.Log.Printf("opening the workflow state: %v", err)
@@ -190,12 +184,6 @@ func (s *Server) openLocked() {
 	// is corrected as soon as this start-up's hook writes its own.
 	s.followSession()
 }
-
-// projectGoneError is why no call runs while the project directory is deleted: its state
-// would be written into a directory made again in its place.
-type projectGoneError struct{ root string }
-
-func (e *projectGoneError) Error() string { return "the project directory " + e.root + " is gone" }
 
 // followSession re-reads which session Claude Code is in (sessions/<ppid>.json) and, when it
 // moved (after /clear), acts for the new one from now on. It reports whether it moved.
@@ -310,13 +298,13 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	}
 	gone := s.reopenIfGone()
 	s.openLocked()
-	if pg, ok := errors.AsType[*projectGoneError](s.openErr); ok && s.eng == nil {
-		return errorResult(cmp.Or(argErr, fmt.Errorf("%s was not run: the project directory %s is gone (deleted while this session was open); nothing was changed and nothing was made again. Tell the user", spec.name, pg.root)), "")
-	}
 	if s.eng == nil {
 		// The fix is the user's: this server's environment was fixed when Claude Code started
 		// it, and what is in the way may be theirs.
 		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and restart Claude Code (a variable set now does not reach this running server); %s. Call the tool again once it is fixed", spec.name, s.openErr, noRoomMaking)
+		if gone, ok := errors.AsType[*engine.ProjectGoneError](s.openErr); ok {
+			err = fmt.Errorf("%s was not run: %v; nothing was changed. Tell the user: the workflow state went with it; to go on, they restore it, or start Claude Code again in the project where it is now", spec.name, gone)
+		}
 		return errorResult(cmp.Or(argErr, err), "") // a bad argument is said first
 	}
 	eng := s.eng

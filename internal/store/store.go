@@ -185,6 +185,7 @@ type options struct {
 	projectFS   durable.FS // tests wrap the project root (WithProjectFS, export_test.go)
 	noCreate    bool
 	keepRoot    bool // WithNoCreateRoot
+	noRepair    bool // WithNoRepair
 	compactAt   int64
 }
 
@@ -222,6 +223,17 @@ func WithNoCreate() Option { return func(o *options) { o.noCreate = true } }
 // as WithNoCreate opens one (empty, nothing created), so that a project deleted while a
 // session is open is not made again by the hooks that run after.
 func WithNoCreateRoot() Option { return func(o *options) { o.keepRoot = true } }
+
+// WithNoRepair opens the state directory for a caller whose words no one reads (Claude Code's
+// StopFailure and task event hooks): the one-off repairs whose notice is said once are not
+// made. Reading or changing the workflow answers ErrRepairLeft where it would repair the
+// snapshot (set aside, rebuilt, migrated) or settle an archive cut short, and Quarantine moves
+// nothing and answers it too; the next caller that reads the state makes the repair and says
+// it.
+func WithNoRepair() Option { return func(o *options) { o.noRepair = true } }
+
+// ErrRepairLeft is what a store opened WithNoRepair answers where a one-off repair is needed.
+var ErrRepairLeft = errors.New("the state needs a repair, left to the next reader, which says it")
 
 // Open opens the state directory dir, creating it (and missing parents) 0700 with a
 // .gitignore of "*" so state is never committed by accident. A dir that is a symlink is

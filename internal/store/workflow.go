@@ -116,7 +116,8 @@ func metaValue[T any](raw json.RawMessage, p *T) bool {
 // record), it is moved to quarantine/ (never deleted) and rebuilt from the newest valid journal
 // record, under the lock; an older format is migrated; each such step is reported in Notices.
 // With no workflow it returns a *NotFoundError, possibly with Notices. A record written by a
-// newer Cairn is refused with a *migrate.NewerError and left as it is.
+// newer Cairn is refused with a *migrate.NewerError and left as it is. Opened WithNoRepair,
+// it answers ErrRepairLeft where it would take the lock to repair or settle.
 func (s *Store) ReadWorkflow() (Workflow, error) {
 	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
 	if err == nil {
@@ -136,6 +137,9 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 			}
 			if !s.exists(pendingArchive) {
 				return w, nil
+			}
+			if s.o.noRepair {
+				return Workflow{}, ErrRepairLeft
 			}
 			// An archive or an adoption (adopt.go) is in progress or was cut short: the
 			// locked read waits for it or settles it. Without the lock, what was read stands.
@@ -163,6 +167,9 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 	} else if !errors.Is(err, durable.ErrTooLarge) {
 		// A planted FIFO, symlink or hard link, or an unreadable file: say so, move nothing.
 		return Workflow{}, s.unreadableSnapshot(err)
+	}
+	if s.o.noRepair {
+		return Workflow{}, ErrRepairLeft
 	}
 	unlock, err := s.lock("workflow")
 	if err != nil {
@@ -256,6 +263,9 @@ func tailOf(r *Record) tailState {
 // loadLocked reads the active workflow under the workflow lock, repairing what it can.
 func (s *Store) loadLocked() (Workflow, tailState, error) {
 	var w Workflow
+	if s.o.noRepair && s.exists(pendingArchive) {
+		return w, tailState{}, ErrRepairLeft
+	}
 	if n, err := s.finishArchive(); err != nil {
 		return w, tailState{}, err
 	} else if n != nil {
@@ -274,6 +284,8 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 			return w, tailState{}, err
 		case maybeNewer(err):
 			return w, tailState{}, s.foreignSnapshot(err)
+		case errors.As(err, &old) && s.o.noRepair:
+			return w, tailState{}, ErrRepairLeft
 		case errors.As(err, &old):
 			return s.migrateOwn(w, data)
 		}
@@ -298,6 +310,9 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		}
 		if rec == nil {
 			if legacyDir, name, ok := s.findLegacy(); ok && len(w.Notices) == 0 {
+				if s.o.noRepair {
+					return w, tailState{}, ErrRepairLeft
+				}
 				if s.o.noCreate {
 					return s.legacyPending(w, legacyDir, name)
 				}
@@ -311,6 +326,9 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		rm, err := readMeta(rec.Snapshot)
 		if err != nil {
 			return w, tailState{}, fmt.Errorf("the newest journal record is not a usable workflow record: %w", err)
+		}
+		if s.o.noRepair {
+			return w, tailState{}, ErrRepairLeft
 		}
 		if err := s.writeErr(WorkflowFile, durable.WriteFile(s.fs, WorkflowFile, rec.Snapshot, 0o600)); err != nil {
 			return w, tailState{}, err
@@ -393,8 +411,12 @@ func (s *Store) pastBrokenChain(w Workflow, st, tail *Record) (Workflow, tailSta
 }
 
 // Quarantine moves the damaged file (a name in the state directory) to
-// quarantine/<base>-<utc>, durably, never deleting it; why is said in the notice.
+// quarantine/<base>-<utc>, durably, never deleting it; why is said in the notice. Opened
+// WithNoRepair, it moves nothing and answers ErrRepairLeft.
 func (s *Store) Quarantine(file string, why error) (Notice, error) {
+	if s.o.noRepair {
+		return Notice{}, fmt.Errorf("%s: %w", file, ErrRepairLeft)
+	}
 	if err := s.mkdir(quarantineDir); err != nil {
 		return Notice{}, err
 	}
