@@ -104,19 +104,24 @@ func runBounded(t *testing.T, timeout time.Duration, env []string, dir, stdin, n
 
 // shortTimers wraps curl and sleep in tools (a toolDir) so that the time hooks/install gives a
 // hook's download (curl's --max-time; sleep, the timer that ends wget) is noted, then cut to
-// half a second: a test sees the bound the launcher sets, and that it ends the download,
-// without waiting it out. It returns the seconds noted, in order. sleep's tenths (the waits
-// between rounds) are left as they are.
+// shortTimer: a test sees the bound the launcher sets, and that it ends the download, without
+// waiting it out. It returns the seconds noted, in order. sleep's tenths (the waits between
+// rounds) are left as they are.
+// shortTimer is what shortTimers leaves of a download's bound: time enough for a loaded
+// machine to start curl and have the server's answer (a curl that times out before it says
+// no HTTP code, which the launcher reads as no network), well short of the hook's 4 s.
+const shortTimer = "2"
+
 func shortTimers(t *testing.T, tools string) (given func() []string) {
 	t.Helper()
 	noted := filepath.Join(t.TempDir(), "given")
 	if _, err := os.Lstat(filepath.Join(tools, "curl")); err == nil {
 		wrapTool(t, tools, "curl", func(real string) string {
-			return "p=\nfor a; do\n\tshift\n\tif [ \"$p\" = --max-time ]; then echo \"$a\" >>" + noted + " && a=0.5; fi\n\tp=$a\n\tset -- \"$@\" \"$a\"\ndone\nexec " + real + " \"$@\"\n"
+			return "p=\nfor a; do\n\tshift\n\tif [ \"$p\" = --max-time ]; then echo \"$a\" >>" + noted + " && a=" + shortTimer + "; fi\n\tp=$a\n\tset -- \"$@\" \"$a\"\ndone\nexec " + real + " \"$@\"\n"
 		})
 	}
 	wrapTool(t, tools, "sleep", func(real string) string {
-		return "case $1 in *.*) exec " + real + " \"$@\" ;; esac\necho \"$1\" >>" + noted + "\nexec " + real + " 0.5\n"
+		return "case $1 in *.*) exec " + real + " \"$@\" ;; esac\necho \"$1\" >>" + noted + "\nexec " + real + " " + shortTimer + "\n"
 	})
 	return func() []string {
 		b, _ := os.ReadFile(noted)
