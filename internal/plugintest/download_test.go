@@ -462,11 +462,15 @@ func TestLaunchResumesADownloadCutShort(t *testing.T) {
 				mu.Unlock()
 			})
 			work, _, data := launchSite(t)
-			env := launchEnv(root, data, work, toolDirWith(t, tc.dl), "CAIRN_DOWNLOAD_URL="+url)
+			// The hook's bound is cut short (shortTimers), not waited out; the server's is its own.
+			hookTools := toolDirWith(t, tc.dl)
+			shortTimers(t, hookTools)
+			env := launchEnv(root, data, work, hookTools, "CAIRN_DOWNLOAD_URL="+url)
 			res, _ := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
 			if !strings.Contains(res.stderr, "takes longer than a hook may wait") {
 				t.Fatalf("SessionStart = %+v, want its download cut short by its clock: the test proves nothing", res)
 			}
+			env = launchEnv(root, data, work, toolDirWith(t, tc.dl), "CAIRN_DOWNLOAD_URL="+url)
 			res = runLaunch(t, root, env, initializeLine, "cairn-mcp")
 			if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
 				t.Fatalf("cairn-mcp after the hook's download was cut short = %+v, want the installed server's answer", res)
