@@ -102,17 +102,45 @@ func runBounded(t *testing.T, timeout time.Duration, env []string, dir, stdin, n
 	return launchResult{out.String(), errb.String(), code}, took
 }
 
-// A hook's download from a server that trickles bytes ends inside the hook's 10 s with exit 0
-// and a line saying so, whichever downloader is on PATH: wget's -T bounds each read, not the
-// download, so without a bound of its own the hook ran until Claude Code killed it. The line
-// said to check the network or install Go (hundreds of megabytes) for a download the MCP
-// server, allowed a minute, finishes on a slow network, often in the same session: it says the
-// download takes longer than a hook may wait, and that the MCP server allows it a minute.
-// With Go on PATH too: the hook started a build in the background, which raced the MCP server
-// for the install lock the hook let go. Where it won, the server's minute to download went to
-// waiting on a build of minutes (its modules fetched over the same slow network), and the server
-// gave up; where the server won, the hook had said a build was running that never ran. The
-// server builds itself when its own download fails, so the hook starts no build.
+// shortTimers wraps curl and sleep in tools (a toolDir) so that the time hooks/install gives a
+// hook's download (curl's --max-time; sleep, the timer that ends wget) is noted, then cut to
+// shortTimer: a test sees the bound the launcher sets, and that it ends the download, without
+// waiting it out. It returns the seconds noted, in order. sleep's tenths (the waits between
+// rounds) are left as they are.
+// shortTimer is what shortTimers leaves of a download's bound: time enough for a loaded
+// machine to start curl and have the server's answer (a curl that times out before it says
+// no HTTP code, which the launcher reads as no network), well short of the hook's 4 s.
+const shortTimer = "2"
+
+func shortTimers(t *testing.T, tools string) (given func() []string) {
+	t.Helper()
+	noted := filepath.Join(t.TempDir(), "given")
+	if _, err := os.Lstat(filepath.Join(tools, "curl")); err == nil {
+		wrapTool(t, tools, "curl", func(real string) string {
+			return "p=\nfor a; do\n\tshift\n\tif [ \"$p\" = --max-time ]; then echo \"$a\" >>" + noted + " && a=" + shortTimer + "; fi\n\tp=$a\n\tset -- \"$@\" \"$a\"\ndone\nexec " + real + " \"$@\"\n"
+		})
+	}
+	wrapTool(t, tools, "sleep", func(real string) string {
+		return "case $1 in *.*) exec " + real + " \"$@\" ;; esac\necho \"$1\" >>" + noted + "\nexec " + real + " " + shortTimer + "\n"
+	})
+	return func() []string {
+		b, _ := os.ReadFile(noted)
+		return strings.Fields(string(b))
+	}
+}
+
+// A hook's download from a server that trickles bytes ends within the hook's four seconds for
+// it, with exit 0 and a line saying so, whichever downloader is on PATH: wget's -T bounds each
+// read, not the download, so without a bound of its own the hook ran until Claude Code killed
+// it. The line said to check the network or install Go (hundreds of megabytes) for a download
+// the MCP server, allowed a minute, finishes on a slow network, often in the same session: it
+// says the download takes longer than a hook may wait, and that the MCP server allows it a
+// minute. With Go on PATH too: the hook started a build in the background, which raced the MCP
+// server for the install lock the hook let go. Where it won, the server's minute to download
+// went to waiting on a build of minutes (its modules fetched over the same slow network), and
+// the server gave up; where the server won, the hook had said a build was running that never
+// ran. The server builds itself when its own download fails, so the hook starts no build.
+// The bound is read from the downloader's arguments (shortTimers), not waited out.
 func TestLaunchHookSlowServer(t *testing.T) {
 	skipOnWindows(t)
 	url := serveSlowly(t)
@@ -125,18 +153,23 @@ func TestLaunchHookSlowServer(t *testing.T) {
 			fakeSums(t, root)
 			work, _, data := launchSite(t)
 			tools := toolDirWith(t, tc.dl)
+			given := shortTimers(t, tools)
 			calls := filepath.Join(work, "go-calls")
 			if tc.withGo {
 				fakeGo(t, tools, `echo "$pkg" >>`+calls+"\nexit 1\n")
 			}
 			env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+url)
-			res, took := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
+			// The server trickles for two minutes: a download its bound does not end is killed here.
+			res, _ := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
 			var out map[string]string
-			if res.code != 0 || took > 9*time.Second || json.Unmarshal([]byte(res.stdout), &out) != nil ||
+			if res.code != 0 || json.Unmarshal([]byte(res.stdout), &out) != nil ||
 				!strings.HasPrefix(res.stderr, "cairn: ") || strings.Count(res.stderr, "\n") != 1 ||
 				!strings.Contains(res.stderr, "are not installed yet (downloading "+url) || !strings.Contains(res.stderr, "takes longer than a hook may wait") ||
 				!strings.Contains(res.stderr, "the MCP server allows the download a minute") || strings.Contains(res.stderr, "install Go") {
-				t.Errorf("SessionStart with %s took %s: %+v, want exit 0 inside 9 s and one line saying the download takes longer than a hook may wait", tc.dl, took, res)
+				t.Errorf("SessionStart with %s: %+v, want exit 0 and one line saying the download takes longer than a hook may wait", tc.dl, res)
+			}
+			if g := given(); len(g) != 1 || !slices.Contains([]string{"1", "2", "3", "4"}, g[0]) {
+				t.Errorf("the hook's download with %s was given %v seconds, want one bound of 1 to 4", tc.dl, g)
 			}
 			waitUnlocked(t, data)
 			if b, err := os.ReadFile(calls); err == nil {
@@ -429,11 +462,15 @@ func TestLaunchResumesADownloadCutShort(t *testing.T) {
 				mu.Unlock()
 			})
 			work, _, data := launchSite(t)
-			env := launchEnv(root, data, work, toolDirWith(t, tc.dl), "CAIRN_DOWNLOAD_URL="+url)
+			// The hook's bound is cut short (shortTimers), not waited out; the server's is its own.
+			hookTools := toolDirWith(t, tc.dl)
+			shortTimers(t, hookTools)
+			env := launchEnv(root, data, work, hookTools, "CAIRN_DOWNLOAD_URL="+url)
 			res, _ := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
 			if !strings.Contains(res.stderr, "takes longer than a hook may wait") {
 				t.Fatalf("SessionStart = %+v, want its download cut short by its clock: the test proves nothing", res)
 			}
+			env = launchEnv(root, data, work, toolDirWith(t, tc.dl), "CAIRN_DOWNLOAD_URL="+url)
 			res = runLaunch(t, root, env, initializeLine, "cairn-mcp")
 			if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
 				t.Fatalf("cairn-mcp after the hook's download was cut short = %+v, want the installed server's answer", res)

@@ -81,18 +81,12 @@ func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
 			set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
 			writeFile(t, filepath.Join(set, ".self-check"), "")
 			tools, sh := toolDirWithShell(t, sh)
+			stoppedClock(t, tools) // the hook waits for its unpack, however loaded the machine
 			env := launchEnv(root, pdata, filepath.Join(work, "home"), tools, "CAIRN_DOWNLOAD_URL="+rs.URL,
 				"CLAUDE_PROJECT_DIR="+project, "CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"),
 				"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
-			start := time.Now()
 			res := runProcess(t, time.Minute, "SessionStart", env, project, `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`, sh, "-c", hookCommand(t, "SessionStart"))
-			took := time.Since(start)
-			// A loaded machine may leave the unpack to the background once the hook's clock
-			// has run out: the server below then runs what it installed.
-			if res.code == 0 && rs.Hits(archive) == 1 && leftOnItsClock(res.stdout, took) {
-				t.Logf("the hook left the install to the background after %s: %s", took.Round(time.Millisecond), res.stdout)
-				waitInstalled(t, pdata)
-			} else if res.code != 0 || !strings.Contains(res.stderr, "cairn-session-start: source=startup session=s-1") || rs.Hits(archive) != 1 {
+			if res.code != 0 || !strings.Contains(res.stderr, "cairn-session-start: source=startup session=s-1") || rs.Hits(archive) != 1 {
 				t.Errorf("SessionStart over another processor's binaries = %+v after %d downloads, want exit 0 and the hook run after one", res, rs.Hits(archive))
 			}
 			res = runProcess(t, time.Minute, "cairn-mcp", env, work, initializeLine, sh, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
@@ -114,7 +108,11 @@ func TestLaunchPassesOverABinForAnotherProcessor(t *testing.T) {
 	bin, set := filepath.Join(root, "bin"), filepath.Join(pdata, "bin-"+pluginVersion(t))
 	foreignSet(t, root, bin)
 	foreignSet(t, root, set)
-	env := launchEnv(root, pdata, filepath.Join(work, "home"), toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL,
+	// The hook waits for its unpack however long a loaded machine takes: this test is of the
+	// launcher's way past the two sets, not of the hook's clock.
+	tools := toolDir(t)
+	stoppedClock(t, tools)
+	env := launchEnv(root, pdata, filepath.Join(work, "home"), tools, "CAIRN_DOWNLOAD_URL="+rs.URL,
 		"CLAUDE_PROJECT_DIR="+project, "CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"),
 		"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
 	res := runShell(t, hookCommand(t, "SessionStart"), env, project, `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`)

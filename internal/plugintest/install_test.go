@@ -457,13 +457,21 @@ func leftOnItsClock(stdout string, took time.Duration) bool {
 // fastClock wraps date in tools (a toolDir) so that the clock a hook counts its time by
 // (hooks/install's date +%s) moves on a second at each reading: a hook that waits by its
 // clock gives up within about hookInstallWait/time.Second readings, however fast the machine.
-func fastClock(t testing.TB, tools string) {
+func fastClock(t testing.TB, tools string) { stepClock(t, tools, 1) }
+
+// stoppedClock wraps date in tools (a toolDir) so that the clock a hook counts its time by
+// never moves: a hook waits for whatever it waits on (another start's install, its own
+// unpack) to the end, however slow a loaded machine makes it, for tests of what comes after.
+func stoppedClock(t testing.TB, tools string) { stepClock(t, tools, 0) }
+
+// stepClock wraps date in tools so that date +%s moves on step seconds at each reading.
+func stepClock(t testing.TB, tools string, step int) {
 	t.Helper()
 	readings := filepath.Join(t.TempDir(), "readings")
 	base := time.Now().Unix()
 	wrapTool(t, tools, "date", func(real string) string {
-		return fmt.Sprintf("if [ \"$*\" = +%%s ]; then\n\tn=$(cat %s 2>/dev/null)\n\techo $((n + 1)) >%s\n\techo $((%d + n))\n\texit 0\nfi\nexec %s \"$@\"\n",
-			readings, readings, base, real)
+		return fmt.Sprintf("if [ \"$*\" = +%%s ]; then\n\tn=$(cat %s 2>/dev/null)\n\techo $((n + %d)) >%s\n\techo $((%d + n))\n\texit 0\nfi\nexec %s \"$@\"\n",
+			readings, step, readings, base, real)
 	})
 }
 

@@ -21,7 +21,10 @@ func TestLaunchKeepsTheLockOfALongInstall(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the test ages a live holder's lock through /proc")
 	}
-	st := stalledStart(t)
+	// The hook's wait on the live holder ends by its clock, moved on at each reading.
+	tools := toolDir(t)
+	fastClock(t, tools)
+	st := stalledStartWith(t, tools)
 	defer func() { st.cmd.Process.Kill(); <-st.done }()
 	lock := filepath.Join(st.data, ".install-lock-"+pluginVersion(t))
 	old := time.Now().Add(-11 * time.Minute)
@@ -107,7 +110,9 @@ func TestLaunchLockWithoutStartTimes(t *testing.T) {
 		}
 	})
 	t.Run("live holder", func(t *testing.T) {
-		st := stalledStart(t, wrap...)
+		tools := toolDir(t)
+		fastClock(t, tools) // the hook's wait on the live holder ends by its clock
+		st := stalledStartWith(t, tools, wrap...)
 		defer func() { st.cmd.Process.Kill(); <-st.done }()
 		lock := filepath.Join(st.data, ".install-lock-"+pluginVersion(t))
 		if _, err := os.Stat(filepath.Join(lock, "start")); err == nil {
@@ -191,7 +196,9 @@ func TestLaunchBreaksAnOldLockThatNamesNoHolder(t *testing.T) {
 			if err := os.Chtimes(lock, when, when); err != nil {
 				t.Fatal(err)
 			}
-			env := launchEnv(root, data, work, toolDir(t))
+			tools := toolDir(t)
+			fastClock(t, tools) // the hook's wait on a young lock ends by its clock
+			env := launchEnv(root, data, work, tools)
 			rounds := lockWaitRounds(t, env)
 			res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
 			n := rounds()
