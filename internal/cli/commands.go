@@ -113,7 +113,8 @@ auto-memory. A workflow that has not expired is left alone and exit is 0.`},
 		{name: "doctor", usage: "doctor [--link] [--json]", noEngine: true, run: runDoctor, readOnly: true,
 			summary: "Check the install and the state; say what to fix. Exit 1 when a check fails.",
 			doc: `Checks the binaries and plugin files, the state directory's permissions, the
-auto-memory directory, the locks, stale temp files and the workflow definitions. The plugin
+auto-memory directory, the locks, stale temp files and the workflow definitions, and names
+the files set aside in quarantine/ (how many, the newest by full path). The plugin
 is the directory above this executable's bin/ when it holds .claude-plugin/, else
 $CLAUDE_PLUGIN_ROOT, else the Cairn plugin Claude Code has installed (for this project or
 for the user). --link makes ~/.local/bin/cairn a link to this cairn.`},

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/vars"
 )
@@ -88,7 +90,8 @@ func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
 		return missingCheckpoint(e, pos[0], err, true)
 	}
 	if err != nil {
-		return err
+		file := filepath.Join(e.StateDir(), store.CheckpointFile(pos[0]))
+		return engine.UnreadableCheckpoint(pos[0], err, "the whole checkpoint is the file "+file+": less "+vars.Quote(file)+" reads it")
 	}
 	// The stored JSON is the output, --json or not (safe for a terminal: the same value).
 	data = safeJSON(data)

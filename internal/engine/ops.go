@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -1213,6 +1214,22 @@ func shownCheckpoint(name string) func(json.RawMessage, error) (json.RawMessage,
 		}
 		return data, nil
 	}
+}
+
+// UnreadableCheckpoint is the refusal of a load of checkpoint name that failed with err
+// because its file is over the size a load reads (saved by hand or by another version) or is
+// not JSON (cut short): it says the file was left as it is and ends with whole, which names
+// the file and the step that reads it for the one told (the model, a person). Any other err
+// is returned as it is.
+func UnreadableCheckpoint(name string, err error, whole string) error {
+	if errors.Is(err, durable.ErrTooLarge) {
+		// No load returns it: its file is all there is.
+		return fmt.Errorf("checkpoint %s is over the %d bytes a load reads, and was left as it is; %s", name, strictjson.MaxSize, whole)
+	}
+	if _, damaged := errors.AsType[*strictjson.Error](err); damaged {
+		return fmt.Errorf("%w; %s", err, whole)
+	}
+	return err
 }
 
 // ListCheckpoints lists checkpoint names matching a glob pattern ("" for all), sorted.

@@ -576,6 +576,23 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			rm += " " + vars.Quote(filepath.Join(dir, p))
 		}
 		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), fixIn(dir, "left by interrupted writes, they hold no state of record", rm))
+		// What was set aside, told once in a notice: where to find it again. Information, not
+		// a failure: the files are kept to be read.
+		held, newest := e.st.Quarantined(maxQuarantineShown)
+		for i, q := range newest {
+			newest[i] = filepath.Join(dir, filepath.FromSlash(q))
+		}
+		detail := "none"
+		switch {
+		case held == 1:
+			detail = "1 file set aside: " + newest[0]
+		case held > 1:
+			detail = fmt.Sprintf("%d files set aside, newest first: %s", held, strings.Join(newest, ", "))
+			if more := held - len(newest); more > 0 {
+				detail += fmt.Sprintf(", and %d more in %s", more, filepath.Join(dir, "quarantine"))
+			}
+		}
+		add("quarantine", true, detail, "")
 	}
 	root := e.root
 	if gone {
@@ -598,6 +615,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	}
 	return out
 }
+
+// maxQuarantineShown is how many of the files quarantine/ holds doctor names, newest first.
+const maxQuarantineShown = 3
 
 // phaseNotDefined is the resume check's finding, and the step that lets the workflow move,
 // when the active workflow's type has no definition any more (its file removed, or naming

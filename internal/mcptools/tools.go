@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -410,15 +409,8 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w; call list_checkpoints to see the saved names", err)
 	}
-	if errors.Is(err, durable.ErrTooLarge) {
-		// Saved by hand or by another version: no load returns it, its file is all there is.
-		return nil, fmt.Errorf("checkpoint %s is over the %d bytes a load reads, and was left as it is; %s", name, strictjson.MaxSize, wholeCheckpoint(c, name))
-	}
-	if _, damaged := errors.AsType[*strictjson.Error](err); damaged {
-		return nil, fmt.Errorf("%w; %s", err, wholeCheckpoint(c, name))
-	}
 	if err != nil {
-		return nil, err
+		return nil, engine.UnreadableCheckpoint(name, err, wholeCheckpoint(c, name))
 	}
 	if ptr != "" {
 		if data, err = atPointer(data, ptr); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -461,6 +462,36 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 func QuarantineName(base string, t time.Time) string {
 	return quarantineDir + "/" + base + "-" + t.UTC().Format(utcStamp)
 }
+
+// Quarantined says what quarantine/ holds: how many names, and the newest most of them
+// (by the time in their names, newest first), relative to the state directory. It reads only
+// the directory; none there is none held.
+func (s *Store) Quarantined(most int) (total int, newest []string) {
+	names, _ := s.fs.ReadDirNames(quarantineDir)
+	// The time is in the name (QuarantineName, or the next free one after it): compared
+	// from there, a name without one is oldest.
+	when := func(n string) (string, int) {
+		m := quarantineStamp.FindStringSubmatch(n)
+		if m == nil {
+			return "", 0
+		}
+		i, _ := strconv.Atoi(m[2])
+		return m[1], i
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		ta, ia := when(a)
+		tb, ib := when(b)
+		return cmp.Or(cmp.Compare(tb, ta), cmp.Compare(ib, ia), cmp.Compare(a, b))
+	})
+	for _, n := range names[:min(most, len(names))] {
+		newest = append(newest, quarantineDir+"/"+n)
+	}
+	return len(names), newest
+}
+
+// quarantineStamp finds the time in a name quarantine/ keeps, and the number Quarantine puts
+// after it when the name was taken.
+var quarantineStamp = regexp.MustCompile(`-([0-9]{8}T[0-9]{6}\.[0-9]{3}Z)(?:-([0-9]+))?$`)
 
 // Unquarantine puts back at file what Quarantine moved aside, as n says, for a caller whose
 // file made anew in its place could not be written: the damaged file is where it was again,
