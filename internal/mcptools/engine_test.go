@@ -392,6 +392,39 @@ func TestWatcherDefinitionsDirMadeAgain(t *testing.T) {
 	waitFor(t, starts("third"))
 }
 
+// TestWatcherClaudeDirMadeAgain: with the state directory outside the project
+// (CAIRN_STATE_DIR), .claude deleted under a running server (git clean -fdx) and made again is
+// watched again: a definition added after that can be started. Before, neither .claude nor
+// .claude/workflows was watched any more, and no call opened the state afresh (it was not
+// touched), so the server went on without the definition until it was restarted.
+func TestWatcherClaudeDirMadeAgain(t *testing.T) {
+	p := newProject(t)
+	p.state = filepath.Join(filepath.Dir(p.root), "state")
+	wf := filepath.Join(p.root, ".claude", "workflows")
+	def := func(name string) []byte { return []byte("---\nname: " + name + "\nphases: [one, two]\n---\n") }
+	writeAtomic(t, filepath.Join(wf, "mini.md"), def("mini"))
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
+	})
+	starts := func(typ string) func() bool {
+		return func() bool {
+			return !callRaw(t, c, "start_workflow", `{"type":"`+typ+`","context":"x","replace":true}`).IsError
+		}
+	}
+	mustOK(t, c, "start_workflow", `{"type":"mini","context":"before"}`)
+	for _, typ := range []string{"maxi", "third"} {
+		if err := os.RemoveAll(filepath.Join(p.root, ".claude")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { return !starts("mini")() }) // the removal is seen
+		writeAtomic(t, filepath.Join(wf, typ+".md"), def(typ))
+		waitFor(t, starts(typ))
+		writeAtomic(t, filepath.Join(wf, "mini.md"), def("mini"))
+		waitFor(t, starts("mini"))
+	}
+}
+
 // TestStateDirDeletedUnderServer: after the state directory is deleted under a running
 // server (git clean -fdx), the next writes reopen it and land on disk; deleting it twice
 // changes nothing about that.
