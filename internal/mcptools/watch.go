@@ -186,9 +186,10 @@ func (w *watcher) loop() {
 			if !ok {
 				return
 			}
-			// A watched directory removed or renamed away is looked out for from its parent at
-			// once: it may be back before any other event.
-			gone := ev.Has(fsnotify.Remove|fsnotify.Rename) && w.forget(filepath.Clean(ev.Name))
+			// A watched directory removed, renamed away or replaced (another renamed onto it:
+			// no event reaches its old watch) is watched again at once, or looked out for from
+			// its parent: it may be back before any other event.
+			gone := ev.Has(fsnotify.Remove|fsnotify.Rename|fsnotify.Create) && w.forget(filepath.Clean(ev.Name))
 			c := w.classify(ev)
 			if gone || ev.Has(fsnotify.Create) {
 				c |= w.addMissing()
