@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
-
-	"github.com/cairn-dev/cairn/internal/mcptools"
 )
 
 // TestWatcherDefinitionsDirRenamedOnto: .claude/workflows replaced by renaming another
@@ -17,19 +14,7 @@ import (
 // new form: a definition added after that can be started.
 func TestWatcherDefinitionsDirRenamedOnto(t *testing.T) {
 	p := newProject(t)
-	wf := filepath.Join(p.root, ".claude", "workflows")
-	def := func(name string) []byte { return []byte("---\nname: " + name + "\nphases: [one, two]\n---\n") }
-	writeAtomic(t, filepath.Join(wf, "mini.md"), def("mini"))
-	_, c := startServer(t, mcptools.Options{
-		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
-		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
-	})
-	starts := func(typ string) func() bool {
-		return func() bool {
-			return !callRaw(t, c, "start_workflow", `{"type":"`+typ+`","context":"x","replace":true}`).IsError
-		}
-	}
-	mustOK(t, c, "start_workflow", `{"type":"mini","context":"before"}`)
+	wf, def, starts := definitionsServer(t, p)
 	for _, typ := range []string{"maxi", "third"} {
 		aside := filepath.Join(p.root, ".claude", "workflows.new")
 		writeAtomic(t, filepath.Join(aside, typ+".md"), def(typ))
