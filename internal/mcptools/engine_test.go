@@ -363,25 +363,34 @@ func TestWatcherFollowsSymlinkedDefinition(t *testing.T) {
 	}
 }
 
+// definitionsServer starts a watching server on p with the definition mini in
+// .claude/workflows, started once. It returns that directory, a definition of a given name,
+// and whether a workflow of a given type now starts.
+func definitionsServer(t *testing.T, p *project) (wf string, def func(string) []byte, starts func(string) func() bool) {
+	t.Helper()
+	wf = filepath.Join(p.root, ".claude", "workflows")
+	def = func(name string) []byte { return []byte("---\nname: " + name + "\nphases: [one, two]\n---\n") }
+	writeAtomic(t, filepath.Join(wf, "mini.md"), def("mini"))
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
+	})
+	starts = func(typ string) func() bool {
+		return func() bool {
+			return !callRaw(t, c, "start_workflow", `{"type":"`+typ+`","context":"x","replace":true}`).IsError
+		}
+	}
+	mustOK(t, c, "start_workflow", `{"type":"mini","context":"before"}`)
+	return wf, def, starts
+}
+
 // TestWatcherDefinitionsDirMadeAgain: .claude/workflows removed and made again under a running
 // server (a checkout of a branch without it, and back) is watched again: a definition added
 // after that can be started. Before, the server watched it no more, and went on with the
 // definitions read when it came back until it was restarted.
 func TestWatcherDefinitionsDirMadeAgain(t *testing.T) {
 	p := newProject(t)
-	wf := filepath.Join(p.root, ".claude", "workflows")
-	def := func(name string) []byte { return []byte("---\nname: " + name + "\nphases: [one, two]\n---\n") }
-	writeAtomic(t, filepath.Join(wf, "mini.md"), def("mini"))
-	_, c := startServer(t, mcptools.Options{
-		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
-		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
-	})
-	starts := func(typ string) func() bool {
-		return func() bool {
-			return !callRaw(t, c, "start_workflow", `{"type":"`+typ+`","context":"x","replace":true}`).IsError
-		}
-	}
-	mustOK(t, c, "start_workflow", `{"type":"mini","context":"before"}`)
+	wf, def, starts := definitionsServer(t, p)
 	if err := os.RemoveAll(wf); err != nil {
 		t.Fatal(err)
 	}
@@ -390,6 +399,27 @@ func TestWatcherDefinitionsDirMadeAgain(t *testing.T) {
 	waitFor(t, starts("maxi"))
 	writeAtomic(t, filepath.Join(wf, "third.md"), def("third"))
 	waitFor(t, starts("third"))
+}
+
+// TestWatcherClaudeDirMadeAgain: with the state directory outside the project
+// (CAIRN_STATE_DIR), .claude deleted under a running server (git clean -fdx) and made again is
+// watched again: a definition added after that can be started. Before, neither .claude nor
+// .claude/workflows was watched any more, and no call opened the state afresh (it was not
+// touched), so the server went on without the definition until it was restarted.
+func TestWatcherClaudeDirMadeAgain(t *testing.T) {
+	p := newProject(t)
+	p.state = filepath.Join(filepath.Dir(p.root), "state")
+	wf, def, starts := definitionsServer(t, p)
+	for _, typ := range []string{"maxi", "third"} {
+		if err := os.RemoveAll(filepath.Join(p.root, ".claude")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { return !starts("mini")() }) // the removal is seen
+		writeAtomic(t, filepath.Join(wf, typ+".md"), def(typ))
+		waitFor(t, starts(typ))
+		writeAtomic(t, filepath.Join(wf, "mini.md"), def("mini"))
+		waitFor(t, starts("mini"))
+	}
 }
 
 // TestStateDirDeletedUnderServer: after the state directory is deleted under a running

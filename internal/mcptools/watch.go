@@ -32,9 +32,12 @@ type watcher struct {
 	// an edit there sends no event to workflowsDir. Only the loop goroutine touches it after
 	// start.
 	linked map[string]map[string]bool
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// lookout holds the parents watched only while a directory above is missing. Only the
+	// loop goroutine touches it after start.
+	lookout map[string]bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 }
 
 type change uint8
@@ -63,6 +66,7 @@ func newWatcher(s *Server, stateDir, workflowsDir string, debounce time.Duration
 		workflowsDir: workflowsDir,
 		debounce:     debounce,
 		watched:      map[string]bool{stateDir: true},
+		lookout:      map[string]bool{},
 		ctx:          ctx,
 		cancel:       cancel,
 	}
@@ -77,8 +81,11 @@ func newWatcher(s *Server, stateDir, workflowsDir string, debounce time.Duration
 
 // addMissing adds the directories that did not exist when we last looked. A directory that
 // only now appears may have been filled before the watch took hold, so it counts as changed.
+// While one is missing its parent is watched (one directory, not its tree), to see it come
+// back: .claude deleted and made again (git clean -fdx) under a state directory kept elsewhere.
 func (w *watcher) addMissing() change {
 	var c change
+	lookout := map[string]bool{}
 	for _, d := range []struct {
 		dir string
 		c   change
@@ -86,9 +93,22 @@ func (w *watcher) addMissing() change {
 		if d.dir == "" || w.watched[d.dir] {
 			continue
 		}
-		if err := w.fs.Add(d.dir); err == nil {
-			w.watched[d.dir] = true
-			c |= d.c
+		if err := w.fs.Add(d.dir); err != nil {
+			lookout[filepath.Dir(d.dir)] = true
+			continue
+		}
+		w.watched[d.dir] = true
+		c |= d.c
+	}
+	for dir := range w.lookout {
+		if !lookout[dir] && w.linked[dir] == nil {
+			w.forget(dir)
+		}
+	}
+	for dir := range lookout {
+		if !w.watched[dir] && w.fs.Add(dir) == nil {
+			w.watched[dir] = true
+			w.lookout[dir] = true
 		}
 	}
 	return c
@@ -125,12 +145,16 @@ func (w *watcher) followLinks() {
 }
 
 // forget drops the watch of a watched directory removed or renamed away (a checkout of a
-// branch without it), so that addMissing or followLinks watch it again once it is back.
-func (w *watcher) forget(dir string) {
-	if w.watched[dir] {
-		delete(w.watched, dir)
-		_ = w.fs.Remove(dir) // already gone with the directory, or renamed: not ours to follow
+// branch without it), so that addMissing or followLinks watch it again once it is back. It
+// reports whether dir was watched.
+func (w *watcher) forget(dir string) bool {
+	if !w.watched[dir] {
+		return false
 	}
+	delete(w.watched, dir)
+	delete(w.lookout, dir)
+	_ = w.fs.Remove(dir) // already gone with the directory, or renamed: not ours to follow
+	return true
 }
 
 func (w *watcher) classify(ev fsnotify.Event) change {
@@ -162,11 +186,12 @@ func (w *watcher) loop() {
 			if !ok {
 				return
 			}
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				w.forget(filepath.Clean(ev.Name))
-			}
+			// A watched directory removed, renamed away or replaced (another renamed onto it:
+			// no event reaches its old watch) is watched again at once, or looked out for from
+			// its parent: it may be back before any other event.
+			gone := ev.Has(fsnotify.Remove|fsnotify.Rename|fsnotify.Create) && w.forget(filepath.Clean(ev.Name))
 			c := w.classify(ev)
-			if ev.Has(fsnotify.Create) {
+			if gone || ev.Has(fsnotify.Create) {
 				c |= w.addMissing()
 			}
 			if c == 0 {
