@@ -161,6 +161,21 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 		// Left out of the list, and kept in the index as it is: said, not hidden.
 		notices = append(notices, fmt.Sprintf("archive/index.jsonl has %d line%s naming no archive, left out of this list and kept unchanged: look in %s", skipped, workflow.Plural(skipped), filepath.Join(e.st.Dir(), "archive", "index.jsonl")))
 	}
+	if !more {
+		// Read to its end, the index may still not name every archive (lost, emptied, cut
+		// short): those it does not are on record all the same, older than the indexed ones.
+		unlisted, err := e.st.UnlistedArchives()
+		if err != nil {
+			return out, false, notices, err
+		}
+		if len(unlisted) > 0 {
+			notices = append(notices, fmt.Sprintf("archive/index.jsonl does not name %d archive%s under %s: listed after the ones it names, read from the archive directories", len(unlisted), workflow.Plural(len(unlisted)), filepath.Join(e.st.Dir(), "archive")))
+		}
+		if n > 0 && len(archives)+len(unlisted) > n {
+			unlisted, more = unlisted[:n-len(archives)], true
+		}
+		archives = append(archives, unlisted...)
+	}
 	for _, a := range archives {
 		s := Summary{WorkflowID: a.WorkflowID, Status: a.Reason, UpdatedAt: a.At, Archived: a.Dir}
 		if a.Type != "" {
@@ -239,6 +254,12 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 	archives, err := e.st.ListArchives()
 	if err != nil {
 		return nil, nil, "", "", err
+	}
+	if !slices.ContainsFunc(archives, func(a store.ArchiveInfo) bool { return a.WorkflowID == id || a.Dir == id }) {
+		// Not in the index: an archive directory it does not name is on record all the same.
+		if unlisted, err := e.st.UnlistedArchives(); err == nil {
+			archives = append(archives, unlisted...)
+		}
 	}
 	gone := ""
 	for _, a := range archives {
