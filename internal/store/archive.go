@@ -459,6 +459,11 @@ func (s *Store) finishArchive() (*Notice, error) {
 		return nil, nil
 	}
 	if err != nil && !notOurs(err) {
+		if derr := s.dirInTheWay(archiveDir); derr != nil {
+			// archive/ itself is not a directory (a symlink out of the state directory, which
+			// is never followed): that is the refusal, with its step.
+			return nil, derr
+		}
 		// An I/O error: the marker may well be Cairn's, and the archive it names is to be
 		// finished, by a later operation. Until then the state cannot be read whole.
 		return nil, s.unreadable(&pendingError{fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)})
@@ -484,6 +489,16 @@ func (s *Store) finishArchive() (*Notice, error) {
 		return &n, nil
 	}
 	return s.finishPending(p)
+}
+
+// dirInTheWay is the error of a state directory's subdirectory dir when something else is in
+// its place (a symlink, a file), else nil.
+func (s *Store) dirInTheWay(dir string) error {
+	fi, err := s.fs.Lstat(dir)
+	if err != nil || fi.IsDir() {
+		return nil
+	}
+	return s.writeErr(dir, &fs.PathError{Op: "open", Path: dir, Err: &durable.NotRegularError{Mode: fi.Mode(), Dir: true}})
 }
 
 // pendingError is finishArchive's error when archive/pending.json cannot be read (an I/O

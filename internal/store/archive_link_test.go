@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/store"
@@ -39,5 +40,39 @@ func TestPruneRemovesOnlyASymlinkedArchiveEntry(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "journal", "debug-20261123T100000Z-dddd.jsonl")); err != nil {
 		t.Fatalf("its journal: %v", err)
+	}
+}
+
+// TestArchiveDirSymlinkedOutIsNamed: archive/ a symlink to a directory outside the state
+// directory (which the store never follows) refused every change of the workflow with
+// "statat archive/pending.json: path escapes from parent" and no step; the refusal names
+// archive/ as a symlink in a directory's place and says to move it out, and nothing moves.
+func TestArchiveDirSymlinkedOutIsNamed(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need privileges on Windows")
+	}
+	s, dir := newStore(t, store.WithClock(clockFrom(fixedNow)))
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := os.Symlink(out, filepath.Join(dir, "archive")); err != nil {
+		t.Fatal(err)
+	}
+	want := "cannot write archive in " + dir + ": a symlink is in its place, not a directory"
+	for name, call := range map[string]func() error{
+		"archive": func() error { _, err := s.Archive("completed"); return err },
+		"update":  func() error { _, err := s.UpdateWorkflow(setNext(wfID, "plan")); return err },
+	} {
+		err := call()
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "move "+filepath.Join(dir, "archive")+" out of the state directory") || store.InPlace(err) == "" {
+			t.Errorf("%s with archive/ a symlink out of the state directory: %v; want %q and the step", name, err, want)
+		}
+	}
+	if names, _ := os.ReadDir(out); len(names) != 0 {
+		t.Errorf("the symlink's target holds %d entries, want none", len(names))
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+		t.Errorf("the workflow after the refusals: %q, %v; want it active", w.ID, err)
 	}
 }
