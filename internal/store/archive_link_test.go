@@ -43,11 +43,11 @@ func TestPruneRemovesOnlyASymlinkedArchiveEntry(t *testing.T) {
 	}
 }
 
-// TestArchiveDirSymlinkedOutIsNamed: archive/ a symlink to a directory outside the state
-// directory (which the store never follows) refused every change of the workflow with
-// "statat archive/pending.json: path escapes from parent" and no step; the refusal names
-// archive/ as a symlink in a directory's place and says to move it out, and nothing moves.
-func TestArchiveDirSymlinkedOutIsNamed(t *testing.T) {
+// symlinkedOut opens a store with an active workflow whose state directory's subdirectory sub
+// is a symlink to a directory outside it, and returns the store, the state directory and that
+// outside directory; sub's own directory, if any, is kept beside it as sub.kept.
+func symlinkedOut(t *testing.T, sub string) (*store.Store, string, string) {
+	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("symlinks need privileges on Windows")
 	}
@@ -55,10 +55,23 @@ func TestArchiveDirSymlinkedOutIsNamed(t *testing.T) {
 	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	if err := os.Symlink(out, filepath.Join(dir, "archive")); err != nil {
+	link := filepath.Join(dir, sub)
+	if err := os.Rename(link, link+".kept"); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
+	out := t.TempDir()
+	if err := os.Symlink(out, link); err != nil {
+		t.Fatal(err)
+	}
+	return s, dir, out
+}
+
+// TestArchiveDirSymlinkedOutIsNamed: archive/ a symlink to a directory outside the state
+// directory (which the store never follows) refused every change of the workflow with
+// "statat archive/pending.json: path escapes from parent" and no step; the refusal names
+// archive/ as a symlink in a directory's place and says to move it out, and nothing moves.
+func TestArchiveDirSymlinkedOutIsNamed(t *testing.T) {
+	s, dir, out := symlinkedOut(t, "archive")
 	want := "cannot write archive in " + dir + ": a symlink is in its place, not a directory"
 	for name, call := range map[string]func() error{
 		"archive": func() error { _, err := s.Archive("completed"); return err },
@@ -74,5 +87,17 @@ func TestArchiveDirSymlinkedOutIsNamed(t *testing.T) {
 	}
 	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
 		t.Errorf("the workflow after the refusals: %q, %v; want it active", w.ID, err)
+	}
+}
+
+// TestJournalDirSymlinkedOutIsNamed: journal/ a symlink out of the state directory refused
+// every change with "reading the journal of ID in DIR: statat journal/ID.jsonl: path escapes
+// from parent", no step; the refusal names journal/ and says to move it out.
+func TestJournalDirSymlinkedOutIsNamed(t *testing.T) {
+	s, dir, _ := symlinkedOut(t, "journal")
+	_, err := s.UpdateWorkflow(setNext(wfID, "plan"))
+	journal := filepath.Join(dir, "journal")
+	if err == nil || !strings.Contains(err.Error(), "a symlink is in the place of its directory journal/") || !strings.Contains(err.Error(), "move "+journal+" out of the state directory") || store.InPlace(err) == "" {
+		t.Errorf("a change with journal/ a symlink out of the state directory: %v; want journal/ named, and the step", err)
 	}
 }

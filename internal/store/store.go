@@ -35,6 +35,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -129,6 +130,14 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // "plan"`, `the journal of ID`): for something in the file's place, what it is and the one
 // step; else err with what and where.
 func (s *Store) readErr(what, file string, err error) error {
+	if d := path.Dir(file); InPlace(err) == "" && d != "." {
+		// Its directory may be what is in the way (a symlink out of the state directory,
+		// which is never followed): that is named, with its step.
+		if derr := s.dirInTheWay(d); derr != nil {
+			nr, _ := errors.AsType[*durable.NotRegularError](derr)
+			return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s is in the place of its directory %s/; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, nr.Kind(), d, filepath.Join(s.dir, filepath.FromSlash(d))), err: derr}
+		}
+	}
 	if in := InPlace(err); in != "" {
 		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, in, filepath.Join(s.dir, filepath.FromSlash(file))), err: err}
 	}
