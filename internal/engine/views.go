@@ -292,6 +292,27 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 	return nil, nil, "", "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
 }
 
+// ArchivedAs is why the archived workflow that show and history read for id (a workflow id or
+// an archive directory) was archived, and its archive directory: the newest archive of that
+// id whose directory is there. "" for the active workflow, or when none is found.
+func (e *Engine) ArchivedAs(id string) (reason, dir string) {
+	_, _, path, _, err := e.find(id)
+	if err != nil || filepath.Base(filepath.Dir(filepath.Dir(path))) != "archive" {
+		return "", ""
+	}
+	dir = filepath.Base(filepath.Dir(path))
+	archives, _ := e.st.ListArchives()
+	if !slices.ContainsFunc(archives, func(a store.ArchiveInfo) bool { return a.Dir == dir }) {
+		archives, _ = e.st.UnlistedArchives()
+	}
+	for _, a := range archives {
+		if a.Dir == dir {
+			return a.Reason, dir
+		}
+	}
+	return "archived", dir
+}
+
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
 // record keeps only the newest workflow.MaxHistory entries, the journal all of them.
 func (e *Engine) Show(id string) (json.RawMessage, error) {
