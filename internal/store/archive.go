@@ -1097,11 +1097,15 @@ func (s *Store) ReadArchiveRecord(dir string) ([]byte, error) {
 	if !archiveDirName(dir) {
 		return nil, &NotFoundError{What: "archive", Name: dir}
 	}
-	data, err := durable.ReadFile(s.fs, archiveDir+"/"+dir+"/"+WorkflowFile, 1<<20)
+	file := archiveDir + "/" + dir + "/" + WorkflowFile
+	data, err := durable.ReadFile(s.fs, file, 1<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &NotFoundError{What: "archive", Name: dir}
 	}
-	return data, err
+	if err != nil {
+		return nil, s.readErr("archive "+dir, file, err)
+	}
+	return data, nil
 }
 
 // archiveDirName says whether dir names an archive directory (an ArchiveInfo.Dir), not a path

@@ -44,8 +44,9 @@ func TestPruneRemovesOnlyASymlinkedArchiveEntry(t *testing.T) {
 }
 
 // symlinkedOut opens a store with an active workflow whose state directory's subdirectory sub
-// is a symlink to a directory outside it, and returns the store, the state directory and that
-// outside directory; sub's own directory, if any, is kept beside it as sub.kept.
+// is a symlink to a directory outside it (none for ""), and returns the store, the state
+// directory and that outside directory; sub's own directory, if any, is kept beside it as
+// sub.kept.
 func symlinkedOut(t *testing.T, sub string) (*store.Store, string, string) {
 	t.Helper()
 	if runtime.GOOS == "windows" {
@@ -54,6 +55,9 @@ func symlinkedOut(t *testing.T, sub string) (*store.Store, string, string) {
 	s, dir := newStore(t, store.WithClock(clockFrom(fixedNow)))
 	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
 		t.Fatal(err)
+	}
+	if sub == "" {
+		return s, dir, ""
 	}
 	link := filepath.Join(dir, sub)
 	if err := os.Rename(link, link+".kept"); err != nil && !os.IsNotExist(err) {
@@ -99,5 +103,34 @@ func TestJournalDirSymlinkedOutIsNamed(t *testing.T) {
 	journal := filepath.Join(dir, "journal")
 	if err == nil || !strings.Contains(err.Error(), "a symlink is in the place of its directory journal/") || !strings.Contains(err.Error(), "move "+journal+" out of the state directory") || store.InPlace(err) == "" {
 		t.Errorf("a change with journal/ a symlink out of the state directory: %v; want journal/ named, and the step", err)
+	}
+}
+
+// TestArchiveSymlinkedOutIsNamed: an archive's directory moved out of the state directory and
+// a symlink left in its place (never followed) was read as "statat
+// archive/DIR/workflow-state.json: path escapes from parent", no step; it names the symlink
+// and says to move it out.
+func TestArchiveSymlinkedOutIsNamed(t *testing.T) {
+	s, dir, _ := symlinkedOut(t, "")
+	info, err := s.Archive("completed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := filepath.Join(dir, "archive", info.Dir)
+	out := filepath.Join(t.TempDir(), info.Dir)
+	if err := os.Rename(at, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, at); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"record":  func() error { _, err := s.ReadArchiveRecord(info.Dir); return err },
+		"journal": func() error { _, err := s.ReadArchiveJournal(info.Dir); return err },
+	} {
+		err := call()
+		if err == nil || !strings.Contains(err.Error(), "a symlink is in the place of its directory archive/"+info.Dir+"/") || !strings.Contains(err.Error(), "move "+at+" out of the state directory") {
+			t.Errorf("reading the %s of an archive whose directory is a symlink out of the state directory: %v; want the symlink named, and the step", name, err)
+		}
 	}
 }
