@@ -1036,6 +1036,9 @@ func (s *Store) ListArchives() ([]ArchiveInfo, error) {
 }
 
 func (s *Store) indexErr(err error) error {
+	if s.dirInTheWay(archiveDir) != nil {
+		return s.readErr("the archive index", archiveIndex, err) // archive/ is what is in the way
+	}
 	return fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
 }
 

@@ -86,6 +86,16 @@ func TestArchiveDirSymlinkedOutIsNamed(t *testing.T) {
 			t.Errorf("%s with archive/ a symlink out of the state directory: %v; want %q and the step", name, err, want)
 		}
 	}
+	// Reading the list names it too (it said "statat archive/index.jsonl: path escapes from
+	// parent").
+	for name, call := range map[string]func() error{
+		"list":   func() error { _, err := s.ListArchives(); return err },
+		"recent": func() error { _, _, err := s.RecentArchives(3); return err },
+	} {
+		if err := call(); err == nil || !strings.Contains(err.Error(), "cannot read the archive index: a symlink is in the place of its directory archive/") || !strings.Contains(err.Error(), "move "+filepath.Join(dir, "archive")+" out of the state directory") {
+			t.Errorf("%s with archive/ a symlink out of the state directory: %v; want archive/ named, and the step", name, err)
+		}
+	}
 	if names, _ := os.ReadDir(out); len(names) != 0 {
 		t.Errorf("the symlink's target holds %d entries, want none", len(names))
 	}
