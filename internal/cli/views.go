@@ -133,7 +133,9 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 		return err
 	}
 	if r.Status == workflow.StatusActive {
-		switch reason, _ := archivedAs(e, id, r.WorkflowID); reason {
+		// An archive keeps a record as it was (abandoned, the other copy of a conflict): its
+		// status still says active, the archive index says what it is now.
+		switch reason, _ := e.ArchivedAs(id); reason {
 		case "":
 		case "archived": // no reason given: said once
 			r.Status = workflow.Status(reason)
@@ -143,22 +145,6 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 	}
 	writeRecord(a.stdout, r)
 	return nil
-}
-
-// archivedAs is why the workflow shown as id was archived and its archive directory, "" when
-// it is the active one. An archive keeps a record as it was (abandoned, the other copy of a
-// conflict): its status still says active, the archive index says what it is now.
-func archivedAs(e *engine.Engine, id, workflowID string) (status, dir string) {
-	if s, err := e.Snapshot(); err == nil && s.WorkflowID == workflowID {
-		return "", ""
-	}
-	list, _, _ := e.ListRecent(0)
-	for _, s := range list {
-		if s.Archived != "" && (s.Archived == id || s.WorkflowID == id) {
-			return s.Status, s.Archived
-		}
-	}
-	return "", ""
 }
 
 // writeRecord renders a workflow record for a person.
@@ -308,7 +294,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 	}
 	// The archive itself, and a one-word reason (its status), are in the archive index, not
 	// in the journal.
-	if status, dir := archivedAs(e, id, id); dir != "" {
+	if status, dir := e.ArchivedAs(id); dir != "" {
 		as := ""
 		if status != "archived" {
 			as = " (" + clean(status) + ")"

@@ -161,6 +161,21 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 		// Left out of the list, and kept in the index as it is: said, not hidden.
 		notices = append(notices, fmt.Sprintf("archive/index.jsonl has %d line%s naming no archive, left out of this list and kept unchanged: look in %s", skipped, workflow.Plural(skipped), filepath.Join(e.st.Dir(), "archive", "index.jsonl")))
 	}
+	if !more {
+		// Read to its end, the index may still not name every archive (lost, emptied, cut
+		// short): those it does not are on record all the same, older than the indexed ones.
+		unlisted, err := e.st.UnlistedArchives()
+		if err != nil {
+			return out, false, notices, err
+		}
+		if len(unlisted) > 0 {
+			notices = append(notices, fmt.Sprintf("archive/index.jsonl does not name %d archive%s under %s: listed after the ones it names, read from the archive directories", len(unlisted), workflow.Plural(len(unlisted)), filepath.Join(e.st.Dir(), "archive")))
+		}
+		if n > 0 && len(archives)+len(unlisted) > n {
+			unlisted, more = unlisted[:n-len(archives)], true
+		}
+		archives = append(archives, unlisted...)
+	}
 	for _, a := range archives {
 		s := Summary{WorkflowID: a.WorkflowID, Status: a.Reason, UpdatedAt: a.At, Archived: a.Dir}
 		if a.Type != "" {
@@ -240,6 +255,12 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 	if err != nil {
 		return nil, nil, "", "", err
 	}
+	if !slices.ContainsFunc(archives, func(a store.ArchiveInfo) bool { return a.WorkflowID == id || a.Dir == id }) {
+		// Not in the index: an archive directory it does not name is on record all the same.
+		if unlisted, err := e.st.UnlistedArchives(); err == nil {
+			archives = append(archives, unlisted...)
+		}
+	}
 	gone := ""
 	for _, a := range archives {
 		if a.WorkflowID == id || a.Dir == id {
@@ -269,6 +290,27 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 		return nil, nil, "", "", NotFoundMsg("no workflow with that id: none is on record yet")
 	}
 	return nil, nil, "", "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
+}
+
+// ArchivedAs is why the archived workflow that show and history read for id (a workflow id or
+// an archive directory) was archived, and its archive directory: the newest archive of that
+// id whose directory is there. "" for the active workflow, or when none is found.
+func (e *Engine) ArchivedAs(id string) (reason, dir string) {
+	_, _, path, _, err := e.find(id)
+	if err != nil || filepath.Base(filepath.Dir(filepath.Dir(path))) != "archive" {
+		return "", ""
+	}
+	dir = filepath.Base(filepath.Dir(path))
+	archives, _ := e.st.ListArchives()
+	if !slices.ContainsFunc(archives, func(a store.ArchiveInfo) bool { return a.Dir == dir }) {
+		archives, _ = e.st.UnlistedArchives()
+	}
+	for _, a := range archives {
+		if a.Dir == dir {
+			return a.Reason, dir
+		}
+	}
+	return "archived", dir
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the

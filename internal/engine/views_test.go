@@ -781,3 +781,37 @@ func TestQuickStatusCountsOnlyTheDefinitionsPhases(t *testing.T) {
 		}
 	}
 }
+
+// TestArchivesTheIndexDoesNotNameAreFound: archive directories archive/index.jsonl does not
+// name (the index lost, emptied, or cut to fewer lines) are still on record: list shows them
+// from their directories, with a notice, and show and history read them, rather than "no
+// workflow with that id: none is on record yet".
+func TestArchivesTheIndexDoesNotNameAreFound(t *testing.T) {
+	for name, lose := range map[string]func(index string) error{
+		"removed": os.Remove,
+		"emptied": func(index string) error { return os.WriteFile(index, nil, 0o600) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "kept aside", WorkflowID: "apex-lost"}))(t)
+			must(en.Archive("superseded"))(t)
+			if err := lose(filepath.Join(en.StateDir(), "archive", "index.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+			list, _, notices, err := en.ListRecentNotices(0)
+			if err != nil || len(list) != 1 || list[0].WorkflowID != "apex-lost" || list[0].Status != "superseded" || list[0].Context != "kept aside" || list[0].Archived == "" {
+				t.Errorf("list with the index %s: %v, %+v; want apex-lost, superseded, from its directory", name, err, list)
+			}
+			if !strings.Contains(strings.Join(notices, "\n"), "index.jsonl does not name 1 archive") {
+				t.Errorf("list notices %q; want the unnamed archive said", notices)
+			}
+			if data, err := en.Show("apex-lost"); err != nil || !strings.Contains(string(data), "kept aside") {
+				t.Errorf("show with the index %s: %v, %.80s; want the archived record", name, err, data)
+			}
+			if evs, err := en.History("apex-lost"); err != nil || len(evs) == 0 {
+				t.Errorf("history with the index %s: %v, %d events; want its journal", name, err, len(evs))
+			}
+		})
+	}
+}

@@ -832,8 +832,14 @@ func TestResumeCheckPastTTLFromTheOwnersClient(t *testing.T) {
 			if next, _ := s["next"].(string); s["workflow_id"] == nil || !strings.HasPrefix(next, "Continue phase analyze") || strings.Contains(text(res), "xpire") {
 				t.Fatalf("resume_check: %v\n%s\nwant it resumed as it stands", s, text(res))
 			}
-			if got := text(mustOK(t, c, "expire_ttl", `{}`)); !strings.Contains(got, "expired after 1h without a change") {
+			res = mustOK(t, c, "expire_ttl", `{}`)
+			if got := text(res); !strings.Contains(got, "expired after 1h without a change") {
 				t.Errorf("expire_ttl from the owner's client: %q, want it expired", got)
+			}
+			// The one step after an expiry, as after complete_workflow: there is no workflow
+			// to go on in.
+			if next := structured(t, res)["next"]; next != "If the work goes on, start_workflow begins it again." || !strings.Contains(text(res), "archived. If the work goes on") {
+				t.Errorf("expire_ttl's step: %v in %q, want start_workflow's", next, text(res))
 			}
 		})
 	}

@@ -396,7 +396,13 @@ func runEnforcement(c *call) (*outcome, error) {
 }
 
 func runExpire(c *call) (*outcome, error) {
-	return resultOf(c.eng.ExpireTTL(c.bool("dry_run")))
+	r, err := c.eng.ExpireTTL(c.bool("dry_run"))
+	o, err := resultOf(r, err)
+	if err != nil || !r.Changed {
+		return o, err
+	}
+	// Expired and archived: no workflow is left to go on in.
+	return then(o, "If the work goes on, start_workflow begins it again."), nil
 }
 
 func runSaveCheckpoint(c *call) (*outcome, error) {

@@ -459,6 +459,11 @@ func (s *Store) finishArchive() (*Notice, error) {
 		return nil, nil
 	}
 	if err != nil && !notOurs(err) {
+		if derr := s.dirInTheWay(archiveDir); derr != nil {
+			// archive/ itself is not a directory (a symlink out of the state directory, which
+			// is never followed): that is the refusal, with its step.
+			return nil, derr
+		}
 		// An I/O error: the marker may well be Cairn's, and the archive it names is to be
 		// finished, by a later operation. Until then the state cannot be read whole.
 		return nil, s.unreadable(&pendingError{fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)})
@@ -484,6 +489,15 @@ func (s *Store) finishArchive() (*Notice, error) {
 		return &n, nil
 	}
 	return s.finishPending(p)
+}
+
+// dirInTheWay is the error of a state directory's subdirectory dir when something else is in
+// its place (a symlink, a file), else nil.
+func (s *Store) dirInTheWay(dir string) error {
+	if err := s.notDirAt(dir); err != nil {
+		return s.writeErr(dir, err)
+	}
+	return nil
 }
 
 // pendingError is finishArchive's error when archive/pending.json cannot be read (an I/O
@@ -752,12 +766,6 @@ func (s *Store) prune(kept string) ([]string, error) {
 	if err != nil {
 		return nil, s.writeErr(archiveDir, err)
 	}
-	onDisk := map[string]bool{}
-	for _, n := range names {
-		if _, _, ok := parseArchiveDir(n); ok {
-			onDisk[n] = true
-		}
-	}
 	index, damaged, err := s.readIndexLines()
 	if err != nil {
 		// Without the index the order is unknown, and rewriting it from archive/ alone would
@@ -765,55 +773,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 		// next archive.
 		return nil, nil
 	}
-	listed := map[string]bool{}
-	for _, a := range index {
-		listed[a.Dir] = true
-	}
-	// Directories the index does not name, by workflow id: a line whose directory was renamed
-	// (a copied project, a hand-made fix) finds it again and keeps its place. Only an archive
-	// (anArchive) is a candidate: a line pointed at any other directory would list it and let
-	// retention remove what it holds.
-	unlisted := map[string][]string{}
-	for n := range onDisk {
-		if !listed[n] && s.anArchive(n) {
-			unlisted[archiveID(n)] = append(unlisted[archiveID(n)], n)
-		}
-	}
-	changed := false
-	var order []ArchiveInfo
-	inIndex := map[string]bool{}
-	for _, a := range index {
-		if !onDisk[a.Dir] {
-			changed = true
-			c := unlisted[a.WorkflowID]
-			if len(c) != 1 || inIndex[c[0]] {
-				continue
-			}
-			a.Dir = c[0]
-		}
-		if inIndex[a.Dir] {
-			changed = true
-			continue
-		}
-		inIndex[a.Dir] = true
-		order = append(order, a)
-	}
-	var missing []ArchiveInfo
-	for n := range onDisk {
-		if inIndex[n] || !slices.Contains(unlisted[archiveID(n)], n) {
-			continue
-		}
-		a := ArchiveInfo{Dir: n, Reason: "unknown"}
-		a.WorkflowID, a.At, _ = parseArchiveDir(n)
-		if strings.HasPrefix(n, "conflict-") {
-			a.Reason = "conflict"
-		}
-		if m, ok := s.readArchiveInfo(archiveDir + "/" + n); ok && m.Reason != "" {
-			a = m
-			a.Dir = n
-		}
-		missing = append(missing, a)
-	}
+	order, missing, changed := s.reconcile(names, index)
 	if len(missing) > 0 && damaged > 0 {
 		// The damaged lines may be theirs, the newest archives' as well as any: taken for the
 		// oldest, they would be the first removed. The index is left as it is.
@@ -825,15 +785,6 @@ func (s *Store) prune(kept string) ([]string, error) {
 			archiveIndex, s.dir, damaged, workflow.Plural(damaged), len(missing), dirs)
 	}
 	if len(missing) > 0 {
-		// Nothing better is known of their order than the stamps in their names, and within
-		// one millisecond their suffixes (-10 after -9). At is the name's stamp or, from
-		// archive.json, finer: cut to the name's millisecond, so the two never disagree.
-		slices.SortFunc(missing, func(a, b ArchiveInfo) int {
-			abase, an := archiveSeq(a.Dir)
-			bbase, bn := archiveSeq(b.Dir)
-			return cmp.Or(a.At.Truncate(time.Millisecond).Compare(b.At.Truncate(time.Millisecond)),
-				strings.Compare(abase, bbase), cmp.Compare(an, bn), strings.Compare(a.Dir, b.Dir))
-		})
 		order = append(missing, order...)
 		changed = true
 	}
@@ -860,6 +811,95 @@ func (s *Store) prune(kept string) ([]string, error) {
 		return removed, nil
 	}
 	return removed, s.writeIndex(order)
+}
+
+// reconcile reads the index's archives (index) against the names under archive/ (names):
+// order is the index's archives whose directories are there, a line whose directory is gone
+// pointed at an unnamed one of its workflow when there is exactly one (a copied project, a
+// hand-made fix), and changed says it differs from the index; missing are the other archive
+// directories no line names, oldest first by their names. Only an archive (anArchive) is
+// missing: a line pointed at any other directory would list it and let retention remove what
+// it holds.
+func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing []ArchiveInfo, changed bool) {
+	onDisk := map[string]bool{}
+	for _, n := range names {
+		if _, _, ok := parseArchiveDir(n); ok {
+			onDisk[n] = true
+		}
+	}
+	listed := map[string]bool{}
+	for _, a := range index {
+		listed[a.Dir] = true
+	}
+	unlisted := map[string][]string{}
+	for n := range onDisk {
+		if !listed[n] && s.anArchive(n) {
+			unlisted[archiveID(n)] = append(unlisted[archiveID(n)], n)
+		}
+	}
+	inIndex := map[string]bool{}
+	for _, a := range index {
+		if !onDisk[a.Dir] {
+			changed = true
+			c := unlisted[a.WorkflowID]
+			if len(c) != 1 || inIndex[c[0]] {
+				continue
+			}
+			a.Dir = c[0]
+		}
+		if inIndex[a.Dir] {
+			changed = true
+			continue
+		}
+		inIndex[a.Dir] = true
+		order = append(order, a)
+	}
+	for n := range onDisk {
+		if inIndex[n] || !slices.Contains(unlisted[archiveID(n)], n) {
+			continue
+		}
+		a := ArchiveInfo{Dir: n, Reason: "unknown"}
+		a.WorkflowID, a.At, _ = parseArchiveDir(n)
+		if strings.HasPrefix(n, "conflict-") {
+			a.Reason = "conflict"
+		}
+		if m, ok := s.readArchiveInfo(archiveDir + "/" + n); ok && m.Reason != "" {
+			a = m
+			a.Dir = n
+		}
+		missing = append(missing, a)
+	}
+	// Nothing better is known of their order than the stamps in their names, and within one
+	// millisecond their suffixes (-10 after -9). At is the name's stamp or, from archive.json,
+	// finer: cut to the name's millisecond, so the two never disagree.
+	slices.SortFunc(missing, func(a, b ArchiveInfo) int {
+		abase, an := archiveSeq(a.Dir)
+		bbase, bn := archiveSeq(b.Dir)
+		return cmp.Or(a.At.Truncate(time.Millisecond).Compare(b.At.Truncate(time.Millisecond)),
+			strings.Compare(abase, bbase), cmp.Compare(an, bn), strings.Compare(a.Dir, b.Dir))
+	})
+	return order, missing, changed
+}
+
+// UnlistedArchives returns the archive directories archive/index.jsonl does not name (an
+// index lost, emptied or damaged, an archive whose line is not written yet), newest first,
+// which retention takes for older than every indexed one. It lists archive/: for the
+// commands a person runs, never a hook's path.
+func (s *Store) UnlistedArchives() ([]ArchiveInfo, error) {
+	names, err := s.fs.ReadDirNames(archiveDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.writeErr(archiveDir, err)
+	}
+	index, _, err := s.readIndexLines()
+	if err != nil {
+		return nil, s.indexErr(err)
+	}
+	_, missing, _ := s.reconcile(names, index)
+	slices.Reverse(missing)
+	return missing, nil
 }
 
 // anArchive says whether directory n under archive/, which the index does not name, is an
@@ -995,6 +1035,9 @@ func (s *Store) ListArchives() ([]ArchiveInfo, error) {
 }
 
 func (s *Store) indexErr(err error) error {
+	if s.dirInTheWay(archiveDir) != nil {
+		return s.readErr("the archive index", archiveIndex, err) // archive/ is what is in the way
+	}
 	return fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
 }
 
@@ -1056,11 +1099,15 @@ func (s *Store) ReadArchiveRecord(dir string) ([]byte, error) {
 	if !archiveDirName(dir) {
 		return nil, &NotFoundError{What: "archive", Name: dir}
 	}
-	data, err := durable.ReadFile(s.fs, archiveDir+"/"+dir+"/"+WorkflowFile, 1<<20)
+	file := archiveDir + "/" + dir + "/" + WorkflowFile
+	data, err := durable.ReadFile(s.fs, file, 1<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &NotFoundError{What: "archive", Name: dir}
 	}
-	return data, err
+	if err != nil {
+		return nil, s.readErr("archive "+dir, file, err)
+	}
+	return data, nil
 }
 
 // archiveDirName says whether dir names an archive directory (an ArchiveInfo.Dir), not a path

@@ -353,7 +353,7 @@ func (s *Store) readJournalBack(file, id string, far func([]Record) bool) (Journ
 	data, err := durable.ReadFile(s.fs, file, MaxJournalSize)
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
-		return Journal{}, fmt.Errorf("reading journal %s in %s: %w", file, s.dir, err)
+		return Journal{}, s.readErr("the journal of "+id, file, err)
 	}
 	segs, err := s.segments(file)
 	if err != nil {

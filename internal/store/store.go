@@ -130,8 +130,12 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // "plan"`, `the journal of ID`): for something in the file's place, what it is and the one
 // step; else err with what and where.
 func (s *Store) readErr(what, file string, err error) error {
-	if e := s.notDir(path.Dir(file), err); e != nil {
-		file, err = path.Dir(file), e
+	if d := path.Dir(file); s.notDir(d, err) != nil {
+		// Its directory is what is in the way (a symlink out of the state directory, which
+		// is never followed): that is named, with its step.
+		e := s.notDirAt(d)
+		nr, _ := errors.AsType[*durable.NotRegularError](e)
+		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s is in the place of its directory %s/; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, nr.Kind(), d, filepath.Join(s.dir, filepath.FromSlash(d))), err: e}
 	}
 	if in := InPlace(err); in != "" {
 		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, in, filepath.Join(s.dir, filepath.FromSlash(file))), err: err}
@@ -366,6 +370,12 @@ func (s *Store) notDir(dir string, err error) error {
 	if err == nil || dir == "." || InPlace(err) != "" {
 		return nil
 	}
+	return s.notDirAt(dir)
+}
+
+// notDirAt is the error for what is in the place of dir when it is there and not a directory
+// (a symlink out of the state directory, which is never followed), else nil.
+func (s *Store) notDirAt(dir string) error {
 	if fi, lerr := s.fs.Lstat(dir); lerr == nil && !fi.IsDir() {
 		return &fs.PathError{Op: "open", Path: dir, Err: &durable.NotRegularError{Mode: fi.Mode(), Dir: true}}
 	}
