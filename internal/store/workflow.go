@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -471,7 +471,7 @@ func (s *Store) Quarantined(most int) (total int, newest []string) {
 	// The time is in the name (QuarantineName, or the next free one after it): compared
 	// from there, a name without one is oldest.
 	when := func(n string) (string, int) {
-		m := quarantineStamp.FindStringSubmatch(n)
+		m := quarantineStamp().FindStringSubmatch(n)
 		if m == nil {
 			return "", 0
 		}
@@ -490,8 +490,8 @@ func (s *Store) Quarantined(most int) (total int, newest []string) {
 }
 
 // quarantineStamp finds the time in a name quarantine/ keeps, and the number Quarantine puts
-// after it when the name was taken.
-var quarantineStamp = regexp.MustCompile(`-([0-9]{8}T[0-9]{6}\.[0-9]{3}Z)(?:-([0-9]+))?$`)
+// after it when the name was taken. Compiled on first use: every hook links the store.
+var quarantineStamp = lazyre.New(`-([0-9]{8}T[0-9]{6}\.[0-9]{3}Z)(?:-([0-9]+))?$`)
 
 // Unquarantine puts back at file what Quarantine moved aside, as n says, for a caller whose
 // file made anew in its place could not be written: the damaged file is where it was again,
