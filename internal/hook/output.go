@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -180,13 +181,12 @@ func OneLine(s string, max int) string {
 
 // cutAt is the part of s, in units from start to end, that OneLine leaves out to fit s (total
 // units) in limit, "…" taking the place of one: from the middle, and never a path in two. It
-// begins and ends beside paths, a quarter of limit at least kept on each side of it (what
-// happened, and the next step): where it can, taking in no path, else as few whole ones as it
-// can, nearest the middle. With no such place (or too many paths to weigh), a path it begins
-// in is kept whole when an eighth of limit is still left after, and otherwise left out whole,
-// as is one it ends in.
+// begins and ends beside paths, a quarter of limit at least kept on each side (what happened,
+// and the next step), taking in as few whole paths as it can, nearest the middle. With no such
+// place, a path the middle falls in is left out whole, or kept when an eighth of limit is
+// still left after it; one the end falls in is left out whole.
 func cutAt(s string, total, limit int) (start, end int) {
-	type span struct{ from, to int } // in units
+	type span struct{ from, to int } // in units; in order, apart
 	var paths []span
 	pos := 0
 	for _, w := range strings.SplitAfter(s, " ") {
@@ -195,51 +195,33 @@ func cutAt(s string, total, limit int) (start, end int) {
 		}
 		pos += Units(w)
 	}
-	want, cut := limit/2, total-limit+1
+	// after(u) is the index of the first path ending after u.
+	after := func(u int) int { return sort.Search(len(paths), func(i int) bool { return paths[i].to > u }) }
 	inside := func(u int) (span, bool) {
-		for _, p := range paths {
-			if p.from < u && u < p.to {
-				return p, true
-			}
+		if i := after(u); i < len(paths) && paths[i].from < u {
+			return paths[i], true
 		}
 		return span{}, false
 	}
-	if len(paths) <= maxPathsWeighed {
-		lo, hi := limit/4, total-limit/4-cut
-		best, fewest := -1, 0
-		try := func(at int) {
-			if at < lo || at > hi {
-				return
-			}
-			if _, in := inside(at); in {
-				return
-			}
-			if _, in := inside(at + cut); in {
-				return
-			}
-			n := 0
-			for _, p := range paths {
-				if at <= p.from && p.to <= at+cut {
-					n++
-				}
-			}
-			if best < 0 || n < fewest || n == fewest && abs(at-want) < abs(best-want) {
-				best, fewest = at, n
-			}
+	want, cut := limit/2, total-limit+1
+	places := []int{want} // the middle, or beside a path
+	for _, p := range paths {
+		places = append(places, p.from, p.to, p.from-cut, p.to-cut)
+	}
+	best, fewest := -1, 0
+	for _, at := range places {
+		_, in1 := inside(at)
+		_, in2 := inside(at + cut)
+		if at < limit/4 || at+cut > total-limit/4 || in1 || in2 {
+			continue
 		}
-		// The best place is the middle, or where a path or a bound stops it.
-		try(want)
-		try(lo)
-		try(hi)
-		for _, p := range paths {
-			try(p.from)
-			try(p.to)
-			try(p.from - cut)
-			try(p.to - cut)
+		n := after(at+cut) - after(at) // the whole paths it takes in
+		if best < 0 || n < fewest || n == fewest && abs(at-want) < abs(best-want) {
+			best, fewest = at, n
 		}
-		if best >= 0 {
-			return best, best + cut
-		}
+	}
+	if best >= 0 {
+		return best, best + cut
 	}
 	start = want
 	if p, ok := inside(start); ok {
@@ -254,9 +236,6 @@ func cutAt(s string, total, limit int) (start, end int) {
 	}
 	return start, end
 }
-
-// maxPathsWeighed bounds the paths cutAt weighs places among (the work grows as their square).
-const maxPathsWeighed = 64
 
 // isPath reports whether w, a word of a line, names a file: it holds a "/" (a file kept in
 // quarantine/, a temp file, a directory), or a "." between a letter or digit and a letter
