@@ -191,6 +191,17 @@ func openRead(fsys FS, name, op string) (File, fs.FileInfo, error) {
 	}
 }
 
+// SameDir reports whether paths a and b name one directory (or file), however each is spelled:
+// through a symlink, a bind mount.
+func SameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
 // sameFile is os.SameFile, extended to FileInfos from other FS implementations (a test's
 // in-memory file system) that say who they are through an ID method.
 func sameFile(a, b fs.FileInfo) bool {

@@ -101,11 +101,17 @@ func TestDoctorStaleBinaries(t *testing.T) {
 	}
 
 	// A set Go built carries the plugin's stamp and names the plugin it was built from: that of
-	// another checkout with the same checksums, sharing the data dir, is not this one's.
-	for _, tc := range []struct {
+	// another checkout with the same checksums, sharing the data dir, is not this one's. This
+	// one's path spelled otherwise (a symlink to it) is this one, as the launcher has it.
+	type builtFrom struct {
 		from string
 		ok   bool
-	}{{root + "\n", true}, {"/elsewhere/cairn\n", false}} {
+	}
+	cases := []builtFrom{{root + "\n", true}, {"/elsewhere/cairn\n", false}}
+	if link := filepath.Join(t.TempDir(), "cairn"); os.Symlink(root, link) == nil {
+		cases = append(cases, builtFrom{link + "\n", true})
+	}
+	for _, tc := range cases {
 		data, set := dataSet(t, sums, "cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn")
 		writeFiles(t, set, map[string]string{".built-from": tc.from})
 		c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary stamp")

@@ -858,8 +858,9 @@ func stampCheck(root, bin string, names []string) (bool, string) {
 	got, err := os.ReadFile(stamp)
 	// A set Go built names the plugin it was built from, and the launcher runs it only for that
 	// one: checkouts with the same checksums share a data dir (see cairn_mine in hooks/launch).
+	// It is that one however its path is spelled (a symlink to the checkout, a bind mount).
 	from, ferr := os.ReadFile(filepath.Join(bin, ".built-from"))
-	mine := ferr != nil || SameStamp(from, []byte(root+"\n"))
+	mine := ferr != nil || SameStamp(from, []byte(root+"\n")) || durable.SameDir(strings.TrimSuffix(string(from), "\n"), root)
 	if SameStamp(got, want) && mine {
 		return true, stamp + " matches " + sums
 	}

@@ -228,7 +228,9 @@ func TestLaunchWithoutAChecksumTool(t *testing.T) {
 // A plugin update installs the new version's binaries beside the old version's bin-V, which
 // nothing runs again: the install removes other versions' sets more than a day old (a session
 // still on the old plugin, until it is restarted, reinstalls its own at most once a day), and
-// leaves younger ones, half-made ones and what is not the launcher's alone.
+// leaves younger ones and what is not the launcher's alone. So it does with what an install
+// killed mid-way left of another version (bin-V.tmp: a download or a build cut short), which
+// no start of this version takes up again: one such leftover a version piled up for good.
 func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	skipOnWindows(t)
 	root, _, rs := releasedAndServed(t)
@@ -247,13 +249,18 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	}
 	gone := set("bin-0.0.1", old, true)
 	writeFile(t, filepath.Join(pdata, "build-0.0.1.log"), "an old build\n")
-	kept := []string{set("bin-0.0.2", time.Now(), true), set("bin-0.0.3.tmp", old, true), set("bin-mine", old, false)}
+	cut := set("bin-0.0.3.tmp", old, false)
+	writeFile(t, filepath.Join(cut, ".part"), "")
+	if err := os.Chtimes(cut, old, old); err != nil {
+		t.Fatal(err)
+	}
+	kept := []string{set("bin-0.0.2", time.Now(), true), set("bin-0.0.4.tmp", time.Now(), false), set("bin-mine", old, false)}
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
 	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
 		t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
 	}
-	for _, p := range []string{gone, filepath.Join(pdata, "build-0.0.1.log")} {
+	for _, p := range []string{gone, filepath.Join(pdata, "build-0.0.1.log"), cut} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s is still there after the update", p)
 		}

@@ -815,3 +815,33 @@ func TestLaunchRunsNoOtherCheckoutsBuild(t *testing.T) {
 		last = root
 	}
 }
+
+// One checkout reached by two spellings of its path (a symlink to it, a bind mount) is one
+// plugin: a session started through either runs the set Go built for the other. The set named
+// its root as spelled, and a start through the other spelling took it for another checkout's
+// build and built again, minutes each time; two sessions, one through each, rebuilt in turn
+// for as long as they ran.
+func TestLaunchOneCheckoutTwoSpellingsBuildsOnce(t *testing.T) {
+	skipOnWindows(t)
+	tools := toolDir(t)
+	builds := filepath.Join(t.TempDir(), "builds")
+	fakeGo(t, tools, `echo "$pkg" >>`+builds+`
+printf '#!/bin/sh\necho built\n' >"$out" && chmod +x "$out"`+"\n")
+	real := copyPlugin(t, launcherFiles...)
+	link := filepath.Join(t.TempDir(), "cairn")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(t.TempDir(), "cairn-inline")
+	for i, root := range []string{link, real, link} {
+		env := launchEnv(root, data, t.TempDir(), tools)
+		res := runProcess(t, time.Minute, "hooks/launch cairn-mcp", env, t.TempDir(), "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+		if res.code != 0 || strings.TrimSpace(res.stdout) != "built" {
+			t.Fatalf("start %d through %s: cairn-mcp = %+v, want the build run", i+1, root, res)
+		}
+	}
+	got, _ := os.ReadFile(builds)
+	if n := strings.Count(string(got), "\n"); n != len(binarySources) {
+		t.Errorf("go built %d binaries for three starts of one checkout, want the %d of one build:\n%s", n, len(binarySources), got)
+	}
+}

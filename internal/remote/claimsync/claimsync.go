@@ -404,7 +404,7 @@ func makeOwner(st *store.Store) (state, error) {
 // deciding from cur would then keep the identity it was copied with for this call.
 func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 	here, ino := st.Dir(), dirIno(st.Dir())
-	if cur.Dir != "" && cur.Ino == ino && sameDir(cur.Dir, here) {
+	if cur.Dir != "" && cur.Ino == ino && durable.SameDir(cur.Dir, here) {
 		return cur, "", nil // the same directory by another path (a link, a bind mount)
 	}
 	_, err = st.Update(Doc, func(doc []byte) ([]byte, error) {
@@ -412,7 +412,7 @@ func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 		if doc == nil || json.Unmarshal(doc, &s) != nil || s.Owner == "" {
 			return nil, nil // gone or damaged meanwhile: the next load rebuilds it
 		}
-		same := s.Dir == here || (s.Dir != "" && sameDir(s.Dir, here))
+		same := s.Dir == here || (s.Dir != "" && durable.SameDir(s.Dir, here))
 		if same && s.Ino == ino {
 			cur = s // rebound meanwhile by another call
 			return nil, nil
@@ -446,16 +446,6 @@ func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 		return json.Marshal(s)
 	})
 	return cur, notice, err
-}
-
-// sameDir reports whether a and b are one directory.
-func sameDir(a, b string) bool {
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	fb, err := os.Stat(b)
-	return err == nil && os.SameFile(fa, fb)
 }
 
 // ownerAt is the identity the state directory dir holds ("" when none can be read).
