@@ -91,7 +91,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	if msg == "" && recordErr != nil {
 		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear: " + recordErr.Error()
 	}
-	msg = withNotes(msg, keptNotes)
+	msg = engine.WithNotes(msg, keptNotes)
 	r.Logf("%s", sessionStartSummary(ev.Source, sessionID, pid, res))
 	// A new session or a fork gets a title; a resumed one keeps the name it has, which may be
 	// one its user gave it.
