@@ -217,15 +217,19 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	return out, nil
 }
 
-// WithNotes is msg, a systemMessage or "", with notes said after it.
+// WithNotes is msg, a systemMessage or "", with notes said after it, each once: one it says
+// already (a notice two reads of the same state both made) is not said again.
 func WithNotes(msg string, notes []string) string {
-	switch {
-	case len(notes) == 0:
-		return msg
-	case msg == "":
-		return "Cairn: " + strings.Join(notes, "; ")
+	for _, n := range notes {
+		switch {
+		case n == "" || strings.Contains(msg, n):
+		case msg == "":
+			msg = "Cairn: " + n
+		default:
+			msg += "; " + n
+		}
 	}
-	return msg + "; " + strings.Join(notes, "; ")
+	return msg
 }
 
 func fingerprint(id string, vs []workflow.Violation) string {
