@@ -241,8 +241,10 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	switch {
 	case ran:
 		return wrote, withNotices(withNotice(withNotice(withNotice(warning, markAside), noMark), stateAside), read)
-	case isLockTimeout(err):
-		// Another Cairn process is writing L2 now: these lines are owed, and retried.
+	case isLockTimeout(err), errors.Is(err, store.ErrRepairLeft):
+		// Another Cairn process is writing L2 now, or the mark is damaged and its repair left
+		// to the next reader (Config.NoRepair), which marks what it writes: these lines are
+		// owed, and retried.
 		picked()
 		owed = lines
 		if len(lines) > 0 {

@@ -1,11 +1,13 @@
 package engine_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/memory"
 )
 
 // quarantined lists what the state directory's quarantine/ holds.
@@ -100,6 +102,39 @@ func TestDamagedL2MarkIsSetAsideAndTold(t *testing.T) {
 		if out := must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t); out.SystemMessage != "" {
 			t.Errorf("%s: the next Stop hook says %q, want nothing", damaged, out.SystemMessage)
 		}
+	}
+}
+
+// A turn that ends in an API error (StopFailure: the engine opened NoRepair, its output
+// discarded) meeting a damaged l2-mark.json leaves the mark and the lines owed to the next Stop,
+// which sets the mark aside, says so, and writes and marks the lines. Before, it wrote the
+// lines without a mark: a background memory writer's rewrite that then dropped them was not
+// put back, and MEMORY.md's topic file lost the workflow's latest line until the next move.
+func TestStopFailureLeavesLinesOwedPastADamagedMark(t *testing.T) {
+	e := newEnv(t)
+	unblock := e.blockMemory(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "marked"}))(t)
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t) // its line owed
+	unblock()
+	e.write(".claude/cairn/l2-mark.json", "{not json")
+	failed := e.openWith("s1", 4242, func(c *engine.Config) { c.NoRepair = true })
+	if _, err := failed.Stop(engine.StopInput{SessionID: "s1", NoAsk: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A background memory writer's rewrite of the topic file, without Cairn's lines.
+	rewrite := "---\nname: cairn-workflow\ndescription: where the work stands\nmetadata:\n  type: project\n---\n\n- The team ships OAuth today\n"
+	if err := os.MkdirAll(e.memoryDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.memoryDir(), memory.TopicFile), []byte(rewrite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t)
+	if !strings.Contains(out.SystemMessage, "l2-mark.json was damaged") {
+		t.Errorf("the damaged l2-mark set aside is not told: system message %q", out.SystemMessage)
+	}
+	if topic := e.readMemory(memory.TopicFile); !strings.Contains(topic, "planning “marked”") {
+		t.Errorf("the topic file after the failed turn's end and the next Stop lacks the move's line:\n%s", topic)
 	}
 }
 

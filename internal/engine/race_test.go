@@ -144,7 +144,13 @@ func (e *env) openAs(session string, pid int) *engine.Engine { return e.openWait
 // openWaiting is openAs with engine.Config.LockWait set (0: the default).
 func (e *env) openWaiting(session string, pid int, wait time.Duration) *engine.Engine {
 	e.t.Helper()
-	en, err := engine.Open(engine.Config{
+	return e.openWith(session, pid, func(c *engine.Config) { c.LockWait = wait })
+}
+
+// openWith is openAs with the engine's configuration changed by set.
+func (e *env) openWith(session string, pid int, set func(*engine.Config)) *engine.Engine {
+	e.t.Helper()
+	cfg := engine.Config{
 		Getenv:    func(k string) string { return e.vars[k] },
 		WorkDir:   e.project,
 		Now:       e.clock.Now,
@@ -152,8 +158,9 @@ func (e *env) openWaiting(session string, pid int, wait time.Duration) *engine.E
 		PID:       pid,
 		Actor:     "test",
 		YAML:      yamldoc.Codec{},
-		LockWait:  wait,
-	})
+	}
+	set(&cfg)
+	en, err := engine.Open(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -43,6 +43,11 @@ type ResumeOptions struct {
 	// before every call). When the workflow's owner is that session, its TTL does not expire
 	// it: the owner is live and calling. Every other caller expires it.
 	FromClient bool
+	// AfterRead, with Apply, runs once the workflow is read and any repair that read needed is
+	// made, before the report is built from it: the SessionStart hook records there the task
+	// events earlier hooks kept, which may have waited for that repair, so that the report
+	// lists them. When it says it changed the workflow, the workflow is read again.
+	AfterRead func() (changed bool)
 }
 
 // Resume is the read protocol's answer.
@@ -95,6 +100,11 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	var eye []string // what the user should see in a systemMessage
 
 	r, notices, err := e.active()
+	if err == nil && opt.Apply && opt.AfterRead != nil && opt.AfterRead() {
+		var again []store.Notice
+		r, again, err = e.active()
+		notices = append(notices, again...)
+	}
 	// Read after the state: a record migrated by that read takes the time of the migration
 	// for the times it lacks, which an earlier reading would call in the future.
 	now := e.now()

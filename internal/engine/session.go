@@ -153,6 +153,11 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 			return workflow.Heartbeat(cur, e.actor(), now)
 		}, "")
 		out.Heartbeat, out.HeartbeatErr = err == nil && res.Changed, err
+		if err == nil {
+			// What its locked read did (a change the snapshot missed brought in from the
+			// journal, revisions a damaged line cut off) no later read says again.
+			out.SystemMessage = WithNotes(out.SystemMessage, res.Warnings)
+		}
 	}
 	// Cheap checks first: most turns end with nothing blocking, and need no definition.
 	if in.NoAsk || !r.Blocking() || !e.stopBlocking() {
@@ -210,6 +215,21 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	out.Block = true
 	out.Reason = blockReason(r, vs)
 	return out, nil
+}
+
+// WithNotes is msg, a systemMessage or "", with notes said after it, each once: one it says
+// already (a notice two reads of the same state both made) is not said again.
+func WithNotes(msg string, notes []string) string {
+	for _, n := range notes {
+		switch {
+		case n == "" || strings.Contains(msg, n):
+		case msg == "":
+			msg = "Cairn: " + n
+		default:
+			msg += "; " + n
+		}
+	}
+	return msg
 }
 
 func fingerprint(id string, vs []workflow.Violation) string {

@@ -214,17 +214,6 @@ func applyKept(r *Runner, e *engine.Engine, wait bool) ([]string, error) {
 	return notes, nil
 }
 
-// withNotes is msg, a systemMessage or "", with notes said after it.
-func withNotes(msg string, notes []string) string {
-	switch {
-	case len(notes) == 0:
-		return msg
-	case msg == "":
-		return "Cairn: " + strings.Join(notes, "; ")
-	}
-	return msg + "; " + strings.Join(notes, "; ")
-}
-
 // taskShown is a task id as the log repeats it: on one line, cut, and not at all when it has
 // a secret's shape (Claude Code shows a hook's stderr).
 func taskShown(id string) string {

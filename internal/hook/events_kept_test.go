@@ -167,3 +167,27 @@ func startedAs(t *testing.T, session string, kv ...string) (func(string) string,
 	t.Cleanup(func() { en.Close() })
 	return getenv, en
 }
+
+// TestSessionStartRecordsKeptTasksAfterItsRepair: task events kept while the state needed a
+// repair (a damaged snapshot the journal rebuilds) are recorded by the session start that
+// makes the repair, before its report, which lists them as open tasks. Before, they were left
+// for the next hook: the report, the one the new session reads, did not list them.
+func TestSessionStartRecordsKeptTasksAfterItsRepair(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1")
+	if err := en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the retry loop"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(en.StateDir(), "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	hook.SessionStart(strings.NewReader(`{"session_id":"sess-bbbb-2","hook_event_name":"SessionStart","source":"clear"}`), &stdout, &stderr, getenv, nil)
+	for _, want := range []string{"write the retry loop", "quarantine/workflow-state.json-"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the session start's output does not say %q:\n%s\nstderr:\n%s", want, stdout.String(), stderr.String())
+		}
+	}
+	if kept, _ := filepath.Glob(filepath.Join(en.StateDir(), engine.KeptTasksDir, "*.json")); len(kept) != 0 {
+		t.Errorf("task events still kept after the session start: %q", kept)
+	}
+}

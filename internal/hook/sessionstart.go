@@ -46,7 +46,6 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it: " + err.Error())
 	}
 	defer closeState(r, e)
-	keptNotes, _ := applyKept(r, e, false) // before the report, so it has them; one failed directory read when none
 	// The session record is an atomic but unsynced write (advisory, rewritten every start),
 	// cheap enough to do first; without a session id a record would only hide the last good
 	// one from the MCP server.
@@ -80,7 +79,17 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	// ReportOnly: the hook prints the report, never the whole record.
 	// Compaction: the session's own compaction (same session id) does not expire the
 	// workflow it owns, mid-work.
-	res := e.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Compaction: ev.Source == "compact"})
+	// Task events kept earlier are recorded after the read and the repair it makes, which they
+	// may have waited for, and before the report, so it has them; one failed look when none.
+	var keptNotes []string
+	res := e.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Compaction: ev.Source == "compact",
+		AfterRead: func() bool {
+			if !e.HasKeptClaudeTasks() {
+				return false
+			}
+			keptNotes, _ = applyKept(r, e, false)
+			return true
+		}})
 	for _, w := range e.Warnings() {
 		r.Logf("warning: %s", w)
 	}
@@ -91,7 +100,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	if msg == "" && recordErr != nil {
 		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear: " + recordErr.Error()
 	}
-	msg = withNotes(msg, keptNotes)
+	msg = engine.WithNotes(msg, keptNotes)
 	r.Logf("%s", sessionStartSummary(ev.Source, sessionID, pid, res))
 	// A new session or a fork gets a title; a resumed one keeps the name it has, which may be
 	// one its user gave it.

@@ -65,7 +65,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		Late: func() bool { return ctx.Err() != nil }})
 	if out != nil {
 		// What applying them set aside no later hook says either.
-		out.SystemMessage = withNotes(out.SystemMessage, keptNotes)
+		out.SystemMessage = engine.WithNotes(out.SystemMessage, keptNotes)
 	}
 	if err != nil {
 		r.Logf("end-of-turn protocol: %v", err)

@@ -125,7 +125,8 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		m, merr := readMeta(data)
 		if merr == nil {
 			w := Workflow{Data: data, ID: m.id, Revision: m.rev}
-			if tail, _ := s.journalTailRevision(journalFile(m.id), m.rev); tail != nil && tail.Revision > m.rev && tail.Snapshot != nil {
+			tail, terr := s.journalTailRevision(journalFile(m.id), m.rev)
+			if tail != nil && tail.Revision > m.rev && tail.Snapshot != nil && terr == nil {
 				tm, err := readMeta(tail.Snapshot)
 				if errors.Is(err, migrate.ErrNewer) {
 					// A newer Cairn's change, its snapshot replace cut short: the older state
@@ -136,14 +137,21 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 					w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
 				}
 			}
-			if !s.exists(pendingArchive) {
+			// A journal ahead of the snapshot whose chain a damaged line breaks gives no newest
+			// state: the locked read says which revisions are lost (pastBrokenChain).
+			broken, pending := errors.Is(terr, errChain), s.exists(pendingArchive)
+			if !broken && !pending {
 				return w, nil
 			}
 			if s.o.noRepair {
+				if !pending {
+					return w, nil // a change's locked read goes on past the break
+				}
 				return Workflow{}, ErrRepairLeft
 			}
-			// An archive or an adoption (adopt.go) is in progress or was cut short: the
-			// locked read waits for it or settles it. Without the lock, what was read stands.
+			// An archive or an adoption (adopt.go) is in progress or was cut short, or the
+			// journal's chain is broken: the locked read waits for it or settles it, or says
+			// what is lost. Without the lock, what was read stands.
 			if unlock, err := s.lock("workflow"); err == nil {
 				defer unlock()
 				lw, _, err := s.loadLocked()

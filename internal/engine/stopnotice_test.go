@@ -1,0 +1,80 @@
+package engine_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// TestStopHeartbeatSaysWhatItsReadRepaired: a change recorded in the journal whose snapshot
+// replace was cut short is read without the lock (the journal is the commit point) and put
+// into the snapshot by the next locked write. When that write is the owner's heartbeat at the
+// end of a turn, what it did is said as any other write says it: the snapshot brought up to
+// date, or the revisions a damaged journal line cut off, which no later read says again.
+func TestStopHeartbeatSaysWhatItsReadRepaired(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage bool // the journal line of the move is damaged, breaking its chain
+		want   string
+	}{
+		{"rolled forward", false, "the snapshot was brought up to date"},
+		{"chain broken", true, "cannot be rebuilt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			cutShort(t, e, tc.damage)
+			e.clock.Add(5 * time.Minute)
+			out, err := e.open("s1").Stop(engine.StopInput{SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !out.Heartbeat || strings.Count(out.SystemMessage, tc.want) != 1 {
+				t.Errorf("heartbeat %v, system message %q; want the heartbeat recorded and the message to say %q once", out.Heartbeat, out.SystemMessage, tc.want)
+			}
+		})
+	}
+}
+
+// TestSessionStartSaysABrokenChainAheadOfTheSnapshot: a journal ahead of the snapshot whose
+// chain a damaged line breaks cannot give the newest state; the session start's read says
+// which revisions are lost and goes on from the newest state there is, as a locked read does.
+// Before, the read without the lock showed the older snapshot as if it were the newest, and
+// said nothing.
+func TestSessionStartSaysABrokenChainAheadOfTheSnapshot(t *testing.T) {
+	e := newEnv(t)
+	cutShort(t, e, true)
+	res := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(res.SystemMessage, "cannot be rebuilt") {
+		t.Errorf("the session start's system message is %q; want it to say the revisions that cannot be rebuilt (notices %q)", res.SystemMessage, res.Notices)
+	}
+}
+
+// cutShort starts workflow apex-cut as session s1, moves it to plan and adds a task (revision
+// 3), then puts the start's snapshot back, as a crash before two snapshot replaces leaves it;
+// with damage, the move's journal line is damaged too, breaking the journal's chain.
+func cutShort(t *testing.T, e *env, damage bool) {
+	t.Helper()
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "cut short", WorkflowID: "apex-cut"}))(t)
+	snapshot := filepath.Join(en.StateDir(), store.WorkflowFile)
+	started := must(os.ReadFile(snapshot))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "pending", Note: "after the move"}))(t)
+	if err := os.WriteFile(snapshot, started, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if damage {
+		journal := filepath.Join(en.StateDir(), "journal", "apex-cut.jsonl")
+		lines := bytes.SplitAfter(must(os.ReadFile(journal))(t), []byte("\n"))
+		lines[1] = []byte("{\"damaged\n")
+		if err := os.WriteFile(journal, bytes.Join(lines, nil), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
