@@ -154,7 +154,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 		}
 		c := out.Conflict
 		if c.Replayed, err = replay(ctx, c); err != nil {
-			return out, fmt.Errorf("replaying this machine's changes on the remote's line (the next sync tries again): %w", err)
+			return out, fmt.Errorf("replaying this machine's changes on the remote's line ("+NextSyncTries+"): %w", err)
 		}
 		step("replayed")
 		if err := clearIntent(st); err != nil {
@@ -200,7 +200,11 @@ type Waiter interface {
 // ErrMoved is returned when the remote or this machine's workflow kept moving during every
 // round of a sync (other machines pushing at the same moment): nothing was lost, what is not
 // pushed stays here, and the next sync tries again.
-var ErrMoved = errors.New("the workflow kept moving on the remote or here during the sync; nothing is lost and the next sync tries again")
+var ErrMoved = errors.New("the workflow kept moving on the remote or here during the sync; nothing is lost: " + NextSyncTries)
+
+// NextSyncTries is the step of a sync that did not finish and loses nothing by that: true of
+// cairn-mcp, which syncs again by itself; the CLI names the command a person runs instead.
+const NextSyncTries = "the next sync tries again"
 
 // stepHook, when set (by tests), is called at the steps of a lost race that run no git:
 // "intent" (the replay owed is recorded), "adopted" (the remote's line is installed),
