@@ -32,7 +32,8 @@ func init() {
 			summary: "Share workflows through the project's git remote (default origin).",
 			doc: `Checks which refs the host accepts by pushing and deleting a probe ref: refs/cairn/*
 when it can, else one branch per workflow under cairn-state/ (said so). Uses your own git,
-with its credentials. Nothing else is pushed until cairn sync runs. Per clone. A remote
+with its credentials. Then cairn sync pushes and pulls, and cairn-mcp in every Claude Code
+session of this project syncs in the background (CAIRN_SYNC_INTERVAL). Per clone. A remote
 anyone can read (git ls-remote works without credentials: an http(s) or git:// address, or
 an SSH address on github.com, gitlab.com, bitbucket.org or codeberg.org tried over https)
 is refused unless --yes says sharing there is fine.`},
@@ -139,7 +140,7 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	if layout == gitremote.Branches && !a.json {
 		a.warn(gitremote.FallbackNote)
 	}
-	return a.answer(s, "remote %s enabled: cairn sync shares the active workflow under %s<id>", name, layout)
+	return a.answer(s, "remote %s enabled: cairn sync, and cairn-mcp in every Claude Code session of this project (in the background), share the active workflow under %s<id>", name, layout)
 }
 
 func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
