@@ -13,7 +13,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -268,22 +270,27 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 	tw := newTable(&table)
 	fmt.Fprintln(tw, "TIME\tREV\tEVENT\tBY\tCHANGE")
 	for _, ev := range evs {
-		var d struct{ From, To, Note string }
-		_ = json.Unmarshal(ev.Detail, &d)
-		by := ev.Actor
-		if ev.Session != "" {
-			by = strings.TrimSpace(by + " " + ev.Session)
+		detail, via := pulled(ev)
+		var d struct {
+			From, To, Note, Actor string
+			Session               string `json:"session_id"`
+		}
+		_ = json.Unmarshal(detail, &d)
+		by := d.Actor // a pulled revision's is the remote's, which ev (the sync's) does not have
+		if d.Session != "" {
+			by = strings.TrimSpace(by + " " + d.Session)
 		}
 		by = cmp.Or(by, "-")
-		var change string
+		change := via
 		switch {
 		case d.From == d.To:
-			change = d.To // a change within a phase
+			change += d.To // a change within a phase
 		case d.From == "":
-			change = "-> " + d.To
+			change += "-> " + d.To
 		default:
-			change = d.From + " -> " + d.To
+			change += d.From + " -> " + d.To
 		}
+		change = strings.TrimSpace(change)
 		if d.Note != "" {
 			change = strings.TrimSpace(secrets.Joined(change, "  "+fmt.Sprintf("%q", d.Note)))
 		}
@@ -302,6 +309,21 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 		fmt.Fprintf(a.stdout, "Archived%s: archive/%s\n", as, clean(dir))
 	}
 	return nil
+}
+
+// pulled is the detail of a history entry, and for a revision a sync took from a remote
+// ("from origin: transition ..."), the remote's event's detail and what names it: the sync's
+// own detail is only that text.
+func pulled(ev engine.Event) (detail json.RawMessage, via string) {
+	var text string
+	if ev.Kind != "sync" || json.Unmarshal(ev.Detail, &text) != nil {
+		return ev.Detail, ""
+	}
+	from, remote, ok := remotesync.PulledEvent(store.Event{Kind: ev.Kind, Detail: text})
+	if !ok {
+		return ev.Detail, ""
+	}
+	return json.RawMessage(remote.Detail), "from " + from + ": " + remote.Kind + " "
 }
 
 // visitOrder lists r's phases in the order the work went through them: completed ones by when

@@ -467,12 +467,26 @@ func syncEvent(e Entry, from string) store.Event {
 // remoteEvent is the remote's event that syncEvent recorded as ev, taken from from; ev itself
 // when it is no such record.
 func remoteEvent(ev store.Event, from string) store.Event {
-	rest, ok := strings.CutPrefix(ev.Detail, "from "+from+": ")
+	if f, remote, ok := PulledEvent(ev); ok && f == from {
+		return remote
+	}
+	return ev
+}
+
+// PulledEvent reads the event a sync recorded for a revision it took from a remote (ev, of
+// kind "sync"): the remote's name (a git remote name holds no ':') and the event as the remote
+// had it, of its own kind and detail; ok is false for any other event.
+func PulledEvent(ev store.Event) (from string, remote store.Event, ok bool) {
+	rest, ok := strings.CutPrefix(ev.Detail, "from ")
 	if ev.Kind != "sync" || !ok {
-		return ev
+		return "", ev, false
+	}
+	from, rest, ok = strings.Cut(rest, ": ")
+	if !ok {
+		return "", ev, false
 	}
 	kind, detail, _ := strings.Cut(rest, " ")
-	return store.Event{Kind: kind, Detail: detail}
+	return from, store.Event{Kind: kind, Detail: detail}, true
 }
 
 // entries is a workflow's history from its journal (every record with its state, as
