@@ -270,18 +270,17 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 	tw := newTable(&table)
 	fmt.Fprintln(tw, "TIME\tREV\tEVENT\tBY\tCHANGE")
 	for _, ev := range evs {
-		detail, via := pulled(ev)
-		var d struct {
-			From, To, Note, Actor string
-			Session               string `json:"session_id"`
+		kind, change := ev.Kind, ""
+		if from, remote, ok := pulled(ev); ok { // the remote's move, by whom it was made there
+			ev, change = remote, "from "+from+": "+remote.Kind+" "
 		}
-		_ = json.Unmarshal(detail, &d)
-		by := d.Actor // a pulled revision's is the remote's, which ev (the sync's) does not have
-		if d.Session != "" {
-			by = strings.TrimSpace(by + " " + d.Session)
+		var d struct{ From, To, Note string }
+		_ = json.Unmarshal(ev.Detail, &d)
+		by := ev.Actor
+		if ev.Session != "" {
+			by = strings.TrimSpace(by + " " + ev.Session)
 		}
 		by = cmp.Or(by, "-")
-		change := via
 		switch {
 		case d.From == d.To:
 			change += d.To // a change within a phase
@@ -294,7 +293,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 		if d.Note != "" {
 			change = strings.TrimSpace(secrets.Joined(change, "  "+fmt.Sprintf("%q", d.Note)))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", stamp(ev.At), ev.Revision, clean(ev.Kind), clean(by), clean(change))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", stamp(ev.At), ev.Revision, clean(kind), clean(by), clean(change))
 	}
 	if err := writeTable(a.stdout, tw, &table); err != nil {
 		return err
@@ -311,19 +310,26 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 	return nil
 }
 
-// pulled is the detail of a history entry, and for a revision a sync took from a remote
-// ("from origin: transition ..."), the remote's event's detail and what names it: the sync's
-// own detail is only that text.
-func pulled(ev engine.Event) (detail json.RawMessage, via string) {
+// pulled reads a history entry that is a revision a sync took from a remote: the remote's
+// name, and the entry as the remote had it (its event, detail, actor and session), which the
+// sync's own entry holds only as text ("from origin: transition {...}"); ok is false for any
+// other entry.
+func pulled(ev engine.Event) (from string, remote engine.Event, ok bool) {
 	var text string
 	if ev.Kind != "sync" || json.Unmarshal(ev.Detail, &text) != nil {
-		return ev.Detail, ""
+		return "", ev, false
 	}
-	from, remote, ok := remotesync.PulledEvent(store.Event{Kind: ev.Kind, Detail: text})
+	from, r, ok := remotesync.PulledEvent(store.Event{Kind: ev.Kind, Detail: text})
 	if !ok {
-		return ev.Detail, ""
+		return "", ev, false
 	}
-	return json.RawMessage(remote.Detail), "from " + from + ": " + remote.Kind + " "
+	var who struct {
+		Actor   string
+		Session string `json:"session_id"`
+	}
+	_ = json.Unmarshal([]byte(r.Detail), &who)
+	ev.Kind, ev.Detail, ev.Actor, ev.Session = r.Kind, json.RawMessage(r.Detail), who.Actor, who.Session
+	return from, ev, true
 }
 
 // visitOrder lists r's phases in the order the work went through them: completed ones by when
