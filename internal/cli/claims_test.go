@@ -223,7 +223,7 @@ func TestClaimOfflineThenSync(t *testing.T) {
 	a, b := ms[0], ms[1]
 	a.git("remote", "set-url", "origin", file+".gone")
 	code, _, errb := a.cairn("task", "t1", "running")
-	if code != 0 || !strings.Contains(errb, "warning: task t1 is not yet claimed on origin (it could not be reached): the next sync claims it or says which machine holds it") {
+	if code != 0 || !strings.Contains(errb, "warning: task t1 is not yet claimed on origin (it could not be reached): run cairn sync, which claims it or says which machine holds it") {
 		t.Fatalf("offline claim: exit %d, stderr %q", code, errb)
 	}
 	if s := a.taskStatus("t1"); s != "running" {

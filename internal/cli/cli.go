@@ -543,7 +543,9 @@ func shellSteps(msg string) string {
 		{"; " + engine.InTheWayStep, ", then run the command again"},
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
 		{claimsync.TooManyStep, "ask whoever runs it to stop"},
+		{claimsync.ClaimStep, "run cairn sync, which claims it or says which machine holds it"},
 		{remotesync.AskHistory, "list them with cairn history "}, // a take-back's changes not replayed
+		{remotesync.NextSyncTries, "run cairn sync again"},       // only cairn-mcp syncs by itself
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}

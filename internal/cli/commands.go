@@ -150,9 +150,9 @@ ahead, and the next cairn sync confirms the claim or sets the task back to pendi
 		{name: "checkpoint list", usage: "checkpoint list [PATTERN] [--json]", max: 1, run: runCheckpointList, readOnly: true,
 			summary: "List checkpoint names matching a glob PATTERN (default all), one a line."},
 		{name: "checkpoint delete", usage: "checkpoint delete NAME [--json]", min: 1, max: 1, run: runCheckpointDelete, onState: true,
-			summary: "Delete a checkpoint; missing: exit 1. Prints nothing on success.",
-			doc: `Run again after it deleted the checkpoint, it exits 0 and changes nothing (--json says
-the checkpoint was already deleted, and when).`},
+			summary: "Delete a checkpoint for good (no copy is kept); missing: exit 1.",
+			doc: `Prints nothing on success. Run again after it deleted the checkpoint, it exits 0 and
+changes nothing (--json says the checkpoint was already deleted, and when).`},
 		{name: "vars set", usage: "vars set KEY VALUE [--json]", min: 2, max: 2, run: runVarsSet,
 			summary: "Set a workflow variable of the active workflow.",
 			doc: `KEY is upper-case words joined by _, the first WF_ or a workflow word (PLAN, RESEARCH,

@@ -32,7 +32,8 @@ func init() {
 			summary: "Share workflows through the project's git remote (default origin).",
 			doc: `Checks which refs the host accepts by pushing and deleting a probe ref: refs/cairn/*
 when it can, else one branch per workflow under cairn-state/ (said so). Uses your own git,
-with its credentials. Nothing else is pushed until cairn sync runs. Per clone. A remote
+with its credentials. Then cairn sync pushes and pulls, and cairn-mcp in every Claude Code
+session of this project syncs in the background (CAIRN_SYNC_INTERVAL). Per clone. A remote
 anyone can read (git ls-remote works without credentials: an http(s) or git:// address, or
 an SSH address on github.com, gitlab.com, bitbucket.org or codeberg.org tried over https)
 is refused unless --yes says sharing there is fine.`},
@@ -122,7 +123,7 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	}
 	layout, err := gitremote.Probe(ctx, gitremote.Config{Dir: root, Remote: name})
 	if err != nil {
-		return err
+		return unreached(name, "nothing here changed", "cairn remote enable", err)
 	}
 	// Only now, with the remote checked, is the state directory made, for the settings.
 	st, err := remoteStore(e)
@@ -139,7 +140,7 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	if layout == gitremote.Branches && !a.json {
 		a.warn(gitremote.FallbackNote)
 	}
-	return a.answer(s, "remote %s enabled: cairn sync shares the active workflow under %s<id>", name, layout)
+	return a.answer(s, "remote %s enabled: cairn sync, and cairn-mcp in every Claude Code session of this project (in the background), share the active workflow under %s<id>", name, layout)
 }
 
 func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
@@ -277,7 +278,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	}
 	if err != nil {
 		const what = "the task claims could not be synced, so nothing was pushed"
-		if ue := unreached(s.Remote, what, err); ue != err {
+		if ue := unreached(s.Remote, what, "cairn sync", err); ue != err {
 			return ue
 		}
 		return fmt.Errorf("%s: %w", what, err)
@@ -357,13 +358,14 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 	if errors.Is(err, store.ErrLineTooLarge) {
 		return fmt.Errorf("%w; every sync fails the same way: cairn remote disable stops them, and nothing here or on %s is lost", err, remoteName)
 	}
-	return unreached(remoteName, here, err)
+	return unreached(remoteName, here, "cairn sync", err)
 }
 
-// unreached is sync's error when git could not talk to the remote (a fetch or push that
-// failed: the host down, the network gone, credentials refused): what git said, what that
-// left here (here), and how to find out why. Other errors are returned as they are.
-func unreached(remoteName, here string, err error) error {
+// unreached is the error of a command (cairn sync, cairn remote enable) when git could not talk
+// to the remote (a fetch or push that failed: the host down, the network gone, credentials
+// refused): what git said, what that left here (here), and how to find out why before the
+// command runs again. Other errors are returned as they are.
+func unreached(remoteName, here, command string, err error) error {
 	if errors.Is(err, gitremote.ErrNoGit) {
 		return gitremote.ErrNoGit // not the remote's doing: its one step is installing git
 	}
@@ -371,7 +373,7 @@ func unreached(remoteName, here string, err error) error {
 	if !ok {
 		return err
 	}
-	return fmt.Errorf("%s: %s; check that git fetch %s works from this clone, then run cairn sync again", why, here, remoteName)
+	return fmt.Errorf("%s: %s; check that git fetch %s works from this clone, then run %s again", why, here, remoteName, command)
 }
 
 // notReached says that the remote could not be reached and what git said, when err is a

@@ -110,3 +110,24 @@ func TestSyncFailedLineTooLarge(t *testing.T) {
 		t.Errorf("error %v, want the step that ends the failing syncs", err)
 	}
 }
+
+// A sync cairn sync could not finish (other machines kept pushing through every round, or the
+// replay it owed failed) told the person "the next sync tries again": only cairn-mcp syncs by
+// itself, and a person who runs none would wait for a sync that never comes. cairn sync names
+// the command that runs it.
+func TestSyncRetryIsTheCommand(t *testing.T) {
+	for _, err := range []error{
+		remotesync.ErrMoved,
+		fmt.Errorf("wrapped: %w", remotesync.ErrMoved),
+		errors.New("replaying this machine's changes on the remote's line (" + remotesync.NextSyncTries + "): disk full"),
+	} {
+		var stdout, stderr bytes.Buffer
+		a := &app{stdout: &stdout, stderr: &stderr, name: "sync"}
+		if code := a.fail(a.syncFailed("origin", remotesync.Outcome{Workflow: "wf-1"}, err)); code != ExitRefused {
+			t.Errorf("%v: exit %d, want %d", err, code, ExitRefused)
+		}
+		if got := stderr.String(); strings.Contains(got, "next sync") || !strings.Contains(got, "run cairn sync again") {
+			t.Errorf("%v: cairn sync said %q, want the step run cairn sync again, not the next sync", err, got)
+		}
+	}
+}

@@ -24,12 +24,16 @@ func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 	return a.wrote(res, err)
 }
 
-// missingCheckpoint is err, checkpoint name not found, with the one step: the nearest saved
-// name (when near is true), or cairn checkpoint list; with none saved, that none is.
+// missingCheckpoint is err, checkpoint name not found, with the one step: that it was deleted
+// (a delete keeps no copy), the nearest saved name (when near is true), or cairn checkpoint
+// list; with none saved, that none is.
 func missingCheckpoint(e *engine.Engine, name string, err error, near bool) error {
+	if at := e.CheckpointDeleted(name); at != "" {
+		return fmt.Errorf("%w: it was deleted (%s), and cairn checkpoint delete keeps no copy", err, at)
+	}
 	names, lerr := e.ListCheckpoints("")
 	if lerr == nil && len(names) == 0 {
-		return fmt.Errorf("%w: no checkpoint is saved yet", err)
+		return fmt.Errorf("%w: no checkpoint is saved", err)
 	}
 	if !near {
 		names = nil

@@ -13,7 +13,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -268,6 +270,10 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 	tw := newTable(&table)
 	fmt.Fprintln(tw, "TIME\tREV\tEVENT\tBY\tCHANGE")
 	for _, ev := range evs {
+		kind, change := ev.Kind, ""
+		if from, remote, ok := pulled(ev); ok { // the remote's move, by whom it was made there
+			ev, change = remote, "from "+from+": "+remote.Kind+" "
+		}
 		var d struct{ From, To, Note string }
 		_ = json.Unmarshal(ev.Detail, &d)
 		by := ev.Actor
@@ -275,19 +281,19 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 			by = strings.TrimSpace(by + " " + ev.Session)
 		}
 		by = cmp.Or(by, "-")
-		var change string
 		switch {
 		case d.From == d.To:
-			change = d.To // a change within a phase
+			change += d.To // a change within a phase
 		case d.From == "":
-			change = "-> " + d.To
+			change += "-> " + d.To
 		default:
-			change = d.From + " -> " + d.To
+			change += d.From + " -> " + d.To
 		}
+		change = strings.TrimSpace(change)
 		if d.Note != "" {
 			change = strings.TrimSpace(secrets.Joined(change, "  "+fmt.Sprintf("%q", d.Note)))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", stamp(ev.At), ev.Revision, clean(ev.Kind), clean(by), clean(change))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", stamp(ev.At), ev.Revision, clean(kind), clean(by), clean(change))
 	}
 	if err := writeTable(a.stdout, tw, &table); err != nil {
 		return err
@@ -302,6 +308,28 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 		fmt.Fprintf(a.stdout, "Archived%s: archive/%s\n", as, clean(dir))
 	}
 	return nil
+}
+
+// pulled reads a history entry that is a revision a sync took from a remote: the remote's
+// name, and the entry as the remote had it (its event, detail, actor and session), which the
+// sync's own entry holds only as text ("from origin: transition {...}"); ok is false for any
+// other entry.
+func pulled(ev engine.Event) (from string, remote engine.Event, ok bool) {
+	var text string
+	if ev.Kind != "sync" || json.Unmarshal(ev.Detail, &text) != nil {
+		return "", ev, false
+	}
+	from, r, ok := remotesync.PulledEvent(store.Event{Kind: ev.Kind, Detail: text})
+	if !ok {
+		return "", ev, false
+	}
+	var who struct {
+		Actor   string
+		Session string `json:"session_id"`
+	}
+	_ = json.Unmarshal([]byte(r.Detail), &who)
+	ev.Kind, ev.Detail, ev.Actor, ev.Session = r.Kind, json.RawMessage(r.Detail), who.Actor, who.Session
+	return from, ev, true
 }
 
 // visitOrder lists r's phases in the order the work went through them: completed ones by when

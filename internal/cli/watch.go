@@ -284,7 +284,8 @@ func (a *app) watchNote(s *engine.Snapshot, what string) error {
 }
 
 // changedBy names who made the journal's changes after revision from: the actor (cli, mcp,
-// a hook) and the session, as the journal recorded them.
+// a hook) and the session, as the journal recorded them (for a change a sync took from a
+// remote, as the remote's entry did, and the remote it came from).
 func (a *app) changedBy(e *engine.Engine, id string, from int64) string {
 	evs, err := e.HistorySince(id, from)
 	if err != nil {
@@ -292,9 +293,16 @@ func (a *app) changedBy(e *engine.Engine, id string, from int64) string {
 	}
 	var who []string
 	for _, ev := range evs {
+		from, remote, ok := pulled(ev)
+		if ok {
+			ev = remote
+		}
 		w := ev.Actor
 		if ev.Session != "" {
 			w = strings.TrimSpace(w + " in session " + ev.Session)
+		}
+		if ok && w != "" {
+			w += " from " + from
 		}
 		if w != "" && !slices.Contains(who, w) {
 			who = append(who, w)

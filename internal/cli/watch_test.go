@@ -496,3 +496,23 @@ func TestWatchStateDirReplaced(t *testing.T) {
 		t.Errorf("stderr %q does not say the directory was made anew and what to run", stderr)
 	}
 }
+
+// TestWatchNamesWhoMadeAPulledChange: a change a sync took from the remote was printed with
+// nobody named (the journal's entry is the sync's, which has no actor), though the remote's
+// entry names who made it; it is now named, with the remote it came through.
+func TestWatchNamesWhoMadeAPulledChange(t *testing.T) {
+	t.Parallel()
+	file, _ := sharedRepo(t)
+	ms := team(t, file, 2, nil)
+	a, b := ms[0], ms[1]
+	cmd, lines, stderr := watcher(t, b.dir, b.env)
+	next(t, lines, "the header")
+	next(t, lines, "the current position")
+	a.must("transition", "plan")
+	a.must("sync")
+	b.must("sync")
+	if l := next(t, lines, "the pulled move"); !strings.HasSuffix(l, "  wf-1  phase plan  revision 2  phase analyze -> plan  by cli from origin") {
+		t.Fatalf("line %q, want the move and who made it, from origin", l)
+	}
+	stop(t, cmd, os.Interrupt, stderr)
+}

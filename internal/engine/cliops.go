@@ -68,8 +68,8 @@ func (e *Engine) changeVars(keys []string, step func(r *workflow.Record, k strin
 func (e *Engine) DeleteCheckpoint(name string) (*Result, error) {
 	err := e.st.DeleteCheckpoint(name)
 	if errors.Is(err, store.ErrNotFound) {
-		if at, ok := e.checkpointDeleted(name); ok {
-			return &Result{Message: fmt.Sprintf("checkpoint %s was already deleted (%s); nothing changed", name, at.UTC().Format("2006-01-02 15:04 UTC"))}, nil
+		if at := e.CheckpointDeleted(name); at != "" {
+			return &Result{Message: fmt.Sprintf("checkpoint %s was already deleted (%s); nothing changed", name, at)}, nil
 		}
 	}
 	if err != nil {
@@ -106,17 +106,18 @@ func (e *Engine) noteCheckpointDeleted(name string) {
 	})
 }
 
-// checkpointDeleted returns when DeleteCheckpoint last deleted checkpoint name, if it did.
-func (e *Engine) checkpointDeleted(name string) (time.Time, bool) {
+// CheckpointDeleted says when DeleteCheckpoint last deleted checkpoint name ("2026-11-29
+// 22:17 UTC"), or "" if it did not (or that is no longer known).
+func (e *Engine) CheckpointDeleted(name string) string {
 	data, err := e.st.Read(deletedDoc)
 	var ds []deletedCheckpoint
 	if err != nil || json.Unmarshal(data, &ds) != nil {
-		return time.Time{}, false
+		return ""
 	}
 	if i := slices.IndexFunc(ds, func(d deletedCheckpoint) bool { return d.Name == name }); i >= 0 {
-		return ds[i].At, true
+		return ds[i].At.UTC().Format("2006-01-02 15:04 UTC")
 	}
-	return time.Time{}, false
+	return ""
 }
 
 // ReadLog returns the complete lines of a log, with counts of torn and invalid lines; a

@@ -694,8 +694,8 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 				return res, nil
 			}
 		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (%s): the next sync claims it or says which machine holds it",
-			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err)))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (%s): %s",
+			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err), ClaimStep))
 		return res, nil
 	}
 	res, uerr := update()
@@ -835,6 +835,10 @@ func (c *clone) runningAny() bool {
 	}
 	return false
 }
+
+// ClaimStep ends the warning of a task set running out of reach: cairn-mcp syncs by itself;
+// the CLI names the command a person runs, who may run no cairn-mcp.
+const ClaimStep = "the next sync claims it or says which machine holds it"
 
 // DoctorStep ends refusedNote: the agent's step goes through the user (doctor is a command of
 // the person's); the CLI puts the person's own in its place.

@@ -89,7 +89,7 @@ func resume(ctx context.Context, st *store.Store, from string, replay Replayer) 
 		return nil, "", clearIntent(st)
 	}
 	if c.Replayed, err = replay(ctx, c); err != nil {
-		return nil, "", fmt.Errorf("replaying the changes an interrupted sync owed (the next sync tries again): %w", err)
+		return nil, "", fmt.Errorf("replaying the changes an interrupted sync owed ("+NextSyncTries+"): %w", err)
 	}
 	return c, "", clearIntent(st)
 }

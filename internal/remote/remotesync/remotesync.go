@@ -154,7 +154,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 		}
 		c := out.Conflict
 		if c.Replayed, err = replay(ctx, c); err != nil {
-			return out, fmt.Errorf("replaying this machine's changes on the remote's line (the next sync tries again): %w", err)
+			return out, fmt.Errorf("replaying this machine's changes on the remote's line ("+NextSyncTries+"): %w", err)
 		}
 		step("replayed")
 		if err := clearIntent(st); err != nil {
@@ -200,7 +200,11 @@ type Waiter interface {
 // ErrMoved is returned when the remote or this machine's workflow kept moving during every
 // round of a sync (other machines pushing at the same moment): nothing was lost, what is not
 // pushed stays here, and the next sync tries again.
-var ErrMoved = errors.New("the workflow kept moving on the remote or here during the sync; nothing is lost and the next sync tries again")
+var ErrMoved = errors.New("the workflow kept moving on the remote or here during the sync; nothing is lost: " + NextSyncTries)
+
+// NextSyncTries is the step of a sync that did not finish and loses nothing by that: true of
+// cairn-mcp, which syncs again by itself; the CLI names the command a person runs instead.
+const NextSyncTries = "the next sync tries again"
 
 // stepHook, when set (by tests), is called at the steps of a lost race that run no git:
 // "intent" (the replay owed is recorded), "adopted" (the remote's line is installed),
@@ -463,12 +467,26 @@ func syncEvent(e Entry, from string) store.Event {
 // remoteEvent is the remote's event that syncEvent recorded as ev, taken from from; ev itself
 // when it is no such record.
 func remoteEvent(ev store.Event, from string) store.Event {
-	rest, ok := strings.CutPrefix(ev.Detail, "from "+from+": ")
+	if f, remote, ok := PulledEvent(ev); ok && f == from {
+		return remote
+	}
+	return ev
+}
+
+// PulledEvent reads the event a sync recorded for a revision it took from a remote (ev, of
+// kind "sync"): the remote's name (a git remote name holds no ':') and the event as the remote
+// had it, of its own kind and detail; ok is false for any other event.
+func PulledEvent(ev store.Event) (from string, remote store.Event, ok bool) {
+	rest, ok := strings.CutPrefix(ev.Detail, "from ")
 	if ev.Kind != "sync" || !ok {
-		return ev
+		return "", ev, false
+	}
+	from, rest, ok = strings.Cut(rest, ": ")
+	if !ok {
+		return "", ev, false
 	}
 	kind, detail, _ := strings.Cut(rest, " ")
-	return store.Event{Kind: kind, Detail: detail}
+	return from, store.Event{Kind: kind, Detail: detail}, true
 }
 
 // entries is a workflow's history from its journal (every record with its state, as
