@@ -408,18 +408,25 @@ func decodeLenient[T any](data []byte) T {
 // active reads the active workflow, or nil when there is none. Notices say what the store
 // repaired on the way.
 func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
+	r, w, err := e.activeRead()
+	return r, w.Notices, err
+}
+
+// activeRead is active with the store's read it came from (its notices, whether it read the
+// journal).
+func (e *Engine) activeRead() (*workflow.Record, store.Workflow, error) {
 	w, err := e.st.ReadWorkflow()
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, w.Notices, nil
+		return nil, w, nil
 	}
 	if err != nil {
-		return nil, w.Notices, stateErr(err)
+		return nil, w, stateErr(err)
 	}
 	r, err := w.Record()
 	if err != nil {
-		return nil, w.Notices, &recordError{id: w.ID, err: err}
+		return nil, w, &recordError{id: w.ID, err: err}
 	}
-	return r, w.Notices, nil
+	return r, w, nil
 }
 
 // recordError is an active workflow whose snapshot is a record of this Cairn's schema by its

@@ -44,6 +44,9 @@ type Workflow struct {
 	ID       string
 	Revision int64
 	Notices  []Notice
+	// JournalRead: ReadWorkflow read the workflow's journal, or found none, without a refusal,
+	// so JournalInTheWay would find nothing in its place just now.
+	JournalRead bool
 }
 
 // Result is what UpdateWorkflow did.
@@ -125,7 +128,9 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		m, merr := readMeta(data)
 		if merr == nil {
 			w := Workflow{Data: data, ID: m.id, Revision: m.rev}
-			if tail, _ := s.journalTailRevision(journalFile(m.id), m.rev); tail != nil && tail.Revision > m.rev && tail.Snapshot != nil {
+			tail, terr := s.journalTailRevision(journalFile(m.id), m.rev)
+			w.JournalRead = terr == nil
+			if tail != nil && tail.Revision > m.rev && tail.Snapshot != nil {
 				tm, err := readMeta(tail.Snapshot)
 				if errors.Is(err, migrate.ErrNewer) {
 					// A newer Cairn's change, its snapshot replace cut short: the older state
@@ -133,7 +138,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 					return Workflow{}, err
 				}
 				if err == nil && tm.id == m.id {
-					w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
+					w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision, JournalRead: true}
 				}
 			}
 			if !s.exists(pendingArchive) {
