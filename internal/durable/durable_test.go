@@ -84,6 +84,43 @@ func TestOpenDirRefusesSymlink(t *testing.T) {
 	}
 }
 
+// TestOpenDirSeenRefusesADirectorySwappedSinceTheLook: the caller's own look stands for
+// OpenDir's, so a directory renamed into its place since then is refused as OpenDir refuses
+// one swapped during its own.
+func TestOpenDirSeenRefusesADirectorySwappedSinceTheLook(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	seen, err := os.Lstat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDirSeen(dir, seen)
+	if err != nil {
+		t.Fatalf("the directory looked at: %v", err)
+	}
+	d.Close()
+	other := filepath.Join(base, "other")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, dir+".new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir, filepath.Join(base, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir+".new", dir); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := durable.OpenDirSeen(dir, seen); err == nil {
+		d.Close()
+		t.Fatal("opened another directory than the one looked at")
+	}
+}
+
 func TestReadFileRefusesPlantedFiles(t *testing.T) {
 	d, dir := mustDir(t)
 	os.WriteFile(filepath.Join(dir, "target"), []byte(`{"a":1}`), 0o600)

@@ -60,14 +60,20 @@ var ErrSymlinkDir = errors.New("the state directory is a symlink; Cairn only use
 
 // OpenDir opens dir as an FS. It refuses a dir that is a symlink or not a directory, and
 // checks after opening that the directory opened is the one it inspected.
-func OpenDir(dir string) (*Dir, error) {
+func OpenDir(dir string) (*Dir, error) { return OpenDirSeen(dir, nil) }
+
+// OpenDirSeen is OpenDir for a caller that has just looked at dir itself: seen is its Lstat
+// (nil: look now), and the directory opened must be that one.
+func OpenDirSeen(dir string, seen fs.FileInfo) (*Dir, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Lstat(abs)
-	if err != nil {
-		return nil, err
+	fi := seen
+	if fi == nil {
+		if fi, err = os.Lstat(abs); err != nil {
+			return nil, err
+		}
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, &fs.PathError{Op: "open", Path: abs, Err: ErrSymlinkDir}

@@ -177,11 +177,12 @@ func Open(cfg Config) (*Engine, error) {
 		cfg.LockWait = 3 * time.Second
 	}
 	cfg.Actor = cmp.Or(cfg.Actor, "cairn")
-	root, err := project.Root(cfg.Getenv, cfg.WorkDir)
+	found, err := project.Find(cfg.Getenv, cfg.WorkDir)
 	if err != nil {
 		return nil, fmt.Errorf("finding the project root: %w", err)
 	}
-	dir, err := project.StateDir(cfg.Getenv, cfg.WorkDir)
+	root := found.Root
+	dir, err := project.StateDirOf(cfg.Getenv, cfg.WorkDir, found)
 	if err != nil {
 		return nil, fmt.Errorf("finding the state directory: %w", err)
 	}
@@ -214,8 +215,8 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows"),
-		inGit: project.HasGit(root), storeOpts: opts}
-	e.openMemory()
+		inGit: found.InGit, storeOpts: opts}
+	e.openMemory(found)
 	return e, nil
 }
 
@@ -373,8 +374,8 @@ func (e *Engine) loadDefinitionsLocked() {
 	e.defs, e.defErrs = defs, errs
 }
 
-func (e *Engine) openMemory() {
-	loc, err := memory.Dir(memory.Env{Getenv: e.cfg.Getenv, WorkDir: e.cfg.WorkDir})
+func (e *Engine) openMemory(found project.Found) {
+	loc, err := memory.Dir(memory.Env{Getenv: e.cfg.Getenv, WorkDir: e.cfg.WorkDir, Project: &found})
 	switch {
 	case err != nil:
 		e.memWarn = memory.UnavailableMessage + ": " + err.Error()
@@ -407,18 +408,25 @@ func decodeLenient[T any](data []byte) T {
 // active reads the active workflow, or nil when there is none. Notices say what the store
 // repaired on the way.
 func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
+	r, w, err := e.activeRead()
+	return r, w.Notices, err
+}
+
+// activeRead is active with the store's read it came from (its notices, whether it read the
+// journal).
+func (e *Engine) activeRead() (*workflow.Record, store.Workflow, error) {
 	w, err := e.st.ReadWorkflow()
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, w.Notices, nil
+		return nil, w, nil
 	}
 	if err != nil {
-		return nil, w.Notices, stateErr(err)
+		return nil, w, stateErr(err)
 	}
 	r, err := w.Record()
 	if err != nil {
-		return nil, w.Notices, &recordError{id: w.ID, err: err}
+		return nil, w, &recordError{id: w.ID, err: err}
 	}
-	return r, w.Notices, nil
+	return r, w, nil
 }
 
 // recordError is an active workflow whose snapshot is a record of this Cairn's schema by its

@@ -66,8 +66,8 @@ func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, completed bool, res *Result, err error)) (notes []string, err error) {
 	names, err := e.st.KeptTasks()
 	if err != nil || len(names) == 0 {
-		if err == nil {
-			e.st.DropKeptTasksDir() // a stale temp file may have been all it held
+		if err == nil && names != nil {
+			e.st.DropKeptTasksDir() // there, empty: a stale temp file may have been all it held
 		}
 		return nil, err
 	}

@@ -99,11 +99,11 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out := &Resume{}
 	var eye []string // what the user should see in a systemMessage
 
-	r, notices, err := e.active()
+	r, read, err := e.activeRead()
+	notices := read.Notices
 	if err == nil && opt.Apply && opt.AfterRead != nil && opt.AfterRead() {
-		var again []store.Notice
-		r, again, err = e.active()
-		notices = append(notices, again...)
+		r, read, err = e.activeRead()
+		notices = append(notices, read.Notices...)
 	}
 	// Read after the state: a record migrated by that read takes the time of the migration
 	// for the times it lacks, which an earlier reading would call in the future.
@@ -250,8 +250,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
-	if r != nil && r.Status == workflow.StatusActive {
-		// The snapshot reads, but every change commits to the journal first: one Lstat, not a read.
+	if r != nil && r.Status == workflow.StatusActive && !(read.JournalRead && read.ID == r.WorkflowID) {
+		// The snapshot reads, but every change commits to the journal first: one Lstat, not a
+		// read, and none when the read above read the journal.
 		if jerr := e.st.JournalInTheWay(r.WorkflowID); jerr != nil {
 			out.Warnings = append(out.Warnings, jerr.Error())
 			eye = append(eye, jerr.Error())

@@ -815,3 +815,45 @@ func TestArchivesTheIndexDoesNotNameAreFound(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeSaysWhatIsInTheJournalsPlace: whether the read protocol looks at the journal again
+// or takes the look its own read made, a directory or a symlink in the active workflow's
+// journal's place is said (every change would be refused), and a journal that is a file is not.
+func TestResumeSaysWhatIsInTheJournalsPlace(t *testing.T) {
+	const said = "until its journal is a file again"
+	for _, tc := range []struct {
+		name  string
+		place func(t *testing.T, journal string)
+		warn  bool
+	}{
+		{"a file", func(*testing.T, string) {}, false},
+		{"a directory", func(t *testing.T, journal string) {
+			if err := os.Remove(journal); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(journal, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"a symlink", func(t *testing.T, journal string) {
+			if err := os.Rename(journal, journal+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(journal+".moved", journal); err != nil {
+				t.Skip("symlinks not available:", err)
+			}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, en := startApex(t)
+			id := en.Resume(engine.ResumeOptions{ReportOnly: true}).WorkflowID
+			tc.place(t, filepath.Join(en.StateDir(), "journal", id+".jsonl"))
+			for _, apply := range []bool{false, true} {
+				r := e.open("s2").Resume(engine.ResumeOptions{Apply: apply, ReportOnly: true})
+				if got := strings.Contains(r.Next, said); got != tc.warn {
+					t.Errorf("apply %t: next %q, warnings %q; want the journal said in the way: %t", apply, r.Next, r.Warnings, tc.warn)
+				}
+			}
+		})
+	}
+}

@@ -152,6 +152,9 @@ func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string)
 			return MessageOutput(fmt.Sprintf(early, why))
 		})
 	}
+	if len(out) == 0 {
+		return // nothing to say: no write at all
+	}
 	if _, err := stdout.Write(out); err != nil {
 		r.Logf("writing stdout: %v", err)
 	}

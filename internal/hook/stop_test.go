@@ -398,3 +398,27 @@ func TestHooksDoNotRecreateADeletedProject(t *testing.T) {
 		}
 	}
 }
+
+// writeCounter counts the writes made to it.
+type writeCounter struct{ writes, bytes int }
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.writes++
+	w.bytes += len(p)
+	return len(p), nil
+}
+
+// TestStopWithNothingToSayMakesNoWrite: the end of a turn that has nothing to say (the common
+// case, after every turn) makes no write to stdout at all, not an empty one: a system call a
+// turn for nothing.
+func TestStopWithNothingToSayMakesNoWrite(t *testing.T) {
+	getenv, _ := startedProject(t, "apex-quiet")
+	for turn := range 2 {
+		var out writeCounter
+		var errb bytes.Buffer
+		hook.Stop(strings.NewReader(`{"session_id":"s1","hook_event_name":"Stop"}`), &out, &errb, getenv, nil)
+		if out.writes != 0 {
+			t.Errorf("turn %d: %d writes of %d bytes to stdout, want none (stderr %q)", turn+1, out.writes, out.bytes, errb.String())
+		}
+	}
+}

@@ -40,6 +40,20 @@ type Env struct {
 	WorkDir         string // the process's working directory, absolute
 	Home            string
 	ManagedSettings string // path of the managed (policy) settings file
+	// Project is the project found from WorkDir already (project.Find), if the caller has it:
+	// its git common root is not looked for again.
+	Project *project.Found
+}
+
+// commonRoot is project.GitCommonRoot(env.Getenv, wd), from env.Project when it is that
+// launch directory's.
+func (e Env) commonRoot(wd string) (string, error) {
+	if f := e.Project; f != nil {
+		if l, err := project.LaunchDir(e.Getenv, wd); err == nil && l == f.Launch {
+			return f.CommonRoot(), nil
+		}
+	}
+	return project.GitCommonRoot(e.Getenv, wd)
 }
 
 func (e Env) getenv(k string) string {
@@ -140,7 +154,7 @@ func Dir(env Env) (Location, error) {
 			wd = r
 		}
 	}
-	root, err := project.GitCommonRoot(env.Getenv, wd)
+	root, err := env.commonRoot(wd)
 	if err != nil {
 		return Location{}, err
 	}
@@ -271,7 +285,7 @@ func projectMayUse(d, configDir, launch string, env Env) bool {
 		return true
 	}
 	roots := []string{launch}
-	if r, err := project.GitCommonRoot(env.Getenv, env.WorkDir); err == nil {
+	if r, err := env.commonRoot(env.WorkDir); err == nil {
 		roots = append(roots, r)
 	}
 	return slices.ContainsFunc(roots, func(r string) bool {

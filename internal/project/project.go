@@ -53,16 +53,52 @@ func LaunchDir(getenv func(string) string, wd string) (string, error) {
 // submodule, else the launch directory itself. A subfolder finds the same root; each git
 // worktree is its own root.
 func Root(getenv func(string) string, wd string) (string, error) {
+	f, err := Find(getenv, wd)
+	return f.Root, err
+}
+
+// Found is a project as one walk up from its launch directory finds it: each .git on the way
+// is looked at once, and what Root, HasGit and GitCommonRoot would each look at again is kept.
+type Found struct {
+	Launch string // LaunchDir
+	Root   string // Root
+	InGit  bool   // HasGit(Root): Root is a git repository's, not the launch directory for want of one
+	common string // GitCommonRoot when the walk knows it already (no git, or a .git directory); "" to look
+}
+
+// Find walks up from the launch directory once (see Root).
+func Find(getenv func(string) string, wd string) (Found, error) {
 	start, err := LaunchDir(getenv, wd)
 	if err != nil {
-		return "", err
+		return Found{}, err
 	}
-	return cmp.Or(gitRoot(start), start), nil
+	root, dir := gitRootKind(start)
+	f := Found{Launch: start, Root: cmp.Or(root, start), InGit: root != ""}
+	switch {
+	case root == "":
+		f.common = start
+	case dir:
+		f.common = root // a .git directory: the main checkout already (canonicalRoot)
+	}
+	return f, nil
+}
+
+// CommonRoot is GitCommonRoot for the project f.
+func (f Found) CommonRoot() string {
+	if f.common != "" {
+		return f.common
+	}
+	return canonicalRoot(f.Root)
 }
 
 // StateDir returns Cairn's state directory: $CAIRN_STATE_DIR if set (a relative value is
 // taken against wd), else <root>/.claude/cairn. It does not create it.
 func StateDir(getenv func(string) string, wd string) (string, error) {
+	return stateDir(getenv, wd, func() (string, error) { return Root(getenv, wd) })
+}
+
+// stateDir is StateDir with the project root from root, asked only without CAIRN_STATE_DIR.
+func stateDir(getenv func(string) string, wd string, root func() (string, error)) (string, error) {
 	if getenv != nil {
 		if d := getenv(EnvStateDir); d != "" {
 			if !filepath.IsAbs(d) && !filepath.IsAbs(wd) {
@@ -71,11 +107,16 @@ func StateDir(getenv func(string) string, wd string) (string, error) {
 			return resolveFrom(wd, d), nil
 		}
 	}
-	root, err := Root(getenv, wd)
+	r, err := root()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, StateSubdir), nil
+	return filepath.Join(r, StateSubdir), nil
+}
+
+// StateDirOf is StateDir for the project f, found already.
+func StateDirOf(getenv func(string) string, wd string, f Found) (string, error) {
+	return stateDir(getenv, wd, func() (string, error) { return f.Root, nil })
 }
 
 // GitCommonRoot returns the root Claude Code keys a project's auto-memory on: the git root of
@@ -86,27 +127,29 @@ func StateDir(getenv func(string) string, wd string) (string, error) {
 // makes; anything that does not check out leaves the worktree as its own root, as Claude
 // Code does.
 func GitCommonRoot(getenv func(string) string, wd string) (string, error) {
-	start, err := LaunchDir(getenv, wd)
+	f, err := Find(getenv, wd)
 	if err != nil {
 		return "", err
 	}
-	root := gitRoot(start)
-	if root == "" {
-		return start, nil
-	}
-	return canonicalRoot(root), nil
+	return f.CommonRoot(), nil
 }
 
 // gitRoot walks up from dir to the first directory holding a .git directory or file; "" when
 // none does.
 func gitRoot(dir string) string {
+	root, _ := gitRootKind(dir)
+	return root
+}
+
+// gitRootKind is gitRoot, and whether the .git it found is a directory (or a symlink to one).
+func gitRootKind(dir string) (root string, isDir bool) {
 	for {
-		if HasGit(dir) {
-			return dir
+		if has, isDir := gitKind(dir); has {
+			return dir, isDir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return ""
+			return "", false
 		}
 		dir = parent
 	}
@@ -116,17 +159,23 @@ func gitRoot(dir string) string {
 // it leads to one of those, as it does for git. Root is such a directory unless it is the
 // launch directory for want of one.
 func HasGit(dir string) bool {
+	has, _ := gitKind(dir)
+	return has
+}
+
+// gitKind is HasGit, and whether dir/.git is a directory (or a symlink to one).
+func gitKind(dir string) (has, isDir bool) {
 	p := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(p)
 	if err != nil {
-		return false
+		return false, false
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		if fi, err = os.Stat(p); err != nil {
-			return false
+			return false, false
 		}
 	}
-	return fi.IsDir() || fi.Mode().IsRegular()
+	return fi.IsDir() || fi.Mode().IsRegular(), fi.IsDir()
 }
 
 // canonicalRoot maps a worktree root to its main repository's root; any other root, and any

@@ -137,6 +137,16 @@ func TestRoots(t *testing.T) {
 			if want := filepath.Join(base, filepath.FromSlash(tc.wantRoot), ".claude", "cairn"); sd != want {
 				t.Errorf("StateDir = %s, want %s", sd, want)
 			}
+			// One walk (Find) answers all of them alike.
+			f, err := project.Find(env(e), wd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sdOf, err := project.StateDirOf(env(e), wd, f)
+			if f.Root != root || f.CommonRoot() != common || f.InGit != project.HasGit(root) || err != nil || sdOf != sd {
+				t.Errorf("Find = root %s, common %s, in git %t, state dir %s (%v); want %s, %s, %t, %s",
+					f.Root, f.CommonRoot(), f.InGit, sdOf, err, root, common, project.HasGit(root), sd)
+			}
 		})
 	}
 }

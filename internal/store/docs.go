@@ -343,14 +343,14 @@ func (s *Store) ListCheckpoints(pattern string) ([]string, error) {
 	return out, nil
 }
 
-// names lists the names of c's documents, sorted, and removes the temp files killed writes
-// left there once StaleTempAge old. It reads only the directory, never the files: their
-// types come with the directory read, no stat each, and a directory or FIFO named like a
-// document is none (reading it is refused), so it is not listed.
+// names lists the names of c's documents, sorted (nil when c's directory is not there), and
+// removes the temp files killed writes left there once StaleTempAge old. It reads only the
+// directory, never the files: their types come with the directory read, no stat each, and a
+// directory or FIFO named like a document is none (reading it is refused), so it is not listed.
 func (s *Store) names(c collection) ([]string, error) {
 	entries, err := s.fs.ReadDir(c.dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []string{}, nil
+		return nil, nil
 	}
 	if e := s.notDir(c.dir, err); e != nil {
 		return nil, s.readErr(c.what+"s", c.dir, e)

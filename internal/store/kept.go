@@ -43,7 +43,7 @@ func (s *Store) HasKeptTasks() bool {
 
 // KeptTasks lists the kept task events' names, oldest first, and removes a temp file a keep
 // killed mid-write left once no writer can still be using it (StaleTempAge). With nothing
-// kept it costs one failed directory read.
+// kept it costs one failed directory read, and the list is nil (no KeptTasksDir to drop).
 func (s *Store) KeptTasks() ([]string, error) { return s.names(keptTasks) }
 
 // ReadKeptTask returns the kept task event name (one KeptTasks listed), strict JSON. One

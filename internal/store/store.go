@@ -255,6 +255,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		o.projectRoot = filepath.Dir(filepath.Dir(abs))
 	}
 	root := o.projectRoot
+	var seen fs.FileInfo // the directory as this first look found it, for privateDir and OpenDirSeen
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, durable.ErrSymlinkDir)
 	} else if err == nil && !fi.IsDir() {
@@ -274,6 +275,8 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		}
 		// An empty in-memory directory (simfs) stands in for the missing one.
 		return &Store{dir: abs, fs: simfs.New(), real: nopCloser{}, o: o}, nil
+	} else if err == nil {
+		seen = fi // a directory
 	}
 	// Below the project root no component may be a link (.claude -> /elsewhere would put
 	// state there): MkdirBeneath checks each one and creates what is missing.
@@ -286,10 +289,10 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		}
 		return nil, fmt.Errorf("creating state directory %s: %w", abs, err)
 	}
-	if err := privateDir(abs); err != nil {
+	if err := privateDir(abs, seen); err != nil {
 		return nil, err
 	}
-	d, err := durable.OpenDir(abs)
+	d, err := durable.OpenDirSeen(abs, seen)
 	if err != nil {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 	}
@@ -416,12 +419,15 @@ const utcStamp = "20060102T150405.000Z"
 // privateDir makes the state directory private (0700) when other users may read or write it
 // (a 0777 directory lets any local user plant or read state); when that cannot be done and
 // others may write there (not on a read-only mount), the directory is refused. Windows has no
-// such mode bits.
-func privateDir(abs string) error {
+// such mode bits. seen is the directory's Lstat when the caller has it (nil: look now).
+func privateDir(abs string, seen fs.FileInfo) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
-	fi, err := os.Stat(abs)
+	fi, err := seen, error(nil)
+	if fi == nil {
+		fi, err = os.Stat(abs)
+	}
 	if err != nil || fi.Mode().Perm()&0o077 == 0 {
 		return nil // a missing directory is reported by the open that follows
 	}

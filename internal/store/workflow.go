@@ -44,6 +44,9 @@ type Workflow struct {
 	ID       string
 	Revision int64
 	Notices  []Notice
+	// JournalRead: ReadWorkflow read the workflow's journal, or found none, without a refusal,
+	// so JournalInTheWay would find nothing in its place just now.
+	JournalRead bool
 }
 
 // Result is what UpdateWorkflow did.
@@ -126,6 +129,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		if merr == nil {
 			w := Workflow{Data: data, ID: m.id, Revision: m.rev}
 			tail, terr := s.journalTailRevision(journalFile(m.id), m.rev)
+			w.JournalRead = terr == nil
 			if tail != nil && tail.Revision > m.rev && tail.Snapshot != nil && terr == nil {
 				tm, err := readMeta(tail.Snapshot)
 				if errors.Is(err, migrate.ErrNewer) {
@@ -134,7 +138,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 					return Workflow{}, err
 				}
 				if err == nil && tm.id == m.id {
-					w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
+					w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision, JournalRead: true}
 				}
 			}
 			// A journal ahead of the snapshot whose chain a damaged line breaks gives no newest
