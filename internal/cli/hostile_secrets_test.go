@@ -389,3 +389,27 @@ func TestJSONViewsPrintNoStoredSecret(t *testing.T) {
 		}
 	}
 }
+
+// cairn vars export of a workflow with a variable of a secret's shape (set before a rule found
+// it, or written by hand) exports the others, and says on stderr which one it left out.
+func TestVarsExportLeavesOutAStoredSecret(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "debug", "x")
+	mustRun(t, p, "", "vars", "set", "PLAN_NOTE", "placeholder-value")
+	mustRun(t, p, "", "vars", "set", "PLAN_PATH", "plans/001.md")
+	file := filepath.Join(p.root, ".claude", "cairn", "workflow-state.json")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
+	if err := os.WriteFile(file, []byte(strings.Replace(string(b), `"placeholder-value"`, `"`+key+`"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := cli.Main([]string{"vars", "export"}, strings.NewReader(""), &stdout, &stderr, p.getenv)
+	if code != 0 || stdout.String() != "export PLAN_PATH='plans/001.md'\n" ||
+		strings.Contains(stderr.String(), key) || !strings.Contains(stderr.String(), "variable PLAN_NOTE not shown: it holds text of a secret's shape (github-token)") {
+		t.Errorf("cairn vars export: %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
+	}
+}

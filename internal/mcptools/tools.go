@@ -616,7 +616,7 @@ func varText(v string) string {
 }
 
 func runGetVars(c *call) (*outcome, error) {
-	vars, err := c.eng.GetVars(c.strs("keys"))
+	vars, withheld, err := c.eng.GetVarsWithheld(c.strs("keys"))
 	if err != nil {
 		return nil, err
 	}
@@ -642,10 +642,13 @@ func runGetVars(c *call) (*outcome, error) {
 		lines = append(lines, line)
 	}
 	var warnings []string
-	if left != nil {
-		warnings = []string{fmt.Sprintf("Not shown, too large for one result with the others: %s; call get_vars with some of these keys to read them.", strings.Join(left, ", "))}
-		lines = append(lines, warnings[0])
+	for _, w := range withheld {
+		warnings = append(warnings, sentence(w))
 	}
+	if left != nil {
+		warnings = append(warnings, fmt.Sprintf("Not shown, too large for one result with the others: %s; call get_vars with some of these keys to read them.", strings.Join(left, ", ")))
+	}
+	lines = append(lines, warnings...)
 	// Keys asked for and not set are named: "No workflow variables set." would be false while
 	// others are.
 	var unset []string
