@@ -161,8 +161,9 @@ const (
 	// ArchiveToGoOn is the step for what no operation shortens: the agent archives the
 	// workflow by replacing it, which only the user decides.
 	ArchiveToGoOn = "ask the user first, then start_workflow with replace archives it whole (kept, not lost) and the new workflow takes over the work"
-	// ShowWhatFills is where the whole record is seen: no tool shows all of it.
-	ShowWhatFills = "ask the user to run `cairn show`, which shows what fills it"
+	// ShowWhatFills is where the whole record is seen: no tool shows all of it, and the
+	// plugin's bin/ is on the agent's PATH.
+	ShowWhatFills = "run `cairn show` in your Bash tool, which shows what fills it"
 )
 
 // The steps at the limits of variables and named checkpoints. The agent has no tool that
