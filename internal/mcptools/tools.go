@@ -669,14 +669,15 @@ func runGetVars(c *call) (*outcome, error) {
 }
 
 // wholeCheckpoint is where the model reads all of a checkpoint too large for one result: no
-// tool returns it, and cairn is not on the agent's PATH.
+// tool returns it, and cairn checkpoint load prints it whole, too large for one Bash result.
 func wholeCheckpoint(c *call, name string) string {
 	return "the whole checkpoint is the file " + filepath.Join(c.eng.StateDir(), store.CheckpointFile(name)) + ", which your Bash tool can read in pieces"
 }
 
 func runAppendLog(c *call) (*outcome, error) {
-	// No tool reads a log back, and cairn is not on the agent's PATH: the file is where it is.
-	return withStep("Go on with the work; no tool reads logs back: the entries are the lines of " + filepath.Join(c.eng.StateDir(), store.LogFile(c.str("name"))) + ".")(c.eng.AppendLog(c.str("name"), c.raw("entry")))
+	// No tool reads a log back; cairn, on the agent's PATH, does, and leaves out a line of a
+	// secret's shape (written by hand, or before a rule found it), which the file holds as it is.
+	return withStep("Go on with the work; `cairn log show " + c.str("name") + "` in your Bash tool reads the entries back.")(c.eng.AppendLog(c.str("name"), c.raw("entry")))
 }
 
 func runLearning(c *call) (*outcome, error) {
