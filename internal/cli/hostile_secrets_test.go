@@ -413,3 +413,27 @@ func TestVarsExportLeavesOutAStoredSecret(t *testing.T) {
 		t.Errorf("cairn vars export: %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
 	}
 }
+
+// A variable whose name and value, each clean, make a secret's shape on cairn show's NAME=VALUE
+// line (set by hand, or before a rule found the pair) has its value withheld there, and its
+// name still said, so that the person knows which one to set again.
+func TestShowNamesAVariableWithheld(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "debug", "x")
+	mustRun(t, p, "", "vars", "set", "PLAN_NOTE", "placeholder-value")
+	mustRun(t, p, "", "vars", "set", "PLAN_PATH", "plans/001.md")
+	file := filepath.Join(p.root, ".claude", "cairn", "workflow-state.json")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const value = "Ab1Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1z"
+	doc := strings.NewReplacer(`"PLAN_NOTE"`, `"WF_AWS_SECRET_ACCESS_KEY"`, `"placeholder-value"`, `"`+value+`"`).Replace(string(b))
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out := p.run("", "show")
+	if code != 0 || strings.Contains(out, value) || !strings.Contains(out, "  - PLAN_PATH='plans/001.md'\n  - WF_AWS_SECRET_ACCESS_KEY "+secrets.NotShown+"\n") {
+		t.Errorf("cairn show: %d\n%s", code, out)
+	}
+}
