@@ -390,10 +390,11 @@ func TestJSONViewsPrintNoStoredSecret(t *testing.T) {
 	}
 }
 
-// cairn vars export of a workflow with a variable of a secret's shape (set before a rule found
-// it, or written by hand) exports the others, and says on stderr which one it left out.
-func TestVarsExportLeavesOutAStoredSecret(t *testing.T) {
-	p := newCLIProject(t)
+// withVarPlanted starts a workflow in p with the variables PLAN_NOTE and PLAN_PATH, and then
+// writes its record with PLAN_NOTE named name and valued value, as a hand edit or a Cairn from
+// before a rule found them leaves it.
+func withVarPlanted(t *testing.T, p *cliProject, name, value string) {
+	t.Helper()
 	mustRun(t, p, "", "start", "debug", "x")
 	mustRun(t, p, "", "vars", "set", "PLAN_NOTE", "placeholder-value")
 	mustRun(t, p, "", "vars", "set", "PLAN_PATH", "plans/001.md")
@@ -402,10 +403,18 @@ func TestVarsExportLeavesOutAStoredSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const key = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
-	if err := os.WriteFile(file, []byte(strings.Replace(string(b), `"placeholder-value"`, `"`+key+`"`, 1)), 0o600); err != nil {
+	doc := strings.NewReplacer(`"PLAN_NOTE"`, quote(name), `"placeholder-value"`, quote(value)).Replace(string(b))
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cairn vars export of a workflow with a variable of a secret's shape (set before a rule found
+// it, or written by hand) exports the others, and says on stderr which one it left out.
+func TestVarsExportLeavesOutAStoredSecret(t *testing.T) {
+	p := newCLIProject(t)
+	const key = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
+	withVarPlanted(t, p, "PLAN_NOTE", key)
 	var stdout, stderr bytes.Buffer
 	code := cli.Main([]string{"vars", "export"}, strings.NewReader(""), &stdout, &stderr, p.getenv)
 	if code != 0 || stdout.String() != "export PLAN_PATH='plans/001.md'\n" ||
@@ -419,19 +428,8 @@ func TestVarsExportLeavesOutAStoredSecret(t *testing.T) {
 // name still said, so that the person knows which one to set again.
 func TestShowNamesAVariableWithheld(t *testing.T) {
 	p := newCLIProject(t)
-	mustRun(t, p, "", "start", "debug", "x")
-	mustRun(t, p, "", "vars", "set", "PLAN_NOTE", "placeholder-value")
-	mustRun(t, p, "", "vars", "set", "PLAN_PATH", "plans/001.md")
-	file := filepath.Join(p.root, ".claude", "cairn", "workflow-state.json")
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const value = "Ab1Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1z"
-	doc := strings.NewReplacer(`"PLAN_NOTE"`, `"WF_AWS_SECRET_ACCESS_KEY"`, `"placeholder-value"`, `"`+value+`"`).Replace(string(b))
-	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	withVarPlanted(t, p, "WF_AWS_SECRET_ACCESS_KEY", value)
 	code, out := p.run("", "show")
 	if code != 0 || strings.Contains(out, value) || !strings.Contains(out, "  - PLAN_PATH='plans/001.md'\n  - WF_AWS_SECRET_ACCESS_KEY "+secrets.NotShown+"\n") {
 		t.Errorf("cairn show: %d\n%s", code, out)
