@@ -215,7 +215,8 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		return secrets.Joined(s, rest)
 	})
 	keys := slices.Sorted(maps.Keys(r.Vars))
-	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + shownValue(r.Vars[keys[i]]) })
+	// A name and a value, each clean, may make a secret together: the name is still said.
+	list(w, "Vars", len(keys), func(i int) string { return secrets.Joined(keys[i], "="+shownValue(r.Vars[keys[i]])) })
 	list(w, "Artifacts", len(r.Artifacts), func(i int) string { return r.Artifacts[i] })
 	if r.Enforcement != nil {
 		field("Enforcement", r.Enforcement.Summary)

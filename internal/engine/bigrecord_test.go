@@ -69,7 +69,7 @@ func TestVarsFillingTheRecordSayUnset(t *testing.T) {
 
 // A record an older Cairn filled with artifacts (it took outputs without bound) is refused
 // in words that name them, not "run cairn show", and with the agent's step that keeps the
-// work (its tools, asking the user first), not `cairn archive`, which is not on its PATH.
+// work (its tools, asking the user first), not `cairn archive`.
 func TestArtifactsFillingTheRecordAreNamed(t *testing.T) {
 	e, en := startApex(t)
 	path, rec := storedRecord(t, en)
@@ -113,4 +113,35 @@ func writeRecord(t *testing.T, path string, rec map[string]any) []byte {
 		t.Fatal(err)
 	}
 	return big
+}
+
+// A record no one part of which fills it (variables, tasks, a phase's checkpoint, moves and
+// artifacts, each under a quarter of it) is refused with the step that shows what does: the
+// agent runs cairn show itself, in its Bash tool (the plugin's bin/ is on its PATH), rather
+// than asking the user to run it.
+func TestRecordFilledByNoOnePartSaysRunShow(t *testing.T) {
+	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
+	kv := map[string]any{}
+	var tasks, history []any
+	for i := range 40 { // fewer than the moves a record keeps: the move adds one
+		kv[fmt.Sprintf("WF_V%02d", i)] = strings.Repeat("v", 5700)
+		history = append(history, map[string]any{"from": "analyze", "to": "analyze", "at": "2026-11-29T10:00:00Z", "note": strings.Repeat("h", 5000)})
+	}
+	for i := range 200 {
+		tasks = append(tasks, map[string]any{"id": fmt.Sprintf("t%04d", i), "phase": "analyze", "status": "pending", "attempts": 0, "note": strings.Repeat("n", 1100)})
+	}
+	rec["vars"], rec["tasks"], rec["history"] = kv, tasks, history
+	rec["phases"] = map[string]any{"analyze": map[string]any{"completed": false, "metadata": map[string]any{"checkpoint": strings.Repeat("c", 230_000)}}}
+	rec["artifacts"] = []string{""}
+	b, _ := json.Marshal(rec)
+	rec["artifacts"] = []string{strings.Repeat("a", 1<<20-100-len(b))}
+	writeRecord(t, path, rec)
+	_, err := e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
+	if err == nil || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "No one part a change shortens fills it: "+engine.ShowWhatFills) {
+		t.Fatalf("a write past the record cap filled by no one part: %v, want a refusal with the step that shows what fills it", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "ask the user to run `cairn show`") || !strings.Contains(msg, "run `cairn show` in your Bash tool") {
+		t.Errorf("refusal %q: want the agent to run cairn show itself", msg)
+	}
 }

@@ -161,8 +161,9 @@ const (
 	// ArchiveToGoOn is the step for what no operation shortens: the agent archives the
 	// workflow by replacing it, which only the user decides.
 	ArchiveToGoOn = "ask the user first, then start_workflow with replace archives it whole (kept, not lost) and the new workflow takes over the work"
-	// ShowWhatFills is where the whole record is seen: no tool shows all of it.
-	ShowWhatFills = "ask the user to run `cairn show`, which shows what fills it"
+	// ShowWhatFills is where the whole record is seen: no tool shows all of it, and the
+	// plugin's bin/ is on the agent's PATH.
+	ShowWhatFills = "run `cairn show` in your Bash tool, which shows what fills it"
 )
 
 // The steps at the limits of variables and named checkpoints. The agent has no tool that
@@ -1111,21 +1112,34 @@ func (e *Engine) GetVars(keys []string) (map[string]string, error) {
 }
 
 // GetVarsNotices is GetVars with what the store did on its own while reading (a damaged
-// snapshot set aside and the values rebuilt from the journal), for the person.
+// snapshot set aside and the values rebuilt from the journal), for the person, and a line for
+// each variable left out (see GetVarsWithheld).
 func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, error) {
+	kv, withheld, told, err := e.getVars(keys)
+	return kv, append(told, withheld...), err
+}
+
+// GetVarsWithheld is GetVars with a line for each variable left out of all of them (keys
+// empty) because its value or its name has a secret's shape: one asked for by name is refused.
+func (e *Engine) GetVarsWithheld(keys []string) (map[string]string, []string, error) {
+	kv, withheld, _, err := e.getVars(keys)
+	return kv, withheld, err
+}
+
+func (e *Engine) getVars(keys []string) (kv map[string]string, withheld, told []string, err error) {
 	r, notices, err := e.active()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if r == nil {
-		return nil, nil, errNoActive()
+		return nil, nil, nil, errNoActive()
 	}
-	var told []string
 	for _, n := range notices {
 		told = append(told, n.Message)
 	}
-	if len(keys) == 0 {
-		keys = slices.Collect(maps.Keys(r.Vars))
+	all := len(keys) == 0
+	if all {
+		keys = slices.Sorted(maps.Keys(r.Vars))
 	}
 	out := map[string]string{}
 	for _, k := range keys {
@@ -1134,17 +1148,39 @@ func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, err
 		}
 	}
 	// A save refuses a secret, but the record may be older than the rule that finds it, or
-	// written by hand: such a value is not given back.
+	// written by hand: such a variable is not given back. One asked for by name refuses the
+	// answer; of all of them, it is left out and the others are given (their names are not
+	// known to the caller, who could not ask for them).
 	doc, _ := json.Marshal(out)
-	if f := secrets.ScanJSON(doc); f != nil {
-		which := "variable " + strings.TrimPrefix(f.Path, "$.")
-		if f.InKey {
-			which = "a variable's name"
+	f := secrets.ScanJSON(doc)
+	if f != nil && all {
+		for _, k := range keys {
+			one, _ := json.Marshal(map[string]string{k: out[k]})
+			if g := secrets.ScanJSON(one); g != nil {
+				delete(out, k)
+				which, why := storedVarSecret(g)
+				withheld = append(withheld, which+" not shown: "+why)
+			}
 		}
-		return nil, nil, fmt.Errorf("variables not shown: %s holds text of a secret's shape (%s), set before Cairn refused such text or written by hand, and left as it is: set it again without that text",
-			which, f.Rule)
+		doc, _ = json.Marshal(out)
+		f = secrets.ScanJSON(doc) // two variables may make one together
 	}
-	return out, told, nil
+	if f != nil {
+		which, why := storedVarSecret(f)
+		return nil, nil, nil, fmt.Errorf("variables not shown: %s: %s", which, why)
+	}
+	return out, withheld, told, nil
+}
+
+// storedVarSecret names the stored variable whose value or name has a secret's shape, and
+// says why it is not shown and what to do, never the secret.
+func storedVarSecret(f *secrets.Finding) (which, why string) {
+	which, holder := "variable "+strings.TrimPrefix(f.Path, "$."), "it"
+	if f.InKey {
+		which, holder = "a variable", "its name"
+	}
+	return which, fmt.Sprintf("%s holds text of a secret's shape (%s), set before Cairn refused such text or written by hand, and left as it is: set it again without that text",
+		holder, f.Rule)
 }
 
 // SaveCheckpoint saves a named JSON checkpoint. The same bytes saved again are saved, and

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -281,29 +282,30 @@ func (y *syncer) openStore() (st *store.Store, stateDir, root string, err error)
 // leftOutNotice says which of the remote's lines the syncs leave out, grouped by why, or "" for
 // none. The steps differ by reason and each names one ref (taken for another, a step can delete
 // someone's work), so the notice points to cairn sync for them rather than advising any: the
-// user runs it, as cairn is not on the agent's PATH.
+// user runs it: the step is theirs to take. A ref is named by anyone who can push to the
+// remote: one whose name has a secret's shape is not repeated.
 func leftOutNotice(name string, lines []remote.LeftOut) string {
 	var foreign, twins, damaged []string
 	for _, l := range lines {
 		switch l.Reason {
 		case remote.CaseTwin:
-			twins = append(twins, l.ID+" (twin of "+l.Twin+", which syncs here)")
+			twins = append(twins, secrets.Shown(l.ID)+" (twin of "+secrets.Shown(l.Twin)+", which syncs here)")
 		case remote.Damaged:
-			damaged = append(damaged, l.ID)
+			damaged = append(damaged, secrets.Shown(l.ID))
 		default:
-			foreign = append(foreign, l.ID)
+			foreign = append(foreign, secrets.Shown(l.ID))
 		}
 	}
 	r := textsafe.Line(name, 40)
 	var parts []string
 	if len(foreign) > 0 {
-		parts = append(parts, r+" holds refs Cairn did not write: "+textsafe.Line(strings.Join(foreign, ", "), 200))
+		parts = append(parts, r+" holds refs Cairn did not write: "+textsafe.Line(secrets.JoinNames(foreign, ", "), 200))
 	}
 	if len(twins) > 0 {
-		parts = append(parts, r+" holds workflow ids that differ only in case, which this machine's file system cannot keep apart: "+textsafe.Line(strings.Join(twins, ", "), 200))
+		parts = append(parts, r+" holds workflow ids that differ only in case, which this machine's file system cannot keep apart: "+textsafe.Line(secrets.JoinNames(twins, ", "), 200))
 	}
 	if len(damaged) > 0 {
-		parts = append(parts, r+" holds refs to objects its repository does not have (it is damaged): "+textsafe.Line(strings.Join(damaged, ", "), 200))
+		parts = append(parts, r+" holds refs to objects its repository does not have (it is damaged): "+textsafe.Line(secrets.JoinNames(damaged, ", "), 200))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -44,8 +45,8 @@ func idleServer(t *testing.T, bare string) (*client.Client, *atomic.Int64, strin
 
 // TestBackgroundSyncTellsDamagedRef: a ref on the remote pointing at an object the remote does
 // not have is left out of the server's syncs, and the notice says so, not that Cairn did not
-// write it, and advises no deletion (cairn sync gives the step, naming the ref; the model,
-// which has no cairn on its PATH, asks the user to run it).
+// write it, and advises no deletion (cairn sync gives the step, naming the ref; the model
+// asks the user to run it: the step is theirs to take).
 func TestBackgroundSyncTellsDamagedRef(t *testing.T) {
 	bare := bareRepo(t)
 	lineOn(t, bare, "wf-1")
@@ -61,5 +62,27 @@ func TestBackgroundSyncTellsDamagedRef(t *testing.T) {
 	waitRuns(t, runs, 2)
 	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "damaged") {
 		t.Errorf("the damaged ref is told again: %q", got)
+	}
+}
+
+// TestBackgroundSyncHidesARefNamedLikeASecret: a ref on the remote whose name has a secret's
+// shape (pushed by mistake, or by another tool) is left out of the syncs like any other ref
+// Cairn did not write, and the notice that names such refs does not repeat it.
+func TestBackgroundSyncHidesARefNamedLikeASecret(t *testing.T) {
+	bare := bareRepo(t)
+	lineOn(t, bare, "wf-1")
+	tip, err := os.ReadFile(filepath.Join(bare, "refs", "cairn", "wf", "wf-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
+	for _, ref := range []string{token, "other"} {
+		if err := os.WriteFile(filepath.Join(bare, "refs", "cairn", "wf", ref), tip, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, notice := idleServer(t, bare)
+	if want := "origin holds refs Cairn did not write: " + secrets.Hidden + ", other."; strings.Contains(notice, token) || !strings.Contains(notice, want) {
+		t.Errorf("notice %q\nwant it to hold %q, not the ref's name", notice, want)
 	}
 }

@@ -616,7 +616,7 @@ func varText(v string) string {
 }
 
 func runGetVars(c *call) (*outcome, error) {
-	vars, err := c.eng.GetVars(c.strs("keys"))
+	vars, withheld, err := c.eng.GetVarsWithheld(c.strs("keys"))
 	if err != nil {
 		return nil, err
 	}
@@ -642,10 +642,13 @@ func runGetVars(c *call) (*outcome, error) {
 		lines = append(lines, line)
 	}
 	var warnings []string
-	if left != nil {
-		warnings = []string{fmt.Sprintf("Not shown, too large for one result with the others: %s; call get_vars with some of these keys to read them.", strings.Join(left, ", "))}
-		lines = append(lines, warnings[0])
+	for _, w := range withheld {
+		warnings = append(warnings, sentence(w))
 	}
+	if left != nil {
+		warnings = append(warnings, fmt.Sprintf("Not shown, too large for one result with the others: %s; call get_vars with some of these keys to read them.", strings.Join(left, ", ")))
+	}
+	lines = append(lines, warnings...)
 	// Keys asked for and not set are named: "No workflow variables set." would be false while
 	// others are.
 	var unset []string
@@ -666,14 +669,15 @@ func runGetVars(c *call) (*outcome, error) {
 }
 
 // wholeCheckpoint is where the model reads all of a checkpoint too large for one result: no
-// tool returns it, and cairn is not on the agent's PATH.
+// tool returns it, and cairn checkpoint load prints it whole, too large for one Bash result.
 func wholeCheckpoint(c *call, name string) string {
 	return "the whole checkpoint is the file " + filepath.Join(c.eng.StateDir(), store.CheckpointFile(name)) + ", which your Bash tool can read in pieces"
 }
 
 func runAppendLog(c *call) (*outcome, error) {
-	// No tool reads a log back, and cairn is not on the agent's PATH: the file is where it is.
-	return withStep("Go on with the work; no tool reads logs back: the entries are the lines of " + filepath.Join(c.eng.StateDir(), store.LogFile(c.str("name"))) + ".")(c.eng.AppendLog(c.str("name"), c.raw("entry")))
+	// No tool reads a log back; cairn, on the agent's PATH, does, and leaves out a line of a
+	// secret's shape (written by hand, or before a rule found it), which the file holds as it is.
+	return withStep("Go on with the work; `cairn log show " + c.str("name") + "` in your Bash tool reads the entries back.")(c.eng.AppendLog(c.str("name"), c.raw("entry")))
 }
 
 func runLearning(c *call) (*outcome, error) {
