@@ -1,0 +1,83 @@
+package claimsync_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// TestSessionStartLeavesAnotherMachinesRunningTask: a task running on another machine, under
+// its claim, arrives here with that machine's revisions; a session starting here took it as
+// interrupted (its session is not alive on this machine, which cannot tell) and set it back to
+// pending, pushed at the next sync over the holder's run. Recovery now leaves it running. A
+// task this clone holds is still recovered when its session has ended.
+func TestSessionStartLeavesAnotherMachinesRunningTask(t *testing.T) {
+	bare := gittest.Bare(t)
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.push()
+
+	b := &clone{t: t, opt: a.opt}
+	dir := filepath.Join(base, "b")
+	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "remote", "add", "origin", "file://" + bare}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	b.en = sessionStart(t, dir, func(st *store.Store, en *engine.Engine) {
+		if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+			t.Fatal(err)
+		}
+		bk, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := remotesync.Sync(context.Background(), st, bk, "origin", "wf-1", remotesync.EngineReplayer(en)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	b.opt.StateDir = b.en.StateDir()
+	if got := taskStatus(t, b, "t1"); got != "running" {
+		t.Fatalf("a session start here set another machine's running task t1 to %s", got)
+	}
+	sessionStart(t, a.opt.Root, nil)
+	if got := taskStatus(t, a, "t1"); got != "pending" {
+		t.Fatalf("a session start on the machine holding t1, its session ended, left it %s; want it recovered", got)
+	}
+}
+
+// sessionStart opens the project at dir as a session of this process's client, runs before
+// (when not nil) on its state, then the read protocol as SessionStart runs it.
+func sessionStart(t *testing.T, dir string, before func(*store.Store, *engine.Engine)) *engine.Engine {
+	t.Helper()
+	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir}
+	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: dir, Actor: "test",
+		YAML: yamldoc.Codec{}, SessionID: "session-" + filepath.Base(dir), PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
+	if before != nil {
+		st, err := store.Open(en.StateDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		before(st, en)
+		st.Close()
+	}
+	en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	return en
+}
