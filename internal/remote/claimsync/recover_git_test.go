@@ -30,13 +30,26 @@ func TestSessionStartLeavesAnotherMachinesRunningTask(t *testing.T) {
 	}
 	a.push()
 
-	b := &clone{t: t, opt: a.opt}
-	dir := filepath.Join(base, "b")
-	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "remote", "add", "origin", "file://" + bare}} {
+	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+	if got := taskStatus(t, b, "t1"); got != "running" {
+		t.Fatalf("a session start here set another machine's running task t1 to %s", got)
+	}
+	sessionStart(t, a.opt.Root, nil)
+	if got := taskStatus(t, a, "t1"); got != "pending" {
+		t.Fatalf("a session start on the machine holding t1, its session ended, left it %s; want it recovered", got)
+	}
+}
+
+// pulled is another machine at dir, sharing the remote url with a: a session there started
+// on the workflow taken from the remote.
+func pulled(t *testing.T, a *clone, dir, url string) *clone {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "remote", "add", "origin", url}} {
 		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
+	b := &clone{t: t, opt: a.opt}
 	b.en = sessionStart(t, dir, func(st *store.Store, en *engine.Engine) {
 		if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
 			t.Fatal(err)
@@ -49,13 +62,33 @@ func TestSessionStartLeavesAnotherMachinesRunningTask(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	b.opt.StateDir = b.en.StateDir()
-	if got := taskStatus(t, b, "t1"); got != "running" {
-		t.Fatalf("a session start here set another machine's running task t1 to %s", got)
+	b.opt.StateDir, b.opt.Root = b.en.StateDir(), dir
+	return b
+}
+
+// TestTaskEventLeavesAnotherMachinesRunningTask: one of Claude Code's tasks, mirrored in and
+// set running on another machine under its claim, arrives here; this machine's session
+// completing a task of the same subject in its own list recorded that task done, past the
+// claim, to be pushed over the holder's run. It is now recorded as this session's own.
+func TestTaskEventLeavesAnotherMachinesRunningTask(t *testing.T) {
+	bare := gittest.Bare(t)
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	task := engine.ClaudeTask{SessionID: "aaaaaaaa-a", TaskID: "1", Subject: "write the parser"}
+	if _, err := a.en.RecordClaudeTask(task, false); err != nil {
+		t.Fatal(err)
 	}
-	sessionStart(t, a.opt.Root, nil)
-	if got := taskStatus(t, a, "t1"); got != "pending" {
-		t.Fatalf("a session start on the machine holding t1, its session ended, left it %s; want it recovered", got)
+	id := "claude-aaaaaaaa-1"
+	if _, err := a.task(id, "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.push()
+	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+	if _, err := b.en.RecordClaudeTask(engine.ClaudeTask{SessionID: "bbbbbbbb-b", TaskID: "1", Subject: "write the parser"}, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := taskStatus(t, b, id); got != "running" {
+		t.Fatalf("a task event here recorded another machine's running task %s as %s", id, got)
 	}
 }
 
