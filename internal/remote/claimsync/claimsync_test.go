@@ -578,14 +578,20 @@ func machineX(t *testing.T, b remote.Backend) (*claim.Claimer, func()) {
 // git itself (no test backend), with wf-1 active.
 func gitClone(t *testing.T, url, dir string) *clone {
 	t.Helper()
+	gitInit(t, url, dir)
+	c := openClone(t, dir)
+	c.startSharing()
+	return c
+}
+
+// gitInit makes dir a git checkout whose origin is url.
+func gitInit(t *testing.T, url, dir string) {
+	t.Helper()
 	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "remote", "add", "origin", url}} {
 		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	c := openClone(t, dir)
-	c.startSharing()
-	return c
 }
 
 // startSharing starts wf-1 here and turns sharing on, as cairn remote enable leaves it.

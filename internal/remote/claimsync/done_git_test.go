@@ -59,11 +59,7 @@ func TestDoneKeepsTheClaimUntilPushed(t *testing.T) {
 // push syncs the clone's workflow with the remote, and records it, as cairn sync does.
 func (c *clone) push() {
 	c.t.Helper()
-	st, err := store.Open(c.opt.StateDir)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer st.Close()
+	st := c.store()
 	b, err := gitremote.New(gitremote.Config{Dir: c.opt.Root, Remote: "origin"})
 	if err != nil {
 		c.t.Fatal(err)
@@ -80,11 +76,7 @@ func (c *clone) push() {
 // pushed records the clone's workflow as pushed, as a sync that pushed it would.
 func (c *clone) pushed() {
 	c.t.Helper()
-	st, err := store.Open(c.opt.StateDir)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer st.Close()
+	st := c.store()
 	w, err := st.ReadWorkflow()
 	if err != nil {
 		c.t.Fatal(err)
@@ -96,6 +88,17 @@ func (c *clone) pushed() {
 	if err := mirror.Synced(st, "origin", rec.WorkflowID, rec.Revision, time.Now()); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+// store opens the clone's state directory, closed when the test ends.
+func (c *clone) store() *store.Store {
+	c.t.Helper()
+	st, err := store.Open(c.opt.StateDir)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { st.Close() })
+	return st
 }
 
 // lineHolders is the claims line of wf-1 on c's remote, as another machine reads it.

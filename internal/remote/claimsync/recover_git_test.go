@@ -3,7 +3,6 @@ package claimsync_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -44,11 +43,7 @@ func TestSessionStartLeavesAnotherMachinesRunningTask(t *testing.T) {
 // on the workflow taken from the remote.
 func pulled(t *testing.T, a *clone, dir, url string) *clone {
 	t.Helper()
-	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "remote", "add", "origin", url}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gitInit(t, url, dir)
 	b := &clone{t: t, opt: a.opt}
 	b.en = sessionStart(t, dir, func(st *store.Store, en *engine.Engine) {
 		if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
