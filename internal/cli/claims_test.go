@@ -198,7 +198,7 @@ func TestClaimRaceBinaries(t *testing.T) {
 				if s := ms[won].taskStatus(task); s != "running" {
 					t.Fatalf("%s: the winner has it %q", task, s)
 				}
-				// The same machine asking again keeps it; the winner finishing it frees it.
+				// The same machine asking again keeps it, and can finish it.
 				ms[won].must("task", task, "running")
 				ms[won].must("task", task, "done")
 			}

@@ -528,13 +528,14 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 	if !e.interrupted(r, now) {
 		return r
 	}
-	res, acts, err := workflow.Recover(r, now, e.written, e.actor())
+	elsewhere := e.runsElsewhere(r)
+	res, acts, err := workflow.RecoverExcept(r, now, e.written, e.actor(), elsewhere)
 	if err == nil && res.Changed {
 		_, _, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 			if cur == nil || cur.WorkflowID != r.WorkflowID {
 				return workflow.Result{Event: workflow.EventNone}, nil
 			}
-			res, _, err := workflow.Recover(cur, now, e.written, e.actor())
+			res, _, err := workflow.RecoverExcept(cur, now, e.written, e.actor(), elsewhere)
 			return res, err
 		}, "recovered after an interruption")
 		if cerr != nil {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -24,4 +26,14 @@ func (e *Engine) shared(r *workflow.Record, out *Resume) *report.Shared {
 		out.Shared = report.SharedLine(*sh)
 	}
 	return sh
+}
+
+// runsElsewhere is, when this clone shares r through a remote, which of r's running tasks run
+// on another machine (mirror.RunsElsewhere): recovery leaves them running, since their session
+// is not this machine's to take as ended. nil when no task runs or sharing is off.
+func (e *Engine) runsElsewhere(r *workflow.Record) func(task string) bool {
+	if !slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.Status == workflow.TaskRunning }) {
+		return nil
+	}
+	return mirror.RunsElsewhere(e.st, r.WorkflowID)
 }

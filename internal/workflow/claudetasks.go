@@ -53,8 +53,9 @@ func sessionPart(session string) string {
 // RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow's tasks, in
 // its current phase: created as pending, completed as done. Claude Code's own store is
 // per session, so a task the agent creates again in a new session (same subject, new id)
-// is the same open task, not a second one; and a completion from a session that never saw
-// the task's creation closes the open task of the same subject. A completion of a task never
+// is the same pending task, not a second one; and a completion from a session that never saw
+// the task's creation closes the pending task of the same subject (a running one is its
+// session's: see mirroredTask). A completion of a task never
 // recorded is recorded as done, so the record holds what the session did.
 func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
@@ -145,9 +146,11 @@ func KeptClaudeTask(t ClaudeTask, completed bool) (ClaudeTask, error) {
 }
 
 // mirroredTask returns the index of r's task that mirrors t (note its claudeTaskNote), or -1:
-// the task of t's id, else an open one of another session with the same note (the same task,
+// the task of t's id, else a pending one of another session with the same note (the same task,
 // created again in a new session, whose list starts empty). Within one session the ids tell
-// tasks apart: the same subject twice there is two.
+// tasks apart: the same subject twice there is two. Another session's running task is not
+// taken: it was set running (update_task) by a session still at it, here or on a machine
+// sharing the workflow under its claim (recovery puts an ended session's back to pending).
 func mirroredTask(r *Record, t ClaudeTask, note string) int {
 	id := ClaudeTaskID(t)
 	if i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id }); i >= 0 {
@@ -156,7 +159,7 @@ func mirroredTask(r *Record, t ClaudeTask, note string) int {
 	own := id[:len(id)-len(strings.TrimSpace(t.TaskID))]
 	return slices.IndexFunc(r.Tasks, func(t Task) bool {
 		return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && !strings.HasPrefix(t.ID, own) &&
-			(t.Status == TaskPending || t.Status == TaskRunning) && strings.EqualFold(t.Note, note)
+			t.Status == TaskPending && strings.EqualFold(t.Note, note)
 	})
 }
 
@@ -225,7 +228,7 @@ func OpenTasks(r *Record, ended bool) []string {
 	return out
 }
 
-// EarlierClaudeTasks counts r's open mirrored tasks of another Claude Code session than
+// EarlierClaudeTasks counts r's pending mirrored tasks of another Claude Code session than
 // session (0 when session is not known). Claude Code starts each session with an empty task
 // list and sends no event when a task is deleted, so such a task may be gone there: the
 // report says so rather than Cairn closing it. Creating it again (same subject) makes it
@@ -238,7 +241,7 @@ func EarlierClaudeTasks(r *Record, session string) int {
 	n := 0
 	for _, t := range r.Tasks {
 		rest, mirrored := strings.CutPrefix(t.ID, ClaudeTaskPrefix)
-		if !mirrored || (t.Status != TaskPending && t.Status != TaskRunning) {
+		if !mirrored || t.Status != TaskPending { // a running one is its session's (mirroredTask)
 			continue
 		}
 		if rest, ok := strings.CutPrefix(rest, own); !ok || !strings.HasPrefix(rest, "-") {

@@ -37,6 +37,9 @@ func TestRecordClaudeTask(t *testing.T) {
 		wantOpen []string
 		wantDone int
 		wantErr  bool
+		// runFirst sets the first event's task running after it (update_task, as a machine
+		// sharing the workflow does under its claim).
+		runFirst bool
 	}{
 		{name: "created tasks are open, in order",
 			events:   []taskEvent{{"sess-aaaa-1", "1", "write the parser", false}, {"sess-aaaa-1", "2", "test it", false}},
@@ -62,6 +65,12 @@ func TestRecordClaudeTask(t *testing.T) {
 		{name: "the same subject twice in one session is two tasks",
 			events:   []taskEvent{{"sess-aaaa-1", "1", "run the tests", false}, {"sess-aaaa-1", "2", "run the tests", false}, {"sess-aaaa-1", "1", "run the tests", true}},
 			wantOpen: []string{"run the tests"}, wantDone: 1},
+		{name: "another session's running task is not completed by its subject",
+			events:   []taskEvent{{"sess-aaaa-1", "1", "write the parser", false}, {"sess-bbbb-2", "1", "write the parser", true}},
+			runFirst: true, wantOpen: []string{"write the parser (running)"}, wantDone: 1},
+		{name: "another session's running task is not taken by a creation",
+			events:   []taskEvent{{"sess-aaaa-1", "1", "write the parser", false}, {"sess-bbbb-2", "1", "write the parser", false}},
+			runFirst: true, wantOpen: []string{"write the parser (running)", "write the parser"}},
 		{name: "no task id is refused",
 			events:  []taskEvent{{"sess-aaaa-1", "", "x", false}},
 			wantErr: true},
@@ -69,13 +78,20 @@ func TestRecordClaudeTask(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := startedApex(t)
 			var err error
-			for _, ev := range tc.events {
+			for i, ev := range tc.events {
 				var res workflow.Result
-				res, err = workflow.RecordClaudeTask(r, workflow.ClaudeTask{SessionID: ev.session, TaskID: ev.id, Subject: ev.subject}, ev.done, now, workflow.Actor{SessionID: ev.session})
+				task := workflow.ClaudeTask{SessionID: ev.session, TaskID: ev.id, Subject: ev.subject}
+				res, err = workflow.RecordClaudeTask(r, task, ev.done, now, workflow.Actor{SessionID: ev.session})
 				if err != nil {
 					break
 				}
 				if res.Changed {
+					r = res.Record
+				}
+				if i == 0 && tc.runFirst {
+					if res, err = workflow.UpdateTask(r, workflow.TaskUpdate{ID: workflow.ClaudeTaskID(task), Status: workflow.TaskRunning}, now, workflow.Actor{SessionID: ev.session}); err != nil {
+						t.Fatal(err)
+					}
 					r = res.Record
 				}
 			}

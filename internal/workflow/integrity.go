@@ -247,6 +247,12 @@ func PendingApproval(r *Record) (string, bool) {
 // every recorded output counts as missing). The result is unchanged when there was nothing to
 // repair.
 func Recover(r *Record, now time.Time, written func(path string) (modified time.Time, ok bool), by Actor) (Result, []string, error) {
+	return RecoverExcept(r, now, written, by, nil)
+}
+
+// RecoverExcept is Recover leaving running the tasks elsewhere reports (nil for none): their
+// runs are not this machine's to judge, as when another machine sharing the workflow runs them.
+func RecoverExcept(r *Record, now time.Time, written func(path string) (modified time.Time, ok bool), by Actor, elsewhere func(task string) bool) (Result, []string, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, nil, err
 	}
@@ -255,7 +261,7 @@ func Recover(r *Record, now time.Time, written func(path string) (modified time.
 	var acts, done []string // done: the ids marked done
 	for i := range n.Tasks {
 		t := &n.Tasks[i]
-		if t.Status != TaskRunning {
+		if t.Status != TaskRunning || (elsewhere != nil && elsewhere(t.ID)) {
 			continue
 		}
 		why := "with no output"

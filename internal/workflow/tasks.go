@@ -100,6 +100,21 @@ func mixedScript(id string) bool {
 	return false
 }
 
+// detachedAccent reports whether id has a combining mark right after a letter of
+// lookAlikeScripts: "cafe" and U+0301 reads as "café" with its one character (the decomposed
+// form macOS file names and some keyboards give). Those alphabets have their accented letters
+// as single characters, so refusing the mark needs none of Unicode's normal forms.
+func detachedAccent(id string) bool {
+	letter := false // the rune before is a letter of lookAlikeScripts
+	for _, r := range id {
+		if letter && unicode.Is(unicode.Mn, r) {
+			return true
+		}
+		letter = unicode.IsLetter(r) && unicode.In(r, lookAlikeScripts...)
+	}
+	return false
+}
+
 // ValidTaskID reports whether id, trimmed, is one a task may have: one short line.
 func ValidTaskID(id string) bool {
 	return id != "" && len(id) <= 128 && !strings.ContainsAny(id, "\r\n\t")
@@ -142,6 +157,9 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}
 		if mixedScript(id) {
 			return Result{}, errors.New("the task id mixes Latin, Cyrillic or Greek letters in one word, so it may read as another id: write each word in one alphabet")
+		}
+		if detachedAccent(id) {
+			return Result{}, errors.New("the task id writes an accent as a mark apart from its letter, so it reads as the same id written with the accented letter but is another: type each accented letter as one character")
 		}
 		if j := slices.IndexFunc(r.Tasks, func(t Task) bool { return strings.EqualFold(t.ID, id) }); j >= 0 {
 			// Retyped in another case, it would be a second task beside the open first.

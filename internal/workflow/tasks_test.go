@@ -162,6 +162,31 @@ func TestMixedScriptTaskIDIsRefused(t *testing.T) {
 	}
 }
 
+// TestDetachedAccentTaskIDIsRefused: a new task's id writing an accent as a combining mark
+// after its letter ("cafe" and U+0301) reads as the id with the accented letter as one
+// character ("café") but is another, so two machines would each claim and run what reads as
+// one task: refused. Accented letters as one character, and marks of alphabets that have no
+// such letters (Devanagari), are ids like any other.
+func TestDetachedAccentTaskIDIsRefused(t *testing.T) {
+	r := mustStart(t, mustDef(t, "apex"))
+	for _, tc := range []struct {
+		id      string
+		refused bool
+	}{
+		{"cafe\u0301", true},                      // e and a combining acute
+		{"nai\u0308ve-2", true},                   // i and a combining diaeresis
+		{"\u0439\u0442", false},                   // Cyrillic й as one character
+		{"\u0438\u0306\u0442", true},              // Cyrillic и and a combining breve
+		{"caf\u00e9", false},                      // é as one character
+		{"\u0915\u093e\u0930\u094d\u092f", false}, // Devanagari, its virama a combining mark
+	} {
+		_, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: tc.id, Status: "running"}, t0, alice)
+		if got := err != nil && strings.Contains(err.Error(), "accent"); got != tc.refused {
+			t.Errorf("new task %q: %v, want refused %v", tc.id, err, tc.refused)
+		}
+	}
+}
+
 // TestTasksNeverFillTheRecord: a record is at most 1 MiB and every write rewrites it whole, so
 // tasks that filled it would make every write fail, transitions included. Adding tasks with
 // the largest fields the domain takes (and characters JSON writes as six bytes) stops, with

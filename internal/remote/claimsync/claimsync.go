@@ -7,12 +7,13 @@
 // (refs/cairn/claims/<id>, or the branch cairn-claims/<id> on hosts that take only branches),
 // written with package claim's conditional append: setting a task running claims it, so of two
 // machines exactly one holds it, and the claim's revision is the fencing token. Moving a task
-// this machine holds out of running releases the claim; a machine whose claim was taken over
+// this machine holds out of running releases the claim, but for done: final, and known to
+// other machines only once pushed, it keeps its claim until a sync finds it pushed; a machine whose claim was taken over
 // cannot mark the task done or failed, and offline it cannot mark done (final) a task whose
 // claim went unrenewed for a lease, since it may have been taken over unseen, nor one it set
 // running offline, whose claim it never confirmed. A task marked done that this machine holds
 // no claim for (running here without having been set running here, or put back to pending
-// by recovery) is claimed first and released once done; offline that done is refused.
+// by recovery) is claimed first, and kept as a done's claim is; offline that done is refused.
 //
 // The owner is this clone's identity, made once and kept in the state directory: the user,
 // the host and a random tag ("sam@laptop#3fa2c1"), so two clones on one host are two owners
@@ -145,6 +146,9 @@ type clone struct {
 	// unsaved is the first failure of this view's saves (save): said by the call, since what
 	// this call learnt of the line is then lost to the next.
 	unsaved error
+	// pushed says the workflow as read has no change the remote does not hold, as of the
+	// last sync recorded (mirror.Synced).
+	pushed bool
 }
 
 // open returns nil (and no error) when sharing is off or no workflow is active; the caller
@@ -224,7 +228,8 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		}
 	}
 	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
-		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}, notices: notices}
+		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}, notices: notices,
+		pushed: s.Workflow == w.ID && rec.Revision <= s.Mirrored}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
 		c.restored = cur.Line
@@ -712,7 +717,7 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 // machine held at the last read, asks the remote (a task running here may have come from
 // another machine's revisions, its claim not yet read here), and a done of one this clone
 // holds no claim for claims it first (doneUnheld): one another machine holds is refused; one
-// held here is released after the local update.
+// held here is released after the local update, unless done (decide releases it once pushed).
 func (c *clone) leaving(ctx context.Context, task string, done bool, update func() (*engine.Result, error)) (*engine.Result, error) {
 	_, known := c.cl.Holders()[task]
 	held := c.holds(task)
@@ -762,7 +767,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 		return res, uerr
 	}
 	delete(c.pending, task)
-	if taken {
+	if taken && !done { // a done's claim is released once the done is pushed (decide)
 		if err := c.cl.Release(ctx, task, cur.Rev); err != nil && res != nil {
 			res.Warnings = append(res.Warnings, c.notReleased(task, err))
 		}
@@ -776,7 +781,8 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 // doneUnheld marks done a task this clone holds no claim for: one running here without having
 // been set running here (another machine's revisions brought it, or sharing was switched on
 // while it ran), or put back to pending by recovery (its claim released since), whose holder, if any, the line as last read may not show. Done is final, so
-// it is claimed first, as setting it running would, and released once done: another
+// it is claimed first, as setting it running would, and the claim kept until the done is
+// pushed (decide releases it then): another
 // machine's claim refuses it, and out of reach it is refused with nothing changed, as the done
 // of a claim never confirmed is.
 func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
@@ -797,10 +803,10 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), textsafe.Line(c.remote, 40))
 	}
 	res, uerr := update()
-	if rerr := c.cl.Release(ctx, task, fence); rerr != nil && uerr == nil && res != nil {
-		res.Warnings = append(res.Warnings, c.notReleased(task, rerr))
+	if uerr != nil { // not done here: let others have it at once
+		_ = c.cl.Release(ctx, task, fence)
 	}
-	c.save(task)
+	c.save(task) // done, it is released once the done is pushed (decide)
 	return res, uerr
 }
 
@@ -1091,7 +1097,7 @@ func (c *clone) routine(ctx context.Context) (bool, error) {
 // another machine holds, for Sync to set back once out of the turn), claims again those
 // running here whose claim went from the line (deleted or rewound on the host) and says which
 // another machine now holds, or took over and released since, and releases the claims of tasks
-// no longer running here.
+// no longer running here (of one done, once the done is pushed).
 func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*claim.HeldError, err error) {
 	lost = map[string]*claim.HeldError{}
 	var mine []string // held here before this sync read the line
@@ -1156,7 +1162,9 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 	}
 	release := map[string]int64{}
 	for task, h := range c.cl.Holders() {
-		if h.Owner == c.owner && c.status(task) != workflow.TaskRunning {
+		// Done is final, and reaches other machines only with a push: released before, the
+		// claim would let another machine that has not read the done run the task again.
+		if st := c.status(task); h.Owner == c.owner && st != workflow.TaskRunning && (st != workflow.TaskDone || c.pushed) {
 			release[task] = h.Rev
 		}
 	}

@@ -129,10 +129,12 @@ func TestSyncRenewsAndReleases(t *testing.T) {
 			t.Fatalf("after a sync at +%s the claims line is at r%d, want r%d", step.skew, got, step.want)
 		}
 	}
-	// Done without the claims rules (as the hooks' task events do): the next sync releases it.
+	// Done without the claims rules (as the hooks' task events do): the next sync once it
+	// is pushed releases it.
 	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "done"}); err != nil {
 		t.Fatal(err)
 	}
+	a.pushed()
 	a.sync()
 	other := claim.New(b, "wf-1", "X", time.Hour, time.Now)
 	if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
@@ -576,14 +578,20 @@ func machineX(t *testing.T, b remote.Backend) (*claim.Claimer, func()) {
 // git itself (no test backend), with wf-1 active.
 func gitClone(t *testing.T, url, dir string) *clone {
 	t.Helper()
+	gitInit(t, url, dir)
+	c := openClone(t, dir)
+	c.startSharing()
+	return c
+}
+
+// gitInit makes dir a git checkout whose origin is url.
+func gitInit(t *testing.T, url, dir string) {
+	t.Helper()
 	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "remote", "add", "origin", url}} {
 		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	c := openClone(t, dir)
-	c.startSharing()
-	return c
 }
 
 // startSharing starts wf-1 here and turns sharing on, as cairn remote enable leaves it.
@@ -890,8 +898,9 @@ func TestDoneOfATaskNotClaimedHereIsClaimedFirst(t *testing.T) {
 	if got := taskStatus(t, a, "t3"); got != "done" {
 		t.Fatalf("t3 is %s here, want done", got)
 	}
-	if _, err := b.task("t3", "running"); err != nil {
-		t.Fatalf("A's claim on t3 was not released once done: %v", err)
+	// Released once the done is pushed (TestDoneKeepsTheClaimUntilPushed).
+	if _, err := b.task("t3", "running"); err == nil || !strings.Contains(err.Error(), "is held by "+a.owner()) {
+		t.Fatalf("A's claim on t3 was released before its done was pushed: %v", err)
 	}
 }
 
@@ -967,6 +976,8 @@ func TestDoneAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	a.pushed()
+	a.sync() // which releases the claim
 	other := claim.New(b, "wf-1", "X", time.Hour, time.Now)
 	if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
 		t.Fatal(err)
@@ -1075,8 +1086,8 @@ func (p *pushless) Append(ctx context.Context, id string, after int64, data [][]
 	return p.Backend.Append(ctx, id, after, data)
 }
 
-// TestReleaseThatFailedIsSaidAndDoneBySync: a task marked done whose claim could not then be
-// released is done, with one warning that says the next sync releases the claim, which it
+// TestReleaseThatFailedIsSaidAndDoneBySync: a task set back to pending whose claim could not
+// then be released is pending, with one warning that says the next sync releases the claim, which it
 // does: another machine may claim the task at once after it, not after the lease.
 func TestReleaseThatFailedIsSaidAndDoneBySync(t *testing.T) {
 	p := &pushless{Backend: memremote.New()}
@@ -1086,7 +1097,7 @@ func TestReleaseThatFailedIsSaidAndDoneBySync(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.fail.Store(true)
-	res, err := a.task("t1", "done")
+	res, err := a.task("t1", "pending")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1409,7 +1420,7 @@ func (h *appendHook) Append(ctx context.Context, id string, after int64, data []
 	return h.Backend.Append(ctx, id, after, data)
 }
 
-// TestTakenOverAsItIsReleased: a task marked done here whose claim another machine took over
+// TestTakenOverAsItIsReleased: a task set back to pending here whose claim another machine took over
 // (this one's lapsed there) between the call's read of the line and the release is said taken
 // over by that machine; it was said not reached, with "the next sync releases it", which no
 // sync does: the claim is that machine's.
@@ -1428,7 +1439,7 @@ func TestTakenOverAsItIsReleased(t *testing.T) {
 			t.Errorf("X taking t1 over: %v", err)
 		}
 	}
-	res, err := a.task("t1", "done")
+	res, err := a.task("t1", "pending")
 	if err != nil {
 		t.Fatal(err)
 	}

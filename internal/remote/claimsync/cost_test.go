@@ -47,6 +47,7 @@ func TestSyncOfManyClaimsIsOnePush(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			a.pushed()
 		}, n},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,6 +89,7 @@ func TestSyncCostGrowsWithTheClaims(t *testing.T) {
 		if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t0", Status: "done"}); err != nil {
 			t.Fatal(err)
 		}
+		a.pushed()
 		return alloctest.Bytes(func() { a.sync() })
 	}
 	small, large := cost(50), cost(200)

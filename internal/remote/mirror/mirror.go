@@ -84,6 +84,32 @@ func Load(st *store.Store) (Settings, error) {
 	return s, nil
 }
 
+// RunsElsewhere reports, when this clone shares workflow id through a remote, which of its
+// running tasks run on another machine: those this clone neither held when it last read the
+// claims line (ClaimsDoc) nor set running while out of reach. Such a task came with another
+// machine's revisions, and its run is that machine's. nil when sharing is off.
+func RunsElsewhere(st *store.Store, id string) func(task string) bool {
+	if s, err := Load(st); err != nil || !s.Enabled {
+		return nil
+	}
+	var c struct {
+		Owner string `json:"owner"`
+		Unconfirmed
+		Line struct {
+			Holders map[string]struct {
+				Owner string `json:"owner"`
+			} `json:"holders"`
+		} `json:"line"`
+	}
+	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Workflow != id || c.Owner == "" {
+		return func(string) bool { return true } // none known to be this clone's
+	}
+	return func(task string) bool {
+		_, pending := c.Pending[task]
+		return !pending && c.Line.Holders[task].Owner != c.Owner
+	}
+}
+
 // remoteName reports whether r has the shape of a git remote's name, the only thing cairn
 // remote enable stores: settings planted in a repository's state directory, or edited, could
 // otherwise hold an address or a path, which git would push every sync to without anyone

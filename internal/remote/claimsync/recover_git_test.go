@@ -1,0 +1,111 @@
+package claimsync_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// TestSessionStartLeavesAnotherMachinesRunningTask: a task running on another machine, under
+// its claim, arrives here with that machine's revisions; a session starting here took it as
+// interrupted (its session is not alive on this machine, which cannot tell) and set it back to
+// pending, pushed at the next sync over the holder's run. Recovery now leaves it running. A
+// task this clone holds is still recovered when its session has ended.
+func TestSessionStartLeavesAnotherMachinesRunningTask(t *testing.T) {
+	bare := gittest.Bare(t)
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.push()
+
+	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+	if got := taskStatus(t, b, "t1"); got != "running" {
+		t.Fatalf("a session start here set another machine's running task t1 to %s", got)
+	}
+	sessionStart(t, a.opt.Root, nil)
+	if got := taskStatus(t, a, "t1"); got != "pending" {
+		t.Fatalf("a session start on the machine holding t1, its session ended, left it %s; want it recovered", got)
+	}
+}
+
+// pulled is another machine at dir, sharing the remote url with a: a session there started
+// on the workflow taken from the remote.
+func pulled(t *testing.T, a *clone, dir, url string) *clone {
+	t.Helper()
+	gitInit(t, url, dir)
+	b := &clone{t: t, opt: a.opt}
+	b.en = sessionStart(t, dir, func(st *store.Store, en *engine.Engine) {
+		if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+			t.Fatal(err)
+		}
+		bk, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := remotesync.Sync(context.Background(), st, bk, "origin", "wf-1", remotesync.EngineReplayer(en)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	b.opt.StateDir, b.opt.Root = b.en.StateDir(), dir
+	return b
+}
+
+// TestTaskEventLeavesAnotherMachinesRunningTask: one of Claude Code's tasks, mirrored in and
+// set running on another machine under its claim, arrives here; this machine's session
+// completing a task of the same subject in its own list recorded that task done, past the
+// claim, to be pushed over the holder's run. It is now recorded as this session's own.
+func TestTaskEventLeavesAnotherMachinesRunningTask(t *testing.T) {
+	bare := gittest.Bare(t)
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	task := engine.ClaudeTask{SessionID: "aaaaaaaa-a", TaskID: "1", Subject: "write the parser"}
+	if _, err := a.en.RecordClaudeTask(task, false); err != nil {
+		t.Fatal(err)
+	}
+	id := "claude-aaaaaaaa-1"
+	if _, err := a.task(id, "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.push()
+	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+	if _, err := b.en.RecordClaudeTask(engine.ClaudeTask{SessionID: "bbbbbbbb-b", TaskID: "1", Subject: "write the parser"}, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := taskStatus(t, b, id); got != "running" {
+		t.Fatalf("a task event here recorded another machine's running task %s as %s", id, got)
+	}
+}
+
+// sessionStart opens the project at dir as a session of this process's client, runs before
+// (when not nil) on its state, then the read protocol as SessionStart runs it.
+func sessionStart(t *testing.T, dir string, before func(*store.Store, *engine.Engine)) *engine.Engine {
+	t.Helper()
+	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir}
+	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: dir, Actor: "test",
+		YAML: yamldoc.Codec{}, SessionID: "session-" + filepath.Base(dir), PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
+	if before != nil {
+		st, err := store.Open(en.StateDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		before(st, en)
+		st.Close()
+	}
+	en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	return en
+}
