@@ -907,18 +907,51 @@ func (s *Store) UnlistedArchives() ([]ArchiveInfo, error) {
 // directory an undone archive left because it held another's files, a half-made one) is not
 // retention's to list or remove.
 func (s *Store) anArchive(n string) bool {
-	data, err := durable.ReadFile(s.fs, archiveDir+"/"+n+"/"+WorkflowFile, strictjson.MaxSize)
-	if err != nil {
-		return false
-	}
-	m, err := readMeta(data)
-	return err == nil && m.id == archiveID(n)
+	id := s.archiveIDIn(n)
+	return id != "" && id == archiveID(n)
 }
 
 // archiveID is the workflow id an archive directory's name carries.
 func archiveID(n string) string {
 	id, _, _ := parseArchiveDir(n)
 	return id
+}
+
+// ArchiveDirOf returns the name of a directory under archive/ that holds an archive of
+// workflow id (its snapshot is a record of id), or "" when none does. It lists archive/
+// rather than reading the index, so an archive whose line the index lost, or an index too
+// large to read, does not hide it: what a start checks before it gives id to a new workflow.
+func (s *Store) ArchiveDirOf(id string) (string, error) {
+	names, err := s.fs.ReadDirNames(archiveDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", s.writeErr(archiveDir, err)
+	}
+	slices.Sort(names)
+	for _, n := range slices.Backward(names) {
+		// An id that begins with "conflict-" reads, in its directory's name, as a conflict
+		// archive of the rest.
+		if a := archiveID(n); a != "" && (a == id || "conflict-"+a == id) && s.archiveIDIn(n) == id {
+			return n, nil
+		}
+	}
+	return "", nil
+}
+
+// archiveIDIn is the workflow id of the record in directory n under archive/, or "" when it
+// holds none this Cairn reads.
+func (s *Store) archiveIDIn(n string) string {
+	data, err := durable.ReadFile(s.fs, archiveDir+"/"+n+"/"+WorkflowFile, strictjson.MaxSize)
+	if err != nil {
+		return ""
+	}
+	m, err := readMeta(data)
+	if err != nil {
+		return ""
+	}
+	return m.id
 }
 
 // ReplayIntent is the document remotesync (remotesync.IntentDoc) keeps the replay a sync cut
