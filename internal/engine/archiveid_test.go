@@ -37,16 +37,7 @@ func TestArchivedIDIsTakenWithoutItsIndexLine(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"too large to read", func(t *testing.T, file string) {
-			f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if _, err := f.WriteString(strings.Repeat(" ", 17<<20) + "\n"); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		{"too large to read", growIndex},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -64,5 +55,42 @@ func TestArchivedIDIsTakenWithoutItsIndexLine(t *testing.T) {
 				t.Fatalf("a start with the archived id apex-b: %v, %v", res, err)
 			}
 		})
+	}
+}
+
+// growIndex puts a line of 17 MiB at the front of archive/index.jsonl: too large to read whole.
+func growIndex(t *testing.T, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, append([]byte(strings.Repeat(" ", 17<<20)+"\n"), b...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// show and history of an archived workflow read its archive's directory when
+// archive/index.jsonl is too large to read, and say why the index was not used.
+func TestShowAndHistoryReadAnArchiveWhenTheIndexIsTooLarge(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-a"}))(t)
+	must(en.Archive("abandoned"))(t)
+	growIndex(t, filepath.Join(en.StateDir(), "archive", "index.jsonl"))
+	data, notices, err := en.ShowNotices("apex-a")
+	if err != nil || !strings.Contains(string(data), `"context":"kept"`) {
+		t.Fatalf("show apex-a: %s, %v", data, err)
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "too large") || !strings.Contains(notices[0], "read from its directory archive/apex-a-") {
+		t.Fatalf("show's notices: %q", notices)
+	}
+	evs, _, err := en.HistoryNotices("apex-a")
+	if err != nil || len(evs) == 0 || evs[0].Kind != "start" {
+		t.Fatalf("history apex-a: %+v, %v", evs, err)
+	}
+	// An id no archive has is still not found, and the index is named.
+	if _, err := en.Show("apex-z"); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("show apex-z: %v", err)
 	}
 }
