@@ -108,7 +108,8 @@ var ErrNotActive = errors.New("no longer the active workflow")
 // the workflow lock, so that no workflow is active afterwards. It then applies retention: the
 // newest N archives in the index's order are kept (DefaultRetention, or WithRetention), the
 // one just made always among them, and the active workflow's conflict archives a replay may
-// still be owed from too (owedConflicts), and older archive directories are removed and listed in
+// still be owed from too (owedConflicts), and the archive that records the migration of a
+// seed file still in place (seedArchives), and older archive directories are removed and listed in
 // ArchiveInfo.Pruned. That pruning is the only deletion the store ever makes; the active
 // workflow is never touched by it. A missing active workflow is a *NotFoundError.
 //
@@ -753,7 +754,8 @@ func archiveSeq(name string) (base string, n int) {
 }
 
 // prune keeps the newest s.o.retention archives and removes the others, never kept (the
-// archive just made) nor a conflict archive a replay may be owed from (owedConflicts), and
+// archive just made), a conflict archive a replay may be owed from (owedConflicts) nor the
+// archive that records the migration of a seed file still in place (seedArchives), and
 // returns the directories it removed. Newest means last in
 // archive/index.jsonl, the order archives were made in, which no clock can reorder (the time
 // in a directory's name is only the writer's clock). The index is reconciled with archive/
@@ -790,7 +792,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 	}
 	var removed []string
 	if extra := len(order) - s.o.retention; extra > 0 {
-		owed := s.owedConflicts(order)
+		owed := append(s.owedConflicts(order), s.seedArchives(order)...)
 		var keep []ArchiveInfo
 		for i, a := range order {
 			if i >= extra || a.Dir == kept || slices.Contains(owed, a.Dir) {
