@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -769,6 +770,11 @@ func (s *Store) prune(kept string) ([]string, error) {
 		return nil, s.writeErr(archiveDir, err)
 	}
 	index, damaged, err := s.readIndexLines()
+	if errors.Is(err, durable.ErrTooLarge) {
+		// No later archive can read it either: said, with the step that lets retention go on.
+		file := filepath.Join(s.dir, filepath.FromSlash(archiveIndex))
+		return nil, fmt.Errorf("%s is too large to read (%v), so the order of the archives is not known: none was removed; to let retention go on, move %s out of the state directory, and the next archive makes a new index from the archive directories", archiveIndex, err, file)
+	}
 	if err != nil {
 		// Without the index the order is unknown, and rewriting it from archive/ alone would
 		// drop what only it knows (a half-pruned directory's line): retention waits for the
