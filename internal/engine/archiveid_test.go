@@ -94,3 +94,17 @@ func TestShowAndHistoryReadAnArchiveWhenTheIndexIsTooLarge(t *testing.T) {
 		t.Fatalf("show apex-z: %v", err)
 	}
 }
+
+// A listing of every archive with archive/index.jsonl too large to read says so with the step
+// that mends it, not only the read's own words.
+func TestListAllWithAnIndexTooLargeGivesTheStep(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-a"}))(t)
+	must(en.Archive("abandoned"))(t)
+	index := filepath.Join(en.StateDir(), "archive", "index.jsonl")
+	growIndex(t, index)
+	if _, err := en.List(); err == nil || !strings.Contains(err.Error(), "move "+index+" out of the state directory") {
+		t.Fatalf("list: %v", err)
+	}
+}

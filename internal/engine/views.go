@@ -260,7 +260,7 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 			return nil, nil, "", "", err
 		}
 		archives = []store.ArchiveInfo{{Dir: dir, WorkflowID: id}}
-		notice = fmt.Sprintf("%v: %s was read from its directory archive/%s", err, id, dir)
+		notice = fmt.Sprintf("%s was read from its directory archive/%s: %v", id, dir, err)
 	}
 	if !slices.ContainsFunc(archives, func(a store.ArchiveInfo) bool { return a.WorkflowID == id || a.Dir == id }) {
 		// Not in the index: an archive directory it does not name is on record all the same.

@@ -772,8 +772,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 	index, damaged, err := s.readIndexLines()
 	if errors.Is(err, durable.ErrTooLarge) {
 		// No later archive can read it either: said, with the step that lets retention go on.
-		file := filepath.Join(s.dir, filepath.FromSlash(archiveIndex))
-		return nil, fmt.Errorf("%s is too large to read (%v), so the order of the archives is not known: none was removed; to let retention go on, move %s out of the state directory, and the next archive makes a new index from the archive directories", archiveIndex, err, file)
+		return nil, fmt.Errorf("the order of the archives is not known, so none was removed: %w", s.indexErr(err))
 	}
 	if err != nil {
 		// Without the index the order is unknown, and rewriting it from archive/ alone would
@@ -1078,6 +1077,9 @@ func (s *Store) ListArchives() ([]ArchiveInfo, error) {
 func (s *Store) indexErr(err error) error {
 	if s.dirInTheWay(archiveDir) != nil {
 		return s.readErr("the archive index", archiveIndex, err) // archive/ is what is in the way
+	}
+	if errors.Is(err, durable.ErrTooLarge) {
+		return fmt.Errorf("%s is too large to read (%w): move %s out of the state directory, and the next archive makes a new index from the archive directories", archiveIndex, err, filepath.Join(s.dir, filepath.FromSlash(archiveIndex)))
 	}
 	return fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
 }
