@@ -108,3 +108,24 @@ func TestListAllWithAnIndexTooLargeGivesTheStep(t *testing.T) {
 		t.Fatalf("list: %v", err)
 	}
 }
+
+// A workflow whose id begins with "conflict-" has an archive directory whose name reads as a
+// conflict archive of the rest of its id. With the index's line for it lost, it is found all
+// the same: listed, shown, and not taken for a directory that is no archive.
+func TestArchiveOfAnIDThatBeginsWithConflict(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "odd", WorkflowID: "conflict-a"}))(t)
+	must(en.Archive("abandoned"))(t)
+	if err := os.Remove(filepath.Join(en.StateDir(), "archive", "index.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	data, err := en.Show("conflict-a")
+	if err != nil || !strings.Contains(string(data), `"context":"odd"`) {
+		t.Fatalf("show conflict-a: %s, %v", data, err)
+	}
+	list := must(en.List())(t)
+	if len(list) != 1 || list[0].WorkflowID != "conflict-a" || list[0].Status != "abandoned" {
+		t.Fatalf("list: %+v", list)
+	}
+}

@@ -762,7 +762,7 @@ func archiveSeq(name string) (base string, n int) {
 // in a directory's name is only the writer's clock). The index is reconciled with archive/
 // first: a line whose directory is gone is dropped; an archive directory the index lacks is
 // added as older than every indexed one. A directory whose snapshot is not a record of the
-// workflow its name carries is not an archive (anArchive; a half-made one is finishArchive's)
+// workflow its name carries is not an archive (archivedID; a half-made one is finishArchive's)
 // and is left alone.
 func (s *Store) prune(kept string) ([]string, error) {
 	names, err := s.fs.ReadDirNames(archiveDir)
@@ -824,7 +824,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 // order is the index's archives whose directories are there, a line whose directory is gone
 // pointed at an unnamed one of its workflow when there is exactly one (a copied project, a
 // hand-made fix), and changed says it differs from the index; missing are the other archive
-// directories no line names, oldest first by their names. Only an archive (anArchive) is
+// directories no line names, oldest first by their names. Only an archive (archivedID) is
 // missing: a line pointed at any other directory would list it and let retention remove what
 // it holds.
 func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing []ArchiveInfo, changed bool) {
@@ -839,9 +839,14 @@ func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing [
 		listed[a.Dir] = true
 	}
 	unlisted := map[string][]string{}
+	ids := map[string]string{} // an unlisted archive's workflow id
 	for n := range onDisk {
-		if !listed[n] && s.anArchive(n) {
-			unlisted[archiveID(n)] = append(unlisted[archiveID(n)], n)
+		if listed[n] {
+			continue
+		}
+		if id := s.archivedID(n); id != "" {
+			ids[n] = id
+			unlisted[id] = append(unlisted[id], n)
 		}
 	}
 	inIndex := map[string]bool{}
@@ -862,12 +867,12 @@ func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing [
 		order = append(order, a)
 	}
 	for n := range onDisk {
-		if inIndex[n] || !slices.Contains(unlisted[archiveID(n)], n) {
+		if inIndex[n] || !slices.Contains(unlisted[ids[n]], n) {
 			continue
 		}
-		a := ArchiveInfo{Dir: n, Reason: "unknown"}
-		a.WorkflowID, a.At, _ = parseArchiveDir(n)
-		if strings.HasPrefix(n, "conflict-") {
+		a := ArchiveInfo{Dir: n, WorkflowID: ids[n], Reason: "unknown"}
+		_, a.At, _ = parseArchiveDir(n)
+		if strings.HasPrefix(n, "conflict-"+a.WorkflowID+"-") {
 			a.Reason = "conflict"
 		}
 		if m, ok := s.readArchiveInfo(archiveDir + "/" + n); ok && m.Reason != "" {
@@ -909,13 +914,25 @@ func (s *Store) UnlistedArchives() ([]ArchiveInfo, error) {
 	return missing, nil
 }
 
-// anArchive says whether directory n under archive/, which the index does not name, is an
-// archive: its snapshot is a record of the workflow its name carries. Anything else there (a
-// directory an undone archive left because it held another's files, a half-made one) is not
-// retention's to list or remove.
-func (s *Store) anArchive(n string) bool {
-	id := s.archiveIDIn(n)
-	return id != "" && id == archiveID(n)
+// archivedID is the workflow id of the archive in directory n under archive/, which the index
+// may not name: its snapshot's, when n's name carries it (an id that begins with "conflict-"
+// reads, in the name, as a conflict archive of the rest). "" when n is no archive: anything
+// else there (a directory an undone archive left because it held another's files, a half-made
+// one) is not retention's to list or remove.
+func (s *Store) archivedID(n string) string {
+	a := archiveID(n)
+	if a == "" {
+		return ""
+	}
+	data, err := durable.ReadFile(s.fs, archiveDir+"/"+n+"/"+WorkflowFile, strictjson.MaxSize)
+	if err != nil {
+		return ""
+	}
+	m, err := readMeta(data)
+	if err == nil && (m.id == a || m.id == "conflict-"+a && strings.HasPrefix(n, m.id+"-")) {
+		return m.id
+	}
+	return ""
 }
 
 // archiveID is the workflow id an archive directory's name carries.
@@ -938,27 +955,11 @@ func (s *Store) ArchiveDirOf(id string) (string, error) {
 	}
 	slices.Sort(names)
 	for _, n := range slices.Backward(names) {
-		// An id that begins with "conflict-" reads, in its directory's name, as a conflict
-		// archive of the rest.
-		if a := archiveID(n); a != "" && (a == id || "conflict-"+a == id) && s.archiveIDIn(n) == id {
+		if a := archiveID(n); (a == id || "conflict-"+a == id) && s.archivedID(n) == id {
 			return n, nil
 		}
 	}
 	return "", nil
-}
-
-// archiveIDIn is the workflow id of the record in directory n under archive/, or "" when it
-// holds none this Cairn reads.
-func (s *Store) archiveIDIn(n string) string {
-	data, err := durable.ReadFile(s.fs, archiveDir+"/"+n+"/"+WorkflowFile, strictjson.MaxSize)
-	if err != nil {
-		return ""
-	}
-	m, err := readMeta(data)
-	if err != nil {
-		return ""
-	}
-	return m.id
 }
 
 // ReplayIntent is the document remotesync (remotesync.IntentDoc) keeps the replay a sync cut
