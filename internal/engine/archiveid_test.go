@@ -58,6 +58,16 @@ func TestArchivedIDIsTakenWithoutItsIndexLine(t *testing.T) {
 	}
 }
 
+// archivedOne opens a new env as session s1, starts an apex workflow id with context there and
+// archives it (abandoned); it returns the engine and the path of archive/index.jsonl.
+func archivedOne(t *testing.T, id, context string) (*engine.Engine, string) {
+	t.Helper()
+	en := newEnv(t).open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: context, WorkflowID: id}))(t)
+	must(en.Archive("abandoned"))(t)
+	return en, filepath.Join(en.StateDir(), "archive", "index.jsonl")
+}
+
 // growIndex puts a line of 17 MiB at the front of archive/index.jsonl: too large to read whole.
 func growIndex(t *testing.T, file string) {
 	t.Helper()
@@ -73,11 +83,8 @@ func growIndex(t *testing.T, file string) {
 // show and history of an archived workflow read its archive's directory when
 // archive/index.jsonl is too large to read, and say why the index was not used.
 func TestShowAndHistoryReadAnArchiveWhenTheIndexIsTooLarge(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-a"}))(t)
-	must(en.Archive("abandoned"))(t)
-	growIndex(t, filepath.Join(en.StateDir(), "archive", "index.jsonl"))
+	en, index := archivedOne(t, "apex-a", "kept")
+	growIndex(t, index)
 	data, notices, err := en.ShowNotices("apex-a")
 	if err != nil || !strings.Contains(string(data), `"context":"kept"`) {
 		t.Fatalf("show apex-a: %s, %v", data, err)
@@ -98,11 +105,7 @@ func TestShowAndHistoryReadAnArchiveWhenTheIndexIsTooLarge(t *testing.T) {
 // A listing of every archive with archive/index.jsonl too large to read says so with the step
 // that mends it, not only the read's own words.
 func TestListAllWithAnIndexTooLargeGivesTheStep(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-a"}))(t)
-	must(en.Archive("abandoned"))(t)
-	index := filepath.Join(en.StateDir(), "archive", "index.jsonl")
+	en, index := archivedOne(t, "apex-a", "kept")
 	growIndex(t, index)
 	if _, err := en.List(); err == nil || !strings.Contains(err.Error(), "move "+index+" out of the state directory") {
 		t.Fatalf("list: %v", err)
@@ -113,11 +116,8 @@ func TestListAllWithAnIndexTooLargeGivesTheStep(t *testing.T) {
 // conflict archive of the rest of its id. With the index's line for it lost, it is found all
 // the same: listed, shown, and not taken for a directory that is no archive.
 func TestArchiveOfAnIDThatBeginsWithConflict(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "odd", WorkflowID: "conflict-a"}))(t)
-	must(en.Archive("abandoned"))(t)
-	if err := os.Remove(filepath.Join(en.StateDir(), "archive", "index.jsonl")); err != nil {
+	en, index := archivedOne(t, "conflict-a", "odd")
+	if err := os.Remove(index); err != nil {
 		t.Fatal(err)
 	}
 	data, err := en.Show("conflict-a")
