@@ -134,9 +134,10 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	if r.Status == workflow.StatusActive {
+	if r.Status == workflow.StatusActive || r.Status == workflow.StatusArchived {
 		// An archive keeps a record as it was (abandoned, the other copy of a conflict): its
-		// status still says active, the archive index says what it is now.
+		// status still says active, or archived for one a start replaced; the archive index
+		// says what it is now, as cairn list and cairn history say it.
 		switch reason, _ := e.ArchivedAs(id); reason {
 		case "":
 		case "archived": // no reason given: said once

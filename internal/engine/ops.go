@@ -522,12 +522,20 @@ func (e *Engine) abandonLeft(old *workflow.Record) (warning string, wrote bool) 
 
 // idTaken refuses an id given for a new workflow that an archived workflow has (workflow.Start
 // refuses the active one's): its journal, `cairn show ID` and, with sharing on, the remote's
-// line for that id (refs/cairn/wf/<id>) belong to that workflow. An unreadable archive index
-// does not stop a start.
+// line for that id (refs/cairn/wf/<id>) belong to that workflow. The archive's directory
+// decides, whether or not archive/index.jsonl lists it (an index lost, cut short or too large
+// to read); an index line whose directory is gone still does. An archive/ that cannot be
+// listed does not stop a start.
 func (e *Engine) idTaken(id string) error {
-	archives, _ := e.st.ListArchives()
-	if i := slices.IndexFunc(archives, func(a store.ArchiveInfo) bool { return a.WorkflowID == id }); i >= 0 {
-		return fmt.Errorf("starting a workflow: id %s is an archived workflow's (archive/%s); %s", id, archives[i].Dir, GiveAnID)
+	dir, _ := e.st.ArchiveDirOf(id)
+	if dir == "" {
+		archives, _ := e.st.ListArchives()
+		if i := slices.IndexFunc(archives, func(a store.ArchiveInfo) bool { return a.WorkflowID == id }); i >= 0 {
+			dir = archives[i].Dir
+		}
+	}
+	if dir != "" {
+		return fmt.Errorf("starting a workflow: id %s is an archived workflow's (archive/%s); %s", id, dir, GiveAnID)
 	}
 	return nil
 }

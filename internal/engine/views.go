@@ -253,7 +253,14 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 	}
 	archives, err := e.st.ListArchives()
 	if err != nil {
-		return nil, nil, "", "", err
+		// The index cannot be read (too large, damaged): the archive's directory is found
+		// without it.
+		dir, _ := e.st.ArchiveDirOf(id)
+		if dir == "" {
+			return nil, nil, "", "", err
+		}
+		archives = []store.ArchiveInfo{{Dir: dir, WorkflowID: id}}
+		notice = fmt.Sprintf("%s was read from its directory archive/%s: %v", id, dir, err)
 	}
 	if !slices.ContainsFunc(archives, func(a store.ArchiveInfo) bool { return a.WorkflowID == id || a.Dir == id }) {
 		// Not in the index: an archive directory it does not name is on record all the same.

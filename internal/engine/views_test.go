@@ -712,11 +712,7 @@ func TestStopWithL2StateLostDoesNotReadTheSealedJournal(t *testing.T) {
 // hide an older archive of the same workflow, which show and history read, saying which newer
 // directory is missing; with none, they say so, not that the archive they name is "not found".
 func TestShowOfAnArchiveWhoseDirectoryIsGone(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "archived twice", WorkflowID: "apex-twice"}))(t)
-	must(en.Archive("abandoned"))(t)
-	index := filepath.Join(en.StateDir(), "archive", "index.jsonl")
+	en, index := archivedOne(t, "apex-twice", "archived twice")
 	line := must(os.ReadFile(index))(t)
 	var a map[string]any
 	if err := json.Unmarshal(line, &a); err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,7 +109,8 @@ var ErrNotActive = errors.New("no longer the active workflow")
 // the workflow lock, so that no workflow is active afterwards. It then applies retention: the
 // newest N archives in the index's order are kept (DefaultRetention, or WithRetention), the
 // one just made always among them, and the active workflow's conflict archives a replay may
-// still be owed from too (owedConflicts), and older archive directories are removed and listed in
+// still be owed from too (owedConflicts), and the archive that records the migration of a
+// seed file still in place (seedArchives), and older archive directories are removed and listed in
 // ArchiveInfo.Pruned. That pruning is the only deletion the store ever makes; the active
 // workflow is never touched by it. A missing active workflow is a *NotFoundError.
 //
@@ -753,13 +755,14 @@ func archiveSeq(name string) (base string, n int) {
 }
 
 // prune keeps the newest s.o.retention archives and removes the others, never kept (the
-// archive just made) nor a conflict archive a replay may be owed from (owedConflicts), and
+// archive just made), a conflict archive a replay may be owed from (owedConflicts) nor the
+// archive that records the migration of a seed file still in place (seedArchives), and
 // returns the directories it removed. Newest means last in
 // archive/index.jsonl, the order archives were made in, which no clock can reorder (the time
 // in a directory's name is only the writer's clock). The index is reconciled with archive/
 // first: a line whose directory is gone is dropped; an archive directory the index lacks is
 // added as older than every indexed one. A directory whose snapshot is not a record of the
-// workflow its name carries is not an archive (anArchive; a half-made one is finishArchive's)
+// workflow its name carries is not an archive (archivedID; a half-made one is finishArchive's)
 // and is left alone.
 func (s *Store) prune(kept string) ([]string, error) {
 	names, err := s.fs.ReadDirNames(archiveDir)
@@ -767,6 +770,10 @@ func (s *Store) prune(kept string) ([]string, error) {
 		return nil, s.writeErr(archiveDir, err)
 	}
 	index, damaged, err := s.readIndexLines()
+	if errors.Is(err, durable.ErrTooLarge) {
+		// No later archive can read it either: said, with the step that lets retention go on.
+		return nil, fmt.Errorf("the order of the archives is not known, so none was removed: %w", s.indexErr(err))
+	}
 	if err != nil {
 		// Without the index the order is unknown, and rewriting it from archive/ alone would
 		// drop what only it knows (a half-pruned directory's line): retention waits for the
@@ -790,7 +797,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 	}
 	var removed []string
 	if extra := len(order) - s.o.retention; extra > 0 {
-		owed := s.owedConflicts(order)
+		owed := append(s.owedConflicts(order), s.seedArchives(order)...)
 		var keep []ArchiveInfo
 		for i, a := range order {
 			if i >= extra || a.Dir == kept || slices.Contains(owed, a.Dir) {
@@ -817,7 +824,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 // order is the index's archives whose directories are there, a line whose directory is gone
 // pointed at an unnamed one of its workflow when there is exactly one (a copied project, a
 // hand-made fix), and changed says it differs from the index; missing are the other archive
-// directories no line names, oldest first by their names. Only an archive (anArchive) is
+// directories no line names, oldest first by their names. Only an archive (archivedID) is
 // missing: a line pointed at any other directory would list it and let retention remove what
 // it holds.
 func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing []ArchiveInfo, changed bool) {
@@ -832,9 +839,14 @@ func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing [
 		listed[a.Dir] = true
 	}
 	unlisted := map[string][]string{}
+	ids := map[string]string{} // an unlisted archive's workflow id
 	for n := range onDisk {
-		if !listed[n] && s.anArchive(n) {
-			unlisted[archiveID(n)] = append(unlisted[archiveID(n)], n)
+		if listed[n] {
+			continue
+		}
+		if id := s.archivedID(n); id != "" {
+			ids[n] = id
+			unlisted[id] = append(unlisted[id], n)
 		}
 	}
 	inIndex := map[string]bool{}
@@ -855,12 +867,12 @@ func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing [
 		order = append(order, a)
 	}
 	for n := range onDisk {
-		if inIndex[n] || !slices.Contains(unlisted[archiveID(n)], n) {
+		if inIndex[n] || !slices.Contains(unlisted[ids[n]], n) {
 			continue
 		}
-		a := ArchiveInfo{Dir: n, Reason: "unknown"}
-		a.WorkflowID, a.At, _ = parseArchiveDir(n)
-		if strings.HasPrefix(n, "conflict-") {
+		a := ArchiveInfo{Dir: n, WorkflowID: ids[n], Reason: "unknown"}
+		_, a.At, _ = parseArchiveDir(n)
+		if strings.HasPrefix(n, "conflict-"+a.WorkflowID+"-") {
 			a.Reason = "conflict"
 		}
 		if m, ok := s.readArchiveInfo(archiveDir + "/" + n); ok && m.Reason != "" {
@@ -902,23 +914,52 @@ func (s *Store) UnlistedArchives() ([]ArchiveInfo, error) {
 	return missing, nil
 }
 
-// anArchive says whether directory n under archive/, which the index does not name, is an
-// archive: its snapshot is a record of the workflow its name carries. Anything else there (a
-// directory an undone archive left because it held another's files, a half-made one) is not
-// retention's to list or remove.
-func (s *Store) anArchive(n string) bool {
+// archivedID is the workflow id of the archive in directory n under archive/, which the index
+// may not name: its snapshot's, when n's name carries it (an id that begins with "conflict-"
+// reads, in the name, as a conflict archive of the rest). "" when n is no archive: anything
+// else there (a directory an undone archive left because it held another's files, a half-made
+// one) is not retention's to list or remove.
+func (s *Store) archivedID(n string) string {
+	a := archiveID(n)
+	if a == "" {
+		return ""
+	}
 	data, err := durable.ReadFile(s.fs, archiveDir+"/"+n+"/"+WorkflowFile, strictjson.MaxSize)
 	if err != nil {
-		return false
+		return ""
 	}
 	m, err := readMeta(data)
-	return err == nil && m.id == archiveID(n)
+	if err == nil && (m.id == a || m.id == "conflict-"+a && strings.HasPrefix(n, m.id+"-")) {
+		return m.id
+	}
+	return ""
 }
 
 // archiveID is the workflow id an archive directory's name carries.
 func archiveID(n string) string {
 	id, _, _ := parseArchiveDir(n)
 	return id
+}
+
+// ArchiveDirOf returns the name of a directory under archive/ that holds an archive of
+// workflow id (its snapshot is a record of id), or "" when none does. It lists archive/
+// rather than reading the index, so an archive whose line the index lost, or an index too
+// large to read, does not hide it: what a start checks before it gives id to a new workflow.
+func (s *Store) ArchiveDirOf(id string) (string, error) {
+	names, err := s.fs.ReadDirNames(archiveDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", s.writeErr(archiveDir, err)
+	}
+	slices.Sort(names)
+	for _, n := range slices.Backward(names) {
+		if a := archiveID(n); (a == id || "conflict-"+a == id) && s.archivedID(n) == id {
+			return n, nil
+		}
+	}
+	return "", nil
 }
 
 // ReplayIntent is the document remotesync (remotesync.IntentDoc) keeps the replay a sync cut
@@ -1037,6 +1078,9 @@ func (s *Store) ListArchives() ([]ArchiveInfo, error) {
 func (s *Store) indexErr(err error) error {
 	if s.dirInTheWay(archiveDir) != nil {
 		return s.readErr("the archive index", archiveIndex, err) // archive/ is what is in the way
+	}
+	if errors.Is(err, durable.ErrTooLarge) {
+		return fmt.Errorf("%s is too large to read (%w): move %s out of the state directory, and the next archive makes a new index from the archive directories", archiveIndex, err, filepath.Join(s.dir, filepath.FromSlash(archiveIndex)))
 	}
 	return fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
 }

@@ -3,6 +3,7 @@
 package store_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +64,49 @@ func TestSubdirectoryInPlaceReads(t *testing.T) {
 				for _, f := range []string{"plan.json", "events.jsonl"} {
 					if b, err := os.ReadFile(filepath.Join(elsewhere, f)); err != nil || string(b) != "{\"a\":1}\n" {
 						t.Errorf("%s: %s outside changed: %q, %v", op.op, f, b, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSealedJournalDirectoryInPlace: with a symlink or a file where a journal's sealed segments
+// belong (journal/<id>.sealed, or an archive's journal.sealed), history's read gave the file
+// system's words ("openat journal/wf-1.sealed: path escapes from parent"). It now says what is
+// in the directory's place and to move it out, as a journal file's read does.
+func TestSealedJournalDirectoryInPlace(t *testing.T) {
+	for _, kind := range []string{"a symlink", "a file"} {
+		for _, archived := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/archived=%v", kind, archived), func(t *testing.T) {
+				s, dir := newStore(t)
+				if _, err := s.UpdateWorkflow(setNext("wf-1", "analyze")); err != nil {
+					t.Fatal(err)
+				}
+				sealed := "journal/wf-1.sealed"
+				read := func() error { _, err := s.ReadJournal("wf-1"); return err }
+				if archived {
+					info, err := s.ArchiveIf("abandoned", "")
+					if err != nil {
+						t.Fatal(err)
+					}
+					sealed = "archive/" + info.Dir + "/journal.sealed"
+					read = func() error { _, err := s.ReadArchiveJournal(info.Dir); return err }
+				}
+				place := filepath.Join(dir, filepath.FromSlash(sealed))
+				var err error
+				if kind == "a symlink" {
+					err = os.Symlink(t.TempDir(), place)
+				} else {
+					err = os.WriteFile(place, []byte("notes\n"), 0o600)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := read()
+				for _, want := range []string{kind + " is in the place of its directory " + sealed + "/", "move " + place + " out of the state directory"} {
+					if got == nil || !strings.Contains(got.Error(), want) {
+						t.Errorf("%v, want it to say %q", got, want)
 					}
 				}
 			})

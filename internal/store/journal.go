@@ -357,7 +357,9 @@ func (s *Store) readJournalBack(file, id string, far func([]Record) bool) (Journ
 	}
 	segs, err := s.segments(file)
 	if err != nil {
-		return Journal{}, fmt.Errorf("reading the sealed journal of %s in %s: %w", id, s.dir, err)
+		// Named as a path in it, so that readErr names what is in the segments' directory's
+		// place (a symlink out of the state directory, a file) with its step.
+		return Journal{}, s.readErr("the sealed journal of "+id, sealedDir(file)+"/", err)
 	}
 	if missing && len(segs) == 0 {
 		return Journal{}, &NotFoundError{What: "journal", Name: id}

@@ -490,17 +490,49 @@ func (s *Store) migratedFrom(root string, l Legacy) (int64, bool) {
 		}
 	}
 	archives, _ := s.ListArchives()
+	_, rev, ok := s.migrationArchive(root, l, m.id, archives)
+	return rev, ok
+}
+
+// migrationArchive returns the first of archives whose journal holds the migration of exactly
+// the seed file l, of workflow id, and that migration's revision (see migratedFrom).
+func (s *Store) migrationArchive(root string, l Legacy, id string, archives []ArchiveInfo) (dir string, rev int64, ok bool) {
 	for _, a := range archives {
-		if a.WorkflowID != m.id {
+		if a.WorkflowID != id {
 			continue
 		}
 		if j, err := s.ReadArchiveJournal(a.Dir); err == nil {
 			if rev, ok := s.holdsMigration(root, j, l); ok {
-				return rev, true
+				return a.Dir, rev, true
 			}
 		}
 	}
-	return 0, false
+	return "", 0, false
+}
+
+// seedArchives returns the directories, among order, of the archives that are all that records
+// the migration of a seed file still in place (its directory could not be written): without
+// them, the next read would migrate that file again and bring its ended workflow back.
+func (s *Store) seedArchives(order []ArchiveInfo) []string {
+	var kept, seen []string
+	for {
+		root, name, ok := s.findLegacy(seen...)
+		if !ok {
+			return kept
+		}
+		seen = append(seen, name)
+		l, err := s.readLegacy(root, name, s.o.now())
+		if err != nil {
+			continue
+		}
+		m, err := readMeta(l.Record)
+		if err != nil {
+			continue
+		}
+		if dir, _, ok := s.migrationArchive(root, l, m.id, order); ok {
+			kept = append(kept, dir)
+		}
+	}
 }
 
 // holdsMigration reports whether journal j holds the migration of exactly the seed file l, and

@@ -40,3 +40,35 @@ func TestSeedFileLeftInPlaceNotMigratedAgain(t *testing.T) {
 		t.Fatalf("the seed file is not kept as it was: %v", err)
 	}
 }
+
+// TestSeedFileLeftInPlaceOutlivesRetention: retention keeps the archive whose journal holds
+// the migration of a seed file still in place (its directory cannot be written), however many
+// archives come after it: removing it, as it did, left nothing on record of that migration,
+// and the next read migrated the seed file again, bringing back the ended workflow.
+func TestSeedFileLeftInPlaceOutlivesRetention(t *testing.T) {
+	dir, root, _ := seedProject(t, "seed001/apex-implement.json")
+	s := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow)), store.WithRetention(1), store.WithProjectFS(noWrites{openDir(t, root)}))
+	w, err := s.ReadWorkflow()
+	if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
+		t.Fatalf("migration: %+v %v", w.Notices, err)
+	}
+	seeded := w.ID
+	if _, err := s.Archive("completed"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"apex-next", "apex-later"} {
+		if _, err := s.UpdateWorkflow(setNext(id, "analyze")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Archive("completed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after retention: %s %+v %v; want no active workflow", again.ID, again.Notices, err)
+	}
+	archives, err := s.ListArchives()
+	if err != nil || len(archives) != 2 || archives[0].WorkflowID != "apex-later" || archives[1].WorkflowID != seeded {
+		t.Fatalf("archives kept: %+v %v; want apex-later and %s", archives, err, seeded)
+	}
+}
