@@ -146,12 +146,21 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 			r.Status = workflow.Status(reason + ", archived")
 		}
 	}
-	writeRecord(a.stdout, r)
+	// The phase cairn approve would approve, if any: as it does, the definition that loads
+	// now decides (a gate taken out of it since waits for nothing); without one, the request
+	// on record.
+	waits := ""
+	if r.Status == workflow.StatusActive {
+		def, _ := e.Definition(r.Type)
+		waits, _ = workflow.Awaiting(def, r)
+	}
+	writeRecord(a.stdout, r, waits)
 	return nil
 }
 
-// writeRecord renders a workflow record for a person.
-func writeRecord(w io.Writer, r *workflow.Record) {
+// writeRecord renders a workflow record for a person; waits names the approval phase that
+// waits for a person's yes ("" for none).
+func writeRecord(w io.Writer, r *workflow.Record, waits string) {
 	field := func(name, v string) {
 		if v != "" && v != "-" {
 			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(secrets.Shown(v)))
@@ -226,7 +235,6 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 			return fmt.Sprintf("%s %s: %s", v.Code, v.Severity, v.Details)
 		})
 	}
-	waits, _ := workflow.PendingApproval(r) // the phase cairn approve would approve, if any
 	list(w, "Approvals", len(r.Approvals), func(i int) string {
 		a := r.Approvals[i]
 		switch {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -405,5 +406,33 @@ func TestCompleteInAGateTheDefinitionLostNeedsAYes(t *testing.T) {
 			must(e.open("cli").Approve("ok"))(t) // a repeat changes nothing
 			must(e.open("s1").Complete("shipped"))(t)
 		})
+	}
+}
+
+// cairn approve where nothing waits is refused with the one step that follows: where the
+// type has approval phases, to run it once cairn status says one waits; where it has none,
+// that nothing in it ever waits (running it again would be refused again).
+func TestApproveWhereNothingWaitsSaysTheStep(t *testing.T) {
+	for _, c := range []struct {
+		typ  string
+		via  []string
+		want string
+	}{
+		{"apex", []string{"plan", "implement"}, "is in phase implement, which waits for no approval; nothing was changed: run cairn approve once `cairn status` says a phase waits for a person's approval"},
+		{"debug", nil, "is in phase troubleshoot, which waits for no approval; nothing was changed: type debug has no approval phases, so nothing in it waits for one"},
+	} {
+		e := newEnv(t)
+		must(e.open("s1").Start(engine.StartRequest{Type: c.typ, Context: "approve where nothing waits"}))(t)
+		for _, p := range c.via {
+			if p == "implement" {
+				must(e.open("cli").Approve(""))(t)
+			}
+			must(e.open("s1").Transition(engine.TransitionRequest{To: p}))(t)
+		}
+		e.clock.Add(time.Hour) // not a repeat of the yes just given (approvedThenLeft)
+		_, err := e.open("cli").Approve("")
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant it to end %s", c.typ, err, c.want)
+		}
 	}
 }

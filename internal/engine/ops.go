@@ -964,10 +964,10 @@ func (e *Engine) complete(outcome string, person bool, ap *workflow.Approval, fo
 // approve [NOTE]`); the agent may then leave the phase. Approving it again changes nothing
 // and says when and by whom it was approved.
 func (e *Engine) Approve(note string) (*Result, error) {
-	var left *workflow.Approval // the approval this repeats, of a phase the workflow has left since
-	var defErr error            // why the type has no definition: the workflow cannot move yet
+	var left *workflow.Approval  // the approval this repeats, of a phase the workflow has left since
+	var defErr error             // why the type has no definition: the workflow cannot move yet
+	var def *workflow.Definition // without it, only a request on record can be approved
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
-		var def *workflow.Definition // without it, only a request on record can be approved
 		def, defErr = e.definitionFor(cur)
 		res, err := workflow.Approve(def, cur, workflow.ApprovalCLI, note, e.now(), e.actor())
 		if err != nil {
@@ -977,6 +977,13 @@ func (e *Engine) Approve(note string) (*Result, error) {
 		}
 		return res, err
 	}), note)
+	if errors.Is(err, workflow.ErrNothingWaits) {
+		// The person's step: approving again is refused again until a phase waits.
+		if def != nil && len(def.Approvals) == 0 {
+			return nil, fmt.Errorf("%w: type %s has no approval phases, so nothing in it waits for one", err, def.Name)
+		}
+		return nil, fmt.Errorf("%w: run cairn approve once `cairn status` says a phase waits for a person's approval", err)
+	}
 	if err != nil {
 		return nil, err
 	}

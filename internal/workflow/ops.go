@@ -653,8 +653,13 @@ func (e *ApprovalError) Error() string {
 // starts (the agent's Bash tool, the hooks), where the agent could run it too.
 const OwnTerminal = "in a terminal of their own (not through Claude Code, where it is refused)"
 
+// ErrNothingWaits is why Approve refuses a phase that waits for no approval. It names no
+// step: the caller that asked a person adds it.
+var ErrNothingWaits = errors.New("waits for no approval")
+
 // Approve records a person's yes to the approval the current phase waits for (Awaiting). A
-// phase approved already is no change; it is refused when the phase waits for none.
+// phase approved already is no change; it is refused when the phase waits for none
+// (ErrNothingWaits).
 func Approve(def *Definition, r *Record, source, note string, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
@@ -664,7 +669,7 @@ func Approve(def *Definition, r *Record, source, note string, now time.Time, by 
 		if approved(r, r.State) && (def == nil || !def.HasPhase(r.State) || def.IsGate(r.State)) {
 			return unchanged(r), nil // approved already: a repeat changes nothing
 		}
-		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)
+		return Result{}, fmt.Errorf("workflow %s is in phase %s, which %w; nothing was changed", r.WorkflowID, r.State, ErrNothingWaits)
 	}
 	if err := textFits("the approval's note", textsafe.OneLine(note), maxNoteRunes); err != nil {
 		return Result{}, fmt.Errorf("phase %s not approved: %w", p, err)

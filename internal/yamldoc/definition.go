@@ -23,11 +23,16 @@ import (
 )
 
 // stringList accepts a YAML sequence of strings or a single string. (yaml.v3 never hands a
-// null to an unmarshaler: it leaves the list nil.)
+// null to an unmarshaler: it leaves the list nil.) A single string with a ',' in it is a list
+// written without brackets ("phases: a, b"), which YAML reads as one string: no name holds a
+// ',', so it is refused as that, with the line (in the form yamlErrLine reads).
 type stringList []string
 
 func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
+		if strings.Contains(n.Value, ",") && !strings.ContainsAny(n.Value, "\r\n") {
+			return fmt.Errorf("line %d: %q is one item, and no name holds a ',': to list several, write them in brackets, [%s]", n.Line, n.Value, n.Value)
+		}
 		*l = stringList{n.Value}
 		return nil
 	}

@@ -281,3 +281,26 @@ func TestDefinitionErrorsDoNotRepeatSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A list written as one line without brackets ("phases: a, b, c") is one YAML string, so it
+// reads as one name: the refusal says so, and how to write the list, rather than that the
+// name must be lowercase letters (which it is) or is not among the phases.
+func TestParseDefinitionExplainsAListWithoutBrackets(t *testing.T) {
+	const want = `front matter: "%s" is one item, and no name holds a ',': to list several, write them in brackets, [%[1]s]`
+	for _, c := range []struct {
+		front string
+		line  int
+		item  string
+	}{
+		{"phases: a, b, c", 2, "a, b, c"},
+		{"phases: [a, b, c]\nterminal: b, c\ntransitions: {a: [b, c]}", 3, "b, c"},
+		{"phases: [a, b, c]\napprovals: a, b", 3, "a, b"},
+		{"phases: [a, b, c]\ntransitions:\n  a: b, c\n  b: [c]", 4, "b, c"},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("t.md", []byte("---\n"+c.front+"\n---\n"))
+		de, ok := errors.AsType[*workflow.DefinitionError](err)
+		if !ok || de.Line != c.line || de.Reason != fmt.Sprintf(want, c.item) {
+			t.Errorf("%q: %v\nwant line %d: %s", c.front, err, c.line, fmt.Sprintf(want, c.item))
+		}
+	}
+}
