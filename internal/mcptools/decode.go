@@ -75,17 +75,19 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	}
 	// One pass checks the arguments and gathers what the secret scan needs (below).
 	spans, err := argsLimits.AppendSpans(nil, raw, nil)
-	outOfRange := false // a number beyond float64: the argument holding it is named below
+	// A rule broken inside one argument's value (a number beyond float64, a key twice, too
+	// deep): the argument holding it is named below.
+	var inValue *strictjson.Error
 	if err != nil {
 		if f := secrets.InRefusal(raw, err); f != nil {
 			return fail(f.Error())
 		}
 		je, ok := errors.AsType[*strictjson.Error](err)
 		switch {
-		case ok && je.Kind == strictjson.NumberRange:
-			outOfRange = true
+		case ok && (je.Kind == strictjson.NumberRange || je.Kind == strictjson.DuplicateKey || je.Kind == strictjson.TooDeep):
+			inValue = je
 		case ok:
-			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset))
+			return fail(wholeProblem(je))
 		default:
 			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%v); send one JSON object", err))
 		}
@@ -116,6 +118,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	}
 
 	out := make(args, len(spec.fields))
+	named := false // an argument was named for inValue
 	for i := range spec.fields {
 		f := &spec.fields[i]
 		v, ok := m[f.name]
@@ -126,8 +129,9 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 			continue
 		}
 		val, problem := f.decode(v)
-		if problem == "" && outOfRange && argsLimits.Check(v) != nil {
-			problem = fmt.Sprintf("argument %q %s", f.name, beyondFloat)
+		if problem == "" && inValue != nil {
+			problem = valueProblem(f.name, v)
+			named = named || problem != ""
 		}
 		if problem != "" {
 			add("%s", problem)
@@ -139,21 +143,52 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	// before any problem is reported: a problem with a variable's value quotes its name,
 	// which may be where the secret is.
 	var finding *secrets.Finding
-	if outOfRange {
-		finding = secrets.ScanJSON(raw) // the check stopped at the number: no spans
+	if inValue != nil {
+		finding = secrets.ScanJSON(raw) // the check stopped where the rule was broken: no spans
 	} else {
 		finding = secrets.ScanChecked(raw, spans)
 	}
 	if finding != nil {
 		return fail(finding.Error())
 	}
+	if inValue != nil && !named && !slices.ContainsFunc(slices.Collect(maps.Values(m)), func(v json.RawMessage) bool { return valueProblem("", v) != "" }) {
+		// Broken by the arguments object itself (an argument named twice), not inside an
+		// unknown argument's value (the unknown argument is reported above).
+		add("%s", wholeProblem(inValue))
+	}
 	if len(problems) > 0 {
 		return fail(problems...)
 	}
-	if outOfRange { // not reached: each argument is checked above, an unknown one is a problem
-		return fail("an argument " + beyondFloat)
-	}
 	return out, nil
+}
+
+// valueLimits are the store's limits on one argument's JSON value (a checkpoint's data, a log
+// entry), as large as the arguments may be.
+var valueLimits = strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: strictjson.MaxDepth}
+
+// valueProblem says what is wrong with the JSON value v of the argument named name under the
+// store's rules, or "". Offsets count from the start of the value.
+func valueProblem(name string, v json.RawMessage) string {
+	je, ok := errors.AsType[*strictjson.Error](valueLimits.Check(v))
+	switch {
+	case !ok:
+		return ""
+	case je.Kind == strictjson.NumberRange:
+		return fmt.Sprintf("argument %q %s", name, beyondFloat)
+	case je.Kind == strictjson.DuplicateKey:
+		return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it); send it with each key once in each object", name, je.Reason, je.Offset)
+	case je.Kind == strictjson.TooDeep:
+		return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it); nest it less deeply, or keep the deep part in a file and pass its path", name, je.Reason, je.Offset)
+	}
+	return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it)", name, je.Reason, je.Offset)
+}
+
+// wholeProblem says what is wrong with the arguments object itself.
+func wholeProblem(je *strictjson.Error) string {
+	if je.Kind == strictjson.NumberRange {
+		return "an argument " + beyondFloat
+	}
+	return fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset)
 }
 
 // decode checks one argument's value against the field. It returns a problem sentence, or "".
