@@ -335,3 +335,23 @@ func TestBadJSONInsideAnArgument(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowsDeviceNamesRefusedAsArguments: a name the schema's pattern lets through but that
+// Windows reserves for a device (con, nul, com1, with any extension) was refused by the store
+// in its own words, naming neither the tool nor the argument and saying nothing was changed;
+// a workflow id was refused with no step at all. Each is refused as the argument it is.
+func TestWindowsDeviceNamesRefusedAsArguments(t *testing.T) {
+	_, c := realServer(t)
+	for _, tc := range []struct{ tool, args, arg string }{
+		{"start_workflow", `{"type":"apex","context":"x","workflow_id":"con"}`, "workflow_id"},
+		{"start_workflow", `{"type":"apex","context":"x","workflow_id":"cON.v2"}`, "workflow_id"},
+		{"save_checkpoint", `{"name":"nul","data":{}}`, "name"},
+		{"load_checkpoint", `{"name":"com1.json"}`, "name"},
+		{"append_log", `{"name":"aux","entry":{}}`, "name"},
+	} {
+		t.Run(tc.tool+" "+tc.args, func(t *testing.T) {
+			mustFail(t, c, tc.tool, tc.args, tc.tool+" was not run (nothing was changed)", fmt.Sprintf("argument %q", tc.arg), "reserved device name on Windows", "choose another")
+		})
+	}
+	mustOK(t, c, "save_checkpoint", `{"name":"console","data":{}}`) // only the device name itself
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
@@ -397,6 +398,12 @@ func (f *field) checkString(name, s string) (string, string) {
 	}
 	if f.pattern != nil && !f.pattern.MatchString(s) {
 		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
+	}
+	if f.fileName != nil {
+		// The pattern's shape passed: what is left is a name Windows keeps for a device.
+		if ne, ok := errors.AsType[*store.NameError](f.fileName(s)); ok {
+			return "", fmt.Sprintf("argument %q cannot be used: %s; choose another", name, ne.Reason)
+		}
 	}
 	if f.glob {
 		if _, err := path.Match(s, ""); err != nil {
