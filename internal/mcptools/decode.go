@@ -77,7 +77,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	// One pass checks the arguments and gathers what the secret scan needs (below).
 	spans, err := argsLimits.AppendSpans(nil, raw, nil)
 	// A rule broken inside one argument's value (a number beyond float64, a key twice, too
-	// deep): the argument holding it is named below.
+	// deep, bytes that are not UTF-8): the argument holding it is named below.
 	var inValue *strictjson.Error
 	if err != nil {
 		if f := secrets.InRefusal(raw, err); f != nil {
@@ -85,7 +85,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		}
 		je, ok := errors.AsType[*strictjson.Error](err)
 		switch {
-		case ok && (je.Kind == strictjson.NumberRange || je.Kind == strictjson.DuplicateKey || je.Kind == strictjson.TooDeep):
+		case ok && slices.Contains([]strictjson.Kind{strictjson.NumberRange, strictjson.DuplicateKey, strictjson.TooDeep, strictjson.InvalidUTF8}, je.Kind):
 			inValue = je
 		case ok:
 			return fail(wholeProblem(je))
@@ -130,9 +130,11 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 			continue
 		}
 		val, problem := f.decode(v)
-		if problem == "" && inValue != nil {
-			problem = valueProblem(f.name, v)
-			named = named || problem != ""
+		if inValue != nil {
+			// Bytes that are not UTF-8 come first: the decoder read them as U+FFFD.
+			if vp, notUTF8 := valueProblem(f.name, v); vp != "" && (problem == "" || notUTF8) {
+				problem, named = vp, true
+			}
 		}
 		if problem != "" {
 			add("%s", problem)
@@ -152,7 +154,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	if finding != nil {
 		return fail(finding.Error())
 	}
-	if inValue != nil && !named && !slices.ContainsFunc(slices.Collect(maps.Values(m)), func(v json.RawMessage) bool { return valueProblem("", v) != "" }) {
+	if inValue != nil && !named && !slices.ContainsFunc(slices.Collect(maps.Values(m)), func(v json.RawMessage) bool { vp, _ := valueProblem("", v); return vp != "" }) {
 		// Broken by the arguments object itself (an argument named twice), not inside an
 		// unknown argument's value (the unknown argument is reported above).
 		add("%s", wholeProblem(inValue))
@@ -168,26 +170,32 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 var valueLimits = strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: strictjson.MaxDepth}
 
 // valueProblem says what is wrong with the JSON value v of the argument named name under the
-// store's rules, or "". Offsets count from the start of the value.
-func valueProblem(name string, v json.RawMessage) string {
+// store's rules, or "", and whether it is bytes that are not UTF-8. Offsets count from the
+// start of the value.
+func valueProblem(name string, v json.RawMessage) (problem string, notUTF8 bool) {
 	je, ok := errors.AsType[*strictjson.Error](valueLimits.Check(v))
 	switch {
 	case !ok:
-		return ""
+		return "", false
 	case je.Kind == strictjson.NumberRange:
-		return fmt.Sprintf("argument %q %s", name, beyondFloat)
+		return fmt.Sprintf("argument %q %s", name, beyondFloat), false
 	case je.Kind == strictjson.DuplicateKey:
-		return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it); send it with each key once in each object", name, je.Reason, je.Offset)
+		return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it); send it with each key once in each object", name, je.Reason, je.Offset), false
 	case je.Kind == strictjson.TooDeep:
-		return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it); nest it less deeply, or keep the deep part in a file and pass its path", name, je.Reason, je.Offset)
+		return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it); nest it less deeply, or keep the deep part in a file and pass its path", name, je.Reason, je.Offset), false
+	case je.Kind == strictjson.InvalidUTF8:
+		return fmt.Sprintf("argument %q holds bytes that are not UTF-8 (at byte %d of it); send it as UTF-8 text", name, je.Offset), true
 	}
-	return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it)", name, je.Reason, je.Offset)
+	return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it)", name, je.Reason, je.Offset), false
 }
 
 // wholeProblem says what is wrong with the arguments object itself.
 func wholeProblem(je *strictjson.Error) string {
-	if je.Kind == strictjson.NumberRange {
+	switch je.Kind {
+	case strictjson.NumberRange:
 		return "an argument " + beyondFloat
+	case strictjson.InvalidUTF8:
+		return fmt.Sprintf("the arguments hold bytes that are not UTF-8 (at byte %d); send them as UTF-8 text", je.Offset)
 	}
 	return fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset)
 }

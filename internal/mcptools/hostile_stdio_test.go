@@ -588,3 +588,29 @@ func TestStdioApprovalIsForTheWorkflowAsked(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioInvalidUTF8Refused: bytes that are not UTF-8 in an argument were refused as if an
+// argument were named twice ("send one JSON object with each argument named once"), naming
+// no argument; one in a string argument would have been read as U+FFFD and refused for its
+// shape. The refusal names the argument and asks for UTF-8, and nothing is written.
+func TestStdioInvalidUTF8Refused(t *testing.T) {
+	p := newProject(t)
+	c := stdioClient(t, p, protocol)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"bytes"}`)
+	before := snapshot(t, p.other(t, "observer")).Revision
+	for _, tc := range []struct{ tool, args, want string }{
+		{"append_log", "{\"name\":\"l\",\"entry\":{\"a\":\"\xff\xfe\"}}", `argument "entry"`},
+		{"save_checkpoint", "{\"name\":\"u8\",\"data\":{\"k\xc3\":1}}", `argument "data"`},
+		{"transition", "{\"to\":\"pl\xffan\"}", `argument "to"`},
+		{"set_vars", "{\"vars\":{\"WF_NOTE\":\"caf\xe9\"}}", `argument "vars"`},
+		{"transition", "{\"to\":\"plan\",\"n\xffte\":\"x\"}", "an unknown argument"},
+	} {
+		got := text(mustFail(t, c, tc.tool, tc.args, tc.want, "UTF-8", "nothing was changed"))
+		if strings.Contains(got, "named once") {
+			t.Errorf("%s: the refusal steers to naming each argument once: %q", tc.tool, got)
+		}
+	}
+	if after := snapshot(t, p.other(t, "observer")).Revision; after != before {
+		t.Errorf("a refused call changed the workflow: revision %d, was %d", after, before)
+	}
+}
