@@ -306,3 +306,52 @@ func TestEveryToolRefusesBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestBadJSONInsideAnArgument: a key twice in one object, or nesting too deep, inside one
+// argument's value (a checkpoint's data, a log entry) was refused as if an argument were
+// named twice ("send one JSON object with each argument named once"), a step that changes
+// nothing, naming no argument, and with the arguments' depth limit rather than the value's.
+// The refusal names the argument and what to change in it; an argument named twice is still
+// refused as that.
+func TestBadJSONInsideAnArgument(t *testing.T) {
+	_, c := realServer(t)
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, tc := range []struct {
+		name, tool, args string
+		want             []string
+	}{
+		{"key twice in data", "save_checkpoint", `{"name":"n","data":{"a":1,"a":2}}`, []string{`argument "data"`, "duplicate key", "each key once"}},
+		{"key twice deep in an entry", "append_log", `{"name":"l","entry":{"a":{"b":1,"b":2}}}`, []string{`argument "entry"`, "duplicate key", "each key once"}},
+		{"key twice in a checkpoint", "transition", `{"to":"plan","checkpoint":{"a":1,"a":1}}`, []string{`argument "checkpoint"`, "duplicate key"}},
+		{"data too deep", "save_checkpoint", `{"name":"n","data":` + deep(70) + `}`, []string{`argument "data"`, "nested deeper than 64 levels"}},
+		{"argument named twice", "transition", `{"to":"plan","to":"review"}`, []string{"duplicate", "each argument named once"}},
+		{"too deep in an unknown argument", "transition", `{"to":"plan","zz":` + deep(70) + `}`, []string{"an unknown argument"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := text(mustFail(t, c, tc.tool, tc.args, append(tc.want, "nothing was changed")...))
+			if tc.name != "argument named twice" && strings.Contains(got, "each argument named once") {
+				t.Errorf("the refusal steers to naming each argument once, which each already is: %q", got)
+			}
+		})
+	}
+}
+
+// TestWindowsDeviceNamesRefusedAsArguments: a name the schema's pattern lets through but that
+// Windows reserves for a device (con, nul, com1, with any extension) was refused by the store
+// in its own words, naming neither the tool nor the argument and saying nothing was changed;
+// a workflow id was refused with no step at all. Each is refused as the argument it is.
+func TestWindowsDeviceNamesRefusedAsArguments(t *testing.T) {
+	_, c := realServer(t)
+	for _, tc := range []struct{ tool, args, arg string }{
+		{"start_workflow", `{"type":"apex","context":"x","workflow_id":"con"}`, "workflow_id"},
+		{"start_workflow", `{"type":"apex","context":"x","workflow_id":"cON.v2"}`, "workflow_id"},
+		{"save_checkpoint", `{"name":"nul","data":{}}`, "name"},
+		{"load_checkpoint", `{"name":"com1.json"}`, "name"},
+		{"append_log", `{"name":"aux","entry":{}}`, "name"},
+	} {
+		t.Run(tc.tool+" "+tc.args, func(t *testing.T) {
+			mustFail(t, c, tc.tool, tc.args, tc.tool+" was not run (nothing was changed)", fmt.Sprintf("argument %q", tc.arg), "reserved device name on Windows", "choose another")
+		})
+	}
+	mustOK(t, c, "save_checkpoint", `{"name":"console","data":{}}`) // only the device name itself
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
@@ -75,17 +76,19 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	}
 	// One pass checks the arguments and gathers what the secret scan needs (below).
 	spans, err := argsLimits.AppendSpans(nil, raw, nil)
-	outOfRange := false // a number beyond float64: the argument holding it is named below
+	// A rule broken inside one argument's value (a number beyond float64, a key twice, too
+	// deep, bytes that are not UTF-8): the argument holding it is named below.
+	var inValue *strictjson.Error
 	if err != nil {
 		if f := secrets.InRefusal(raw, err); f != nil {
 			return fail(f.Error())
 		}
 		je, ok := errors.AsType[*strictjson.Error](err)
 		switch {
-		case ok && je.Kind == strictjson.NumberRange:
-			outOfRange = true
+		case ok && slices.Contains([]strictjson.Kind{strictjson.NumberRange, strictjson.DuplicateKey, strictjson.TooDeep, strictjson.InvalidUTF8}, je.Kind):
+			inValue = je
 		case ok:
-			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset))
+			return fail(wholeProblem(je))
 		default:
 			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%v); send one JSON object", err))
 		}
@@ -116,6 +119,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	}
 
 	out := make(args, len(spec.fields))
+	named := false // an argument was named for inValue
 	for i := range spec.fields {
 		f := &spec.fields[i]
 		v, ok := m[f.name]
@@ -126,8 +130,11 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 			continue
 		}
 		val, problem := f.decode(v)
-		if problem == "" && outOfRange && argsLimits.Check(v) != nil {
-			problem = fmt.Sprintf("argument %q %s", f.name, beyondFloat)
+		if inValue != nil {
+			// Bytes that are not UTF-8 come first: the decoder read them as U+FFFD.
+			if vp, notUTF8 := valueProblem(f.name, v); vp != "" && (problem == "" || notUTF8) {
+				problem, named = vp, true
+			}
 		}
 		if problem != "" {
 			add("%s", problem)
@@ -139,21 +146,58 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	// before any problem is reported: a problem with a variable's value quotes its name,
 	// which may be where the secret is.
 	var finding *secrets.Finding
-	if outOfRange {
-		finding = secrets.ScanJSON(raw) // the check stopped at the number: no spans
+	if inValue != nil {
+		finding = secrets.ScanJSON(raw) // the check stopped where the rule was broken: no spans
 	} else {
 		finding = secrets.ScanChecked(raw, spans)
 	}
 	if finding != nil {
 		return fail(finding.Error())
 	}
+	if inValue != nil && !named && !slices.ContainsFunc(slices.Collect(maps.Values(m)), func(v json.RawMessage) bool { vp, _ := valueProblem("", v); return vp != "" }) {
+		// Broken by the arguments object itself (an argument named twice), not inside an
+		// unknown argument's value (the unknown argument is reported above).
+		add("%s", wholeProblem(inValue))
+	}
 	if len(problems) > 0 {
 		return fail(problems...)
 	}
-	if outOfRange { // not reached: each argument is checked above, an unknown one is a problem
-		return fail("an argument " + beyondFloat)
-	}
 	return out, nil
+}
+
+// valueLimits are the store's limits on one argument's JSON value (a checkpoint's data, a log
+// entry), as large as the arguments may be.
+var valueLimits = strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: strictjson.MaxDepth}
+
+// valueProblem says what is wrong with the JSON value v of the argument named name under the
+// store's rules, or "", and whether it is bytes that are not UTF-8. Offsets count from the
+// start of the value.
+func valueProblem(name string, v json.RawMessage) (problem string, notUTF8 bool) {
+	je, ok := errors.AsType[*strictjson.Error](valueLimits.Check(v))
+	switch {
+	case !ok:
+		return "", false
+	case je.Kind == strictjson.NumberRange:
+		return fmt.Sprintf("argument %q %s", name, beyondFloat), false
+	case je.Kind == strictjson.DuplicateKey:
+		return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it); send it with each key once in each object", name, je.Reason, je.Offset), false
+	case je.Kind == strictjson.TooDeep:
+		return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it); nest it less deeply, or keep the deep part in a file and pass its path", name, je.Reason, je.Offset), false
+	case je.Kind == strictjson.InvalidUTF8:
+		return fmt.Sprintf("argument %q holds bytes that are not UTF-8 (at byte %d of it); send it as UTF-8 text", name, je.Offset), true
+	}
+	return fmt.Sprintf("argument %q is not acceptable JSON (%s at byte %d of it)", name, je.Reason, je.Offset), false
+}
+
+// wholeProblem says what is wrong with the arguments object itself.
+func wholeProblem(je *strictjson.Error) string {
+	switch je.Kind {
+	case strictjson.NumberRange:
+		return "an argument " + beyondFloat
+	case strictjson.InvalidUTF8:
+		return fmt.Sprintf("the arguments hold bytes that are not UTF-8 (at byte %d); send them as UTF-8 text", je.Offset)
+	}
+	return fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset)
 }
 
 // decode checks one argument's value against the field. It returns a problem sentence, or "".
@@ -362,6 +406,12 @@ func (f *field) checkString(name, s string) (string, string) {
 	}
 	if f.pattern != nil && !f.pattern.MatchString(s) {
 		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
+	}
+	if f.fileName != nil {
+		// The pattern's shape passed: what is left is a name Windows keeps for a device.
+		if ne, ok := errors.AsType[*store.NameError](f.fileName(s)); ok {
+			return "", fmt.Sprintf("argument %q cannot be used: %s; choose another", name, ne.Reason)
+		}
 	}
 	if f.glob {
 		if _, err := path.Match(s, ""); err != nil {

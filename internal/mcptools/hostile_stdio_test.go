@@ -294,23 +294,32 @@ func TestStdioNumberBeyondFloatInParamsNotEchoed(t *testing.T) {
 // TestStdioLoneSurrogateRefused: a string argument holding half of a UTF-16 surrogate pair
 // (\ud800 with no low half) is not text; encoding/json reads it as U+FFFD, so it was stored
 // as a character the client never sent, without a word. It is refused, naming the argument,
-// and nothing is written.
+// and nothing is written; so are bytes that are not UTF-8.
 func TestStdioLoneSurrogateRefused(t *testing.T) {
 	p := newProject(t)
 	c := stdioClient(t, p, protocol)
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"surrogates \ud83d\ude00 paired are fine"}`)
 	before := snapshot(t, p.other(t, "observer")).Revision
-	for _, tc := range []struct{ tool, args, arg string }{
-		{"set_vars", `{"vars":{"WF_NOTE":"a\ud800b"}}`, `"vars.WF_NOTE"`},
-		{"set_vars", `{"vars":{"WF_NOTE":"a\udc00"}}`, `"vars.WF_NOTE"`},
-		{"transition", `{"to":"plan","note":"\ud83d"}`, `"note"`},
-		{"transition", `{"to":"plan","outputs":["a.md","b\ude00.md"]}`, `"outputs[1]"`},
-		{"update_task", `{"id":"t1","status":"done","output":"x\ud800\ud800"}`, `"output"`},
-		{"set_enforcement", `{"violations":[{"code":"V1","severity":"LOW","details":"d\udbff"}]}`, `"violations[0].details"`},
-		{"complete_workflow", `{"outcome":"done \ud800"}`, `"outcome"`},
-		{"record_learning", `{"title":"t","body":"b\\\ud800"}`, `"body"`},
+	for _, tc := range []struct{ tool, args, arg, why string }{
+		{"set_vars", `{"vars":{"WF_NOTE":"a\ud800b"}}`, `"vars.WF_NOTE"`, "surrogate"},
+		{"set_vars", `{"vars":{"WF_NOTE":"a\udc00"}}`, `"vars.WF_NOTE"`, "surrogate"},
+		{"transition", `{"to":"plan","note":"\ud83d"}`, `"note"`, "surrogate"},
+		{"transition", `{"to":"plan","outputs":["a.md","b\ude00.md"]}`, `"outputs[1]"`, "surrogate"},
+		{"update_task", `{"id":"t1","status":"done","output":"x\ud800\ud800"}`, `"output"`, "surrogate"},
+		{"set_enforcement", `{"violations":[{"code":"V1","severity":"LOW","details":"d\udbff"}]}`, `"violations[0].details"`, "surrogate"},
+		{"complete_workflow", `{"outcome":"done \ud800"}`, `"outcome"`, "surrogate"},
+		{"record_learning", `{"title":"t","body":"b\\\ud800"}`, `"body"`, "surrogate"},
+		// Bytes that are not UTF-8 were refused as if an argument were named twice ("send one
+		// JSON object with each argument named once"), naming none.
+		{"append_log", "{\"name\":\"l\",\"entry\":{\"a\":\"\xff\xfe\"}}", `argument "entry"`, "UTF-8"},
+		{"save_checkpoint", "{\"name\":\"u8\",\"data\":{\"k\xc3\":1}}", `argument "data"`, "UTF-8"},
+		{"transition", "{\"to\":\"pl\xffan\"}", `argument "to"`, "UTF-8"},
+		{"set_vars", "{\"vars\":{\"WF_NOTE\":\"caf\xe9\"}}", `argument "vars"`, "UTF-8"},
+		{"transition", "{\"to\":\"plan\",\"n\xffte\":\"x\"}", "an unknown argument", "UTF-8"},
 	} {
-		mustFail(t, c, tc.tool, tc.args, tc.arg, "surrogate", "nothing was changed")
+		if got := text(mustFail(t, c, tc.tool, tc.args, tc.arg, tc.why, "nothing was changed")); strings.Contains(got, "named once") {
+			t.Errorf("%s: the refusal steers to naming each argument once: %q", tc.tool, got)
+		}
 	}
 	if after := snapshot(t, p.other(t, "observer")).Revision; after != before {
 		t.Errorf("a refused call changed the workflow: revision %d, was %d", after, before)

@@ -39,6 +39,9 @@ type field struct {
 	multiline bool           // newlines and tabs allowed
 	minLen    int            // strings: at least this many runes (required strings default to 1)
 	glob      bool           // strings: a path.Match pattern, whose brackets the regexp cannot check
+	// fileName: strings that name a file, checked after pattern by the store's own rule
+	// (store.ValidName, store.ValidWorkflowID), which also refuses Windows device names.
+	fileName func(string) error
 }
 
 // toolSpec describes one tool: its schema, its annotations and the handler.

@@ -91,7 +91,7 @@ var specs = []*toolSpec{
 				desc: "Such as apex or debug."},
 			{name: "context", kind: kString, required: true, max: workflow.MaxContextRunes,
 				desc: "What the workflow is for, in one line."},
-			{name: "workflow_id", kind: kString, max: 64, pattern: wfIDPattern, hint: wfIDHint},
+			{name: "workflow_id", kind: kString, max: 64, pattern: wfIDPattern, hint: wfIDHint, fileName: store.ValidWorkflowID},
 			{name: "scope", kind: kString, max: workflow.MaxScopeRunes},
 			{name: "ttl", kind: kString, max: 32, pattern: ttlPattern, hint: ttlHint,
 				desc: "Idle time to expiry: 24h."},
@@ -178,7 +178,7 @@ var specs = []*toolSpec{
 		title: "Save checkpoint",
 		desc:  "Call to save JSON state needed after an interruption.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
+			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint, fileName: store.ValidName,
 				desc: "Such as plan-v1."},
 			{name: "data", kind: kJSON, required: true, max: strictjson.MaxSize,
 				desc: "At most 1 MiB."},
@@ -192,7 +192,7 @@ var specs = []*toolSpec{
 		title: "Load checkpoint",
 		desc:  "Call to read a checkpoint.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint},
+			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint, fileName: store.ValidName},
 			// No description, for the tool definitions' budget: the outline of a checkpoint too
 			// large to return says what a part is.
 			{name: "part", kind: kString, pattern: pointerPattern, hint: partHint},
@@ -244,7 +244,7 @@ var specs = []*toolSpec{
 		title: "Append to log",
 		desc:  "Call to append a JSON record to a log.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
+			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint, fileName: store.ValidName,
 				desc: "Such as decisions."},
 			{name: "entry", kind: kObject, required: true, max: 64 << 10,
 				desc: "At most 64 KiB."},
