@@ -381,10 +381,9 @@ func (e *Engine) openMemory() {
 	case loc.Disabled:
 		e.memWarn = "Auto-memory is off (" + loc.Reason + "): Cairn writes no L2 lines"
 	}
-	opt := memory.Options{Now: e.cfg.Now, LockWait: e.cfg.LockWait, LockUntil: e.cfg.LockUntil}
-	if dir := e.StateDir(); dir != filepath.Join(e.root, project.StateSubdir) {
-		opt.StateDir = dir // CAIRN_STATE_DIR: the topic file names it
-	}
+	// The topic file names the state directory, so that another project writing there tells
+	// its lines from this one's.
+	opt := memory.Options{Now: e.cfg.Now, LockWait: e.cfg.LockWait, LockUntil: e.cfg.LockUntil, StateDir: e.StateDir()}
 	e.mem = memory.New(loc, opt)
 }
 

@@ -77,8 +77,9 @@ type Options struct {
 	LockUntil time.Time
 	// Now stamps L2 lines; default time.Now.
 	Now func() time.Time
-	// StateDir is where Cairn's state is, which the topic file names, when it is not the
-	// project's .claude/cairn/ (CAIRN_STATE_DIR); "" when it is.
+	// StateDir is where Cairn's state is, absolute, which the topic file names, so that a
+	// project sharing the memory directory tells its lines from this one's (Last.Another);
+	// "" names the project's .claude/cairn/, which tells nothing apart.
 	StateDir string
 }
 
@@ -411,28 +412,40 @@ func (m *Memory) learningRoom(name string) error {
 
 // Entries returns the L2 lines of the topic file, newest last; none when it does not exist.
 func (m *Memory) Entries() ([]Entry, error) {
-	entries, _, err := m.entries()
+	entries, _, _, err := m.entries()
 	return entries, err
 }
 
-// entries is Entries, and whether the lines are in Cairn's order (readTopic).
-func (m *Memory) entries() ([]Entry, bool, error) {
+// entries is Entries, whether the lines are in Cairn's order (readTopic), and the topic
+// file's content.
+func (m *Memory) entries() ([]Entry, bool, []byte, error) {
 	if err := m.usable(); err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	// Read as a write reads it: a symlink or anything but a regular file is left alone.
 	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
 	if err != nil {
-		return nil, false, unavailable("reading "+TopicFile, err)
+		return nil, false, nil, unavailable("reading "+TopicFile, err)
 	}
 	entries, ordered := readTopic(topic.data)
-	return entries, ordered, nil
+	return entries, ordered, topic.data, nil
 }
 
 // Last is the last known position L2 holds.
 type Last struct {
 	Entry
 	Source string // TopicFile, or IndexFile when only the index line was left
+	// Another says the topic file names a state directory other than this Memory's as where
+	// the full state is: its latest line is another project's, one Claude Code gives the
+	// same memory directory (or a CAIRN_MEMORY_DIR they share).
+	Another bool
+}
+
+// anothers tells whether place, where a topic file says its state is, is another project's
+// than this Memory's: both named (not topicHome, which an older Cairn wrote for every
+// project) and not one directory.
+func (m *Memory) anothers(place string) bool {
+	return place != topicHome && m.place != topicHome && place != m.place && !durable.SameDir(place, m.place)
 }
 
 // LastPosition returns the latest L2 line for the L2-only resume tier: the last line of the
@@ -443,7 +456,7 @@ type Last struct {
 // are tolerated; ok is false when neither file says anything. A file Cairn leaves as it is (a
 // symlink, say) is not read through: the error says so, as a write's does.
 func (m *Memory) LastPosition() (Last, bool, error) {
-	entries, ordered, err := m.entries()
+	entries, ordered, topic, err := m.entries()
 	if err != nil {
 		return Last{}, false, err
 	}
@@ -456,7 +469,7 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 				best = i
 			}
 		}
-		return Last{Entry: entries[best], Source: TopicFile}, true, nil
+		return Last{Entry: entries[best], Source: TopicFile, Another: m.anothers(topicPlace(topic))}, true, nil
 	}
 	index, err := read(filepath.Join(m.loc.Dir, IndexFile))
 	if err != nil {
