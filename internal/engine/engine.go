@@ -266,17 +266,24 @@ func (e *Engine) TypeDefinition(name string) (*workflow.Definition, error) {
 	return e.typeDefinition(name)
 }
 
-// Warnings are the standing problems: L2 unavailable, and broken definitions once the
+// Warnings are the standing problems: L2 unavailable (not switched off), and broken definitions once the
 // definitions are loaded (by any operation that needs them; Doctor and Definitions load
 // them). Asking does not load them, so a hook with nothing on record parses no YAML.
 func (e *Engine) Warnings() []string {
 	e.defsMu.Lock()
 	w := append([]string(nil), e.defErrs...)
 	e.defsMu.Unlock()
-	if e.memWarn != "" {
+	if e.memWarn != "" && !e.memoryOff() {
 		w = append(w, e.memWarn)
 	}
 	return w
+}
+
+// memoryOff reports whether L2 is off because the user switched auto-memory off: a choice,
+// not a fault, so no warning; cairn doctor and record_learning still say why.
+func (e *Engine) memoryOff() bool {
+	loc := e.mem.Location()
+	return loc.Disabled && !loc.Refused
 }
 
 // SetSession changes whose session the engine acts for (the MCP server learns it after /clear).

@@ -227,7 +227,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: e.planView(def, r, now), Def: def, L1Available: l1ok, L2Available: l2ok,
-		L2Off:  e.mem.Location().Disabled && !e.mem.Location().Refused,
+		L2Off:  e.memoryOff(),
 		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: e.ownerMidWork(r, opt)})
 	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
