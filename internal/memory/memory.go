@@ -561,6 +561,10 @@ var errLeftAlone = errors.New("leaves it as it is")
 // errLinkLeftAlone is errLeftAlone for a symbolic link, which Claude Code reads through.
 var errLinkLeftAlone = fmt.Errorf("%w", errLeftAlone)
 
+// errReadOnlyLeftAlone is errLeftAlone for a file its owner made read-only, which Claude Code's
+// writers cannot write either, though a swap by name would replace it.
+var errReadOnlyLeftAlone = fmt.Errorf("%w", errLeftAlone)
+
 // LeftAlone reports whether err says a memory file is one Cairn leaves as it is: retrying
 // is of no use until the person changes it.
 func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
@@ -568,10 +572,13 @@ func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
 // LeftAloneStep is the person's step after which Cairn writes a memory file err says it leaves
 // as it is (LeftAlone). Claude Code loads MEMORY.md through a symbolic link: moved out of the
 // way, the person's own index would leave every session, so a link is replaced by a copy of
-// what it leads to. Anything else is moved out of the way.
+// what it leads to. A read-only file is made writable. Anything else is moved out of the way.
 func LeftAloneStep(err error) string {
-	if errors.Is(err, errLinkLeftAlone) {
+	switch {
+	case errors.Is(err, errLinkLeftAlone):
 		return "replace the link with a copy of the file it leads to"
+	case errors.Is(err, errReadOnlyLeftAlone):
+		return "make it writable (chmod u+w)"
 	}
 	return "move or rename it"
 }
@@ -636,6 +643,9 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 		perm := fs.FileMode(newFilePerm)
 		if cur.exists {
 			perm = cur.mode
+		}
+		if perm&0o200 == 0 {
+			return unavailable("writing "+name, fmt.Errorf("%s is read-only; Cairn %w", path, errReadOnlyLeftAlone))
 		}
 		now, known, err := replace(path, next, perm, cur)
 		if errors.Is(err, errChanged) {
