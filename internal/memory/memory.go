@@ -258,10 +258,15 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			for i > 0 && entries[i-1].At.After(at) && (i == len(entries) || !entries[i-1].At.After(entries[i].At)) {
 				i--
 			}
+			place := m.place
 			if n := len(entries); n > 0 {
 				i = min(i, n-1)
+				// The latest line stays whose it was, so the file keeps naming its state.
+				if p := topicPlace(cur); p != topicHome {
+					place = p
+				}
 			}
-			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain}), m.place), nil
+			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain}), place), nil
 		})
 		if err != nil || latest == "" {
 			// No latest line to show: the topic file was emptied, and the index line, whatever
