@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,4 +41,31 @@ func TestLastPositionTellsAnothersLine(t *testing.T) {
 	}
 	another("b's latest, read by b", b, false)
 	another("b's latest, read by a", a, true)
+}
+
+// The state directory named in the topic file is the same directory spelled another way (a
+// symlink, a bind mount, a drive letter's case): the line is this project's own. The place is
+// written escaped (textsafe: a backslash, a bracket), so it was compared escaped with the
+// directory and never found the same, and a project read its own line as another's.
+func TestLastPositionOwnLineSpelledAnotherWay(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real[1]")
+	if err := os.MkdirAll(filepath.Join(real, ".claude", "cairn"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link[1]")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	dir := filepath.Join(base, "memory")
+	at := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
+	open := func(root string) *Memory {
+		return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(at), StateDir: filepath.Join(root, ".claude", "cairn")})
+	}
+	if err := open(real).Record("Active APEX workflow: analyze completed, planning the work"); err != nil {
+		t.Fatal(err)
+	}
+	if last, ok, err := open(link).LastPosition(); err != nil || !ok || last.Another {
+		t.Errorf("LastPosition through %s = %+v, %v, %v; want its own line", link, last, ok, err)
+	}
 }

@@ -448,9 +448,9 @@ type Last struct {
 
 // anothers tells whether place, where a topic file says its state is, is another project's
 // than this Memory's: both named (not topicHome, which an older Cairn wrote for every
-// project) and not one directory.
+// project) and not one directory, however each is spelled (both are written escaped).
 func (m *Memory) anothers(place string) bool {
-	return place != topicHome && m.place != topicHome && place != m.place && !durable.SameDir(place, m.place)
+	return place != topicHome && m.place != topicHome && place != m.place && !durable.SameDir(unescape(place), unescape(m.place))
 }
 
 // LastPosition returns the latest L2 line for the L2-only resume tier: the last line of the
