@@ -385,6 +385,8 @@ func (e *Engine) openMemory() {
 	switch {
 	case err != nil:
 		e.memWarn = memory.UnavailableMessage + ": " + err.Error()
+	case loc.Refused:
+		e.memWarn = memory.UnavailableMessage + ": " + loc.Reason // on in Claude Code, refused by Cairn
 	case loc.Disabled:
 		e.memWarn = "Auto-memory is off (" + loc.Reason + "): Cairn writes no L2 lines"
 	}
