@@ -114,7 +114,8 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string) {
 	case r.Ended != "":
 		fmt.Fprintf(w, "No active workflow; last: %s\n", clean(r.Ended))
 	case r.L2Line != "" && shared != "":
-		fmt.Fprintf(w, "No active workflow in this %s; %s shares its memory, so memory's last line may be another %s's: %s\n", shared, engine.SharedMemoryWho(shared), shared, clean(r.L2Line))
+		noun := engine.SharedNoun(shared)
+		fmt.Fprintf(w, "No active workflow in this %s; %s shares its memory, so memory's last line may be another %s's: %s\n", noun, engine.SharedMemoryWho(shared), noun, clean(r.L2Line))
 	case r.L2Line != "":
 		fmt.Fprintf(w, "No active workflow; its state is missing. Memory's last line: %s\n", clean(r.L2Line))
 	default:

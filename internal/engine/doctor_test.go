@@ -310,23 +310,29 @@ func TestDoctorMissingBinary(t *testing.T) {
 
 // TestDoctorMemoryNotFound: a memory directory that cannot be named gets the one step that
 // names it again, never "check that it exists" (there is none to check) nor "or that
-// auto-memory is meant to be off" (the check passes when it is).
+// auto-memory is meant to be off" (the check passes when it is). A repository's
+// autoMemoryDirectory that Cairn refuses is no auto-memory switched off (Claude Code writes
+// there): it passed as "Auto-memory is off", and now fails with the step that lets Cairn in.
 func TestDoctorMemoryNotFound(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		set  map[string]string
-		fix  string
+		name  string
+		set   map[string]string
+		files map[string]string // under the project
+		fix   string
 	}{
-		{"no home", map[string]string{"HOME": ""}, "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"},
-		{"bad override", map[string]string{"CAIRN_MEMORY_DIR": "~nobody/mem"}, "give CAIRN_MEMORY_DIR an absolute path; L2 lines are skipped meanwhile"},
+		{"no home", map[string]string{"HOME": ""}, nil, "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"},
+		{"bad override", map[string]string{"CAIRN_MEMORY_DIR": "~nobody/mem"}, nil, "give CAIRN_MEMORY_DIR an absolute path; L2 lines are skipped meanwhile"},
+		{"a repository's directory refused", nil, map[string]string{".claude/settings.json": `{"autoMemoryDirectory": "/elsewhere/memory"}`},
+			"set autoMemoryDirectory in your user settings, or CAIRN_MEMORY_DIR, to use that directory; L2 lines are skipped meanwhile"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			for k, v := range tc.set {
 				e.vars[k] = v
 			}
+			writeFiles(t, e.project, tc.files)
 			c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "auto-memory (L2)")
-			if c == nil || c.OK || c.Fix != tc.fix {
+			if c == nil || c.OK || c.Fix != tc.fix || strings.Contains(c.Detail, "is off") {
 				t.Fatalf("doctor says %+v, want the fix %q", c, tc.fix)
 			}
 		})

@@ -267,17 +267,24 @@ func (e *Engine) TypeDefinition(name string) (*workflow.Definition, error) {
 	return e.typeDefinition(name)
 }
 
-// Warnings are the standing problems: L2 unavailable, and broken definitions once the
+// Warnings are the standing problems: L2 unavailable (not switched off), and broken definitions once the
 // definitions are loaded (by any operation that needs them; Doctor and Definitions load
 // them). Asking does not load them, so a hook with nothing on record parses no YAML.
 func (e *Engine) Warnings() []string {
 	e.defsMu.Lock()
 	w := append([]string(nil), e.defErrs...)
 	e.defsMu.Unlock()
-	if e.memWarn != "" {
+	if e.memWarn != "" && !e.memoryOff() {
 		w = append(w, e.memWarn)
 	}
 	return w
+}
+
+// memoryOff reports whether L2 is off because the user switched auto-memory off: a choice,
+// not a fault, so no warning; cairn doctor and record_learning still say why.
+func (e *Engine) memoryOff() bool {
+	loc := e.mem.Location()
+	return loc.Disabled && !loc.Refused
 }
 
 // SetSession changes whose session the engine acts for (the MCP server learns it after /clear).
@@ -379,13 +386,14 @@ func (e *Engine) openMemory(found project.Found) {
 	switch {
 	case err != nil:
 		e.memWarn = memory.UnavailableMessage + ": " + err.Error()
+	case loc.Refused:
+		e.memWarn = memory.UnavailableMessage + ": " + loc.Reason // on in Claude Code, refused by Cairn
 	case loc.Disabled:
 		e.memWarn = "Auto-memory is off (" + loc.Reason + "): Cairn writes no L2 lines"
 	}
-	opt := memory.Options{Now: e.cfg.Now, LockWait: e.cfg.LockWait, LockUntil: e.cfg.LockUntil}
-	if dir := e.StateDir(); dir != filepath.Join(e.root, project.StateSubdir) {
-		opt.StateDir = dir // CAIRN_STATE_DIR: the topic file names it
-	}
+	// The topic file names the state directory, so that another project writing there tells
+	// its lines from this one's.
+	opt := memory.Options{Now: e.cfg.Now, LockWait: e.cfg.LockWait, LockUntil: e.cfg.LockUntil, StateDir: e.StateDir()}
 	e.mem = memory.New(loc, opt)
 }
 

@@ -60,8 +60,9 @@ func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
 	}
 }
 
-// The topic file says where the full state of its latest line is: the project's .claude/cairn/,
-// or the directory CAIRN_STATE_DIR names. A project whose state is elsewhere, sharing the
+// The topic file says where the full state of its latest line is: the project's .claude/cairn
+// (by its absolute path, which tells projects sharing the memory directory apart), or the
+// directory CAIRN_STATE_DIR names. A project whose state is elsewhere, sharing the
 // memory directory, writes onto the other's topic file as another Cairn, not as a rewrite that
 // the other's Stop undoes.
 func TestTopicFileNamesTheStateDirectory(t *testing.T) {
@@ -71,7 +72,7 @@ func TestTopicFileNamesTheStateDirectory(t *testing.T) {
 	ea, eb := a.open("s1"), b.open("s2")
 	must(ea.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
 	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	if got := a.readMemory("cairn-workflow.md"); !strings.Contains(got, "its full state is in .claude/cairn/.") {
+	if got := a.readMemory("cairn-workflow.md"); !strings.Contains(got, "its full state is in "+filepath.Join(a.project, ".claude", "cairn")+".") {
 		t.Errorf("the topic file of a project's own state directory:\n%s", got)
 	}
 	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
@@ -234,4 +235,45 @@ func boolIndex(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Two projects whose paths Claude Code names alike (my-proj, my.proj) share one memory
+// directory, as every project does under a CAIRN_MEMORY_DIR set for all of them. In the one
+// with no workflow, the last line memory holds is the other's: its report told the agent that
+// this project's workflow state was missing and to start it again, and told the other's
+// ending as this project's last. The topic file names the state directory of its latest line:
+// a line of another's is told as one that may be another project's.
+func TestCollidingProjectIsNotToldAnothersPositionAsItsOwn(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(a, b *env)
+	}{
+		{"paths Claude Code names alike", func(a, b *env) {}},
+		{"one CAIRN_MEMORY_DIR", func(a, b *env) {
+			dir := filepath.Join(t.TempDir(), "memory")
+			a.vars["CAIRN_MEMORY_DIR"], b.vars["CAIRN_MEMORY_DIR"] = dir, dir
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := twoProjectsOneMemory(t)
+			c.set(a, b)
+			ea := a.open("s1")
+			must(ea.Start(engine.StartRequest{Type: "apex", Context: "the other work"}))(t)
+			must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			r := b.open("s2").Resume(engine.ResumeOptions{Apply: true})
+			if r.Tier != "L2-only" || !strings.Contains(r.L2Line, "the other work") {
+				t.Fatalf("resume: tier %s, line %q", r.Tier, r.L2Line)
+			}
+			if strings.Contains(r.Next, "missing") || !strings.Contains(r.Next, "another project shares that memory") {
+				t.Errorf("told %q", r.Next)
+			}
+			if r := a.open("s4").Resume(engine.ResumeOptions{Apply: true}); r.Tier != "Full" {
+				t.Errorf("the project's own workflow: tier %s", r.Tier)
+			}
+			must(ea.CompleteByPerson("done"))(t)
+			if r := b.open("s3").Resume(engine.ResumeOptions{Apply: true}); r.Ended != "" {
+				t.Errorf("told the other project's ending as this one's: %q", r.Ended)
+			}
+		})
+	}
 }

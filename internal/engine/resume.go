@@ -237,6 +237,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: e.planView(def, r, now), Def: def, L1Available: l1ok, L2Available: l2ok,
+		L2Off:  e.memoryOff(),
 		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: e.ownerMidWork(r, opt)})
 	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
@@ -879,30 +880,58 @@ func dedupe(s []string) []string {
 // sharedL2Next is the step of the L2-only tier in a project whose memory others share (kind,
 // SharedMemory's): the position may be another's, whose state is not missing.
 func sharedL2Next(kind string) string {
-	return "Tell the user the last position memory holds; " + SharedMemoryWho(kind) + " shares that memory and this one has no active workflow, so the position may be another " + kind + "'s: call " + ToolPrefix + "start_workflow only if this " + kind + "'s work goes on."
+	noun := SharedNoun(kind)
+	return "Tell the user the last position memory holds; " + SharedMemoryWho(kind) + " shares that memory and this one has no active workflow, so the position may be another " + noun + "'s: call " + ToolPrefix + "start_workflow only if this " + noun + "'s work goes on."
 }
 
 // SharedMemoryWho says who shares memory that kind names (SharedMemory's): "every worktree of
-// this repository", or "every project".
+// this repository", "every project", or "another project".
 func SharedMemoryWho(kind string) string {
-	if kind == SharedByWorktrees {
+	switch kind {
+	case SharedByWorktrees:
 		return "every worktree of this repository"
+	case SharedWithAnother:
+		return "another project"
 	}
 	return "every " + kind
+}
+
+// SharedNoun is what kind (SharedMemory's) calls this checkout and the others: "worktree" or
+// "project".
+func SharedNoun(kind string) string {
+	if kind == SharedByWorktrees {
+		return kind
+	}
+	return "project"
 }
 
 // What SharedMemory names as the others that may write this project's L2.
 const (
 	SharedByWorktrees = "worktree" // the checkouts of one repository (Claude Code keys memory on the main one)
 	SharedByProjects  = "project"  // every project: autoMemoryDirectory in the user's or managed settings
+	// SharedWithAnother: the topic file names another project's state directory (a project
+	// whose path Claude Code names alike, or a CAIRN_MEMORY_DIR set for several).
+	SharedWithAnother = "another"
 )
 
 // SharedMemory tells whether this project's L2 is one Claude Code gives other projects too, so
 // that its last position may be another's, and whose: SharedByProjects when a setting every
 // project reads names it; SharedByWorktrees when it is the default, keyed on the main
 // checkout's root, and this project is a linked worktree, or the main checkout (or bare
-// repository) of one; "" otherwise.
+// repository) of one; else SharedWithAnother when the topic file says its latest line is
+// another project's (memory.Last.Another); "" otherwise.
 func (e *Engine) SharedMemory() string {
+	if kind := e.sharedByPlace(); kind != "" {
+		return kind
+	}
+	if last, ok, err := e.mem.LastPosition(); err == nil && ok && last.Another {
+		return SharedWithAnother
+	}
+	return ""
+}
+
+// sharedByPlace is SharedMemory as where the memory directory is says it.
+func (e *Engine) sharedByPlace() string {
 	loc := e.mem.Location()
 	if loc.Shared {
 		return SharedByProjects

@@ -586,15 +586,18 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("state file permissions", true, "files are 0600", "")
 	}
 	if e.memWarn != "" {
-		// Off is no failure; any other warning is a directory that cannot be named at all.
+		// Off is no failure; any other warning is a directory that cannot be named at all, or a
+		// repository's that Cairn refuses.
 		fix := "set CLAUDE_PROJECT_DIR to the project's absolute path: the memory directory is named from it; L2 lines are skipped meanwhile"
 		switch {
+		case e.mem.Location().Refused:
+			fix = "set autoMemoryDirectory in your user settings, or " + memory.EnvCairnMemoryDir + ", to use that directory; L2 lines are skipped meanwhile"
 		case strings.Contains(e.memWarn, memory.EnvCairnMemoryDir+"="):
 			fix = "give " + memory.EnvCairnMemoryDir + " an absolute path; L2 lines are skipped meanwhile"
 		case strings.Contains(e.memWarn, "HOME"):
 			fix = "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"
 		}
-		add("auto-memory (L2)", strings.Contains(e.memWarn, "is off"), e.memWarn, fix)
+		add("auto-memory (L2)", e.memoryOff(), e.memWarn, fix)
 	} else {
 		md := e.mem.Location().Dir
 		add("auto-memory (L2)", creatable(md), md, writeFix(md)+": L2 lines are skipped meanwhile")

@@ -74,6 +74,9 @@ type Location struct {
 	Key      string // the sanitised project key under <config>/projects, for the default
 	Disabled bool   // auto-memory is off: write nothing there
 	Reason   string // why it is off, for the degradation tier
+	// Refused says Disabled is Cairn's refusal of a repository's autoMemoryDirectory, not
+	// auto-memory switched off: Claude Code still writes memory there.
+	Refused bool
 	// Shared says Dir is named by a setting every project reads (autoMemoryDirectory in the
 	// user's or managed settings): other projects' lines may be in it.
 	Shared bool
@@ -138,7 +141,7 @@ func Dir(env Env) (Location, error) {
 			// A repository's own settings may not send Cairn's writes anywhere: only into
 			// the project (no link on the way) or the user's Claude directory.
 			if s.project && !projectMayUse(d, configDir, launch, env) {
-				return Location{Disabled: true, Reason: "autoMemoryDirectory in " + s.path + " points outside the project and the Claude directory; Cairn does not write memory there (set it in your user settings, or CAIRN_MEMORY_DIR, to use that directory)"}, nil
+				return Location{Disabled: true, Refused: true, Reason: "autoMemoryDirectory in " + s.path + " points outside the project and the Claude directory; Cairn does not write memory there (set it in your user settings, or CAIRN_MEMORY_DIR, to use that directory)"}, nil
 			}
 			return Location{Dir: d, Source: "autoMemoryDirectory in " + s.path, Shared: !s.project}, nil
 		}

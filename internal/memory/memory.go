@@ -77,8 +77,9 @@ type Options struct {
 	LockUntil time.Time
 	// Now stamps L2 lines; default time.Now.
 	Now func() time.Time
-	// StateDir is where Cairn's state is, which the topic file names, when it is not the
-	// project's .claude/cairn/ (CAIRN_STATE_DIR); "" when it is.
+	// StateDir is where Cairn's state is, absolute, which the topic file names, so that a
+	// project sharing the memory directory tells its lines from this one's (Last.Another);
+	// "" names the project's .claude/cairn/, which tells nothing apart.
 	StateDir string
 }
 
@@ -257,10 +258,15 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			for i > 0 && entries[i-1].At.After(at) && (i == len(entries) || !entries[i-1].At.After(entries[i].At)) {
 				i--
 			}
+			place := m.place
 			if n := len(entries); n > 0 {
 				i = min(i, n-1)
+				// The latest line stays whose it was, so the file keeps naming its state.
+				if p := topicPlace(cur); p != topicHome {
+					place = p
+				}
 			}
-			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain}), m.place), nil
+			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain}), place), nil
 		})
 		if err != nil || latest == "" {
 			// No latest line to show: the topic file was emptied, and the index line, whatever
@@ -411,28 +417,40 @@ func (m *Memory) learningRoom(name string) error {
 
 // Entries returns the L2 lines of the topic file, newest last; none when it does not exist.
 func (m *Memory) Entries() ([]Entry, error) {
-	entries, _, err := m.entries()
+	entries, _, _, err := m.entries()
 	return entries, err
 }
 
-// entries is Entries, and whether the lines are in Cairn's order (readTopic).
-func (m *Memory) entries() ([]Entry, bool, error) {
+// entries is Entries, whether the lines are in Cairn's order (readTopic), and the topic
+// file's content.
+func (m *Memory) entries() ([]Entry, bool, []byte, error) {
 	if err := m.usable(); err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	// Read as a write reads it: a symlink or anything but a regular file is left alone.
 	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
 	if err != nil {
-		return nil, false, unavailable("reading "+TopicFile, err)
+		return nil, false, nil, unavailable("reading "+TopicFile, err)
 	}
 	entries, ordered := readTopic(topic.data)
-	return entries, ordered, nil
+	return entries, ordered, topic.data, nil
 }
 
 // Last is the last known position L2 holds.
 type Last struct {
 	Entry
 	Source string // TopicFile, or IndexFile when only the index line was left
+	// Another says the topic file names a state directory other than this Memory's as where
+	// the full state is: its latest line is another project's, one Claude Code gives the
+	// same memory directory (or a CAIRN_MEMORY_DIR they share).
+	Another bool
+}
+
+// anothers tells whether place, where a topic file says its state is, is another project's
+// than this Memory's: both named (not topicHome, which an older Cairn wrote for every
+// project) and not one directory, however each is spelled (both are written escaped).
+func (m *Memory) anothers(place string) bool {
+	return place != topicHome && m.place != topicHome && place != m.place && !durable.SameDir(unescape(place), unescape(m.place))
 }
 
 // LastPosition returns the latest L2 line for the L2-only resume tier: the last line of the
@@ -443,7 +461,7 @@ type Last struct {
 // are tolerated; ok is false when neither file says anything. A file Cairn leaves as it is (a
 // symlink, say) is not read through: the error says so, as a write's does.
 func (m *Memory) LastPosition() (Last, bool, error) {
-	entries, ordered, err := m.entries()
+	entries, ordered, topic, err := m.entries()
 	if err != nil {
 		return Last{}, false, err
 	}
@@ -456,7 +474,7 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 				best = i
 			}
 		}
-		return Last{Entry: entries[best], Source: TopicFile}, true, nil
+		return Last{Entry: entries[best], Source: TopicFile, Another: m.anothers(topicPlace(topic))}, true, nil
 	}
 	index, err := read(filepath.Join(m.loc.Dir, IndexFile))
 	if err != nil {
@@ -548,6 +566,10 @@ var errLeftAlone = errors.New("leaves it as it is")
 // errLinkLeftAlone is errLeftAlone for a symbolic link, which Claude Code reads through.
 var errLinkLeftAlone = fmt.Errorf("%w", errLeftAlone)
 
+// errReadOnlyLeftAlone is errLeftAlone for a file its owner made read-only, which Claude Code's
+// writers cannot write either, though a swap by name would replace it.
+var errReadOnlyLeftAlone = fmt.Errorf("%w", errLeftAlone)
+
 // LeftAlone reports whether err says a memory file is one Cairn leaves as it is: retrying
 // is of no use until the person changes it.
 func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
@@ -555,10 +577,13 @@ func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
 // LeftAloneStep is the person's step after which Cairn writes a memory file err says it leaves
 // as it is (LeftAlone). Claude Code loads MEMORY.md through a symbolic link: moved out of the
 // way, the person's own index would leave every session, so a link is replaced by a copy of
-// what it leads to. Anything else is moved out of the way.
+// what it leads to. A read-only file is made writable. Anything else is moved out of the way.
 func LeftAloneStep(err error) string {
-	if errors.Is(err, errLinkLeftAlone) {
+	switch {
+	case errors.Is(err, errLinkLeftAlone):
 		return "replace the link with a copy of the file it leads to"
+	case errors.Is(err, errReadOnlyLeftAlone):
+		return "make it writable (chmod u+w)"
 	}
 	return "move or rename it"
 }
@@ -623,6 +648,9 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 		perm := fs.FileMode(newFilePerm)
 		if cur.exists {
 			perm = cur.mode
+		}
+		if perm&0o200 == 0 {
+			return unavailable("writing "+name, fmt.Errorf("%s is read-only; Cairn %w", path, errReadOnlyLeftAlone))
 		}
 		now, known, err := replace(path, next, perm, cur)
 		if errors.Is(err, errChanged) {

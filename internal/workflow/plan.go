@@ -42,6 +42,9 @@ type PlanInput struct {
 	// L1Available and L2Available say whether each layer can be used (read and written).
 	L1Available bool
 	L2Available bool
+	// L2Off says L2 is not available because the user switched auto-memory off: a choice, not
+	// a fault, so nothing is warned of.
+	L2Off bool
 	// L2Line is the latest Cairn line in auto-memory, if any.
 	L2Line   string
 	Findings []Finding
@@ -88,7 +91,7 @@ func BuildPlan(in PlanInput) Plan {
 	if !in.L1Available {
 		p.Warnings = append(p.Warnings, WarnL1Unavailable)
 	}
-	if !in.L2Available {
+	if !in.L2Available && !in.L2Off {
 		p.Warnings = append(p.Warnings, WarnL2Unavailable)
 	}
 	r := in.Record

@@ -1,0 +1,71 @@
+package memory
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Two projects' Cairns sharing one memory directory tell their lines apart by the state
+// directory the topic file names (Last.Another). An older line one of them settles into the
+// history (RecordOlder) does not become the latest, so it does not make the file name its
+// state: it named it, and the project read the other's latest line as its own.
+func TestLastPositionTellsAnothersLine(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "memory")
+	at := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
+	open := func(state string) *Memory {
+		return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(at), StateDir: state})
+	}
+	a, b := open(filepath.Join(base, "a", ".claude", "cairn")), open(filepath.Join(base, "b", ".claude", "cairn"))
+	another := func(step string, m *Memory, want bool) {
+		t.Helper()
+		last, ok, err := m.LastPosition()
+		if err != nil || !ok || last.Another != want {
+			t.Errorf("%s: LastPosition = %+v, %v, %v; want Another %v", step, last, ok, err, want)
+		}
+	}
+	if err := a.RecordAt("Active APEX workflow: analyze completed, planning a's work", at.Add(2*time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	another("a's line, read by a", a, false)
+	another("a's line, read by b", b, true)
+	if err := b.RecordOlder("Active APEX workflow: analyze completed, planning b's older work", at.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	another("a's line after b's older one, read by b", b, true)
+	another("a's line after b's older one, read by a", a, false)
+	if err := b.Record("Active APEX workflow: plan completed, implementing b's work"); err != nil {
+		t.Fatal(err)
+	}
+	another("b's latest, read by b", b, false)
+	another("b's latest, read by a", a, true)
+}
+
+// The state directory named in the topic file is the same directory spelled another way (a
+// symlink, a bind mount, a drive letter's case): the line is this project's own. The place is
+// written escaped (textsafe: a backslash, a bracket), so it was compared escaped with the
+// directory and never found the same, and a project read its own line as another's.
+func TestLastPositionOwnLineSpelledAnotherWay(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real[1]")
+	if err := os.MkdirAll(filepath.Join(real, ".claude", "cairn"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link[1]")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	dir := filepath.Join(base, "memory")
+	at := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
+	open := func(root string) *Memory {
+		return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(at), StateDir: filepath.Join(root, ".claude", "cairn")})
+	}
+	if err := open(real).Record("Active APEX workflow: analyze completed, planning the work"); err != nil {
+		t.Fatal(err)
+	}
+	if last, ok, err := open(link).LastPosition(); err != nil || !ok || last.Another {
+		t.Errorf("LastPosition through %s = %+v, %v, %v; want its own line", link, last, ok, err)
+	}
+}
