@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -364,10 +365,15 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 // unreached is the error of a command (cairn sync, cairn remote enable) when git could not talk
 // to the remote (a fetch or push that failed: the host down, the network gone, credentials
 // refused): what git said, what that left here (here), and how to find out why before the
-// command runs again. Other errors are returned as they are.
+// command runs again; or when git could not write here for a full disk: that, here, and the
+// step. Other errors are returned as they are.
 func unreached(remoteName, here, command string, err error) error {
 	if errors.Is(err, gitremote.ErrNoGit) {
 		return gitremote.ErrNoGit // not the remote's doing: its one step is installing git
+	}
+	if ge, ok := errors.AsType[*gitremote.GitError](err); ok && errors.Is(ge, syscall.ENOSPC) {
+		// This clone's git could not write: the disk is full, as a state write refused says (exit 3).
+		return &codeError{code: ExitInternal, msg: fmt.Sprintf("%v: the disk is full; %s; free some space, then run %s again", err, here, command)}
 	}
 	why, ok := notReached(remoteName, err)
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -113,6 +114,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	}
 
 	var failed []string
+	full := false // a write the full disk refused: a retry fails the same way until space is freed
 	check := func(err error) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			failed = append(failed, err.Error())
@@ -121,6 +123,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 {
 		if _, err := mem.RemoveCairn(); err != nil {
 			failed = append(failed, "auto-memory: "+err.Error())
+			full = errors.Is(err, syscall.ENOSPC)
 		} else {
 			removeMemoryLock(plan.MemoryDir)
 		}
@@ -146,6 +149,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	} else if len(failed) == 0 {
 		fmt.Fprintln(a.stdout, "Removed.")
 		a.uninstallNext()
+	}
+	if len(failed) > 0 && full {
+		return &codeError{code: ExitInternal, msg: fmt.Sprintf("not everything was removed: %s: the disk is full; free some space, then run cairn uninstall again", strings.Join(failed, "; "))}
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("not everything was removed: %s; run cairn uninstall again to retry", strings.Join(failed, "; "))

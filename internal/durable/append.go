@@ -21,8 +21,8 @@ type AppendResult struct {
 // AppendLine appends line plus a newline to name, creating it 0600 if needed. The caller must
 // hold the file's lock. A torn tail is first truncated back to the last newline; the line goes
 // out in one write; on any write error the file is truncated back to its old size; with sync
-// the file is fsynced before returning (and a new file's directory too). line must not contain
-// a newline.
+// the file is fsynced before returning (and a new file's directory too); a file it created is
+// removed again when the line could not be appended. line must not contain a newline.
 func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult, err error) {
 	if bytes.IndexByte(line, '\n') >= 0 {
 		return res, pathErr("append", name, errors.New("line contains a newline"))
@@ -39,6 +39,11 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 		// close error would make a caller retry and append the line twice.
 		if cerr := f.Close(); err == nil && cerr != nil && !durable {
 			err = cerr
+		}
+		// A file this call created and could not append to goes again: left empty, it would
+		// read as a log appended to, not as one never written.
+		if err != nil && created && res.Offset == 0 && !durable {
+			_ = fsys.Remove(name)
 		}
 	}()
 	size := st.Size()

@@ -292,6 +292,36 @@ func TestReplaceArchivesTheOldWorkflow(t *testing.T) {
 	}
 }
 
+// TestReplaceUnfinishedSaysTheOldOneWasArchived: a replacing start whose new workflow could not
+// be written after the old one was archived (archive/index.jsonl unwritable: a directory in its
+// place, or a full disk) said only the index's refusal, "nothing was changed and it was left as
+// it is", while the old workflow had left the active slot. It says the old one was archived and
+// where, and the same start once the index is mended starts the new one.
+func TestReplaceUnfinishedSaysTheOldOneWasArchived(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	first := must(en.Start(engine.StartRequest{Type: "apex", Context: "one"}))(t)
+	var rec workflow.Record
+	_ = json.Unmarshal(first.Workflow, &rec)
+	index := filepath.Join(en.StateDir(), "archive", "index.jsonl")
+	if err := os.MkdirAll(index, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	replace := engine.StartRequest{Type: "debug", Context: "two", Replace: true}
+	_, err := en.Start(replace)
+	if err == nil || !strings.Contains(err.Error(), "the previous workflow "+rec.WorkflowID+" was archived in archive/"+rec.WorkflowID+"-") ||
+		!strings.Contains(err.Error(), "the new one was not started") || engine.Classify(err) != engine.StateUnusable {
+		t.Fatalf("replace with the index in the way: %v", err)
+	}
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	res := must(e.open("s1").Start(replace))(t)
+	if !strings.Contains(res.Message, "started debug workflow") || !strings.Contains(res.Message, rec.WorkflowID+" was archived") {
+		t.Errorf("the start again: %s", res.Message)
+	}
+}
+
 func TestStopBlocksOncePerViolationSet(t *testing.T) {
 	e, en := startApex(t)
 	must(en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"}}))(t)

@@ -420,6 +420,11 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		if _, ok := errors.AsType[*workflow.ActiveError](err); ok && req.Replace && attempt < 2 {
 			continue
 		}
+		if err != nil && archived.Dir != "" {
+			// The old workflow has left the active slot: the refusal's "nothing was changed"
+			// is of the file it names. The same start again takes up from here (left above).
+			return nil, fmt.Errorf("the previous workflow %s was archived in archive/%s, but the new one was not started: %w", cur.WorkflowID, archived.Dir, err)
+		}
 		if err != nil {
 			return nil, err
 		}

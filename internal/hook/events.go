@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"syscall"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -154,6 +155,10 @@ func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result,
 	switch {
 	case errors.Is(err, engine.ErrNoActiveWorkflow):
 		r.Logf("%s task %s: no active workflow, not recorded", taskEvent(completed), taskShown(t.TaskID))
+	case errors.Is(err, syscall.ENOSPC):
+		// No one can try again: Claude Code does not send a hook event twice.
+		r.Logf("%s task %s not recorded (Claude Code does not send it again): %s; free some space so that the next events are recorded",
+			taskEvent(completed), taskShown(t.TaskID), strings.Replace(err.Error(), "; "+store.FreeSpaceStep, "", 1))
 	case err != nil:
 		r.Logf("%s task %s not recorded: %v", taskEvent(completed), taskShown(t.TaskID), err)
 	default:

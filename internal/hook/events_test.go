@@ -3,9 +3,11 @@ package hook
 import (
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 func TestSessionTitleOutput(t *testing.T) {
@@ -70,5 +72,20 @@ func TestWroteSummaryCountsOwedLines(t *testing.T) {
 		if got := wroteSummary(&engine.StopOutcome{Owed: tt.owed}); got != tt.want {
 			t.Errorf("wroteSummary(owed %d) = %q, want %q", tt.owed, got, tt.want)
 		}
+	}
+}
+
+// A task event a full disk kept out was told "free some space and try again", which no one
+// can: Claude Code does not send a hook event again. It says the event is not kept, and what
+// freeing space does: the events after it are recorded.
+func TestTaskNotRecordedOnAFullDiskSaysNoRetry(t *testing.T) {
+	var stderr strings.Builder
+	r := &Runner{Name: EventsName, Stderr: &stderr}
+	err := &store.WriteError{Dir: "/p/.claude/cairn", Name: "journal/w.jsonl", Err: syscall.ENOSPC}
+	sayTask(r, engine.ClaudeTask{TaskID: "7"}, false, nil, err)
+	got := stderr.String()
+	if strings.Contains(got, "try again") || !strings.Contains(got, "the disk is full") ||
+		!strings.Contains(got, "Claude Code does not send it again") || !strings.Contains(got, "free some space so that the next events are recorded") {
+		t.Errorf("stderr %q: want the disk full, no retry promised, and what freeing space does", got)
 	}
 }

@@ -614,7 +614,8 @@ func read(path string) (snapshot, error) {
 		return snapshot{}, fmt.Errorf("%s is a symbolic link; Cairn %w", path, errLinkLeftAlone)
 	}
 	if !fi.Mode().IsRegular() {
-		return snapshot{}, fmt.Errorf("%s is not a regular file (%v); Cairn %w", path, fi.Mode().Type(), errLeftAlone)
+		kind := (&durable.NotRegularError{Mode: fi.Mode()}).Kind()
+		return snapshot{}, fmt.Errorf("%s is %s, not a regular file; Cairn %w", path, kind, errLeftAlone)
 	}
 	data, err := readLimited(path)
 	if errors.Is(err, fs.ErrNotExist) {

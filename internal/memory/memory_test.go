@@ -938,3 +938,16 @@ func TestRecordAtSameTextLaterIsANewLine(t *testing.T) {
 		t.Errorf("topic lines = %+v (%v), want a at 16:00 and at 16:01", entries, err)
 	}
 }
+
+// A directory in MEMORY.md's place was named by its mode's type bits, "(d---------)", which
+// reads as a directory no one may open, whatever its mode: it is named "a directory".
+func TestDirectoryInPlaceOfTheIndexIsNamed(t *testing.T) {
+	m, dir := newTestMemory(t)
+	if err := os.MkdirAll(filepath.Join(dir, IndexFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := m.Record("Active APEX workflow: plan completed")
+	if !LeftAlone(err) || !strings.Contains(err.Error(), "is a directory, not a regular file") || strings.Contains(err.Error(), "d---------") {
+		t.Errorf("Record with a directory in MEMORY.md's place: %v", err)
+	}
+}

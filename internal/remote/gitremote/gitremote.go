@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
@@ -984,6 +985,12 @@ func (e *GitError) Error() string {
 }
 
 func (e *GitError) Unwrap() error { return e.Err }
+
+// Is makes a git that could not write for want of space (its words under LC_ALL=C) match
+// syscall.ENOSPC, as a write of Cairn's own does.
+func (e *GitError) Is(target error) bool {
+	return target == syscall.ENOSPC && strings.Contains(e.Stderr, "No space left on device")
+}
 
 // userinfo is the credentials of a URL as git's diagnostics name them: after "://"; in a host
 // git:// could not reach ("unable to look up sam:s3cret@host"), which holds whatever the URL had
