@@ -94,11 +94,14 @@ func machineAWith(t *testing.T, remote, context string, with func(mcptools.Optio
 	return dir, c, runs
 }
 
-// waitRuns waits until n more background sync runs than now have ended.
+// waitRuns waits until n more background sync runs than now have ended: the last of them
+// began after the call. It counts runs, not time: a loaded machine makes each run slow, and
+// the server lets one run take a minute (syncRunTimeout), so only past n of those is a run
+// that never ends a failure.
 func waitRuns(t *testing.T, runs *atomic.Int64, n int64) {
 	t.Helper()
 	want := runs.Load() + n
-	waitFor(t, func() bool { return runs.Load() >= want })
+	waitWithin(t, time.Duration(n)*(time.Minute+time.Second), func() bool { return runs.Load() >= want })
 }
 
 // machine is a second clone with an engine and a state of its own, which syncs as cairn sync
@@ -135,7 +138,10 @@ func pickedUp(t *testing.T, bare, context string) (aDir string, c *client.Client
 	t.Helper()
 	aDir, c, runs = machineARuns(t, bare, context)
 	b = machineB(t, bare)
-	waitFor(t, func() bool { return b.sync(t).Local >= 1 }) // A's server pushes on its own
+	waitRuns(t, runs, 2) // a sync begun after start_workflow has ended
+	if out := b.sync(t); out.Local < 1 {
+		t.Fatalf("B found %d workflows after A's server synced: A's server did not push on its own", out.Local)
+	}
 	return aDir, c, runs, b
 }
 
@@ -324,8 +330,16 @@ func TestSyncStopsWithTheServer(t *testing.T) {
 func TestBackgroundSyncLeavesARemovedStateDirectoryGone(t *testing.T) {
 	dir, _, runs := machineARuns(t, bareRepo(t), "remove me")
 	state := filepath.Join(dir, ".claude", "cairn")
-	if err := os.RemoveAll(state); err != nil {
-		t.Fatal(err)
+	// A sync run in progress may write a file into it while it is removed ("directory not
+	// empty", seen under load): removed again, as a person would.
+	for i := 0; ; i++ {
+		err := os.RemoveAll(state)
+		if err == nil {
+			break
+		}
+		if i == 100 {
+			t.Fatal(err)
+		}
 	}
 	waitRuns(t, runs, 2) // a run begun after the removal has ended
 	if _, err := os.Lstat(state); err == nil {
@@ -561,12 +575,18 @@ func TestBackgroundSyncTellsALineNoSyncCanRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bare := bareRepo(t)
-			_, c, _, _ := pickedUp(t, bare, "foreign")
+			_, c, runs, _ := pickedUp(t, bare, "foreign")
 			work := t.TempDir()
 			git(t, work, "init", "-q")
 			tc.spoil(t, work, "file://"+bare)
-			mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`) // a revision to push
-			notice := nextNotice(t, c)
+			// A revision to push. A sync since the spoiling may have told the failure already,
+			// on this result (told once); else the sync begun after it tells it.
+			got := text(mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`))
+			if !strings.HasPrefix(got, "Notice:") {
+				waitRuns(t, runs, 2)
+				got = text(mustOK(t, c, "get_vars", `{}`))
+			}
+			notice, _, _ := strings.Cut(got, "\n")
 			for _, want := range []string{"could not sync with origin", "every sync fails the same way", "cairn sync"} {
 				if !strings.Contains(notice, want) {
 					t.Errorf("notice %q lacks %q", notice, want)

@@ -291,10 +291,16 @@ func toolRequest(name, args string) mcp.CallToolRequest {
 
 func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitWithin(t, 10*time.Second, cond)
+}
+
+// waitWithin is waitFor, failing only once d has passed.
+func waitWithin(t testing.TB, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
+			t.Fatalf("condition not met within %s", d)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

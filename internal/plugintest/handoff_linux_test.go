@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,6 +49,13 @@ func TestLaunchHandoffLeavesTheNextLockAlone(t *testing.T) {
 	wrapTool(t, tools, "sha256sum", func(real string) string { return ": <" + gate + "\nexec " + real + " \"$@\"\n" })
 	wrapTool(t, tools, "rm", func(real string) string {
 		return real + " \"$@\"\nrc=$?\nfor a; do if [ \"$a\" = " + lock + " ]; then : <" + rmGate + "; fi; done\nexit $rc\n"
+	})
+	// The hook's waits for the installer (cairn_handoff: sleep 0.1 between looks) are marked
+	// with the pid of the shell that waits: the hook itself, past the point where it wrote into
+	// the lock after the handoff.
+	polled := filepath.Join(work, "polled")
+	wrapTool(t, tools, "sleep", func(real string) string {
+		return "if [ \"$1\" = 0.1 ]; then echo $PPID >>" + polled + "; fi\nexec " + real + " \"$@\"\n"
 	})
 	var once sync.Once
 	asked := make(chan struct{})
@@ -127,17 +135,24 @@ func TestLaunchHandoffLeavesTheNextLockAlone(t *testing.T) {
 		}
 		t.Cleanup(func() { f.Close() })
 	}
-	// The hook waits at the FIFO (a write into the lock after the handoff), or has ended.
+	// The hook waits at the FIFO (a write into the lock after the handoff), or waits for the
+	// installer without having written (its clock would let it go only after 6 s), or has
+	// ended.
+	hookPolled := func() bool {
+		b, _ := os.ReadFile(polled)
+		return slices.Contains(strings.Fields(string(b)), fmt.Sprint(hook.Process.Pid))
+	}
 	var hookErr error
-	ended := false
+	ended, released := false, false
 	for end := time.Now().Add(time.Minute); wchan() != "wait_for_partner"; time.Sleep(10 * time.Millisecond) {
 		select {
 		case hookErr = <-done:
 			ended = true
 		default:
 		}
-		if ended {
+		if ended || hookPolled() {
 			release()
+			released = true
 			break
 		}
 		if time.Now().After(end) {
@@ -155,7 +170,7 @@ func TestLaunchHandoffLeavesTheNextLockAlone(t *testing.T) {
 	}
 	// Another start takes the lock.
 	writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
-	if !ended {
+	if !released {
 		release()
 	}
 	open(rmGate, os.O_WRONLY)

@@ -343,8 +343,18 @@ func TestLaunchMCPWaitedOnAnotherStartWithoutGo(t *testing.T) {
 	writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
 	writeFile(t, filepath.Join(lock, "start"), start+"\n")
 	tools := toolDir(t)
-	// The rounds of waiting are counted, not timed: each sleep returns at once.
-	wrapTool(t, tools, "sleep", func(string) string { return ":\n" })
+	// The rounds of waiting are counted, not timed: each sleep returns at once, as true, which
+	// starts no shell at each of the 600 rounds as a script would.
+	noop, err := exec.LookPath("true")
+	if err != nil {
+		t.Skipf("host tool true is missing: %v", err)
+	}
+	if err := os.Remove(filepath.Join(tools, "sleep")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(noop, filepath.Join(tools, "sleep")); err != nil {
+		t.Fatal(err)
+	}
 	env := launchEnv(root, data, work, tools)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
 	want := "cairn: the binaries for version " + pluginVersion(t) + " are being installed by another start (first use only): start a new session once that is done.\n"
