@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -233,5 +235,66 @@ func TestCairnDoneClaimHeldUntilPushed(t *testing.T) {
 	}
 	if st := b.readState(t); len(st.Tasks) != 1 || st.Tasks[0].Status != "done" {
 		t.Errorf("machine B's t1 is %+v, want done as A pushed it", st.Tasks)
+	}
+}
+
+// The owner heartbeat at the end of a turn takes the lock and reads the state, and that read
+// may repair it: here the turn's last change is in the journal while its snapshot replace
+// never happened (the session's own change, its heartbeat stale). The Stop hook's heartbeat
+// brings the snapshot up to date and its systemMessage says so; no later read would.
+func TestCairnStopSaysItsHeartbeatRolledForward(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w)
+	snapshot := filepath.Join(w.stateDir(), store.WorkflowFile)
+	var mu sync.Mutex
+	var cut error
+	var revision int64
+	w.Mock.Script(mockapi.Step{Name: "cut a change short", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("CUT-PROMPT")),
+		Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+			mu.Lock()
+			defer mu.Unlock()
+			// The session's record, written by its SessionStart hook, names it.
+			var session struct {
+				ID string `json:"session_id"`
+			}
+			records, _ := filepath.Glob(filepath.Join(w.stateDir(), "sessions", "*.json"))
+			before, err := os.ReadFile(snapshot)
+			if len(records) == 1 && err == nil {
+				var doc []byte
+				if doc, err = os.ReadFile(records[0]); err == nil {
+					err = json.Unmarshal(doc, &session)
+				}
+			}
+			if err != nil || session.ID == "" {
+				cut = fmt.Errorf("reading the snapshot and the session's record %q: %v", records, err)
+				return mockapi.Text("no")
+			}
+			// This session's change ten minutes ago (its heartbeat due), whose snapshot
+			// replace never happened: the journal holds it, the snapshot is the one before.
+			e := engineAs(t, w, time.Now().Add(-10*time.Minute), session.ID)
+			_, err = e.UpdateTask(engine.TaskRequest{ID: "t1", Status: "pending", Note: "cut short"})
+			e.Close()
+			if err == nil {
+				revision = w.readState(t).Revision
+				err = os.WriteFile(snapshot, before, 0o600)
+			}
+			cut = err
+			return mockapi.Text("noted")
+		}})
+	r := w.runScript(t, RunOptions{Prompt: "CUT-PROMPT: go on"})
+	mu.Lock()
+	defer mu.Unlock()
+	if cut != nil {
+		t.Fatal(cut)
+	}
+	stops := requireHooksOK(t, r, "Stop")
+	msg := parseHookOutput(t, stops[len(stops)-1]).SystemMessage
+	t.Logf("the Stop hook said: %q", msg)
+	if !strings.Contains(msg, "the snapshot was brought up to date") {
+		t.Errorf("the Stop hook's systemMessage does not say its heartbeat brought the snapshot up to date: %q", msg)
+	}
+	if st := w.readState(t); st.Revision != revision+1 || len(st.Tasks) != 1 {
+		t.Errorf("revision %d with tasks %+v, want the change cut short (revision %d) and the heartbeat after it", st.Revision, st.Tasks, revision)
 	}
 }
