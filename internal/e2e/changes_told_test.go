@@ -188,19 +188,7 @@ func TestCairnKeptTaskListedAfterRepair(t *testing.T) {
 // the done and B has it, B's claim is refused as the task is done.
 func TestCairnDoneClaimHeldUntilPushed(t *testing.T) {
 	t.Parallel()
-	bare := filepath.Join(t.TempDir(), "shared.git")
-	gitIn(t, "", "init", "-q", "--bare", bare)
-	a, b := newWorld(t, cairnPlugin), newWorld(t, cairnPlugin)
-	for _, w := range []*World{a, b} {
-		gitIn(t, w.Project, "remote", "add", "origin", "file://"+bare)
-		w.cairn(t, "remote", "enable")
-	}
-	a.cairn(t, "start", "debug", "flaky upload test", "--id", "wf-done")
-	a.cairn(t, "task", "t1", "pending")
-	a.cairn(t, "sync")
-	if out := b.cairn(t, "sync"); !strings.Contains(out, "wf-done: pulled") {
-		t.Fatalf("machine B did not pull the workflow: %s", out)
-	}
+	a, b := sharedPair(t, "wf-done")
 	a.cairn(t, "task", "t1", "running")
 	a.cairn(t, "task", "t1", "done")
 	owner := readFile(t, filepath.Join(a.stateDir(), "claims.json"))
