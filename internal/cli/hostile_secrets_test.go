@@ -425,13 +425,21 @@ func TestVarsExportLeavesOutAStoredSecret(t *testing.T) {
 
 // A variable whose name and value, each clean, make a secret's shape on cairn show's NAME=VALUE
 // line (set by hand, or before a rule found the pair) has its value withheld there, and its
-// name still said, so that the person knows which one to set again.
+// name still said, so that the person knows which one to set again. One whose name alone has
+// that shape is withheld whole, and said to have that shape itself, not with what is beside it.
 func TestShowNamesAVariableWithheld(t *testing.T) {
-	p := newCLIProject(t)
-	const value = "Ab1Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1z"
-	withVarPlanted(t, p, "WF_AWS_SECRET_ACCESS_KEY", value)
-	code, out := p.run("", "show")
-	if code != 0 || strings.Contains(out, value) || !strings.Contains(out, "  - PLAN_PATH='plans/001.md'\n  - WF_AWS_SECRET_ACCESS_KEY "+secrets.NotShown+"\n") {
-		t.Errorf("cairn show: %d\n%s", code, out)
+	for _, tc := range []struct{ name, value, line string }{
+		{"WF_AWS_SECRET_ACCESS_KEY", "Ab1Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1z", "WF_AWS_SECRET_ACCESS_KEY " + secrets.NotShown},
+		{"WF_AKIA6QT5SE3KDFPQJMRK", "plans/002.md", secrets.Hidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newCLIProject(t)
+			withVarPlanted(t, p, tc.name, tc.value)
+			code, out := p.run("", "show")
+			if code != 0 || strings.Contains(out, tc.value) || strings.Contains(out, "AKIA") ||
+				!strings.Contains(out, "  - PLAN_PATH='plans/001.md'\n  - "+tc.line+"\n") {
+				t.Errorf("cairn show: %d\n%s", code, out)
+			}
+		})
 	}
 }

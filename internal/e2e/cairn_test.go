@@ -697,12 +697,18 @@ func TestCairnStopWritesOwedPositionLine(t *testing.T) {
 // running at a fixed time would, with the World's HOME (so L2 goes where Claude Code looks).
 func engineAt(t *testing.T, w *World, at time.Time) *engine.Engine {
 	t.Helper()
+	return engineAs(t, w, at, "earlier-session")
+}
+
+// engineAs is engineAt as the Claude Code session session.
+func engineAs(t *testing.T, w *World, at time.Time, session string) *engine.Engine {
+	t.Helper()
 	env := map[string]string{"HOME": w.Home, "CLAUDE_PROJECT_DIR": w.Project}
 	e, err := engine.Open(engine.Config{
 		Getenv:    func(k string) string { return env[k] },
 		WorkDir:   w.Project,
 		Now:       func() time.Time { return at },
-		SessionID: "earlier-session",
+		SessionID: session,
 		Actor:     "cli",
 		YAML:      yamldoc.Codec{},
 	})

@@ -17,19 +17,7 @@ import (
 // claim of the same task is refused in one line naming A's owner, with B's state unchanged.
 func TestCairnSharedClaimAcrossMachines(t *testing.T) {
 	t.Parallel()
-	bare := filepath.Join(t.TempDir(), "shared.git")
-	gitIn(t, "", "init", "-q", "--bare", bare)
-	a, b := newWorld(t, cairnPlugin), newWorld(t, cairnPlugin)
-	for _, w := range []*World{a, b} {
-		gitIn(t, w.Project, "remote", "add", "origin", "file://"+bare)
-		w.cairn(t, "remote", "enable")
-	}
-	a.cairn(t, "start", "debug", "flaky upload test", "--id", "wf-shared")
-	a.cairn(t, "task", "t1", "pending")
-	a.cairn(t, "sync")
-	if out := b.cairn(t, "sync"); !strings.Contains(out, "wf-shared: pulled") {
-		t.Fatalf("machine B did not pull the workflow: %s", out)
-	}
+	a, b := sharedPair(t, "wf-shared")
 
 	claim := func(w *World, marker string) *Run {
 		w.Mock.Script(
@@ -81,6 +69,27 @@ func TestCairnSharedClaimAcrossMachines(t *testing.T) {
 			t.Errorf("machine B's refused claim changed its task: %s (A holds %s)", got, want)
 		}
 	}
+}
+
+// sharedPair makes two machines (two Worlds, each its own clone, HOME and state) sharing
+// through a bare repository over file://: A starts workflow id with a pending task t1 and
+// pushes it, and B pulls it.
+func sharedPair(t *testing.T, id string) (a, b *World) {
+	t.Helper()
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	gitIn(t, "", "init", "-q", "--bare", bare)
+	a, b = newWorld(t, cairnPlugin), newWorld(t, cairnPlugin)
+	for _, w := range []*World{a, b} {
+		gitIn(t, w.Project, "remote", "add", "origin", "file://"+bare)
+		w.cairn(t, "remote", "enable")
+	}
+	a.cairn(t, "start", "debug", "flaky upload test", "--id", id)
+	a.cairn(t, "task", "t1", "pending")
+	a.cairn(t, "sync")
+	if out := b.cairn(t, "sync"); !strings.Contains(out, id+": pulled") {
+		t.Fatalf("machine B did not pull the workflow: %s", out)
+	}
+	return a, b
 }
 
 // tasksOf returns the active record's tasks on w as JSON.

@@ -24,14 +24,16 @@ func Shown(s string) string {
 
 // Joined is head followed by rest, which holds stored text; or head and NotShown when the two
 // together have a secret's shape (each was scanned alone when it was stored, and an output
-// "api_key" and a note "Qk7a..." print as "api_key: Qk7a..."); or NotShown alone when head
-// has that shape by itself.
+// "api_key" and a note "Qk7a..." print as "api_key: Qk7a..."); or Hidden alone when head
+// has that shape by itself (written by hand, or stored before a rule found it).
 func Joined(head, rest string) string {
-	if ScanString(head+rest) == nil {
+	switch {
+	case ScanString(head+rest) == nil:
 		return head + rest
-	}
-	if head == "" || ScanString(head) != nil {
+	case head == "":
 		return NotShown
+	case ScanString(head) != nil:
+		return Hidden
 	}
 	return head + " " + NotShown
 }

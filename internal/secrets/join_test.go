@@ -14,6 +14,7 @@ func TestJoined(t *testing.T) {
 		{"t1 done", ": wrote the tests", "t1 done: wrote the tests"},
 		{"t1 done output api_key", ": " + key, "t1 done output api_key " + secrets.NotShown},
 		{"", "api_key: " + key, secrets.NotShown},
+		{"WF_AKIA6QT5SE3KDFPQJMRK", "=plans/002.md", secrets.Hidden}, // the head by itself
 	} {
 		if got := secrets.Joined(tt.head, tt.rest); got != tt.want {
 			t.Errorf("Joined(%q, %q) = %q, want %q", tt.head, tt.rest, got, tt.want)

@@ -64,7 +64,7 @@ func CompletionLine(r *Record) string {
 		outcome = r.Outcome
 	}
 	line := secrets.Joined(head+quote(r.Context)+":", " "+outcome)
-	if line == secrets.NotShown { // the type and the context make one: the line still says what ended
+	if line == secrets.Hidden { // the type and the context make one: the line still says what ended
 		return head + secrets.NotShown
 	}
 	return line
