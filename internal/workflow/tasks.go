@@ -148,6 +148,11 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	now = now.UTC()
 	i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
 	if i < 0 {
+		// Retyped in another case, it would be a second task beside the open first (and a
+		// move of it, refused as a new task's, would send the caller to add that second).
+		if j := slices.IndexFunc(r.Tasks, func(t Task) bool { return strings.EqualFold(t.ID, id) }); j >= 0 {
+			return Result{}, fmt.Errorf("task %s not added: task %s is on record, an id that differs only in letter case: use %s, or an id of its own", TaskID(id), TaskID(r.Tasks[j].ID), TaskID(r.Tasks[j].ID))
+		}
 		if u.Status != TaskPending && u.Status != TaskRunning {
 			return Result{}, &TaskStatusError{ID: id, To: u.Status}
 		}
@@ -160,10 +165,6 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}
 		if detachedAccent(id) {
 			return Result{}, errors.New("the task id writes an accent as a mark apart from its letter, so it reads as the same id written with the accented letter but is another: type each accented letter as one character")
-		}
-		if j := slices.IndexFunc(r.Tasks, func(t Task) bool { return strings.EqualFold(t.ID, id) }); j >= 0 {
-			// Retyped in another case, it would be a second task beside the open first.
-			return Result{}, fmt.Errorf("task %s not added: task %s is on record, an id that differs only in letter case: use %s, or an id of its own", TaskID(id), TaskID(r.Tasks[j].ID), TaskID(r.Tasks[j].ID))
 		}
 		if len(r.Tasks) >= maxTasks {
 			return Result{}, fmt.Errorf("task %s not added: a workflow keeps at most %d tasks and this one has %d; move an existing task instead, or complete this workflow and start another", TaskID(id), maxTasks, len(r.Tasks))
