@@ -87,6 +87,9 @@ const CheckOnRecord = store.CheckOnRecord
 // "then run the command again" in its place.
 const InTheWayStep = store.InTheWayStep
 
+// InTheWayLeft begins the step of that refusal, after what is wrong.
+const InTheWayLeft = store.InTheWayLeft
+
 // GiveAnID ends the refusal of a start whose id cannot be used. It names start_workflow's
 // argument; the CLI puts its --id flag in its place.
 const GiveAnID = workflow.GiveAnID

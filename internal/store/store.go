@@ -334,8 +334,12 @@ func inTheWay(op, dir, file string) error {
 	if file != dir {
 		where = "in " + dir + ", beneath it"
 	}
-	return fmt.Errorf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. Cairn left it untouched; look at what it holds and move or rename it (for example to %s.bak); %s", op, dir, file, where, file, InTheWayStep)
+	return fmt.Errorf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. "+InTheWayLeft+"look at what it holds and move or rename it (for example to %s.bak); %s", op, dir, file, where, file, InTheWayStep)
 }
+
+// InTheWayLeft begins the step in Open's error for a file in the state directory's way: what
+// comes before it says what is wrong (cairn doctor's detail), it and what follows what to do.
+const InTheWayLeft = "Cairn left it untouched; "
 
 // InTheWayStep ends Open's error for a file in the state directory's way: what follows its
 // move, as the hook output (shown to the user, who has no command to run again) and the MCP
