@@ -212,6 +212,10 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	if cfg.NoRepair {
 		own = append(slices.Clip(own), store.WithNoRepair())
+		if cfg.NoLockWait {
+			// The status line still shows what the journal holds.
+			own = append(own, store.WithReadInMemory())
+		}
 	}
 	st, err := store.Open(dir, own...)
 	if err != nil {

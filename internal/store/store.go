@@ -190,6 +190,7 @@ type options struct {
 	noCreate    bool
 	keepRoot    bool // WithNoCreateRoot
 	noRepair    bool // WithNoRepair
+	inMemory    bool // WithReadInMemory
 	compactAt   int64
 }
 
@@ -235,6 +236,11 @@ func WithNoCreateRoot() Option { return func(o *options) { o.keepRoot = true } }
 // nothing and answers it too; the next caller that reads the state makes the repair and says
 // it.
 func WithNoRepair() Option { return func(o *options) { o.noRepair = true } }
+
+// WithReadInMemory has a store opened WithNoRepair answer a read whose snapshot needs a
+// repair from what the journal holds, in memory, as it does when the lock is held (the status
+// line); ErrRepairLeft only when there is none.
+func WithReadInMemory() Option { return func(o *options) { o.inMemory = true } }
 
 // ErrRepairLeft is what a store opened WithNoRepair answers where a one-off repair is needed.
 var ErrRepairLeft = errors.New("the state needs a repair, left to the next reader, which says it")

@@ -182,8 +182,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		return Workflow{}, s.unreadableSnapshot(err)
 	}
 	if s.o.noRepair {
-		if s.o.lockWait == 0 {
-			// A reader that never waits (the status line) still shows what the journal holds.
+		if s.o.inMemory {
 			return s.rebuildInMemory(ErrRepairLeft)
 		}
 		return Workflow{}, ErrRepairLeft
