@@ -71,8 +71,12 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 			if se, ok := errors.AsType[*stateError](err); ok {
 				detail = se.err.Error() // without "cairn doctor says what to fix": this is doctor
 			}
-			rep.Checks = append(rep.Checks, engine.Check{Name: "state directory", Detail: detail,
-				Fix: "check that the project directory exists and is writable by this user, and that .claude/cairn is a real directory, not a symlink"})
+			fix := "check that the project directory exists and is writable by this user, and that .claude/cairn is a real directory, not a symlink"
+			// A file in the way: the refusal's own step, for a person who then runs doctor again.
+			if what, step, ok := strings.Cut(detail, " "+engine.InTheWayLeft); ok && strings.HasSuffix(step, "; "+engine.InTheWayStep) {
+				detail, fix = what, engine.InTheWayLeft+strings.TrimSuffix(step, "; "+engine.InTheWayStep)+", then run cairn doctor again"
+			}
+			rep.Checks = append(rep.Checks, engine.Check{Name: "state directory", Detail: detail, Fix: fix})
 		}
 	} else {
 		rep.StateDir, rep.MemoryDir = e.StateDir(), e.MemoryDir()

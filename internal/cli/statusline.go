@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -59,7 +61,8 @@ func statusline(a *app) error {
 		}
 		return nil
 	}
-	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}, NoCreate: true, NoLockWait: true})
+	// NoRepair: a repair's notice is said once, and Claude Code shows nothing of stderr.
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}, NoCreate: true, NoLockWait: true, NoRepair: true})
 	if err != nil {
 		a.say(err.Error())
 		return none()
@@ -68,6 +71,10 @@ func statusline(a *app) error {
 	s, ok, err := e.QuickStatus()
 	if err != nil {
 		a.say(err.Error())
+	}
+	if errors.Is(err, store.ErrRepairLeft) && !a.json {
+		_, err := fmt.Fprintln(a.stdout, "cairn: the state needs a repair · run cairn status")
+		return err
 	}
 	if !ok {
 		return none()

@@ -79,6 +79,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	}
 	defer w.Close()
 	dir := e.StateDir()
+	moved := func() bool { return false }
 	if err := w.Add(dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !e.InGit() {
 			// Outside a project the state directory is not created (commands.go, onState).
@@ -94,6 +95,19 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	// The directory watched, to tell it from one made anew in its place: the engine reads on
 	// from the one it holds open, which no write will touch again.
 	watched, _ := os.Lstat(dir)
+	// Held open to tell, once the name is gone, a directory removed from one moved away (the
+	// project moved or renamed): its files are all still there.
+	if held, err := os.Open(dir); err == nil {
+		defer held.Close()
+		moved = func() bool {
+			fi, err := held.Stat()
+			n, ok := uint64(0), false
+			if err == nil {
+				n, ok = durable.LinkCount(fi)
+			}
+			return ok && n > 0
+		}
+	}
 	// The store's checkpoints/NAME.json, absent until the first save: added when it appears.
 	cpDir := filepath.Join(dir, "checkpoints")
 	cpWatched := w.Add(cpDir) == nil
@@ -209,7 +223,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 			// Files went, maybe the directory with them: no write will show here again.
 			fi, err := os.Lstat(dir)
 			if errors.Is(err, fs.ErrNotExist) {
-				return &codeError{code: ExitInternal, msg: fmt.Sprintf("the state directory %s was removed: nothing left to watch", dir)}
+				return stateGone(dir, e.ProjectRoot(), moved())
 			}
 			if err == nil && watched != nil && !os.SameFile(watched, fi) {
 				return &codeError{code: ExitInternal, msg: fmt.Sprintf("the state directory %s was removed and made anew: run cairn watch again to follow the new one", dir)}
@@ -222,6 +236,19 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 			}
 		}
 	}
+}
+
+// stateGone is watch's end when the state directory dir of the project root is no longer
+// there: removed, or moved away whole (moved).
+func stateGone(dir, root string, moved bool) error {
+	msg := fmt.Sprintf("the state directory %s was removed: nothing left to watch", dir)
+	if moved {
+		msg = fmt.Sprintf("the state directory %s was moved away, not removed: nothing left to watch here; put it back, then run cairn watch again", dir)
+		if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
+			msg = fmt.Sprintf("the project %s was moved or renamed, its state directory with it: run cairn watch in the project where it is now", root)
+		}
+	}
+	return &codeError{code: ExitInternal, msg: msg}
 }
 
 // checkpointName is the checkpoint the file checkpoints/NAME.json holds; false for temp files.

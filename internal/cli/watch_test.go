@@ -497,6 +497,50 @@ func TestWatchStateDirReplaced(t *testing.T) {
 	}
 }
 
+// TestWatchStateMoved: a project moved (or renamed) under a running watch takes its state
+// directory with it, whole, and a state directory moved aside keeps its files. Watch said "the
+// state directory ... was removed: nothing left to watch", which tells a person their workflow
+// is gone; it now says what was moved and what to run, and still ends with exit 3.
+func TestWatchStateMoved(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, want string
+		move       func(dir string) (string, error) // moves, returns the project as it is now
+	}{
+		{"project", "run cairn watch in the project where it is now", func(dir string) (string, error) {
+			return dir + "-moved", os.Rename(dir, dir+"-moved")
+		}},
+		{"state directory", "put it back, then run cairn watch again", func(dir string) (string, error) {
+			state := filepath.Join(dir, ".claude", "cairn")
+			return dir, os.Rename(state, state+"-aside")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir, cmd, _, stderr := watchingApex(t, "apex-m")
+			now, err := tc.move(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if now != dir {
+				// A change in the moved project: the event that has watch look where its
+				// directory was. (A directory moved aside sends its parent's event.)
+				_, env := project(t)
+				for i, kv := range env {
+					if strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") {
+						env[i] = "CLAUDE_PROJECT_DIR=" + now
+					}
+				}
+				run(t, now, env, "vars", "set", "PLAN_PATH", "p.md")
+			}
+			requireStateGoneExit(t, cmd, stderr)
+			if got := stderr.String(); strings.Contains(got, "was removed") || !strings.Contains(got, "moved") || !strings.Contains(got, tc.want) {
+				t.Errorf("stderr %q: want it to say what was moved, not removed, and %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestWatchNamesWhoMadeAPulledChange: a change a sync took from the remote was printed with
 // nobody named (the journal's entry is the sync's, which has no actor), though the remote's
 // entry names who made it; it is now named, with the remote it came through.

@@ -54,6 +54,10 @@ func (e *NotRegularError) Kind() string {
 	return "something other than a regular file"
 }
 
+// LinkCount is fi's hard link count; false where the system does not say. A directory that
+// was removed, though still open, has none.
+func LinkCount(fi fs.FileInfo) (uint64, bool) { return linkCount(fi) }
+
 // checkFile refuses anything but a regular file with a single link.
 func checkFile(op, name string, fi fs.FileInfo) error {
 	if !fi.Mode().IsRegular() {

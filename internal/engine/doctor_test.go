@@ -276,6 +276,24 @@ func TestDoctorDamagedState(t *testing.T) {
 		t.Fatalf("rebuildable: doctor says %+v", c)
 	}
 
+	// A damaged snapshot with no journal to rebuild it from: doctor said every check passed,
+	// and the next command set the file aside and answered "No active workflow". It now says
+	// so before anything is moved, and the step it gives keeps the file.
+	e = newEnv(t)
+	en = e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-lone"}))(t)
+	noErr(t, os.RemoveAll(filepath.Join(en.StateDir(), "journal")))
+	noErr(t, os.WriteFile(filepath.Join(en.StateDir(), "workflow-state.json"), []byte("{{{"), 0o600))
+	c = doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
+	if c == nil || c.OK || !strings.Contains(c.Detail, "workflow-state.json is damaged") || !strings.Contains(c.Detail, "no journal") ||
+		!strings.Contains(c.Fix, "cairn status: it keeps") || strings.Contains(c.Fix, "delete") || strings.Contains(c.Fix, "rm ") {
+		t.Fatalf("no journal: doctor says %+v", c)
+	}
+	e.open("s2").Resume(engine.ResumeOptions{Person: true}) // cairn status, the fix
+	if kept, _ := filepath.Glob(filepath.Join(en.StateDir(), "quarantine", "workflow-state.json*")); len(kept) != 1 {
+		t.Fatalf("after cairn status, quarantine/ holds %q, want the damaged snapshot", kept)
+	}
+
 	// Sound state: no such check fails.
 	e = newEnv(t)
 	en = e.open("s1")

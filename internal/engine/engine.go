@@ -87,6 +87,9 @@ const CheckOnRecord = store.CheckOnRecord
 // "then run the command again" in its place.
 const InTheWayStep = store.InTheWayStep
 
+// InTheWayLeft begins the step of that refusal, after what is wrong.
+const InTheWayLeft = store.InTheWayLeft
+
 // GiveAnID ends the refusal of a start whose id cannot be used. It names start_workflow's
 // argument; the CLI puts its --id flag in its place.
 const GiveAnID = workflow.GiveAnID
@@ -209,6 +212,10 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	if cfg.NoRepair {
 		own = append(slices.Clip(own), store.WithNoRepair())
+		if cfg.NoLockWait {
+			// The status line still shows what the journal holds.
+			own = append(own, store.WithReadInMemory())
+		}
 	}
 	st, err := store.Open(dir, own...)
 	if err != nil {

@@ -770,6 +770,12 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		return Check{Name: name, Detail: why + ", and no state can be rebuilt from its journal: " + strings.Join(bad, "; "),
 			Fix: fixIn(dir, "keep them aside in quarantine/, where they stay to be read, and a new workflow can start", cmd)}, false
 	}
+	if quarantine != "" {
+		// Damaged, and nothing to rebuild it from: the next read sets it aside and finds no
+		// workflow, which doctor says before it happens.
+		return Check{Name: name, Detail: why + ", and no journal holds a state to rebuild it from",
+			Fix: afterRemount(dir, "restore it from a backup if you have one; otherwise run cairn status: it"+strings.TrimPrefix(quarantine, " and")+", where it stays to be read, and a new workflow can start")}, false
+	}
 	return c, true // no workflow on record
 }
 

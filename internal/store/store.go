@@ -190,6 +190,7 @@ type options struct {
 	noCreate    bool
 	keepRoot    bool // WithNoCreateRoot
 	noRepair    bool // WithNoRepair
+	inMemory    bool // WithReadInMemory
 	compactAt   int64
 }
 
@@ -235,6 +236,11 @@ func WithNoCreateRoot() Option { return func(o *options) { o.keepRoot = true } }
 // nothing and answers it too; the next caller that reads the state makes the repair and says
 // it.
 func WithNoRepair() Option { return func(o *options) { o.noRepair = true } }
+
+// WithReadInMemory has a store opened WithNoRepair answer a read whose snapshot needs a
+// repair from what the journal holds, in memory, as it does when the lock is held (the status
+// line); ErrRepairLeft only when there is none.
+func WithReadInMemory() Option { return func(o *options) { o.inMemory = true } }
 
 // ErrRepairLeft is what a store opened WithNoRepair answers where a one-off repair is needed.
 var ErrRepairLeft = errors.New("the state needs a repair, left to the next reader, which says it")
@@ -334,8 +340,12 @@ func inTheWay(op, dir, file string) error {
 	if file != dir {
 		where = "in " + dir + ", beneath it"
 	}
-	return fmt.Errorf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. Cairn left it untouched; look at what it holds and move or rename it (for example to %s.bak); %s", op, dir, file, where, file, InTheWayStep)
+	return fmt.Errorf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. "+InTheWayLeft+"look at what it holds and move or rename it (for example to %s.bak); %s", op, dir, file, where, file, InTheWayStep)
 }
+
+// InTheWayLeft begins the step in Open's error for a file in the state directory's way: what
+// comes before it says what is wrong (cairn doctor's detail), it and what follows what to do.
+const InTheWayLeft = "Cairn left it untouched; "
 
 // InTheWayStep ends Open's error for a file in the state directory's way: what follows its
 // move, as the hook output (shown to the user, who has no command to run again) and the MCP

@@ -182,6 +182,9 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		return Workflow{}, s.unreadableSnapshot(err)
 	}
 	if s.o.noRepair {
+		if s.o.inMemory {
+			return s.rebuildInMemory(ErrRepairLeft)
+		}
 		return Workflow{}, ErrRepairLeft
 	}
 	unlock, err := s.lock("workflow")
@@ -204,6 +207,8 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 	why, busy := "the state directory cannot be written", errors.As(lockErr, new(*durable.LockTimeoutError))
 	if busy {
 		why = "another process holds the workflow lock"
+	} else if errors.Is(lockErr, ErrRepairLeft) {
+		why = "this reader leaves repairs to the next"
 	}
 	if s.exists(pendingArchive) {
 		// An archive was cut short: its journal may belong to an archived workflow.
