@@ -111,7 +111,7 @@ expired and replaced, which Cairn files on its own, are kept as the note.`},
 			doc: `An expired workflow is archived, never deleted, and an expiry line is written to
 auto-memory. A workflow that has not expired is left alone and exit is 0.`},
 		{name: "doctor", usage: "doctor [--link] [--json]", noEngine: true, run: runDoctor, readOnly: true,
-			summary: "Check the install and the state; say what to fix. Exit 1 when a check fails.",
+			summary: "Check the install and the state; say what to fix. Exit 1 when a check fails, 3 when the state cannot be opened.",
 			doc: `Checks the binaries and plugin files, the state directory's permissions, the
 auto-memory directory, the locks, stale temp files and the workflow definitions, and names
 the files set aside in quarantine/ (how many, the newest by full path). The plugin
