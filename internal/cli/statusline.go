@@ -62,7 +62,7 @@ func statusline(a *app) error {
 		return nil
 	}
 	// NoRepair: a repair's notice is said once, and Claude Code shows nothing of stderr.
-	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}, NoCreate: true, NoLockWait: true, NoRepair: true})
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}, NoCreate: true, NoLockWait: true, NoRepair: true, ReadInMemory: true})
 	if err != nil {
 		a.say(err.Error())
 		return none()

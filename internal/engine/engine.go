@@ -61,6 +61,9 @@ type Config struct {
 	// store.ErrRepairLeft, and the next hook the model reads makes it and says it
 	// (store.WithNoRepair).
 	NoRepair bool
+	// ReadInMemory, with NoRepair, answers a read whose snapshot needs a repair from what the
+	// journal holds, in memory (store.WithReadInMemory): the status line still shows it.
+	ReadInMemory bool
 }
 
 // YAML is what the engine needs from a YAML library; see Config.YAML.
@@ -212,10 +215,9 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	if cfg.NoRepair {
 		own = append(slices.Clip(own), store.WithNoRepair())
-		if cfg.NoLockWait {
-			// The status line still shows what the journal holds.
-			own = append(own, store.WithReadInMemory())
-		}
+	}
+	if cfg.ReadInMemory {
+		own = append(slices.Clip(own), store.WithReadInMemory())
 	}
 	st, err := store.Open(dir, own...)
 	if err != nil {
