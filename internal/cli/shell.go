@@ -124,11 +124,12 @@ func runVarsSet(a *app, pos []string, e *engine.Engine) error {
 }
 
 func runVarsGet(a *app, pos []string, e *engine.Engine) error {
-	kv, notices, err := e.GetVarsNotices(pos)
+	r, err := e.ReadVars(pos)
 	if err != nil {
 		return err
 	}
-	a.warn(notices...) // on stderr: stdout is the value alone
+	kv := r.Vars
+	a.warn(append(r.Notices, r.Withheld...)...) // on stderr: stdout is the value alone
 	v, ok := kv[pos[0]]
 	if !ok {
 		// A name vars set refuses (PATH) is never set: say that, as set does. A record an
@@ -136,7 +137,7 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 		if err := vars.ValidKey(pos[0]); err != nil {
 			return err
 		}
-		if all, _, err := e.GetVarsNotices(nil); err == nil && len(all) == 0 {
+		if all, err := e.GetVars(nil); err == nil && len(all) == 0 {
 			return engine.NotFoundMsg("that variable is not set: no variable is set in this workflow yet")
 		}
 		return engine.NotFoundMsg("that variable is not set: cairn show lists the workflow's variables")
@@ -162,11 +163,12 @@ func (a *app) terminalSafe(s string) string {
 }
 
 func runVarsExport(a *app, _ []string, e *engine.Engine) error {
-	kv, notices, err := e.GetVarsNotices(nil)
+	r, err := e.ReadVars(nil)
 	if err != nil {
 		return err
 	}
-	a.warn(notices...) // on stderr: stdout is what eval takes
+	kv := r.Vars
+	a.warn(append(r.Notices, r.Withheld...)...) // on stderr: stdout is what eval takes
 	if a.json {
 		return a.printJSON(kv)
 	}

@@ -1127,23 +1127,25 @@ func tooManyVars(have, set map[string]string) error {
 // GetVars returns the active workflow's variables, all of them or the keys asked for (a
 // missing key is simply absent).
 func (e *Engine) GetVars(keys []string) (map[string]string, error) {
-	kv, _, err := e.GetVarsNotices(keys)
-	return kv, err
+	r, err := e.ReadVars(keys)
+	return r.Vars, err
 }
 
-// GetVarsNotices is GetVars with what the store did on its own while reading (a damaged
-// snapshot set aside and the values rebuilt from the journal), for the person, and a line for
-// each variable left out (see GetVarsWithheld).
-func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, error) {
+// VarsRead is what ReadVars found.
+type VarsRead struct {
+	Vars map[string]string
+	// Withheld has a line for each variable left out of all of them (keys empty) because
+	// its value or its name has a secret's shape: one asked for by name is refused.
+	Withheld []string
+	// Notices say what the store did on its own while reading (a damaged snapshot set
+	// aside and the values rebuilt from the journal), for the person.
+	Notices []string
+}
+
+// ReadVars is GetVars with what was left out and what the store did on its own.
+func (e *Engine) ReadVars(keys []string) (VarsRead, error) {
 	kv, withheld, told, err := e.getVars(keys)
-	return kv, append(told, withheld...), err
-}
-
-// GetVarsWithheld is GetVars with a line for each variable left out of all of them (keys
-// empty) because its value or its name has a secret's shape: one asked for by name is refused.
-func (e *Engine) GetVarsWithheld(keys []string) (map[string]string, []string, error) {
-	kv, withheld, _, err := e.getVars(keys)
-	return kv, withheld, err
+	return VarsRead{Vars: kv, Withheld: withheld, Notices: told}, err
 }
 
 func (e *Engine) getVars(keys []string) (kv map[string]string, withheld, told []string, err error) {

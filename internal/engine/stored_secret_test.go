@@ -140,7 +140,8 @@ func TestStoredSecretIsNotGivenBackAsAVariable(t *testing.T) {
 		if err == nil || strings.Contains(kv["PLAN_NOTE"], s.Core) || strings.Contains(err.Error(), s.Core) || !strings.Contains(err.Error(), "PLAN_NOTE") {
 			t.Fatalf("%s: asked for by name: %q, %v", s.Name, kv, err)
 		}
-		kv, withheld, err := en.GetVarsWithheld(nil)
+		r, err := en.ReadVars(nil)
+		kv, withheld := r.Vars, r.Withheld
 		if err != nil || len(kv) != 1 || kv["PLAN_PATH"] != "plans/001.md" || len(withheld) != 1 ||
 			strings.Contains(withheld[0], s.Core) || withheld[0] != "variable PLAN_NOTE not shown: it holds text of a secret's shape ("+s.Rule+"), set before Cairn refused such text or written by hand, and left as it is: set it again without that text" {
 			t.Fatalf("%s: all asked for: %q, %q, %v", s.Name, kv, withheld, err)
@@ -152,7 +153,8 @@ func TestStoredSecretIsNotGivenBackAsAVariable(t *testing.T) {
 	// A name of a secret's shape is not repeated: the variable left out is said to be one.
 	const name = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
 	plant(t, snap, string(clean), name, "PLAN_NOTE")
-	kv, withheld, err := e.open("s1").GetVarsWithheld(nil)
+	r, err := e.open("s1").ReadVars(nil)
+	kv, withheld := r.Vars, r.Withheld
 	if err != nil || len(kv) != 1 || kv["PLAN_PATH"] != "plans/001.md" || len(withheld) != 1 ||
 		strings.Contains(withheld[0], name) || !strings.HasPrefix(withheld[0], "a variable not shown: its name holds text of a secret's shape (github-token)") {
 		t.Fatalf("a name of a secret's shape: %q, %q, %v", kv, withheld, err)

@@ -107,19 +107,26 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 			problems = append(problems, fmt.Sprintf(format, a...))
 		}
 	}
+	// inAValue: the rule inValue broke was broken inside some argument's value, known or not,
+	// rather than by the arguments object itself (an argument named twice).
+	inAValue := false
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		// The unknown name is not repeated; the near miss is one of the tool's own names.
 		switch near := spec.near(k); {
 		case slices.ContainsFunc(spec.fields, func(f field) bool { return f.name == k }):
+			continue
 		case near != "":
 			add("an unknown argument: did you mean %q? (%s takes %s)", near, spec.name, spec.signature())
 		default:
 			add("an unknown argument (%s takes %s)", spec.name, spec.signature())
 		}
+		if inValue != nil && !inAValue {
+			vp, _ := valueProblem("", m[k])
+			inAValue = vp != ""
+		}
 	}
 
 	out := make(args, len(spec.fields))
-	named := false // an argument was named for inValue
 	for i := range spec.fields {
 		f := &spec.fields[i]
 		v, ok := m[f.name]
@@ -132,8 +139,11 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		val, problem := f.decode(v)
 		if inValue != nil {
 			// Bytes that are not UTF-8 come first: the decoder read them as U+FFFD.
-			if vp, notUTF8 := valueProblem(f.name, v); vp != "" && (problem == "" || notUTF8) {
-				problem, named = vp, true
+			if vp, notUTF8 := valueProblem(f.name, v); vp != "" {
+				inAValue = true
+				if problem == "" || notUTF8 {
+					problem = vp
+				}
 			}
 		}
 		if problem != "" {
@@ -154,9 +164,8 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	if finding != nil {
 		return fail(finding.Error())
 	}
-	if inValue != nil && !named && !slices.ContainsFunc(slices.Collect(maps.Values(m)), func(v json.RawMessage) bool { vp, _ := valueProblem("", v); return vp != "" }) {
-		// Broken by the arguments object itself (an argument named twice), not inside an
-		// unknown argument's value (the unknown argument is reported above).
+	if inValue != nil && !inAValue {
+		// Broken by the arguments object itself; an unknown argument is reported above.
 		add("%s", wholeProblem(inValue))
 	}
 	if len(problems) > 0 {

@@ -22,7 +22,7 @@ type Engine interface {
 	LoadCheckpoint(name string) (json.RawMessage, error)
 	ListCheckpoints(pattern string) ([]string, error)
 	SetVars(vars map[string]string) (*engine.Result, error)
-	GetVarsWithheld(keys []string) (map[string]string, []string, error)
+	ReadVars(keys []string) (engine.VarsRead, error)
 	AppendLog(name string, entry json.RawMessage) (*engine.Result, error)
 	RecordLearning(r engine.LearningRequest) (*engine.Result, error)
 	Initiative(r engine.InitiativeRequest) (*engine.Result, error)

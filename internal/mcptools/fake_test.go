@@ -37,7 +37,7 @@ type fakeState struct {
 	calls       []string
 	failOpen    error
 	block       chan struct{} // when set, write calls wait on it
-	panicVars   bool          // when set, GetVarsWithheld panics, as a bug in the engine would
+	panicVars   bool          // when set, ReadVars panics, as a bug in the engine would
 	failLearn   error         // when set, RecordLearning returns it
 }
 
@@ -290,10 +290,10 @@ func (e *fakeEngine) SetVars(vars map[string]string) (*engine.Result, error) {
 	return e.result(fmt.Sprintf("set %d variable(s)", len(vars))), nil
 }
 
-func (e *fakeEngine) GetVarsWithheld(keys []string) (map[string]string, []string, error) {
+func (e *fakeEngine) ReadVars(keys []string) (engine.VarsRead, error) {
 	unlock, err := e.lock("getvars")
 	if err != nil {
-		return nil, nil, err
+		return engine.VarsRead{}, err
 	}
 	defer unlock()
 	if e.st.panicVars {
@@ -305,7 +305,7 @@ func (e *fakeEngine) GetVarsWithheld(keys []string) (map[string]string, []string
 			out[k] = v
 		}
 	}
-	return out, nil, nil
+	return engine.VarsRead{Vars: out}, nil
 }
 
 func (e *fakeEngine) AppendLog(name string, entry json.RawMessage) (*engine.Result, error) {

@@ -616,10 +616,11 @@ func varText(v string) string {
 }
 
 func runGetVars(c *call) (*outcome, error) {
-	vars, withheld, err := c.eng.GetVarsWithheld(c.strs("keys"))
+	r, err := c.eng.ReadVars(c.strs("keys"))
 	if err != nil {
 		return nil, err
 	}
+	vars, withheld := r.Vars, r.Withheld
 	if vars == nil {
 		vars = map[string]string{}
 	}
