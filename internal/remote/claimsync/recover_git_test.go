@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -24,6 +25,7 @@ func TestSessionStartLeavesAnotherMachinesRunningTask(t *testing.T) {
 	bare := gittest.Bare(t)
 	base := t.TempDir()
 	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	a.en = openSession(t, a.opt.Root, "session-a0") // a session sets it running, as update_task does
 	if _, err := a.task("t1", "running"); err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +34,12 @@ func TestSessionStartLeavesAnotherMachinesRunningTask(t *testing.T) {
 	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
 	if got := taskStatus(t, b, "t1"); got != "running" {
 		t.Fatalf("a session start here set another machine's running task t1 to %s", got)
+	}
+	// The next session here (in the same client, after /clear) is told it runs: its session is
+	// the other machine's, not the one that ended here.
+	next := openSession(t, b.opt.Root, "session-b2")
+	if got := next.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}).OpenTasks; !slices.Equal(got, []string{"t1 (running)"}) {
+		t.Fatalf("the report here lists another machine's running task as %q, want %q", got, "t1 (running)")
 	}
 	sessionStart(t, a.opt.Root, nil)
 	if got := taskStatus(t, a, "t1"); got != "pending" {
@@ -91,13 +99,7 @@ func TestTaskEventLeavesAnotherMachinesRunningTask(t *testing.T) {
 // (when not nil) on its state, then the read protocol as SessionStart runs it.
 func sessionStart(t *testing.T, dir string, before func(*store.Store, *engine.Engine)) *engine.Engine {
 	t.Helper()
-	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir}
-	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: dir, Actor: "test",
-		YAML: yamldoc.Codec{}, SessionID: "session-" + filepath.Base(dir), PID: os.Getpid()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { en.Close() })
+	en := openSession(t, dir, "session-"+filepath.Base(dir))
 	if before != nil {
 		st, err := store.Open(en.StateDir())
 		if err != nil {
@@ -107,5 +109,18 @@ func sessionStart(t *testing.T, dir string, before func(*store.Store, *engine.En
 		st.Close()
 	}
 	en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	return en
+}
+
+// openSession opens the project at dir as session, of this process's client.
+func openSession(t *testing.T, dir, session string) *engine.Engine {
+	t.Helper()
+	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir}
+	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: dir, Actor: "test",
+		YAML: yamldoc.Codec{}, SessionID: session, PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
 	return en
 }
