@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/gittest"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
@@ -123,4 +124,43 @@ func openSession(t *testing.T, dir, session string) *engine.Engine {
 	}
 	t.Cleanup(func() { en.Close() })
 	return en
+}
+
+// TestTakeoverOutlivesTheOldHoldersRecovery: a task running on one machine whose claim went
+// unrenewed past the lease is taken over by another, which runs it again. The first machine,
+// which has not read the claims line since, takes its own run as interrupted at its next
+// session start and sets the task back to pending. The takeover wrote nothing (the task was
+// running already), so that machine's next sync pushed "pending" over the new holder's run.
+// The takeover is now a new run on record, and the old holder's put-back is left out.
+func TestTakeoverOutlivesTheOldHoldersRecovery(t *testing.T) {
+	bare := gittest.Bare(t)
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	a.en = openSession(t, a.opt.Root, "session-a0")
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.push()
+
+	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+	vars := map[string]string{claimsync.EnvLease: "1m"}
+	b.opt.Getenv = func(k string) string { return vars[k] }
+	if _, err := b.task("t1", "running"); err == nil {
+		t.Fatal("t1 was taken over as soon as the claim was seen")
+	}
+	vars[claimsync.EnvClockSkew] = "2m" // past a's lease since then
+	if _, err := b.task("t1", "running"); err != nil {
+		t.Fatalf("taking over t1, its claim lapsed: %v", err)
+	}
+	b.push()
+
+	sessionStart(t, a.opt.Root, nil) // a's session ended: its run of t1 is taken as interrupted
+	if got := taskStatus(t, a, "t1"); got != "pending" {
+		t.Fatalf("the old holder's session start left its run of t1 %s; want it put back to pending", got)
+	}
+	a.push()
+	b.push()
+	if got := taskStatus(t, b, "t1"); got != "running" {
+		t.Fatalf("the machine that took t1 over finds it %s after the old holder's sync; want running", got)
+	}
 }
