@@ -141,5 +141,8 @@ func runTask(a *app, pos []string, e *engine.Engine) error {
 	req := engine.TaskRequest{ID: pos[0], Status: pos[1], Output: a.opt.outputs.last(), Note: a.opt.note}
 	// With sharing on, running claims the task on the remote first (claimsync).
 	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
-	return a.told(claimsync.Task(a.ctx, o, req.ID, req.Status, func() (*engine.Result, error) { return e.UpdateTask(req) }))
+	return a.told(claimsync.Task(a.ctx, o, req.ID, req.Status, func(rerun bool) (*engine.Result, error) {
+		req.Rerun = rerun
+		return e.UpdateTask(req)
+	}))
 }

@@ -56,6 +56,9 @@ type TaskRequest struct {
 	Status string `json:"status"`
 	Output string `json:"output,omitempty"`
 	Note   string `json:"note,omitempty"`
+	// Rerun starts a new run of a task already running (workflow.TaskUpdate.Rerun): set by
+	// the claims rules on a takeover, never by a caller's arguments.
+	Rerun bool `json:"-"`
 }
 
 // Violation is one enforcement finding (seed 001), as set_enforcement takes it and the resume
@@ -1040,7 +1043,7 @@ func (e *Engine) approvedThenLeft(cur *workflow.Record, note string) *workflow.A
 
 // UpdateTask adds or moves a task of the current phase.
 func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
-	u := workflow.TaskUpdate{ID: r.ID, Status: workflow.TaskStatus(strings.ToLower(strings.TrimSpace(r.Status))), Output: r.Output, Note: r.Note}
+	u := workflow.TaskUpdate{ID: r.ID, Status: workflow.TaskStatus(strings.ToLower(strings.TrimSpace(r.Status))), Output: r.Output, Note: r.Note, Rerun: r.Rerun}
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		return workflow.UpdateTask(cur, u, e.now(), e.actor())
 	}), r.Note)

@@ -260,7 +260,12 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Next = "Every change to the workflow is refused until its journal is a file again" + seeWarning + ": move what is in its place out of the state directory, then call " + ToolPrefix + "resume_check again; start no new work before."
 		}
 	}
-	out.OpenTasks = workflow.OpenTasks(r, e.runnerEnded(r))
+	var elsewhere func(string) bool
+	runnerEnded := e.runnerEnded(r)
+	if runnerEnded {
+		elsewhere = e.runsElsewhere(r)
+	}
+	out.OpenTasks = workflow.OpenTasksExcept(r, runnerEnded, elsewhere)
 	earlier := e.untoldEarlierTasks(r)
 	earlierNotice := ""
 	if n := len(earlier); n > 0 {

@@ -181,7 +181,17 @@ func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, 
 
 // sayKept says on stderr that a task event the lock kept out is kept.
 func sayKept(r *Runner, t engine.ClaudeTask, completed bool, locked error) {
-	r.Logf("%s task %s kept: %s; it will be recorded by the next Cairn hook", taskEvent(completed), taskShown(t.TaskID), keptWhy(locked))
+	r.Logf("%s task %s kept: %s; it will be recorded by %s", taskEvent(completed), taskShown(t.TaskID), keptWhy(locked), keptUntil(locked))
+}
+
+// keptUntil says which hook records task events kept for err (keptWhy): the next one, or,
+// when they wait for a repair, the first after it (the Stop that makes it applies them first,
+// and a task event makes none).
+func keptUntil(err error) string {
+	if errors.Is(err, store.ErrRepairLeft) {
+		return "the first Cairn hook after that repair"
+	}
+	return "the next Cairn hook"
 }
 
 // keptWhy says why a task event is kept for a later hook: the lock err gave up on, or the
@@ -211,7 +221,7 @@ func applyKept(r *Runner, e *engine.Engine, wait bool) ([]string, error) {
 	}
 	switch {
 	case keptWhy(err) != "":
-		r.Logf("task events kept earlier wait: %s; they will be recorded by the next Cairn hook", keptWhy(err))
+		r.Logf("task events kept earlier wait: %s; they will be recorded by %s", keptWhy(err), keptUntil(err))
 		return notes, err
 	case err != nil:
 		r.Logf("task events kept earlier: %v", err)

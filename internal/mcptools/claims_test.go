@@ -25,8 +25,8 @@ func TestUpdateTaskClaims(t *testing.T) {
 	b := machineB(t, bare)
 	bOpt := claimsync.Options{StateDir: b.e.StateDir(), Root: b.dir, Getenv: b.env}
 	bTask := func(id string) error {
-		_, err := claimsync.Task(testCtx(t), bOpt, id, "running", func() (*engine.Result, error) {
-			return b.e.UpdateTask(engine.TaskRequest{ID: id, Status: "running"})
+		_, err := claimsync.Task(testCtx(t), bOpt, id, "running", func(rerun bool) (*engine.Result, error) {
+			return b.e.UpdateTask(engine.TaskRequest{ID: id, Status: "running", Rerun: rerun})
 		})
 		return err
 	}

@@ -380,10 +380,13 @@ func runComplete(c *call) (*outcome, error) {
 
 func runTask(c *call) (*outcome, error) {
 	req := engine.TaskRequest{ID: c.str("id"), Status: c.str("status"), Output: c.str("output"), Note: c.str("note")}
-	update := func() (*engine.Result, error) { return c.eng.UpdateTask(req) }
+	update := func(rerun bool) (*engine.Result, error) {
+		req.Rerun = rerun
+		return c.eng.UpdateTask(req)
+	}
 	r, ok := c.eng.(interface{ ProjectRoot() string })
 	if !ok {
-		return resultOf(update())
+		return resultOf(update(false))
 	}
 	// With sharing on, running claims the task on the remote first (claimsync).
 	o := claimsync.Options{StateDir: c.eng.StateDir(), Root: r.ProjectRoot(), Getenv: c.getenv}

@@ -191,7 +191,12 @@ func pruneDoneClaudeTasks(r *Record) {
 // another phase than the current one says which. ended says the session that ran the running
 // tasks has ended (and nothing recovered them yet): they read as running when it ended, not
 // as running.
-func OpenTasks(r *Record, ended bool) []string {
+func OpenTasks(r *Record, ended bool) []string { return OpenTasksExcept(r, ended, nil) }
+
+// OpenTasksExcept is OpenTasks, where ended leaves out the running tasks elsewhere reports
+// (when not nil): they run on another machine sharing the workflow, whose session is not the
+// one that ended (see RecoverExcept).
+func OpenTasksExcept(r *Record, ended bool, elsewhere func(task string) bool) []string {
 	if r == nil {
 		return nil
 	}
@@ -209,7 +214,7 @@ func OpenTasks(r *Record, ended bool) []string {
 		}
 		sep := " (" // what is said of the task goes in one parenthesis
 		if t.Status == TaskRunning {
-			if ended {
+			if ended && (elsewhere == nil || !elsewhere(t.ID)) {
 				s += sep + "running when its session ended"
 			} else {
 				s += sep + "running"

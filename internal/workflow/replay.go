@@ -181,7 +181,8 @@ func (s Step) Apply(def *Definition, base, theirs, r *Record, now time.Time, by 
 	case EventTask:
 		b, bok := FindTask(base, s.Task.ID)
 		t, tok := FindTask(theirs, s.Task.ID)
-		if bok != tok || bok && !sameTask(b, t) {
+		// A new run there (a takeover: TaskUpdate.Rerun) is a change too, though it reads alike.
+		if bok != tok || bok && (!sameTask(b, t) || b.Attempts != t.Attempts || !b.StartedAt.Equal(t.StartedAt)) {
 			if tok && t.Status == s.Task.Status && (s.Task.Output == "" || s.Task.Output == t.Output) && (s.Task.Note == "" || s.Task.Note == t.Note) {
 				return Result{Record: r.Clone(), Event: EventNone}, nil
 			}

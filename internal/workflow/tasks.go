@@ -73,6 +73,11 @@ type TaskUpdate struct {
 	Output string
 	// Note, when it has visible text, sets the task's note.
 	Note string
+	// Rerun, with Status running, starts a new run of a task already running: one taken over
+	// from another machine whose claim lapsed (a takeover), its run counted as an attempt. The
+	// record then shows the run is another's, which a sync of the old holder's changes to the
+	// task does not overwrite (Step.Apply).
+	Rerun bool
 }
 
 // lookAlikeScripts are the alphabets whose letters are drawn alike (a and а, o and ο).
@@ -179,8 +184,9 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		return change(r, EventTask, now, by, func(n *Record) { n.Tasks = append(n.Tasks, t) }), nil
 	}
 	old := r.Tasks[i]
+	rerun := u.Rerun && old.Status == TaskRunning && u.Status == TaskRunning
 	if old.Status == u.Status {
-		if (u.Output == "" || u.Output == old.Output) && (note == "" || note == old.Note) {
+		if !rerun && (u.Output == "" || u.Output == old.Output) && (note == "" || note == old.Note) {
 			// Another live session may have set it so: a second claim of a running task is
 			// not the caller's own to go on with unawares.
 			res := unchanged(r)
@@ -222,6 +228,9 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 				t.CompletedAt = now
 			}
 			t.Status = u.Status
+		} else if rerun {
+			t.Attempts++
+			t.StartedAt = now
 		}
 		if u.Output != "" {
 			t.Output = u.Output

@@ -585,8 +585,11 @@ func (c *clone) status(task string) workflow.TaskStatus {
 }
 
 // Task applies update, a change of task to status in the active workflow, under the claims
-// rules when this clone shares its workflow; with sharing off it only calls update.
-func Task(ctx context.Context, o Options, task, status string, update func() (*engine.Result, error)) (*engine.Result, error) {
+// rules when this clone shares its workflow; with sharing off it only calls update. rerun asks
+// update for a new run of a task already running (engine.TaskRequest.Rerun): set running
+// here on a claim taken from the machine that ran it.
+func Task(ctx context.Context, o Options, task, status string, rerunnable func(rerun bool) (*engine.Result, error)) (*engine.Result, error) {
+	update := func() (*engine.Result, error) { return rerunnable(false) }
 	to := workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status)))
 	running := to == workflow.TaskRunning
 	task = strings.TrimSpace(task)
@@ -617,7 +620,7 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 		case c == nil:
 			res, uerr = update()
 		case running:
-			res, uerr = c.running(ctx, task, update)
+			res, uerr = c.running(ctx, task, rerunnable)
 		case c.status(task) == to:
 			// Already out of running here: a call that landed, retried. That call settled the
 			// claim (a sync releases one it left), so the remote has no say now: asking it
@@ -660,11 +663,16 @@ func unclaimed(running bool, err error, update func() (*engine.Result, error)) (
 // running claims task, then sets it running here. A change the state machine refuses on the
 // workflow as read in the turn (a new id that reads as another, a done task) claims nothing:
 // every machine reads the line, and keeps its history.
-func (c *clone) running(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
+func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun bool) (*engine.Result, error)) (*engine.Result, error) {
+	update := func() (*engine.Result, error) { return rerunnable(false) }
 	if _, err := workflow.UpdateTask(c.wf, workflow.TaskUpdate{ID: task, Status: workflow.TaskRunning}, c.now(), workflow.Actor{}); err != nil {
 		return update() // which refuses it
 	}
 	heldBefore := c.holds(task)
+	_, pendBefore := c.pending[task]
+	// Running on record, but neither held here nor claimed here offline: another machine ran
+	// it, and the claim about to be taken is its lapsed one (or one it gave up): a new run.
+	rerun := !heldBefore && !pendBefore && c.status(task) == workflow.TaskRunning
 	fence, err := c.cl.TryClaim(ctx, task)
 	var he *claim.HeldError
 	if errors.As(err, &he) {
@@ -703,7 +711,7 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err), ClaimStep))
 		return res, nil
 	}
-	res, uerr := update()
+	res, uerr := rerunnable(rerun)
 	delete(c.pending, task)
 	if uerr != nil && !heldBefore {
 		_ = c.cl.Release(ctx, task, fence) // not running here: let others have it at once

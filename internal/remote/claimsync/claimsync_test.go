@@ -80,8 +80,8 @@ func newClone(t *testing.T, b remote.Backend) *clone {
 }
 
 func (c *clone) task(id, status string) (*engine.Result, error) {
-	return claimsync.Task(context.Background(), c.opt, id, status, func() (*engine.Result, error) {
-		return c.en.UpdateTask(engine.TaskRequest{ID: id, Status: status})
+	return claimsync.Task(context.Background(), c.opt, id, status, func(rerun bool) (*engine.Result, error) {
+		return c.en.UpdateTask(engine.TaskRequest{ID: id, Status: status, Rerun: rerun})
 	})
 }
 

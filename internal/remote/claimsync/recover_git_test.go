@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/gittest"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
@@ -24,6 +26,7 @@ func TestSessionStartLeavesAnotherMachinesRunningTask(t *testing.T) {
 	bare := gittest.Bare(t)
 	base := t.TempDir()
 	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	a.en = openSession(t, a.opt.Root, "session-a0") // a session sets it running, as update_task does
 	if _, err := a.task("t1", "running"); err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +35,12 @@ func TestSessionStartLeavesAnotherMachinesRunningTask(t *testing.T) {
 	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
 	if got := taskStatus(t, b, "t1"); got != "running" {
 		t.Fatalf("a session start here set another machine's running task t1 to %s", got)
+	}
+	// The next session here (in the same client, after /clear) is told it runs: its session is
+	// the other machine's, not the one that ended here.
+	next := openSession(t, b.opt.Root, "session-b2")
+	if got := next.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}).OpenTasks; !slices.Equal(got, []string{"t1 (running)"}) {
+		t.Fatalf("the report here lists another machine's running task as %q, want %q", got, "t1 (running)")
 	}
 	sessionStart(t, a.opt.Root, nil)
 	if got := taskStatus(t, a, "t1"); got != "pending" {
@@ -91,13 +100,7 @@ func TestTaskEventLeavesAnotherMachinesRunningTask(t *testing.T) {
 // (when not nil) on its state, then the read protocol as SessionStart runs it.
 func sessionStart(t *testing.T, dir string, before func(*store.Store, *engine.Engine)) *engine.Engine {
 	t.Helper()
-	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir}
-	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: dir, Actor: "test",
-		YAML: yamldoc.Codec{}, SessionID: "session-" + filepath.Base(dir), PID: os.Getpid()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { en.Close() })
+	en := openSession(t, dir, "session-"+filepath.Base(dir))
 	if before != nil {
 		st, err := store.Open(en.StateDir())
 		if err != nil {
@@ -108,4 +111,56 @@ func sessionStart(t *testing.T, dir string, before func(*store.Store, *engine.En
 	}
 	en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	return en
+}
+
+// openSession opens the project at dir as session, of this process's client.
+func openSession(t *testing.T, dir, session string) *engine.Engine {
+	t.Helper()
+	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir}
+	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: dir, Actor: "test",
+		YAML: yamldoc.Codec{}, SessionID: session, PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
+	return en
+}
+
+// TestTakeoverOutlivesTheOldHoldersRecovery: a task running on one machine whose claim went
+// unrenewed past the lease is taken over by another, which runs it again. The first machine,
+// which has not read the claims line since, takes its own run as interrupted at its next
+// session start and sets the task back to pending. The takeover wrote nothing (the task was
+// running already), so that machine's next sync pushed "pending" over the new holder's run.
+// The takeover is now a new run on record, and the old holder's put-back is left out.
+func TestTakeoverOutlivesTheOldHoldersRecovery(t *testing.T) {
+	bare := gittest.Bare(t)
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	a.en = openSession(t, a.opt.Root, "session-a0")
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.push()
+
+	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+	vars := map[string]string{claimsync.EnvLease: "1m"}
+	b.opt.Getenv = func(k string) string { return vars[k] }
+	if _, err := b.task("t1", "running"); err == nil {
+		t.Fatal("t1 was taken over as soon as the claim was seen")
+	}
+	vars[claimsync.EnvClockSkew] = "2m" // past a's lease since then
+	if _, err := b.task("t1", "running"); err != nil {
+		t.Fatalf("taking over t1, its claim lapsed: %v", err)
+	}
+	b.push()
+
+	sessionStart(t, a.opt.Root, nil) // a's session ended: its run of t1 is taken as interrupted
+	if got := taskStatus(t, a, "t1"); got != "pending" {
+		t.Fatalf("the old holder's session start left its run of t1 %s; want it put back to pending", got)
+	}
+	a.push()
+	b.push()
+	if got := taskStatus(t, b, "t1"); got != "running" {
+		t.Fatalf("the machine that took t1 over finds it %s after the old holder's sync; want running", got)
+	}
 }
