@@ -60,6 +60,40 @@ func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
 	}
 }
 
+// The topic file was dropped (by a person, or a memory writer of Claude Code's), and the next
+// move of one project wrote it anew, with its own line only: the other project's Stop took it
+// for a rewrite and put back its own topic file, erasing that project's latest line; whose
+// Stop then put back its own, and so on, every turn of either. A topic file in Cairn's own
+// rendering that names another project's state directory is that project's write: it is kept.
+func TestAnotherProjectsNewTopicFileIsNotUndone(t *testing.T) {
+	a, b := twoProjectsOneMemory(t)
+	ea, eb := a.open("s1"), b.open("s2")
+	must(ea.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
+	must(eb.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if err := os.Remove(filepath.Join(a.memoryDir(), "cairn-workflow.md")); err != nil {
+		t.Fatal(err)
+	}
+	must(ea.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	index, topic := a.readMemory("MEMORY.md"), a.readMemory("cairn-workflow.md")
+	for i, e := range []*env{b, a, b} {
+		if out := must(e.open("s3").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
+			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
+		}
+	}
+	if got := a.readMemory("cairn-workflow.md"); got != topic {
+		t.Errorf("the topic file after the Stops:\n%s\nwant as a's move left it:\n%s", got, topic)
+	}
+	if got := a.readMemory("MEMORY.md"); got != index {
+		t.Errorf("MEMORY.md after the Stops:\n%s\nwant as a's move left it:\n%s", got, index)
+	}
+	must(eb.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	if got := a.topicLines(t); len(got) != 3 || !strings.Contains(got[1], "analyzing “first”") || !strings.Contains(got[2], "analyzing “second”") {
+		t.Errorf("the topic file's lines after b's next move are %q, want a's, then b's added", got)
+	}
+}
+
 // The topic file says where the full state of its latest line is: the project's .claude/cairn
 // (by its absolute path, which tells projects sharing the memory directory apart), or the
 // directory CAIRN_STATE_DIR names. A project whose state is elsewhere, sharing the
