@@ -30,6 +30,24 @@ func twoProjectsOneMemory(t *testing.T) (a, b *env) {
 	return a, b
 }
 
+// stopsKeepMemory runs a Stop in each project in turn, which must write nothing: MEMORY.md
+// and the topic file stay as the last move left them.
+func stopsKeepMemory(t *testing.T, envs ...*env) {
+	t.Helper()
+	index, topic := envs[0].readMemory("MEMORY.md"), envs[0].readMemory("cairn-workflow.md")
+	for i, e := range envs {
+		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
+			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
+		}
+	}
+	if got := envs[0].readMemory("MEMORY.md"); got != index {
+		t.Errorf("MEMORY.md after the Stops:\n%s\nwant as the last move left it:\n%s", got, index)
+	}
+	if got := envs[0].readMemory("cairn-workflow.md"); got != topic {
+		t.Errorf("the topic file after the Stops:\n%s\nwant as the last move left it:\n%s", got, topic)
+	}
+}
+
 // Two projects that share a memory directory each write their lines into the one topic file.
 // The other project's line, added onto the topic file as this Cairn marked it, is another
 // Cairn's write, not a background memory writer's rewrite: a Stop does not put this project's
@@ -42,17 +60,9 @@ func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
 	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
 	must(eb.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	index, topic := a.readMemory("MEMORY.md"), a.readMemory("cairn-workflow.md")
-	for i, e := range []*env{a, b, a} {
-		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
-			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
-		}
-	}
-	if got := a.readMemory("MEMORY.md"); got != index {
-		t.Errorf("MEMORY.md after the Stops:\n%s\nwant as the last move left it:\n%s", got, index)
-	}
-	if got := a.readMemory("cairn-workflow.md"); got != topic || !strings.Contains(got, "“first”") {
-		t.Errorf("the topic file after the Stops:\n%s\nwant as the last move left it:\n%s", got, topic)
+	stopsKeepMemory(t, a, b, a)
+	if got := a.readMemory("cairn-workflow.md"); !strings.Contains(got, "“first”") {
+		t.Errorf("the topic file lost the first project's line:\n%s", got)
 	}
 	must(ea.Transition(engine.TransitionRequest{To: "analyze"}))(t)
 	if got := a.topicLines(t); len(got) != 3 || !strings.Contains(got[1], "second") || !strings.Contains(got[2], "back from plan, analyzing “first”") {
@@ -76,18 +86,7 @@ func TestAnotherProjectsNewTopicFileIsNotUndone(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(ea.Transition(engine.TransitionRequest{To: "analyze"}))(t)
-	index, topic := a.readMemory("MEMORY.md"), a.readMemory("cairn-workflow.md")
-	for i, e := range []*env{b, a, b} {
-		if out := must(e.open("s3").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
-			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
-		}
-	}
-	if got := a.readMemory("cairn-workflow.md"); got != topic {
-		t.Errorf("the topic file after the Stops:\n%s\nwant as a's move left it:\n%s", got, topic)
-	}
-	if got := a.readMemory("MEMORY.md"); got != index {
-		t.Errorf("MEMORY.md after the Stops:\n%s\nwant as a's move left it:\n%s", got, index)
-	}
+	stopsKeepMemory(t, b, a, b)
 	must(eb.Transition(engine.TransitionRequest{To: "analyze"}))(t)
 	if got := a.topicLines(t); len(got) != 3 || !strings.Contains(got[1], "analyzing “first”") || !strings.Contains(got[2], "analyzing “second”") {
 		t.Errorf("the topic file's lines after b's next move are %q, want a's, then b's added", got)
@@ -115,14 +114,7 @@ func TestTopicFileNamesTheStateDirectory(t *testing.T) {
 	if !strings.Contains(topic, "its full state is in "+state+".") || strings.Contains(topic, ".claude/cairn") {
 		t.Errorf("the topic file of a state directory CAIRN_STATE_DIR names (%s):\n%s", state, topic)
 	}
-	for i, e := range []*env{a, b, a} {
-		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
-			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
-		}
-	}
-	if got := a.readMemory("cairn-workflow.md"); got != topic {
-		t.Errorf("the topic file after the Stops:\n%s\nwant as the last move left it:\n%s", got, topic)
-	}
+	stopsKeepMemory(t, a, b, a)
 }
 
 // A git worktree shares the repository's memory directory (Claude Code keys it on the main
