@@ -30,6 +30,19 @@ func twoProjectsOneMemory(t *testing.T) (a, b *env) {
 	return a, b
 }
 
+// twoProjectsPlanning is twoProjectsOneMemory with a workflow in each moved to plan, a's
+// ("first") before b's ("second"), and their engines.
+func twoProjectsPlanning(t *testing.T) (a, b *env, ea, eb *engine.Engine) {
+	t.Helper()
+	a, b = twoProjectsOneMemory(t)
+	ea, eb = a.open("s1"), b.open("s2")
+	must(ea.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
+	must(eb.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	return a, b, ea, eb
+}
+
 // stopsKeepMemory runs a Stop in each project in turn, which must write nothing: MEMORY.md
 // and the topic file stay as the last move left them.
 func stopsKeepMemory(t *testing.T, envs ...*env) {
@@ -54,12 +67,7 @@ func stopsKeepMemory(t *testing.T, envs ...*env) {
 // older topic file back over it (which dropped the other project's lines, and each project's
 // Stop then undid the other's after every turn); it keeps it, and marks it as what L2 holds.
 func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
-	a, b := twoProjectsOneMemory(t)
-	ea, eb := a.open("s1"), b.open("s2")
-	must(ea.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
-	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
-	must(eb.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	a, b, ea, _ := twoProjectsPlanning(t)
 	stopsKeepMemory(t, a, b, a)
 	if got := a.readMemory("cairn-workflow.md"); !strings.Contains(got, "“first”") {
 		t.Errorf("the topic file lost the first project's line:\n%s", got)
@@ -76,12 +84,7 @@ func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
 // Stop then put back its own, and so on, every turn of either. A topic file in Cairn's own
 // rendering that names another project's state directory is that project's write: it is kept.
 func TestAnotherProjectsNewTopicFileIsNotUndone(t *testing.T) {
-	a, b := twoProjectsOneMemory(t)
-	ea, eb := a.open("s1"), b.open("s2")
-	must(ea.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
-	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
-	must(eb.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	a, b, ea, eb := twoProjectsPlanning(t)
 	if err := os.Remove(filepath.Join(a.memoryDir(), "cairn-workflow.md")); err != nil {
 		t.Fatal(err)
 	}
