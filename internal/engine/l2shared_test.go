@@ -30,33 +30,69 @@ func twoProjectsOneMemory(t *testing.T) (a, b *env) {
 	return a, b
 }
 
+// twoProjectsPlanning is twoProjectsOneMemory with a workflow in each moved to plan, a's
+// ("first") before b's ("second"), and their engines.
+func twoProjectsPlanning(t *testing.T) (a, b *env, ea, eb *engine.Engine) {
+	t.Helper()
+	a, b = twoProjectsOneMemory(t)
+	ea, eb = a.open("s1"), b.open("s2")
+	must(ea.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
+	must(eb.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	return a, b, ea, eb
+}
+
+// stopsKeepMemory runs a Stop in each project in turn, which must write nothing: MEMORY.md
+// and the topic file stay as the last move left them.
+func stopsKeepMemory(t *testing.T, envs ...*env) {
+	t.Helper()
+	index, topic := envs[0].readMemory("MEMORY.md"), envs[0].readMemory("cairn-workflow.md")
+	for i, e := range envs {
+		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
+			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
+		}
+	}
+	if got := envs[0].readMemory("MEMORY.md"); got != index {
+		t.Errorf("MEMORY.md after the Stops:\n%s\nwant as the last move left it:\n%s", got, index)
+	}
+	if got := envs[0].readMemory("cairn-workflow.md"); got != topic {
+		t.Errorf("the topic file after the Stops:\n%s\nwant as the last move left it:\n%s", got, topic)
+	}
+}
+
 // Two projects that share a memory directory each write their lines into the one topic file.
 // The other project's line, added onto the topic file as this Cairn marked it, is another
 // Cairn's write, not a background memory writer's rewrite: a Stop does not put this project's
 // older topic file back over it (which dropped the other project's lines, and each project's
 // Stop then undid the other's after every turn); it keeps it, and marks it as what L2 holds.
 func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
-	a, b := twoProjectsOneMemory(t)
-	ea, eb := a.open("s1"), b.open("s2")
-	must(ea.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
-	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
-	must(eb.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	index, topic := a.readMemory("MEMORY.md"), a.readMemory("cairn-workflow.md")
-	for i, e := range []*env{a, b, a} {
-		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
-			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
-		}
-	}
-	if got := a.readMemory("MEMORY.md"); got != index {
-		t.Errorf("MEMORY.md after the Stops:\n%s\nwant as the last move left it:\n%s", got, index)
-	}
-	if got := a.readMemory("cairn-workflow.md"); got != topic || !strings.Contains(got, "“first”") {
-		t.Errorf("the topic file after the Stops:\n%s\nwant as the last move left it:\n%s", got, topic)
+	a, b, ea, _ := twoProjectsPlanning(t)
+	stopsKeepMemory(t, a, b, a)
+	if got := a.readMemory("cairn-workflow.md"); !strings.Contains(got, "“first”") {
+		t.Errorf("the topic file lost the first project's line:\n%s", got)
 	}
 	must(ea.Transition(engine.TransitionRequest{To: "analyze"}))(t)
 	if got := a.topicLines(t); len(got) != 3 || !strings.Contains(got[1], "second") || !strings.Contains(got[2], "back from plan, analyzing “first”") {
 		t.Errorf("the topic file's lines after the next move are %q, want both projects' in order", got)
+	}
+}
+
+// The topic file was dropped (by a person, or a memory writer of Claude Code's), and the next
+// move of one project wrote it anew, with its own line only: the other project's Stop took it
+// for a rewrite and put back its own topic file, erasing that project's latest line; whose
+// Stop then put back its own, and so on, every turn of either. A topic file in Cairn's own
+// rendering that names another project's state directory is that project's write: it is kept.
+func TestAnotherProjectsNewTopicFileIsNotUndone(t *testing.T) {
+	a, b, ea, eb := twoProjectsPlanning(t)
+	if err := os.Remove(filepath.Join(a.memoryDir(), "cairn-workflow.md")); err != nil {
+		t.Fatal(err)
+	}
+	must(ea.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	stopsKeepMemory(t, b, a, b)
+	must(eb.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	if got := a.topicLines(t); len(got) != 3 || !strings.Contains(got[1], "analyzing “first”") || !strings.Contains(got[2], "analyzing “second”") {
+		t.Errorf("the topic file's lines after b's next move are %q, want a's, then b's added", got)
 	}
 }
 
@@ -81,14 +117,7 @@ func TestTopicFileNamesTheStateDirectory(t *testing.T) {
 	if !strings.Contains(topic, "its full state is in "+state+".") || strings.Contains(topic, ".claude/cairn") {
 		t.Errorf("the topic file of a state directory CAIRN_STATE_DIR names (%s):\n%s", state, topic)
 	}
-	for i, e := range []*env{a, b, a} {
-		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
-			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
-		}
-	}
-	if got := a.readMemory("cairn-workflow.md"); got != topic {
-		t.Errorf("the topic file after the Stops:\n%s\nwant as the last move left it:\n%s", got, topic)
-	}
+	stopsKeepMemory(t, a, b, a)
 }
 
 // A git worktree shares the repository's memory directory (Claude Code keys it on the main

@@ -1314,7 +1314,7 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	if e.memWarn != "" {
 		return nil, errors.New(e.memWarn + "; the learning was not recorded")
 	}
-	name, changed, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
+	rec, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
 	if errors.Is(err, syscall.ENOSPC) {
 		// Not for good, as "learnings will not persist" reads: the same call records it later.
 		return nil, fmt.Errorf("%w; the learning was not recorded: the disk is full; once some space is freed there, call record_learning again", err)
@@ -1322,11 +1322,22 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !changed {
-		return &Result{Message: "learning already recorded in " + name + "; nothing changed"}, nil
+	if !rec.Changed {
+		return &Result{Message: "learning already recorded in " + rec.Name + "; nothing changed"}, nil
 	}
-	return &Result{Changed: true, Message: "recorded learning in " + name}, nil
+	res := &Result{Changed: true, Message: "recorded learning in " + rec.Name}
+	if rec.Replaced {
+		// The learning it held is gone: one of the same title, or another project's in a
+		// memory directory projects share. Its words let the model keep it if it still holds.
+		res.Warnings = append(res.Warnings, "this replaced the learning "+rec.Name+" held, which said: "+
+			secrets.Shown(textsafe.Quote(rec.Was, maxReplacedRunes))+"; if that still holds, call "+ToolPrefix+"record_learning with it under another title")
+	}
+	return res, nil
 }
+
+// maxReplacedRunes caps the words of a replaced learning quoted back: record_learning's body
+// limit, with room for the quotes and an ellipsis.
+const maxReplacedRunes = 4003
 
 // Archive moves the active workflow to the archive with a reason (the CLI's `cairn archive`).
 func (e *Engine) Archive(reason string) (*Result, error) {

@@ -579,14 +579,34 @@ func TestLoadCheckpointAbsentSaysWhatToDo(t *testing.T) {
 // learning under the same title takes the first one's file, and the first body is gone.
 func TestRecordLearningSameTitleReplaces(t *testing.T) {
 	p, c := realServer(t)
-	mustOK(t, c, "record_learning", `{"title":"Build cache","body":"first body kept here"}`)
-	mustOK(t, c, "record_learning", `{"title":"Build cache","body":"second body"}`)
+	mustOK(t, c, "record_learning", `{"title":"Build cache","body":"first body kept here\nand its second line"}`)
+	// The model is told that it replaced a learning, and what that learning said, so that it
+	// can record it again under another title when it still holds (the first may be another
+	// project's, in a memory directory projects share): "Recorded learning" alone hid the loss.
+	if got := text(mustOK(t, c, "record_learning", `{"title":"Build cache","body":"second body"}`)); !strings.Contains(got, "replaced") ||
+		!strings.Contains(got, "“first body kept here and its second line”") || !strings.Contains(got, "another title") {
+		t.Errorf("record_learning over a learning of the same title says:\n%s\nwant it to say it replaced it, quote what it said, and how to keep it", got)
+	}
+	// The same learning again, or a change of its type only, replaces nothing.
+	for _, args := range []string{`{"title":"Build cache","body":"second body"}`, `{"title":"build CACHE","body":"second body","type":"feedback"}`} {
+		if got := text(mustOK(t, c, "record_learning", args)); strings.Contains(got, "replaced") {
+			t.Errorf("record_learning(%s) over the same body says:\n%s", args, got)
+		}
+	}
 	got, err := os.ReadFile(filepath.Join(p.memory, "cairn-learning-build-cache.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(got), "first body") {
 		t.Fatalf("the first learning survived its title's second use, so the tool need not be destructive: %s", got)
+	}
+	// What it replaced is never quoted back when it has a secret's shape (a hand edit).
+	const key = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
+	if err := os.WriteFile(filepath.Join(p.memory, "cairn-learning-build-cache.md"), []byte("use "+key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(mustOK(t, c, "record_learning", `{"title":"Build cache","body":"second body"}`)); strings.Contains(got, key) || !strings.Contains(got, "not shown") {
+		t.Errorf("record_learning over a learning holding a secret says:\n%s", got)
 	}
 	for _, tool := range listTools(t) {
 		if tool.Name == "record_learning" && (tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {

@@ -18,7 +18,7 @@ func TestLearningSlugCollision(t *testing.T) {
 		m, dir := newTestMemory(t)
 		var names []string
 		for i, title := range pair {
-			name, _, err := m.RecordLearning(Learning{Title: title, Body: "body " + string(rune('A'+i))})
+			name, _, err := recordLearning(m, Learning{Title: title, Body: "body " + string(rune('A'+i))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,7 +39,7 @@ func TestLearningSlugCollision(t *testing.T) {
 		}
 		// Recording each again updates its own file.
 		for i, title := range pair {
-			name, _, err := m.RecordLearning(Learning{Title: title, Body: "again " + string(rune('A'+i))})
+			name, _, err := recordLearning(m, Learning{Title: title, Body: "again " + string(rune('A'+i))})
 			if err != nil || name != names[i] {
 				t.Errorf("again %q: %s, %v; want %s", title, name, err, names[i])
 			}
@@ -63,18 +63,18 @@ func TestLearningLegacyCutSlug(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	other, _, err := m.RecordLearning(Learning{Title: "How to run the integration tests for the payments service in CI", Body: "CI runs make ci."})
+	other, _, err := recordLearning(m, Learning{Title: "How to run the integration tests for the payments service in CI", Body: "CI runs make ci."})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if other == legacy || readFile(t, filepath.Join(dir, legacy)) != file {
 		t.Errorf("another title went to %s, the legacy file is now\n%s", other, readFile(t, filepath.Join(dir, legacy)))
 	}
-	name, changed, err := m.RecordLearning(Learning{Title: title, Body: "Start the stub with make stub."})
+	name, changed, err := recordLearning(m, Learning{Title: title, Body: "Start the stub with make stub."})
 	if err != nil || name != legacy || changed {
 		t.Errorf("the same learning again: %s, changed %v, %v; want %s unchanged", name, changed, err, legacy)
 	}
-	name, changed, err = m.RecordLearning(Learning{Title: title, Body: "Use make stub-up now."})
+	name, changed, err = recordLearning(m, Learning{Title: title, Body: "Use make stub-up now."})
 	if err != nil || name != legacy || !changed {
 		t.Errorf("an update: %s, changed %v, %v; want %s changed", name, changed, err, legacy)
 	}
@@ -106,7 +106,7 @@ func TestLearningLegacyCutSlugCaseAndPunctuation(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		name, changed, err := m.RecordLearning(Learning{Title: title, Body: "Use make stub-up now."})
+		name, changed, err := recordLearning(m, Learning{Title: title, Body: "Use make stub-up now."})
 		if err != nil || name != legacy || !changed {
 			t.Errorf("%q: %s, changed %v, %v; want %s updated", title, name, changed, err, legacy)
 		}

@@ -25,7 +25,7 @@ func TestLearningRefusesASecretSplitOverTitleAndBody(t *testing.T) {
 		}
 		tried++
 		m, dir := newTestMemory(t)
-		_, _, err := m.RecordLearning(Learning{Title: title, Body: sh.Core})
+		_, _, err := recordLearning(m, Learning{Title: title, Body: sh.Core})
 		if f := (*secrets.Finding)(nil); !errors.As(err, &f) {
 			t.Errorf("%s: title %q, body its value: err = %v, want a *secrets.Finding", sh.Name, title, err)
 		}

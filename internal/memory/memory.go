@@ -310,24 +310,35 @@ func plainLine(text string) (string, error) {
 	return "", found
 }
 
+// Recorded is what RecordLearning did.
+type Recorded struct {
+	Name    string // the learning's file name
+	Changed bool   // the file or its index line changed (the same learning recorded again changes neither)
+	// Replaced says the file held a learning with another body (one of the same title, or
+	// another project's in a memory directory projects share), which is now gone; Was is that
+	// body, plain, its lines joined with "\n".
+	Replaced bool
+	Was      string
+}
+
 // RecordLearning writes a learning as its own memory file, LearningFile's, and gives it its
 // own index line in MEMORY.md. The same title names the same file, so recording it again
-// updates it in place; a different title never names a file another learning is kept in. It returns the file name and whether the file or its index
-// line changed (the same learning recorded again changes neither). Secrets are refused with
-// the *secrets.Finding; a bad type or an empty title or body is an input error.
-func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err error) {
+// updates it in place, and what it held before is handed back (Recorded.Was); a different
+// title never names a file another learning is kept in. Secrets are refused with the
+// *secrets.Finding; a bad type or an empty title or body is an input error.
+func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 	for _, s := range []string{l.Title, l.Body} {
 		if f := secrets.ScanString(s); f != nil {
-			return "", false, f
+			return Recorded{}, f
 		}
 	}
-	name = LearningFile(l.Title)
+	name := LearningFile(l.Title)
 	content, entry, err := learningFiles(l, name)
 	if err != nil {
-		return "", false, err
+		return Recorded{}, err
 	}
 	if err := m.usable(); err != nil {
-		return "", false, err
+		return Recorded{}, err
 	}
 	err = m.locked(func() error {
 		// A learning the versions before kept under a slug that left part of its title out
@@ -346,9 +357,14 @@ func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err erro
 			return err
 		}
 		// update calls its edit again when the file changed under it: the last call counts.
+		_, body, _ := splitMemoryFile(content)
 		var fileChanged, indexChanged bool
 		if err := m.update(name, func(cur []byte, exists bool) ([]byte, error) {
 			fileChanged = !exists || !bytes.Equal(cur, content)
+			rec.Replaced, rec.Was = false, ""
+			if _, was, _ := splitMemoryFile(cur); exists && !bytes.Equal(bytes.TrimSpace(was), bytes.TrimSpace(body)) {
+				rec.Replaced, rec.Was = true, plainBody(was)
+			}
 			return content, nil
 		}); err != nil {
 			return err
@@ -358,10 +374,24 @@ func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err erro
 			indexChanged = !exists || !bytes.Equal(cur, next)
 			return next, nil
 		})
-		changed = fileChanged || indexChanged
+		rec.Changed = fileChanged || indexChanged
 		return err
 	})
-	return name, changed, err
+	rec.Name = name
+	if err != nil {
+		return Recorded{}, err
+	}
+	return rec, nil
+}
+
+// plainBody is a memory file's body as its writer gave it: its lines unescaped (textsafe's
+// escapes, which renderLearning adds), the blank ones around it trimmed.
+func plainBody(body []byte) string {
+	var out []string
+	for _, l := range textLines(bytes.TrimSpace(body)) {
+		out = append(out, unescape(l.text))
+	}
+	return strings.Join(out, "\n")
 }
 
 // MaxLearnings is the most learnings MEMORY.md indexes that RecordLearning adds to. Claude

@@ -24,6 +24,12 @@ func clock(start time.Time) func() time.Time {
 	}
 }
 
+// recordLearning is m.RecordLearning as most tests read it: the file name and whether it changed.
+func recordLearning(m *Memory, l Learning) (name string, changed bool, err error) {
+	rec, err := m.RecordLearning(l)
+	return rec.Name, rec.Changed, err
+}
+
 func newTestMemory(t *testing.T) (*Memory, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "projects", "-p", "memory")
@@ -242,7 +248,7 @@ func TestSecretsRefused(t *testing.T) {
 	if err := m.Record("Active APEX workflow: plan completed, implementing with " + token); !errors.As(err, &f) {
 		t.Errorf("Record with a token: err = %v, want a *secrets.Finding", err)
 	}
-	if _, _, err := m.RecordLearning(Learning{Title: "Deploy key", Body: "use " + token}); !errors.As(err, &f) {
+	if _, _, err := recordLearning(m, Learning{Title: "Deploy key", Body: "use " + token}); !errors.As(err, &f) {
 		t.Errorf("RecordLearning with a token: err = %v, want a *secrets.Finding", err)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
@@ -252,7 +258,7 @@ func TestSecretsRefused(t *testing.T) {
 
 func TestLearnings(t *testing.T) {
 	m, dir := newTestMemory(t)
-	name, _, err := m.RecordLearning(Learning{Title: "Run migrations first!", Body: "The test DB needs `make migrate`\nbefore go test.\n", Type: "feedback"})
+	name, _, err := recordLearning(m, Learning{Title: "Run migrations first!", Body: "The test DB needs `make migrate`\nbefore go test.\n", Type: "feedback"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,10 +269,10 @@ func TestLearnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The same title again updates the file and its line; a different title adds one.
-	if _, _, err := m.RecordLearning(Learning{Title: "run migrations FIRST", Body: "Use make migrate-test now."}); err != nil {
+	if _, _, err := recordLearning(m, Learning{Title: "run migrations FIRST", Body: "Use make migrate-test now."}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.RecordLearning(Learning{Title: "Prefer table tests", Body: "Name cases like plan->implement.", Type: "user"}); err != nil {
+	if _, _, err := recordLearning(m, Learning{Title: "Prefer table tests", Body: "Name cases like plan->implement.", Type: "user"}); err != nil {
 		t.Fatal(err)
 	}
 	index := readFile(t, filepath.Join(dir, IndexFile))
@@ -284,10 +290,10 @@ func TestLearnings(t *testing.T) {
 	if fm.Name != "cairn-learning-run-migrations-first" || fm.Metadata.Type != "project" || strings.TrimLeft(string(body), "\n") != "Use make migrate-test now.\n" {
 		t.Errorf("learning file = %+v %q", fm, body)
 	}
-	if _, _, err := m.RecordLearning(Learning{Title: "x", Body: "y", Type: "secret-type"}); err == nil || IsUnavailable(err) {
+	if _, _, err := recordLearning(m, Learning{Title: "x", Body: "y", Type: "secret-type"}); err == nil || IsUnavailable(err) {
 		t.Errorf("bad type: err = %v, want an input error", err)
 	}
-	if _, _, err := m.RecordLearning(Learning{Title: " \u200b ", Body: "y"}); err == nil {
+	if _, _, err := recordLearning(m, Learning{Title: " \u200b ", Body: "y"}); err == nil {
 		t.Error("invisible title accepted")
 	}
 }
@@ -397,7 +403,7 @@ func TestDegradation(t *testing.T) {
 	if !errors.As(err, &u) || u.Disabled || !strings.HasPrefix(u.Error(), UnavailableMessage) {
 		t.Errorf("uncreatable dir: %v", err)
 	}
-	if _, _, err := m.RecordLearning(Learning{Title: "t", Body: "b"}); !IsUnavailable(err) {
+	if _, _, err := recordLearning(m, Learning{Title: "t", Body: "b"}); !IsUnavailable(err) {
 		t.Errorf("uncreatable dir learning: %v", err)
 	}
 	if tries != 2 {
@@ -577,7 +583,7 @@ func TestIndexLinesKeepUnder150(t *testing.T) {
 	if err := m.Record("Active APEX workflow: analyze completed, planning “" + long + "”"); err != nil {
 		t.Fatal(err)
 	}
-	name, _, err := m.RecordLearning(Learning{Title: strings.Repeat("title ", 20), Body: long})
+	name, _, err := recordLearning(m, Learning{Title: strings.Repeat("title ", 20), Body: long})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -738,7 +744,7 @@ func TestFirstWriteMakesTheDirectoryDurably(t *testing.T) {
 func TestLearningAgainChangesNothing(t *testing.T) {
 	m, dir := newTestMemory(t)
 	l := Learning{Title: "Run migrations first", Body: "make migrate before go test"}
-	name, changed, err := m.RecordLearning(l)
+	name, changed, err := recordLearning(m, l)
 	if err != nil || !changed {
 		t.Fatalf("first: changed %v, err %v", changed, err)
 	}
@@ -747,19 +753,19 @@ func TestLearningAgainChangesNothing(t *testing.T) {
 	if err := os.Chtimes(path, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if _, changed, err := m.RecordLearning(l); err != nil || changed {
+	if _, changed, err := recordLearning(m, l); err != nil || changed {
 		t.Fatalf("again: changed %v, err %v; want no change", changed, err)
 	}
 	if fi, err := os.Stat(path); err != nil || !fi.ModTime().Equal(old) {
 		t.Errorf("the learning file was rewritten: %v %v", fi.ModTime(), err)
 	}
-	if _, changed, err := m.RecordLearning(Learning{Title: l.Title, Body: "make migrate-test"}); err != nil || !changed {
+	if _, changed, err := recordLearning(m, Learning{Title: l.Title, Body: "make migrate-test"}); err != nil || !changed {
 		t.Errorf("another body: changed %v, err %v; want a change", changed, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, IndexFile), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, changed, err := m.RecordLearning(Learning{Title: l.Title, Body: "make migrate-test"}); err != nil || !changed {
+	if _, changed, err := recordLearning(m, Learning{Title: l.Title, Body: "make migrate-test"}); err != nil || !changed {
 		t.Errorf("its index line lost: changed %v, err %v; want a change", changed, err)
 	}
 }

@@ -27,7 +27,7 @@ func TestReadOnlyMount(t *testing.T) {
 	m := New(Location{Dir: dir}, Options{})
 	for what, err := range map[string]error{
 		"Record":         m.Record("x y"),
-		"RecordLearning": func() error { _, _, err := m.RecordLearning(Learning{Title: "t", Body: "b"}); return err }(),
+		"RecordLearning": func() error { _, _, err := recordLearning(m, Learning{Title: "t", Body: "b"}); return err }(),
 	} {
 		if !IsUnavailable(err) || !errors.Is(err, syscall.EROFS) {
 			t.Fatalf("%s on a read-only mount: %v", what, err)

@@ -29,7 +29,7 @@ func TestReadOnlyFileIsLeftAlone(t *testing.T) {
 			}
 			for what, err := range map[string]error{
 				"Record":         m.Record("Active APEX workflow: plan completed, implementing login fix"),
-				"RecordLearning": func() error { _, _, err := m.RecordLearning(Learning{Title: "t", Body: "b"}); return err }(),
+				"RecordLearning": func() error { _, _, err := recordLearning(m, Learning{Title: "t", Body: "b"}); return err }(),
 			} {
 				if name == TopicFile && what == "RecordLearning" {
 					continue // a learning does not touch the topic file

@@ -274,7 +274,7 @@ func TestClaudeLoadsCairnLines(t *testing.T) {
 	if err := m.Record("Active APEX workflow: analyze completed, planning the login fix"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.RecordLearning(Learning{Title: "Run migrations first", Body: "make migrate before go test"}); err != nil {
+	if _, _, err := recordLearning(m, Learning{Title: "Run migrations first", Body: "make migrate before go test"}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -118,7 +118,11 @@ func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Re
 				if exists && string(cur) == want.Topic {
 					return cur, nil
 				}
-				if latest, ok := extendsTopic([]byte(want.Topic), cur); exists && ok {
+				latest, ok := extendsTopic([]byte(want.Topic), cur)
+				if !ok {
+					latest, ok = m.anothersTopic(cur)
+				}
+				if exists && ok {
 					out.Kept = Mark{Index: topicEntry(latest), Topic: string(cur)}
 					return cur, nil
 				}
@@ -172,8 +176,8 @@ func (m *Memory) drifted(want Mark) bool {
 // shows. A background memory writer's rewrite is not Cairn's rendering, and a dropped file
 // holds no line. The other Cairn's state may be elsewhere: its rendering names that place.
 func extendsTopic(want, topic []byte) (latest string, ok bool) {
-	theirs := parseTopic(topic)
-	if len(theirs) == 0 || !bytes.Equal(renderTopic(theirs, topicPlace(topic)), topic) {
+	theirs, ok := rendered(topic)
+	if !ok {
 		return "", false
 	}
 	ours := parseTopic(want)
@@ -196,4 +200,22 @@ func inOrder(sub, of []Entry) bool {
 		}
 	}
 	return len(sub) == 0
+}
+
+// anothersTopic tells whether topic, the topic file as it is now, is another project's Cairn's
+// write that holds none of what was marked (it wrote the file anew after it was dropped):
+// Cairn's own rendering, naming another project's state directory (Last.Another). latest is
+// its latest line.
+func (m *Memory) anothersTopic(topic []byte) (latest string, ok bool) {
+	theirs, ok := rendered(topic)
+	if !ok || !m.anothers(topicPlace(topic)) {
+		return "", false
+	}
+	return theirs[len(theirs)-1].Text, true
+}
+
+// rendered is the lines of topic when it is in Cairn's own rendering and holds any.
+func rendered(topic []byte) ([]Entry, bool) {
+	lines := parseTopic(topic)
+	return lines, len(lines) > 0 && bytes.Equal(renderTopic(lines, topicPlace(topic)), topic)
 }

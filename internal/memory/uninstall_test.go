@@ -32,7 +32,7 @@ func TestRemoveCairn(t *testing.T) {
 				if err := m.Record("Active APEX workflow: analyze completed, planning x"); err != nil {
 					t.Fatal(err)
 				}
-				if _, _, err := m.RecordLearning(Learning{Title: "Retries", Body: "back off"}); err != nil {
+				if _, _, err := recordLearning(m, Learning{Title: "Retries", Body: "back off"}); err != nil {
 					t.Fatal(err)
 				}
 			} else {
