@@ -744,8 +744,14 @@ func (e *Engine) housekeptSince(cur *workflow.Record, h workflow.HistoryEntry) b
 
 // awaiting sets res.AwaitingApproval and res.Next when r, the record a move left, waits in
 // the approval phase it is in for a person's yes (a repeated move into it says so again):
-// its request is open on record, and the project has not turned approvals off.
+// its request is open on record, and the project has not turned approvals off. Active in a
+// terminal phase (a definition that starts in one; a gate never is one), res.Next says that
+// only a completion ends it.
 func (e *Engine) awaiting(res *Result, def *workflow.Definition, r *workflow.Record) {
+	if def != nil && r.Status == workflow.StatusActive && def.IsTerminal(r.State) {
+		res.Next = fmt.Sprintf("Phase %s is a terminal phase, so no move leads out of it: once its work is done, %s.", textsafe.Line(r.State, 64), workflow.CompleteStep)
+		return
+	}
 	if p, open := workflow.PendingApproval(r); !open || p != r.State {
 		return
 	}
