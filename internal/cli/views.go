@@ -292,7 +292,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 		if from, remote, ok := pulled(ev); ok { // the remote's move, by whom it was made there
 			ev, change = remote, "from "+from+": "+remote.Kind+" "
 		}
-		var d struct{ From, To, Note string }
+		var d struct{ From, To, Subject, Note string }
 		_ = json.Unmarshal(ev.Detail, &d)
 		by := ev.Actor
 		if ev.Session != "" {
@@ -306,6 +306,9 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 			change += "-> " + d.To
 		default:
 			change += d.From + " -> " + d.To
+		}
+		if d.Subject != "" {
+			change += "  " + d.Subject
 		}
 		change = strings.TrimSpace(change)
 		if d.Note != "" {

@@ -176,7 +176,9 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if err := tasksFit(r.Tasks, -1, t); err != nil {
 			return Result{}, err
 		}
-		return change(r, EventTask, now, by, func(n *Record) { n.Tasks = append(n.Tasks, t) }), nil
+		res := change(r, EventTask, now, by, func(n *Record) { n.Tasks = append(n.Tasks, t) })
+		res.Subject = "task " + TaskID(id) + " " + string(u.Status)
+		return res, nil
 	}
 	old := r.Tasks[i]
 	if old.Status == u.Status {
@@ -231,6 +233,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}
 		t.UpdatedAt = now
 	})
+	res.Subject = "task " + TaskID(id) + " " + string(u.Status)
 	if DoneAfterItsRun(old, u.Status) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s had been put back to pending, its run taken as interrupted (after a crash or /clear); it is recorded done, its work finished by that run: if the work is not finished, set it running and do it", TaskID(id)))
 	}
