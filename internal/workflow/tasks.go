@@ -177,7 +177,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			return Result{}, err
 		}
 		res := change(r, EventTask, now, by, func(n *Record) { n.Tasks = append(n.Tasks, t) })
-		res.Subject = "task " + TaskID(id) + " " + string(u.Status)
+		res.Subject = taskSubject(id, u.Status)
 		return res, nil
 	}
 	old := r.Tasks[i]
@@ -233,7 +233,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}
 		t.UpdatedAt = now
 	})
-	res.Subject = "task " + TaskID(id) + " " + string(u.Status)
+	res.Subject = taskSubject(id, u.Status)
 	if DoneAfterItsRun(old, u.Status) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s had been put back to pending, its run taken as interrupted (after a crash or /clear); it is recorded done, its work finished by that run: if the work is not finished, set it running and do it", TaskID(id)))
 	}
@@ -307,3 +307,6 @@ func CountTasks(r *Record, phase string) TaskCounts {
 	}
 	return c
 }
+
+// taskSubject is Result.Subject of a change to task id that leaves it in status s.
+func taskSubject(id string, s TaskStatus) string { return "task " + TaskID(id) + " " + string(s) }
