@@ -185,7 +185,7 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
 	field("Completed", stamp(r.CompletedAt))
 	ttl := r.TTL
 	if own := cmp.Or(r.TTL, workflow.DefaultTTL); defTTL != "" && defTTL != own { // the record's counts: a definition's is read at a start
-		ttl = own + ", as when it started (its definition says " + defTTL + " now, for workflows started after)"
+		ttl = own + ", fixed at its start (its definition gives new workflows " + defTTL + ")"
 	}
 	field("TTL", ttl)
 	field("Outcome", r.Outcome)
