@@ -588,9 +588,11 @@ func (a *app) next(w io.Writer, res *engine.Result) {
 
 // personNext words res.Next, the agent's "ask the user to approve", as the step a person at
 // a terminal takes, as cairn status says it. In a shell Claude Code started the reader is the
-// agent, where cairn approve is refused: the agent's words stay.
+// agent, where cairn approve is refused: the agent's words stay. A step through a tool is
+// worded as the command (shellSteps), as errors are.
 func (a *app) personNext(res *engine.Result) {
 	if res.Next != "" && res.AwaitingApproval != "" && !a.inClaudeCode() {
 		res.Next = textsafe.Line(res.AwaitingApproval, 64) + " waits for a person's approval; approve it with `cairn approve [NOTE]`"
 	}
+	res.Next = shellSteps(res.Next)
 }

@@ -111,16 +111,18 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 		return fmt.Errorf("this project has no git remote %s: git remote -v lists the ones it has", that)
 	}
 	// Before anything (the probe included) is pushed: a remote anyone can read (see
-	// gitremote.Public) needs --yes; for others Cairn cannot tell, so everyone is told.
+	// gitremote.Public) needs --yes; for others Cairn cannot tell, so everyone is told, once
+	// sharing is on (a failed enable leaves nothing to disable).
+	var readers string
 	switch {
 	case !gitremote.Public(ctx, root, name, publicCheckTimeout):
-		a.warn("cairn sync pushes each workflow's record (context, phases, tasks, notes, variables; not checkpoints or logs) to " +
-			name + ": everyone who can read that remote can read them; if it is public, run cairn remote disable")
+		readers = "cairn sync pushes each workflow's record (context, phases, tasks, notes, variables; not checkpoints or logs) to " +
+			name + ": everyone who can read that remote can read them; if it is public, run cairn remote disable"
 	case !a.opt.yes:
 		return fmt.Errorf("%s can be read without credentials, so anyone could read the workflows cairn sync pushes there (context, phases, tasks, notes, variables): nothing was pushed; if that is fine, run cairn remote enable %s --yes",
 			name, name)
 	default:
-		a.warn(name + " can be read without credentials: anyone can read the workflows cairn sync pushes there (context, phases, tasks, notes, variables)")
+		readers = name + " can be read without credentials: anyone can read the workflows cairn sync pushes there (context, phases, tasks, notes, variables)"
 	}
 	layout, err := gitremote.Probe(ctx, gitremote.Config{Dir: root, Remote: name})
 	if err != nil {
@@ -138,6 +140,7 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
+	a.warn(readers)
 	if layout == gitremote.Branches && !a.json {
 		a.warn(gitremote.FallbackNote)
 	}

@@ -35,7 +35,8 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 	if r.L2Line != "" {
 		shared = e.SharedMemory()
 	}
-	writeStatus(a.stdout, r, shared)
+	def, _ := e.Definition(r.Type)
+	writeStatus(a.stdout, r, shared, def != nil && def.IsTerminal(r.Phase))
 	if !e.InGit() {
 		fmt.Fprintf(a.stdout, "%s%s %s\n", statusLabel(r, "Project"), clean(e.ProjectRoot()), engine.LaunchRoot(e.ProjectRoot()))
 	}
@@ -66,8 +67,9 @@ const statusCheckpoints = 10
 
 // writeStatus renders the read protocol's answer for a person: the state and what a person
 // can do about it. The agent's instructions (Resume.Next) stay in the agent's report.
-// shared says whose memory's last line may be another's (engine.SharedMemory), "" when none.
-func writeStatus(w io.Writer, r *engine.Resume, shared string) {
+// shared says whose memory's last line may be another's (engine.SharedMemory), "" when none;
+// terminal says the workflow is active in a terminal phase of its definition.
+func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal bool) {
 	label := func(name string) string { return statusLabel(r, name) }
 	switch {
 	case r.Tier == "Damaged":
@@ -92,6 +94,9 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string) {
 		}
 		if len(r.Allowed) > 0 {
 			fmt.Fprintf(w, "%s%s\n", label("Then"), clean(secrets.JoinNames(r.Allowed, " or ")))
+		}
+		if terminal { // no move leads out of it: only a completion ends it
+			fmt.Fprintf(w, "%scomplete it with `cairn complete OUTCOME`: %s is a terminal phase, so no move leads out of it\n", label("Then"), clean(r.Phase))
 		}
 		if r.Tasks != "" {
 			fmt.Fprintf(w, "%s%s\n", label("Tasks"), clean(r.Tasks))

@@ -149,18 +149,22 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 	// The phase cairn approve would approve, if any: as it does, the definition that loads
 	// now decides (a gate taken out of it since waits for nothing); without one, the request
 	// on record.
-	waits := ""
+	waits, defTTL := "", ""
 	if r.Status == workflow.StatusActive {
 		def, _ := e.Definition(r.Type)
 		waits, _ = workflow.Awaiting(def, r)
+		if def != nil {
+			defTTL = def.TTL
+		}
 	}
-	writeRecord(a.stdout, r, waits)
+	writeRecord(a.stdout, r, waits, defTTL)
 	return nil
 }
 
 // writeRecord renders a workflow record for a person; waits names the approval phase that
-// waits for a person's yes ("" for none).
-func writeRecord(w io.Writer, r *workflow.Record, waits string) {
+// waits for a person's yes ("" for none); defTTL is the TTL its definition gives workflows
+// started now ("" when not to compare: ended, or no definition loads).
+func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
 	field := func(name, v string) {
 		if v != "" && v != "-" {
 			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(secrets.Shown(v)))
@@ -179,7 +183,11 @@ func writeRecord(w io.Writer, r *workflow.Record, waits string) {
 	field("Created", stamp(r.CreatedAt))
 	field("Changed", stamp(r.LastActivity())) // by an agent or a person; housekeeping aside
 	field("Completed", stamp(r.CompletedAt))
-	field("TTL", r.TTL)
+	ttl := r.TTL
+	if own := cmp.Or(r.TTL, workflow.DefaultTTL); defTTL != "" && defTTL != own { // the record's counts: a definition's is read at a start
+		ttl = own + ", fixed at its start (its definition gives new workflows " + defTTL + ")"
+	}
+	field("TTL", ttl)
 	field("Outcome", r.Outcome)
 	fmt.Fprintf(w, "%-11s %d\n", "Revision:", r.Revision)
 	if o := r.Owner; o != nil {
@@ -284,7 +292,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 		if from, remote, ok := pulled(ev); ok { // the remote's move, by whom it was made there
 			ev, change = remote, "from "+from+": "+remote.Kind+" "
 		}
-		var d struct{ From, To, Note string }
+		var d struct{ From, To, Subject, Note string }
 		_ = json.Unmarshal(ev.Detail, &d)
 		by := ev.Actor
 		if ev.Session != "" {
@@ -298,6 +306,9 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 			change += "-> " + d.To
 		default:
 			change += d.From + " -> " + d.To
+		}
+		if d.Subject != "" {
+			change += "  " + d.Subject
 		}
 		change = strings.TrimSpace(change)
 		if d.Note != "" {

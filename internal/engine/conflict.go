@@ -35,7 +35,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 		msg = fmt.Sprintf("two copies of the workflow state: kept the active %s, archived %s as archive/%s (%s)", r.WorkflowID, l.Name, info.Dir, d.Reason)
 		msg += pruneWarning(out, info)
 	} else {
-		info, res, err := e.st.ReplaceWorkflow(l.Record, "conflict", e.event("migrated", "", other.State, "newer copy from "+l.Name))
+		info, res, err := e.st.ReplaceWorkflow(l.Record, "conflict", e.event("migrated", eventDetail{To: other.State}, "newer copy from "+l.Name))
 		if err != nil {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is a newer copy of the workflow state but could not replace the active one; nothing was lost: %v", l.Name, err))
 			return r

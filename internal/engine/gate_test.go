@@ -436,3 +436,21 @@ func TestApproveWhereNothingWaitsSaysTheStep(t *testing.T) {
 		}
 	}
 }
+
+// A definition whose first phase is terminal starts its workflows in a phase no move leads
+// out of: start_workflow's result names the step that ends it, as resume_check's does, and
+// says it again when the same start is retried.
+func TestStartInATerminalPhaseSaysToComplete(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/one.md", "---\nphases: [only]\n---\nbody\n")
+	en := e.open("s1")
+	for range 2 {
+		res := must(en.Start(engine.StartRequest{Type: "one", Context: "a single step"}))(t)
+		if !strings.Contains(res.Next, engine.CompleteStep) || res.AwaitingApproval != "" {
+			t.Errorf("start in a terminal phase: next %q, awaiting %q; want the next step to say %q", res.Next, res.AwaitingApproval, engine.CompleteStep)
+		}
+	}
+	if res := must(en.Start(engine.StartRequest{Type: "apex", Context: "more phases", Replace: true}))(t); res.Next != "" {
+		t.Errorf("start in apex's first phase: next %q, want none", res.Next)
+	}
+}

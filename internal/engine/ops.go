@@ -105,6 +105,8 @@ type eventDetail struct {
 	From    string `json:"from,omitempty"`
 	To      string `json:"to,omitempty"`
 	Note    string `json:"note,omitempty"`
+	// Subject names the task or variable a change within a phase changed (workflow.Result's).
+	Subject string `json:"subject,omitempty"`
 }
 
 // change runs f on the active workflow under the workflow lock and commits what it returns:
@@ -123,7 +125,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 			return nil, store.Event{}, nil
 		}
 		workflow.TrimHistory(wres.Record) // the journal keeps the full history
-		return wres.Record, e.event(string(wres.Event), wres.From, wres.To, note), nil
+		return wres.Record, e.event(string(wres.Event), eventDetail{From: wres.From, To: wres.To, Subject: wres.Subject}, note), nil
 	})
 	if je := tooLarge(err); je != nil {
 		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record))
@@ -223,22 +225,23 @@ func (e *Engine) where(res *Result, r *workflow.Record) {
 	}
 }
 
-// event is the journal's event of a change, by this engine's actor and session; a note its
-// detail cannot hold whole keeps its start, cut with "…".
-func (e *Engine) event(kind, from, to, note string) store.Event {
-	b, ok := e.detail(from, to, note)
+// event is the journal's event of a change, by this engine's actor and session: d says what
+// changed (its phases, its subject); a note its detail cannot hold whole keeps its start, cut
+// with "…".
+func (e *Engine) event(kind string, d eventDetail, note string) store.Event {
+	b, ok := e.detail(d, note)
 	if !ok {
 		r := []rune(textsafe.OneLine(note))
-		b, _ = e.detail(from, to, string(r[:e.noteRoom(from, to, r, textsafe.Ellipsis)])+textsafe.Ellipsis)
+		b, _ = e.detail(d, string(r[:e.noteRoom(d, r, textsafe.Ellipsis)])+textsafe.Ellipsis)
 	}
 	return store.Event{Kind: kind, Detail: string(b)}
 }
 
-// noteRoom is the most runes of r that an event's detail holds as its note, followed by end.
-func (e *Engine) noteRoom(from, to string, r []rune, end string) int {
+// noteRoom is the most runes of r that an event's detail d holds as its note, followed by end.
+func (e *Engine) noteRoom(d eventDetail, r []rune, end string) int {
 	lo, hi := 0, len(r)
 	for lo < hi {
-		if m := (lo + hi + 1) / 2; func() bool { _, ok := e.detail(from, to, string(r[:m])+end); return ok }() {
+		if m := (lo + hi + 1) / 2; func() bool { _, ok := e.detail(d, string(r[:m])+end); return ok }() {
 			lo = m
 		} else {
 			hi = m - 1
@@ -247,9 +250,11 @@ func (e *Engine) noteRoom(from, to string, r []rune, end string) int {
 	return lo
 }
 
-// detail is an event's detail, and whether it fits the journal's store.MaxEventDetail.
-func (e *Engine) detail(from, to, note string) ([]byte, bool) {
-	b, _ := json.Marshal(eventDetail{Actor: e.cfg.Actor, Session: e.cfg.SessionID, From: from, To: to, Note: textsafe.OneLine(note)})
+// detail is an event's detail, d with this engine's actor and session and note, and whether
+// it fits the journal's store.MaxEventDetail.
+func (e *Engine) detail(d eventDetail, note string) ([]byte, bool) {
+	d.Actor, d.Session, d.Note = e.cfg.Actor, e.cfg.SessionID, textsafe.OneLine(note)
+	b, _ := json.Marshal(d)
 	return b, len(b) <= store.MaxEventDetail
 }
 
@@ -260,11 +265,12 @@ func (e *Engine) noteKept(what, from, to, note string) error {
 	if err := workflow.NoteFits(what, note); err != nil {
 		return err
 	}
-	if _, ok := e.detail(from, to, note); ok {
+	d := eventDetail{From: from, To: to}
+	if _, ok := e.detail(d, note); ok {
 		return nil
 	}
 	r := []rune(textsafe.OneLine(note))
-	return fmt.Errorf("%s is %d characters, the most the journal keeps of these is %d; nothing was changed: keep it to a line and put the rest in a file", what, len(r), e.noteRoom(from, to, r, ""))
+	return fmt.Errorf("%s is %d characters, the most the journal keeps of these is %d; nothing was changed: keep it to a line and put the rest in a file", what, len(r), e.noteRoom(d, r, ""))
 }
 
 // needActive adapts an operation that needs an active workflow.
@@ -747,8 +753,14 @@ func (e *Engine) housekeptSince(cur *workflow.Record, h workflow.HistoryEntry) b
 
 // awaiting sets res.AwaitingApproval and res.Next when r, the record a move left, waits in
 // the approval phase it is in for a person's yes (a repeated move into it says so again):
-// its request is open on record, and the project has not turned approvals off.
+// its request is open on record, and the project has not turned approvals off. Active in a
+// terminal phase (a definition that starts in one; a gate never is one), res.Next says that
+// only a completion ends it.
 func (e *Engine) awaiting(res *Result, def *workflow.Definition, r *workflow.Record) {
+	if def != nil && r.Status == workflow.StatusActive && def.IsTerminal(r.State) {
+		res.Next = fmt.Sprintf("Phase %s is a terminal phase, so no move leads out of it: once its work is done, %s.", textsafe.Line(r.State, 64), workflow.CompleteStep)
+		return
+	}
 	if p, open := workflow.PendingApproval(r); !open || p != r.State {
 		return
 	}

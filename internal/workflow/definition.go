@@ -134,6 +134,9 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 	d := &Definition{Description: strings.TrimSpace(fm.Description), Blocking: fm.Blocking}
 	d.Name = cmp.Or(NormalizeName(fm.Name), FileType(file))
 	if err := ValidName(d.Name); err != nil {
+		if NormalizeName(fm.Name) == "" { // the file's name is the one to change
+			return nil, 0, "the file name gives the workflow its name, as the front matter has none: " + err.Error() + "; rename the file, or give the front matter a name line"
+		}
 		return nil, loc.Key("name"), "workflow " + err.Error()
 	}
 

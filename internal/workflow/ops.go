@@ -58,6 +58,10 @@ type Result struct {
 	From, To string
 	// Completed is true when this change completed the workflow.
 	Completed bool
+	// Subject names the task or variable a change within the phase changed ("task t1 done",
+	// "variable PLAN_PATH", "unset PLAN_PATH"; a name of a secret's shape is not repeated);
+	// "" for other changes.
+	Subject string
 	// L2 is the line the write protocol owes for this change (position, completion or
 	// expiry), unsanitised; empty when none is owed.
 	L2 string
@@ -791,12 +795,14 @@ func SetVar(r *Record, key, value string, now time.Time, by Actor) (Result, erro
 	if old, ok := r.Vars[key]; ok && old == value {
 		return unchanged(r), nil
 	}
-	return change(r, EventVar, now.UTC(), by, func(n *Record) {
+	res := change(r, EventVar, now.UTC(), by, func(n *Record) {
 		if n.Vars == nil {
 			n.Vars = map[string]string{}
 		}
 		n.Vars[key] = value
-	}), nil
+	})
+	res.Subject = "variable " + said(key)
+	return res, nil
 }
 
 // UnsetVar removes a workflow variable; one that is not set changes nothing.
@@ -807,7 +813,9 @@ func UnsetVar(r *Record, key string, now time.Time, by Actor) (Result, error) {
 	if _, ok := r.Vars[key]; !ok {
 		return unchanged(r), nil
 	}
-	return change(r, EventVar, now.UTC(), by, func(n *Record) { delete(n.Vars, key) }), nil
+	res := change(r, EventVar, now.UTC(), by, func(n *Record) { delete(n.Vars, key) })
+	res.Subject = "unset " + said(key)
+	return res, nil
 }
 
 // AddArtifacts records artifact paths (deduplicated); already known paths change nothing.

@@ -181,7 +181,9 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if err := tasksFit(r.Tasks, -1, t); err != nil {
 			return Result{}, err
 		}
-		return change(r, EventTask, now, by, func(n *Record) { n.Tasks = append(n.Tasks, t) }), nil
+		res := change(r, EventTask, now, by, func(n *Record) { n.Tasks = append(n.Tasks, t) })
+		res.Subject = taskSubject(id, u.Status)
+		return res, nil
 	}
 	old := r.Tasks[i]
 	rerun := u.Rerun && old.Status == TaskRunning && u.Status == TaskRunning
@@ -240,6 +242,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}
 		t.UpdatedAt = now
 	})
+	res.Subject = taskSubject(id, u.Status)
 	if DoneAfterItsRun(old, u.Status) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s had been put back to pending, its run taken as interrupted (after a crash or /clear); it is recorded done, its work finished by that run: if the work is not finished, set it running and do it", TaskID(id)))
 	}
@@ -313,3 +316,6 @@ func CountTasks(r *Record, phase string) TaskCounts {
 	}
 	return c
 }
+
+// taskSubject is Result.Subject of a change to task id that leaves it in status s.
+func taskSubject(id string, s TaskStatus) string { return "task " + TaskID(id) + " " + string(s) }

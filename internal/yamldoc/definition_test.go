@@ -34,6 +34,8 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"unreachable.md", 3, `phase "b" cannot be reached from the start phase "a"`},
 		{"no_exit.md", 2, `phase "b" cannot lead to a terminal phase (done) through transitions`},
 		{"bad_name.md", 2, `workflow name "bad name!" is not valid`},
+		// No name in the front matter: the file's name gives it, and is what to change.
+		{"My Flow.md", 0, `the file name gives the workflow its name, as the front matter has none: name "my flow" is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit; rename the file, or give the front matter a name line`},
 		{"dead_end.md", 4, `phase "b" is not terminal and has no transitions out of it`},
 		{"gate_terminal.md", 4, `approval gate "b" is a terminal phase`},
 		{"duplicate_key.md", 5, `mapping key "ttl" already defined at line 4`},
