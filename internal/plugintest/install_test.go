@@ -465,7 +465,8 @@ func fastClock(t testing.TB, tools string) { stepClock(t, tools, 1) }
 func stoppedClock(t testing.TB, tools string) { stepClock(t, tools, 0) }
 
 // stepClock wraps date in tools so that date +%s moves on step seconds at each reading, and
-// returns set, which puts the clock at spent seconds from where it began.
+// returns set, which puts the clock at spent seconds from where it began (for a stopped clock:
+// a moving one writes its readings itself, over what set wrote).
 func stepClock(t testing.TB, tools string, step int) (set func(spent int)) {
 	t.Helper()
 	readings := filepath.Join(t.TempDir(), "readings")
