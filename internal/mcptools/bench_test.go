@@ -7,11 +7,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -61,7 +59,7 @@ func BenchmarkStartToInitialize(b *testing.B) {
 	msgs := `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{}}` + "\n" +
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"
 	for b.Loop() {
-		cmd := exec.Command(binary)
+		cmd := exec.Command(mcpBinary.get(b))
 		cmd.Dir, cmd.Env = p.root, p.env()
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
@@ -199,7 +197,7 @@ func BenchmarkListArchives(b *testing.B) {
 	}
 
 	b.Run("list-process", func(b *testing.B) {
-		bin := cairnBinary(b)
+		bin := cairnBinary.get(b)
 		run := func(p *project, rows int) func() error {
 			return func() error {
 				cmd := exec.Command(bin, "list")
@@ -270,29 +268,4 @@ func BenchmarkListArchives(b *testing.B) {
 			}
 		}
 	})
-}
-
-var (
-	cairnOnce sync.Once
-	cairnBin  string
-	cairnErr  error
-)
-
-// cairnBinary builds the cairn command beside cairn-mcp (TestMain removes both).
-func cairnBinary(b *testing.B) string {
-	cairnOnce.Do(func() {
-		cairnBin = filepath.Join(filepath.Dir(binary), "cairn")
-		if runtime.GOOS == "windows" {
-			cairnBin += ".exe"
-		}
-		out, err := exec.Command("go", "build", "-o", cairnBin, "github.com/cairn-dev/cairn/cmd/cairn").CombinedOutput()
-		if err != nil {
-			cairnErr = err
-			cairnBin = string(out)
-		}
-	})
-	if cairnErr != nil {
-		b.Fatalf("building cairn: %v\n%s", cairnErr, cairnBin)
-	}
-	return cairnBin
 }

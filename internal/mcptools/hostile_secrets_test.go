@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
@@ -55,6 +56,7 @@ func TestSecretsThroughEveryTool(t *testing.T) {
 		{"complete_workflow", `{"outcome":%s}`},
 	}
 	tries, stored, echoed := 0, 0, 0
+	probe := new(secretProbe)
 	for _, sh := range secrettest.Shapes() {
 		mid := len(sh.Core) / 2
 		split := strings.Replace(sh.Text, sh.Core, sh.Core[:mid]+"\u200b"+sh.Core[mid:], 1)
@@ -68,7 +70,7 @@ func TestSecretsThroughEveryTool(t *testing.T) {
 					t.Errorf("%s via %s: echoed", sh.Name, cl.tool)
 				}
 				for _, dir := range []string{p.root, p.memory, p.home} {
-					if f := fileHolding(dir, sh.Core); f != "" {
+					if f := probe.holding(dir, sh.Core); f != "" {
 						stored++
 						t.Errorf("%s via %s: stored in %s", sh.Name, cl.tool, f)
 						os.RemoveAll(f)
@@ -96,11 +98,35 @@ func TestSecretsThroughEveryTool(t *testing.T) {
 // holdsSecret reports core (its first 24 bytes) in s, also once the characters Cairn drops
 // and JSON's escapes are taken out.
 func holdsSecret(s, core string) bool {
-	s = strings.NewReplacer("\u200b", "", `\u200b`, "", `\/`, "/", `\n`, "\n").Replace(s)
+	s = unescapeSecret.Replace(s)
 	return strings.Contains(s, core[:min(len(core), 24)])
 }
 
-func fileHolding(dir, core string) string {
+var unescapeSecret = strings.NewReplacer("\u200b", "", `\u200b`, "", `\/`, "/", `\n`, "\n")
+
+// fileHolding returns a file under dir whose name or contents hold core, or "".
+func fileHolding(dir, core string) string { return new(secretProbe).holding(dir, core) }
+
+// secretProbe is fileHolding for a test that looks after every call: it reads again only the
+// files that may have changed since it found them clean of the same core. A file is as it was
+// read while it is the same file (a replacement by rename is another) of the same size and
+// modification time, that time a second or more before that reading began: a write since then
+// would have moved it, however coarse the file system's clock.
+type secretProbe struct {
+	core  string
+	clean map[string]cleanRead // by path, for core
+}
+
+type cleanRead struct {
+	info fs.FileInfo
+	at   time.Time // when the walk that read it began
+}
+
+func (p *secretProbe) holding(dir, core string) string {
+	if core != p.core || p.clean == nil {
+		p.core, p.clean = core, map[string]cleanRead{}
+	}
+	at := time.Now()
 	found := ""
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || found != "" {
@@ -110,11 +136,22 @@ func fileHolding(dir, core string) string {
 			found = path
 			return nil
 		}
-		if d.Type().IsRegular() {
-			if b, err := os.ReadFile(path); err == nil && holdsSecret(string(b), core) {
-				found = path
-			}
+		if !d.Type().IsRegular() {
+			return nil
 		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if was, ok := p.clean[path]; ok && os.SameFile(was.info, info) && was.info.Size() == info.Size() &&
+			was.info.ModTime().Equal(info.ModTime()) && info.ModTime().Before(was.at.Add(-time.Second)) {
+			return nil
+		}
+		if b, err := os.ReadFile(path); err == nil && holdsSecret(string(b), core) {
+			found = path
+			return nil
+		}
+		p.clean[path] = cleanRead{info, at}
 		return nil
 	})
 	return found

@@ -101,8 +101,11 @@ func machineAWith(t *testing.T, remote, context string, with func(mcptools.Optio
 func waitRuns(t *testing.T, runs *atomic.Int64, n int64) {
 	t.Helper()
 	want := runs.Load() + n
-	waitWithin(t, time.Duration(n)*(time.Minute+time.Second), func() bool { return runs.Load() >= want })
+	waitWithin(t, runsEnd(n), func() bool { return runs.Load() >= want })
 }
+
+// runsEnd is how long n background sync runs may take before one that never ends is a failure.
+func runsEnd(n int64) time.Duration { return time.Duration(n) * (time.Minute + time.Second) }
 
 // machine is a second clone with an engine and a state of its own, which syncs as cairn sync
 // does.
@@ -137,12 +140,19 @@ func machineB(t *testing.T, bare string) *machine {
 func pickedUp(t *testing.T, bare, context string) (aDir string, c *client.Client, runs *atomic.Int64, b *machine) {
 	t.Helper()
 	aDir, c, runs = machineARuns(t, bare, context)
-	b = machineB(t, bare)
+	return aDir, c, runs, pickUp(t, bare, runs)
+}
+
+// pickUp is machine B, which has taken the workflow that A's server (counting its sync runs
+// in runs) started and pushed to bare.
+func pickUp(t *testing.T, bare string, runs *atomic.Int64) *machine {
+	t.Helper()
+	b := machineB(t, bare)
 	waitRuns(t, runs, 2) // a sync begun after start_workflow has ended
 	if out := b.sync(t); out.Local < 1 {
 		t.Fatalf("B found %d workflows after A's server synced: A's server did not push on its own", out.Local)
 	}
-	return aDir, c, runs, b
+	return b
 }
 
 func (m *machine) trySync(t *testing.T) (remotesync.Outcome, error) {
@@ -158,21 +168,29 @@ func (m *machine) sync(t *testing.T) remotesync.Outcome {
 	return out
 }
 
-// nextNotice waits for a tool result that starts with a notice and returns its first line.
-func nextNotice(t *testing.T, c *client.Client) string {
+// nextNotice waits for a tool result that starts with a notice, of a change made before the
+// call, and returns its first line. It counts the server's background sync runs, not time: a
+// run begun after the call tells the change, so no notice by the end of the second run from
+// now is a failure, however slow the machine.
+func nextNotice(t *testing.T, c *client.Client, runs *atomic.Int64) string {
 	t.Helper()
-	return nextNoticeOf(t, c, "get_vars")
+	return nextNoticeOf(t, c, runs, "get_vars")
 }
 
 // nextNoticeOf is nextNotice, calling the tool name (without arguments).
-func nextNoticeOf(t *testing.T, c *client.Client, name string) string {
+func nextNoticeOf(t *testing.T, c *client.Client, runs *atomic.Int64, name string) string {
 	t.Helper()
-	var notice string
-	waitFor(t, func() bool {
-		got := text(mustOK(t, c, name, `{}`))
-		notice, _, _ = strings.Cut(got, "\n")
-		return strings.HasPrefix(got, "Notice:")
+	want := runs.Load() + 2
+	var got string
+	waitWithin(t, runsEnd(2), func() bool {
+		ended := runs.Load() >= want // before the call: the run ended before the result was made
+		got = text(mustOK(t, c, name, `{}`))
+		return ended || strings.HasPrefix(got, "Notice:")
 	})
+	notice, _, _ := strings.Cut(got, "\n")
+	if !strings.HasPrefix(notice, "Notice:") {
+		t.Fatalf("no notice after two sync runs begun since the change: %s", clip(got))
+	}
 	return notice
 }
 
@@ -190,7 +208,7 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 		t.Fatalf("B pushed %d revisions, want 1", out.Pushed)
 	}
 
-	notice := nextNotice(t, c)
+	notice := nextNotice(t, c, runs)
 	for _, want := range []string{"another machine moved workflow", "via origin", "phase plan", "revision 2", "resume_check"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("notice %q lacks %q", notice, want)
@@ -216,7 +234,7 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	if err := os.Rename(bare, bare+".gone"); err != nil {
 		t.Fatal(err)
 	}
-	notice = nextNotice(t, c)
+	notice = nextNotice(t, c, runs)
 	if !strings.Contains(notice, "could not sync with origin") || !strings.Contains(notice, "kept here") {
 		t.Errorf("failure notice = %q", notice)
 	}
@@ -247,7 +265,7 @@ func TestBackgroundSyncTellsWhereTheWorkflowIsNow(t *testing.T) {
 		}
 		waitRuns(t, runs, 2) // a run of A's begun after the push has ended: it pulled it
 	}
-	notice := nextNotice(t, c)
+	notice := nextNotice(t, c, runs)
 	if !strings.Contains(notice, "it is now at phase plan (revision 5)") || strings.Count(notice, "Notice:") != 1 {
 		t.Errorf("notice %q, want one saying the workflow is now at phase plan (revision 5)", notice)
 	}
@@ -273,7 +291,10 @@ func TestBackgroundSyncDuringApproval(t *testing.T) {
 	c := connectEliciting(t, srv, who)
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate","workflow_id":"wf-1"}`)
 	mustOK(t, c, "transition", `{"to":"plan"}`)
-	waitFor(t, func() bool { return b.sync(t).Local >= 2 })
+	waitRuns(t, runs, 2) // a sync begun after the move has ended: it pushed it
+	if out := b.sync(t); out.Local < 2 {
+		t.Fatalf("B found %d revisions after A's server synced, want 2", out.Local)
+	}
 	who.while = func() {
 		if _, err := b.e.SetVars(map[string]string{"PLAN_PATH": "b.md"}); err != nil {
 			t.Error(err)
@@ -354,7 +375,7 @@ func TestBackgroundSyncLeavesARemovedStateDirectoryGone(t *testing.T) {
 // 5), and the notice names the one retention removed.
 func TestBackgroundSyncLostRace(t *testing.T) {
 	bare, link := linkedRemote(t)
-	aDir, c, _ := machineARuns(t, link, "race me", func(dir string, env func(string) string) {
+	aDir, c, runs := machineARuns(t, link, "race me", func(dir string, env func(string) string) {
 		state := filepath.Join(dir, ".claude", "cairn")
 		if err := os.WriteFile(filepath.Join(state, "config.json"), []byte(`{"approvals": false, "archive_retention": 6}`), 0o600); err != nil {
 			t.Fatal(err)
@@ -373,8 +394,8 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 			}
 		}
 	})
-	raceWhileCut(t, bare, link, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`)
-	notice := nextNotice(t, c)
+	raceWhileCut(t, bare, link, c, runs, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`)
+	notice := nextNotice(t, c, runs)
 	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
 		"not replayed: variable PLAN_PATH: the other machine changed it first", ". Retention removed 1 older archive: old-1-", "resume_check"} {
 		if !strings.Contains(notice, want) {
@@ -402,18 +423,18 @@ func linkedRemote(t *testing.T) (bare, link string) {
 	return bare, link
 }
 
-// raceWhileCut makes machine B, which takes the workflow A's server (c) pushed through link, win
-// a race: A, cut off, makes its r2 with the tool name (arguments args); B moves the workflow to
-// plan and sets PLAN_PATH to b.md and pushes both; then A's link heals.
-func raceWhileCut(t *testing.T, bare, link string, c *client.Client, name, args string) {
+// raceWhileCut makes machine B, which takes the workflow A's server (c, counting its sync runs
+// in runs) pushed through link, win a race: A, cut off, makes its r2 with the tool name
+// (arguments args); B moves the workflow to plan and sets PLAN_PATH to b.md and pushes both;
+// then A's link heals.
+func raceWhileCut(t *testing.T, bare, link string, c *client.Client, runs *atomic.Int64, name, args string) {
 	t.Helper()
-	b := machineB(t, bare)
-	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
+	b := pickUp(t, bare, runs)
 
 	if err := os.Remove(link); err != nil { // A is cut off
 		t.Fatal(err)
 	}
-	nextNotice(t, c) // the cut is noticed once
+	nextNotice(t, c, runs) // the cut is noticed once
 
 	mustOK(t, c, name, args) // A's r2, not pushed
 	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
@@ -446,10 +467,10 @@ func TestBackgroundSyncServesCallsDuringItsBackoff(t *testing.T) {
 			served.Add(1)
 		}
 	}
-	_, c, _ = machineAWith(t, link, "back off", func(o mcptools.Options) mcptools.Options { return mcptools.DuringSyncBackoff(o, during) })
+	_, c, runs := machineAWith(t, link, "back off", func(o mcptools.Options) mcptools.Options { return mcptools.DuringSyncBackoff(o, during) })
 	close(ready)
-	raceWhileCut(t, bare, link, c, "set_vars", `{"vars":{"WF_BRANCH":"a"}}`)
-	notice := nextNotice(t, c)
+	raceWhileCut(t, bare, link, c, runs, "set_vars", `{"vars":{"WF_BRANCH":"a"}}`)
+	notice := nextNotice(t, c, runs)
 	if !strings.Contains(notice, "1 of its 1 change(s) were replayed on top") {
 		t.Fatalf("notice %q: A's change was not replayed", notice)
 	}
@@ -465,8 +486,8 @@ func TestBackgroundSyncServesCallsDuringItsBackoff(t *testing.T) {
 func TestBackgroundSyncTellsAnEndNotShared(t *testing.T) {
 	bare, link := linkedRemote(t)
 	_, c, runs := machineARuns(t, link, "finish me")
-	raceWhileCut(t, bare, link, c, "complete_workflow", `{"outcome":"done here"}`)
-	notice := nextNoticeOf(t, c, "resume_check") // nothing active here: get_vars would fail
+	raceWhileCut(t, bare, link, c, runs, "complete_workflow", `{"outcome":"done here"}`)
+	notice := nextNoticeOf(t, c, runs, "resume_check") // nothing active here: get_vars would fail
 	for _, want := range []string{"Notice: Workflow wf-1, finished here at r2, was not shared: the remote's line of it was changed elsewhere after r1 and is at r3", "archive/wf-1-"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("notice %q lacks %q", notice, want)
@@ -625,13 +646,12 @@ func forgeRevision2(t *testing.T, work, url, record string) {
 // failure in a row was only logged, so the model kept "the next sync retries".
 func TestBackgroundSyncTellsWhenAFailureTurnsPermanent(t *testing.T) {
 	bare, link := linkedRemote(t)
-	_, c, _ := machineARuns(t, link, "cut then spoiled")
-	b := machineB(t, bare)
-	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
+	_, c, runs := machineARuns(t, link, "cut then spoiled")
+	pickUp(t, bare, runs)
 	if err := os.Remove(link); err != nil { // A is cut off
 		t.Fatal(err)
 	}
-	if notice := nextNotice(t, c); !strings.Contains(notice, "the next sync retries") {
+	if notice := nextNotice(t, c, runs); !strings.Contains(notice, "the next sync retries") {
 		t.Fatalf("the cut is told as %q", notice)
 	}
 	work := t.TempDir()
@@ -641,7 +661,7 @@ func TestBackgroundSyncTellsWhenAFailureTurnsPermanent(t *testing.T) {
 	if err := os.Symlink(bare, link); err != nil { // the link heals
 		t.Fatal(err)
 	}
-	if notice := nextNotice(t, c); !strings.Contains(notice, "every sync fails the same way") {
+	if notice := nextNotice(t, c, runs); !strings.Contains(notice, "every sync fails the same way") {
 		t.Errorf("the line no sync can read is told as %q", notice)
 	}
 }

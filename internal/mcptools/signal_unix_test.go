@@ -108,7 +108,7 @@ func TestStdioSignalShutdown(t *testing.T) {
 // instead of killing the server with SIGPIPE; it then shuts down in order and exits 0.
 func TestStdioClientGone(t *testing.T) {
 	p := newProject(t)
-	cmd := exec.Command(binary)
+	cmd := exec.Command(mcpBinary.get(t))
 	cmd.Dir, cmd.Env = p.root, p.env()
 	outR, outW, err := os.Pipe()
 	if err != nil {

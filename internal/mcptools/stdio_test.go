@@ -23,28 +23,49 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// binary is cairn-mcp built for this test run by TestMain.
-var binary string
+// binDir holds the binaries built for this test run (builtBinary); TestMain removes it.
+var binDir string
+
+// builtBinary is a binary of this module, built into binDir once, when a test first runs it:
+// a run of tests that run none builds none.
+type builtBinary struct {
+	name, pkg string
+	once      sync.Once
+	path      string
+	err       error
+}
+
+var (
+	mcpBinary   = &builtBinary{name: "cairn-mcp", pkg: "github.com/cairn-dev/cairn/mcpserver"}
+	cairnBinary = &builtBinary{name: "cairn", pkg: "github.com/cairn-dev/cairn/cmd/cairn"}
+)
+
+// get returns the binary's path, building it first if no test has.
+func (b *builtBinary) get(t testing.TB) string {
+	t.Helper()
+	b.once.Do(func() {
+		b.path = filepath.Join(binDir, b.name)
+		if runtime.GOOS == "windows" {
+			b.path += ".exe"
+		}
+		if out, err := exec.Command("go", "build", "-o", b.path, b.pkg).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("building %s: %v\n%s", b.name, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cairn-mcp-test-")
-	if err != nil {
+	var err error
+	if binDir, err = os.MkdirTemp("", "cairn-mcp-test-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "cairn-mcp")
-	if runtime.GOOS == "windows" {
-		binary += ".exe"
-	}
-	build := exec.Command("go", "build", "-o", binary, "github.com/cairn-dev/cairn/mcpserver")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building cairn-mcp: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(binDir)
 	if agedState != "" { // BenchmarkTransitionAged's set-up, shared by its runs
 		os.RemoveAll(agedState)
 	}
@@ -107,7 +128,7 @@ func (p *project) getenv(session string) func(string) string {
 // stdioClient starts the binary under mcp-go's stdio client at the given protocol version.
 func stdioClient(t testing.TB, p *project, version string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	tr := transport.NewStdioWithOptions(binary, nil, nil,
+	tr := transport.NewStdioWithOptions(mcpBinary.get(t), nil, nil,
 		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
 			if p.terminal {
@@ -119,7 +140,7 @@ func stdioClient(t testing.TB, p *project, version string, opts ...client.Client
 	c := client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(version)}, opts...)...)
 	ctx := testCtx(t)
 	if err := c.Start(ctx); err != nil {
-		t.Fatalf("starting %s: %v", binary, err)
+		t.Fatalf("starting %s: %v", mcpBinary.get(t), err)
 	}
 	t.Cleanup(func() { c.Close() })
 	req := mcp.InitializeRequest{}
@@ -157,7 +178,7 @@ type rawServer struct {
 
 func startRaw(t testing.TB, p *project) *rawServer {
 	t.Helper()
-	cmd := exec.Command(binary)
+	cmd := exec.Command(mcpBinary.get(t))
 	cmd.Dir, cmd.Env = p.root, p.env()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
