@@ -298,8 +298,8 @@ func (e *unfinishedError) Error() string {
 func (e *unfinishedError) Unwrap() error { return e.err }
 
 // madeUnfinished turns err, archiveLocked's, into a notice of info when the archive was made
-// and only finishing it failed. Retention then waits for the next archive: it would list the
-// archive the index lacks as the oldest.
+// and only finishing it failed. Retention then waits for the next archive: it would place
+// the archive the index lacks by its clock alone (placeUnlisted).
 func madeUnfinished(info *ArchiveInfo, err error) (unfinished bool, _ error) {
 	ue, ok := errors.AsType[*unfinishedError](err)
 	if !ok {
@@ -761,7 +761,7 @@ func archiveSeq(name string) (base string, n int) {
 // archive/index.jsonl, the order archives were made in, which no clock can reorder (the time
 // in a directory's name is only the writer's clock). The index is reconciled with archive/
 // first: a line whose directory is gone is dropped; an archive directory the index lacks is
-// added as older than every indexed one. A directory whose snapshot is not a record of the
+// placed among the indexed ones by its time (placeUnlisted). A directory whose snapshot is not a record of the
 // workflow its name carries is not an archive (archivedID; a half-made one is finishArchive's)
 // and is left alone.
 func (s *Store) prune(kept string) ([]string, error) {
@@ -792,7 +792,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 			archiveIndex, s.dir, damaged, workflow.Plural(damaged), len(missing), dirs)
 	}
 	if len(missing) > 0 {
-		order = append(missing, order...)
+		order = placeUnlisted(order, missing)
 		changed = true
 	}
 	var removed []string
@@ -818,6 +818,35 @@ func (s *Store) prune(kept string) ([]string, error) {
 		return removed, nil
 	}
 	return removed, s.writeIndex(order)
+}
+
+// placeUnlisted places the archives the index does not name (missing, oldest first) among
+// those it names (order): each after the last named one made before it by the times they
+// carry, so that an index put back from a backup does not have retention take the archives
+// made since for the oldest. Nothing better is known of their place; one of the same
+// millisecond as a named one goes before it.
+func placeUnlisted(order, missing []ArchiveInfo) []ArchiveInfo {
+	// earliest[i] is the earliest time of order[i:]: the last named archive made before t is
+	// the last i with earliest[i] before t, and both go up, so one pass places them all.
+	earliest := make([]time.Time, len(order))
+	for i := len(order) - 1; i >= 0; i-- {
+		earliest[i] = order[i].At.Truncate(time.Millisecond)
+		if i+1 < len(order) && earliest[i+1].Before(earliest[i]) {
+			earliest[i] = earliest[i+1]
+		}
+	}
+	out := make([]ArchiveInfo, 0, len(order)+len(missing))
+	next := 0 // the first of order not yet in out
+	for _, m := range missing {
+		at := m.At.Truncate(time.Millisecond)
+		after := next
+		for after < len(order) && earliest[after].Before(at) {
+			after++
+		}
+		out = append(append(out, order[next:after]...), m)
+		next = after
+	}
+	return append(out, order[next:]...)
 }
 
 // reconcile reads the index's archives (index) against the names under archive/ (names):
@@ -895,7 +924,7 @@ func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing [
 
 // UnlistedArchives returns the archive directories archive/index.jsonl does not name (an
 // index lost, emptied or damaged, an archive whose line is not written yet), newest first,
-// which retention takes for older than every indexed one. It lists archive/: for the
+// which retention places among the indexed ones by their times. It lists archive/: for the
 // commands a person runs, never a hook's path.
 func (s *Store) UnlistedArchives() ([]ArchiveInfo, error) {
 	names, err := s.fs.ReadDirNames(archiveDir)

@@ -599,3 +599,42 @@ func TestRetentionSaysWhenTheIndexIsTooLarge(t *testing.T) {
 		t.Fatalf("archives listed after: %+v, %v", archives, err)
 	}
 }
+
+// TestRetentionKeepsArchivesAnOldIndexLacks: archive/index.jsonl put back from a backup lacks
+// the lines of the archives made since. Retention took every archive the index does not name
+// for older than every one it names, and so removed the newest archives first, keeping the
+// oldest. An unlisted archive now takes its place among the listed ones by its time.
+func TestRetentionKeepsArchivesAnOldIndexLacks(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(3), store.WithClock(clockFrom(fixedNow)))
+	ip := filepath.Join(dir, "archive", "index.jsonl")
+	var made []string
+	var backup []byte
+	for i := range 4 {
+		if i == 2 {
+			backup, _ = os.ReadFile(ip)
+		}
+		if i == 3 {
+			if err := os.WriteFile(ip, backup, 0o600); err != nil { // the backup put back
+				t.Fatal(err)
+			}
+		}
+		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
+		info, err := s.Archive("completed")
+		if err != nil || info.PruneErr != nil {
+			t.Fatalf("archive %d: %+v %v", i, info, err)
+		}
+		made = append(made, info.Dir)
+		if i == 3 && (len(info.Pruned) != 1 || info.Pruned[0] != made[0]) {
+			t.Fatalf("pruned %v, want the oldest archive, %s", info.Pruned, made[0])
+		}
+	}
+	for _, d := range made[1:] {
+		if _, err := os.Stat(filepath.Join(dir, "archive", d, store.WorkflowFile)); err != nil {
+			t.Errorf("archive %s: %v", d, err)
+		}
+	}
+	list, err := s.ListArchives()
+	if err != nil || len(list) != 3 || list[0].Dir != made[3] || list[1].Dir != made[2] || list[2].Dir != made[1] {
+		t.Fatalf("list %+v %v, want %v newest first", list, err, made[1:])
+	}
+}
