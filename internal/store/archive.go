@@ -814,10 +814,11 @@ func (s *Store) prune(kept string) ([]string, error) {
 		}
 		order, changed = keep, true
 	}
-	if !changed {
+	doc, short := indexDoc(order)
+	if !changed && !short {
 		return removed, nil
 	}
-	return removed, s.writeIndex(order)
+	return removed, s.writeErr(archiveIndex, durable.WriteFile(s.fs, archiveIndex, doc, 0o600))
 }
 
 // placeUnlisted places the archives the index does not name (missing, oldest first) among
@@ -1053,13 +1054,42 @@ func (s *Store) owedConflicts(order []ArchiveInfo) []string {
 	return owed
 }
 
+// maxIndex is the most of archive/index.jsonl that is read whole (retention, a full listing).
+var maxIndex = 16 << 20
+
+// writeIndex writes order as archive/index.jsonl (indexDoc).
 func (s *Store) writeIndex(order []ArchiveInfo) error {
-	var buf []byte
-	for _, a := range order {
-		line, _ := json.Marshal(a)
-		buf = append(append(buf, line...), '\n')
+	doc, _ := indexDoc(order)
+	return s.writeErr(archiveIndex, durable.WriteFile(s.fs, archiveIndex, doc, 0o600))
+}
+
+// indexDoc is archive/index.jsonl holding order. Past half of maxIndex, the oldest lines
+// leave out the summary a listing shows (type, phase, context, update time), which the
+// archive's own record keeps and a listing then reads, until it fits (short says some did):
+// every line stays, and the index retention writes stays one it can read, however many
+// archives it keeps.
+func indexDoc(order []ArchiveInfo) (doc []byte, short bool) {
+	lines := make([][]byte, len(order))
+	total := 0
+	for i, a := range order {
+		lines[i], _ = json.Marshal(a)
+		total += len(lines[i]) + 1
 	}
-	return s.writeErr(archiveIndex, durable.WriteFile(s.fs, archiveIndex, buf, 0o600))
+	for i := 0; i < len(order) && total > maxIndex/2; i++ {
+		a := order[i]
+		if a.Type == "" {
+			continue // no summary to leave out
+		}
+		a.Type, a.Phase, a.Context, a.UpdatedAt = "", "", "", time.Time{}
+		line, _ := json.Marshal(a)
+		total += len(line) - len(lines[i])
+		lines[i], short = line, true
+	}
+	doc = make([]byte, 0, total)
+	for _, l := range lines {
+		doc = append(append(doc, l...), '\n')
+	}
+	return doc, short
 }
 
 // readIndex reads archive/index.jsonl and says whether it could be read (a missing one is
@@ -1071,7 +1101,7 @@ func (s *Store) readIndex() ([]ArchiveInfo, error) {
 
 // readIndexLines is readIndex, also counting the whole lines that name no archive (damaged).
 func (s *Store) readIndexLines() (out []ArchiveInfo, damaged int, err error) {
-	data, err := durable.ReadFile(s.fs, archiveIndex, 16<<20)
+	data, err := durable.ReadFile(s.fs, archiveIndex, int64(maxIndex))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
