@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -462,10 +463,7 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	if err := s.fs.SyncDir(path.Dir(file)); err != nil {
 		return Notice{}, s.writeErr(file, err)
 	}
-	reason := why.Error()
-	if len(reason) > 200 {
-		reason = reason[:200] + "..."
-	}
+	reason := textsafe.Clip(why.Error(), 200) // whole characters: never half of one
 	what := "was damaged"
 	if errors.Is(why, migrate.ErrForeign) {
 		what = "is not Cairn's" // another tool's file: kept all the same, never told as damage
