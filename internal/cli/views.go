@@ -119,7 +119,7 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 	}
 	// --json prints the record itself, which has no room for notices: they go to stderr
 	// in both forms.
-	data, notices, err := e.ShowNotices(id)
+	data, notices, archived, err := e.ShowNotices(id)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 		// An archive keeps a record as it was (abandoned, the other copy of a conflict): its
 		// status still says active, or archived for one a start replaced; the archive index
 		// says what it is now, as cairn list and cairn history say it.
-		switch reason, _ := e.ArchivedAs(id); reason {
+		switch reason := archived.Reason; reason {
 		case "":
 		case "archived": // no reason given: said once
 			r.Status = workflow.Status(reason)
@@ -272,7 +272,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	evs, notices, err := e.HistoryNotices(id)
+	evs, notices, archived, err := e.HistoryNotices(id)
 	if err != nil {
 		return err
 	}
@@ -321,7 +321,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 	}
 	// The archive itself, and a one-word reason (its status), are in the archive index, not
 	// in the journal.
-	if status, dir := e.ArchivedAs(id); dir != "" {
+	if status, dir := archived.Reason, archived.Dir; dir != "" {
 		as := ""
 		if status != "archived" {
 			as = " (" + clean(status) + ")"

@@ -85,14 +85,14 @@ func growIndex(t *testing.T, file string) {
 func TestShowAndHistoryReadAnArchiveWhenTheIndexIsTooLarge(t *testing.T) {
 	en, index := archivedOne(t, "apex-a", "kept")
 	growIndex(t, index)
-	data, notices, err := en.ShowNotices("apex-a")
+	data, notices, _, err := en.ShowNotices("apex-a")
 	if err != nil || !strings.Contains(string(data), `"context":"kept"`) {
 		t.Fatalf("show apex-a: %s, %v", data, err)
 	}
 	if len(notices) != 1 || !strings.Contains(notices[0], "too large") || !strings.Contains(notices[0], "read from its directory archive/apex-a-") {
 		t.Fatalf("show's notices: %q", notices)
 	}
-	evs, _, err := en.HistoryNotices("apex-a")
+	evs, _, _, err := en.HistoryNotices("apex-a")
 	if err != nil || len(evs) == 0 || evs[0].Kind != "start" {
 		t.Fatalf("history apex-a: %+v, %v", evs, err)
 	}

@@ -141,7 +141,7 @@ func TestHistoryTellsWhatItLeftOut(t *testing.T) {
 	must(en.SetVars(map[string]string{"WF_AFTER": "1"}))(t)
 	check := func(when, where string) {
 		t.Helper()
-		evs, notices, err := e.open("s2").HistoryNotices("apex-kept")
+		evs, notices, _, err := e.open("s2").HistoryNotices("apex-kept")
 		if err != nil || len(evs) < 2 {
 			t.Fatalf("%s: %d events, %v", when, len(evs), err)
 		}
@@ -208,7 +208,7 @@ func TestShowSaysARecordItCannotReadWhole(t *testing.T) {
 		if err := os.WriteFile(rec, []byte(c.doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		data, notices, err := e.open("s2").ShowNotices("apex-gone")
+		data, notices, _, err := e.open("s2").ShowNotices("apex-gone")
 		if err != nil || string(data) != c.doc {
 			t.Fatalf("%s: show gave %s, %v", c.doc, data, err)
 		}

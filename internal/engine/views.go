@@ -233,31 +233,47 @@ func summarize(r *workflow.Record, archived string) Summary {
 		Context: r.Context, UpdatedAt: r.UpdatedAt, Archived: archived}
 }
 
+// Archived is the archive show and history read an archived workflow from: its directory
+// under archive/ and why it was archived, as the index says ("archived" when it says
+// nothing). Both are "" for the active workflow.
+type Archived struct{ Reason, Dir string }
+
+// found is a workflow find located: its record (data), a reader of its journal, which may be
+// many times the record's size, for a caller that needs it, the journal's file (path, for a
+// person to look at), what the person is told of it (notice: a newer archive's directory
+// missing) and, for an archived one, its archive.
+type found struct {
+	data    []byte
+	journal func() (store.Journal, error)
+	path    string
+	notice  string
+	as      Archived
+}
+
 // find locates a workflow by id: the active one, else the newest archive of that id whose
-// directory is there (notice, for the person, says when a newer one's is missing). journal
-// reads its journal, which may be many times the record's size, for a caller that needs it;
-// path is the journal's file, for a person to look at.
-func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, error), path, notice string, err error) {
+// directory is there. It reads archive/index.jsonl once, for the archive and its reason.
+func (e *Engine) find(id string) (found, error) {
 	if id == "" {
-		return nil, nil, "", "", errors.New("which workflow? give its id (cairn list shows them)")
+		return found{}, errors.New("which workflow? give its id (cairn list shows them)")
 	}
 	w, activeErr := e.st.ReadWorkflow()
 	if activeErr == nil && w.ID == id {
-		return w.Data, func() (store.Journal, error) {
+		return found{data: w.Data, journal: func() (store.Journal, error) {
 			j, err := e.st.ReadJournal(id)
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				return j, err
 			}
 			return j, nil
-		}, filepath.Join(e.st.Dir(), "journal", id+".jsonl"), "", nil
+		}, path: filepath.Join(e.st.Dir(), "journal", id+".jsonl")}, nil
 	}
+	var notice string
 	archives, err := e.st.ListArchives()
 	if err != nil {
 		// The index cannot be read (too large, damaged): the archive's directory is found
 		// without it.
 		dir, _ := e.st.ArchiveDirOf(id)
 		if dir == "" {
-			return nil, nil, "", "", err
+			return found{}, err
 		}
 		archives = []store.ArchiveInfo{{Dir: dir, WorkflowID: id}}
 		notice = fmt.Sprintf("%s was read from its directory archive/%s: %v", id, dir, err)
@@ -281,75 +297,57 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 			if gone != "" {
 				notice = fmt.Sprintf("a newer archive of %s is listed in archive/index.jsonl, but its directory %s is missing (moved or removed outside Cairn): this is its older archive, %s; put that directory back to read the newer one", id, gone, a.Dir)
 			}
-			return data, func() (store.Journal, error) { return e.st.ReadArchiveJournal(a.Dir) },
-				filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), notice, err
+			return found{data: data, journal: func() (store.Journal, error) { return e.st.ReadArchiveJournal(a.Dir) },
+				path: filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), notice: notice,
+				as: Archived{Reason: cmp.Or(a.Reason, "archived"), Dir: a.Dir}}, err
 		}
 	}
 	if gone != "" {
-		return nil, nil, "", "", NotFoundMsg(fmt.Sprintf("%s is listed in archive/index.jsonl, but its archive directory %s is missing (moved or removed outside Cairn): put that directory back to read it", id, gone))
+		return found{}, NotFoundMsg(fmt.Sprintf("%s is listed in archive/index.jsonl, but its archive directory %s is missing (moved or removed outside Cairn): put that directory back to read it", id, gone))
 	}
 	if activeErr != nil && !errors.Is(activeErr, ErrNotFound) {
 		// It may be the active workflow, which cannot be read: that is the answer, not "no
 		// such workflow".
-		return nil, nil, "", "", stateErr(activeErr)
+		return found{}, stateErr(activeErr)
 	}
 	if activeErr != nil && len(archives) == 0 {
-		return nil, nil, "", "", NotFoundMsg("no workflow with that id: none is on record yet")
+		return found{}, NotFoundMsg("no workflow with that id: none is on record yet")
 	}
-	return nil, nil, "", "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
-}
-
-// ArchivedAs is why the archived workflow that show and history read for id (a workflow id or
-// an archive directory) was archived, and its archive directory: the newest archive of that
-// id whose directory is there. "" for the active workflow, or when none is found.
-func (e *Engine) ArchivedAs(id string) (reason, dir string) {
-	_, _, path, _, err := e.find(id)
-	if err != nil || filepath.Base(filepath.Dir(filepath.Dir(path))) != "archive" {
-		return "", ""
-	}
-	dir = filepath.Base(filepath.Dir(path))
-	archives, _ := e.st.ListArchives()
-	if !slices.ContainsFunc(archives, func(a store.ArchiveInfo) bool { return a.Dir == dir }) {
-		archives, _ = e.st.UnlistedArchives()
-	}
-	for _, a := range archives {
-		if a.Dir == dir {
-			return a.Reason, dir
-		}
-	}
-	return "archived", dir
+	return found{}, NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
 // record keeps only the newest workflow.MaxHistory entries, the journal all of them.
 func (e *Engine) Show(id string) (json.RawMessage, error) {
-	data, _, err := e.ShowNotices(id)
+	data, _, _, err := e.ShowNotices(id)
 	return data, err
 }
 
-// ShowNotices is Show with what it could not read, for the person: a record whose journal
-// cannot be read is shown all the same, with the moves it keeps itself.
-func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, error) {
-	data, journal, _, gone, err := e.find(id)
-	if data == nil {
-		return nil, nil, err
+// ShowNotices is Show with what it could not read, for the person (a record whose journal
+// cannot be read is shown all the same, with the moves it keeps itself), and the archive it
+// was read from.
+func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, Archived, error) {
+	f, err := e.find(id)
+	if f.data == nil {
+		return nil, nil, Archived{}, err
 	}
+	data := f.data
 	var notices []string
-	if gone != "" {
-		notices = append(notices, gone)
+	if f.notice != "" {
+		notices = append(notices, f.notice)
 	}
 	if n := notWhole(id, data); n != "" {
 		notices = append(notices, n)
 	}
 	r, err := store.ParseRecord(data)
 	if err != nil || len(r.History) < workflow.MaxHistory {
-		return data, notices, nil // every move it made is on the record: the journal adds none
+		return data, notices, f.as, nil // every move it made is on the record: the journal adds none
 	}
-	j, err := journal()
+	j, err := f.journal()
 	if err != nil {
-		return data, append(notices, fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)), nil
+		return data, append(notices, fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)), f.as, nil
 	}
-	return e.show(r, data, j), notices, nil
+	return e.show(r, data, j), notices, f.as, nil
 }
 
 // notWhole says, of data, the record of id about to be shown (an archived one: the active slot
@@ -417,26 +415,27 @@ func joinHistory(log, recent []workflow.HistoryEntry) []workflow.HistoryEntry {
 
 // History returns a workflow's journal, oldest first.
 func (e *Engine) History(id string) ([]Event, error) {
-	evs, _, err := e.HistoryNotices(id)
+	evs, _, _, err := e.HistoryNotices(id)
 	return evs, err
 }
 
-// HistoryNotices is History with what it left out, for the person: journal lines Cairn cannot
-// read (another tool's, or damaged) and gaps in the sequence, which the journal keeps as they
-// are.
-func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
-	_, journal, path, gone, err := e.find(id)
+// HistoryNotices is History with what it left out, for the person (journal lines Cairn cannot
+// read, another tool's or damaged, and gaps in the sequence, which the journal keeps as they
+// are), and the archive it was read from.
+func (e *Engine) HistoryNotices(id string) ([]Event, []string, Archived, error) {
+	f, err := e.find(id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Archived{}, err
 	}
-	j, err := journal()
+	j, err := f.journal()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Archived{}, err
 	}
 	out := events(j.Records)
+	path := f.path
 	var notices []string
-	if gone != "" {
-		notices = append(notices, gone)
+	if f.notice != "" {
+		notices = append(notices, f.notice)
 	}
 	if n := len(j.Problems); n > 0 {
 		const most = 3
@@ -446,7 +445,7 @@ func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
 		}
 		notices = append(notices, fmt.Sprintf("the history of %s leaves out what its journal holds that Cairn cannot read, kept there as it is (%s): look at it in %s", id, why, path))
 	}
-	return out, notices, nil
+	return out, notices, f.as, nil
 }
 
 // HistorySince is History of the active workflow id's changes after revision after, read back

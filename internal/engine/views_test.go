@@ -315,7 +315,7 @@ func TestShowWithAnUnreadableJournal(t *testing.T) {
 			if err := os.Mkdir(jf, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			data, notices, err := en.ShowNotices("apex-jnl")
+			data, notices, _, err := en.ShowNotices("apex-jnl")
 			var r workflow.Record
 			if err != nil || json.Unmarshal(data, &r) != nil || r.WorkflowID != "apex-jnl" || r.State != "plan" || len(r.History) != moves {
 				t.Fatalf("show: %v, %s", err, data)
@@ -729,10 +729,10 @@ func TestShowOfAnArchiveWhoseDirectoryIsGone(t *testing.T) {
 	}
 	// The older archive is read, and the person told that a newer one's directory is missing.
 	missing := filepath.Join(en.StateDir(), "archive", gone) + " is missing"
-	if data, notices, err := en.ShowNotices("apex-twice"); err != nil || !strings.Contains(string(data), "archived twice") || !strings.Contains(strings.Join(notices, "\n"), missing) {
+	if data, notices, _, err := en.ShowNotices("apex-twice"); err != nil || !strings.Contains(string(data), "archived twice") || !strings.Contains(strings.Join(notices, "\n"), missing) {
 		t.Errorf("show with the newer archive's directory gone: %v, %.80s, notices %q; want the older archive, and a notice that %s", err, data, notices, missing)
 	}
-	if evs, notices, err := en.HistoryNotices("apex-twice"); err != nil || len(evs) == 0 || !strings.Contains(strings.Join(notices, "\n"), missing) {
+	if evs, notices, _, err := en.HistoryNotices("apex-twice"); err != nil || len(evs) == 0 || !strings.Contains(strings.Join(notices, "\n"), missing) {
 		t.Errorf("history with the newer archive's directory gone: %v, %d events, notices %q; want the older archive's, and a notice that %s", err, len(evs), notices, missing)
 	}
 	if err := os.RemoveAll(filepath.Join(en.StateDir(), "archive", older)); err != nil {

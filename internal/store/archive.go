@@ -298,8 +298,8 @@ func (e *unfinishedError) Error() string {
 func (e *unfinishedError) Unwrap() error { return e.err }
 
 // madeUnfinished turns err, archiveLocked's, into a notice of info when the archive was made
-// and only finishing it failed. Retention then waits for the next archive: it would list the
-// archive the index lacks as the oldest.
+// and only finishing it failed. Retention then waits for the next archive: it would place
+// the archive the index lacks by its clock alone (placeUnlisted).
 func madeUnfinished(info *ArchiveInfo, err error) (unfinished bool, _ error) {
 	ue, ok := errors.AsType[*unfinishedError](err)
 	if !ok {
@@ -761,7 +761,7 @@ func archiveSeq(name string) (base string, n int) {
 // archive/index.jsonl, the order archives were made in, which no clock can reorder (the time
 // in a directory's name is only the writer's clock). The index is reconciled with archive/
 // first: a line whose directory is gone is dropped; an archive directory the index lacks is
-// added as older than every indexed one. A directory whose snapshot is not a record of the
+// placed among the indexed ones by its time (placeUnlisted). A directory whose snapshot is not a record of the
 // workflow its name carries is not an archive (archivedID; a half-made one is finishArchive's)
 // and is left alone.
 func (s *Store) prune(kept string) ([]string, error) {
@@ -792,7 +792,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 			archiveIndex, s.dir, damaged, workflow.Plural(damaged), len(missing), dirs)
 	}
 	if len(missing) > 0 {
-		order = append(missing, order...)
+		order = placeUnlisted(order, missing)
 		changed = true
 	}
 	var removed []string
@@ -814,10 +814,40 @@ func (s *Store) prune(kept string) ([]string, error) {
 		}
 		order, changed = keep, true
 	}
-	if !changed {
+	doc, short := indexDoc(order)
+	if !changed && !short {
 		return removed, nil
 	}
-	return removed, s.writeIndex(order)
+	return removed, s.writeErr(archiveIndex, durable.WriteFile(s.fs, archiveIndex, doc, 0o600))
+}
+
+// placeUnlisted places the archives the index does not name (missing, oldest first) among
+// those it names (order): each after the last named one made before it by the times they
+// carry, so that an index put back from a backup does not have retention take the archives
+// made since for the oldest. Nothing better is known of their place; one of the same
+// millisecond as a named one goes before it.
+func placeUnlisted(order, missing []ArchiveInfo) []ArchiveInfo {
+	// earliest[i] is the earliest time of order[i:]: the last named archive made before t is
+	// the last i with earliest[i] before t, and both go up, so one pass places them all.
+	earliest := make([]time.Time, len(order))
+	for i := len(order) - 1; i >= 0; i-- {
+		earliest[i] = order[i].At.Truncate(time.Millisecond)
+		if i+1 < len(order) && earliest[i+1].Before(earliest[i]) {
+			earliest[i] = earliest[i+1]
+		}
+	}
+	out := make([]ArchiveInfo, 0, len(order)+len(missing))
+	next := 0 // the first of order not yet in out
+	for _, m := range missing {
+		at := m.At.Truncate(time.Millisecond)
+		after := next
+		for after < len(order) && earliest[after].Before(at) {
+			after++
+		}
+		out = append(append(out, order[next:after]...), m)
+		next = after
+	}
+	return append(out, order[next:]...)
 }
 
 // reconcile reads the index's archives (index) against the names under archive/ (names):
@@ -895,7 +925,7 @@ func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing [
 
 // UnlistedArchives returns the archive directories archive/index.jsonl does not name (an
 // index lost, emptied or damaged, an archive whose line is not written yet), newest first,
-// which retention takes for older than every indexed one. It lists archive/: for the
+// which retention places among the indexed ones by their times. It lists archive/: for the
 // commands a person runs, never a hook's path.
 func (s *Store) UnlistedArchives() ([]ArchiveInfo, error) {
 	names, err := s.fs.ReadDirNames(archiveDir)
@@ -1024,13 +1054,42 @@ func (s *Store) owedConflicts(order []ArchiveInfo) []string {
 	return owed
 }
 
+// maxIndex is the most of archive/index.jsonl that is read whole (retention, a full listing).
+var maxIndex = 16 << 20
+
+// writeIndex writes order as archive/index.jsonl (indexDoc).
 func (s *Store) writeIndex(order []ArchiveInfo) error {
-	var buf []byte
-	for _, a := range order {
-		line, _ := json.Marshal(a)
-		buf = append(append(buf, line...), '\n')
+	doc, _ := indexDoc(order)
+	return s.writeErr(archiveIndex, durable.WriteFile(s.fs, archiveIndex, doc, 0o600))
+}
+
+// indexDoc is archive/index.jsonl holding order. Past half of maxIndex, the oldest lines
+// leave out the summary a listing shows (type, phase, context, update time), which the
+// archive's own record keeps and a listing then reads, until it fits (short says some did):
+// every line stays, and the index retention writes stays one it can read, however many
+// archives it keeps.
+func indexDoc(order []ArchiveInfo) (doc []byte, short bool) {
+	lines := make([][]byte, len(order))
+	total := 0
+	for i, a := range order {
+		lines[i], _ = json.Marshal(a)
+		total += len(lines[i]) + 1
 	}
-	return s.writeErr(archiveIndex, durable.WriteFile(s.fs, archiveIndex, buf, 0o600))
+	for i := 0; i < len(order) && total > maxIndex/2; i++ {
+		a := order[i]
+		if a.Type == "" {
+			continue // no summary to leave out
+		}
+		a.Type, a.Phase, a.Context, a.UpdatedAt = "", "", "", time.Time{}
+		line, _ := json.Marshal(a)
+		total += len(line) - len(lines[i])
+		lines[i], short = line, true
+	}
+	doc = make([]byte, 0, total)
+	for _, l := range lines {
+		doc = append(append(doc, l...), '\n')
+	}
+	return doc, short
 }
 
 // readIndex reads archive/index.jsonl and says whether it could be read (a missing one is
@@ -1042,7 +1101,7 @@ func (s *Store) readIndex() ([]ArchiveInfo, error) {
 
 // readIndexLines is readIndex, also counting the whole lines that name no archive (damaged).
 func (s *Store) readIndexLines() (out []ArchiveInfo, damaged int, err error) {
-	data, err := durable.ReadFile(s.fs, archiveIndex, 16<<20)
+	data, err := durable.ReadFile(s.fs, archiveIndex, int64(maxIndex))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}

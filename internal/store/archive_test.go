@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -597,5 +598,91 @@ func TestRetentionSaysWhenTheIndexIsTooLarge(t *testing.T) {
 	archives, err := s.ListArchives()
 	if err != nil || len(archives) != 1 || archives[0].WorkflowID != "wf-c" {
 		t.Fatalf("archives listed after: %+v, %v", archives, err)
+	}
+}
+
+// TestRetentionKeepsArchivesAnOldIndexLacks: archive/index.jsonl put back from a backup lacks
+// the lines of the archives made since. Retention took every archive the index does not name
+// for older than every one it names, and so removed the newest archives first, keeping the
+// oldest. An unlisted archive now takes its place among the listed ones by its time.
+func TestRetentionKeepsArchivesAnOldIndexLacks(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(3), store.WithClock(clockFrom(fixedNow)))
+	ip := filepath.Join(dir, "archive", "index.jsonl")
+	var made []string
+	var backup []byte
+	for i := range 4 {
+		if i == 2 {
+			backup, _ = os.ReadFile(ip)
+		}
+		if i == 3 {
+			if err := os.WriteFile(ip, backup, 0o600); err != nil { // the backup put back
+				t.Fatal(err)
+			}
+		}
+		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
+		info, err := s.Archive("completed")
+		if err != nil || info.PruneErr != nil {
+			t.Fatalf("archive %d: %+v %v", i, info, err)
+		}
+		made = append(made, info.Dir)
+		if i == 3 && (len(info.Pruned) != 1 || info.Pruned[0] != made[0]) {
+			t.Fatalf("pruned %v, want the oldest archive, %s", info.Pruned, made[0])
+		}
+	}
+	for _, d := range made[1:] {
+		if _, err := os.Stat(filepath.Join(dir, "archive", d, store.WorkflowFile)); err != nil {
+			t.Errorf("archive %s: %v", d, err)
+		}
+	}
+	list, err := s.ListArchives()
+	if err != nil || len(list) != 3 || list[0].Dir != made[3] || list[1].Dir != made[2] || list[2].Dir != made[1] {
+		t.Fatalf("list %+v %v, want %v newest first", list, err, made[1:])
+	}
+}
+
+// TestRetentionKeepsReadingTheIndexItWrites: with an archive_retention whose archives' lines
+// hold more than the index can be read at (16 MiB; here lowered), retention wrote an index it
+// could not read back, and from then on removed nothing; moving the index out, the step it
+// gave, only had the next archive write one as large. The oldest lines now leave out the
+// summary their archives' records keep: every line stays, retention goes on, and a listing
+// still shows each archive's context.
+func TestRetentionKeepsReadingTheIndexItWrites(t *testing.T) {
+	const keep = 40
+	store.SetMaxIndex(t, 16<<10)
+	s, dir := newStore(t, store.WithRetention(keep), store.WithClock(clockFrom(fixedNow)))
+	context := strings.Repeat("a long context ", 70) // 300 characters of it in every index line
+	var made []string
+	for i := range keep + 5 {
+		id := fmt.Sprintf("wf-%d", i)
+		if _, err := s.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) {
+			doc, _ := json.Marshal(map[string]any{"version": "2.0", "workflow_id": id, "type": "apex",
+				"state": "plan", "status": "active", "revision": 1, "context": context})
+			return doc, store.Event{Kind: "transition"}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Archive("completed")
+		if err != nil || info.PruneErr != nil {
+			t.Fatalf("archive %d: %v, retention: %v", i, err, info.PruneErr)
+		}
+		made = append(made, info.Dir)
+	}
+	list, err := s.ListArchives()
+	if err != nil || len(list) != keep {
+		t.Fatalf("%d archives listed, %v; want the newest %d", len(list), err, keep)
+	}
+	for i, a := range list {
+		if want := made[len(made)-1-i]; a.Dir != want {
+			t.Fatalf("list[%d] = %s, want %s", i, a.Dir, want)
+		}
+		if rec, err := s.ReadArchiveRecord(a.Dir); a.Context == "" && (err != nil || !bytes.Contains(rec, []byte(context))) {
+			t.Fatalf("archive %s: its context is neither in its index line nor in its record (%v)", a.Dir, err)
+		}
+	}
+	if list[0].Context == "" {
+		t.Fatalf("the newest archive's line lost its summary: %+v", list[0])
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "archive", "index.jsonl")); err != nil || fi.Size() > 16<<10 {
+		t.Fatalf("index: %v, %v", fi, err)
 	}
 }

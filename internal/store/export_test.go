@@ -36,3 +36,11 @@ func SetMaxLine(t interface{ Cleanup(func()) }, n int) {
 	maxLine = n
 	t.Cleanup(func() { maxLine = old })
 }
+
+// SetMaxIndex lowers the most of archive/index.jsonl read whole to n bytes for the rest of
+// test t.
+func SetMaxIndex(t interface{ Cleanup(func()) }, n int) {
+	old := maxIndex
+	maxIndex = n
+	t.Cleanup(func() { maxIndex = old })
+}

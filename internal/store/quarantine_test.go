@@ -2,9 +2,13 @@ package store_test
 
 import (
 	"errors"
+	"os"
 	"path"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/simfs"
@@ -79,5 +83,23 @@ func TestQuarantineNeverOverwrites(t *testing.T) {
 	}
 	if got, err := durable.ReadFile(d, n.Path, 1<<10); err != nil || string(got) != "{damaged" {
 		t.Fatalf("%s holds %q (%v), want the damaged file", n.Path, got, err)
+	}
+}
+
+// TestQuarantineNoticeCutsWholeCharacters: the reason a notice gives for a file set aside is
+// cut at 200 bytes, which split a character in two (a state directory under a name such as
+// /home/josé): the notice the user and the model read held invalid UTF-8. It is cut between
+// characters.
+func TestQuarantineNoticeCutsWholeCharacters(t *testing.T) {
+	s, dir := newStore(t)
+	if err := os.WriteFile(filepath.Join(dir, "claims.json"), []byte("{damaged"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Quarantine("claims.json", errors.New(strings.Repeat("a", 199)+"é and the rest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.ValidString(n.Message) {
+		t.Fatalf("notice %q is not valid UTF-8", n.Message)
 	}
 }

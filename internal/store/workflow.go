@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -462,10 +463,7 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	if err := s.fs.SyncDir(path.Dir(file)); err != nil {
 		return Notice{}, s.writeErr(file, err)
 	}
-	reason := why.Error()
-	if len(reason) > 200 {
-		reason = reason[:200] + "..."
-	}
+	reason := textsafe.Clip(why.Error(), 200) // whole characters: never half of one
 	what := "was damaged"
 	if errors.Is(why, migrate.ErrForeign) {
 		what = "is not Cairn's" // another tool's file: kept all the same, never told as damage
@@ -485,8 +483,17 @@ func QuarantineName(base string, t time.Time) string {
 // the directory; none there is none held.
 func (s *Store) Quarantined(most int) (total int, newest []string) {
 	names, _ := s.fs.ReadDirNames(quarantineDir)
-	// The time is in the name (QuarantineName, or the next free one after it): compared
-	// from there, a name without one is oldest.
+	newestFirst(names)
+	for _, n := range names[:min(most, len(names))] {
+		newest = append(newest, quarantineDir+"/"+n)
+	}
+	return len(names), newest
+}
+
+// newestFirst sorts names quarantine/ keeps newest first. The time is in the name
+// (QuarantineName, or the next free one after it): compared from there, a name without one is
+// oldest.
+func newestFirst(names []string) {
 	when := func(n string) (string, int) {
 		m := quarantineStamp().FindStringSubmatch(n)
 		if m == nil {
@@ -500,10 +507,6 @@ func (s *Store) Quarantined(most int) (total int, newest []string) {
 		tb, ib := when(b)
 		return cmp.Or(cmp.Compare(tb, ta), cmp.Compare(ib, ia), cmp.Compare(a, b))
 	})
-	for _, n := range names[:min(most, len(names))] {
-		newest = append(newest, quarantineDir+"/"+n)
-	}
-	return len(names), newest
 }
 
 // quarantineStamp finds the time in a name quarantine/ keeps, and the number Quarantine puts
@@ -564,7 +567,7 @@ func (s *Store) unreadable(err error) *UnreadableError {
 type DamagedError struct {
 	Dir         string   // the state directory
 	Journals    []string // journal files from which no state can be rebuilt, relative to Dir
-	Quarantined []string // damaged snapshots kept in quarantine/, relative to Dir
+	Quarantined []string // damaged snapshots kept in quarantine/, relative to Dir, newest first
 	// Sealed lists the sealed journal directories (journal/<id>.sealed) whose segments hold no
 	// readable record either, of workflows whose active journal is missing.
 	Sealed []string
@@ -577,7 +580,12 @@ const DamagedStep = "look at them there, or restore them from a backup"
 func (e *DamagedError) Error() string {
 	snap := "the snapshot is missing"
 	if len(e.Quarantined) > 0 {
-		snap = "the damaged snapshot is kept in " + strings.Join(e.Quarantined, ", ")
+		// The newest: the ones before it are earlier workflows', which would push the step
+		// off the end of the user's one line.
+		snap = "the damaged snapshot is kept in " + e.Quarantined[0]
+		if n := len(e.Quarantined) - 1; n > 0 {
+			snap += fmt.Sprintf(" (with %d older snapshot%s set aside before)", n, workflow.Plural(n))
+		}
 	}
 	return fmt.Sprintf("a workflow is on record but cannot be read: %s, and no state can be rebuilt from its journal (%s). Nothing was deleted (the files are in %s); %s", snap, strings.Join(append(slices.Clip(e.Journals), e.Sealed...), ", "), e.Dir, DamagedStep)
 }
@@ -606,7 +614,7 @@ func (s *Store) damaged() *DamagedError {
 	sort.Strings(d.Journals)
 	sort.Strings(d.Sealed)
 	q, _ := s.fs.ReadDirNames(quarantineDir)
-	sort.Strings(q)
+	newestFirst(q)
 	for _, n := range q {
 		if strings.HasPrefix(n, WorkflowFile+"-") {
 			d.Quarantined = append(d.Quarantined, quarantineDir+"/"+n)

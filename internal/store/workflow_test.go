@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
@@ -698,5 +699,46 @@ func TestTornFirstJournalLineIsNoWorkflow(t *testing.T) {
 	}
 	if w, err := s.ReadWorkflow(); err != nil || w.Revision != 1 {
 		t.Fatalf("after: %+v %v", w, err)
+	}
+}
+
+// TestDamagedNamesTheNewestQuarantinedSnapshot: a workflow on record that cannot be read named
+// as "the damaged snapshot" every snapshot quarantine/ had ever kept, oldest first: earlier
+// workflows' (each rebuilt then from its journal) went before the one this read set aside,
+// and the step at the end of the text, which the user's one line cuts at a few hundred
+// characters, was cut off. It names the newest, and says how many older ones are kept there.
+func TestDamagedNamesTheNewestQuarantinedSnapshot(t *testing.T) {
+	s, dir := newStore(t)
+	s.UpdateWorkflow(setNext(wfID, "analyze"))
+	if err := os.MkdirAll(filepath.Join(dir, "quarantine"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var old []string
+	for i := range 6 {
+		n := store.QuarantineName(store.WorkflowFile, time.Date(2025, 1, 1+i, 0, 0, 0, 0, time.UTC))
+		old = append(old, n)
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("an earlier workflow's"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte("garbage"), 0o600)
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	b, _ := os.ReadFile(jp)
+	os.WriteFile(jp, bytes.ReplaceAll(b, []byte(`"seq"`), []byte(`"SEQ"`)), 0o600)
+	_, err := s.ReadWorkflow()
+	var d *store.DamagedError
+	if !errors.As(err, &d) {
+		t.Fatalf("read: %v, want a DamagedError", err)
+	}
+	if q, _ := os.ReadFile(filepath.Join(dir, d.Quarantined[0])); string(q) != "garbage" || !strings.Contains(err.Error(), "kept in "+d.Quarantined[0]) {
+		t.Fatalf("%v: the snapshot named first holds %q, want the one this read set aside", err, q)
+	}
+	for _, n := range old {
+		if strings.Contains(err.Error(), n) {
+			t.Errorf("%v: names %s, an earlier snapshot", err, n)
+		}
+	}
+	if !strings.Contains(err.Error(), "6 older") {
+		t.Errorf("%v: does not say 6 older snapshots are kept", err)
 	}
 }

@@ -1029,7 +1029,7 @@ func TestExpiredHereTakenBack(t *testing.T) {
 				t.Fatalf("B's sync said %q, want %q", said, want)
 			}
 			if tc.bMoved { // the step it names lists B's own change, never pushed
-				evs, _, err := b.en.HistoryNotices(archives[0].Dir)
+				evs, _, _, err := b.en.HistoryNotices(archives[0].Dir)
 				if err != nil || !slices.ContainsFunc(evs, func(e engine.Event) bool { return e.Revision == 2 && e.Kind == "transition" }) {
 					t.Fatalf("the history of archive %s = %+v, %v; want B's move to plan at r2", archives[0].Dir, evs, err)
 				}
