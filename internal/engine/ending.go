@@ -65,6 +65,30 @@ func (e *Engine) archivedLast(id string) bool {
 	return err != nil || len(archives) == 0 || archives[0].WorkflowID == id
 }
 
+// archivedPosition returns the ending line of the workflow memory's last line, line (a
+// position, not an ending), names when the newest archive holds it: an archive whose last
+// steps a full disk cut short (its index line, the memory line, the record of the ending)
+// left memory's position line, and the workflow is not missing but archived.
+func (e *Engine) archivedPosition(line string) (string, bool) {
+	var newest []store.ArchiveInfo
+	if un, err := e.st.UnlistedArchives(); err == nil && len(un) > 0 {
+		newest = append(newest, un[0])
+	}
+	if recent, _, err := e.st.RecentArchives(1); err == nil {
+		newest = append(newest, recent...)
+	}
+	for _, a := range newest {
+		data, err := e.st.ReadArchiveRecord(a.Dir)
+		if err != nil {
+			continue
+		}
+		if r, err := store.ParseRecord(data); err == nil && workflow.IsPositionOf(line, r) {
+			return endingLine(r, a.Reason), true
+		}
+	}
+	return "", false
+}
+
 // markEndingTold records that a session was told of the ending. It returns the notice of a
 // damaged document set aside, or nil.
 func (e *Engine) markEndingTold(id string) *store.Notice {

@@ -231,6 +231,12 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Ended = l2line
 		}
 		l2line = ""
+	} else if r == nil && e.SharedMemory() == "" && (err == nil || errors.As(err, new(*store.WriteError))) {
+		// Memory's position line of a workflow the archive holds: the archive's last steps
+		// (the index line, this line's ending, the record of it) did not reach the disk.
+		if line, ok := e.archivedPosition(l2line); ok {
+			out.Ended, l2line = line, ""
+		}
 	}
 	if r == nil && l2line == "" && out.Ended == "" && err == nil {
 		out.Notices = append(out.Notices, e.scanMilestones()...)
