@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -309,7 +310,7 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 				retry, step = "", ": "+memory.LeftAloneStep(err)+", and Cairn writes the line after the next turn"
 			}
 			if !quiet || !memory.LeftAlone(err) {
-				warning = "auto-memory line not written" + retry + ": " + err.Error() + step
+				warning = "auto-memory line not written" + retry + ": " + lineErr(err) + step
 			}
 			continue
 		}
@@ -319,6 +320,19 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 		}
 	}
 	return wrote, owed, shown, warning
+}
+
+// lineErr is why a workflow's line could not be written: the memory's words without its
+// warning about learnings, which a line's failure does not say, and a full disk said.
+func lineErr(err error) string {
+	msg := err.Error()
+	if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
+		msg = ue.Cause()
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		msg = "the disk is full: " + msg
+	}
+	return msg
 }
 
 func isLockTimeout(err error) bool {
