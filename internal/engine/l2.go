@@ -231,7 +231,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
 		stateAside, stateErr = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
-		if stateErr != nil && !quiet && len(owed) > 0 {
+		if stateErr != nil && !quiet && !inJournal(owed, active) {
 			warning = notOwed(warning, stateErr)
 		}
 		if len(wrote) == 0 {
@@ -257,10 +257,19 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
 	}
 	aside, err := e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
-	if err != nil && !quiet && len(owed) > 0 {
+	if err != nil && !quiet && !inJournal(owed, active) {
 		warning = notOwed(warning, err)
 	}
 	return wrote, withNotices(withNotice(warning, aside), read)
+}
+
+// inJournal says that every owed line is a position line of the workflow in the active slot,
+// active: unless l2-state keeps it, the next settling finds it again in its journal
+// (journalLines). An ending's line is not found again: its workflow leaves the active slot.
+func inJournal(owed []l2Line, active string) bool {
+	return !slices.ContainsFunc(owed, func(l l2Line) bool {
+		return l.Of.WorkflowID == "" || l.Of.WorkflowID != active || workflow.IsEndingLine(l.Text)
+	})
 }
 
 // writeLines writes lines to L2, as recordL2 says, shown being the change whose line L2 shows
