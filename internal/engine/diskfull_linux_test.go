@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // A learning refused by a full disk said "Auto-memory unavailable — learnings will not persist:
@@ -68,5 +69,46 @@ func TestWorkflowLineOnAFullDisk(t *testing.T) {
 		if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "planning") {
 			t.Errorf("state directory full %v: stop wrote %q once there is space; want the line owed since the move to plan", stateFull, out.Wrote)
 		}
+	}
+}
+
+// An archive whose index line a full disk refused is made, and its finishing waits for space;
+// every read meanwhile fails with the write it tries. resume_check then told the model "The
+// workflow state could not be read (see the warning): fix or restore it before starting new
+// work", while nothing was damaged and a restore would put back what was archived. It says
+// the disk is full, that the model is not to make room, and to call resume_check again; the
+// same read once there is space finishes the archive.
+func TestResumeWhileAnArchiveWaitsForSpace(t *testing.T) {
+	tried := false
+	for free := int64(0); free <= 8 && !tried; free++ {
+		e := newEnv(t)
+		st := filepath.Join(e.project, ".claude")
+		noErr(t, os.MkdirAll(st, 0o700))
+		durabletest.Mount(t, "tmpfs", st, "tmpfs", 0, "size=256k,mode=0700", false)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "archived on a full disk"}))(t)
+		filler := durabletest.FillDisk(t, st)
+		fi, err := os.Stat(filler)
+		noErr(t, err)
+		noErr(t, os.Truncate(filler, fi.Size()-free*4096))
+		if _, err := en.Archive("because"); err != nil {
+			continue // not archived: nothing waits
+		}
+		r := en.Resume(engine.ResumeOptions{})
+		if len(r.Warnings) == 0 {
+			continue // archived whole: nothing waits
+		}
+		tried = true
+		if strings.Contains(r.Next, "restore") || !strings.Contains(r.Next, "the disk is full") || !strings.Contains(r.Next, "do not delete or move files") ||
+			!strings.Contains(r.Next, "resume_check again") {
+			t.Errorf("%d pages free: next %q, warnings %q", free, r.Next, r.Warnings)
+		}
+		noErr(t, os.Remove(filler))
+		if r := en.Resume(engine.ResumeOptions{}); len(r.Warnings) != 0 || r.Ended == "" || r.Next != workflow.NothingToResume {
+			t.Errorf("%d pages free, then space: tier %s ended %q next %q warnings %q", free, r.Tier, r.Ended, r.Next, r.Warnings)
+		}
+	}
+	if !tried {
+		t.Fatal("no amount of free space left an archive waiting: the test tries none of the cases it is for")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -285,6 +286,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		// Not "nothing to resume", nor "missing" with a line in memory: state is there that
 		// could not be read, and a start would fail on it too.
 		out.Next = "The workflow state could not be read" + seeWarning + ": fix or restore it before starting new work."
+		if errors.Is(err, syscall.ENOSPC) {
+			// Nothing is damaged: what the read settles first (an archive's last step) needs
+			// space, and a restore would put back what was archived.
+			out.Next = "The disk is full, so the workflow state could not be settled" + seeWarning + ": tell the user the disk is full; " +
+				"do not delete or move files to make room. Call " + ToolPrefix + "resume_check again once there is space; start no new work before."
+			if opt.Person {
+				out.Next = "The disk is full, so the workflow state could not be settled" + seeWarning + ": free some space, then run cairn status again."
+			}
+		}
 	}
 	if ids := damagedIDs(damaged); len(ids) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
