@@ -122,6 +122,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 	if err != nil {
 		msg := "the workflow state could not be read: " + err.Error()
+		if errors.Is(err, syscall.ENOSPC) {
+			// It reads; what the read settles first could not be written.
+			msg = "the workflow state could not be settled: " + err.Error()
+		}
 		if n := newerState(err); n != nil {
 			msg, newer = n.Error(), n
 		}
