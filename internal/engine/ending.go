@@ -66,10 +66,11 @@ func (e *Engine) archivedLast(id string) bool {
 }
 
 // archivedPosition returns the ending line of the workflow memory's last line, line (a
-// position, not an ending), names when the newest archive holds it: an archive whose last
-// steps a full disk cut short (its index line, the memory line, the record of the ending)
-// left memory's position line, and the workflow is not missing but archived.
-func (e *Engine) archivedPosition(line string) (string, bool) {
+// position, not an ending, written at at), names when the newest archive holds it: an archive
+// whose last steps a full disk cut short (its index line, the memory line, the record of the
+// ending) left memory's position line, and the workflow is not missing but archived. A line
+// written after the archive was made is another workflow's, of the same type and context.
+func (e *Engine) archivedPosition(line string, at time.Time) (string, bool) {
 	var newest []store.ArchiveInfo
 	if un, err := e.st.UnlistedArchives(); err == nil && len(un) > 0 {
 		newest = append(newest, un[0])
@@ -82,7 +83,7 @@ func (e *Engine) archivedPosition(line string) (string, bool) {
 		if err != nil {
 			continue
 		}
-		if r, err := store.ParseRecord(data); err == nil && workflow.IsPositionOf(line, r) {
+		if r, err := store.ParseRecord(data); err == nil && workflow.IsPositionOf(line, r) && !at.After(a.At) {
 			return endingLine(r, a.Reason), true
 		}
 	}

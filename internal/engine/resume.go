@@ -212,10 +212,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	l2ok := e.memWarn == ""
-	l2line := ""
+	l2line, l2at := "", time.Time{}
 	if r == nil && l2ok {
 		if last, ok, err := e.mem.LastPosition(); err == nil && ok {
-			l2line = last.Text
+			l2line, l2at = last.Text, last.At
 		} else if err != nil {
 			l2ok = false
 			out.Warnings = append(out.Warnings, err.Error())
@@ -239,7 +239,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	} else if r == nil && e.SharedMemory() == "" && (err == nil || errors.As(err, new(*store.WriteError))) {
 		// Memory's position line of a workflow the archive holds: the archive's last steps
 		// (the index line, this line's ending, the record of it) did not reach the disk.
-		if line, ok := e.archivedPosition(l2line); ok {
+		if line, ok := e.archivedPosition(l2line, l2at); ok {
 			out.Ended, l2line = line, ""
 		}
 	}
