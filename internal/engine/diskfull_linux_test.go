@@ -113,3 +113,43 @@ func TestResumeWhileAnArchiveWaitsForSpace(t *testing.T) {
 		t.Fatal("no amount of free space left an archive waiting: the test tries none of the cases it is for")
 	}
 }
+
+// An archive whose memory line a full disk refused left MEMORY.md saying the workflow is
+// active ("Active APEX workflow: ..."), in every session's context, for good: nothing owed the
+// line once l2-state.json could not be written either. The first session start once there is
+// space writes the archive's line.
+func TestArchiveLineOnceThereIsSpace(t *testing.T) {
+	tried := false
+	for free := int64(0); free <= 10; free++ {
+		e := newEnv(t)
+		mem, st := e.memoryDir(), filepath.Join(e.project, ".claude")
+		var fillers []string
+		for _, d := range []string{mem, st} {
+			noErr(t, os.MkdirAll(d, 0o700))
+			durabletest.Mount(t, "tmpfs", d, "tmpfs", 0, "size=256k,mode=0700", false)
+		}
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "archived on a full disk"}))(t)
+		must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		for _, d := range []string{mem, st} {
+			fillers = append(fillers, durabletest.FillDisk(t, d))
+		}
+		fi, err := os.Stat(fillers[1])
+		noErr(t, err)
+		noErr(t, os.Truncate(fillers[1], fi.Size()-free*4096))
+		if _, err := en.Archive("because"); err != nil {
+			continue
+		}
+		tried = true
+		for _, f := range fillers {
+			noErr(t, os.Remove(f))
+		}
+		e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+		if b, err := os.ReadFile(filepath.Join(mem, "MEMORY.md")); err != nil || !strings.Contains(string(b), "— Abandoned APEX workflow at plan for “archived on a full disk”, archived") {
+			t.Errorf("%d pages free: MEMORY.md after a session start with space: %s %v", free, b, err)
+		}
+	}
+	if !tried {
+		t.Fatal("no amount of free space let the archive be made")
+	}
+}

@@ -239,8 +239,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	} else if r == nil && e.SharedMemory() == "" && (err == nil || errors.As(err, new(*store.WriteError))) {
 		// Memory's position line of a workflow the archive holds: the archive's last steps
 		// (the index line, this line's ending, the record of it) did not reach the disk.
-		if line, ok := e.archivedPosition(l2line, l2at); ok {
-			out.Ended, l2line = line, ""
+		if a, ar, ok := e.archivedPosition(l2line, l2at); ok {
+			out.Ended, l2line = endingLine(ar, a.Reason), ""
+			if opt.Apply && l1ok {
+				// Memory goes on calling it active, in every session's context, until its
+				// ending's line is written: nothing else owes it.
+				if w := e.ended(ar.WorkflowID, endingRev(ar, a.Reason), out.Ended); w != "" {
+					out.Warnings = append(out.Warnings, w)
+				}
+			}
 		}
 	}
 	if r == nil && l2line == "" && out.Ended == "" && err == nil {
