@@ -356,13 +356,29 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 		}
 	}
 	here := "nothing here changed"
-	if out.Conflict != nil {
+	switch {
+	case out.Conflict != nil:
 		here = "this clone changed as said above"
+	case out.Pulled > 0:
+		// A pull cut short: what it wrote here stays, and the next sync pulls the rest.
+		here = fmt.Sprintf("%s: pulled %d revision%s from %s before that, now r%d here, the rest not yet", out.Workflow, out.Pulled, workflow.Plural(out.Pulled), remoteName, out.Local)
 	}
 	if errors.Is(err, store.ErrLineTooLarge) {
 		return fmt.Errorf("%w; every sync fails the same way: cairn remote disable stops them, and nothing here or on %s is lost", err, remoteName)
 	}
-	return unreached(remoteName, here, "cairn sync", err)
+	if we, ok := errors.AsType[*store.WriteError](err); ok && errors.Is(we.Err, syscall.ENOSPC) {
+		return diskFull(fmt.Sprintf("cannot write %s in %s (%v)", we.Name, we.Dir, we.Err), here, "cairn sync")
+	}
+	if ue := unreached(remoteName, here, "cairn sync", err); ue != err || out.Pulled == 0 {
+		return ue
+	}
+	return fmt.Errorf("%w; %s", err, here)
+}
+
+// diskFull is the error of a command that a full disk stopped, cause saying what failed:
+// that, what it left here (here) and the step, with exit 3 as every write a full disk refuses.
+func diskFull(cause, here, command string) error {
+	return &codeError{code: ExitInternal, msg: fmt.Sprintf("%s: the disk is full; %s; free some space, then run %s again", cause, here, command)}
 }
 
 // unreached is the error of a command (cairn sync, cairn remote enable) when git could not talk
@@ -376,7 +392,7 @@ func unreached(remoteName, here, command string, err error) error {
 	}
 	if ge, ok := errors.AsType[*gitremote.GitError](err); ok && errors.Is(ge, syscall.ENOSPC) {
 		// This clone's git could not write: the disk is full, as a state write refused says (exit 3).
-		return &codeError{code: ExitInternal, msg: fmt.Sprintf("%v: the disk is full; %s; free some space, then run %s again", err, here, command)}
+		return diskFull(err.Error(), here, command)
 	}
 	why, ok := notReached(remoteName, err)
 	if !ok {

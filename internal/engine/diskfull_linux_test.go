@@ -2,11 +2,13 @@ package engine_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // A learning refused by a full disk said "Auto-memory unavailable — learnings will not persist:
@@ -30,4 +32,124 @@ func TestRecordLearningOnAFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(en.RecordLearning(l))(t)
+}
+
+// A workflow's memory line refused by a full disk said "auto-memory line not written (Cairn
+// retries after the next turn): Auto-memory unavailable — learnings will not persist: ...":
+// no learning failed, and once there is space they persist. With the state directory full
+// too, it said "nor could it be kept to be retried", and the Stop after space was freed wrote
+// it all the same, from the journal. It says the line was not written, the disk full, and
+// that Cairn retries; the Stop after space is freed writes it.
+func TestWorkflowLineOnAFullDisk(t *testing.T) {
+	for _, stateFull := range []bool{false, true} {
+		e := newEnv(t)
+		full := []string{e.memoryDir()}
+		if stateFull {
+			full = append(full, filepath.Join(e.project, ".claude"))
+		}
+		for _, d := range full {
+			noErr(t, os.MkdirAll(d, 0o700))
+			durabletest.Mount(t, "tmpfs", d, "tmpfs", 0, "size=256k,mode=0700", false)
+		}
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "full memory"}))(t)
+		var fillers []string
+		for _, d := range full {
+			fillers = append(fillers, durabletest.FillDisk(t, d))
+		}
+		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		w := strings.Join(res.Warnings, "\n")
+		if !strings.Contains(w, "auto-memory line not written") || strings.Contains(w, "learnings") || strings.Contains(w, "nor could it be kept") ||
+			!strings.Contains(w, "the disk is full") || !strings.Contains(w, "Cairn retries after the next turn") {
+			t.Errorf("state directory full %v: warnings %q: want the line not written, the disk full and the retry, nothing of learnings", stateFull, res.Warnings)
+		}
+		for _, f := range fillers {
+			noErr(t, os.Remove(f))
+		}
+		if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "planning") {
+			t.Errorf("state directory full %v: stop wrote %q once there is space; want the line owed since the move to plan", stateFull, out.Wrote)
+		}
+	}
+}
+
+// An archive whose index line a full disk refused is made, and its finishing waits for space;
+// every read meanwhile fails with the write it tries. resume_check then told the model "The
+// workflow state could not be read (see the warning): fix or restore it before starting new
+// work", while nothing was damaged and a restore would put back what was archived, and the
+// warning said it could not be read. It says the disk is full, that the model is not to make
+// room, and to call resume_check again, and the warning that the state could not be settled;
+// the same read once there is space finishes the archive.
+func TestResumeWhileAnArchiveWaitsForSpace(t *testing.T) {
+	tried := false
+	for free := int64(0); free <= 8 && !tried; free++ {
+		e := newEnv(t)
+		st := filepath.Join(e.project, ".claude")
+		noErr(t, os.MkdirAll(st, 0o700))
+		durabletest.Mount(t, "tmpfs", st, "tmpfs", 0, "size=256k,mode=0700", false)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "archived on a full disk"}))(t)
+		filler := durabletest.FillDisk(t, st)
+		fi, err := os.Stat(filler)
+		noErr(t, err)
+		noErr(t, os.Truncate(filler, fi.Size()-free*4096))
+		if _, err := en.Archive("because"); err != nil {
+			continue // not archived: nothing waits
+		}
+		r := en.Resume(engine.ResumeOptions{})
+		if len(r.Warnings) == 0 {
+			continue // archived whole: nothing waits
+		}
+		tried = true
+		if strings.Contains(r.Next, "restore") || strings.Contains(strings.Join(r.Warnings, "\n"), "could not be read") || !strings.Contains(r.Next, "the disk is full") || !strings.Contains(r.Next, "do not delete or move files") ||
+			!strings.Contains(r.Next, "resume_check again") {
+			t.Errorf("%d pages free: next %q, warnings %q", free, r.Next, r.Warnings)
+		}
+		noErr(t, os.Remove(filler))
+		if r := en.Resume(engine.ResumeOptions{}); len(r.Warnings) != 0 || r.Ended == "" || r.Next != workflow.NothingToResume {
+			t.Errorf("%d pages free, then space: tier %s ended %q next %q warnings %q", free, r.Tier, r.Ended, r.Next, r.Warnings)
+		}
+	}
+	if !tried {
+		t.Fatal("no amount of free space left an archive waiting: the test tries none of the cases it is for")
+	}
+}
+
+// An archive whose memory line a full disk refused left MEMORY.md saying the workflow is
+// active ("Active APEX workflow: ..."), in every session's context, for good: nothing owed the
+// line once l2-state.json could not be written either. The first session start once there is
+// space writes the archive's line.
+func TestArchiveLineOnceThereIsSpace(t *testing.T) {
+	tried := false
+	for free := int64(0); free <= 10; free++ {
+		e := newEnv(t)
+		mem, st := e.memoryDir(), filepath.Join(e.project, ".claude")
+		var fillers []string
+		for _, d := range []string{mem, st} {
+			noErr(t, os.MkdirAll(d, 0o700))
+			durabletest.Mount(t, "tmpfs", d, "tmpfs", 0, "size=256k,mode=0700", false)
+		}
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "archived on a full disk"}))(t)
+		must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		for _, d := range []string{mem, st} {
+			fillers = append(fillers, durabletest.FillDisk(t, d))
+		}
+		fi, err := os.Stat(fillers[1])
+		noErr(t, err)
+		noErr(t, os.Truncate(fillers[1], fi.Size()-free*4096))
+		if _, err := en.Archive("because"); err != nil {
+			continue
+		}
+		tried = true
+		for _, f := range fillers {
+			noErr(t, os.Remove(f))
+		}
+		e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+		if b, err := os.ReadFile(filepath.Join(mem, "MEMORY.md")); err != nil || !strings.Contains(string(b), "— Abandoned APEX workflow at plan for “archived on a full disk”, archived") {
+			t.Errorf("%d pages free: MEMORY.md after a session start with space: %s %v", free, b, err)
+		}
+	}
+	if !tried {
+		t.Fatal("no amount of free space let the archive be made")
+	}
 }

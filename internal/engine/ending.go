@@ -65,6 +65,40 @@ func (e *Engine) archivedLast(id string) bool {
 	return err != nil || len(archives) == 0 || archives[0].WorkflowID == id
 }
 
+// archivedPosition returns the newest archive and its record when it holds the workflow
+// memory's last line, line (a position, not an ending, written at at), names: an archive whose
+// last steps a full disk cut short (its index line, the memory line, the record of the
+// ending) left memory's position line, and the workflow is not missing but archived. A line
+// written after the archive was made is another workflow's, of the same type and context.
+func (e *Engine) archivedPosition(line string, at time.Time) (store.ArchiveInfo, *workflow.Record, bool) {
+	var newest []store.ArchiveInfo
+	if un, err := e.st.UnlistedArchives(); err == nil && len(un) > 0 {
+		newest = append(newest, un[0])
+	}
+	if recent, _, err := e.st.RecentArchives(1); err == nil {
+		newest = append(newest, recent...)
+	}
+	for _, a := range newest {
+		data, err := e.st.ReadArchiveRecord(a.Dir)
+		if err != nil {
+			continue
+		}
+		if r, err := store.ParseRecord(data); err == nil && workflow.IsPositionOf(line, r) && !at.After(a.At) {
+			return a, r, true
+		}
+	}
+	return store.ArchiveInfo{}, nil, false
+}
+
+// endingRev is the revision the ending of r, archived for reason, gives its line: an expiry's
+// archive holds the expiry's commit; any other archive holds the record as it stood before it.
+func endingRev(r *workflow.Record, reason string) int64 {
+	if reason == "expired" {
+		return r.Revision
+	}
+	return r.Revision + 1
+}
+
 // markEndingTold records that a session was told of the ending. It returns the notice of a
 // damaged document set aside, or nil.
 func (e *Engine) markEndingTold(id string) *store.Notice {
@@ -176,15 +210,9 @@ func (e *Engine) endingLeft(res *Result, a store.ArchiveInfo) {
 	if end, ok := e.lastEnding(); !ok || end.WorkflowID != a.WorkflowID {
 		if data, err := e.st.ReadArchiveRecord(a.Dir); err == nil {
 			if r, err := store.ParseRecord(data); err == nil && r.WorkflowID == a.WorkflowID {
-				// The revision the operation gives the line: an expiry's archive holds the
-				// expiry's commit; any other archive holds the record as it stood before it.
-				rev := r.Revision + 1
-				if a.Reason == "expired" {
-					rev = r.Revision
-				}
 				res.Changed = true
 				res.Message += "; the earlier call had not recorded its ending, so it is recorded now"
-				if w := e.ended(r.WorkflowID, rev, endingLine(r, a.Reason)); w != "" {
+				if w := e.ended(r.WorkflowID, endingRev(r, a.Reason), endingLine(r, a.Reason)); w != "" {
 					res.Warnings = append(res.Warnings, w)
 				}
 				return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -230,7 +231,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
 		stateAside, stateErr = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
-		if stateErr != nil && !quiet && len(owed) > 0 {
+		if stateErr != nil && !quiet && !inJournal(owed, active) {
 			warning = notOwed(warning, stateErr)
 		}
 		if len(wrote) == 0 {
@@ -256,10 +257,19 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
 	}
 	aside, err := e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
-	if err != nil && !quiet && len(owed) > 0 {
+	if err != nil && !quiet && !inJournal(owed, active) {
 		warning = notOwed(warning, err)
 	}
 	return wrote, withNotices(withNotice(warning, aside), read)
+}
+
+// inJournal says that every owed line is a position line of the workflow in the active slot,
+// active: unless l2-state keeps it, the next settling finds it again in its journal
+// (journalLines). An ending's line is not found again: its workflow leaves the active slot.
+func inJournal(owed []l2Line, active string) bool {
+	return !slices.ContainsFunc(owed, func(l l2Line) bool {
+		return l.Of.WorkflowID == "" || l.Of.WorkflowID != active || workflow.IsEndingLine(l.Text)
+	})
 }
 
 // writeLines writes lines to L2, as recordL2 says, shown being the change whose line L2 shows
@@ -309,7 +319,7 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 				retry, step = "", ": "+memory.LeftAloneStep(err)+", and Cairn writes the line after the next turn"
 			}
 			if !quiet || !memory.LeftAlone(err) {
-				warning = "auto-memory line not written" + retry + ": " + err.Error() + step
+				warning = "auto-memory line not written" + retry + ": " + lineErr(err) + step
 			}
 			continue
 		}
@@ -319,6 +329,19 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 		}
 	}
 	return wrote, owed, shown, warning
+}
+
+// lineErr is why a workflow's line could not be written: the memory's words without its
+// warning about learnings, which a line's failure does not say, and a full disk said.
+func lineErr(err error) string {
+	msg := err.Error()
+	if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
+		msg = ue.Cause()
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		msg = "the disk is full: " + msg
+	}
+	return msg
 }
 
 func isLockTimeout(err error) bool {

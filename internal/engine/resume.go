@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -121,6 +122,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 	if err != nil {
 		msg := "the workflow state could not be read: " + err.Error()
+		if errors.Is(err, syscall.ENOSPC) {
+			// It reads; what the read settles first could not be written.
+			msg = "the workflow state could not be settled: " + err.Error()
+		}
 		if n := newerState(err); n != nil {
 			msg, newer = n.Error(), n
 		}
@@ -207,10 +212,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	l2ok := e.memWarn == ""
-	l2line := ""
+	l2line, l2at := "", time.Time{}
 	if r == nil && l2ok {
 		if last, ok, err := e.mem.LastPosition(); err == nil && ok {
-			l2line = last.Text
+			l2line, l2at = last.Text, last.At
 		} else if err != nil {
 			l2ok = false
 			out.Warnings = append(out.Warnings, err.Error())
@@ -231,6 +236,19 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Ended = l2line
 		}
 		l2line = ""
+	} else if r == nil && e.SharedMemory() == "" && (err == nil || errors.As(err, new(*store.WriteError))) {
+		// Memory's position line of a workflow the archive holds: the archive's last steps
+		// (the index line, this line's ending, the record of it) did not reach the disk.
+		if a, ar, ok := e.archivedPosition(l2line, l2at); ok {
+			out.Ended, l2line = endingLine(ar, a.Reason), ""
+			if opt.Apply && l1ok {
+				// Memory goes on calling it active, in every session's context, until its
+				// ending's line is written: nothing else owes it.
+				if w := e.ended(ar.WorkflowID, endingRev(ar, a.Reason), out.Ended); w != "" {
+					out.Warnings = append(out.Warnings, w)
+				}
+			}
+		}
 	}
 	if r == nil && l2line == "" && out.Ended == "" && err == nil {
 		out.Notices = append(out.Notices, e.scanMilestones()...)
@@ -284,6 +302,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		// Not "nothing to resume", nor "missing" with a line in memory: state is there that
 		// could not be read, and a start would fail on it too.
 		out.Next = "The workflow state could not be read" + seeWarning + ": fix or restore it before starting new work."
+		if errors.Is(err, syscall.ENOSPC) {
+			// Nothing is damaged: what the read settles first (an archive's last step) needs
+			// space, and a restore would put back what was archived.
+			out.Next = "The disk is full, so the workflow state could not be settled" + seeWarning + ": tell the user the disk is full; " +
+				"do not delete or move files to make room. Call " + ToolPrefix + "resume_check again once there is space; start no new work before."
+			if opt.Person {
+				out.Next = "The disk is full, so the workflow state could not be settled" + seeWarning + ": free some space, then run cairn status again."
+			}
+		}
 	}
 	if ids := damagedIDs(damaged); len(ids) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).

@@ -49,14 +49,19 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
-	s := UnavailableMessage + ": " + e.Reason
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
+	return UnavailableMessage + ": " + e.Cause()
 }
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Cause is what failed, without UnavailableMessage, which speaks of learnings: the words for
+// a workflow's line that could not be written.
+func (e *UnavailableError) Cause() string {
+	if e.Err == nil {
+		return e.Reason
+	}
+	return e.Reason + ": " + e.Err.Error()
+}
 
 // IsUnavailable reports whether err says L2 is off or unusable (as opposed to refused input).
 func IsUnavailable(err error) bool {

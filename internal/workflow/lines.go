@@ -51,6 +51,12 @@ func PositionLine(def *Definition, r *Record, from string) string {
 	return "Active " + strings.ToUpper(r.Type) + " workflow: " + done + verb + " " + quote(r.Context)
 }
 
+// IsPositionOf reports whether line, an L2 line, is a position line (PositionLine) of r's
+// type and context: of r or of another workflow of the same type and context.
+func IsPositionOf(line string, r *Record) bool {
+	return strings.HasPrefix(line, "Active "+strings.ToUpper(r.Type)+" workflow: ") && strings.HasSuffix(line, " "+quote(r.Context))
+}
+
 // CompletionLine is the mandatory line when a workflow completes:
 // "Completed {TYPE} for {context}: {outcome}". The context and the outcome were each scanned
 // alone when stored; when they join into a secret ("DB password": "Tr0ub4dor&3x") the outcome
