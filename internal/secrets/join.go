@@ -85,3 +85,13 @@ func Cut(s, cut string) string {
 	}
 	return cut
 }
+
+// Quote is textsafe.Quote(s, max), its quoted part ended before a word its cut would make a
+// secret of (Cut).
+func Quote(s string, max int) string {
+	q := textsafe.Quote(s, max)
+	if q == "" {
+		return q
+	}
+	return "“" + Cut(s, strings.TrimSuffix(strings.TrimPrefix(q, "“"), "”")) + "”"
+}

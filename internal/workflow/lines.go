@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
-	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // L2 lines are the one-line summaries the write protocol puts in Claude Code's auto-memory.
@@ -17,11 +16,8 @@ import (
 const quoted = 120
 
 // quote is s quoted and capped for an L2 line (textsafe.Quote). The cut may make a secret
-// of a token glued to more text: the quote then ends before that word (secrets.Cut).
-func quote(s string) string {
-	q := textsafe.Quote(s, quoted)
-	return "“" + secrets.Cut(s, strings.TrimSuffix(strings.TrimPrefix(q, "“"), "”")) + "”"
-}
+// of a token glued to more text: the quote then ends before that word (secrets.Quote).
+func quote(s string) string { return secrets.Quote(s, quoted) }
 
 // PositionLine is the checkpoint-state line owed by a major transition from phase from:
 // "Active {TYPE} workflow: {from} completed, {verb} {context}", the verb being the
