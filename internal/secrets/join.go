@@ -86,6 +86,9 @@ func Cut(s, cut string) string {
 	return cut
 }
 
+// Clip is textsafe.Clip(s, max), ended before a word its cut would make a secret of (Cut).
+func Clip(s string, max int) string { return Cut(s, textsafe.Clip(s, max)) }
+
 // Quote is textsafe.Quote(s, max), its quoted part ended before a word its cut would make a
 // secret of (Cut).
 func Quote(s string, max int) string {
