@@ -443,3 +443,24 @@ func TestShowNamesAVariableWithheld(t *testing.T) {
 		})
 	}
 }
+
+// cairn list cuts a workflow's context to 60 characters, and the cut could make a secret of a
+// token glued to more text ("ghp_…-x" cut after its body) that the context does not hold:
+// wherever the cut falls, nothing printed has a secret's shape, and the words before it stay.
+func TestListContextCutPrintsNoSecret(t *testing.T) {
+	tok := secrettest.GluedToken(t)
+	p := newCLIProject(t)
+	for pad := 5; pad <= 20; pad++ {
+		mustRun(t, p, "", "start", "debug", strings.Repeat("w", pad)+" "+tok+" and more words after it", "--replace")
+	}
+	code, out := p.run("", "list")
+	if code != 0 {
+		t.Fatalf("cairn list: %d %s", code, out)
+	}
+	if f := secrets.ScanString(out); f != nil {
+		t.Errorf("cairn list prints a secret (%s):\n%s", f.Rule, out)
+	}
+	if !strings.Contains(out, " "+strings.Repeat("w", 15)+"…\n") {
+		t.Errorf("cairn list does not keep the words before the token:\n%s", out)
+	}
+}

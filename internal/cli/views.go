@@ -16,7 +16,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -55,7 +54,7 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	for _, s := range all {
 		// An archived workflow's status is why it was archived: completed, replaced, expired...
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(s.WorkflowID), clean(s.Type), clean(s.Phase),
-			clean(s.Status), stamp(s.UpdatedAt), textsafe.Clip(clean(s.Context), 60))
+			clean(s.Status), stamp(s.UpdatedAt), secrets.Clip(clean(s.Context), 60))
 	}
 	if more {
 		fmt.Fprintf(tw, "(older archives not shown: cairn list --all)\n")

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -158,7 +159,7 @@ func (e *Engine) CompactAnchor() (anchor, problem string) {
 	if n := len(res.OpenTasks); n > 0 {
 		// The compaction request reads this as instructions: a task's title, stored text,
 		// shows only quoted and escaped, as in the memory topic file.
-		tasks = fmt.Sprintf("; %d open task%s, first: %s", n, workflow.Plural(n), textsafe.Line(textsafe.Quote(res.OpenTasks[0], 82), 92))
+		tasks = fmt.Sprintf("; %d open task%s, first: %s", n, workflow.Plural(n), textsafe.Line(secrets.Quote(res.OpenTasks[0], 82), 92))
 	}
 	const pointer = ". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands."
 	completed := ""

@@ -108,6 +108,22 @@ func TestCompactAnchorQuotesTaskTitles(t *testing.T) {
 	}
 }
 
+// The anchor quotes the first open task's title cut to 80 characters, and the cut could make
+// a secret of a token glued to more text ("ghp_…-x" cut after its body) that the title does
+// not hold: the PreCompact hook then put it in the compaction request. Wherever the cut falls,
+// the anchor holds no secret.
+func TestCompactAnchorCutMakesNoSecret(t *testing.T) {
+	tok := secrettest.GluedToken(t)
+	for pad := 20; pad <= 50; pad++ {
+		_, en := startApex(t)
+		subject := strings.Repeat("w", pad) + " " + tok + " and more words after it"
+		must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: "s1", TaskID: "1", Subject: subject}, false))(t)
+		if a, _ := en.CompactAnchor(); secrets.ScanString(a) != nil || !strings.Contains(a, "first: “"+strings.Repeat("w", pad)) {
+			t.Errorf("pad %d: the anchor holds a secret the cut made, or not the words before it: %q", pad, a)
+		}
+	}
+}
+
 // A directory (or other non-file) in a memory file's place is one Cairn leaves as it is: no
 // retry writes the line until the person moves it, so the warning says that step, not only
 // that Cairn retries. A symbolic link is left as it is too, but Claude Code reads MEMORY.md

@@ -23,6 +23,7 @@ import (
 func TestMilestoneScanHostile(t *testing.T) {
 	const active = "documentation/milestones/_active"
 	sec := secrettest.Shapes()[3] // a GitHub token
+	glued := secrettest.GluedToken(t)
 	for _, tc := range []struct {
 		name  string
 		setup func(e *env)
@@ -83,6 +84,9 @@ func TestMilestoneScanHostile(t *testing.T) {
 		{"a secret in the front matter is not repeated", func(e *env) {
 			e.write(active+"/s.md", "---\ntitle: token "+sec.Text+"\n---\n")
 		}, []string{"s (front matter not shown: it has a secret's shape)"}, []string{sec.Core}},
+		{"a title's cut makes no secret of a token glued to more text", func(e *env) {
+			e.write(active+"/g.md", "---\ntitle: "+strings.Repeat("w", 15)+" "+glued+" and more words\n---\n")
+		}, []string{"g (" + strings.Repeat("w", 15) + "…)"}, []string{glued[:40]}},
 		{"control characters and long titles", func(e *env) {
 			e.write(active+"/c.md", "---\ntitle: \"a\\nb\\u0007c "+strings.Repeat("x", 200)+"\"\n---\n")
 		}, []string{"c (a bc xxx"}, []string{"a\nb", "b\ac", strings.Repeat("x", 100)}},

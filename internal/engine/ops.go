@@ -1265,28 +1265,40 @@ func (e *Engine) checkpointRoom(name string) error {
 
 // LoadCheckpoint loads a named checkpoint; a missing one is a store.ErrNotFound error.
 func (e *Engine) LoadCheckpoint(name string) (json.RawMessage, error) {
-	return shownCheckpoint(name)(e.st.LoadCheckpoint(name))
+	return e.shownCheckpoint(name)(e.st.LoadCheckpoint(name))
 }
 
 // LoadCheckpointOrEmpty is the seeds' graceful load: {} when the checkpoint does not exist.
 func (e *Engine) LoadCheckpointOrEmpty(name string) (json.RawMessage, error) {
-	return shownCheckpoint(name)(e.st.LoadCheckpointOrEmpty(name))
+	return e.shownCheckpoint(name)(e.st.LoadCheckpointOrEmpty(name))
 }
 
 // shownCheckpoint passes on a load of checkpoint name, refusing one that holds text of a
 // secret's shape: a save refuses it, but the file may be older than the rule that finds it,
-// or written by hand. The refusal names the rule and where, never the text.
-func shownCheckpoint(name string) func(json.RawMessage, error) (json.RawMessage, error) {
+// or written by hand. The refusal names the rule and where, never the text. A file the load
+// could not read (UnreadableCheckpoint) is scanned as text, since that refusal names the file.
+func (e *Engine) shownCheckpoint(name string) func(json.RawMessage, error) (json.RawMessage, error) {
 	return func(data json.RawMessage, err error) (json.RawMessage, error) {
-		if err != nil {
-			return nil, err
+		var f *secrets.Finding
+		switch {
+		case err == nil:
+			f = secrets.ScanJSON(data)
+		case unreadableCheckpoint(err):
+			f = e.st.ScanCheckpointFile(name)
 		}
-		if f := secrets.ScanJSON(data); f != nil {
+		if f != nil {
 			return nil, fmt.Errorf("checkpoint %q is not shown: it holds text of a secret's shape (%s at %s), saved before Cairn refused such text or written by hand, and left as it is: save the checkpoint again without that text",
 				name, f.Rule, f.Path)
 		}
-		return data, nil
+		return data, err
 	}
+}
+
+// unreadableCheckpoint reports whether err, a load's, is for a file over the size a load
+// reads or not JSON: UnreadableCheckpoint's cases, whose refusal names the file.
+func unreadableCheckpoint(err error) bool {
+	_, damaged := errors.AsType[*strictjson.Error](err)
+	return damaged || errors.Is(err, durable.ErrTooLarge)
 }
 
 // UnreadableCheckpoint is the refusal of a load of checkpoint name that failed with err

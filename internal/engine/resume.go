@@ -792,7 +792,7 @@ func (e *Engine) milestoneLabel(dir string, file fs.DirEntry) string {
 	if secrets.ScanString(label) != nil {
 		return "a file whose name has a secret's shape"
 	}
-	label = textsafe.Clip(textsafe.OneLine(label), milestoneTitleMax)
+	label = secrets.Clip(textsafe.OneLine(label), milestoneTitleMax)
 	p := filepath.Join(dir, file.Name())
 	if file.Type()&fs.ModeSymlink != 0 && !e.inProject(p) {
 		return label + " (not read: a link out of the project)"
@@ -816,10 +816,10 @@ func (e *Engine) milestoneLabel(dir string, file fs.DirEntry) string {
 		return label + " (front matter not shown: it has a secret's shape)"
 	}
 	if t := cmp.Or(textsafe.OneLine(title), textsafe.OneLine(name)); t != "" {
-		label += " (" + textsafe.Clip(t, milestoneTitleMax) + ")"
+		label += " (" + secrets.Clip(t, milestoneTitleMax) + ")"
 	}
 	if s := textsafe.OneLine(status); s != "" {
-		label += " [" + textsafe.Clip(s, milestoneTitleMax) + "]"
+		label += " [" + secrets.Clip(s, milestoneTitleMax) + "]"
 	}
 	return label
 }

@@ -51,3 +51,6 @@ func DuringSyncBackoff(o Options, f func()) Options {
 
 // MaxLoadBytes is the most of a checkpoint load_checkpoint returns at once.
 const MaxLoadBytes = maxLoadBytes
+
+// LeftOutNotice is leftOutNotice, for its tests.
+var LeftOutNotice = leftOutNotice

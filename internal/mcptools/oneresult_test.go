@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -117,5 +118,39 @@ func TestGetVarsFitsOneResult(t *testing.T) {
 	}
 	if got := structured(t, mustOK(t, c, "get_vars", `{"keys":["WF_V29"]}`))["vars"].(map[string]any); got["WF_V29"] != vs["WF_V29"] {
 		t.Errorf("get_vars by key: %v", got)
+	}
+}
+
+// TestLoadCheckpointUnreadableWithASecretNamesNoFile: a checkpoint the load cannot read (over
+// the 1 MiB it reads, or not JSON) was never scanned, and the refusal pointed the model at its
+// file, which its Read or Bash tool then read with the secret in it. A file holding text of a
+// secret's shape, anywhere in it, is now refused naming the rule, neither the file nor the text,
+// and is left as it is; a clean one is still named.
+func TestLoadCheckpointUnreadableWithASecretNamesNoFile(t *testing.T) {
+	p, c := realServer(t)
+	dir := filepath.Join(p.state, "checkpoints")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sh := secrettest.Shapes()[3]
+	filler := strings.Repeat("x", 2<<20)
+	for name, data := range map[string]string{
+		"big-front": `{"k":"` + sh.Text + `","a":"` + filler + `"}`,
+		"big-end":   `{"a":"` + filler + `","k":"` + sh.Text + `"}`,
+		// across the edge of any 1 MiB piece a scan may read
+		"big-edge": `{"a":"` + strings.Repeat("x", 1<<20-len(`{"a":" `)-len(sh.Text)/2) + " " + sh.Text + `"}`,
+		"torn":     `{"step": 2, "k": "` + sh.Text + `", "pla`,
+	} {
+		file := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res := mustFail(t, c, "load_checkpoint", `{"name":"`+name+`"}`, sh.Rule, "save the checkpoint again without that text")
+		if got := text(res); strings.Contains(got, file) || strings.Contains(got, sh.Core) || strings.Contains(got, "Bash tool") {
+			t.Errorf("%s: the model is pointed at the file or told the secret: %q", name, got)
+		}
+		if b, err := os.ReadFile(file); err != nil || string(b) != data {
+			t.Errorf("%s: the file changed: %v", name, err)
+		}
 	}
 }

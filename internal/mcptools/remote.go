@@ -279,6 +279,13 @@ func (y *syncer) openStore() (st *store.Store, stateDir, root string, err error)
 	return st, stateDir, root, err
 }
 
+// refNames joins the names of refs for a notice, within 200 characters: a cut that would make
+// a secret of a token glued to more text ends before that word (secrets.Cut).
+func refNames(names []string) string {
+	s := secrets.JoinNames(names, ", ")
+	return secrets.Cut(s, textsafe.Line(s, 200))
+}
+
 // leftOutNotice says which of the remote's lines the syncs leave out, grouped by why, or "" for
 // none. The steps differ by reason and each names one ref (taken for another, a step can delete
 // someone's work), so the notice points to cairn sync for them rather than advising any: the
@@ -299,13 +306,13 @@ func leftOutNotice(name string, lines []remote.LeftOut) string {
 	r := textsafe.Line(name, 40)
 	var parts []string
 	if len(foreign) > 0 {
-		parts = append(parts, r+" holds refs Cairn did not write: "+textsafe.Line(secrets.JoinNames(foreign, ", "), 200))
+		parts = append(parts, r+" holds refs Cairn did not write: "+refNames(foreign))
 	}
 	if len(twins) > 0 {
-		parts = append(parts, r+" holds workflow ids that differ only in case, which this machine's file system cannot keep apart: "+textsafe.Line(secrets.JoinNames(twins, ", "), 200))
+		parts = append(parts, r+" holds workflow ids that differ only in case, which this machine's file system cannot keep apart: "+refNames(twins))
 	}
 	if len(damaged) > 0 {
-		parts = append(parts, r+" holds refs to objects its repository does not have (it is damaged): "+textsafe.Line(secrets.JoinNames(damaged, ", "), 200))
+		parts = append(parts, r+" holds refs to objects its repository does not have (it is damaged): "+refNames(damaged))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -9,7 +9,9 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -84,5 +86,19 @@ func TestBackgroundSyncHidesARefNamedLikeASecret(t *testing.T) {
 	_, _, notice := idleServer(t, bare)
 	if want := "origin holds refs Cairn did not write: " + secrets.Hidden + ", other."; strings.Contains(notice, token) || !strings.Contains(notice, want) {
 		t.Errorf("notice %q\nwant it to hold %q, not the ref's name", notice, want)
+	}
+}
+
+// TestLeftOutNoticeCutMakesNoSecret: the names of refs left out of the syncs are cut to 200
+// characters in the notice, and the cut could make a secret of a token glued to more text
+// ("ghp_…-x" cut after its body) that no name holds: wherever the cut falls, the notice holds
+// no secret.
+func TestLeftOutNoticeCutMakesNoSecret(t *testing.T) {
+	tok := secrettest.GluedToken(t)
+	for pad := 140; pad <= 170; pad++ {
+		notice := mcptools.LeftOutNotice("origin", []remote.LeftOut{{ID: "a"}, {ID: strings.Repeat("w", pad) + "." + tok}})
+		if f := secrets.ScanString(notice); f != nil || !strings.Contains(notice, "refs Cairn did not write: a,") {
+			t.Errorf("pad %d: the notice holds a secret the cut made (%v), or not the names before it: %q", pad, f, notice)
+		}
 	}
 }

@@ -67,3 +67,34 @@ func LineQuoted(s string, max int) string {
 	}
 	return v
 }
+
+// Cut is cut, s shortened to fit and ended by textsafe.Ellipsis; or, when the cut makes a
+// secret that s, scanned whole when it was stored, does not hold (a token glued to more text,
+// "ghp_…-x" cut after its body), cut ended before that word, keeping what comes before it.
+func Cut(s, cut string) string {
+	if ScanString(cut) == nil || ScanString(s) != nil {
+		return cut
+	}
+	for ScanString(cut) != nil {
+		kept := strings.TrimSuffix(cut, textsafe.Ellipsis)
+		i := strings.LastIndexByte(kept, ' ')
+		if i < 0 {
+			return textsafe.Ellipsis
+		}
+		cut = kept[:i] + textsafe.Ellipsis
+	}
+	return cut
+}
+
+// Clip is textsafe.Clip(s, max), ended before a word its cut would make a secret of (Cut).
+func Clip(s string, max int) string { return Cut(s, textsafe.Clip(s, max)) }
+
+// Quote is textsafe.Quote(s, max), its quoted part ended before a word its cut would make a
+// secret of (Cut).
+func Quote(s string, max int) string {
+	q := textsafe.Quote(s, max)
+	if q == "" {
+		return q
+	}
+	return "“" + Cut(s, strings.TrimSuffix(strings.TrimPrefix(q, "“"), "”")) + "”"
+}

@@ -307,6 +307,23 @@ func CheckpointFile(name string) string { return checkpoints.file(name) }
 // LoadCheckpoint returns checkpoints/NAME.json; a missing one is a *NotFoundError.
 func (s *Store) LoadCheckpoint(name string) ([]byte, error) { return s.get(checkpoints, name) }
 
+// ScanCheckpointFile scans the file of checkpoint name as text, whatever its size
+// (secrets.ScanReader): a load that could not read it as a checkpoint (over the size a load
+// reads, or not JSON) scanned nothing, and its file must not be named to whoever asked when it
+// holds a secret. nil when it finds none or cannot read the file.
+func (s *Store) ScanCheckpointFile(name string) *secrets.Finding {
+	if ValidName(name) != nil {
+		return nil
+	}
+	f, _, err := durable.OpenRead(s.fs, checkpoints.file(name))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	found, _ := secrets.ScanReader(f)
+	return found
+}
+
 // LoadCheckpointOrEmpty is LoadCheckpoint with the seeds' graceful default: a missing
 // checkpoint reads as {}.
 func (s *Store) LoadCheckpointOrEmpty(name string) ([]byte, error) {

@@ -124,7 +124,7 @@ func claudeTaskNote(t ClaudeTask) (note, place string, secret *secrets.Finding) 
 		note, place = textsafe.OneLine(t.Description), "the task's description"
 	}
 	secret = secrets.ScanString(note)
-	return cmp.Or(textsafe.Clip(note, maxSubject), "task "+strings.TrimSpace(t.TaskID)), place, secret
+	return cmp.Or(secrets.Clip(note, maxSubject), "task "+strings.TrimSpace(t.TaskID)), place, secret
 }
 
 // KeptClaudeTask is t as it may wait on disk to be recorded (see engine.KeepClaudeTask): its

@@ -3,10 +3,13 @@ package workflow_test
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -193,5 +196,22 @@ func TestClaudeTaskIDCutsWholeCharacters(t *testing.T) {
 		if got != c.want || !utf8.ValidString(got) {
 			t.Errorf("ClaudeTaskID(session %q) = %q, want %q", c.session, got, c.want)
 		}
+	}
+}
+
+// A task's subject is cut to 200 characters for its note, and the cut may make a secret of a
+// token glued to more text ("ghp_…-x" cut after its body) that the whole subject does not
+// hold: the task was refused, named as holding a secret it did not have. It is recorded, its
+// note ending before that word.
+func TestClaudeTaskSubjectCutMakesNoSecret(t *testing.T) {
+	pad := strings.Repeat("word ", 31) // the token's body then ends at the cut, 199 characters
+	subject := pad + secrettest.GluedToken(t) + " and more words after it"
+	res, err := workflow.RecordClaudeTask(startedApex(t), workflow.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: subject}, false, time.Now(), workflow.Actor{})
+	if err != nil {
+		t.Fatalf("the task was not recorded: %v", err)
+	}
+	open := workflow.OpenTasks(res.Record, false)
+	if len(open) != 1 || secrets.ScanString(open[0]) != nil || !strings.HasPrefix(open[0], strings.TrimSpace(pad)) {
+		t.Errorf("open tasks %q, want one, its note the words before the token, no secret", open)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
-	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // L2 lines are the one-line summaries the write protocol puts in Claude Code's auto-memory.
@@ -16,24 +15,9 @@ import (
 // quoted caps a context or outcome on an L2 line.
 const quoted = 120
 
-// quote is s quoted and capped for an L2 line (textsafe.Quote).
-func quote(s string) string {
-	q := textsafe.Quote(s, quoted)
-	// The cut may make a secret of a token glued to more text ("ghp_…-x"), which s, scanned
-	// whole when it was stored, does not hold: the quote then ends before that word.
-	if secrets.ScanString(q) == nil || secrets.ScanString(s) != nil {
-		return q
-	}
-	for secrets.ScanString(q) != nil {
-		kept := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(q, "“"), "”"), textsafe.Ellipsis)
-		i := strings.LastIndexByte(kept, ' ')
-		if i < 0 {
-			return "“" + textsafe.Ellipsis + "”"
-		}
-		q = "“" + kept[:i] + textsafe.Ellipsis + "”"
-	}
-	return q
-}
+// quote is s quoted and capped for an L2 line (textsafe.Quote). The cut may make a secret
+// of a token glued to more text: the quote then ends before that word (secrets.Quote).
+func quote(s string) string { return secrets.Quote(s, quoted) }
 
 // PositionLine is the checkpoint-state line owed by a major transition from phase from:
 // "Active {TYPE} workflow: {from} completed, {verb} {context}", the verb being the

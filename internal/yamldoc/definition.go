@@ -200,7 +200,27 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if de, ok := errors.AsType[*workflow.DefinitionError](err); ok {
 		return fail(de.Line, "%s", de.Reason)
 	}
+	if f := secrets.ScanString(string(head)); f != nil && err == nil {
+		// Its names and description are repeated wherever the type is told (cairn types, a
+		// refused move's allowed next phases).
+		return nil, &workflow.DefinitionError{File: file, Line: secretLine(head, offset),
+			Reason: fmt.Sprintf("front matter: it holds text of a secret's shape (%s), which Cairn would repeat where it names the type's phases: take that out of the file", f.Rule),
+			Name:   declaredName(&root, head)}
+	}
 	return d, err
+}
+
+// secretLine is the line in the file of the first line of front matter head, opened on line
+// offset, that has a secret's shape by itself; offset when none has (the secret spans lines).
+func secretLine(head []byte, offset int) int {
+	n := offset
+	for l := range bytes.SplitSeq(head, []byte("\n")) {
+		n++
+		if secrets.ScanString(string(l)) != nil {
+			return n
+		}
+	}
+	return offset
 }
 
 // declaredName is the type a broken front matter names: the value of its top-level name key

@@ -247,7 +247,10 @@ func TestParseDefinitionRefusesATopLevelMergeAsAMerge(t *testing.T) {
 
 // A definition that does not load is reported to the person and, in the session's context,
 // to the model: the reason never repeats text of a secret's shape the file holds, in any
-// letter case (names are lowercased before they are quoted). The line is still given.
+// letter case (names are lowercased before they are quoted). The line is still given. A
+// definition holding such text did load when it was otherwise valid (a lowercase token as a
+// phase, any in its description), and its phases and description were then repeated by
+// cairn types, a refused move's "allowed next", start_workflow: it no longer loads.
 func TestDefinitionErrorsDoNotRepeatSecrets(t *testing.T) {
 	for _, s := range secrettest.Shapes() {
 		if strings.Contains(s.Text, "\n") {
@@ -265,9 +268,12 @@ func TestDefinitionErrorsDoNotRepeatSecrets(t *testing.T) {
 			{"ttl", "phases: [a, b]\nttl: " + q + "\n"},
 			{"approvals", "phases: [a, b]\napprovals: [" + q + "]\n"},
 			{"name", "name: " + q + "\nphases: [a, b]\n"},
+			{"description", "description: " + q + "\nphases: [a, b]\n"},
+			{"phase and moves", "phases: [a, " + q + "]\ntransitions: {a: [" + q + "]}\n"},
 		} {
 			_, err := yamldoc.Codec{}.ParseDefinition("wf.md", []byte("---\n"+tc.fm+"---\n"))
-			if err == nil { // lowercased, some make valid names
+			if err == nil {
+				t.Errorf("%s in %s: the definition loads", s.Name, tc.name)
 				continue
 			}
 			var de *workflow.DefinitionError
