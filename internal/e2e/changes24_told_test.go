@@ -1,7 +1,8 @@
 package e2e
 
 // Session 24's changes in the real client: what the model reads when record_learning replaces
-// a learning, start_workflow into a terminal phase, and another machine's running task.
+// a learning, start_workflow into a terminal phase, the report after an archive a full disk
+// cut short, and another machine's running task.
 
 import (
 	"os"
@@ -9,8 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -113,6 +116,77 @@ func TestCairnStartInATerminalPhaseSaysToComplete(t *testing.T) {
 	}](t, filepath.Join(w.stateDir(), "archive", "index.jsonl"))
 	if len(index) != 1 || index[0].Reason != "completed" {
 		t.Errorf("archive/index.jsonl = %+v, want the workflow archived completed", index)
+	}
+}
+
+// An archive whose last steps a full disk refused (its index line, the memory line, the
+// record of the ending, and l2-state.json, so nothing owes the line), planted as the disk left
+// them: the archive holds the workflow, memory's last line calls it active. The next session
+// is told it was archived, not that its state is missing, and MEMORY.md gets the ending line,
+// which the session after loads.
+func TestCairnArchiveCutShortByAFullDisk(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	e := startAt(t, w, time.Now().Add(-time.Hour), engine.StartRequest{Type: "apex", Context: seedContext}, "plan")
+	// What the archive's last steps would write, as it was before them.
+	kept := map[string][]byte{}
+	for _, p := range []string{
+		filepath.Join(w.MemoryDir(), "MEMORY.md"), filepath.Join(w.MemoryDir(), "cairn-workflow.md"),
+		filepath.Join(w.stateDir(), "l2-state.json"), filepath.Join(w.stateDir(), "l2-mark.json"), filepath.Join(w.stateDir(), "last-ending.json"),
+		filepath.Join(w.stateDir(), "archive", "index.jsonl"),
+	} {
+		data, err := os.ReadFile(p)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		kept[p] = data
+	}
+	if _, err := e.Archive("because"); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	for p, data := range kept {
+		var err error
+		if data == nil {
+			err = os.Remove(p)
+		} else {
+			err = os.WriteFile(p, data, 0o600)
+		}
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(w.stateDir(), "archive", "*", store.WorkflowFile)); len(dirs) != 1 {
+		t.Fatalf("the archive holds %d records, want the workflow's", len(dirs))
+	}
+	if mem := readFile(t, filepath.Join(w.MemoryDir(), "MEMORY.md")); !strings.Contains(mem, "Active APEX workflow") {
+		t.Fatalf("the planted MEMORY.md does not call the workflow active:\n%s", mem)
+	}
+
+	// The first session's context holds MEMORY.md as it was (Claude Code reads it before the
+	// hook writes the ending's line), which calls the workflow active: the hook's line says
+	// it was archived. The session after loads the ending's line and is not told again.
+	const ending = "Abandoned APEX workflow at plan for “" + seedContext + "”, archived"
+	want := `Cairn: no active workflow, nothing to resume; the last one ended ("` + ending + `").`
+	for i, prompt := range []string{"AFTER-FULL-DISK: anything to resume?", "SECOND-AFTER: anything to resume?"} {
+		r := w.run(t, RunOptions{Prompt: prompt})
+		requireOK(t, r)
+		w.requirePluginLoaded(t, r)
+		first := r.FirstMain(t)
+		mem, _, _ := AutoMemory(first)
+		switch i {
+		case 0:
+			if !first.Contains(sessionStartContext) || !first.Contains(want) || first.Contains("missing") {
+				t.Errorf("the session after the cut archive, whose MEMORY.md reads\n%s\nwas not told %q:\n%s", mem, want, tail(first.MessagesText(), 2000))
+			}
+		case 1:
+			if first.Contains(sessionStartContext) {
+				t.Errorf("the second session after the cut archive was told again:\n%s", tail(fromSessionStart(t, first), 2000))
+			}
+			if !strings.Contains(mem, "— "+ending) || strings.Contains(mem, "Active APEX") {
+				t.Errorf("MEMORY.md as the second session loads it does not say the workflow was archived:\n%s", mem)
+			}
+		}
 	}
 }
 
