@@ -144,9 +144,18 @@ func TestArchiveLineOnceThereIsSpace(t *testing.T) {
 		for _, f := range fillers {
 			noErr(t, os.Remove(f))
 		}
-		e.open("s2").Resume(engine.ResumeOptions{Apply: true})
-		if b, err := os.ReadFile(filepath.Join(mem, "MEMORY.md")); err != nil || !strings.Contains(string(b), "— Abandoned APEX workflow at plan for “archived on a full disk”, archived") {
+		// That session's context holds MEMORY.md's line as it was, which calls the workflow
+		// active: its report says it was archived, and the next session's, which loads the
+		// ending's line, says nothing.
+		const ending = "Abandoned APEX workflow at plan for “archived on a full disk”, archived"
+		if r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, ending) {
+			t.Errorf("%d pages free: the session start with space reports %q", free, r.Report)
+		}
+		if b, err := os.ReadFile(filepath.Join(mem, "MEMORY.md")); err != nil || !strings.Contains(string(b), "— "+ending) {
 			t.Errorf("%d pages free: MEMORY.md after a session start with space: %s %v", free, b, err)
+		}
+		if r := e.open("s3").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); r.Report != "" {
+			t.Errorf("%d pages free: the session start after it reports %q", free, r.Report)
 		}
 	}
 	if !tried {

@@ -240,7 +240,8 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		// Memory's position line of a workflow the archive holds: the archive's last steps
 		// (the index line, this line's ending, the record of it) did not reach the disk.
 		if a, ar, ok := e.archivedPosition(l2line, l2at); ok {
-			out.Ended, l2line = endingLine(ar, a.Reason), ""
+			// Untold: the session's context holds memory's line, which calls it active.
+			out.Ended, l2line, told, endID = endingLine(ar, a.Reason), "", false, ar.WorkflowID
 			if opt.Apply && l1ok {
 				// Memory goes on calling it active, in every session's context, until its
 				// ending's line is written: nothing else owes it.

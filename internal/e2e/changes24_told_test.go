@@ -1,0 +1,218 @@
+package e2e
+
+// Session 24's changes in the real client: what the model reads when record_learning replaces
+// a learning, start_workflow into a terminal phase, the report after an archive a full disk
+// cut short, and another machine's running task.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// A learning recorded over another of the same title is gone: the result says so, quotes what
+// it said, and names the tool that keeps it. The scripted model does what it says, and both
+// learnings are then in MEMORY.md, as the next session loads it.
+func TestCairnLearningReplacedIsQuoted(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	const first, second = "run go clean -cache after a toolchain bump", "the build cache is shared by every worktree"
+	var mu sync.Mutex
+	var told string
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("LEARN-PROMPT")),
+			mockapi.ToolUse(cairnTool("record_learning"), map[string]any{"title": "Build cache", "body": first})).Named("first"),
+		mockapi.On(afterToolResult,
+			mockapi.ToolUse(cairnTool("record_learning"), map[string]any{"title": "Build cache", "body": second})).Named("same title"),
+		mockapi.Step{Name: "keep the first", When: afterToolResult, Reply: func(m *mockapi.MessagesRequest) mockapi.Reply {
+			trs := m.ToolResults()
+			text := trs[len(trs)-1].Text
+			mu.Lock()
+			told = text
+			mu.Unlock()
+			// The words the result quotes, under another title, as it says.
+			_, was, _ := strings.Cut(text, "which said: “")
+			was, _, _ = strings.Cut(was, "”")
+			return mockapi.ToolUse(cairnTool("record_learning"), map[string]any{"title": "Toolchain bumps", "body": was})
+		}},
+		mockapi.On(afterToolResult, mockapi.Text("both kept")).Named("end"),
+	)
+	r := w.runScript(t, RunOptions{Prompt: "LEARN-PROMPT: remember these"})
+	trs := requireToolResultsOK(t, r, 3)
+	t.Logf("record_learning over the same title told the model: %q", told)
+	want := "this replaced the learning cairn-learning-build-cache.md held, which said: “" + first +
+		"”; if that still holds, call " + cairnTool("record_learning") + " with it under another title"
+	if !strings.Contains(strings.ToLower(told), want) {
+		t.Errorf("record_learning over the same title told the model\n%s\nwant it to say %q", told, want)
+	}
+	for _, i := range []int{0, 2} {
+		if strings.Contains(trs[i].Text, "replaced") {
+			t.Errorf("record_learning %d, under a new title, says it replaced one: %s", i+1, trs[i].Text)
+		}
+	}
+
+	w.Mock.Script(mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEXT-SESSION")), mockapi.Text("ok")).Named("next"))
+	next := w.runScript(t, RunOptions{Prompt: "NEXT-SESSION: hello"})
+	mem, _, ok := AutoMemory(next.FirstMain(t))
+	if !ok {
+		t.Fatal("the next session's first request carries no MEMORY.md")
+	}
+	for _, f := range []string{"cairn-learning-build-cache.md", "cairn-learning-toolchain-bumps.md"} {
+		if !strings.Contains(mem, "("+f+")") {
+			t.Errorf("MEMORY.md as the next session loads it does not index %s:\n%s", f, mem)
+		}
+	}
+	if got := readFile(t, filepath.Join(w.MemoryDir(), "cairn-learning-toolchain-bumps.md")); !strings.Contains(got, first) {
+		t.Errorf("the learning recorded again under another title does not hold the first one's words:\n%s", got)
+	}
+}
+
+// A project's definition whose first phase is terminal: start_workflow's result gives the step
+// that ends the workflow, and the scripted model's complete_workflow, called as it says,
+// completes and archives it.
+func TestCairnStartInATerminalPhaseSaysToComplete(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	dir := filepath.Join(w.Project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "one.md"), []byte("---\nphases: [only]\n---\nTag the release.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("ONE-PROMPT")),
+			mockapi.ToolUse(cairnTool("start_workflow"), map[string]any{"type": "one", "context": "tag the release"})).Named("start"),
+		mockapi.Step{Name: "complete, if told to", When: afterToolResult, Reply: func(m *mockapi.MessagesRequest) mockapi.Reply {
+			trs := m.ToolResults()
+			if !strings.Contains(trs[len(trs)-1].Text, "complete_workflow") {
+				return mockapi.Text("no step given")
+			}
+			return mockapi.ToolUse(cairnTool("complete_workflow"), map[string]any{"outcome": "v1.2 tagged"})
+		}},
+		mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"),
+	)
+	r := w.run(t, RunOptions{Prompt: "ONE-PROMPT: tag the release"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	const next = "Phase only is a terminal phase, so no move leads out of it: once its work is done, call complete_workflow with the outcome to finish the workflow."
+	if trs := r.ToolResults(); len(trs) == 0 || !strings.Contains(trs[0].Text, next) {
+		t.Fatalf("start_workflow into a terminal phase told the model %q, want the step %q", toolTexts(trs), next)
+	}
+	requireScriptUsed(t, w)
+	t.Logf("complete_workflow told the model: %q", requireToolResultsOK(t, r, 2)[1].Text)
+	if exists(filepath.Join(w.stateDir(), store.WorkflowFile)) {
+		t.Errorf("the workflow is still active after complete_workflow")
+	}
+	index := readJSONL[struct {
+		Reason string `json:"reason"`
+	}](t, filepath.Join(w.stateDir(), "archive", "index.jsonl"))
+	if len(index) != 1 || index[0].Reason != "completed" {
+		t.Errorf("archive/index.jsonl = %+v, want the workflow archived completed", index)
+	}
+}
+
+// An archive whose last steps a full disk refused (its index line, the memory line, the
+// record of the ending, and l2-state.json, so nothing owes the line), planted as the disk left
+// them: the archive holds the workflow, memory's last line calls it active. The next session
+// is told it was archived, not that its state is missing, and MEMORY.md gets the ending line,
+// which the session after loads.
+func TestCairnArchiveCutShortByAFullDisk(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	e := startAt(t, w, time.Now().Add(-time.Hour), engine.StartRequest{Type: "apex", Context: seedContext}, "plan")
+	// What the archive's last steps would write, as it was before them.
+	kept := map[string][]byte{}
+	for _, p := range []string{
+		filepath.Join(w.MemoryDir(), "MEMORY.md"), filepath.Join(w.MemoryDir(), "cairn-workflow.md"),
+		filepath.Join(w.stateDir(), "l2-state.json"), filepath.Join(w.stateDir(), "l2-mark.json"), filepath.Join(w.stateDir(), "last-ending.json"),
+		filepath.Join(w.stateDir(), "archive", "index.jsonl"),
+	} {
+		data, err := os.ReadFile(p)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		kept[p] = data
+	}
+	if _, err := e.Archive("because"); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	for p, data := range kept {
+		var err error
+		if data == nil {
+			err = os.Remove(p)
+		} else {
+			err = os.WriteFile(p, data, 0o600)
+		}
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(w.stateDir(), "archive", "*", store.WorkflowFile)); len(dirs) != 1 {
+		t.Fatalf("the archive holds %d records, want the workflow's", len(dirs))
+	}
+	if mem := readFile(t, filepath.Join(w.MemoryDir(), "MEMORY.md")); !strings.Contains(mem, "Active APEX workflow") {
+		t.Fatalf("the planted MEMORY.md does not call the workflow active:\n%s", mem)
+	}
+
+	// The first session's context holds MEMORY.md as it was (Claude Code reads it before the
+	// hook writes the ending's line), which calls the workflow active: the hook's line says
+	// it was archived. The session after loads the ending's line and is not told again.
+	const ending = "Abandoned APEX workflow at plan for “" + seedContext + "”, archived"
+	want := `Cairn: no active workflow, nothing to resume; the last one ended ("` + ending + `").`
+	for i, prompt := range []string{"AFTER-FULL-DISK: anything to resume?", "SECOND-AFTER: anything to resume?"} {
+		r := w.run(t, RunOptions{Prompt: prompt})
+		requireOK(t, r)
+		w.requirePluginLoaded(t, r)
+		first := r.FirstMain(t)
+		mem, _, _ := AutoMemory(first)
+		switch i {
+		case 0:
+			if !first.Contains(sessionStartContext) || !first.Contains(want) || first.Contains("missing") {
+				t.Errorf("the session after the cut archive, whose MEMORY.md reads\n%s\nwas not told %q:\n%s", mem, want, tail(first.MessagesText(), 2000))
+			}
+		case 1:
+			if first.Contains(sessionStartContext) {
+				t.Errorf("the second session after the cut archive was told again:\n%s", tail(fromSessionStart(t, first), 2000))
+			}
+			if !strings.Contains(mem, "— "+ending) || strings.Contains(mem, "Active APEX") {
+				t.Errorf("MEMORY.md as the second session loads it does not say the workflow was archived:\n%s", mem)
+			}
+		}
+	}
+}
+
+// Machine A's agent claims task t1 and A pushes it; A's session has ended. Machine B's
+// session is told t1 is running (on A), not "running when its session ended", which reads as
+// a task this machine's crash left.
+func TestCairnTaskRunningOnAnotherMachine(t *testing.T) {
+	t.Parallel()
+	a, b := sharedPair(t, "wf-elsewhere")
+	a.Mock.Script(inTurn("CLAIM-A", "claimed", 1, func(int) (string, mockapi.Reply) {
+		return "claim t1", mockapi.ToolUse(cairnTool("update_task"), map[string]any{"id": "t1", "status": "running"})
+	})...)
+	requireToolResultsOK(t, a.runScript(t, RunOptions{Prompt: "CLAIM-A: take task t1"}), 1)
+	a.cairn(t, "sync")
+	b.cairn(t, "sync")
+	if got := tasksOf(t, b); !strings.Contains(got, `"running"`) {
+		t.Fatalf("machine B did not pull A's claim: %s", got)
+	}
+
+	r := b.run(t, RunOptions{Inputs: []string{"ON-B: where are we?", "/clear", "AFTER-CLEAR-B: and now?"}})
+	requireOK(t, r)
+	b.requirePluginLoaded(t, r)
+	for _, marker := range []string{"ON-B", "AFTER-CLEAR-B"} {
+		report := cairnReport(t, onlyRequest(t, b, marker))
+		if !strings.Contains(report, "\nopen task: t1 (running)\n") {
+			t.Errorf("%s: the report does not list A's task as running:\n%s", marker, report)
+		}
+	}
+}
