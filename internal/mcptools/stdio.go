@@ -159,6 +159,20 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		cancelMu.Unlock()
 		return running || queuedID[string(id)]
 	}
+	// reply writes the read loop's own answers. It waits for the write, so that a client that
+	// reads slowly is read from slowly, but not past ctx: a client that has stopped reading
+	// stdout and then signals must see the server shut down, not wait for the pipe for ever.
+	reply := func(v any) {
+		written := make(chan struct{})
+		go func() {
+			defer close(written)
+			w.write(v)
+		}()
+		select {
+		case <-written:
+		case <-ctx.Done():
+		}
+	}
 loop:
 	for {
 		select {
@@ -174,15 +188,15 @@ loop:
 				break loop
 			}
 			if l.tooLong {
-				w.write(errorResponse(l.id, mcp.INVALID_REQUEST,
+				reply(errorResponse(l.id, mcp.INVALID_REQUEST,
 					fmt.Sprintf("message is larger than %d bytes; keep large content in a file and pass its path", MaxLineBytes)))
 				continue
 			}
-			req := s.dispatch(reqCtx, sess, l.data, w, drop)
+			req := s.dispatch(reqCtx, sess, l.data, reply, drop)
 			switch {
 			case req.msg == nil:
 			case inUse(req.id):
-				w.write(errorResponse(req.id, mcp.INVALID_REQUEST,
+				reply(errorResponse(req.id, mcp.INVALID_REQUEST,
 					"invalid request: a request with this id is still running or waiting to run; this one was not run and nothing was changed: give each request an id of its own"))
 			case running < maxInFlight:
 				start(req)
@@ -191,7 +205,7 @@ loop:
 				queuedN += len(req.msg)
 				queuedID[string(req.id)] = true
 			default:
-				w.write(errorResponse(req.id, mcp.INTERNAL_ERROR,
+				reply(errorResponse(req.id, mcp.INTERNAL_ERROR,
 					fmt.Sprintf("cairn-mcp has %d requests running and %d waiting; this one was not run and nothing was changed: send it again once earlier calls have answered", running, len(queue))))
 			}
 		}
@@ -266,15 +280,15 @@ func (s *Server) unreadableCall(ctx context.Context, q queued) mcp.JSONRPCMessag
 // dispatch routes one message: it answers server/discover itself (before mcp-go sees it),
 // hands answers to our own requests to the session and notifications to mcp-go in order
 // (a cancellation to drop as well), and returns a request for the caller to run.
-func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, w *lineWriter, drop func(id json.RawMessage)) queued {
+func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, reply func(any), drop func(id json.RawMessage)) queued {
 	if answers, ok := batchRefusal(line); ok {
 		if answers != nil {
-			w.write(answers)
+			reply(answers)
 		}
 		return queued{}
 	}
 	if strictjson.KindOf(line) != "an object" && json.Valid(line) {
-		w.write(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: each line must be one JSON-RPC message, a JSON object; it was not run"))
+		reply(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: each line must be one JSON-RPC message, a JSON object; it was not run"))
 		return queued{}
 	}
 	var env struct {
@@ -288,7 +302,7 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		// Answered with the request's id when it can be found (JSON nested deeper than
 		// encoding/json reads is valid to the client), or the client waits for it for ever.
 		id := sniffID(line[:min(len(line), sniffBytes)], line[max(0, len(line)-sniffBytes):])
-		w.write(errorResponse(id, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
+		reply(errorResponse(id, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
 		return queued{}
 	}
 	var method string // "" when missing or not a string
@@ -299,18 +313,18 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
 	case isRequest && strictjson.KindOf(env.JSONRPC) != "a string":
 		// mcp-go calls this a parse error, which the line is not.
-		w.write(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, `invalid request: "jsonrpc" must be "2.0"; it was not run`))
+		reply(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, `invalid request: "jsonrpc" must be "2.0"; it was not run`))
 	case method == "":
 		// A request with no method: answered, or the client waits for it for ever.
 		if isRequest {
-			w.write(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, "invalid request: a request needs a method, a non-empty string; it was not run"))
+			reply(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, "invalid request: a request needs a method, a non-empty string; it was not run"))
 		}
 	case isRequest && strings.HasPrefix(method, "notifications/"):
 		// The method is not repeated: it may be long, and only its prefix matters.
-		w.write(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, "invalid request: a notification (a method under notifications/) is sent without an id; it was not acted on"))
+		reply(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, "invalid request: a notification (a method under notifications/) is sent without an id; it was not acted on"))
 	case method == string(mcp.MethodServerDiscover):
 		if isRequest {
-			w.write(errorResponse(env.ID, mcp.METHOD_NOT_FOUND, "server/discover is not supported; use initialize"))
+			reply(errorResponse(env.ID, mcp.METHOD_NOT_FOUND, "server/discover is not supported; use initialize"))
 		}
 	case method == string(mcp.MethodNotificationCancelled):
 		// Acted on here, in order, on the read loop, and not handed to mcp-go (drop).
@@ -326,7 +340,7 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		// Other notifications (initialized) are handled in order, on the read loop.
 		s.mcp.HandleMessage(ctx, line)
 	case !validID(env.ID):
-		w.write(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string or an integer; the request was not run"))
+		reply(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string or an integer; the request was not run"))
 	default:
 		return queued{id: env.ID, method: method, msg: bytes.Clone(line)}
 	}

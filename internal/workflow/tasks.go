@@ -40,6 +40,8 @@ const (
 	// subject (200 characters) may be 800.
 	maxTaskNote   = 1000
 	maxTaskOutput = 1024
+	// maxTaskID is in bytes, as a claim line keeps it (claim, claimsync).
+	maxTaskID = 128
 )
 
 // TaskStatusError refuses a task status change the machine does not allow.
@@ -122,7 +124,7 @@ func detachedAccent(id string) bool {
 
 // ValidTaskID reports whether id, trimmed, is one a task may have: one short line.
 func ValidTaskID(id string) bool {
-	return id != "" && len(id) <= 128 && !strings.ContainsAny(id, "\r\n\t")
+	return id != "" && len(id) <= maxTaskID && !strings.ContainsAny(id, "\r\n\t")
 }
 
 // UpdateTask adds task u.ID (in the current phase, as pending or running) or moves it to
@@ -137,6 +139,11 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		return Result{}, err
 	}
 	id := strings.TrimSpace(u.ID)
+	if len(id) > maxTaskID {
+		// Not repeated: it is long. A schema's length counts characters, so a one-line id of
+		// 128 of them can be over.
+		return Result{}, fmt.Errorf("the task id is %d bytes, the most is %d bytes: use a shorter one", len(id), maxTaskID)
+	}
 	if !ValidTaskID(id) {
 		return Result{}, errors.New("the task id is not valid: use one short line")
 	}

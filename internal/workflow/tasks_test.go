@@ -250,8 +250,10 @@ func TestTaskCountCap(t *testing.T) {
 	}
 }
 
-// TestTaskFieldCaps: a note over 1000 bytes or an output over 1024 is refused by name, for
-// every caller (the MCP schema bounds them too, the CLI and the hooks did not).
+// TestTaskFieldCaps: a note over 1000 bytes, an output over 1024 or an id over 128 is refused
+// by name, for every caller (the MCP schema bounds them too, the CLI and the hooks did not).
+// An id of 128 characters that UTF-8 writes in 384 bytes, which update_task's schema allows,
+// was refused as "not valid: use one short line", though it is one line.
 func TestTaskFieldCaps(t *testing.T) {
 	def := mustDef(t, "dotagent")
 	r := walk(t, def, mustStart(t, def), "architecture")
@@ -261,6 +263,7 @@ func TestTaskFieldCaps(t *testing.T) {
 	}{
 		{workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Note: strings.Repeat("é", 501)}, "note"},
 		{workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Output: strings.Repeat("a", 1025)}, "output"},
+		{workflow.TaskUpdate{ID: strings.Repeat("日", 128), Status: workflow.TaskPending}, "the task id is 384 bytes, the most is 128 bytes: use a shorter one"},
 	} {
 		_, err := workflow.UpdateTask(r, tc.u, t0.Add(time.Hour), alice)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

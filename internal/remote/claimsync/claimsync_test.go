@@ -1165,7 +1165,7 @@ func TestInvalidTaskIDIsNotPushed(t *testing.T) {
 	b := memremote.New()
 	a := newClone(t, b)
 	for _, id := range []string{strings.Repeat("x", 200), "a\tb"} {
-		if _, err := a.task(id, "running"); err == nil || !strings.Contains(err.Error(), "the task id is not valid") {
+		if _, err := a.task(id, "running"); err == nil || !strings.Contains(err.Error(), "the task id is ") {
 			t.Fatalf("setting task %q running: %v", id, err)
 		}
 	}
