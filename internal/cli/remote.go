@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -100,7 +99,7 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 			// Not "no remote by that name": there is no repository to have one.
 			return fmt.Errorf("%s, and remote sync shares workflows through one's remote: run it in a git project", engine.NoGit(root))
 		}
-		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 2 {
+		if !gitremote.NoSuchRemote(err) {
 			// Not git's "no such remote": git could not be asked (not installed, timed out).
 			return fmt.Errorf("git could not tell whether this project has that remote: %v", err)
 		}
@@ -171,6 +170,9 @@ type remoteStatus struct {
 	// Unreadable is set when the last fetch found the workflow's line on the remote one no
 	// sync can read: remote_revision is then no revision of it.
 	Unreadable bool `json:"remote_unreadable,omitempty"`
+	// NoRemote is set when the clone has no git remote by the name sharing goes through any
+	// more (renamed or removed): every sync fails until it is enabled on one it has.
+	NoRemote bool `json:"remote_missing,omitempty"`
 }
 
 func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
@@ -208,6 +210,8 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 		}
 		out.Unreadable = unreadable != nil
 		out.Mirrored = h[w.ID]
+		// Local, as the rest: a remote renamed or removed since fails every sync alike.
+		out.NoRemote = gitremote.NoSuchRemote(gitremote.HasRemote(a.ctx, e.ProjectRoot(), s.Remote, syncTimeout))
 		// Counted from where the last sync left both lines, as the shared line counts: the
 		// head fetched since may be another clone's changes, which push none of these.
 		if sh := mirror.Shared(s, out.Workflow, out.Local, time.Now()); sh != nil {
@@ -220,6 +224,8 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 	switch {
 	case !s.Enabled:
 		fmt.Fprintln(a.stdout, "remote sync is off: cairn remote enable [REMOTE] turns it on")
+	case out.Workflow == "" && out.NoRemote:
+		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; %s: %s\n", s.Remote, noRemote(s.Remote), remoteEnableStep)
 	case out.Workflow == "":
 		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; cairn sync takes the remote's\n", s.Remote)
 	default:
@@ -227,6 +233,11 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 		last := "never synced"
 		if !s.LastSync.IsZero() {
 			last = "last sync " + s.LastSync.UTC().Format(time.RFC3339)
+		}
+		if out.NoRemote {
+			fmt.Fprintf(a.stdout, "remote %s: %s at r%d here; %s: %s; %d unpushed\n",
+				s.Remote, out.Workflow, out.Local, noRemote(s.Remote), remoteEnableStep, out.Unpushed)
+			break
 		}
 		if unreadable != nil {
 			fmt.Fprintf(a.stdout, "remote %s: %s at r%d here; its line on %s cannot be read (%s): cairn sync names the step (%s); %d unpushed\n",
@@ -379,7 +390,19 @@ func unreached(remoteName, here, command string, err error) error {
 	if !ok {
 		return err
 	}
+	if errors.Is(err, gitremote.ErrNoRemote) {
+		return fmt.Errorf("%s: %s; %s", why, here, remoteEnableStep)
+	}
 	return fmt.Errorf("%s: %s; check that git fetch %s works from this clone, then run %s again", why, here, remoteName, command)
+}
+
+// remoteEnableStep is the step when the remote sharing goes through is no remote of the clone
+// any more (renamed or removed): sharing through one it has.
+const remoteEnableStep = "cairn remote enable REMOTE, with one that git remote -v lists, shares through it"
+
+// noRemote says that remoteName is no longer a remote of the clone.
+func noRemote(remoteName string) string {
+	return remoteName + " is no longer a git remote of this clone (renamed or removed)"
 }
 
 // notReached says that the remote could not be reached and what git said, when err is a
@@ -388,6 +411,9 @@ func notReached(remoteName string, err error) (why string, ok bool) {
 	ge, ok := errors.AsType[*gitremote.GitError](err)
 	if !ok || ge.Op != "fetch" && ge.Op != "push" {
 		return "", false
+	}
+	if ge.NoRemote {
+		return noRemote(remoteName), true // git's line names a repository, which misleads
 	}
 	return fmt.Sprintf("%s could not be reached (git %s: %s)", remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err))), true
 }

@@ -69,27 +69,7 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 // it is out before the first fetch) says what an unreachable remote's does, with its one step;
 // before, it ended with git's bare "gitremote: git fetch: context deadline exceeded".
 func TestSyncOutOfTime(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not on PATH")
-	}
-	work := t.TempDir()
-	proj, bare := filepath.Join(work, "project"), filepath.Join(work, "shared.git")
-	for _, args := range [][]string{{"init", "-q", "--bare", bare}, {"init", "-q", proj}, {"-C", proj, "remote", "add", "origin", "file://" + bare}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	vars := map[string]string{"HOME": filepath.Join(work, "home"), "CLAUDE_PROJECT_DIR": proj, "CAIRN_MEMORY_DIR": filepath.Join(work, "memory")}
-	cairn := func(args ...string) (int, string) {
-		var out bytes.Buffer
-		code := Main(args, strings.NewReader(""), &out, &out, func(k string) string { return vars[k] })
-		return code, out.String()
-	}
-	for _, args := range [][]string{{"remote", "enable"}, {"start", "apex", "shared", "--id", "wf-1"}} {
-		if code, out := cairn(args...); code != 0 {
-			t.Fatalf("cairn %v: exit %d\n%s", args, code, out)
-		}
-	}
+	cairn, _ := sharedProject(t)
 	defer func(d time.Duration) { syncTimeout = d }(syncTimeout)
 	syncTimeout = time.Nanosecond
 	const want = "cairn sync: origin could not be reached (git fetch: no answer in the time allowed): nothing here changed; check that git fetch origin works from this clone, then run cairn sync again\n"
@@ -128,6 +108,74 @@ func TestSyncRetryIsTheCommand(t *testing.T) {
 		}
 		if got := stderr.String(); strings.Contains(got, "next sync") || !strings.Contains(got, "run cairn sync again") {
 			t.Errorf("%v: cairn sync said %q, want the step run cairn sync again, not the next sync", err, got)
+		}
+	}
+}
+
+// sharedProject is a git project whose origin is a bare repository (file://), with sharing on
+// and workflow wf-1 started, not yet synced: cairn runs the CLI there (exit code, stdout and
+// stderr together), git runs git there.
+func sharedProject(t *testing.T) (cairn func(args ...string) (int, string), git func(args ...string)) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	work := t.TempDir()
+	proj, bare := filepath.Join(work, "project"), filepath.Join(work, "shared.git")
+	git = func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("git", append([]string{"-C", proj}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "--bare", bare}, {"init", "-q", proj}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("remote", "add", "origin", "file://"+bare)
+	vars := map[string]string{"HOME": filepath.Join(work, "home"), "CLAUDE_PROJECT_DIR": proj, "CAIRN_MEMORY_DIR": filepath.Join(work, "memory")}
+	cairn = func(args ...string) (int, string) {
+		var out bytes.Buffer
+		code := Main(args, strings.NewReader(""), &out, &out, func(k string) string { return vars[k] })
+		return code, out.String()
+	}
+	for _, args := range [][]string{{"remote", "enable"}, {"start", "apex", "shared", "--id", "wf-1"}} {
+		if code, out := cairn(args...); code != 0 {
+			t.Fatalf("cairn %v: exit %d\n%s", args, code, out)
+		}
+	}
+	return cairn, git
+}
+
+// A remote renamed (git remote rename) or removed while sharing goes through it fails every
+// sync alike. cairn sync said "origin could not be reached (git fetch: fatal: 'origin' does not
+// appear to be a git repository) ...; check that git fetch origin works from this clone, then
+// run cairn sync again", a step that can never work, and cairn remote status said all was well.
+// Both now say that origin is no longer a remote of this clone and the step that works, which
+// is shown to work.
+func TestSyncRemoteRenamed(t *testing.T) {
+	cairn, git := sharedProject(t)
+	if code, out := cairn("sync"); code != 0 {
+		t.Fatalf("first sync: exit %d\n%s", code, out)
+	}
+	git("remote", "rename", "origin", "upstream")
+	if code, out := cairn("vars", "set", "WF_X", "1"); code != 0 {
+		t.Fatalf("vars set: exit %d\n%s", code, out)
+	}
+	const gone = "origin is no longer a git remote of this clone (renamed or removed)"
+	const step = "cairn remote enable REMOTE, with one that git remote -v lists, shares through it"
+	want := "cairn sync: " + gone + ": nothing here changed; " + step + "\n"
+	if code, out := cairn("sync"); code != ExitRefused || out != want {
+		t.Errorf("sync: exit %d\n%s\nwant exit %d\n%s", code, out, ExitRefused, want)
+	}
+	want = "remote origin: wf-1 at r2 here; " + gone + ": " + step + "; 1 unpushed\n"
+	if code, out := cairn("remote", "status"); code != 0 || !strings.HasSuffix(out, want) {
+		t.Errorf("remote status: exit %d\n%s\nwant it to end with\n%s", code, out, want)
+	}
+	for _, args := range [][]string{{"remote", "enable", "upstream"}, {"sync"}} {
+		if code, out := cairn(args...); code != 0 {
+			t.Errorf("cairn %v, the step: exit %d\n%s", args, code, out)
 		}
 	}
 }

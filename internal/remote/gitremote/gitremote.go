@@ -939,7 +939,13 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 		if errors.Is(err, exec.ErrNotFound) {
 			return ErrNoGit
 		}
-		return &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String())}
+		ge := &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String())}
+		if (ge.Op == "fetch" || ge.Op == "push") && simpleName().MatchString(b.cfg.Remote) {
+			// A name the clone no longer has fails every sync alike: asked here, where no
+			// network is needed, only once git has failed.
+			ge.NoRemote = NoSuchRemote(HasRemote(parent, b.cfg.Dir, b.cfg.Remote, b.cfg.Timeout))
+		}
+		return ge
 	}
 	return nil
 }
@@ -970,11 +976,19 @@ func gitEnv(extra ...string) []string {
 // ErrNoGit is a git command's error when no git is on PATH.
 var ErrNoGit = errors.New("no git on PATH, and sharing workflows runs git: install git 2.29 or later")
 
+// ErrNoRemote matches (errors.Is) a fetch or push that failed because the clone has no remote
+// by the name sharing goes through any more (git remote rename, git remote remove): every sync
+// fails the same way until sharing is enabled on a remote the clone has.
+var ErrNoRemote = errors.New("no git remote by that name in this clone")
+
 // GitError is a git command that failed.
 type GitError struct {
 	Op     string // the git subcommand
 	Err    error
 	Stderr string // git's last line of diagnostics, credentials in URLs masked
+	// NoRemote is set on a fetch or push whose remote, a name, is none of the clone's any
+	// more (ErrNoRemote).
+	NoRemote bool
 }
 
 func (e *GitError) Error() string {
@@ -987,8 +1001,12 @@ func (e *GitError) Error() string {
 func (e *GitError) Unwrap() error { return e.Err }
 
 // Is makes a git that could not write for want of space (its words under LC_ALL=C) match
-// syscall.ENOSPC, as a write of Cairn's own does.
+// syscall.ENOSPC, as a write of Cairn's own does, and a remote the clone no longer has match
+// ErrNoRemote.
 func (e *GitError) Is(target error) bool {
+	if target == ErrNoRemote {
+		return e.NoRemote
+	}
 	return target == syscall.ENOSPC && strings.Contains(e.Stderr, "No space left on device")
 }
 
