@@ -179,3 +179,33 @@ func TestSyncRemoteRenamed(t *testing.T) {
 		}
 	}
 }
+
+// A remote that pushes to another repository than it fetches from (remote.origin.pushurl
+// naming a fork) took the first push, which no fetch reads back, and then refused every sync
+// with "the remote refused refs/cairn/wf/wf-1 ([rejected] (stale info)): run `cairn doctor` to
+// check which refs it accepts", a step that finds nothing wrong; a task set running was said
+// claimed nowhere and ran unclaimed. Both now say where the pushes go and the step.
+func TestSyncPushesElsewhere(t *testing.T) {
+	cairn, git := sharedProject(t)
+	fork := filepath.Join(t.TempDir(), "fork.git")
+	git("init", "-q", "--bare", fork)
+	git("config", "remote.origin.pushurl", "file://"+fork)
+	const split = "origin pushes to another repository than it fetches from (git remote get-url --push origin shows where), so %s pushed there is never read back: cairn remote enable REMOTE, with a remote that fetches and pushes one repository, shares through it"
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sync"}, 0, ""}, // into the fork: no fetch reads it back
+		{[]string{"task", "t1", "pending"}, 0, ""},
+		{[]string{"sync"}, ExitRefused, "cairn sync: " + fmt.Sprintf(split, "the line of wf-1") + "\n"},
+		{[]string{"task", "t1", "running"}, 0, ""}, // its claims line into the fork
+		{[]string{"task", "t2", "pending"}, 0, ""},
+		{[]string{"task", "t2", "running"}, 0, fmt.Sprintf(split, "the task claims of wf-1")},
+	} {
+		code, out := cairn(c.args...)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("cairn %v: exit %d\n%s\nwant exit %d with\n%s", c.args, code, out, c.code, c.want)
+		}
+	}
+}

@@ -62,15 +62,24 @@ func TestSyncFailureNoticeLineTooLarge(t *testing.T) {
 	}
 }
 
-// A remote renamed or removed in the clone (gitremote.ErrNoRemote) fails every sync the same
-// way: the notice says so and that cairn sync tells the user the step, where before it said
-// that the next sync retries.
+// A remote renamed or removed in the clone (gitremote.ErrNoRemote), or one that pushes to
+// another repository than it fetches from (gitremote.ErrSplit), fails every sync the same way:
+// the notice says why and that cairn sync tells the user the step, where before it said that
+// the next sync retries.
 func TestSyncFailureNoticeRemoteGone(t *testing.T) {
-	s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
-	y := &syncer{s: s, ctx: context.Background()}
-	y.fail("origin", fmt.Errorf("task claims: %w", &gitremote.GitError{Op: "fetch", Err: errors.New("exit status 128"), NoRemote: true}))
-	got := strings.Join(s.syncNotes, " ")
-	if strings.Contains(got, "retries") || !strings.Contains(got, "no longer a git remote of this clone") || !strings.Contains(got, "every sync fails the same way") || !strings.Contains(got, "cairn sync") {
-		t.Errorf("notice %q, want it to say that origin is no longer the clone's remote, that every sync fails the same way, and where the user's step is", got)
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&gitremote.GitError{Op: "fetch", Err: errors.New("exit status 128"), NoRemote: true}, "no longer a git remote of this clone"},
+		{gitremote.ErrSplit, "pushes to another repository than it fetches from"},
+	} {
+		s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
+		y := &syncer{s: s, ctx: context.Background()}
+		y.fail("origin", fmt.Errorf("task claims: %w", c.err))
+		got := strings.Join(s.syncNotes, " ")
+		if strings.Contains(got, "retries") || !strings.Contains(got, c.want) || !strings.Contains(got, "every sync fails the same way") || !strings.Contains(got, "cairn sync") {
+			t.Errorf("notice %q, want it to say %q, that every sync fails the same way, and where the user's step is", got, c.want)
+		}
 	}
 }

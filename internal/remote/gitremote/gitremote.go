@@ -470,6 +470,14 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 		if cur.rev != after || cur.oid != parent {
 			return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: cur.rev}
 		}
+		if strings.Contains(rejected, "stale info") {
+			// The lease, the head the fetch reads, is not the head where the push goes.
+			line := "the line of " + id
+			if b.claimsLine() {
+				line = "the task claims of " + id
+			}
+			return 0, splitError{b.remoteName(), line}
+		}
 		return 0, &RefusedError{Ref: b.remoteRef(id), Reason: rejected}
 	}
 	// The records are on the remote whatever happens to the mirror now; a failed update
@@ -479,6 +487,22 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	_ = b.run(ctx, nil, nil, "update-ref", "-m", "cairn: pushed", b.mirrorRef(id), head, parent)
 	return after + int64(len(data)), nil
 }
+
+// ErrSplit matches (errors.Is) a push refused because the remote pushes to another repository
+// than it fetches from (a pushurl or pushInsteadOf naming another one): the line Cairn reads is
+// never the one it writes, so every sync fails the same way until it shares through a remote
+// that fetches and pushes one repository.
+var ErrSplit = errors.New("the remote pushes to another repository than it fetches from")
+
+// splitError is ErrSplit for line, workflow id's or its claims', on remote.
+type splitError struct{ remote, line string }
+
+func (e splitError) Error() string {
+	return fmt.Sprintf("%s pushes to another repository than it fetches from (git remote get-url --push %s shows where), so %s pushed there is never read back: cairn remote enable REMOTE, with a remote that fetches and pushes one repository, shares through it",
+		e.remote, e.remote, e.line)
+}
+
+func (splitError) Is(target error) bool { return target == ErrSplit }
 
 // ErrRefused is what a *RefusedError matches with errors.Is.
 var ErrRefused = errors.New("remote refused the ref")
