@@ -495,6 +495,11 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 		c.Fix = "ask the host's admin to allow pushes to refs/cairn/* (or to cairn-state/* and cairn-claims/* branches), or run cairn remote disable"
 	case errors.Is(err, gitremote.ErrNoGit):
 		c.Detail, c.Fix = "no git on PATH, and sharing workflows runs git", "install git 2.29 or later"
+	case errors.Is(err, gitremote.ErrNoRemote):
+		c.Detail, c.Fix = noRemote(s.Remote), "run cairn remote enable REMOTE with one that git remote -v lists"
+	case errors.Is(err, gitremote.ErrSplit):
+		c.Detail = gitremote.SplitWhy(s.Remote) + ", so what Cairn pushes there is never read back"
+		c.Fix = "run cairn remote enable REMOTE with a remote that fetches and pushes one repository"
 	case err != nil:
 		c.Detail = s.Remote + " could not be reached to probe it (cairn keeps working offline)"
 		c.Fix = "check that git fetch " + s.Remote + " works from this clone, then run cairn doctor again"

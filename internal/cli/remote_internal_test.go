@@ -190,7 +190,7 @@ func TestSyncPushesElsewhere(t *testing.T) {
 	fork := filepath.Join(t.TempDir(), "fork.git")
 	git("init", "-q", "--bare", fork)
 	git("config", "remote.origin.pushurl", "file://"+fork)
-	const split = "origin pushes to another repository than it fetches from (git remote get-url --push origin shows where), so %s pushed there is never read back: cairn remote enable REMOTE, with a remote that fetches and pushes one repository, shares through it"
+	const split = "origin pushes to another repository than it fetches from (git remote get-url --push origin shows where), so %s there is never read back: cairn remote enable REMOTE, with a remote that fetches and pushes one repository, shares through it"
 	for _, c := range []struct {
 		args []string
 		code int
@@ -198,10 +198,10 @@ func TestSyncPushesElsewhere(t *testing.T) {
 	}{
 		{[]string{"sync"}, 0, ""}, // into the fork: no fetch reads it back
 		{[]string{"task", "t1", "pending"}, 0, ""},
-		{[]string{"sync"}, ExitRefused, "cairn sync: " + fmt.Sprintf(split, "the line of wf-1") + "\n"},
+		{[]string{"sync"}, ExitRefused, "cairn sync: " + fmt.Sprintf(split, "the line of wf-1 pushed") + "\n"},
 		{[]string{"task", "t1", "running"}, 0, ""}, // its claims line into the fork
 		{[]string{"task", "t2", "pending"}, 0, ""},
-		{[]string{"task", "t2", "running"}, 0, fmt.Sprintf(split, "the task claims of wf-1")},
+		{[]string{"task", "t2", "running"}, 0, fmt.Sprintf(split, "the task claims line of wf-1 pushed")},
 	} {
 		code, out := cairn(c.args...)
 		if code != c.code || !strings.Contains(out, c.want) {

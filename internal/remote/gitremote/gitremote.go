@@ -472,11 +472,11 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 		}
 		if strings.Contains(rejected, "stale info") {
 			// The lease, the head the fetch reads, is not the head where the push goes.
-			line := "the line of " + id
+			what := "the line of " + id + " pushed"
 			if b.claimsLine() {
-				line = "the task claims of " + id
+				what = "the task claims line of " + id + " pushed"
 			}
-			return 0, splitError{b.remoteName(), line}
+			return 0, splitError{b.remoteName(), what}
 		}
 		return 0, &RefusedError{Ref: b.remoteRef(id), Reason: rejected}
 	}
@@ -494,12 +494,19 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 // that fetches and pushes one repository.
 var ErrSplit = errors.New("the remote pushes to another repository than it fetches from")
 
-// splitError is ErrSplit for line, workflow id's or its claims', on remote.
-type splitError struct{ remote, line string }
+// splitError is ErrSplit for what, the line of a workflow or of its claims (or a probe's), as
+// pushed to remote.
+type splitError struct{ remote, what string }
 
 func (e splitError) Error() string {
-	return fmt.Sprintf("%s pushes to another repository than it fetches from (git remote get-url --push %s shows where), so %s pushed there is never read back: cairn remote enable REMOTE, with a remote that fetches and pushes one repository, shares through it",
-		e.remote, e.remote, e.line)
+	return fmt.Sprintf("%s, so %s there is never read back: cairn remote enable REMOTE, with a remote that fetches and pushes one repository, shares through it",
+		SplitWhy(e.remote), e.what)
+}
+
+// SplitWhy says that remote pushes to another repository than it fetches from, and how to see
+// where.
+func SplitWhy(remote string) string {
+	return fmt.Sprintf("%s pushes to another repository than it fetches from (git remote get-url --push %s shows where)", remote, remote)
 }
 
 func (splitError) Is(target error) bool { return target == ErrSplit }

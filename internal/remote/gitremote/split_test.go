@@ -39,3 +39,28 @@ func TestPushURLElsewhereIsSplit(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeFindsPushURLElsewhere: Probe (cairn remote enable, cairn doctor) pushed its probe ref
+// to where the remote pushes and deleted it there, and found all well on a remote that pushes to
+// another repository than it fetches from, whose first sync then wrote where no machine reads.
+// It now reads the probe ref back through the fetch side, and is ErrSplit when it is not
+// there; neither repository keeps a probe ref.
+func TestProbeFindsPushURLElsewhere(t *testing.T) {
+	up, fork, dir := bareRepo(t), bareRepo(t), t.TempDir()
+	git(t, dir, "init", "-q")
+	git(t, dir, "remote", "add", "origin", "file://"+up)
+	git(t, dir, "config", "remote.origin.pushurl", "file://"+fork)
+	got, err := gitremote.Probe(bg(t), gitremote.Config{Dir: dir, Remote: "origin"})
+	if !errors.Is(err, gitremote.ErrSplit) {
+		t.Errorf("Probe = %q, %v; want ErrSplit", got, err)
+	}
+	for _, bare := range []string{up, fork} {
+		if refs := git(t, bare, "for-each-ref"); refs != "" {
+			t.Errorf("refs left in %s:\n%s", bare, refs)
+		}
+	}
+	git(t, dir, "config", "--unset", "remote.origin.pushurl")
+	if got, err := gitremote.Probe(bg(t), gitremote.Config{Dir: dir, Remote: "origin"}); err != nil || got != gitremote.Refs {
+		t.Errorf("Probe with one repository = %q, %v; want %q", got, err, gitremote.Refs)
+	}
+}
