@@ -711,8 +711,10 @@ func (b *Backend) fetchOnce(ctx context.Context, id string) error {
 		// own mirror refs, which is harmless and keeps absence from being an error.
 		src, dst = src+"*", dst+"*"
 	}
+	// --no-filter: in a partial clone (git clone --filter=...) a fetch takes the clone's filter,
+	// and each record's blob left on the host would then be fetched on its own when read.
 	args := []string{"fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
-		"--no-recurse-submodules", "--no-auto-gc", "--", b.cfg.Remote, "+" + src + ":" + dst}
+		"--no-recurse-submodules", "--no-auto-gc", "--no-filter", "--", b.cfg.Remote, "+" + src + ":" + dst}
 	for out := range b.leftOut {
 		args = append(args, "^"+b.remoteRef(out))
 	}
