@@ -376,8 +376,9 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 // unreached is the error of a command (cairn sync, cairn remote enable) when git could not talk
 // to the remote (a fetch or push that failed: the host down, the network gone, credentials
 // refused): what git said, what that left here (here), and how to find out why before the
-// command runs again; or when git could not write here for a full disk: that, here, and the
-// step. Other errors are returned as they are.
+// command runs again; or when git could not write here for a full disk, the remote is no
+// remote of the clone any more, or a lock file a stopped git left holds a ref here: that, here,
+// and its own step. Other errors are returned as they are.
 func unreached(remoteName, here, command string, err error) error {
 	if errors.Is(err, gitremote.ErrNoGit) {
 		return gitremote.ErrNoGit // not the remote's doing: its one step is installing git
@@ -390,8 +391,11 @@ func unreached(remoteName, here, command string, err error) error {
 	if !ok {
 		return err
 	}
-	if errors.Is(err, gitremote.ErrNoRemote) {
+	switch {
+	case errors.Is(err, gitremote.ErrNoRemote):
 		return fmt.Errorf("%s: %s; %s", why, here, remoteEnableStep)
+	case errors.Is(err, gitremote.ErrLocked):
+		return fmt.Errorf("%s: %s; once that lock file is gone, run %s again", why, here, command)
 	}
 	return fmt.Errorf("%s: %s; check that git fetch %s works from this clone, then run %s again", why, here, remoteName, command)
 }
@@ -414,6 +418,9 @@ func notReached(remoteName string, err error) (why string, ok bool) {
 	}
 	if ge.NoRemote {
 		return noRemote(remoteName), true // git's line names a repository, which misleads
+	}
+	if errors.Is(ge, gitremote.ErrLocked) { // the remote was reached: this clone could not write
+		return fmt.Sprintf("this clone's git could not update its copy of %s's refs (git %s: %s)", remoteName, ge.Op, ge.Stderr), true
 	}
 	return fmt.Sprintf("%s could not be reached (git %s: %s)", remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err))), true
 }

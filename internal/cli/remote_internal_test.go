@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,7 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 // it is out before the first fetch) says what an unreachable remote's does, with its one step;
 // before, it ended with git's bare "gitremote: git fetch: context deadline exceeded".
 func TestSyncOutOfTime(t *testing.T) {
-	cairn, _ := sharedProject(t)
+	cairn, _, _ := sharedProject(t)
 	defer func(d time.Duration) { syncTimeout = d }(syncTimeout)
 	syncTimeout = time.Nanosecond
 	const want = "cairn sync: origin could not be reached (git fetch: no answer in the time allowed): nothing here changed; check that git fetch origin works from this clone, then run cairn sync again\n"
@@ -112,10 +113,10 @@ func TestSyncRetryIsTheCommand(t *testing.T) {
 	}
 }
 
-// sharedProject is a git project whose origin is a bare repository (file://), with sharing on
-// and workflow wf-1 started, not yet synced: cairn runs the CLI there (exit code, stdout and
-// stderr together), git runs git there.
-func sharedProject(t *testing.T) (cairn func(args ...string) (int, string), git func(args ...string)) {
+// sharedProject is a git project, proj, whose origin is a bare repository (file://), with
+// sharing on and workflow wf-1 started, not yet synced: cairn runs the CLI there (exit code,
+// stdout and stderr together), git runs git there.
+func sharedProject(t *testing.T) (cairn func(args ...string) (int, string), git func(args ...string), proj string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
@@ -145,7 +146,7 @@ func sharedProject(t *testing.T) (cairn func(args ...string) (int, string), git 
 			t.Fatalf("cairn %v: exit %d\n%s", args, code, out)
 		}
 	}
-	return cairn, git
+	return cairn, git, proj
 }
 
 // A remote renamed (git remote rename) or removed while sharing goes through it fails every
@@ -155,7 +156,7 @@ func sharedProject(t *testing.T) (cairn func(args ...string) (int, string), git 
 // Both now say that origin is no longer a remote of this clone and the step that works, which
 // is shown to work.
 func TestSyncRemoteRenamed(t *testing.T) {
-	cairn, git := sharedProject(t)
+	cairn, git, _ := sharedProject(t)
 	if code, out := cairn("sync"); code != 0 {
 		t.Fatalf("first sync: exit %d\n%s", code, out)
 	}
@@ -186,7 +187,7 @@ func TestSyncRemoteRenamed(t *testing.T) {
 // check which refs it accepts", a step that finds nothing wrong; a task set running was said
 // claimed nowhere and ran unclaimed. Both now say where the pushes go and the step.
 func TestSyncPushesElsewhere(t *testing.T) {
-	cairn, git := sharedProject(t)
+	cairn, git, _ := sharedProject(t)
 	fork := filepath.Join(t.TempDir(), "fork.git")
 	git("init", "-q", "--bare", fork)
 	git("config", "remote.origin.pushurl", "file://"+fork)
@@ -207,5 +208,44 @@ func TestSyncPushesElsewhere(t *testing.T) {
 		if code != c.code || !strings.Contains(out, c.want) {
 			t.Errorf("cairn %v: exit %d\n%s\nwant exit %d with\n%s", c.args, code, out, c.code, c.want)
 		}
+	}
+}
+
+// A lock file that a stopped git left on a ref of Cairn's copy of the remote's lines (a git
+// killed mid-fetch: the machine lost power) fails every fetch until it is gone. cairn sync said
+// "origin could not be reached (...): ...; check that git fetch origin works from this clone,
+// then run cairn sync again": origin was reached, the person's git fetch origin works (it does
+// not touch that ref), and the sync fails again. It now says that this clone's git could not
+// update its copy of origin's refs, and to run cairn sync once the lock file is gone.
+func TestSyncStaleLockFile(t *testing.T) {
+	cairn, _, proj := sharedProject(t)
+	if code, out := cairn("sync"); code != 0 {
+		t.Fatalf("first sync: exit %d\n%s", code, out)
+	}
+	lock := filepath.Join(proj, ".git", "refs", "cairn-mirror", "origin", "wf-1.lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// This push lands, and only moving the copy after it fails (which the sync leaves to the
+	// next fetch): the copy is now behind the remote, and every fetch must move it.
+	for _, args := range [][]string{{"vars", "set", "WF_X", "1"}, {"sync"}} {
+		if code, out := cairn(args...); code != 0 {
+			t.Fatalf("cairn %v: exit %d\n%s", args, code, out)
+		}
+	}
+	code, out := cairn("sync")
+	if code != ExitRefused || strings.Contains(out, "could not be reached") || strings.Contains(out, "check that git fetch") ||
+		!strings.Contains(out, "this clone's git could not update its copy of origin's refs") || !strings.Contains(out, lock) ||
+		!strings.HasSuffix(out, ": nothing here changed; once that lock file is gone, run cairn sync again\n") {
+		t.Errorf("sync with a stale lock file: exit %d\n%s", code, out)
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := cairn("sync"); code != 0 {
+		t.Errorf("sync once the lock file is gone: exit %d\n%s", code, out)
 	}
 }

@@ -62,8 +62,9 @@ func TestSyncFailureNoticeLineTooLarge(t *testing.T) {
 	}
 }
 
-// A remote renamed or removed in the clone (gitremote.ErrNoRemote), or one that pushes to
-// another repository than it fetches from (gitremote.ErrSplit), fails every sync the same way:
+// A remote renamed or removed in the clone (gitremote.ErrNoRemote), one that pushes to another
+// repository than it fetches from (gitremote.ErrSplit), or a lock file a stopped git left on a
+// ref of the clone (gitremote.ErrLocked) fails every sync the same way:
 // the notice says why and that cairn sync tells the user the step, where before it said that
 // the next sync retries.
 func TestSyncFailureNoticeRemoteGone(t *testing.T) {
@@ -73,6 +74,8 @@ func TestSyncFailureNoticeRemoteGone(t *testing.T) {
 	}{
 		{&gitremote.GitError{Op: "fetch", Err: errors.New("exit status 128"), NoRemote: true}, "no longer a git remote of this clone"},
 		{gitremote.ErrSplit, "pushes to another repository than it fetches from"},
+		{&gitremote.GitError{Op: "fetch", Err: errors.New("exit status 1"), Stderr: "error: cannot lock ref 'refs/cairn-mirror/origin/wf-1': Unable to create '/p/.git/refs/cairn-mirror/origin/wf-1.lock': File exists."},
+			"a lock file that a stopped git left in this clone"},
 	} {
 		s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
 		y := &syncer{s: s, ctx: context.Background()}

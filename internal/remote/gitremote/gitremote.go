@@ -736,8 +736,11 @@ func (b *Backend) fetchOnce(ctx context.Context, id string) error {
 
 // localLockBusy reports git's refusals to update a local ref another git is updating.
 func localLockBusy(stderr string) bool {
-	return strings.Contains(stderr, "cannot lock ref") || strings.Contains(stderr, ".lock': File exists")
+	return strings.Contains(stderr, "cannot lock ref") || strings.Contains(stderr, lockExists)
 }
+
+// lockExists is git's words for a ref's lock file found in its place.
+const lockExists = ".lock': File exists"
 
 // read returns the records after rev up to t, walking back from t and reading the blobs in one
 // cat-file. It checks that the line is Cairn's: one parent each, subjects counting down.
@@ -1014,6 +1017,11 @@ var ErrNoGit = errors.New("no git on PATH, and sharing workflows runs git: insta
 // fails the same way until sharing is enabled on a remote the clone has.
 var ErrNoRemote = errors.New("no git remote by that name in this clone")
 
+// ErrLocked matches (errors.Is) a git that could not update a ref of this clone (Cairn's copy of
+// the remote's lines) because the ref's lock file exists even after the retries: one that a
+// stopped git left, which fails every sync until it is gone. The GitError's line names it.
+var ErrLocked = errors.New("a lock file holds a ref of this clone")
+
 // GitError is a git command that failed.
 type GitError struct {
 	Op     string // the git subcommand
@@ -1035,10 +1043,13 @@ func (e *GitError) Unwrap() error { return e.Err }
 
 // Is makes a git that could not write for want of space (its words under LC_ALL=C) match
 // syscall.ENOSPC, as a write of Cairn's own does, and a remote the clone no longer has match
-// ErrNoRemote.
+// ErrNoRemote, and a lock file in the way match ErrLocked.
 func (e *GitError) Is(target error) bool {
-	if target == ErrNoRemote {
+	switch target {
+	case ErrNoRemote:
 		return e.NoRemote
+	case ErrLocked:
+		return strings.Contains(e.Stderr, lockExists)
 	}
 	return target == syscall.ENOSPC && strings.Contains(e.Stderr, "No space left on device")
 }
@@ -1059,7 +1070,7 @@ func diagnose(stderr string) string {
 		if strings.HasPrefix(line, "error: unknown option") || strings.HasPrefix(line, "error: unknown switch") {
 			return lastLine(line) + " (this git is too old: Cairn's sharing needs git 2.29 or later)"
 		}
-		if strings.Contains(line, ".lock': File exists") {
+		if strings.Contains(line, lockExists) {
 			return lastLine(line) + " (if no git is running in this repository, one that was stopped left it: delete it)"
 		}
 	}
