@@ -348,7 +348,7 @@ func (b *Backend) twinStep(id, kept string) string {
 
 // remoteName is the remote as a step names it: a URL may hold a user name or a token.
 func (b *Backend) remoteName() string {
-	if simpleName().MatchString(b.cfg.Remote) {
+	if remote.IsName(b.cfg.Remote) {
 		return b.cfg.Remote
 	}
 	return "<remote>"
@@ -976,7 +976,7 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 			return ErrNoGit
 		}
 		ge := &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String())}
-		if (ge.Op == "fetch" || ge.Op == "push") && simpleName().MatchString(b.cfg.Remote) {
+		if (ge.Op == "fetch" || ge.Op == "push") && remote.IsName(b.cfg.Remote) {
 			// A name the clone no longer has fails every sync alike: asked here, where no
 			// network is needed, only once git has failed.
 			ge.NoRemote = NoSuchRemote(HasRemote(parent, b.cfg.Dir, b.cfg.Remote, b.cfg.Timeout))

@@ -3,6 +3,7 @@ package gitremote_test
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
@@ -15,19 +16,21 @@ import (
 // does not.
 func TestRemoteRenamedIsNoRemote(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		after [][]string // git commands run in the clone after the first append
-		gone  bool
+		name, remote string
+		after        [][]string // git commands run in the clone after the first append
+		gone         bool
 	}{
-		{"renamed", [][]string{{"remote", "rename", "origin", "upstream"}}, true},
-		{"removed", [][]string{{"remote", "remove", "origin"}}, true},
-		{"url gone", [][]string{{"remote", "set-url", "origin", filepath.Join(t.TempDir(), "gone.git")}}, false},
+		{"renamed", "origin", [][]string{{"remote", "rename", "origin", "upstream"}}, true},
+		{"removed", "origin", [][]string{{"remote", "remove", "origin"}}, true},
+		{"url gone", "origin", [][]string{{"remote", "set-url", "origin", filepath.Join(t.TempDir(), "gone.git")}}, false},
+		// A name git allows and cairn remote enable takes, though not one a mirror ref is named by.
+		{"dotted name renamed", "team.hub", [][]string{{"remote", "rename", "team.hub", "hub"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bare, dir := bareRepo(t), t.TempDir()
 			git(t, dir, "init", "-q")
-			git(t, dir, "remote", "add", "origin", "file://"+bare)
-			b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin"})
+			git(t, dir, "remote", "add", tc.remote, "file://"+bare)
+			b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: tc.remote})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,5 +50,28 @@ func TestRemoteRenamedIsNoRemote(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStepsNameTheRemote: the steps for a line no sync can read name the git remote to run git
+// with. A remote whose name git allows but that is no plain word ("team.hub") was named
+// "<remote>", which a shell takes for a redirection; only an address (which may hold a token)
+// is left unnamed.
+func TestStepsNameTheRemote(t *testing.T) {
+	for remote, want := range map[string]string{
+		"origin":                      "git fetch origin refs/cairn/wf/wf-1",
+		"team.hub":                    "git fetch team.hub refs/cairn/wf/wf-1",
+		"https://x:tok@host/r.git":    "git fetch <remote> refs/cairn/wf/wf-1",
+		"file:///srv/git/shared.git":  "git fetch <remote> refs/cairn/wf/wf-1",
+		"git@host.example:team/r.git": "git fetch <remote> refs/cairn/wf/wf-1",
+		"../shared.git":               "git fetch <remote> refs/cairn/wf/wf-1",
+	} {
+		b, err := gitremote.New(gitremote.Config{Dir: t.TempDir(), Remote: remote})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.UnreadableStep("wf-1"); !strings.Contains(got, want) {
+			t.Errorf("remote %q: step %q, want it to say %q", remote, got, want)
+		}
 	}
 }
