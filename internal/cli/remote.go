@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -100,7 +99,7 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 			// Not "no remote by that name": there is no repository to have one.
 			return fmt.Errorf("%s, and remote sync shares workflows through one's remote: run it in a git project", engine.NoGit(root))
 		}
-		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 2 {
+		if !gitremote.NoSuchRemote(err) {
 			// Not git's "no such remote": git could not be asked (not installed, timed out).
 			return fmt.Errorf("git could not tell whether this project has that remote: %v", err)
 		}
@@ -174,6 +173,9 @@ type remoteStatus struct {
 	// Unreadable is set when the last fetch found the workflow's line on the remote one no
 	// sync can read: remote_revision is then no revision of it.
 	Unreadable bool `json:"remote_unreadable,omitempty"`
+	// NoRemote is set when the clone has no git remote by the name sharing goes through any
+	// more (renamed or removed): every sync fails until it is enabled on one it has.
+	NoRemote bool `json:"remote_missing,omitempty"`
 }
 
 func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
@@ -211,6 +213,8 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 		}
 		out.Unreadable = unreadable != nil
 		out.Mirrored = h[w.ID]
+		// Local, as the rest: a remote renamed or removed since fails every sync alike.
+		out.NoRemote = gitremote.NoSuchRemote(gitremote.HasRemote(a.ctx, e.ProjectRoot(), s.Remote, syncTimeout))
 		// Counted from where the last sync left both lines, as the shared line counts: the
 		// head fetched since may be another clone's changes, which push none of these.
 		if sh := mirror.Shared(s, out.Workflow, out.Local, time.Now()); sh != nil {
@@ -223,6 +227,8 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 	switch {
 	case !s.Enabled:
 		fmt.Fprintln(a.stdout, "remote sync is off: cairn remote enable [REMOTE] turns it on")
+	case out.Workflow == "" && out.NoRemote:
+		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; %s: %s\n", s.Remote, noRemote(s.Remote), remoteEnableStep)
 	case out.Workflow == "":
 		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; cairn sync takes the remote's\n", s.Remote)
 	default:
@@ -230,6 +236,11 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 		last := "never synced"
 		if !s.LastSync.IsZero() {
 			last = "last sync " + s.LastSync.UTC().Format(time.RFC3339)
+		}
+		if out.NoRemote {
+			fmt.Fprintf(a.stdout, "remote %s: %s at r%d here; %s: %s; %d unpushed\n",
+				s.Remote, out.Workflow, out.Local, noRemote(s.Remote), remoteEnableStep, out.Unpushed)
+			break
 		}
 		if unreadable != nil {
 			fmt.Fprintf(a.stdout, "remote %s: %s at r%d here; its line on %s cannot be read (%s): cairn sync names the step (%s); %d unpushed\n",
@@ -384,8 +395,9 @@ func diskFull(cause, here, command string) error {
 // unreached is the error of a command (cairn sync, cairn remote enable) when git could not talk
 // to the remote (a fetch or push that failed: the host down, the network gone, credentials
 // refused): what git said, what that left here (here), and how to find out why before the
-// command runs again; or when git could not write here for a full disk: that, here, and the
-// step. Other errors are returned as they are.
+// command runs again; or when git could not write here for a full disk, the remote is no
+// remote of the clone any more, or a lock file a stopped git left holds a ref here: that, here,
+// and its own step. Other errors are returned as they are.
 func unreached(remoteName, here, command string, err error) error {
 	if errors.Is(err, gitremote.ErrNoGit) {
 		return gitremote.ErrNoGit // not the remote's doing: its one step is installing git
@@ -398,7 +410,22 @@ func unreached(remoteName, here, command string, err error) error {
 	if !ok {
 		return err
 	}
+	switch {
+	case errors.Is(err, gitremote.ErrNoRemote):
+		return fmt.Errorf("%s: %s; %s", why, here, remoteEnableStep)
+	case errors.Is(err, gitremote.ErrLocked):
+		return fmt.Errorf("%s: %s; once that lock file is gone, run %s again", why, here, command)
+	}
 	return fmt.Errorf("%s: %s; check that git fetch %s works from this clone, then run %s again", why, here, remoteName, command)
+}
+
+// remoteEnableStep is the step when the remote sharing goes through is no remote of the clone
+// any more (renamed or removed): sharing through one it has.
+const remoteEnableStep = "cairn remote enable REMOTE, with one that git remote -v lists, shares through it"
+
+// noRemote says that remoteName is no longer a remote of the clone.
+func noRemote(remoteName string) string {
+	return remoteName + " is no longer a git remote of this clone (renamed or removed)"
 }
 
 // notReached says that the remote could not be reached and what git said, when err is a
@@ -407,6 +434,12 @@ func notReached(remoteName string, err error) (why string, ok bool) {
 	ge, ok := errors.AsType[*gitremote.GitError](err)
 	if !ok || ge.Op != "fetch" && ge.Op != "push" {
 		return "", false
+	}
+	if ge.NoRemote {
+		return noRemote(remoteName), true // git's line names a repository, which misleads
+	}
+	if errors.Is(ge, gitremote.ErrLocked) { // the remote was reached: this clone could not write
+		return fmt.Sprintf("this clone's git could not update its copy of %s's refs (git %s: %s)", remoteName, ge.Op, ge.Stderr), true
 	}
 	return fmt.Sprintf("%s could not be reached (git %s: %s)", remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err))), true
 }
@@ -488,6 +521,11 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 		c.Fix = "ask the host's admin to allow pushes to refs/cairn/* (or to cairn-state/* and cairn-claims/* branches), or run cairn remote disable"
 	case errors.Is(err, gitremote.ErrNoGit):
 		c.Detail, c.Fix = "no git on PATH, and sharing workflows runs git", "install git 2.29 or later"
+	case errors.Is(err, gitremote.ErrNoRemote):
+		c.Detail, c.Fix = noRemote(s.Remote), "run cairn remote enable REMOTE with one that git remote -v lists"
+	case errors.Is(err, gitremote.ErrSplit):
+		c.Detail = gitremote.SplitWhy(s.Remote) + ", so what Cairn pushes there is never read back"
+		c.Fix = "run cairn remote enable REMOTE with a remote that fetches and pushes one repository"
 	case err != nil:
 		c.Detail = s.Remote + " could not be reached to probe it (cairn keeps working offline)"
 		c.Fix = "check that git fetch " + s.Remote + " works from this clone, then run cairn doctor again"

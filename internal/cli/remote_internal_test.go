@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -69,27 +70,7 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 // it is out before the first fetch) says what an unreachable remote's does, with its one step;
 // before, it ended with git's bare "gitremote: git fetch: context deadline exceeded".
 func TestSyncOutOfTime(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not on PATH")
-	}
-	work := t.TempDir()
-	proj, bare := filepath.Join(work, "project"), filepath.Join(work, "shared.git")
-	for _, args := range [][]string{{"init", "-q", "--bare", bare}, {"init", "-q", proj}, {"-C", proj, "remote", "add", "origin", "file://" + bare}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	vars := map[string]string{"HOME": filepath.Join(work, "home"), "CLAUDE_PROJECT_DIR": proj, "CAIRN_MEMORY_DIR": filepath.Join(work, "memory")}
-	cairn := func(args ...string) (int, string) {
-		var out bytes.Buffer
-		code := Main(args, strings.NewReader(""), &out, &out, func(k string) string { return vars[k] })
-		return code, out.String()
-	}
-	for _, args := range [][]string{{"remote", "enable"}, {"start", "apex", "shared", "--id", "wf-1"}} {
-		if code, out := cairn(args...); code != 0 {
-			t.Fatalf("cairn %v: exit %d\n%s", args, code, out)
-		}
-	}
+	cairn, _, _ := sharedProject(t)
 	defer func(d time.Duration) { syncTimeout = d }(syncTimeout)
 	syncTimeout = time.Nanosecond
 	const want = "cairn sync: origin could not be reached (git fetch: no answer in the time allowed): nothing here changed; check that git fetch origin works from this clone, then run cairn sync again\n"
@@ -129,5 +110,142 @@ func TestSyncRetryIsTheCommand(t *testing.T) {
 		if got := stderr.String(); strings.Contains(got, "next sync") || !strings.Contains(got, "run cairn sync again") {
 			t.Errorf("%v: cairn sync said %q, want the step run cairn sync again, not the next sync", err, got)
 		}
+	}
+}
+
+// sharedProject is a git project, proj, whose origin is a bare repository (file://), with
+// sharing on and workflow wf-1 started, not yet synced: cairn runs the CLI there (exit code,
+// stdout and stderr together), git runs git there.
+func sharedProject(t *testing.T) (cairn func(args ...string) (int, string), git func(args ...string), proj string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	work := t.TempDir()
+	proj, bare := filepath.Join(work, "project"), filepath.Join(work, "shared.git")
+	git = func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("git", append([]string{"-C", proj}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "--bare", bare}, {"init", "-q", proj}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("remote", "add", "origin", "file://"+bare)
+	vars := map[string]string{"HOME": filepath.Join(work, "home"), "CLAUDE_PROJECT_DIR": proj, "CAIRN_MEMORY_DIR": filepath.Join(work, "memory")}
+	cairn = func(args ...string) (int, string) {
+		var out bytes.Buffer
+		code := Main(args, strings.NewReader(""), &out, &out, func(k string) string { return vars[k] })
+		return code, out.String()
+	}
+	for _, args := range [][]string{{"remote", "enable"}, {"start", "apex", "shared", "--id", "wf-1"}} {
+		if code, out := cairn(args...); code != 0 {
+			t.Fatalf("cairn %v: exit %d\n%s", args, code, out)
+		}
+	}
+	return cairn, git, proj
+}
+
+// A remote renamed (git remote rename) or removed while sharing goes through it fails every
+// sync alike. cairn sync said "origin could not be reached (git fetch: fatal: 'origin' does not
+// appear to be a git repository) ...; check that git fetch origin works from this clone, then
+// run cairn sync again", a step that can never work, and cairn remote status said all was well.
+// Both now say that origin is no longer a remote of this clone and the step that works, which
+// is shown to work.
+func TestSyncRemoteRenamed(t *testing.T) {
+	cairn, git, _ := sharedProject(t)
+	if code, out := cairn("sync"); code != 0 {
+		t.Fatalf("first sync: exit %d\n%s", code, out)
+	}
+	git("remote", "rename", "origin", "upstream")
+	if code, out := cairn("vars", "set", "WF_X", "1"); code != 0 {
+		t.Fatalf("vars set: exit %d\n%s", code, out)
+	}
+	const gone = "origin is no longer a git remote of this clone (renamed or removed)"
+	const step = "cairn remote enable REMOTE, with one that git remote -v lists, shares through it"
+	want := "cairn sync: " + gone + ": nothing here changed; " + step + "\n"
+	if code, out := cairn("sync"); code != ExitRefused || out != want {
+		t.Errorf("sync: exit %d\n%s\nwant exit %d\n%s", code, out, ExitRefused, want)
+	}
+	want = "remote origin: wf-1 at r2 here; " + gone + ": " + step + "; 1 unpushed\n"
+	if code, out := cairn("remote", "status"); code != 0 || !strings.HasSuffix(out, want) {
+		t.Errorf("remote status: exit %d\n%s\nwant it to end with\n%s", code, out, want)
+	}
+	for _, args := range [][]string{{"remote", "enable", "upstream"}, {"sync"}} {
+		if code, out := cairn(args...); code != 0 {
+			t.Errorf("cairn %v, the step: exit %d\n%s", args, code, out)
+		}
+	}
+}
+
+// A remote that pushes to another repository than it fetches from (remote.origin.pushurl
+// naming a fork) took the first push, which no fetch reads back, and then refused every sync
+// with "the remote refused refs/cairn/wf/wf-1 ([rejected] (stale info)): run `cairn doctor` to
+// check which refs it accepts", a step that finds nothing wrong; a task set running was said
+// claimed nowhere and ran unclaimed. Both now say where the pushes go and the step.
+func TestSyncPushesElsewhere(t *testing.T) {
+	cairn, git, _ := sharedProject(t)
+	fork := filepath.Join(t.TempDir(), "fork.git")
+	git("init", "-q", "--bare", fork)
+	git("config", "remote.origin.pushurl", "file://"+fork)
+	const split = "origin pushes to another repository than it fetches from (git remote get-url --push origin shows where), so %s there is never read back: cairn remote enable REMOTE, with a remote that fetches and pushes one repository, shares through it"
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sync"}, 0, ""}, // into the fork: no fetch reads it back
+		{[]string{"task", "t1", "pending"}, 0, ""},
+		{[]string{"sync"}, ExitRefused, "cairn sync: " + fmt.Sprintf(split, "the line of wf-1 pushed") + "\n"},
+		{[]string{"task", "t1", "running"}, 0, ""}, // its claims line into the fork
+		{[]string{"task", "t2", "pending"}, 0, ""},
+		{[]string{"task", "t2", "running"}, 0, fmt.Sprintf(split, "the task claims line of wf-1 pushed")},
+	} {
+		code, out := cairn(c.args...)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("cairn %v: exit %d\n%s\nwant exit %d with\n%s", c.args, code, out, c.code, c.want)
+		}
+	}
+}
+
+// A lock file that a stopped git left on a ref of Cairn's copy of the remote's lines (a git
+// killed mid-fetch: the machine lost power) fails every fetch until it is gone. cairn sync said
+// "origin could not be reached (...): ...; check that git fetch origin works from this clone,
+// then run cairn sync again": origin was reached, the person's git fetch origin works (it does
+// not touch that ref), and the sync fails again. It now says that this clone's git could not
+// update its copy of origin's refs, and to run cairn sync once the lock file is gone.
+func TestSyncStaleLockFile(t *testing.T) {
+	cairn, _, proj := sharedProject(t)
+	if code, out := cairn("sync"); code != 0 {
+		t.Fatalf("first sync: exit %d\n%s", code, out)
+	}
+	lock := filepath.Join(proj, ".git", "refs", "cairn-mirror", "origin", "wf-1.lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// This push lands, and only moving the copy after it fails (which the sync leaves to the
+	// next fetch): the copy is now behind the remote, and every fetch must move it.
+	for _, args := range [][]string{{"vars", "set", "WF_X", "1"}, {"sync"}} {
+		if code, out := cairn(args...); code != 0 {
+			t.Fatalf("cairn %v: exit %d\n%s", args, code, out)
+		}
+	}
+	code, out := cairn("sync")
+	if code != ExitRefused || strings.Contains(out, "could not be reached") || strings.Contains(out, "check that git fetch") ||
+		!strings.Contains(out, "this clone's git could not update its copy of origin's refs") || !strings.Contains(out, lock) ||
+		!strings.HasSuffix(out, ": nothing here changed; once that lock file is gone, run cairn sync again\n") {
+		t.Errorf("sync with a stale lock file: exit %d\n%s", code, out)
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := cairn("sync"); code != 0 {
+		t.Errorf("sync once the lock file is gone: exit %d\n%s", code, out)
 	}
 }

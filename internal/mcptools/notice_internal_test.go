@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -57,5 +59,30 @@ func TestSyncFailureNoticeLineTooLarge(t *testing.T) {
 	got := strings.Join(s.syncNotes, " ")
 	if strings.Contains(got, "retries") || !strings.Contains(got, "every sync fails the same way") || !strings.Contains(got, "cairn remote disable") {
 		t.Errorf("notice %q, want it to say that every sync fails the same way and the user's step", got)
+	}
+}
+
+// A remote renamed or removed in the clone (gitremote.ErrNoRemote), one that pushes to another
+// repository than it fetches from (gitremote.ErrSplit), or a lock file a stopped git left on a
+// ref of the clone (gitremote.ErrLocked) fails every sync the same way:
+// the notice says why and that cairn sync tells the user the step, where before it said that
+// the next sync retries.
+func TestSyncFailureNoticeRemoteGone(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&gitremote.GitError{Op: "fetch", Err: errors.New("exit status 128"), NoRemote: true}, "no longer a git remote of this clone"},
+		{gitremote.ErrSplit, "pushes to another repository than it fetches from"},
+		{&gitremote.GitError{Op: "fetch", Err: errors.New("exit status 1"), Stderr: "error: cannot lock ref 'refs/cairn-mirror/origin/wf-1': Unable to create '/p/.git/refs/cairn-mirror/origin/wf-1.lock': File exists."},
+			"a lock file that a stopped git left in this clone"},
+	} {
+		s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
+		y := &syncer{s: s, ctx: context.Background()}
+		y.fail("origin", fmt.Errorf("task claims: %w", c.err))
+		got := strings.Join(s.syncNotes, " ")
+		if strings.Contains(got, "retries") || !strings.Contains(got, c.want) || !strings.Contains(got, "every sync fails the same way") || !strings.Contains(got, "cairn sync") {
+			t.Errorf("notice %q, want it to say %q, that every sync fails the same way, and where the user's step is", got, c.want)
+		}
 	}
 }

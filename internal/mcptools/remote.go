@@ -430,6 +430,15 @@ func (y *syncer) fail(name string, err error) {
 	case errors.Is(err, store.ErrLineTooLarge):
 		what += ": the workflow changed both here and there, and the remote's line is too large to take here"
 		then = "every sync fails the same way until the user stops them with cairn remote disable, which loses nothing"
+	case errors.Is(err, gitremote.ErrNoRemote):
+		what += ": it is no longer a git remote of this clone (renamed or removed)"
+		then = "every sync fails the same way until the user shares through one the clone has: cairn sync tells them how"
+	case errors.Is(err, gitremote.ErrSplit):
+		what += ": it pushes to another repository than it fetches from, so what it pushes is never read back"
+		then = "every sync fails the same way until the user shares through a remote that fetches and pushes one repository: cairn sync tells them how"
+	case errors.Is(err, gitremote.ErrLocked):
+		what += ": a lock file that a stopped git left in this clone holds its copy of the remote's refs"
+		then = "every sync fails the same way until that file is gone: cairn sync names it for the user"
 	case errors.Is(err, remote.ErrUnreadable):
 		what += ": its line of the workflow is not one Cairn can read"
 		then = "every sync fails the same way until the user acts on the remote: cairn sync tells them why"

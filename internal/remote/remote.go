@@ -74,6 +74,23 @@ func UnreadableStep(b Backend, workflow string) string {
 	return fmt.Sprintf("see what the remote's line of %s holds and keep any work there; deleting that line then loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", workflow, workflow)
 }
 
+// IsName reports whether r has the shape of a git remote's name rather than an address or a
+// path: names cannot hold ':' or '\' (addresses, ext::, Windows paths) nor start with '/' or
+// '.' (paths). A name is what cairn remote enable stores (settings planted in a repository's
+// state directory, or edited, could otherwise hold an address git would push every sync to),
+// and what steps may name as it is: an address may hold a token.
+func IsName(r string) bool {
+	if r == "" || r[0] == '-' || r[0] == '.' || r[0] == '/' || strings.Contains(r, "..") {
+		return false
+	}
+	for i := 0; i < len(r); i++ {
+		if c := r[i]; c == ':' || c == '\\' || c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // ErrConflict is what a *ConflictError matches with errors.Is.
 var ErrConflict = errors.New("remote head moved")
 

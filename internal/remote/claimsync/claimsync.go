@@ -873,9 +873,10 @@ func refused(err error) bool {
 }
 
 // unreached is why a claim made offline did not reach the remote: err, when the remote's
-// repository is damaged (its step ends that), else that it could not be reached.
+// repository is damaged or pushes elsewhere than it fetches (its step ends that), else that it
+// could not be reached.
 func unreached(err error) string {
-	if re, ok := errors.AsType[*gitremote.RefusedError](err); ok && re.Damaged() {
+	if re, ok := errors.AsType[*gitremote.RefusedError](err); ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit) {
 		return err.Error()
 	}
 	return "it could not be reached"

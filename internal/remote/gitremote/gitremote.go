@@ -348,7 +348,7 @@ func (b *Backend) twinStep(id, kept string) string {
 
 // remoteName is the remote as a step names it: a URL may hold a user name or a token.
 func (b *Backend) remoteName() string {
-	if simpleName().MatchString(b.cfg.Remote) {
+	if remote.IsName(b.cfg.Remote) {
 		return b.cfg.Remote
 	}
 	return "<remote>"
@@ -470,6 +470,14 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 		if cur.rev != after || cur.oid != parent {
 			return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: cur.rev}
 		}
+		if strings.Contains(rejected, "stale info") {
+			// The lease, the head the fetch reads, is not the head where the push goes.
+			what := "the line of " + id + " pushed"
+			if b.claimsLine() {
+				what = "the task claims line of " + id + " pushed"
+			}
+			return 0, splitError{b.remoteName(), what}
+		}
 		return 0, &RefusedError{Ref: b.remoteRef(id), Reason: rejected}
 	}
 	// The records are on the remote whatever happens to the mirror now; a failed update
@@ -479,6 +487,29 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	_ = b.run(ctx, nil, nil, "update-ref", "-m", "cairn: pushed", b.mirrorRef(id), head, parent)
 	return after + int64(len(data)), nil
 }
+
+// ErrSplit matches (errors.Is) a push refused because the remote pushes to another repository
+// than it fetches from (a pushurl or pushInsteadOf naming another one): the line Cairn reads is
+// never the one it writes, so every sync fails the same way until it shares through a remote
+// that fetches and pushes one repository.
+var ErrSplit = errors.New("the remote pushes to another repository than it fetches from")
+
+// splitError is ErrSplit for what, the line of a workflow or of its claims (or a probe's), as
+// pushed to remote.
+type splitError struct{ remote, what string }
+
+func (e splitError) Error() string {
+	return fmt.Sprintf("%s, so %s there is never read back: cairn remote enable REMOTE, with a remote that fetches and pushes one repository, shares through it",
+		SplitWhy(e.remote), e.what)
+}
+
+// SplitWhy says that remote pushes to another repository than it fetches from, and how to see
+// where.
+func SplitWhy(remote string) string {
+	return fmt.Sprintf("%s pushes to another repository than it fetches from (git remote get-url --push %s shows where)", remote, remote)
+}
+
+func (splitError) Is(target error) bool { return target == ErrSplit }
 
 // ErrRefused is what a *RefusedError matches with errors.Is.
 var ErrRefused = errors.New("remote refused the ref")
@@ -680,8 +711,10 @@ func (b *Backend) fetchOnce(ctx context.Context, id string) error {
 		// own mirror refs, which is harmless and keeps absence from being an error.
 		src, dst = src+"*", dst+"*"
 	}
+	// --no-filter: in a partial clone (git clone --filter=...) a fetch takes the clone's filter,
+	// and each record's blob left on the host would then be fetched on its own when read.
 	args := []string{"fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
-		"--no-recurse-submodules", "--no-auto-gc", "--", b.cfg.Remote, "+" + src + ":" + dst}
+		"--no-recurse-submodules", "--no-auto-gc", "--no-filter", "--", b.cfg.Remote, "+" + src + ":" + dst}
 	for out := range b.leftOut {
 		args = append(args, "^"+b.remoteRef(out))
 	}
@@ -703,8 +736,11 @@ func (b *Backend) fetchOnce(ctx context.Context, id string) error {
 
 // localLockBusy reports git's refusals to update a local ref another git is updating.
 func localLockBusy(stderr string) bool {
-	return strings.Contains(stderr, "cannot lock ref") || strings.Contains(stderr, ".lock': File exists")
+	return strings.Contains(stderr, "cannot lock ref") || strings.Contains(stderr, lockExists)
 }
+
+// lockExists is git's words for a ref's lock file found in its place.
+const lockExists = ".lock': File exists"
 
 // read returns the records after rev up to t, walking back from t and reading the blobs in one
 // cat-file. It checks that the line is Cairn's: one parent each, subjects counting down.
@@ -939,7 +975,13 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 		if errors.Is(err, exec.ErrNotFound) {
 			return ErrNoGit
 		}
-		return &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String())}
+		ge := &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String())}
+		if (ge.Op == "fetch" || ge.Op == "push") && remote.IsName(b.cfg.Remote) {
+			// A name the clone no longer has fails every sync alike: asked here, where no
+			// network is needed, only once git has failed.
+			ge.NoRemote = NoSuchRemote(HasRemote(parent, b.cfg.Dir, b.cfg.Remote, b.cfg.Timeout))
+		}
+		return ge
 	}
 	return nil
 }
@@ -970,11 +1012,24 @@ func gitEnv(extra ...string) []string {
 // ErrNoGit is a git command's error when no git is on PATH.
 var ErrNoGit = errors.New("no git on PATH, and sharing workflows runs git: install git 2.29 or later")
 
+// ErrNoRemote matches (errors.Is) a fetch or push that failed because the clone has no remote
+// by the name sharing goes through any more (git remote rename, git remote remove): every sync
+// fails the same way until sharing is enabled on a remote the clone has.
+var ErrNoRemote = errors.New("no git remote by that name in this clone")
+
+// ErrLocked matches (errors.Is) a git that could not update a ref of this clone (Cairn's copy of
+// the remote's lines) because the ref's lock file exists even after the retries: one that a
+// stopped git left, which fails every sync until it is gone. The GitError's line names it.
+var ErrLocked = errors.New("a lock file holds a ref of this clone")
+
 // GitError is a git command that failed.
 type GitError struct {
 	Op     string // the git subcommand
 	Err    error
 	Stderr string // git's last line of diagnostics, credentials in URLs masked
+	// NoRemote is set on a fetch or push whose remote, a name, is none of the clone's any
+	// more (ErrNoRemote).
+	NoRemote bool
 }
 
 func (e *GitError) Error() string {
@@ -987,8 +1042,15 @@ func (e *GitError) Error() string {
 func (e *GitError) Unwrap() error { return e.Err }
 
 // Is makes a git that could not write for want of space (its words under LC_ALL=C) match
-// syscall.ENOSPC, as a write of Cairn's own does.
+// syscall.ENOSPC, as a write of Cairn's own does, and a remote the clone no longer has match
+// ErrNoRemote, and a lock file in the way match ErrLocked.
 func (e *GitError) Is(target error) bool {
+	switch target {
+	case ErrNoRemote:
+		return e.NoRemote
+	case ErrLocked:
+		return strings.Contains(e.Stderr, lockExists)
+	}
 	return target == syscall.ENOSPC && strings.Contains(e.Stderr, "No space left on device")
 }
 
@@ -1008,7 +1070,7 @@ func diagnose(stderr string) string {
 		if strings.HasPrefix(line, "error: unknown option") || strings.HasPrefix(line, "error: unknown switch") {
 			return lastLine(line) + " (this git is too old: Cairn's sharing needs git 2.29 or later)"
 		}
-		if strings.Contains(line, ".lock': File exists") {
+		if strings.Contains(line, lockExists) {
 			return lastLine(line) + " (if no git is running in this repository, one that was stopped left it: delete it)"
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // FallbackNote is what to tell the user when Probe chose Branches.
@@ -37,7 +38,8 @@ func Probe(ctx context.Context, cfg Config) (Layout, error) {
 }
 
 // probe returns nil when the host took and deleted the probe ref, a *RefusedError when it
-// refused it, and an error when git could not reach it.
+// refused it, ErrSplit when a fetch does not find it there, and an error when git could not
+// reach it.
 func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -59,8 +61,20 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	if reason != "" {
 		return &RefusedError{Ref: ref, Reason: reason}, nil
 	}
+	// Read back where a fetch reads: a remote that pushes to another repository (a pushurl)
+	// takes every push and never shows one.
+	listed, lerr := b.output(ctx, nil, "ls-remote", "--", b.cfg.Remote, ref)
 	if reason, err := b.push(ctx, ref, oid, ""); err != nil || reason != "" {
 		return nil, fmt.Errorf("the remote took the probe ref %s but would not delete it (%s %v): delete it by hand", ref, reason, err)
+	}
+	if ge, ok := errors.AsType[*GitError](lerr); ok {
+		ge.Op = "fetch" // the fetch side out of reach, as a fetch's error says it
+	}
+	if lerr != nil {
+		return nil, lerr
+	}
+	if !strings.Contains(listed, oid) {
+		return nil, splitError{b.remoteName(), "what Cairn pushes"}
 	}
 	return nil, nil
 }

@@ -60,6 +60,13 @@ func HasRemote(ctx context.Context, dir, name string, timeout time.Duration) err
 	return err
 }
 
+// NoSuchRemote reports whether err, HasRemote's, is git's answer for a name that is no remote
+// of the repository (exit 2), rather than git failing to answer.
+func NoSuchRemote(err error) bool {
+	ee, ok := errors.AsType[*exec.ExitError](err)
+	return ok && ee.ExitCode() == 2
+}
+
 // anonymousURL is the address Public tries for raw, or "" when it tries none.
 func anonymousURL(raw string) string {
 	if m := scpLike().FindStringSubmatch(raw); m != nil && !strings.Contains(raw, "://") {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -69,7 +70,7 @@ func Load(st *store.Store) (Settings, error) {
 		return s, err
 	}
 	if s.Enabled {
-		if !remoteName(s.Remote) { // never repeated: an address may hold a token
+		if !remote.IsName(s.Remote) { // never repeated: an address may hold a token
 			return s, fmt.Errorf("the remote settings (%s) name an address or a path rather than one of this project's git remotes, so nothing is shared: run cairn remote enable [REMOTE]", Doc)
 		}
 		if !enabledHere(st.Dir(), s.Remote) {
@@ -108,23 +109,6 @@ func RunsElsewhere(st *store.Store, id string) func(task string) bool {
 		_, pending := c.Pending[task]
 		return !pending && c.Line.Holders[task].Owner != c.Owner
 	}
-}
-
-// remoteName reports whether r has the shape of a git remote's name, the only thing cairn
-// remote enable stores: settings planted in a repository's state directory, or edited, could
-// otherwise hold an address or a path, which git would push every sync to without anyone
-// having enabled it. Names cannot hold ':' or '\' (addresses, ext::, Windows paths) nor start
-// with '/' or '.' (paths).
-func remoteName(r string) bool {
-	if r == "" || r[0] == '-' || r[0] == '.' || r[0] == '/' || strings.Contains(r, "..") {
-		return false
-	}
-	for i := 0; i < len(r); i++ {
-		if c := r[i]; c == ':' || c == '\\' || c <= ' ' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // Save writes the settings atomically, and records in the repository's git directory whether
