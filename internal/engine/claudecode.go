@@ -38,8 +38,7 @@ func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error)
 			return workflow.Result{}, ErrNoActiveWorkflow
 		}
 		id = workflow.ClaudeTaskID(t)
-		if _, mirrored := workflow.FindTask(cur, id); !mirrored && cur.Owner != nil && e.inOtherLiveClient(cur.Owner) &&
-			workflow.OwnerLive(cur, e.actor(), e.now(), workflow.DefaultLiveWindow) {
+		if _, mirrored := workflow.FindTask(cur, id); !mirrored && e.besideLiveOwner(cur) {
 			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat)))
 		}
 		if completed {
