@@ -85,9 +85,10 @@ type earlierTasksTold struct {
 
 // untoldEarlierTasks returns the ids of r's open mirrored tasks of another session than this
 // one (workflow.EarlierClaudeTasks) that no report has told of yet. Most starts have none and
-// read nothing more.
+// read nothing more. A session beside the live owner has none: the owner's open tasks are in
+// that session's list, not an earlier one's.
 func (e *Engine) untoldEarlierTasks(r *workflow.Record) []string {
-	if workflow.EarlierClaudeTasks(r, e.cfg.SessionID) == 0 {
+	if workflow.EarlierClaudeTasks(r, e.cfg.SessionID) == 0 || e.besideLiveOwner(r) {
 		return nil
 	}
 	var told earlierTasksTold
