@@ -24,6 +24,7 @@ const (
 	EventTaskCompleted = "TaskCompleted"
 	EventPreCompact    = "PreCompact"
 	EventStopFailure   = "StopFailure"
+	EventStop          = "Stop" // cairn-stop's
 )
 
 // Events is the hook for Claude Code's own events, one binary dispatching on
@@ -70,11 +71,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		r.Logf("the event has no hook_event_name; nothing to do")
 		return nil
 	default:
-		name := stderrShown(ev.HookEventName)
-		if name != notRepeated {
-			name = strconv.Quote(name)
-		}
-		r.Logf("event %s is not one this hook serves; nothing to do", name)
+		r.Logf("event %s is not one this hook serves; nothing to do", eventShown(ev.HookEventName))
 		return nil
 	}
 	sessionID := sessionOf(ev, getenv)
@@ -236,6 +233,14 @@ func applyKept(r *Runner, e *engine.Engine, wait bool) ([]string, error) {
 
 // notRepeated stands on stderr for a field of the event of a secret's shape.
 const notRepeated = "(not repeated: it has a secret's shape)"
+
+// eventShown is an event's name as the log repeats it: quoted, or notRepeated.
+func eventShown(name string) string {
+	if s := stderrShown(name); s != notRepeated {
+		return strconv.Quote(s)
+	}
+	return notRepeated
+}
 
 // stderrShown is a field of the event (a task id, an event's name) as the log repeats it: on
 // one line, cut, and not at all when it has a secret's shape (Claude Code shows a hook's
