@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // EventsName is the binary that serves Claude Code's other events (TaskCreated,
@@ -231,15 +232,12 @@ func applyKept(r *Runner, e *engine.Engine, wait bool) ([]string, error) {
 	return notes, nil
 }
 
-// notRepeated stands on stderr for a field of the event of a secret's shape.
-const notRepeated = "(not repeated: it has a secret's shape)"
-
-// eventShown is an event's name as the log repeats it: quoted, or notRepeated.
+// eventShown is an event's name as the log repeats it: quoted, or workflow.NotRepeated.
 func eventShown(name string) string {
-	if s := stderrShown(name); s != notRepeated {
+	if s := stderrShown(name); s != workflow.NotRepeated {
 		return strconv.Quote(s)
 	}
-	return notRepeated
+	return workflow.NotRepeated
 }
 
 // stderrShown is a field of the event (a task id, an event's name) as the log repeats it: on
@@ -247,7 +245,7 @@ func eventShown(name string) string {
 // stderr).
 func stderrShown(id string) string {
 	if secrets.ScanString(id) != nil {
-		return notRepeated
+		return workflow.NotRepeated
 	}
 	return cmp.Or(OneLine(id, 40), "-")
 }
