@@ -39,8 +39,7 @@ func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error)
 			return workflow.Result{}, ErrNoActiveWorkflow
 		}
 		id = workflow.ClaudeTaskID(t)
-		if _, mirrored := workflow.FindTask(cur, id); !mirrored && cur.Owner != nil && e.inOtherLiveClient(cur.Owner) &&
-			workflow.OwnerLive(cur, e.actor(), e.now(), workflow.DefaultLiveWindow) {
+		if _, mirrored := workflow.FindTask(cur, id); !mirrored && e.besideLiveOwner(cur) {
 			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat)))
 		}
 		if completed {
@@ -87,9 +86,10 @@ type earlierTasksTold struct {
 
 // untoldEarlierTasks returns the ids of r's open mirrored tasks of another session than this
 // one (workflow.EarlierClaudeTasks) that no report has told of yet. Most starts have none and
-// read nothing more.
+// read nothing more. A session beside the live owner has none: the owner's open tasks are in
+// that session's list, not an earlier one's.
 func (e *Engine) untoldEarlierTasks(r *workflow.Record) []string {
-	if workflow.EarlierClaudeTasks(r, e.cfg.SessionID) == 0 {
+	if workflow.EarlierClaudeTasks(r, e.cfg.SessionID) == 0 || e.besideLiveOwner(r) {
 		return nil
 	}
 	var told earlierTasksTold

@@ -134,6 +134,33 @@ func TestTasksOfASessionBesideTheLiveOwnerAreNotMirrored(t *testing.T) {
 	}
 }
 
+// A session beside the live owner (a fork, or another terminal, in a client of its own) is
+// not told that the owner's open tasks came from an earlier session's list to create again:
+// they are in the live owner's list, and the fork's own are kept out of the workflow. Nor
+// does its start count them as told: the first session after the owner is gone is told.
+func TestOwnersTasksAreNotToldAsEarlierBesideTheLiveOwner(t *testing.T) {
+	e := newEnv(t)
+	owner := e.openAs("sess-aaaa-1", os.Getpid()) // a running client
+	must(owner.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(owner.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))(t)
+	const stale = "open task came from an earlier Claude Code session"
+	start := func(session string) *engine.Resume {
+		t.Helper()
+		r := e.openAs(session, 4243).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+		if !slices.Contains(r.OpenTasks, "write the parser") {
+			t.Fatalf("session %s: open tasks %q, want the parser task", session, r.OpenTasks)
+		}
+		return r
+	}
+	if r := start("sess-bbbb-2"); strings.Contains(r.Report, stale) || containsAny(r.Notices, stale) {
+		t.Errorf("the session beside the live owner is told to create the owner's tasks again:\n%s", r.Report)
+	}
+	e.clock.Add(11 * time.Minute) // the owner quiet past the live window
+	if r := start("sess-cccc-3"); !strings.Contains(r.Report, "1 "+stale) {
+		t.Errorf("the first session after the owner is not told of its open task:\n%s", r.Report)
+	}
+}
+
 // Two tasks of an earlier session are told of as two, not as one task in the plural count.
 func TestEarlierSessionTasksAreToldInThePlural(t *testing.T) {
 	e := newEnv(t)

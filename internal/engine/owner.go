@@ -32,6 +32,16 @@ func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
 	return o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID && processAlive(o.PID)
 }
 
+// besideLiveOwner reports whether this engine's session works beside r's owner: a Claude Code
+// client still running (inOtherLiveClient) that changed r within the live window. Such a
+// session (a fork, a second terminal) keeps to itself what would make the workflow its own
+// (its task list) or take the owner's turn (the Stop hook's one ask about a set of blocking
+// violations).
+func (e *Engine) besideLiveOwner(r *workflow.Record) bool {
+	return r != nil && r.Owner != nil && e.inOtherLiveClient(r.Owner) &&
+		workflow.OwnerLive(r, e.actor(), e.now(), workflow.DefaultLiveWindow)
+}
+
 // dropEndedOwner removes the owned-by-a-live-session finding when the owner has ended.
 func (e *Engine) dropEndedOwner(r *workflow.Record, fs []workflow.Finding) []workflow.Finding {
 	if !e.ownerEnded(r) {

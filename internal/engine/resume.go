@@ -403,6 +403,16 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 // refuses such text (a rule added since, a hand edit). The report, resume_check's structured
 // content and cairn status then say it is there, and none repeats it.
 func hideSecrets(out *Resume) {
+	// The next step names phases, stored text too: each of a secret's shape is hidden in it,
+	// the step kept; a step of that shape all the same is hidden whole.
+	if secrets.ScanString(out.Next) != nil {
+		for _, name := range slices.Concat([]string{out.Phase, out.AwaitingApproval, out.Type, out.WorkflowID}, out.Allowed) {
+			if name != "" && secrets.ScanString(name) != nil {
+				out.Next = strings.ReplaceAll(out.Next, name, secrets.Hidden)
+			}
+		}
+		out.Next = secrets.Shown(out.Next)
+	}
 	for _, s := range []*string{&out.WorkflowID, &out.Type, &out.Context, &out.Phase, &out.AwaitingApproval, &out.L2Line, &out.Ended, &out.Tasks} {
 		*s = secrets.Shown(*s)
 	}

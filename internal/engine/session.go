@@ -111,7 +111,9 @@ func (e *Engine) CurrentSession(pid int) (Session, bool) {
 // reading the workflow, put back Cairn's L2 where another writer changed it, settle the L2
 // lines owed, refresh this session's heartbeat on the workflow it owns (throttled), and decide
 // whether to ask the agent to deal with blocking violations: once per set of violations, never
-// while stop_hook_active, never when the definition or the configuration turned blocking off.
+// while stop_hook_active, never when the definition or the configuration turned blocking off,
+// never another session beside the workflow's live owner (besideLiveOwner), whose own Stop
+// asks.
 func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	if in.SessionID != "" {
 		e.cfg.SessionID = in.SessionID
@@ -160,7 +162,10 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 		}
 	}
 	// Cheap checks first: most turns end with nothing blocking, and need no definition.
-	if in.NoAsk || !r.Blocking() || !e.stopBlocking() {
+	// Another session beside the live owner (a fork, a second terminal) is not asked, nor is
+	// the ask recorded: the owner's next Stop asks. (The owner's own session, in whichever
+	// client, is the one stop-state knows.)
+	if in.NoAsk || !r.Blocking() || !e.stopBlocking() || r.Owner != nil && r.Owner.SessionID != e.cfg.SessionID && e.besideLiveOwner(r) {
 		return out, nil
 	}
 	if def, _ := e.definitionFor(r); !workflow.StopShouldBlock(def, r) {

@@ -94,6 +94,37 @@ func TestStoredSecretIsNotRepeatedByResume(t *testing.T) {
 	}
 }
 
+// A phase name of a secret's shape in the record (a hand edit, or a definition's phase renamed
+// since) is not repeated by the next step either, which names the phase: not by the resume
+// answer nor its report, nor by the compaction anchor; the step is still given.
+func TestStoredSecretPhaseIsNotRepeatedByTheNextStep(t *testing.T) {
+	for _, s := range secrettest.Shapes() {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "phase"}))(t)
+		snap := filepath.Join(en.StateDir(), "workflow-state.json")
+		q, _ := json.Marshal(s.Text)
+		data := strings.Replace(string(must(os.ReadFile(snap))(t)), `"state":"analyze"`, `"state":`+string(q), 1)
+		if err := os.WriteFile(snap, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, opt := range []engine.ResumeOptions{{Person: true}, {FromClient: true}, {ReportOnly: true}} {
+			r := e.open("s1").Resume(opt)
+			r.Workflow = nil // the record itself: cairn show's
+			raw, _ := json.Marshal(r)
+			if strings.Contains(string(raw), s.Core) || strings.Contains(r.Report, s.Core) {
+				t.Fatalf("%s (%+v): repeated:\n%s\n%s", s.Name, opt, raw, r.Report)
+			}
+			if !strings.Contains(r.Next, "(not shown: it has a secret's shape)") {
+				t.Fatalf("%s (%+v): the next step does not say the phase is hidden: %q", s.Name, opt, r.Next)
+			}
+		}
+		if anchor, problem := e.open("s1").CompactAnchor(); anchor == "" || strings.Contains(anchor, s.Core) || strings.Contains(problem, s.Core) {
+			t.Fatalf("%s: the compaction anchor: %q, %q", s.Name, anchor, problem)
+		}
+	}
+}
+
 // A checkpoint written before a scan refused its text (an older Cairn's rules, a hand edit)
 // is not given back, to the model (load_checkpoint) or a person (cairn checkpoint load): the
 // refusal names the rule and where, never the secret, and the file is left as it is.

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // EventsName is the binary that serves Claude Code's other events (TaskCreated,
@@ -23,6 +25,7 @@ const (
 	EventTaskCompleted = "TaskCompleted"
 	EventPreCompact    = "PreCompact"
 	EventStopFailure   = "StopFailure"
+	EventStop          = "Stop" // cairn-stop's
 )
 
 // Events is the hook for Claude Code's own events, one binary dispatching on
@@ -69,7 +72,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		r.Logf("the event has no hook_event_name; nothing to do")
 		return nil
 	default:
-		r.Logf("event %q is not one this hook serves; nothing to do", OneLine(ev.HookEventName, 40))
+		r.Logf("event %s is not one this hook serves; nothing to do", eventShown(ev.HookEventName))
 		return nil
 	}
 	sessionID := sessionOf(ev, getenv)
@@ -154,13 +157,13 @@ func taskEvent(completed bool) string {
 func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
 	switch {
 	case errors.Is(err, engine.ErrNoActiveWorkflow):
-		r.Logf("%s task %s: no active workflow, not recorded", taskEvent(completed), taskShown(t.TaskID))
+		r.Logf("%s task %s: no active workflow, not recorded", taskEvent(completed), stderrShown(t.TaskID))
 	case errors.Is(err, syscall.ENOSPC):
 		// No one can try again: Claude Code does not send a hook event twice.
 		r.Logf("%s task %s not recorded (Claude Code does not send it again): %s; free some space so that the next events are recorded",
-			taskEvent(completed), taskShown(t.TaskID), strings.Replace(err.Error(), "; "+store.FreeSpaceStep, "", 1))
+			taskEvent(completed), stderrShown(t.TaskID), strings.Replace(err.Error(), "; "+store.FreeSpaceStep, "", 1))
 	case err != nil:
-		r.Logf("%s task %s not recorded: %v", taskEvent(completed), taskShown(t.TaskID), err)
+		r.Logf("%s task %s not recorded: %v", taskEvent(completed), stderrShown(t.TaskID), err)
 	default:
 		r.Logf("%s", res.Message)
 		for _, w := range res.Warnings {
@@ -173,7 +176,7 @@ func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result,
 // next hook to record: no one can send a hook event again.
 func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, locked error) {
 	if err := e.KeepClaudeTask(t, completed); err != nil {
-		r.Logf("%s task %s not recorded: %s, and keeping the event failed: %v", taskEvent(completed), taskShown(t.TaskID), keptWhy(locked), err)
+		r.Logf("%s task %s not recorded: %s, and keeping the event failed: %v", taskEvent(completed), stderrShown(t.TaskID), keptWhy(locked), err)
 		return
 	}
 	sayKept(r, t, completed, locked)
@@ -181,7 +184,7 @@ func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, 
 
 // sayKept says on stderr that a task event the lock kept out is kept.
 func sayKept(r *Runner, t engine.ClaudeTask, completed bool, locked error) {
-	r.Logf("%s task %s kept: %s; it will be recorded by %s", taskEvent(completed), taskShown(t.TaskID), keptWhy(locked), keptUntil(locked))
+	r.Logf("%s task %s kept: %s; it will be recorded by %s", taskEvent(completed), stderrShown(t.TaskID), keptWhy(locked), keptUntil(locked))
 }
 
 // keptUntil says which hook records task events kept for err (keptWhy): the next one, or,
@@ -229,11 +232,20 @@ func applyKept(r *Runner, e *engine.Engine, wait bool) ([]string, error) {
 	return notes, nil
 }
 
-// taskShown is a task id as the log repeats it: on one line, cut, and not at all when it has
-// a secret's shape (Claude Code shows a hook's stderr).
-func taskShown(id string) string {
+// eventShown is an event's name as the log repeats it: quoted, or workflow.NotRepeated.
+func eventShown(name string) string {
+	if s := stderrShown(name); s != workflow.NotRepeated {
+		return strconv.Quote(s)
+	}
+	return workflow.NotRepeated
+}
+
+// stderrShown is a field of the event (a task id, an event's name) as the log repeats it: on
+// one line, cut, and not at all when it has a secret's shape (Claude Code shows a hook's
+// stderr).
+func stderrShown(id string) string {
 	if secrets.ScanString(id) != nil {
-		return "(not repeated: it has a secret's shape)"
+		return workflow.NotRepeated
 	}
 	return cmp.Or(OneLine(id, 40), "-")
 }

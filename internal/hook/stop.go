@@ -29,9 +29,9 @@ const StopName = "cairn-stop"
 // violations warrant asking the agent, once, to deal with them: then it prints
 // {"decision":"block","reason":...}. The engine guards that (never twice in a row, never when
 // blocking is turned off); this hook adds one more guard of its own: never while
-// stop_hook_active is true, so a bug elsewhere cannot trap the session in a loop. Errors go to
-// stderr and at most a one-line systemMessage, once per session for the same failure; the
-// process exits 0.
+// stop_hook_active is true, so a bug elsewhere cannot trap the session in a loop, nor for an
+// event named other than Stop. Errors go to stderr and at most a one-line systemMessage, once
+// per session for the same failure; the process exits 0.
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
 func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) {
@@ -50,6 +50,13 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		ev.StopHookActive = true
 		r.Logf("the event could not be read; not asking the agent to continue this turn")
 	}
+	// Wired to another event (SubagentStop, say), a block would make something else
+	// continue: not asked, nor taken as asked.
+	otherEvent := ev.HookEventName != "" && ev.HookEventName != EventStop
+	if otherEvent {
+		ev.StopHookActive = true
+		r.Logf("the event is %s, not Stop; not asking the agent to continue", eventShown(ev.HookEventName))
+	}
 	sessionID := sessionOf(ev, getenv)
 	pid := r.claudePID(getenv, false) // a bad CLAUDE_PID is SessionStart's to report
 
@@ -61,7 +68,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	defer closeState(r, e)
 	keptNotes, _ := applyKept(r, e, false) // task events kept earlier, first; one failed directory read when none
 
-	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read,
+	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read || otherEvent,
 		Late: func() bool { return ctx.Err() != nil }})
 	if out != nil {
 		// What applying them set aside no later hook says either.

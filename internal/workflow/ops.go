@@ -747,7 +747,7 @@ func unclearID(id string) bool {
 // error must not say it back).
 func Quote(s string) string {
 	if secrets.ScanString(s) != nil {
-		return notRepeated
+		return NotRepeated
 	}
 	return strconv.Quote(s)
 }
@@ -755,12 +755,13 @@ func Quote(s string) string {
 // said is s, or the phrase Quote uses when s has a secret's shape.
 func said(s string) string {
 	if secrets.ScanString(s) != nil {
-		return notRepeated
+		return NotRepeated
 	}
 	return s
 }
 
-const notRepeated = "(not repeated: it has a secret's shape)"
+// NotRepeated stands for a caller's value, or a field of a hook's event, of a secret's shape.
+const NotRepeated = "(not repeated: it has a secret's shape)"
 
 // TaskID is a task id as a message shows it (said): quoted when it holds a space, so that
 // "task write the tests is done" reads as one id and the words after it as the message's.
