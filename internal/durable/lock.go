@@ -34,9 +34,15 @@ type LockTimeoutError struct {
 	Path   string // the lock file
 	Waited time.Duration
 	Holder *Holder // nil when the holder has not said who it is
+	// Stopped is true when the holder is a stopped process of this machine (SIGSTOP, Ctrl-Z),
+	// which holds the lock until it is resumed.
+	Stopped bool
 }
 
 func (e *LockTimeoutError) Error() string {
+	if e.Stopped {
+		return fmt.Sprintf("%s; resume it (fg in its shell, or kill -CONT %d), then try again", e.GaveUp(), e.Holder.PID)
+	}
 	return e.GaveUp() + "; try again once that process has finished"
 }
 
@@ -49,7 +55,11 @@ func (e *LockTimeoutError) GaveUp() string {
 // Who says who holds the lock: "by pid N (COMMAND) since TIME", or that it did not say.
 func (e *LockTimeoutError) Who() string {
 	if h := e.Holder; h != nil {
-		return fmt.Sprintf("by pid %d (%s) since %s", h.PID, h.Command, h.Since.UTC().Format(time.RFC3339))
+		cmd := h.Command
+		if e.Stopped {
+			cmd += ", stopped"
+		}
+		return fmt.Sprintf("by pid %d (%s) since %s", h.PID, cmd, h.Since.UTC().Format(time.RFC3339))
 	}
 	return "by a process that did not record itself"
 }
@@ -105,7 +115,7 @@ func lockFile(d *Dir, name string, start time.Time, wait time.Duration) (*os.Fil
 			closeWait(held)
 			h := readHolder(osf)
 			f.Close()
-			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h}
+			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h, Stopped: h != nil && holderStopped(h)}
 		}
 		if held == nil {
 			held = watchRelease(osf)

@@ -2,9 +2,14 @@ package durable_test
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,4 +151,60 @@ func TestLockRemovedWhileWaitedFor(t *testing.T) {
 		t.Fatalf("after the waiter let go: %v", err)
 	}
 	u()
+}
+
+// A holder that is stopped (SIGSTOP, or Ctrl-Z on the session it runs in) never finishes: a
+// waiter that gives up must say so and how to resume it, not to try again once it has
+// finished, which would never come.
+func TestLockHeldByAStoppedProcess(t *testing.T) {
+	d, dir := mustDir(t)
+	holder := exec.Command(os.Args[0], "-test.run=^TestLockHolderProcess$")
+	holder.Env = append(os.Environ(), "DURABLE_HOLD_LOCK="+dir)
+	out, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "held\n" {
+		t.Fatalf("the holder said %q", line)
+	}
+	pid := strconv.Itoa(holder.Process.Pid)
+	for _, stopped := range []bool{true, false} {
+		sig := syscall.SIGCONT
+		if stopped {
+			sig = syscall.SIGSTOP
+		}
+		if err := holder.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, holder.Process.Pid, stopped)
+		_, err := d.Lock(".lock-w", 0)
+		var te *durable.LockTimeoutError
+		if !errors.As(err, &te) {
+			t.Fatalf("stopped %t: got %v, want a LockTimeoutError", stopped, err)
+		}
+		msg := err.Error()
+		says := strings.Contains(msg, "stopped") && strings.Contains(msg, "kill -CONT "+pid) && !strings.Contains(msg, "has finished")
+		if says != stopped || !strings.Contains(te.Who(), "pid "+pid) || strings.Contains(te.Who(), "stopped") != stopped {
+			t.Errorf("holder stopped %t: %q (who: %q)", stopped, msg, te.Who())
+		}
+	}
+}
+
+// waitState waits until the process pid is stopped (or running again), as /proc says.
+func waitState(t *testing.T, pid int, stopped bool) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if (f[0] == "T") == stopped {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("pid %d in state %s after a minute", pid, f[0])
+		}
+	}
 }
