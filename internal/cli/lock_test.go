@@ -71,3 +71,27 @@ func exitOf(t *testing.T, cmd *exec.Cmd) (int, string, string) {
 	}
 	return 0, out.String(), errb.String()
 }
+
+// TestLockHeldFromAnotherMachine: the workflow lock held over a shared state directory by a
+// process of another machine. Its pid names no process here (or another one), so doctor's
+// step to end a stuck holder names the machine it runs on, and so does a write that gives up.
+func TestLockHeldFromAnotherMachine(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "locked out", "--id", "apex-l")
+	state := filepath.Join(dir, ".claude", "cairn")
+	holdLock(t, state, ".lock-workflow")
+	// What that machine's Cairn wrote into the lock file it holds.
+	if err := os.WriteFile(filepath.Join(state, ".lock-workflow"), []byte(`{"pid":4242,"command":"cairn","since":"2026-11-30T01:00:00Z","host":"build-7.example"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := exitOf(t, cairnCmd(t, dir, env, "transition", "plan"))
+	if code != 3 || !strings.Contains(stderr, "locked by pid 4242 (cairn) on build-7.example since") {
+		t.Fatalf("transition under a held lock: exit %d, stderr %q", code, stderr)
+	}
+	code, stdout, _ := exitOf(t, cairnCmd(t, dir, env, "doctor"))
+	if code != 1 || !strings.Contains(stdout, ".lock-workflow is held by pid 4242 (cairn) on build-7.example") ||
+		!strings.Contains(stdout, "if pid 4242 on build-7.example still holds it") {
+		t.Fatalf("doctor under a lock held from another machine: exit %d\n%s", code, stdout)
+	}
+}

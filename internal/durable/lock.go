@@ -24,8 +24,13 @@ type Holder struct {
 	Host string `json:"host,omitempty"`
 }
 
-// elsewhere reports whether h recorded a machine other than this one.
-func (h *Holder) elsewhere() bool { return h.Host != "" && h.Host != hostname() }
+// Elsewhere is the machine h recorded when it is not this one, else "".
+func (h *Holder) Elsewhere() string {
+	if h.Host == hostname() {
+		return ""
+	}
+	return h.Host
+}
 
 // hostname is this machine's name, for the holders it records (empty when unknown).
 var hostname = sync.OnceValue(func() string {
@@ -83,8 +88,8 @@ func (e *LockTimeoutError) Who() string {
 		if e.Stopped {
 			cmd += ", stopped"
 		}
-		if h.elsewhere() {
-			on = " on " + h.Host
+		if host := h.Elsewhere(); host != "" {
+			on = " on " + host
 		}
 		return fmt.Sprintf("by pid %d (%s)%s since %s", h.PID, cmd, on, h.Since.UTC().Format(time.RFC3339))
 	}
@@ -142,7 +147,7 @@ func lockFile(d *Dir, name string, start time.Time, wait time.Duration) (*os.Fil
 			closeWait(held)
 			h := readHolder(osf)
 			f.Close()
-			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h, Stopped: h != nil && !h.elsewhere() && holderStopped(h)}
+			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h, Stopped: h != nil && h.Elsewhere() == "" && holderStopped(h)}
 		}
 		if held == nil {
 			held = watchRelease(osf)

@@ -1002,8 +1002,15 @@ func (e *Engine) lockChecks(dir string) []Check {
 		if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
 			// Tried, not waited for: the holder, not the words of a command that gave up.
 			busy = append(busy, te.Path+" is held "+te.Who())
-			if te.Holder != nil && !slices.Contains(pids, strconv.Itoa(te.Holder.PID)) {
-				pids = append(pids, strconv.Itoa(te.Holder.PID))
+			if h := te.Holder; h != nil {
+				// Another machine's pid is ended there.
+				pid := strconv.Itoa(h.PID)
+				if host := h.Elsewhere(); host != "" {
+					pid += " on " + host
+				}
+				if !slices.Contains(pids, pid) {
+					pids = append(pids, pid)
+				}
 			}
 			continue
 		}
