@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 )
@@ -70,4 +72,70 @@ func exitOf(t *testing.T, cmd *exec.Cmd) (int, string, string) {
 		t.Fatal(err)
 	}
 	return 0, out.String(), errb.String()
+}
+
+// TestLockHeldFromAnotherMachine: the workflow lock held over a shared state directory by a
+// process of another machine. Its pid names no process here (or another one), so doctor's
+// step to end a stuck holder names the machine it runs on, and so does a write that gives up.
+func TestLockHeldFromAnotherMachine(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "locked out", "--id", "apex-l")
+	state := filepath.Join(dir, ".claude", "cairn")
+	holdLock(t, state, ".lock-workflow")
+	// What that machine's Cairn wrote into the lock file it holds.
+	if err := os.WriteFile(filepath.Join(state, ".lock-workflow"), []byte(`{"pid":4242,"command":"cairn","since":"2026-11-30T01:00:00Z","host":"build-7.example"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := exitOf(t, cairnCmd(t, dir, env, "transition", "plan"))
+	if code != 3 || !strings.Contains(stderr, "locked by pid 4242 (cairn) on build-7.example since") {
+		t.Fatalf("transition under a held lock: exit %d, stderr %q", code, stderr)
+	}
+	code, stdout, _ := exitOf(t, cairnCmd(t, dir, env, "doctor"))
+	if code != 1 || !strings.Contains(stdout, ".lock-workflow is held by pid 4242 (cairn) on build-7.example") ||
+		!strings.Contains(stdout, "if pid 4242 on build-7.example still holds it") {
+		t.Fatalf("doctor under a lock held from another machine: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestLockHeldByAStoppedProcess: the workflow lock held by a process that is stopped (Ctrl-Z
+// on the session it runs in, SIGSTOP) holds it until it is resumed: a write that gives up and
+// doctor both say so, and the step is to resume it, which ends nothing.
+func TestLockHeldByAStoppedProcess(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("a stopped process is told through /proc")
+	}
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "locked out", "--id", "apex-l")
+	state := filepath.Join(dir, ".claude", "cairn")
+	holdLock(t, state, ".lock-workflow")
+	// The holder: a process that has run its command, then stopped.
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
+	pid := sleeper.Process.Pid
+	for b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(b), "(sleep) S"); b, _ = os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)) {
+		time.Sleep(time.Millisecond)
+	}
+	if err := sleeper.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(b), "(sleep) T"); b, _ = os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)) {
+		time.Sleep(time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(state, ".lock-workflow"), fmt.Appendf(nil, `{"pid":%d,"command":"sleep","since":"2026-11-30T01:00:00Z"}`, pid), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resume := fmt.Sprintf("kill -CONT %d", pid)
+	code, _, stderr := exitOf(t, cairnCmd(t, dir, env, "transition", "plan"))
+	if code != 3 || !strings.Contains(stderr, fmt.Sprintf("locked by pid %d (sleep, stopped)", pid)) || !strings.Contains(stderr, resume) {
+		t.Fatalf("transition under a held lock: exit %d, stderr %q", code, stderr)
+	}
+	code, stdout, _ := exitOf(t, cairnCmd(t, dir, env, "doctor"))
+	if code != 1 || !strings.Contains(stdout, fmt.Sprintf("is held by pid %d (sleep, stopped)", pid)) || !strings.Contains(stdout, resume) || strings.Contains(stdout, "end it") {
+		t.Fatalf("doctor under a lock held by a stopped process: exit %d\n%s", code, stdout)
+	}
 }

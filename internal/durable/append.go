@@ -88,6 +88,39 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 	return res, nil
 }
 
+// EndLine gives name's last line its newline, in place, when it has none: for a last line the
+// caller keeps as whole, which AppendLine would cut off as torn. Nothing of the line is written
+// again, so no failure or kill can lose it: one byte in one write, taken back when the write
+// fails. The caller must hold the file's lock.
+func EndLine(fsys FS, name string) (err error) {
+	f, st, err := openChecked(fsys, name, os.O_RDWR|appendFlag, 0)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	size := st.Size()
+	if size == 0 {
+		return nil
+	}
+	var one [1]byte
+	if _, err := f.ReadAt(one[:], size-1); err != nil || one[0] == '\n' {
+		return err
+	}
+	var w io.Writer = f
+	if appendFlag == 0 {
+		w = io.NewOffsetWriter(f, size)
+	}
+	if err := writeAll(w, []byte{'\n'}); err != nil {
+		_ = f.Truncate(size)
+		return err
+	}
+	return nil
+}
+
 // lastNewlineEnd returns the offset just past the last '\n' in the first size bytes of f, or 0.
 func lastNewlineEnd(f File, size int64) (int64, error) {
 	var one [1]byte

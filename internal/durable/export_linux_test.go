@@ -14,3 +14,6 @@ func WaitEventsOnly() (restore func()) {
 func RenameLinked(d *Dir, oldname, newname string) error {
 	return renameLinked(d.root, oldname, newname)
 }
+
+// SetHostname is the machine name this process's lock holders record.
+func SetHostname(name string) { hostname = func() string { return name } }

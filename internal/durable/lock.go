@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -18,6 +19,33 @@ type Holder struct {
 	PID     int       `json:"pid"`
 	Command string    `json:"command"`
 	Since   time.Time `json:"since"`
+	// Host is the holder's machine (os.Hostname), for a directory shared between machines;
+	// absent in older lock files and where the name is unknown.
+	Host string `json:"host,omitempty"`
+}
+
+// Elsewhere is the machine h recorded when it is not this one, else "".
+func (h *Holder) Elsewhere() string {
+	if h.Host == hostname() {
+		return ""
+	}
+	return h.Host
+}
+
+// hostname is this machine's name, for the holders it records (empty when unknown).
+var hostname = sync.OnceValue(func() string {
+	h, _ := os.Hostname()
+	return printable(h)
+})
+
+// printable is s without control characters, for a holder's names.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // WaitBefore is wait cut to end by until, and never below 0 (the lock tried once): the wait
@@ -34,9 +62,15 @@ type LockTimeoutError struct {
 	Path   string // the lock file
 	Waited time.Duration
 	Holder *Holder // nil when the holder has not said who it is
+	// Stopped is true when the holder is a stopped process of this machine (SIGSTOP, Ctrl-Z),
+	// which holds the lock until it is resumed.
+	Stopped bool
 }
 
 func (e *LockTimeoutError) Error() string {
+	if e.Stopped {
+		return fmt.Sprintf("%s; resume it (fg in its shell, or kill -CONT %d), then try again", e.GaveUp(), e.Holder.PID)
+	}
 	return e.GaveUp() + "; try again once that process has finished"
 }
 
@@ -46,10 +80,18 @@ func (e *LockTimeoutError) GaveUp() string {
 	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed", e.Path, e.Who(), e.Waited.Round(time.Millisecond))
 }
 
-// Who says who holds the lock: "by pid N (COMMAND) since TIME", or that it did not say.
+// Who says who holds the lock: "by pid N (COMMAND) since TIME" ("(COMMAND, stopped)" for a
+// stopped holder, "on HOST" for another machine's), or that it did not say.
 func (e *LockTimeoutError) Who() string {
 	if h := e.Holder; h != nil {
-		return fmt.Sprintf("by pid %d (%s) since %s", h.PID, h.Command, h.Since.UTC().Format(time.RFC3339))
+		cmd, on := h.Command, ""
+		if e.Stopped {
+			cmd += ", stopped"
+		}
+		if host := h.Elsewhere(); host != "" {
+			on = " on " + host
+		}
+		return fmt.Sprintf("by pid %d (%s)%s since %s", h.PID, cmd, on, h.Since.UTC().Format(time.RFC3339))
 	}
 	return "by a process that did not record itself"
 }
@@ -105,7 +147,7 @@ func lockFile(d *Dir, name string, start time.Time, wait time.Duration) (*os.Fil
 			closeWait(held)
 			h := readHolder(osf)
 			f.Close()
-			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h}
+			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h, Stopped: h != nil && h.Elsewhere() == "" && holderStopped(h)}
 		}
 		if held == nil {
 			held = watchRelease(osf)
@@ -143,14 +185,7 @@ func (b *backoff) wait(max time.Duration) {
 func (b *backoff) close() {}
 
 func writeHolder(f *os.File) {
-	cmd := filepath.Base(os.Args[0])
-	cmd = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, cmd)
-	b, _ := json.Marshal(Holder{PID: os.Getpid(), Command: cmd, Since: time.Now().UTC()})
+	b, _ := json.Marshal(Holder{PID: os.Getpid(), Command: printable(filepath.Base(os.Args[0])), Since: time.Now().UTC(), Host: hostname()})
 	// Best effort: the lock works without it, only the timeout message gets poorer.
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt(b, 0)

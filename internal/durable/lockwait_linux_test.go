@@ -2,9 +2,15 @@ package durable_test
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,6 +82,9 @@ func TestLockHolderProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestLockWaiterWakesOnRelease")
 	}
+	if host := os.Getenv("DURABLE_HOLD_HOST"); host != "" {
+		durable.SetHostname(host)
+	}
 	d, err := durable.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -146,4 +155,90 @@ func TestLockRemovedWhileWaitedFor(t *testing.T) {
 		t.Fatalf("after the waiter let go: %v", err)
 	}
 	u()
+}
+
+// A holder that is stopped (SIGSTOP, or Ctrl-Z on the session it runs in) never finishes: a
+// waiter that gives up must say so and how to resume it, not to try again once it has
+// finished, which would never come.
+func TestLockHeldByAStoppedProcess(t *testing.T) {
+	d, dir := mustDir(t)
+	holder := startHolder(t, dir)
+	pid := strconv.Itoa(holder.Process.Pid)
+	for _, stopped := range []bool{true, false} {
+		sig := syscall.SIGCONT
+		if stopped {
+			sig = syscall.SIGSTOP
+		}
+		if err := holder.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, holder.Process.Pid, stopped)
+		_, err := d.Lock(".lock-w", 0)
+		var te *durable.LockTimeoutError
+		if !errors.As(err, &te) {
+			t.Fatalf("stopped %t: got %v, want a LockTimeoutError", stopped, err)
+		}
+		msg := err.Error()
+		says := strings.Contains(msg, "stopped") && strings.Contains(msg, "kill -CONT "+pid) && !strings.Contains(msg, "has finished")
+		if says != stopped || !strings.Contains(te.Who(), "pid "+pid) || strings.Contains(te.Who(), "stopped") != stopped {
+			t.Errorf("holder stopped %t: %q (who: %q)", stopped, msg, te.Who())
+		}
+	}
+}
+
+// waitState waits until the process pid is stopped (or running again), as /proc says.
+func waitState(t *testing.T, pid int, stopped bool) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if (f[0] == "T") == stopped {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("pid %d in state %s after a minute", pid, f[0])
+		}
+	}
+}
+
+// A lock held from another machine over a shared directory (NFS and SMB carry flock locks):
+// its pid means nothing here, and a person who finds no such process would take the lock for
+// stale. A waiter that gives up names the machine; one of this machine's holders is named as
+// before.
+func TestLockHeldFromAnotherMachine(t *testing.T) {
+	for _, host := range []string{"", "build-7.example"} {
+		d, dir := mustDir(t)
+		holder := startHolder(t, dir, "DURABLE_HOLD_HOST="+host)
+		_, err := d.Lock(".lock-w", 0)
+		var te *durable.LockTimeoutError
+		if !errors.As(err, &te) {
+			t.Fatalf("host %q: got %v, want a LockTimeoutError", host, err)
+		}
+		want := fmt.Sprintf("by pid %d (%s) since ", holder.Process.Pid, filepath.Base(os.Args[0]))
+		if host != "" {
+			want = fmt.Sprintf("by pid %d (%s) on %s since ", holder.Process.Pid, filepath.Base(os.Args[0]), host)
+		}
+		if !strings.HasPrefix(te.Who(), want) {
+			t.Errorf("host %q: %q, want it to start %q", host, te.Who(), want)
+		}
+	}
+}
+
+// startHolder starts TestLockHolderProcess holding .lock-w in dir, with env added, and kills
+// it when the test ends.
+func startHolder(t *testing.T, dir string, env ...string) *exec.Cmd {
+	holder := exec.Command(os.Args[0], "-test.run=^TestLockHolderProcess$")
+	holder.Env = append(append(os.Environ(), "DURABLE_HOLD_LOCK="+dir), env...)
+	out, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "held\n" {
+		t.Fatalf("the holder said %q", line)
+	}
+	return holder
 }

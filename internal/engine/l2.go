@@ -341,7 +341,8 @@ func lineErr(err error) string {
 	if errors.Is(err, syscall.ENOSPC) {
 		msg = "the disk is full: " + msg
 	}
-	return msg
+	// The line is owed and retried: the lock's "try again" would run the move once more.
+	return withoutRetry(msg, err)
 }
 
 func isLockTimeout(err error) bool {

@@ -341,3 +341,22 @@ func TestLineWaitingOnABrokenOverrideCostsNoJournalRead(t *testing.T) {
 		t.Fatalf("Stop once the override loads again did not write the move's line:\n%s", index)
 	}
 }
+
+// A move whose L2 line waited on Cairn's memory lock past its wait has happened: the warning
+// names who holds the lock and promises Cairn's retry, and gives no step of its own ("try
+// again" would run the move once more, or, after a completion, fail).
+func TestOwedLineWarningNamesTheHolderAndOneStep(t *testing.T) {
+	e := newEnv(t)
+	agent := e.openWaiting("s1", 4242, 20*time.Millisecond)
+	must(agent.Start(engine.StartRequest{Type: "apex", Context: "owed lines"}))(t)
+	mem := e.memoryDir()
+	if err := os.MkdirAll(mem, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	holdLock(t, mem, ".cairn-memory.lock")
+	res := must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	w := strings.Join(res.Warnings, "\n")
+	if !strings.Contains(w, "Cairn retries after the next turn") || !strings.Contains(w, fmt.Sprintf("by pid %d", os.Getpid())) || strings.Contains(w, "try again") {
+		t.Fatalf("warnings %q", res.Warnings)
+	}
+}

@@ -483,11 +483,15 @@ func (e *Engine) planView(def *workflow.Definition, r *workflow.Record, now time
 // WithoutRetry is err for a text that says its own next step (the report's warnings, a tool
 // result, the Stop hook's line): a lock wait given up says who holds the lock and that nothing
 // changed, without the lock error's "try again", which names no step the model can take.
-func WithoutRetry(err error) string {
+func WithoutRetry(err error) string { return withoutRetry(err.Error(), err) }
+
+// withoutRetry is msg, err's words or a part of them, without the "try again" of the lock
+// wait err gave up.
+func withoutRetry(msg string, err error) string {
 	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
-		return strings.Replace(err.Error(), te.Error(), te.GaveUp(), 1)
+		return strings.Replace(msg, te.Error(), te.GaveUp(), 1)
 	}
-	return err.Error()
+	return msg
 }
 
 // applyReadProtocol archives a finished or expired workflow and recovers an interrupted one.

@@ -991,8 +991,8 @@ func (e *Engine) lockChecks(dir string) []Check {
 	}
 	defer d.Close()
 	names, _ := d.ReadDirNames(".")
-	var busy, pids, inPlace []string
-	n, untried := 0, 0
+	var busy, pids, stopped, inPlace []string
+	n, untried, resumable := 0, 0, 0
 	for _, name := range names {
 		if !strings.HasPrefix(name, ".lock-") {
 			continue
@@ -1002,8 +1002,21 @@ func (e *Engine) lockChecks(dir string) []Check {
 		if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
 			// Tried, not waited for: the holder, not the words of a command that gave up.
 			busy = append(busy, te.Path+" is held "+te.Who())
-			if te.Holder != nil && !slices.Contains(pids, strconv.Itoa(te.Holder.PID)) {
-				pids = append(pids, strconv.Itoa(te.Holder.PID))
+			if h := te.Holder; te.Stopped {
+				// Resumed, it finishes its write and lets go: nothing is ended.
+				resumable++
+				if pid := strconv.Itoa(h.PID); !slices.Contains(stopped, pid) {
+					stopped = append(stopped, pid)
+				}
+			} else if h != nil {
+				// Another machine's pid is ended there.
+				pid := strconv.Itoa(h.PID)
+				if host := h.Elsewhere(); host != "" {
+					pid += " on " + host
+				}
+				if !slices.Contains(pids, pid) {
+					pids = append(pids, pid)
+				}
 			}
 			continue
 		}
@@ -1027,7 +1040,10 @@ func (e *Engine) lockChecks(dir string) []Check {
 			// No process holds it: every write refuses until it is out of the way.
 			fix = append(fix, afterRemount(dir, "move "+strings.Join(inPlace, " ")+" out of the state directory (it may be someone's): Cairn makes its lock files anew"))
 		}
-		if len(inPlace) < len(busy) {
+		for _, pid := range stopped {
+			fix = append(fix, "pid "+pid+" is stopped and holds its lock until it is resumed: resume it (fg in its shell, or kill -CONT "+pid+")")
+		}
+		if len(inPlace)+resumable < len(busy) {
 			holder := "the process"
 			if len(pids) > 0 {
 				holder = "pid " + strings.Join(pids, " or pid ")

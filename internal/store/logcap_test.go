@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,5 +126,45 @@ func TestAppendLogKeepsAWholeLastEntry(t *testing.T) {
 				t.Fatalf("the log holds\n%q\nwant\n%q", b, want)
 			}
 		})
+	}
+}
+
+// TestAppendLogFailingKeepsAWholeLastEntry fails each file system operation of an append to
+// a log whose last line is a whole entry without its newline, once and from there on (what a
+// kill at that operation leaves): the entry, which readers showed, is never lost, and the
+// new one is there when the append said so.
+func TestAppendLogFailingKeepsAWholeLastEntry(t *testing.T) {
+	template := filepath.Join(t.TempDir(), "template")
+	mustOpen(t, template)
+	if err := os.MkdirAll(filepath.Join(template, "logs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const tail = `{"step":"review"}`
+	if err := os.WriteFile(filepath.Join(template, "logs", "events.jsonl"), []byte(`{"n":1}`+"\n"+tail), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, ff, _, done := faultyCopy(t, template, 0, false)
+	if err := s.AppendLog("events", []byte(`{"n":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	for _, persistent := range []bool{false, true} {
+		for k := 1; k <= ff.Ops(); k++ {
+			s, ff, dir, done := faultyCopy(t, template, k, persistent)
+			err := s.AppendLog("events", []byte(`{"n":2}`))
+			done()
+			l, rerr := mustOpen(t, dir).ReadLog("events")
+			var got []string
+			for _, line := range l.Lines {
+				got = append(got, string(line))
+			}
+			want := []string{`{"n":1}`, tail}
+			if err == nil {
+				want = append(want, `{"n":2}`)
+			}
+			if rerr != nil || !slices.Equal(got[:min(len(got), len(want))], want) || len(got) > 3 {
+				t.Fatalf("k=%d persistent=%v: append said %v; the log reads %q (%v), want %q first\n%s", k, persistent, err, got, rerr, want, strings.Join(ff.Trace(), "\n"))
+			}
+		}
 	}
 }

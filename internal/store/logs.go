@@ -99,8 +99,9 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 			name, size, MaxLogSize>>20, nextLogName(name))
 	}
 	if last != nil {
-		// Written again, whole, with its newline, in one write after its unended copy is cut.
-		if _, err := durable.AppendLine(s.fs, LogFile(name), last, false); err != nil {
+		// Given its newline where it is: cut and written again, a failure between the two
+		// would lose an entry readers showed.
+		if err := durable.EndLine(s.fs, LogFile(name)); err != nil {
 			return s.writeErr(LogFile(name), err)
 		}
 	}
