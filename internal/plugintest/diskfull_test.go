@@ -136,7 +136,9 @@ func wantDiskFull(t *testing.T, root string, env []string, work, line string, hi
 // set left by a cairn run with sudo is another user's) failed as "cannot write DIR", and the
 // line said to install Go, or with Go started a build whose install failed the same way, to
 // say only "building them with Go failed" next time. Neither helps: the line says to make the
-// directory writable, and no Go build is started.
+// directory writable, and no Go build is started. The same for what an install that stopped
+// left beside the set (bin-V.tmp), which the next install removes first: where it could not,
+// the line said the data directory could not be written, which was not so.
 func TestLaunchOverASetItCannotReplace(t *testing.T) {
 	skipOnWindows(t)
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
@@ -146,33 +148,38 @@ func TestLaunchOverASetItCannotReplace(t *testing.T) {
 	for name := range binarySources {
 		files[name] = []byte("#!/bin/sh\n")
 	}
-	root, _, rs := archiveRelease(t, files)
-	work := t.TempDir()
-	data := filepath.Join(work, "data")
-	set := filepath.Join(data, "bin-"+pluginVersion(t))
-	fakeBinaries(t, set)
-	writeFile(t, filepath.Join(set, ".checksums"), "0000  an older build\n")
-	for _, args := range [][]string{{"--bind", set, set}, {"-o", "remount,ro,bind", set}} {
-		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
-			t.Skipf("cannot mount %s read-only: %v: %s", set, err, out)
-		}
-		t.Cleanup(func() { exec.Command("umount", set).Run() })
-	}
-	tools := toolDir(t)
-	calls := filepath.Join(work, "go-calls")
-	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"$*\" >>"+calls+"\nexit 1\n")
-	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
-	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		res := launchAs(t, root, env, work, name)
-		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write "+set) || !strings.Contains(lines[0], "make it writable") || strings.Contains(lines[0], "Go") {
-			t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), set)
-		}
-	}
-	if b, err := os.ReadFile(calls); err == nil {
-		t.Errorf("go ran for a set it cannot replace:\n%s", b)
+	for _, left := range []string{"", ".tmp"} {
+		t.Run("bin-V"+left, func(t *testing.T) {
+			root, _, rs := archiveRelease(t, files)
+			work := t.TempDir()
+			data := filepath.Join(work, "data")
+			set := filepath.Join(data, "bin-"+pluginVersion(t))
+			ro := set + left
+			fakeBinaries(t, ro)
+			writeFile(t, filepath.Join(ro, ".checksums"), "0000  an older build\n")
+			for _, args := range [][]string{{"--bind", ro, ro}, {"-o", "remount,ro,bind", ro}} {
+				if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+					t.Skipf("cannot mount %s read-only: %v: %s", ro, err, out)
+				}
+				t.Cleanup(func() { exec.Command("umount", ro).Run() })
+			}
+			tools := toolDir(t)
+			calls := filepath.Join(work, "go-calls")
+			writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"$*\" >>"+calls+"\nexit 1\n")
+			if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+			for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+				res := launchAs(t, root, env, work, name)
+				lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+				if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write "+ro+")") || !strings.Contains(lines[0], "make it writable") || strings.Contains(lines[0], "Go") {
+					t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), ro)
+				}
+			}
+			if b, err := os.ReadFile(calls); err == nil {
+				t.Errorf("go ran for a set it cannot replace:\n%s", b)
+			}
+		})
 	}
 }
