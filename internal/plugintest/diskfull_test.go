@@ -138,7 +138,8 @@ func wantDiskFull(t *testing.T, root string, env []string, work, line string, hi
 // say only "building them with Go failed" next time. Neither helps: the line says to make the
 // directory writable, and no Go build is started. The same for what an install that stopped
 // left beside the set (bin-V.tmp), which the next install removes first: where it could not,
-// the line said the data directory could not be written, which was not so.
+// the line said the data directory could not be written, which was not so. The MCP server that
+// met the set first said it after rm's own line ("rm: cannot remove ..."): one line, Cairn's.
 func TestLaunchOverASetItCannotReplace(t *testing.T) {
 	skipOnWindows(t)
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
@@ -148,8 +149,15 @@ func TestLaunchOverASetItCannotReplace(t *testing.T) {
 	for name := range binarySources {
 		files[name] = []byte("#!/bin/sh\n")
 	}
-	for _, left := range []string{"", ".tmp"} {
-		t.Run("bin-V"+left, func(t *testing.T) {
+	// Either may be first: the other reads its failure. The MCP server's stderr is its log.
+	for _, c := range []struct{ left, first, then string }{
+		{"", "cairn-session-start", "cairn-mcp"},
+		{"", "cairn-mcp", "cairn-session-start"},
+		{".tmp", "cairn-session-start", "cairn-mcp"},
+		{".tmp", "cairn-mcp", "cairn-session-start"},
+	} {
+		left := c.left
+		t.Run("bin-V"+left+"/"+c.first, func(t *testing.T) {
 			root, _, rs := archiveRelease(t, files)
 			work := t.TempDir()
 			data := filepath.Join(work, "data")
@@ -170,7 +178,7 @@ func TestLaunchOverASetItCannotReplace(t *testing.T) {
 				t.Fatal(err)
 			}
 			env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
-			for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+			for _, name := range []string{c.first, c.then} {
 				res := launchAs(t, root, env, work, name)
 				lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 				if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write "+ro+")") || !strings.Contains(lines[0], "make it writable") || strings.Contains(lines[0], "Go") {
