@@ -52,8 +52,13 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		// plugin is not installed (the README's two commands: adding a marketplace that is
 		// already there succeeds).
 		fix := "install the plugin: claude plugin marketplace add cairn-dev/cairn && claude plugin install cairn@cairn"
-		if a.getenv("CLAUDE_PLUGIN_ROOT") != "" {
+		switch {
+		case a.getenv("CLAUDE_PLUGIN_ROOT") != "":
 			fix = "set CLAUDE_PLUGIN_ROOT to the plugin's directory, the one that holds .claude-plugin/"
+		case pluginsDir(a.getenv, a.home()) == "":
+			// Claude Code's records were not looked at: they are under a home there is none of.
+			how = "no Cairn plugin found: HOME is not set, so Claude Code's installed plugins cannot be read; " + notInAPlugin
+			fix = "set HOME, then run cairn doctor again"
 		}
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", Detail: how, Fix: fix})
 	} else {
@@ -156,8 +161,11 @@ func locatePlugin(executable func() (string, error), getenv func(string) string,
 		}
 		return r, filepath.Join(r, "bin"), "from CLAUDE_PLUGIN_ROOT"
 	}
-	return "", "", "no Cairn plugin found: not in Claude Code's installed plugins, this executable is not in a plugin's bin/, CLAUDE_PLUGIN_ROOT is not set"
+	return "", "", "no Cairn plugin found: not in Claude Code's installed plugins, " + notInAPlugin
 }
+
+// notInAPlugin ends doctor's line for no plugin found: what else was looked at.
+const notInAPlugin = "this executable is not in a plugin's bin/, CLAUDE_PLUGIN_ROOT is not set"
 
 // builtFromPlugin finds the plugin a cairn of the launcher's Go build (DATA/bin-VERSION) was
 // built from: its .built-from names it (see cairn_build in hooks/install). A checkout loaded
