@@ -59,6 +59,14 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		plan.Notes = append(plan.Notes, "auto-memory: "+err.Error())
 	}
 	home := a.home()
+	if home == "" {
+		// What was not looked for would be said to be not there.
+		what := "~/.local/bin/cairn"
+		if pluginsDir(a.getenv, home) == "" {
+			what = "Claude Code's plugin data and " + what
+		}
+		return &codeError{code: ExitRefused, msg: "HOME is not set, so " + what + " cannot be found; set HOME, then run cairn uninstall again"}
+	}
 	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))
 	exe, _ := a.executable()
 	plan.Links = orEmpty(cairnLinks(home, exe))
