@@ -10,6 +10,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/release"
 )
 
 // A download that fills the data dir's disk failed as "downloading URL failed", and the line
@@ -189,5 +192,42 @@ func TestLaunchOverASetItCannotReplace(t *testing.T) {
 				t.Errorf("go ran for a set it cannot replace:\n%s", b)
 			}
 		})
+	}
+}
+
+// A dead install lock that cannot be removed (left by a start run with sudo, another user's;
+// here read-only) was broken again and again, with no wait between and no end: the MCP server
+// spun until killed, and a hook until Claude Code's timeout, printing rm's line each round. It
+// is said in one line, with the step to make it writable.
+func TestLaunchOverADeadLockItCannotRemove(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("a read-only bind mount needs root on Linux")
+	}
+	root, _, rs := releasedAndServed(t)
+	work, _, data := launchSite(t)
+	lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
+	writeFile(t, filepath.Join(lock, "pid"), "999999999\n") // no such process
+	for _, args := range [][]string{{"--bind", lock, lock}, {"-o", "remount,ro,bind", lock}} {
+		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+			t.Skipf("cannot mount %s read-only: %v: %s", lock, err, out)
+		}
+		t.Cleanup(func() { exec.Command("umount", lock).Run() })
+	}
+	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		// A bound for the hang only: either ends in a fraction of it.
+		args := []string{"/bin/sh", "-c", hookCommand(t, "SessionStart")}
+		if name == "cairn-mcp" {
+			args = []string{filepath.Join(root, "hooks", "launch"), name}
+		}
+		res, _ := runBounded(t, time.Minute, env, work, initializeLine, args[0], args[1:]...)
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write "+lock+")") || !strings.Contains(lines[0], "make it writable") {
+			t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), lock)
+		}
+	}
+	if n := rs.Hits(release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})); n != 0 {
+		t.Errorf("%d downloads under a lock another holds, want none", n)
 	}
 }
