@@ -231,3 +231,33 @@ func TestLaunchOverADeadLockItCannotRemove(t *testing.T) {
 		t.Errorf("%d downloads under a lock another holds, want none", n)
 	}
 }
+
+// A failure record the MCP server cannot rewrite (another user's .download-failed-V, from a
+// start run with sudo; here read-only), older than the minute it is read for, had the shell's
+// own line ("cannot create ...: Read-only file system") said before Cairn's. One line, Cairn's.
+func TestLaunchOverAFailureRecordItCannotRewrite(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("a read-only bind mount needs root on Linux")
+	}
+	root := copyPlugin(t, launcherFiles...)
+	work, _, data := launchSite(t)
+	record := filepath.Join(data, ".download-failed-"+pluginVersion(t))
+	writeFile(t, record, "an old failure\n")
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(record, old, old); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--bind", record, record}, {"-o", "remount,ro,bind", record}} {
+		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+			t.Skipf("cannot mount %s read-only: %v: %s", record, err, out)
+		}
+		t.Cleanup(func() { exec.Command("umount", record).Run() })
+	}
+	env := launchEnv(root, data, work, toolDir(t))
+	res := launchAs(t, root, env, work, "cairn-mcp")
+	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	if res.code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: ") || !strings.Contains(lines[0], "could not be installed (downloading") {
+		t.Errorf("cairn-mcp: %+v, want exit 1 and Cairn's one line: could not be installed (downloading ...", res)
+	}
+}
