@@ -261,3 +261,42 @@ func TestLaunchOverAFailureRecordItCannotRewrite(t *testing.T) {
 		t.Errorf("cairn-mcp: %+v, want exit 1 and Cairn's one line: could not be installed (downloading ...", res)
 	}
 }
+
+// A build log Go's output cannot go to (another user's build-V.log, from a start run with
+// sudo; here read-only) failed every build before go ran, and the line said the build failed
+// and to see that log, which held another build's output; a hook said it was building. It is
+// said before any build, with the step to make it writable, and go does not run.
+func TestLaunchOverABuildLogItCannotWrite(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("a read-only bind mount needs root on Linux")
+	}
+	root := copyPlugin(t, launcherFiles...)
+	work, _, data := launchSite(t)
+	log := filepath.Join(data, "build-"+pluginVersion(t)+".log")
+	writeFile(t, log, "another build's output\n")
+	for _, args := range [][]string{{"--bind", log, log}, {"-o", "remount,ro,bind", log}} {
+		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+			t.Skipf("cannot mount %s read-only: %v: %s", log, err, out)
+		}
+		t.Cleanup(func() { exec.Command("umount", log).Run() })
+	}
+	tools := toolDir(t)
+	calls := filepath.Join(work, "go-calls")
+	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"$*\" >>"+calls+"\nexit 1\n")
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, data, work, tools)
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		res := launchAs(t, root, env, work, name)
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write its log, "+log) || !strings.Contains(lines[0], "make it writable") {
+			t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), log)
+		}
+	}
+	waitUnlocked(t, data)
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("go ran with a build log it cannot write:\n%s", b)
+	}
+}
