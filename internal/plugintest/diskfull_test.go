@@ -145,9 +145,6 @@ func wantDiskFull(t *testing.T, root string, env []string, work, line string, hi
 // met the set first said it after rm's own line ("rm: cannot remove ..."): one line, Cairn's.
 func TestLaunchOverASetItCannotReplace(t *testing.T) {
 	skipOnWindows(t)
-	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		t.Skip("a read-only bind mount needs root on Linux")
-	}
 	files := map[string][]byte{}
 	for name := range binarySources {
 		files[name] = []byte("#!/bin/sh\n")
@@ -168,18 +165,9 @@ func TestLaunchOverASetItCannotReplace(t *testing.T) {
 			ro := set + left
 			fakeBinaries(t, ro)
 			writeFile(t, filepath.Join(ro, ".checksums"), "0000  an older build\n")
-			for _, args := range [][]string{{"--bind", ro, ro}, {"-o", "remount,ro,bind", ro}} {
-				if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
-					t.Skipf("cannot mount %s read-only: %v: %s", ro, err, out)
-				}
-				t.Cleanup(func() { exec.Command("umount", ro).Run() })
-			}
+			readOnly(t, ro)
 			tools := toolDir(t)
-			calls := filepath.Join(work, "go-calls")
-			writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"$*\" >>"+calls+"\nexit 1\n")
-			if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			calls := goThatFails(t, tools, work)
 			env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
 			for _, name := range []string{c.first, c.then} {
 				res := launchAs(t, root, env, work, name)
@@ -201,19 +189,11 @@ func TestLaunchOverASetItCannotReplace(t *testing.T) {
 // is said in one line, with the step to make it writable.
 func TestLaunchOverADeadLockItCannotRemove(t *testing.T) {
 	skipOnWindows(t)
-	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		t.Skip("a read-only bind mount needs root on Linux")
-	}
 	root, _, rs := releasedAndServed(t)
 	work, _, data := launchSite(t)
 	lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
 	writeFile(t, filepath.Join(lock, "pid"), "999999999\n") // no such process
-	for _, args := range [][]string{{"--bind", lock, lock}, {"-o", "remount,ro,bind", lock}} {
-		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
-			t.Skipf("cannot mount %s read-only: %v: %s", lock, err, out)
-		}
-		t.Cleanup(func() { exec.Command("umount", lock).Run() })
-	}
+	readOnly(t, lock)
 	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
 		// A bound for the hang only: either ends in a fraction of it.
@@ -237,9 +217,6 @@ func TestLaunchOverADeadLockItCannotRemove(t *testing.T) {
 // own line ("cannot create ...: Read-only file system") said before Cairn's. One line, Cairn's.
 func TestLaunchOverAFailureRecordItCannotRewrite(t *testing.T) {
 	skipOnWindows(t)
-	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		t.Skip("a read-only bind mount needs root on Linux")
-	}
 	root := copyPlugin(t, launcherFiles...)
 	work, _, data := launchSite(t)
 	record := filepath.Join(data, ".download-failed-"+pluginVersion(t))
@@ -248,12 +225,7 @@ func TestLaunchOverAFailureRecordItCannotRewrite(t *testing.T) {
 	if err := os.Chtimes(record, old, old); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"--bind", record, record}, {"-o", "remount,ro,bind", record}} {
-		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
-			t.Skipf("cannot mount %s read-only: %v: %s", record, err, out)
-		}
-		t.Cleanup(func() { exec.Command("umount", record).Run() })
-	}
+	readOnly(t, record)
 	env := launchEnv(root, data, work, toolDir(t))
 	res := launchAs(t, root, env, work, "cairn-mcp")
 	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
@@ -268,25 +240,13 @@ func TestLaunchOverAFailureRecordItCannotRewrite(t *testing.T) {
 // said before any build, with the step to make it writable, and go does not run.
 func TestLaunchOverABuildLogItCannotWrite(t *testing.T) {
 	skipOnWindows(t)
-	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		t.Skip("a read-only bind mount needs root on Linux")
-	}
 	root := copyPlugin(t, launcherFiles...)
 	work, _, data := launchSite(t)
 	log := filepath.Join(data, "build-"+pluginVersion(t)+".log")
 	writeFile(t, log, "another build's output\n")
-	for _, args := range [][]string{{"--bind", log, log}, {"-o", "remount,ro,bind", log}} {
-		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
-			t.Skipf("cannot mount %s read-only: %v: %s", log, err, out)
-		}
-		t.Cleanup(func() { exec.Command("umount", log).Run() })
-	}
+	readOnly(t, log)
 	tools := toolDir(t)
-	calls := filepath.Join(work, "go-calls")
-	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"$*\" >>"+calls+"\nexit 1\n")
-	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	calls := goThatFails(t, tools, work)
 	env := launchEnv(root, data, work, tools)
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
 		res := launchAs(t, root, env, work, name)
@@ -299,4 +259,31 @@ func TestLaunchOverABuildLogItCannotWrite(t *testing.T) {
 	if b, err := os.ReadFile(calls); err == nil {
 		t.Errorf("go ran with a build log it cannot write:\n%s", b)
 	}
+}
+
+// readOnly bind-mounts path over itself read-only for the test: what another user's file or
+// directory is to this one (left by a start run with sudo). Skipped where that needs root.
+func readOnly(t *testing.T, path string) {
+	t.Helper()
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("a read-only bind mount needs root on Linux")
+	}
+	for _, args := range [][]string{{"--bind", path, path}, {"-o", "remount,ro,bind", path}} {
+		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+			t.Skipf("cannot mount %s read-only: %v: %s", path, err, out)
+		}
+		t.Cleanup(func() { exec.Command("umount", path).Run() })
+	}
+}
+
+// goThatFails puts a go into tools (a toolDir) that notes each call in the file it returns
+// (under dir) and fails: a test sees whether the launcher ran go at all.
+func goThatFails(t *testing.T, tools, dir string) (calls string) {
+	t.Helper()
+	calls = filepath.Join(dir, "go-calls")
+	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"$*\" >>"+calls+"\nexit 1\n")
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return calls
 }

@@ -258,13 +258,7 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	// One it cannot remove (another user's, left by a cairn run with sudo; here read-only) is
 	// left, without a line from rm for each of its files on the server's stderr.
 	if runtime.GOOS == "linux" && os.Geteuid() == 0 {
-		ro := set("bin-0.0.5", old, true)
-		for _, args := range [][]string{{"--bind", ro, ro}, {"-o", "remount,ro,bind", ro}} {
-			if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
-				t.Fatalf("mount %s read-only: %v: %s", ro, err, out)
-			}
-			t.Cleanup(func() { exec.Command("umount", ro).Run() })
-		}
+		readOnly(t, set("bin-0.0.5", old, true))
 	}
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
