@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/vars"
@@ -41,6 +42,8 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		if r, b, h := installedPlugin(a.getenv, a.home(), wd); r != "" {
 			root, bin, how = r, b, h
 			own = a.ownSetCheck(bin)
+		} else if r, b, h := builtFromPlugin(a.executable, dirExists); r != "" {
+			root, bin, how = r, b, h
 		}
 	}
 	rep.PluginRoot = root
@@ -49,8 +52,13 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		// plugin is not installed (the README's two commands: adding a marketplace that is
 		// already there succeeds).
 		fix := "install the plugin: claude plugin marketplace add cairn-dev/cairn && claude plugin install cairn@cairn"
-		if a.getenv("CLAUDE_PLUGIN_ROOT") != "" {
+		switch {
+		case a.getenv("CLAUDE_PLUGIN_ROOT") != "":
 			fix = "set CLAUDE_PLUGIN_ROOT to the plugin's directory, the one that holds .claude-plugin/"
+		case pluginsDir(a.getenv, a.home()) == "":
+			// Claude Code's records were not looked at: they are under a home there is none of.
+			how = "no Cairn plugin found: HOME is not set, so Claude Code's installed plugins cannot be read; " + notInAPlugin
+			fix = "set HOME, then run cairn doctor again"
 		}
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", Detail: how, Fix: fix})
 	} else {
@@ -153,7 +161,35 @@ func locatePlugin(executable func() (string, error), getenv func(string) string,
 		}
 		return r, filepath.Join(r, "bin"), "from CLAUDE_PLUGIN_ROOT"
 	}
-	return "", "", "no Cairn plugin found: not in Claude Code's installed plugins, this executable is not in a plugin's bin/, CLAUDE_PLUGIN_ROOT is not set"
+	return "", "", "no Cairn plugin found: not in Claude Code's installed plugins, " + notInAPlugin
+}
+
+// notInAPlugin ends doctor's line for no plugin found: what else was looked at.
+const notInAPlugin = "this executable is not in a plugin's bin/, CLAUDE_PLUGIN_ROOT is not set"
+
+// builtFromPlugin finds the plugin a cairn of the launcher's Go build (DATA/bin-VERSION) was
+// built from: its .built-from names it (see cairn_build in hooks/install). A checkout loaded
+// with --plugin-dir is in no record of Claude Code's, and where it has no bin/ that set is what
+// its hooks run and its agent finds on PATH.
+func builtFromPlugin(executable func() (string, error), isDir func(string) bool) (root, bin, how string) {
+	exe, err := executable()
+	if err != nil {
+		return
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	dir := filepath.Dir(exe)
+	if !strings.HasPrefix(filepath.Base(dir), "bin-") {
+		return
+	}
+	from := filepath.Join(dir, ".built-from")
+	data, err := durable.ReadPath(from, 1<<16, true)
+	r := strings.TrimSuffix(string(data), "\n")
+	if err != nil || !filepath.IsAbs(r) || !isDir(filepath.Join(r, ".claude-plugin")) {
+		return
+	}
+	return r, dir, "named by " + from + ", the checkout Go built this cairn from"
 }
 
 // ownSetCheck fails when this cairn runs from a launcher's set (DATA/bin-VERSION) other than

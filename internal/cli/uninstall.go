@@ -59,6 +59,14 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		plan.Notes = append(plan.Notes, "auto-memory: "+err.Error())
 	}
 	home := a.home()
+	if home == "" {
+		// What was not looked for would be said to be not there.
+		what := "~/.local/bin/cairn"
+		if pluginsDir(a.getenv, home) == "" {
+			what = "Claude Code's plugin data and " + what
+		}
+		return &codeError{code: ExitRefused, msg: "HOME is not set, so " + what + " cannot be found; set HOME, then run cairn uninstall again"}
+	}
 	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))
 	exe, _ := a.executable()
 	plan.Links = orEmpty(cairnLinks(home, exe))
@@ -115,9 +123,13 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 
 	var failed []string
 	full := false // a write the full disk refused: a retry fails the same way until space is freed
+	// A removal refused by the file system (another user's files, a read-only mount): so is a
+	// retry, until they are made writable.
+	denied := false
 	check := func(err error) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			failed = append(failed, err.Error())
+			denied = denied || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 		}
 	}
 	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 {
@@ -152,6 +164,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	}
 	if len(failed) > 0 && full {
 		return &codeError{code: ExitInternal, msg: fmt.Sprintf("not everything was removed: %s: the disk is full; free some space, then run cairn uninstall again", strings.Join(failed, "; "))}
+	}
+	if len(failed) > 0 && denied {
+		return fmt.Errorf("not everything was removed: %s; make it writable, then run cairn uninstall again", strings.Join(failed, "; "))
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("not everything was removed: %s; run cairn uninstall again to retry", strings.Join(failed, "; "))

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
@@ -39,5 +40,29 @@ func TestUninstallOnAFullDisk(t *testing.T) {
 	mustRun(t, p, "", "uninstall", "--yes")
 	if b, err := os.ReadFile(index); err != nil || string(b) != "- the user's own line\n" {
 		t.Errorf("MEMORY.md after the uninstall: %q %v", b, err)
+	}
+}
+
+// TestUninstallOverBinariesItCannotRemove: the launcher's binaries on a read-only mount (or left
+// by a cairn run with sudo, another user's) were not removed, and the step was "run cairn
+// uninstall again to retry", which fails the same way. It says to make them writable first.
+func TestUninstallOverBinariesItCannotRemove(t *testing.T) {
+	p := newCLIProject(t)
+	set := filepath.Join(p.home, ".claude", "plugins", "data", "cairn-cairn", "bin-0.1.0")
+	if err := os.MkdirAll(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(set, "cairn-mcp"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unmount := durabletest.Mount(t, set, set, "", syscall.MS_BIND, "", true)
+	code, out := p.run("", "uninstall", "--yes")
+	if code == 0 || !strings.Contains(out, "read-only file system") || !strings.Contains(out, "make it writable, then run cairn uninstall again") {
+		t.Errorf("uninstall over read-only binaries: exit %d\n%s", code, out)
+	}
+	unmount()
+	mustRun(t, p, "", "uninstall", "--yes")
+	if _, err := os.Stat(filepath.Dir(set)); !os.IsNotExist(err) {
+		t.Errorf("the data dir after the uninstall: %v", err)
 	}
 }

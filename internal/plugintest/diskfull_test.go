@@ -10,6 +10,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/release"
 )
 
 // A download that fills the data dir's disk failed as "downloading URL failed", and the line
@@ -136,43 +139,151 @@ func wantDiskFull(t *testing.T, root string, env []string, work, line string, hi
 // set left by a cairn run with sudo is another user's) failed as "cannot write DIR", and the
 // line said to install Go, or with Go started a build whose install failed the same way, to
 // say only "building them with Go failed" next time. Neither helps: the line says to make the
-// directory writable, and no Go build is started.
+// directory writable, and no Go build is started. The same for what an install that stopped
+// left beside the set (bin-V.tmp), which the next install removes first: where it could not,
+// the line said the data directory could not be written, which was not so. The MCP server that
+// met the set first said it after rm's own line ("rm: cannot remove ..."): one line, Cairn's.
 func TestLaunchOverASetItCannotReplace(t *testing.T) {
 	skipOnWindows(t)
-	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		t.Skip("a read-only bind mount needs root on Linux")
-	}
 	files := map[string][]byte{}
 	for name := range binarySources {
 		files[name] = []byte("#!/bin/sh\n")
 	}
-	root, _, rs := archiveRelease(t, files)
-	work := t.TempDir()
-	data := filepath.Join(work, "data")
-	set := filepath.Join(data, "bin-"+pluginVersion(t))
-	fakeBinaries(t, set)
-	writeFile(t, filepath.Join(set, ".checksums"), "0000  an older build\n")
-	for _, args := range [][]string{{"--bind", set, set}, {"-o", "remount,ro,bind", set}} {
-		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
-			t.Skipf("cannot mount %s read-only: %v: %s", set, err, out)
-		}
-		t.Cleanup(func() { exec.Command("umount", set).Run() })
+	// Either may be first: the other reads its failure. The MCP server's stderr is its log.
+	for _, c := range []struct{ left, first, then string }{
+		{"", "cairn-session-start", "cairn-mcp"},
+		{"", "cairn-mcp", "cairn-session-start"},
+		{".tmp", "cairn-session-start", "cairn-mcp"},
+		{".tmp", "cairn-mcp", "cairn-session-start"},
+	} {
+		left := c.left
+		t.Run("bin-V"+left+"/"+c.first, func(t *testing.T) {
+			root, _, rs := archiveRelease(t, files)
+			work := t.TempDir()
+			data := filepath.Join(work, "data")
+			set := filepath.Join(data, "bin-"+pluginVersion(t))
+			ro := set + left
+			fakeBinaries(t, ro)
+			writeFile(t, filepath.Join(ro, ".checksums"), "0000  an older build\n")
+			readOnly(t, ro)
+			tools := toolDir(t)
+			calls := goThatFails(t, tools, work)
+			env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+			for _, name := range []string{c.first, c.then} {
+				res := launchAs(t, root, env, work, name)
+				lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+				if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write "+ro+")") || !strings.Contains(lines[0], "make it writable") || strings.Contains(lines[0], "Go") {
+					t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), ro)
+				}
+			}
+			if b, err := os.ReadFile(calls); err == nil {
+				t.Errorf("go ran for a set it cannot replace:\n%s", b)
+			}
+		})
 	}
+}
+
+// A dead install lock that cannot be removed (left by a start run with sudo, another user's;
+// here read-only) was broken again and again, with no wait between and no end: the MCP server
+// spun until killed, and a hook until Claude Code's timeout, printing rm's line each round. It
+// is said in one line, with the step to make it writable.
+func TestLaunchOverADeadLockItCannotRemove(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	work, _, data := launchSite(t)
+	lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
+	writeFile(t, filepath.Join(lock, "pid"), "999999999\n") // no such process
+	readOnly(t, lock)
+	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		// A bound for the hang only: either ends in a fraction of it.
+		args := []string{"/bin/sh", "-c", hookCommand(t, "SessionStart")}
+		if name == "cairn-mcp" {
+			args = []string{filepath.Join(root, "hooks", "launch"), name}
+		}
+		res, _ := runBounded(t, time.Minute, env, work, initializeLine, args[0], args[1:]...)
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write "+lock+")") || !strings.Contains(lines[0], "make it writable") {
+			t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), lock)
+		}
+	}
+	if n := rs.Hits(release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})); n != 0 {
+		t.Errorf("%d downloads under a lock another holds, want none", n)
+	}
+}
+
+// A failure record the MCP server cannot rewrite (another user's .download-failed-V, from a
+// start run with sudo; here read-only), older than the minute it is read for, had the shell's
+// own line ("cannot create ...: Read-only file system") said before Cairn's. One line, Cairn's.
+func TestLaunchOverAFailureRecordItCannotRewrite(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	work, _, data := launchSite(t)
+	record := filepath.Join(data, ".download-failed-"+pluginVersion(t))
+	writeFile(t, record, "an old failure\n")
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(record, old, old); err != nil {
+		t.Fatal(err)
+	}
+	readOnly(t, record)
+	env := launchEnv(root, data, work, toolDir(t))
+	res := launchAs(t, root, env, work, "cairn-mcp")
+	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	if res.code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: ") || !strings.Contains(lines[0], "could not be installed (downloading") {
+		t.Errorf("cairn-mcp: %+v, want exit 1 and Cairn's one line: could not be installed (downloading ...", res)
+	}
+}
+
+// A build log Go's output cannot go to (another user's build-V.log, from a start run with
+// sudo; here read-only) failed every build before go ran, and the line said the build failed
+// and to see that log, which held another build's output; a hook said it was building. It is
+// said before any build, with the step to make it writable, and go does not run.
+func TestLaunchOverABuildLogItCannotWrite(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	work, _, data := launchSite(t)
+	log := filepath.Join(data, "build-"+pluginVersion(t)+".log")
+	writeFile(t, log, "another build's output\n")
+	readOnly(t, log)
 	tools := toolDir(t)
-	calls := filepath.Join(work, "go-calls")
+	calls := goThatFails(t, tools, work)
+	env := launchEnv(root, data, work, tools)
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		res := launchAs(t, root, env, work, name)
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write its log, "+log) || !strings.Contains(lines[0], "make it writable") {
+			t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), log)
+		}
+	}
+	waitUnlocked(t, data)
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("go ran with a build log it cannot write:\n%s", b)
+	}
+}
+
+// readOnly bind-mounts path over itself read-only for the test: what another user's file or
+// directory is to this one (left by a start run with sudo). Skipped where that needs root.
+func readOnly(t *testing.T, path string) {
+	t.Helper()
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("a read-only bind mount needs root on Linux")
+	}
+	for _, args := range [][]string{{"--bind", path, path}, {"-o", "remount,ro,bind", path}} {
+		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+			t.Skipf("cannot mount %s read-only: %v: %s", path, err, out)
+		}
+		t.Cleanup(func() { exec.Command("umount", path).Run() })
+	}
+}
+
+// goThatFails puts a go into tools (a toolDir) that notes each call in the file it returns
+// (under dir) and fails: a test sees whether the launcher ran go at all.
+func goThatFails(t *testing.T, tools, dir string) (calls string) {
+	t.Helper()
+	calls = filepath.Join(dir, "go-calls")
 	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"$*\" >>"+calls+"\nexit 1\n")
 	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
-	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		res := launchAs(t, root, env, work, name)
-		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write "+set) || !strings.Contains(lines[0], "make it writable") || strings.Contains(lines[0], "Go") {
-			t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), set)
-		}
-	}
-	if b, err := os.ReadFile(calls); err == nil {
-		t.Errorf("go ran for a set it cannot replace:\n%s", b)
-	}
+	return calls
 }

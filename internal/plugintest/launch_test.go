@@ -456,11 +456,7 @@ func TestLaunchUnwritableData(t *testing.T) {
 	writeFile(t, filepath.Join(home, "file"), "not a directory\n")
 	data := filepath.Join(home, "file", "data")
 	tools := toolDir(t)
-	calls := filepath.Join(home, "go-calls")
-	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"$*\" >>"+calls+"\nexit 1\n")
-	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	calls := goThatFails(t, tools, home)
 	env := launchEnv(root, data, home, tools)
 	rounds := lockWaitRounds(t, env)
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
