@@ -259,12 +259,24 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
 	})
 	list(w, "History", len(r.History), func(i int) string {
 		h := r.History[i]
-		s := fmt.Sprintf("%s %s -> %s", stamp(h.At), h.From, h.To)
+		s := stamp(h.At) + " " + move(h.From, h.To)
 		if h.Note != "" {
 			return secrets.Joined(s, ": "+h.Note)
 		}
 		return s
 	})
+}
+
+// move says a change's phases: from -> to, or the phase alone for a change within it (a
+// task, a variable, the replace that archived the workflow).
+func move(from, to string) string {
+	switch {
+	case from == to:
+		return to
+	case from == "":
+		return "-> " + to
+	}
+	return from + " -> " + to
 }
 
 func runHistory(a *app, pos []string, e *engine.Engine) error {
@@ -299,14 +311,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 			by = strings.TrimSpace(by + " " + ev.Session)
 		}
 		by = cmp.Or(by, "-")
-		switch {
-		case d.From == d.To:
-			change += d.To // a change within a phase
-		case d.From == "":
-			change += "-> " + d.To
-		default:
-			change += d.From + " -> " + d.To
-		}
+		change += move(d.From, d.To)
 		if d.Subject != "" {
 			change += "  " + d.Subject
 		}
