@@ -222,7 +222,15 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
 	})
 	list(w, "Tasks", len(r.Tasks), func(i int) string {
 		t := r.Tasks[i]
-		s := fmt.Sprintf("%s %s (attempts %d)", t.ID, t.Status, t.Attempts)
+		// Attempts counts the runs that ended without success, not the runs: "attempts 0"
+		// beside a task that ran and is done read as if it never ran.
+		s := t.ID + " " + string(t.Status)
+		switch {
+		case t.Attempts == 1:
+			s += " (1 run failed or was cut off)"
+		case t.Attempts > 1:
+			s += fmt.Sprintf(" (%d runs failed or were cut off)", t.Attempts)
+		}
 		var rest string
 		if t.Output != "" {
 			rest = " output " + t.Output
