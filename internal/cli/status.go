@@ -123,6 +123,7 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal bool) {
 		fmt.Fprintf(w, "No active workflow in this %s; %s shares its memory, so memory's last line may be another %s's: %s\n", noun, engine.SharedMemoryWho(shared), noun, clean(r.L2Line))
 	case r.L2Line != "":
 		fmt.Fprintf(w, "No active workflow; its state is missing. Memory's last line: %s\n", clean(r.L2Line))
+		fmt.Fprintln(w, "If that work goes on, start it again: `cairn start TYPE CONTEXT`")
 	default:
 		fmt.Fprintln(w, "No active workflow.")
 	}

@@ -221,7 +221,15 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
 	})
 	list(w, "Tasks", len(r.Tasks), func(i int) string {
 		t := r.Tasks[i]
-		s := fmt.Sprintf("%s %s (attempts %d)", t.ID, t.Status, t.Attempts)
+		// Attempts counts the runs that ended without success, not the runs: "attempts 0"
+		// beside a task that ran and is done read as if it never ran.
+		s := t.ID + " " + string(t.Status)
+		switch {
+		case t.Attempts == 1:
+			s += " (1 run failed or was cut off)"
+		case t.Attempts > 1:
+			s += fmt.Sprintf(" (%d runs failed or were cut off)", t.Attempts)
+		}
 		var rest string
 		if t.Output != "" {
 			rest = " output " + t.Output
@@ -258,12 +266,24 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
 	})
 	list(w, "History", len(r.History), func(i int) string {
 		h := r.History[i]
-		s := fmt.Sprintf("%s %s -> %s", stamp(h.At), h.From, h.To)
+		s := stamp(h.At) + " " + move(h.From, h.To)
 		if h.Note != "" {
 			return secrets.Joined(s, ": "+h.Note)
 		}
 		return s
 	})
+}
+
+// move says a change's phases: from -> to, or the phase alone for a change within it (a
+// task, a variable, the replace that archived the workflow).
+func move(from, to string) string {
+	switch {
+	case from == to:
+		return to
+	case from == "":
+		return "-> " + to
+	}
+	return from + " -> " + to
 }
 
 func runHistory(a *app, pos []string, e *engine.Engine) error {
@@ -298,14 +318,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 			by = strings.TrimSpace(by + " " + ev.Session)
 		}
 		by = cmp.Or(by, "-")
-		switch {
-		case d.From == d.To:
-			change += d.To // a change within a phase
-		case d.From == "":
-			change += "-> " + d.To
-		default:
-			change += d.From + " -> " + d.To
-		}
+		change += move(d.From, d.To)
 		if d.Subject != "" {
 			change += "  " + d.Subject
 		}

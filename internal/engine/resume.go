@@ -905,7 +905,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details b
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
 		Next: out.Next, Warnings: out.Warnings, Notices: out.Notices, L2Line: out.L2Line,
-		Ended: ended, Details: details, Allowed: out.Allowed, Tasks: out.Tasks, Checkpoints: out.Checkpoints,
+		Ended: ended, Details: details, Allowed: out.Allowed, Tasks: out.Tasks, Checkpoints: out.Checkpoints, Approvals: out.Approvals,
 		OpenTasks: out.OpenTasks, Blocking: out.Blocking, Nonce: report.NewNonce(), Shared: sh,
 	}
 	if !details {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -78,6 +79,8 @@ func TestBadArguments(t *testing.T) {
 		{"nul-in-output", "transition", `{"to":"plan","outputs":["a.md\u0000.png"]}`, []string{"control character U+0000"}},
 		{"newline-in-note", "update_task", `{"id":"t1","status":"done","note":"a\nb"}`, []string{"must be one line"}},
 		{"bad-var-name", "set_vars", `{"vars":{"A-B":"1"}}`, []string{"a name that is not a workflow variable name"}},
+		// The first word's allowed values are named, so the next try can be right.
+		{"one-word-var-name", "set_vars", `{"vars":{"LIMIT":"1"}}`, []string{"a name that is not a workflow variable name", strings.Join(vars.Words, ", ")}},
 		{"code-running-var-name", "set_vars", `{"vars":{"GOFLAGS":"-toolexec=x"}}`, []string{"a name that is not a workflow variable name"}},
 		{"bad-phase", "transition", `{"to":"../plan"}`, []string{"a phase name"}},
 		{"bad-workflow-id", "start_workflow", `{"type":"apex","context":"x","workflow_id":"../x"}`, []string{`"workflow_id"`}},

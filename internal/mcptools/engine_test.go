@@ -74,6 +74,10 @@ func TestToolsRealEngine(t *testing.T) {
 	if _, whole := s["workflow"]; whole {
 		t.Errorf("start_workflow echoed the whole record: %v", s)
 	}
+	// The sentence names the workflow and its phase; the position after it does not again.
+	if got, want := text(res), "Started apex workflow "+id+" in phase analyze. Revision 1; next phases: plan."; got != want {
+		t.Errorf("start_workflow says %q, want %q", got, want)
+	}
 	if snap := snapshot(t, look); snap.WorkflowID != id || snap.Phase != "analyze" {
 		t.Errorf("on disk: %+v", snap)
 	}

@@ -57,7 +57,12 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 	var b strings.Builder
 	b.WriteString(sentence(r.Message))
 	if r.WorkflowID != "" && r.Phase != "" {
-		fmt.Fprintf(&b, " Workflow %s is at %s, revision %d", textsafe.Line(r.WorkflowID, 120), textsafe.Line(r.Phase, 64), r.Revision)
+		if strings.Contains(r.Message, " "+r.WorkflowID+" ") && strings.Contains(r.Message, " in phase "+r.Phase) {
+			// A start's sentence names the workflow and its phase: not said twice.
+			fmt.Fprintf(&b, " Revision %d", r.Revision)
+		} else {
+			fmt.Fprintf(&b, " Workflow %s is at %s, revision %d", textsafe.Line(r.WorkflowID, 120), textsafe.Line(r.Phase, 64), r.Revision)
+		}
 		if len(r.Allowed) > 0 {
 			fmt.Fprintf(&b, "; next phases: %s", textsafe.Line(strings.Join(r.Allowed, ", "), 300))
 		}

@@ -255,7 +255,11 @@ func TestApprovalGate(t *testing.T) {
 				}
 			}
 			if len(r.Approvals) != 1 || !strings.HasSuffix(r.Approvals[0], want) {
-				t.Errorf("approvals on record %q, want one ending %q", r.Approvals, want)
+				t.Fatalf("approvals on record %q, want one ending %q", r.Approvals, want)
+			}
+			// The details view's text says it too, as its structured content does.
+			if got := text(mustOK(t, c, "resume_check", `{}`)); !strings.Contains(got, "\napproval: "+r.Approvals[0]+"\n") {
+				t.Errorf("resume_check does not give the approval %q:\n%s", r.Approvals[0], got)
 			}
 		})
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"maps"
 	"regexp"
+	"strings"
 
+	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -92,10 +94,14 @@ const (
 	globHint   = "a glob over checkpoint names: letters, digits, '.', '_', '-', '*', '?', '[', ']', no '/'"
 	phaseHint  = "a phase name: letters, digits, '_' or '-', starting with a letter or digit"
 	taskIDHint = "one line, such as t1"
-	varHint    = "a workflow variable name: upper-case words joined by _, the first WF or a workflow word (PLAN_PATH, WF_BRANCH)"
 	ttlHint    = "a duration such as 24h, 90m or 7d"
 	partHint   = "a JSON Pointer: it starts with '/' and names one key or array index per step, such as /files/0 (write '/' in a key as ~1 and '~' as ~0)"
 )
+
+// varHint names the first words a variable name may start with (vars.Words): a refusal that
+// only said "a workflow word" left the next try to guess.
+var varHint = "a workflow variable name: upper-case words joined by _, the first one of " +
+	strings.Join(vars.Words, ", ") + " (PLAN_PATH, WF_BRANCH)"
 
 // propertySchema renders one field as JSON Schema.
 func (f field) propertySchema() map[string]any {

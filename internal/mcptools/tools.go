@@ -77,7 +77,7 @@ var specs = []*toolSpec{
 	{
 		name:       "resume_check",
 		title:      "Resume check",
-		desc:       "Call when resuming: where the workflow stands, in detail, and the next step.",
+		desc:       "Call when resuming: the workflow's full state and the next step.",
 		idempotent: true,
 		output:     resumeOutput,
 		run:        runResume,
@@ -142,7 +142,10 @@ var specs = []*toolSpec{
 			{name: "id", kind: kString, required: true, max: 128, pattern: taskIDPattern, hint: taskIDHint,
 				desc: "Such as t1; a new id adds a task."},
 			{name: "status", kind: kString, required: true, enum: taskStatuses, fold: true},
-			{name: "output", kind: kString, max: 1024},
+			// A path, not a summary: resume checks that it exists (a missing one is a warning
+			// every session start shows) and takes a running task whose file is there as done.
+			{name: "output", kind: kString, max: 1024,
+				desc: "File it wrote."},
 			{name: "note", kind: kString, max: 500},
 		},
 		idempotent: true, // the same call again changes nothing more

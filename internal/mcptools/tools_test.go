@@ -15,7 +15,7 @@ import (
 
 // selfExplained are the arguments whose name and schema say what they hold.
 var selfExplained = map[string]bool{"workflow_id": true, "scope": true, "note": true, "status": true,
-	"output": true, "dry_run": true, "name": true, "keys": true, "title": true, "body": true,
+	"dry_run": true, "name": true, "keys": true, "title": true, "body": true,
 	"type": true, "milestone": true, "part": true}
 
 var update = flag.Bool("update", false, "rewrite the golden schema snapshots in testdata/")

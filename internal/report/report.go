@@ -76,11 +76,13 @@ type Input struct {
 	// in the details view itself.
 	Tool string
 	// Details asks for the details view (resume_check): every list item, the allowed next
-	// phases, tasks and checkpoints.
+	// phases, tasks, checkpoints and approvals.
 	Details     bool
 	Allowed     []string
 	Tasks       string   // e.g. "2 done, 1 running, 1 failed (t4)"
 	Checkpoints []string // names
+	// Approvals say who approved which phase and when (the details view only), one a line.
+	Approvals []string
 	// Nonce marks the fence; see NewNonce. An empty or malformed one is replaced by a fresh
 	// one, so a caller mistake never yields a guessable fence.
 	Nonce string
@@ -202,6 +204,7 @@ func Render(in Input) (text string, endedShown bool) {
 		oTasks
 		oTaskCounts
 		oCheckpoints
+		oApprovals
 		oBlocking
 		oWarnings
 		oNotices
@@ -221,8 +224,12 @@ func Render(in Input) (text string, endedShown bool) {
 	// Each item once: a notice that repeats a warning adds nothing.
 	warnings := dedupe(in.Warnings, nil)
 	notices := dedupe(in.Notices, warnings)
+	var approvals []string
+	if in.Details {
+		approvals = in.Approvals
+	}
 	lists := [...]list{b.list(oBlocking, "blocking", violations(in.Blocking)), b.list(oWarnings, "warning", warnings),
-		b.list(oNotices, "notice", notices), b.list(oTasks, "open task", in.OpenTasks)}
+		b.list(oNotices, "notice", notices), b.list(oApprovals, "approval", approvals), b.list(oTasks, "open task", in.OpenTasks)}
 	b.joined(oCompleted, "completed: ", "phases", in.Completed, capName)
 	// Each list's first item, then the others' in the same order, then how many were left
 	// out: five long violations or tasks cannot take the room of the warning that the work

@@ -100,6 +100,16 @@ var goldens = map[string]func() report.Input{
 		}
 		return in
 	},
+	// resume_check's view: the allowed moves, tasks, checkpoints and approvals too.
+	"details": func() report.Input {
+		in := full()
+		in.Details, in.Tool = true, ""
+		in.Allowed = []string{"review"}
+		in.Tasks = "1 done, 2 pending"
+		in.Checkpoints = []string{"analysis", "plan-v1"}
+		in.Approvals = []string{"plan approved 2026-11-22 16:58 UTC by a person, with cairn approve: ship it"}
+		return in
+	},
 	"long-lists": func() report.Input {
 		in := full()
 		in.Completed = many("phase", 40)
