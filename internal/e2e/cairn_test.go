@@ -566,6 +566,10 @@ func TestCairnAcrossSessions(t *testing.T) {
 		if !resumed.Contains("planned") {
 			t.Errorf("the resumed request lacks the earlier conversation")
 		}
+		// The person's yes is for plan's result: the step is to move on, not to plan again.
+		if !resumed.Contains("Next: Phase plan is approved (by a person, with cairn approve): move on to implement or analyze.") {
+			t.Errorf("the report after the approval does not say to move on")
+		}
 		if afterClear.Contains("RESUMED-PROMPT") {
 			t.Errorf("the request after /clear still holds the conversation before it")
 		}

@@ -191,8 +191,17 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 	case r.PhaseStatus == PhaseBlocked || r.PhaseStatus == PhaseFailed:
 		return fmt.Sprintf("Phase %s is %s: deal with that, then continue it.", p.Phase, r.PhaseStatus)
 	}
+	open := p.Tasks.Pending + p.Tasks.Running
+	if a, ok := approvedHere(r); ok && len(p.Allowed) > 0 {
+		// The person's yes is for the phase's result: going on with it would do it again.
+		s := fmt.Sprintf("Phase %s is approved (by %s): ", p.Phase, ApprovedBy(a.Source))
+		if open > 0 {
+			s += fmt.Sprintf("run its %d open task%s, then ", open, Plural(open))
+		}
+		return s + "move on to " + strings.Join(p.Allowed, " or ") + "."
+	}
 	s := "Continue phase " + p.Phase
-	if open := p.Tasks.Pending + p.Tasks.Running; open > 0 {
+	if open > 0 {
 		s += fmt.Sprintf(" (%d task%s to run)", open, Plural(open))
 	}
 	if len(p.Allowed) > 0 {
@@ -202,6 +211,18 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 		s += ", then call " + ToolPrefix + "complete_workflow with the outcome: " + p.Phase + " is a terminal phase, so no move leads out of it"
 	}
 	return s + "."
+}
+
+// approvedHere returns a person's yes to r's phase in this stay in it: entering a gate opens
+// a new request, so the latest for the phase is this stay's. The project setting's (approvals
+// off) and an agent's, from before approvals needed a person, say nothing of the phase's result.
+func approvedHere(r *Record) (Approval, bool) {
+	for i := len(r.Approvals) - 1; i >= 0; i-- {
+		if a := r.Approvals[i]; a.Phase == r.State {
+			return a, !a.ApprovedAt.IsZero() && (a.Source == ApprovalCLI || a.Source == ApprovalElicitation)
+		}
+	}
+	return Approval{}, false
 }
 
 // Plural is the "s" a count other than one puts on a noun.

@@ -61,6 +61,15 @@ func TestBuildPlanNextStep(t *testing.T) {
 	}
 	blocked, _ := workflow.SetPhaseStatus(tasks, workflow.PhaseBlocked, tasks.UpdatedAt, alice)
 	done, _ := workflow.Complete(review, "shipped", review.UpdatedAt, alice)
+	approved, err := workflow.Approve(def, inPlan, workflow.ApprovalCLI, "ok", inPlan.UpdatedAt, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvedTasks := approved.Record
+	for _, id := range []string{"a", "b"} {
+		res, _ := workflow.UpdateTask(approvedTasks, workflow.TaskUpdate{ID: id, Status: "pending"}, approvedTasks.UpdatedAt, alice)
+		approvedTasks = res.Record
+	}
 	now := review.UpdatedAt.Add(time.Hour)
 	for _, tc := range []struct {
 		name string
@@ -80,6 +89,9 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"stale-and-owned-elsewhere", withV.Record, []workflow.Finding{ancient, owned},
 			"Confirm with the user that this workflow, last active 8d ago, should go on, and which session goes on with it (another live session changed it too), before continuing phase review."},
 		{"tasks", tasks, nil, "Continue phase implement (2 tasks to run), then move on to review."},
+		// A person's yes is for the phase's result: "continue phase plan" would do it again.
+		{"approved", approved.Record, nil, "Phase plan is approved (by a person, with cairn approve): move on to implement or analyze."},
+		{"approved-with-tasks", approvedTasks, nil, "Phase plan is approved (by a person, with cairn approve): run its 2 open tasks, then move on to implement or analyze."},
 		{"phase-blocked", blocked.Record, nil, "Phase implement is blocked: deal with that, then continue it."},
 		{"completed", done.Record, nil, "The workflow is completed; call " + workflow.ToolPrefix + "start_workflow for new work."},
 		{"integrity", review, []workflow.Finding{{Code: "output-missing", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
