@@ -117,6 +117,9 @@ func (e *WriteError) Error() string {
 		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v); it was left as it was; check the disk before trying again", e.Name, e.Dir, e.Err)
 	case errors.Is(e.Err, syscall.ENOSPC):
 		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
+	case errors.Is(e.Err, syscall.ENOLCK):
+		// A network share mounted without its lock service: every write fails the same way.
+		return fmt.Sprintf("cannot write %s in %s: its file system gives no file locks (%v), which Cairn takes so that writes from several processes stay whole; nothing was changed: keep the project on a local disk, or mount the share with locking on", e.Name, e.Dir, e.Err)
 	}
 	if what := InPlace(e.Err); what != "" {
 		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then try again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
