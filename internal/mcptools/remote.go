@@ -224,6 +224,12 @@ func (y *syncer) run() {
 		return // stopping: not a failure
 	}
 	if err != nil {
+		if out.Pulled > 0 || out.Conflict != nil {
+			// What the sync did here before it failed (revisions taken, a race lost and this
+			// machine's copy archived) stays, and is told as a sync that ends well tells it.
+			y.s.syncBrought(y.ctx, s.Remote, out)
+			y.failTold = "" // and the failure after it, told before or not: it is not all pushed
+		}
 		y.fail(s.Remote, err)
 		return
 	}

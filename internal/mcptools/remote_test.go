@@ -665,3 +665,26 @@ func TestBackgroundSyncTellsWhenAFailureTurnsPermanent(t *testing.T) {
 		t.Errorf("the line no sync can read is told as %q", notice)
 	}
 }
+
+// TestBackgroundSyncTellsALostRaceItsPushFailed: A loses a race and its change is replayed on
+// B's line, but the host refuses the push of it. The sync failed, yet it archived A's copy and
+// took B's line: the next tool result says so, where A's copy is, and that the next sync
+// retries. Before, it said only that the sync failed and "your changes are kept here", so the
+// model never learnt that its copy was replaced.
+func TestBackgroundSyncTellsALostRaceItsPushFailed(t *testing.T) {
+	bare, link := linkedRemote(t)
+	_, c, runs := machineARuns(t, link, "race then refuse")
+	raceWhileCut(t, bare, link, c, runs, "set_vars", `{"vars":{"WF_BRANCH":"a"}}`)
+	// The host now refuses every push of a workflow's line (after B's landed).
+	hook := "#!/bin/sh\nwhile read old new ref; do case $ref in refs/cairn/wf/*) echo 'no pushes today' >&2; exit 1;; esac; done\nexit 0\n"
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notice := nextNotice(t, c, runs)
+	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "revision 2 is kept in archive/conflict-wf-1-",
+		"1 of its 1 change(s) were replayed on top", "could not sync with origin", "the next sync retries"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+}
