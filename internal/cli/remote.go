@@ -314,6 +314,9 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		return fmt.Errorf("%s holds no workflow %s: cairn sync ID with one of %s", s.Remote, pos[0], ids)
 	}
 	if err != nil {
+		if rerr := remotesync.RecordCut(st, s.Remote, out); rerr != nil {
+			a.warn("what the sync took from " + s.Remote + " was not recorded, so cairn remote status counts it as unpushed until a sync goes through: " + rerr.Error())
+		}
 		return a.syncFailed(s.Remote, out, err)
 	}
 	a.warn(out.Notices...)

@@ -3,12 +3,15 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
 // TestRemoteStatusAfterFailedSync: a sync that fetched the remote's line (another clone moved
@@ -60,5 +63,51 @@ func TestRemoteStatusAfterFailedSync(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "shared via origin: synced just now, 1 change not pushed\n") ||
 		!strings.Contains(stdout, "remote origin: wf-1 at r2 here, r3 on the remote (last sync ") || !strings.HasSuffix(stdout, "; 1 unpushed\n") {
 		t.Fatalf("remote status: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestRemoteStatusAfterAPullCutShort: a sync that pulled two of the remote's revisions and then
+// stopped at one this clone refuses (it holds a secret by this machine's rules) left those two
+// here; remote status counted them as unpushed ("2 unpushed") though they came from the remote,
+// until a sync went through. They are the remote's: it says 0 unpushed.
+func TestRemoteStatusAfterAPullCutShort(t *testing.T) {
+	url := "file://" + filepath.Join(bareRepo(t), "shared.git")
+	a, b := newMachine(t, url), newMachine(t, url)
+	a.must("remote", "enable", "--yes")
+	a.must("start", "debug", "cut short", "--id", "wf-1")
+	a.must("sync")
+	b.must("remote", "enable", "--yes")
+	b.must("sync")
+	a.must("vars", "set", "REVIEW_BY", "ann")
+	a.must("vars", "set", "REVIEW_NOTE", "x")
+	a.must("sync")
+	// r4, pushed by anyone who can push there, holds what B's rules take for a secret.
+	r, err := gitremote.New(gitremote.Config{Dir: a.dir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	recs, err := r.Since(ctx, "wf-1", 2)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("Since = %d records, %v", len(recs), err)
+	}
+	var e map[string]any
+	if err := json.Unmarshal(recs[0].Data, &e); err != nil {
+		t.Fatal(err)
+	}
+	snap := e["snapshot"].(map[string]any)
+	snap["revision"], snap["context"], e["revision"] = 4, "deploy with "+secrettest.Shapes()[0].Text, 4
+	data, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Append(ctx, "wf-1", 3, [][]byte{data}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errb := b.cairn("sync"); code == 0 || !strings.Contains(errb, "wf-1: pulled 2 revisions from origin before that, now r3 here") {
+		t.Fatalf("B's sync: exit %d\n%s%s", code, out, errb)
+	}
+	if out := b.must("remote", "status"); !strings.HasSuffix(out, "; 0 unpushed\n") || strings.Contains(out, "not pushed") {
+		t.Errorf("remote status after the pull cut short:\n%s", out)
 	}
 }

@@ -224,11 +224,16 @@ func (y *syncer) run() {
 		return // stopping: not a failure
 	}
 	if err != nil {
+		if err := remotesync.RecordCut(st, s.Remote, out); err != nil {
+			y.s.opt.Log.Printf("what the sync with %s took was not recorded: %v", s.Remote, err)
+		}
 		if out.Pulled > 0 || out.Conflict != nil {
 			// What the sync did here before it failed (revisions taken, a race lost and this
-			// machine's copy archived) stays, and is told as a sync that ends well tells it.
-			y.s.syncBrought(y.ctx, s.Remote, out)
-			y.failTold = "" // and the failure after it, told before or not: it is not all pushed
+			// machine's copy archived) stays, and is told as a sync that ends well tells it,
+			// with the failure after it, told before or not: not all of it is pushed.
+			y.failTold = ""
+			y.s.syncBrought(y.ctx, s.Remote, out, y.failNotice(s.Remote, err))
+			return
 		}
 		y.fail(s.Remote, err)
 		return
@@ -250,7 +255,7 @@ func (y *syncer) run() {
 	}
 	out.Notices = y.untold(out.Notices)
 	if out.Pulled > 0 || out.Conflict != nil {
-		y.s.syncBrought(y.ctx, s.Remote, out)
+		y.s.syncBrought(y.ctx, s.Remote, out, "")
 	} else if len(out.Notices) > 0 {
 		y.s.addSyncNotice(y.ctx, "Notice:"+syncSaid(out))
 	}
@@ -425,6 +430,14 @@ func (g *turnGuard) replay(ctx context.Context, c *remotesync.Conflict) (int, er
 // notice for the next tool result. Git's own words stay in the log: they may name a host or a
 // credential helper.
 func (y *syncer) fail(name string, err error) {
+	if n := y.failNotice(name, err); n != "" {
+		y.s.addSyncNotice(y.ctx, n)
+	}
+}
+
+// failNotice logs a failed sync and returns fail's notice, "" when the failure before it in a
+// row said the same.
+func (y *syncer) failNotice(name string, err error) string {
 	y.s.opt.Log.Printf("sync with %s failed: %v", name, err)
 	what := "the remote settings could not be read"
 	if name != "" {
@@ -451,8 +464,9 @@ func (y *syncer) fail(name string, err error) {
 	}
 	if n := "Notice: " + what + " (its log says why); your changes are kept here and " + then + "."; n != y.failTold {
 		y.failTold = n
-		y.s.addSyncNotice(y.ctx, n)
+		return n
 	}
+	return ""
 }
 
 // stop ends the loop and waits for a run in progress, whose git is killed by the context.
@@ -464,13 +478,17 @@ func (y *syncer) stop() {
 // syncBrought leaves the notice for a change a sync brought from elsewhere: who moved the
 // workflow, to what, and where this machine's copy is after a lost race.
 // ctx is the syncer's: a Close holding the turn while it stops the syncer cancels the wait.
-func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.Outcome) {
+// then, when not "", is queued with it, in the same turn: the failure that ended the sync.
+func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.Outcome, then string) {
 	s.whenOpen(ctx, func() {
 		if snap, err := s.eng.Snapshot(); err == nil {
 			s.addSyncNoticeLocked(&snap, syncMessage(remote, out, snap))
 			// A plain move's notice says only where the workflow is now: the next one's says it
 			// better, and takes its place.
 			s.syncMoved = out.Conflict == nil && len(out.Notices) == 0
+		}
+		if then != "" {
+			s.addSyncNoticeLocked(nil, then)
 		}
 	})
 }

@@ -673,7 +673,7 @@ func TestBackgroundSyncTellsWhenAFailureTurnsPermanent(t *testing.T) {
 // model never learnt that its copy was replaced.
 func TestBackgroundSyncTellsALostRaceItsPushFailed(t *testing.T) {
 	bare, link := linkedRemote(t)
-	_, c, runs := machineARuns(t, link, "race then refuse")
+	aDir, c, runs := machineARuns(t, link, "race then refuse")
 	raceWhileCut(t, bare, link, c, runs, "set_vars", `{"vars":{"WF_BRANCH":"a"}}`)
 	// The host now refuses every push of a workflow's line (after B's landed).
 	hook := "#!/bin/sh\nwhile read old new ref; do case $ref in refs/cairn/wf/*) echo 'no pushes today' >&2; exit 1;; esac; done\nexit 0\n"
@@ -686,5 +686,18 @@ func TestBackgroundSyncTellsALostRaceItsPushFailed(t *testing.T) {
 		if !strings.Contains(notice, want) {
 			t.Errorf("notice %q lacks %q", notice, want)
 		}
+	}
+	// B's r2 and r3 came from the remote: only the replayed r4 is unpushed.
+	st, err := store.Open(filepath.Join(aDir, ".claude", "cairn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := mirror.Load(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh := mirror.Shared(s, "wf-1", 4, time.Now()); sh == nil || sh.Unpushed != 1 {
+		t.Errorf("the mirror after the failed sync counts %+v unpushed at r4, want 1 (the replayed change)", sh)
 	}
 }

@@ -364,6 +364,18 @@ const sharingLock = ".lock-" + sharingFile
 // enable or disable meanwhile is kept: workflow is the one synced ("" when none) and head the
 // remote's revision of it afterwards.
 func Synced(st *store.Store, remote, workflow string, head int64, at time.Time) error {
+	return record(st, remote, workflow, head, at)
+}
+
+// Reached records what a sync against remote that failed had taken here first (the remote's
+// revisions of workflow, up to its head then, head): they are the remote's, not unpushed. The
+// time of the last successful sync stays.
+func Reached(st *store.Store, remote, workflow string, head int64) error {
+	return record(st, remote, workflow, head, time.Time{})
+}
+
+// record is Synced, and Reached when at is zero.
+func record(st *store.Store, remote, workflow string, head int64, at time.Time) error {
 	_, err := st.Update(Doc, func(cur []byte) ([]byte, error) {
 		var s Settings
 		if cur != nil {
@@ -374,7 +386,10 @@ func Synced(st *store.Store, remote, workflow string, head int64, at time.Time) 
 		if s.Remote != remote {
 			return nil, errors.New("the remote settings changed during the sync: its result was not recorded")
 		}
-		s.LastSync, s.Workflow, s.Mirrored = at.UTC(), workflow, head
+		if !at.IsZero() {
+			s.LastSync = at.UTC()
+		}
+		s.Workflow, s.Mirrored = workflow, head
 		return json.Marshal(s)
 	})
 	return err

@@ -179,6 +179,16 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 	}
 }
 
+// RecordCut records in the mirror (mirror.Reached) the remote's head a sync that failed (out,
+// against the remote from) had read, when it changed this clone first: revisions it pulled, or
+// a race it lost, whose line it took. Those revisions are the remote's, not unpushed.
+func RecordCut(st *store.Store, from string, out Outcome) error {
+	if out.Workflow == "" || out.Remote <= 0 || out.Pulled == 0 && out.Conflict == nil {
+		return nil
+	}
+	return mirror.Reached(st, from, out.Workflow, out.Remote)
+}
+
 // backoff waits a little before another round after round lost a race, at random and up to
 // twice as long each time (10 ms, then 20, ... 320), so that machines racing for the same head
 // take turns instead of colliding again. A Backend that is a Waiter waits itself.
