@@ -182,10 +182,11 @@ func TestSyncRemoteRenamed(t *testing.T) {
 }
 
 // A remote that pushes to another repository than it fetches from (remote.origin.pushurl
-// naming a fork) took the first push, which no fetch reads back, and then refused every sync
+// naming a fork) took the first push, which no fetch reads back ("pushed"), and then refused every sync
 // with "the remote refused refs/cairn/wf/wf-1 ([rejected] (stale info)): run `cairn doctor` to
 // check which refs it accepts", a step that finds nothing wrong; a task set running was said
-// claimed nowhere and ran unclaimed. Both now say where the pushes go and the step.
+// claimed nowhere and ran unclaimed. Both now say where the pushes go and the step, from the
+// first push of a line on.
 func TestSyncPushesElsewhere(t *testing.T) {
 	cairn, git, _ := sharedProject(t)
 	fork := filepath.Join(t.TempDir(), "fork.git")
@@ -197,10 +198,11 @@ func TestSyncPushesElsewhere(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"sync"}, 0, ""}, // into the fork: no fetch reads it back
+		// Into the fork: read back where the fetch reads, it is not there.
+		{[]string{"sync"}, ExitRefused, "cairn sync: " + fmt.Sprintf(split, "the line of wf-1 pushed") + "\n"},
 		{[]string{"task", "t1", "pending"}, 0, ""},
 		{[]string{"sync"}, ExitRefused, "cairn sync: " + fmt.Sprintf(split, "the line of wf-1 pushed") + "\n"},
-		{[]string{"task", "t1", "running"}, 0, ""}, // its claims line into the fork
+		{[]string{"task", "t1", "running"}, 0, fmt.Sprintf(split, "the task claims line of wf-1 pushed")},
 		{[]string{"task", "t2", "pending"}, 0, ""},
 		{[]string{"task", "t2", "running"}, 0, fmt.Sprintf(split, "the task claims line of wf-1 pushed")},
 	} {

@@ -472,13 +472,17 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 		}
 		if strings.Contains(rejected, "stale info") {
 			// The lease, the head the fetch reads, is not the head where the push goes.
-			what := "the line of " + id + " pushed"
-			if b.claimsLine() {
-				what = "the task claims line of " + id + " pushed"
-			}
-			return 0, splitError{b.remoteName(), what}
+			return 0, b.splitLine(id)
 		}
 		return 0, &RefusedError{Ref: b.remoteRef(id), Reason: rejected}
+	}
+	if parent == "" {
+		// A new line: its lease (no such ref) holds where the push goes even when that is
+		// another repository than the fetch reads, so it is read back there, as Probe does.
+		// Unread (the fetch side out of reach), the push stands: the next sync finds out.
+		if listed, err := b.output(ctx, nil, "ls-remote", "--", b.cfg.Remote, b.remoteRef(id)); err == nil && strings.TrimSpace(listed) == "" {
+			return 0, b.splitLine(id)
+		}
 	}
 	// The records are on the remote whatever happens to the mirror now; a failed update
 	// here only means the next call fetches first. The mirror moves only from the head this
@@ -486,6 +490,15 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	// fetched or pushed past it meanwhile must not be moved back.
 	_ = b.run(ctx, nil, nil, "update-ref", "-m", "cairn: pushed", b.mirrorRef(id), head, parent)
 	return after + int64(len(data)), nil
+}
+
+// splitLine is ErrSplit for the line of workflow id (or of its claims), pushed.
+func (b *Backend) splitLine(id string) error {
+	what := "the line of " + id + " pushed"
+	if b.claimsLine() {
+		what = "the task claims line of " + id + " pushed"
+	}
+	return splitError{b.remoteName(), what}
 }
 
 // ErrSplit matches (errors.Is) a push refused because the remote pushes to another repository
