@@ -367,9 +367,9 @@ func Synced(st *store.Store, remote, workflow string, head int64, at time.Time) 
 	return record(st, remote, workflow, head, at)
 }
 
-// Reached records what a sync against remote that failed had taken here first (the remote's
-// revisions of workflow, up to its head then, head): they are the remote's, not unpushed. The
-// time of the last successful sync stays.
+// Reached records what a sync against remote that failed had taken here first: the remote's
+// revisions of workflow up to head, which are the remote's, not unpushed. The time of the last
+// successful sync stays.
 func Reached(st *store.Store, remote, workflow string, head int64) error {
 	return record(st, remote, workflow, head, time.Time{})
 }

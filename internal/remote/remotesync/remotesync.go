@@ -179,14 +179,16 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 	}
 }
 
-// RecordCut records in the mirror (mirror.Reached) the remote's head a sync that failed (out,
-// against the remote from) had read, when it changed this clone first: revisions it pulled, or
-// a race it lost, whose line it took. Those revisions are the remote's, not unpushed.
+// RecordCut records in the mirror (mirror.Reached) the last revision this clone and the remote
+// share after a sync that failed (out, against the remote from), when it changed this clone
+// first: revisions it pulled, or a race it lost, whose line it took. Those revisions are the
+// remote's, not unpushed. It is no later than this clone's revision (a pull cut short is behind
+// the remote's head), so the next sync still reads both lines from there (readLines).
 func RecordCut(st *store.Store, from string, out Outcome) error {
-	if out.Workflow == "" || out.Remote <= 0 || out.Pulled == 0 && out.Conflict == nil {
+	if out.Workflow == "" || out.Remote <= 0 || out.Local <= 0 || out.Pulled == 0 && out.Conflict == nil {
 		return nil
 	}
-	return mirror.Reached(st, from, out.Workflow, out.Remote)
+	return mirror.Reached(st, from, out.Workflow, min(out.Remote, out.Local))
 }
 
 // backoff waits a little before another round after round lost a race, at random and up to
