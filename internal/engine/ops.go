@@ -466,13 +466,15 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 }
 
 // startedAlready reports whether the active workflow cur is the start r asks for, retried
-// after it landed: same type, context, scope, TTL and (when given) id. A replace retried
+// after it landed: same type, context, scope and (when given) TTL and id. A request that
+// names no TTL asked for the definition's as it was when the start landed: the file may have
+// been edited since. A replace retried
 // finds it unchanged since its start (updated_at is its created_at; the heartbeat a turn's
 // end writes is no change of it), so replacing it would only archive it for an identical one.
 func startedAlready(def *workflow.Definition, cur *workflow.Record, r StartRequest) bool {
 	if cur.Status != workflow.StatusActive || workflow.NormalizeName(cur.Type) != def.Name ||
 		cur.Context != textsafe.OneLine(r.Context) || cur.Scope != textsafe.OneLine(r.Scope) ||
-		cur.TTL != cmp.Or(strings.TrimSpace(r.TTL), def.TTL) {
+		cur.TTL != cmp.Or(strings.TrimSpace(r.TTL), cur.TTL) {
 		return false
 	}
 	if id := strings.TrimSpace(r.WorkflowID); id != "" && id != cur.WorkflowID {

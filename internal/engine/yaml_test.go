@@ -428,3 +428,30 @@ func TestDefinitionWithUpperCaseExtensionIsReported(t *testing.T) {
 		t.Errorf("a file that is no definition is warned about:\n%s", w)
 	}
 }
+
+// start_workflow retried after its definition's ttl was edited (the user changed the file
+// between the call and its retry) is the start already made: the request named no ttl, so
+// it asked for the definition's, whatever that was when it landed. "Still active ... start
+// again with replace" would lead the model to archive the work it just started. A retry
+// that names another ttl is another start, and still refused.
+func TestStartAgainAfterTheDefinitionsTTLChanged(t *testing.T) {
+	e := newEnv(t)
+	def := "---\nname: review\nphases: [draft, done]\nttl: %s\n---\nbody\n"
+	e.write(".claude/workflows/review.md", fmt.Sprintf(def, "24h"))
+	req := engine.StartRequest{Type: "review", Context: "review the parser"}
+	first := must(e.openYAML(yamldoc.Codec{}).Start(req))(t)
+	e.write(".claude/workflows/review.md", fmt.Sprintf(def, "72h"))
+	for _, replace := range []bool{false, true} {
+		req.Replace = replace
+		res := again(t, e, fmt.Sprintf("start_workflow (replace %v)", replace), first, func() (*engine.Result, error) {
+			return e.openYAML(yamldoc.Codec{}).Start(req)
+		})
+		if res.WorkflowID != first.WorkflowID || !strings.Contains(res.Message, "already started") {
+			t.Errorf("retry (replace %v): %+v; want it to name the workflow started", replace, res)
+		}
+	}
+	other := engine.StartRequest{Type: "review", Context: "review the parser", TTL: "48h"}
+	if _, err := e.openYAML(yamldoc.Codec{}).Start(other); err == nil || !strings.Contains(err.Error(), "still active") {
+		t.Errorf("start with another ttl: %v; want it refused", err)
+	}
+}
