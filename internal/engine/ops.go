@@ -1026,8 +1026,16 @@ func (e *Engine) Approve(note string) (*Result, error) {
 	}
 	// Nothing tells the agent, which waits for the person's next word: that word is the step.
 	res.Message = fmt.Sprintf("approved phase %s of workflow %s; tell the agent to go on: it may leave %s now", wres.From, wres.Record.WorkflowID, wres.From)
-	if defErr != nil {
+	switch {
+	case defErr != nil:
 		res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent cannot leave it until the definition of its type loads again: `cairn doctor` says which file to fix", wres.From, wres.Record.WorkflowID)
+	case def != nil && !def.HasPhase(wres.From):
+		// Renamed or dropped from the definition since: no move leads out of it.
+		res.Message = fmt.Sprintf("approved phase %s of workflow %s; %s is not a phase of the %s definition now (%s), so the agent can complete the workflow there but not move on from it",
+			wres.From, wres.Record.WorkflowID, wres.From, def.Name, strings.Join(def.Phases, ", "))
+		if !strings.HasPrefix(def.Source, "builtin:") {
+			res.Message += ": to go on, put the phase back in " + def.Source
+		}
 	}
 	return res, nil
 }
