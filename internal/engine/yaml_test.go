@@ -455,3 +455,21 @@ func TestStartAgainAfterTheDefinitionsTTLChanged(t *testing.T) {
 		t.Errorf("start with another ttl: %v; want it refused", err)
 	}
 }
+
+// A seed's state file that names no ttl takes its type's TTL from the project's definition
+// when migrated, as a start of that type would: 24h would archive a workflow idle for 30
+// hours as expired at the first session start, though its definition gives it 72.
+func TestSeedWithoutTTLTakesItsDefinitionsTTL(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/release.md", "---\nname: release\nphases: [draft, done]\nttl: 72h\n---\nbody\n")
+	e.write(".claude/workflow-state.json", `{"type":"release","phase":"draft","lastUpdated":"`+
+		e.clock.Now().Add(-30*time.Hour).Format(time.RFC3339)+`","context":"seed without ttl"}`)
+	r := e.openYAML(yamldoc.Codec{}).Resume(engine.ResumeOptions{Apply: true})
+	if r.WorkflowID == "" || r.Phase != "draft" {
+		t.Fatalf("the seed's workflow is not active after the session start: workflow %q, phase %q, warnings %v", r.WorkflowID, r.Phase, r.Warnings)
+	}
+	rec := must(e.openYAML(yamldoc.Codec{}).Show(r.WorkflowID))(t)
+	if !strings.Contains(string(rec), `"ttl":"72h"`) {
+		t.Errorf("migrated record: %s; want the definition's ttl, 72h", rec)
+	}
+}
