@@ -200,7 +200,21 @@ func Open(cfg Config) (*Engine, error) {
 	if cfg.NoLockWait {
 		wait = 0
 	}
-	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(wait), store.WithLockUntil(cfg.LockUntil), store.WithProjectRoot(root)}
+	// An older document migrated on a read takes its type's TTL when it names none; the
+	// definitions are read then, not before (e is set before the store reads anything).
+	var e *Engine
+	typeTTL := func(typ string) (string, bool) {
+		if e == nil {
+			return "", false
+		}
+		d, err := e.typeDefinition(typ)
+		if err != nil {
+			return "", false
+		}
+		return d.TTL, true
+	}
+	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(wait), store.WithLockUntil(cfg.LockUntil), store.WithProjectRoot(root),
+		store.WithTypeTTL(typeTTL)}
 	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
 		opts = append(opts, store.WithRetention(n))
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {
@@ -223,7 +237,7 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows"),
+	e = &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows"),
 		inGit: found.InGit, storeOpts: opts}
 	e.openMemory(found)
 	return e, nil

@@ -402,7 +402,12 @@ func TestCompleteInAGateTheDefinitionLostNeedsAYes(t *testing.T) {
 			if r := e.open("s2").Resume(engine.ResumeOptions{}); r.WorkflowID != res.WorkflowID || r.Phase != "gate" {
 				t.Fatalf("after the refusal: workflow %q in %q", r.WorkflowID, r.Phase)
 			}
-			must(e.open("cli").Approve("ok"))(t)
+			// The person's yes lets the agent end the workflow there, not leave the phase:
+			// no move leads out of a phase the definition no longer has.
+			if msg := must(e.open("cli").Approve("ok"))(t).Message; strings.Contains(msg, "may leave") ||
+				!strings.Contains(msg, "gate is not a phase of the rev definition now") || !strings.Contains(msg, "rev.md") {
+				t.Errorf("approve in the gate the definition lost says %q; want it to say the phase is gone from rev.md, not that the agent may leave it", msg)
+			}
 			must(e.open("cli").Approve("ok"))(t) // a repeat changes nothing
 			must(e.open("s1").Complete("shipped"))(t)
 		})

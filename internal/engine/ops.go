@@ -466,13 +466,15 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 }
 
 // startedAlready reports whether the active workflow cur is the start r asks for, retried
-// after it landed: same type, context, scope, TTL and (when given) id. A replace retried
+// after it landed: same type, context, scope and (when given) TTL and id. A request that
+// names no TTL asked for the definition's as it was when the start landed: the file may have
+// been edited since. A replace retried
 // finds it unchanged since its start (updated_at is its created_at; the heartbeat a turn's
 // end writes is no change of it), so replacing it would only archive it for an identical one.
 func startedAlready(def *workflow.Definition, cur *workflow.Record, r StartRequest) bool {
 	if cur.Status != workflow.StatusActive || workflow.NormalizeName(cur.Type) != def.Name ||
 		cur.Context != textsafe.OneLine(r.Context) || cur.Scope != textsafe.OneLine(r.Scope) ||
-		cur.TTL != cmp.Or(strings.TrimSpace(r.TTL), def.TTL) {
+		cur.TTL != cmp.Or(strings.TrimSpace(r.TTL), cur.TTL) {
 		return false
 	}
 	if id := strings.TrimSpace(r.WorkflowID); id != "" && id != cur.WorkflowID {
@@ -1024,8 +1026,16 @@ func (e *Engine) Approve(note string) (*Result, error) {
 	}
 	// Nothing tells the agent, which waits for the person's next word: that word is the step.
 	res.Message = fmt.Sprintf("approved phase %s of workflow %s; tell the agent to go on: it may leave %s now", wres.From, wres.Record.WorkflowID, wres.From)
-	if defErr != nil {
+	switch {
+	case defErr != nil:
 		res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent cannot leave it until the definition of its type loads again: `cairn doctor` says which file to fix", wres.From, wres.Record.WorkflowID)
+	case def != nil && !def.HasPhase(wres.From):
+		// Renamed or dropped from the definition since: no move leads out of it.
+		res.Message = fmt.Sprintf("approved phase %s of workflow %s; %s is not a phase of the %s definition now (%s), so the agent can complete the workflow there but not move on from it",
+			wres.From, wres.Record.WorkflowID, wres.From, def.Name, strings.Join(def.Phases, ", "))
+		if !strings.HasPrefix(def.Source, "builtin:") {
+			res.Message += ": to go on, put the phase back in " + def.Source
+		}
 	}
 	return res, nil
 }

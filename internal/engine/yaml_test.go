@@ -428,3 +428,48 @@ func TestDefinitionWithUpperCaseExtensionIsReported(t *testing.T) {
 		t.Errorf("a file that is no definition is warned about:\n%s", w)
 	}
 }
+
+// start_workflow retried after its definition's ttl was edited (the user changed the file
+// between the call and its retry) is the start already made: the request named no ttl, so
+// it asked for the definition's, whatever that was when it landed. "Still active ... start
+// again with replace" would lead the model to archive the work it just started. A retry
+// that names another ttl is another start, and still refused.
+func TestStartAgainAfterTheDefinitionsTTLChanged(t *testing.T) {
+	e := newEnv(t)
+	def := "---\nname: review\nphases: [draft, done]\nttl: %s\n---\nbody\n"
+	e.write(".claude/workflows/review.md", fmt.Sprintf(def, "24h"))
+	req := engine.StartRequest{Type: "review", Context: "review the parser"}
+	first := must(e.openYAML(yamldoc.Codec{}).Start(req))(t)
+	e.write(".claude/workflows/review.md", fmt.Sprintf(def, "72h"))
+	for _, replace := range []bool{false, true} {
+		req.Replace = replace
+		res := again(t, e, fmt.Sprintf("start_workflow (replace %v)", replace), first, func() (*engine.Result, error) {
+			return e.openYAML(yamldoc.Codec{}).Start(req)
+		})
+		if res.WorkflowID != first.WorkflowID || !strings.Contains(res.Message, "already started") {
+			t.Errorf("retry (replace %v): %+v; want it to name the workflow started", replace, res)
+		}
+	}
+	other := engine.StartRequest{Type: "review", Context: "review the parser", TTL: "48h"}
+	if _, err := e.openYAML(yamldoc.Codec{}).Start(other); err == nil || !strings.Contains(err.Error(), "still active") {
+		t.Errorf("start with another ttl: %v; want it refused", err)
+	}
+}
+
+// A seed's state file that names no ttl takes its type's TTL from the project's definition
+// when migrated, as a start of that type would: 24h would archive a workflow idle for 30
+// hours as expired at the first session start, though its definition gives it 72.
+func TestSeedWithoutTTLTakesItsDefinitionsTTL(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/release.md", "---\nname: release\nphases: [draft, done]\nttl: 72h\n---\nbody\n")
+	e.write(".claude/workflow-state.json", `{"type":"release","phase":"draft","lastUpdated":"`+
+		e.clock.Now().Add(-30*time.Hour).Format(time.RFC3339)+`","context":"seed without ttl"}`)
+	r := e.openYAML(yamldoc.Codec{}).Resume(engine.ResumeOptions{Apply: true})
+	if r.WorkflowID == "" || r.Phase != "draft" {
+		t.Fatalf("the seed's workflow is not active after the session start: workflow %q, phase %q, warnings %v", r.WorkflowID, r.Phase, r.Warnings)
+	}
+	rec := must(e.openYAML(yamldoc.Codec{}).Show(r.WorkflowID))(t)
+	if !strings.Contains(string(rec), `"ttl":"72h"`) {
+		t.Errorf("migrated record: %s; want the definition's ttl, 72h", rec)
+	}
+}

@@ -185,6 +185,11 @@ var (
 	errNoWorkflow       = errors.New("it holds no workflow")
 )
 
+// migrateExtra is what a migration of the document in file name needs beyond it.
+func (s *Store) migrateExtra(name string) migrate.Extra {
+	return migrate.Extra{Name: name, TTL: s.o.typeTTL}
+}
+
 // errNoLegacy: the file could not be read, so there is nothing to report about it.
 var errNoLegacy = errors.New("no readable legacy file")
 
@@ -201,7 +206,7 @@ func (s *Store) readLegacy(root, name string, now time.Time) (Legacy, error) {
 	if err != nil {
 		return Legacy{}, legacyReadErr(err)
 	}
-	extra := migrate.Extra{Name: name}
+	extra := s.migrateExtra(name)
 	if name == seed002Phase {
 		exec, err := durable.ReadFile(pd, seed002Exec, strictjson.MaxSize)
 		switch {
@@ -269,7 +274,7 @@ const CheckOnRecord = workflow.CheckOnRecord
 // the original as workflow-state.v<old>.json.bak. data is a document readMeta found in an
 // older format, which Migrate converts to a record or refuses with an error (FuzzMigrate).
 func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error) {
-	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
+	res, err := migrate.Migrate(data, s.migrateExtra(WorkflowFile), s.o.now().UTC())
 	if err != nil {
 		return w, tailState{}, s.unmigratable(data, err)
 	}
@@ -328,7 +333,7 @@ func (s *Store) olderInMemory(why error) (w Workflow, ok bool, err error) {
 	if _, err := readMeta(data); !errors.As(err, new(errNeedsMigration)) {
 		return Workflow{}, false, nil
 	}
-	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
+	res, err := migrate.Migrate(data, s.migrateExtra(WorkflowFile), s.o.now().UTC())
 	if err != nil {
 		return Workflow{}, true, s.unmigratable(data, err)
 	}

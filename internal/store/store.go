@@ -195,6 +195,7 @@ type options struct {
 	noRepair    bool // WithNoRepair
 	inMemory    bool // WithReadInMemory
 	compactAt   int64
+	typeTTL     func(typ string) (string, bool) // WithTypeTTL
 }
 
 // Option changes how Open sets up a Store.
@@ -244,6 +245,12 @@ func WithNoRepair() Option { return func(o *options) { o.noRepair = true } }
 // repair from what the journal holds, in memory, as it does when the lock is held (the status
 // line); ErrRepairLeft only when there is none.
 func WithReadInMemory() Option { return func(o *options) { o.inMemory = true } }
+
+// WithTypeTTL gives the TTL of a workflow type's definition (false: none), which an older
+// document that names no ttl takes when it is migrated, as a start of the type would.
+func WithTypeTTL(ttl func(typ string) (string, bool)) Option {
+	return func(o *options) { o.typeTTL = ttl }
+}
 
 // ErrRepairLeft is what a store opened WithNoRepair answers where a one-off repair is needed.
 var ErrRepairLeft = errors.New("the state needs a repair, left to the next reader, which says it")

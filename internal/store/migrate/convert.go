@@ -27,6 +27,11 @@ type Extra struct {
 	// pick the current phase when the old document names none. nil: the built-in definitions'
 	// phases as this package knows them (apex, debug, brainstorm, dotagent, coordinate).
 	Phases func(typ string) ([]string, bool)
+	// TTL, when set, returns a workflow type's TTL from its definition, user definitions
+	// included, and false for a type with no definition. Convert uses it only when the old
+	// document names no ttl (or none it can read). nil: workflow.DefaultTTL, the built-in
+	// definitions' TTL.
+	TTL func(typ string) (string, bool)
 }
 
 // Result is what Migrate did.
@@ -102,6 +107,7 @@ func Convert(f Format, data []byte, extra Extra, now time.Time) (*workflow.Recor
 	c := &conv{
 		f:       f,
 		phases:  extra.Phases,
+		ttl:     extra.TTL,
 		in:      obj,
 		data:    data,
 		now:     now.UTC(),
@@ -158,6 +164,7 @@ type conv struct {
 	times   []time.Time                // every time seen, for a missing created_at or updated_at
 	vars    map[string]string
 	phases  func(string) ([]string, bool)
+	ttl     func(string) (string, bool)
 }
 
 // take removes key from the input and returns its value; a null counts as absent.
@@ -277,7 +284,15 @@ func (c *conv) finish() (*workflow.Record, error) {
 		return nil, fmt.Errorf("it names no current phase, and no definition of %q gives the phases to pick one from", r.Type)
 	}
 	if r.TTL == "" {
-		r.TTL = "24h"
+		r.TTL = workflow.DefaultTTL
+		if c.ttl != nil {
+			// As a start of the type would have it; a ttl the record cannot hold is not taken.
+			if ttl, ok := c.ttl(r.Type); ok && ttl != "" {
+				if _, err := workflow.ParseTTL(ttl); err == nil {
+					r.TTL = ttl
+				}
+			}
+		}
 	}
 	if r.Status == "" {
 		r.Status = workflow.StatusActive

@@ -379,3 +379,33 @@ func TestCompletedMapNamingAPhaseTwiceIsKept(t *testing.T) {
 		}
 	}
 }
+
+// A document that names no ttl (or none it can read) takes its type's TTL from Extra.TTL, as a
+// start of that type would; one it names is kept, and a definition's TTL the record cannot
+// hold, or a type with no definition, leaves the default.
+func TestConvertTakesTheDefinitionsTTL(t *testing.T) {
+	defs := func(typ string) (string, bool) {
+		switch typ {
+		case "release":
+			return "72h", true
+		case "odd":
+			return "1.5h", true
+		}
+		return "", false
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{`{"type":"release","phase":"draft","lastUpdated":"2026-01-01T00:00:00Z"}`, "72h"},
+		{`{"type":"release","phase":"draft","ttl":"7d","lastUpdated":"2026-01-01T00:00:00Z"}`, "168h"},
+		{`{"type":"release","phase":"draft","ttl":"30s","lastUpdated":"2026-01-01T00:00:00Z"}`, "72h"},
+		{`{"type":"odd","phase":"draft","lastUpdated":"2026-01-01T00:00:00Z"}`, "24h"},
+		{`{"type":"other","phase":"draft","lastUpdated":"2026-01-01T00:00:00Z"}`, "24h"},
+	} {
+		r, err := Convert(Seed001, []byte(tc.doc), Extra{TTL: defs}, testNow)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.doc, err)
+		}
+		if r.TTL != tc.want {
+			t.Errorf("%s: ttl %q, want %q", tc.doc, r.TTL, tc.want)
+		}
+	}
+}
