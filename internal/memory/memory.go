@@ -446,8 +446,15 @@ func (m *Memory) learningRoom(name string) error {
 	if n < MaxLearnings {
 		return nil
 	}
-	return fmt.Errorf("%s already indexes %d learnings, the most Cairn adds (every session loads it, to its 200th line); nothing was recorded: record this under the title of a learning it replaces, or delete one no longer needed (its line in %s and its %s*.md file)",
-		IndexFile, n, IndexFile, learningPrefix)
+	return &LearningsFullError{N: n}
+}
+
+// LearningsFullError refuses a new learning: MEMORY.md indexes MaxLearnings learnings already
+// (learningRoom). Nothing was recorded; the caller words the step, with its tool's name.
+type LearningsFullError struct{ N int }
+
+func (e *LearningsFullError) Error() string {
+	return fmt.Sprintf("%s already indexes %d learnings, the most Cairn adds (every session loads it, to its 200th line); nothing was recorded", IndexFile, e.N)
 }
 
 // Entries returns the L2 lines of the topic file, newest last; none when it does not exist.
