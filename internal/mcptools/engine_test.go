@@ -744,7 +744,11 @@ func TestLearningsHaveALimit(t *testing.T) {
 	}
 	mustOK(t, c, "record_learning", `{"title":"Learning 0","body":"updated"}`)
 	// The step: the new learning joined to a related one, under its title.
-	mustOK(t, c, "record_learning", `{"title":"Learning 1","body":"body 1\nbody new"}`)
+	// Nothing of it is gone, so nothing is said to be replaced (which would send the model to
+	// record it again under another title, refused with MEMORY.md full).
+	if res := mustOK(t, c, "record_learning", `{"title":"Learning 1","body":"body 1\nbody new"}`); strings.Contains(text(res), "replaced") {
+		t.Errorf("joining a learning to another says it replaced it: %s", text(res))
+	}
 	got, err := os.ReadFile(filepath.Join(p.memory, memory.LearningFile("Learning 1")))
 	if err != nil {
 		t.Fatal(err)

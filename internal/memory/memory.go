@@ -320,8 +320,9 @@ type Recorded struct {
 	Name    string // the learning's file name
 	Changed bool   // the file or its index line changed (the same learning recorded again changes neither)
 	// Replaced says the file held a learning with another body (one of the same title, or
-	// another project's in a memory directory projects share), which is now gone; Was is that
-	// body, plain, its lines joined with "\n".
+	// another project's in a memory directory projects share), a line of which is now gone (a
+	// body that keeps every line it held, more added, replaces nothing); Was is that body,
+	// plain, its lines joined with "\n".
 	Replaced bool
 	Was      string
 }
@@ -367,7 +368,7 @@ func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 		if err := m.update(name, func(cur []byte, exists bool) ([]byte, error) {
 			fileChanged = !exists || !bytes.Equal(cur, content)
 			rec.Replaced, rec.Was = false, ""
-			if _, was, _ := splitMemoryFile(cur); exists && !bytes.Equal(bytes.TrimSpace(was), bytes.TrimSpace(body)) {
+			if _, was, _ := splitMemoryFile(cur); exists && !keepsLines(plainBody(body), plainBody(was)) {
 				rec.Replaced, rec.Was = true, plainBody(was)
 			}
 			return content, nil
@@ -387,6 +388,17 @@ func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 		return Recorded{}, err
 	}
 	return rec, nil
+}
+
+// keepsLines reports whether the plain body now holds every non-blank line of was.
+func keepsLines(now, was string) bool {
+	lines := strings.Split(now, "\n")
+	for _, l := range strings.Split(was, "\n") {
+		if l != "" && !slices.Contains(lines, l) {
+			return false
+		}
+	}
+	return true
 }
 
 // plainBody is a memory file's body as its writer gave it: its lines unescaped (textsafe's
