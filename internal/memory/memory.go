@@ -448,7 +448,7 @@ func (m *Memory) learningRoom(name string) error {
 	}
 	n := 0
 	for l := range lines(data) {
-		if strings.Contains(l.text, learningPrefix) && strings.HasPrefix(strings.ToLower(entryTarget(l.text)), learningPrefix) {
+		if strings.Contains(l.text, learningPrefix) && namePrefix(entryTarget(l.text), learningPrefix) {
 			if owns(l.text, name) {
 				return nil
 			}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -23,10 +24,9 @@ type Footprint struct {
 func (f Footprint) Empty() bool { return len(f.Lines) == 0 && len(f.Files) == 0 }
 
 // IsCairnFile reports whether a memory file name is one of Cairn's: cairn-workflow.md or a
-// cairn-learning-*.md. Claude Code's memory files are case-insensitive on macOS, so is this.
+// cairn-learning-*.md, in any case only where names fold case (foldNames).
 func IsCairnFile(name string) bool {
-	n := strings.ToLower(name)
-	return n == TopicFile || strings.HasPrefix(n, learningPrefix) && strings.HasSuffix(n, ".md") && !strings.ContainsAny(n, `/\`)
+	return sameName(name, TopicFile) || namePrefix(name, learningPrefix) && strings.HasSuffix(strings.ToLower(name), ".md") && !strings.ContainsAny(name, `/\`)
 }
 
 // Footprint reads, without changing anything, what Cairn has in the memory directory.
@@ -101,4 +101,22 @@ func (m *Memory) RemoveCairn() (Footprint, error) {
 		return syncDir(m.loc.Dir)
 	})
 	return done, err
+}
+
+// foldNames says memory file names fold case, as on macOS and Windows, where Cairn-Workflow.md
+// is Cairn's cairn-workflow.md; elsewhere it is another file, a user's own, which Cairn
+// neither rewrites the index line of nor removes. A variable for tests.
+var foldNames = runtime.GOOS == "darwin" || runtime.GOOS == "windows"
+
+// sameName reports whether two memory file names name one file (foldNames).
+func sameName(a, b string) bool {
+	if foldNames {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+// namePrefix reports whether name begins with prefix, as sameName compares them.
+func namePrefix(name, prefix string) bool {
+	return len(name) >= len(prefix) && sameName(name[:len(prefix)], prefix)
 }
