@@ -8,17 +8,23 @@ import (
 	"time"
 )
 
+// sharedMemory is a memory directory dir under base that projects share: open gives the
+// Memory of the project whose state is in state, its clock stopped at at.
+func sharedMemory(t *testing.T) (base, dir string, at time.Time, open func(state string) *Memory) {
+	base = t.TempDir()
+	dir = filepath.Join(base, "memory")
+	at = time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
+	return base, dir, at, func(state string) *Memory {
+		return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(at), StateDir: state})
+	}
+}
+
 // Two projects' Cairns sharing one memory directory tell their lines apart by the state
 // directory the topic file names (Last.Another). An older line one of them settles into the
 // history (RecordOlder) does not become the latest, so it does not make the file name its
 // state: it named it, and the project read the other's latest line as its own.
 func TestLastPositionTellsAnothersLine(t *testing.T) {
-	base := t.TempDir()
-	dir := filepath.Join(base, "memory")
-	at := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
-	open := func(state string) *Memory {
-		return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(at), StateDir: state})
-	}
+	base, _, at, open := sharedMemory(t)
 	a, b := open(filepath.Join(base, "a", ".claude", "cairn")), open(filepath.Join(base, "b", ".claude", "cairn"))
 	another := func(step string, m *Memory, want bool) {
 		t.Helper()
@@ -75,12 +81,7 @@ func TestLastPositionOwnLineSpelledAnotherWay(t *testing.T) {
 // it (its description, for recall, too): it claims to be no one project's, and names the state
 // directory of its latest line. One in the words of the Cairn before still reads its place.
 func TestSharedTopicFileClaimsNoProject(t *testing.T) {
-	base := t.TempDir()
-	dir := filepath.Join(base, "memory")
-	at := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
-	open := func(state string) *Memory {
-		return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(at), StateDir: state})
-	}
+	base, dir, _, open := sharedMemory(t)
 	stateA, stateB := filepath.Join(base, "a", ".claude", "cairn"), filepath.Join(base, "b", ".claude", "cairn")
 	a, b := open(stateA), open(stateB)
 	if err := a.Record("Active APEX workflow: analyze completed, planning a's work"); err != nil {
