@@ -181,6 +181,9 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 		err := m.update(TopicFile, func(cur []byte, exists bool) ([]byte, error) {
 			var entries []Entry
 			if exists {
+				if othersMemory(cur) {
+					return nil, m.notCairns()
+				}
 				entries = parseTopic(cur)
 			}
 			latest = plain
@@ -248,6 +251,9 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 	return m.locked(func() error {
 		latest := "" // update calls the edit again when the file changed under it: the last call counts
 		err := m.update(TopicFile, func(cur []byte, _ bool) ([]byte, error) {
+			if othersMemory(cur) {
+				return nil, m.notCairns()
+			}
 			entries := parseTopic(cur)
 			latest = ""
 			if n := len(entries); n > 0 {
@@ -283,6 +289,13 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			return SetEntry(cur, TopicFile, entry), nil
 		})
 	})
+}
+
+// notCairns is the error for a memory of another's at the topic file's name (othersMemory):
+// left as it is.
+func (m *Memory) notCairns() error {
+	return unavailable("writing "+TopicFile, fmt.Errorf("%s is a memory that is not Cairn's (none of Cairn's lines are in it); Cairn %w",
+		filepath.Join(m.loc.Dir, TopicFile), errForeignLeftAlone))
 }
 
 // topicLine is text as a topic file line, plain; an error when it holds a secret (Record),
@@ -519,6 +532,9 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 	if err != nil {
 		return Last{}, false, err
 	}
+	if othersMemory(topic) {
+		return Last{}, false, nil // a memory of another's at the name: no position of Cairn's
+	}
 	if len(entries) > 0 {
 		best, now := len(entries)-1, m.opt.Now()
 		for i, e := range entries {
@@ -624,6 +640,10 @@ var errLinkLeftAlone = fmt.Errorf("%w", errLeftAlone)
 // writers cannot write either, though a swap by name would replace it.
 var errReadOnlyLeftAlone = fmt.Errorf("%w", errLeftAlone)
 
+// errForeignLeftAlone is errLeftAlone for a memory of the user's or the model's own at the
+// topic file's name (othersMemory).
+var errForeignLeftAlone = fmt.Errorf("%w", errLeftAlone)
+
 // LeftAlone reports whether err says a memory file is one Cairn leaves as it is: retrying
 // is of no use until the person changes it.
 func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
@@ -638,6 +658,8 @@ func LeftAloneStep(err error) string {
 		return "replace the link with a copy of the file it leads to"
 	case errors.Is(err, errReadOnlyLeftAlone):
 		return "make it writable (chmod u+w)"
+	case errors.Is(err, errForeignLeftAlone):
+		return "rename it, and its link in " + IndexFile + ", to a name of its own"
 	}
 	return "move or rename it"
 }
