@@ -104,7 +104,8 @@ func othersMemory(data []byte) bool {
 		if t == topicFence {
 			return false
 		}
-		prose = prose || t != "" && !(len(t) >= 2 && strings.ContainsRune("-*+", rune(t[0])) && (t[1] == ' ' || t[1] == '\t'))
+		_, item := listItem(t)
+		prose = prose || t != "" && !item
 	}
 	return prose && !slices.ContainsFunc(parseTopic(data), func(e Entry) bool { return !e.At.IsZero() })
 }
@@ -138,10 +139,11 @@ func readTopic(data []byte) (out []Entry, ordered bool) {
 			continue
 		}
 		if !inBlock {
-			if len(t) < 2 || (t[0] != '-' && t[0] != '*' && t[0] != '+') || (t[1] != ' ' && t[1] != '\t') {
+			item, ok := listItem(t)
+			if !ok {
 				continue
 			}
-			t = strings.TrimSpace(t[2:])
+			t = item
 			ordered = false
 		}
 		var e Entry
@@ -157,6 +159,14 @@ func readTopic(data []byte) (out []Entry, ordered bool) {
 		}
 	}
 	return out, ordered
+}
+
+// listItem is the text of t, a trimmed line, when it is a list item ("- ", "* " or "+ ").
+func listItem(t string) (string, bool) {
+	if len(t) < 2 || (t[0] != '-' && t[0] != '*' && t[0] != '+') || (t[1] != ' ' && t[1] != '\t') {
+		return "", false
+	}
+	return strings.TrimSpace(t[2:]), true
 }
 
 // unescape undoes textsafe's backslash escapes, so text read back is plain and can be
