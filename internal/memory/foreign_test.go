@@ -61,3 +61,29 @@ func TestTopicFilesCairnWritesOver(t *testing.T) {
 		})
 	}
 }
+
+// cairn uninstall takes out Cairn's files and lines only: a memory of the user's own at the
+// topic file's name, and its index line, stay.
+func TestUninstallKeepsUsersOwnFileAtTheTopicFilesName(t *testing.T) {
+	const (
+		mine  = "---\nname: cairn-workflow\ndescription: How this team runs Cairn workflows\n---\n\nWe always run analyze before plan.\n"
+		index = "- [How we run Cairn](cairn-workflow.md) — analyze before plan\n"
+	)
+	m, dir := newTestMemory(t)
+	writeTopic(t, dir, mine)
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(index), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if fp, err := m.Footprint(); err != nil || !fp.Empty() {
+		t.Errorf("Footprint = %+v, %v; want nothing of Cairn's", fp, err)
+	}
+	if _, err := m.RemoveCairn(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(dir, TopicFile)); got != mine {
+		t.Errorf("the user's file after uninstall: %q", got)
+	}
+	if got := readFile(t, filepath.Join(dir, IndexFile)); got != index {
+		t.Errorf("MEMORY.md after uninstall = %q, want %q", got, index)
+	}
+}

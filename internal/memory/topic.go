@@ -89,13 +89,13 @@ func topicPlace(data []byte) string {
 const topicOwnWords = "Recent workflow events recorded by Cairn"
 
 // othersMemory reports whether data, a file at the topic file's name, is a memory of the
-// user's or the model's own: none of Cairn's intro, data block or timed lines in it, and text
-// besides list items, which a write of Cairn's would drop. A file of list items only (a
-// background memory writer's rewrite of Cairn's, say) is written over: its items stay, as
-// lines without a time.
+// user's or the model's own: a memory file (front matter, then a body) with none of Cairn's
+// intro, data block or timed lines in it, and text besides list items, which a write of
+// Cairn's would drop. A file of list items only (a background memory writer's rewrite of
+// Cairn's, say) is written over: its items stay, as lines without a time.
 func othersMemory(data []byte) bool {
-	_, body, _ := splitMemoryFile(data)
-	if bytes.Contains(body, []byte(topicOwnWords)) {
+	_, body, ok := splitMemoryFile(data)
+	if !ok || bytes.Contains(body, []byte(topicOwnWords)) {
 		return false
 	}
 	prose := false

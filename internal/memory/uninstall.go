@@ -29,6 +29,16 @@ func IsCairnFile(name string) bool {
 	return sameName(name, TopicFile) || namePrefix(name, learningPrefix) && strings.HasSuffix(strings.ToLower(name), ".md") && !strings.ContainsAny(name, `/\`)
 }
 
+// cairnsFiles is IsCairnFile in this memory directory: a memory of another's at the topic
+// file's name (othersMemory) is not Cairn's, and neither is its index line.
+func (m *Memory) cairnsFiles() func(name string) bool {
+	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
+	others := err == nil && othersMemory(topic.data)
+	return func(name string) bool {
+		return IsCairnFile(name) && !(others && sameName(name, TopicFile))
+	}
+}
+
 // Footprint reads, without changing anything, what Cairn has in the memory directory.
 func (m *Memory) Footprint() (Footprint, error) {
 	if err := m.usable(); err != nil {
@@ -39,8 +49,9 @@ func (m *Memory) Footprint() (Footprint, error) {
 	if err != nil {
 		return fp, unavailable("reading "+IndexFile, err)
 	}
+	cairns := m.cairnsFiles()
 	for _, l := range splitLines(idx.data) {
-		if t := entryTarget(l.text); t != "" && IsCairnFile(t) {
+		if t := entryTarget(l.text); t != "" && cairns(t) {
 			fp.Lines = append(fp.Lines, strings.TrimPrefix(l.text, bom))
 		}
 	}
@@ -49,7 +60,7 @@ func (m *Memory) Footprint() (Footprint, error) {
 		return fp, unavailable("listing "+m.loc.Dir, err)
 	}
 	for _, e := range ents {
-		if e.Type().IsRegular() && IsCairnFile(e.Name()) {
+		if e.Type().IsRegular() && cairns(e.Name()) {
 			fp.Files = append(fp.Files, e.Name())
 		}
 	}
@@ -74,10 +85,11 @@ func (m *Memory) RemoveCairn() (Footprint, error) {
 		}
 		done.Dir = fp.Dir
 		if len(fp.Lines) > 0 {
+			cairns := m.cairnsFiles()
 			err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 				done.Lines = done.Lines[:0]
 				for _, l := range splitLines(cur) {
-					if t := entryTarget(l.text); t != "" && IsCairnFile(t) {
+					if t := entryTarget(l.text); t != "" && cairns(t) {
 						done.Lines = append(done.Lines, strings.TrimPrefix(l.text, bom))
 						cur = RemoveEntry(cur, t)
 					}
