@@ -147,6 +147,13 @@ func TestMemoryFileLeftAloneGivesTheStep(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, " is a symbolic link; Cairn leaves it as it is: replace the link with a copy of the file it leads to, and Cairn writes the line after the next turn", "move or rename"},
+		// A memory of the user's own at the topic file's name: renamed with its index line, it
+		// stays indexed, and Cairn's file and line go in beside it.
+		{"topic-users-own", memory.TopicFile, func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte("---\nname: cairn-workflow\ndescription: How we run Cairn\n---\n\nWe always run analyze before plan.\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, " is a memory that is not Cairn's (none of Cairn's lines are in it); Cairn leaves it as it is: rename it, and its link in MEMORY.md, to a name of its own, and Cairn writes the line after the next turn", "move or rename"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1353,6 +1353,11 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 		// Not for good, as "learnings will not persist" reads: the same call records it later.
 		return nil, fmt.Errorf("%w; the learning was not recorded: the disk is full; once some space is freed there, call record_learning again", err)
 	}
+	if _, full := errors.AsType[*memory.LearningsFullError](err); full {
+		// A step that loses no learning: the model joins this one to a related one, or the
+		// user says which may go.
+		return nil, fmt.Errorf("%w: add it to a related learning instead (call %srecord_learning with that learning's title and both bodies: both are kept), or ask the user which learnings may go", err, ToolPrefix)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -723,8 +723,9 @@ func TestRecordLearningPastItsLimitsIsRefused(t *testing.T) {
 
 // TestLearningsHaveALimit: each learning takes a line of MEMORY.md, which every session loads
 // (its first 200 lines only), so learnings without a bound would push the user's own lines
-// out of what is loaded. The one past the limit is refused with it and a step; a learning
-// already recorded is still updated, and the step makes room.
+// out of what is loaded. The one past the limit is refused with it and a step that loses no
+// learning (never "delete"); a learning already recorded is still updated, and the step,
+// followed, keeps the new learning and the one it joins.
 func TestLearningsHaveALimit(t *testing.T) {
 	p, c := realServer(t)
 	record := func(i int) *mcp.CallToolResult {
@@ -736,22 +737,25 @@ func TestLearningsHaveALimit(t *testing.T) {
 	if n == 80 {
 		t.Fatal("80 learnings were recorded")
 	}
-	mustFail(t, c, "record_learning", fmt.Sprintf(`{"title":"Learning %d","body":"body"}`, n), fmt.Sprintf("%d learnings", n), "MEMORY.md", "nothing was recorded")
+	res := mustFail(t, c, "record_learning", fmt.Sprintf(`{"title":"Learning %d","body":"body new"}`, n), fmt.Sprintf("%d learnings", n), "MEMORY.md", "nothing was recorded",
+		engine.ToolPrefix+"record_learning with that learning's title", "ask the user")
+	if got := strings.ToLower(text(res)); strings.Contains(got, "delete") || strings.Contains(got, "remove") {
+		t.Errorf("the refusal steers toward losing a learning: %s", text(res))
+	}
 	mustOK(t, c, "record_learning", `{"title":"Learning 0","body":"updated"}`)
-	// The step: one learning's line and file deleted.
-	index := filepath.Join(p.memory, memory.IndexFile)
-	b, err := os.ReadFile(index)
+	// The step: the new learning joined to a related one, under its title.
+	// Nothing of it is gone, so nothing is said to be replaced (which would send the model to
+	// record it again under another title, refused with MEMORY.md full).
+	if res := mustOK(t, c, "record_learning", `{"title":"Learning 1","body":"body 1\nbody new"}`); strings.Contains(text(res), "replaced") {
+		t.Errorf("joining a learning to another says it replaced it: %s", text(res))
+	}
+	got, err := os.ReadFile(filepath.Join(p.memory, memory.LearningFile("Learning 1")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := memory.LearningFile("Learning 1")
-	if err := os.WriteFile(index, memory.RemoveEntry(b, name), 0o600); err != nil {
-		t.Fatal(err)
+	if !strings.Contains(string(got), "body 1\nbody new\n") {
+		t.Errorf("the joined learning holds:\n%s", got)
 	}
-	if err := os.Remove(filepath.Join(p.memory, name)); err != nil {
-		t.Fatal(err)
-	}
-	mustOK(t, c, "record_learning", fmt.Sprintf(`{"title":"Learning %d","body":"body"}`, n))
 }
 
 // A task the agent was running when the session was cleared (or crashed) is put back to

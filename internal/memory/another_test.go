@@ -3,21 +3,28 @@ package memory
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
+
+// sharedMemory is a memory directory dir under base that projects share: open gives the
+// Memory of the project whose state is in state, its clock stopped at at.
+func sharedMemory(t *testing.T) (base, dir string, at time.Time, open func(state string) *Memory) {
+	base = t.TempDir()
+	dir = filepath.Join(base, "memory")
+	at = time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
+	return base, dir, at, func(state string) *Memory {
+		return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(at), StateDir: state})
+	}
+}
 
 // Two projects' Cairns sharing one memory directory tell their lines apart by the state
 // directory the topic file names (Last.Another). An older line one of them settles into the
 // history (RecordOlder) does not become the latest, so it does not make the file name its
 // state: it named it, and the project read the other's latest line as its own.
 func TestLastPositionTellsAnothersLine(t *testing.T) {
-	base := t.TempDir()
-	dir := filepath.Join(base, "memory")
-	at := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
-	open := func(state string) *Memory {
-		return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(at), StateDir: state})
-	}
+	base, _, at, open := sharedMemory(t)
 	a, b := open(filepath.Join(base, "a", ".claude", "cairn")), open(filepath.Join(base, "b", ".claude", "cairn"))
 	another := func(step string, m *Memory, want bool) {
 		t.Helper()
@@ -67,5 +74,36 @@ func TestLastPositionOwnLineSpelledAnotherWay(t *testing.T) {
 	}
 	if last, ok, err := open(link).LastPosition(); err != nil || !ok || last.Another {
 		t.Errorf("LastPosition through %s = %+v, %v, %v; want its own line", link, last, ok, err)
+	}
+}
+
+// A topic file two projects share holds both projects' lines, and the model of either reads
+// it (its description, for recall, too): it claims to be no one project's, and names the state
+// directory of its latest line. One in the words of the Cairn before still reads its place.
+func TestSharedTopicFileClaimsNoProject(t *testing.T) {
+	base, dir, _, open := sharedMemory(t)
+	stateA, stateB := filepath.Join(base, "a", ".claude", "cairn"), filepath.Join(base, "b", ".claude", "cairn")
+	a, b := open(stateA), open(stateB)
+	if err := a.Record("Active APEX workflow: analyze completed, planning a's work"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Record("Active APEX workflow: analyze completed, planning b's work"); err != nil {
+		t.Fatal(err)
+	}
+	topic := readFile(t, filepath.Join(dir, TopicFile))
+	if strings.Contains(topic, "this project") || !strings.Contains(topic, "its full state is in "+stateB+".") {
+		t.Errorf("the topic file of two projects:\n%s", topic)
+	}
+
+	// As the Cairn before wrote it.
+	const before = "Recent workflow events recorded by Cairn for this project, oldest first; the last line is the latest. Cairn rewrites this file; its full state is in "
+	old := renderMemoryFile(TopicName, "Cairn workflow position for this project: Active APEX workflow: planning b's work", "project",
+		before+stateB+".\n\n"+topicData+"\n\n"+topicFence+"\n2026-11-22T17:00:00Z Active APEX workflow: planning b's work\n```\n")
+	if got := topicPlace(old); got != stateB {
+		t.Errorf("the place of a topic file in the words before = %q, want %q", got, stateB)
+	}
+	// Another Cairn's write still, not a background memory writer's rewrite to undo.
+	if _, ok := rendered(old); !ok {
+		t.Errorf("a topic file in the words before is not taken for Cairn's rendering:\n%s", old)
 	}
 }

@@ -114,11 +114,11 @@ func afterLink(text string) string {
 // owns reports whether an index line is the entry for target (a file name in the memory dir).
 func owns(text, target string) bool {
 	// Cheap test first: most lines of a long index are someone else's.
-	if !strings.Contains(text, "](") || !containsFold(text, target) {
+	if !strings.Contains(text, "](") || !containsName(text, target) {
 		return false
 	}
 	t := entryTarget(text)
-	return t != "" && strings.EqualFold(t, target)
+	return t != "" && sameName(t, target)
 }
 
 // IndexLine renders an index entry: "- [title](target) — hook". title and hook must already
@@ -292,8 +292,12 @@ func insertEntry(ls []line, entry, eol string) []line {
 	return insertLine(ls, at, line{text: entry, eol: eol}, eol)
 }
 
-// containsFold reports whether s contains sub, ASCII case folded (targets are ASCII names).
-func containsFold(s, sub string) bool {
+// containsName reports whether s contains sub, a name, as sameName compares them (targets
+// are ASCII names).
+func containsName(s, sub string) bool {
+	if !foldNames {
+		return strings.Contains(s, sub)
+	}
 	n := len(sub)
 	for i := 0; i+n <= len(s); i++ {
 		if strings.EqualFold(s[i:i+n], sub) {

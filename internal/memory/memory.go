@@ -181,6 +181,9 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 		err := m.update(TopicFile, func(cur []byte, exists bool) ([]byte, error) {
 			var entries []Entry
 			if exists {
+				if othersMemory(cur) {
+					return nil, m.notCairns()
+				}
 				entries = parseTopic(cur)
 			}
 			latest = plain
@@ -248,6 +251,9 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 	return m.locked(func() error {
 		latest := "" // update calls the edit again when the file changed under it: the last call counts
 		err := m.update(TopicFile, func(cur []byte, _ bool) ([]byte, error) {
+			if othersMemory(cur) {
+				return nil, m.notCairns()
+			}
 			entries := parseTopic(cur)
 			latest = ""
 			if n := len(entries); n > 0 {
@@ -285,6 +291,13 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 	})
 }
 
+// notCairns is the error for a memory of another's at the topic file's name (othersMemory):
+// left as it is.
+func (m *Memory) notCairns() error {
+	return unavailable("writing "+TopicFile, fmt.Errorf("%s is a memory that is not Cairn's (none of Cairn's lines are in it); Cairn %w",
+		filepath.Join(m.loc.Dir, TopicFile), errForeignLeftAlone))
+}
+
 // topicLine is text as a topic file line, plain; an error when it holds a secret (Record),
 // has no visible text, or L2 cannot be used.
 func (m *Memory) topicLine(text string) (string, error) {
@@ -320,8 +333,9 @@ type Recorded struct {
 	Name    string // the learning's file name
 	Changed bool   // the file or its index line changed (the same learning recorded again changes neither)
 	// Replaced says the file held a learning with another body (one of the same title, or
-	// another project's in a memory directory projects share), which is now gone; Was is that
-	// body, plain, its lines joined with "\n".
+	// another project's in a memory directory projects share), a line of which is now gone (a
+	// body that keeps every line it held, more added, replaces nothing); Was is that body,
+	// plain, its lines joined with "\n".
 	Replaced bool
 	Was      string
 }
@@ -367,7 +381,7 @@ func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 		if err := m.update(name, func(cur []byte, exists bool) ([]byte, error) {
 			fileChanged = !exists || !bytes.Equal(cur, content)
 			rec.Replaced, rec.Was = false, ""
-			if _, was, _ := splitMemoryFile(cur); exists && !bytes.Equal(bytes.TrimSpace(was), bytes.TrimSpace(body)) {
+			if _, was, _ := splitMemoryFile(cur); exists && !keepsLines(plainBody(body), plainBody(was)) {
 				rec.Replaced, rec.Was = true, plainBody(was)
 			}
 			return content, nil
@@ -387,6 +401,17 @@ func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 		return Recorded{}, err
 	}
 	return rec, nil
+}
+
+// keepsLines reports whether the plain body now holds every non-blank line of was.
+func keepsLines(now, was string) bool {
+	lines := strings.Split(now, "\n")
+	for _, l := range strings.Split(was, "\n") {
+		if l != "" && !slices.Contains(lines, l) {
+			return false
+		}
+	}
+	return true
 }
 
 // plainBody is a memory file's body as its writer gave it: its lines unescaped (textsafe's
@@ -436,7 +461,7 @@ func (m *Memory) learningRoom(name string) error {
 	}
 	n := 0
 	for l := range lines(data) {
-		if strings.Contains(l.text, learningPrefix) && strings.HasPrefix(strings.ToLower(entryTarget(l.text)), learningPrefix) {
+		if strings.Contains(l.text, learningPrefix) && namePrefix(entryTarget(l.text), learningPrefix) {
 			if owns(l.text, name) {
 				return nil
 			}
@@ -446,8 +471,15 @@ func (m *Memory) learningRoom(name string) error {
 	if n < MaxLearnings {
 		return nil
 	}
-	return fmt.Errorf("%s already indexes %d learnings, the most Cairn adds (every session loads it, to its 200th line); nothing was recorded: record this under the title of a learning it replaces, or delete one no longer needed (its line in %s and its %s*.md file)",
-		IndexFile, n, IndexFile, learningPrefix)
+	return &LearningsFullError{N: n}
+}
+
+// LearningsFullError refuses a new learning: MEMORY.md indexes MaxLearnings learnings already
+// (learningRoom). Nothing was recorded; the caller words the step, with its tool's name.
+type LearningsFullError struct{ N int }
+
+func (e *LearningsFullError) Error() string {
+	return fmt.Sprintf("%s already indexes %d learnings, the most Cairn adds (every session loads it, to its 200th line); nothing was recorded", IndexFile, e.N)
 }
 
 // Entries returns the L2 lines of the topic file, newest last; none when it does not exist.
@@ -499,6 +531,9 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 	entries, ordered, topic, err := m.entries()
 	if err != nil {
 		return Last{}, false, err
+	}
+	if othersMemory(topic) {
+		return Last{}, false, nil // a memory of another's at the name: no position of Cairn's
 	}
 	if len(entries) > 0 {
 		best, now := len(entries)-1, m.opt.Now()
@@ -605,6 +640,10 @@ var errLinkLeftAlone = fmt.Errorf("%w", errLeftAlone)
 // writers cannot write either, though a swap by name would replace it.
 var errReadOnlyLeftAlone = fmt.Errorf("%w", errLeftAlone)
 
+// errForeignLeftAlone is errLeftAlone for a memory of the user's or the model's own at the
+// topic file's name (othersMemory).
+var errForeignLeftAlone = fmt.Errorf("%w", errLeftAlone)
+
 // LeftAlone reports whether err says a memory file is one Cairn leaves as it is: retrying
 // is of no use until the person changes it.
 func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
@@ -619,6 +658,8 @@ func LeftAloneStep(err error) string {
 		return "replace the link with a copy of the file it leads to"
 	case errors.Is(err, errReadOnlyLeftAlone):
 		return "make it writable (chmod u+w)"
+	case errors.Is(err, errForeignLeftAlone):
+		return "rename it, and its link in " + IndexFile + ", to a name of its own"
 	}
 	return "move or rename it"
 }

@@ -214,8 +214,13 @@ func (m *Memory) anothersTopic(topic []byte) (latest string, ok bool) {
 	return theirs[len(theirs)-1].Text, true
 }
 
-// rendered is the lines of topic when it is in Cairn's own rendering and holds any.
+// rendered is the lines of topic when it is in Cairn's own rendering, in its words or the
+// Cairn before's, and holds any.
 func rendered(topic []byte) ([]Entry, bool) {
 	lines := parseTopic(topic)
-	return lines, len(lines) > 0 && bytes.Equal(renderTopic(lines, topicPlace(topic)), topic)
+	if len(lines) == 0 {
+		return nil, false
+	}
+	place := topicPlace(topic)
+	return lines, bytes.Equal(renderTopic(lines, place), topic) || bytes.Equal(renderTopicIn(lines, place, topicBefore), topic)
 }

@@ -48,24 +48,66 @@ type Entry struct {
 
 // topicIntro opens the topic file's body: the intro up to the place of Cairn's full state, the
 // place, and ".". The place is topicHome, the project's own state directory, unless Cairn's
-// state is elsewhere (Options.StateDir).
+// state is elsewhere (Options.StateDir). It names no project as "this" one: projects that
+// share the memory directory share the file, and the place tells whose its latest line is.
 const (
-	topicIntro = "Recent workflow events recorded by Cairn for this project, oldest first; the last line is the latest. Cairn rewrites this file; its full state is in "
+	topicIntro = "Recent workflow events recorded by Cairn, oldest first; the last line is the latest. Cairn rewrites this file; its full state is in "
 	topicHome  = ".claude/cairn/"
 	// maxPlaceRunes caps the place a state directory's path makes: room for any real path.
 	maxPlaceRunes = 4096
+)
+
+// topicWords are the words of a topic file around its lines: the intro up to the place, and
+// the description before the latest line.
+type topicWords struct{ intro, desc string }
+
+// topicNow is what Cairn writes; topicBefore what the Cairn before wrote ("for this project"),
+// still read as Cairn's rendering.
+var (
+	topicNow    = topicWords{topicIntro, "Cairn workflow position"}
+	topicBefore = topicWords{
+		"Recent workflow events recorded by Cairn for this project, oldest first; the last line is the latest. Cairn rewrites this file; its full state is in ",
+		"Cairn workflow position for this project",
+	}
 )
 
 // topicPlace is where the topic file data says Cairn's full state is, as its intro line names
 // it; topicHome when data has no such line (it is then no rendering of Cairn's).
 func topicPlace(data []byte) string {
 	_, body, _ := splitMemoryFile(data)
-	if place, ok := strings.CutPrefix(firstLine(body), topicIntro); ok {
-		if place, ok = strings.CutSuffix(place, "."); ok && place != "" {
-			return place
+	for _, w := range []topicWords{topicNow, topicBefore} {
+		if place, ok := strings.CutPrefix(firstLine(body), w.intro); ok {
+			if place, ok = strings.CutSuffix(place, "."); ok && place != "" {
+				return place
+			}
 		}
 	}
 	return topicHome
+}
+
+// topicOwnWords open the intro of every Cairn's topic file (topicNow's and topicBefore's).
+const topicOwnWords = "Recent workflow events recorded by Cairn"
+
+// othersMemory reports whether data, a file at the topic file's name, is a memory of the
+// user's or the model's own: a memory file (front matter, then a body) with none of Cairn's
+// intro, data block or timed lines in it, and text besides list items, which a write of
+// Cairn's would drop. A file of list items only (a background memory writer's rewrite of
+// Cairn's, say) is written over: its items stay, as lines without a time.
+func othersMemory(data []byte) bool {
+	_, body, ok := splitMemoryFile(data)
+	if !ok || bytes.Contains(body, []byte(topicOwnWords)) {
+		return false
+	}
+	prose := false
+	for _, l := range textLines(body) {
+		t := strings.TrimSpace(l.text)
+		if t == topicFence {
+			return false
+		}
+		_, item := listItem(t)
+		prose = prose || t != "" && !item
+	}
+	return prose && !slices.ContainsFunc(parseTopic(data), func(e Entry) bool { return !e.At.IsZero() })
 }
 
 // topicData says what the fenced block holds: the lines are Cairn's, the quoted parts came
@@ -97,10 +139,11 @@ func readTopic(data []byte) (out []Entry, ordered bool) {
 			continue
 		}
 		if !inBlock {
-			if len(t) < 2 || (t[0] != '-' && t[0] != '*' && t[0] != '+') || (t[1] != ' ' && t[1] != '\t') {
+			item, ok := listItem(t)
+			if !ok {
 				continue
 			}
-			t = strings.TrimSpace(t[2:])
+			t = item
 			ordered = false
 		}
 		var e Entry
@@ -116,6 +159,14 @@ func readTopic(data []byte) (out []Entry, ordered bool) {
 		}
 	}
 	return out, ordered
+}
+
+// listItem is the text of t, a trimmed line, when it is a list item ("- ", "* " or "+ ").
+func listItem(t string) (string, bool) {
+	if len(t) < 2 || (t[0] != '-' && t[0] != '*' && t[0] != '+') || (t[1] != ' ' && t[1] != '\t') {
+		return "", false
+	}
+	return strings.TrimSpace(t[2:]), true
 }
 
 // unescape undoes textsafe's backslash escapes, so text read back is plain and can be
@@ -146,11 +197,16 @@ func firstLine(body []byte) string {
 // MaxTopicLines, inside one fenced data block, its intro naming place (topicPlace's) as where
 // Cairn's full state is. Every line is sanitised.
 func renderTopic(entries []Entry, place string) []byte {
+	return renderTopicIn(entries, place, topicNow)
+}
+
+// renderTopicIn is renderTopic in words w.
+func renderTopicIn(entries []Entry, place string, w topicWords) []byte {
 	if len(entries) > MaxTopicLines {
 		entries = entries[len(entries)-MaxTopicLines:]
 	}
 	var b strings.Builder
-	b.WriteString(topicIntro + place + ".\n\n" + topicData + "\n\n" + topicFence + "\n")
+	b.WriteString(w.intro + place + ".\n\n" + topicData + "\n\n" + topicFence + "\n")
 	latest := ""
 	for _, e := range entries {
 		text := textsafe.Line(e.Text, maxLineRunes)
@@ -164,13 +220,13 @@ func renderTopic(entries []Entry, place string) []byte {
 		latest = e.Text
 	}
 	b.WriteString("```\n")
-	return renderMemoryFile(TopicName, topicDescription(latest), "project", b.String())
+	return renderMemoryFile(TopicName, topicDescription(latest, w.desc), "project", b.String())
 }
 
 // topicDescription is the front matter's description, outside the data block, so in Cairn's
-// words only: the latest line with every quoted part (tool input) left out.
-func topicDescription(latest string) string {
-	d := "Cairn workflow position for this project"
+// words only: d (topicWords'), then the latest line with every quoted part (tool input) left
+// out.
+func topicDescription(latest, d string) string {
 	if latest != "" {
 		d += ": " + textsafe.WithoutQuoted(latest)
 	}

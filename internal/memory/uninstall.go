@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -23,10 +24,19 @@ type Footprint struct {
 func (f Footprint) Empty() bool { return len(f.Lines) == 0 && len(f.Files) == 0 }
 
 // IsCairnFile reports whether a memory file name is one of Cairn's: cairn-workflow.md or a
-// cairn-learning-*.md. Claude Code's memory files are case-insensitive on macOS, so is this.
+// cairn-learning-*.md, in any case only where names fold case (foldNames).
 func IsCairnFile(name string) bool {
-	n := strings.ToLower(name)
-	return n == TopicFile || strings.HasPrefix(n, learningPrefix) && strings.HasSuffix(n, ".md") && !strings.ContainsAny(n, `/\`)
+	return sameName(name, TopicFile) || namePrefix(name, learningPrefix) && strings.HasSuffix(strings.ToLower(name), ".md") && !strings.ContainsAny(name, `/\`)
+}
+
+// cairnsFiles is IsCairnFile in this memory directory: a memory of another's at the topic
+// file's name (othersMemory) is not Cairn's, and neither is its index line.
+func (m *Memory) cairnsFiles() func(name string) bool {
+	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
+	others := err == nil && othersMemory(topic.data)
+	return func(name string) bool {
+		return IsCairnFile(name) && !(others && sameName(name, TopicFile))
+	}
 }
 
 // Footprint reads, without changing anything, what Cairn has in the memory directory.
@@ -39,8 +49,9 @@ func (m *Memory) Footprint() (Footprint, error) {
 	if err != nil {
 		return fp, unavailable("reading "+IndexFile, err)
 	}
+	cairns := m.cairnsFiles()
 	for _, l := range splitLines(idx.data) {
-		if t := entryTarget(l.text); t != "" && IsCairnFile(t) {
+		if t := entryTarget(l.text); t != "" && cairns(t) {
 			fp.Lines = append(fp.Lines, strings.TrimPrefix(l.text, bom))
 		}
 	}
@@ -49,7 +60,7 @@ func (m *Memory) Footprint() (Footprint, error) {
 		return fp, unavailable("listing "+m.loc.Dir, err)
 	}
 	for _, e := range ents {
-		if e.Type().IsRegular() && IsCairnFile(e.Name()) {
+		if e.Type().IsRegular() && cairns(e.Name()) {
 			fp.Files = append(fp.Files, e.Name())
 		}
 	}
@@ -74,10 +85,11 @@ func (m *Memory) RemoveCairn() (Footprint, error) {
 		}
 		done.Dir = fp.Dir
 		if len(fp.Lines) > 0 {
+			cairns := m.cairnsFiles()
 			err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 				done.Lines = done.Lines[:0]
 				for _, l := range splitLines(cur) {
-					if t := entryTarget(l.text); t != "" && IsCairnFile(t) {
+					if t := entryTarget(l.text); t != "" && cairns(t) {
 						done.Lines = append(done.Lines, strings.TrimPrefix(l.text, bom))
 						cur = RemoveEntry(cur, t)
 					}
@@ -101,4 +113,22 @@ func (m *Memory) RemoveCairn() (Footprint, error) {
 		return syncDir(m.loc.Dir)
 	})
 	return done, err
+}
+
+// foldNames says memory file names fold case, as on macOS and Windows, where Cairn-Workflow.md
+// is Cairn's cairn-workflow.md; elsewhere it is another file, a user's own, which Cairn
+// neither rewrites the index line of nor removes. A variable for tests.
+var foldNames = runtime.GOOS == "darwin" || runtime.GOOS == "windows"
+
+// sameName reports whether two memory file names name one file (foldNames).
+func sameName(a, b string) bool {
+	if foldNames {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+// namePrefix reports whether name begins with prefix, as sameName compares them.
+func namePrefix(name, prefix string) bool {
+	return len(name) >= len(prefix) && sameName(name[:len(prefix)], prefix)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +26,7 @@ func TestRemoveCairn(t *testing.T) {
 		{"hand-edited markers and case", "1. [x](./Cairn-Learning-Foo.md)\n  * [y](<cairn-workflow.md> \"t\")\n- [z](cairn-learning-notes.txt)\n",
 			"- [z](cairn-learning-notes.txt)\n", nil, 2},
 	}
+	setFoldNames(t, true) // the case of "hand-edited markers and case": a file system that folds it (macOS)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, dir := newTestMemory(t)
@@ -80,5 +82,51 @@ func TestRemoveCairn(t *testing.T) {
 				t.Errorf("after removal: %+v, %v", after, err)
 			}
 		})
+	}
+}
+
+// setFoldNames makes names fold case (or not) for the test, as on a file system that does.
+func setFoldNames(t *testing.T, fold bool) {
+	t.Helper()
+	was := foldNames
+	foldNames = fold
+	t.Cleanup(func() { foldNames = was })
+}
+
+// TestUsersFileOfCairnsNameInAnotherCase: on a file system that tells case apart (Linux), a
+// user's own Cairn-Workflow.md or Cairn-Learning-*.md is another file than Cairn's: its index
+// line is not rewritten into Cairn's, and uninstall leaves it and its line.
+func TestUsersFileOfCairnsNameInAnotherCase(t *testing.T) {
+	setFoldNames(t, false)
+	const index = "- [My Cairn notes](Cairn-Workflow.md) — how I use it\n- [Mine](CAIRN-LEARNING-RETRIES.md) — mine\n"
+	m, dir := newTestMemory(t)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{IndexFile: index, "Cairn-Workflow.md": "my notes\n", "CAIRN-LEARNING-RETRIES.md": "mine\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Record("Active APEX workflow: analyze completed, planning x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.RecordLearning(Learning{Title: "Retries", Body: "back off"}); err != nil {
+		t.Fatal(err)
+	}
+	got := readFile(t, filepath.Join(dir, IndexFile))
+	if !strings.HasPrefix(got, index) {
+		t.Fatalf("the user's lines were rewritten:\n%s", got)
+	}
+	if _, err := m.RemoveCairn(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(dir, IndexFile)); got != index {
+		t.Errorf("after uninstall MEMORY.md = %q, want the user's %q", got, index)
+	}
+	for _, f := range []string{"Cairn-Workflow.md", "CAIRN-LEARNING-RETRIES.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the user's %s is gone: %v", f, err)
+		}
 	}
 }
