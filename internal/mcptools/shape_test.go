@@ -228,4 +228,11 @@ func TestSchemaRefusesWhatTheServerRefuses(t *testing.T) {
 	if res := callRaw(t, c, "set_vars", `{"vars":{"`+long+`":"v"}}`); !res.IsError {
 		t.Errorf("a %d-character name was accepted", len(long))
 	}
+	// A task's note as long as the schema allows, in characters UTF-8 writes in 3 bytes, is
+	// taken: the engine counted bytes (1,000) and refused it.
+	most, _ := schema["update_task.note"]["maxLength"].(float64)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"notes"}`)
+	mustOK(t, c, "update_task", fmt.Sprintf(`{"id":"t1","status":"pending","note":%q}`, strings.Repeat("€", int(most))))
+	mustFail(t, c, "update_task", fmt.Sprintf(`{"id":"t1","status":"running","note":%q}`, strings.Repeat("x", int(most)+1)),
+		fmt.Sprintf("%d characters, more than the limit of %d", int(most)+1, int(most)))
 }

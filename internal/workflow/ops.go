@@ -844,9 +844,9 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 	return res, nil
 }
 
-// maxNoteRunes is transition's, complete_workflow's and an approval's own limit on a note or
-// an outcome, which the record keeps wherever it comes from: the history keeps 50 notes, and
-// no operation shortens them. (A context and a scope are set once, at the start.)
+// maxNoteRunes is transition's, complete_workflow's, update_task's and an approval's own limit
+// on a note or an outcome, which the record keeps wherever it comes from: the history keeps 50
+// notes, and no operation shortens them. (A context and a scope are set once, at the start.)
 const maxNoteRunes = 500
 
 // A workflow's context and scope are set once, at the start, and kept for its life: in
