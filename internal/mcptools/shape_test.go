@@ -235,4 +235,16 @@ func TestSchemaRefusesWhatTheServerRefuses(t *testing.T) {
 	mustOK(t, c, "update_task", fmt.Sprintf(`{"id":"t1","status":"pending","note":%q}`, strings.Repeat("€", int(most))))
 	mustFail(t, c, "update_task", fmt.Sprintf(`{"id":"t1","status":"running","note":%q}`, strings.Repeat("x", int(most)+1)),
 		fmt.Sprintf("%d characters, more than the limit of %d", int(most)+1, int(most)))
+	// A learning's body the schema allows (4,000 characters, lines) is refused for a line
+	// too long or too many lines: the body's description says both limits.
+	body, _ := schema["record_learning.body"]["description"].(string)
+	for _, tc := range []struct{ body, says string }{
+		{strings.Repeat("x", 501), "500 characters"},
+		{strings.Repeat(`x\n`, 41), "40 lines"},
+	} {
+		mustFail(t, c, "record_learning", `{"title":"limits","body":"`+tc.body+`"}`, "the most is")
+		if !strings.Contains(body, tc.says) {
+			t.Errorf("record_learning's body is described as %q, which does not say the server's limit of %s", body, tc.says)
+		}
+	}
 }

@@ -260,7 +260,8 @@ var specs = []*toolSpec{
 		desc:  "Call to keep a learning across sessions.",
 		fields: []field{
 			{name: "title", kind: kString, required: true, max: 120},
-			{name: "body", kind: kString, required: true, max: 4000, multiline: true},
+			{name: "body", kind: kString, required: true, max: 4000, multiline: true,
+				desc: "At most 40 lines, each at most 500 characters."},
 			{name: "type", kind: kString, enum: []string{"project", "feedback", "reference", "user"}, fold: true},
 		},
 		// The same title names the same file: a second learning under it replaces the first.
