@@ -154,3 +154,29 @@ func TestLoadCheckpointUnreadableWithASecretNamesNoFile(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeCheckFitsOneResult: set_enforcement takes 200 violations of 2,000 characters, and
+// resume_check's structured content, which Claude Code shows the model instead of its text,
+// listed every blocking one: 400 KB, past what Claude Code puts before the model at once, so
+// the whole answer was lost. Its lists now keep the first items that fit, and say how many
+// each left out.
+func TestResumeCheckFitsOneResult(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"many findings"}`)
+	var vs []map[string]string
+	for i := range 200 {
+		vs = append(vs, map[string]string{"code": fmt.Sprintf("V-%03d", i), "severity": "HIGH", "details": strings.Repeat("d", 2000)})
+	}
+	b, _ := json.Marshal(map[string]any{"violations": vs})
+	mustOK(t, c, "set_enforcement", string(b))
+	res := mustOK(t, c, "resume_check", `{}`)
+	fitsOneResult(t, "resume_check", res)
+	s := structured(t, res)
+	blocking, _ := s["blocking"].([]any)
+	if first, _ := blocking[0].(map[string]any); len(blocking) == 0 || len(blocking) == 200 || first["code"] != "V-000" {
+		t.Errorf("blocking holds %d violations, want the first ones, from V-000", len(blocking))
+	}
+	if w := fmt.Sprint(s["warnings"]); !strings.Contains(w, fmt.Sprintf("blocking holds the first %d of 200", len(blocking))) {
+		t.Errorf("warnings %q do not say how many blocking violations are left out", w)
+	}
+}
