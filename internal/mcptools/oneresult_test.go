@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -178,5 +179,33 @@ func TestResumeCheckFitsOneResult(t *testing.T) {
 	}
 	if w := fmt.Sprint(s["warnings"]); !strings.Contains(w, fmt.Sprintf("blocking holds the first %d of 200", len(blocking))) {
 		t.Errorf("warnings %q do not say how many blocking violations are left out", w)
+	}
+}
+
+// TestInitiativeFitsOneResult: an initiative keeps 100 milestones of a 200-character id and a
+// 500-character title, and every initiative call returned its whole document, as text and as
+// structured content: 80 KB for 60, past what Claude Code puts before the model at once (it
+// saves such a result to a file). A document too large is left out, and the result names the
+// file that keeps it.
+func TestInitiativeFitsOneResult(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "initiative", `{"action":"create","title":"big"}`)
+	e := p.other(t, "s2")
+	for i := range 60 {
+		if _, err := e.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: fmt.Sprintf("m%03d-%s", i, strings.Repeat("m", 190)), Note: strings.Repeat("é", 500)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(p.state, engine.InitiativeFile)
+	if _, err := os.Stat(file); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{`{"action":"get"}`, `{"action":"add_milestone","milestone":"last","note":"one more"}`} {
+		res := mustOK(t, c, "initiative", args)
+		fitsOneResult(t, "initiative", res)
+		s := structured(t, res)
+		if w := fmt.Sprint(s["warnings"]); !strings.Contains(w, "the whole initiative is the file "+file) || !strings.Contains(text(res), file) {
+			t.Errorf("initiative %s: warnings %q do not name the file %s", args, w, file)
+		}
 	}
 }
