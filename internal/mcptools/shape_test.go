@@ -235,6 +235,13 @@ func TestSchemaRefusesWhatTheServerRefuses(t *testing.T) {
 	mustOK(t, c, "update_task", fmt.Sprintf(`{"id":"t1","status":"pending","note":%q}`, strings.Repeat("€", int(most))))
 	mustFail(t, c, "update_task", fmt.Sprintf(`{"id":"t1","status":"running","note":%q}`, strings.Repeat("x", int(most)+1)),
 		fmt.Sprintf("%d characters, more than the limit of %d", int(most)+1, int(most)))
+	// So are a task's output and a move's output path, paths the schema bounds in characters
+	// and the engine counted in bytes.
+	most, _ = schema["update_task.output"]["maxLength"].(float64)
+	mustOK(t, c, "update_task", fmt.Sprintf(`{"id":"t2","status":"pending","output":%q}`, strings.Repeat("日", int(most))))
+	items, _ := schema["transition.outputs"]["items"].(map[string]any)
+	most, _ = items["maxLength"].(float64)
+	mustOK(t, c, "transition", fmt.Sprintf(`{"to":"plan","outputs":[%q]}`, strings.Repeat("日", int(most))))
 	// A learning's body the schema allows (4,000 characters, lines) is refused for a line
 	// too long or too many lines: the body's description says both limits.
 	body, _ := schema["record_learning.body"]["description"].(string)

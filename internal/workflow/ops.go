@@ -447,8 +447,8 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		if strings.TrimSpace(o) == "" {
 			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is empty; name the file the phase wrote, or leave the output out", to)
 		}
-		if len(o) > maxOutputLen {
-			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is %d bytes, the most is %d; name a shorter path, or the directory that holds it", to, len(o), maxOutputLen)
+		if n := utf8.RuneCountInString(o); n > maxOutputLen {
+			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is %d characters, the most is %d; name a shorter path, or the directory that holds it", to, n, maxOutputLen)
 		}
 	}
 	note := textsafe.OneLine(req.Note)
@@ -879,7 +879,8 @@ const (
 	maxOutputs = 500
 	// maxOutputsBytes bounds the phases' outputs and the artifacts as JSON writes them.
 	maxOutputsBytes = 128 << 10
-	// maxOutputLen is one output path's, in bytes: transition's own limit.
+	// maxOutputLen is one output path's, in characters: transition's own limit, as its schema
+	// counts it.
 	maxOutputLen = 1024
 	// maxPhaseCheckpointsBytes bounds the checkpoints moves keep with the phases they leave.
 	maxPhaseCheckpointsBytes = 512 << 10

@@ -250,8 +250,8 @@ func TestTaskCountCap(t *testing.T) {
 	}
 }
 
-// TestTaskFieldCaps: a note over 500 characters (update_task's schema's limit, which the
-// engine counted as 1,000 bytes), an output over 1024 bytes or an id over 128 is refused by
+// TestTaskFieldCaps: a note over 500 characters or an output over 1024 (update_task's
+// schema's limits, which the engine counted in bytes), or an id over 128 bytes is refused by
 // name, for every caller (the MCP schema bounds them too, the CLI and the hooks did not).
 // An id of 128 characters that UTF-8 writes in 384 bytes, which update_task's schema allows,
 // was refused as "not valid: use one short line", though it is one line.
@@ -271,8 +271,9 @@ func TestTaskFieldCaps(t *testing.T) {
 			t.Errorf("%s too long: %v, want a refusal naming it", tc.want, err)
 		}
 	}
-	// At the caps, a CJK note of 500 characters (1,500 bytes) and a 1024-byte output are taken.
-	if _, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Note: strings.Repeat("日", 500), Output: strings.Repeat("a", 1024)}, t0.Add(time.Hour), alice); err != nil {
+	// At the caps, a CJK note of 500 characters and output of 1024 (1,500 and 3,072 bytes) are
+	// taken.
+	if _, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Note: strings.Repeat("日", 500), Output: strings.Repeat("日", 1024)}, t0.Add(time.Hour), alice); err != nil {
 		t.Errorf("fields at the caps: %v", err)
 	}
 }
