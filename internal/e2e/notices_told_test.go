@@ -97,10 +97,9 @@ func TestCairnEarlierSessionTasksNoticed(t *testing.T) {
 	}
 }
 
-// A workflow holding the most tasks it may (500) refuses a new one, and a note within
-// update_task's 500 characters but over the 1000 bytes a note may take is refused too: the
-// model reads what failed and what to do, nothing changes, and the workflow takes the next
-// write (a transition) as before.
+// A workflow holding the most tasks it may (500) refuses a new one, and a note over
+// update_task's 500 characters is refused too: the model reads what failed and what to do,
+// nothing changes, and the workflow takes the next write (a transition) as before.
 func TestCairnTaskBoundRefusedWorkflowWritable(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
@@ -117,7 +116,7 @@ func TestCairnTaskBoundRefusedWorkflowWritable(t *testing.T) {
 	w.Mock.Script(
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("BOUND-PROMPT")),
 			mockapi.ToolUse(cairnTool("update_task"), map[string]any{"id": "t501", "status": "pending", "note": "one more"})).Named("task 501"),
-		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("update_task"), map[string]any{"id": "t1", "status": "pending", "note": strings.Repeat("€", 500)})).Named("long note"),
+		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("update_task"), map[string]any{"id": "t1", "status": "pending", "note": strings.Repeat("€", 501)})).Named("long note"),
 		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "plan"})).Named("transition"),
 		mockapi.On(afterToolResult, mockapi.Text("moved on")).Named("end"),
 	)
@@ -130,7 +129,7 @@ func TestCairnTaskBoundRefusedWorkflowWritable(t *testing.T) {
 	t.Logf("the model reads for task 501: %q", read[0].Text)
 	for i, want := range []string{
 		"task t501 not added: a workflow keeps at most 500 tasks and this one has 500; move an existing task instead, or complete this workflow and start another",
-		"task t1: the note is 1500 bytes, the most is 1000 bytes: keep it to a line and put the rest in a file named as the output",
+		`update_task was not run (nothing was changed): argument "note" is 501 characters, more than the limit of 500; shorten it (keep long text in a file and pass its path)`,
 	} {
 		if first := strings.SplitN(read[i].Text, "\n", 2)[0]; !read[i].IsError || first != want {
 			t.Errorf("refusal %d: error %v, %q, want %q", i+1, read[i].IsError, first, want)

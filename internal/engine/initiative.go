@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -28,6 +29,9 @@ type InitiativeRequest struct {
 
 // initiativeDoc is the initiative's L1 document (initiative.json).
 const initiativeDoc = "initiative"
+
+// InitiativeFile is the file that keeps the initiative, relative to the state directory.
+var InitiativeFile = store.DocumentFile(initiativeDoc)
 
 // statusFile is where seed 001's WORKFLOW-STATUS.yaml lives: at the project root when the
 // project has one there, else beside Cairn's state in .claude/.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -151,6 +152,60 @@ func TestLoadCheckpointUnreadableWithASecretNamesNoFile(t *testing.T) {
 		}
 		if b, err := os.ReadFile(file); err != nil || string(b) != data {
 			t.Errorf("%s: the file changed: %v", name, err)
+		}
+	}
+}
+
+// TestResumeCheckFitsOneResult: set_enforcement takes 200 violations of 2,000 characters, and
+// resume_check's structured content, which Claude Code shows the model instead of its text,
+// listed every blocking one: 400 KB, past what Claude Code puts before the model at once, so
+// the whole answer was lost. Its lists now keep the first items that fit, and say how many
+// each left out.
+func TestResumeCheckFitsOneResult(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"many findings"}`)
+	var vs []map[string]string
+	for i := range 200 {
+		vs = append(vs, map[string]string{"code": fmt.Sprintf("V-%03d", i), "severity": "HIGH", "details": strings.Repeat("d", 2000)})
+	}
+	b, _ := json.Marshal(map[string]any{"violations": vs})
+	mustOK(t, c, "set_enforcement", string(b))
+	res := mustOK(t, c, "resume_check", `{}`)
+	fitsOneResult(t, "resume_check", res)
+	s := structured(t, res)
+	blocking, _ := s["blocking"].([]any)
+	if first, _ := blocking[0].(map[string]any); len(blocking) == 0 || len(blocking) == 200 || first["code"] != "V-000" {
+		t.Errorf("blocking holds %d violations, want the first ones, from V-000", len(blocking))
+	}
+	if w := fmt.Sprint(s["warnings"]); !strings.Contains(w, fmt.Sprintf("blocking holds the first %d of 200", len(blocking))) {
+		t.Errorf("warnings %q do not say how many blocking violations are left out", w)
+	}
+}
+
+// TestInitiativeFitsOneResult: an initiative keeps 100 milestones of a 200-character id and a
+// 500-character title, and every initiative call returned its whole document, as text and as
+// structured content: 80 KB for 60, past what Claude Code puts before the model at once (it
+// saves such a result to a file). A document too large is left out, and the result names the
+// file that keeps it.
+func TestInitiativeFitsOneResult(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "initiative", `{"action":"create","title":"big"}`)
+	e := p.other(t, "s2")
+	for i := range 60 {
+		if _, err := e.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: fmt.Sprintf("m%03d-%s", i, strings.Repeat("m", 190)), Note: strings.Repeat("é", 500)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(p.state, engine.InitiativeFile)
+	if _, err := os.Stat(file); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{`{"action":"get"}`, `{"action":"add_milestone","milestone":"last","note":"one more"}`} {
+		res := mustOK(t, c, "initiative", args)
+		fitsOneResult(t, "initiative", res)
+		s := structured(t, res)
+		if w := fmt.Sprint(s["warnings"]); !strings.Contains(w, "the whole initiative is the file "+file) || !strings.Contains(text(res), file) {
+			t.Errorf("initiative %s: warnings %q do not name the file %s", args, w, file)
 		}
 	}
 }

@@ -154,8 +154,49 @@ func resumeOutcome(r *engine.Resume) *outcome {
 			s["checkpoints"] = shown
 		}
 	}
+	fitLists(s)
 	s["about"] = storedAbout
 	return &outcome{text: text, structured: s, wrote: true}
+}
+
+// fitLists keeps resume_check's structured content within one result: Claude Code shows the
+// model it instead of the text, and saves a larger one to a file (200 violations of 2,000
+// characters made 400 KB). Lists lose their last items, the least needed list first, each
+// keeping its first item while it can; a warning says what each holds of how many.
+func fitLists(s map[string]any) {
+	raw, _ := json.Marshal(s)
+	over := len(raw) - outlineBudget
+	if over <= 0 {
+		return
+	}
+	order := []string{"open_tasks", "failed_tasks", "approvals", "completed", "notices", "warnings", "blocking"}
+	kept := map[string]int{}
+	for _, keep := range []int{1, 0} {
+		for _, k := range order {
+			l, _ := s[k].([]any)
+			n := len(l)
+			if m, ok := kept[k]; ok {
+				n = m
+			}
+			for ; n > keep && over > 0; n-- {
+				b, _ := json.Marshal(l[n-1])
+				over -= len(b) + 1
+			}
+			if n < len(l) {
+				kept[k] = n
+			}
+		}
+	}
+	var told []any
+	for _, k := range order {
+		if n, ok := kept[k]; ok {
+			l := s[k].([]any)
+			s[k] = l[:n]
+			told = append(told, fmt.Sprintf("%s holds the first %d of %d; the others did not fit in one result.", k, n, len(l)))
+		}
+	}
+	warnings, _ := s["warnings"].([]any)
+	s["warnings"] = append(warnings, told...)
 }
 
 // storedAbout is resume_check's "about": the report's header, for the structured content.

@@ -228,4 +228,30 @@ func TestSchemaRefusesWhatTheServerRefuses(t *testing.T) {
 	if res := callRaw(t, c, "set_vars", `{"vars":{"`+long+`":"v"}}`); !res.IsError {
 		t.Errorf("a %d-character name was accepted", len(long))
 	}
+	// A task's note as long as the schema allows, in characters UTF-8 writes in 3 bytes, is
+	// taken: the engine counted bytes (1,000) and refused it.
+	most, _ := schema["update_task.note"]["maxLength"].(float64)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"notes"}`)
+	mustOK(t, c, "update_task", fmt.Sprintf(`{"id":"t1","status":"pending","note":%q}`, strings.Repeat("€", int(most))))
+	mustFail(t, c, "update_task", fmt.Sprintf(`{"id":"t1","status":"running","note":%q}`, strings.Repeat("x", int(most)+1)),
+		fmt.Sprintf("%d characters, more than the limit of %d", int(most)+1, int(most)))
+	// So are a task's output and a move's output path, paths the schema bounds in characters
+	// and the engine counted in bytes.
+	most, _ = schema["update_task.output"]["maxLength"].(float64)
+	mustOK(t, c, "update_task", fmt.Sprintf(`{"id":"t2","status":"pending","output":%q}`, strings.Repeat("日", int(most))))
+	items, _ := schema["transition.outputs"]["items"].(map[string]any)
+	most, _ = items["maxLength"].(float64)
+	mustOK(t, c, "transition", fmt.Sprintf(`{"to":"plan","outputs":[%q]}`, strings.Repeat("日", int(most))))
+	// A learning's body the schema allows (4,000 characters, lines) is refused for a line
+	// too long or too many lines: the body's description says both limits.
+	body, _ := schema["record_learning.body"]["description"].(string)
+	for _, tc := range []struct{ body, says string }{
+		{strings.Repeat("x", 501), "500 characters"},
+		{strings.Repeat(`x\n`, 41), "40 lines"},
+	} {
+		mustFail(t, c, "record_learning", `{"title":"limits","body":"`+tc.body+`"}`, "the most is")
+		if !strings.Contains(body, tc.says) {
+			t.Errorf("record_learning's body is described as %q, which does not say the server's limit of %s", body, tc.says)
+		}
+	}
 }

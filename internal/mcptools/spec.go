@@ -66,12 +66,14 @@ type toolSpec struct {
 // so a name can never leave the directory it is meant for.
 var (
 	// namePattern is store.ValidName: lower case, no "..", no trailing '.' (at most 64 bytes).
-	namePattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9_-]|\.[a-z0-9_-])*$`)
+	namePattern = regexp.MustCompile(`^[a-z0-9](?:\.?[a-z0-9_-])*$`)
 	// wfIDPattern is what a workflow id must be to be stored (workflow.ValidID, the store's
-	// id check): as a name, upper case allowed after the first character.
-	wfIDPattern  = regexp.MustCompile(`^[a-z0-9](?:[A-Za-z0-9_-]|\.[A-Za-z0-9_-])*$`)
-	globPattern  = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
-	phasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`) // with maxLength 64
+	// id check): as a name, upper case allowed after the first character. The patterns are
+	// written short, for the tool definitions' budget: \w is [A-Za-z0-9_], in JSON Schema's
+	// regular expressions as in Go's.
+	wfIDPattern  = regexp.MustCompile(`^[a-z0-9](?:\.?[\w-])*$`)
+	globPattern  = regexp.MustCompile(`^[\w.*?\[\]-]+$`)     // with maxLength 100
+	phasePattern = regexp.MustCompile(`^[A-Za-z0-9][\w-]*$`) // with maxLength 64
 	// taskIDPattern is workflow.ValidTaskID's one line (with maxLength 128): cairn task takes
 	// such ids ("write the tests"), and the engine's messages name them; a new one the engine
 	// would read as another (control or invisible characters) it refuses itself.

@@ -260,7 +260,8 @@ var specs = []*toolSpec{
 		desc:  "Call to keep a learning across sessions.",
 		fields: []field{
 			{name: "title", kind: kString, required: true, max: 120},
-			{name: "body", kind: kString, required: true, max: 4000, multiline: true},
+			{name: "body", kind: kString, required: true, max: 4000, multiline: true,
+				desc: "At most 40 lines, each at most 500 characters."},
 			{name: "type", kind: kString, enum: []string{"project", "feedback", "reference", "user"}, fold: true},
 		},
 		// The same title names the same file: a second learning under it replaces the first.
@@ -678,7 +679,13 @@ func runGetVars(c *call) (*outcome, error) {
 // wholeCheckpoint is where the model reads all of a checkpoint too large for one result: no
 // tool returns it, and cairn checkpoint load prints it whole, too large for one Bash result.
 func wholeCheckpoint(c *call, name string) string {
-	return "the whole checkpoint is the file " + filepath.Join(c.eng.StateDir(), store.CheckpointFile(name)) + ", which your Bash tool can read in pieces"
+	return wholeFile(c, "checkpoint", store.CheckpointFile(name))
+}
+
+// wholeFile says where the model reads all of what, kept in file (relative to the state
+// directory), when it is too large for one result.
+func wholeFile(c *call, what, file string) string {
+	return "the whole " + what + " is the file " + filepath.Join(c.eng.StateDir(), file) + ", which your Bash tool can read in pieces"
 }
 
 func runAppendLog(c *call) (*outcome, error) {
@@ -751,8 +758,11 @@ func runInitiative(c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The answer is the initiative itself: its document goes under "data" and after the text.
-	if w := bytes.TrimSpace(r.Workflow); len(w) > 0 && w[0] == '{' {
+	// The answer is the initiative itself: its document goes under "data" and after the text,
+	// when it fits in one result (100 milestones of long titles do not).
+	if w := bytes.TrimSpace(r.Workflow); len(w) > outlineBudget {
+		o.warn([]string{fmt.Sprintf("the initiative is %d bytes, more than one result can carry to you (%d bytes); %s", len(w), maxLoadBytes, wholeFile(c, "initiative", engine.InitiativeFile))})
+	} else if len(w) > 0 && w[0] == '{' {
 		o.structured["data"] = json.RawMessage(w)
 		o.text += "\n" + string(w)
 	}

@@ -304,6 +304,10 @@ func (s *Store) SaveCheckpointChanged(name string, doc []byte) (changed bool, er
 // directory.
 func CheckpointFile(name string) string { return checkpoints.file(name) }
 
+// DocumentFile is the file that keeps document name (Get, Update), relative to the state
+// directory.
+func DocumentFile(name string) string { return documents.file(name) }
+
 // LoadCheckpoint returns checkpoints/NAME.json; a missing one is a *NotFoundError.
 func (s *Store) LoadCheckpoint(name string) ([]byte, error) { return s.get(checkpoints, name) }
 

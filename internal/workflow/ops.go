@@ -447,8 +447,8 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		if strings.TrimSpace(o) == "" {
 			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is empty; name the file the phase wrote, or leave the output out", to)
 		}
-		if len(o) > maxOutputLen {
-			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is %d bytes, the most is %d; name a shorter path, or the directory that holds it", to, len(o), maxOutputLen)
+		if n := utf8.RuneCountInString(o); n > maxOutputLen {
+			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is %d characters, the most is %d; name a shorter path, or the directory that holds it", to, n, maxOutputLen)
 		}
 	}
 	note := textsafe.OneLine(req.Note)
@@ -844,9 +844,9 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 	return res, nil
 }
 
-// maxNoteRunes is transition's, complete_workflow's and an approval's own limit on a note or
-// an outcome, which the record keeps wherever it comes from: the history keeps 50 notes, and
-// no operation shortens them. (A context and a scope are set once, at the start.)
+// maxNoteRunes is transition's, complete_workflow's, update_task's and an approval's own limit
+// on a note or an outcome, which the record keeps wherever it comes from: the history keeps 50
+// notes, and no operation shortens them. (A context and a scope are set once, at the start.)
 const maxNoteRunes = 500
 
 // A workflow's context and scope are set once, at the start, and kept for its life: in
@@ -879,7 +879,8 @@ const (
 	maxOutputs = 500
 	// maxOutputsBytes bounds the phases' outputs and the artifacts as JSON writes them.
 	maxOutputsBytes = 128 << 10
-	// maxOutputLen is one output path's, in bytes: transition's own limit.
+	// maxOutputLen is one output path's, in characters: transition's own limit, as its schema
+	// counts it.
 	maxOutputLen = 1024
 	// maxPhaseCheckpointsBytes bounds the checkpoints moves keep with the phases they leave.
 	maxPhaseCheckpointsBytes = 512 << 10

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -36,10 +37,7 @@ const (
 	maxTasks = 500
 	// maxTasksBytes bounds the tasks as JSON writes them: "<" in a note takes six bytes.
 	maxTasksBytes = 256 << 10
-	// maxTaskNote is in bytes: above update_task's 500, as a mirrored Claude Code task's
-	// subject (200 characters) may be 800.
-	maxTaskNote   = 1000
-	maxTaskOutput = 1024
+	maxTaskOutput = 1024 // characters, as update_task's schema counts them
 	// maxTaskID is in bytes, as a claim line keeps it (claim, claimsync).
 	maxTaskID = 128
 )
@@ -151,11 +149,12 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		return Result{}, fmt.Errorf("task %s: status %s is not valid: use pending, running, done or failed", TaskID(id), Quote(string(u.Status)))
 	}
 	note := textsafe.OneLine(u.Note)
-	if len(note) > maxTaskNote {
-		return Result{}, fmt.Errorf("task %s: the note is %d bytes, the most is %d bytes: keep it to a line and put the rest in a file named as the output", TaskID(id), len(note), maxTaskNote)
+	// In characters, as update_task's schema says it: a model cannot count bytes.
+	if err := textFits("task "+TaskID(id)+": the note", note, maxNoteRunes); err != nil {
+		return Result{}, err
 	}
-	if len(u.Output) > maxTaskOutput {
-		return Result{}, fmt.Errorf("task %s: the output is %d bytes, the most is %d bytes: give the path of a file that holds it", TaskID(id), len(u.Output), maxTaskOutput)
+	if n := utf8.RuneCountInString(u.Output); n > maxTaskOutput {
+		return Result{}, fmt.Errorf("task %s: the output is %d characters, the most is %d: give the path of a file that holds it", TaskID(id), n, maxTaskOutput)
 	}
 	now = now.UTC()
 	i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })

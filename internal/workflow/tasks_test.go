@@ -195,7 +195,7 @@ func TestTasksNeverFillTheRecord(t *testing.T) {
 	def := mustDef(t, "dotagent")
 	r := walk(t, def, mustStart(t, def), "architecture")
 	clock := t0.Add(time.Hour)
-	note := strings.Repeat("<", 1000)
+	note := strings.Repeat("<", 500)
 	output := strings.Repeat("&", 1024)
 	var refused error
 	for i := 0; i < 5000 && refused == nil; i++ {
@@ -250,8 +250,9 @@ func TestTaskCountCap(t *testing.T) {
 	}
 }
 
-// TestTaskFieldCaps: a note over 1000 bytes, an output over 1024 or an id over 128 is refused
-// by name, for every caller (the MCP schema bounds them too, the CLI and the hooks did not).
+// TestTaskFieldCaps: a note over 500 characters or an output over 1024 (update_task's
+// schema's limits, which the engine counted in bytes), or an id over 128 bytes is refused by
+// name, for every caller (the MCP schema bounds them too, the CLI and the hooks did not).
 // An id of 128 characters that UTF-8 writes in 384 bytes, which update_task's schema allows,
 // was refused as "not valid: use one short line", though it is one line.
 func TestTaskFieldCaps(t *testing.T) {
@@ -261,7 +262,7 @@ func TestTaskFieldCaps(t *testing.T) {
 		u    workflow.TaskUpdate
 		want string
 	}{
-		{workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Note: strings.Repeat("é", 501)}, "note"},
+		{workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Note: strings.Repeat("x", 501)}, "task t1: the note is 501 characters, the most is 500; nothing was changed"},
 		{workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Output: strings.Repeat("a", 1025)}, "output"},
 		{workflow.TaskUpdate{ID: strings.Repeat("日", 128), Status: workflow.TaskPending}, "the task id is 384 bytes, the most is 128 bytes: use a shorter one"},
 	} {
@@ -270,8 +271,9 @@ func TestTaskFieldCaps(t *testing.T) {
 			t.Errorf("%s too long: %v, want a refusal naming it", tc.want, err)
 		}
 	}
-	// At the caps, a CJK note of 333 characters and a 1024-byte output are taken.
-	if _, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Note: strings.Repeat("日", 333), Output: strings.Repeat("a", 1024)}, t0.Add(time.Hour), alice); err != nil {
+	// At the caps, a CJK note of 500 characters and output of 1024 (1,500 and 3,072 bytes) are
+	// taken.
+	if _, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Note: strings.Repeat("日", 500), Output: strings.Repeat("日", 1024)}, t0.Add(time.Hour), alice); err != nil {
 		t.Errorf("fields at the caps: %v", err)
 	}
 }
