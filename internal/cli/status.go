@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -102,11 +103,29 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal bool) {
 			fmt.Fprintf(w, "%s%s\n", label("Tasks"), clean(r.Tasks))
 		}
 		if len(r.Checkpoints) > 0 {
-			shown, more := r.Checkpoints[:min(len(r.Checkpoints), statusCheckpoints)], ""
-			if n := len(r.Checkpoints) - len(shown); n > 0 {
-				more = fmt.Sprintf(" +%d more (cairn checkpoint list)", n)
+			// Those saved before this workflow started apart: they may hold another's results.
+			ours, before := report.SplitCheckpoints(r.Checkpoints, r.CheckpointsBefore)
+			var parts []string
+			more := false
+			for _, l := range []struct {
+				label string
+				names []string
+			}{{"", ours}, {"saved before this workflow started: ", before}} {
+				if len(l.names) == 0 {
+					continue
+				}
+				shown := l.names[:min(len(l.names), statusCheckpoints)]
+				part := l.label + clean(secrets.JoinNames(shown, ", "))
+				if n := len(l.names) - len(shown); n > 0 {
+					part, more = part+fmt.Sprintf(" +%d more", n), true
+				}
+				parts = append(parts, part)
 			}
-			fmt.Fprintf(w, "%s%s%s\n", label("Checkpoint"+workflow.Plural(len(r.Checkpoints))), clean(secrets.JoinNames(shown, ", ")), more)
+			list := strings.Join(parts, "; ")
+			if more {
+				list += " (cairn checkpoint list)"
+			}
+			fmt.Fprintf(w, "%s%s\n", label("Checkpoint"+workflow.Plural(len(r.Checkpoints))), list)
 		}
 		for _, ap := range r.Approvals {
 			fmt.Fprintf(w, "%s%s\n", label("Approved"), clean(secrets.Joined("", ap)))

@@ -92,3 +92,30 @@ func TestStatusManyCheckpoints(t *testing.T) {
 		t.Errorf("status does not name the first checkpoints and count the others:\n%.2000s", b.String())
 	}
 }
+
+// TestStatusCheckpointsBeforeTheWorkflow: the project keeps checkpoints across workflows, so
+// cairn status lists those saved before the active workflow started apart from its own.
+func TestStatusCheckpointsBeforeTheWorkflow(t *testing.T) {
+	var many, manyBefore []string
+	for i := range 24 {
+		many = append(many, fmt.Sprintf("c%02d", i))
+		if i >= 12 {
+			manyBefore = append(manyBefore, fmt.Sprintf("c%02d", i))
+		}
+	}
+	for _, tc := range []struct {
+		all, before []string
+		want        string
+	}{
+		{[]string{"a", "b", "c"}, []string{"c"}, "Checkpoints: a, b; saved before this workflow started: c\n"},
+		{[]string{"a", "c"}, []string{"a", "c"}, "Checkpoints: saved before this workflow started: a, c\n"},
+		{[]string{"c"}, []string{"c"}, "Checkpoint: saved before this workflow started: c\n"},
+		{many, manyBefore, "Checkpoints: c00, c01, c02, c03, c04, c05, c06, c07, c08, c09 +2 more; saved before this workflow started: c12, c13, c14, c15, c16, c17, c18, c19, c20, c21 +2 more (cairn checkpoint list)\n"},
+	} {
+		var b strings.Builder
+		writeStatus(&b, &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress", Checkpoints: tc.all, CheckpointsBefore: tc.before}, "", false)
+		if !strings.Contains(b.String(), "\n"+tc.want) {
+			t.Errorf("%q before %q: no line %q in:\n%s", tc.all, tc.before, tc.want, b.String())
+		}
+	}
+}

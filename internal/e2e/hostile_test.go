@@ -217,6 +217,45 @@ func TestCairnCheckpointAcrossSessions(t *testing.T) {
 	}
 }
 
+// Checkpoints are the project's and outlive the workflow that saved them: in the next
+// workflow resume_check names the old one apart, as saved before this workflow started, and
+// load_checkpoint gives its data as saved with one line saying so.
+func TestCairnCheckpointAcrossWorkflows(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "apex", seedContext)
+	w.cairn(t, "checkpoint", "save", checkpointName, `{"risk":"low"}`)
+	w.cairn(t, "complete", "first done")
+	// Saved an hour before the next workflow starts, as a day's break leaves it.
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(w.stateDir(), "checkpoints", checkpointName+".json"), hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
+	w.cairn(t, "start", "apex", "a second piece of work")
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("RESUME-PROMPT")),
+			mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})).Named("resume_check"),
+		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("load_checkpoint"), map[string]any{"name": checkpointName})).Named("load"),
+		mockapi.On(afterToolResult, mockapi.Text("loaded")).Named("end"),
+	)
+	r := w.run(t, RunOptions{Prompt: "RESUME-PROMPT: go on"})
+	trs := requireToolResultsOK(t, r, 2)
+	requireScriptUsed(t, w)
+	if !strings.Contains(trs[0].Text, `"checkpoints_before_workflow":["`+checkpointName+`"]`) {
+		t.Errorf("resume_check does not name %s as saved before this workflow: %s", checkpointName, trs[0].Text)
+	}
+	var loaded struct {
+		Data    json.RawMessage `json:"data"`
+		Message string          `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(trs[1].Text), &loaded); err != nil {
+		t.Fatalf("load_checkpoint result %q: %v", trs[1].Text, err)
+	}
+	if string(loaded.Data) != `{"risk":"low"}` || !strings.Contains(loaded.Message, "before this workflow started") {
+		t.Errorf("load_checkpoint gives %s with %q, want the data as saved and that it was saved before this workflow started", loaded.Data, loaded.Message)
+	}
+}
+
 // The state is damaged in the middle of a session (snapshot and journal both unreadable, as a
 // bad disk or a careless hand leaves them): every tool that needs the workflow says so in one
 // error naming where the damaged files are kept, nothing is started over it, the Stop hook

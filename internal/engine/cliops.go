@@ -115,7 +115,7 @@ func (e *Engine) CheckpointDeleted(name string) string {
 		return ""
 	}
 	if i := slices.IndexFunc(ds, func(d deletedCheckpoint) bool { return d.Name == name }); i >= 0 {
-		return ds[i].At.UTC().Format("2006-01-02 15:04 UTC")
+		return ds[i].At.UTC().Format(minuteUTC)
 	}
 	return ""
 }

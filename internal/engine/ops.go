@@ -1011,14 +1011,14 @@ func (e *Engine) Approve(note string) (*Result, error) {
 	}
 	if left != nil {
 		res.Message = fmt.Sprintf("phase %s of workflow %s is already approved (%s by %s); the workflow has since moved on to %s; nothing changed",
-			left.Phase, wres.Record.WorkflowID, left.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(left.Source), wres.Record.State)
+			left.Phase, wres.Record.WorkflowID, left.ApprovedAt.UTC().Format(minuteUTC), workflow.ApprovedBy(left.Source), wres.Record.State)
 		return res, nil
 	}
 	if !res.Changed {
 		for _, ap := range slices.Backward(wres.Record.Approvals) {
 			if ap.Phase == wres.From {
 				res.Message = fmt.Sprintf("phase %s of workflow %s is already approved (%s by %s); nothing changed",
-					wres.From, wres.Record.WorkflowID, ap.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(ap.Source))
+					wres.From, wres.Record.WorkflowID, ap.ApprovedAt.UTC().Format(minuteUTC), workflow.ApprovedBy(ap.Source))
 				break
 			}
 		}
@@ -1325,6 +1325,54 @@ func UnreadableCheckpoint(name string, err error, whole string) error {
 		return fmt.Errorf("%w; %s", err, whole)
 	}
 	return err
+}
+
+// CheckpointBefore says in one sentence, for checkpoint name saved before the active workflow
+// started, when it was saved and when the workflow started: the project keeps checkpoints
+// across workflows, so it may hold an earlier one's results. "" when it was saved since, when
+// no workflow is active, or when either time is not known. One read of the workflow and one
+// Lstat.
+func (e *Engine) CheckpointBefore(name string) string {
+	r, _, err := e.active()
+	if err != nil || r == nil {
+		return ""
+	}
+	saved := e.st.CheckpointSaved(name)
+	if !savedBefore(saved, r) {
+		return ""
+	}
+	return fmt.Sprintf("Saved %s, before this workflow started (%s): it may be another workflow's result.",
+		saved.UTC().Format(minuteUTC), r.CreatedAt.UTC().Format(minuteUTC))
+}
+
+// minuteUTC is how a time is said to the model or a person: 2026-11-29 10:04 UTC.
+const minuteUTC = "2006-01-02 15:04 UTC"
+
+// savedSlack is how much earlier than a workflow's start a checkpoint's file time must be for
+// the checkpoint to count as saved before it. A file's time comes from a coarser clock than
+// the workflow's (Linux stamps it with the time of the last clock tick, FAT to 2 seconds), so
+// a save made just after the start may bear a time a little before it.
+const savedSlack = 2 * time.Second
+
+// savedBefore says whether a checkpoint whose file was last written at saved (zero: not known)
+// was saved before workflow r started.
+func savedBefore(saved time.Time, r *workflow.Record) bool {
+	return !saved.IsZero() && !r.CreatedAt.IsZero() && saved.Before(r.CreatedAt.Add(-savedSlack))
+}
+
+// checkpointsBefore is those of names (sorted) saved before workflow r started: one Lstat
+// each, none when r's start is not known.
+func (e *Engine) checkpointsBefore(r *workflow.Record, names []string) []string {
+	if r.CreatedAt.IsZero() {
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		if savedBefore(e.st.CheckpointSaved(n), r) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // ListCheckpoints lists checkpoint names matching a glob pattern ("" for all), sorted.

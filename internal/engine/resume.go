@@ -74,14 +74,18 @@ type Resume struct {
 	Ended string `json:"last_ended,omitempty"`
 	// Details (resume_check and cairn status only): task counts, failed task ids and
 	// checkpoint names.
-	Tasks         string          `json:"tasks,omitempty"`
-	FailedTasks   []string        `json:"failed_tasks,omitempty"`
-	Checkpoints   []string        `json:"checkpoints,omitempty"`
-	Approvals     []string        `json:"approvals,omitempty"`  // who approved which phase, when
-	OpenTasks     []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first
-	Workflow      json.RawMessage `json:"workflow,omitempty"`
-	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
-	SystemMessage string          `json:"-"` // one line for the user when something needs their eye
+	Tasks       string   `json:"tasks,omitempty"`
+	FailedTasks []string `json:"failed_tasks,omitempty"`
+	Checkpoints []string `json:"checkpoints,omitempty"`
+	// CheckpointsBefore are those of Checkpoints saved before this workflow started (their
+	// files' times against its start): the project keeps checkpoints across workflows, so
+	// these may hold an earlier workflow's results.
+	CheckpointsBefore []string        `json:"checkpoints_before_workflow,omitempty"`
+	Approvals         []string        `json:"approvals,omitempty"`  // who approved which phase, when
+	OpenTasks         []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first
+	Workflow          json.RawMessage `json:"workflow,omitempty"`
+	Report            string          `json:"-"` // the fenced resume report; "" when nothing to say
+	SystemMessage     string          `json:"-"` // one line for the user when something needs their eye
 
 	// Shared says how this clone's mirror of the remote stands, when it shares its workflow
 	// through one: "shared via origin: synced 4m ago, 2 changes not pushed".
@@ -416,7 +420,7 @@ func hideSecrets(out *Resume) {
 	for _, s := range []*string{&out.WorkflowID, &out.Type, &out.Context, &out.Phase, &out.AwaitingApproval, &out.L2Line, &out.Ended, &out.Tasks} {
 		*s = secrets.Shown(*s)
 	}
-	for _, l := range []*[]string{&out.Completed, &out.Allowed, &out.Warnings, &out.Notices, &out.FailedTasks, &out.Checkpoints, &out.Approvals, &out.OpenTasks} {
+	for _, l := range []*[]string{&out.Completed, &out.Allowed, &out.Warnings, &out.Notices, &out.FailedTasks, &out.Checkpoints, &out.CheckpointsBefore, &out.Approvals, &out.OpenTasks} {
 		*l = allShown(*l)
 	}
 	for i, v := range out.Blocking {
@@ -888,13 +892,14 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 		if a.ApprovedAt.IsZero() {
 			continue
 		}
-		s := fmt.Sprintf("%s approved %s by %s", a.Phase, a.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(a.Source))
+		s := fmt.Sprintf("%s approved %s by %s", a.Phase, a.ApprovedAt.UTC().Format(minuteUTC), workflow.ApprovedBy(a.Source))
 		if a.Note != "" {
 			s += ": " + a.Note
 		}
 		out.Approvals = append(out.Approvals, s)
 	}
 	out.Checkpoints, _ = e.st.ListCheckpoints("") // sorted; nil on error
+	out.CheckpointsBefore = e.checkpointsBefore(r, out.Checkpoints)
 }
 
 // render builds the resume report and says whether it told of the ending. ended is the ending
@@ -905,7 +910,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details b
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
 		Next: out.Next, Warnings: out.Warnings, Notices: out.Notices, L2Line: out.L2Line,
-		Ended: ended, Details: details, Allowed: out.Allowed, Tasks: out.Tasks, Checkpoints: out.Checkpoints, Approvals: out.Approvals,
+		Ended: ended, Details: details, Allowed: out.Allowed, Tasks: out.Tasks, Checkpoints: out.Checkpoints, CheckpointsBefore: out.CheckpointsBefore, Approvals: out.Approvals,
 		OpenTasks: out.OpenTasks, Blocking: out.Blocking, Nonce: report.NewNonce(), Shared: sh,
 	}
 	if !details {

@@ -968,3 +968,31 @@ func TestUpdateTaskSpacedID(t *testing.T) {
 	}
 	mustFail(t, c, "update_task", `{"id":"t1\u200b","status":"running"}`, "control or invisible")
 }
+
+// TestCheckpointSavedBeforeTheWorkflow: checkpoints are the project's, kept across workflows.
+// resume_check's structured content (what the model reads) names those saved before the
+// workflow started, and load_checkpoint of one gives its data as saved with one line saying so.
+func TestCheckpointSavedBeforeTheWorkflow(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"checkpoints of another"}`)
+	mustOK(t, c, "save_checkpoint", `{"name":"old","data":{"risk":"low"}}`)
+	mustOK(t, c, "save_checkpoint", `{"name":"new","data":{"risk":"high"}}`)
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(p.other(t, "look").StateDir(), "checkpoints", "old.json"), hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
+	s := structured(t, mustOK(t, c, "resume_check", `{}`))
+	if got := fmt.Sprint(s["checkpoints"], s["checkpoints_before_workflow"]); got != "[new old] [old]" {
+		t.Errorf("resume_check's checkpoints and checkpoints_before_workflow = %s, want [new old] [old]", got)
+	}
+	for name, want := range map[string]string{"old": `{"risk":"low"}`, "new": `{"risk":"high"}`} {
+		s := structured(t, mustOK(t, c, "load_checkpoint", `{"name":"`+name+`"}`))
+		if d, _ := json.Marshal(s["data"]); !jsonEqual(d, want) {
+			t.Errorf("load_checkpoint %s = %s, want %s as saved", name, d, want)
+		}
+		msg, _ := s["message"].(string)
+		if said := strings.Contains(msg, "before this workflow started"); said != (name == "old") || strings.Contains(msg, "\n") {
+			t.Errorf("load_checkpoint %s says %q", name, msg)
+		}
+	}
+}

@@ -249,6 +249,8 @@ func (e *fakeEngine) SaveCheckpoint(name string, data json.RawMessage) (*engine.
 	return &engine.Result{Message: "saved checkpoint " + name, Changed: true}, nil
 }
 
+func (e *fakeEngine) CheckpointBefore(string) string { return "" }
+
 func (e *fakeEngine) LoadCheckpoint(name string) (json.RawMessage, error) {
 	unlock, err := e.lock("load")
 	if err != nil {

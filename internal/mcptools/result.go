@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -143,15 +144,19 @@ func resumeOutcome(r *engine.Resume) *outcome {
 	if n, ok := s["next"].(string); ok {
 		s["next"] = engine.WarningsAt(n, `listed under "warnings"`)
 	}
-	if cps, ok := s["checkpoints"].([]any); ok {
-		names := make([]string, len(cps))
-		for i, v := range cps {
-			names[i], _ = v.(string)
-		}
+	if names := stringList(s["checkpoints"]); names != nil {
 		if shown, more := firstNames(names, maxResumeCheckpoints); more > 0 {
 			warnings, _ := s["warnings"].([]any)
 			s["warnings"] = append(warnings, fmt.Sprintf("%d checkpoints are saved; checkpoints holds the first %d by name. Call list_checkpoints with a pattern for the others.", len(names), len(shown)))
 			s["checkpoints"] = shown
+			if before := stringList(s[beforeKey]); before != nil {
+				// Those of the names shown: the list is as long as they are, at most.
+				if _, before = report.SplitCheckpoints(shown, before); before == nil {
+					delete(s, beforeKey)
+				} else {
+					s[beforeKey] = before
+				}
+			}
 		}
 	}
 	fitLists(s)
@@ -197,6 +202,23 @@ func fitLists(s map[string]any) {
 	}
 	warnings, _ := s["warnings"].([]any)
 	s["warnings"] = append(warnings, told...)
+}
+
+// beforeKey is the member of resume_check's structured content that names the checkpoints
+// saved before the workflow started (engine.Resume.CheckpointsBefore).
+const beforeKey = "checkpoints_before_workflow"
+
+// stringList is a list of strings decoded as []any, nil when v is none.
+func stringList(v any) []string {
+	l, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, len(l))
+	for i, x := range l {
+		out[i], _ = x.(string)
+	}
+	return out
 }
 
 // storedAbout is resume_check's "about": the report's header, for the structured content.

@@ -48,6 +48,7 @@ const (
 		`"notices":{"type":"array","items":{"type":"string"}},` +
 		`"l2_line":{"type":"string"},"last_ended":{"type":"string"},` +
 		`"tasks":{"type":"string"},"failed_tasks":{"type":"array","items":{"type":"string"}},"checkpoints":{"type":"array","items":{"type":"string"}},` +
+		`"checkpoints_before_workflow":{"type":"array","items":{"type":"string"}},` +
 		`"approvals":{"type":"array","items":{"type":"string"}},` + noticeProp +
 		`},"required":["tier"]}`
 
@@ -434,11 +435,19 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	if ptr != "" {
 		what += " at " + textsafe.Line(ptr, 200)
 	}
+	// Checkpoints are the project's, kept across workflows: one saved before this workflow
+	// started is said to be, in one line beside the data.
+	before := c.eng.CheckpointBefore(name)
 	if len(data) <= maxLoadBytes {
-		return &outcome{
+		o := &outcome{
 			text:       fmt.Sprintf("Checkpoint %s (%d bytes):\n%s", what, len(data), data),
 			structured: map[string]any{"name": name, "data": json.RawMessage(data)},
-		}, nil
+		}
+		if before != "" {
+			o.text = before + "\n" + o.text
+			o.structured["message"] = before
+		}
+		return o, nil
 	}
 	parts, more := outline(data, ptr)
 	if parts == nil {
@@ -450,6 +459,9 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 		fmt.Fprintf(&b, " it is an array of %d items, %s/0 to %s/%d.", len(parts)+more, ptr, ptr, len(parts)+more-1)
 	} else if more > 0 {
 		fmt.Fprintf(&b, " the names of %d more members do not fit in one result; %s.", more, wholeCheckpoint(c, name))
+	}
+	if before != "" {
+		b.WriteString(" " + before)
 	}
 	// Claude Code shows the agent the structured content rather than the text when there is
 	// one: the message goes in it too.

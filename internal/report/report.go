@@ -81,6 +81,9 @@ type Input struct {
 	Allowed     []string
 	Tasks       string   // e.g. "2 done, 1 running, 1 failed (t4)"
 	Checkpoints []string // names
+	// CheckpointsBefore are those of Checkpoints saved before the workflow started (the
+	// project keeps checkpoints across workflows): listed apart, as saved before it.
+	CheckpointsBefore []string
 	// Approvals say who approved which phase and when (the details view only), one a line.
 	Approvals []string
 	// Nonce marks the fence; see NewNonce. An empty or malformed one is replaced by a fresh
@@ -204,6 +207,7 @@ func Render(in Input) (text string, endedShown bool) {
 		oTasks
 		oTaskCounts
 		oCheckpoints
+		oCheckpointsBefore
 		oApprovals
 		oBlocking
 		oWarnings
@@ -242,13 +246,17 @@ func Render(in Input) (text string, endedShown bool) {
 	// The details view's short lines come before the lists' further items, which would
 	// otherwise take all the room: at least the checkpoints' count is kept room for.
 	held := 0
+	ours, before := SplitCheckpoints(in.Checkpoints, in.CheckpointsBefore)
 	if in.Details {
 		b.joined(oAllowed, "allowed next: ", "phases", in.Allowed, capName)
 		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem, line)
-		if n := len(in.Checkpoints); n > 0 {
-			held = len(fmt.Sprintf("checkpoints: %d saved", n)) + 1
-			b.left -= held
+		if n := len(ours); n > 0 {
+			held += len(fmt.Sprintf(checkpointsLabel+"%d saved", n)) + 1
 		}
+		if n := len(before); n > 0 {
+			held += len(fmt.Sprintf(beforeLabel+"%d", n)) + 1
+		}
+		b.left -= held
 	}
 	for i := range lists {
 		b.more(&lists[i], b.items)
@@ -258,7 +266,8 @@ func Render(in Input) (text string, endedShown bool) {
 	}
 	if in.Details {
 		b.left += held
-		b.joined(oCheckpoints, "checkpoints: ", "saved", in.Checkpoints, capName)
+		b.joined(oCheckpoints, checkpointsLabel, "saved", ours, capName)
+		b.joined(oCheckpointsBefore, beforeLabel, "", before, capName)
 	}
 
 	var out strings.Builder
@@ -273,6 +282,32 @@ func Render(in Input) (text string, endedShown bool) {
 		out.WriteString(tail + "\n")
 	}
 	return out.String(), endedShown
+}
+
+// The labels of the details view's checkpoint lines: this workflow's, and those saved before
+// it started.
+const (
+	checkpointsLabel = "checkpoints: "
+	beforeLabel      = "checkpoints saved before this workflow started: "
+)
+
+// SplitCheckpoints is the checkpoints saved since the workflow started and those saved before
+// it: all less before, and before, a subsequence of all (both as the engine lists them, in
+// name order). One walk of each, for a project may keep thousands.
+func SplitCheckpoints(all, before []string) (ours, earlier []string) {
+	if len(before) == 0 {
+		return all, nil
+	}
+	j := 0
+	for _, n := range all {
+		if j < len(before) && n == before[j] {
+			earlier = append(earlier, n)
+			j++
+		} else {
+			ours = append(ours, n)
+		}
+	}
+	return ours, earlier
 }
 
 // DetailsMaxLen caps the details view (resume_check), which lists everything.
@@ -421,7 +456,7 @@ func (b *budget) joined(order int, label, counted string, items []string, max in
 			return
 		}
 	}
-	b.add(order, fmt.Sprintf("%s%d %s", label, len(parts), counted))
+	b.add(order, strings.TrimSuffix(fmt.Sprintf("%s%d %s", label, len(parts), counted), " "))
 }
 
 // fit sanitises s with show to at most runes runes and at most room bytes, and never more than

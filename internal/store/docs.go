@@ -328,6 +328,20 @@ func (s *Store) ScanCheckpointFile(name string) *secrets.Finding {
 	return found
 }
 
+// CheckpointSaved is when checkpoint name was last saved: its file's modification time, from
+// one Lstat. It is zero when there is no such checkpoint or its file cannot be looked at (or is
+// not a regular file, which no load reads): then when it was saved is not known.
+func (s *Store) CheckpointSaved(name string) time.Time {
+	if nameShape(name, false) != nil {
+		return time.Time{}
+	}
+	fi, err := s.fs.Lstat(checkpoints.file(name))
+	if err != nil || !fi.Mode().IsRegular() {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}
+
 // LoadCheckpointOrEmpty is LoadCheckpoint with the seeds' graceful default: a missing
 // checkpoint reads as {}.
 func (s *Store) LoadCheckpointOrEmpty(name string) ([]byte, error) {
