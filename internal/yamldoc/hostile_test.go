@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/alloctest"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -285,6 +286,42 @@ func TestDefinitionErrorsDoNotRepeatSecrets(t *testing.T) {
 				t.Errorf("%s in %s: the error repeats the secret: %v", s.Name, tc.name, err)
 			}
 		}
+	}
+}
+
+// Names are lowercased when a definition is read: a name written in capitals that lowercased
+// has a secret's shape ("GLPAT-..." read as "glpat-...") loaded, and cairn types, a refused
+// move's "allowed next" and resume repeated it; a refusal's reason quoted it lowercased. It is
+// refused as the same name in lowercase is, and no reason repeats it.
+func TestDefinitionNamesInCapitalsAreScannedLowercased(t *testing.T) {
+	tried := 0
+	for _, s := range secrettest.Shapes() {
+		text := strings.ToUpper(s.Text)
+		if strings.Contains(s.Text, "\n") || secrets.ScanString(text) != nil || secrets.ScanString(strings.ToLower(text)) == nil {
+			continue // only capitals hide it from the scan of the file
+		}
+		tried++
+		q := strconv.Quote(text)
+		for _, tc := range []struct{ name, fm string }{
+			{"phase", "phases: [a, " + q + "]\n"},
+			{"phase twice", "phases: [" + q + ", " + q + "]\n"},
+			{"terminal", "phases: [a, b]\nterminal: [" + q + "]\n"},
+			{"transition", "phases: [a, b]\ntransitions: {a: [" + q + "]}\n"},
+			{"verbs", "phases: [a, b]\nverbs: {" + q + ": x}\n"},
+			{"approvals", "phases: [a, b]\napprovals: [" + q + "]\n"},
+			{"name", "name: " + q + "\nphases: [a, b]\n"},
+			{"phase and moves", "phases: [a, " + q + "]\ntransitions: {a: [" + q + "]}\n"},
+		} {
+			d, err := yamldoc.Codec{}.ParseDefinition("wf.md", []byte("---\n"+tc.fm+"---\n"))
+			if err == nil {
+				t.Errorf("%s in %s: the definition loads, as %s %v", s.Name, tc.name, d.Name, d.Phases)
+			} else if secrets.ScanString(err.Error()) != nil {
+				t.Errorf("%s in %s: the error repeats the secret: %v", s.Name, tc.name, err)
+			}
+		}
+	}
+	if tried == 0 {
+		t.Fatal("no shape is a secret only in lowercase: the test tries nothing")
 	}
 }
 
