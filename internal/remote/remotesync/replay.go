@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -69,7 +70,7 @@ func (c *Conflict) NotReplayed() string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(c.Skipped)-few))
 			break
 		}
-		parts = append(parts, textsafe.Line(s, 160))
+		parts = append(parts, secrets.Cut(s, textsafe.Line(s, 160)))
 	}
 	return strings.Join(parts, "; ")
 }
