@@ -159,7 +159,7 @@ func (e *Engine) CompactAnchor() (anchor, problem string) {
 	if n := len(res.OpenTasks); n > 0 {
 		// The compaction request reads this as instructions: a task's title, stored text,
 		// shows only quoted and escaped, as in the memory topic file.
-		tasks = fmt.Sprintf("; %d open task%s, first: %s", n, workflow.Plural(n), textsafe.Line(secrets.Quote(res.OpenTasks[0], 82), 92))
+		tasks = fmt.Sprintf("; %d open task%s, first: %s", n, workflow.Plural(n), secrets.LineQuoted(secrets.Quote(res.OpenTasks[0], 82), 92))
 	}
 	const pointer = ". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands."
 	completed := ""
