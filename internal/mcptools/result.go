@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -64,7 +65,8 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 			fmt.Fprintf(&b, " Workflow %s is at %s, revision %d", textsafe.Line(r.WorkflowID, 120), textsafe.Line(r.Phase, 64), r.Revision)
 		}
 		if len(r.Allowed) > 0 {
-			fmt.Fprintf(&b, "; next phases: %s", textsafe.Line(strings.Join(r.Allowed, ", "), 300))
+			next := strings.Join(r.Allowed, ", ")
+			fmt.Fprintf(&b, "; next phases: %s", secrets.Cut(next, textsafe.Line(next, 300)))
 		}
 		b.WriteString(".")
 	}
