@@ -86,6 +86,9 @@ func Cut(s, cut string) string {
 	return cut
 }
 
+// Line is textsafe.Line(s, max), ended before a word its cut would make a secret of (Cut).
+func Line(s string, max int) string { return Cut(s, textsafe.Line(s, max)) }
+
 // Clip is textsafe.Clip(s, max), ended before a word its cut would make a secret of (Cut).
 func Clip(s string, max int) string { return Cut(s, textsafe.Clip(s, max)) }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // EngineReplayer replays lost changes through e, one write per change: every kind the journal
@@ -70,7 +69,7 @@ func (c *Conflict) NotReplayed() string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(c.Skipped)-few))
 			break
 		}
-		parts = append(parts, secrets.Cut(s, textsafe.Line(s, 160)))
+		parts = append(parts, secrets.Line(s, 160))
 	}
 	return strings.Join(parts, "; ")
 }
