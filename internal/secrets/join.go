@@ -72,8 +72,8 @@ func LineQuoted(s string, max int) string {
 // secret that s, scanned whole when it was stored, does not hold (a token glued to more text,
 // "ghp_…-x" cut after its body), cut ended before that word, keeping what comes before it.
 func Cut(s, cut string) string {
-	if ScanString(cut) == nil || ScanString(s) != nil {
-		return cut
+	if cut == s || ScanString(cut) == nil || ScanString(s) != nil {
+		return cut // nothing cut off (no scan), no secret made, or s holds one itself
 	}
 	for ScanString(cut) != nil {
 		kept := strings.TrimSuffix(cut, textsafe.Ellipsis)
