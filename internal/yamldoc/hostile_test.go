@@ -257,21 +257,7 @@ func TestDefinitionErrorsDoNotRepeatSecrets(t *testing.T) {
 		if strings.Contains(s.Text, "\n") {
 			continue
 		}
-		q := strconv.Quote(s.Text)
-		for _, tc := range []struct{ name, fm string }{
-			{"key", q + ": 1\nphases: [a, b]\n"},
-			{"phase", "phases: [a, " + q + "]\n"},
-			{"phase twice", "phases: [" + q + ", " + q + "]\n"},
-			{"terminal", "phases: [a, b]\nterminal: [" + q + "]\n"},
-			{"transition", "phases: [a, b]\ntransitions: {a: [" + q + "]}\n"},
-			{"verbs", "phases: [a, b]\nverbs: {" + q + ": x}\n"},
-			{"major", "phases: [a, b]\nmajor: [" + q + "]\n"},
-			{"ttl", "phases: [a, b]\nttl: " + q + "\n"},
-			{"approvals", "phases: [a, b]\napprovals: [" + q + "]\n"},
-			{"name", "name: " + q + "\nphases: [a, b]\n"},
-			{"description", "description: " + q + "\nphases: [a, b]\n"},
-			{"phase and moves", "phases: [a, " + q + "]\ntransitions: {a: [" + q + "]}\n"},
-		} {
+		for _, tc := range frontMatters(s.Text) {
 			_, err := yamldoc.Codec{}.ParseDefinition("wf.md", []byte("---\n"+tc.fm+"---\n"))
 			if err == nil {
 				t.Errorf("%s in %s: the definition loads", s.Name, tc.name)
@@ -289,6 +275,25 @@ func TestDefinitionErrorsDoNotRepeatSecrets(t *testing.T) {
 	}
 }
 
+// frontMatters puts text in each place of a definition's front matter, quoted.
+func frontMatters(text string) []struct{ name, fm string } {
+	q := strconv.Quote(text)
+	return []struct{ name, fm string }{
+		{"key", q + ": 1\nphases: [a, b]\n"},
+		{"phase", "phases: [a, " + q + "]\n"},
+		{"phase twice", "phases: [" + q + ", " + q + "]\n"},
+		{"terminal", "phases: [a, b]\nterminal: [" + q + "]\n"},
+		{"transition", "phases: [a, b]\ntransitions: {a: [" + q + "]}\n"},
+		{"verbs", "phases: [a, b]\nverbs: {" + q + ": x}\n"},
+		{"major", "phases: [a, b]\nmajor: [" + q + "]\n"},
+		{"ttl", "phases: [a, b]\nttl: " + q + "\n"},
+		{"approvals", "phases: [a, b]\napprovals: [" + q + "]\n"},
+		{"name", "name: " + q + "\nphases: [a, b]\n"},
+		{"description", "description: " + q + "\nphases: [a, b]\n"},
+		{"phase and moves", "phases: [a, " + q + "]\ntransitions: {a: [" + q + "]}\n"},
+	}
+}
+
 // Names are lowercased when a definition is read: a name written in capitals that lowercased
 // has a secret's shape ("GLPAT-..." read as "glpat-...") loaded, and cairn types, a refused
 // move's "allowed next" and resume repeated it; a refusal's reason quoted it lowercased. It is
@@ -301,17 +306,7 @@ func TestDefinitionNamesInCapitalsAreScannedLowercased(t *testing.T) {
 			continue // only capitals hide it from the scan of the file
 		}
 		tried++
-		q := strconv.Quote(text)
-		for _, tc := range []struct{ name, fm string }{
-			{"phase", "phases: [a, " + q + "]\n"},
-			{"phase twice", "phases: [" + q + ", " + q + "]\n"},
-			{"terminal", "phases: [a, b]\nterminal: [" + q + "]\n"},
-			{"transition", "phases: [a, b]\ntransitions: {a: [" + q + "]}\n"},
-			{"verbs", "phases: [a, b]\nverbs: {" + q + ": x}\n"},
-			{"approvals", "phases: [a, b]\napprovals: [" + q + "]\n"},
-			{"name", "name: " + q + "\nphases: [a, b]\n"},
-			{"phase and moves", "phases: [a, " + q + "]\ntransitions: {a: [" + q + "]}\n"},
-		} {
+		for _, tc := range frontMatters(text) {
 			d, err := yamldoc.Codec{}.ParseDefinition("wf.md", []byte("---\n"+tc.fm+"---\n"))
 			if err == nil {
 				t.Errorf("%s in %s: the definition loads, as %s %v", s.Name, tc.name, d.Name, d.Phases)
