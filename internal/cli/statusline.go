@@ -11,8 +11,8 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -86,9 +86,9 @@ func statusline(a *app) error {
 // statusLine words a status: "apex · plan 2/5 · 12m"; a phase that is not in progress says
 // so ("plan (blocked)").
 func statusLine(s engine.Status) string {
-	line := textsafe.Clip(clean(s.Type), 24) + " · " + textsafe.Clip(clean(s.Phase), 32)
+	line := secrets.Clip(clean(s.Type), 24) + " · " + secrets.Clip(clean(s.Phase), 32)
 	if s.PhaseStatus != "" && s.PhaseStatus != "in_progress" {
-		line += " (" + textsafe.Clip(clean(s.PhaseStatus), 16) + ")"
+		line += " (" + secrets.Clip(clean(s.PhaseStatus), 16) + ")"
 	}
 	if s.Total > 0 {
 		line += fmt.Sprintf(" %d/%d", s.Done, s.Total)

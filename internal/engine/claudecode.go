@@ -159,7 +159,7 @@ func (e *Engine) CompactAnchor() (anchor, problem string) {
 	if n := len(res.OpenTasks); n > 0 {
 		// The compaction request reads this as instructions: a task's title, stored text,
 		// shows only quoted and escaped, as in the memory topic file.
-		tasks = fmt.Sprintf("; %d open task%s, first: %s", n, workflow.Plural(n), textsafe.Line(secrets.Quote(res.OpenTasks[0], 82), 92))
+		tasks = fmt.Sprintf("; %d open task%s, first: %s", n, workflow.Plural(n), secrets.LineQuoted(secrets.Quote(res.OpenTasks[0], 82), 92))
 	}
 	const pointer = ". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands."
 	completed := ""
@@ -170,7 +170,7 @@ func (e *Engine) CompactAnchor() (anchor, problem string) {
 			completed = label + oneLine(strings.Join(res.Completed, ", "), min(160, room))
 		}
 	}
-	return textsafe.Clip(head+completed+next+tasks, maxAnchor-utf8.RuneCountInString(pointer)) + pointer, ""
+	return secrets.Clip(head+completed+next+tasks, maxAnchor-utf8.RuneCountInString(pointer)) + pointer, ""
 }
 
 // anchorNext is a next step of the resume plan as the anchor, which holds no warnings, gives
@@ -214,7 +214,8 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 		return Status{}, false, err
 	}
 	def := e.quickDefinition(r.Type)
-	s = Status{Type: r.Type, Phase: r.State, PhaseStatus: string(r.PhaseStatus)}
+	// Stored text: the record may be older than the scan that refuses such text (hideSecrets).
+	s = Status{Type: secrets.Shown(r.Type), Phase: secrets.Shown(r.State), PhaseStatus: secrets.Shown(string(r.PhaseStatus))}
 	done := def.DoneSoFar(r.State, r.CompletedPhases(def))
 	if def != nil {
 		// Of its phases: one completed before an edit dropped it is not part of Total.
@@ -229,5 +230,5 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 }
 
 // oneLine is stored text made safe for one line of a status bar or a title, at most max
-// runes.
-func oneLine(s string, max int) string { return textsafe.Clip(textsafe.OneLine(s), max) }
+// runes, ended before a word its cut would make a secret of (secrets.Clip).
+func oneLine(s string, max int) string { return secrets.Clip(textsafe.OneLine(s), max) }

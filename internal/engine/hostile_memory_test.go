@@ -124,6 +124,24 @@ func TestCompactAnchorCutMakesNoSecret(t *testing.T) {
 	}
 }
 
+// The anchor's open task is quoted, then escaped as Markdown and cut to 92 characters: escapes
+// ("[" is "\[") lengthen the title, and that cut, right after a glued key's body ("AKIA...QQ"),
+// put the key in the compaction request. The quoted part is now cut (secrets.LineQuoted),
+// never into a secret.
+func TestAnchorTaskCutMakesNoSecret(t *testing.T) {
+	key := secrettest.Shapes()[0].Text + strings.Repeat("Q", 30) // an AWS key id, glued
+	if secrets.ScanString(key) != nil {
+		t.Fatal("the glued key is a secret whole: the test needs one that is not")
+	}
+	// “t1: , 13 escapes of two runes, 39 runes and a space: the key's 20 runes end at the 91st.
+	note := strings.Repeat("[", 13) + strings.Repeat("w", 39) + " " + key
+	e, en := startApex(t)
+	must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "pending", Note: note}))(t)
+	if anchor, _ := e.open("s1").CompactAnchor(); secrets.ScanString(anchor) != nil || !strings.Contains(anchor, "1 open task") {
+		t.Fatalf("the anchor: %q", anchor)
+	}
+}
+
 // A directory (or other non-file) in a memory file's place is one Cairn leaves as it is: no
 // retry writes the line until the person moves it, so the warning says that step, not only
 // that Cairn retries. A symbolic link is left as it is too, but Claude Code reads MEMORY.md

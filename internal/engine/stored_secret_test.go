@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
@@ -121,6 +123,45 @@ func TestStoredSecretPhaseIsNotRepeatedByTheNextStep(t *testing.T) {
 		}
 		if anchor, problem := e.open("s1").CompactAnchor(); anchor == "" || strings.Contains(anchor, s.Core) || strings.Contains(problem, s.Core) {
 			t.Fatalf("%s: the compaction anchor: %q, %q", s.Name, anchor, problem)
+		}
+		if st, ok, err := e.open("s1").QuickStatus(); !ok || err != nil || strings.Contains(st.Phase, s.Core) {
+			t.Fatalf("%s: the status line's status: %+v, %v, %v", s.Name, st, ok, err)
+		}
+		if title := engine.Title(e.open("s1").Resume(engine.ResumeOptions{ReportOnly: true})); strings.Contains(title, s.Core) {
+			t.Fatalf("%s: the session title: %q", s.Name, title)
+		}
+	}
+}
+
+// plantPhase starts an apex workflow and writes phase into its record as the phase it is in.
+func plantPhase(t *testing.T, e *env, phase string) {
+	t.Helper()
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "phase"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	q, _ := json.Marshal(phase)
+	data := strings.Replace(string(must(os.ReadFile(snap))(t)), `"state":"analyze"`, `"state":`+string(q), 1)
+	if err := os.WriteFile(snap, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A phase name with no secret's shape may make one when it is cut to fit: a key glued to more
+// text ("sk_live_...-x") cut after its body. The session title (phase cut at 40) and the
+// compaction anchor, which cut it, end the cut before that word.
+func TestPhaseCutToFitDoesNotMakeASecret(t *testing.T) {
+	for name, phase := range map[string]string{
+		"title":  secrettest.GluedKey(t, 40), // the title's width for a phase
+		"anchor": secrettest.GluedKey(t, 64), // the anchor's
+	} {
+		e := newEnv(t)
+		plantPhase(t, e, phase)
+		title := engine.Title(e.open("s1").Resume(engine.ResumeOptions{ReportOnly: true}))
+		anchor, problem := e.open("s1").CompactAnchor()
+		for what, text := range map[string]string{"title": title, "anchor": anchor, "problem": problem} {
+			if secrets.ScanString(text) != nil {
+				t.Errorf("%s: the %s has a secret's shape: %q", name, what, text)
+			}
 		}
 	}
 }
@@ -248,5 +289,33 @@ func TestStoredInitiativeTitleIsNotRepeated(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); strings.Contains(string(b), s.Core) {
 			t.Fatalf("%s: copied into WORKFLOW-STATUS.yaml", s.Name)
 		}
+	}
+}
+
+// The compaction anchor is cut to fit as a whole too, its open task's title last: a title
+// with no secret's shape whose cut ends right after a glued key's body ends before that word.
+func TestAnchorCutToFitDoesNotMakeASecret(t *testing.T) {
+	anchor := func(note string) string {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "phase"}))(t)
+		must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "pending", Note: note}))(t)
+		// A long type and phase (a hand edit: no definition then) push the title to the cut.
+		snap := filepath.Join(en.StateDir(), "workflow-state.json")
+		data := strings.Replace(string(must(os.ReadFile(snap))(t)), `"state":"analyze"`, `"state":"`+strings.Repeat("p", 64)+`"`, 1)
+		data = strings.Replace(data, `"type":"apex"`, `"type":"`+strings.Repeat("y", 64)+`"`, 1)
+		if err := os.WriteFile(snap, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := e.open("s1").CompactAnchor()
+		return a
+	}
+	const pad = "wwwwwwwwww "
+	long := anchor(pad + strings.Repeat("w", 65))
+	head, _, _ := strings.Cut(long, "“t1: "+pad)
+	before, _, _ := strings.Cut(long, "…")
+	kept := utf8.RuneCountInString(before) - utf8.RuneCountInString(head+"“t1: "+pad) // runes of the key before the cut
+	if got := anchor(pad + secrettest.GluedKey(t, kept+1)); secrets.ScanString(got) != nil {
+		t.Fatalf("the anchor has a secret's shape: %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -176,7 +177,9 @@ func OneLine(s string, max int) string {
 	for at[end] < 0 {
 		end++
 	}
-	return s[:at[start]] + "…" + s[at[end]:]
+	// A start cut right after the body of a key glued to more text is one: it ends before
+	// that word (secrets.Cut).
+	return secrets.Cut(s, s[:at[start]]+"…") + s[at[end]:]
 }
 
 // cutAt is the part of s, in units from start to end, that OneLine leaves out to fit s (total

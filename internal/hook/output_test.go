@@ -12,6 +12,8 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -205,6 +207,16 @@ func TestContextAndOneLine(t *testing.T) {
 				t.Errorf("%s(%q, %d) =\n%q\nwant\n%q", tt.fn, tt.in, tt.max, got, tt.want)
 			}
 		})
+	}
+}
+
+// OneLine keeps a long message's start and end: a start cut right after the body of a key
+// glued to more text ("sk_live_...-x", no secret) is one. The start ends before that word.
+func TestOneLineCutMakesNoSecret(t *testing.T) {
+	head := "Cairn: task " + strings.Repeat("w", 40) + " "
+	msg := head + secrettest.GluedKey(t, 100-len(head)+1) + " " + strings.Repeat("z", 300) + "; try again" // the start keeps 100 units
+	if got := hook.OneLine(msg, 200); secrets.ScanString(got) != nil || !strings.HasPrefix(got, strings.TrimSuffix(head, " ")) || !strings.HasSuffix(got, "; try again") {
+		t.Errorf("OneLine = %q", got)
 	}
 }
 

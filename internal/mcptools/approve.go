@@ -78,7 +78,7 @@ func askApproval(c *call, refused error, ae *workflow.ApprovalError) (*workflow.
 			// The person wrote it, not the agent: no advice on keeping secrets.
 			return nil, fmt.Errorf("the person approved leaving phase %s, but %s; nothing was changed: call %s again and the person is asked again", phase, f.Refusal("the note they wrote"), tool)
 		}
-		note = textsafe.Clip(strings.TrimSpace(note), maxApprovalNote)
+		note = secrets.Clip(strings.TrimSpace(note), maxApprovalNote)
 		return &workflow.Approval{Phase: ae.Phase, Source: workflow.ApprovalElicitation, Note: note}, nil
 	case res.Action == mcp.ElicitationResponseActionCancel:
 		// claude -p answers every elicitation so, at once: no person saw it.

@@ -294,7 +294,7 @@ func (y *syncer) openStore() (st *store.Store, stateDir, root string, err error)
 // a secret of a token glued to more text ends before that word (secrets.Cut).
 func refNames(names []string) string {
 	s := secrets.JoinNames(names, ", ")
-	return secrets.Cut(s, textsafe.Line(s, 200))
+	return secrets.Line(s, 200)
 }
 
 // leftOutNotice says which of the remote's lines the syncs leave out, grouped by why, or "" for

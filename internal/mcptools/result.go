@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -65,7 +66,7 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 			fmt.Fprintf(&b, " Workflow %s is at %s, revision %d", textsafe.Line(r.WorkflowID, 120), textsafe.Line(r.Phase, 64), r.Revision)
 		}
 		if len(r.Allowed) > 0 {
-			fmt.Fprintf(&b, "; next phases: %s", textsafe.Line(strings.Join(r.Allowed, ", "), 300))
+			fmt.Fprintf(&b, "; next phases: %s", secrets.Line(strings.Join(r.Allowed, ", "), 300))
 		}
 		b.WriteString(".")
 	}

@@ -343,6 +343,24 @@ func TestApprovalNoteIsBounded(t *testing.T) {
 	}
 }
 
+// The person's note is scanned whole, then cut to 500 characters: a key glued to more text
+// ("sk_live_...-x", no secret) cut right after its body is one, and the store refused the
+// move the person approved, as a secret the agent sent. The cut now ends before that word.
+func TestApprovalNoteCutStoresNoSecret(t *testing.T) {
+	pad := strings.Repeat("fine by me ", 40)
+	key := secrettest.GluedKey(t, 500-len(pad)) // its body ends at the cut
+	p, c := elicitingServer(t, &person{action: mcp.ElicitationResponseActionAccept, yes: true, note: pad + key + " more"})
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	mustOK(t, c, "transition", `{"to":"implement"}`)
+	if f := fileHolding(p.root, key[:len(key)-len("-x")]); f != "" {
+		t.Errorf("the cut key is stored in %s", f)
+	}
+	if r := p.other(t, "observer").Resume(engine.ResumeOptions{}); len(r.Approvals) != 1 || !strings.Contains(r.Approvals[0], "fine by me") {
+		t.Errorf("approvals on record %.300q", r.Approvals)
+	}
+}
+
 // longDefinition has twelve phases in a line, so that a workflow can have ten behind it.
 const longDefinition = `---
 name: long

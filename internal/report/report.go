@@ -569,7 +569,7 @@ func age(d time.Duration) string {
 const fenceTag = "cairn-state"
 
 // line is textsafe.Line plus the fence tag defused.
-func line(s string, max int) string { return defuse(textsafe.Line(s, max)) }
+func line(s string, max int) string { return defuse(secrets.Line(s, max)) }
 
 // l2 is line for an L2 line, Cairn's words around quoted tool input: its quoted parts are
 // shortened before its end is, and left out when the cut makes a secret (secrets.LineQuoted),

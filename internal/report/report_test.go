@@ -924,3 +924,15 @@ func TestManyCheckpointsCostWhatTheyAre(t *testing.T) {
 		t.Errorf("the checkpoints line does not list the first names and count the rest:\n%s", out)
 	}
 }
+
+// The report cuts the next step to 300 characters: a phase holding a key glued to more text
+// ("sk_live_...-x", no secret) cut right after the key's body is one, and the report holds no
+// such cut.
+func TestNextCutMakesNoSecret(t *testing.T) {
+	head := "Continue phase implement, then move on to " + strings.Repeat("p", 60) + " or " + strings.Repeat("q", 60) + " or " + strings.Repeat("r", 60) + " or "
+	in := full()
+	in.Next = head + secrettest.GluedKey(t, 300-len(head)) + " or review."
+	if out, _ := report.Render(in); secrets.ScanString(out) != nil || !strings.Contains(out, "Next: Continue phase implement") {
+		t.Errorf("the report holds a secret, or not the step:\n%s", out)
+	}
+}

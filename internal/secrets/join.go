@@ -72,8 +72,8 @@ func LineQuoted(s string, max int) string {
 // secret that s, scanned whole when it was stored, does not hold (a token glued to more text,
 // "ghp_…-x" cut after its body), cut ended before that word, keeping what comes before it.
 func Cut(s, cut string) string {
-	if ScanString(cut) == nil || ScanString(s) != nil {
-		return cut
+	if cut == s || ScanString(cut) == nil || ScanString(s) != nil {
+		return cut // nothing cut off (no scan), no secret made, or s holds one itself
 	}
 	for ScanString(cut) != nil {
 		kept := strings.TrimSuffix(cut, textsafe.Ellipsis)
@@ -85,6 +85,9 @@ func Cut(s, cut string) string {
 	}
 	return cut
 }
+
+// Line is textsafe.Line(s, max), ended before a word its cut would make a secret of (Cut).
+func Line(s string, max int) string { return Cut(s, textsafe.Line(s, max)) }
 
 // Clip is textsafe.Clip(s, max), ended before a word its cut would make a secret of (Cut).
 func Clip(s string, max int) string { return Cut(s, textsafe.Clip(s, max)) }

@@ -28,7 +28,7 @@ var scanLimits = strictjson.Limits{MaxSize: math.MaxInt, MaxDepth: 512}
 func ScanJSON(doc []byte) *Finding {
 	spans, err := scanLimits.AppendSpans(nil, doc, nil)
 	if err != nil {
-		return scanText(doc)
+		return scanText(doc, false)
 	}
 	return ScanChecked(doc, spans)
 }
@@ -202,7 +202,7 @@ func (p Probe) Finish(doc []byte) *Finding {
 		return false
 	})
 	if err != nil {
-		return scanText(doc)
+		return scanText(doc, false)
 	}
 	if f == nil && p.found != nil {
 		// The text holds a secret that spans strings (["api_key", "..."], a command split
@@ -268,9 +268,10 @@ func probeDecoded(s string) (found *rule, named bool) {
 }
 
 // scanText scans a document that is not JSON as text: its strings decoded, then as it is.
-func scanText(doc []byte) *Finding {
+// in says the document starts inside a string (a piece of a longer text, see ScanReader).
+func scanText(doc []byte, in bool) *Finding {
 	s := string(doc)
-	r := match(flatten(s))
+	r := match(flatten(s, in))
 	if r == nil {
 		r = match(s)
 	}
@@ -281,21 +282,23 @@ func scanText(doc []byte) *Finding {
 }
 
 // flatten returns the document with every string replaced by its decoded text between line
-// breaks. It checks no syntax: it only has to put every string's decoded text, and any text
-// outside strings, somewhere in its result.
-func flatten(s string) string {
+// breaks, the document starting inside a string when in. It checks no syntax: it only has to
+// put every string's decoded text, and any text outside strings, somewhere in its result.
+func flatten(s string, in bool) string {
 	if strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
 	b := make([]byte, 0, len(s)+16)
-	for i := 0; i < len(s); {
-		q := strings.IndexByte(s[i:], '"')
-		if q < 0 {
-			b = append(b, s[i:]...)
-			break
+	for i := 0; i < len(s); in = false {
+		if !in {
+			q := strings.IndexByte(s[i:], '"')
+			if q < 0 {
+				b = append(b, s[i:]...)
+				break
+			}
+			b = append(append(b, s[i:i+q]...), '\n')
+			i += q + 1
 		}
-		b = append(append(b, s[i:i+q]...), '\n')
-		i += q + 1
 		start := i
 		for i < len(s) && s[i] != '"' {
 			if s[i] == '\\' {
@@ -307,6 +310,23 @@ func flatten(s string) string {
 		i++
 	}
 	return string(b)
+}
+
+// quoted says whether the text after s is inside a string as flatten reads s, s starting
+// inside one when in; escaped, that s ends inside a string with the backslash of an escape.
+func quoted(s []byte, in bool) (inside, escaped bool) {
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '"':
+			in = !in
+		case s[i] == '\\' && in:
+			if i+1 == len(s) {
+				return true, true
+			}
+			i++
+		}
+	}
+	return in, false
 }
 
 // Paths stay short in error messages: keys are cut at maxKeyRunes and a path longer than

@@ -15,14 +15,15 @@ const pieceOverlap = 128 << 10
 // ScanReader reports a secret in the text r reads, scanned as ScanJSON scans text that is not
 // JSON (a finding's path is "$"), in pieces of 1 MiB that overlap by pieceOverlap: a file of
 // any size is scanned in bounded memory. A cut may make a secret the whole text does not
-// hold (a token glued to more text, cut after its body), so it errs toward finding one.
+// hold (a token glued to more text, cut after its body), so it errs toward finding one. A
+// piece that starts inside a string reads it as one, as a scan of the whole text would.
 func ScanReader(r io.Reader) (*Finding, error) {
 	buf := make([]byte, strictjson.MaxSize)
-	n := 0
+	n, in := 0, false
 	for {
 		k, err := io.ReadFull(r, buf[n:])
 		n += k
-		if f := scanText(buf[:n]); f != nil {
+		if f := scanText(buf[:n], in); f != nil {
 			return f, nil
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -31,6 +32,10 @@ func ScanReader(r io.Reader) (*Finding, error) {
 		if err != nil {
 			return nil, err
 		}
-		n = copy(buf, buf[n-pieceOverlap:n])
+		keep, escaped := pieceOverlap, false
+		if in, escaped = quoted(buf[:n-keep], in); escaped {
+			keep++ // the next piece starts with the escape
+		}
+		n = copy(buf, buf[n-keep:n])
 	}
 }

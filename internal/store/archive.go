@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/strictjson"
-	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -83,7 +83,7 @@ func (a *ArchiveInfo) summarize(record []byte) {
 // (workflow.MaxContextRunes): one an older Cairn or a seed allowed to be longer would make
 // archive.json and its index line too large to read back.
 func (a *ArchiveInfo) clipContext() {
-	a.Context = textsafe.Clip(a.Context, workflow.MaxContextRunes)
+	a.Context = secrets.Clip(a.Context, workflow.MaxContextRunes) // never cut into a secret
 }
 
 // readArchiveInfo reads what archive.json, in the archive directory dir, says of its archive

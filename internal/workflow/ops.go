@@ -525,7 +525,7 @@ func leftOpen(r *Record, phase string, ended bool) string {
 			continue
 		}
 		if n++; n <= maxLeftNamed {
-			names = append(names, textsafe.Line(TaskID(t.ID), 64)+" ("+string(t.Status)+")")
+			names = append(names, secrets.Line(TaskID(t.ID), 64)+" ("+string(t.Status)+")")
 		}
 	}
 	if n == 0 {

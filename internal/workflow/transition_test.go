@@ -582,3 +582,19 @@ func TestLinesCutNoSecretOutOfAContext(t *testing.T) {
 		t.Error("no cut made a secret: the test tests nothing")
 	}
 }
+
+// A move names the open tasks it leaves behind, each id cut to 64 characters; an id with no
+// secret's shape (a key glued to more text, "sk_live_...-x") cut right after the key's body
+// is one, and the warning holds no such cut.
+func TestOpenTasksLeftBehindCutMakesNoSecret(t *testing.T) {
+	def := mustDef(t, "debug")
+	r := mustStart(t, def)
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: secrettest.GluedKey(t, 64), Status: workflow.TaskPending}, t0.Add(time.Second), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = workflow.Transition(def, res.Record, workflow.TransitionRequest{To: "fix"}, t0.Add(time.Minute), alice)
+	if err != nil || len(res.Warnings) != 1 || secrets.ScanString(res.Warnings[0]) != nil {
+		t.Fatalf("warnings %q, err %v", res.Warnings, err)
+	}
+}

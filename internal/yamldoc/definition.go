@@ -93,8 +93,8 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	var root yaml.Node // the front matter as YAML, once it reads as such
 	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
 		reason := fmt.Sprintf(format, args...)
-		if f := secrets.ScanString(string(head)); f != nil {
-			// The reason may quote it, lowercased where the scan would not see it.
+		if f := headSecret(head); f != nil {
+			// The reason may quote it, lowercased as names are.
 			reason = fmt.Sprintf("the reason is not shown: the front matter holds text of a secret's shape (%s), which it may quote; take that out of the file, and the reason is shown", f.Rule)
 		}
 		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: reason, Name: declaredName(&root, head)}
@@ -200,7 +200,7 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if de, ok := errors.AsType[*workflow.DefinitionError](err); ok {
 		return fail(de.Line, "%s", de.Reason)
 	}
-	if f := secrets.ScanString(string(head)); f != nil && err == nil {
+	if f := headSecret(head); f != nil && err == nil {
 		// Its names and description are repeated wherever the type is told (cairn types, a
 		// refused move's allowed next phases).
 		return nil, &workflow.DefinitionError{File: file, Line: secretLine(head, offset),
@@ -210,13 +210,23 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	return d, err
 }
 
+// headSecret reports text of a secret's shape in front matter head, as written or lowercased:
+// names are read lowercased, so "GLPAT-..." is the name "glpat-...".
+func headSecret(head []byte) *secrets.Finding {
+	if f := secrets.ScanString(string(head)); f != nil {
+		return f
+	}
+	return secrets.ScanString(string(bytes.ToLower(head)))
+}
+
 // secretLine is the line in the file of the first line of front matter head, opened on line
-// offset, that has a secret's shape by itself; offset when none has (the secret spans lines).
+// offset, that has a secret's shape by itself (headSecret); offset when none has (the secret
+// spans lines).
 func secretLine(head []byte, offset int) int {
 	n := offset
 	for l := range bytes.SplitSeq(head, []byte("\n")) {
 		n++
-		if secrets.ScanString(string(l)) != nil {
+		if headSecret(l) != nil {
 			return n
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/alloctest"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -256,21 +257,7 @@ func TestDefinitionErrorsDoNotRepeatSecrets(t *testing.T) {
 		if strings.Contains(s.Text, "\n") {
 			continue
 		}
-		q := strconv.Quote(s.Text)
-		for _, tc := range []struct{ name, fm string }{
-			{"key", q + ": 1\nphases: [a, b]\n"},
-			{"phase", "phases: [a, " + q + "]\n"},
-			{"phase twice", "phases: [" + q + ", " + q + "]\n"},
-			{"terminal", "phases: [a, b]\nterminal: [" + q + "]\n"},
-			{"transition", "phases: [a, b]\ntransitions: {a: [" + q + "]}\n"},
-			{"verbs", "phases: [a, b]\nverbs: {" + q + ": x}\n"},
-			{"major", "phases: [a, b]\nmajor: [" + q + "]\n"},
-			{"ttl", "phases: [a, b]\nttl: " + q + "\n"},
-			{"approvals", "phases: [a, b]\napprovals: [" + q + "]\n"},
-			{"name", "name: " + q + "\nphases: [a, b]\n"},
-			{"description", "description: " + q + "\nphases: [a, b]\n"},
-			{"phase and moves", "phases: [a, " + q + "]\ntransitions: {a: [" + q + "]}\n"},
-		} {
+		for _, tc := range frontMatters(s.Text) {
 			_, err := yamldoc.Codec{}.ParseDefinition("wf.md", []byte("---\n"+tc.fm+"---\n"))
 			if err == nil {
 				t.Errorf("%s in %s: the definition loads", s.Name, tc.name)
@@ -285,6 +272,51 @@ func TestDefinitionErrorsDoNotRepeatSecrets(t *testing.T) {
 				t.Errorf("%s in %s: the error repeats the secret: %v", s.Name, tc.name, err)
 			}
 		}
+	}
+}
+
+// frontMatters puts text in each place of a definition's front matter, quoted.
+func frontMatters(text string) []struct{ name, fm string } {
+	q := strconv.Quote(text)
+	return []struct{ name, fm string }{
+		{"key", q + ": 1\nphases: [a, b]\n"},
+		{"phase", "phases: [a, " + q + "]\n"},
+		{"phase twice", "phases: [" + q + ", " + q + "]\n"},
+		{"terminal", "phases: [a, b]\nterminal: [" + q + "]\n"},
+		{"transition", "phases: [a, b]\ntransitions: {a: [" + q + "]}\n"},
+		{"verbs", "phases: [a, b]\nverbs: {" + q + ": x}\n"},
+		{"major", "phases: [a, b]\nmajor: [" + q + "]\n"},
+		{"ttl", "phases: [a, b]\nttl: " + q + "\n"},
+		{"approvals", "phases: [a, b]\napprovals: [" + q + "]\n"},
+		{"name", "name: " + q + "\nphases: [a, b]\n"},
+		{"description", "description: " + q + "\nphases: [a, b]\n"},
+		{"phase and moves", "phases: [a, " + q + "]\ntransitions: {a: [" + q + "]}\n"},
+	}
+}
+
+// Names are lowercased when a definition is read: a name written in capitals that lowercased
+// has a secret's shape ("GLPAT-..." read as "glpat-...") loaded, and cairn types, a refused
+// move's "allowed next" and resume repeated it; a refusal's reason quoted it lowercased. It is
+// refused as the same name in lowercase is, and no reason repeats it.
+func TestDefinitionNamesInCapitalsAreScannedLowercased(t *testing.T) {
+	tried := 0
+	for _, s := range secrettest.Shapes() {
+		text := strings.ToUpper(s.Text)
+		if strings.Contains(s.Text, "\n") || secrets.ScanString(text) != nil || secrets.ScanString(strings.ToLower(text)) == nil {
+			continue // only capitals hide it from the scan of the file
+		}
+		tried++
+		for _, tc := range frontMatters(text) {
+			d, err := yamldoc.Codec{}.ParseDefinition("wf.md", []byte("---\n"+tc.fm+"---\n"))
+			if err == nil {
+				t.Errorf("%s in %s: the definition loads, as %s %v", s.Name, tc.name, d.Name, d.Phases)
+			} else if secrets.ScanString(err.Error()) != nil {
+				t.Errorf("%s in %s: the error repeats the secret: %v", s.Name, tc.name, err)
+			}
+		}
+	}
+	if tried == 0 {
+		t.Fatal("no shape is a secret only in lowercase: the test tries nothing")
 	}
 }
 

@@ -708,7 +708,7 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 			}
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (%s): %s",
-			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err), ClaimStep))
+			secrets.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err), ClaimStep))
 		return res, nil
 	}
 	res, uerr := rerunnable(rerun)
@@ -756,7 +756,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 		if done && why != "" {
 			c.save("")
 			return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: %s; nothing was changed; mark it done once %s can be reached",
-				textsafe.Line(task, 64), textsafe.Line(c.remote, 40), why, textsafe.Line(c.remote, 40))
+				secrets.Line(task, 64), textsafe.Line(c.remote, 40), why, textsafe.Line(c.remote, 40))
 		}
 		res, uerr := update()
 		if uerr == nil && pend {
@@ -808,7 +808,7 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 			return nil, c.takenError(task, h, false)
 		}
 		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: this machine holds no claim of it, so another machine may; nothing was changed; mark it done once %s can be reached",
-			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), textsafe.Line(c.remote, 40))
+			secrets.Line(task, 64), textsafe.Line(c.remote, 40), textsafe.Line(c.remote, 40))
 	}
 	res, uerr := update()
 	if uerr != nil { // not done here: let others have it at once
@@ -824,10 +824,10 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 func (c *clone) notReleased(task string, err error) string {
 	if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner && errors.Is(err, claim.ErrFenced) {
 		return fmt.Sprintf("task %s was taken over by %s on another machine (this machine's claim lapsed) before its claim was released here: that machine may run it too; pick another task",
-			textsafe.Line(task, 64), c.who(h))
+			secrets.Line(task, 64), c.who(h))
 	}
 	return fmt.Sprintf("task %s's claim could not be released on %s (%s): the next sync releases it",
-		textsafe.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err))
+		secrets.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err))
 }
 
 func (c *clone) holdsAny() bool {
@@ -861,7 +861,7 @@ const DoctorStep = "ask the user to run `cairn doctor`, which says what the host
 // refusedNote says a task runs here without a claim because the host refuses the claims ref.
 func refusedNote(task, remote string) string {
 	return fmt.Sprintf("task %s is running here unclaimed: %s refuses the claims ref; %s",
-		textsafe.Line(task, 64), textsafe.Line(remote, 40), DoctorStep)
+		secrets.Line(task, 64), textsafe.Line(remote, 40), DoctorStep)
 }
 
 // refused reports a claim the host's rules refuse, which no sync would do better at. A remote
@@ -905,7 +905,7 @@ func (c *clone) who(h claim.Holder) string {
 
 func (c *clone) heldError(task string, h claim.Holder, left time.Duration) error {
 	return fmt.Errorf("task %s is held by %s on another machine, free to take over in %s if not renewed: nothing was changed; pick another task",
-		textsafe.Line(task, 64), c.who(h), workflow.Age(left))
+		secrets.Line(task, 64), c.who(h), workflow.Age(left))
 }
 
 // keepAndMoveOn is the step for work done on a task another machine now holds, in the agent's
@@ -918,21 +918,21 @@ func (c *clone) takenError(task string, h claim.Holder, ours bool) error {
 		why = "; this machine's claim lapsed or was never confirmed"
 	}
 	return fmt.Errorf("task %s is held by %s on another machine%s: nothing was changed; %s",
-		textsafe.Line(task, 64), c.who(h), why, keepAndMoveOn)
+		secrets.Line(task, 64), c.who(h), why, keepAndMoveOn)
 }
 
 // nowHeld says that task, running here, is held by h, another machine, since this clone's
 // claim of it lapsed or went from the line.
 func (c *clone) nowHeld(task string, h claim.Holder) string {
 	return fmt.Sprintf("task %s, running here, is now held by %s on another machine (this machine's claim lapsed or went from %s): %s",
-		textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40), keepAndMoveOn)
+		secrets.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40), keepAndMoveOn)
 }
 
 // takenAndReleased says that task, running here, was taken over by h, another machine, which
 // has released it since (its task done there, or set back): this machine no longer holds it.
 func (c *clone) takenAndReleased(task string, h claim.Holder) string {
 	return fmt.Sprintf("task %s was taken over by %s on another machine (this machine's claim lapsed), which has released it since: %s",
-		textsafe.Line(task, 64), c.who(h), keepAndMoveOn)
+		secrets.Line(task, 64), c.who(h), keepAndMoveOn)
 }
 
 // takenOver says which tasks running here, but task, this clone held when the call began and
@@ -1050,7 +1050,7 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 		}
 		t.settleIf(task, t.pending[task])
 		notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s holds it: %s",
-			textsafe.Line(task, 64), t.who(he.Holder), what))
+			secrets.Line(task, 64), t.who(he.Holder), what))
 	}
 	if err != nil {
 		return notes, t, err

@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/storetest"
@@ -1151,5 +1152,17 @@ func TestEntryTheStoreRefusesNamesTheStep(t *testing.T) {
 				t.Fatalf("B is at r%d, want r%d", rev, want)
 			}
 		})
+	}
+}
+
+// NotReplayed cuts each step it names to fit, and a cut never makes a secret the step did not
+// hold: a phase holding a key glued to more text ("sk_live_...-x"), named after a long task
+// id and cut after the key's body, ends the cut before that word.
+func TestNotReplayedCutMakesNoSecret(t *testing.T) {
+	head := "task " + strings.Repeat("t", 60) + " running: the workflow has moved to "
+	key := secrettest.GluedKey(t, 160-len(head)) // the phase's runes before a cut at 160
+	c := &remotesync.Conflict{Skipped: []string{head + key + " since"}}
+	if got := c.NotReplayed(); secrets.ScanString(got) != nil || !strings.HasPrefix(got, head[:len(head)-len(" to ")]) {
+		t.Fatalf("not replayed: %q", got)
 	}
 }

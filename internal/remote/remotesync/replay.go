@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // EngineReplayer replays lost changes through e, one write per change: every kind the journal
@@ -69,7 +69,7 @@ func (c *Conflict) NotReplayed() string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(c.Skipped)-few))
 			break
 		}
-		parts = append(parts, textsafe.Line(s, 160))
+		parts = append(parts, secrets.Line(s, 160))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -227,3 +227,15 @@ func GluedToken(t testing.TB) string {
 	}
 	return tok
 }
+
+// GluedKey is a Stripe key in lowercase, as a type or phase name may hold one, glued to more
+// text ("sk_live_…-x"): no secret whole, but one when it is cut to max runes, "…" the last
+// (textsafe.Clip), for the cut ends right after its body. max is 25 to 256.
+func GluedKey(t testing.TB, max int) string {
+	t.Helper()
+	key := "sk_live_" + strings.Repeat("q7k3x", 52)[:max-1-len("sk_live_")] + "-x"
+	if secrets.ScanString(key) != nil || secrets.ScanString(key[:max-1]+"…") == nil {
+		t.Fatal("the glued key is a secret whole, or not once cut: the test needs one that is only cut")
+	}
+	return key
+}
