@@ -215,6 +215,42 @@ func (a *app) ownSetCheck(bin string) *engine.Check {
 	return &engine.Check{Name: "this cairn", Detail: exe + " is not the installed plugin's cairn: its binaries are in " + bin, Fix: fix}
 }
 
+// staleSet refuses to run this cairn when it is in a set of binaries that names its plugin (the
+// plugin's bin/, or a set Go built from it) and was made from other sources than that plugin
+// now holds: run by its path, by the agent (whose PATH names bin/, or the data dir's set) or a
+// person, after a git pull and until make build or the launcher installs the plugin's, it
+// would run an older build where the launcher never does. doctor, version, help and uninstall
+// run all the same: they say what is installed, or remove it.
+func (a *app) staleSet() error {
+	switch a.name {
+	case "doctor", "version", "help", "uninstall":
+		return nil
+	}
+	exe, err := a.executable()
+	if err != nil {
+		return nil
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	dir := filepath.Dir(exe)
+	if _, err := os.Lstat(filepath.Join(dir, ".checksums")); err != nil {
+		return nil // not a set the launcher or make build stamped (go build, go run, a test)
+	}
+	root, bin, _ := locatePlugin(a.executable, a.getenv, dirExists)
+	if root == "" || filepath.Clean(bin) != dir {
+		root, bin, _ = builtFromPlugin(a.executable, dirExists)
+	}
+	if root == "" || filepath.Clean(bin) != dir {
+		return nil
+	}
+	why := engine.StaleSet(root, dir)
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("this cairn (%s) was built from other sources than the plugin at %s (%s), so it does not run: %s, then run it again", exe, root, why, engine.RefreshCommand(root, dir, false))
+}
+
 func dirExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()

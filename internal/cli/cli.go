@@ -179,6 +179,9 @@ func (a *app) main(args []string) int {
 		return a.fail(err)
 	}
 	a.name = cmd.name
+	if err := a.staleSet(); err != nil {
+		return a.fail(err)
+	}
 	err = a.run(cmd, append(global, rest...))
 	if errors.Is(err, flag.ErrHelp) {
 		// -h stops parsing; --json after it still asks for the JSON form.
