@@ -29,6 +29,8 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 		{"bin unstamped (go build by hand)", false, "", false, []string{"list"}, false, ""},
 		{"data set Go built, after git pull", true, "old\n", true, []string{"list"}, true, "hooks/launch"},
 		{"data set Go built, current", true, "sums\n", true, []string{"list"}, false, ""},
+		// A pull that changed the version: the launcher installs bin-1.0.0, and this set stays.
+		{"data set of the version before", true, "old\n", true, []string{"list"}, true, "bin-1.0.0"},
 		{"release set: no plugin named", true, "old\n", false, []string{"list"}, false, ""},
 		{"doctor from a stale set", false, "old\n", false, []string{"doctor"}, false, ""},
 		{"version from a stale set", true, "old\n", true, []string{"version"}, false, ""},
@@ -42,6 +44,9 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 			dir := filepath.Join(root, "bin")
 			if tc.dataSet {
 				dir = filepath.Join(work, "data", "bin-1.0.0")
+				if strings.Contains(tc.name, "version before") {
+					dir = filepath.Join(work, "data", "bin-0.9.0")
+				}
 			}
 			writeTestFile(t, filepath.Join(dir, "cairn"), "")
 			if tc.stamp != "" {
