@@ -172,12 +172,9 @@ const notInAPlugin = "this executable is not in a plugin's bin/, CLAUDE_PLUGIN_R
 // with --plugin-dir is in no record of Claude Code's, and where it has no bin/ that set is what
 // its hooks run and its agent finds on PATH.
 func builtFromPlugin(executable func() (string, error), isDir func(string) bool) (root, bin, how string) {
-	exe, err := executable()
+	exe, err := realExecutable(executable)
 	if err != nil {
 		return
-	}
-	if p, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = p
 	}
 	dir := filepath.Dir(exe)
 	if !strings.HasPrefix(filepath.Base(dir), "bin-") {
@@ -197,12 +194,9 @@ func builtFromPlugin(executable func() (string, error), isDir func(string) bool)
 // leaves for a day and a ~/.local/bin/cairn made by cairn doctor --link still runs. Nil when
 // this cairn is elsewhere (a checkout's bin/, go run, a test binary).
 func (a *app) ownSetCheck(bin string) *engine.Check {
-	exe, err := a.executable()
+	exe, err := realExecutable(a.executable)
 	if err != nil {
 		return nil
-	}
-	if p, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = p
 	}
 	dir := filepath.Dir(exe)
 	if !strings.HasPrefix(filepath.Base(dir), "bin-") || filepath.Clean(dir) == filepath.Clean(bin) {
@@ -226,12 +220,9 @@ func (a *app) staleSet() error {
 	case "doctor", "version", "help", "uninstall":
 		return nil
 	}
-	exe, err := a.executable()
+	exe, err := realExecutable(a.executable)
 	if err != nil {
 		return nil
-	}
-	if p, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = p
 	}
 	dir := filepath.Dir(exe)
 	if _, err := os.Lstat(filepath.Join(dir, ".checksums")); err != nil {
@@ -255,6 +246,18 @@ func (a *app) staleSet() error {
 		step = "run the plugin's, " + vars.Quote(filepath.Join(cur, "cairn")) + "; where it is not there yet, " + engine.RefreshCommand(root, cur, false)
 	}
 	return fmt.Errorf("this cairn (%s) was built from other sources than the plugin at %s (%s), so it does not run: %s", exe, root, why, step)
+}
+
+// realExecutable is this cairn's path, through any symbolic link to it (~/.local/bin/cairn).
+func realExecutable(executable func() (string, error)) (string, error) {
+	exe, err := executable()
+	if err != nil {
+		return "", err
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	return exe, nil
 }
 
 func dirExists(p string) bool {
