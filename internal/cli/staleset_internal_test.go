@@ -74,6 +74,30 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 	}
 }
 
+// The status line Claude Code shows runs cairn statusline by its path, and shows its stdout
+// only: from a stale set it says so there, in the line, and exits 0 as it always does.
+func TestStaleSetStatusline(t *testing.T) {
+	work := t.TempDir()
+	root := filepath.Join(work, "plugin")
+	writeTestFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name":"cairn","version":"1.0.0"}`)
+	writeTestFile(t, filepath.Join(root, "release", "checksums.txt"), "sums\n")
+	writeTestFile(t, filepath.Join(root, "Makefile"), "build:\n")
+	writeTestFile(t, filepath.Join(root, "bin", ".checksums"), "old\n")
+	var stdout, stderr bytes.Buffer
+	a := &app{stdin: strings.NewReader("{}"), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" },
+		executable: func() (string, error) { return filepath.Join(root, "bin", "cairn"), nil }}
+	a.ctx = t.Context()
+	if code := a.main([]string{"statusline", "--json"}); code != ExitRefused || stdout.Len() != 0 {
+		t.Errorf("cairn statusline --json from a stale bin/: exit %d, stdout %q; want the refusal", code, stdout.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := a.main([]string{"statusline"}); code != ExitOK || stdout.String() != "cairn: this cairn was built from other sources than the plugin · run cairn doctor\n" ||
+		!strings.Contains(stderr.String(), "make -C ") {
+		t.Errorf("cairn statusline from a stale bin/: exit %d, stdout %q, stderr %q; want exit 0, the line saying so, and the step on stderr", code, stdout.String(), stderr.String())
+	}
+}
+
 func writeTestFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
