@@ -300,17 +300,7 @@ func TestLaunchBuildLogOnAFullDisk(t *testing.T) {
 	}
 	// A download that failed within the minute: the server reads why, and builds.
 	writeFile(t, filepath.Join(data, ".download-failed-"+pluginVersion(t)), "downloading http://127.0.0.1:1/releases failed\n")
-	last := ""
-	for i := 0; ; i++ {
-		d := filepath.Join(filepath.Dir(data), fmt.Sprint("fill", i))
-		if err := os.Mkdir(d, 0o755); err != nil {
-			break
-		}
-		last = d
-	}
-	if err := os.Remove(last); err != nil { // one inode left: the install lock's
-		t.Fatal(err)
-	}
+	leaveOneInode(t, data)
 	work := t.TempDir()
 	tools := toolDir(t)
 	calls := goThatFails(t, tools, work)
@@ -326,5 +316,42 @@ func TestLaunchBuildLogOnAFullDisk(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(data, ".install-lock-"+pluginVersion(t))); err == nil {
 		t.Error("the install lock was left held")
+	}
+}
+
+// leaveOneInode fills the disk of data (a smallDisk made) with directories beside it until one
+// inode is left: the install lock's.
+func leaveOneInode(t *testing.T, data string) {
+	t.Helper()
+	last := ""
+	for i := 0; ; i++ {
+		d := filepath.Join(filepath.Dir(data), fmt.Sprint("fill", i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			break
+		}
+		last = d
+	}
+	if err := os.Remove(last); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The directory a download goes into (bin-V.tmp) that cannot be made on a disk out of space
+// (the install lock took its last inode) was said as "cannot write DIR/bin-V.tmp", with the
+// step to make it writable, which it is: the line says the disk is full and to free space.
+func TestLaunchDownloadDirOnAFullDisk(t *testing.T) {
+	root, _, rs := releasedAndServed(t)
+	data := smallDisk(t, "1m,nr_inodes=32")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	leaveOneInode(t, data)
+	work := t.TempDir()
+	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := launchAs(t, root, env, work, "cairn-mcp")
+	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	if res.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "writing the download into "+data+" failed: is its disk full?") ||
+		!strings.Contains(lines[0], "free some space there") {
+		t.Errorf("cairn-mcp: %+v, want exit 1 and one line: writing the download into %s failed: is its disk full? ... free some space there", res, data)
 	}
 }
