@@ -172,12 +172,9 @@ const notInAPlugin = "this executable is not in a plugin's bin/, CLAUDE_PLUGIN_R
 // with --plugin-dir is in no record of Claude Code's, and where it has no bin/ that set is what
 // its hooks run and its agent finds on PATH.
 func builtFromPlugin(executable func() (string, error), isDir func(string) bool) (root, bin, how string) {
-	exe, err := executable()
+	exe, err := realExecutable(executable)
 	if err != nil {
 		return
-	}
-	if p, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = p
 	}
 	dir := filepath.Dir(exe)
 	if !strings.HasPrefix(filepath.Base(dir), "bin-") {
@@ -197,12 +194,9 @@ func builtFromPlugin(executable func() (string, error), isDir func(string) bool)
 // leaves for a day and a ~/.local/bin/cairn made by cairn doctor --link still runs. Nil when
 // this cairn is elsewhere (a checkout's bin/, go run, a test binary).
 func (a *app) ownSetCheck(bin string) *engine.Check {
-	exe, err := a.executable()
+	exe, err := realExecutable(a.executable)
 	if err != nil {
 		return nil
-	}
-	if p, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = p
 	}
 	dir := filepath.Dir(exe)
 	if !strings.HasPrefix(filepath.Base(dir), "bin-") || filepath.Clean(dir) == filepath.Clean(bin) {
@@ -213,6 +207,57 @@ func (a *app) ownSetCheck(bin string) *engine.Check {
 		fix = "start a Claude Code session (the plugin installs its binaries), then " + fix
 	}
 	return &engine.Check{Name: "this cairn", Detail: exe + " is not the installed plugin's cairn: its binaries are in " + bin, Fix: fix}
+}
+
+// staleSet refuses to run this cairn when it is in a set of binaries that names its plugin (the
+// plugin's bin/, or a set Go built from it) and was made from other sources than that plugin
+// now holds: run by its path, by the agent (whose PATH names bin/, or the data dir's set) or a
+// person, after a git pull and until make build or the launcher installs the plugin's, it
+// would run an older build where the launcher never does. doctor, version, help and uninstall
+// run all the same: they say what is installed, or remove it.
+func (a *app) staleSet() error {
+	switch a.name {
+	case "doctor", "version", "help", "uninstall":
+		return nil
+	}
+	exe, err := realExecutable(a.executable)
+	if err != nil {
+		return nil
+	}
+	dir := filepath.Dir(exe)
+	if _, err := os.Lstat(filepath.Join(dir, ".checksums")); err != nil {
+		return nil // not a set the launcher or make build stamped (go build, go run, a test)
+	}
+	root, bin, _ := locatePlugin(a.executable, a.getenv, dirExists)
+	if root == "" || filepath.Clean(bin) != dir {
+		root, bin, _ = builtFromPlugin(a.executable, dirExists)
+	}
+	if root == "" || filepath.Clean(bin) != dir {
+		return nil
+	}
+	why := engine.StaleSet(root, dir)
+	if why == "" {
+		return nil
+	}
+	step := engine.RefreshCommand(root, dir, false) + ", then run it again"
+	// A set of the version before a pull that changed it: the launcher installs the plugin's
+	// beside it, and this one stays as it is.
+	if cur := filepath.Join(filepath.Dir(dir), "bin-"+launchVersion(root)); dir != filepath.Join(root, "bin") && cur != dir {
+		step = "run the plugin's, " + vars.Quote(filepath.Join(cur, "cairn")) + "; where it is not there yet, " + engine.RefreshCommand(root, cur, false)
+	}
+	return fmt.Errorf("this cairn (%s) was built from other sources than the plugin at %s (%s), so it does not run: %s", exe, root, why, step)
+}
+
+// realExecutable is this cairn's path, through any symbolic link to it (~/.local/bin/cairn).
+func realExecutable(executable func() (string, error)) (string, error) {
+	exe, err := executable()
+	if err != nil {
+		return "", err
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	return exe, nil
 }
 
 func dirExists(p string) bool {

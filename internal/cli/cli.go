@@ -179,13 +179,27 @@ func (a *app) main(args []string) int {
 		return a.fail(err)
 	}
 	a.name = cmd.name
+	if err := a.staleSet(); err != nil {
+		// Claude Code shows the status line's stdout alone, and a status line that fails none.
+		if a.name == "statusline" && !jsonAsked(append(global, rest...)) {
+			fmt.Fprintln(a.stdout, "cairn: this cairn was built from other sources than the plugin · run cairn doctor")
+			a.say(err.Error())
+			return ExitOK
+		}
+		return a.fail(err)
+	}
 	err = a.run(cmd, append(global, rest...))
 	if errors.Is(err, flag.ErrHelp) {
 		// -h stops parsing; --json after it still asks for the JSON form.
-		a.json = a.json || slices.ContainsFunc(rest, func(s string) bool { return s == "--json" || s == "-json" || s == "--json=true" })
+		a.json = a.json || jsonAsked(rest)
 		return a.fail(runHelp(a, strings.Fields(cmd.name), nil))
 	}
 	return a.fail(err)
+}
+
+// jsonAsked: args, a command line not parsed yet, ask for the JSON form.
+func jsonAsked(args []string) bool {
+	return slices.ContainsFunc(args, func(s string) bool { return s == "--json" || s == "-json" || s == "--json=true" })
 }
 
 // flagBeforeCommand answers a flag before the command that is none of those that go there

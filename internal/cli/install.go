@@ -71,12 +71,27 @@ func installedPlugin(getenv func(string) string, home, project string) (root, bi
 			root = in.InstallPath
 			bin = filepath.Join(root, "bin")
 			if !fileExists(filepath.Join(bin, "cairn-mcp")) {
-				bin = filepath.Join(dir, "data", pluginIDChars().ReplaceAllString(id, "-"), "bin-"+in.Version)
+				bin = filepath.Join(dir, "data", pluginIDChars().ReplaceAllString(id, "-"), "bin-"+launchVersion(root))
 			}
 			how = fmt.Sprintf("from Claude Code's installed_plugins.json: %s, %s scope", id, in.Scope)
 		}
 	}
 	return root, bin, how
+}
+
+// launchVersion is the version hooks/launch names the plugin's set in its data directory
+// after (bin-VERSION): the one in the plugin's own plugin.json, "dev" when it gives none. Not
+// the one Claude Code records for the installation, which may differ (a record not rewritten
+// yet, a marketplace entry's own version).
+func launchVersion(root string) string {
+	var m struct {
+		Version string `json:"version"`
+	}
+	data, err := durable.ReadPath(filepath.Join(root, ".claude-plugin", "plugin.json"), 1<<20, true)
+	if err != nil || json.Unmarshal(data, &m) != nil || m.Version == "" {
+		return "dev"
+	}
+	return m.Version
 }
 
 func fileExists(p string) bool {

@@ -502,7 +502,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		// one goes first.
 		fix := "start a new session: the plugin's hooks install its binaries"
 		if opt.PluginRoot != "" {
-			fix = refreshCommand(opt.PluginRoot, opt.BinDir, true)
+			fix = RefreshCommand(opt.PluginRoot, opt.BinDir, true)
 		}
 		var present []string
 		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
@@ -519,7 +519,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 				present = append(present, "cairn")
 			}
 			ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
-			add("binary stamp", ok, detail, refreshCommand(opt.PluginRoot, opt.BinDir, false))
+			add("binary stamp", ok, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, false))
 			if opt.Foreign != nil {
 				// A set made on another OS or CPU carries the plugin's stamp all the same:
 				// the launcher replaces it only once an exec of it fails (its fast path
@@ -534,7 +534,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 				if len(foreign) > 0 {
 					detail = fmt.Sprintf("in %s, %s; this machine is %s/%s, so they cannot run (exit 126, Exec format error)", opt.BinDir, strings.Join(foreign, ", "), runtime.GOOS, runtime.GOARCH)
 				}
-				add("binary platform", len(foreign) == 0, detail, refreshCommand(opt.PluginRoot, opt.BinDir, true)+
+				add("binary platform", len(foreign) == 0, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, true)+
 					"; a plugin data directory (CLAUDE_PLUGIN_DATA) or bin/ cannot be shared between machines of different OS or CPU")
 			}
 		}
@@ -862,11 +862,21 @@ func (e *Engine) journalsIn(dir string, inPlaceOnly bool) []journalRead {
 }
 
 // stampCheck compares the set's stamp (bin/.checksums, written by make build and
-// hooks/install) with the plugin's release/checksums.txt, as hooks/launch does (a missing file
-// reads as empty there too): the launcher runs a set only while the two are equal, so a set
-// that differs holds binaries of other sources, such as a checkout's bin/ after git pull
-// without make build, which the hooks pass over but a cairn linked to it still runs.
+// hooks/install) with the plugin's release/checksums.txt, as hooks/launch does (see
+// StaleSet): the launcher runs a set only while the two are equal, so a set that differs
+// holds binaries of other sources, such as a checkout's bin/ after git pull without make
+// build, which the hooks pass over but a cairn linked to it still runs.
 func stampCheck(root, bin string, names []string) (bool, string) {
+	why := StaleSet(root, bin)
+	if why == "" {
+		return true, filepath.Join(bin, ".checksums") + " matches " + filepath.Join(root, "release", "checksums.txt")
+	}
+	return false, fmt.Sprintf("%s in %s are stale: built from other sources than this plugin (%s), so the hooks do not run them", strings.Join(names, ", "), bin, why)
+}
+
+// StaleSet says why the binaries in bin were not made from the plugin at root ("" when they
+// were), as hooks/launch's cairn_mine decides (a missing file reads as empty there too).
+func StaleSet(root, bin string) string {
 	sums := filepath.Join(root, "release", "checksums.txt")
 	stamp := filepath.Join(bin, ".checksums")
 	want, _ := os.ReadFile(sums)
@@ -876,17 +886,15 @@ func stampCheck(root, bin string, names []string) (bool, string) {
 	// It is that one however its path is spelled (a symlink to the checkout, a bind mount).
 	from, ferr := os.ReadFile(filepath.Join(bin, ".built-from"))
 	mine := ferr != nil || SameStamp(from, []byte(root+"\n")) || durable.SameDir(strings.TrimSuffix(string(from), "\n"), root)
-	if SameStamp(got, want) && mine {
-		return true, stamp + " matches " + sums
+	switch {
+	case SameStamp(got, want) && mine:
+		return ""
+	case err != nil:
+		return bin + " has no .checksums stamp"
+	case !mine:
+		return "built by Go from " + strings.TrimSuffix(string(from), "\n")
 	}
-	why := stamp + " differs from " + sums
-	if !mine {
-		why = "built by Go from " + strings.TrimSuffix(string(from), "\n")
-	}
-	if err != nil {
-		why = bin + " has no .checksums stamp"
-	}
-	return false, fmt.Sprintf("%s in %s are stale: built from other sources than this plugin (%s), so the hooks do not run them", strings.Join(names, ", "), bin, why)
+	return stamp + " differs from " + sums
 }
 
 // SameStamp compares a binary set's stamp with the plugin's checksums as the launcher's
@@ -902,7 +910,7 @@ func SameStamp(a, b []byte) bool {
 // bin: make build for a checkout's bin/, else the launcher, which installs them into its data
 // directory. The launcher keeps a set that carries the plugin's stamp: with remove, the
 // command removes the set first.
-func refreshCommand(root, bin string, remove bool) string {
+func RefreshCommand(root, bin string, remove bool) string {
 	if filepath.Clean(bin) == filepath.Join(root, "bin") {
 		if _, err := os.Stat(filepath.Join(root, "Makefile")); err == nil {
 			return "make -C " + vars.Quote(root) + " build"

@@ -287,3 +287,71 @@ func goThatFails(t *testing.T, tools, dir string) (calls string) {
 	}
 	return calls
 }
+
+// A build log that cannot be made on a disk out of space (the install lock took its last
+// inode) ended the MCP server's launcher there, by dash's exit 2 for a failed ': >LOG', with
+// the shell's own line and the install lock left held. It is said in Cairn's one line, with
+// the step to free space, and go does not run.
+func TestLaunchBuildLogOnAFullDisk(t *testing.T) {
+	root := copyPlugin(t, launcherFiles...)
+	data := smallDisk(t, "1m,nr_inodes=32")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A download that failed within the minute: the server reads why, and builds.
+	writeFile(t, filepath.Join(data, ".download-failed-"+pluginVersion(t)), "downloading http://127.0.0.1:1/releases failed\n")
+	leaveOneInode(t, data)
+	work := t.TempDir()
+	tools := toolDir(t)
+	calls := goThatFails(t, tools, work)
+	env := launchEnv(root, data, work, tools)
+	res := launchAs(t, root, env, work, "cairn-mcp")
+	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	if res.code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: ") || !strings.Contains(lines[0], "build-"+pluginVersion(t)+".log") ||
+		!strings.Contains(lines[0], "free some space there") {
+		t.Errorf("cairn-mcp: %+v, want exit 1 and one line: ... its log ... free some space there", res)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("go ran with no log to write to:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(data, ".install-lock-"+pluginVersion(t))); err == nil {
+		t.Error("the install lock was left held")
+	}
+}
+
+// leaveOneInode fills the disk of data (a smallDisk made) with directories beside it until one
+// inode is left: the install lock's.
+func leaveOneInode(t *testing.T, data string) {
+	t.Helper()
+	last := ""
+	for i := 0; ; i++ {
+		d := filepath.Join(filepath.Dir(data), fmt.Sprint("fill", i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			break
+		}
+		last = d
+	}
+	if err := os.Remove(last); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The directory a download goes into (bin-V.tmp) that cannot be made on a disk out of space
+// (the install lock took its last inode) was said as "cannot write DIR/bin-V.tmp", with the
+// step to make it writable, which it is: the line says the disk is full and to free space.
+func TestLaunchDownloadDirOnAFullDisk(t *testing.T) {
+	root, _, rs := releasedAndServed(t)
+	data := smallDisk(t, "1m,nr_inodes=32")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	leaveOneInode(t, data)
+	work := t.TempDir()
+	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := launchAs(t, root, env, work, "cairn-mcp")
+	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	if res.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "writing the download into "+data+" failed: is its disk full?") ||
+		!strings.Contains(lines[0], "free some space there") {
+		t.Errorf("cairn-mcp: %+v, want exit 1 and one line: writing the download into %s failed: is its disk full? ... free some space there", res, data)
+	}
+}

@@ -193,14 +193,22 @@ func TestLaunchDownloadsWithWget(t *testing.T) {
 
 // Without sha256sum, shasum or openssl the archive cannot be checked: the line says so, not
 // that the genuine archive's sum does not match (which reads as a tampered download), before
-// anything is downloaded. Without curl or wget it cannot be downloaded. Either line said to
-// install Go, hundreds of megabytes to build what the missing tool would fetch: the step is
-// that tool.
-func TestLaunchWithoutAChecksumTool(t *testing.T) {
+// anything is downloaded. Without curl or wget it cannot be downloaded; without tar (or the
+// gzip GNU tar runs) it cannot be unpacked, which was said as "unpacking ARCHIVE failed". Each
+// line said to install Go, hundreds of megabytes to build what the missing tool would fetch:
+// the step is that tool.
+func TestLaunchWithoutAnInstallTool(t *testing.T) {
 	skipOnWindows(t)
-	for _, tc := range []struct{ tool, reason, step string }{
-		{"sha256sum", "neither sha256sum, shasum nor openssl is installed", "install sha256sum (GNU coreutils), shasum or openssl, then start a new session"},
-		{"curl", "neither curl nor wget is installed", "install curl or wget, then start a new session"},
+	for _, tc := range []struct {
+		tool, reason, step string
+		downloads          int
+	}{
+		{"sha256sum", "neither sha256sum, shasum nor openssl is installed", "install sha256sum (GNU coreutils), shasum or openssl, then start a new session", 0},
+		{"curl", "neither curl nor wget is installed", "install curl or wget, then start a new session", 0},
+		{"tar", "tar is not installed to unpack it", "install tar, then start a new session", 0},
+		// GNU tar runs gzip to unpack a .tar.gz, which busybox and bsdtar do themselves: told
+		// by tar's complaint, after the download.
+		{"gzip", "gzip is not installed to unpack it", "install gzip, then start a new session", 1},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			root, archive, rs := releasedAndServed(t)
@@ -215,11 +223,11 @@ func TestLaunchWithoutAChecksumTool(t *testing.T) {
 				!strings.Contains(res.stderr, tc.step) || strings.Contains(res.stderr, "install Go") {
 				t.Errorf("cairn-mcp without %s = %+v, want a line naming the missing tool and the step to install it", tc.tool, res)
 			}
-			if n := rs.Hits(archive); n != 0 {
-				t.Errorf("the archive was downloaded %d times, want not at all", n)
+			if n := rs.Hits(archive); n != tc.downloads {
+				t.Errorf("the archive was downloaded %d times, want %d", n, tc.downloads)
 			}
 			if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
-				t.Error("an archive no tool checked was installed")
+				t.Error("an archive no tool checked or unpacked was installed")
 			}
 		})
 	}
