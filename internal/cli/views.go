@@ -195,7 +195,11 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
 			parts = append(parts, "session "+o.SessionID)
 		}
 		if o.PID > 0 {
-			parts = append(parts, fmt.Sprintf("pid %d", o.PID))
+			pid := fmt.Sprintf("pid %d", o.PID)
+			if engine.ClientExited(o.PID) { // as cairn status then names no live owner
+				pid += " (exited)"
+			}
+			parts = append(parts, pid)
 		}
 		if !o.Heartbeat.IsZero() {
 			parts = append(parts, "heartbeat "+stamp(o.Heartbeat))

@@ -22,7 +22,13 @@ func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	if o.SessionID == "" || o.PID <= 0 || (o.SessionID == e.cfg.SessionID && (e.cfg.PID <= 0 || o.PID == e.cfg.PID)) {
 		return false
 	}
-	return o.PID == e.cfg.PID || !processAlive(o.PID)
+	return o.PID == e.cfg.PID || ClientExited(o.PID)
+}
+
+// ClientExited reports whether the Claude Code client of pid (an owner's) has exited; an
+// unknown pid (0) answers false.
+func ClientExited(pid int) bool {
+	return pid > 0 && !processAlive(pid)
 }
 
 // inOtherLiveClient reports whether o runs in another Claude Code client than this engine's
