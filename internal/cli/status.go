@@ -143,8 +143,8 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal, agent b
 		v := r.Blocking[i]
 		return fmt.Sprintf("%s %s: %s", v.Code, v.Severity, v.Details)
 	})
-	list(w, "Warnings", len(r.Warnings), func(i int) string { return shellSteps(r.Warnings[i]) })
-	list(w, "Notices", len(r.Notices), func(i int) string { return shellSteps(r.Notices[i]) })
+	list(w, "Warnings", len(r.Warnings), func(i int) string { return shellSteps(r.Warnings[i], agent) })
+	list(w, "Notices", len(r.Notices), func(i int) string { return shellSteps(r.Notices[i], agent) })
 }
 
 // maxOpenTasks is how many open tasks status lists.
