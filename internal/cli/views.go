@@ -156,14 +156,15 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 			defTTL = def.TTL
 		}
 	}
-	writeRecord(a.stdout, r, waits, defTTL)
+	writeRecord(a.stdout, r, waits, defTTL, e.OwnerExited(r))
 	return nil
 }
 
 // writeRecord renders a workflow record for a person; waits names the approval phase that
 // waits for a person's yes ("" for none); defTTL is the TTL its definition gives workflows
-// started now ("" when not to compare: ended, or no definition loads).
-func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
+// started now ("" when not to compare: ended, or no definition loads); ownerExited says the
+// owner's Claude Code client has exited (Engine.OwnerExited).
+func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string, ownerExited bool) {
 	field := func(name, v string) {
 		if v != "" && v != "-" {
 			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(secrets.Shown(v)))
@@ -196,7 +197,7 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
 		}
 		if o.PID > 0 {
 			pid := fmt.Sprintf("pid %d", o.PID)
-			if engine.ClientExited(o.PID) { // as cairn status then names no live owner
+			if ownerExited { // as cairn status then names no live owner
 				pid += " (exited)"
 			}
 			parts = append(parts, pid)
