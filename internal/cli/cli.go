@@ -245,7 +245,7 @@ func (a *app) fail(err error) int {
 			msg += "; cairn start TYPE CONTEXT begins one"
 		}
 	}
-	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(shellSteps(msg)))
+	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(shellSteps(msg, a.inClaudeCode())))
 	if ue, ok := errors.AsType[*usageError](err); ok && ue.usage != "" {
 		fmt.Fprintf(a.stderr, "usage: cairn %s\n(cairn help %s says more)\n", ue.usage, ue.cmd)
 	}
@@ -525,15 +525,16 @@ func orEmpty[T any](s []T) []T {
 func (a *app) warn(ws ...string) {
 	for _, w := range ws {
 		if w != "" {
-			fmt.Fprintf(a.stderr, "%s %s\n", a.styleErr(yellow, "cairn: warning:"), textsafe.OneLine(shellSteps(w)))
+			fmt.Fprintf(a.stderr, "%s %s\n", a.styleErr(yellow, "cairn: warning:"), textsafe.OneLine(shellSteps(w, a.inClaudeCode())))
 		}
 	}
 }
 
 // shellSteps puts the command a person runs where the engine's errors and warnings name the
 // agent's tool, or its parameter, for the next step, and the person's own step where the
-// agent's goes through the user.
-func shellSteps(msg string) string {
+// agent's goes through the user. agent says the reader is the agent (a shell Claude Code
+// started): a step through the user stays one (agentSteps).
+func shellSteps(msg string, agent bool) string {
 	for _, r := range [...][2]string{
 		{" with update_task ", " with cairn task ID done|failed "},
 		{engine.CheckOnRecord, "check it with cairn status"},
@@ -548,8 +549,8 @@ func shellSteps(msg string) string {
 		{engine.ArchiveToGoOn, "cairn archive keeps the workflow whole and another workflow can take over the work"},
 		{engine.ShowWhatFills, "run cairn show, which shows what fills it"},
 		// workflow.ActiveError: the person is the user the agent is told to ask.
-		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},
-		{" tell the user, who can restore the phase ", " restore the phase "}, // workflow.TransitionError
+		{startAsk, " to start another instead, start again with --replace "},
+		{restoreAsk, " restore the phase "}, // workflow.TransitionError
 		{engine.CompleteStep, "finish the workflow with cairn complete OUTCOME"},
 		{engine.CompleteAgain, "then run cairn complete OUTCOME again"},
 		{engine.ConfirmCopy, "choose which copy to keep"},
@@ -561,9 +562,28 @@ func shellSteps(msg string) string {
 		{remotesync.AskHistory, "list them with cairn history "}, // a take-back's changes not replayed
 		{remotesync.NextSyncTries, "run cairn sync again"},       // only cairn-mcp syncs by itself
 	} {
-		msg = strings.Replace(msg, r[0], r[1], 1)
+		to := r[1]
+		if s, ok := agentSteps[r[0]]; agent && ok {
+			to = s
+		}
+		msg = strings.Replace(msg, r[0], to, 1)
 	}
 	return msg
+}
+
+// The engine's steps through the user (workflow.ActiveError, workflow.TransitionError).
+const (
+	startAsk   = " continue or complete it; to start another instead, ask the user first, then start again with replace "
+	restoreAsk = " tell the user, who can restore the phase "
+)
+
+// agentSteps are shellSteps' replacements for the agent in a shell Claude Code started: the
+// user it is told to ask is not the reader, so the ask stays; only a tool's words become the
+// command's.
+var agentSteps = map[string]string{
+	startAsk:           " continue or complete it; to start another instead, ask the user first, then start again with --replace ",
+	restoreAsk:         restoreAsk,
+	engine.ConfirmCopy: engine.ConfirmCopy,
 }
 
 // told and wrote report an engine call's answer: its error, or the message on stdout (wrote:
@@ -608,5 +628,5 @@ func (a *app) personNext(res *engine.Result) {
 	if res.Next != "" && res.AwaitingApproval != "" && !a.inClaudeCode() {
 		res.Next = textsafe.Line(res.AwaitingApproval, 64) + " waits for a person's approval; approve it with `cairn approve [NOTE]`"
 	}
-	res.Next = shellSteps(res.Next)
+	res.Next = shellSteps(res.Next, a.inClaudeCode())
 }

@@ -284,7 +284,7 @@ func TestShownValue(t *testing.T) {
 // step is the command that shows the same (cairn status), one step, in errors and warnings.
 func TestFailSaysTheShellsStep(t *testing.T) {
 	var stderr strings.Builder
-	a := &app{stderr: &stderr, name: "archive"}
+	a := &app{stderr: &stderr, name: "archive", getenv: func(string) string { return "" }}
 	a.fail(fmt.Errorf("workflow w-1 changed while it was being archived; nothing was archived: %s", engine.CheckOnRecord))
 	a.warn("the completed workflow stays in the active slot for now: archiving it failed: " + engine.CheckOnRecord)
 	got := stderr.String()
@@ -297,7 +297,7 @@ func TestFailSaysTheShellsStep(t *testing.T) {
 // (a start whose drawn ids were all taken cannot be brought about from here, so its line is
 // checked on the engine's words).
 func TestShellStepsNameTheIDFlag(t *testing.T) {
-	got := shellSteps("starting a workflow: 16 ids drawn for this second were all taken; " + engine.GiveAnID)
+	got := shellSteps("starting a workflow: 16 ids drawn for this second were all taken; "+engine.GiveAnID, false)
 	if want := "starting a workflow: 16 ids drawn for this second were all taken; start again with --id set to an id not used before"; got != want {
 		t.Errorf("shellSteps = %q, want %q", got, want)
 	}
@@ -318,7 +318,7 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		// Nor this: a take-back's changes not replayed, in an archive cairn history reads.
 		{remotesync.AskHistory + "wf-x-20261129T194444.253Z", "list them with cairn history wf-x-20261129T194444.253Z"},
 	} {
-		got := shellSteps("nothing was changed: " + tt.agent + ".")
+		got := shellSteps("nothing was changed: "+tt.agent+".", false)
 		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") || strings.Contains(got, "start_workflow") {
 			t.Errorf("shellSteps(%q) = %q, want the person's step %q and no tool name", tt.agent, got, tt.person)
 		}
@@ -373,7 +373,7 @@ func TestShellStepsSpeakToThePerson(t *testing.T) {
 		{&workflow.TransitionError{Type: "note", From: "only"},
 			"note workflow cannot move from only: only is a terminal phase of its definition, so no move leads out of it; nothing was changed: finish the workflow with cairn complete OUTCOME"},
 	} {
-		if got := shellSteps(tt.err.Error()); got != tt.want {
+		if got := shellSteps(tt.err.Error(), false); got != tt.want {
 			t.Errorf("shellSteps(%q)\n = %q\nwant %q", tt.err.Error(), got, tt.want)
 		}
 	}
@@ -386,7 +386,7 @@ func TestShellStepsGiveTheLimitsCommands(t *testing.T) {
 		{engine.AskWhichVars, "unset ones no longer needed with `cairn vars unset NAME...`"},
 		{engine.AskWhichCheckpoints, "save over one no longer needed (the same name replaces it), or delete one with `cairn checkpoint delete NAME`"},
 	} {
-		if got, want := shellSteps("nothing was changed: "+tt.agent+", then set these again"), "nothing was changed: "+tt.person+", then set these again"; got != want {
+		if got, want := shellSteps("nothing was changed: "+tt.agent+", then set these again", false), "nothing was changed: "+tt.person+", then set these again"; got != want {
 			t.Errorf("shellSteps\n = %q\nwant %q", got, want)
 		}
 	}

@@ -279,7 +279,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		a.warn(notes...) // stdout holds only the JSON
 	} else {
 		for _, n := range notes {
-			fmt.Fprintln(a.stdout, clean(shellSteps(n)))
+			fmt.Fprintln(a.stdout, clean(shellSteps(n, a.inClaudeCode())))
 		}
 	}
 	if ne, ok := errors.AsType[*claimsync.NoticeError](err); ok {

@@ -42,7 +42,7 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			a := &app{stdout: &stdout, stderr: &stderr, name: "sync"}
+			a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, name: "sync"}
 			err := a.syncFailed("origin", out, c.err)
 			if err == nil || err.Error() != c.wantErr {
 				t.Errorf("error %v\nwant  %s", err, c.wantErr)
@@ -53,7 +53,7 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 		})
 	}
 	var stdout, stderr bytes.Buffer
-	a := &app{stdout: &stdout, stderr: &stderr, name: "sync", json: true}
+	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, name: "sync", json: true}
 	if a.syncFailed("origin", out, cut); stdout.Len() > 0 || !strings.Contains(stderr.String(), "cairn: warning: wf-1: origin changed it first") {
 		t.Errorf("with --json: stdout %q (want none), stderr %q", stdout.String(), stderr.String())
 	}
@@ -84,7 +84,7 @@ func TestSyncOutOfTime(t *testing.T) {
 // exceed a size.
 func TestSyncFailedLineTooLarge(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	a := &app{stdout: &stdout, stderr: &stderr, name: "sync"}
+	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, name: "sync"}
 	err := a.syncFailed("origin", remotesync.Outcome{Workflow: "wf-1", Local: 2},
 		fmt.Errorf("remotesync: wf-1 changed both here and on origin: %w", store.ErrLineTooLarge))
 	if err == nil || !errors.Is(err, store.ErrLineTooLarge) || !strings.HasSuffix(err.Error(), "; every sync fails the same way: cairn remote disable stops them, and nothing here or on origin is lost") {
@@ -103,7 +103,7 @@ func TestSyncRetryIsTheCommand(t *testing.T) {
 		errors.New("replaying this machine's changes on the remote's line (" + remotesync.NextSyncTries + "): disk full"),
 	} {
 		var stdout, stderr bytes.Buffer
-		a := &app{stdout: &stdout, stderr: &stderr, name: "sync"}
+		a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, name: "sync"}
 		if code := a.fail(a.syncFailed("origin", remotesync.Outcome{Workflow: "wf-1"}, err)); code != ExitRefused {
 			t.Errorf("%v: exit %d, want %d", err, code, ExitRefused)
 		}

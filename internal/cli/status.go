@@ -37,7 +37,7 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 		shared = e.SharedMemory()
 	}
 	def, _ := e.Definition(r.Type)
-	writeStatus(a.stdout, r, shared, def != nil && def.IsTerminal(r.Phase))
+	writeStatus(a.stdout, r, shared, def != nil && def.IsTerminal(r.Phase), a.inClaudeCode())
 	if !e.InGit() {
 		fmt.Fprintf(a.stdout, "%s%s %s\n", statusLabel(r, "Project"), clean(e.ProjectRoot()), engine.LaunchRoot(e.ProjectRoot()))
 	}
@@ -69,8 +69,9 @@ const statusCheckpoints = 10
 // writeStatus renders the read protocol's answer for a person: the state and what a person
 // can do about it. The agent's instructions (Resume.Next) stay in the agent's report.
 // shared says whose memory's last line may be another's (engine.SharedMemory), "" when none;
-// terminal says the workflow is active in a terminal phase of its definition.
-func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal bool) {
+// terminal says the workflow is active in a terminal phase of its definition; agent says the
+// reader is the agent (a shell Claude Code started), to whom cairn approve is refused.
+func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal, agent bool) {
 	label := func(name string) string { return statusLabel(r, name) }
 	switch {
 	case r.Tier == "Damaged":
@@ -131,7 +132,11 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal bool) {
 			fmt.Fprintf(w, "%s%s\n", label("Approved"), clean(secrets.Joined("", ap)))
 		}
 		if r.AwaitingApproval != "" {
-			fmt.Fprintf(w, "%s%s waits for a person's approval; approve it with `cairn approve [NOTE]`\n", label("Approval"), clean(r.AwaitingApproval))
+			step := "; approve it with `cairn approve [NOTE]`"
+			if agent { // as the move's refusal (workflow.ApprovalError) says it there
+				step = ": a person runs `cairn approve [NOTE]` in the project, " + workflow.OwnTerminal
+			}
+			fmt.Fprintf(w, "%s%s waits for a person's approval%s\n", label("Approval"), clean(r.AwaitingApproval), step)
 		}
 	case r.Tier == "Newer":
 		fmt.Fprintln(w, "A workflow written by a newer Cairn; this one cannot read it and left it as it is.")
@@ -157,8 +162,8 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal bool) {
 		v := r.Blocking[i]
 		return fmt.Sprintf("%s %s: %s", v.Code, v.Severity, v.Details)
 	})
-	list(w, "Warnings", len(r.Warnings), func(i int) string { return shellSteps(r.Warnings[i]) })
-	list(w, "Notices", len(r.Notices), func(i int) string { return shellSteps(r.Notices[i]) })
+	list(w, "Warnings", len(r.Warnings), func(i int) string { return shellSteps(r.Warnings[i], agent) })
+	list(w, "Notices", len(r.Notices), func(i int) string { return shellSteps(r.Notices[i], agent) })
 }
 
 // maxOpenTasks is how many open tasks status lists.

@@ -24,7 +24,7 @@ func statusLinesUp(t *testing.T, line string, col int, checkpoints ...string) {
 		Allowed: []string{"implement"}, Tasks: "1 done", Checkpoints: checkpoints,
 		Approvals: []string{"plan approved"}, AwaitingApproval: "plan"}
 	var b strings.Builder
-	writeStatus(&b, r, "", false)
+	writeStatus(&b, r, "", false, false)
 	if !strings.Contains(b.String(), "\n"+line) {
 		t.Errorf("no line %q in:\n%s", line, b.String())
 	}
@@ -54,7 +54,7 @@ func TestStatusAgeInTheFuture(t *testing.T) {
 		{-1, "Phase:      plan (in progress), last change in the future (clock skew?)\n"},
 		{7500, "Phase:      plan (in progress), last change 2h 5m ago\n"}} {
 		var b strings.Builder
-		writeStatus(&b, &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress", AgeSeconds: tc.age}, "", false)
+		writeStatus(&b, &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress", AgeSeconds: tc.age}, "", false, false)
 		if !strings.Contains(b.String(), "\n"+tc.want) {
 			t.Errorf("age %ds: no line %q in:\n%s", tc.age, tc.want, b.String())
 		}
@@ -67,7 +67,7 @@ func TestStatusAgeInTheFuture(t *testing.T) {
 func TestStatusNoticesAreThePersons(t *testing.T) {
 	tie := "two copies of the workflow state: kept the active apex-1, archived .claude/workflow-state.json as archive/conflict-apex-1-x (same revision); the seed file is kept as .claude/workflow-state.json.bak; confirm with the user which copy to keep"
 	var b strings.Builder
-	writeStatus(&b, &engine.Resume{Tier: "None", Notices: []string{tie}}, "", false)
+	writeStatus(&b, &engine.Resume{Tier: "None", Notices: []string{tie}}, "", false, false)
 	if out := b.String(); strings.Contains(out, "the user") || !strings.Contains(out, "which copy to keep") {
 		t.Errorf("status shows the tie in the agent's words:\n%s", out)
 	}
@@ -82,7 +82,7 @@ func TestStatusManyCheckpoints(t *testing.T) {
 		names = append(names, fmt.Sprintf("%s-%03d", strings.Repeat("c", 60), i))
 	}
 	var b strings.Builder
-	writeStatus(&b, &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress", Checkpoints: names}, "", false)
+	writeStatus(&b, &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress", Checkpoints: names}, "", false, false)
 	for l := range strings.Lines(b.String()) {
 		if len(l) > 1000 {
 			t.Errorf("a status line of %d bytes: %.120q…", len(l), l)
@@ -113,7 +113,7 @@ func TestStatusCheckpointsBeforeTheWorkflow(t *testing.T) {
 		{many, manyBefore, "Checkpoints: c00, c01, c02, c03, c04, c05, c06, c07, c08, c09 +2 more; saved before this workflow started: c12, c13, c14, c15, c16, c17, c18, c19, c20, c21 +2 more (cairn checkpoint list)\n"},
 	} {
 		var b strings.Builder
-		writeStatus(&b, &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress", Checkpoints: tc.all, CheckpointsBefore: tc.before}, "", false)
+		writeStatus(&b, &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress", Checkpoints: tc.all, CheckpointsBefore: tc.before}, "", false, false)
 		if !strings.Contains(b.String(), "\n"+tc.want) {
 			t.Errorf("%q before %q: no line %q in:\n%s", tc.all, tc.before, tc.want, b.String())
 		}

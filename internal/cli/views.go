@@ -156,14 +156,15 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 			defTTL = def.TTL
 		}
 	}
-	writeRecord(a.stdout, r, waits, defTTL)
+	writeRecord(a.stdout, r, waits, defTTL, e.OwnerExited(r))
 	return nil
 }
 
 // writeRecord renders a workflow record for a person; waits names the approval phase that
 // waits for a person's yes ("" for none); defTTL is the TTL its definition gives workflows
-// started now ("" when not to compare: ended, or no definition loads).
-func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
+// started now ("" when not to compare: ended, or no definition loads); ownerExited says the
+// owner's Claude Code client has exited (Engine.OwnerExited).
+func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string, ownerExited bool) {
 	field := func(name, v string) {
 		if v != "" && v != "-" {
 			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(secrets.Shown(v)))
@@ -195,7 +196,11 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string) {
 			parts = append(parts, "session "+o.SessionID)
 		}
 		if o.PID > 0 {
-			parts = append(parts, fmt.Sprintf("pid %d", o.PID))
+			pid := fmt.Sprintf("pid %d", o.PID)
+			if ownerExited { // as cairn status then names no live owner
+				pid += " (exited)"
+			}
+			parts = append(parts, pid)
 		}
 		if !o.Heartbeat.IsZero() {
 			parts = append(parts, "heartbeat "+stamp(o.Heartbeat))

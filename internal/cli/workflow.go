@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // strs is a repeatable string flag (--output a --output b).
@@ -71,9 +72,15 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 	if err != nil {
 		if d, _ := a.active(); d != nil {
 			for _, p := range []string{req.To, req.From} {
-				if p != "" && !d.HasPhase(p) {
-					return fmt.Errorf("%w%s", err, hint(p, d.Phases, ""))
+				if p == "" || d.HasPhase(p) {
+					continue
 				}
+				near := d.Phases
+				if te, ok := errors.AsType[*workflow.TransitionError](err); ok && p == req.To {
+					// A phase the move may not go to would be refused too.
+					near = te.Allowed
+				}
+				return fmt.Errorf("%w%s", err, hint(p, near, ""))
 			}
 		}
 		return err

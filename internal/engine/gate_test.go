@@ -459,3 +459,28 @@ func TestStartInATerminalPhaseSaysToComplete(t *testing.T) {
 		t.Errorf("start in apex's first phase: next %q, want none", res.Next)
 	}
 }
+
+// A gate approved, left backwards and entered again waits for a new yes: the views list no
+// approval of it then (the earlier stay's would read as the phase being approved beside the
+// step that asks for its approval), and list the new one once it is given.
+func TestReenteredGateListsNoEarlierApproval(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "gate entered twice"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(e.open("cli").Approve("first plan"))(t)
+	must(en.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	if r := en.Resume(engine.ResumeOptions{}); len(r.Approvals) != 1 || !strings.Contains(r.Approvals[0], "first plan") {
+		t.Fatalf("back in analyze: approvals %q, want the one given", r.Approvals)
+	}
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	for _, r := range []*engine.Resume{en.Resume(engine.ResumeOptions{}), e.open("").Resume(engine.ResumeOptions{Person: true})} {
+		if r.AwaitingApproval != "plan" || len(r.Approvals) != 0 || strings.Contains(r.Report, "plan approved") {
+			t.Fatalf("plan entered again: awaiting %q, approvals %q\n%s", r.AwaitingApproval, r.Approvals, r.Report)
+		}
+	}
+	must(e.open("cli").Approve("second plan"))(t)
+	if r := en.Resume(engine.ResumeOptions{}); len(r.Approvals) != 1 || !strings.Contains(r.Approvals[0], "second plan") {
+		t.Fatalf("approved again: approvals %q, want the new one", r.Approvals)
+	}
+}

@@ -22,7 +22,25 @@ func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	if o.SessionID == "" || o.PID <= 0 || (o.SessionID == e.cfg.SessionID && (e.cfg.PID <= 0 || o.PID == e.cfg.PID)) {
 		return false
 	}
-	return o.PID == e.cfg.PID || !processAlive(o.PID)
+	return o.PID == e.cfg.PID || clientExited(o.PID)
+}
+
+// clientExited reports whether the Claude Code client of pid (an owner's) has exited; an
+// unknown pid (0) answers false.
+func clientExited(pid int) bool {
+	return pid > 0 && !processAlive(pid)
+}
+
+// OwnerExited reports whether r's owner ran in a Claude Code client of this machine that has
+// exited: its pid has a session record here (a SessionStart hook on this machine wrote it;
+// another machine's pid, in a workflow shared through a remote, has none) and no process of
+// that pid runs.
+func (e *Engine) OwnerExited(r *workflow.Record) bool {
+	if r == nil || r.Owner == nil || !clientExited(r.Owner.PID) {
+		return false
+	}
+	_, here := e.CurrentSession(r.Owner.PID)
+	return here
 }
 
 // inOtherLiveClient reports whether o runs in another Claude Code client than this engine's

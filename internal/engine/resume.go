@@ -888,8 +888,10 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 	if len(out.FailedTasks) > 0 {
 		out.Tasks += " (failed: " + secrets.JoinNames(out.FailedTasks, ", ") + ")" // two clean ids may join into a secret
 	}
-	for _, a := range r.Approvals {
-		if a.ApprovedAt.IsZero() {
+	for i, a := range r.Approvals {
+		// A later entry of the phase (it was entered again) is what stands now: the earlier
+		// yes would read as approving a phase that waits for a new one.
+		if a.ApprovedAt.IsZero() || slices.ContainsFunc(r.Approvals[i+1:], func(b workflow.Approval) bool { return b.Phase == a.Phase }) {
 			continue
 		}
 		s := fmt.Sprintf("%s approved %s by %s", a.Phase, a.ApprovedAt.UTC().Format(minuteUTC), workflow.ApprovedBy(a.Source))

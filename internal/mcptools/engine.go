@@ -33,6 +33,7 @@ type Engine interface {
 	ReloadDefinitions()
 	Snapshot() (engine.Snapshot, error)
 	SnapshotNotices() (engine.Snapshot, []string, error)
+	HistorySince(id string, after int64) ([]engine.Event, error)
 	StateDir() string
 	DefinitionsDir() string
 	Warnings() []string

@@ -312,6 +312,38 @@ func TestNoticeSameSessionOtherClient(t *testing.T) {
 	}
 }
 
+// TestNoticeOfAPersonsCommand: a person's cairn command (no session, no client) changes the
+// workflow without taking it over, so its owner is still this server's session; the change is
+// another process's all the same, and the next result says so. Before, a person's move or
+// approval between two calls went untold.
+func TestNoticeOfAPersonsCommand(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	mustOK(t, c, "update_task", `{"id":"t1","status":"running"}`)
+	person := p.other(t, "")
+	for _, step := range []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"transition", func() error { _, err := person.Transition(engine.TransitionRequest{To: "plan"}); return err }, "it is now at phase plan (revision 3, was 2)"},
+		{"approve", func() error { _, err := person.Approve("ok"); return err }, "it is now at phase plan (revision 4, was 3)"},
+	} {
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		got := text(mustOK(t, c, "get_vars", `{}`))
+		if !strings.Contains(got, "Notice: another process changed workflow") || !strings.Contains(got, step.want) {
+			t.Errorf("after a person's %s: %q, want a notice %q", step.name, got, step.want)
+		}
+	}
+	// Its own writes and nothing between: no notice.
+	mustOK(t, c, "update_task", `{"id":"t1","status":"done"}`)
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("a notice after the server's own write: %q", got)
+	}
+}
+
 // TestWatcherRealEngine: the SessionStart hook (here, the engine's RecordSession) records a new
 // session for Claude Code's pid after /clear; the server's next writes carry it. A definition
 // added to .claude/workflows/ can be started without restarting the server.

@@ -368,6 +368,9 @@ func (e *fakeEngine) Snapshot() (engine.Snapshot, error) {
 		SessionID: e.st.wf.Session, UpdatedAt: time.Now()}, nil
 }
 
+// HistorySince: the fake keeps no journal; its changes carry their session in the snapshot.
+func (e *fakeEngine) HistorySince(string, int64) ([]engine.Event, error) { return nil, nil }
+
 func (e *fakeEngine) SnapshotNotices() (engine.Snapshot, []string, error) {
 	s, err := e.Snapshot()
 	return s, nil, err

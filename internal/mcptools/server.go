@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -319,7 +320,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	// find the state already repaired.
 	pre, told, preErr := eng.SnapshotNotices()
 	preOK := preErr == nil
-	changed := s.noticeFor(pre, preOK)
+	changed := s.noticeFor(eng, pre, preOK)
 	if gone && changed != "" && pre.WorkflowID == "" {
 		// Not ended by anyone: its state went with the directory.
 		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user."+callResume, textsafe.Line(s.seen.WorkflowID, 120))
@@ -411,7 +412,7 @@ func stepless(notice string) string { return strings.ReplaceAll(notice, callResu
 
 // noticeFor says, in one line, how another process changed the workflow since this server's
 // previous call; "" when nothing changed, the change was made for our own session, or !ok.
-func (s *Server) noticeFor(now engine.Snapshot, ok bool) string {
+func (s *Server) noticeFor(eng Engine, now engine.Snapshot, ok bool) string {
 	if !ok || s.seen == nil {
 		return ""
 	}
@@ -423,13 +424,14 @@ func (s *Server) noticeFor(now engine.Snapshot, ok bool) string {
 	// id from it is the session /clear replaced, whose hooks wrote after our last call. Our
 	// session with no client known is us too; in another client (`claude --continue` in a
 	// second terminal) it is not.
-	if now.SessionID != "" && (now.PID > 0 && now.PID == s.opt.PPID || now.SessionID == s.session && (now.PID <= 0 || s.opt.PPID <= 0)) {
-		return ""
-	}
 	// Which session it was is of no use to the model (it cannot reach it); that it was
 	// another Claude Code session, rather than a person's command, is.
 	by := "another process"
-	if now.SessionID != "" {
+	if now.SessionID != "" && (now.PID > 0 && now.PID == s.opt.PPID || now.SessionID == s.session && (now.PID <= 0 || s.opt.PPID <= 0)) {
+		if now.WorkflowID != old.WorkflowID || !byNoSession(eng, old) {
+			return ""
+		}
+	} else if now.SessionID != "" {
 		by = "another session"
 	}
 	id := func(x string) string { return textsafe.Line(x, 120) }
@@ -441,6 +443,16 @@ func (s *Server) noticeFor(now engine.Snapshot, ok bool) string {
 	default:
 		return fmt.Sprintf("Notice: %s changed workflow %s since your last call: it is now at phase %s (revision %d, was %d)."+callResume, by, id(now.WorkflowID), id(now.Phase), now.Revision, old.Revision)
 	}
+}
+
+// byNoSession reports whether a change to workflow old since its revision there was made by a
+// process of no session (a person's cairn command), which leaves the owner as it was: the
+// owner then still reads as this server's session. It reads the journal's lines since (the
+// cost of those lines), and only when the owner says the changes were ours. Revisions a sync
+// took from the remote are the sync notices' to tell.
+func byNoSession(eng Engine, old engine.Snapshot) bool {
+	evs, err := eng.HistorySince(old.WorkflowID, old.Revision)
+	return err == nil && slices.ContainsFunc(evs, func(ev engine.Event) bool { return ev.Session == "" && ev.Kind != "sync" })
 }
 
 // settle records the workflow as this call leaves it, so the next call can tell whether

@@ -215,3 +215,38 @@ func TestClaudeTaskSubjectCutMakesNoSecret(t *testing.T) {
 		t.Errorf("open tasks %q, want one, its note the words before the token, no secret", open)
 	}
 }
+
+// The report lists a mirrored Claude Code task by its subject, so the subject is what the
+// agent (update_task) or a person (cairn task) may give as the id: that adds no second task
+// for the same work beside the open one, and the refusal names the id to use. Once the
+// mirrored task is finished, the subject is free to be a task of its own.
+func TestTaskIDOfAnOpenMirroredTasksSubject(t *testing.T) {
+	now := time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)
+	by := workflow.Actor{SessionID: "sess-bbbb-2"}
+	r := startedApex(t)
+	res, err := workflow.RecordClaudeTask(r, workflow.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false, now, workflow.Actor{SessionID: "sess-aaaa-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = res.Record
+	for _, status := range []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskPending} {
+		_, err = workflow.UpdateTask(r, workflow.TaskUpdate{ID: "Write the parser", Status: status}, now, by)
+		if err == nil || !strings.Contains(err.Error(), "use claude-sess-aaa-1") {
+			t.Fatalf("update_task %s by the subject: %v; want a refusal naming claude-sess-aaa-1", status, err)
+		}
+	}
+	running, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "claude-sess-aaa-1", Status: workflow.TaskRunning}, now, by)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workflow.UpdateTask(running.Record, workflow.TaskUpdate{ID: "write the parser", Status: workflow.TaskRunning}, now, by); err == nil {
+		t.Fatal("a running mirrored task's subject added as a task of its own")
+	}
+	done, err := workflow.UpdateTask(running.Record, workflow.TaskUpdate{ID: "claude-sess-aaa-1", Status: workflow.TaskDone}, now, by)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workflow.UpdateTask(done.Record, workflow.TaskUpdate{ID: "write the parser", Status: workflow.TaskRunning}, now, by); err != nil {
+		t.Fatalf("the subject of a finished mirrored task as a new task: %v", err)
+	}
+}

@@ -519,11 +519,12 @@ const maxLeftNamed = 5
 // workflow, whose tasks can no longer change.
 func leftOpen(r *Record, phase string, ended bool) string {
 	var names []string
-	n := 0
+	n, pending := 0, false
 	for _, t := range r.Tasks {
 		if t.Phase != phase || (t.Status != TaskPending && t.Status != TaskRunning) {
 			continue
 		}
+		pending = pending || t.Status == TaskPending
 		if n++; n <= maxLeftNamed {
 			names = append(names, secrets.Line(TaskID(t.ID), 64)+" ("+string(t.Status)+")")
 		}
@@ -543,6 +544,10 @@ func leftOpen(r *Record, phase string, ended bool) string {
 		then = "the workflow is complete, so they are kept as they are"
 	case n == 1:
 		then = "it stays open: mark it done or failed with update_task once its work is settled"
+	}
+	if pending && !ended {
+		// A pending task cannot go straight to done or failed (taskMoves).
+		then += " (a pending task is set running first)"
 	}
 	return fmt.Sprintf("phase %s was left with %d open task%s: %s; %s", phase, n, Plural(n), list, then)
 }

@@ -164,6 +164,13 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if j := slices.IndexFunc(r.Tasks, func(t Task) bool { return strings.EqualFold(t.ID, id) }); j >= 0 {
 			return Result{}, fmt.Errorf("task %s not added: task %s is on record, an id that differs only in letter case: use %s, or an id of its own", TaskID(id), TaskID(r.Tasks[j].ID), TaskID(r.Tasks[j].ID))
 		}
+		// The report lists an open mirrored Claude Code task by its subject: given as the id,
+		// it would be a second task for the same work.
+		if j := slices.IndexFunc(r.Tasks, func(t Task) bool {
+			return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && (t.Status == TaskPending || t.Status == TaskRunning) && strings.EqualFold(t.Note, id)
+		}); j >= 0 {
+			return Result{}, fmt.Errorf("task %s not added: it is the subject of Claude Code's task %s, open on record: use %s, or an id of its own", TaskID(id), TaskID(r.Tasks[j].ID), TaskID(r.Tasks[j].ID))
+		}
 		if u.Status != TaskPending && u.Status != TaskRunning {
 			return Result{}, &TaskStatusError{ID: id, To: u.Status}
 		}

@@ -399,7 +399,7 @@ func TestTransitionNamesOpenTasksLeftBehind(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the move was refused: %v", err)
 	}
-	want := `phase troubleshoot was left with 3 open tasks: t1 (running), t2 (pending), odd\[31m\[x\](y) (pending); they stay open: mark each done or failed with update_task once its work is settled`
+	want := `phase troubleshoot was left with 3 open tasks: t1 (running), t2 (pending), odd\[31m\[x\](y) (pending); they stay open: mark each done or failed with update_task once its work is settled (a pending task is set running first)`
 	if !slices.Contains(res.Warnings, want) {
 		t.Fatalf("warnings = %q\nwant %q", res.Warnings, want)
 	}
@@ -596,5 +596,59 @@ func TestOpenTasksLeftBehindCutMakesNoSecret(t *testing.T) {
 	res, err = workflow.Transition(def, res.Record, workflow.TransitionRequest{To: "fix"}, t0.Add(time.Minute), alice)
 	if err != nil || len(res.Warnings) != 1 || secrets.ScanString(res.Warnings[0]) != nil {
 		t.Fatalf("warnings %q, err %v", res.Warnings, err)
+	}
+}
+
+// The step a move out of a phase gives for the open tasks it left there works for each of
+// them: a pending task cannot go straight to done or failed, so when one is left the step
+// says to set it running first, and with that said, running then done settles it.
+func TestLeftOpenTasksStepWorks(t *testing.T) {
+	def := mustDef(t, "debug")
+	for _, tc := range []struct {
+		name     string
+		statuses []workflow.TaskStatus
+		want     string
+	}{
+		{"one running", []workflow.TaskStatus{workflow.TaskRunning},
+			"; it stays open: mark it done or failed with update_task once its work is settled"},
+		{"one pending", []workflow.TaskStatus{workflow.TaskPending},
+			"; it stays open: mark it done or failed with update_task once its work is settled (a pending task is set running first)"},
+		{"running and pending", []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskPending},
+			"; they stay open: mark each done or failed with update_task once its work is settled (a pending task is set running first)"},
+		{"two running", []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskRunning},
+			"; they stay open: mark each done or failed with update_task once its work is settled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustStart(t, def)
+			at := t0
+			for i, s := range tc.statuses {
+				at = at.Add(time.Second)
+				res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: fmt.Sprintf("t%d", i), Status: s}, at, alice)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r = res.Record
+			}
+			res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "fix"}, at.Add(time.Minute), alice)
+			if err != nil || len(res.Warnings) != 1 || !strings.HasSuffix(res.Warnings[0], tc.want) {
+				t.Fatalf("warnings %q, err %v; want one ending %q", res.Warnings, err, tc.want)
+			}
+			r = res.Record
+			runningFirst := strings.Contains(res.Warnings[0], "set running first")
+			for i, s := range tc.statuses {
+				id := fmt.Sprintf("t%d", i)
+				at = at.Add(time.Second)
+				done, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: workflow.TaskDone}, at, alice)
+				if err != nil && runningFirst && s == workflow.TaskPending {
+					if done, err = workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: workflow.TaskRunning}, at, alice); err == nil {
+						done, err = workflow.UpdateTask(done.Record, workflow.TaskUpdate{ID: id, Status: workflow.TaskDone}, at, alice)
+					}
+				}
+				if err != nil {
+					t.Fatalf("following the step for task %s (%s): %v", id, s, err)
+				}
+				r = done.Record
+			}
+		})
 	}
 }

@@ -1,0 +1,63 @@
+//go:build unix
+
+package cli_test
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// TestShowSaysTheOwnersClientExited: cairn show names the Claude Code client that last
+// changed the workflow by its pid; once that client has exited, the line says so, as
+// cairn status then names no live owner. A client still running is named as before, and so
+// is a pid no session of this machine had (another machine's, in a shared workflow).
+func TestShowSaysTheOwnersClientExited(t *testing.T) {
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		pid  int
+		here bool // a session of this machine had the pid
+		want string
+	}{
+		{"exited", ended.Process.Pid, true, `(?m)^Owner: +session s1, pid \d+ \(exited\), heartbeat `},
+		{"running", os.Getpid(), true, `(?m)^Owner: +session s1, pid \d+, heartbeat `},
+		{"another machine's", ended.Process.Pid, false, `(?m)^Owner: +session s1, pid \d+, heartbeat `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, env := project(t)
+			getenv := func(k string) string {
+				for _, kv := range env {
+					if v, ok := strings.CutPrefix(kv, k+"="); ok {
+						return v
+					}
+				}
+				return ""
+			}
+			e, err := engine.Open(engine.Config{Getenv: getenv, Actor: "mcp", SessionID: "s1", PID: tc.pid, YAML: yamldoc.Codec{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.here { // the client's SessionStart hook recorded it on this machine
+				if err := e.RecordSession(engine.Session{SessionID: "s1", PID: tc.pid}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := e.Start(engine.StartRequest{Type: "apex", Context: "owned"}); err != nil {
+				t.Fatal(err)
+			}
+			out, err := cairnCmd(t, dir, env, "show").CombinedOutput()
+			if err != nil || !regexp.MustCompile(tc.want).Match(out) {
+				t.Fatalf("cairn show: %v, want %s\n%s", err, tc.want, out)
+			}
+		})
+	}
+}
