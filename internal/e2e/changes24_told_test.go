@@ -108,7 +108,10 @@ func TestCairnLearningReplacedIsQuoted(t *testing.T) {
 		t.Fatal("no tool result in the next session")
 	}
 	t.Logf("record_learning with MEMORY.md full told the model: %q", read[0].Text)
-	if !read[0].IsError || !stepTold || !strings.Contains(read[0].Text, "MEMORY.md already indexes 50 learnings") ||
+	mu.Lock()
+	followed := stepTold
+	mu.Unlock()
+	if !read[0].IsError || !followed || !strings.Contains(read[0].Text, "MEMORY.md already indexes 50 learnings") ||
 		!strings.Contains(read[0].Text, "or ask the user which learnings may go") || strings.Contains(strings.ToLower(read[0].Text), "delete") {
 		t.Errorf("record_learning with MEMORY.md full told the model (error %v):\n%s\nwant a refusal whose step adds it to a related learning, and no delete", read[0].IsError, read[0].Text)
 	}
