@@ -1,10 +1,12 @@
 package e2e
 
 // Session 24's changes in the real client: what the model reads when record_learning replaces
-// a learning, start_workflow into a terminal phase, the report after an archive a full disk
-// cut short, and another machine's running task.
+// a learning or MEMORY.md is full, start_workflow into a terminal phase, the report after an
+// archive a full disk cut short, and another machine's running task.
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,12 +16,17 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // A learning recorded over another of the same title is gone: the result says so, quotes what
 // it said, and names the tool that keeps it. The scripted model does what it says, and both
-// learnings are then in MEMORY.md, as the next session loads it.
+// learnings are then in MEMORY.md, as the next session loads it. In that session (tool search
+// off) record_learning's definition tells the model a body's limits; with MEMORY.md full a new
+// learning is refused with a step that loses none (add it to a related one), which the model
+// takes; and a memory of the model's own at the topic file's name is left as it is, the move
+// saying to rename it.
 func TestCairnLearningReplacedIsQuoted(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
@@ -58,8 +65,82 @@ func TestCairnLearningReplacedIsQuoted(t *testing.T) {
 		}
 	}
 
-	w.Mock.Script(mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEXT-SESSION")), mockapi.Text("ok")).Named("next"))
-	next := w.runScript(t, RunOptions{Prompt: "NEXT-SESSION: hello"})
+	// The next session: MEMORY.md indexes 50 learnings, the most Cairn adds, and the model's
+	// Write tool has put a memory of its own at Cairn's topic file's name. With tool search
+	// off, Claude Code sends every tool's whole definition with each request.
+	w.cairn(t, "start", "apex", seedContext)
+	e := personEngine(t, w)
+	for i := range memory.MaxLearnings - 2 {
+		if _, err := e.RecordLearning(engine.LearningRequest{Title: fmt.Sprintf("Planted %02d", i), Body: "a learning kept for the count"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	topic := filepath.Join(w.MemoryDir(), memory.TopicFile)
+	const usersOwn = "---\nname: cairn-workflow\ndescription: How this team runs Cairn\nmetadata:\n  type: project\n---\n\nWe always run analyze before plan, and the plan goes to the team channel.\n"
+	if err := os.WriteFile(topic, []byte(usersOwn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const third = "the upload test is flaky on a cold cache: run it twice before filing a bug"
+	var stepTold bool
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEXT-SESSION")),
+			mockapi.ToolUse(cairnTool("record_learning"), map[string]any{"title": "Flaky upload test", "body": third})).Named("a new learning, MEMORY.md full"),
+		mockapi.Step{Name: "add it to a related one, if told to", When: afterToolResult, Reply: func(m *mockapi.MessagesRequest) mockapi.Reply {
+			trs := m.ToolResults()
+			if !strings.Contains(trs[len(trs)-1].Text, "add it to a related learning instead (call "+cairnTool("record_learning")+" with that learning's title and both bodies") {
+				return mockapi.Text("no step given")
+			}
+			mu.Lock()
+			stepTold = true
+			mu.Unlock()
+			return mockapi.ToolUse(cairnTool("record_learning"), map[string]any{"title": "Build cache", "body": second + "\n" + third})
+		}},
+		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "plan"})).Named("move on"),
+		mockapi.On(afterToolResult, mockapi.Text("ok")).Named("next"),
+	)
+	next := w.run(t, RunOptions{Prompt: "NEXT-SESSION: hello", Env: []string{"ENABLE_TOOL_SEARCH=false"}})
+	requireOK(t, next)
+	w.requirePluginLoaded(t, next)
+	requireBodyDescribed(t, next.FirstMain(t))
+	read := next.ToolResults()
+	if len(read) == 0 {
+		t.Fatal("no tool result in the next session")
+	}
+	t.Logf("record_learning with MEMORY.md full told the model: %q", read[0].Text)
+	mu.Lock()
+	followed := stepTold
+	mu.Unlock()
+	if !read[0].IsError || !followed || !strings.Contains(read[0].Text, "MEMORY.md already indexes 50 learnings") ||
+		!strings.Contains(read[0].Text, "or ask the user which learnings may go") || strings.Contains(strings.ToLower(read[0].Text), "delete") {
+		t.Errorf("record_learning with MEMORY.md full told the model (error %v):\n%s\nwant a refusal whose step adds it to a related learning, and no delete", read[0].IsError, read[0].Text)
+	}
+	requireScriptUsed(t, w)
+	if len(read) != 3 {
+		t.Fatalf("%d tool results in the next session, want 3: %+v", len(read), read)
+	}
+	if read[1].IsError || strings.Contains(read[1].Text, "replaced") {
+		t.Errorf("record_learning adding to a related learning, as told: %s", read[1].Text)
+	}
+	if got := readFile(t, filepath.Join(w.MemoryDir(), "cairn-learning-build-cache.md")); !strings.Contains(got, second) || !strings.Contains(got, third) {
+		t.Errorf("the related learning does not hold both bodies:\n%s", got)
+	}
+	if exists(filepath.Join(w.MemoryDir(), "cairn-learning-flaky-upload-test.md")) {
+		t.Errorf("the refused learning was written")
+	}
+	// The memory of the model's own at the topic file's name is left as it is, turn's end
+	// included, and the move says how to make room for Cairn's line.
+	var moved struct{ Warnings []string }
+	if err := json.Unmarshal([]byte(read[2].Text), &moved); err != nil || read[2].IsError {
+		t.Fatalf("transition's result %q (error %v): %v", read[2].Text, read[2].IsError, err)
+	}
+	if ws := strings.Join(moved.Warnings, "\n"); !strings.Contains(ws, topic+" is a memory that is not Cairn's (none of Cairn's lines are in it); Cairn leaves it as it is: rename it, and its link in MEMORY.md, to a name of its own") {
+		t.Errorf("the move's warnings do not say to rename the memory at %s: %q", memory.TopicFile, moved.Warnings)
+	}
+	requireHooksOK(t, next, "Stop")
+	if got := readFile(t, topic); got != usersOwn {
+		t.Errorf("the memory at %s was changed:\n%s", memory.TopicFile, got)
+	}
 	mem, _, ok := AutoMemory(next.FirstMain(t))
 	if !ok {
 		t.Fatal("the next session's first request carries no MEMORY.md")
@@ -193,9 +274,14 @@ func TestCairnArchiveCutShortByAFullDisk(t *testing.T) {
 // Machine A's agent claims task t1 and A pushes it; A's session has ended. Machine B's
 // session is told t1 is running (on A), not "running when its session ended", which reads as
 // a task this machine's crash left.
+//
+// Meanwhile each machine changed the workflow, A pushing first, and the remote now refuses
+// pushes of a workflow's line: B's background sync loses the race (B's copy archived, A's line
+// taken, B's change replayed on it) and then cannot push. One tool result tells the model
+// both, what the sync did here and that it failed.
 func TestCairnTaskRunningOnAnotherMachine(t *testing.T) {
 	t.Parallel()
-	a, b := sharedPair(t, "wf-elsewhere")
+	a, b, bare := sharedPair(t, "wf-elsewhere")
 	a.Mock.Script(inTurn("CLAIM-A", "claimed", 1, func(int) (string, mockapi.Reply) {
 		return "claim t1", mockapi.ToolUse(cairnTool("update_task"), map[string]any{"id": "t1", "status": "running"})
 	})...)
@@ -205,14 +291,77 @@ func TestCairnTaskRunningOnAnotherMachine(t *testing.T) {
 	if got := tasksOf(t, b); !strings.Contains(got, `"running"`) {
 		t.Fatalf("machine B did not pull A's claim: %s", got)
 	}
+	b.cairn(t, "vars", "set", "WF_ON_B", "b")
+	a.cairn(t, "vars", "set", "WF_ON_A", "a")
+	a.cairn(t, "sync")
+	refuse := "#!/bin/sh\nwhile read old new ref; do case $ref in refs/cairn/wf/*) echo 'no pushes today' >&2; exit 1;; esac; done\nexit 0\n"
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(refuse), 0o755); err != nil {
+		t.Fatal(err)
+	}
 
+	b.Mock.Script(inTurn("ON-B", "ok", 2, func(i int) (string, mockapi.Reply) {
+		name := []string{"resume_check", "get_vars"}[i]
+		return name, mockapi.ToolUse(cairnTool(name), map[string]any{})
+	})...)
 	r := b.run(t, RunOptions{Inputs: []string{"ON-B: where are we?", "/clear", "AFTER-CLEAR-B: and now?"}})
 	requireOK(t, r)
 	b.requirePluginLoaded(t, r)
+	requireScriptUsed(t, b)
+	trs := requireToolResultsOK(t, r, 2)
+	var told string
+	for _, tr := range trs {
+		var res struct{ Notice string }
+		if json.Unmarshal([]byte(tr.Text), &res) == nil && strings.Contains(res.Notice, "another machine changed workflow") {
+			told = res.Notice
+			break
+		}
+	}
+	t.Logf("machine B's sync told the model: %q", told)
+	for _, want := range []string{"another machine changed workflow wf-elsewhere first (via origin)", "is kept in archive/conflict-wf-elsewhere-",
+		"1 of its 1 change(s) were replayed on top", "could not sync with origin", "the next sync retries"} {
+		if !strings.Contains(told, want) {
+			t.Errorf("no tool result tells the model %q; they read:\n%s", want, strings.Join(toolTexts(trs), "\n"))
+		}
+	}
+	var st struct{ Vars map[string]string }
+	readJSON(t, filepath.Join(b.stateDir(), "workflow-state.json"), &st)
+	if st.Vars["WF_ON_A"] != "a" || st.Vars["WF_ON_B"] != "b" {
+		t.Errorf("machine B's workflow has vars %v, want A's line with B's change replayed on it", st.Vars)
+	}
 	for _, marker := range []string{"ON-B", "AFTER-CLEAR-B"} {
 		report := cairnReport(t, onlyRequest(t, b, marker))
 		if !strings.Contains(report, "\nopen task: t1 (running)\n") {
 			t.Errorf("%s: the report does not list A's task as running:\n%s", marker, report)
 		}
 	}
+}
+
+// requireBodyDescribed fails unless m, sent with tool search off, carries record_learning's
+// whole definition with the body's description: the limits the server holds a body to (40
+// lines of 500 characters) are what the model reads before it writes one.
+func requireBodyDescribed(t testing.TB, m *mockapi.MessagesRequest) {
+	t.Helper()
+	for _, tool := range m.Tools {
+		if tool.Name != cairnTool("record_learning") {
+			continue
+		}
+		var schema struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+				MaxLength   int    `json:"maxLength"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(tool.InputSchema, &schema); err != nil {
+			t.Fatalf("record_learning's input schema as Claude Code sent it: %s: %v", tool.InputSchema, err)
+		}
+		if body := schema.Properties["body"]; body.Description != "At most 40 lines, each at most 500 characters." || body.MaxLength != 4000 {
+			t.Errorf("record_learning's body as the model reads it: %s", tool.InputSchema)
+		}
+		return
+	}
+	var names []string
+	for _, tool := range m.Tools {
+		names = append(names, tool.Name)
+	}
+	t.Fatalf("the request carries no definition of record_learning (tools: %v)", names)
 }

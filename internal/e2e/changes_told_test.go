@@ -188,7 +188,7 @@ func TestCairnKeptTaskListedAfterRepair(t *testing.T) {
 // the done and B has it, B's claim is refused as the task is done.
 func TestCairnDoneClaimHeldUntilPushed(t *testing.T) {
 	t.Parallel()
-	a, b := sharedPair(t, "wf-done")
+	a, b, _ := sharedPair(t, "wf-done")
 	a.cairn(t, "task", "t1", "running")
 	a.cairn(t, "task", "t1", "done")
 	owner := readFile(t, filepath.Join(a.stateDir(), "claims.json"))

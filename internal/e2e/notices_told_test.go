@@ -5,6 +5,8 @@ package e2e
 // resume_check's task counts, and the one next step of a report with nothing on record.
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -197,21 +199,35 @@ func TestCairnStopFailureSaidOncePerSession(t *testing.T) {
 }
 
 // resume_check's result as the model reads it (Claude Code passes the structured content,
-// not the text) holds the task counts the report gives.
+// not the text) holds the task counts the report gives. With 200 blocking violations of 2,000
+// characters and 20 open tasks it is still one result the model reads, not Claude Code's note
+// that the output went to a file: its lists keep their first items, and a warning says what
+// each holds of how many.
 func TestCairnResumeCheckTaskCounts(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
 	e := startAt(t, w, time.Now(), engine.StartRequest{Type: "apex", Context: seedContext})
-	for _, u := range []engine.TaskRequest{
+	updates := []engine.TaskRequest{
 		{ID: "t1", Status: "running"}, {ID: "t2", Status: "running"}, {ID: "t3", Status: "running"},
 		{ID: "t1", Status: "done"}, {ID: "t2", Status: "done"}, {ID: "t3", Status: "failed"},
-	} {
+	}
+	for i := range 20 {
+		updates = append(updates, engine.TaskRequest{ID: fmt.Sprintf("open%02d", i), Status: "pending"})
+	}
+	for _, u := range updates {
 		if _, err := e.UpdateTask(u); err != nil {
 			t.Fatal(err)
 		}
 	}
+	var vs []engine.Violation
+	for i := range 200 {
+		vs = append(vs, engine.Violation{Code: fmt.Sprintf("V-%03d", i), Severity: "HIGH", Details: strings.Repeat("d", 2000)})
+	}
+	if _, err := e.SetEnforcement(vs); err != nil {
+		t.Fatal(err)
+	}
 	e.Close()
-	const counts = "2 done, 1 failed (failed: t3)"
+	const counts = "2 done, 20 pending, 1 failed (failed: t3)"
 	// What a person reads: cairn status's Tasks line.
 	if out := w.cairn(t, "status"); !regexp.MustCompile(`(?m)^Tasks: +` + regexp.QuoteMeta(counts) + `$`).MatchString(out) {
 		t.Fatalf("cairn status lacks the Tasks line %q:\n%s", counts, out)
@@ -227,9 +243,30 @@ func TestCairnResumeCheckTaskCounts(t *testing.T) {
 	if len(read) != 1 || read[0].IsError {
 		t.Fatalf("the model reads %+v, want one resume_check result", read)
 	}
-	t.Logf("the model reads from resume_check: %s", read[0].Text)
+	t.Logf("the model reads from resume_check (%d characters): %.600s", len(read[0].Text), read[0].Text)
 	if !strings.Contains(read[0].Text, `"tasks":"`+counts+`"`) {
-		t.Errorf("resume_check as the model reads it lacks the task counts %q: %s", counts, read[0].Text)
+		t.Errorf("resume_check as the model reads it lacks the task counts %q: %s", counts, tail(read[0].Text, 2000))
+	}
+	// One result, its lists cut to their first items, and the warning naming what was left out.
+	var got struct {
+		Blocking  []engine.Violation `json:"blocking"`
+		OpenTasks []string           `json:"open_tasks"`
+		Warnings  []string           `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(read[0].Text), &got); err != nil {
+		t.Fatalf("resume_check did not reach the model as its structured content (%d characters): %v\n%s", len(read[0].Text), err, tail(read[0].Text, 2000))
+	}
+	if n := len(got.Blocking); n == 0 || n == 200 || got.Blocking[0].Code != "V-000" {
+		t.Errorf("blocking holds %d violations as the model reads it, want the first ones, from V-000", n)
+	}
+	warnings := strings.Join(got.Warnings, "\n")
+	for _, want := range []string{
+		fmt.Sprintf("blocking holds the first %d of 200; the others did not fit in one result.", len(got.Blocking)),
+		fmt.Sprintf("open_tasks holds the first %d of 20; the others did not fit in one result.", len(got.OpenTasks)),
+	} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("the warnings the model reads lack %q: %q", want, got.Warnings)
+		}
 	}
 }
 

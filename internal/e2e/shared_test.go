@@ -17,7 +17,7 @@ import (
 // claim of the same task is refused in one line naming A's owner, with B's state unchanged.
 func TestCairnSharedClaimAcrossMachines(t *testing.T) {
 	t.Parallel()
-	a, b := sharedPair(t, "wf-shared")
+	a, b, _ := sharedPair(t, "wf-shared")
 
 	claim := func(w *World, marker string) *Run {
 		w.Mock.Script(
@@ -72,11 +72,11 @@ func TestCairnSharedClaimAcrossMachines(t *testing.T) {
 }
 
 // sharedPair makes two machines (two Worlds, each its own clone, HOME and state) sharing
-// through a bare repository over file://: A starts workflow id with a pending task t1 and
-// pushes it, and B pulls it.
-func sharedPair(t *testing.T, id string) (a, b *World) {
+// through a bare repository over file:// (bare): A starts workflow id with a pending task t1
+// and pushes it, and B pulls it.
+func sharedPair(t *testing.T, id string) (a, b *World, bare string) {
 	t.Helper()
-	bare := filepath.Join(t.TempDir(), "shared.git")
+	bare = filepath.Join(t.TempDir(), "shared.git")
 	gitIn(t, "", "init", "-q", "--bare", bare)
 	a, b = newWorld(t, cairnPlugin), newWorld(t, cairnPlugin)
 	for _, w := range []*World{a, b} {
@@ -89,7 +89,7 @@ func sharedPair(t *testing.T, id string) (a, b *World) {
 	if out := b.cairn(t, "sync"); !strings.Contains(out, id+": pulled") {
 		t.Fatalf("machine B did not pull the workflow: %s", out)
 	}
-	return a, b
+	return a, b, bare
 }
 
 // tasksOf returns the active record's tasks on w as JSON.

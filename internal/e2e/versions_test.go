@@ -123,25 +123,37 @@ func TestCairnNewerStateLeftAlone(t *testing.T) {
 }
 
 // A seed-era project (seed 001's .claude/workflow-state.json, as in
-// internal/cli/testdata/script/legacy.txtar but changed ten minutes ago, so it has not
-// expired): the session start migrates it, the model's first request carries the resumed
-// workflow, the MCP server acts on it in the same session, and the original is kept as .bak.
+// internal/cli/testdata/script/legacy.txtar, of a type the project defines with ttl 72h, and
+// changed 30 hours ago): the session start migrates it with its definition's TTL, not the
+// built-in 24h, so it is not archived as expired; the model's first request carries the
+// resumed workflow, the MCP server acts on it in the same session, and the original is kept as
+// .bak.
 func TestCairnSeedStateMigrated(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
+	def := filepath.Join(w.Project, ".claude", "workflows", "release.md")
+	if err := os.MkdirAll(filepath.Dir(def), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(def, []byte("---\nphases: [plan, implement, verify]\nttl: 72h\n---\nShip a release.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	const context = "add rate limiting to the public API"
-	seed := fmt.Sprintf("{\n  \"type\": \"APEX\",\n  \"phase\": \"implement\",\n  \"lastUpdated\": %q,\n  \"context\": %q\n}\n",
-		time.Now().UTC().Add(-10*time.Minute).Format(time.RFC3339), context)
+	seed := fmt.Sprintf("{\n  \"type\": \"release\",\n  \"phase\": \"implement\",\n  \"lastUpdated\": %q,\n  \"context\": %q\n}\n",
+		time.Now().UTC().Add(-30*time.Hour).Format(time.RFC3339), context)
 	legacy := filepath.Join(w.Project, ".claude", "workflow-state.json")
 	r := resumeWith(t, w, legacy, seed, 0o644, "SEED-PROJECT")
 
+	if exists(filepath.Join(w.stateDir(), "archive", "index.jsonl")) {
+		t.Errorf("the migrated workflow was archived:\n%s", readFile(t, filepath.Join(w.stateDir(), "archive", "index.jsonl")))
+	}
 	st := w.readState(t)
-	if st.Type != "apex" || st.State != "implement" || st.Context != context {
-		t.Fatalf("the migrated workflow is %+v, want apex at implement for %q", st, context)
+	if st.Type != "release" || st.State != "implement" || st.Context != context || st.TTL != "72h" {
+		t.Fatalf("the migrated workflow is %+v, want release at implement for %q with its definition's ttl 72h", st, context)
 	}
 	report := cairnReport(t, r.FirstMain(t))
 	for _, want := range []string{
-		"workflow: " + st.WorkflowID + " (apex), phase implement (in_progress)",
+		"workflow: " + st.WorkflowID + " (release), phase implement (in_progress)",
 		"context: " + context,
 		"notice: .claude/workflow-state.json (seed001) was migrated to schema 2.0; the original is kept as .claude/workflow-state.v1.json.bak",
 	} {
