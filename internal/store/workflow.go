@@ -150,7 +150,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 			}
 			if s.o.noRepair {
 				if !pending {
-					return w, nil // a change's locked read goes on past the break
+					return w, nil // a change's locked read leaves the break (pastBrokenChain)
 				}
 				return Workflow{}, ErrRepairLeft
 			}
@@ -413,8 +413,13 @@ func (s *Store) rollForward(w Workflow, tail *Record) (Workflow, tailState, erro
 // before tail, its last line, so that the states after the break cannot be rebuilt (as a
 // rebuild of a damaged snapshot finds too, newestJournalRecord): from the newest state there
 // is, the snapshot or st, the last the journal gives (nil for none), with a full line after
-// tail. The journal keeps every line; nothing after the break is claimed as rebuilt.
+// tail. The journal keeps every line; nothing after the break is claimed as rebuilt. Opened
+// WithNoRepair, it answers ErrRepairLeft: a change made past the break ends the break, and
+// no later read would say which revisions were lost.
 func (s *Store) pastBrokenChain(w Workflow, st, tail *Record) (Workflow, tailState, error) {
+	if s.o.noRepair {
+		return w, tailState{}, ErrRepairLeft
+	}
 	if st != nil && st.Revision > w.Revision {
 		if _, err := readMeta(st.Snapshot); err != nil {
 			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", st.Revision, w.ID, err)
