@@ -118,3 +118,39 @@ func TestEventLeavesABrokenChainToAHookThatSaysIt(t *testing.T) {
 		})
 	}
 }
+
+// TestABrokenChainIsSaidOnce: the read that says which revisions a broken journal chain lost
+// (a session start's report, a turn's end) ends the break, so the next read does not say it
+// again. Before, every session start and every Stop of a session that owns no heartbeat
+// said it again, until some change was made.
+func TestABrokenChainIsSaidOnce(t *testing.T) {
+	stop := func(en *engine.Engine) string {
+		return must(en.Stop(engine.StopInput{SessionID: "s2"}))(t).SystemMessage
+	}
+	start := func(en *engine.Engine) string {
+		return en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}).SystemMessage
+	}
+	for _, tc := range []struct {
+		name        string
+		first, then func(*engine.Engine) string
+	}{
+		{"session start, then Stop", start, stop},
+		{"session start, then session start", start, start},
+		{"Stop, then Stop", stop, stop},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			cutShort(t, e, true)
+			if msg := tc.first(e.openAs("s2", 4343)); !strings.Contains(msg, "cannot be rebuilt") {
+				t.Fatalf("the first read says %q; want it to say the revisions that cannot be rebuilt", msg)
+			}
+			if msg := tc.then(e.openAs("s2", 4343)); strings.Contains(msg, "cannot be rebuilt") {
+				t.Errorf("the next read says it again: %q", msg)
+			}
+			res := e.openAs("s2", 4343).Resume(engine.ResumeOptions{})
+			if res.Phase != "analyze" || len(res.OpenTasks) != 0 {
+				t.Errorf("after the break the workflow is in phase %q with open tasks %q; want it to go on from the start's revision (analyze, none)", res.Phase, res.OpenTasks)
+			}
+		})
+	}
+}

@@ -434,6 +434,27 @@ func (s *Store) pastBrokenChain(w Workflow, st, tail *Record) (Workflow, tailSta
 	return w, tailState{seq: tail.Seq, rev: tail.Revision}, nil
 }
 
+// EndBreak ends a break in the active workflow's journal chain that a read has said (a
+// "rebuilt" notice: the states after a damaged line cannot be rebuilt, and the workflow goes
+// on from an older one): a full line of the state it goes on from, after the journal's last
+// line, so that the journal and the snapshot agree again and later reads do not say the break
+// again, as the next change would. With no break left (a change since, or none at all) it
+// writes nothing. Opened WithNoRepair, it answers ErrRepairLeft.
+func (s *Store) EndBreak() error {
+	_, err := s.locked(func(w Workflow, ts tailState) (Result, error) {
+		if w.Data == nil || ts.rev <= w.Revision {
+			return Result{Workflow: w}, nil
+		}
+		r, err := w.Record()
+		if err != nil {
+			return Result{Workflow: w}, err
+		}
+		r.Revision = ts.rev + 1
+		return s.commitRecord(w, ts, r, Event{Kind: "rebuilt", Detail: fmt.Sprintf("from revision %d: a damaged journal line broke the chain of the revisions after it, up to %d", w.Revision, ts.rev)})
+	})
+	return err
+}
+
 // Quarantine moves the damaged file (a name in the state directory) to
 // quarantine/<base>-<utc>, durably, never deleting it; why is said in the notice. Opened
 // WithNoRepair, it moves nothing and answers ErrRepairLeft.
