@@ -395,11 +395,23 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			eye = append(eye, n.Message)
 		}
 	}
+	if opt.Apply && l1ok && err == nil {
+		e.endBreak(notices) // said in the notices and to the user
+	}
 	if len(eye) > 0 {
 		// Not cut here: the hook cuts it to one line between characters (hook.OneLine).
 		out.SystemMessage = "Cairn: " + strings.Join(dedupe(eye), "; ")
 	}
 	return out
+}
+
+// endBreak ends the break in the journal's chain that a read's notices, said, tell of
+// (store.EndBreak), so that later reads do not say it again. A failure costs only the notice
+// said again by the next read.
+func (e *Engine) endBreak(notices []store.Notice) {
+	if slices.ContainsFunc(notices, func(n store.Notice) bool { return n.Kind == "rebuilt" }) {
+		_ = e.st.EndBreak()
+	}
 }
 
 // hideSecrets puts secrets.Hidden in place of each of out's strings read from stored text that

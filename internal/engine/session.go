@@ -161,6 +161,9 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 			out.SystemMessage = WithNotes(out.SystemMessage, res.Warnings)
 		}
 	}
+	if !out.Heartbeat {
+		e.endBreak(notices) // said above; a heartbeat ends it too
+	}
 	// Cheap checks first: most turns end with nothing blocking, and need no definition.
 	// Another session beside the live owner (a fork, a second terminal) is not asked, nor is
 	// the ask recorded: the owner's next Stop asks. (The owner's own session, in whichever

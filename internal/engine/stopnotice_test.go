@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,80 @@ func cutShort(t *testing.T, e *env, damage bool) {
 		if err := os.WriteFile(journal, bytes.Join(lines, nil), 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestEventLeavesABrokenChainToAHookThatSaysIt: an event hook's engine (NoRepair: a task
+// event prints nothing, StopFailure's output is discarded) that meets a journal whose chain a
+// damaged line breaks, ahead of the snapshot, changes nothing: its change would go on past
+// the break, after which no read says which revisions were lost. The next session start says
+// it. Before, the task's record or the failed turn's heartbeat went on past the break, told
+// only on the event's stderr, and the move after the break was lost without a word.
+func TestEventLeavesABrokenChainToAHookThatSaysIt(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		event func(*engine.Engine) error
+	}{
+		{"task event", func(en *engine.Engine) error {
+			_, err := en.RecordClaudeTask(engine.ClaudeTask{SessionID: "s1", TaskID: "1", Subject: "write the plan"}, false)
+			return err
+		}},
+		{"StopFailure", func(en *engine.Engine) error {
+			out, err := en.Stop(engine.StopInput{SessionID: "s1", NoAsk: true})
+			if err == nil && out.HeartbeatErr != nil {
+				err = out.HeartbeatErr
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			cutShort(t, e, true)
+			e.clock.Add(5 * time.Minute) // the owner's heartbeat is due
+			err := tc.event(e.openWith("s1", 4242, func(c *engine.Config) { c.NoRepair = true }))
+			if !errors.Is(err, store.ErrRepairLeft) {
+				t.Errorf("the event's change: %v; want it left for a hook that says the repair (store.ErrRepairLeft)", err)
+			}
+			res := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			if !strings.Contains(res.SystemMessage, "cannot be rebuilt") || !strings.Contains(res.Report, "cannot be rebuilt") {
+				t.Errorf("the next session start does not say the revisions lost: system message %q, report:\n%s", res.SystemMessage, res.Report)
+			}
+		})
+	}
+}
+
+// TestABrokenChainIsSaidOnce: the read that says which revisions a broken journal chain lost
+// (a session start's report, a turn's end) ends the break, so the next read does not say it
+// again. Before, every session start and every Stop of a session that owns no heartbeat
+// said it again, until some change was made.
+func TestABrokenChainIsSaidOnce(t *testing.T) {
+	stop := func(en *engine.Engine) string {
+		return must(en.Stop(engine.StopInput{SessionID: "s2"}))(t).SystemMessage
+	}
+	start := func(en *engine.Engine) string {
+		return en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}).SystemMessage
+	}
+	for _, tc := range []struct {
+		name        string
+		first, then func(*engine.Engine) string
+	}{
+		{"session start, then Stop", start, stop},
+		{"session start, then session start", start, start},
+		{"Stop, then Stop", stop, stop},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			cutShort(t, e, true)
+			if msg := tc.first(e.openAs("s2", 4343)); !strings.Contains(msg, "cannot be rebuilt") {
+				t.Fatalf("the first read says %q; want it to say the revisions that cannot be rebuilt", msg)
+			}
+			if msg := tc.then(e.openAs("s2", 4343)); strings.Contains(msg, "cannot be rebuilt") {
+				t.Errorf("the next read says it again: %q", msg)
+			}
+			res := e.openAs("s2", 4343).Resume(engine.ResumeOptions{})
+			if res.Phase != "analyze" || len(res.OpenTasks) != 0 {
+				t.Errorf("after the break the workflow is in phase %q with open tasks %q; want it to go on from the start's revision (analyze, none)", res.Phase, res.OpenTasks)
+			}
+		})
 	}
 }

@@ -150,7 +150,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 			}
 			if s.o.noRepair {
 				if !pending {
-					return w, nil // a change's locked read goes on past the break
+					return w, nil // a change's locked read leaves the break (pastBrokenChain)
 				}
 				return Workflow{}, ErrRepairLeft
 			}
@@ -413,8 +413,13 @@ func (s *Store) rollForward(w Workflow, tail *Record) (Workflow, tailState, erro
 // before tail, its last line, so that the states after the break cannot be rebuilt (as a
 // rebuild of a damaged snapshot finds too, newestJournalRecord): from the newest state there
 // is, the snapshot or st, the last the journal gives (nil for none), with a full line after
-// tail. The journal keeps every line; nothing after the break is claimed as rebuilt.
+// tail. The journal keeps every line; nothing after the break is claimed as rebuilt. Opened
+// WithNoRepair, it answers ErrRepairLeft: a change made past the break ends the break, and
+// no later read would say which revisions were lost.
 func (s *Store) pastBrokenChain(w Workflow, st, tail *Record) (Workflow, tailState, error) {
+	if s.o.noRepair {
+		return w, tailState{}, ErrRepairLeft
+	}
 	if st != nil && st.Revision > w.Revision {
 		if _, err := readMeta(st.Snapshot); err != nil {
 			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", st.Revision, w.ID, err)
@@ -427,6 +432,27 @@ func (s *Store) pastBrokenChain(w Workflow, st, tail *Record) (Workflow, tailSta
 	w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: w.Revision,
 		Message: fmt.Sprintf("the journal of %s holds revisions up to %d, but a damaged line breaks its chain of changes and those after revision %d cannot be rebuilt: the workflow goes on from revision %d, and the journal keeps every line", w.ID, tail.Revision, w.Revision, w.Revision)})
 	return w, tailState{seq: tail.Seq, rev: tail.Revision}, nil
+}
+
+// EndBreak ends a break in the active workflow's journal chain that a read has said (a
+// "rebuilt" notice: the states after a damaged line cannot be rebuilt, and the workflow goes
+// on from an older one): a full line of the state it goes on from, after the journal's last
+// line, so that the journal and the snapshot agree again and later reads do not say the break
+// again, as the next change would. With no break left (a change since, or none at all) it
+// writes nothing. Opened WithNoRepair, it answers ErrRepairLeft.
+func (s *Store) EndBreak() error {
+	_, err := s.locked(func(w Workflow, ts tailState) (Result, error) {
+		if w.Data == nil || ts.rev <= w.Revision {
+			return Result{Workflow: w}, nil
+		}
+		r, err := w.Record()
+		if err != nil {
+			return Result{Workflow: w}, err
+		}
+		r.Revision = ts.rev + 1
+		return s.commitRecord(w, ts, r, Event{Kind: "rebuilt", Detail: fmt.Sprintf("from revision %d: a damaged journal line broke the chain of the revisions after it, up to %d", w.Revision, ts.rev)})
+	})
+	return err
 }
 
 // Quarantine moves the damaged file (a name in the state directory) to
