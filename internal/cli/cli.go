@@ -179,15 +179,6 @@ func (a *app) main(args []string) int {
 		return a.fail(err)
 	}
 	a.name = cmd.name
-	if err := a.staleSet(); err != nil {
-		// Claude Code shows the status line's stdout alone, and a status line that fails none.
-		if a.name == "statusline" && !jsonAsked(append(global, rest...)) {
-			fmt.Fprintln(a.stdout, "cairn: this cairn was built from other sources than the plugin · run cairn doctor")
-			a.say(err.Error())
-			return ExitOK
-		}
-		return a.fail(err)
-	}
 	err = a.run(cmd, append(global, rest...))
 	if errors.Is(err, flag.ErrHelp) {
 		// -h stops parsing; --json after it still asks for the JSON form.
@@ -382,6 +373,15 @@ func (a *app) workDir() (string, error) {
 func (a *app) run(c *command, args []string) error {
 	pos, err := a.parse(args, c.min, c.max)
 	if err != nil {
+		return err // -h included: a command's help runs from a stale set too
+	}
+	if err := a.staleSet(); err != nil {
+		// Claude Code shows the status line's stdout alone, and a status line that fails none.
+		if a.name == "statusline" && !a.json {
+			fmt.Fprintln(a.stdout, "cairn: this cairn was built from other sources than the plugin · run cairn doctor")
+			a.say(err.Error())
+			return nil
+		}
 		return err
 	}
 	var e *engine.Engine
