@@ -179,15 +179,6 @@ func (a *app) main(args []string) int {
 		return a.fail(err)
 	}
 	a.name = cmd.name
-	if err := a.staleSet(); err != nil {
-		// Claude Code shows the status line's stdout alone, and a status line that fails none.
-		if a.name == "statusline" && !jsonAsked(append(global, rest...)) {
-			fmt.Fprintln(a.stdout, "cairn: this cairn was built from other sources than the plugin · run cairn doctor")
-			a.say(err.Error())
-			return ExitOK
-		}
-		return a.fail(err)
-	}
 	err = a.run(cmd, append(global, rest...))
 	if errors.Is(err, flag.ErrHelp) {
 		// -h stops parsing; --json after it still asks for the JSON form.
@@ -242,7 +233,12 @@ func (a *app) fail(err error) int {
 		case "approve":
 			msg += "; nothing waits for approval"
 		default:
-			msg += "; cairn start TYPE CONTEXT begins one"
+			// Outside a project there is none to start: say why nothing is found here.
+			if ne := a.notInProject(); ne != nil {
+				msg = ne.Error()
+			} else {
+				msg += "; cairn start TYPE CONTEXT begins one"
+			}
 		}
 	}
 	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(shellSteps(msg, a.inClaudeCode())))
@@ -310,13 +306,10 @@ func (a *app) engine() (*engine.Engine, error) {
 	// expire --dry-run only reads, so it makes no state directory either.
 	noCreate := c != nil && (c.readOnly || c.noState || c.name == "expire" && a.opt.dryRun)
 	if c != nil && !c.readOnly {
-		if root, outside := a.outsideProject(); outside {
+		if _, outside := a.outsideProject(); outside {
 			noCreate = c.onState
-			// A directory a session made state in (Claude Code run outside git, with
-			// CLAUDE_PROJECT_DIR) is a project; any other is not, and gets no state.
-			if _, err := os.Lstat(filepath.Join(root, project.StateSubdir)); !c.onState && errors.Is(err, fs.ErrNotExist) {
-				return nil, &codeError{code: ExitRefused, msg: "not in a project: " + engine.NoGit(root) +
-					", and no Cairn state is there; " + engine.NotAProjectStep}
+			if err := a.notInProject(); err != nil && !c.onState {
+				return nil, err
 			}
 		}
 	}
@@ -355,6 +348,21 @@ func (a *app) outsideProject() (root string, outside bool) {
 	return root, err == nil && !project.HasGit(root)
 }
 
+// notInProject is the refusal of a directory outside any project (see outsideProject) that
+// no session made state in, which a command that writes gives and one that finds nothing
+// there gives as the reason; nil elsewhere. A directory a session made state in (Claude Code
+// run outside git, with CLAUDE_PROJECT_DIR) is a project.
+func (a *app) notInProject() error {
+	root, outside := a.outsideProject()
+	if !outside {
+		return nil
+	}
+	if _, err := os.Lstat(filepath.Join(root, project.StateSubdir)); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return &codeError{code: ExitRefused, msg: "not in a project: " + engine.NoGit(root) + ", and no Cairn state is there; " + engine.NotAProjectStep}
+}
+
 // workDir is the working directory the project is looked for from: os.Getwd's, which is the
 // shell's path ($PWD), or, when no git repository holds that path but one holds the
 // directory it leads to (a link into the project from outside it, as cd ~/docs to a link to
@@ -382,6 +390,15 @@ func (a *app) workDir() (string, error) {
 func (a *app) run(c *command, args []string) error {
 	pos, err := a.parse(args, c.min, c.max)
 	if err != nil {
+		return err // -h included: a command's help runs from a stale set too
+	}
+	if err := a.staleSet(); err != nil {
+		// Claude Code shows the status line's stdout alone, and a status line that fails none.
+		if a.name == "statusline" && !a.json {
+			fmt.Fprintln(a.stdout, "cairn: this cairn was built from other sources than the plugin · run cairn doctor")
+			a.say(err.Error())
+			return nil
+		}
 		return err
 	}
 	var e *engine.Engine

@@ -13,7 +13,8 @@ import (
 // from other sources than the plugin it belongs to (after a git pull, until make build or the
 // launcher's reinstall) does not run: it says so and how to install the plugin's, as the
 // launcher would never run it. Only a set that names its plugin is checked: bin/ beside it,
-// or a set Go built (.built-from). doctor, version, help and uninstall still run from it.
+// or a set Go built (.built-from). doctor, version, help (cairn CMD --help too) and uninstall
+// still run from it.
 func TestStaleSetDoesNotRun(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -34,6 +35,9 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 		{"release set: no plugin named", true, "old\n", false, []string{"list"}, false, ""},
 		{"doctor from a stale set", false, "old\n", false, []string{"doctor"}, false, ""},
 		{"version from a stale set", true, "old\n", true, []string{"version"}, false, ""},
+		// A command's own help is help: cairn help list says the same.
+		{"help of a command from a stale set", false, "old\n", false, []string{"list", "--help"}, false, ""},
+		{"-h of a command from a stale set", true, "old\n", true, []string{"transition", "-h"}, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			work := t.TempDir()

@@ -94,7 +94,7 @@ func recordHidden(id string, data []byte) error {
 }
 
 // workflowID is show's and history's [ID], by default the active workflow's id.
-func workflowID(pos []string, e *engine.Engine) (string, error) {
+func (a *app) workflowID(pos []string, e *engine.Engine) (string, error) {
 	if len(pos) > 0 {
 		return pos[0], nil
 	}
@@ -104,6 +104,9 @@ func workflowID(pos []string, e *engine.Engine) (string, error) {
 	}
 	if s.WorkflowID == "" {
 		if list, _, err := e.ListRecent(1); err == nil && len(list) == 0 {
+			if err := a.notInProject(); err != nil {
+				return "", err
+			}
 			return "", errors.New("no workflow on record yet: cairn start TYPE CONTEXT begins one")
 		}
 		return "", errors.New("no active workflow; give a workflow id (cairn list shows them)")
@@ -112,7 +115,7 @@ func workflowID(pos []string, e *engine.Engine) (string, error) {
 }
 
 func runShow(a *app, pos []string, e *engine.Engine) error {
-	id, err := workflowID(pos, e)
+	id, err := a.workflowID(pos, e)
 	if err != nil {
 		return err
 	}
@@ -292,7 +295,7 @@ func move(from, to string) string {
 }
 
 func runHistory(a *app, pos []string, e *engine.Engine) error {
-	id, err := workflowID(pos, e)
+	id, err := a.workflowID(pos, e)
 	if err != nil {
 		return err
 	}
