@@ -125,7 +125,11 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		return undo(cmp.Or(err, fmt.Errorf("%s holds sealed journal segments that are not this workflow's", to)))
 	}
 	// The commit point: the journal replaced whole (a durable atomic replace).
-	if err := durable.WriteFile(s.fs, jf, journal, 0o600); err != nil && !durable.IsNotDurable(err) {
+	if err := durable.WriteFile(s.fs, jf, journal, 0o600); durable.IsNotDurable(err) {
+		// Replaced, but a power loss may still bring ours back: not acknowledged. The marker
+		// stays, so the next locked operation finishes or undoes it by what the journal holds.
+		return info, res, s.writeErr(jf, err)
+	} else if err != nil {
 		// Replaced or not, recovery tells from the journal and finishes or undoes.
 		if _, serr := s.finishArchive(); serr != nil {
 			return info, res, fmt.Errorf("replacing workflow %s: %w; whether it was replaced is settled on the next read (%v)", w.ID, s.writeErr(jf, err), serr)

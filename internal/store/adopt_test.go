@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
+	"github.com/cairn-dev/cairn/internal/durable/simfs"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -221,6 +222,78 @@ func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 	}
 	if theirs == 0 {
 		t.Fatal("no faulted run got past the commit point: the test proved nothing")
+	}
+}
+
+// TestPowerLossAdopt cuts the power at every operation of an AdoptLine, on a file system that
+// keeps only what was fsynced: after the reboot (and the recovery the next locked write runs)
+// the active workflow is our copy with its whole journal, or their line with ours archived
+// whole; an acknowledged adoption is theirs. Before, a journal replaced whose directory could
+// not be synced was acknowledged, and the power loss brought our copy back.
+func TestPowerLossAdopt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ours int
+		opts []store.Option
+	}{
+		{"plain", 3, nil},
+		{"sealed", 70, []store.Option{store.WithJournalCompaction(1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			line := theirLine(2)
+			checked := 0
+			for k := 1; ; k++ {
+				f := simfs.New()
+				s := mustOpen(t, dir, append([]store.Option{store.WithFS(f)}, tc.opts...)...)
+				ours := ourLine(t, s, tc.ours)
+				f.CrashAt = f.Ops() + k
+				_, _, aerr := s.AdoptLine("conflict", line, nil)
+				s.Close()
+				if !f.Crashed() {
+					break // k is past the adoption's last operation
+				}
+				checked++
+				what := fmt.Sprintf("crash at %d (the adoption said %v)", k, aerr)
+				rs := mustOpen(t, dir, append([]store.Option{store.WithFS(f.Recover())}, tc.opts...)...)
+				if _, err := rs.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) { return nil, store.Event{}, nil }); err != nil {
+					t.Fatalf("%s: recovery: %v", what, err)
+				}
+				w, err := rs.ReadWorkflow()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				recs, err := rs.ReadJournalSince(wfID, 0)
+				if err != nil {
+					t.Fatalf("%s: journal: %v", what, err)
+				}
+				archives, err := rs.ListArchives()
+				if err != nil {
+					t.Fatalf("%s: archives: %v", what, err)
+				}
+				switch {
+				case bytes.Equal(w.Data, ours.Data):
+					if aerr == nil {
+						t.Fatalf("%s: acknowledged, yet ours is active after the reboot", what)
+					}
+					if len(recs) != tc.ours || len(archives) != 0 {
+						t.Fatalf("%s: ours is active with %d journal records, archives %+v", what, len(recs), archives)
+					}
+				case bytes.Equal(w.Data, line[1].Snapshot):
+					if len(recs) != 2 || len(archives) != 1 {
+						t.Fatalf("%s: theirs is active with %d journal records, archives %+v", what, len(recs), archives)
+					}
+					snap, j, err := rs.ReadArchive(archives[0].Dir)
+					if err != nil || !bytes.Equal(snap, ours.Data) || len(j.Records) != tc.ours {
+						t.Fatalf("%s: our archived copy: %s, %d records, %v", what, snap, len(j.Records), err)
+					}
+				default:
+					t.Fatalf("%s: active is neither copy: %s", what, w.Data)
+				}
+				rs.Close()
+			}
+			crashPointsChecked(t, checked, 20, "an adoption")
+		})
 	}
 }
 

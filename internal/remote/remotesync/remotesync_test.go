@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
@@ -470,6 +473,63 @@ func TestReplayAfterLostRace(t *testing.T) {
 		t.Fatalf("A's sync = %+v, %v; want a conflict with nothing replayed", out, err)
 	}
 	agree(t, r, a, b)
+}
+
+// journalSyncFails is a state directory whose next sync of journal/ fails once armed, as a
+// disk reporting an I/O error does: the rename it was to make durable has happened.
+type journalSyncFails struct {
+	durable.FS
+	armed atomic.Bool
+}
+
+func (f *journalSyncFails) SyncDir(name string) error {
+	if name == "journal" && f.armed.CompareAndSwap(true, false) {
+		return &fs.PathError{Op: "sync", Path: name, Err: syscall.EIO}
+	}
+	return f.FS.SyncDir(name)
+}
+
+// TestReplayOwedAfterAnAdoptionNotDurable: A's sync adopts B's line, but journal/ cannot be
+// synced after the replace, so the adoption may not survive a power loss and the sync fails.
+// The replay of A's change it owes is kept all the same: the next sync makes it and B gets A's
+// move.
+func TestReplayOwedAfterAnAdoptionNotDurable(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	a.start("wf-r", "replay")
+	a.move("plan")
+	a.sync(r, "")
+	b.sync(r, "")
+	a.move("implement")
+	b.setVar(7)
+	b.sync(r, "")
+	d, err := durable.OpenDir(a.en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f := &journalSyncFails{FS: d}
+	st, err := store.Open(a.en.StateDir(), store.WithFS(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f.armed.Store(true)
+	if _, err := remotesync.Sync(ctx, st, r, "origin", "", remotesync.EngineReplayer(a.en)); !durable.IsNotDurable(err) {
+		t.Fatalf("the sync whose adoption is not durable said %v", err)
+	}
+	if f.armed.Load() {
+		t.Fatal("journal/ was never synced: the test proved nothing")
+	}
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	if err != nil || out.Conflict == nil || out.Conflict.Replayed != 1 || out.Pushed != 1 {
+		t.Fatalf("A's next sync = %+v (conflict %+v), %v; want its transition replayed and pushed", out, out.Conflict, err)
+	}
+	b.sync(r, "")
+	if ph, _ := b.phase(); ph != "implement" {
+		t.Fatalf("B is in %s, want implement", ph)
+	}
 }
 
 // TestReplayEveryKind: A adds a task, sets two variables, moves on and adds a task in the new
