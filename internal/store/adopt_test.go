@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/durable/simfs"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -293,6 +294,55 @@ func TestPowerLossAdopt(t *testing.T) {
 				rs.Close()
 			}
 			crashPointsChecked(t, checked, 20, "an adoption")
+		})
+	}
+}
+
+// TestNothingBuiltOnAnAdoptionNotDurable: an adoption whose journal/ could not be synced after
+// the replace is not acknowledged, and a write after it is acknowledged only once the adopted
+// journal is durable: after a power loss the workflow, its journal and its archive agree.
+// Before, the next write finished the adoption (snapshot, marker) without it, and after the
+// power loss the snapshot was their line's and the write's, the journal ours again.
+func TestNothingBuiltOnAnAdoptionNotDurable(t *testing.T) {
+	for _, fails := range []int32{1, 2} {
+		t.Run(fmt.Sprint(fails), func(t *testing.T) {
+			dir := t.TempDir()
+			f := simfs.New()
+			sf := &durabletest.DirSyncFails{FS: f, Dir: "journal"}
+			s := mustOpen(t, dir, store.WithFS(sf))
+			ours := ourLine(t, s, 3)
+			sf.Fails.Store(fails)
+			if _, _, err := s.AdoptLine("conflict", theirLine(2), nil); !durable.IsNotDurable(err) {
+				t.Fatalf("the adoption not durable said %v", err)
+			}
+			res, uerr := s.UpdateWorkflow(setNext(wfID, "after"))
+			s.Close()
+			rs := mustOpen(t, dir, store.WithFS(f.Recover()))
+			w, err := rs.ReadWorkflow()
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := rs.ReadJournalSince(wfID, 0)
+			if err != nil || len(recs) == 0 {
+				t.Fatalf("journal: %d records, %v", len(recs), err)
+			}
+			if last := recs[len(recs)-1]; last.Revision != w.Revision || !bytes.Equal(last.Snapshot, w.Data) {
+				t.Fatalf("after the power loss (the write said r%d, %v) the workflow is r%d %s, its journal ends at r%d %s", res.Revision, uerr, w.Revision, w.Data, last.Revision, last.Snapshot)
+			}
+			archives, err := rs.ListArchives()
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case uerr == nil:
+				if w.Revision != 3 || len(recs) != 3 || !bytes.Equal(recs[1].Snapshot, theirLine(2)[1].Snapshot) || len(archives) != 1 {
+					t.Fatalf("the write was acknowledged, yet after the power loss the workflow is r%d with %d journal records, %d archives", w.Revision, len(recs), len(archives))
+				}
+			case fails == 1:
+				t.Fatalf("the write after a journal/ synced again was refused: %v", uerr)
+			case !bytes.Equal(w.Data, ours.Data) && !bytes.Equal(w.Data, theirLine(2)[1].Snapshot):
+				t.Fatalf("the write was refused (%v), yet the workflow is %s", uerr, w.Data)
+			}
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
@@ -475,20 +474,6 @@ func TestReplayAfterLostRace(t *testing.T) {
 	agree(t, r, a, b)
 }
 
-// journalSyncFails is a state directory whose next sync of journal/ fails once armed, as a
-// disk reporting an I/O error does: the rename it was to make durable has happened.
-type journalSyncFails struct {
-	durable.FS
-	armed atomic.Bool
-}
-
-func (f *journalSyncFails) SyncDir(name string) error {
-	if name == "journal" && f.armed.CompareAndSwap(true, false) {
-		return &fs.PathError{Op: "sync", Path: name, Err: syscall.EIO}
-	}
-	return f.FS.SyncDir(name)
-}
-
 // TestReplayOwedAfterAnAdoptionNotDurable: A's sync adopts B's line, but journal/ cannot be
 // synced after the replace, so the adoption may not survive a power loss and the sync fails.
 // The replay of A's change it owes is kept all the same: the next sync makes it and B gets A's
@@ -509,17 +494,17 @@ func TestReplayOwedAfterAnAdoptionNotDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	f := &journalSyncFails{FS: d}
+	f := &durabletest.DirSyncFails{FS: d, Dir: "journal"}
 	st, err := store.Open(a.en.StateDir(), store.WithFS(f))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	f.armed.Store(true)
+	f.Fails.Store(1)
 	if _, err := remotesync.Sync(ctx, st, r, "origin", "", remotesync.EngineReplayer(a.en)); !durable.IsNotDurable(err) {
 		t.Fatalf("the sync whose adoption is not durable said %v", err)
 	}
-	if f.armed.Load() {
+	if f.Fails.Load() > 0 {
 		t.Fatal("journal/ was never synced: the test proved nothing")
 	}
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
