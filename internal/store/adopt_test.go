@@ -121,6 +121,17 @@ func TestAdoptLine(t *testing.T) {
 	}
 }
 
+// adoptCases are the adoptions the fault and power-loss suites cut: of a short line of ours,
+// and of one long enough to have sealed segments, which go to the archive with it.
+var adoptCases = []struct {
+	name string
+	ours int
+	opts []store.Option
+}{
+	{"plain", 3, nil},
+	{"sealed", 70, []store.Option{store.WithJournalCompaction(1)}},
+}
+
 // TestFaultInjectionAdopt fails each file system operation of an adoption in turn, once and
 // from there on (what a kill at that operation leaves), and checks, after recovery on a clean
 // file system, that the workflow is either ours with our journal and no archive, or theirs
@@ -129,14 +140,7 @@ func TestAdoptLine(t *testing.T) {
 // In the "sealed" run ours is long enough to have been compacted: its sealed segments go to
 // the archive with it, and none of them may shadow the adopted line's revisions.
 func TestFaultInjectionAdopt(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		ours int
-		opts []store.Option
-	}{
-		{"plain", 3, nil},
-		{"sealed", 70, []store.Option{store.WithJournalCompaction(1)}},
-	} {
+	for _, tc := range adoptCases {
 		t.Run(tc.name, func(t *testing.T) { faultInjectionAdopt(t, tc.ours, tc.opts) })
 	}
 }
@@ -232,14 +236,7 @@ func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 // whole; an acknowledged adoption is theirs. Before, a journal replaced whose directory could
 // not be synced was acknowledged, and the power loss brought our copy back.
 func TestPowerLossAdopt(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		ours int
-		opts []store.Option
-	}{
-		{"plain", 3, nil},
-		{"sealed", 70, []store.Option{store.WithJournalCompaction(1)}},
-	} {
+	for _, tc := range adoptCases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			line := theirLine(2)

@@ -433,13 +433,11 @@ func TestEntryWithoutSnapshotIsRefused(t *testing.T) {
 	}
 }
 
-// TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
-// same revision is replayed through the state machine on B's line and pushed, so both
-// machines end with both changes. A transition that no longer applies is not forced.
-func TestReplayAfterLostRace(t *testing.T) {
-	ctx := context.Background()
-	r := memremote.New()
-	a, b := newMachine(t, 0), newMachine(t, 0)
+// lostRace is A's transition and B's variable made from the same revision of wf-r, B's synced
+// first: A's next sync loses the race.
+func lostRace(t *testing.T) (r *memremote.Backend, a, b *machine) {
+	r = memremote.New()
+	a, b = newMachine(t, 0), newMachine(t, 0)
 	a.start("wf-r", "replay")
 	a.move("plan")
 	a.sync(r, "")
@@ -447,6 +445,15 @@ func TestReplayAfterLostRace(t *testing.T) {
 	a.move("implement")
 	b.setVar(7)
 	b.sync(r, "")
+	return r, a, b
+}
+
+// TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
+// same revision is replayed through the state machine on B's line and pushed, so both
+// machines end with both changes. A transition that no longer applies is not forced.
+func TestReplayAfterLostRace(t *testing.T) {
+	ctx := context.Background()
+	r, a, b := lostRace(t)
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
 	if err != nil {
 		t.Fatal(err)
@@ -480,15 +487,7 @@ func TestReplayAfterLostRace(t *testing.T) {
 // move.
 func TestReplayOwedAfterAnAdoptionNotDurable(t *testing.T) {
 	ctx := context.Background()
-	r := memremote.New()
-	a, b := newMachine(t, 0), newMachine(t, 0)
-	a.start("wf-r", "replay")
-	a.move("plan")
-	a.sync(r, "")
-	b.sync(r, "")
-	a.move("implement")
-	b.setVar(7)
-	b.sync(r, "")
+	r, a, b := lostRace(t)
 	d, err := durable.OpenDir(a.en.StateDir())
 	if err != nil {
 		t.Fatal(err)
