@@ -125,7 +125,11 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		return undo(cmp.Or(err, fmt.Errorf("%s holds sealed journal segments that are not this workflow's", to)))
 	}
 	// The commit point: the journal replaced whole (a durable atomic replace).
-	if err := durable.WriteFile(s.fs, jf, journal, 0o600); err != nil && !durable.IsNotDurable(err) {
+	if err := durable.WriteFile(s.fs, jf, journal, 0o600); durable.IsNotDurable(err) {
+		// Replaced, but a power loss may still bring ours back: not acknowledged. The marker
+		// stays, so the next locked operation finishes or undoes it by what the journal holds.
+		return info, res, s.writeErr(jf, err)
+	} else if err != nil {
 		// Replaced or not, recovery tells from the journal and finishes or undoes.
 		if _, serr := s.finishArchive(); serr != nil {
 			return info, res, fmt.Errorf("replacing workflow %s: %w; whether it was replaced is settled on the next read (%v)", w.ID, s.writeErr(jf, err), serr)
@@ -235,9 +239,10 @@ func (s *Store) adopted(jf string, tip Record) (bool, error) {
 }
 
 // settleAdopt finishes or undoes the AdoptLine p names: with the journal replaced (it ends
-// with the marker's line) the snapshot is brought to the line's last revision and done is
-// true; otherwise our sealed segments come back from the archive directory, which then holds
-// only copies and is removed as undoArchive does, and the workflow is as it was.
+// with the marker's line) journal/ is synced, then the snapshot is brought to the line's last
+// revision and done is true (journal/ not synced: nothing more is done, the marker stays);
+// otherwise our sealed segments come back from the archive directory, which then holds only
+// copies and is removed as undoArchive does, and the workflow is as it was.
 func (s *Store) settleAdopt(p pending, dir string) (done bool, n *Notice, err error) {
 	jf := journalFile(p.WorkflowID)
 	done, err = s.adopted(jf, Record{Seq: p.Adopt.Seq, Revision: p.Adopt.Revision, State: p.Adopt.State})
@@ -250,6 +255,12 @@ func (s *Store) settleAdopt(p pending, dir string) (done bool, n *Notice, err er
 		}
 		n, err := s.undoArchive(p, dir, adoptCopies...)
 		return false, n, err
+	}
+	// The journal's replacement is the commit point: durable before anything is built on it.
+	// One whose directory could not be synced (AdoptLine said so) would come back as ours
+	// after a power loss, under a snapshot and writes of their line.
+	if err := s.fs.SyncDir(journalDir); err != nil {
+		return false, nil, s.writeErr(jf, &durable.NotDurableError{Path: jf, Err: err})
 	}
 	st, err := s.journalState(jf)
 	if err != nil || st == nil {

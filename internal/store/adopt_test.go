@@ -14,7 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
+	"github.com/cairn-dev/cairn/internal/durable/simfs"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -119,6 +121,17 @@ func TestAdoptLine(t *testing.T) {
 	}
 }
 
+// adoptCases are the adoptions the fault and power-loss suites cut: of a short line of ours,
+// and of one long enough to have sealed segments, which go to the archive with it.
+var adoptCases = []struct {
+	name string
+	ours int
+	opts []store.Option
+}{
+	{"plain", 3, nil},
+	{"sealed", 70, []store.Option{store.WithJournalCompaction(1)}},
+}
+
 // TestFaultInjectionAdopt fails each file system operation of an adoption in turn, once and
 // from there on (what a kill at that operation leaves), and checks, after recovery on a clean
 // file system, that the workflow is either ours with our journal and no archive, or theirs
@@ -127,14 +140,7 @@ func TestAdoptLine(t *testing.T) {
 // In the "sealed" run ours is long enough to have been compacted: its sealed segments go to
 // the archive with it, and none of them may shadow the adopted line's revisions.
 func TestFaultInjectionAdopt(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		ours int
-		opts []store.Option
-	}{
-		{"plain", 3, nil},
-		{"sealed", 70, []store.Option{store.WithJournalCompaction(1)}},
-	} {
+	for _, tc := range adoptCases {
 		t.Run(tc.name, func(t *testing.T) { faultInjectionAdopt(t, tc.ours, tc.opts) })
 	}
 }
@@ -221,6 +227,120 @@ func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 	}
 	if theirs == 0 {
 		t.Fatal("no faulted run got past the commit point: the test proved nothing")
+	}
+}
+
+// TestPowerLossAdopt cuts the power at every operation of an AdoptLine, on a file system that
+// keeps only what was fsynced: after the reboot (and the recovery the next locked write runs)
+// the active workflow is our copy with its whole journal, or their line with ours archived
+// whole; an acknowledged adoption is theirs. Before, a journal replaced whose directory could
+// not be synced was acknowledged, and the power loss brought our copy back.
+func TestPowerLossAdopt(t *testing.T) {
+	for _, tc := range adoptCases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			line := theirLine(2)
+			checked := 0
+			for k := 1; ; k++ {
+				f := simfs.New()
+				s := mustOpen(t, dir, append([]store.Option{store.WithFS(f)}, tc.opts...)...)
+				ours := ourLine(t, s, tc.ours)
+				f.CrashAt = f.Ops() + k
+				_, _, aerr := s.AdoptLine("conflict", line, nil)
+				s.Close()
+				if !f.Crashed() {
+					break // k is past the adoption's last operation
+				}
+				checked++
+				what := fmt.Sprintf("crash at %d (the adoption said %v)", k, aerr)
+				rs := mustOpen(t, dir, append([]store.Option{store.WithFS(f.Recover())}, tc.opts...)...)
+				if _, err := rs.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) { return nil, store.Event{}, nil }); err != nil {
+					t.Fatalf("%s: recovery: %v", what, err)
+				}
+				w, err := rs.ReadWorkflow()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				recs, err := rs.ReadJournalSince(wfID, 0)
+				if err != nil {
+					t.Fatalf("%s: journal: %v", what, err)
+				}
+				archives, err := rs.ListArchives()
+				if err != nil {
+					t.Fatalf("%s: archives: %v", what, err)
+				}
+				switch {
+				case bytes.Equal(w.Data, ours.Data):
+					if aerr == nil {
+						t.Fatalf("%s: acknowledged, yet ours is active after the reboot", what)
+					}
+					if len(recs) != tc.ours || len(archives) != 0 {
+						t.Fatalf("%s: ours is active with %d journal records, archives %+v", what, len(recs), archives)
+					}
+				case bytes.Equal(w.Data, line[1].Snapshot):
+					if len(recs) != 2 || len(archives) != 1 {
+						t.Fatalf("%s: theirs is active with %d journal records, archives %+v", what, len(recs), archives)
+					}
+					snap, j, err := rs.ReadArchive(archives[0].Dir)
+					if err != nil || !bytes.Equal(snap, ours.Data) || len(j.Records) != tc.ours {
+						t.Fatalf("%s: our archived copy: %s, %d records, %v", what, snap, len(j.Records), err)
+					}
+				default:
+					t.Fatalf("%s: active is neither copy: %s", what, w.Data)
+				}
+				rs.Close()
+			}
+			crashPointsChecked(t, checked, 20, "an adoption")
+		})
+	}
+}
+
+// TestNothingBuiltOnAnAdoptionNotDurable: an adoption whose journal/ could not be synced after
+// the replace is not acknowledged, and a write after it is acknowledged only once the adopted
+// journal is durable: after a power loss the workflow, its journal and its archive agree.
+// Before, the next write finished the adoption (snapshot, marker) without it, and after the
+// power loss the snapshot was their line's and the write's, the journal ours again.
+func TestNothingBuiltOnAnAdoptionNotDurable(t *testing.T) {
+	for _, fails := range []int32{1, 2} {
+		t.Run(fmt.Sprint(fails), func(t *testing.T) {
+			dir := t.TempDir()
+			f := simfs.New()
+			sf := &durabletest.DirSyncFails{FS: f, Dir: "journal"}
+			s := mustOpen(t, dir, store.WithFS(sf))
+			ours := ourLine(t, s, 3)
+			sf.Fails.Store(fails)
+			if _, _, err := s.AdoptLine("conflict", theirLine(2), nil); !durable.IsNotDurable(err) {
+				t.Fatalf("the adoption not durable said %v", err)
+			}
+			res, uerr := s.UpdateWorkflow(setNext(wfID, "after"))
+			s.Close()
+			rs := mustOpen(t, dir, store.WithFS(f.Recover()))
+			w, err := rs.ReadWorkflow()
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := rs.ReadJournalSince(wfID, 0)
+			if err != nil || len(recs) == 0 {
+				t.Fatalf("journal: %d records, %v", len(recs), err)
+			}
+			if last := recs[len(recs)-1]; last.Revision != w.Revision || !bytes.Equal(last.Snapshot, w.Data) {
+				t.Fatalf("after the power loss (the write said r%d, %v) the workflow is r%d %s, its journal ends at r%d %s", res.Revision, uerr, w.Revision, w.Data, last.Revision, last.Snapshot)
+			}
+			archives, err := rs.ListArchives()
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case uerr == nil:
+				if w.Revision != 3 || len(recs) != 3 || !bytes.Equal(recs[1].Snapshot, theirLine(2)[1].Snapshot) || len(archives) != 1 {
+					t.Fatalf("the write was acknowledged, yet after the power loss the workflow is r%d with %d journal records, %d archives", w.Revision, len(recs), len(archives))
+				}
+			case fails == 1:
+				t.Fatalf("the write after a journal/ synced again was refused: %v", uerr)
+			case !bytes.Equal(w.Data, ours.Data) && !bytes.Equal(w.Data, theirLine(2)[1].Snapshot):
+				t.Fatalf("the write was refused (%v), yet the workflow is %s", uerr, w.Data)
+			}
+		})
 	}
 }
 

@@ -2,10 +2,6 @@ package store
 
 import "github.com/cairn-dev/cairn/internal/durable"
 
-// WithFS makes the store do all its file operations through fsys (anchored at dir), for fault
-// injection in tests.
-func WithFS(fsys durable.FS) Option { return func(o *options) { o.fs = fsys } }
-
 // WithProjectFS makes the store rename seed files through fsys (anchored at the project root).
 func WithProjectFS(fsys durable.FS) Option { return func(o *options) { o.projectFS = fsys } }
 

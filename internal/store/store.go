@@ -206,6 +206,10 @@ func WithRetention(n int) Option {
 	return func(o *options) { o.retention = max(n, 1) }
 }
 
+// WithFS makes the store do all its file operations through fsys (anchored at dir), for fault
+// injection in tests (this package's and those of the packages that write through a store).
+func WithFS(fsys durable.FS) Option { return func(o *options) { o.fs = fsys } }
+
 // WithLockWait bounds how long writes wait for a lock. 0 waits for none: a lock another
 // process holds is tried once, and a read that would repair the snapshot under it answers
 // from the journal instead, as in a state directory that cannot be written.

@@ -1,6 +1,7 @@
 // Package durabletest holds what tests need of durable and nothing else links: Faulty, a
 // durable.FS that fails the operation a test chooses (durable's and store's fault suites),
-// and Watched/WaitLockWaiter, which see a lock waiter start waiting.
+// DirSyncFails, whose syncs of one directory fail, and Watched/WaitLockWaiter, which see a lock
+// waiter start waiting.
 package durabletest
 
 import (

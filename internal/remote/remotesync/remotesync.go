@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
@@ -325,8 +326,10 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			return nil
 		})
 		if err != nil {
-			if replaying {
-				_ = clearIntent(st) // not adopted: nothing is owed (resume would find no archive either)
+			if replaying && !durable.IsNotDurable(err) {
+				// Not adopted: nothing is owed (resume would find no archive either). One made
+				// but not durable stands until a power loss: the replay stays owed.
+				_ = clearIntent(st)
 			}
 			if errors.Is(err, ErrMoved) {
 				return out, err

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
@@ -432,13 +434,11 @@ func TestEntryWithoutSnapshotIsRefused(t *testing.T) {
 	}
 }
 
-// TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
-// same revision is replayed through the state machine on B's line and pushed, so both
-// machines end with both changes. A transition that no longer applies is not forced.
-func TestReplayAfterLostRace(t *testing.T) {
-	ctx := context.Background()
-	r := memremote.New()
-	a, b := newMachine(t, 0), newMachine(t, 0)
+// lostRace is A's transition and B's variable made from the same revision of wf-r, B's synced
+// first: A's next sync loses the race.
+func lostRace(t *testing.T) (r *memremote.Backend, a, b *machine) {
+	r = memremote.New()
+	a, b = newMachine(t, 0), newMachine(t, 0)
 	a.start("wf-r", "replay")
 	a.move("plan")
 	a.sync(r, "")
@@ -446,6 +446,15 @@ func TestReplayAfterLostRace(t *testing.T) {
 	a.move("implement")
 	b.setVar(7)
 	b.sync(r, "")
+	return r, a, b
+}
+
+// TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
+// same revision is replayed through the state machine on B's line and pushed, so both
+// machines end with both changes. A transition that no longer applies is not forced.
+func TestReplayAfterLostRace(t *testing.T) {
+	ctx := context.Background()
+	r, a, b := lostRace(t)
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
 	if err != nil {
 		t.Fatal(err)
@@ -471,6 +480,41 @@ func TestReplayAfterLostRace(t *testing.T) {
 		t.Fatalf("A's sync = %+v, %v; want a conflict with nothing replayed", out, err)
 	}
 	agree(t, r, a, b)
+}
+
+// TestReplayOwedAfterAnAdoptionNotDurable: A's sync adopts B's line, but journal/ cannot be
+// synced after the replace, so the adoption may not survive a power loss and the sync fails.
+// The replay of A's change it owes is kept all the same: the next sync makes it and B gets A's
+// move.
+func TestReplayOwedAfterAnAdoptionNotDurable(t *testing.T) {
+	ctx := context.Background()
+	r, a, b := lostRace(t)
+	d, err := durable.OpenDir(a.en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f := &durabletest.DirSyncFails{FS: d, Dir: "journal"}
+	st, err := store.Open(a.en.StateDir(), store.WithFS(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f.Fails.Store(1)
+	if _, err := remotesync.Sync(ctx, st, r, "origin", "", remotesync.EngineReplayer(a.en)); !durable.IsNotDurable(err) {
+		t.Fatalf("the sync whose adoption is not durable said %v", err)
+	}
+	if f.Fails.Load() > 0 {
+		t.Fatal("journal/ was never synced: the test proved nothing")
+	}
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	if err != nil || out.Conflict == nil || out.Conflict.Replayed != 1 || out.Pushed != 1 {
+		t.Fatalf("A's next sync = %+v (conflict %+v), %v; want its transition replayed and pushed", out, out.Conflict, err)
+	}
+	b.sync(r, "")
+	if ph, _ := b.phase(); ph != "implement" {
+		t.Fatalf("B is in %s, want implement", ph)
+	}
 }
 
 // TestReplayEveryKind: A adds a task, sets two variables, moves on and adds a task in the new
