@@ -413,7 +413,11 @@ func (e *Engine) openMemory(found project.Found) {
 func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 
 func (e *Engine) actor() workflow.Actor {
-	return workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID, Host: e.cfg.Host}
+	a := workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
+	if a.PID > 0 { // the machine a pid is on
+		a.Host = e.cfg.Host
+	}
+	return a
 }
 
 // decodeLenient decodes one of the engine's small documents (the L2 ledger, the
