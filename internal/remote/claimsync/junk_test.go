@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,20 +68,6 @@ func pushJunk(t *testing.T, b remote.Backend) {
 	}
 }
 
-// noPush is a remote whose pushes fail while it can still be read (a push cut off, a host
-// refusing writes for a while).
-type noPush struct {
-	remote.Backend
-	off atomic.Bool
-}
-
-func (n *noPush) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
-	if n.off.Load() {
-		return 0, errors.New("connection reset")
-	}
-	return n.Backend.Append(ctx, id, after, data)
-}
-
 // TestOfflineClaimsBesideTooManyClaims: with the line too large for claims.json, a call that
 // read it kept nothing of what it did. A claim made offline that the next sync confirmed stayed
 // "not confirmed" in claims.json for good (each status line: "1 claim not confirmed"), and a
@@ -90,7 +75,7 @@ func (n *noPush) Append(ctx context.Context, id string, after int64, data [][]by
 // running here: another machine could take it. What the call did is now kept all the same,
 // beside the line as claims.json last held it, which the next call reads on from.
 func TestOfflineClaimsBesideTooManyClaims(t *testing.T) {
-	n := &noPush{Backend: memremote.New()}
+	n := &pushless{Backend: memremote.New()}
 	f := &flaky{Backend: n}
 	a := newClone(t, f)
 	pushJunk(t, n.Backend)
@@ -114,14 +99,14 @@ func TestOfflineClaimsBesideTooManyClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.set(false)
-	n.off.Store(true)
+	n.fail.Store(true)
 	if res, err := a.task("t2", "running"); err != nil || slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "could not be queued") }) {
 		t.Fatalf("a claim whose push failed: %v %+v", err, res)
 	}
 	if got := unconfirmed(); !slices.Equal(got, []string{"t1", "t2"}) {
 		t.Fatalf("claims not confirmed %q, want t1 and t2", got)
 	}
-	n.off.Store(false)
+	n.fail.Store(false)
 	_, err := claimsync.Sync(context.Background(), a.opt, func(task, note string) error { return nil })
 	if ne := (*claimsync.NoticeError)(nil); !errors.As(err, &ne) || !strings.Contains(err.Error(), "too many to keep") {
 		t.Fatalf("sync: %v", err)
