@@ -404,7 +404,7 @@ func makeOwner(st *store.Store) (state, error) {
 // and when the identity was made on another host. Found
 // at the same path with another inode, it is a copy when the identity was made on another host.
 // A copy takes an identity of its own, without the copied claims made offline (the original's
-// to confirm), and notice says so. A renamed host keeps its identity as long as the state
+// to confirm) nor the times the original saw the claims at (its clock's), and notice says so. A renamed host keeps its identity as long as the state
 // directory stays where it is.
 //
 // It decides from the Doc as read under its lock, not from cur: another process of this clone
@@ -441,7 +441,12 @@ func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 		}
 		if copied {
 			was, from := textsafe.Line(s.Owner, 80), textsafe.Line(s.Dir, 200)
-			s = state{Owner: ownerName(), Unconfirmed: mirror.Unconfirmed{Workflow: s.Workflow}, Line: s.Line}
+			// The times the copied line was seen at are the original's clock's readings, maybe
+			// another host's, hours apart: the copy starts its lease clocks again, as a machine
+			// that has just started (claim.Restore).
+			line := s.Line
+			line.Seen = nil
+			s = state{Owner: ownerName(), Unconfirmed: mirror.Unconfirmed{Workflow: s.Workflow}, Line: line}
 			notice = fmt.Sprintf("this state directory was copied from %s, with its claims identity %s: this copy is now another machine to the claims, %s; the tasks %s holds are its own",
 				from, was, s.Owner, was)
 			if movedAway {
