@@ -38,6 +38,12 @@ func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
 	return e.onOtherHost(o) || o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID && processAlive(o.PID)
 }
 
+// inThisClient reports whether o ran in this engine's Claude Code client: its pid, on this
+// machine.
+func (e *Engine) inThisClient(o *workflow.Owner) bool {
+	return e.cfg.PID > 0 && o.PID == e.cfg.PID && !e.onOtherHost(o)
+}
+
 // onOtherHost reports whether o was recorded on another machine than this engine's (through
 // a remote, cairn remote enable), where its pid names no process of its session's.
 func (e *Engine) onOtherHost(o *workflow.Owner) bool {
