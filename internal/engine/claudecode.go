@@ -31,12 +31,22 @@ type ClaudeTask = workflow.ClaudeTask
 // would be the workflow's open tasks in every later report and would take the workflow from
 // its owner. Only a task it mirrored before is still recorded (its completion).
 func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error) {
+	return e.recordClaudeTask(t, completed, "")
+}
+
+// recordClaudeTask is RecordClaudeTask of an event that came under workflow under (a kept
+// one, ApplyKeptClaudeTasks): recorded only while that workflow is the active one. "" is
+// whichever is active.
+func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*Result, error) {
 	// The task the event is about, after the change: this session's, or, completed, an
 	// earlier session's of the same subject.
 	var id string
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
 			return workflow.Result{}, ErrNoActiveWorkflow
+		}
+		if under != "" && cur.WorkflowID != under {
+			return workflow.Result{}, fmt.Errorf("it came while workflow %s was active, which %s has replaced since", under, cur.WorkflowID)
 		}
 		id = workflow.ClaudeTaskID(t)
 		if _, mirrored := workflow.FindTask(cur, id); !mirrored && e.besideLiveOwner(cur) {

@@ -233,3 +233,30 @@ func TestTaskEventSaysTheTasksPhase(t *testing.T) {
 		}
 	}
 }
+
+// Two machines share a workflow through a remote: the record that machine A's live session
+// last changed reaches machine B, where A's client pid names no process (or another one). B's
+// session start took A's session as ended, and told A's pending Claude Code task as one "from
+// an earlier Claude Code session's task list" to create again, so both agents would do it; and
+// B's own task list was mirrored into the workflow A's session owns. The owner now records its
+// machine, and another machine's owner is live by its heartbeat alone.
+func TestOwnersTasksOnAnotherMachineAreNotToldAsEarlier(t *testing.T) {
+	e := newEnv(t)
+	onA := e.openWith("sess-aaaa-1", exitedPID(t), func(c *engine.Config) { c.Host = "machine-a" })
+	must(onA.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(onA.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))(t)
+	const stale = "open task came from an earlier Claude Code session"
+	onB := func(session string) *engine.Engine {
+		return e.openWith(session, 4243, func(c *engine.Config) { c.Host = "machine-b" })
+	}
+	if r := onB("sess-bbbb-2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); strings.Contains(r.Report, stale) || containsAny(r.Notices, stale) {
+		t.Errorf("machine B is told to create machine A's live session's task again:\n%s", r.Report)
+	}
+	if _, err := onB("sess-bbbb-2").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-bbbb-2", TaskID: "1", Subject: "unrelated chore"}, false); err == nil || !strings.Contains(err.Error(), "another live session") {
+		t.Errorf("machine B's task beside machine A's live owner: err %v, want it not mirrored", err)
+	}
+	e.clock.Add(11 * time.Minute) // A's session quiet past the live window
+	if r := onB("sess-cccc-3").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, "1 "+stale) {
+		t.Errorf("the first session after A's is quiet is not told of its open task:\n%s", r.Report)
+	}
+}

@@ -36,8 +36,11 @@ type Config struct {
 	Now       func() time.Time    // default time.Now
 	SessionID string              // the Claude Code session making the call, if known
 	PID       int                 // Claude Code's pid (hooks: $CLAUDE_PID; MCP server: its parent)
-	Actor     string              // "mcp", "session-start", "stop", "cli": recorded in the journal
-	LockWait  time.Duration       // bound on waiting for a lock; default 3s
+	// Host is this machine's name, recorded with the workflow's owner beside PID, which means
+	// nothing on another machine sharing the workflow; default os.Hostname (see thisHost).
+	Host     string
+	Actor    string        // "mcp", "session-start", "stop", "cli": recorded in the journal
+	LockWait time.Duration // bound on waiting for a lock; default 3s
 	// LockUntil, when set, ends every lock wait by then, however many locks one call meets
 	// (a hook's deadline).
 	LockUntil time.Time
@@ -183,6 +186,7 @@ func Open(cfg Config) (*Engine, error) {
 		cfg.LockWait = 3 * time.Second
 	}
 	cfg.Actor = cmp.Or(cfg.Actor, "cairn")
+	cfg.Host = cmp.Or(cfg.Host, thisHost())
 	found, err := project.Find(cfg.Getenv, cfg.WorkDir)
 	if err != nil {
 		return nil, fmt.Errorf("finding the project root: %w", err)
@@ -423,7 +427,11 @@ func (e *Engine) openMemory(found project.Found) {
 func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 
 func (e *Engine) actor() workflow.Actor {
-	return workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
+	a := workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
+	if a.PID > 0 { // the machine a pid is on
+		a.Host = e.cfg.Host
+	}
+	return a
 }
 
 // decodeLenient decodes one of the engine's small documents (the L2 ledger, the

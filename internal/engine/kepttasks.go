@@ -25,6 +25,9 @@ type keptTask struct {
 	// as that client's. Files kept before it was written have none: their events are recorded
 	// as the applying client's when they are its session's.
 	PID int `json:"pid,omitempty"`
+	// WorkflowID is the workflow active when it was kept, which alone records it; absent
+	// where it could not be read, and in files kept before it was written.
+	WorkflowID string `json:"workflow_id,omitempty"`
 }
 
 // KeepClaudeTask keeps a task event that could not be recorded now, durably and without a
@@ -35,7 +38,11 @@ func (e *Engine) KeepClaudeTask(t ClaudeTask, completed bool) error {
 	if err != nil {
 		return err
 	}
-	doc, err := json.Marshal(keptTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Completed: completed, PID: e.cfg.PID})
+	kt := keptTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Completed: completed, PID: e.cfg.PID}
+	if w, err := e.st.ReadWorkflow(); err == nil { // without the lock when all is well
+		kt.WorkflowID = w.ID
+	}
+	doc, err := json.Marshal(kt)
 	if err != nil {
 		return err
 	}
@@ -51,7 +58,8 @@ func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 // gets each outcome, as RecordClaudeTask's. One the record refuses (no active workflow, ...) is
 // dropped too, as it would have been when it came; a file that cannot be read is moved to
 // quarantine/ (Store.Quarantine), said in the returned notes (one that cannot be moved there
-// stays, said too, and blocks none after it). Each is recorded as the session
+// stays, said too, and blocks none after it). One kept under another workflow than the active
+// one (replaced since) is not recorded, and said so. Each is recorded as the session
 // and client that kept it, whichever hook applies it: who owns the workflow, and whether a
 // task list beside its live owner is mirrored, are theirs. It stops at the first the lock
 // still keeps out, that waits for a repair (store.ErrRepairLeft), or that the state cannot
@@ -117,7 +125,7 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 		if err != nil {
 			return notes, err
 		}
-		res, err := by.RecordClaudeTask(t, k.Completed)
+		res, err := by.recordClaudeTask(t, k.Completed, k.WorkflowID)
 		if isLockTimeout(err) || errors.Is(err, store.ErrRepairLeft) {
 			return notes, err
 		}

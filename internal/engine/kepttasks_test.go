@@ -189,3 +189,27 @@ func TestKeptClaudeTasksAreAppliedAsTheirOwnSession(t *testing.T) {
 		t.Errorf("the workflow's owner is %+v, want sess-aaaa-1 in its client still", r.Owner)
 	}
 }
+
+// A task event kept while the lock was held belongs to the workflow active then: applied after
+// that workflow was replaced (archived, another started), it was recorded into the new one,
+// whose report then listed the old work's task as its own open task. It is now recorded only
+// into the workflow it was kept under; under another, cairn-event says why it was not.
+func TestKeptClaudeTaskOfAReplacedWorkflowIsNotRecordedInTheNewOne(t *testing.T) {
+	e, en := keptEnv(t)
+	noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
+	must(e.open("s1").Start(engine.StartRequest{Type: "debug", Context: "other work", Replace: true}))(t)
+	var said []string
+	if _, err := en.ApplyKeptClaudeTasks(true, collect(&said)); err != nil {
+		t.Fatal(err)
+	}
+	var r struct{ Tasks []struct{ ID string } }
+	if err := json.Unmarshal(en.Resume(engine.ResumeOptions{}).Workflow, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tasks) != 0 {
+		t.Errorf("the new workflow holds %+v, the replaced workflow's task", r.Tasks)
+	}
+	if len(said) != 1 || !strings.HasPrefix(said[0], "it came while workflow apex-") || !strings.HasSuffix(said[0], " has replaced since") {
+		t.Errorf("said %q, want the event refused as of the workflow replaced", said)
+	}
+}

@@ -694,7 +694,7 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 // It is that move only when all of these hold, each of which another session's decision to
 // make the same move would break:
 //   - cur's last move is req's (from, to and note) and left cur there;
-//   - its session owns cur in this client (same pid): a client runs one session at a time, so
+//   - its session owns cur in this client (same pid, on this machine): a client runs one session at a time, so
 //     that session is this one's predecessor, not a live session elsewhere (a session of
 //     another client, or a caller without a pid, gets the conflict);
 //   - nothing has changed cur since (updated_at is the move's time), or nothing but the
@@ -706,7 +706,7 @@ func (e *Engine) movedBeforeClear(cur *workflow.Record, req workflow.TransitionR
 	from, to := workflow.NormalizeName(req.From), workflow.NormalizeName(req.To)
 	n := len(cur.History)
 	if from == "" || from == cur.State || to != cur.State || n == 0 || cur.Status != workflow.StatusActive ||
-		e.cfg.PID <= 0 || cur.Owner == nil || cur.Owner.PID != e.cfg.PID {
+		e.cfg.PID <= 0 || cur.Owner == nil || !e.inThisClient(cur.Owner) {
 		return false
 	}
 	h := cur.History[n-1]
@@ -737,7 +737,7 @@ func (e *Engine) housekeptSince(cur *workflow.Record, h workflow.HistoryEntry) b
 	}
 	for _, line := range slices.Backward(recs) {
 		r, err := store.ParseRecord(line.Snapshot)
-		if err != nil || r.Owner == nil || r.Owner.PID != e.cfg.PID {
+		if err != nil || r.Owner == nil || !e.inThisClient(r.Owner) {
 			return false
 		}
 		switch workflow.Event(line.Event.Kind) {

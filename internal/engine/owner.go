@@ -1,8 +1,13 @@
 package engine
 
 import (
+	"os"
 	"slices"
+	"sync"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -19,7 +24,7 @@ func (e *Engine) ownerEnded(r *workflow.Record) bool {
 		return false
 	}
 	o := r.Owner
-	if o.SessionID == "" || o.PID <= 0 || (o.SessionID == e.cfg.SessionID && (e.cfg.PID <= 0 || o.PID == e.cfg.PID)) {
+	if o.SessionID == "" || o.PID <= 0 || e.onOtherHost(o) || (o.SessionID == e.cfg.SessionID && (e.cfg.PID <= 0 || o.PID == e.cfg.PID)) {
 		return false
 	}
 	return o.PID == e.cfg.PID || clientExited(o.PID)
@@ -44,11 +49,34 @@ func (e *Engine) OwnerExited(r *workflow.Record) bool {
 }
 
 // inOtherLiveClient reports whether o runs in another Claude Code client than this engine's
-// that is still alive (the same session continued in a second terminal, say). Unknown pids
+// that is still alive (the same session continued in a second terminal, say), or on another
+// machine sharing the workflow, whose client's life only its heartbeat tells. Unknown pids
 // answer false.
 func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
-	return o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID && processAlive(o.PID)
+	return e.onOtherHost(o) || o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID && processAlive(o.PID)
 }
+
+// inThisClient reports whether o ran in this engine's Claude Code client: its pid, on this
+// machine.
+func (e *Engine) inThisClient(o *workflow.Owner) bool {
+	return e.cfg.PID > 0 && o.PID == e.cfg.PID && !e.onOtherHost(o)
+}
+
+// onOtherHost reports whether o was recorded on another machine than this engine's (through
+// a remote, cairn remote enable), where its pid names no process of its session's.
+func (e *Engine) onOtherHost(o *workflow.Owner) bool {
+	return o.Host != "" && e.cfg.Host != "" && o.Host != e.cfg.Host
+}
+
+// thisHost is this machine's name as an owner records it: one line, "" when unknown or of a
+// secret's shape (every stored document refuses one).
+var thisHost = sync.OnceValue(func() string {
+	h, _ := os.Hostname()
+	if h = textsafe.Line(h, 64); secrets.ScanString(h) != nil {
+		return ""
+	}
+	return h
+})
 
 // besideLiveOwner reports whether this engine's session works beside r's owner: a Claude Code
 // client still running (inOtherLiveClient) that changed r within the live window. Such a

@@ -153,6 +153,11 @@ func TestTransitionWithFromAgainAfterClear(t *testing.T) {
 	}{
 		{"another client", 4242, func(e *env) (*engine.Result, error) { return e.openAs("s2", 4243).Transition(req) }},
 		{"no client pid", 4242, func(e *env) (*engine.Result, error) { return e.openAs("s2", 0).Transition(req) }},
+		// Sharing the workflow through a remote: a client there with the same pid (containers
+		// number their processes alike) is another client all the same.
+		{"another machine's client of the same pid", 4242, func(e *env) (*engine.Result, error) {
+			return e.openWith("s2", 4242, func(c *engine.Config) { c.Host = "machine-b" }).Transition(req)
+		}},
 		{"no client pid either time", 0, func(e *env) (*engine.Result, error) { return e.openAs("s2", 0).Transition(req) }},
 		{"another note", 4242, func(e *env) (*engine.Result, error) {
 			return e.open("s2").Transition(engine.TransitionRequest{From: "analyze", To: "plan", Note: "skip the analysis"})

@@ -44,6 +44,7 @@ const (
 type Actor struct {
 	SessionID string
 	PID       int
+	Host      string // the machine PID is on; "" when unknown
 }
 
 // Result is what an operation returns: the new record and what happened. The input record is
@@ -293,7 +294,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		TTL:              ttl,
 		CreatedAt:        now,
 		UpdatedAt:        now,
-		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now},
+		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Host: by.Host, Heartbeat: now},
 		InterruptionSafe: new(true),
 	}
 	if def.IsGate(start) {
@@ -341,7 +342,7 @@ func touch(r *Record, by Actor, now time.Time) []string {
 
 // setOwner makes by the owner of r, the operation's own copy, seen alive at now.
 func setOwner(r *Record, by Actor, now time.Time) {
-	o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now}
+	o := &Owner{SessionID: by.SessionID, PID: by.PID, Host: by.Host, Heartbeat: now}
 	if r.Owner != nil {
 		o.Extra = r.Owner.Extra
 	}

@@ -144,8 +144,11 @@ func (a Approval) Open() bool { return !a.RequestedAt.IsZero() && a.ApprovedAt.I
 
 // Owner is the session that last changed the workflow, and when it was last seen alive.
 type Owner struct {
-	SessionID string                     `json:"session_id"`
-	PID       int                        `json:"pid,omitempty"`
+	SessionID string `json:"session_id"`
+	PID       int    `json:"pid,omitempty"`
+	// Host is the machine PID is on (absent in what an older Cairn wrote): on another
+	// machine sharing the workflow through a remote, PID names no process of the session's.
+	Host      string                     `json:"host,omitempty"`
 	Heartbeat time.Time                  `json:"heartbeat,omitzero"`
 	Extra     map[string]json.RawMessage `json:"-"`
 }

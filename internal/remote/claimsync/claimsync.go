@@ -146,6 +146,9 @@ type clone struct {
 	// unsaved is the first failure of this view's saves (save): said by the call, since what
 	// this call learnt of the line is then lost to the next.
 	unsaved error
+	// over says that a save kept all but the line as read, too large for the Doc (tooMany):
+	// said by the call, as the next one reads the line again from what the Doc holds.
+	over error
 	// pushed says the workflow as read has no change the remote does not hold, as of the
 	// last sync recorded (mirror.Synced).
 	pushed bool
@@ -401,7 +404,7 @@ func makeOwner(st *store.Store) (state, error) {
 // and when the identity was made on another host. Found
 // at the same path with another inode, it is a copy when the identity was made on another host.
 // A copy takes an identity of its own, without the copied claims made offline (the original's
-// to confirm), and notice says so. A renamed host keeps its identity as long as the state
+// to confirm) nor the times the original saw the claims at (its clock's), and notice says so. A renamed host keeps its identity as long as the state
 // directory stays where it is.
 //
 // It decides from the Doc as read under its lock, not from cur: another process of this clone
@@ -438,7 +441,12 @@ func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 		}
 		if copied {
 			was, from := textsafe.Line(s.Owner, 80), textsafe.Line(s.Dir, 200)
-			s = state{Owner: ownerName(), Unconfirmed: mirror.Unconfirmed{Workflow: s.Workflow}, Line: s.Line}
+			// The times the copied line was seen at are the original's clock's readings, maybe
+			// another host's, hours apart: the copy starts its lease clocks again, as a machine
+			// that has just started (claim.Restore).
+			line := s.Line
+			line.Seen = nil
+			s = state{Owner: ownerName(), Unconfirmed: mirror.Unconfirmed{Workflow: s.Workflow}, Line: line}
 			notice = fmt.Sprintf("this state directory was copied from %s, with its claims identity %s: this copy is now another machine to the claims, %s; the tasks %s holds are its own",
 				from, was, s.Owner, was)
 			if movedAway {
@@ -508,6 +516,7 @@ func madeHere(owner string) bool {
 func (c *clone) save(touched string) error {
 	line := c.cl.State()
 	id := c.wf.WorkflowID
+	var over error // the line as read is too large to keep: said, the rest kept all the same
 	_, err := c.st.Update(Doc, func(cur []byte) ([]byte, error) {
 		var s state
 		if cur != nil {
@@ -519,6 +528,7 @@ func (c *clone) save(touched string) error {
 		if s.Workflow != id {
 			s = state{Owner: s.Owner, Dir: s.Dir, Ino: s.Ino, Unconfirmed: mirror.Unconfirmed{Workflow: id}}
 		}
+		kept := s.Line
 		// A shorter line replaces the Doc's only when it is the one this call started from:
 		// it then found the remote's line deleted or rewound, and read it again.
 		if line.Head >= s.Line.Head || (s.Line.Head == c.restored.Head && s.Line.Mark == c.restored.Mark) {
@@ -534,12 +544,20 @@ func (c *clone) save(touched string) error {
 		}
 		doc, err := json.Marshal(s)
 		if err == nil && len(doc) > strictjson.MaxSize {
-			err = c.tooMany(s.Line.Holders, len(doc))
+			// The rest (the claims made offline, queued or settled) is kept beside the line
+			// as the Doc held it, a part of the remote's that the next call reads on from.
+			over, s.Line = c.tooMany(s.Line.Holders, len(doc)), kept
+			if doc, err = json.Marshal(s); err == nil && len(doc) > strictjson.MaxSize {
+				err = over
+			}
 		}
 		return doc, err
 	})
 	if err != nil && c.unsaved == nil {
 		c.unsaved = err
+	}
+	if err == nil && over != nil && c.over == nil {
+		c.over = over
 	}
 	return err
 }
@@ -632,8 +650,8 @@ func Task(ctx context.Context, o Options, task, status string, rerunnable func(r
 		if err == nil && c != nil {
 			lost = c.takenOver(task)
 			c.releaseLeft(ctx) // after the task's own part, which has the call's time first
-			if c.unsaved != nil {
-				lost = append(lost, c.unsaved.Error())
+			if e := cmp.Or(c.unsaved, c.over); e != nil {
+				lost = append(lost, e.Error())
 			}
 		}
 	})
@@ -1074,7 +1092,10 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 			}
 		}
 	}
-	return notes, t, t.save("")
+	if err := t.save(""); err != nil {
+		return notes, t, err
+	}
+	return notes, t, t.over
 }
 
 // routine reads the line and reports whether this sync has nothing to do but renew: no claim

@@ -1448,3 +1448,35 @@ func TestTakenOverAsItIsReleased(t *testing.T) {
 		t.Fatalf("warnings %q, want t1 said taken over by X", res.Warnings)
 	}
 }
+
+// TestStateCopiedFromAnotherHostStartsItsLeaseClocksAgain: a state directory copied from
+// another host (the project synced over, claims.json with it) kept the times that host's clock
+// saw each claim, and this machine counted the lease from them on its own clock: with the
+// clocks hours apart, a claim renewed a moment ago read as lapsed, and the copy took it over
+// from its live holder on its first call. The copy is a new machine to the claims, and starts
+// its lease clocks as one, at its first read.
+func TestStateCopiedFromAnotherHostStartsItsLeaseClocksAgain(t *testing.T) {
+	mem := memremote.New()
+	a := newClone(t, mem)
+	x, _ := machineX(t, mem)
+	if _, err := x.TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t1", "running"); err == nil || !strings.Contains(err.Error(), "task t1 is held by X") {
+		t.Fatalf("claiming a task X holds: %v", err)
+	}
+	file := filepath.Join(a.opt.StateDir, "claims.json")
+	var doc map[string]any
+	if b, err := os.ReadFile(file); err != nil || json.Unmarshal(b, &doc) != nil {
+		t.Fatalf("claims.json: %v", err)
+	}
+	doc["owner"], doc["dir"] = "sam@elsewhere#abc123", "/elsewhere/proj/.claude/cairn"
+	b, _ := json.Marshal(doc)
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.vars[claimsync.EnvClockSkew] = "2h" // this host's clock, two hours ahead of the other's
+	if _, err := a.task("t1", "running"); err == nil || !strings.Contains(err.Error(), "task t1 is held by X") {
+		t.Fatalf("the copy claiming a task X holds, renewed a moment ago: %v", err)
+	}
+}

@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // TestManySmallClaimsOnTheLine: thousands of claims with valid task ids (a hostile pusher)
@@ -22,17 +27,7 @@ func TestManySmallClaimsOnTheLine(t *testing.T) {
 	mem := memremote.New()
 	a := newClone(t, mem)
 	x, _ := machineX(t, mem)
-	var junk [][]byte
-	for i := range 4000 {
-		data, err := json.Marshal(map[string]any{"op": "claim", "task": fmt.Sprintf("%0120d", i), "owner": "J", "prev": 0})
-		if err != nil {
-			t.Fatal(err)
-		}
-		junk = append(junk, data)
-	}
-	if _, err := mem.Append(context.Background(), "wf-1", 0, junk); err != nil {
-		t.Fatal(err)
-	}
+	pushJunk(t, mem)
 	if _, err := x.TryClaim(context.Background(), "t2"); err != nil {
 		t.Fatal(err)
 	}
@@ -53,5 +48,76 @@ func TestManySmallClaimsOnTheLine(t *testing.T) {
 	_, err = claimsync.Sync(context.Background(), a.opt, func(task, note string) error { return nil })
 	if ne := (*claimsync.NoticeError)(nil); !errors.As(err, &ne) || !strings.HasSuffix(err.Error(), step) {
 		t.Fatalf("sync: %v", err)
+	}
+}
+
+// pushJunk appends to wf-1's claims line, at its start, 4000 claims of J (a hostile pusher):
+// too many for claims.json.
+func pushJunk(t *testing.T, b remote.Backend) {
+	t.Helper()
+	var junk [][]byte
+	for i := range 4000 {
+		data, err := json.Marshal(map[string]any{"op": "claim", "task": fmt.Sprintf("%0120d", i), "owner": "J", "prev": 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		junk = append(junk, data)
+	}
+	if _, err := b.Append(context.Background(), "wf-1", 0, junk); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOfflineClaimsBesideTooManyClaims: with the line too large for claims.json, a call that
+// read it kept nothing of what it did. A claim made offline that the next sync confirmed stayed
+// "not confirmed" in claims.json for good (each status line: "1 claim not confirmed"), and a
+// claim whose push failed after the line was read was not queued, so no sync claimed its task,
+// running here: another machine could take it. What the call did is now kept all the same,
+// beside the line as claims.json last held it, which the next call reads on from.
+func TestOfflineClaimsBesideTooManyClaims(t *testing.T) {
+	n := &pushless{Backend: memremote.New()}
+	f := &flaky{Backend: n}
+	a := newClone(t, f)
+	pushJunk(t, n.Backend)
+	unconfirmed := func() []string {
+		t.Helper()
+		st, err := store.Open(a.opt.StateDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var doc struct {
+			Pending map[string]time.Time `json:"pending"`
+		}
+		if _, err := st.ReadJSON(claimsync.Doc, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(maps.Keys(doc.Pending))
+	}
+	f.set(true)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(false)
+	n.fail.Store(true)
+	if res, err := a.task("t2", "running"); err != nil || slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "could not be queued") }) {
+		t.Fatalf("a claim whose push failed: %v %+v", err, res)
+	}
+	if got := unconfirmed(); !slices.Equal(got, []string{"t1", "t2"}) {
+		t.Fatalf("claims not confirmed %q, want t1 and t2", got)
+	}
+	n.fail.Store(false)
+	_, err := claimsync.Sync(context.Background(), a.opt, func(task, note string) error { return nil })
+	if ne := (*claimsync.NoticeError)(nil); !errors.As(err, &ne) || !strings.Contains(err.Error(), "too many to keep") {
+		t.Fatalf("sync: %v", err)
+	}
+	if got := unconfirmed(); len(got) != 0 {
+		t.Errorf("after a sync that claimed them, claims not confirmed %q", got)
+	}
+	x, _ := machineX(t, n.Backend)
+	for _, task := range []string{"t1", "t2"} {
+		if _, err := x.TryClaim(context.Background(), task); !errors.Is(err, claim.ErrHeld) {
+			t.Errorf("another machine claiming %s, running here: %v", task, err)
+		}
 	}
 }
