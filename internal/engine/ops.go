@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -1286,7 +1287,8 @@ func (e *Engine) LoadCheckpointOrEmpty(name string) (json.RawMessage, error) {
 // shownCheckpoint passes on a load of checkpoint name, refusing one that holds text of a
 // secret's shape: a save refuses it, but the file may be older than the rule that finds it,
 // or written by hand. The refusal names the rule and where, never the text. A file the load
-// could not read (UnreadableCheckpoint) is scanned as text, since that refusal names the file.
+// could not read (UnreadableCheckpoint) is scanned as text, since that refusal names the file;
+// one too large to scan, or whose scan fails, is refused naming no file (uncheckedCheckpoint).
 func (e *Engine) shownCheckpoint(name string) func(json.RawMessage, error) (json.RawMessage, error) {
 	return func(data json.RawMessage, err error) (json.RawMessage, error) {
 		var f *secrets.Finding
@@ -1294,7 +1296,10 @@ func (e *Engine) shownCheckpoint(name string) func(json.RawMessage, error) (json
 		case err == nil:
 			f = secrets.ScanJSON(data)
 		case unreadableCheckpoint(err):
-			f = e.st.ScanCheckpointFile(name)
+			var serr error
+			if f, serr = e.st.ScanCheckpointFile(name); f == nil && serr != nil {
+				return nil, uncheckedCheckpoint(name, serr)
+			}
 		}
 		if f != nil {
 			return nil, fmt.Errorf("checkpoint %q is not shown: it holds text of a secret's shape (%s at %s), saved before Cairn refused such text or written by hand, and left as it is: save the checkpoint again without that text",
@@ -1302,6 +1307,20 @@ func (e *Engine) shownCheckpoint(name string) func(json.RawMessage, error) (json
 		}
 		return data, err
 	}
+}
+
+// uncheckedCheckpoint refuses checkpoint name, whose file the load could not read and the
+// scan for a secret could not read to its end (err): too large to scan, or a read failed. The
+// file is not named, since what it holds is not known; err's path is left out with it.
+func uncheckedCheckpoint(name string, err error) error {
+	if errors.Is(err, durable.ErrTooLarge) {
+		return fmt.Errorf("checkpoint %q is not shown: its file is over the %d bytes a load reads and over the %d MiB checked for text of a secret's shape, so it is not named either; it was left as it is: save what the next step needs as a checkpoint under another name, within %d bytes",
+			name, strictjson.MaxSize, store.ScanLimit>>20, strictjson.MaxSize)
+	}
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err
+	}
+	return fmt.Errorf("checkpoint %q is not shown: its file could not be read to check it for text of a secret's shape (%v), so it is not named either; it was left as it is: try again", name, err)
 }
 
 // unreadableCheckpoint reports whether err, a load's, is for a file over the size a load
