@@ -161,7 +161,7 @@ func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result,
 	case errors.Is(err, syscall.ENOSPC):
 		// No one can try again: Claude Code does not send a hook event twice.
 		r.Logf("%s task %s not recorded (Claude Code does not send it again): %s; free some space so that the next events are recorded",
-			taskEvent(completed), stderrShown(t.TaskID), strings.Replace(err.Error(), "; "+store.FreeSpaceStep, "", 1))
+			taskEvent(completed), stderrShown(t.TaskID), store.WithoutPersonStep(err))
 	case err != nil:
 		r.Logf("%s task %s not recorded: %v", taskEvent(completed), stderrShown(t.TaskID), err)
 	default:

@@ -381,7 +381,10 @@ func usersToFix(tool string, err error) error {
 		return &userFix{fmt.Sprintf("%s. Call %s again; if the lock is still held, tell the user which process holds it", engine.WithoutRetry(err), tool), err}
 	}
 	var what string
+	we, _ := errors.AsType[*store.WriteError](err)
 	switch {
+	case errors.Is(err, syscall.ENOSPC) && we != nil && we.NoInodes:
+		what = "the file system of the directory it names has no free inodes"
 	case errors.Is(err, syscall.ENOSPC):
 		what = "the disk is full"
 	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
@@ -389,7 +392,7 @@ func usersToFix(tool string, err error) error {
 	default:
 		return err
 	}
-	msg := strings.Replace(err.Error(), "; "+store.FreeSpaceStep, "", 1)
+	msg := store.WithoutPersonStep(err)
 	return &userFix{fmt.Sprintf("%s. Tell the user: %s; %s. Call %s again once it is fixed", msg, what, noRoomMaking, tool), err}
 }
 

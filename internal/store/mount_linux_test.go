@@ -233,3 +233,43 @@ func TestReadOnlyStateDirOpenToOthers(t *testing.T) {
 	defer s.Close()
 	checkOld(t, s)
 }
+
+// TestInodesExhausted: a file system with room for data but no free inode refuses every new
+// file with ENOSPC, which the refusal called a full disk ("the disk is full ...; free some
+// space"), though df -h shows free space and freeing data does not help. It now says the file
+// system has no free inodes, and the step, and the writes refused leave the old versions.
+func TestInodesExhausted(t *testing.T) {
+	mnt := t.TempDir()
+	mountOrSkip(t, "tmpfs", mnt, "tmpfs", 0, "size=4m,nr_inodes=64,mode=0700")
+	dir := filepath.Join(mnt, "cairn")
+	s := mustOpen(t, dir)
+	seed(t, s)
+	fill := durabletest.FillInodes(t, mnt)
+	failed := 0
+	for what, err := range tryWrites(s) {
+		if err == nil || what == "archive" {
+			continue // an append needs no new inode; an archive's refusal is its own
+		}
+		failed++
+		if msg := err.Error(); !errors.Is(err, syscall.ENOSPC) || strings.Contains(msg, "disk is full") ||
+			!strings.Contains(msg, "no free inodes") || !strings.Contains(msg, store.FreeInodesStep) {
+			t.Errorf("%s with no free inode: %v; want the inodes named and their step", what, err)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no write failed with every inode taken")
+	}
+	// The writes refused left the old versions (the journal and a log only append).
+	if b, err := s.LoadCheckpoint("cp"); err != nil || string(b) != `{"v":1}` {
+		t.Errorf("checkpoint with no free inode: %.20s %v", b, err)
+	}
+	if b, err := s.Read("initiative"); err != nil || string(b) != `{"v":1}` {
+		t.Errorf("document with no free inode: %.20s %v", b, err)
+	}
+	os.RemoveAll(fill)
+	for what, err := range tryWrites(s) {
+		if err != nil && what != "archive" {
+			t.Errorf("%s after freeing inodes: %v", what, err)
+		}
+	}
+}
