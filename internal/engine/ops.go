@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+
 	"slices"
 	"strings"
 	"syscall"
@@ -1364,6 +1365,17 @@ func (e *Engine) CheckpointBefore(name string) string {
 		saved.UTC().Format(minuteUTC), r.CreatedAt.UTC().Format(minuteUTC))
 }
 
+// noSpace says what a write in dir that failed with ENOSPC (err) lacked: "the disk is full";
+// or, where the file system has room for data but no free inode (a store's WriteError says
+// so, or dir's file system does), that it has no free inodes, and inodes is true.
+func noSpace(err error, dir string) (what string, inodes bool) {
+	we, _ := errors.AsType[*store.WriteError](err)
+	if we != nil && we.NoInodes || we == nil && durable.NoFreeInodes(dir) {
+		return "the file system has no free inodes, though it may have room for data", true
+	}
+	return "the disk is full", false
+}
+
 // minuteUTC is how a time is said to the model or a person: 2026-11-29 10:04 UTC.
 const minuteUTC = "2006-01-02 15:04 UTC"
 
@@ -1418,7 +1430,12 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	rec, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
 	if errors.Is(err, syscall.ENOSPC) {
 		// Not for good, as "learnings will not persist" reads: the same call records it later.
-		return nil, fmt.Errorf("%w; the learning was not recorded: the disk is full; once some space is freed there, call record_learning again", err)
+		what, inodes := noSpace(err, e.mem.Location().Dir)
+		freed := "some space is freed"
+		if inodes {
+			freed = "some inodes are freed"
+		}
+		return nil, fmt.Errorf("%w; the learning was not recorded: %s; once %s there, call record_learning again", err, what, freed)
 	}
 	if _, full := errors.AsType[*memory.LearningsFullError](err); full {
 		// A step that loses no learning: the model joins this one to a related one, or the
