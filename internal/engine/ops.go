@@ -1369,8 +1369,8 @@ func (e *Engine) CheckpointBefore(name string) string {
 // or, where the file system has room for data but no free inode (a store's WriteError says
 // so, or dir's file system does), that it has no free inodes, and inodes is true.
 func noSpace(err error, dir string) (what string, inodes bool) {
-	we, _ := errors.AsType[*store.WriteError](err)
-	if we != nil && we.NoInodes || we == nil && durable.NoFreeInodes(dir) {
+	_, stored := errors.AsType[*store.WriteError](err)
+	if store.NoInodes(err) || !stored && durable.NoFreeInodes(dir) {
 		return "the file system has no free inodes, though it may have room for data", true
 	}
 	return "the disk is full", false

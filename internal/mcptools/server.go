@@ -381,9 +381,8 @@ func usersToFix(tool string, err error) error {
 		return &userFix{fmt.Sprintf("%s. Call %s again; if the lock is still held, tell the user which process holds it", engine.WithoutRetry(err), tool), err}
 	}
 	var what string
-	we, _ := errors.AsType[*store.WriteError](err)
 	switch {
-	case errors.Is(err, syscall.ENOSPC) && we != nil && we.NoInodes:
+	case errors.Is(err, syscall.ENOSPC) && store.NoInodes(err):
 		what = "the file system of the directory it names has no free inodes"
 	case errors.Is(err, syscall.ENOSPC):
 		what = "the disk is full"

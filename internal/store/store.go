@@ -139,6 +139,12 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
+// NoInodes reports whether err is a WriteError refused for want of a free inode.
+func NoInodes(err error) bool {
+	we, ok := errors.AsType[*WriteError](err)
+	return ok && we.NoInodes
+}
+
 // WithoutPersonStep is err's text without the step a full disk's refusal gives a person
 // (FreeSpaceStep, FreeInodesStep), for an adapter that gives its reader its own.
 func WithoutPersonStep(err error) string {
