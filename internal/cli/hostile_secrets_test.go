@@ -464,3 +464,54 @@ func TestListContextCutPrintsNoSecret(t *testing.T) {
 		t.Errorf("cairn list does not keep the words before the token:\n%s", out)
 	}
 }
+
+// TestCheckpointLoadTooLargeToCheck: a checkpoint's file placed by hand far over the 1 MiB a
+// load reads was scanned whole for a secret before the refusal named it (a 1 GB one took 86 s).
+// Over the 16 MiB a scan reads, it is refused unread and not named; a torn one with a secret is
+// refused naming the rule, not the file; a clean torn one is named, with less to read it.
+func TestCheckpointLoadTooLargeToCheck(t *testing.T) {
+	p := newCLIProject(t)
+	dir := filepath.Join(p.root, ".claude", "cairn", "checkpoints")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sh := secrettest.Shapes()[3]
+	huge := filepath.Join(dir, "huge.json")
+	if err := os.WriteFile(huge, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, 16<<20+1); err != nil { // sparse: no disk, no time
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ name, data string }{{"torn", `{"k": "` + sh.Text + `", "pla`}, {"clean", `{"step": 2, "pla`}} {
+		if err := os.WriteFile(filepath.Join(dir, f.name+".json"), []byte(f.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		want, not []string
+	}{
+		{"huge", []string{"16 MiB checked for text of a secret's shape", "not named", "another name"}, []string{"huge.json", "less "}},
+		{"torn", []string{sh.Rule, "save the checkpoint again without that text"}, []string{"torn.json", sh.Core}},
+		{"clean", []string{"the file " + filepath.Join(dir, "clean.json"), "less "}, nil},
+	} {
+		code, out := p.run("", "checkpoint", "load", tc.name)
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1: %s", tc.name, code, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: %q does not say %q", tc.name, out, w)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(out, n) {
+				t.Errorf("%s: %q says %q", tc.name, out, n)
+			}
+		}
+	}
+	if fi, err := os.Stat(huge); err != nil || fi.Size() != 16<<20+1 {
+		t.Errorf("the file changed: %v", err)
+	}
+}

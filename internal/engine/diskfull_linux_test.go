@@ -3,6 +3,7 @@ package engine_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,25 +14,39 @@ import (
 
 // A learning refused by a full disk said "Auto-memory unavailable — learnings will not persist:
 // writing ...: no space left on device", which reads as for good and gives no step: it says
-// the disk is full and the step, and once there is space the same call records it.
+// the disk is full and the step, and once there is space the same call records it. With room
+// for data but no free inode, it said the disk is full too, which the user would not find (df
+// -h shows space): it says the file system has no free inodes.
 func TestRecordLearningOnAFullDisk(t *testing.T) {
-	e := newEnv(t)
-	durabletest.Mount(t, "tmpfs", e.home, "tmpfs", 0, "size=256k,mode=0700", false)
-	en := e.open("s1")
-	must(en.RecordLearning(engine.LearningRequest{Title: "first", Body: "b"}))(t)
-	filler := durabletest.FillDisk(t, e.home)
-	l := engine.LearningRequest{Title: "second", Body: strings.Repeat("a line of the body, long enough to need a page of its own. ", 8) + "\nsecond line"}
-	_, err := en.RecordLearning(l)
-	if err == nil {
-		t.Fatal("a learning was recorded on a full disk")
+	for _, tc := range []struct {
+		name         string
+		fill         func(testing.TB, string) string
+		said, unsaid string
+	}{
+		{"data", durabletest.FillDisk, "the disk is full", "inodes"},
+		{"inodes", durabletest.FillInodes, "has no free inodes", "the disk is full"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			durabletest.Mount(t, "tmpfs", e.home, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+			en := e.open("s1")
+			must(en.RecordLearning(engine.LearningRequest{Title: "first", Body: "b"}))(t)
+			filler := tc.fill(t, e.home)
+			l := engine.LearningRequest{Title: "second", Body: strings.Repeat("a line of the body, long enough to need a page of its own. ", 8) + "\nsecond line"}
+			_, err := en.RecordLearning(l)
+			if err == nil {
+				t.Fatal("a learning was recorded on a full disk")
+			}
+			if msg := err.Error(); !strings.Contains(msg, "no space left") || !strings.Contains(msg, tc.said) || strings.Contains(msg, tc.unsaid) ||
+				!strings.Contains(msg, "call record_learning again") {
+				t.Errorf("refusal %q: want what failed (%s) and the step", msg, tc.said)
+			}
+			if err := os.RemoveAll(filler); err != nil {
+				t.Fatal(err)
+			}
+			must(en.RecordLearning(l))(t)
+		})
 	}
-	if msg := err.Error(); !strings.Contains(msg, "no space left") || !strings.Contains(msg, "the disk is full") || !strings.Contains(msg, "call record_learning again") {
-		t.Errorf("refusal %q: want what failed and the step", msg)
-	}
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	must(en.RecordLearning(l))(t)
 }
 
 // A workflow's memory line refused by a full disk said "auto-memory line not written (Cairn
@@ -39,9 +54,19 @@ func TestRecordLearningOnAFullDisk(t *testing.T) {
 // no learning failed, and once there is space they persist. With the state directory full
 // too, it said "nor could it be kept to be retried", and the Stop after space was freed wrote
 // it all the same, from the journal. It says the line was not written, the disk full, and
-// that Cairn retries; the Stop after space is freed writes it.
+// that Cairn retries; the Stop after space is freed writes it. With room for data but no free
+// inode, it said the disk is full too: it says the file system has no free inodes.
 func TestWorkflowLineOnAFullDisk(t *testing.T) {
-	for _, stateFull := range []bool{false, true} {
+	for _, tc := range []struct {
+		stateFull bool
+		fill      func(testing.TB, string) string
+		said      string
+	}{
+		{false, durabletest.FillDisk, "the disk is full"},
+		{true, durabletest.FillDisk, "the disk is full"},
+		{false, durabletest.FillInodes, "the file system has no free inodes"},
+	} {
+		stateFull := tc.stateFull
 		e := newEnv(t)
 		full := []string{e.memoryDir()}
 		if stateFull {
@@ -49,22 +74,22 @@ func TestWorkflowLineOnAFullDisk(t *testing.T) {
 		}
 		for _, d := range full {
 			noErr(t, os.MkdirAll(d, 0o700))
-			durabletest.Mount(t, "tmpfs", d, "tmpfs", 0, "size=256k,mode=0700", false)
+			durabletest.Mount(t, "tmpfs", d, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
 		}
 		en := e.open("s1")
 		must(en.Start(engine.StartRequest{Type: "apex", Context: "full memory"}))(t)
 		var fillers []string
 		for _, d := range full {
-			fillers = append(fillers, durabletest.FillDisk(t, d))
+			fillers = append(fillers, tc.fill(t, d))
 		}
 		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 		w := strings.Join(res.Warnings, "\n")
 		if !strings.Contains(w, "auto-memory line not written") || strings.Contains(w, "learnings") || strings.Contains(w, "nor could it be kept") ||
-			!strings.Contains(w, "the disk is full") || !strings.Contains(w, "Cairn retries after the next turn") {
-			t.Errorf("state directory full %v: warnings %q: want the line not written, the disk full and the retry, nothing of learnings", stateFull, res.Warnings)
+			!strings.Contains(w, tc.said) || !strings.Contains(w, "Cairn retries after the next turn") {
+			t.Errorf("state directory full %v: warnings %q: want the line not written, %s and the retry, nothing of learnings", stateFull, res.Warnings, tc.said)
 		}
 		for _, f := range fillers {
-			noErr(t, os.Remove(f))
+			noErr(t, os.RemoveAll(f))
 		}
 		if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "planning") {
 			t.Errorf("state directory full %v: stop wrote %q once there is space; want the line owed since the move to plan", stateFull, out.Wrote)
@@ -78,39 +103,62 @@ func TestWorkflowLineOnAFullDisk(t *testing.T) {
 // work", while nothing was damaged and a restore would put back what was archived, and the
 // warning said it could not be read. It says the disk is full, that the model is not to make
 // room, and to call resume_check again, and the warning that the state could not be settled;
-// the same read once there is space finishes the archive.
+// the same read once there is space finishes the archive. With room for data but no free
+// inode, it said the disk is full too: it says the file system has no free inodes.
 func TestResumeWhileAnArchiveWaitsForSpace(t *testing.T) {
-	tried := false
-	for free := int64(0); free <= 8 && !tried; free++ {
-		e := newEnv(t)
-		st := filepath.Join(e.project, ".claude")
-		noErr(t, os.MkdirAll(st, 0o700))
-		durabletest.Mount(t, "tmpfs", st, "tmpfs", 0, "size=256k,mode=0700", false)
-		en := e.open("s1")
-		must(en.Start(engine.StartRequest{Type: "apex", Context: "archived on a full disk"}))(t)
-		filler := durabletest.FillDisk(t, st)
-		fi, err := os.Stat(filler)
-		noErr(t, err)
-		noErr(t, os.Truncate(filler, fi.Size()-free*4096))
-		if _, err := en.Archive("because"); err != nil {
-			continue // not archived: nothing waits
-		}
-		r := en.Resume(engine.ResumeOptions{})
-		if len(r.Warnings) == 0 {
-			continue // archived whole: nothing waits
-		}
-		tried = true
-		if strings.Contains(r.Next, "restore") || strings.Contains(strings.Join(r.Warnings, "\n"), "could not be read") || !strings.Contains(r.Next, "the disk is full") || !strings.Contains(r.Next, "do not delete or move files") ||
-			!strings.Contains(r.Next, "resume_check again") {
-			t.Errorf("%d pages free: next %q, warnings %q", free, r.Next, r.Warnings)
-		}
-		noErr(t, os.Remove(filler))
-		if r := en.Resume(engine.ResumeOptions{}); len(r.Warnings) != 0 || r.Ended == "" || r.Next != workflow.NothingToResume {
-			t.Errorf("%d pages free, then space: tier %s ended %q next %q warnings %q", free, r.Tier, r.Ended, r.Next, r.Warnings)
-		}
-	}
-	if !tried {
-		t.Fatal("no amount of free space left an archive waiting: the test tries none of the cases it is for")
+	for _, tc := range []struct {
+		name string
+		fill func(testing.TB, string) string
+		// free gives back n pages or inodes of what fill took
+		free         func(t *testing.T, filled string, n int64)
+		said, person string
+	}{
+		{"data", durabletest.FillDisk, func(t *testing.T, filler string, n int64) {
+			fi, err := os.Stat(filler)
+			noErr(t, err)
+			noErr(t, os.Truncate(filler, fi.Size()-n*4096))
+		}, "the disk is full", "free some space"},
+		{"inodes", durabletest.FillInodes, func(t *testing.T, dir string, n int64) {
+			for i := range n {
+				noErr(t, os.Remove(filepath.Join(dir, strconv.FormatInt(i, 10))))
+			}
+		}, "the file system has no free inodes", "free some inodes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tried := false
+			for free := int64(0); free <= 8 && !tried; free++ {
+				e := newEnv(t)
+				st := filepath.Join(e.project, ".claude")
+				noErr(t, os.MkdirAll(st, 0o700))
+				durabletest.Mount(t, "tmpfs", st, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+				en := e.open("s1")
+				must(en.Start(engine.StartRequest{Type: "apex", Context: "archived on a full disk"}))(t)
+				filled := tc.fill(t, st)
+				tc.free(t, filled, free)
+				if _, err := en.Archive("because"); err != nil {
+					continue // not archived: nothing waits
+				}
+				r := en.Resume(engine.ResumeOptions{})
+				if len(r.Warnings) == 0 {
+					continue // archived whole: nothing waits
+				}
+				tried = true
+				if strings.Contains(r.Next, "restore") || strings.Contains(strings.Join(r.Warnings, "\n"), "could not be read") || !strings.Contains(r.Next, tc.said) || !strings.Contains(r.Next, "do not delete or move files") ||
+					!strings.Contains(r.Next, "resume_check again") {
+					t.Errorf("%d free: next %q, warnings %q", free, r.Next, r.Warnings)
+				}
+				if p := en.Resume(engine.ResumeOptions{Person: true}); !strings.Contains(strings.ToLower(p.Next), tc.said) || !strings.Contains(p.Next, tc.person) {
+					t.Errorf("%d free: a person is told %q; want %q and %q", free, p.Next, tc.said, tc.person)
+				}
+				noErr(t, os.RemoveAll(filled))
+				if r := en.Resume(engine.ResumeOptions{}); len(r.Warnings) != 0 || r.Ended == "" || r.Next != workflow.NothingToResume {
+					t.Errorf("%d free, then space: tier %s ended %q next %q warnings %q", free, r.Tier, r.Ended, r.Next, r.Warnings)
+				}
+			}
+			if !tried {
+				t.Fatal("no amount of free space left an archive waiting: the test tries none of the cases it is for")
+			}
+		})
 	}
 }
 

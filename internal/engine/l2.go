@@ -319,7 +319,7 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 				retry, step = "", ": "+memory.LeftAloneStep(err)+", and Cairn writes the line after the next turn"
 			}
 			if !quiet || !memory.LeftAlone(err) {
-				warning = "auto-memory line not written" + retry + ": " + lineErr(err) + step
+				warning = "auto-memory line not written" + retry + ": " + lineErr(err, e.mem.Location().Dir) + step
 			}
 			continue
 		}
@@ -331,15 +331,17 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 	return wrote, owed, shown, warning
 }
 
-// lineErr is why a workflow's line could not be written: the memory's words without its
-// warning about learnings, which a line's failure does not say, and a full disk said.
-func lineErr(err error) string {
+// lineErr is why a workflow's line could not be written in the memory directory dir: the
+// memory's words without its warning about learnings, which a line's failure does not say,
+// and a full disk (or one out of inodes) said.
+func lineErr(err error, dir string) string {
 	msg := err.Error()
 	if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
 		msg = ue.Cause()
 	}
 	if errors.Is(err, syscall.ENOSPC) {
-		msg = "the disk is full: " + msg
+		what, _ := noSpace(err, dir)
+		msg = what + ": " + msg
 	}
 	// The line is owed and retried: the lock's "try again" would run the move once more.
 	return withoutRetry(msg, err)

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
+
 	"slices"
 	"strings"
 	"syscall"
@@ -1286,7 +1288,8 @@ func (e *Engine) LoadCheckpointOrEmpty(name string) (json.RawMessage, error) {
 // shownCheckpoint passes on a load of checkpoint name, refusing one that holds text of a
 // secret's shape: a save refuses it, but the file may be older than the rule that finds it,
 // or written by hand. The refusal names the rule and where, never the text. A file the load
-// could not read (UnreadableCheckpoint) is scanned as text, since that refusal names the file.
+// could not read (UnreadableCheckpoint) is scanned as text, since that refusal names the file;
+// one too large to scan, or whose scan fails, is refused naming no file (uncheckedCheckpoint).
 func (e *Engine) shownCheckpoint(name string) func(json.RawMessage, error) (json.RawMessage, error) {
 	return func(data json.RawMessage, err error) (json.RawMessage, error) {
 		var f *secrets.Finding
@@ -1294,7 +1297,10 @@ func (e *Engine) shownCheckpoint(name string) func(json.RawMessage, error) (json
 		case err == nil:
 			f = secrets.ScanJSON(data)
 		case unreadableCheckpoint(err):
-			f = e.st.ScanCheckpointFile(name)
+			var serr error
+			if f, serr = e.st.ScanCheckpointFile(name); f == nil && serr != nil {
+				return nil, uncheckedCheckpoint(name, serr)
+			}
 		}
 		if f != nil {
 			return nil, fmt.Errorf("checkpoint %q is not shown: it holds text of a secret's shape (%s at %s), saved before Cairn refused such text or written by hand, and left as it is: save the checkpoint again without that text",
@@ -1302,6 +1308,20 @@ func (e *Engine) shownCheckpoint(name string) func(json.RawMessage, error) (json
 		}
 		return data, err
 	}
+}
+
+// uncheckedCheckpoint refuses checkpoint name, whose file the load could not read and the
+// scan for a secret could not read to its end (err): too large to scan, or a read failed. The
+// file is not named, since what it holds is not known; err's path is left out with it.
+func uncheckedCheckpoint(name string, err error) error {
+	if errors.Is(err, durable.ErrTooLarge) {
+		return fmt.Errorf("checkpoint %q is not shown: its file is over the %d bytes a load reads and over the %d MiB checked for text of a secret's shape, so it is not named either; it was left as it is: save what the next step needs as a checkpoint under another name, within %d bytes",
+			name, strictjson.MaxSize, store.ScanLimit>>20, strictjson.MaxSize)
+	}
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err
+	}
+	return fmt.Errorf("checkpoint %q is not shown: its file could not be read to check it for text of a secret's shape (%v), so it is not named either; it was left as it is: try again", name, err)
 }
 
 // unreadableCheckpoint reports whether err, a load's, is for a file over the size a load
@@ -1343,6 +1363,17 @@ func (e *Engine) CheckpointBefore(name string) string {
 	}
 	return fmt.Sprintf("Saved %s, before this workflow started (%s): it may be another workflow's result.",
 		saved.UTC().Format(minuteUTC), r.CreatedAt.UTC().Format(minuteUTC))
+}
+
+// noSpace says what a write in dir that failed with ENOSPC (err) lacked: "the disk is full";
+// or, where the file system has room for data but no free inode (a store's WriteError says
+// so, or dir's file system does), that it has no free inodes, and inodes is true.
+func noSpace(err error, dir string) (what string, inodes bool) {
+	_, stored := errors.AsType[*store.WriteError](err)
+	if store.NoInodes(err) || !stored && durable.NoFreeInodes(dir) {
+		return "the file system has no free inodes, though it may have room for data", true
+	}
+	return "the disk is full", false
 }
 
 // minuteUTC is how a time is said to the model or a person: 2026-11-29 10:04 UTC.
@@ -1399,7 +1430,12 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	rec, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
 	if errors.Is(err, syscall.ENOSPC) {
 		// Not for good, as "learnings will not persist" reads: the same call records it later.
-		return nil, fmt.Errorf("%w; the learning was not recorded: the disk is full; once some space is freed there, call record_learning again", err)
+		what, inodes := noSpace(err, e.mem.Location().Dir)
+		freed := "some space is freed"
+		if inodes {
+			freed = "some inodes are freed"
+		}
+		return nil, fmt.Errorf("%w; the learning was not recorded: %s; once %s there, call record_learning again", err, what, freed)
 	}
 	if _, full := errors.AsType[*memory.LearningsFullError](err); full {
 		// A step that loses no learning: the model joins this one to a related one, or the

@@ -310,10 +310,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		if errors.Is(err, syscall.ENOSPC) {
 			// Nothing is damaged: what the read settles first (an archive's last step) needs
 			// space, and a restore would put back what was archived.
-			out.Next = "The disk is full, so the workflow state could not be settled" + seeWarning + ": tell the user the disk is full; " +
-				"do not delete or move files to make room. Call " + ToolPrefix + "resume_check again once there is space; start no new work before."
+			what, inodes := noSpace(err, e.st.Dir())
+			again, free := "there is space", "free some space"
+			if inodes {
+				again, free = "some inodes are freed", "free some inodes"
+			}
+			settled := strings.ToUpper(what[:1]) + what[1:] + ", so the workflow state could not be settled" + seeWarning
+			out.Next = settled + ": tell the user " + what + "; do not delete or move files to make room. Call " + ToolPrefix + "resume_check again once " + again + "; start no new work before."
 			if opt.Person {
-				out.Next = "The disk is full, so the workflow state could not be settled" + seeWarning + ": free some space, then run cairn status again."
+				out.Next = settled + ": " + free + ", then run cairn status again."
 			}
 		}
 	}

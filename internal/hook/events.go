@@ -160,8 +160,12 @@ func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result,
 		r.Logf("%s task %s: no active workflow, not recorded", taskEvent(completed), stderrShown(t.TaskID))
 	case errors.Is(err, syscall.ENOSPC):
 		// No one can try again: Claude Code does not send a hook event twice.
-		r.Logf("%s task %s not recorded (Claude Code does not send it again): %s; free some space so that the next events are recorded",
-			taskEvent(completed), stderrShown(t.TaskID), strings.Replace(err.Error(), "; "+store.FreeSpaceStep, "", 1))
+		free := "some space"
+		if store.NoInodes(err) {
+			free = "some inodes"
+		}
+		r.Logf("%s task %s not recorded (Claude Code does not send it again): %s; free %s so that the next events are recorded",
+			taskEvent(completed), stderrShown(t.TaskID), store.WithoutPersonStep(err), free)
 	case err != nil:
 		r.Logf("%s task %s not recorded: %v", taskEvent(completed), stderrShown(t.TaskID), err)
 	default:

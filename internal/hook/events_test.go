@@ -77,15 +77,24 @@ func TestWroteSummaryCountsOwedLines(t *testing.T) {
 
 // A task event a full disk kept out was told "free some space and try again", which no one
 // can: Claude Code does not send a hook event again. It says the event is not kept, and what
-// freeing space does: the events after it are recorded.
+// freeing space does: the events after it are recorded. Kept out for want of a free inode, it
+// was told to free space, which does not help: it is told to free inodes.
 func TestTaskNotRecordedOnAFullDiskSaysNoRetry(t *testing.T) {
-	var stderr strings.Builder
-	r := &Runner{Name: EventsName, Stderr: &stderr}
-	err := &store.WriteError{Dir: "/p/.claude/cairn", Name: "journal/w.jsonl", Err: syscall.ENOSPC}
-	sayTask(r, engine.ClaudeTask{TaskID: "7"}, false, nil, err)
-	got := stderr.String()
-	if strings.Contains(got, "try again") || !strings.Contains(got, "the disk is full") ||
-		!strings.Contains(got, "Claude Code does not send it again") || !strings.Contains(got, "free some space so that the next events are recorded") {
-		t.Errorf("stderr %q: want the disk full, no retry promised, and what freeing space does", got)
+	for _, tc := range []struct {
+		inodes     bool
+		said, step string
+	}{
+		{false, "the disk is full", "free some space so that the next events are recorded"},
+		{true, "no free inodes", "free some inodes so that the next events are recorded"},
+	} {
+		var stderr strings.Builder
+		r := &Runner{Name: EventsName, Stderr: &stderr}
+		err := &store.WriteError{Dir: "/p/.claude/cairn", Name: "journal/w.jsonl", Err: syscall.ENOSPC, NoInodes: tc.inodes}
+		sayTask(r, engine.ClaudeTask{TaskID: "7"}, false, nil, err)
+		got := stderr.String()
+		if strings.Contains(got, "try again") || !strings.Contains(got, tc.said) || strings.Contains(got, "free some space") != !tc.inodes ||
+			!strings.Contains(got, "Claude Code does not send it again") || !strings.Contains(got, tc.step) {
+			t.Errorf("stderr %q: want %s, no retry promised, and what freeing it does", got, tc.said)
+		}
 	}
 }

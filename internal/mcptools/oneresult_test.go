@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -153,6 +154,31 @@ func TestLoadCheckpointUnreadableWithASecretNamesNoFile(t *testing.T) {
 		if b, err := os.ReadFile(file); err != nil || string(b) != data {
 			t.Errorf("%s: the file changed: %v", name, err)
 		}
+	}
+}
+
+// TestLoadCheckpointTooLargeToCheckNamesNoFile: a checkpoint's file over the 16 MiB a scan for
+// a secret reads (placed by hand) was scanned whole, a 1 GB one for over a minute, before the
+// refusal named it. It is now refused unread, neither named nor changed.
+func TestLoadCheckpointTooLargeToCheckNamesNoFile(t *testing.T) {
+	p, c := realServer(t)
+	dir := filepath.Join(p.state, "checkpoints")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "huge.json")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(file, store.ScanLimit+1); err != nil { // sparse: no disk, no time
+		t.Fatal(err)
+	}
+	res := mustFail(t, c, "load_checkpoint", `{"name":"huge"}`, "16 MiB checked for text of a secret's shape", "not named", "another name")
+	if got := text(res); strings.Contains(got, "huge.json") || strings.Contains(got, "Bash tool") {
+		t.Errorf("the model is pointed at a file not checked: %q", got)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Size() != store.ScanLimit+1 {
+		t.Errorf("the file changed: %v", err)
 	}
 }
 

@@ -383,6 +383,8 @@ func usersToFix(tool string, err error) error {
 	}
 	var what string
 	switch {
+	case errors.Is(err, syscall.ENOSPC) && store.NoInodes(err):
+		what = "the file system of the directory it names has no free inodes"
 	case errors.Is(err, syscall.ENOSPC):
 		what = "the disk is full"
 	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
@@ -390,7 +392,7 @@ func usersToFix(tool string, err error) error {
 	default:
 		return err
 	}
-	msg := strings.Replace(err.Error(), "; "+store.FreeSpaceStep, "", 1)
+	msg := store.WithoutPersonStep(err)
 	return &userFix{fmt.Sprintf("%s. Tell the user: %s; %s. Call %s again once it is fixed", msg, what, noRoomMaking, tool), err}
 }
 

@@ -17,28 +17,36 @@ import (
 // to make again.
 func TestStateUnwritableStepIsTheUsers(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		readOnly bool
-	}{{"disk full", false}, {"read-only", true}} {
+		name             string
+		readOnly, inodes bool
+		said, unsaid     string // what the model is to tell the user, and not
+	}{
+		{name: "disk full", said: "the disk is full"},
+		{name: "read-only", readOnly: true, said: "they can make the directory it names writable"},
+		// Room for data, no free inode: not a full disk, which the user would not find.
+		{name: "no free inode", inodes: true, said: "the file system of the directory it names has no free inodes", unsaid: "the disk is full"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProject(t)
 			if err := os.MkdirAll(p.state, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			durabletest.Mount(t, "tmpfs", p.state, "tmpfs", 0, "size=256k,mode=0700", false)
+			durabletest.Mount(t, "tmpfs", p.state, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
 			if _, err := p.other(t, "seed").Start(engine.StartRequest{Type: "apex", Context: "full"}); err != nil {
 				t.Fatal(err)
 			}
 			if tc.readOnly {
 				durabletest.Mount(t, p.state, p.state, "", syscall.MS_BIND, "", true)
+			} else if tc.inodes {
+				durabletest.FillInodes(t, p.state)
 			} else {
 				durabletest.FillDisk(t, p.state)
 			}
 			c := stdioClient(t, p, protocol)
 			res := mustFail(t, c, "save_checkpoint", `{"name":"plan","data":{"a":"`+strings.Repeat("x", 8<<10)+`"}}`,
-				"Tell the user", "do not delete or move files", "Call save_checkpoint again once it is fixed")
-			if got := text(res); strings.Contains(got, "free some space") {
-				t.Errorf("the model is told to free space itself: %s", got)
+				"Tell the user: "+tc.said, "do not delete or move files", "Call save_checkpoint again once it is fixed")
+			if got := text(res); strings.Contains(got, "free some") || tc.unsaid != "" && strings.Contains(got, tc.unsaid) {
+				t.Errorf("the model is told to free space itself, or %q: %s", tc.unsaid, got)
 			}
 		})
 	}

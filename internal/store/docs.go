@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"sort"
@@ -311,21 +312,36 @@ func DocumentFile(name string) string { return documents.file(name) }
 // LoadCheckpoint returns checkpoints/NAME.json; a missing one is a *NotFoundError.
 func (s *Store) LoadCheckpoint(name string) ([]byte, error) { return s.get(checkpoints, name) }
 
-// ScanCheckpointFile scans the file of checkpoint name as text, whatever its size
-// (secrets.ScanReader): a load that could not read it as a checkpoint (over the size a load
-// reads, or not JSON) scanned nothing, and its file must not be named to whoever asked when it
-// holds a secret. nil when it finds none or cannot read the file.
-func (s *Store) ScanCheckpointFile(name string) *secrets.Finding {
-	if ValidName(name) != nil {
-		return nil
+// ScanLimit is the most of a checkpoint's file ScanCheckpointFile reads: 16 MiB, scanned in
+// a fraction of a second. A larger file is not read at all.
+const ScanLimit = 16 << 20
+
+// ScanCheckpointFile scans the file of checkpoint name as text (secrets.ScanReader): a load
+// that could not read it as a checkpoint (over the size a load reads, or not JSON) scanned
+// nothing, and its file must not be named to whoever asked when it holds a secret. nil, nil
+// only when the whole file was read and holds none; a file over ScanLimit is an error
+// satisfying errors.Is(err, durable.ErrTooLarge), read or not, as is one a read cannot finish.
+func (s *Store) ScanCheckpointFile(name string) (*secrets.Finding, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
 	}
-	f, _, err := durable.OpenRead(s.fs, checkpoints.file(name))
+	file := checkpoints.file(name)
+	f, st, err := durable.OpenRead(s.fs, file)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	defer f.Close()
-	found, _ := secrets.ScanReader(f)
-	return found
+	tooLarge := &fs.PathError{Op: "scan", Path: file, Err: fmt.Errorf("%w: over %d bytes", durable.ErrTooLarge, ScanLimit)}
+	if st.Size() > ScanLimit {
+		return nil, tooLarge
+	}
+	// One byte past the limit says the file grew past it while read.
+	r := &io.LimitedReader{R: f, N: ScanLimit + 1}
+	found, err := secrets.ScanReader(r)
+	if found == nil && err == nil && r.N == 0 {
+		err = tooLarge
+	}
+	return found, err
 }
 
 // CheckpointSaved is when checkpoint name was last saved: its file's modification time, from

@@ -117,12 +117,39 @@ func TestReadOnlyStateDir(t *testing.T) {
 	}
 }
 
-func TestDiskFull(t *testing.T) {
-	mnt := t.TempDir()
-	mountOrSkip(t, "tmpfs", mnt, "tmpfs", 0, "size=1m,mode=0700")
-	dir := filepath.Join(mnt, "cairn")
-	s := mustOpen(t, dir)
+// seededMount mounts a tmpfs with options data, opens a store in it and seeds it.
+func seededMount(t *testing.T, data string) (s *store.Store, mnt string) {
+	t.Helper()
+	mnt = t.TempDir()
+	mountOrSkip(t, "tmpfs", mnt, "tmpfs", 0, data)
+	s = mustOpen(t, filepath.Join(mnt, "cairn"))
 	seed(t, s)
+	return s, mnt
+}
+
+// keptDocuments checks that the seeded checkpoint and document are as seed wrote them.
+func keptDocuments(t *testing.T, s *store.Store, when string) {
+	t.Helper()
+	if b, err := s.LoadCheckpoint("cp"); err != nil || string(b) != `{"v":1}` {
+		t.Errorf("checkpoint %s: %.20s %v", when, b, err)
+	}
+	if b, err := s.Read("initiative"); err != nil || string(b) != `{"v":1}` {
+		t.Errorf("document %s: %.20s %v", when, b, err)
+	}
+}
+
+// writesWork checks that every write but an archive's works again, after what was freed.
+func writesWork(t *testing.T, s *store.Store, after string) {
+	t.Helper()
+	for what, err := range tryWrites(s) {
+		if err != nil && what != "archive" {
+			t.Errorf("%s after %s: %v", what, after, err)
+		}
+	}
+}
+
+func TestDiskFull(t *testing.T) {
+	s, mnt := seededMount(t, "size=1m,mode=0700")
 	filler := durabletest.FillDisk(t, mnt)
 	for what, err := range tryWrites(s) {
 		t.Logf("%s on a full disk: %v", what, err)
@@ -138,22 +165,13 @@ func TestDiskFull(t *testing.T) {
 	if w, err := s.ReadWorkflow(); err != nil || (w.Revision != 1 && w.Revision != 2) {
 		t.Errorf("workflow after ENOSPC: %+v %v", w, err)
 	}
-	if b, err := s.LoadCheckpoint("cp"); err != nil || string(b) != `{"v":1}` {
-		t.Errorf("checkpoint after ENOSPC: %.20s %v", b, err)
-	}
+	keptDocuments(t, s, "after ENOSPC")
 	if l, err := s.ReadLog("events"); err != nil || len(l.Lines) != 1 || l.Torn != 0 {
 		t.Errorf("log after ENOSPC: %d lines torn %d %v", len(l.Lines), l.Torn, err)
 	}
-	if b, err := s.Read("initiative"); err != nil || string(b) != `{"v":1}` {
-		t.Errorf("document after ENOSPC: %.20s %v", b, err)
-	}
 	// Space back: everything works again.
 	os.Remove(filler)
-	for what, err := range tryWrites(s) {
-		if err != nil && what != "archive" {
-			t.Errorf("%s after freeing space: %v", what, err)
-		}
-	}
+	writesWork(t, s, "freeing space")
 }
 
 // TestPruneSessionsReadOnlyMount: on a read-only mount the records of exited clients stay, and
@@ -232,4 +250,31 @@ func TestReadOnlyStateDirOpenToOthers(t *testing.T) {
 	}
 	defer s.Close()
 	checkOld(t, s)
+}
+
+// TestInodesExhausted: a file system with room for data but no free inode refuses every new
+// file with ENOSPC, which the refusal called a full disk ("the disk is full ...; free some
+// space"), though df -h shows free space and freeing data does not help. It now says the file
+// system has no free inodes, and the step, and the writes refused leave the old versions.
+func TestInodesExhausted(t *testing.T) {
+	s, mnt := seededMount(t, "size=4m,nr_inodes=64,mode=0700")
+	fill := durabletest.FillInodes(t, mnt)
+	failed := 0
+	for what, err := range tryWrites(s) {
+		if err == nil || what == "archive" {
+			continue // an append needs no new inode; an archive's refusal is its own
+		}
+		failed++
+		if msg := err.Error(); !errors.Is(err, syscall.ENOSPC) || strings.Contains(msg, "disk is full") ||
+			!strings.Contains(msg, "no free inodes") || !strings.Contains(msg, store.FreeInodesStep) {
+			t.Errorf("%s with no free inode: %v; want the inodes named and their step", what, err)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no write failed with every inode taken")
+	}
+	// The writes refused left the old versions (the journal and a log only append).
+	keptDocuments(t, s, "with no free inode")
+	os.RemoveAll(fill)
+	writesWork(t, s, "freeing inodes")
 }

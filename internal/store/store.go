@@ -38,6 +38,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -101,11 +102,18 @@ type WriteError struct {
 	Dir  string // the state directory
 	Name string // the file, relative to Dir
 	Err  error
+	// NoInodes: Err is ENOSPC and the file system had no free inode, though it may have room
+	// for data.
+	NoInodes bool
 }
 
 // FreeSpaceStep ends the message of a write the full disk refused: a person's step, which an
 // adapter speaking to the model replaces (the model is not to make room by deleting files).
 const FreeSpaceStep = "free some space and try again"
+
+// FreeInodesStep ends the message of a write refused for want of a free inode: FreeSpaceStep's
+// counterpart, which an adapter speaking to the model replaces too.
+const FreeInodesStep = "free some inodes there (each file takes one) and try again"
 
 func (e *WriteError) Error() string {
 	switch {
@@ -115,6 +123,8 @@ func (e *WriteError) Error() string {
 		return fmt.Sprintf("cannot write %s: the state directory %s is read-only or not writable (%v); nothing was changed and the existing state can still be read", e.Name, e.Dir, e.Err)
 	case errors.Is(e.Err, syscall.EIO):
 		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v); it was left as it was; check the disk before trying again", e.Name, e.Dir, e.Err)
+	case errors.Is(e.Err, syscall.ENOSPC) && e.NoInodes:
+		return fmt.Sprintf("cannot write %s in %s: its file system has no free inodes, though it may have room for data (%v; df -i counts them); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeInodesStep)
 	case errors.Is(e.Err, syscall.ENOSPC):
 		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
 	case errors.Is(e.Err, syscall.ENOLCK):
@@ -128,6 +138,18 @@ func (e *WriteError) Error() string {
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
+
+// NoInodes reports whether err is a WriteError refused for want of a free inode.
+func NoInodes(err error) bool {
+	we, ok := errors.AsType[*WriteError](err)
+	return ok && we.NoInodes
+}
+
+// WithoutPersonStep is err's text without the step a full disk's refusal gives a person
+// (FreeSpaceStep, FreeInodesStep), for an adapter that gives its reader its own.
+func WithoutPersonStep(err error) string {
+	return strings.NewReplacer("; "+FreeSpaceStep, "", "; "+FreeInodesStep, "").Replace(err.Error())
+}
 
 // readErr is the error of a failed read of file, a state file holding what (`checkpoint
 // "plan"`, `the journal of ID`): for something in the file's place, what it is and the one
@@ -387,7 +409,7 @@ func (s *Store) writeErr(name string, err error) error {
 	if e := s.notDir(path.Dir(name), err); e != nil {
 		name, err = path.Dir(name), e
 	}
-	return &WriteError{Dir: s.dir, Name: name, Err: err}
+	return &WriteError{Dir: s.dir, Name: name, Err: err, NoInodes: errors.Is(err, syscall.ENOSPC) && durable.NoFreeInodes(s.dir)}
 }
 
 // notDir is, when err failed a step into dir, a subdirectory of the state directory

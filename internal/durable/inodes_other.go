@@ -1,0 +1,6 @@
+//go:build !linux && !darwin
+
+package durable
+
+// NoFreeInodes is false where no statfs tells free inodes (see inodes_statfs.go).
+func NoFreeInodes(string) bool { return false }
