@@ -43,15 +43,22 @@ func newReleaseWorld(t *testing.T) *releaseWorld {
 	var manifest pluginManifest
 	readJSON(t, filepath.Join(rw.clone, ".claude-plugin", "plugin.json"), &manifest)
 
-	// The release of exactly these sources. Its checksums replace the committed ones, so this
-	// test does not depend on them being current (CI's make dist-check holds them to that).
+	// The release of exactly these sources, built by the clone's make dist command in a process
+	// of its own (in this one, under -race, packing the archive took minutes of CPU). Its
+	// checksums replace the committed ones, so this test does not depend on them being current
+	// (CI's make dist-check holds them to that).
 	dist := filepath.Join(rw.Dir, "dist")
 	host := release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
-	sums, err := release.Dist(goBin, rw.clone, dist, manifest.Version, []release.Platform{host})
-	if err != nil {
-		t.Fatalf("building the release: %v", err)
+	cmd := exec.Command(goBin, "run", "./internal/release/dist", "-out", dist, "-platforms", "host")
+	cmd.Dir = rw.clone
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the release: %v\n%s", err, out)
 	}
-	if err := os.WriteFile(filepath.Join(rw.clone, "release", "checksums.txt"), []byte(sums), 0o644); err != nil {
+	sums, err := os.ReadFile(filepath.Join(dist, release.ChecksumsName(manifest.Version)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rw.clone, "release", "checksums.txt"), sums, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rw.archive = release.ArchiveName(manifest.Version, host)
