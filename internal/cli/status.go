@@ -151,14 +151,10 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal, agent b
 	default:
 		fmt.Fprintln(w, "No active workflow.")
 	}
-	// Open tasks as the agent's report lists them; a workflow may hold hundreds, and the rest
-	// are in cairn show.
-	open := min(len(r.OpenTasks), maxOpenTasks)
-	list(w, "Open tasks", open, func(i int) string { return r.OpenTasks[i] })
-	if more := len(r.OpenTasks) - open; more > 0 {
-		fmt.Fprintf(w, "  +%d more (cairn show)\n", more)
-	}
-	list(w, "Blocking violations", len(r.Blocking), func(i int) string {
+	// A workflow may hold hundreds of open tasks or blocking violations: status lists the
+	// first few of each, as the agent's report does, and cairn show lists them all.
+	shortList(w, "Open tasks", len(r.OpenTasks), func(i int) string { return r.OpenTasks[i] })
+	shortList(w, "Blocking violations", len(r.Blocking), func(i int) string {
 		v := r.Blocking[i]
 		return fmt.Sprintf("%s %s: %s", v.Code, v.Severity, v.Details)
 	})
@@ -166,8 +162,16 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal, agent b
 	list(w, "Notices", len(r.Notices), func(i int) string { return shellSteps(r.Notices[i], agent) })
 }
 
-// maxOpenTasks is how many open tasks status lists.
-const maxOpenTasks = 10
+// maxListed is how many open tasks, and how many blocking violations, status lists.
+const maxListed = 10
+
+// shortList is list with at most maxListed items, and a line that counts the rest.
+func shortList(w io.Writer, title string, n int, item func(int) string) {
+	list(w, title, min(n, maxListed), item)
+	if more := n - maxListed; more > 0 {
+		fmt.Fprintf(w, "  +%d more (cairn show)\n", more)
+	}
+}
 
 // list prints a titled bullet list when it has items. An item may join strings stored and
 // scanned one by one: one whose join has a secret's shape is not printed.

@@ -119,3 +119,43 @@ func TestStatusCheckpointsBeforeTheWorkflow(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusListsAreShort: cairn status lists the first ten open tasks and the first ten
+// blocking violations, and counts the rest with the command that lists them all; a workflow
+// with 200 blocking violations of 2,000 characters printed 400 KB.
+func TestStatusListsAreShort(t *testing.T) {
+	for _, n := range []int{0, 10, 11, 200} {
+		r := &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress"}
+		for i := range n {
+			r.OpenTasks = append(r.OpenTasks, fmt.Sprintf("task-%03d (pending)", i))
+			r.Blocking = append(r.Blocking, engine.Violation{Code: fmt.Sprintf("V-%03d", i), Severity: "high", Details: strings.Repeat("x", 2000)})
+		}
+		var b strings.Builder
+		writeStatus(&b, r, "", false, false)
+		out := b.String()
+		for _, tc := range []struct{ title, item string }{{"Open tasks:\n", "task-"}, {"Blocking violations:\n", "V-"}} {
+			_, after, found := strings.Cut(out, tc.title)
+			if found != (n > 0) {
+				t.Fatalf("%d: title %q found %v in:\n%s", n, tc.title, found, out)
+			}
+			items, more := 0, ""
+			for l := range strings.Lines(after) {
+				if !strings.HasPrefix(l, "  ") {
+					break
+				}
+				if strings.HasPrefix(l, "  - "+tc.item) {
+					items++
+				} else {
+					more = l
+				}
+			}
+			wantMore := ""
+			if n > 10 {
+				wantMore = fmt.Sprintf("  +%d more (cairn show)\n", n-10)
+			}
+			if items != min(n, 10) || more != wantMore {
+				t.Errorf("%d: %s%d items and %q, want %d and %q", n, tc.title, items, more, min(n, 10), wantMore)
+			}
+		}
+	}
+}
