@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -125,7 +127,7 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	}
 	layout, err := gitremote.Probe(ctx, gitremote.Config{Dir: root, Remote: name})
 	if err != nil {
-		return unreached(name, "nothing here changed", "cairn remote enable", err)
+		return unreached(root, name, "nothing here changed", "cairn remote enable", err)
 	}
 	// Only now, with the remote checked, is the state directory made, for the settings.
 	st, err := remoteStore(e)
@@ -293,7 +295,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	}
 	if err != nil {
 		const what = "the task claims could not be synced, so nothing was pushed"
-		if ue := unreached(s.Remote, what, "cairn sync", err); ue != err {
+		if ue := unreached(root, s.Remote, what, "cairn sync", err); ue != err {
 			return ue
 		}
 		return fmt.Errorf("%s: %w", what, err)
@@ -317,7 +319,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		if rerr := remotesync.RecordCut(st, s.Remote, out); rerr != nil {
 			a.warn("what the sync took from " + s.Remote + " was not recorded, so cairn remote status counts it as unpushed until a sync goes through: " + rerr.Error())
 		}
-		return a.syncFailed(s.Remote, out, err)
+		return a.syncFailed(root, s.Remote, out, err)
 	}
 	a.warn(out.Notices...)
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
@@ -359,7 +361,7 @@ func (a *app) sharedLine(remoteName string, out remotesync.Outcome) {
 // syncFailed is sync's error, err, after it did out. A race lost before the failure has
 // changed this clone (its copy archived, the remote's line taken, its changes replayed but not
 // pushed): that is said first, as a sync that ends well says it, with what the archive did.
-func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) error {
+func (a *app) syncFailed(root, remoteName string, out remotesync.Outcome, err error) error {
 	a.warn(out.Notices...)
 	if out.Conflict != nil {
 		line := conflictLine(out, remoteName, false)
@@ -381,9 +383,9 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 		return fmt.Errorf("%w; every sync fails the same way: cairn remote disable stops them, and nothing here or on %s is lost", err, remoteName)
 	}
 	if we, ok := errors.AsType[*store.WriteError](err); ok && errors.Is(we.Err, syscall.ENOSPC) {
-		return diskFull(fmt.Sprintf("cannot write %s in %s (%v)", we.Name, we.Dir, we.Err), here, "cairn sync")
+		return diskFull(fmt.Sprintf("cannot write %s in %s (%v)", we.Name, we.Dir, we.Err), here, "cairn sync", we.NoInodes)
 	}
-	if ue := unreached(remoteName, here, "cairn sync", err); ue != err || out.Pulled == 0 {
+	if ue := unreached(root, remoteName, here, "cairn sync", err); ue != err || out.Pulled == 0 {
 		return ue
 	}
 	return fmt.Errorf("%w; %s", err, here)
@@ -391,7 +393,12 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 
 // diskFull is the error of a command that a full disk stopped, cause saying what failed:
 // that, what it left here (here) and the step, with exit 3 as every write a full disk refuses.
-func diskFull(cause, here, command string) error {
+// With inodes, the file system had room for data but no free inode (ENOSPC all the same),
+// where "the disk is full" sends a person to a df -h that shows free space.
+func diskFull(cause, here, command string, inodes bool) error {
+	if inodes {
+		return &codeError{code: ExitInternal, msg: fmt.Sprintf("%s: its file system has no free inodes, though it may have room for data (df -i counts them); %s; free some inodes there (each file takes one), then run %s again", cause, here, command)}
+	}
 	return &codeError{code: ExitInternal, msg: fmt.Sprintf("%s: the disk is full; %s; free some space, then run %s again", cause, here, command)}
 }
 
@@ -401,13 +408,19 @@ func diskFull(cause, here, command string) error {
 // command runs again; or when git could not write here for a full disk, the remote is no
 // remote of the clone any more, or a lock file a stopped git left holds a ref here: that, here,
 // and its own step. Other errors are returned as they are.
-func unreached(remoteName, here, command string, err error) error {
+func unreached(root, remoteName, here, command string, err error) error {
 	if errors.Is(err, gitremote.ErrNoGit) {
 		return gitremote.ErrNoGit // not the remote's doing: its one step is installing git
 	}
-	if ge, ok := errors.AsType[*gitremote.GitError](err); ok && errors.Is(ge, syscall.ENOSPC) {
-		// This clone's git could not write: the disk is full, as a state write refused says (exit 3).
-		return diskFull(err.Error(), here, command)
+	if ge, ok := errors.AsType[*gitremote.GitError](err); ok {
+		// This clone's git could not write: the disk is full, as a state write refused says (exit
+		// 3), or out of inodes where git writes its objects (in a linked worktree .git is a file:
+		// the worktree's own file system is looked at), which git may not say ("Unable to add
+		// (null) to database").
+		inodes := durable.NoFreeInodes(filepath.Join(root, ".git", "objects")) || durable.NoFreeInodes(root)
+		if inodes || errors.Is(ge, syscall.ENOSPC) {
+			return diskFull(err.Error(), here, command, inodes)
+		}
 	}
 	why, ok := notReached(remoteName, err)
 	if !ok {

@@ -14,30 +14,42 @@ import (
 // said only git's line ("git hash-object: fatal: unable to write loose object file: No space
 // left on device") and exited 1, a refusal. It says the disk is full, that nothing here
 // changed, and the step, with exit 3 as every write a full disk refuses; once there is space
-// the same command pushes.
+// the same command pushes. A file system out of inodes, with room for data, gives the same
+// ENOSPC: it was said to be full, and df -h showed free space; it is said to have no inodes.
 func TestSyncOnAFullDisk(t *testing.T) {
-	base := bareRepo(t)
-	m := newMachine(t, "file://"+filepath.Join(base, "shared.git"))
-	m.must("start", "apex", "full disk", "--id", "wf-f")
-	m.must("remote", "enable", "--yes")
-	objects := filepath.Join(m.dir, ".git", "objects")
-	durabletest.Mount(t, "tmpfs", objects, "tmpfs", 0, "size=256k,mode=0700", false)
-	for _, d := range []string{"info", "pack"} {
-		if err := os.Mkdir(filepath.Join(objects, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	filler := durabletest.FillDisk(t, objects)
-	code, out, errb := m.cairn("sync")
-	if code != 3 || !strings.Contains(errb, "the disk is full") || !strings.Contains(errb, "nothing here changed") ||
-		!strings.Contains(errb, "free some space, then run cairn sync again") {
-		t.Errorf("sync on a full disk: exit %d\n%s%s", code, out, errb)
-	}
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	if out := m.must("sync"); !strings.Contains(out, "wf-f: pushed 1 revision to origin") {
-		t.Errorf("sync once there is space: %s", out)
+	for _, tc := range []struct {
+		name, opts string
+		fill       func(testing.TB, string) string
+		said, step string
+	}{
+		{"no space", "size=256k", durabletest.FillDisk, "the disk is full", "free some space, then run cairn sync again"},
+		{"no inodes", "size=16m,nr_inodes=64", durabletest.FillInodes, "its file system has no free inodes, though it may have room for data",
+			"free some inodes there (each file takes one), then run cairn sync again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := bareRepo(t)
+			m := newMachine(t, "file://"+filepath.Join(base, "shared.git"))
+			m.must("start", "apex", "full disk", "--id", "wf-f")
+			m.must("remote", "enable", "--yes")
+			objects := filepath.Join(m.dir, ".git", "objects")
+			durabletest.Mount(t, "tmpfs", objects, "tmpfs", 0, tc.opts+",mode=0700", false)
+			for _, d := range []string{"info", "pack"} {
+				if err := os.Mkdir(filepath.Join(objects, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			filler := tc.fill(t, objects)
+			code, out, errb := m.cairn("sync")
+			if code != 3 || !strings.Contains(errb, tc.said) || !strings.Contains(errb, "nothing here changed") || !strings.Contains(errb, tc.step) {
+				t.Errorf("sync: exit %d\n%s%s", code, out, errb)
+			}
+			if err := os.RemoveAll(filler); err != nil {
+				t.Fatal(err)
+			}
+			if out := m.must("sync"); !strings.Contains(out, "wf-f: pushed 1 revision to origin") {
+				t.Errorf("sync once there is room: %s", out)
+			}
+		})
 	}
 }
 

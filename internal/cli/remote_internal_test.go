@@ -43,7 +43,7 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, name: "sync"}
-			err := a.syncFailed("origin", out, c.err)
+			err := a.syncFailed(t.TempDir(), "origin", out, c.err)
 			if err == nil || err.Error() != c.wantErr {
 				t.Errorf("error %v\nwant  %s", err, c.wantErr)
 			}
@@ -54,13 +54,13 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, name: "sync", json: true}
-	if a.syncFailed("origin", out, cut); stdout.Len() > 0 || !strings.Contains(stderr.String(), "cairn: warning: wf-1: origin changed it first") {
+	if a.syncFailed(t.TempDir(), "origin", out, cut); stdout.Len() > 0 || !strings.Contains(stderr.String(), "cairn: warning: wf-1: origin changed it first") {
 		t.Errorf("with --json: stdout %q (want none), stderr %q", stdout.String(), stderr.String())
 	}
 	stdout.Reset()
 	stderr.Reset()
 	a.json = false
-	err := a.syncFailed("origin", remotesync.Outcome{Workflow: "wf-1", Local: 2}, cut)
+	err := a.syncFailed(t.TempDir(), "origin", remotesync.Outcome{Workflow: "wf-1", Local: 2}, cut)
 	if want := "origin could not be reached (git push: fatal: the remote end hung up unexpectedly): nothing here changed; check that git fetch origin works from this clone, then run cairn sync again"; err == nil || err.Error() != want || stdout.Len()+stderr.Len() > 0 {
 		t.Errorf("with nothing changed: error %v, stdout %q, stderr %q\nwant %s", err, stdout.String(), stderr.String(), want)
 	}
@@ -85,7 +85,7 @@ func TestSyncOutOfTime(t *testing.T) {
 func TestSyncFailedLineTooLarge(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, name: "sync"}
-	err := a.syncFailed("origin", remotesync.Outcome{Workflow: "wf-1", Local: 2},
+	err := a.syncFailed(t.TempDir(), "origin", remotesync.Outcome{Workflow: "wf-1", Local: 2},
 		fmt.Errorf("remotesync: wf-1 changed both here and on origin: %w", store.ErrLineTooLarge))
 	if err == nil || !errors.Is(err, store.ErrLineTooLarge) || !strings.HasSuffix(err.Error(), "; every sync fails the same way: cairn remote disable stops them, and nothing here or on origin is lost") {
 		t.Errorf("error %v, want the step that ends the failing syncs", err)
@@ -104,7 +104,7 @@ func TestSyncRetryIsTheCommand(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, name: "sync"}
-		if code := a.fail(a.syncFailed("origin", remotesync.Outcome{Workflow: "wf-1"}, err)); code != ExitRefused {
+		if code := a.fail(a.syncFailed(t.TempDir(), "origin", remotesync.Outcome{Workflow: "wf-1"}, err)); code != ExitRefused {
 			t.Errorf("%v: exit %d, want %d", err, code, ExitRefused)
 		}
 		if got := stderr.String(); strings.Contains(got, "next sync") || !strings.Contains(got, "run cairn sync again") {
