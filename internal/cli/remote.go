@@ -393,13 +393,19 @@ func (a *app) syncFailed(root, remoteName string, out remotesync.Outcome, err er
 
 // diskFull is the error of a command that a full disk stopped, cause saying what failed:
 // that, what it left here (here) and the step, with exit 3 as every write a full disk refuses.
-// With inodes, the file system had room for data but no free inode (ENOSPC all the same),
-// where "the disk is full" sends a person to a df -h that shows free space.
 func diskFull(cause, here, command string, inodes bool) error {
+	what, step := noRoom(inodes)
+	return &codeError{code: ExitInternal, msg: fmt.Sprintf("%s: %s; %s; %s, then run %s again", cause, what, here, step, command)}
+}
+
+// noRoom says what a write refused with ENOSPC met, and the step before the command is run
+// again. With inodes the file system had room for data but no free inode, where "the disk is
+// full" would send a person to a df -h that shows free space.
+func noRoom(inodes bool) (what, step string) {
 	if inodes {
-		return &codeError{code: ExitInternal, msg: fmt.Sprintf("%s: its file system has no free inodes, though it may have room for data (df -i counts them); %s; free some inodes there (each file takes one), then run %s again", cause, here, command)}
+		return "its file system has no free inodes, though it may have room for data (df -i counts them)", "free some inodes there (each file takes one)"
 	}
-	return &codeError{code: ExitInternal, msg: fmt.Sprintf("%s: the disk is full; %s; free some space, then run %s again", cause, here, command)}
+	return "the disk is full", "free some space"
 }
 
 // unreached is the error of a command (cairn sync, cairn remote enable) when git could not talk

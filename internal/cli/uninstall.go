@@ -163,7 +163,8 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		a.uninstallNext()
 	}
 	if len(failed) > 0 && full {
-		return &codeError{code: ExitInternal, msg: fmt.Sprintf("not everything was removed: %s: the disk is full; free some space, then run cairn uninstall again", strings.Join(failed, "; "))}
+		what, step := noRoom(durable.NoFreeInodes(plan.MemoryDir))
+		return &codeError{code: ExitInternal, msg: fmt.Sprintf("not everything was removed: %s: %s; %s, then run cairn uninstall again", strings.Join(failed, "; "), what, step)}
 	}
 	if len(failed) > 0 && denied {
 		return fmt.Errorf("not everything was removed: %s; make it writable, then run cairn uninstall again", strings.Join(failed, "; "))

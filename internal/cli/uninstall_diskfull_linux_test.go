@@ -14,32 +14,45 @@ import (
 // disk, and the step was "run cairn uninstall again to retry", which fails the same way while
 // the disk is full, with exit 1, a refusal. It says the disk is full and to free some space
 // first, with exit 3; once there is space the same command removes the line and keeps the
-// user's.
+// user's. A file system out of inodes with room for data was said to be full; it is said to
+// have no inodes.
 func TestUninstallOnAFullDisk(t *testing.T) {
-	p := newCLIProject(t)
-	durabletest.Mount(t, "tmpfs", p.memory, "tmpfs", 0, "size=256k,mode=0700", false)
-	mustRun(t, p, "", "start", "apex", "uninstall on a full disk")
-	mustRun(t, p, "", "transition", "plan")
-	index := filepath.Join(p.memory, "MEMORY.md")
-	f, err := os.OpenFile(index, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("- the user's own line\n"); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	filler := durabletest.FillDisk(t, p.memory)
-	code, out := p.run("", "uninstall", "--yes")
-	if code != 3 || !strings.Contains(out, "the disk is full") || !strings.Contains(out, "free some space, then run cairn uninstall again") {
-		t.Errorf("uninstall on a full disk: exit %d\n%s", code, out)
-	}
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	mustRun(t, p, "", "uninstall", "--yes")
-	if b, err := os.ReadFile(index); err != nil || string(b) != "- the user's own line\n" {
-		t.Errorf("MEMORY.md after the uninstall: %q %v", b, err)
+	for _, tc := range []struct {
+		name, opts string
+		fill       func(testing.TB, string) string
+		said, step string
+	}{
+		{"no space", "size=256k", durabletest.FillDisk, "the disk is full", "free some space, then run cairn uninstall again"},
+		{"no inodes", "size=16m,nr_inodes=64", durabletest.FillInodes, "its file system has no free inodes, though it may have room for data",
+			"free some inodes there (each file takes one), then run cairn uninstall again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newCLIProject(t)
+			durabletest.Mount(t, "tmpfs", p.memory, "tmpfs", 0, tc.opts+",mode=0700", false)
+			mustRun(t, p, "", "start", "apex", "uninstall on a full disk")
+			mustRun(t, p, "", "transition", "plan")
+			index := filepath.Join(p.memory, "MEMORY.md")
+			f, err := os.OpenFile(index, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString("- the user's own line\n"); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			filler := tc.fill(t, p.memory)
+			code, out := p.run("", "uninstall", "--yes")
+			if code != 3 || !strings.Contains(out, tc.said) || !strings.Contains(out, tc.step) {
+				t.Errorf("uninstall: exit %d\n%s", code, out)
+			}
+			if err := os.RemoveAll(filler); err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, p, "", "uninstall", "--yes")
+			if b, err := os.ReadFile(index); err != nil || string(b) != "- the user's own line\n" {
+				t.Errorf("MEMORY.md after the uninstall: %q %v", b, err)
+			}
+		})
 	}
 }
 
