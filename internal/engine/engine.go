@@ -37,7 +37,7 @@ type Config struct {
 	SessionID string              // the Claude Code session making the call, if known
 	PID       int                 // Claude Code's pid (hooks: $CLAUDE_PID; MCP server: its parent)
 	// Host is this machine's name, recorded with the workflow's owner beside PID, which means
-	// nothing on another machine sharing the workflow; default os.Hostname (see thisHost).
+	// nothing on another machine sharing the workflow; default os.Hostname (see host).
 	Host     string
 	Actor    string        // "mcp", "session-start", "stop", "cli": recorded in the journal
 	LockWait time.Duration // bound on waiting for a lock; default 3s
@@ -186,7 +186,6 @@ func Open(cfg Config) (*Engine, error) {
 		cfg.LockWait = 3 * time.Second
 	}
 	cfg.Actor = cmp.Or(cfg.Actor, "cairn")
-	cfg.Host = cmp.Or(cfg.Host, thisHost())
 	found, err := project.Find(cfg.Getenv, cfg.WorkDir)
 	if err != nil {
 		return nil, fmt.Errorf("finding the project root: %w", err)
@@ -429,7 +428,7 @@ func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 func (e *Engine) actor() workflow.Actor {
 	a := workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
 	if a.PID > 0 { // the machine a pid is on
-		a.Host = e.cfg.Host
+		a.Host = e.host()
 	}
 	return a
 }
