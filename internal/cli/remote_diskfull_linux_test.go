@@ -17,15 +17,7 @@ import (
 // the same command pushes. A file system out of inodes, with room for data, gives the same
 // ENOSPC: it was said to be full, and df -h showed free space; it is said to have no inodes.
 func TestSyncOnAFullDisk(t *testing.T) {
-	for _, tc := range []struct {
-		name, opts string
-		fill       func(testing.TB, string) string
-		said, step string
-	}{
-		{"no space", "size=256k", durabletest.FillDisk, "the disk is full", "free some space, then run cairn sync again"},
-		{"no inodes", "size=16m,nr_inodes=64", durabletest.FillInodes, "its file system has no free inodes, though it may have room for data",
-			"free some inodes there (each file takes one), then run cairn sync again"},
-	} {
+	for _, tc := range noRoomCases("cairn sync") {
 		t.Run(tc.name, func(t *testing.T) {
 			base := bareRepo(t)
 			m := newMachine(t, "file://"+filepath.Join(base, "shared.git"))
@@ -50,6 +42,23 @@ func TestSyncOnAFullDisk(t *testing.T) {
 				t.Errorf("sync once there is room: %s", out)
 			}
 		})
+	}
+}
+
+// noRoomCase is a small tmpfs's mount options, how to fill it, and what a command that runs out
+// of room there says of it and as its step.
+type noRoomCase struct {
+	name, opts string
+	fill       func(testing.TB, string) string
+	said, step string
+}
+
+// noRoomCases are a full disk and a file system out of inodes with room for data, for command.
+func noRoomCases(command string) []noRoomCase {
+	return []noRoomCase{
+		{"no space", "size=256k", durabletest.FillDisk, "the disk is full", "free some space, then run " + command + " again"},
+		{"no inodes", "size=16m,nr_inodes=64", durabletest.FillInodes, "its file system has no free inodes, though it may have room for data",
+			"free some inodes there (each file takes one), then run " + command + " again"},
 	}
 }
 

@@ -17,15 +17,7 @@ import (
 // user's. A file system out of inodes with room for data was said to be full; it is said to
 // have no inodes.
 func TestUninstallOnAFullDisk(t *testing.T) {
-	for _, tc := range []struct {
-		name, opts string
-		fill       func(testing.TB, string) string
-		said, step string
-	}{
-		{"no space", "size=256k", durabletest.FillDisk, "the disk is full", "free some space, then run cairn uninstall again"},
-		{"no inodes", "size=16m,nr_inodes=64", durabletest.FillInodes, "its file system has no free inodes, though it may have room for data",
-			"free some inodes there (each file takes one), then run cairn uninstall again"},
-	} {
+	for _, tc := range noRoomCases("cairn uninstall") {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newCLIProject(t)
 			durabletest.Mount(t, "tmpfs", p.memory, "tmpfs", 0, tc.opts+",mode=0700", false)
