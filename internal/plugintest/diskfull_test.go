@@ -300,7 +300,7 @@ func TestLaunchBuildLogOnAFullDisk(t *testing.T) {
 	}
 	// A download that failed within the minute: the server reads why, and builds.
 	writeFile(t, filepath.Join(data, ".download-failed-"+pluginVersion(t)), "downloading http://127.0.0.1:1/releases failed\n")
-	leaveOneInode(t, data)
+	leaveInodes(t, data, 1)
 	work := t.TempDir()
 	tools := toolDir(t)
 	calls := goThatFails(t, tools, work)
@@ -319,39 +319,61 @@ func TestLaunchBuildLogOnAFullDisk(t *testing.T) {
 	}
 }
 
-// leaveOneInode fills the disk of data (a smallDisk made) with directories beside it until one
-// inode is left: the install lock's.
-func leaveOneInode(t *testing.T, data string) {
+// leaveInodes fills the disk of data (a smallDisk made) with directories beside it until n
+// inodes are left.
+func leaveInodes(t *testing.T, data string, n int) {
 	t.Helper()
-	last := ""
+	var made []string
 	for i := 0; ; i++ {
 		d := filepath.Join(filepath.Dir(data), fmt.Sprint("fill", i))
 		if err := os.Mkdir(d, 0o755); err != nil {
 			break
 		}
-		last = d
+		made = append(made, d)
 	}
-	if err := os.Remove(last); err != nil {
-		t.Fatal(err)
+	if len(made) < n {
+		t.Fatalf("the disk took %d directories, fewer than the %d inodes to leave", len(made), n)
+	}
+	for _, d := range made[len(made)-n:] {
+		if err := os.Remove(d); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
 // The directory a download goes into (bin-V.tmp) that cannot be made on a disk out of space
 // (the install lock took its last inode) was said as "cannot write DIR/bin-V.tmp", with the
 // step to make it writable, which it is: the line says the disk is full and to free space.
+// The same where that directory took the last inode and the file curl writes the server's
+// answer code into (bin-V.tmp/.http) could not be made: curl never ran, and the shell's own
+// line ("cannot create ...") came before "downloading URL failed", with the step to check the
+// network.
 func TestLaunchDownloadDirOnAFullDisk(t *testing.T) {
-	root, _, rs := releasedAndServed(t)
-	data := smallDisk(t, "1m,nr_inodes=32")
-	if err := os.Mkdir(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	leaveOneInode(t, data)
-	work := t.TempDir()
-	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
-	res := launchAs(t, root, env, work, "cairn-mcp")
-	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-	if res.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "writing the download into "+data+" failed: is its disk full?") ||
-		!strings.Contains(lines[0], "free some space there") {
-		t.Errorf("cairn-mcp: %+v, want exit 1 and one line: writing the download into %s failed: is its disk full? ... free some space there", res, data)
+	for _, tc := range []struct {
+		name string
+		left int // inodes left for the install: the lock, its pid and start, bin-V.tmp
+	}{
+		{"the directory", 1},
+		{"the answer code's file", 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, archive, rs := releasedAndServed(t)
+			data := smallDisk(t, "1m,nr_inodes=32")
+			if err := os.Mkdir(data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			leaveInodes(t, data, tc.left)
+			work := t.TempDir()
+			env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+			res := launchAs(t, root, env, work, "cairn-mcp")
+			lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+			if res.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "writing the download into "+data+" failed: is its disk full?") ||
+				!strings.Contains(lines[0], "free some space there") {
+				t.Errorf("cairn-mcp: %+v, want exit 1 and one line: writing the download into %s failed: is its disk full? ... free some space there", res, data)
+			}
+			if n := rs.Hits(archive); n != 0 {
+				t.Errorf("%d downloads into a disk with no room for them, want none", n)
+			}
+		})
 	}
 }
