@@ -2,6 +2,7 @@ package plugintest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -518,4 +519,57 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.ResponseWriter.Write(b)
 	c.n += n
 	return n, err
+}
+
+// On Windows (Git Bash, whose uname -s says MINGW64_NT-...) the release is a zip, and the tar
+// Git for Windows puts first on PATH is GNU tar, which reads no zip ("This does not look like a
+// tar archive"): every download there failed as "unpacking ARCHIVE failed", with the step to
+// check the network or install Go. unzip, which Git for Windows ships beside it, unpacks it.
+func TestLaunchUnpacksTheWindowsZip(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the release has Windows binaries for amd64 only")
+	}
+	files := map[string][]byte{}
+	for name := range binarySources {
+		files[name+".exe"] = []byte("MZ " + name)
+	}
+	zip, err := release.Zip(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := copyPlugin(t, launcherFiles...)
+	archive := release.ArchiveName(pluginVersion(t), release.Platform{OS: "windows", Arch: "amd64"})
+	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%x  %s\n", sha256.Sum256(zip), archive))
+	rs := serveRelease(t, map[string][]byte{archive: zip})
+	tools := toolDir(t)
+	for _, tool := range []string{"unzip"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+		if err := os.Symlink(p, filepath.Join(tools, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrapTool(t, tools, "uname", func(real string) string {
+		return "if [ \"$1\" = -s ]; then echo MINGW64_NT-10.0-19045; else exec " + real + " \"$@\"; fi\n"
+	})
+	work, _, data := launchSite(t)
+	env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+	// Here the launcher's exec of the set's cairn-mcp fails (Git Bash finds cairn-mcp.exe): the
+	// set is what is looked at.
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	set := filepath.Join(data, "bin-"+pluginVersion(t))
+	if strings.Contains(res.stderr, "could not be installed") || rs.Hits(archive) != 1 {
+		t.Errorf("cairn-mcp: %+v after %d downloads, want one download and no line saying the binaries could not be installed", res, rs.Hits(archive))
+	}
+	for name := range files {
+		if b, err := os.ReadFile(filepath.Join(set, name)); err != nil || string(b) != string(files[name]) {
+			t.Errorf("%s in the set: %q, %v; want the archive's", name, b, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(set, ".checksums")); err != nil {
+		t.Errorf("the set is not stamped: %v", err)
+	}
 }

@@ -241,7 +241,8 @@ func TarGz(files map[string][]byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Zip is the same for Windows, where tar.exe and Explorer both read zip.
+// Zip is the same for Windows, where unzip (Git Bash's, see hooks/install), tar.exe and Explorer
+// read zip.
 func Zip(files map[string][]byte) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
