@@ -377,3 +377,25 @@ func TestLaunchDownloadDirOnAFullDisk(t *testing.T) {
 		})
 	}
 }
+
+// Where no start time can be told, the install lock's holder beats its alive file
+// (cairn_beat). On a disk out of inodes once the lock and its pid took the last ones, that
+// file's redirect failed before its 2>/dev/null was in place: the shell's own line ("cannot
+// create .../alive") came before Cairn's.
+func TestLaunchBeatOnAFullDisk(t *testing.T) {
+	wrap := noStartTimes(t)
+	root := copyPlugin(t, launcherFiles...)
+	fakeSums(t, root)
+	data := smallDisk(t, "1m,nr_inodes=32")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	leaveInodes(t, data, 2) // the lock and its pid
+	work := t.TempDir()
+	env := launchEnv(root, data, work, toolDir(t))
+	res := runProcess(t, 2*time.Minute, "cairn-mcp without start times", env, work, initializeLine, wrap[0], append(wrap[1:], filepath.Join(root, "hooks", "launch"), "cairn-mcp")...)
+	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	if res.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "writing the download into "+data+" failed: is its disk full?") {
+		t.Errorf("cairn-mcp: %+v, want exit 1 and one line: writing the download into %s failed: is its disk full? ...", res, data)
+	}
+}
