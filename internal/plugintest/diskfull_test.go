@@ -399,3 +399,30 @@ func TestLaunchBeatOnAFullDisk(t *testing.T) {
 		t.Errorf("cairn-mcp: %+v, want exit 1 and one line: writing the download into %s failed: is its disk full? ...", res, data)
 	}
 }
+
+// A Go build that fills the data dir's disk leaves no room in its log for go's complaint, nor
+// for the line that marks the build failed: the MCP server's launcher printed the shell's own
+// line ("echo: I/O error"), then "building them failed; see LOG", a log that says nothing. It
+// says the disk is full, with the step to free space there.
+func TestLaunchBuildOnAFullDisk(t *testing.T) {
+	root := copyPlugin(t, launcherFiles...)
+	data := smallDisk(t, "256k")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A download that failed within the minute: the server reads why, and builds.
+	writeFile(t, filepath.Join(data, ".download-failed-"+pluginVersion(t)), "downloading http://127.0.0.1:1/releases failed\n")
+	work := t.TempDir()
+	tools := toolDir(t)
+	// go env says nothing; go build fills the disk and fails.
+	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\n[ \"$1\" = build ] || exit 0\ncat /dev/zero >"+filepath.Join(filepath.Dir(data), "filler")+" 2>/dev/null\necho \"go: writing $3: no space left on device\" >&2\nexit 1\n")
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, data, work, tools)
+	res := launchAs(t, root, env, work, "cairn-mcp")
+	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	if res.code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: ") || !strings.Contains(lines[0], "free some space there") {
+		t.Errorf("cairn-mcp: %+v, want exit 1 and one line: ... free some space there", res)
+	}
+}
