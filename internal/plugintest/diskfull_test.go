@@ -400,29 +400,57 @@ func TestLaunchBeatOnAFullDisk(t *testing.T) {
 	}
 }
 
-// A Go build that fills the data dir's disk leaves no room in its log for go's complaint, nor
-// for the line that marks the build failed: the MCP server's launcher printed the shell's own
-// line ("echo: I/O error"), then "building them failed; see LOG", a log that says nothing. It
-// says the disk is full, with the step to free space there.
-func TestLaunchBuildOnAFullDisk(t *testing.T) {
-	root := copyPlugin(t, launcherFiles...)
-	data := smallDisk(t, "256k")
-	if err := os.Mkdir(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// A download that failed within the minute: the server reads why, and builds.
-	writeFile(t, filepath.Join(data, ".download-failed-"+pluginVersion(t)), "downloading http://127.0.0.1:1/releases failed\n")
-	work := t.TempDir()
-	tools := toolDir(t)
-	// go env says nothing; go build fills the disk and fails.
-	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\n[ \"$1\" = build ] || exit 0\ncat /dev/zero >"+filepath.Join(filepath.Dir(data), "filler")+" 2>/dev/null\necho \"go: writing $3: no space left on device\" >&2\nexit 1\n")
-	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env := launchEnv(root, data, work, tools)
-	res := launchAs(t, root, env, work, "cairn-mcp")
-	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-	if res.code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: ") || !strings.Contains(lines[0], "free some space there") {
-		t.Errorf("cairn-mcp: %+v, want exit 1 and one line: ... free some space there", res)
+// A Go build whose set cannot be put in place was said as "building them failed; see LOG", a
+// log that says nothing of why:
+//   - one that fills the data dir's disk leaves no room in its log for go's complaint, nor for
+//     the line that marks the build failed, and the MCP server's launcher printed the shell's
+//     own line ("echo: I/O error") first;
+//   - one over a set it cannot replace (read-only; another user's, left by a start run with
+//     sudo), after a download that failed.
+//
+// Each says why in Cairn's one line, with the step that helps.
+func TestLaunchBuildThatCannotLand(t *testing.T) {
+	skipOnWindows(t)
+	for _, tc := range []struct {
+		name  string
+		disk  bool   // the data dir is on a small disk
+		build string // fakeGo's build
+		ro    bool   // bin-V is there, read-only
+		want  []string
+	}{
+		{"disk full", true, `cat /dev/zero >"$(dirname "$out")/../../../filler" 2>/dev/null; echo "go: writing $out: no space left on device" >&2; exit 1`,
+			false, []string{"cannot write its log", "is its disk full?", "free some space there"}},
+		{"set read-only", false, `printf '#!/bin/sh\n' >"$out" && chmod +x "$out"`,
+			true, []string{"cannot write ", "make it writable"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			data := filepath.Join(work, "data")
+			if tc.disk {
+				data = smallDisk(t, "256k")
+			}
+			// A download that failed within the minute: the server reads why, and builds.
+			writeFile(t, filepath.Join(data, ".download-failed-"+pluginVersion(t)), "downloading http://127.0.0.1:1/releases failed\n")
+			set := filepath.Join(data, "bin-"+pluginVersion(t))
+			if tc.ro {
+				fakeBinaries(t, set)
+				writeFile(t, filepath.Join(set, ".checksums"), "0000  an older build\n")
+				readOnly(t, set)
+				tc.want[0] += set + ")"
+			}
+			tools := toolDir(t)
+			fakeGo(t, tools, tc.build+"\n")
+			env := launchEnv(root, data, work, tools)
+			res := launchAs(t, root, env, work, "cairn-mcp")
+			lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+			ok := res.code == 1 && len(lines) == 1 && strings.HasPrefix(lines[0], "cairn: ")
+			for _, w := range tc.want {
+				ok = ok && strings.Contains(lines[0], w)
+			}
+			if !ok {
+				t.Errorf("cairn-mcp: %+v, want exit 1 and one line: ... %s", res, strings.Join(tc.want, " ... "))
+			}
+		})
 	}
 }
