@@ -408,7 +408,8 @@ func TestLaunchBeatOnAFullDisk(t *testing.T) {
 //   - one over a set it cannot replace (read-only; another user's, left by a start run with
 //     sudo), after a download that failed.
 //
-// Each says why in Cairn's one line, with the step that helps.
+// Each says why in Cairn's one line, with the step that helps; the log says why too, where a
+// hook's next start sends the user (a hook leaves the build to the background).
 func TestLaunchBuildThatCannotLand(t *testing.T) {
 	skipOnWindows(t)
 	for _, tc := range []struct {
@@ -450,6 +451,12 @@ func TestLaunchBuildThatCannotLand(t *testing.T) {
 			}
 			if !ok {
 				t.Errorf("cairn-mcp: %+v, want exit 1 and one line: ... %s", res, strings.Join(tc.want, " ... "))
+			}
+			if tc.ro {
+				log, err := os.ReadFile(filepath.Join(data, "build-"+pluginVersion(t)+".log"))
+				if want := "cairn: cannot write " + set + "\ncairn: this build failed.\n"; err != nil || !strings.HasSuffix(string(log), want) {
+					t.Errorf("the build log holds %q (%v), want it to end in %q", log, err, want)
+				}
 			}
 		})
 	}
