@@ -248,6 +248,9 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		})
 	case kObject, kJSON:
 		what, keep := "a JSON object", "record its path"
+		if at := strictjson.LoneSurrogate(v); at >= 0 && got == "a string" {
+			return nil, halfPair(f.name, fmt.Sprintf("byte %d of it", at)) // read as U+FFFD below
+		}
 		if f.kind == kJSON {
 			what, keep = "a JSON object or array", "save its path instead"
 			// Claude Code parses a string holding an object into the object for this type
@@ -256,6 +259,11 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 			if inner, ok := jsonInString(v); ok {
 				v, got = inner, strictjson.KindOf(inner)
 			}
+		}
+		// Kept as sent, such a half would come back (load_checkpoint) to a client that cannot
+		// send it on: the API refuses a request holding one, and every request after it.
+		if at := strictjson.LoneSurrogate(v); at >= 0 && (got == "an object" || got == "an array") {
+			return nil, halfPair(f.name, fmt.Sprintf("byte %d of it", at))
 		}
 		if got != "an object" && (f.kind == kObject || got != "an array") {
 			if got == "a string" { // the common mistake: JSON as text inside a string
@@ -391,9 +399,14 @@ func stringValue(name string, v json.RawMessage) (string, string) {
 	body = body[1 : len(body)-1]
 	if at := strictjson.LoneSurrogate(body); at >= 0 {
 		n := utf8.RuneCount(strictjson.AppendUnescaped(nil, body[:at]))
-		return "", fmt.Sprintf(`argument %q holds half of a UTF-16 surrogate pair (a \u escape from D800 to DFFF without its other half) at character %d, which is no character; send the whole pair or remove it`, name, n)
+		return "", halfPair(name, fmt.Sprintf("character %d", n))
 	}
 	return s, ""
+}
+
+// halfPair says that the argument named name holds, at where, half of a UTF-16 surrogate pair.
+func halfPair(name, where string) string {
+	return fmt.Sprintf(`argument %q holds half of a UTF-16 surrogate pair (a \u escape from D800 to DFFF without its other half) at %s, which is no character; send the whole pair or remove it`, name, where)
 }
 
 // checkString applies the field's rules to a string value named name.

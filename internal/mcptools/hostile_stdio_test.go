@@ -294,7 +294,8 @@ func TestStdioNumberBeyondFloatInParamsNotEchoed(t *testing.T) {
 // TestStdioLoneSurrogateRefused: a string argument holding half of a UTF-16 surrogate pair
 // (\ud800 with no low half) is not text; encoding/json reads it as U+FFFD, so it was stored
 // as a character the client never sent, without a word. It is refused, naming the argument,
-// and nothing is written; so are bytes that are not UTF-8.
+// and nothing is written; so are bytes that are not UTF-8. So is one inside a JSON argument
+// (a checkpoint's data, a log entry), which was stored as sent.
 func TestStdioLoneSurrogateRefused(t *testing.T) {
 	p := newProject(t)
 	c := stdioClient(t, p, protocol)
@@ -309,6 +310,14 @@ func TestStdioLoneSurrogateRefused(t *testing.T) {
 		{"set_enforcement", `{"violations":[{"code":"V1","severity":"LOW","details":"d\udbff"}]}`, `"violations[0].details"`, "surrogate"},
 		{"complete_workflow", `{"outcome":"done \ud800"}`, `"outcome"`, "surrogate"},
 		{"record_learning", `{"title":"t","body":"b\\\ud800"}`, `"body"`, "surrogate"},
+		// Inside a JSON value too: load_checkpoint would give the half back in its structured
+		// content, and Claude Code, sending it to the API, fails every request after it ("no low
+		// surrogate in string").
+		{"save_checkpoint", `{"name":"s","data":{"a":["ok \ud83d\ude00","x\ud800"]}}`, `argument "data"`, "surrogate"},
+		{"save_checkpoint", `{"name":"s","data":"{\"a\":\"\\udc00\"}"}`, `argument "data"`, "surrogate"},
+		{"save_checkpoint", `{"name":"s","data":"{\"a\":\"\udc00\"}"}`, `argument "data"`, "surrogate"},
+		{"append_log", `{"name":"l","entry":{"\udbff":1}}`, `argument "entry"`, "surrogate"},
+		{"transition", `{"to":"plan","checkpoint":{"a":"\\\ud800"}}`, `argument "checkpoint"`, "surrogate"},
 		// Bytes that are not UTF-8 were refused as if an argument were named twice ("send one
 		// JSON object with each argument named once"), naming none.
 		{"append_log", "{\"name\":\"l\",\"entry\":{\"a\":\"\xff\xfe\"}}", `argument "entry"`, "UTF-8"},
@@ -324,6 +333,7 @@ func TestStdioLoneSurrogateRefused(t *testing.T) {
 	if after := snapshot(t, p.other(t, "observer")).Revision; after != before {
 		t.Errorf("a refused call changed the workflow: revision %d, was %d", after, before)
 	}
+	p.noCheckpoints(t, "a refused call was run")
 	mustOK(t, c, "set_vars", `{"vars":{"WF_NOTE":"\\ud800 as text, \ufffd sent as itself"}}`)
 	vars, err := p.other(t, "observer").GetVars([]string{"WF_NOTE"})
 	if err != nil || vars["WF_NOTE"] != `\ud800 as text, `+"\ufffd"+` sent as itself` {
