@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // gateServer is the binary on a workflow at apex's approval phase plan, with a client that
@@ -606,4 +607,50 @@ func TestStdioApprovalIsForTheWorkflowAsked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStdioLoadCheckpointGivesNoHalfPair: a checkpoint saved another way (cairn checkpoint
+// save, an earlier version) may hold a \u escape of half a UTF-16 surrogate pair. Given back
+// as it is in load_checkpoint's structured content, Claude Code holds a string it cannot send:
+// the API refuses the request with it ("no low surrogate in string"), and every later one. The
+// half is given as U+FFFD, in the text and the structured content alike, and a warning says so;
+// the rest is given as saved.
+func TestStdioLoadCheckpointGivesNoHalfPair(t *testing.T) {
+	p := newProject(t)
+	saved := `{"a":["x\ud800y","\udc00"],"b":"\\ud800 as text","c":"\ud83d\ude00"}`
+	if _, err := p.other(t, "observer").SaveCheckpoint("halves", json.RawMessage(saved)); err != nil {
+		t.Fatal(err)
+	}
+	r := startRaw(t, p)
+	r.initialize()
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"load_checkpoint","arguments":{"name":"halves"}}}`)
+	line, _ := r.until("1")
+	if at := strictjson.LoneSurrogate(line); at >= 0 {
+		t.Fatalf("the answer holds half a surrogate pair at byte %d: %s", at, line)
+	}
+	var resp struct {
+		Result struct {
+			Content           []struct{ Text string } `json:"content"`
+			StructuredContent struct {
+				Data     json.RawMessage `json:"data"`
+				Warnings []string        `json:"warnings"`
+			} `json:"structuredContent"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(line, &resp); err != nil || resp.Result.IsError || len(resp.Result.Content) != 1 {
+		t.Fatalf("answer %s (%v)", line, err)
+	}
+	want := `{"a":["x\ufffdy","\ufffd"],"b":"\\ud800 as text","c":"\ud83d\ude00"}`
+	if got := string(resp.Result.StructuredContent.Data); got != want {
+		t.Errorf("data is %s, want %s", got, want)
+	}
+	text := resp.Result.Content[0].Text
+	if !strings.Contains(text, want) {
+		t.Errorf("the text does not give the data as the structured content does: %q", text)
+	}
+	if w := resp.Result.StructuredContent.Warnings; len(w) != 1 || !strings.Contains(w[0], "2") || !strings.Contains(text, w[0]) {
+		t.Errorf("warnings %q, text %q: want one saying 2 halves were given as U+FFFD, in both", w, text)
+	}
+	r.checkStdout()
 }
