@@ -232,7 +232,7 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		return string(bytes.TrimSpace(v)) == "true", ""
 	case kStrings:
 		// An item is a string field of its own, with the item limits and no description.
-		item := field{max: f.itemMax, pattern: f.pattern, hint: f.hint}
+		item := field{max: f.itemMax, pattern: f.pattern, hint: f.hint, rule: f.rule}
 		return decodeArray(f, v, "an array of strings", func(name string, it json.RawMessage) (string, string) {
 			if k := strictjson.KindOf(it); k != "a string" {
 				return "", fmt.Sprintf("argument %q must be a string, not %s", name, k)
@@ -426,7 +426,7 @@ func (f *field) checkString(name, s string) (string, string) {
 	if problem := lineProblem(name, s, f.max, f.multiline); problem != "" {
 		return "", problem
 	}
-	if f.pattern != nil && !f.pattern.MatchString(s) {
+	if f.pattern != nil && !f.pattern.MatchString(s) || f.rule != nil && f.rule(s) != nil {
 		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
 	}
 	if f.fileName != nil {

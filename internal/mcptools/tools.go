@@ -236,7 +236,7 @@ var specs = []*toolSpec{
 		title: "Get workflow variables",
 		desc:  "Call to read variables.",
 		fields: []field{
-			{name: "keys", kind: kStrings, max: 100, itemMax: vars.MaxKeyLen, pattern: varKeyPattern, hint: varHint},
+			{name: "keys", kind: kStrings, max: 100, itemMax: vars.MaxKeyLen, pattern: varKeyPattern, hint: varHint, rule: vars.ValidKey},
 		},
 		readOnly:   true,
 		idempotent: true,
