@@ -701,10 +701,10 @@ func runGetVars(c *call) (*outcome, error) {
 	}
 	lines = append(lines, warnings...)
 	// Keys asked for and not set are named: "No workflow variables set." would be false while
-	// others are.
+	// others are. Those left out for room are set.
 	var unset []string
 	for _, k := range c.strs("keys") {
-		if _, ok := vars[k]; !ok && !slices.Contains(unset, k) {
+		if _, ok := vars[k]; !ok && !slices.Contains(left, k) && !slices.Contains(unset, k) {
 			unset = append(unset, k)
 		}
 	}
