@@ -248,15 +248,15 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		})
 	case kObject, kJSON:
 		what, keep := "a JSON object", "record its path"
-		if at := strictjson.LoneSurrogate(v); at >= 0 && got == "a string" {
-			return nil, halfPair(f.name, fmt.Sprintf("byte %d of it", at)) // read as U+FFFD below
-		}
 		if f.kind == kJSON {
 			what, keep = "a JSON object or array", "save its path instead"
 			// Claude Code parses a string holding an object into the object for this type
 			// (object or array) but leaves one holding an array a string. A string is never a
 			// value of this argument, so one holding an object or array is read as that value.
 			if inner, ok := jsonInString(v); ok {
+				if at := strictjson.LoneSurrogate(v); at >= 0 {
+					return nil, halfPair(f.name, fmt.Sprintf("byte %d of it", at)) // inner has U+FFFD
+				}
 				v, got = inner, strictjson.KindOf(inner)
 			}
 		}

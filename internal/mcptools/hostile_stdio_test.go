@@ -319,6 +319,8 @@ func TestStdioLoneSurrogateRefused(t *testing.T) {
 		{"save_checkpoint", `{"name":"s","data":"{\"a\":\"\udc00\"}"}`, `argument "data"`, "surrogate"},
 		{"append_log", `{"name":"l","entry":{"\udbff":1}}`, `argument "entry"`, "surrogate"},
 		{"transition", `{"to":"plan","checkpoint":{"a":"\\\ud800"}}`, `argument "checkpoint"`, "surrogate"},
+		// A string is never a checkpoint: that is said first, not what the string holds.
+		{"transition", `{"to":"plan","checkpoint":"{\"a\":\"\udc00\"}"}`, `argument "checkpoint" must be a JSON object`, "not JSON text inside a string"},
 		// Bytes that are not UTF-8 were refused as if an argument were named twice ("send one
 		// JSON object with each argument named once"), naming none.
 		{"append_log", "{\"name\":\"l\",\"entry\":{\"a\":\"\xff\xfe\"}}", `argument "entry"`, "UTF-8"},
