@@ -232,7 +232,7 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		return string(bytes.TrimSpace(v)) == "true", ""
 	case kStrings:
 		// An item is a string field of its own, with the item limits and no description.
-		item := field{max: f.itemMax, pattern: f.pattern, hint: f.hint}
+		item := field{max: f.itemMax, pattern: f.pattern, hint: f.hint, rule: f.rule}
 		return decodeArray(f, v, "an array of strings", func(name string, it json.RawMessage) (string, string) {
 			if k := strictjson.KindOf(it); k != "a string" {
 				return "", fmt.Sprintf("argument %q must be a string, not %s", name, k)
@@ -254,8 +254,16 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 			// (object or array) but leaves one holding an array a string. A string is never a
 			// value of this argument, so one holding an object or array is read as that value.
 			if inner, ok := jsonInString(v); ok {
+				if at := strictjson.LoneSurrogate(v); at >= 0 {
+					return nil, halfPair(f.name, fmt.Sprintf("byte %d of it", at)) // inner has U+FFFD
+				}
 				v, got = inner, strictjson.KindOf(inner)
 			}
+		}
+		// Kept as sent, such a half would come back (load_checkpoint) to a client that cannot
+		// send it on: the API refuses a request holding one, and every request after it.
+		if at := strictjson.LoneSurrogate(v); at >= 0 && (got == "an object" || got == "an array") {
+			return nil, halfPair(f.name, fmt.Sprintf("byte %d of it", at))
 		}
 		if got != "an object" && (f.kind == kObject || got != "an array") {
 			if got == "a string" { // the common mistake: JSON as text inside a string
@@ -391,9 +399,14 @@ func stringValue(name string, v json.RawMessage) (string, string) {
 	body = body[1 : len(body)-1]
 	if at := strictjson.LoneSurrogate(body); at >= 0 {
 		n := utf8.RuneCount(strictjson.AppendUnescaped(nil, body[:at]))
-		return "", fmt.Sprintf(`argument %q holds half of a UTF-16 surrogate pair (a \u escape from D800 to DFFF without its other half) at character %d, which is no character; send the whole pair or remove it`, name, n)
+		return "", halfPair(name, fmt.Sprintf("character %d", n))
 	}
 	return s, ""
+}
+
+// halfPair says that the argument named name holds, at where, half of a UTF-16 surrogate pair.
+func halfPair(name, where string) string {
+	return fmt.Sprintf(`argument %q holds half of a UTF-16 surrogate pair (a \u escape from D800 to DFFF without its other half) at %s, which is no character; send the whole pair or remove it`, name, where)
 }
 
 // checkString applies the field's rules to a string value named name.
@@ -413,7 +426,7 @@ func (f *field) checkString(name, s string) (string, string) {
 	if problem := lineProblem(name, s, f.max, f.multiline); problem != "" {
 		return "", problem
 	}
-	if f.pattern != nil && !f.pattern.MatchString(s) {
+	if f.pattern != nil && !f.pattern.MatchString(s) || f.rule != nil && f.rule(s) != nil {
 		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
 	}
 	if f.fileName != nil {

@@ -668,6 +668,20 @@ func TestGetVarsNamesKeysNotSet(t *testing.T) {
 	}
 }
 
+// TestGetVarsRefusesANameNoVariableHas: a key of the variables' shape that set_vars refuses
+// (its first word is not a workflow word) was answered "Not set: PATH_X.", as if it could be
+// set; it is refused as set_vars refuses it, saying which first words a name may have.
+func TestGetVarsRefusesANameNoVariableHas(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"debug","context":"vars"}`)
+	for _, key := range []string{"PATH_X", "LD_PRELOAD", "WFX_BRANCH"} {
+		mustFail(t, c, "set_vars", `{"vars":{"`+key+`":"x"}}`)
+		if got := text(mustFail(t, c, "get_vars", `{"keys":["PLAN_PATH","`+key+`"]}`, `"keys[1]"`, "WF, PLAN,", "not run")); strings.Contains(got, "Not set") {
+			t.Errorf("get_vars of %s: %q", key, got)
+		}
+	}
+}
+
 // TestNoNoticeOfOwnClientBeforeClear: a Claude Code client runs one session at a time, so a
 // change recorded under its pid by the session /clear replaced (its hooks, after this
 // server's last call) is this client's own and is not reported to the new session as

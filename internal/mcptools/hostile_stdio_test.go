@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // gateServer is the binary on a workflow at apex's approval phase plan, with a client that
@@ -294,7 +295,8 @@ func TestStdioNumberBeyondFloatInParamsNotEchoed(t *testing.T) {
 // TestStdioLoneSurrogateRefused: a string argument holding half of a UTF-16 surrogate pair
 // (\ud800 with no low half) is not text; encoding/json reads it as U+FFFD, so it was stored
 // as a character the client never sent, without a word. It is refused, naming the argument,
-// and nothing is written; so are bytes that are not UTF-8.
+// and nothing is written; so are bytes that are not UTF-8. So is one inside a JSON argument
+// (a checkpoint's data, a log entry), which was stored as sent.
 func TestStdioLoneSurrogateRefused(t *testing.T) {
 	p := newProject(t)
 	c := stdioClient(t, p, protocol)
@@ -309,6 +311,16 @@ func TestStdioLoneSurrogateRefused(t *testing.T) {
 		{"set_enforcement", `{"violations":[{"code":"V1","severity":"LOW","details":"d\udbff"}]}`, `"violations[0].details"`, "surrogate"},
 		{"complete_workflow", `{"outcome":"done \ud800"}`, `"outcome"`, "surrogate"},
 		{"record_learning", `{"title":"t","body":"b\\\ud800"}`, `"body"`, "surrogate"},
+		// Inside a JSON value too: load_checkpoint would give the half back in its structured
+		// content, and Claude Code, sending it to the API, fails every request after it ("no low
+		// surrogate in string").
+		{"save_checkpoint", `{"name":"s","data":{"a":["ok \ud83d\ude00","x\ud800"]}}`, `argument "data"`, "surrogate"},
+		{"save_checkpoint", `{"name":"s","data":"{\"a\":\"\\udc00\"}"}`, `argument "data"`, "surrogate"},
+		{"save_checkpoint", `{"name":"s","data":"{\"a\":\"\udc00\"}"}`, `argument "data"`, "surrogate"},
+		{"append_log", `{"name":"l","entry":{"\udbff":1}}`, `argument "entry"`, "surrogate"},
+		{"transition", `{"to":"plan","checkpoint":{"a":"\\\ud800"}}`, `argument "checkpoint"`, "surrogate"},
+		// A string is never a checkpoint: that is said first, not what the string holds.
+		{"transition", `{"to":"plan","checkpoint":"{\"a\":\"\udc00\"}"}`, `argument "checkpoint" must be a JSON object`, "not JSON text inside a string"},
 		// Bytes that are not UTF-8 were refused as if an argument were named twice ("send one
 		// JSON object with each argument named once"), naming none.
 		{"append_log", "{\"name\":\"l\",\"entry\":{\"a\":\"\xff\xfe\"}}", `argument "entry"`, "UTF-8"},
@@ -324,6 +336,7 @@ func TestStdioLoneSurrogateRefused(t *testing.T) {
 	if after := snapshot(t, p.other(t, "observer")).Revision; after != before {
 		t.Errorf("a refused call changed the workflow: revision %d, was %d", after, before)
 	}
+	p.noCheckpoints(t, "a refused call was run")
 	mustOK(t, c, "set_vars", `{"vars":{"WF_NOTE":"\\ud800 as text, \ufffd sent as itself"}}`)
 	vars, err := p.other(t, "observer").GetVars([]string{"WF_NOTE"})
 	if err != nil || vars["WF_NOTE"] != `\ud800 as text, `+"\ufffd"+` sent as itself` {
@@ -596,4 +609,50 @@ func TestStdioApprovalIsForTheWorkflowAsked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStdioLoadCheckpointGivesNoHalfPair: a checkpoint saved another way (cairn checkpoint
+// save, an earlier version) may hold a \u escape of half a UTF-16 surrogate pair. Given back
+// as it is in load_checkpoint's structured content, Claude Code holds a string it cannot send:
+// the API refuses the request with it ("no low surrogate in string"), and every later one. The
+// half is given as U+FFFD, in the text and the structured content alike, and a warning says so;
+// the rest is given as saved.
+func TestStdioLoadCheckpointGivesNoHalfPair(t *testing.T) {
+	p := newProject(t)
+	saved := `{"a":["x\ud800y","\udc00"],"b":"\\ud800 as text","c":"\ud83d\ude00"}`
+	if _, err := p.other(t, "observer").SaveCheckpoint("halves", json.RawMessage(saved)); err != nil {
+		t.Fatal(err)
+	}
+	r := startRaw(t, p)
+	r.initialize()
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"load_checkpoint","arguments":{"name":"halves"}}}`)
+	line, _ := r.until("1")
+	if at := strictjson.LoneSurrogate(line); at >= 0 {
+		t.Fatalf("the answer holds half a surrogate pair at byte %d: %s", at, line)
+	}
+	var resp struct {
+		Result struct {
+			Content           []struct{ Text string } `json:"content"`
+			StructuredContent struct {
+				Data     json.RawMessage `json:"data"`
+				Warnings []string        `json:"warnings"`
+			} `json:"structuredContent"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(line, &resp); err != nil || resp.Result.IsError || len(resp.Result.Content) != 1 {
+		t.Fatalf("answer %s (%v)", line, err)
+	}
+	want := `{"a":["x\ufffdy","\ufffd"],"b":"\\ud800 as text","c":"\ud83d\ude00"}`
+	if got := string(resp.Result.StructuredContent.Data); got != want {
+		t.Errorf("data is %s, want %s", got, want)
+	}
+	text := resp.Result.Content[0].Text
+	if !strings.Contains(text, want) {
+		t.Errorf("the text does not give the data as the structured content does: %q", text)
+	}
+	if w := resp.Result.StructuredContent.Warnings; len(w) != 1 || !strings.Contains(w[0], "2") || !strings.Contains(text, w[0]) {
+		t.Errorf("warnings %q, text %q: want one saying 2 halves were given as U+FFFD, in both", w, text)
+	}
+	r.checkStdout()
 }

@@ -235,3 +235,24 @@ func TestInitiativeFitsOneResult(t *testing.T) {
 		}
 	}
 }
+
+// TestGetVarsCallsNoKeyLeftOutNotSet: get_vars asked by key for more values than fit in one
+// result named those left out ("call get_vars with some of these keys") and then again under
+// "Not set:", which is false: a set_vars of them would replace the values kept. Only keys no
+// variable has are "Not set".
+func TestGetVarsCallsNoKeyLeftOutNotSet(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"debug","context":"big vars"}`)
+	vs, keys := map[string]string{}, []string{"WF_NONE"}
+	for i := range 12 {
+		k := fmt.Sprintf("WF_V%02d", i)
+		vs[k], keys = strings.Repeat("v", 4000), append(keys, k)
+	}
+	b, _ := json.Marshal(map[string]any{"vars": vs})
+	mustOK(t, c, "set_vars", string(b))
+	args, _ := json.Marshal(map[string]any{"keys": keys})
+	got := text(mustOK(t, c, "get_vars", string(args)))
+	if !strings.Contains(got, "WF_V11; call get_vars with some of these keys") || !strings.HasSuffix(got, "\nNot set: WF_NONE.") {
+		t.Errorf("get_vars = …%s", got[max(0, len(got)-400):])
+	}
+}

@@ -44,6 +44,9 @@ type field struct {
 	// fileName: strings that name a file, checked after pattern by the store's own rule
 	// (store.ValidName, store.ValidWorkflowID), which also refuses Windows device names.
 	fileName func(string) error
+	// rule: strings and array items checked after pattern by the value's own rule (what the
+	// pattern cannot say), refused with hint.
+	rule func(string) error
 }
 
 // toolSpec describes one tool: its schema, its annotations and the handler.

@@ -236,7 +236,7 @@ var specs = []*toolSpec{
 		title: "Get workflow variables",
 		desc:  "Call to read variables.",
 		fields: []field{
-			{name: "keys", kind: kStrings, max: 100, itemMax: vars.MaxKeyLen, pattern: varKeyPattern, hint: varHint},
+			{name: "keys", kind: kStrings, max: 100, itemMax: vars.MaxKeyLen, pattern: varKeyPattern, hint: varHint, rule: vars.ValidKey},
 		},
 		readOnly:   true,
 		idempotent: true,
@@ -426,6 +426,37 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	if err != nil {
 		return nil, engine.UnreadableCheckpoint(name, err, wholeCheckpoint(c, name))
 	}
+	data, halves := wellFormed(data)
+	o, err := checkpointOutcome(c, name, ptr, data)
+	if err != nil || halves == 0 {
+		return o, err
+	}
+	o.warn([]string{fmt.Sprintf("Checkpoint %s holds %d \\u escape(s) of half a UTF-16 surrogate pair (D800 to DFFF without the other half), which is no character: given here as U+FFFD; the file keeps them as saved.", name, halves)})
+	return o, nil
+}
+
+// wellFormed is data with each \u escape of half a UTF-16 surrogate pair written \ufffd, and
+// how many there were: a client holding such a half cannot send it on (the API refuses a
+// request with one, and every request after it).
+func wellFormed(data json.RawMessage) (json.RawMessage, int) {
+	const fffd = `\ufffd`
+	n := 0
+	for i := 0; ; n++ {
+		at := strictjson.LoneSurrogate(data[i:])
+		if at < 0 {
+			return data, n
+		}
+		if n == 0 {
+			data = bytes.Clone(data)
+		}
+		i += at + copy(data[i+at:], fffd)
+	}
+}
+
+// checkpointOutcome is load_checkpoint's answer for the checkpoint name holding data: the
+// value at ptr, or an outline of its parts when it is too large for one result.
+func checkpointOutcome(c *call, name, ptr string, data json.RawMessage) (*outcome, error) {
+	var err error
 	if ptr != "" {
 		if data, err = atPointer(data, ptr); err != nil {
 			return nil, fmt.Errorf("checkpoint %s has nothing at %s (%v); load it without part to see its parts", name, textsafe.Line(ptr, 200), err)
@@ -670,10 +701,10 @@ func runGetVars(c *call) (*outcome, error) {
 	}
 	lines = append(lines, warnings...)
 	// Keys asked for and not set are named: "No workflow variables set." would be false while
-	// others are.
+	// others are. Those left out for room are set.
 	var unset []string
 	for _, k := range c.strs("keys") {
-		if _, ok := vars[k]; !ok && !slices.Contains(unset, k) {
+		if _, ok := vars[k]; !ok && !slices.Contains(left, k) && !slices.Contains(unset, k) {
 			unset = append(unset, k)
 		}
 	}
