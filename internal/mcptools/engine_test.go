@@ -1027,4 +1027,16 @@ func TestCheckpointSavedBeforeTheWorkflow(t *testing.T) {
 			t.Errorf("load_checkpoint %s says %q", name, msg)
 		}
 	}
+	// list_checkpoints tells them apart as resume_check does: before, it named them all alike.
+	res := mustOK(t, c, "list_checkpoints", `{}`)
+	s = structured(t, res)
+	if got := fmt.Sprint(s["names"], s["checkpoints_before_workflow"]); got != "[new old] [old]" {
+		t.Errorf("list_checkpoints' names and checkpoints_before_workflow = %s, want [new old] [old]", got)
+	}
+	if got, want := text(res), "2 checkpoint(s): new; saved before this workflow started: old"; got != want {
+		t.Errorf("list_checkpoints says %q, want %q", got, want)
+	}
+	if s := structured(t, mustOK(t, c, "list_checkpoints", `{"pattern":"n*"}`)); s["checkpoints_before_workflow"] != nil {
+		t.Errorf("list_checkpoints n* names %v as saved before the workflow", s["checkpoints_before_workflow"])
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -59,7 +60,8 @@ const (
 		`},"required":["name"]}`
 
 	listOutput = `{"type":"object","properties":{` +
-		`"names":{"type":"array","items":{"type":"string"}},` + warningsProp + `,` + noticeProp +
+		`"names":{"type":"array","items":{"type":"string"}},` +
+		`"` + beforeKey + `":{"type":"array","items":{"type":"string"}},` + warningsProp + `,` + noticeProp +
 		`},"required":["names"]}`
 
 	varsOutput = `{"type":"object","properties":{` +
@@ -594,18 +596,38 @@ func runListCheckpoints(c *call) (*outcome, error) {
 	}
 	slices.Sort(names)
 	text := "No checkpoints."
-	structured := map[string]any{"names": names}
-	if shown, more := firstNames(names, engine.MaxCheckpoints); more > 0 {
+	shown, more := firstNames(names, engine.MaxCheckpoints)
+	structured := map[string]any{"names": shown}
+	// Checkpoints are the project's, kept across workflows: those saved before this workflow
+	// started are told apart, as resume_check tells them.
+	before := c.eng.CheckpointsBefore(shown)
+	if len(before) > 0 {
+		structured[beforeKey] = before
+	}
+	if more > 0 {
 		about := fmt.Sprintf("%d checkpoints match; %%s the first %d by name. Pass a pattern (a glob such as plan-*) to list fewer.", len(names), len(shown))
-		text = fmt.Sprintf(about, "these are") + "\n" + secrets.JoinNames(shown, ", ")
-		structured = map[string]any{"names": shown, "warnings": []string{fmt.Sprintf(about, "names holds")}}
+		text = fmt.Sprintf(about, "these are") + "\n" + checkpointNames(shown, before)
+		structured["warnings"] = []string{fmt.Sprintf(about, "names holds")}
 	} else if len(names) > 0 {
-		// Two clean names may join into a secret's shape.
-		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), secrets.JoinNames(names, ", "))
+		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), checkpointNames(names, before))
 	} else if p := c.str("pattern"); p != "" {
 		text = fmt.Sprintf("No checkpoints match %s.", p)
 	}
 	return &outcome{text: text, structured: structured}, nil
+}
+
+// checkpointNames joins names (sorted), those of before (saved before this workflow started)
+// apart after the others. Two clean names may join into a secret's shape (secrets.JoinNames).
+func checkpointNames(names, before []string) string {
+	ours, earlier := report.SplitCheckpoints(names, before)
+	var parts []string
+	if len(ours) > 0 {
+		parts = append(parts, secrets.JoinNames(ours, ", "))
+	}
+	if len(earlier) > 0 {
+		parts = append(parts, "saved before this workflow started: "+secrets.JoinNames(earlier, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // firstNames is the first most of the sorted checkpoint names, and how many more there are:
