@@ -428,14 +428,17 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	if err != nil {
 		return nil, engine.UnreadableCheckpoint(name, err, wholeCheckpoint(c, name))
 	}
+	// The part as said back: a cut that would make a secret of a token glued to more text ends
+	// before that word.
+	shownPtr := secrets.Line(ptr, 200)
 	if ptr != "" {
 		if data, err = atPointer(data, ptr); err != nil {
-			return nil, fmt.Errorf("checkpoint %s has nothing at %s (%v); load it without part to see its parts", name, textsafe.Line(ptr, 200), err)
+			return nil, fmt.Errorf("checkpoint %s has nothing at %s (%v); load it without part to see its parts", name, shownPtr, err)
 		}
 	}
 	what := name
 	if ptr != "" {
-		what += " at " + textsafe.Line(ptr, 200)
+		what += " at " + shownPtr
 	}
 	// Checkpoints are the project's, kept across workflows: one saved before this workflow
 	// started is said to be, in one line beside the data.
