@@ -515,3 +515,24 @@ func TestCheckpointLoadTooLargeToCheck(t *testing.T) {
 		t.Errorf("the file changed: %v", err)
 	}
 }
+
+// A secret split over two log lines (a key file appended a line at a time, before an append
+// refused it, or written by hand) is clean entry by entry: cairn log show, which prints the
+// entries a line each, printed it whole. An entry that makes a secret's shape with the one
+// printed before it is not printed, and counted in a warning.
+func TestLogShowPrintsNoSecretSplitOverTwoEntries(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, `{"m":"first"}`, "log", "append", "keys")
+	file := filepath.Join(p.root, ".claude", "cairn", "logs", "keys.jsonl")
+	body := strings.Repeat("MIIEowIBAAKCAQEAx9", 4)[:64]
+	doc := `{"m":"first"}` + "\n" + `"-----BEGIN RSA ` + `PRIVATE KEY-----"` + "\n" + `"` + body + `"` + "\n" + `{"m":"last"}` + "\n"
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"log", "show", "keys"}, {"log", "show", "keys", "--tail", "3"}, {"log", "show", "keys", "--json"}} {
+		code, out := p.run("", args...)
+		if f := secrets.ScanString(out); code != 0 || f != nil || strings.Contains(out, body) || !strings.Contains(out, "last") || !strings.Contains(out, "1 entry not shown") {
+			t.Errorf("cairn %v: exit %d, secret %v:\n%s", args, code, f, clipTo(out, 600))
+		}
+	}
+}
