@@ -604,17 +604,32 @@ func runListCheckpoints(c *call) (*outcome, error) {
 	// Checkpoints are the project's, kept across workflows: those saved before this workflow
 	// started are told apart, as resume_check tells them.
 	before := c.eng.CheckpointsBefore(shown)
+	var warnings []string
 	if len(before) > 0 {
-		structured[beforeKey] = before
+		// Named twice, the names would take a result past what Claude Code puts before the
+		// model at once: as many as fit beside names and a kilobyte for the rest
+		// (load_checkpoint tells each one apart).
+		listed, _ := json.Marshal(shown)
+		n, used := 0, len(listed)+1<<10
+		for ; n < len(before) && used+len(before[n])+3 <= maxLoadBytes; n++ {
+			used += len(before[n]) + 3
+		}
+		structured[beforeKey] = before[:n]
+		if n < len(before) {
+			warnings = append(warnings, fmt.Sprintf("%s holds the first %d of the %d saved before this workflow started; load_checkpoint says of any other whether it was.", beforeKey, n, len(before)))
+		}
 	}
 	if more > 0 {
 		about := fmt.Sprintf("%d checkpoints match; %%s the first %d by name. Pass a pattern (a glob such as plan-*) to list fewer.", len(names), len(shown))
 		text = fmt.Sprintf(about, "these are") + "\n" + checkpointNames(shown, before)
-		structured["warnings"] = []string{fmt.Sprintf(about, "names holds")}
+		warnings = append([]string{fmt.Sprintf(about, "names holds")}, warnings...)
 	} else if len(names) > 0 {
 		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), checkpointNames(names, before))
 	} else if p := c.str("pattern"); p != "" {
 		text = fmt.Sprintf("No checkpoints match %s.", p)
+	}
+	if warnings != nil {
+		structured["warnings"] = warnings
 	}
 	return &outcome{text: text, structured: structured}, nil
 }
