@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/cli"
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -513,5 +514,56 @@ func TestCheckpointLoadTooLargeToCheck(t *testing.T) {
 	}
 	if fi, err := os.Stat(huge); err != nil || fi.Size() != 16<<20+1 {
 		t.Errorf("the file changed: %v", err)
+	}
+}
+
+// A secret split over two log lines (a key file appended a line at a time, before an append
+// refused it, or written by hand) is clean entry by entry: cairn log show, which prints the
+// entries a line each, printed it whole. An entry that makes a secret's shape with the one
+// printed before it is not printed, and counted in a warning.
+func TestLogShowPrintsNoSecretSplitOverTwoEntries(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, `{"m":"first"}`, "log", "append", "keys")
+	file := filepath.Join(p.root, ".claude", "cairn", "logs", "keys.jsonl")
+	body := strings.Repeat("MIIEowIBAAKCAQEAx9", 4)[:64]
+	doc := `{"m":"first"}` + "\n" + `"-----BEGIN RSA ` + `PRIVATE KEY-----"` + "\n" + `"` + body + `"` + "\n" + `{"m":"last"}` + "\n"
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"log", "show", "keys"}, {"log", "show", "keys", "--tail", "3"}, {"log", "show", "keys", "--json"}} {
+		code, out := p.run("", args...)
+		if f := secrets.ScanString(out); code != 0 || f != nil || strings.Contains(out, body) || !strings.Contains(out, "last") || !strings.Contains(out, "1 entry not shown") {
+			t.Errorf("cairn %v: exit %d, secret %v:\n%s", args, code, f, clipTo(out, 600))
+		}
+	}
+}
+
+// A checkpoint saved before the active workflow started may be another workflow's result:
+// load_checkpoint says so beside the data, and cairn checkpoint load now says it on stderr,
+// where a script reading stdout (the JSON as saved) is not disturbed. One saved since is
+// loaded with nothing said.
+func TestCheckpointLoadSaysSavedBeforeTheWorkflow(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "checkpoint", "save", "old-plan", `{"step":1}`)
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(p.root, ".claude", "cairn", "checkpoints", "old-plan.json"), hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, p, "", "start", "apex", "second")
+	mustRun(t, p, "", "checkpoint", "save", "new-plan", `{"step":2}`)
+	for _, tc := range []struct{ name, stdout, stderr string }{
+		{"old-plan", `{"step":1}` + "\n", "before this workflow started"},
+		{"new-plan", `{"step":2}` + "\n", ""},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := cli.Main([]string{"checkpoint", "load", tc.name}, strings.NewReader(""), &stdout, &stderr, p.getenv); code != cli.ExitOK {
+			t.Fatalf("cairn checkpoint load %s: exit %d: %s", tc.name, code, stderr.String())
+		}
+		if stdout.String() != tc.stdout {
+			t.Errorf("cairn checkpoint load %s: stdout %q, want %q", tc.name, stdout.String(), tc.stdout)
+		}
+		if said := stderr.String(); tc.stderr == "" && said != "" || !strings.Contains(said, tc.stderr) || strings.Count(said, "\n") > 1 {
+			t.Errorf("cairn checkpoint load %s: stderr %q, want one line saying %q", tc.name, said, tc.stderr)
+		}
 	}
 }

@@ -93,6 +93,9 @@ func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
 		file := filepath.Join(e.StateDir(), store.CheckpointFile(pos[0]))
 		return engine.UnreadableCheckpoint(pos[0], err, "the whole checkpoint is the file "+file+": less "+vars.Quote(file)+" reads it")
 	}
+	// Checkpoints are the project's, kept across workflows: one saved before this workflow
+	// started is said to be on stderr, as load_checkpoint says it; stdout is the JSON alone.
+	a.warn(e.CheckpointBefore(pos[0]))
 	// The stored JSON is the output, --json or not (safe for a terminal: the same value).
 	data = safeJSON(data)
 	if !bytes.HasSuffix(data, []byte("\n")) {

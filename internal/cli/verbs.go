@@ -71,16 +71,37 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 		n := lines.Invalid + lines.Torn
 		a.warn(fmt.Sprintf("log %s: %d unreadable line%s skipped", pos[0], n, workflow.Plural(n)))
 	}
-	// An append refuses a secret, but a line may be older than the rule that finds it, or
-	// written by hand: it is not printed.
-	if kept := slices.DeleteFunc(slices.Clone(entries), func(l json.RawMessage) bool { return secrets.ScanJSON(l) != nil }); len(kept) < len(entries) {
-		what := "1 entry not shown: it holds"
-		if n := len(entries) - len(kept); n > 1 {
-			what = fmt.Sprintf("%d entries not shown: they hold", n)
+	// An append refuses a secret, alone or split over two lines, but a line may be older than
+	// the rule that finds it, or written by hand: it is not printed, nor one that makes a
+	// secret's shape with the entry printed before it.
+	kept := make([]json.RawMessage, 0, len(entries))
+	alone, joined := 0, 0
+	for _, l := range entries {
+		switch {
+		case secrets.ScanJSON(l) != nil:
+			alone++
+		case len(kept) > 0 && store.SplitSecret(kept[len(kept)-1], l) != nil:
+			joined++
+		default:
+			kept = append(kept, l)
 		}
-		a.warn(fmt.Sprintf("log %s: %s text of a secret's shape, appended before Cairn refused such text or written by hand", pos[0], what))
-		entries = kept
 	}
+	for _, n := range []struct {
+		count      int
+		one, other string
+	}{
+		{alone, "it holds", "they hold"},
+		{joined, "with the entry printed before it, it makes", "with the entry printed before each, they make"},
+	} {
+		if n.count > 0 {
+			what := "1 entry not shown: " + n.one
+			if n.count > 1 {
+				what = fmt.Sprintf("%d entries not shown: %s", n.count, n.other)
+			}
+			a.warn(fmt.Sprintf("log %s: %s text of a secret's shape, appended before Cairn refused such text or written by hand", pos[0], what))
+		}
+	}
+	entries = kept
 	if a.json {
 		return a.printJSON(orEmpty(entries))
 	}

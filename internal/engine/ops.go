@@ -1411,6 +1411,17 @@ func (e *Engine) ListCheckpoints(pattern string) ([]string, error) {
 	return e.st.ListCheckpoints(pattern)
 }
 
+// CheckpointsBefore is those of names (sorted) saved before the active workflow started, as
+// Resume tells them apart (Resume.CheckpointsBefore): none when no workflow is active or its
+// start is not known. One read of the workflow and one Lstat a name.
+func (e *Engine) CheckpointsBefore(names []string) []string {
+	r, _, err := e.active()
+	if err != nil || r == nil {
+		return nil
+	}
+	return e.checkpointsBefore(r, names)
+}
+
 // AppendLog appends one JSON value as a line to logs/<name>.jsonl.
 func (e *Engine) AppendLog(name string, entry json.RawMessage) (*Result, error) {
 	if err := e.st.AppendLog(name, entry); err != nil {

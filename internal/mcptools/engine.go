@@ -22,6 +22,7 @@ type Engine interface {
 	LoadCheckpoint(name string) (json.RawMessage, error)
 	CheckpointBefore(name string) string
 	ListCheckpoints(pattern string) ([]string, error)
+	CheckpointsBefore(names []string) []string
 	SetVars(vars map[string]string) (*engine.Result, error)
 	ReadVars(keys []string) (engine.VarsRead, error)
 	AppendLog(name string, entry json.RawMessage) (*engine.Result, error)

@@ -1041,4 +1041,40 @@ func TestCheckpointSavedBeforeTheWorkflow(t *testing.T) {
 			t.Errorf("load_checkpoint %s says %q", name, msg)
 		}
 	}
+	// list_checkpoints tells them apart as resume_check does: before, it named them all alike.
+	res := mustOK(t, c, "list_checkpoints", `{}`)
+	s = structured(t, res)
+	if got := fmt.Sprint(s["names"], s["checkpoints_before_workflow"]); got != "[new old] [old]" {
+		t.Errorf("list_checkpoints' names and checkpoints_before_workflow = %s, want [new old] [old]", got)
+	}
+	if got, want := text(res), "2 checkpoint(s): new; saved before this workflow started: old"; got != want {
+		t.Errorf("list_checkpoints says %q, want %q", got, want)
+	}
+	if s := structured(t, mustOK(t, c, "list_checkpoints", `{"pattern":"n*"}`)); s["checkpoints_before_workflow"] != nil {
+		t.Errorf("list_checkpoints n* names %v as saved before the workflow", s["checkpoints_before_workflow"])
+	}
+
+	// As many long names as the project keeps, all saved before: the result, which names them
+	// twice, stays within what Claude Code puts before the model at once (maxLoadBytes), its
+	// warning saying how many of them checkpoints_before_workflow holds.
+	dir := filepath.Join(p.other(t, "look").StateDir(), "checkpoints")
+	for i := range engine.MaxCheckpoints - 2 {
+		f := filepath.Join(dir, fmt.Sprintf("%s-%03d.json", strings.Repeat("c", 60), i))
+		if err := os.WriteFile(f, []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(f, hourAgo, hourAgo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res = mustOK(t, c, "list_checkpoints", `{}`)
+	if b, _ := json.Marshal(res.StructuredContent); len(b) > 40_000 {
+		t.Errorf("list_checkpoints' structured content is %d bytes, over the 40,000 Claude Code puts before the model at once", len(b))
+	}
+	s = structured(t, res)
+	before, _ := s["checkpoints_before_workflow"].([]any)
+	if names, _ := s["names"].([]any); len(names) != engine.MaxCheckpoints || len(before) == 0 || len(before) >= engine.MaxCheckpoints-1 ||
+		!strings.Contains(fmt.Sprint(s["warnings"]), fmt.Sprintf("checkpoints_before_workflow holds the first %d of the %d", len(before), engine.MaxCheckpoints-1)) {
+		t.Errorf("list_checkpoints of %d names: %d names, %d before, warnings %v", engine.MaxCheckpoints, len(names), len(before), s["warnings"])
+	}
 }

@@ -251,6 +251,8 @@ func (e *fakeEngine) SaveCheckpoint(name string, data json.RawMessage) (*engine.
 
 func (e *fakeEngine) CheckpointBefore(string) string { return "" }
 
+func (e *fakeEngine) CheckpointsBefore([]string) []string { return nil }
+
 func (e *fakeEngine) LoadCheckpoint(name string) (json.RawMessage, error) {
 	unlock, err := e.lock("load")
 	if err != nil {

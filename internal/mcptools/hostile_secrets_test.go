@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -233,5 +234,41 @@ func TestGetVarsLeavesOutAStoredSecret(t *testing.T) {
 	raw, _ := json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(raw, &sc); err != nil || len(sc.Vars) != 1 || len(sc.Warnings) != 1 || strings.Contains(string(raw), key) {
 		t.Errorf("structured = %s", raw)
+	}
+}
+
+// load_checkpoint repeats its part argument, cut to 200 characters, where it says nothing is
+// at it and in the outline of a part too large to return: a cut right after a token glued to
+// more text (a member named "… ghp_…-x") made a secret's shape the argument did not hold. The
+// cut ends before that word.
+func TestLoadCheckpointPartCutMakesNoSecret(t *testing.T) {
+	_, c := realServer(t)
+	tok := secrettest.GluedToken(t)
+	// "/" and the key's start fill the 199 characters the cut keeps, up to the token's body.
+	key := strings.Repeat("k", 199-1-1-len(strings.TrimSuffix(tok, "-x"))) + " " + tok
+	big, _ := json.Marshal(map[string]any{key: []string{strings.Repeat("x", 50_000)}})
+	mustOK(t, c, "save_checkpoint", `{"name":"big","data":`+string(big)+`}`)
+	ptr, _ := json.Marshal("/" + key)
+	for _, tc := range []struct {
+		args  string
+		error bool
+	}{
+		{`{"name":"big","part":` + string(ptr[:len(ptr)-1]) + `/9"}`, true}, // nothing there
+		{`{"name":"big","part":` + string(ptr) + `}`, false},                // an outline
+	} {
+		res := callRaw(t, c, "load_checkpoint", tc.args)
+		if res.IsError != tc.error {
+			t.Fatalf("load_checkpoint: error %v, want %v: %s", res.IsError, tc.error, text(res))
+		}
+		said := text(res)
+		if s, ok := res.StructuredContent.(map[string]any); ok {
+			said += fmt.Sprint(s["message"])
+		}
+		if f := secrets.ScanString(said); f != nil {
+			t.Errorf("load_checkpoint says a secret's shape (%s): %.300q", f.Rule, said)
+		}
+		if !strings.Contains(said, "kkkkkkkkkk") {
+			t.Errorf("load_checkpoint does not name the part: %.300q", said)
+		}
 	}
 }

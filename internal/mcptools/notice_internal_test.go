@@ -12,6 +12,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -84,5 +86,25 @@ func TestSyncFailureNoticeRemoteGone(t *testing.T) {
 		if strings.Contains(got, "retries") || !strings.Contains(got, c.want) || !strings.Contains(got, "every sync fails the same way") || !strings.Contains(got, "cairn sync") {
 			t.Errorf("notice %q, want it to say %q, that every sync fails the same way, and where the user's step is", got, c.want)
 		}
+	}
+}
+
+// A notice the sync told is cut to 400 characters: a cut that ends right after a token glued to
+// more text (a path such as /home/u/ghp_…-x/) ends before that word, so the model is never shown
+// a secret's shape the notice did not hold.
+func TestSyncNoticeCutMakesNoSecret(t *testing.T) {
+	tok := secrettest.GluedToken(t)
+	body := strings.TrimSuffix(tok, "-x")
+	pad := strings.Repeat("w", 399-len(body)-1) + " "
+	n := pad + tok + "/state/quarantine/workflow.json-x was kept"
+	if secrets.ScanString(n) != nil {
+		t.Fatal("the notice holds a secret whole: the test needs one that only a cut makes")
+	}
+	got := syncSaid(remotesync.Outcome{Notices: []string{n}})
+	if f := secrets.ScanString(got); f != nil {
+		t.Errorf("the notice as told has a secret's shape (%s): %q", f.Rule, got)
+	}
+	if !strings.Contains(got, pad[:20]) {
+		t.Errorf("the notice as told lost its start: %q", got)
 	}
 }

@@ -513,11 +513,12 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 }
 
 // syncSaid is what the sync told besides (Outcome.Notices: what making the conflict archive
-// left, and where), a sentence each, capitalised.
+// left, and where), a sentence each, capitalised, cut to 400 characters; a cut that would make
+// a secret of a token glued to more text ends before that word (secrets.Line).
 func syncSaid(out remotesync.Outcome) string {
 	var b strings.Builder
 	for _, n := range out.Notices {
-		b.WriteString(" " + sentence(textsafe.Line(n, 400)))
+		b.WriteString(" " + sentence(secrets.Line(n, 400)))
 	}
 	return b.String()
 }

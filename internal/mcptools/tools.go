@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -59,7 +60,8 @@ const (
 		`},"required":["name"]}`
 
 	listOutput = `{"type":"object","properties":{` +
-		`"names":{"type":"array","items":{"type":"string"}},` + warningsProp + `,` + noticeProp +
+		`"names":{"type":"array","items":{"type":"string"}},` +
+		`"` + beforeKey + `":{"type":"array","items":{"type":"string"}},` + warningsProp + `,` + noticeProp +
 		`},"required":["names"]}`
 
 	varsOutput = `{"type":"object","properties":{` +
@@ -457,14 +459,17 @@ func wellFormed(data json.RawMessage) (json.RawMessage, int) {
 // value at ptr, or an outline of its parts when it is too large for one result.
 func checkpointOutcome(c *call, name, ptr string, data json.RawMessage) (*outcome, error) {
 	var err error
+	// The part as said back: a cut that would make a secret of a token glued to more text ends
+	// before that word.
+	shownPtr := secrets.Line(ptr, 200)
 	if ptr != "" {
 		if data, err = atPointer(data, ptr); err != nil {
-			return nil, fmt.Errorf("checkpoint %s has nothing at %s (%v); load it without part to see its parts", name, textsafe.Line(ptr, 200), err)
+			return nil, fmt.Errorf("checkpoint %s has nothing at %s (%v); load it without part to see its parts", name, shownPtr, err)
 		}
 	}
 	what := name
 	if ptr != "" {
-		what += " at " + textsafe.Line(ptr, 200)
+		what += " at " + shownPtr
 	}
 	// Checkpoints are the project's, kept across workflows: one saved before this workflow
 	// started is said to be, in one line beside the data.
@@ -625,18 +630,53 @@ func runListCheckpoints(c *call) (*outcome, error) {
 	}
 	slices.Sort(names)
 	text := "No checkpoints."
-	structured := map[string]any{"names": names}
-	if shown, more := firstNames(names, engine.MaxCheckpoints); more > 0 {
+	shown, more := firstNames(names, engine.MaxCheckpoints)
+	structured := map[string]any{"names": shown}
+	// Checkpoints are the project's, kept across workflows: those saved before this workflow
+	// started are told apart, as resume_check tells them.
+	before := c.eng.CheckpointsBefore(shown)
+	var warnings []string
+	if len(before) > 0 {
+		// Named twice, the names would take a result past what Claude Code puts before the
+		// model at once: as many as fit beside names and a kilobyte for the rest
+		// (load_checkpoint tells each one apart).
+		listed, _ := json.Marshal(shown)
+		n, used := 0, len(listed)+1<<10
+		for ; n < len(before) && used+len(before[n])+3 <= maxLoadBytes; n++ {
+			used += len(before[n]) + 3
+		}
+		structured[beforeKey] = before[:n]
+		if n < len(before) {
+			warnings = append(warnings, fmt.Sprintf("%s holds the first %d of the %d saved before this workflow started; load_checkpoint says of any other whether it was.", beforeKey, n, len(before)))
+		}
+	}
+	if more > 0 {
 		about := fmt.Sprintf("%d checkpoints match; %%s the first %d by name. Pass a pattern (a glob such as plan-*) to list fewer.", len(names), len(shown))
-		text = fmt.Sprintf(about, "these are") + "\n" + secrets.JoinNames(shown, ", ")
-		structured = map[string]any{"names": shown, "warnings": []string{fmt.Sprintf(about, "names holds")}}
+		text = fmt.Sprintf(about, "these are") + "\n" + checkpointNames(shown, before)
+		warnings = append([]string{fmt.Sprintf(about, "names holds")}, warnings...)
 	} else if len(names) > 0 {
-		// Two clean names may join into a secret's shape.
-		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), secrets.JoinNames(names, ", "))
+		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), checkpointNames(names, before))
 	} else if p := c.str("pattern"); p != "" {
 		text = fmt.Sprintf("No checkpoints match %s.", p)
 	}
+	if warnings != nil {
+		structured["warnings"] = warnings
+	}
 	return &outcome{text: text, structured: structured}, nil
+}
+
+// checkpointNames joins names (sorted), those of before (saved before this workflow started)
+// apart after the others. Two clean names may join into a secret's shape (secrets.JoinNames).
+func checkpointNames(names, before []string) string {
+	ours, earlier := report.SplitCheckpoints(names, before)
+	var parts []string
+	if len(ours) > 0 {
+		parts = append(parts, secrets.JoinNames(ours, ", "))
+	}
+	if len(earlier) > 0 {
+		parts = append(parts, "saved before this workflow started: "+secrets.JoinNames(earlier, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // firstNames is the first most of the sorted checkpoint names, and how many more there are:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // A learning's description joins its title and the first line of its body ("title: body"):
@@ -70,6 +71,38 @@ func TestIndexLineCutMakesNoSecret(t *testing.T) {
 		}
 	}
 	if cuts == 0 {
+		t.Error("no cut made a secret: the test tests nothing")
+	}
+}
+
+// The topic file's description (its front matter, read with the index) says the latest L2
+// line without its quoted parts, cut to fit: Cairn's words there (a phase's verb from a
+// definition) may hold a token glued to more text ("ghp_…-x", which is no secret), which a cut
+// right after its body makes one. The cut ends before that word.
+func TestTopicDescriptionCutMakesNoSecret(t *testing.T) {
+	tok := secrettest.GluedToken(t)
+	made := 0 // lines whose description, cut as it was, had a secret's shape
+	for pad := range 80 {
+		line := "Active APEX workflow: analyze completed, " + strings.Repeat("w", 50+pad) + " " + tok + " tail “context”"
+		if secrets.ScanString(line) != nil {
+			t.Fatalf("pad %d: the line itself is a secret", pad)
+		}
+		if secrets.ScanString(textsafe.Line(topicNow.desc+": "+textsafe.WithoutQuoted(line), maxHookRunes+50)) != nil {
+			made++
+		}
+		m, dir := newTestMemory(t)
+		if err := m.Record(line); err != nil {
+			t.Fatalf("pad %d: %v", pad, err)
+		}
+		topic := readFile(t, filepath.Join(dir, TopicFile))
+		if f := secrets.ScanString(topic); f != nil {
+			t.Errorf("pad %d: %s holds a secret's shape (%s): %s", pad, TopicFile, f.Rule, topic)
+		}
+		if !strings.Contains(topic, "Cairn workflow position: Active APEX workflow: analyze completed, www") {
+			t.Errorf("pad %d: %s does not describe the line: %s", pad, TopicFile, topic)
+		}
+	}
+	if made == 0 {
 		t.Error("no cut made a secret: the test tests nothing")
 	}
 }

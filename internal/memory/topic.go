@@ -225,12 +225,12 @@ func renderTopicIn(entries []Entry, place string, w topicWords) []byte {
 
 // topicDescription is the front matter's description, outside the data block, so in Cairn's
 // words only: d (topicWords'), then the latest line with every quoted part (tool input) left
-// out.
+// out; a cut that would make a secret of a token glued to more text ends before that word.
 func topicDescription(latest, d string) string {
 	if latest != "" {
 		d += ": " + textsafe.WithoutQuoted(latest)
 	}
-	return textsafe.Line(d, maxHookRunes+50)
+	return secrets.Line(d, maxHookRunes+50)
 }
 
 // Learning is a lesson the agent records: its own memory file and index line.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -191,18 +192,24 @@ func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error)
 	return buf.Bytes(), tip, nil
 }
 
-// checkEvent applies the checks every journal event passes: a valid kind, a detail cut to
-// MaxEventDetail and free of secrets.
+// checkEvent applies the checks every journal event passes: a valid kind, a detail free of
+// secrets, scanned whole (a cut would keep the start of one past it), then cut to
+// MaxEventDetail bytes between characters, before a word the cut would make a secret of
+// (secrets.Cut: a token glued to more text).
 func checkEvent(ev *Event) error {
 	if err := ValidName(ev.Kind); err != nil {
 		return fmt.Errorf("event kind: %w", err)
 	}
-	if len(ev.Detail) > MaxEventDetail {
-		ev.Detail = ev.Detail[:MaxEventDetail]
-	}
 	if f := secrets.ScanString(ev.Detail); f != nil {
 		f.Path = "event.detail"
 		return f
+	}
+	if len(ev.Detail) > MaxEventDetail {
+		i := MaxEventDetail
+		for !utf8.RuneStart(ev.Detail[i]) {
+			i--
+		}
+		ev.Detail = secrets.Cut(ev.Detail, ev.Detail[:i])
 	}
 	return nil
 }

@@ -12,7 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -293,6 +296,56 @@ func TestHeartbeatGrowsTheJournalByItsChange(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte(`{"version":"2.0","workflow_id":"`), 0o600)
 			if w, err := s.ReadWorkflow(); err != nil || !bytes.Equal(w.Data, heartbeatDoc(beats+1, tc.pad)) {
 				t.Fatalf("rebuilt revision %d, want %d (%v)", w.Revision, beats+1, err)
+			}
+		})
+	}
+}
+
+// An event's detail is cut to store.MaxEventDetail bytes (a remote's line may hold a longer
+// one). The cut split a character (the journal then held U+FFFD in its place), kept the start
+// of a secret the cut ended inside (scanned after the cut, it had no secret's shape left), and
+// could end right after a token glued to more text and so make one, refused as if the detail
+// held it. The whole detail is
+// scanned, and the cut ends between characters and before such a word.
+func TestEventDetailCut(t *testing.T) {
+	tok := secrettest.GluedToken(t)
+	body := strings.TrimSuffix(tok, "-x")
+	secret := secrettest.Shapes()[0].Text
+	for _, tc := range []struct {
+		name, detail string
+		refused      bool
+	}{
+		{"a wide character", strings.Repeat("a", store.MaxEventDetail-1) + "é and more", false},
+		{"a secret across the cut", strings.Repeat("a", store.MaxEventDetail-10) + " " + secret + " more", true},
+		{"a glued token", strings.Repeat("a", store.MaxEventDetail-len(body)-1) + " " + tok + " more", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if (secrets.ScanString(tc.detail) != nil) != tc.refused {
+				t.Fatal("the whole detail has a secret's shape, or has none where the case needs one")
+			}
+			s, _ := newStore(t)
+			_, err := s.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) {
+				return record("wf-1", 1, "plan"), store.Event{Kind: "start", Detail: tc.detail}, nil
+			})
+			if tc.refused {
+				if _, ok := errors.AsType[*secrets.Finding](err); !ok {
+					t.Fatalf("a detail holding a secret past the cut: err = %v, want it refused", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := s.ReadJournal("wf-1")
+			if err != nil || len(j.Records) != 1 {
+				t.Fatalf("journal: %d records (%v)", len(j.Records), err)
+			}
+			d := j.Records[0].Event.Detail
+			if len(d) > store.MaxEventDetail || !utf8.ValidString(d) || strings.ContainsRune(d, utf8.RuneError) || !strings.HasPrefix(d, "aaaa") {
+				t.Errorf("detail kept as %d bytes: %q", len(d), d)
+			}
+			if f := secrets.ScanString(d); f != nil {
+				t.Errorf("detail kept with a secret's shape (%s): %q", f.Rule, d)
 			}
 		})
 	}

@@ -89,9 +89,16 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 		return err
 	}
 	defer unlock()
-	last, size, err := lastEntry(s.fs, LogFile(name))
+	last, prev, size, err := lastEntry(s.fs, LogFile(name))
 	if err != nil {
 		return s.writeErr(LogFile(name), err)
+	}
+	// Each entry was scanned alone, but the log is read as lines: a secret split over two
+	// (a key file appended a line at a time) is refused as one in this entry would be.
+	if prev != nil {
+		if f := SplitSecret(prev, line); f != nil {
+			return fmt.Errorf("log %q entry not appended: with the log's last line before it, %w", name, f)
+		}
 	}
 	// A log stops where ReadLog stops reading: lines past it would be written and never read.
 	if size+int64(len(line))+1+int64(min(len(last), 1)) > MaxLogSize {
@@ -109,40 +116,49 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 	return s.writeErr(LogFile(name), err)
 }
 
+// SplitSecret reports the secret that log line line makes on the line after prev, each clean
+// alone (a key file appended a line at a time), or nil.
+func SplitSecret(prev, line []byte) *secrets.Finding {
+	return secrets.ScanString(string(prev) + "\n" + string(line))
+}
+
 // lastEntry returns the size of the log file (0 when there is none) and its last line when
 // that is a whole entry without its newline (written by a person's editor or another tool, or
 // by a writer stopped just before its newline), for AppendLog to keep: AppendLine cuts off a
 // line without its newline, as a line cut short. A number is not taken for whole: it may be
-// the start of a longer one.
-func lastEntry(fsys durable.FS, file string) (last []byte, size int64, err error) {
+// the start of a longer one. prev is the line the next entry will follow (that one, or the
+// last line ended by its newline; nil for a line longer than an entry or cut short).
+func lastEntry(fsys durable.FS, file string) (last, prev []byte, size int64, err error) {
 	f, st, err := durable.OpenRead(fsys, file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+		return nil, nil, 0, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	defer f.Close()
 	size = st.Size()
-	var end [1]byte
 	if size == 0 {
-		return nil, 0, nil
+		return nil, nil, 0, nil
 	}
-	if _, err := f.ReadAt(end[:], size-1); err != nil || end[0] == '\n' {
-		return nil, size, err
-	}
-	buf := make([]byte, min(size, MaxLogLine+1)) // a longer last line is no entry
+	// The newline before a line of at most MaxLogLine bytes, the line, and its own newline.
+	buf := make([]byte, min(size, MaxLogLine+2))
 	if _, err := f.ReadAt(buf, size-int64(len(buf))); err != nil {
-		return nil, size, err
+		return nil, nil, size, err
 	}
-	i := bytes.LastIndexByte(buf, '\n')
+	line, ended := bytes.CutSuffix(buf, []byte("\n"))
+	i := bytes.LastIndexByte(line, '\n')
 	if i < 0 && size > int64(len(buf)) {
-		return nil, size, nil
+		return nil, nil, size, nil // a longer last line is no entry
 	}
-	if last = buf[i+1:]; !wholeEntry(last) {
-		return nil, size, nil
+	line = line[i+1:]
+	switch {
+	case ended:
+		return nil, line, size, nil
+	case wholeEntry(line):
+		return line, line, size, nil
 	}
-	return last, size, nil
+	return nil, nil, size, nil
 }
 
 // wholeEntry reports whether a log's last line, without its newline, is nonetheless a whole

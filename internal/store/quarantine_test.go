@@ -12,6 +12,8 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/simfs"
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -86,20 +88,35 @@ func TestQuarantineNeverOverwrites(t *testing.T) {
 	}
 }
 
-// TestQuarantineNoticeCutsWholeCharacters: the reason a notice gives for a file set aside is
-// cut at 200 bytes, which split a character in two (a state directory under a name such as
-// /home/josé): the notice the user and the model read held invalid UTF-8. It is cut between
-// characters.
-func TestQuarantineNoticeCutsWholeCharacters(t *testing.T) {
-	s, dir := newStore(t)
-	if err := os.WriteFile(filepath.Join(dir, "claims.json"), []byte("{damaged"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	n, err := s.Quarantine("claims.json", errors.New(strings.Repeat("a", 199)+"é and the rest"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !utf8.ValidString(n.Message) {
-		t.Fatalf("notice %q is not valid UTF-8", n.Message)
+// TestQuarantineNoticeCutsReason: the reason a notice gives for a file set aside is cut at 200
+// characters. Cut at 200 bytes, it split a character in two (a state directory under a name
+// such as /home/josé): the notice the user and the model read held invalid UTF-8. Cut right
+// after a token glued to more text (a path such as /home/u/ghp_…-x/), it made a secret's shape
+// the reason did not hold: the cut now ends before that word.
+func TestQuarantineNoticeCutsReason(t *testing.T) {
+	tok := secrettest.GluedToken(t)
+	for _, tc := range []struct{ name, reason string }{
+		{"a wide character", strings.Repeat("a", 199) + "é and the rest"},
+		{"a glued token", strings.Repeat("a", 199-len(strings.TrimSuffix(tok, "-x"))-1) + " " + tok + "/claims.json is damaged"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, dir := newStore(t)
+			if err := os.WriteFile(filepath.Join(dir, "claims.json"), []byte("{damaged"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			n, err := s.Quarantine("claims.json", errors.New(tc.reason))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !utf8.ValidString(n.Message) {
+				t.Errorf("notice %q is not valid UTF-8", n.Message)
+			}
+			if f := secrets.ScanString(n.Message); f != nil {
+				t.Errorf("notice %q has a secret's shape (%s) its reason did not hold", n.Message, f.Rule)
+			}
+			if !strings.Contains(n.Message, "(aaaaaaaaaa") {
+				t.Errorf("notice %q lost the reason's start", n.Message)
+			}
+		})
 	}
 }

@@ -16,9 +16,9 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/lazyre"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/strictjson"
-	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -489,7 +489,9 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	if err := s.fs.SyncDir(path.Dir(file)); err != nil {
 		return Notice{}, s.writeErr(file, err)
 	}
-	reason := textsafe.Clip(why.Error(), 200) // whole characters: never half of one
+	// Whole characters, never half of one; a cut that would make a secret of a token glued to more
+	// text ends before that word.
+	reason := secrets.Clip(why.Error(), 200)
 	what := "was damaged"
 	if errors.Is(why, migrate.ErrForeign) {
 		what = "is not Cairn's" // another tool's file: kept all the same, never told as damage
