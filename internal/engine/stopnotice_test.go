@@ -154,3 +154,36 @@ func TestABrokenChainIsSaidOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactAnchorLeavesABrokenChainToTheSessionStart: the PreCompact hook's engine
+// (NoRepair) meeting a journal whose chain a damaged line breaks, ahead of the snapshot, gives
+// no anchor, as for any repair it leaves: the session start after the compaction says which
+// revisions are lost and where the workflow goes on. Before, the anchor named the snapshot's
+// older phase as the position to keep, and said nothing of the changes lost after it; a
+// journal only ahead of the snapshot still gives the anchor of its newest state.
+func TestCompactAnchorLeavesABrokenChainToTheSessionStart(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage bool
+		anchor string // "" for none
+	}{
+		{"rolled forward", false, "phase plan"},
+		{"chain broken", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			cutShort(t, e, tc.damage)
+			anchor, problem := e.openWith("s1", 4242, func(c *engine.Config) { c.NoRepair = true }).CompactAnchor()
+			if tc.anchor == "" && (anchor != "" || problem == "") || tc.anchor != "" && !strings.Contains(anchor, tc.anchor) {
+				t.Errorf("anchor %q, problem %q; want an anchor with %q (none: %q)", anchor, problem, tc.anchor, tc.anchor)
+			}
+			if !tc.damage {
+				return
+			}
+			res := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Compaction: true})
+			if !strings.Contains(res.SystemMessage, "cannot be rebuilt") {
+				t.Errorf("the session start after the compaction does not say the revisions lost: %q", res.SystemMessage)
+			}
+		})
+	}
+}

@@ -149,9 +149,11 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 				return w, nil
 			}
 			if s.o.noRepair {
-				if !pending {
-					return w, nil // a change's locked read leaves the break (pastBrokenChain)
+				if !pending && s.o.inMemory {
+					return w, nil // the status line shows the state the workflow goes on from
 				}
+				// The snapshot is not the newest state, nor is the break said: the read is
+				// left to one that says it (pastBrokenChain), as its change's locked read is.
 				return Workflow{}, ErrRepairLeft
 			}
 			// An archive or an adoption (adopt.go) is in progress or was cut short, or the
