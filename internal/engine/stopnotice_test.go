@@ -187,3 +187,38 @@ func TestCompactAnchorLeavesABrokenChainToTheSessionStart(t *testing.T) {
 		})
 	}
 }
+
+// TestStopTellsTheModelOfRevisionsLost: the Stop that finds first that a damaged journal line
+// cut off revisions the session made (and ends the break, so no later read says it) tells the
+// model too, which still holds those changes as made: it is asked to continue, once, with the
+// revisions lost and resume_check. Before, only the user's systemMessage said it, and the
+// model went on from a position the workflow no longer had. A continuation's Stop, and an
+// event hook's (NoAsk), never ask.
+func TestStopTellsTheModelOfRevisionsLost(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage bool
+		in     engine.StopInput
+		block  bool
+	}{
+		{"chain broken", true, engine.StopInput{SessionID: "s1"}, true},
+		{"chain broken, heartbeat due", true, engine.StopInput{SessionID: "s1"}, true},
+		{"continuation", true, engine.StopInput{SessionID: "s1", StopHookActive: true}, false},
+		{"rolled forward", false, engine.StopInput{SessionID: "s1"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			cutShort(t, e, tc.damage)
+			if strings.Contains(tc.name, "heartbeat") {
+				e.clock.Add(5 * time.Minute)
+			}
+			out := must(e.open("s1").Stop(tc.in))(t)
+			if out.Block != tc.block || tc.block && (!strings.Contains(out.Reason, "cannot be rebuilt") || !strings.Contains(out.Reason, engine.ToolPrefix+"resume_check")) {
+				t.Errorf("block %v, reason %q; want block %v with the revisions lost and resume_check", out.Block, out.Reason, tc.block)
+			}
+			if again := must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t); again.Block {
+				t.Errorf("the next Stop asks again: %q", again.Reason)
+			}
+		})
+	}
+}
