@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -482,5 +483,41 @@ func TestReenteredGateListsNoEarlierApproval(t *testing.T) {
 	must(e.open("cli").Approve("second plan"))(t)
 	if r := en.Resume(engine.ResumeOptions{}); len(r.Approvals) != 1 || !strings.Contains(r.Approvals[0], "second plan") {
 		t.Fatalf("approved again: approvals %q, want the new one", r.Approvals)
+	}
+}
+
+// A workflow that passed a phase the project's definition later renamed or dropped can still
+// move from the phase it is in: its resume is not put in doubt (the user asked to resume or
+// start fresh at every session start), and the warning says which phase changed. Where its
+// own phase is gone it cannot move, and the resume stays in doubt.
+func TestAPassedPhaseTheDefinitionLostDoesNotStopTheResume(t *testing.T) {
+	const v1 = "---\nname: rel\nphases: [draft, review, build, ship]\n---\nbody\n"
+	for _, c := range []struct {
+		name, edited string
+		resumes      bool
+	}{
+		{"renamed", "---\nname: rel\nphases: [draft, check, build, ship]\n---\nbody\n", true},
+		{"dropped", "---\nname: rel\nphases: [draft, build, ship]\n---\nbody\n", true},
+		{"start renamed", "---\nname: rel\nphases: [sketch, review, build, ship]\n---\nbody\n", true},
+		{"current renamed", "---\nname: rel\nphases: [draft, review, make, ship]\n---\nbody\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/workflows/rel.md", v1)
+			must(e.open("s1").Start(engine.StartRequest{Type: "rel", Context: "lost phase"}))(t)
+			must(e.open("s1").Transition(engine.TransitionRequest{To: "review"}))(t)
+			must(e.open("s1").Transition(engine.TransitionRequest{To: "build"}))(t)
+			e.write(".claude/workflows/rel.md", c.edited)
+			r := e.open("s1").Resume(engine.ResumeOptions{})
+			if resumes := strings.HasPrefix(r.Next, "Continue phase build"); resumes != c.resumes {
+				t.Fatalf("next %q (warnings %q); want the resume in doubt only where phase build is gone", r.Next, r.Warnings)
+			}
+			if c.resumes && !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "no longer has") }) {
+				t.Errorf("warnings %q do not say which phase the definition no longer has", r.Warnings)
+			}
+			if c.resumes {
+				must(e.open("s1").Transition(engine.TransitionRequest{To: "ship"}))(t)
+			}
+		})
 	}
 }

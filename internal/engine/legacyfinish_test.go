@@ -47,3 +47,18 @@ func TestFinishedSeedRenameIsSaid(t *testing.T) {
 		t.Fatalf("a start with nothing to finish still speaks of the seed file: %v", r.Notices)
 	}
 }
+
+// TestMigratedCheckpointsAreNotCalledTheAgents: approvals recorded without a source (a seed's
+// user_checkpoints, which were the user's, or an earlier Cairn's) do not say who gave them.
+// Before, every one read "by the agent (recorded before approvals needed a person)", which
+// for seed 002's checkpoints named the wrong one.
+func TestMigratedCheckpointsAreNotCalledTheAgents(t *testing.T) {
+	e := newEnv(t)
+	e.write("memory/state/phase.json", `{"workflow_id":"wf-auth","started_at":"2026-11-22T08:00:00Z","last_updated":"2026-11-22T09:20:00Z",`+
+		`"current_phase":"ARCHITECTURE","phase_status":"in_progress","completed_phases":[{"phase":"REQUIREMENTS","completed_at":"2026-11-22T09:10:00Z"}],`+
+		`"user_checkpoints":[{"phase":"REQUIREMENTS","approved_at":"2026-11-22T09:15:00Z"}],"interruption_safe":true}`)
+	res := e.open("s1").Resume(engine.ResumeOptions{Apply: true})
+	if len(res.Approvals) != 1 || strings.Contains(res.Approvals[0], "agent") || !strings.Contains(res.Approvals[0], "by an approver the older state did not record") {
+		t.Errorf("approvals %q (workflow %q); want the checkpoint's approver said as not recorded, not as the agent", res.Approvals, res.WorkflowID)
+	}
+}

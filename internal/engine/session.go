@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -163,6 +164,13 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	}
 	if !out.Heartbeat {
 		e.endBreak(notices) // said above; a heartbeat ends it too
+	}
+	if i := slices.IndexFunc(notices, func(n store.Notice) bool { return n.Lost }); i >= 0 && !in.NoAsk && !in.StopHookActive && (in.Late == nil || !in.Late()) {
+		// No later read says it, and the model holds the changes lost as made: it is told
+		// too, once (the break is ended), before any other ask.
+		out.Block = true
+		out.Reason = "Cairn: " + notices[i].Message + ". Changes made to the workflow after that revision are not in its state: call " + ToolPrefix + "resume_check to see where it stands, tell the user, and make again those still needed."
+		return out, nil
 	}
 	// Cheap checks first: most turns end with nothing blocking, and need no definition.
 	// Another session beside the live owner (a fork, a second terminal) is not asked, nor is

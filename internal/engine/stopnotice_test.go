@@ -154,3 +154,71 @@ func TestABrokenChainIsSaidOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactAnchorLeavesABrokenChainToTheSessionStart: the PreCompact hook's engine
+// (NoRepair) meeting a journal whose chain a damaged line breaks, ahead of the snapshot, gives
+// no anchor, as for any repair it leaves: the session start after the compaction says which
+// revisions are lost and where the workflow goes on. Before, the anchor named the snapshot's
+// older phase as the position to keep, and said nothing of the changes lost after it; a
+// journal only ahead of the snapshot still gives the anchor of its newest state.
+func TestCompactAnchorLeavesABrokenChainToTheSessionStart(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage bool
+		anchor string // "" for none
+	}{
+		{"rolled forward", false, "phase plan"},
+		{"chain broken", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			cutShort(t, e, tc.damage)
+			anchor, problem := e.openWith("s1", 4242, func(c *engine.Config) { c.NoRepair = true }).CompactAnchor()
+			if tc.anchor == "" && (anchor != "" || problem == "") || tc.anchor != "" && !strings.Contains(anchor, tc.anchor) {
+				t.Errorf("anchor %q, problem %q; want an anchor with %q (none: %q)", anchor, problem, tc.anchor, tc.anchor)
+			}
+			if !tc.damage {
+				return
+			}
+			res := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Compaction: true})
+			if !strings.Contains(res.SystemMessage, "cannot be rebuilt") {
+				t.Errorf("the session start after the compaction does not say the revisions lost: %q", res.SystemMessage)
+			}
+		})
+	}
+}
+
+// TestStopTellsTheModelOfRevisionsLost: the Stop that finds first that a damaged journal line
+// cut off revisions the session made (and ends the break, so no later read says it) tells the
+// model too, which still holds those changes as made: it is asked to continue, once, with the
+// revisions lost and resume_check. Before, only the user's systemMessage said it, and the
+// model went on from a position the workflow no longer had. A continuation's Stop, and an
+// event hook's (NoAsk), never ask.
+func TestStopTellsTheModelOfRevisionsLost(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage bool
+		in     engine.StopInput
+		block  bool
+	}{
+		{"chain broken", true, engine.StopInput{SessionID: "s1"}, true},
+		{"chain broken, heartbeat due", true, engine.StopInput{SessionID: "s1"}, true},
+		{"continuation", true, engine.StopInput{SessionID: "s1", StopHookActive: true}, false},
+		{"rolled forward", false, engine.StopInput{SessionID: "s1"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			cutShort(t, e, tc.damage)
+			if strings.Contains(tc.name, "heartbeat") {
+				e.clock.Add(5 * time.Minute)
+			}
+			out := must(e.open("s1").Stop(tc.in))(t)
+			if out.Block != tc.block || tc.block && (!strings.Contains(out.Reason, "cannot be rebuilt") || !strings.Contains(out.Reason, engine.ToolPrefix+"resume_check")) {
+				t.Errorf("block %v, reason %q; want block %v with the revisions lost and resume_check", out.Block, out.Reason, tc.block)
+			}
+			if again := must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t); again.Block {
+				t.Errorf("the next Stop asks again: %q", again.Reason)
+			}
+		})
+	}
+}

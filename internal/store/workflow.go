@@ -35,6 +35,9 @@ type Notice struct {
 	Revision int64
 	// Message says it in a sentence for a person.
 	Message string
+	// Lost: revisions after Revision could not be rebuilt (a damaged journal line breaks the
+	// chain of changes); the workflow goes on from Revision.
+	Lost bool
 }
 
 func (n Notice) String() string { return n.Message }
@@ -149,9 +152,11 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 				return w, nil
 			}
 			if s.o.noRepair {
-				if !pending {
-					return w, nil // a change's locked read leaves the break (pastBrokenChain)
+				if !pending && s.o.inMemory {
+					return w, nil // the status line shows the state the workflow goes on from
 				}
+				// The snapshot is not the newest state, nor is the break said: the read is
+				// left to one that says it (pastBrokenChain), as its change's locked read is.
 				return Workflow{}, ErrRepairLeft
 			}
 			// An archive or an adoption (adopt.go) is in progress or was cut short, or the
@@ -357,7 +362,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		if raw.Revision > rec.Revision {
 			msg += fmt.Sprintf("; the journal holds revisions up to %d, but a damaged line breaks its chain of changes and those after revision %d cannot be rebuilt (the journal keeps every line)", raw.Revision, rec.Revision)
 		}
-		w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: rec.Revision, Message: msg})
+		w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: rec.Revision, Message: msg, Lost: raw.Revision > rec.Revision})
 		return w, tailOf(raw), nil
 	}
 	tail, err := s.journalTail(journalFile(w.ID))
@@ -429,7 +434,7 @@ func (s *Store) pastBrokenChain(w Workflow, st, tail *Record) (Workflow, tailSta
 		}
 		w.Data, w.Revision = st.Snapshot, st.Revision
 	}
-	w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: w.Revision,
+	w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: w.Revision, Lost: true,
 		Message: fmt.Sprintf("the journal of %s holds revisions up to %d, but a damaged line breaks its chain of changes and those after revision %d cannot be rebuilt: the workflow goes on from revision %d, and the journal keeps every line", w.ID, tail.Revision, w.Revision, w.Revision)})
 	return w, tailState{seq: tail.Seq, rev: tail.Revision}, nil
 }

@@ -22,6 +22,7 @@ const (
 	FindingAncient          = "ancient"
 	FindingHistoryInvalid   = "history-invalid"
 	FindingNoHistory        = "no-history"
+	FindingHistoryChanged   = "history-phase-gone"
 	FindingInterrupted      = "interrupted-write"
 	FindingSafetyUnknown    = "interruption-safe-unset"
 	FindingOwnedElsewhere   = "owned-by-live-session"
@@ -157,15 +158,29 @@ func checkHistory(def *Definition, r *Record) []Finding {
 		}
 		return nil
 	}
+	// Phases the workflow left that the definition no longer has (renamed or removed since):
+	// the moves through them cannot be checked, but while the workflow's own phase is still
+	// there it can move on, so they are said, not a doubt on the resume. Where its own phase
+	// is gone too, every move is refused and the first such move is reported as before.
+	var gone []string
+	lost := func(p string) bool {
+		if !def.HasPhase(r.State) || def.HasPhase(p) {
+			return false
+		}
+		if !slices.Contains(gone, p) {
+			gone = append(gone, p)
+		}
+		return true
+	}
 	// A history at its bound may have lost its beginning to TrimHistory.
-	if moves[0].From != def.Start() && len(r.History) < MaxHistory {
+	if moves[0].From != def.Start() && len(r.History) < MaxHistory && !lost(moves[0].From) {
 		return bad("it begins in %s, not in the start phase %s", moves[0].From, def.Start())
 	}
 	for i, h := range moves {
 		if i > 0 && moves[i-1].To != h.From {
 			return bad("move %d leaves %s but the move before it ended in %s", i+1, h.From, moves[i-1].To)
 		}
-		if !def.CanMove(h.From, h.To) {
+		if fromLost, toLost := lost(h.From), lost(h.To); !def.CanMove(h.From, h.To) && !fromLost && !toLost {
 			// A phase renamed or removed in the definition since: say which, or the person
 			// looks for a wrong move in the workflow.
 			why, gone := "", h.From
@@ -180,6 +195,11 @@ func checkHistory(def *Definition, r *Record) []Finding {
 	}
 	if last := moves[len(moves)-1].To; last != r.State {
 		return bad("it ends in %s but the workflow is in %s", last, r.State)
+	}
+	if len(gone) > 0 {
+		return []Finding{{Code: FindingHistoryChanged, Severity: Medium,
+			Text: fmt.Sprintf("the workflow passed phases the %s definition no longer has (renamed or removed since): %s; it goes on from %s as the definition is now",
+				def.Name, listCapped(gone, 5), r.State)}}
 	}
 	return nil
 }

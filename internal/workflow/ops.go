@@ -589,7 +589,9 @@ func ApprovedBy(src string) string {
 	case ApprovalSetting:
 		return "the project setting (approvals off)"
 	}
-	return "the agent (recorded before approvals needed a person)"
+	// No source: a seed's user_checkpoints (the user's) or an earlier Cairn's approval (the
+	// agent's), which the record does not tell apart.
+	return "an approver the older state did not record"
 }
 
 // NeedsApproval reports the approval phase a move from r's phase to `to` leaves without a

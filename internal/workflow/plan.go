@@ -215,7 +215,8 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 
 // approvedHere returns a person's yes to r's phase in this stay in it: entering a gate opens
 // a new request, so the latest for the phase is this stay's. The project setting's (approvals
-// off) and an agent's, from before approvals needed a person, say nothing of the phase's result.
+// off) and one with no source (older state: a seed's checkpoint, an earlier Cairn's agent's
+// approval) say nothing of the phase's result.
 func approvedHere(r *Record) (Approval, bool) {
 	for i := len(r.Approvals) - 1; i >= 0; i-- {
 		if a := r.Approvals[i]; a.Phase == r.State {
