@@ -241,6 +241,12 @@ func (a *app) fail(err error) int {
 				msg += "; cairn start TYPE CONTEXT begins one"
 			}
 		}
+	} else if errors.Is(err, engine.ErrNotFound) {
+		// A checkpoint or log not found outside a project: that is why, and the step that
+		// would make one (cairn log append) is refused here.
+		if ne := a.notInProject(); ne != nil {
+			msg = ne.Error()
+		}
 	}
 	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(shellSteps(msg, a.inClaudeCode())))
 	if ue, ok := errors.AsType[*usageError](err); ok && ue.usage != "" {
