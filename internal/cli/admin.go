@@ -214,10 +214,11 @@ func (a *app) ownSetCheck(bin string) *engine.Check {
 // now holds: run by its path, by the agent (whose PATH names bin/, or the data dir's set) or a
 // person, after a git pull and until make build or the launcher installs the plugin's, it
 // would run an older build where the launcher never does. doctor, version, help and uninstall
-// run all the same: they say what is installed, or remove it.
+// run all the same: they say what is installed, or remove it; so does completion, whose
+// script a shell's rc file sources at every start and which only calls `cairn __complete`.
 func (a *app) staleSet() error {
 	switch a.name {
-	case "doctor", "version", "help", "uninstall":
+	case "doctor", "version", "help", "uninstall", "completion":
 		return nil
 	}
 	exe, err := realExecutable(a.executable)

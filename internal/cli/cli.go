@@ -36,6 +36,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -239,6 +240,12 @@ func (a *app) fail(err error) int {
 			} else {
 				msg += "; cairn start TYPE CONTEXT begins one"
 			}
+		}
+	} else if errors.Is(err, engine.ErrNotFound) {
+		// A checkpoint or log not found outside a project: that is why, and the step that
+		// would make one (cairn log append) is refused here.
+		if ne := a.notInProject(); ne != nil {
+			msg = ne.Error()
 		}
 	}
 	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(shellSteps(msg, a.inClaudeCode())))
@@ -571,6 +578,7 @@ func shellSteps(msg string, agent bool) string {
 		{engine.CompleteStep, "finish the workflow with cairn complete OUTCOME"},
 		{engine.CompleteAgain, "then run cairn complete OUTCOME again"},
 		{engine.ConfirmCopy, "choose which copy to keep"},
+		{engine.AncientCheck, engine.AncientCheck},   // the person's own check (cairn status)
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 		{"; " + engine.InTheWayStep, ", then run the command again"},
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
@@ -598,9 +606,10 @@ const (
 // user it is told to ask is not the reader, so the ask stays; only a tool's words become the
 // command's.
 var agentSteps = map[string]string{
-	startAsk:           " continue or complete it; to start another instead, ask the user first, then start again with --replace ",
-	restoreAsk:         restoreAsk,
-	engine.ConfirmCopy: engine.ConfirmCopy,
+	startAsk:            " continue or complete it; to start another instead, ask the user first, then start again with --replace ",
+	restoreAsk:          restoreAsk,
+	engine.ConfirmCopy:  engine.ConfirmCopy,
+	engine.AncientCheck: workflow.AncientAsk,
 }
 
 // told and wrote report an engine call's answer: its error, or the message on stdout (wrote:

@@ -144,9 +144,10 @@ ahead, and the next cairn sync confirms the claim or sets the task back to pendi
 			summary: "Save a named JSON checkpoint (from stdin when JSON is - or absent).",
 			doc: `NAME is 1 to 64 lowercase letters, digits, '.', '_' or '-'. The JSON is checked
 (strict, at most 1 MiB) and refused if it holds a secret. Prints nothing on success.`},
-		{name: "checkpoint load", usage: "checkpoint load NAME [--or-empty]", min: 1, max: 1, run: runCheckpointLoad, readOnly: true,
+		{name: "checkpoint load", usage: "checkpoint load NAME [--or-empty] [--json]", min: 1, max: 1, run: runCheckpointLoad, readOnly: true,
 			summary: "Print a checkpoint's JSON; missing: exit 1, or {} with --or-empty.",
-			doc:     `With --or-empty a missing checkpoint prints {} and exits 0, for scripts that start fresh.`},
+			doc: `With --or-empty a missing checkpoint prints {} and exits 0, for scripts that start fresh.
+The checkpoint's JSON is the output with --json too.`},
 		{name: "checkpoint list", usage: "checkpoint list [PATTERN] [--json]", max: 1, run: runCheckpointList, readOnly: true,
 			summary: "List checkpoint names matching a glob PATTERN (default all), one a line."},
 		{name: "checkpoint delete", usage: "checkpoint delete NAME [--json]", min: 1, max: 1, run: runCheckpointDelete, onState: true,

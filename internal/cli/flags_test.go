@@ -22,6 +22,16 @@ func TestUsageFlagsAreDefined(t *testing.T) {
 	}
 }
 
+// Every usage line but completion's names --json, as the overview says every command but
+// completion takes it: cairn help CMD shows what CMD accepts.
+func TestUsageNamesJSON(t *testing.T) {
+	for _, name := range order {
+		if name != "completion" && !strings.Contains(commands[name].usage, "[--json]") {
+			t.Errorf("cairn %s takes --json, which its usage %q does not name", name, commands[name].usage)
+		}
+	}
+}
+
 // A flag given without its value is answered with the value's name the usage line gives it
 // (archive [--reason TEXT]: "--reason needs a value: --reason TEXT"), not another.
 func TestMissingValueNamesTheUsagesValue(t *testing.T) {

@@ -76,3 +76,31 @@ func TestTerminalGetsNoRawControls(t *testing.T) {
 		t.Errorf("vars get piped printed %q, want %q", out, nasty+"\n")
 	}
 }
+
+// TestCharDeviceIsNoTerminal: /dev/null is a character device but no terminal. Redirected
+// there (a script's </dev/null >/dev/null), cairn asks nothing and says nothing of a terminal:
+// uninstall gives its --yes step without a question, and vars get prints the value as stored.
+func TestCharDeviceIsNoTerminal(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "tty")
+	mustRun(t, p, "", "transition", "plan") // a line in memory: uninstall has something to remove
+	mustRun(t, p, "", "vars", "set", "PLAN_NOTE", "a\x1b[2Jb")
+	for _, tc := range []struct {
+		args    []string
+		notSaid string
+	}{
+		{[]string{"vars", "get", "PLAN_NOTE"}, "on this terminal"},
+		{[]string{"uninstall"}, "Remove all of this?"},
+	} {
+		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		code := cli.Main(tc.args, null, null, &stderr, p.getenv)
+		null.Close()
+		if code != 0 || strings.Contains(stderr.String(), tc.notSaid) {
+			t.Errorf("cairn %s </dev/null >/dev/null: exit %d, stderr %q; want exit 0 and nothing said of %q", strings.Join(tc.args, " "), code, stderr.String(), tc.notSaid)
+		}
+	}
+}

@@ -87,6 +87,20 @@ func remoteSettings(e *engine.Engine) (*store.Store, mirror.Settings, error) {
 	return st, s, nil
 }
 
+// syncOff says remote sync is off (where, as the caller words it) and the step that turns it
+// on: cairn remote enable, or, where no git repository is, the step of its refusal there.
+func syncOff(e *engine.Engine, where string) string {
+	if !e.InGit() {
+		return "remote sync is off: " + noGitToShare(e.ProjectRoot())
+	}
+	return "remote sync is off" + where + ": cairn remote enable [REMOTE] turns it on"
+}
+
+// noGitToShare is cairn remote enable's refusal where no git repository holds root.
+func noGitToShare(root string) string {
+	return engine.NoGit(root) + ", and remote sync shares workflows through one's remote: run it in a git project"
+}
+
 func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	name, root := optional(pos, "origin"), e.ProjectRoot()
 	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
@@ -99,7 +113,7 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 		}
 		if !e.InGit() {
 			// Not "no remote by that name": there is no repository to have one.
-			return fmt.Errorf("%s, and remote sync shares workflows through one's remote: run it in a git project", engine.NoGit(root))
+			return errors.New(noGitToShare(root))
 		}
 		if !gitremote.NoSuchRemote(err) {
 			// Not git's "no such remote": git could not be asked (not installed, timed out).
@@ -228,7 +242,7 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 	}
 	switch {
 	case !s.Enabled:
-		fmt.Fprintln(a.stdout, "remote sync is off: cairn remote enable [REMOTE] turns it on")
+		fmt.Fprintln(a.stdout, syncOff(e, ""))
 	case out.Workflow == "" && out.NoRemote:
 		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; %s: %s\n", s.Remote, noRemote(s.Remote), remoteEnableStep)
 	case out.Workflow == "":
@@ -262,7 +276,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	}
 	defer st.Close()
 	if !s.Enabled {
-		return errors.New("remote sync is off for this clone: cairn remote enable [REMOTE] turns it on")
+		return errors.New(syncOff(e, " for this clone"))
 	}
 	root := e.ProjectRoot()
 	b, err := gitremote.New(gitremote.Config{Dir: root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})

@@ -14,7 +14,8 @@ import (
 // launcher's reinstall) does not run: it says so and how to install the plugin's, as the
 // launcher would never run it. Only a set that names its plugin is checked: bin/ beside it,
 // or a set Go built (.built-from). doctor, version, help (cairn CMD --help too) and uninstall
-// still run from it.
+// still run from it, and so does completion: a shell's rc file sources its script at every
+// start, and the script only calls `cairn __complete`, whichever cairn that is then.
 func TestStaleSetDoesNotRun(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -38,6 +39,8 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 		// A command's own help is help: cairn help list says the same.
 		{"help of a command from a stale set", false, "old\n", false, []string{"list", "--help"}, false, ""},
 		{"-h of a command from a stale set", true, "old\n", true, []string{"transition", "-h"}, false, ""},
+		{"completion script from a stale set", false, "old\n", false, []string{"completion", "bash"}, false, ""},
+		{"completion script from a stale data set", true, "old\n", true, []string{"completion", "zsh"}, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			work := t.TempDir()

@@ -367,11 +367,8 @@ func (a *app) interactive() bool {
 	return isTerminal(a.stdin) && isTerminal(a.stdout)
 }
 
+// isTerminal: v is a terminal (terminal_*.go), not a pipe, a file or another device.
 func isTerminal(v any) bool {
 	f, ok := stream(v).(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && terminal(f)
 }

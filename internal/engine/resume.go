@@ -470,13 +470,17 @@ func (e *Engine) moveOut() string {
 // the compaction anchor, which has no warnings, leaves the pointer out.
 const seeWarning = " (see the warning)"
 
+// AncientCheck ends a long idle workflow's finding for a person (personWords), where the
+// agent's asks the user (workflow.AncientAsk).
+const AncientCheck = "; check that it still applies before going on with it"
+
 // personWords rewords, in place, the findings whose text tells the agent what to ask the
 // user, with the step a person takes.
 func personWords(fs []workflow.Finding) {
 	for i, f := range fs {
 		if f.Code == workflow.FindingAncient {
 			if head, ok := strings.CutSuffix(f.Text, workflow.AncientAsk); ok {
-				fs[i].Text = head + "; check that it still applies before going on with it"
+				fs[i].Text = head + AncientCheck
 			}
 		}
 	}
