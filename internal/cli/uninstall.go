@@ -56,7 +56,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	case memory.IsUnavailable(err) && mem.Location().Disabled:
 		plan.Notes = append(plan.Notes, "auto-memory is off for this project: nothing of Cairn's to look for there")
 	default:
-		plan.Notes = append(plan.Notes, "auto-memory: "+err.Error())
+		plan.Notes = append(plan.Notes, "auto-memory: "+memoryFailure(err))
 	}
 	home := a.home()
 	if home == "" {
@@ -134,7 +134,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	}
 	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 {
 		if _, err := mem.RemoveCairn(); err != nil {
-			failed = append(failed, "auto-memory: "+err.Error())
+			failed = append(failed, "auto-memory: "+memoryFailure(err))
 			full = errors.Is(err, syscall.ENOSPC)
 		} else {
 			removeMemoryLock(plan.MemoryDir)
@@ -173,6 +173,15 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		return fmt.Errorf("not everything was removed: %s; run cairn uninstall again to retry", strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// memoryFailure is what failed in the memory directory, without the memory's warning that
+// learnings will not persist: a session's words, not an uninstall's.
+func memoryFailure(err error) string {
+	if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
+		return ue.Cause()
+	}
+	return err.Error()
 }
 
 // memoryLockFile is the memory package's writer lock in the memory directory (its lockName).

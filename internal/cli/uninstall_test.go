@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -21,5 +22,41 @@ func TestUninstallRemovesTheMemoryLock(t *testing.T) {
 	mustRun(t, p, "", "uninstall", "--yes")
 	if _, err := os.Stat(lock); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after cairn uninstall --yes: %s: %v; want it removed", lock, err)
+	}
+}
+
+// When Cairn's part of auto-memory could not be looked at or taken out, uninstall said
+// "Auto-memory unavailable — learnings will not persist", the warning of a session's learning,
+// which is not what an uninstall failed at. It says what failed, in the memory directory.
+func TestUninstallMemoryFailureSaysWhatFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, index string)
+		said  string
+	}{
+		{"MEMORY.md not looked at", func(t *testing.T, index string) {
+			if err := os.Remove(index); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(index, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "auto-memory: reading MEMORY.md: "},
+		{"Cairn's line not taken out", func(t *testing.T, index string) {
+			if err := os.Chmod(index, 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}, "auto-memory: writing MEMORY.md: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newCLIProject(t)
+			mustRun(t, p, "", "start", "apex", "uninstall suite")
+			mustRun(t, p, "", "transition", "plan")
+			tc.plant(t, filepath.Join(p.memory, "MEMORY.md"))
+			_, out := p.run("", "uninstall", "--yes")
+			if strings.Contains(out, "learnings will not persist") || !strings.Contains(out, tc.said) {
+				t.Errorf("cairn uninstall --yes said:\n%s\nwant %q, and nothing of learnings", out, tc.said)
+			}
+		})
 	}
 }
