@@ -126,6 +126,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	// A removal refused by the file system (another user's files, a read-only mount): so is a
 	// retry, until they are made writable.
 	denied := false
+	left := "" // the step after which Cairn touches a memory file it leaves as it is (memory.LeftAlone)
 	check := func(err error) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			failed = append(failed, err.Error())
@@ -136,6 +137,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		if _, err := mem.RemoveCairn(); err != nil {
 			failed = append(failed, "auto-memory: "+memoryFailure(err))
 			full = errors.Is(err, syscall.ENOSPC)
+			if memory.LeftAlone(err) {
+				left = memory.LeftAloneStep(err)
+			}
 		} else {
 			removeMemoryLock(plan.MemoryDir)
 		}
@@ -165,6 +169,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	if len(failed) > 0 && full {
 		what, step := noRoom(durable.NoFreeInodes(plan.MemoryDir))
 		return &codeError{code: ExitInternal, msg: fmt.Sprintf("not everything was removed: %s: %s; %s, then run cairn uninstall again", strings.Join(failed, "; "), what, step)}
+	}
+	if len(failed) > 0 && left != "" {
+		return fmt.Errorf("not everything was removed: %s; %s, then run cairn uninstall again", strings.Join(failed, "; "), left)
 	}
 	if len(failed) > 0 && denied {
 		return fmt.Errorf("not everything was removed: %s; make it writable, then run cairn uninstall again", strings.Join(failed, "; "))

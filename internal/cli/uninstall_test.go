@@ -60,3 +60,27 @@ func TestUninstallMemoryFailureSaysWhatFailed(t *testing.T) {
 		})
 	}
 }
+
+// A read-only MEMORY.md (Cairn writes no file its owner made read-only) kept Cairn's line, and
+// the step was "run cairn uninstall again to retry", which fails the same way. It gives the
+// step that works; after it the same command takes the line out.
+func TestUninstallOverAReadOnlyIndex(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "uninstall suite")
+	mustRun(t, p, "", "transition", "plan")
+	index := filepath.Join(p.memory, "MEMORY.md")
+	if err := os.Chmod(index, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	code, out := p.run("", "uninstall", "--yes")
+	if code == 0 || strings.Contains(out, "to retry") || !strings.Contains(out, "make it writable (chmod u+w), then run cairn uninstall again") {
+		t.Errorf("uninstall over a read-only MEMORY.md: exit %d\n%s", code, out)
+	}
+	if err := os.Chmod(index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, p, "", "uninstall", "--yes")
+	if b, err := os.ReadFile(index); err != nil || strings.Contains(string(b), "cairn-workflow.md") {
+		t.Errorf("MEMORY.md after the uninstall: %q %v", b, err)
+	}
+}
