@@ -640,6 +640,9 @@ var errLinkLeftAlone = fmt.Errorf("%w", errLeftAlone)
 // writers cannot write either, though a swap by name would replace it.
 var errReadOnlyLeftAlone = fmt.Errorf("%w", errLeftAlone)
 
+// errTooLargeLeftAlone is errLeftAlone for a file larger than maxFile.
+var errTooLargeLeftAlone = fmt.Errorf("%w", errLeftAlone)
+
 // errForeignLeftAlone is errLeftAlone for a memory of the user's or the model's own at the
 // topic file's name (othersMemory).
 var errForeignLeftAlone = fmt.Errorf("%w", errLeftAlone)
@@ -651,13 +654,16 @@ func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
 // LeftAloneStep is the person's step after which Cairn writes a memory file err says it leaves
 // as it is (LeftAlone). Claude Code loads MEMORY.md through a symbolic link: moved out of the
 // way, the person's own index would leave every session, so a link is replaced by a copy of
-// what it leads to. A read-only file is made writable. Anything else is moved out of the way.
+// what it leads to; a file too large is shortened, for the same reason. A read-only file is made
+// writable. Anything else is moved out of the way.
 func LeftAloneStep(err error) string {
 	switch {
 	case errors.Is(err, errLinkLeftAlone):
 		return "replace the link with a copy of the file it leads to"
 	case errors.Is(err, errReadOnlyLeftAlone):
 		return "make it writable (chmod u+w)"
+	case errors.Is(err, errTooLargeLeftAlone):
+		return fmt.Sprintf("shorten it to under %d MiB", maxFile>>20)
 	case errors.Is(err, errForeignLeftAlone):
 		return "rename it, and its link in " + IndexFile + ", to a name of its own"
 	}
@@ -668,7 +674,7 @@ func readLimited(path string) ([]byte, error) {
 	// Never blocks: a FIFO or device planted here is refused at open (durable.ReadPath).
 	data, err := durable.ReadPath(path, maxFile, true)
 	if errors.Is(err, durable.ErrTooLarge) {
-		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn %w", path, maxFile, errLeftAlone)
+		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn %w", path, maxFile, errTooLargeLeftAlone)
 	}
 	if errors.Is(err, durable.ErrNotRegular) {
 		return nil, fmt.Errorf("%s is not a regular file; Cairn %w", path, errLeftAlone)
