@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,5 +83,56 @@ func TestUninstallOverAReadOnlyIndex(t *testing.T) {
 	mustRun(t, p, "", "uninstall", "--yes")
 	if b, err := os.ReadFile(index); err != nil || strings.Contains(string(b), "cairn-workflow.md") {
 		t.Errorf("MEMORY.md after the uninstall: %q %v", b, err)
+	}
+}
+
+// A MEMORY.md that is a symbolic link (a ~/.claude kept in dotfiles), which Cairn leaves as it
+// is, kept Cairn's line and cairn-workflow.md, and uninstall said "Removed." (or "Nothing of
+// Cairn's to remove here.") with exit 0. It says what is left and the step that works; after
+// it the same command takes them out.
+func TestUninstallOverALinkedIndex(t *testing.T) {
+	for _, withState := range []bool{true, false} {
+		t.Run(fmt.Sprintf("state %t", withState), func(t *testing.T) {
+			p := newCLIProject(t)
+			mustRun(t, p, "", "start", "apex", "uninstall suite")
+			mustRun(t, p, "", "transition", "plan")
+			if !withState {
+				mustRun(t, p, "", "uninstall", "--yes", "--with-state")
+			}
+			index := filepath.Join(p.memory, "MEMORY.md")
+			kept := filepath.Join(p.base, "dotfiles", "MEMORY.md")
+			if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			ours := "- [Cairn workflow](cairn-workflow.md) — Active APEX workflow\n"
+			if err := os.WriteFile(kept, []byte("- the user's own line\n"+ours), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(p.memory, "cairn-workflow.md"), []byte("---\nname: cairn-workflow\n---\n- line\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(index)
+			if err := os.Symlink(kept, index); err != nil {
+				t.Fatal(err)
+			}
+			code, out := p.run("", "uninstall", "--yes")
+			if code == 0 || strings.Contains(out, "Removed.") || strings.Contains(out, "Nothing of Cairn's") ||
+				!strings.Contains(out, "replace the link with a copy of the file it leads to, then run cairn uninstall again") {
+				t.Errorf("uninstall over a linked MEMORY.md: exit %d\n%s", code, out)
+			}
+			if err := os.Remove(index); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(kept, index); err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, p, "", "uninstall", "--yes")
+			if b, err := os.ReadFile(index); err != nil || string(b) != "- the user's own line\n" {
+				t.Errorf("MEMORY.md after the uninstall: %q %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(p.memory, "cairn-workflow.md")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("cairn-workflow.md after the uninstall: %v", err)
+			}
+		})
 	}
 }
