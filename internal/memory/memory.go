@@ -375,6 +375,17 @@ func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 		if err := m.learningRoom(name); err != nil {
 			return err
 		}
+		// MEMORY.md first: a learning written where its index line cannot go would be in no
+		// session, and the one it replaced lost without a word.
+		idx, err := read(filepath.Join(m.loc.Dir, IndexFile))
+		if err != nil {
+			return unavailable("reading "+IndexFile, err)
+		}
+		if !bytes.Equal(SetEntry(idx.data, name, entry), idx.data) {
+			if err := m.writable(IndexFile, idx); err != nil {
+				return err
+			}
+		}
 		// update calls its edit again when the file changed under it: the last call counts.
 		_, body, _ := splitMemoryFile(content)
 		var fileChanged, indexChanged bool
@@ -388,7 +399,7 @@ func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 		}); err != nil {
 			return err
 		}
-		err := m.update(IndexFile, func(cur []byte, exists bool) ([]byte, error) {
+		err = m.update(IndexFile, func(cur []byte, exists bool) ([]byte, error) {
 			next := SetEntry(cur, name, entry)
 			indexChanged = !exists || !bytes.Equal(cur, next)
 			return next, nil
@@ -728,12 +739,12 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 		if cur.exists && bytes.Equal(next, cur.data) {
 			return nil
 		}
+		if err := m.writable(name, cur); err != nil {
+			return err
+		}
 		perm := fs.FileMode(newFilePerm)
 		if cur.exists {
 			perm = cur.mode
-		}
-		if perm&0o200 == 0 {
-			return unavailable("writing "+name, fmt.Errorf("%s is read-only; Cairn %w", path, errReadOnlyLeftAlone))
 		}
 		now, known, err := replace(path, next, perm, cur)
 		if errors.Is(err, errChanged) {
@@ -755,6 +766,15 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 		}
 	}
 	return unavailable(name+" kept changing while Cairn tried to update it; it was left as the last writer made it", nil)
+}
+
+// writable is nil when Cairn may write over cur, the file name in the memory directory as read:
+// a file its owner made read-only it leaves as it is.
+func (m *Memory) writable(name string, cur snapshot) error {
+	if cur.exists && cur.mode&0o200 == 0 {
+		return unavailable("writing "+name, fmt.Errorf("%s is read-only; Cairn %w", filepath.Join(m.loc.Dir, name), errReadOnlyLeftAlone))
+	}
+	return nil
 }
 
 // swapHook, set by tests only, runs between replace's compare and its swap, where a writer
