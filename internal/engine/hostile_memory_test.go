@@ -242,3 +242,20 @@ func TestCutContextStillReachesMemory(t *testing.T) {
 		t.Fatal("no cut made a secret: the test tests nothing")
 	}
 }
+
+// record_learning where MEMORY.md is a file Cairn leaves as it is said only "Auto-memory
+// unavailable — learnings will not persist: ... Cairn leaves it as it is", with no step: the
+// model could only call again, which fails the same way. It says the person's step, and the
+// call that records the learning after it.
+func TestLearningLeftAloneGivesTheStep(t *testing.T) {
+	e, en := startApex(t)
+	index := filepath.Join(e.memoryDir(), memory.IndexFile)
+	if err := os.MkdirAll(index, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := en.RecordLearning(engine.LearningRequest{Title: "Flaky tests", Body: "Run them with -count=3."})
+	want := "; Cairn leaves it as it is: ask the user to move or rename it, then call " + engine.ToolPrefix + "record_learning again"
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("record_learning over a MEMORY.md directory: %v\nwant it to end %q", err, want)
+	}
+}
