@@ -48,7 +48,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		return fmt.Errorf("finding the working directory: %w", err)
 	}
 	// The Memory is never nil: when Open fails, Footprint returns Open's error.
-	mem, _ := memory.Open(memory.Env{Getenv: a.getenv, WorkDir: wd}, memory.Options{})
+	mem, _ := memory.Open(memory.Env{Getenv: a.getenv, WorkDir: wd, EvenOff: true}, memory.Options{})
 	plan := uninstallPlan{KeepState: !a.opt.withState, MemoryLines: []string{}, MemoryFiles: []string{}}
 	// What could not be looked at in auto-memory (a linked MEMORY.md, say) may hold Cairn's line
 	// and files still: not removed, whatever else is.
