@@ -58,7 +58,8 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	case err == nil:
 		plan.MemoryDir, plan.MemoryLines, plan.MemoryFiles = fp.Dir, orEmpty(fp.Lines), orEmpty(fp.Files)
 	case memory.IsUnavailable(err) && mem.Location().Disabled:
-		plan.Notes = append(plan.Notes, "auto-memory is off for this project: nothing of Cairn's to look for there")
+		// Found even where it is off (EvenOff): only Cairn's refusal of the directory is left.
+		plan.Notes = append(plan.Notes, "auto-memory: "+mem.Location().Reason)
 	default:
 		unread = "auto-memory: " + memoryFailure(err)
 		plan.Notes = append(plan.Notes, unread)
