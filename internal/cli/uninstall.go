@@ -48,15 +48,24 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		return fmt.Errorf("finding the working directory: %w", err)
 	}
 	// The Memory is never nil: when Open fails, Footprint returns Open's error.
-	mem, _ := memory.Open(memory.Env{Getenv: a.getenv, WorkDir: wd}, memory.Options{})
+	mem, _ := memory.Open(memory.Env{Getenv: a.getenv, WorkDir: wd, EvenOff: true}, memory.Options{})
 	plan := uninstallPlan{KeepState: !a.opt.withState, MemoryLines: []string{}, MemoryFiles: []string{}}
+	// What could not be looked at in auto-memory (a linked MEMORY.md, say) may hold Cairn's line
+	// and files still: not removed, whatever else is.
+	unread := ""
+	left := "" // the step after which Cairn touches a memory file it leaves as it is (memory.LeftAlone)
 	switch fp, err := mem.Footprint(); {
 	case err == nil:
 		plan.MemoryDir, plan.MemoryLines, plan.MemoryFiles = fp.Dir, orEmpty(fp.Lines), orEmpty(fp.Files)
 	case memory.IsUnavailable(err) && mem.Location().Disabled:
-		plan.Notes = append(plan.Notes, "auto-memory is off for this project: nothing of Cairn's to look for there")
+		// Found even where it is off (EvenOff): only Cairn's refusal of the directory is left.
+		plan.Notes = append(plan.Notes, "auto-memory: "+mem.Location().Reason)
 	default:
-		plan.Notes = append(plan.Notes, "auto-memory: "+err.Error())
+		unread = "auto-memory: " + memoryFailure(err)
+		plan.Notes = append(plan.Notes, unread)
+		if memory.LeftAlone(err) {
+			left = memory.LeftAloneStep(err)
+		}
 	}
 	home := a.home()
 	if home == "" {
@@ -88,6 +97,16 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		}
 	}
 
+	if plan.empty() && unread != "" {
+		if a.json {
+			if err := a.printJSON(plan); err != nil {
+				return err
+			}
+		} else {
+			a.say(slices.DeleteFunc(slices.Clone(plan.Notes), func(n string) bool { return n == unread })...) // the error says it
+		}
+		return uninstallFailed([]string{unread}, left)
+	}
 	if plan.empty() {
 		if a.json {
 			return a.printJSON(plan)
@@ -134,8 +153,11 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	}
 	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 {
 		if _, err := mem.RemoveCairn(); err != nil {
-			failed = append(failed, "auto-memory: "+err.Error())
+			failed = append(failed, "auto-memory: "+memoryFailure(err))
 			full = errors.Is(err, syscall.ENOSPC)
+			if memory.LeftAlone(err) {
+				left = memory.LeftAloneStep(err)
+			}
 		} else {
 			removeMemoryLock(plan.MemoryDir)
 		}
@@ -152,8 +174,11 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	if !plan.KeepState && plan.StateDir != "" {
 		check(os.RemoveAll(plan.StateDir))
 	}
-	plan.Removed = len(failed) == 0
 	plan.Notes = append(plan.Notes, failed...)
+	if unread != "" {
+		failed = append([]string{unread}, failed...) // a note already
+	}
+	plan.Removed = len(failed) == 0
 	if a.json {
 		if err := a.printJSON(plan); err != nil {
 			return err
@@ -166,13 +191,31 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		what, step := noRoom(durable.NoFreeInodes(plan.MemoryDir))
 		return &codeError{code: ExitInternal, msg: fmt.Sprintf("not everything was removed: %s: %s; %s, then run cairn uninstall again", strings.Join(failed, "; "), what, step)}
 	}
-	if len(failed) > 0 && denied {
-		return fmt.Errorf("not everything was removed: %s; make it writable, then run cairn uninstall again", strings.Join(failed, "; "))
+	if len(failed) > 0 && denied && left == "" {
+		left = "make it writable"
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("not everything was removed: %s; run cairn uninstall again to retry", strings.Join(failed, "; "))
+		return uninstallFailed(failed, left)
 	}
 	return nil
+}
+
+// uninstallFailed is the error of an uninstall that left some of Cairn's things where they are:
+// what failed, and step, the one after which the same command removes them ("" to retry).
+func uninstallFailed(failed []string, step string) error {
+	if step == "" {
+		return fmt.Errorf("not everything was removed: %s; run cairn uninstall again to retry", strings.Join(failed, "; "))
+	}
+	return fmt.Errorf("not everything was removed: %s; %s, then run cairn uninstall again", strings.Join(failed, "; "), step)
+}
+
+// memoryFailure is what failed in the memory directory, without the memory's warning that
+// learnings will not persist: a session's words, not an uninstall's.
+func memoryFailure(err error) string {
+	if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
+		return ue.Cause()
+	}
+	return err.Error()
 }
 
 // memoryLockFile is the memory package's writer lock in the memory directory (its lockName).

@@ -2,9 +2,11 @@ package cli_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -21,5 +23,116 @@ func TestUninstallRemovesTheMemoryLock(t *testing.T) {
 	mustRun(t, p, "", "uninstall", "--yes")
 	if _, err := os.Stat(lock); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after cairn uninstall --yes: %s: %v; want it removed", lock, err)
+	}
+}
+
+// When Cairn's part of auto-memory could not be looked at or taken out, uninstall said
+// "Auto-memory unavailable — learnings will not persist", the warning of a session's learning,
+// which is not what an uninstall failed at. It says what failed, in the memory directory.
+func TestUninstallMemoryFailureSaysWhatFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, index string)
+		said  string
+	}{
+		{"MEMORY.md not looked at", func(t *testing.T, index string) {
+			if err := os.Remove(index); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(index, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "auto-memory: reading MEMORY.md: "},
+		{"Cairn's line not taken out", func(t *testing.T, index string) {
+			if err := os.Chmod(index, 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}, "auto-memory: writing MEMORY.md: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newCLIProject(t)
+			mustRun(t, p, "", "start", "apex", "uninstall suite")
+			mustRun(t, p, "", "transition", "plan")
+			tc.plant(t, filepath.Join(p.memory, "MEMORY.md"))
+			_, out := p.run("", "uninstall", "--yes")
+			if strings.Contains(out, "learnings will not persist") || !strings.Contains(out, tc.said) {
+				t.Errorf("cairn uninstall --yes said:\n%s\nwant %q, and nothing of learnings", out, tc.said)
+			}
+		})
+	}
+}
+
+// A read-only MEMORY.md (Cairn writes no file its owner made read-only) kept Cairn's line, and
+// the step was "run cairn uninstall again to retry", which fails the same way. It gives the
+// step that works; after it the same command takes the line out.
+func TestUninstallOverAReadOnlyIndex(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "uninstall suite")
+	mustRun(t, p, "", "transition", "plan")
+	index := filepath.Join(p.memory, "MEMORY.md")
+	if err := os.Chmod(index, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	code, out := p.run("", "uninstall", "--yes")
+	if code == 0 || strings.Contains(out, "to retry") || !strings.Contains(out, "make it writable (chmod u+w), then run cairn uninstall again") {
+		t.Errorf("uninstall over a read-only MEMORY.md: exit %d\n%s", code, out)
+	}
+	if err := os.Chmod(index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, p, "", "uninstall", "--yes")
+	if b, err := os.ReadFile(index); err != nil || strings.Contains(string(b), "cairn-workflow.md") {
+		t.Errorf("MEMORY.md after the uninstall: %q %v", b, err)
+	}
+}
+
+// A MEMORY.md that is a symbolic link (a ~/.claude kept in dotfiles), which Cairn leaves as it
+// is, kept Cairn's line and cairn-workflow.md, and uninstall said "Removed." (or "Nothing of
+// Cairn's to remove here.") with exit 0. It says what is left and the step that works; after
+// it the same command takes them out.
+func TestUninstallOverALinkedIndex(t *testing.T) {
+	for _, withState := range []bool{true, false} {
+		t.Run(fmt.Sprintf("state %t", withState), func(t *testing.T) {
+			p := newCLIProject(t)
+			mustRun(t, p, "", "start", "apex", "uninstall suite")
+			mustRun(t, p, "", "transition", "plan")
+			if !withState {
+				mustRun(t, p, "", "uninstall", "--yes", "--with-state")
+			}
+			index := filepath.Join(p.memory, "MEMORY.md")
+			kept := filepath.Join(p.base, "dotfiles", "MEMORY.md")
+			if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			ours := "- [Cairn workflow](cairn-workflow.md) — Active APEX workflow\n"
+			if err := os.WriteFile(kept, []byte("- the user's own line\n"+ours), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(p.memory, "cairn-workflow.md"), []byte("---\nname: cairn-workflow\n---\n- line\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(index)
+			if err := os.Symlink(kept, index); err != nil {
+				t.Fatal(err)
+			}
+			code, out := p.run("", "uninstall", "--yes")
+			if code == 0 || strings.Contains(out, "Removed.") || strings.Contains(out, "Nothing of Cairn's") ||
+				!strings.Contains(out, "replace the link with a copy of the file it leads to, then run cairn uninstall again") {
+				t.Errorf("uninstall over a linked MEMORY.md: exit %d\n%s", code, out)
+			}
+			if err := os.Remove(index); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(kept, index); err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, p, "", "uninstall", "--yes")
+			if b, err := os.ReadFile(index); err != nil || string(b) != "- the user's own line\n" {
+				t.Errorf("MEMORY.md after the uninstall: %q %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(p.memory, "cairn-workflow.md")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("cairn-workflow.md after the uninstall: %v", err)
+			}
+		})
 	}
 }

@@ -165,6 +165,14 @@ func TestMemoryFileLeftAloneGivesTheStep(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, " is a symbolic link; Cairn leaves it as it is: replace the link with a copy of the file it leads to, and Cairn writes the line after the next turn", "move or rename"},
+		// A MEMORY.md over 4 MiB: moved or renamed, the person's own index would leave every
+		// session, as a link's would. Shortened, it stays, and Cairn's line goes in.
+		{"index-too-large", memory.IndexFile, func(t *testing.T, path string) {
+			big := strings.Repeat("- [Note](note.md) — a memory the model added\n", 5<<20/45)
+			if err := os.WriteFile(path, []byte(big), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, " is larger than 4194304 bytes; Cairn leaves it as it is: shorten it to under 4 MiB, and Cairn writes the line after the next turn", "move or rename"},
 		// A memory of the user's own at the topic file's name: renamed with its index line, it
 		// stays indexed, and Cairn's file and line go in beside it.
 		{"topic-users-own", memory.TopicFile, func(t *testing.T, path string) {
@@ -232,5 +240,22 @@ func TestCutContextStillReachesMemory(t *testing.T) {
 	}
 	if cut == 0 {
 		t.Fatal("no cut made a secret: the test tests nothing")
+	}
+}
+
+// record_learning where MEMORY.md is a file Cairn leaves as it is said only "Auto-memory
+// unavailable — learnings will not persist: ... Cairn leaves it as it is", with no step: the
+// model could only call again, which fails the same way. It says the person's step, and the
+// call that records the learning after it.
+func TestLearningLeftAloneGivesTheStep(t *testing.T) {
+	e, en := startApex(t)
+	index := filepath.Join(e.memoryDir(), memory.IndexFile)
+	if err := os.MkdirAll(index, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := en.RecordLearning(engine.LearningRequest{Title: "Flaky tests", Body: "Run them with -count=3."})
+	want := "; Cairn leaves it as it is: ask the user to move or rename it, then call " + engine.ToolPrefix + "record_learning again"
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("record_learning over a MEMORY.md directory: %v\nwant it to end %q", err, want)
 	}
 }

@@ -88,7 +88,7 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 		if quiet && memory.LeftAlone(err) {
 			return nil, false, ""
 		}
-		return nil, false, "Cairn's auto-memory line not restored (retried after the next turn): " + err.Error()
+		return nil, false, "Cairn's auto-memory line not restored (retried after the next turn): " + lineErr(err, e.mem.Location().Dir)
 	}
 	if res.Index {
 		restored = append(restored, memory.IndexFile+" line (restored)")

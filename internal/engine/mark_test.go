@@ -117,3 +117,24 @@ func TestMoveWritesOntoWhatCairnWroteNotARewrite(t *testing.T) {
 		t.Errorf("the topic file after the move and a Stop holds the rewrite's line, or lost Cairn's:\n%s", topic)
 	}
 }
+
+// A restore that failed (here: the memory lock cannot be taken) said "Cairn's auto-memory line
+// not restored (...): Auto-memory unavailable — learnings will not persist: ...", the words of
+// a learning's failure, as a line's failure no longer does. It says what failed.
+func TestRestoreFailureSaysWhatFailed(t *testing.T) {
+	e, en := startApex(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	index := filepath.Join(e.memoryDir(), memory.IndexFile)
+	if err := os.WriteFile(index, []byte("- [Prefs](prefs.md) — tabs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(e.memoryDir(), ".cairn-memory.lock")
+	os.Remove(lock)
+	if err := os.Mkdir(lock, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, _, w := e.open("s1").RestoreL2()
+	if !strings.HasPrefix(w, "Cairn's auto-memory line not restored (retried after the next turn): the memory lock ") || strings.Contains(w, "learnings") {
+		t.Errorf("RestoreL2's warning: %q", w)
+	}
+}

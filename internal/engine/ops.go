@@ -1453,6 +1453,10 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 		// user says which may go.
 		return nil, fmt.Errorf("%w: add it to a related learning instead (call %srecord_learning with that learning's title and both bodies: both are kept), or ask the user which learnings may go", err, ToolPrefix)
 	}
+	if memory.LeftAlone(err) {
+		// No call records it until the person changes the file.
+		return nil, fmt.Errorf("%w: ask the user to %s, then call %srecord_learning again", err, memory.LeftAloneStep(err), ToolPrefix)
+	}
 	if err != nil {
 		return nil, err
 	}

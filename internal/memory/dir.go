@@ -43,6 +43,9 @@ type Env struct {
 	// Project is the project found from WorkDir already (project.Find), if the caller has it:
 	// its git common root is not looked for again.
 	Project *project.Found
+	// EvenOff names the directory where auto-memory is switched off too (cairn uninstall:
+	// what Cairn wrote before it was switched off is there still, and loaded once it is on).
+	EvenOff bool
 }
 
 // commonRoot is project.GitCommonRoot(env.Getenv, wd), from env.Project when it is that
@@ -90,9 +93,9 @@ type Location struct {
 // ~/.claude (CLAUDE_CODE_REMOTE_MEMORY_DIR replaces the config dir there), the root found
 // from the physical working directory. An override
 // Claude Code would refuse (relative, "~/..", a UNC path, NUL) is skipped as Claude Code skips
-// it. Whether auto-memory is on is decided first and applies to every override. An error
-// means the directory cannot be named at all (no home and no config dir, no usable
-// working directory); callers treat it as L2 unavailable.
+// it. Whether auto-memory is on is decided first (unless env.EvenOff) and applies to every
+// override. An error means the directory cannot be named at all (no home and no config dir,
+// no usable working directory); callers treat it as L2 unavailable.
 func Dir(env Env) (Location, error) {
 	launch, err := project.LaunchDir(env.Getenv, env.WorkDir)
 	if err != nil {
@@ -111,7 +114,7 @@ func Dir(env Env) (Location, error) {
 		env = settingsEnv(env, settings)
 	}
 
-	if off, reason := disabled(env, settings); off {
+	if off, reason := disabled(env, settings); off && !env.EvenOff {
 		return Location{Disabled: true, Reason: reason}, nil
 	}
 

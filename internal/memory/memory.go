@@ -375,6 +375,17 @@ func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 		if err := m.learningRoom(name); err != nil {
 			return err
 		}
+		// MEMORY.md first: a learning written where its index line cannot go would be in no
+		// session, and the one it replaced lost without a word.
+		idx, err := read(filepath.Join(m.loc.Dir, IndexFile))
+		if err != nil {
+			return unavailable("reading "+IndexFile, err)
+		}
+		if !bytes.Equal(SetEntry(idx.data, name, entry), idx.data) {
+			if err := m.writable(IndexFile, idx); err != nil {
+				return err
+			}
+		}
 		// update calls its edit again when the file changed under it: the last call counts.
 		_, body, _ := splitMemoryFile(content)
 		var fileChanged, indexChanged bool
@@ -388,7 +399,7 @@ func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 		}); err != nil {
 			return err
 		}
-		err := m.update(IndexFile, func(cur []byte, exists bool) ([]byte, error) {
+		err = m.update(IndexFile, func(cur []byte, exists bool) ([]byte, error) {
 			next := SetEntry(cur, name, entry)
 			indexChanged = !exists || !bytes.Equal(cur, next)
 			return next, nil
@@ -640,6 +651,9 @@ var errLinkLeftAlone = fmt.Errorf("%w", errLeftAlone)
 // writers cannot write either, though a swap by name would replace it.
 var errReadOnlyLeftAlone = fmt.Errorf("%w", errLeftAlone)
 
+// errTooLargeLeftAlone is errLeftAlone for a file larger than maxFile.
+var errTooLargeLeftAlone = fmt.Errorf("%w", errLeftAlone)
+
 // errForeignLeftAlone is errLeftAlone for a memory of the user's or the model's own at the
 // topic file's name (othersMemory).
 var errForeignLeftAlone = fmt.Errorf("%w", errLeftAlone)
@@ -651,13 +665,16 @@ func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
 // LeftAloneStep is the person's step after which Cairn writes a memory file err says it leaves
 // as it is (LeftAlone). Claude Code loads MEMORY.md through a symbolic link: moved out of the
 // way, the person's own index would leave every session, so a link is replaced by a copy of
-// what it leads to. A read-only file is made writable. Anything else is moved out of the way.
+// what it leads to; a file too large is shortened, for the same reason. A read-only file is made
+// writable. Anything else is moved out of the way.
 func LeftAloneStep(err error) string {
 	switch {
 	case errors.Is(err, errLinkLeftAlone):
 		return "replace the link with a copy of the file it leads to"
 	case errors.Is(err, errReadOnlyLeftAlone):
 		return "make it writable (chmod u+w)"
+	case errors.Is(err, errTooLargeLeftAlone):
+		return fmt.Sprintf("shorten it to under %d MiB", maxFile>>20)
 	case errors.Is(err, errForeignLeftAlone):
 		return "rename it, and its link in " + IndexFile + ", to a name of its own"
 	}
@@ -668,7 +685,7 @@ func readLimited(path string) ([]byte, error) {
 	// Never blocks: a FIFO or device planted here is refused at open (durable.ReadPath).
 	data, err := durable.ReadPath(path, maxFile, true)
 	if errors.Is(err, durable.ErrTooLarge) {
-		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn %w", path, maxFile, errLeftAlone)
+		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn %w", path, maxFile, errTooLargeLeftAlone)
 	}
 	if errors.Is(err, durable.ErrNotRegular) {
 		return nil, fmt.Errorf("%s is not a regular file; Cairn %w", path, errLeftAlone)
@@ -722,12 +739,12 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 		if cur.exists && bytes.Equal(next, cur.data) {
 			return nil
 		}
+		if err := m.writable(name, cur); err != nil {
+			return err
+		}
 		perm := fs.FileMode(newFilePerm)
 		if cur.exists {
 			perm = cur.mode
-		}
-		if perm&0o200 == 0 {
-			return unavailable("writing "+name, fmt.Errorf("%s is read-only; Cairn %w", path, errReadOnlyLeftAlone))
 		}
 		now, known, err := replace(path, next, perm, cur)
 		if errors.Is(err, errChanged) {
@@ -749,6 +766,15 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 		}
 	}
 	return unavailable(name+" kept changing while Cairn tried to update it; it was left as the last writer made it", nil)
+}
+
+// writable is nil when Cairn may write over cur, the file name in the memory directory as read:
+// a file its owner made read-only it leaves as it is.
+func (m *Memory) writable(name string, cur snapshot) error {
+	if cur.exists && cur.mode&0o200 == 0 {
+		return unavailable("writing "+name, fmt.Errorf("%s is read-only; Cairn %w", filepath.Join(m.loc.Dir, name), errReadOnlyLeftAlone))
+	}
+	return nil
 }
 
 // swapHook, set by tests only, runs between replace's compare and its swap, where a writer

@@ -50,3 +50,50 @@ func TestReadOnlyFileIsLeftAlone(t *testing.T) {
 		})
 	}
 }
+
+// A MEMORY.md Cairn leaves as it is (read-only, a symbolic link, too large) failed a learning
+// only after its file was written: a learning of the same title had its body replaced, and
+// the error, which came back in place of what was replaced, said it was not recorded; a new
+// one was left in a file MEMORY.md does not index. Nothing is written now.
+func TestLearningNotWrittenWhereItsIndexLineCannotGo(t *testing.T) {
+	for name, leave := range map[string]func(t *testing.T, index string){
+		"read-only": func(t *testing.T, index string) {
+			if runtime.GOOS == "windows" {
+				t.Skip("a file's mode does not say read-only here")
+			}
+			if err := os.Chmod(index, 0o444); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"a symbolic link": func(t *testing.T, index string) {
+			kept := filepath.Join(t.TempDir(), IndexFile)
+			if err := os.Rename(index, kept); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(kept, index); err != nil {
+				t.Skip(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, dir := newTestMemory(t)
+			first, _, err := recordLearning(m, Learning{Title: "Flaky tests", Body: "Run them with -count=3."})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := readFile(t, filepath.Join(dir, first))
+			leave(t, filepath.Join(dir, IndexFile))
+			for _, l := range []Learning{{Title: "Flaky tests", Body: "Quarantine them."}, {Title: "Build", Body: "make all"}} {
+				if _, err := m.RecordLearning(l); !LeftAlone(err) {
+					t.Errorf("%q: %v; want MEMORY.md left alone", l.Title, err)
+				}
+			}
+			if got := readFile(t, filepath.Join(dir, first)); got != before {
+				t.Errorf("the learning of the same title was replaced:\n%s", got)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, LearningFile("Build"))); !os.IsNotExist(err) {
+				t.Errorf("a learning MEMORY.md does not index was written: %v", err)
+			}
+		})
+	}
+}

@@ -89,7 +89,9 @@ func ConsolidationHeld(dir string, now time.Time, alive func(pid int) bool) bool
 // Restore puts back what want records wherever it differs: Cairn's index line in MEMORY.md
 // (rewritten in place, or added where SetEntry adds a missing one; every other line kept byte
 // for byte, in its order) and the topic file. While a consolidation holds its lock it
-// touches nothing and says Deferred. A Memory that is off or unusable returns its error.
+// touches nothing and says Deferred; nor does it over a memory of the user's own at the topic
+// file's name, which it leaves as a write does (LeftAlone). A Memory that is off or unusable
+// returns its error.
 func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Restored, error) {
 	var out Restored
 	if want.Empty() {
@@ -117,6 +119,10 @@ func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Re
 				out.Topic, out.Kept = false, Mark{}
 				if exists && string(cur) == want.Topic {
 					return cur, nil
+				}
+				if othersMemory(cur) {
+					// A memory of the user's own took the name since: left as a write leaves it.
+					return nil, m.notCairns()
 				}
 				latest, ok := extendsTopic([]byte(want.Topic), cur)
 				if !ok {

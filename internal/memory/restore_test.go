@@ -90,7 +90,7 @@ func TestRestore(t *testing.T) {
 		{
 			name:      "topic file rewritten",
 			index:     func(cur string) string { return cur },
-			topic:     func(string) string { return "---\nname: x\n---\nmerged\n" },
+			topic:     func(string) string { return "---\nname: x\n---\n- merged\n" },
 			wantIndex: foreign + "<ours>\n",
 			wantTopic: true,
 			wantDid:   Restored{Topic: true},
@@ -189,6 +189,30 @@ func TestRestore(t *testing.T) {
 				t.Errorf("a second Restore did %+v, want %+v", again, tc.wantSecond)
 			}
 		})
+	}
+}
+
+// A memory of the user's own that took the topic file's place after Cairn wrote it (the model
+// names memory files after their subject) was written over by the mark at the next Stop, its
+// words lost for good, though a line's write leaves it as it is. Restore leaves it too, with
+// the same step, and touches no index line: the user's own, which points at it, stays.
+func TestRestoreLeavesUsersOwnFileAtTheTopicFilesName(t *testing.T) {
+	const mine = "---\nname: cairn-workflow\ndescription: How this team runs Cairn workflows\n---\n\nWe always run analyze before plan.\n"
+	m, dir, k := recorded(t, "# Memory\n")
+	writeTopic(t, dir, mine)
+	index := "# Memory\n- [How we run Cairn](cairn-workflow.md) — analyze before plan\n"
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(index), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Restore(k, time.Now(), nil)
+	if !LeftAlone(err) || !strings.Contains(LeftAloneStep(err), "rename it, and its link in "+IndexFile) {
+		t.Errorf("Restore = %+v, %v; want the file left alone, with the step that keeps it", res, err)
+	}
+	if got := readFile(t, filepath.Join(dir, TopicFile)); got != mine {
+		t.Errorf("the user's file after Restore:\n%s", got)
+	}
+	if got := readFile(t, filepath.Join(dir, IndexFile)); got != index {
+		t.Errorf("MEMORY.md after Restore = %q, want %q", got, index)
 	}
 }
 
