@@ -216,9 +216,11 @@ func (y *syncer) run() {
 	if errors.Is(err, remotesync.ErrChoose) {
 		err = nil // nothing active here and several on the remote: a person picks with cairn sync ID
 	}
-	if errors.Is(err, remotesync.ErrMoved) {
+	if errors.Is(err, remotesync.ErrMoved) && out.Pulled == 0 && out.Conflict == nil {
+		// Other machines pushing at the same moment: nothing lost, the next run retries. One
+		// that first took revisions here or lost a race is told below, as any failure after it.
 		y.s.opt.Log.Printf("sync with %s: %v", s.Remote, err)
-		return // other machines pushing at the same moment: nothing lost, the next run retries
+		return
 	}
 	if y.ctx.Err() != nil {
 		return // stopping: not a failure
