@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -93,6 +94,37 @@ func TestTaskEventLeavesAnotherMachinesRunningTask(t *testing.T) {
 	}
 	if got := taskStatus(t, b, id); got != "running" {
 		t.Fatalf("a task event here recorded another machine's running task %s as %s", id, got)
+	}
+}
+
+// TestOwnTaskEventLeavesItRunningOnAnotherMachine: a session here mirrors one of its Claude
+// Code tasks in; another machine sets it running under its claim; the session here then
+// completes the task in its own list. Its TaskCompleted recorded the task done here, past the
+// other machine's claim (update_task refuses that done), to be pushed over the holder's run.
+// The event is now refused, and the task stays running under its holder.
+func TestOwnTaskEventLeavesItRunningOnAnotherMachine(t *testing.T) {
+	bare := gittest.Bare(t)
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	task := engine.ClaudeTask{SessionID: "aaaaaaaa-a", TaskID: "1", Subject: "write the parser"}
+	if _, err := a.en.RecordClaudeTask(task, false); err != nil {
+		t.Fatal(err)
+	}
+	a.push()
+	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+	id := "claude-aaaaaaaa-1"
+	if _, err := b.task(id, "running"); err != nil {
+		t.Fatal(err)
+	}
+	b.push()
+	a.push()
+	a.sync() // a reads the claims line: b holds the task
+	if got := taskStatus(t, a, id); got != "running" {
+		t.Fatalf("the other machine's run of %s reached a as %s", id, got)
+	}
+	_, err := a.en.RecordClaudeTask(task, true)
+	if got := taskStatus(t, a, id); got != "running" || err == nil || !strings.Contains(err.Error(), "another machine") {
+		t.Fatalf("this session completing %s, which another machine runs, left it %s (%v); want it running and the event refused", id, got, err)
 	}
 }
 
