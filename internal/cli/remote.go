@@ -135,9 +135,10 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 		return err
 	}
 	defer st.Close()
-	// Enabled again (after a disable, or as doctor advises after a host change), what the last
+	// Enabled again (after a disable, or as doctor advises after a host change), or on the
+	// remote the last sync went through under its new name (git remote rename), what the last
 	// sync left stays: remotesync's shareLeft needs it.
-	s, err := mirror.Enable(st, name, string(layout))
+	s, err := mirror.Enable(st, name, string(layout), renamedFrom(ctx, st, root, name, layout))
 	if err != nil {
 		return err
 	}
@@ -146,6 +147,25 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 		a.warn(gitremote.FallbackNote)
 	}
 	return a.answer(s, "remote %s enabled: cairn sync, and cairn-mcp in every Claude Code session of this project (in the background), share the active workflow under %s<id>", name, layout)
+}
+
+// renamedFrom is the remote the last sync of the settings in st went through when it is
+// name's repository under another name (git remote rename): name's line of the workflow that
+// sync was about (with layout) holds the head this clone last fetched from it. "" otherwise.
+func renamedFrom(ctx context.Context, st *store.Store, root, name string, layout gitremote.Layout) string {
+	prev, err := mirror.Load(st)
+	if err != nil || prev.Remote == "" || prev.Remote == name || prev.Workflow == "" {
+		return ""
+	}
+	was, err := gitremote.New(gitremote.Config{Dir: root, Remote: prev.Remote, Layout: gitremote.Layout(prev.Layout)})
+	if err != nil {
+		return ""
+	}
+	now, err := gitremote.New(gitremote.Config{Dir: root, Remote: name, Layout: layout})
+	if err != nil || !now.Holds(ctx, was, prev.Workflow) {
+		return ""
+	}
+	return prev.Remote
 }
 
 func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
