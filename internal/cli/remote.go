@@ -402,6 +402,9 @@ func (a *app) syncFailed(root, remoteName string, out remotesync.Outcome, err er
 	if errors.Is(err, store.ErrLineTooLarge) {
 		return fmt.Errorf("%w; every sync fails the same way: cairn remote disable stops them, and nothing here or on %s is lost", err, remoteName)
 	}
+	if errors.Is(err, remotesync.ErrOtherWorkflow) {
+		return fmt.Errorf("%w; every sync fails the same way until one of the two is started again under another id: cairn remote disable stops them meanwhile, and loses nothing", err)
+	}
 	if we, ok := errors.AsType[*store.WriteError](err); ok && errors.Is(we.Err, syscall.ENOSPC) {
 		return diskFull(fmt.Sprintf("cannot write %s in %s (%v)", we.Name, we.Dir, we.Err), here, "cairn sync", we.NoInodes)
 	}

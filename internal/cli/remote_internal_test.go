@@ -222,6 +222,25 @@ func TestSyncRemoteRenamedKeepsTheLastSync(t *testing.T) {
 	}
 }
 
+// Two clones each started a workflow of their own under one id: the second to sync took the
+// first's line as a race lost, archived its own workflow and made the other one active. The
+// sync now refuses, changes nothing, and gives the step that ends the failing syncs.
+func TestSyncSameIDAnotherWorkflow(t *testing.T) {
+	cairn, _, proj := sharedProject(t)
+	other, git2, _ := sharedProject(t)
+	git2("remote", "set-url", "origin", "file://"+filepath.Join(filepath.Dir(proj), "shared.git"))
+	if code, out := other("sync"); code != 0 {
+		t.Fatalf("the other clone's sync: exit %d\n%s", code, out)
+	}
+	const want = "cairn sync: the remote holds another workflow under this id: wf-1 on origin shares no revision with the wf-1 active here, so it is another workflow, started elsewhere; neither is taken for the other and nothing here changed; every sync fails the same way until one of the two is started again under another id: cairn remote disable stops them meanwhile, and loses nothing\n"
+	if code, out := cairn("sync"); code != ExitRefused || out != want {
+		t.Errorf("sync: exit %d\n%s\nwant exit %d\n%s", code, out, ExitRefused, want)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude", "cairn", "archive")); err == nil {
+		t.Errorf("the sync archived something here")
+	}
+}
+
 // A remote that pushes to another repository than it fetches from (remote.origin.pushurl
 // naming a fork) took the first push, which no fetch reads back ("pushed"), and then refused every sync
 // with "the remote refused refs/cairn/wf/wf-1 ([rejected] (stale info)): run `cairn doctor` to

@@ -460,6 +460,9 @@ func (y *syncer) failNotice(name string, err error) string {
 	case errors.Is(err, gitremote.ErrLocked):
 		what += ": a lock file that a stopped git left in this clone holds its copy of the remote's refs"
 		then = "every sync fails the same way until that file is gone: cairn sync names it for the user"
+	case errors.Is(err, remotesync.ErrOtherWorkflow):
+		what += ": it holds another workflow, started elsewhere, under the id of the one active here"
+		then = "every sync fails the same way until the user starts one of the two again under another id, or stops the syncs with cairn remote disable, which loses nothing"
 	case errors.Is(err, remote.ErrUnreadable):
 		what += ": its line of the workflow is not one Cairn can read"
 		then = "every sync fails the same way until the user acts on the remote: cairn sync tells them why"

@@ -751,3 +751,34 @@ exit 0
 		t.Errorf("the mirror after the sync that kept moving counts %+v unpushed at r4, want 1 (the replayed change)", sh)
 	}
 }
+
+// TestBackgroundSyncRefusesAnotherWorkflowUnderTheID: another machine shared a workflow of its
+// own under the id started here. The background sync took it for a race lost: the workflow
+// started here went to the archive and the other machine's became the active one. It is now
+// refused, the next tool result says why and that every sync fails alike, and nothing here
+// changed.
+func TestBackgroundSyncRefusesAnotherWorkflowUnderTheID(t *testing.T) {
+	bare, link := linkedRemote(t)
+	_, c, runs := machineARuns(t, link, "mine", func(string, func(string) string) {
+		if err := os.Remove(link); err != nil { // A is cut off while it starts wf-1
+			t.Fatal(err)
+		}
+	})
+	b := machineB(t, bare)
+	if _, err := b.e.Start(engine.StartRequest{Type: "apex", Context: "theirs", WorkflowID: "wf-1"}); err != nil {
+		t.Fatal(err)
+	}
+	b.sync(t)
+	if err := os.Symlink(bare, link); err != nil { // the link heals
+		t.Fatal(err)
+	}
+	notice := nextNotice(t, c, runs)
+	for _, want := range []string{"it holds another workflow, started elsewhere, under the id of the one active here", "every sync fails the same way until the user starts one of the two again"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+	if got := text(mustOK(t, c, "resume_check", `{}`)); !strings.Contains(got, "mine") || strings.Contains(got, "theirs") {
+		t.Errorf("the workflow active here after the sync: %s", clip(got))
+	}
+}
