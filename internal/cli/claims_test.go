@@ -146,16 +146,21 @@ func sharedRepo(t *testing.T) (file, daemon string) {
 // git over file:// and git daemon: each task ends with exactly one owner, the others are
 // refused with the owner named and the task left as it was in their clone.
 func TestClaimRaceBinaries(t *testing.T) {
-	file, daemon := sharedRepo(t)
-	for _, tc := range []struct{ name, url string }{{"file", file}, {"daemon", daemon}} {
-		t.Run(tc.name, func(t *testing.T) {
-			ms := team(t, tc.url, 3, nil)
+	for _, name := range []string{"file", "daemon"} {
+		t.Run(name, func(t *testing.T) {
+			// A repository each: a workflow wf-1 started again on one another run shared is
+			// another workflow, which a sync refuses.
+			url, daemon := sharedRepo(t)
+			if name == "daemon" {
+				url = daemon
+			}
+			ms := team(t, url, 3, nil)
 			rounds := 4
 			if os.Getenv("CAIRN_REMOTE_FULL") != "" {
 				rounds = 50
 			}
 			for k := range rounds {
-				task := fmt.Sprintf("%s-t%d", tc.name, k)
+				task := fmt.Sprintf("%s-t%d", name, k)
 				type res struct {
 					code      int
 					out, errb string

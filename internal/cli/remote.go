@@ -149,9 +149,10 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 		return err
 	}
 	defer st.Close()
-	// Enabled again (after a disable, or as doctor advises after a host change), what the last
+	// Enabled again (after a disable, or as doctor advises after a host change), or on the
+	// remote the last sync went through under its new name (git remote rename), what the last
 	// sync left stays: remotesync's shareLeft needs it.
-	s, err := mirror.Enable(st, name, string(layout))
+	s, err := mirror.Enable(st, name, string(layout), renamedFrom(ctx, st, root, name, layout))
 	if err != nil {
 		return err
 	}
@@ -160,6 +161,25 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 		a.warn(gitremote.FallbackNote)
 	}
 	return a.answer(s, "remote %s enabled: cairn sync, and cairn-mcp in every Claude Code session of this project (in the background), share the active workflow under %s<id>", name, layout)
+}
+
+// renamedFrom is the remote the last sync of the settings in st went through when it is
+// name's repository under another name (git remote rename): name's line of the workflow that
+// sync was about (with layout) holds the head this clone last fetched from it. "" otherwise.
+func renamedFrom(ctx context.Context, st *store.Store, root, name string, layout gitremote.Layout) string {
+	prev, err := mirror.Load(st)
+	if err != nil || prev.Remote == "" || prev.Remote == name || prev.Workflow == "" {
+		return ""
+	}
+	was, err := gitremote.New(gitremote.Config{Dir: root, Remote: prev.Remote, Layout: gitremote.Layout(prev.Layout)})
+	if err != nil {
+		return ""
+	}
+	now, err := gitremote.New(gitremote.Config{Dir: root, Remote: name, Layout: layout})
+	if err != nil || !now.Holds(ctx, was, prev.Workflow) {
+		return ""
+	}
+	return prev.Remote
 }
 
 func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
@@ -395,6 +415,9 @@ func (a *app) syncFailed(root, remoteName string, out remotesync.Outcome, err er
 	}
 	if errors.Is(err, store.ErrLineTooLarge) {
 		return fmt.Errorf("%w; every sync fails the same way: cairn remote disable stops them, and nothing here or on %s is lost", err, remoteName)
+	}
+	if errors.Is(err, remotesync.ErrOtherWorkflow) {
+		return fmt.Errorf("%w; every sync fails the same way until one of the two is started again under another id: cairn remote disable stops them meanwhile, and loses nothing", err)
 	}
 	if we, ok := errors.AsType[*store.WriteError](err); ok && errors.Is(we.Err, syscall.ENOSPC) {
 		return diskFull(fmt.Sprintf("cannot write %s in %s (%v)", we.Name, we.Dir, we.Err), here, "cairn sync", we.NoInodes)

@@ -181,6 +181,66 @@ func TestSyncRemoteRenamed(t *testing.T) {
 	}
 }
 
+// A remote renamed (git remote rename origin upstream) while a workflow was finished here and
+// another started: the step given, cairn remote enable upstream, forgot what the last sync
+// left, as for another repository. cairn remote status then said "never synced", and the next
+// sync did not push the end of the workflow finished here (what the last sync was about), so
+// the machines still on it went on alone. The remote is the same repository (it holds the line
+// this clone last fetched under the old name): what the last sync left is kept, and the end
+// is pushed. A remote that is another repository still starts afresh.
+func TestSyncRemoteRenamedKeepsTheLastSync(t *testing.T) {
+	for _, to := range []string{"upstream", "elsewhere"} {
+		t.Run(to, func(t *testing.T) {
+			cairn, git, proj := sharedProject(t)
+			if code, out := cairn("sync"); code != 0 {
+				t.Fatalf("first sync: exit %d\n%s", code, out)
+			}
+			git("remote", "rename", "origin", "upstream")
+			other := filepath.Join(t.TempDir(), "other.git")
+			git("init", "-q", "--bare", other)
+			git("remote", "add", "elsewhere", "file://"+other)
+			for _, args := range [][]string{{"complete", "done here"}, {"start", "apex", "next", "--id", "wf-2"}, {"remote", "enable", to}} {
+				if code, out := cairn(args...); code != 0 {
+					t.Fatalf("cairn %v: exit %d\n%s", args, code, out)
+				}
+			}
+			code, out := cairn("remote", "status")
+			if never := strings.Contains(out, "never synced"); code != 0 || never != (to == "elsewhere") {
+				t.Errorf("status through %s: exit %d\n%s\nwant never synced: %v", to, code, out, to == "elsewhere")
+			}
+			if to == "elsewhere" {
+				return
+			}
+			if code, out := cairn("sync"); code != 0 || !strings.Contains(out, "pushed 1 revision of workflows finished here to upstream") {
+				t.Errorf("sync after the rename: exit %d\n%s\nwant wf-1's end pushed", code, out)
+			}
+			bare := filepath.Join(filepath.Dir(proj), "shared.git")
+			if got, err := exec.Command("git", "--git-dir", bare, "log", "-1", "--format=%s", "refs/cairn/wf/wf-1").Output(); err != nil || strings.TrimSpace(string(got)) != "cairn wf-1 r2" {
+				t.Errorf("the remote's line of wf-1 ends at %q (%v), want its end, r2", got, err)
+			}
+		})
+	}
+}
+
+// Two clones each started a workflow of their own under one id: the second to sync took the
+// first's line as a race lost, archived its own workflow and made the other one active. The
+// sync now refuses, changes nothing, and gives the step that ends the failing syncs.
+func TestSyncSameIDAnotherWorkflow(t *testing.T) {
+	cairn, _, proj := sharedProject(t)
+	other, git2, _ := sharedProject(t)
+	git2("remote", "set-url", "origin", "file://"+filepath.Join(filepath.Dir(proj), "shared.git"))
+	if code, out := other("sync"); code != 0 {
+		t.Fatalf("the other clone's sync: exit %d\n%s", code, out)
+	}
+	const want = "cairn sync: the remote holds another workflow under this id: wf-1 on origin shares no revision with the wf-1 active here, so it is another workflow, started elsewhere; neither is taken for the other and nothing here changed; every sync fails the same way until one of the two is started again under another id: cairn remote disable stops them meanwhile, and loses nothing\n"
+	if code, out := cairn("sync"); code != ExitRefused || out != want {
+		t.Errorf("sync: exit %d\n%s\nwant exit %d\n%s", code, out, ExitRefused, want)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude", "cairn", "archive")); err == nil {
+		t.Errorf("the sync archived something here")
+	}
+}
+
 // A remote that pushes to another repository than it fetches from (remote.origin.pushurl
 // naming a fork) took the first push, which no fetch reads back ("pushed"), and then refused every sync
 // with "the remote refused refs/cairn/wf/wf-1 ([rejected] (stale info)): run `cairn doctor` to

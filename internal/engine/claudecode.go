@@ -54,6 +54,13 @@ func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*
 		}
 		if completed {
 			id = workflow.CompletedTaskID(cur, t)
+			// Running under another machine's claim, the task is that machine's to finish, as
+			// update_task holds: recorded here, the done would be pushed over its run.
+			if k, ok := workflow.FindTask(cur, id); ok && k.Status == workflow.TaskRunning {
+				if elsewhere := e.runsElsewhere(cur); elsewhere != nil && elsewhere(id) {
+					return workflow.Result{}, fmt.Errorf("task %s of workflow %s runs on another machine sharing it, under that machine's claim, so this session's completion is not recorded: that machine marks it done", id, cur.WorkflowID)
+				}
+			}
 		}
 		return workflow.RecordClaudeTask(cur, t, completed, e.now(), e.actor())
 	}, "claude code task "+strings.TrimSpace(t.TaskID))

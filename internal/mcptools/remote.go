@@ -216,9 +216,11 @@ func (y *syncer) run() {
 	if errors.Is(err, remotesync.ErrChoose) {
 		err = nil // nothing active here and several on the remote: a person picks with cairn sync ID
 	}
-	if errors.Is(err, remotesync.ErrMoved) {
+	if errors.Is(err, remotesync.ErrMoved) && out.Pulled == 0 && out.Conflict == nil {
+		// Other machines pushing at the same moment: nothing lost, the next run retries. One
+		// that first took revisions here or lost a race is told below, as any failure after it.
 		y.s.opt.Log.Printf("sync with %s: %v", s.Remote, err)
-		return // other machines pushing at the same moment: nothing lost, the next run retries
+		return
 	}
 	if y.ctx.Err() != nil {
 		return // stopping: not a failure
@@ -458,6 +460,9 @@ func (y *syncer) failNotice(name string, err error) string {
 	case errors.Is(err, gitremote.ErrLocked):
 		what += ": a lock file that a stopped git left in this clone holds its copy of the remote's refs"
 		then = "every sync fails the same way until that file is gone: cairn sync names it for the user"
+	case errors.Is(err, remotesync.ErrOtherWorkflow):
+		what += ": it holds another workflow, started elsewhere, under the id of the one active here"
+		then = "every sync fails the same way until the user starts one of the two again under another id, or stops the syncs with cairn remote disable, which loses nothing"
 	case errors.Is(err, remote.ErrUnreadable):
 		what += ": its line of the workflow is not one Cairn can read"
 		then = "every sync fails the same way until the user acts on the remote: cairn sync tells them why"

@@ -667,37 +667,91 @@ func TestBackgroundSyncTellsWhenAFailureTurnsPermanent(t *testing.T) {
 }
 
 // TestBackgroundSyncTellsALostRaceItsPushFailed: A loses a race and its change is replayed on
-// B's line, but the host refuses the push of it. The sync failed, yet it archived A's copy and
-// took B's line: the next tool result says so, where A's copy is, and that the next sync
-// retries. Before, it said only that the sync failed and "your changes are kept here", so the
-// model never learnt that its copy was replaced.
+// B's line, but the push of it fails: the host refuses it, or the remote's head moves under
+// every push (other machines pushing at the same moment), which ends the sync in
+// remotesync.ErrMoved. The sync failed, yet it archived A's copy and took B's line: the next
+// tool result says so, where A's copy is, and that the next sync retries. Before, it said only
+// that the sync failed and "your changes are kept here" (refused), or nothing at all (moved,
+// only logged), so the model never learnt that its copy was replaced.
 func TestBackgroundSyncTellsALostRaceItsPushFailed(t *testing.T) {
+	for name, hook := range map[string]string{
+		// The host refuses every push of a workflow's line (after B's landed).
+		"refused": "#!/bin/sh\nwhile read old new ref; do case $ref in refs/cairn/wf/*) echo 'no pushes today' >&2; exit 1;; esac; done\nexit 0\n",
+		// Every push to a workflow's line finds its head moved: the hook puts in its place a
+		// commit of the same record (a new object id) before the push can land.
+		"kept moving": `#!/bin/sh
+unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
+n=$(cat "$GIT_DIR/moves" 2>/dev/null || echo 0); echo $((n+1)) >"$GIT_DIR/moves"
+while read old new ref; do
+  case $ref in refs/cairn/wf/*)
+    [ "$old" = 0000000000000000000000000000000000000000 ] && continue
+    parent=$(git rev-parse -q --verify "$old^1")
+    moved=$(git log -1 --format=%B "$old" | GIT_COMMITTER_DATE="$((1700000000+n)) +0000" \
+      git -c user.name=other -c user.email=other@example.com commit-tree "$old^{tree}" ${parent:+-p $parent})
+    git update-ref "$ref" "$moved" "$old";;
+  esac
+done
+exit 0
+`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			bare, link := linkedRemote(t)
+			aDir, c, runs := machineARuns(t, link, "race then fail")
+			raceWhileCut(t, bare, link, c, runs, "set_vars", `{"vars":{"WF_BRANCH":"a"}}`)
+			if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			notice := nextNotice(t, c, runs)
+			for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "revision 2 is kept in archive/conflict-wf-1-",
+				"1 of its 1 change(s) were replayed on top", "could not sync with origin", "the next sync retries"} {
+				if !strings.Contains(notice, want) {
+					t.Errorf("notice %q lacks %q", notice, want)
+				}
+			}
+			// B's r2 and r3 came from the remote: only the replayed r4 is unpushed.
+			st, err := store.Open(filepath.Join(aDir, ".claude", "cairn"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			s, err := mirror.Load(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sh := mirror.Shared(s, "wf-1", 4, time.Now()); sh == nil || sh.Unpushed != 1 {
+				t.Errorf("the mirror after the failed sync counts %+v unpushed at r4, want 1 (the replayed change)", sh)
+			}
+		})
+	}
+}
+
+// TestBackgroundSyncRefusesAnotherWorkflowUnderTheID: another machine shared a workflow of its
+// own under the id started here. The background sync took it for a race lost: the workflow
+// started here went to the archive and the other machine's became the active one. It is now
+// refused, the next tool result says why and that every sync fails alike, and nothing here
+// changed.
+func TestBackgroundSyncRefusesAnotherWorkflowUnderTheID(t *testing.T) {
 	bare, link := linkedRemote(t)
-	aDir, c, runs := machineARuns(t, link, "race then refuse")
-	raceWhileCut(t, bare, link, c, runs, "set_vars", `{"vars":{"WF_BRANCH":"a"}}`)
-	// The host now refuses every push of a workflow's line (after B's landed).
-	hook := "#!/bin/sh\nwhile read old new ref; do case $ref in refs/cairn/wf/*) echo 'no pushes today' >&2; exit 1;; esac; done\nexit 0\n"
-	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+	_, c, runs := machineARuns(t, link, "mine", func(string, func(string) string) {
+		if err := os.Remove(link); err != nil { // A is cut off while it starts wf-1
+			t.Fatal(err)
+		}
+	})
+	b := machineB(t, bare)
+	if _, err := b.e.Start(engine.StartRequest{Type: "apex", Context: "theirs", WorkflowID: "wf-1"}); err != nil {
+		t.Fatal(err)
+	}
+	b.sync(t)
+	if err := os.Symlink(bare, link); err != nil { // the link heals
 		t.Fatal(err)
 	}
 	notice := nextNotice(t, c, runs)
-	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "revision 2 is kept in archive/conflict-wf-1-",
-		"1 of its 1 change(s) were replayed on top", "could not sync with origin", "the next sync retries"} {
+	for _, want := range []string{"it holds another workflow, started elsewhere, under the id of the one active here", "every sync fails the same way until the user starts one of the two again"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("notice %q lacks %q", notice, want)
 		}
 	}
-	// B's r2 and r3 came from the remote: only the replayed r4 is unpushed.
-	st, err := store.Open(filepath.Join(aDir, ".claude", "cairn"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s, err := mirror.Load(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sh := mirror.Shared(s, "wf-1", 4, time.Now()); sh == nil || sh.Unpushed != 1 {
-		t.Errorf("the mirror after the failed sync counts %+v unpushed at r4, want 1 (the replayed change)", sh)
+	if got := text(mustOK(t, c, "resume_check", `{}`)); !strings.Contains(got, "mine") || strings.Contains(got, "theirs") {
+		t.Errorf("the workflow active here after the sync: %s", clip(got))
 	}
 }

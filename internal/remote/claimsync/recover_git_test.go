@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -70,29 +71,59 @@ func pulled(t *testing.T, a *clone, dir, url string) *clone {
 	return b
 }
 
+// taskMirrored is machine a, in base, sharing through a new bare repository at url, whose
+// session aaaaaaaa-a mirrored in its Claude Code task (task id 1, the record's id).
+func taskMirrored(t *testing.T) (a *clone, url, base string, task engine.ClaudeTask, id string) {
+	t.Helper()
+	url, base = "file://"+gittest.Bare(t), t.TempDir()
+	a = gitClone(t, url, filepath.Join(base, "a"))
+	task = engine.ClaudeTask{SessionID: "aaaaaaaa-a", TaskID: "1", Subject: "write the parser"}
+	if _, err := a.en.RecordClaudeTask(task, false); err != nil {
+		t.Fatal(err)
+	}
+	return a, url, base, task, "claude-aaaaaaaa-1"
+}
+
 // TestTaskEventLeavesAnotherMachinesRunningTask: one of Claude Code's tasks, mirrored in and
 // set running on another machine under its claim, arrives here; this machine's session
 // completing a task of the same subject in its own list recorded that task done, past the
 // claim, to be pushed over the holder's run. It is now recorded as this session's own.
 func TestTaskEventLeavesAnotherMachinesRunningTask(t *testing.T) {
-	bare := gittest.Bare(t)
-	base := t.TempDir()
-	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
-	task := engine.ClaudeTask{SessionID: "aaaaaaaa-a", TaskID: "1", Subject: "write the parser"}
-	if _, err := a.en.RecordClaudeTask(task, false); err != nil {
-		t.Fatal(err)
-	}
-	id := "claude-aaaaaaaa-1"
+	a, url, base, _, id := taskMirrored(t)
 	if _, err := a.task(id, "running"); err != nil {
 		t.Fatal(err)
 	}
 	a.push()
-	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+	b := pulled(t, a, filepath.Join(base, "b"), url)
 	if _, err := b.en.RecordClaudeTask(engine.ClaudeTask{SessionID: "bbbbbbbb-b", TaskID: "1", Subject: "write the parser"}, true); err != nil {
 		t.Fatal(err)
 	}
 	if got := taskStatus(t, b, id); got != "running" {
 		t.Fatalf("a task event here recorded another machine's running task %s as %s", id, got)
+	}
+}
+
+// TestOwnTaskEventLeavesItRunningOnAnotherMachine: a session here mirrors one of its Claude
+// Code tasks in; another machine sets it running under its claim; the session here then
+// completes the task in its own list. Its TaskCompleted recorded the task done here, past the
+// other machine's claim (update_task refuses that done), to be pushed over the holder's run.
+// The event is now refused, and the task stays running under its holder.
+func TestOwnTaskEventLeavesItRunningOnAnotherMachine(t *testing.T) {
+	a, url, base, task, id := taskMirrored(t)
+	a.push()
+	b := pulled(t, a, filepath.Join(base, "b"), url)
+	if _, err := b.task(id, "running"); err != nil {
+		t.Fatal(err)
+	}
+	b.push()
+	a.push()
+	a.sync() // a reads the claims line: b holds the task
+	if got := taskStatus(t, a, id); got != "running" {
+		t.Fatalf("the other machine's run of %s reached a as %s", id, got)
+	}
+	_, err := a.en.RecordClaudeTask(task, true)
+	if got := taskStatus(t, a, id); got != "running" || err == nil || !strings.Contains(err.Error(), "another machine") {
+		t.Fatalf("this session completing %s, which another machine runs, left it %s (%v); want it running and the event refused", id, got, err)
 	}
 }
 

@@ -399,6 +399,29 @@ func (b *Backend) Since(ctx context.Context, id string, rev int64) ([]remote.Rec
 	return b.read(ctx, id, t, max(rev, 0))
 }
 
+// Holds reports whether b's remote holds, in its line of workflow id, the head of that line as
+// other (a Backend of the same clone through another remote) last fetched it: the two remotes
+// are then one repository (a remote renamed), or copies of one, as far as id goes. It fetches
+// id's line from b's remote; false when other has no line of id, or git fails.
+func (b *Backend) Holds(ctx context.Context, other *Backend, id string) bool {
+	if remote.ValidID(id) != nil {
+		return false
+	}
+	other.mu.Lock()
+	was, ok, err := other.tip(ctx, id)
+	other.mu.Unlock()
+	if err != nil || !ok {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fetch(ctx, id) != nil {
+		return false
+	}
+	now, ok, err := b.tip(ctx, id)
+	return err == nil && ok && b.run(ctx, nil, nil, "merge-base", "--is-ancestor", was.oid, now.oid) == nil
+}
+
 // Append implements remote.Backend.
 func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
 	if err := remote.CheckAppend(id, after, data); err != nil {

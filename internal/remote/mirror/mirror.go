@@ -135,13 +135,15 @@ func Save(st *store.Store, s Settings) error {
 	return nil
 }
 
-// Enable switches sharing on through remote with layout. Enabled again on the same remote,
-// what the last sync left stays (or the next sync would not push the end of a workflow
-// finished here since, and the status would say never synced). It returns the settings saved.
-func Enable(st *store.Store, remote, layout string) (Settings, error) {
+// Enable switches sharing on through remote with layout. Enabled again on the same remote, or
+// on one that is the previous one under the name sameAs (a remote renamed: see
+// gitremote.Backend.Holds; "" for none), what the last sync left stays (or the next sync would
+// not push the end of a workflow finished here since, and the status would say never synced).
+// It returns the settings saved.
+func Enable(st *store.Store, remote, layout, sameAs string) (Settings, error) {
 	return change(st, func(prev Settings, err error) Settings {
 		s := Settings{Enabled: true, Remote: remote, Layout: layout}
-		if err == nil && prev.Remote == remote {
+		if err == nil && (prev.Remote == remote || sameAs != "" && prev.Remote == sameAs) {
 			s.LastSync, s.Workflow, s.Mirrored = prev.LastSync, prev.Workflow, prev.Mirrored
 		}
 		return s

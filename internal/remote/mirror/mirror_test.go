@@ -362,7 +362,7 @@ func TestOlderCairnsSharingWithNoMirrorRefs(t *testing.T) {
 	if err == nil || s.Enabled || !strings.Contains(err.Error(), "older Cairn") || strings.Count(err.Error(), "run cairn remote enable origin") != 1 {
 		t.Fatalf("settings of an older Cairn's enable with no mirror refs: %+v, %v; want sharing off, saying an older Cairn's enable is not known here, and to run cairn remote enable origin", s, err)
 	}
-	if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/"); err != nil {
+	if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/", ""); err != nil {
 		t.Fatal(err)
 	}
 	if s, err := mirror.Load(st); err != nil || !s.Enabled {
@@ -467,7 +467,7 @@ func TestEnableKeepsASyncRecordedMeanwhile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/"); err != nil {
+	if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/", ""); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -500,7 +500,7 @@ func enableChild(t *testing.T, dir, role string) {
 	defer st.Close()
 	for i := int64(1); i <= 600; i++ {
 		if role == "enable" {
-			if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/"); err != nil {
+			if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/", ""); err != nil {
 				t.Fatal(err)
 			}
 			continue

@@ -109,6 +109,11 @@ var ErrOtherActive = errors.New("another workflow is active here")
 
 const maxRounds = 10
 
+// ErrOtherWorkflow is returned when the remote's line of the active workflow's id shares no
+// revision with it: another workflow, started elsewhere under the same id. Neither is taken for
+// the other, and every sync fails alike until one of them is started again under another id.
+var ErrOtherWorkflow = errors.New("the remote holds another workflow under this id")
+
 // Replayer re-applies the changes this machine made that lost a race (c.Lost, oldest first) on
 // top of the remote's line, which is the active workflow when it is called, and returns how
 // many it applied, noting in c.Skipped what it left out. It must go through the state machine,
@@ -304,6 +309,8 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		return out, nil
 	case common == L: // ours is a prefix of the remote's: pull
 		return pull(st, b, out, remoteEntries[L-off:], from)
+	case common == 0: // no revision in common: not a race, another workflow
+		return out, fmt.Errorf("%w: %s on %s shares no revision with the %s active here, so it is another workflow, started elsewhere; neither is taken for the other and nothing here changed", ErrOtherWorkflow, id, textsafe.Line(from, 40), id)
 	default: // both moved: the remote's line was acknowledged first
 		// This machine's copy goes to the archive and the remote's line takes its place in
 		// one step, so a reader in another process never finds no workflow in between.

@@ -1210,3 +1210,28 @@ func TestNotReplayedCutMakesNoSecret(t *testing.T) {
 		t.Fatalf("not replayed: %q", got)
 	}
 }
+
+// TestSameIDAnotherWorkflowIsNotTaken: two machines each started a workflow of their own
+// under one id, neither having seen the other's; the second to sync found the remote's line
+// sharing no revision with its own and took it as a race lost: its own workflow went to the
+// conflict archive and the other machine's, about other work, became the one active here. A
+// line with no revision in common is another workflow: the sync now refuses it, saying so,
+// and changes nothing here.
+func TestSameIDAnotherWorkflowIsNotTaken(t *testing.T) {
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, time.Minute)
+	a.start("wf-x", "A's own work")
+	a.move("plan")
+	a.sync(r, "")
+	b.start("wf-x", "B's other work")
+	out, err := remotesync.Sync(context.Background(), b.st, r, "origin", "", remotesync.EngineReplayer(b.en))
+	if !errors.Is(err, remotesync.ErrOtherWorkflow) || out.Conflict != nil {
+		t.Errorf("B's sync = %+v, %v; want it refused as another workflow's line", out, err)
+	}
+	if got := b.held().Context; got != "B's other work" {
+		t.Errorf("the workflow active on B is about %q after the sync, want B's own", got)
+	}
+	if archives, err := b.st.ListArchives(); err != nil || len(archives) != 0 {
+		t.Errorf("B's archives after the sync: %+v, %v; want none", archives, err)
+	}
+}
