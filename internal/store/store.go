@@ -132,6 +132,9 @@ func (e *WriteError) Error() string {
 		return fmt.Sprintf("cannot write %s in %s: its file system has no free inodes, though it may have room for data (%v; df -i counts them); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeInodesStep)
 	case errors.Is(e.Err, syscall.ENOSPC):
 		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
+	case errors.Is(e.Err, syscall.EDQUOT):
+		// df shows room: the limit is this user's, and freeing their own files lifts it.
+		return fmt.Sprintf("cannot write %s in %s: this user's disk quota there is used up (%v; quota -s shows it); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
 	case errors.Is(e.Err, syscall.ENOLCK):
 		// A network share mounted without its lock service: every write fails the same way.
 		return fmt.Sprintf("cannot write %s in %s: its file system gives no file locks (%v), which Cairn takes so that writes from several processes stay whole; nothing was changed: keep the project on a local disk, or mount the share with locking on", e.Name, e.Dir, e.Err)
