@@ -113,17 +113,7 @@ func TestPowerLossArchive(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		for _, id := range []string{"old-1", wfID} {
-			if _, err := s.UpdateWorkflow(setNext(id, "plan")); err != nil {
-				t.Fatal(err)
-			}
-			if id == wfID {
-				break
-			}
-			if _, err := s.Archive("completed"); err != nil {
-				t.Fatal(err)
-			}
-		}
+		archivedThenActive(t, s)
 		if crashAt > 0 {
 			f.CrashAt = f.Ops() + crashAt
 		}
@@ -192,17 +182,7 @@ func TestArchiveStateDirSyncFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, id := range []string{"old-1", wfID} {
-		if _, err := s.UpdateWorkflow(setNext(id, "plan")); err != nil {
-			t.Fatal(err)
-		}
-		if id == wfID {
-			break
-		}
-		if _, err := s.Archive("completed"); err != nil { // archive/ is made
-			t.Fatal(err)
-		}
-	}
+	archivedThenActive(t, s)
 	f.Fails.Store(1 << 20)
 	_, aerr := s.Archive("completed")
 	rs := mustOpen(t, dir, store.WithFS(sim.Recover()))
@@ -216,5 +196,22 @@ func TestArchiveStateDirSyncFails(t *testing.T) {
 	}
 	if j, err := rs.ReadJournal(wfID); err != nil || len(j.Records) == 0 {
 		t.Errorf("after a power loss the workflow is active without its journal: %v", err)
+	}
+}
+
+// archivedThenActive archives a workflow old-1 (archive/ is then there) and starts wfID, the
+// active workflow the power loss tests archive.
+func archivedThenActive(t *testing.T, s *store.Store) {
+	t.Helper()
+	for _, id := range []string{"old-1", wfID} {
+		if _, err := s.UpdateWorkflow(setNext(id, "plan")); err != nil {
+			t.Fatal(err)
+		}
+		if id == wfID {
+			break
+		}
+		if _, err := s.Archive("completed"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
