@@ -114,6 +114,44 @@ func TestStateFilesOfAnotherUser(t *testing.T) {
 	}
 }
 
+// TestStateReadOfAnotherUser: state left by cairn run with sudo (root's files, 0600) in this
+// user's state directory cannot be read by this user. The read said only "reading the
+// workflow snapshot in DIR: openat workflow-state.json: permission denied", no step; it now
+// says whose the file is and the command that gives the state directory back.
+func TestStateReadOfAnotherUser(t *testing.T) {
+	if dir := os.Getenv("CAIRN_TEST_READ_AS_OTHER"); dir != "" {
+		s, err := store.Open(dir)
+		if err == nil {
+			_, err = s.ReadWorkflow()
+			s.Close()
+		}
+		fmt.Print(err)
+		os.Exit(0)
+	}
+	base, asNobody := nobodyChild(t)
+	dir := filepath.Join(base, "cairn")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	msg := asNobody("CAIRN_TEST_READ_AS_OTHER=" + dir)
+	for _, want := range []string{
+		filepath.Join(dir, store.WorkflowFile) + " belongs to uid 0, not to this user (uid 65534)",
+		"sudo chown -R 65534 " + vars.Quote(dir),
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("a read as nobody: %q; want %q", msg, want)
+		}
+	}
+}
+
 // nobodyChild gives, to a test run as root (else skipped), a directory base that the user
 // nobody (uid 65534) may enter, and asNobody, which runs this test again as nobody, from a copy
 // of the test binary in base, with env added, and returns what it printed.

@@ -173,10 +173,28 @@ func (s *Store) readErr(what, file string, err error) error {
 	if in := InPlace(err); in != "" {
 		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, in, filepath.Join(s.dir, filepath.FromSlash(file))), err: err}
 	}
+	if oe := s.othersRead(what, file, err); oe != nil {
+		return oe
+	}
 	return fmt.Errorf("reading %s in %s: %w", what, s.dir, err)
 }
 
-// inTheWayError is readErr's error for something in a state file's place; it wraps the read's.
+// othersRead is the error of a read of file (holding what) that err refused because file, or
+// its directory, belongs to another user: whose it is and the command that gives it back.
+// Else nil.
+func (s *Store) othersRead(what, file string, err error) error {
+	if !errors.Is(err, fs.ErrPermission) {
+		return nil
+	}
+	whose, fix := s.notThisUsers(file)
+	if whose == "" {
+		return nil
+	}
+	return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s, as after a cairn run with sudo (%v); it was left as it is: %s gives the state directory back to this user, then try again", what, whose, err, fix), err: err}
+}
+
+// inTheWayError is readErr's error for something in a state file's place, or for a state file of
+// another user's; it wraps the read's.
 type inTheWayError struct {
 	msg string
 	err error
