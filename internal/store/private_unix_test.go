@@ -21,14 +21,7 @@ import (
 // used to give. The refusal says whose directory it is and the step that works. Run as root,
 // which opens the directory as another user (nobody) in a child.
 func TestPrivateDirOfAnotherUser(t *testing.T) {
-	if dir := os.Getenv("CAIRN_TEST_OPEN_AS_OTHER"); dir != "" {
-		s, err := store.Open(dir)
-		if err == nil {
-			s.Close()
-		}
-		fmt.Print(err)
-		os.Exit(0)
-	}
+	childAsOther("CAIRN_TEST_OPEN_AS_OTHER", nil)
 	base, asNobody := nobodyChild(t)
 	dir := filepath.Join(base, "cairn")
 	if err := os.Mkdir(dir, 0o777); err != nil {
@@ -53,17 +46,12 @@ func TestPrivateDirOfAnotherUser(t *testing.T) {
 // directory was the step it suggested, which does not help; it now says whose the file (or
 // the directory a new file goes in) is and the command that gives the state directory back.
 func TestStateFilesOfAnotherUser(t *testing.T) {
-	if dir := os.Getenv("CAIRN_TEST_WRITE_AS_OTHER"); dir != "" {
-		s, err := store.Open(dir)
-		if err == nil {
-			if _, err = s.UpdateWorkflow(setNext(wfID, "plan")); err == nil {
-				err = s.SaveCheckpoint("plan", []byte(`{}`))
-			}
-			s.Close()
+	childAsOther("CAIRN_TEST_WRITE_AS_OTHER", func(s *store.Store) error {
+		if _, err := s.UpdateWorkflow(setNext(wfID, "plan")); err != nil {
+			return err
 		}
-		fmt.Print(err)
-		os.Exit(0)
-	}
+		return s.SaveCheckpoint("plan", []byte(`{}`))
+	})
 	base, asNobody := nobodyChild(t)
 	for _, c := range []struct {
 		name  string
@@ -119,15 +107,10 @@ func TestStateFilesOfAnotherUser(t *testing.T) {
 // workflow snapshot in DIR: openat workflow-state.json: permission denied", no step; it now
 // says whose the file is and the command that gives the state directory back.
 func TestStateReadOfAnotherUser(t *testing.T) {
-	if dir := os.Getenv("CAIRN_TEST_READ_AS_OTHER"); dir != "" {
-		s, err := store.Open(dir)
-		if err == nil {
-			_, err = s.ReadWorkflow()
-			s.Close()
-		}
-		fmt.Print(err)
-		os.Exit(0)
-	}
+	childAsOther("CAIRN_TEST_READ_AS_OTHER", func(s *store.Store) error {
+		_, err := s.ReadWorkflow()
+		return err
+	})
 	base, asNobody := nobodyChild(t)
 	dir := filepath.Join(base, "cairn")
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -150,6 +133,25 @@ func TestStateReadOfAnotherUser(t *testing.T) {
 			t.Errorf("a read as nobody: %q; want %q", msg, want)
 		}
 	}
+}
+
+// childAsOther is, in the child nobodyChild starts (with env naming a state directory), the
+// child's whole run: it opens the store there, runs op (nil: the open alone), prints the error
+// and exits. In the parent (env unset) it returns.
+func childAsOther(env string, op func(*store.Store) error) {
+	dir := os.Getenv(env)
+	if dir == "" {
+		return
+	}
+	s, err := store.Open(dir)
+	if err == nil {
+		if op != nil {
+			err = op(s)
+		}
+		s.Close()
+	}
+	fmt.Print(err)
+	os.Exit(0)
 }
 
 // nobodyChild gives, to a test run as root (else skipped), a directory base that the user
