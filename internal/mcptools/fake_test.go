@@ -39,6 +39,7 @@ type fakeState struct {
 	block       chan struct{} // when set, write calls wait on it
 	panicVars   bool          // when set, ReadVars panics, as a bug in the engine would
 	failLearn   error         // when set, RecordLearning returns it
+	failSave    error         // when set, SaveCheckpoint returns it
 }
 
 type fakeWorkflow struct {
@@ -245,6 +246,9 @@ func (e *fakeEngine) SaveCheckpoint(name string, data json.RawMessage) (*engine.
 		return nil, err
 	}
 	defer unlock()
+	if e.st.failSave != nil {
+		return nil, e.st.failSave
+	}
 	e.st.checkpoints[name] = slices.Clone(data)
 	return &engine.Result{Message: "saved checkpoint " + name, Changed: true}, nil
 }

@@ -369,10 +369,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 const noRoomMaking = "do not delete or move files to make room"
 
 // usersToFix is err with the model's step when it is a write that the file system refused (the
-// disk full, the state or memory directory read-only or not permitted; the refusal names the
-// directory), or a lock another process held past the wait: the store's words are a person's
-// ("free some space"), or give no step the model can take. Other errors are returned as they
-// are.
+// disk full or the user's quota used up, the state or memory directory read-only or not
+// permitted; the refusal names the directory), or a lock another process held past the wait:
+// the store's words are a person's ("free some space"), or give no step the model can take.
+// Other errors are returned as they are.
 func usersToFix(tool string, err error) error {
 	if engine.Classify(err) != engine.StateUnusable {
 		return err
@@ -387,6 +387,8 @@ func usersToFix(tool string, err error) error {
 		what = "the file system of the directory it names has no free inodes"
 	case errors.Is(err, syscall.ENOSPC):
 		what = "the disk is full"
+	case errors.Is(err, syscall.EDQUOT):
+		what = "this user's disk quota there is used up"
 	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
 		what = "they can make the directory it names writable"
 	default:

@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -443,5 +445,20 @@ func TestUnwritableMemoryDirNamedAsSuch(t *testing.T) {
 	got := text(mustFail(t, c, "record_learning", `{"title":"t","body":"b"}`, "the memory directory", "Tell the user", "do not delete or move files"))
 	if strings.Contains(got, "state directory") {
 		t.Errorf("the step names the state directory: %s", got)
+	}
+}
+
+// TestQuotaStepIsTheUsers: a state write refused because the user's disk quota is used up
+// (EDQUOT) reached the model as the store's words alone, with no step and nothing to keep it
+// from making room by deleting files, as a full disk's refusal has; it is now the user's to
+// fix, said as a quota, not a full disk (df shows room).
+func TestQuotaStepIsTheUsers(t *testing.T) {
+	opts, st := fakeOptions(t)
+	st.failSave = &store.WriteError{Dir: "/p/.claude/cairn", Name: "checkpoints/plan.json", Err: &fs.PathError{Op: "write", Path: "checkpoints/.tmp-plan.json-1", Err: syscall.EDQUOT}}
+	_, c := startServer(t, opts)
+	got := text(mustFail(t, c, "save_checkpoint", `{"name":"plan","data":{}}`,
+		"Tell the user: this user's disk quota", "do not delete or move files", "Call save_checkpoint again once it is fixed"))
+	if strings.Contains(got, "free some") || strings.Contains(got, "the disk is full") {
+		t.Errorf("the model is told to free space itself, or that the disk is full: %s", got)
 	}
 }

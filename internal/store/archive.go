@@ -251,10 +251,7 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 			return undo(s.writeErr(dir+"/"+WorkflowFile, err))
 		}
 		if err == nil {
-			err = s.fs.SyncDir(dir)
-		}
-		if err == nil {
-			err = s.fs.SyncDir(".")
+			err = s.syncMove(id, dir)
 		}
 		if err != nil {
 			if there, serr := s.present(dir + "/" + WorkflowFile); serr == nil && !there {
@@ -262,10 +259,9 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 			} else if serr != nil {
 				// Unknown whether it moved: recovery decides from what is on disk.
 				return info, fmt.Errorf("archiving %s: %w; whether it is archived or still active is settled on the next read", id, s.writeErr(WorkflowFile, err))
+			} else if _, ok := errors.AsType[*moveUnconfirmedError](err); ok {
+				return info, err // moved, but not archived for sure: the marker stays
 			}
-			// The rename happened but is not known to be durable: the archive goes on, and a
-			// workflow found active again after a power loss still has its journal.
-			_ = s.fs.SyncDir(".")
 		}
 	}
 	// Committed: what is left is finishArchive's work, done now.
@@ -278,6 +274,36 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 	}
 	return info, nil
 }
+
+// syncMove makes the active workflow id's move into its archive directory dir durable, both
+// ends, before its journal follows it: a power loss must not bring the workflow back active
+// with its journal archived.
+func (s *Store) syncMove(id, dir string) error {
+	for _, d := range []string{dir, "."} {
+		if err := s.fs.SyncDir(d); err != nil {
+			return &moveUnconfirmedError{id: id, dir: dir, err: s.writeErr(d, err)}
+		}
+	}
+	return nil
+}
+
+// moveUnconfirmedError is syncMove's when the active workflow's snapshot is in its archive
+// directory but the move could not be made durable (a directory's sync failed): a power loss
+// may bring the workflow back active, so its journal stays with it until the move is.
+type moveUnconfirmedError struct {
+	id, dir string
+	err     error
+}
+
+func (e *moveUnconfirmedError) Error() string {
+	cause := e.err
+	if we, ok := errors.AsType[*WriteError](cause); ok {
+		cause = we.Err // its own text would say the file was left as it was
+	}
+	return fmt.Sprintf("workflow %s was moved into %s, but the disk did not confirm the move (%v): after a power loss it may be active again, with its journal, which stays with it until the next command that changes a workflow finishes the archive, once that is mended", e.id, e.dir, cause)
+}
+
+func (e *moveUnconfirmedError) Unwrap() error { return e.err }
 
 // unfinishedError is archiveLocked's when the archive was made (its snapshot is in its
 // directory) but finishing it, the journal's move or the index line, failed: the marker stays,
@@ -563,6 +589,11 @@ func (s *Store) finishPending(p pending) (*Notice, error) {
 	}
 	var kept *Notice
 	if p.Active {
+		// The snapshot's move made durable (again, for an archive whose syncs failed) before
+		// its journal follows it.
+		if err := s.syncMove(p.WorkflowID, dir); err != nil {
+			return nil, err
+		}
 		jf := journalFile(p.WorkflowID)
 		// The sealed segments first: a journal found here is then whole.
 		for _, m := range []struct{ from, to, what string }{

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/durable/simfs"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -112,17 +113,7 @@ func TestPowerLossArchive(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		for _, id := range []string{"old-1", wfID} {
-			if _, err := s.UpdateWorkflow(setNext(id, "plan")); err != nil {
-				t.Fatal(err)
-			}
-			if id == wfID {
-				break
-			}
-			if _, err := s.Archive("completed"); err != nil {
-				t.Fatal(err)
-			}
-		}
+		archivedThenActive(t, s)
 		if crashAt > 0 {
 			f.CrashAt = f.Ops() + crashAt
 		}
@@ -174,4 +165,53 @@ func crashPointsChecked(t *testing.T, checked, least int, what string) {
 		t.Fatalf("only %d crash points in %s", checked, what)
 	}
 	t.Logf("%d crash points checked", checked)
+}
+
+// TestArchiveStateDirSyncFails: the state directory's sync fails with EIO from the snapshot's
+// move into the archive on, so that move is not durable. The archive was reported done, with no
+// word of it, and moved the journal after the snapshot durably: after a power loss the
+// workflow was active again with its history in the archive and none of its own. An archive
+// whose move is not confirmed now fails saying so, and the workflow keeps its journal until
+// the move is confirmed.
+func TestArchiveStateDirSyncFails(t *testing.T) {
+	dir := t.TempDir()
+	sim := simfs.New()
+	f := &durabletest.DirSyncFails{FS: sim, Dir: "."}
+	s, err := store.Open(dir, store.WithFS(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	archivedThenActive(t, s)
+	f.Fails.Store(1 << 20)
+	_, aerr := s.Archive("completed")
+	rs := mustOpen(t, dir, store.WithFS(sim.Recover()))
+	defer rs.Close()
+	w, err := rs.ReadWorkflow()
+	if err != nil || w.ID != wfID {
+		t.Fatalf("after a power loss the workflow is not active (%v), though no sync made its move durable", err)
+	}
+	if aerr == nil || !strings.Contains(aerr.Error(), "may be active again") {
+		t.Errorf("the archive said %v, and after a power loss the workflow is active again", aerr)
+	}
+	if j, err := rs.ReadJournal(wfID); err != nil || len(j.Records) == 0 {
+		t.Errorf("after a power loss the workflow is active without its journal: %v", err)
+	}
+}
+
+// archivedThenActive archives a workflow old-1 (archive/ is then there) and starts wfID, the
+// active workflow the power loss tests archive.
+func archivedThenActive(t *testing.T, s *store.Store) {
+	t.Helper()
+	for _, id := range []string{"old-1", wfID} {
+		if _, err := s.UpdateWorkflow(setNext(id, "plan")); err != nil {
+			t.Fatal(err)
+		}
+		if id == wfID {
+			break
+		}
+		if _, err := s.Archive("completed"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -21,23 +21,155 @@ import (
 // used to give. The refusal says whose directory it is and the step that works. Run as root,
 // which opens the directory as another user (nobody) in a child.
 func TestPrivateDirOfAnotherUser(t *testing.T) {
-	if dir := os.Getenv("CAIRN_TEST_OPEN_AS_OTHER"); dir != "" {
-		s, err := store.Open(dir)
-		if err == nil {
-			s.Close()
-		}
-		fmt.Print(err)
-		os.Exit(0)
+	childAsOther("CAIRN_TEST_OPEN_AS_OTHER", nil)
+	base, asNobody := nobodyChild(t)
+	dir := filepath.Join(base, "cairn")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
 	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	msg := asNobody("CAIRN_TEST_OPEN_AS_OTHER=" + dir)
+	if want := "belongs to uid 0, not to this user (uid 65534)"; !strings.Contains(msg, want) || strings.HasSuffix(msg, "chmod 700 it") {
+		t.Errorf("open as another user: %q; want whose it is (%q) and a step that works", msg, want)
+	}
+	if want := "sudo chown -R 65534 " + vars.Quote(dir); !strings.Contains(msg, want) {
+		t.Errorf("open as another user: %q; want the step %q", msg, want)
+	}
+}
+
+// A state directory of this user's that holds files another user left (cairn run once with
+// sudo leaves root's lock file and state, 0600): a write opens the lock file in place, which
+// the file's owner refuses. The refusal said the state directory was "read-only or not
+// writable" and that "the existing state can still be read", neither true, so a chmod of the
+// directory was the step it suggested, which does not help; it now says whose the file (or
+// the directory a new file goes in) is and the command that gives the state directory back.
+func TestStateFilesOfAnotherUser(t *testing.T) {
+	childAsOther("CAIRN_TEST_WRITE_AS_OTHER", func(s *store.Store) error {
+		if _, err := s.UpdateWorkflow(setNext(wfID, "plan")); err != nil {
+			return err
+		}
+		return s.SaveCheckpoint("plan", []byte(`{}`))
+	})
+	base, asNobody := nobodyChild(t)
+	for _, c := range []struct {
+		name  string
+		leave func(t *testing.T, dir string) // as root, what sudo leaves in dir
+		file  string                         // the file the refusal names
+	}{
+		{"lock file", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, ".lock-workflow"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, ".lock-workflow"},
+		{"a started workflow", func(t *testing.T, dir string) {
+			s := mustOpen(t, dir)
+			defer s.Close()
+			if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
+				t.Fatal(err)
+			}
+		}, ".lock-workflow"},
+		{"checkpoints directory", func(t *testing.T, dir string) {
+			if err := os.Mkdir(filepath.Join(dir, "checkpoints"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "checkpoints"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(base, strings.ReplaceAll(c.name, " ", "-"))
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			c.leave(t, dir)
+			if err := os.Chown(dir, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			msg := asNobody("CAIRN_TEST_WRITE_AS_OTHER=" + dir)
+			for _, want := range []string{
+				filepath.Join(dir, c.file) + " belongs to uid 0, not to this user (uid 65534)",
+				"nothing was changed",
+				"sudo chown -R 65534 " + vars.Quote(dir),
+			} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("a write as nobody: %q; want %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, "read-only") || strings.Contains(msg, "can still be read") {
+				t.Errorf("a write as nobody: %q; the directory is writable", msg)
+			}
+		})
+	}
+}
+
+// TestStateReadOfAnotherUser: state left by cairn run with sudo (root's files, 0600) in this
+// user's state directory cannot be read by this user. The read said only "reading the
+// workflow snapshot in DIR: openat workflow-state.json: permission denied", no step; it now
+// says whose the file is and the command that gives the state directory back.
+func TestStateReadOfAnotherUser(t *testing.T) {
+	childAsOther("CAIRN_TEST_READ_AS_OTHER", func(s *store.Store) error {
+		_, err := s.ReadWorkflow()
+		return err
+	})
+	base, asNobody := nobodyChild(t)
+	dir := filepath.Join(base, "cairn")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	msg := asNobody("CAIRN_TEST_READ_AS_OTHER=" + dir)
+	for _, want := range []string{
+		filepath.Join(dir, store.WorkflowFile) + " belongs to uid 0, not to this user (uid 65534)",
+		"sudo chown -R 65534 " + vars.Quote(dir),
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("a read as nobody: %q; want %q", msg, want)
+		}
+	}
+}
+
+// childAsOther is, in the child nobodyChild starts (with env naming a state directory), the
+// child's whole run: it opens the store there, runs op (nil: the open alone), prints the error
+// and exits. In the parent (env unset) it returns.
+func childAsOther(env string, op func(*store.Store) error) {
+	dir := os.Getenv(env)
+	if dir == "" {
+		return
+	}
+	s, err := store.Open(dir)
+	if err == nil {
+		if op != nil {
+			err = op(s)
+		}
+		s.Close()
+	}
+	fmt.Print(err)
+	os.Exit(0)
+}
+
+// nobodyChild gives, to a test run as root (else skipped), a directory base that the user
+// nobody (uid 65534) may enter, and asNobody, which runs this test again as nobody, from a copy
+// of the test binary in base, with env added, and returns what it printed.
+func nobodyChild(t *testing.T) (base string, asNobody func(env string) string) {
+	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root, to open the directory as another user")
+		t.Skip("needs root, to run as another user")
 	}
 	base, err := os.MkdirTemp("", "cairn-private")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
-	dir := filepath.Join(base, "cairn")
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	bin := filepath.Join(base, "store.test")
 	exe, err := os.Executable()
 	if err != nil {
@@ -56,26 +188,15 @@ func TestPrivateDirOfAnotherUser(t *testing.T) {
 	if cerr := out.Close(); err != nil || cerr != nil {
 		t.Fatal(err, cerr)
 	}
-	if err := os.Mkdir(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{base, dir} {
-		if err := os.Chmod(d, map[bool]os.FileMode{true: 0o777, false: 0o755}[d == dir]); err != nil {
-			t.Fatal(err)
+	run := "-test.run=^" + strings.Split(t.Name(), "/")[0] + "$"
+	return base, func(env string) string {
+		cmd := exec.Command(bin, run)
+		cmd.Env = append(os.Environ(), env)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("the child: %v: %s", err, got)
 		}
-	}
-	cmd := exec.Command(bin, "-test.run=^TestPrivateDirOfAnotherUser$")
-	cmd.Env = append(os.Environ(), "CAIRN_TEST_OPEN_AS_OTHER="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	got, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("the child: %v: %s", err, got)
-	}
-	msg := string(got)
-	if want := "belongs to uid 0, not to this user (uid 65534)"; !strings.Contains(msg, want) || strings.HasSuffix(msg, "chmod 700 it") {
-		t.Errorf("open as another user: %q; want whose it is (%q) and a step that works", msg, want)
-	}
-	if want := "sudo chown -R 65534 " + vars.Quote(dir); !strings.Contains(msg, want) {
-		t.Errorf("open as another user: %q; want the step %q", msg, want)
+		return string(got)
 	}
 }

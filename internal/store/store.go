@@ -105,6 +105,9 @@ type WriteError struct {
 	// NoInodes: Err is ENOSPC and the file system had no free inode, though it may have room
 	// for data.
 	NoInodes bool
+	// whose, when Err is a permission refusal, says that Name (or its directory) belongs to
+	// another user (as after cairn was run with sudo), and fix gives it back.
+	whose, fix string
 }
 
 // FreeSpaceStep ends the message of a write the full disk refused: a person's step, which an
@@ -119,6 +122,8 @@ func (e *WriteError) Error() string {
 	switch {
 	case durable.IsNotDurable(e.Err):
 		return fmt.Sprintf("%s in %s was written but may not survive a power loss: %v", e.Name, e.Dir, errors.Unwrap(e.Err))
+	case e.whose != "":
+		return fmt.Sprintf("cannot write %s: %s, as after a cairn run with sudo (%v); nothing was changed: %s gives the state directory back to this user, then try again", e.Name, e.whose, e.Err, e.fix)
 	case errors.Is(e.Err, syscall.EROFS) || errors.Is(e.Err, fs.ErrPermission):
 		return fmt.Sprintf("cannot write %s: the state directory %s is read-only or not writable (%v); nothing was changed and the existing state can still be read", e.Name, e.Dir, e.Err)
 	case errors.Is(e.Err, syscall.EIO):
@@ -127,6 +132,9 @@ func (e *WriteError) Error() string {
 		return fmt.Sprintf("cannot write %s in %s: its file system has no free inodes, though it may have room for data (%v; df -i counts them); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeInodesStep)
 	case errors.Is(e.Err, syscall.ENOSPC):
 		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
+	case errors.Is(e.Err, syscall.EDQUOT):
+		// df shows room: the limit is this user's, and freeing their own files lifts it.
+		return fmt.Sprintf("cannot write %s in %s: this user's disk quota there is used up (%v; quota -s shows it); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
 	case errors.Is(e.Err, syscall.ENOLCK):
 		// A network share mounted without its lock service: every write fails the same way.
 		return fmt.Sprintf("cannot write %s in %s: its file system gives no file locks (%v), which Cairn takes so that writes from several processes stay whole; nothing was changed: keep the project on a local disk, or mount the share with locking on", e.Name, e.Dir, e.Err)
@@ -165,10 +173,28 @@ func (s *Store) readErr(what, file string, err error) error {
 	if in := InPlace(err); in != "" {
 		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, in, filepath.Join(s.dir, filepath.FromSlash(file))), err: err}
 	}
+	if oe := s.othersRead(what, file, err); oe != nil {
+		return oe
+	}
 	return fmt.Errorf("reading %s in %s: %w", what, s.dir, err)
 }
 
-// inTheWayError is readErr's error for something in a state file's place; it wraps the read's.
+// othersRead is the error of a read of file (holding what) that err refused because file, or
+// its directory, belongs to another user: whose it is and the command that gives it back.
+// Else nil.
+func (s *Store) othersRead(what, file string, err error) error {
+	if !errors.Is(err, fs.ErrPermission) {
+		return nil
+	}
+	whose, fix := s.notThisUsers(file)
+	if whose == "" {
+		return nil
+	}
+	return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s, as after a cairn run with sudo (%v); it was left as it is: %s gives the state directory back to this user, then try again", what, whose, err, fix), err: err}
+}
+
+// inTheWayError is readErr's error for something in a state file's place, or for a state file of
+// another user's; it wraps the read's.
 type inTheWayError struct {
 	msg string
 	err error
@@ -402,14 +428,45 @@ func (s *Store) writeErr(name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var we *WriteError
-	if errors.As(err, &we) {
+	if _, ok := errors.AsType[*WriteError](err); ok {
 		return err
 	}
 	if e := s.notDir(path.Dir(name), err); e != nil {
 		name, err = path.Dir(name), e
 	}
-	return &WriteError{Dir: s.dir, Name: name, Err: err, NoInodes: errors.Is(err, syscall.ENOSPC) && durable.NoFreeInodes(s.dir)}
+	we := &WriteError{Dir: s.dir, Name: name, Err: err, NoInodes: errors.Is(err, syscall.ENOSPC) && durable.NoFreeInodes(s.dir)}
+	if errors.Is(err, fs.ErrPermission) {
+		we.whose, we.fix = s.notThisUsers(name)
+	}
+	return we
+}
+
+// notThisUsers says, when name in the state directory or, if name is not there (or cannot
+// be looked at), its directory belongs to another user than this one, whose it is and the command that gives the
+// state directory back to this user; else "". Root, who may write another's files, is never
+// refused for that.
+func (s *Store) notThisUsers(name string) (whose, fix string) {
+	me := os.Geteuid()
+	fi, err := s.fs.Lstat(name)
+	if err != nil && path.Dir(name) != "." {
+		name = path.Dir(name)
+		fi, err = s.fs.Lstat(name)
+	}
+	if err != nil || me == 0 {
+		return "", ""
+	}
+	if uid, ok := OwnerUID(fi); ok && uid != me {
+		whose, _ = NotThisUsers(filepath.Join(s.dir, filepath.FromSlash(name)), uid, me)
+		_, fix = NotThisUsers(s.dir, uid, me)
+	}
+	return whose, fix
+}
+
+// OtherUsers reports whether err is a write refused because a file of the state directory
+// belongs to another user (WriteError says whose, and how to give it back).
+func OtherUsers(err error) bool {
+	we, ok := errors.AsType[*WriteError](err)
+	return ok && we.whose != ""
 }
 
 // notDir is, when err failed a step into dir, a subdirectory of the state directory

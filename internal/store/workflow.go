@@ -575,6 +575,9 @@ func (e *UnreadableError) Unwrap() error { return e.Err }
 
 // unreadableSnapshot is the *UnreadableError for err, the snapshot's read error.
 func (s *Store) unreadableSnapshot(err error) *UnreadableError {
+	if oe := s.othersRead("the workflow snapshot", WorkflowFile, err); oe != nil {
+		return s.unreadable(oe)
+	}
 	return s.unreadable(fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err))
 }
 

@@ -19,6 +19,8 @@ func TestWriteErrorSaysWhatToDo(t *testing.T) {
 	}{
 		{fmt.Errorf("lock .lock-workflow: %w", syscall.ENOLCK), []string{"gives no file locks", "nothing was changed", "keep the project on a local disk, or mount the share with locking on"}},
 		{syscall.ENOSPC, []string{"the disk is full", store.FreeSpaceStep}},
+		// A quota used up: df shows room, and freeing this user's own files is the step.
+		{syscall.EDQUOT, []string{"disk quota", "quota -s", "it was left as it was", store.FreeSpaceStep}},
 		{syscall.EIO, []string{"I/O error", "check the disk"}},
 		{syscall.EROFS, []string{"read-only or not writable", "nothing was changed"}},
 	} {
