@@ -90,7 +90,8 @@ func Check(in CheckInput) []Finding {
 			}
 		}
 		for _, t := range r.Tasks {
-			if t.Status == TaskDone && t.Output != "" && !in.Exists(t.Output) {
+			// Spaces name no file (an earlier Cairn stored them as an output).
+			if t.Status == TaskDone && strings.TrimSpace(t.Output) != "" && !in.Exists(t.Output) {
 				missing = append(missing, fmt.Sprintf("%s (output of done task %s)", t.Output, t.ID))
 			}
 		}

@@ -153,6 +153,11 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	if err := textFits("task "+TaskID(id)+": the note", note, maxNoteRunes); err != nil {
 		return Result{}, err
 	}
+	// Spaces name no file: resume would warn of it as missing on every start (transition
+	// refuses such an output too).
+	if u.Output != "" && strings.TrimSpace(u.Output) == "" {
+		return Result{}, fmt.Errorf("task %s: the output path is empty, nothing was changed: name the file the task wrote, or leave the output out", TaskID(id))
+	}
 	if n := utf8.RuneCountInString(u.Output); n > maxTaskOutput {
 		return Result{}, fmt.Errorf("task %s: the output is %d characters, the most is %d: give the path of a file that holds it", TaskID(id), n, maxTaskOutput)
 	}

@@ -409,3 +409,37 @@ func TestTaskIDCaseTwinIsRefused(t *testing.T) {
 		t.Errorf("another id: %v", err)
 	}
 }
+
+// An output of spaces only names no file: stored, every resume after the task is done warned
+// "referenced outputs are missing" about it and asked whether to start fresh, and no file can
+// be written at that path to settle it. Refused as transition refuses such an output, the task
+// left as it was; the same call without it is taken.
+func TestTaskBlankOutputIsRefused(t *testing.T) {
+	r := startedApex(t)
+	for _, st := range []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskPending} {
+		_, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: st, Output: " \t "}, t0, alice)
+		if err == nil || !strings.Contains(err.Error(), "task t1: the output path is empty, nothing was changed: name the file the task wrote, or leave the output out") {
+			t.Errorf("new task %s with a blank output: %v; want a refusal", st, err)
+		}
+	}
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskRunning}, t0, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskDone, Output: "   "}, t0, alice); err == nil {
+		t.Error("done with a blank output: taken; want a refusal")
+	}
+	done, err := workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskDone}, t0, alice)
+	if err != nil || done.Record.Tasks[0].Output != "" {
+		t.Fatalf("done without an output: %+v, %v", done.Record.Tasks, err)
+	}
+	// One an earlier Cairn stored so is no output either: nothing the model can write settles
+	// a warning about it.
+	done.Record.Tasks[0].Output = "   "
+	findings := workflow.Check(workflow.CheckInput{Record: done.Record, Now: t0, Exists: func(string) bool { return false }})
+	for _, f := range findings {
+		if f.Code == workflow.FindingOutputMissing {
+			t.Errorf("a task done with a blank output stored: %s", f.Text)
+		}
+	}
+}
