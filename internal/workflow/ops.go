@@ -743,9 +743,12 @@ func echoable(s string) bool {
 // makes it read as another id ("t1" and "t1" with a zero-width space) or breaks the line it is
 // shown on (controls, invisible characters, line and paragraph separators); a space is fine.
 func unclearID(id string) bool {
-	return !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool {
-		return r != ' ' && textsafe.Dropped(r) || r == '\u2028' || r == '\u2029'
-	})
+	return !utf8.ValidString(id) || strings.ContainsFunc(id, unclearRune)
+}
+
+// unclearRune reports whether r is one of the characters unclearID looks for.
+func unclearRune(r rune) bool {
+	return r != ' ' && textsafe.Dropped(r) || r == '\u2028' || r == '\u2029'
 }
 
 // Quote is a caller's value as an error may repeat it: quoted, or, when it has a secret's
@@ -779,7 +782,26 @@ func TaskID(id string) string {
 }
 
 // spaced is id, quoted when it holds a space; for ids a message shows without said's scan.
+// An id unclearID refuses (an older Cairn stored it, or it is refused now) is quoted with each
+// such character written as its code, so that "t1" and a mark after it do not read as "t1".
 func spaced(id string) string {
+	if unclearID(id) {
+		var b strings.Builder
+		for len(id) > 0 {
+			r, n := utf8.DecodeRuneInString(id)
+			if q := strconv.Quote(id[:n]); unclearRune(r) && r != utf8.RuneError {
+				if r > 0xffff {
+					fmt.Fprintf(&b, `\U%08x`, r)
+				} else {
+					fmt.Fprintf(&b, `\u%04x`, r)
+				}
+			} else {
+				b.WriteString(q[1 : len(q)-1])
+			}
+			id = id[n:]
+		}
+		return `"` + b.String() + `"`
+	}
 	if strings.IndexByte(id, ' ') >= 0 {
 		return strconv.Quote(id)
 	}

@@ -176,10 +176,8 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}); j >= 0 {
 			return Result{}, fmt.Errorf("task %s not added: it is the subject of Claude Code's task %s, open on record: use %s, or an id of its own", TaskID(id), TaskID(r.Tasks[j].ID), TaskID(r.Tasks[j].ID))
 		}
-		if u.Status != TaskPending && u.Status != TaskRunning {
-			return Result{}, &TaskStatusError{ID: id, To: u.Status}
-		}
 		// A task already stored with such an id (an older Cairn took them) stays updatable.
+		// Refused before the status is: a new id that looks like one on record is told so.
 		if unclearID(id) {
 			return Result{}, errors.New("the task id holds control or invisible characters, so it would read as another id: use letters, digits, '.', '_', ':' or '-'")
 		}
@@ -188,6 +186,9 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}
 		if detachedAccent(id) {
 			return Result{}, errors.New("the task id writes an accent as a mark apart from its letter, so it reads as the same id written with the accented letter but is another: type each accented letter as one character")
+		}
+		if u.Status != TaskPending && u.Status != TaskRunning {
+			return Result{}, &TaskStatusError{ID: id, To: u.Status}
 		}
 		if len(r.Tasks) >= maxTasks {
 			return Result{}, fmt.Errorf("task %s not added: a workflow keeps at most %d tasks and this one has %d; move an existing task instead, or complete this workflow and start another", TaskID(id), maxTasks, len(r.Tasks))

@@ -443,3 +443,34 @@ func TestTaskBlankOutputIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A refusal repeated a task id's invisible characters as they are: "task t1‎ is new and cannot
+// start as done" (a left-to-right mark after t1) read as if t1, on record, were new, and its
+// step (start it as running) was refused next for the mark. The id is now shown with each such
+// character written out, and a new id that holds one is refused for it first.
+func TestTaskIDWithInvisibleCharactersIsShownSo(t *testing.T) {
+	r := startedApex(t)
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskRunning}, t0, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id     string
+		status workflow.TaskStatus
+		want   string
+	}{
+		{"t1\u200e", workflow.TaskDone, "control or invisible"},
+		{"t1\u200b", workflow.TaskFailed, "control or invisible"},
+		{"t1\u200e", "finished", `task "t1\u200e": status "finished" is not valid`},
+		{"t1\ufe0f x", "finished", `task "t1\ufe0f x": status "finished" is not valid`},
+		{"t1\u3164", "finished", `task "t1\u3164": status "finished" is not valid`},
+	} {
+		_, err := workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: tc.id, Status: tc.status}, t0, alice)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.ContainsAny(err.Error(), "\u200e\u200b\ufe0f\u3164") {
+			t.Errorf("task %q %s: %q; want %q, no invisible character", tc.id, tc.status, err, tc.want)
+		}
+	}
+	if got := workflow.TaskID("tâche \"1\""); got != `"tâche \"1\""` {
+		t.Errorf("TaskID of an id with a space, an accent and quotes: %s", got)
+	}
+}

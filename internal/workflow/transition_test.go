@@ -392,14 +392,15 @@ func TestTransitionNamesOpenTasksLeftBehind(t *testing.T) {
 	task("t2", workflow.TaskPending)
 	task("t3", workflow.TaskRunning)
 	task("t3", workflow.TaskDone)
-	// An id an older Cairn stored with an escape in it (new ones are refused): cleaned for the line.
+	// An id an older Cairn stored with an escape in it (new ones are refused): its escape written
+	// as its code, Markdown escaped for the line.
 	r.Tasks = append(r.Tasks, workflow.Task{ID: "odd\x1b[31m[x](y)", Phase: r.State, Status: workflow.TaskPending, UpdatedAt: at})
 
 	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "fix"}, at.Add(time.Minute), alice)
 	if err != nil {
 		t.Fatalf("the move was refused: %v", err)
 	}
-	want := `phase troubleshoot was left with 3 open tasks: t1 (running), t2 (pending), odd\[31m\[x\](y) (pending); they stay open: mark each done or failed with update_task once its work is settled (a pending task is set running first)`
+	want := `phase troubleshoot was left with 3 open tasks: t1 (running), t2 (pending), "odd\\u001b\[31m\[x\](y)" (pending); they stay open: mark each done or failed with update_task once its work is settled (a pending task is set running first)`
 	if !slices.Contains(res.Warnings, want) {
 		t.Fatalf("warnings = %q\nwant %q", res.Warnings, want)
 	}
