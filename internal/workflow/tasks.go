@@ -48,6 +48,9 @@ type TaskStatusError struct {
 	From    TaskStatus // empty for a new task
 	To      TaskStatus
 	Allowed []TaskStatus
+	// Phase is the task's phase when it is not the workflow's current one: a model numbering
+	// its tasks afresh in each phase gives an earlier phase's id.
+	Phase string
 }
 
 func (e *TaskStatusError) Error() string {
@@ -56,7 +59,10 @@ func (e *TaskStatusError) Error() string {
 		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running", id, e.To)
 	}
 	if len(e.Allowed) == 0 {
-		return fmt.Sprintf("task %s cannot go from %s to %s: %s is final; add a new task to redo the work", id, e.From, e.To, e.From)
+		if e.Phase != "" {
+			return fmt.Sprintf("task %s is phase %s's and cannot go from %s to %s: %s is final; for this phase's work, add a task with another id", id, e.Phase, e.From, e.To, e.From)
+		}
+		return fmt.Sprintf("task %s cannot go from %s to %s: %s is final; to redo the work, add a task with another id", id, e.From, e.To, e.From)
 	}
 	names := make([]string, len(e.Allowed))
 	for i, s := range e.Allowed {
@@ -217,7 +223,11 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			return res, nil
 		}
 	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) && !DoneAfterItsRun(old, u.Status) {
-		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
+		e := &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
+		if old.Phase != "" && old.Phase != r.State {
+			e.Phase = old.Phase
+		}
+		return Result{}, e
 	}
 	if len(u.Output) > len(old.Output) || len(note) > len(old.Note) {
 		grown := old

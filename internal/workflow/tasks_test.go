@@ -474,3 +474,35 @@ func TestTaskIDWithInvisibleCharactersIsShownSo(t *testing.T) {
 		t.Errorf("TaskID of an id with a space, an accent and quotes: %s", got)
 	}
 }
+
+// A model numbers its tasks afresh in each phase: t1 of plan, given while analyze's t1 is done,
+// was refused with "done is final; add a new task to redo the work", which spoke of redoing
+// work it never meant and named no id to use, so adding t1 again was refused again. The
+// refusal now says whose task t1 is and that a new task needs another id.
+func TestFinalTaskOfAnotherPhaseSaysSo(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := startedApex(t)
+	for _, s := range []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskDone} {
+		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: s}, t0, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = res.Record
+	}
+	for _, tc := range []struct {
+		phase string
+		want  string
+	}{
+		{"analyze", "task t1 cannot go from done to running: done is final; to redo the work, add a task with another id"},
+		{"plan", "task t1 is phase analyze's and cannot go from done to running: done is final; for this phase's work, add a task with another id"},
+	} {
+		at := r
+		if tc.phase != at.State {
+			at = walk(t, def, r, tc.phase)
+		}
+		_, err := workflow.UpdateTask(at, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskRunning}, t0.Add(time.Hour), alice)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("in %s: %v\nwant %s", tc.phase, err, tc.want)
+		}
+	}
+}
