@@ -528,8 +528,8 @@ func leftOpen(r *Record, phase string, ended bool) string {
 		}
 		pending = pending || t.Status == TaskPending
 		other := ""
-		if t.Phase != phase {
-			others, other = true, ", phase "+t.Phase
+		if others = others || t.Phase != phase; t.Phase != phase && t.Phase != "" { // "": an older Cairn's
+			other = ", phase " + t.Phase
 		}
 		if n++; n <= maxLeftNamed {
 			names = append(names, secrets.Line(TaskID(t.ID), 64)+" ("+string(t.Status)+other+")")

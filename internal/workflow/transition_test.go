@@ -694,6 +694,13 @@ func TestCompletionNamesOpenTasksOfEveryPhase(t *testing.T) {
 			if err != nil || !res.Completed || !slices.Equal(res.Warnings, []string{want}) {
 				t.Fatalf("warnings %q, err %v\nwant %q", res.Warnings, err, want)
 			}
+			// A task an older Cairn stored without its phase is named with no phase.
+			r.Tasks = append(r.Tasks, workflow.Task{ID: "old", Status: workflow.TaskPending, UpdatedAt: at})
+			res, err = tc.end(r)
+			want = "the workflow was completed with 4 open tasks: a1 (running, phase analyze), a2 (pending, phase analyze), r1 (running), old (pending); they are kept as they are"
+			if err != nil || !slices.Equal(res.Warnings, []string{want}) {
+				t.Fatalf("with a task of no phase: warnings %q, err %v\nwant %q", res.Warnings, err, want)
+			}
 		})
 	}
 }
