@@ -379,15 +379,7 @@ func TestTransitionNamesOpenTasksLeftBehind(t *testing.T) {
 	def := mustDef(t, "debug")
 	r := mustStart(t, def)
 	at := t0
-	task := func(id string, s workflow.TaskStatus) {
-		t.Helper()
-		at = at.Add(time.Second)
-		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: s}, at, alice)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = res.Record
-	}
+	task := tasker(t, &r, &at)
 	task("t1", workflow.TaskRunning)
 	task("t2", workflow.TaskPending)
 	task("t3", workflow.TaskRunning)
@@ -674,15 +666,7 @@ func TestCompletionNamesOpenTasksOfEveryPhase(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustStart(t, def)
 			at := t0
-			task := func(id string, s workflow.TaskStatus) {
-				t.Helper()
-				at = at.Add(time.Second)
-				res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: s}, at, alice)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r = res.Record
-			}
+			task := tasker(t, &r, &at)
 			task("a1", workflow.TaskRunning)
 			task("a2", workflow.TaskPending)
 			task("a3", workflow.TaskRunning)
