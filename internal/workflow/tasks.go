@@ -134,7 +134,7 @@ func ValidTaskID(id string) bool {
 // UpdateTask adds task u.ID (in the current phase, as pending or running) or moves it to
 // u.Status along the task machine: pending → running → done | failed | pending (interrupted),
 // failed → pending | running (retry); done is final. A pending task recovery put back may be
-// reported done (DoneAfterItsRun). Entering running stamps started_at;
+// reported done or failed (endedAfterItsRun). Entering running stamps started_at;
 // entering done or failed stamps completed_at; a run that ends failed or interrupted adds one
 // to attempts; the agent putting a task back to pending clears started_at. The same status
 // with nothing new changes nothing.
@@ -222,7 +222,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			}
 			return res, nil
 		}
-	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) && !DoneAfterItsRun(old, u.Status) {
+	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) && !endedAfterItsRun(old, u.Status) {
 		e := &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
 		if old.Phase != "" && old.Phase != r.State {
 			e.Phase = old.Phase
@@ -272,10 +272,22 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		t.UpdatedAt = now
 	})
 	res.Subject = taskSubject(id, u.Status)
-	if DoneAfterItsRun(old, u.Status) {
+	switch {
+	case DoneAfterItsRun(old, u.Status):
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s had been put back to pending, its run taken as interrupted (after a crash or /clear); it is recorded done, its work finished by that run: if the work is not finished, set it running and do it", TaskID(id)))
+	case endedAfterItsRun(old, u.Status):
+		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s had been put back to pending, its run taken as interrupted (after a crash or /clear) and counted as an attempt; it is recorded failed: to retry it, set it running", TaskID(id)))
 	}
 	return res, nil
+}
+
+// endedAfterItsRun says whether moving t to status to is a pending task that recovery put
+// back reported done (DoneAfterItsRun) or failed: the failure of that run, often the call the
+// interruption cut off retried. Recovery counted the run as an attempt already; "allowed
+// next: running" would have the agent record a run that never happened, counted again, to
+// get to failed.
+func endedAfterItsRun(t Task, to TaskStatus) bool {
+	return (to == TaskDone || to == TaskFailed) && DoneAfterItsRun(t, TaskDone)
 }
 
 // DoneAfterItsRun says whether moving t to status to is a pending task that recovery put back

@@ -506,3 +506,49 @@ func TestFinalTaskOfAnotherPhaseSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// A running task recovery put back to pending (its run taken as interrupted by a crash or
+// /clear, counted as an attempt) reported failed, as the call the interruption cut off would
+// have: it was refused ("allowed next: running"), so recording the failure took a run that
+// never happened, and a second attempt counted for the one run. It is recorded failed, its
+// run counted once. A task the agent put back itself has no run to have failed.
+func TestFailedAfterAPutBack(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	base := walk(t, def, mustStart(t, def), "architecture", "implementation")
+	var r *workflow.Record
+	at := t0.Add(time.Hour)
+	task := tasker(t, &r, &at)
+	for _, tc := range []struct {
+		name     string
+		putBack  func()
+		attempts int // after the failed, when taken
+	}{
+		{"recovery", func() {
+			res, _, err := workflow.Recover(r, at, nil, alice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = res.Record
+		}, 1},
+		{"the agent", func() { task("t1", workflow.TaskPending) }, 0},
+	} {
+		r = base
+		task("t1", workflow.TaskRunning)
+		tc.putBack()
+		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskFailed}, at.Add(time.Minute), alice)
+		if tc.attempts == 0 {
+			if err == nil || err.Error() != "task t1 cannot go from pending to failed: allowed next: running" {
+				t.Errorf("%s: failed = %v; want it refused as for a task never run", tc.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: failed = %v; want it recorded", tc.name, err)
+		}
+		got := res.Record.Tasks[0]
+		if got.Status != workflow.TaskFailed || got.Attempts != tc.attempts || got.CompletedAt.IsZero() ||
+			!strings.Contains(strings.Join(res.Warnings, "\n"), "after a crash or /clear") {
+			t.Errorf("%s: %+v, warnings %q; want failed, attempts %d, saying recovery had put it back", tc.name, got, res.Warnings, tc.attempts)
+		}
+	}
+}
