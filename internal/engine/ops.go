@@ -1202,20 +1202,31 @@ func (e *Engine) getVars(keys []string) (kv map[string]string, withheld, told []
 	// known to the caller, who could not ask for them).
 	doc, _ := json.Marshal(out)
 	f := secrets.ScanJSON(doc)
-	if f != nil && all {
-		for _, k := range keys {
+	var clean []string // asked for by name and readable alone
+	if f != nil {
+		for _, k := range slices.Sorted(maps.Keys(out)) {
 			one, _ := json.Marshal(map[string]string{k: out[k]})
-			if g := secrets.ScanJSON(one); g != nil {
+			switch g := secrets.ScanJSON(one); {
+			case g == nil:
+				clean = append(clean, k)
+			case all:
 				delete(out, k)
 				which, why := storedVarSecret(g)
 				withheld = append(withheld, which+" not shown: "+why)
 			}
 		}
-		doc, _ = json.Marshal(out)
-		f = secrets.ScanJSON(doc) // two variables may make one together
+		if all {
+			doc, _ = json.Marshal(out)
+			f = secrets.ScanJSON(doc) // two variables may make one together
+		}
 	}
 	if f != nil {
 		which, why := storedVarSecret(f)
+		// The others asked for are named (names the caller gave, each scanned clean with its
+		// value): the answer is refused for one, not for them.
+		if !all && len(clean) > 0 && len(clean) < len(out) {
+			why += "; asked for without it, " + strings.Join(clean, ", ") + " can be read"
+		}
 		return nil, nil, nil, fmt.Errorf("variables not shown: %s: %s", which, why)
 	}
 	return out, withheld, told, nil

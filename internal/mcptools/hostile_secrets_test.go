@@ -235,6 +235,16 @@ func TestGetVarsLeavesOutAStoredSecret(t *testing.T) {
 	if err := json.Unmarshal(raw, &sc); err != nil || len(sc.Vars) != 1 || len(sc.Warnings) != 1 || strings.Contains(string(raw), key) {
 		t.Errorf("structured = %s", raw)
 	}
+	// Asked for by name with others, it refuses the answer, which said nothing of the others:
+	// they are named as readable without it.
+	got = text(mustFail(t, c, "get_vars", `{"keys":["PLAN_NOTE","PLAN_PATH","PLAN_DIR"]}`, "variable PLAN_NOTE", "github-token"))
+	if strings.Contains(got, key) || !strings.Contains(got, "; asked for without it, PLAN_PATH can be read") {
+		t.Errorf("get_vars by keys = %q; want the others named as readable alone", got)
+	}
+	got = text(mustFail(t, c, "get_vars", `{"keys":["PLAN_NOTE"]}`, "variable PLAN_NOTE"))
+	if strings.Contains(got, "without it") {
+		t.Errorf("get_vars of the one key = %q; want no others named", got)
+	}
 }
 
 // load_checkpoint repeats its part argument, cut to 200 characters, where it says nothing is

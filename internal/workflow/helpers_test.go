@@ -54,3 +54,17 @@ func walk(tb testing.TB, def *workflow.Definition, r *workflow.Record, phases ..
 	}
 	return r
 }
+
+// tasker returns a function that updates a task of *r, a second after *at, and keeps the
+// result in *r and the time in *at.
+func tasker(tb testing.TB, r **workflow.Record, at *time.Time) func(id string, s workflow.TaskStatus) {
+	return func(id string, s workflow.TaskStatus) {
+		tb.Helper()
+		*at = at.Add(time.Second)
+		res, err := workflow.UpdateTask(*r, workflow.TaskUpdate{ID: id, Status: s}, *at, alice)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		*r = res.Record
+	}
+}

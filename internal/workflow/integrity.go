@@ -91,8 +91,9 @@ func Check(in CheckInput) []Finding {
 			}
 		}
 		for _, t := range r.Tasks {
-			if t.Status == TaskDone && t.Output != "" && !in.Exists(t.Output) {
-				missing = append(missing, fmt.Sprintf("%s (output of done task %s)", t.Output, t.ID))
+			// Spaces name no file (an earlier Cairn stored them as an output).
+			if t.Status == TaskDone && strings.TrimSpace(t.Output) != "" && !in.Exists(t.Output) {
+				missing = append(missing, fmt.Sprintf("%s (output of done task %s)", t.Output, TaskID(t.ID)))
 			}
 		}
 		if len(missing) > 0 {
@@ -129,7 +130,7 @@ func Check(in CheckInput) []Finding {
 	}
 	for _, t := range r.Tasks {
 		if !t.Status.Valid() {
-			add(FindingUnknownTaskState, Medium, "task %s has unknown status %q", t.ID, t.Status)
+			add(FindingUnknownTaskState, Medium, "task %s has unknown status %q", TaskID(t.ID), t.Status)
 		}
 	}
 	if in.By.SessionID != "" {

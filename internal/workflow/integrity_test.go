@@ -59,6 +59,16 @@ func TestCheckFindings(t *testing.T) {
 			mutate: func(r *workflow.Record) {
 				r.Tasks = []workflow.Task{{ID: "t1", Status: "done", Output: "t1.json"}}
 			}},
+		// An id an older Cairn stored with an invisible character, or one with spaces, is
+		// shown as messages show task ids: not as "t1", nor as words of the sentence.
+		{name: "done-task-output-missing-unclear-id", code: "output-missing", sev: "HIGH", text: `t1.json (output of done task "t1\u200e")`,
+			mutate: func(r *workflow.Record) {
+				r.Tasks = []workflow.Task{{ID: "t1\u200e", Status: "done", Output: "t1.json"}}
+			}},
+		{name: "done-task-output-missing-spaced-id", code: "output-missing", sev: "HIGH", text: `t1.json (output of done task "write the tests")`,
+			mutate: func(r *workflow.Record) {
+				r.Tasks = []workflow.Task{{ID: "write the tests", Status: "done", Output: "t1.json"}}
+			}},
 		{name: "artifact-missing", code: "artifact-missing", sev: "MEDIUM", text: "design.md",
 			mutate: func(r *workflow.Record) { r.Artifacts = []string{"design.md", "here.md"} }, exists: existsIn("here.md")},
 		{name: "future-updated-at", code: "future-timestamp", sev: "HIGH", text: "updated_at 2026-11-22T18:32:01Z",

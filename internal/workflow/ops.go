@@ -517,17 +517,22 @@ const maxLeftNamed = 5
 // leftOpen is the warning for a move out of phase, which leaves r's open tasks of that phase
 // open (the move is not refused: the definition decides which moves are allowed, and tasks
 // stay updatable in any phase); empty when there are none. ended says the move completes the
-// workflow, whose tasks can no longer change.
+// workflow, whose tasks can no longer change: then the open tasks of every phase are named,
+// those an earlier phase left open with their phase.
 func leftOpen(r *Record, phase string, ended bool) string {
 	var names []string
-	n, pending := 0, false
+	n, pending, others := 0, false, false
 	for _, t := range r.Tasks {
-		if t.Phase != phase || (t.Status != TaskPending && t.Status != TaskRunning) {
+		if (t.Phase != phase && !ended) || (t.Status != TaskPending && t.Status != TaskRunning) {
 			continue
 		}
 		pending = pending || t.Status == TaskPending
+		other := ""
+		if others = others || t.Phase != phase; t.Phase != phase && t.Phase != "" { // "": an older Cairn's
+			other = ", phase " + t.Phase
+		}
 		if n++; n <= maxLeftNamed {
-			names = append(names, secrets.Line(TaskID(t.ID), 64)+" ("+string(t.Status)+")")
+			names = append(names, secrets.Line(TaskID(t.ID), 64)+" ("+string(t.Status)+other+")")
 		}
 	}
 	if n == 0 {
@@ -537,8 +542,13 @@ func leftOpen(r *Record, phase string, ended bool) string {
 	if n > maxLeftNamed {
 		list += fmt.Sprintf(" and %d more", n-maxLeftNamed)
 	}
+	head := "phase " + phase + " was left with"
 	then := "they stay open: mark each done or failed with update_task once its work is settled"
 	switch {
+	case others && n == 1: // ended, the one task another phase's
+		head, then = "the workflow was completed with", "it is kept as it is"
+	case others:
+		head, then = "the workflow was completed with", "they are kept as they are"
 	case ended && n == 1:
 		then = "the workflow is complete, so it is kept as it is"
 	case ended:
@@ -550,7 +560,7 @@ func leftOpen(r *Record, phase string, ended bool) string {
 		// A pending task cannot go straight to done or failed (taskMoves).
 		then += " (a pending task is set running first)"
 	}
-	return fmt.Sprintf("phase %s was left with %d open task%s: %s; %s", phase, n, Plural(n), list, then)
+	return fmt.Sprintf("%s %d open task%s: %s; %s", head, n, Plural(n), list, then)
 }
 
 // approve records the approval of gate phase p: the latest open request, else a new entry.
@@ -745,9 +755,12 @@ func echoable(s string) bool {
 // makes it read as another id ("t1" and "t1" with a zero-width space) or breaks the line it is
 // shown on (controls, invisible characters, line and paragraph separators); a space is fine.
 func unclearID(id string) bool {
-	return !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool {
-		return r != ' ' && textsafe.Dropped(r) || r == '\u2028' || r == '\u2029'
-	})
+	return !utf8.ValidString(id) || strings.ContainsFunc(id, unclearRune)
+}
+
+// unclearRune reports whether r is one of the characters unclearID looks for.
+func unclearRune(r rune) bool {
+	return r != ' ' && textsafe.Dropped(r) || r == '\u2028' || r == '\u2029'
 }
 
 // Quote is a caller's value as an error may repeat it: quoted, or, when it has a secret's
@@ -781,7 +794,26 @@ func TaskID(id string) string {
 }
 
 // spaced is id, quoted when it holds a space; for ids a message shows without said's scan.
+// An id unclearID refuses (an older Cairn stored it, or it is refused now) is quoted with each
+// such character written as its code, so that "t1" and a mark after it do not read as "t1".
 func spaced(id string) string {
+	if unclearID(id) {
+		var b strings.Builder
+		for len(id) > 0 {
+			r, n := utf8.DecodeRuneInString(id)
+			if q := strconv.Quote(id[:n]); unclearRune(r) && r != utf8.RuneError {
+				if r > 0xffff {
+					fmt.Fprintf(&b, `\U%08x`, r)
+				} else {
+					fmt.Fprintf(&b, `\u%04x`, r)
+				}
+			} else {
+				b.WriteString(q[1 : len(q)-1])
+			}
+			id = id[n:]
+		}
+		return `"` + b.String() + `"`
+	}
 	if strings.IndexByte(id, ' ') >= 0 {
 		return strconv.Quote(id)
 	}

@@ -48,6 +48,9 @@ type TaskStatusError struct {
 	From    TaskStatus // empty for a new task
 	To      TaskStatus
 	Allowed []TaskStatus
+	// Phase is the task's phase when it is not the workflow's current one: a model numbering
+	// its tasks afresh in each phase gives an earlier phase's id.
+	Phase string
 }
 
 func (e *TaskStatusError) Error() string {
@@ -56,7 +59,10 @@ func (e *TaskStatusError) Error() string {
 		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running", id, e.To)
 	}
 	if len(e.Allowed) == 0 {
-		return fmt.Sprintf("task %s cannot go from %s to %s: %s is final; add a new task to redo the work", id, e.From, e.To, e.From)
+		if e.Phase != "" {
+			return fmt.Sprintf("task %s is phase %s's and cannot go from %s to %s: %s is final; for this phase's work, add a task with another id", id, e.Phase, e.From, e.To, e.From)
+		}
+		return fmt.Sprintf("task %s cannot go from %s to %s: %s is final; to redo the work, add a task with another id", id, e.From, e.To, e.From)
 	}
 	names := make([]string, len(e.Allowed))
 	for i, s := range e.Allowed {
@@ -128,7 +134,7 @@ func ValidTaskID(id string) bool {
 // UpdateTask adds task u.ID (in the current phase, as pending or running) or moves it to
 // u.Status along the task machine: pending → running → done | failed | pending (interrupted),
 // failed → pending | running (retry); done is final. A pending task recovery put back may be
-// reported done (DoneAfterItsRun). Entering running stamps started_at;
+// reported done or failed (endedAfterItsRun). Entering running stamps started_at;
 // entering done or failed stamps completed_at; a run that ends failed or interrupted adds one
 // to attempts; the agent putting a task back to pending clears started_at. The same status
 // with nothing new changes nothing.
@@ -153,6 +159,11 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	if err := textFits("task "+TaskID(id)+": the note", note, maxNoteRunes); err != nil {
 		return Result{}, err
 	}
+	// Spaces name no file: resume would warn of it as missing on every start (transition
+	// refuses such an output too).
+	if u.Output != "" && strings.TrimSpace(u.Output) == "" {
+		return Result{}, fmt.Errorf("task %s: the output path is empty, nothing was changed: name the file the task wrote, or leave the output out", TaskID(id))
+	}
 	if n := utf8.RuneCountInString(u.Output); n > maxTaskOutput {
 		return Result{}, fmt.Errorf("task %s: the output is %d characters, the most is %d: give the path of a file that holds it", TaskID(id), n, maxTaskOutput)
 	}
@@ -171,10 +182,8 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}); j >= 0 {
 			return Result{}, fmt.Errorf("task %s not added: it is the subject of Claude Code's task %s, open on record: use %s, or an id of its own", TaskID(id), TaskID(r.Tasks[j].ID), TaskID(r.Tasks[j].ID))
 		}
-		if u.Status != TaskPending && u.Status != TaskRunning {
-			return Result{}, &TaskStatusError{ID: id, To: u.Status}
-		}
 		// A task already stored with such an id (an older Cairn took them) stays updatable.
+		// Refused before the status is: a new id that looks like one on record is told so.
 		if unclearID(id) {
 			return Result{}, errors.New("the task id holds control or invisible characters, so it would read as another id: use letters, digits, '.', '_', ':' or '-'")
 		}
@@ -183,6 +192,9 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}
 		if detachedAccent(id) {
 			return Result{}, errors.New("the task id writes an accent as a mark apart from its letter, so it reads as the same id written with the accented letter but is another: type each accented letter as one character")
+		}
+		if u.Status != TaskPending && u.Status != TaskRunning {
+			return Result{}, &TaskStatusError{ID: id, To: u.Status}
 		}
 		if len(r.Tasks) >= maxTasks {
 			return Result{}, fmt.Errorf("task %s not added: a workflow keeps at most %d tasks and this one has %d; move an existing task instead, or complete this workflow and start another", TaskID(id), maxTasks, len(r.Tasks))
@@ -210,8 +222,12 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			}
 			return res, nil
 		}
-	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) && !DoneAfterItsRun(old, u.Status) {
-		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
+	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) && !endedAfterItsRun(old, u.Status) {
+		e := &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
+		if old.Phase != "" && old.Phase != r.State {
+			e.Phase = old.Phase
+		}
+		return Result{}, e
 	}
 	if len(u.Output) > len(old.Output) || len(note) > len(old.Note) {
 		grown := old
@@ -256,10 +272,22 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		t.UpdatedAt = now
 	})
 	res.Subject = taskSubject(id, u.Status)
-	if DoneAfterItsRun(old, u.Status) {
+	switch {
+	case DoneAfterItsRun(old, u.Status):
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s had been put back to pending, its run taken as interrupted (after a crash or /clear); it is recorded done, its work finished by that run: if the work is not finished, set it running and do it", TaskID(id)))
+	case endedAfterItsRun(old, u.Status):
+		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s had been put back to pending, its run taken as interrupted (after a crash or /clear) and counted as an attempt; it is recorded failed: to retry it, set it running", TaskID(id)))
 	}
 	return res, nil
+}
+
+// endedAfterItsRun says whether moving t to status to is a pending task that recovery put
+// back reported done (DoneAfterItsRun) or failed: the failure of that run, often the call the
+// interruption cut off retried. Recovery counted the run as an attempt already; "allowed
+// next: running" would have the agent record a run that never happened, counted again, to
+// get to failed.
+func endedAfterItsRun(t Task, to TaskStatus) bool {
+	return (to == TaskDone || to == TaskFailed) && DoneAfterItsRun(t, TaskDone)
 }
 
 // DoneAfterItsRun says whether moving t to status to is a pending task that recovery put back

@@ -409,3 +409,146 @@ func TestTaskIDCaseTwinIsRefused(t *testing.T) {
 		t.Errorf("another id: %v", err)
 	}
 }
+
+// An output of spaces only names no file: stored, every resume after the task is done warned
+// "referenced outputs are missing" about it and asked whether to start fresh, and no file can
+// be written at that path to settle it. Refused as transition refuses such an output, the task
+// left as it was; the same call without it is taken.
+func TestTaskBlankOutputIsRefused(t *testing.T) {
+	r := startedApex(t)
+	for _, st := range []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskPending} {
+		_, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: st, Output: " \t "}, t0, alice)
+		if err == nil || !strings.Contains(err.Error(), "task t1: the output path is empty, nothing was changed: name the file the task wrote, or leave the output out") {
+			t.Errorf("new task %s with a blank output: %v; want a refusal", st, err)
+		}
+	}
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskRunning}, t0, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskDone, Output: "   "}, t0, alice); err == nil {
+		t.Error("done with a blank output: taken; want a refusal")
+	}
+	done, err := workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskDone}, t0, alice)
+	if err != nil || done.Record.Tasks[0].Output != "" {
+		t.Fatalf("done without an output: %+v, %v", done.Record.Tasks, err)
+	}
+	// One an earlier Cairn stored so is no output either: nothing the model can write settles
+	// a warning about it.
+	done.Record.Tasks[0].Output = "   "
+	findings := workflow.Check(workflow.CheckInput{Record: done.Record, Now: t0, Exists: func(string) bool { return false }})
+	for _, f := range findings {
+		if f.Code == workflow.FindingOutputMissing {
+			t.Errorf("a task done with a blank output stored: %s", f.Text)
+		}
+	}
+}
+
+// A refusal repeated a task id's invisible characters as they are: "task t1‎ is new and cannot
+// start as done" (a left-to-right mark after t1) read as if t1, on record, were new, and its
+// step (start it as running) was refused next for the mark. The id is now shown with each such
+// character written out, and a new id that holds one is refused for it first.
+func TestTaskIDWithInvisibleCharactersIsShownSo(t *testing.T) {
+	r := startedApex(t)
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskRunning}, t0, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id     string
+		status workflow.TaskStatus
+		want   string
+	}{
+		{"t1\u200e", workflow.TaskDone, "control or invisible"},
+		{"t1\u200b", workflow.TaskFailed, "control or invisible"},
+		{"t1\u200e", "finished", `task "t1\u200e": status "finished" is not valid`},
+		{"t1\ufe0f x", "finished", `task "t1\ufe0f x": status "finished" is not valid`},
+		{"t1\u3164", "finished", `task "t1\u3164": status "finished" is not valid`},
+	} {
+		_, err := workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: tc.id, Status: tc.status}, t0, alice)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.ContainsAny(err.Error(), "\u200e\u200b\ufe0f\u3164") {
+			t.Errorf("task %q %s: %q; want %q, no invisible character", tc.id, tc.status, err, tc.want)
+		}
+	}
+	if got := workflow.TaskID("tâche \"1\""); got != `"tâche \"1\""` {
+		t.Errorf("TaskID of an id with a space, an accent and quotes: %s", got)
+	}
+}
+
+// A model numbers its tasks afresh in each phase: t1 of plan, given while analyze's t1 is done,
+// was refused with "done is final; add a new task to redo the work", which spoke of redoing
+// work it never meant and named no id to use, so adding t1 again was refused again. The
+// refusal now says whose task t1 is and that a new task needs another id.
+func TestFinalTaskOfAnotherPhaseSaysSo(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := startedApex(t)
+	for _, s := range []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskDone} {
+		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: s}, t0, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = res.Record
+	}
+	for _, tc := range []struct {
+		phase string
+		want  string
+	}{
+		{"analyze", "task t1 cannot go from done to running: done is final; to redo the work, add a task with another id"},
+		{"plan", "task t1 is phase analyze's and cannot go from done to running: done is final; for this phase's work, add a task with another id"},
+	} {
+		at := r
+		if tc.phase != at.State {
+			at = walk(t, def, r, tc.phase)
+		}
+		_, err := workflow.UpdateTask(at, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskRunning}, t0.Add(time.Hour), alice)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("in %s: %v\nwant %s", tc.phase, err, tc.want)
+		}
+	}
+}
+
+// A running task recovery put back to pending (its run taken as interrupted by a crash or
+// /clear, counted as an attempt) reported failed, as the call the interruption cut off would
+// have: it was refused ("allowed next: running"), so recording the failure took a run that
+// never happened, and a second attempt counted for the one run. It is recorded failed, its
+// run counted once. A task the agent put back itself has no run to have failed.
+func TestFailedAfterAPutBack(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	base := walk(t, def, mustStart(t, def), "architecture", "implementation")
+	var r *workflow.Record
+	at := t0.Add(time.Hour)
+	task := tasker(t, &r, &at)
+	for _, tc := range []struct {
+		name     string
+		putBack  func()
+		attempts int // after the failed, when taken
+	}{
+		{"recovery", func() {
+			res, _, err := workflow.Recover(r, at, nil, alice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = res.Record
+		}, 1},
+		{"the agent", func() { task("t1", workflow.TaskPending) }, 0},
+	} {
+		r = base
+		task("t1", workflow.TaskRunning)
+		tc.putBack()
+		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskFailed}, at.Add(time.Minute), alice)
+		if tc.attempts == 0 {
+			if err == nil || err.Error() != "task t1 cannot go from pending to failed: allowed next: running" {
+				t.Errorf("%s: failed = %v; want it refused as for a task never run", tc.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: failed = %v; want it recorded", tc.name, err)
+		}
+		got := res.Record.Tasks[0]
+		if got.Status != workflow.TaskFailed || got.Attempts != tc.attempts || got.CompletedAt.IsZero() ||
+			!strings.Contains(strings.Join(res.Warnings, "\n"), "after a crash or /clear") {
+			t.Errorf("%s: %+v, warnings %q; want failed, attempts %d, saying recovery had put it back", tc.name, got, res.Warnings, tc.attempts)
+		}
+	}
+}

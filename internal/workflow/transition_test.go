@@ -379,27 +379,20 @@ func TestTransitionNamesOpenTasksLeftBehind(t *testing.T) {
 	def := mustDef(t, "debug")
 	r := mustStart(t, def)
 	at := t0
-	task := func(id string, s workflow.TaskStatus) {
-		t.Helper()
-		at = at.Add(time.Second)
-		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: s}, at, alice)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = res.Record
-	}
+	task := tasker(t, &r, &at)
 	task("t1", workflow.TaskRunning)
 	task("t2", workflow.TaskPending)
 	task("t3", workflow.TaskRunning)
 	task("t3", workflow.TaskDone)
-	// An id an older Cairn stored with an escape in it (new ones are refused): cleaned for the line.
+	// An id an older Cairn stored with an escape in it (new ones are refused): its escape written
+	// as its code, Markdown escaped for the line.
 	r.Tasks = append(r.Tasks, workflow.Task{ID: "odd\x1b[31m[x](y)", Phase: r.State, Status: workflow.TaskPending, UpdatedAt: at})
 
 	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "fix"}, at.Add(time.Minute), alice)
 	if err != nil {
 		t.Fatalf("the move was refused: %v", err)
 	}
-	want := `phase troubleshoot was left with 3 open tasks: t1 (running), t2 (pending), odd\[31m\[x\](y) (pending); they stay open: mark each done or failed with update_task once its work is settled (a pending task is set running first)`
+	want := `phase troubleshoot was left with 3 open tasks: t1 (running), t2 (pending), "odd\\u001b\[31m\[x\](y)" (pending); they stay open: mark each done or failed with update_task once its work is settled (a pending task is set running first)`
 	if !slices.Contains(res.Warnings, want) {
 		t.Fatalf("warnings = %q\nwant %q", res.Warnings, want)
 	}
@@ -410,12 +403,12 @@ func TestTransitionNamesOpenTasksLeftBehind(t *testing.T) {
 		t.Fatalf("moving out of a phase without open tasks: warnings %q, err %v", res.Warnings, err)
 	}
 
-	// A move that completes the workflow names them too, and does not send the agent to
-	// update them.
+	// A move that completes the workflow names them too, troubleshoot's still open with them,
+	// and does not send the agent to update them.
 	r = res.Record
 	task("r1", workflow.TaskRunning)
 	res, err = workflow.Transition(def, r, workflow.TransitionRequest{To: "git-commit"}, at.Add(3*time.Minute), alice)
-	if want := "phase review was left with 1 open task: r1 (running); the workflow is complete, so it is kept as it is"; err != nil || !res.Completed || !slices.Equal(res.Warnings, []string{want}) {
+	if want := `the workflow was completed with 4 open tasks: t1 (running, phase troubleshoot), t2 (pending, phase troubleshoot), "odd\\u001b\[31m\[x\](y)" (pending, phase troubleshoot), r1 (running); they are kept as they are`; err != nil || !res.Completed || !slices.Equal(res.Warnings, []string{want}) {
 		t.Fatalf("completing move: warnings %q, err %v", res.Warnings, err)
 	}
 
@@ -648,6 +641,49 @@ func TestLeftOpenTasksStepWorks(t *testing.T) {
 					t.Fatalf("following the step for task %s (%s): %v", id, s, err)
 				}
 				r = done.Record
+			}
+		})
+	}
+}
+
+// Completing the workflow, by complete_workflow or a move into a terminal phase, named only the
+// open tasks of the phase it ended in: those an earlier phase left open were kept open for
+// good, unsaid, as the last chance to settle them passed. Every open task is now named, with
+// its phase when it is another's.
+func TestCompletionNamesOpenTasksOfEveryPhase(t *testing.T) {
+	def := mustDef(t, "apex")
+	for _, tc := range []struct {
+		name string
+		end  func(r *workflow.Record) (workflow.Result, error)
+	}{
+		{"complete_workflow", func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.Complete(r, "stopped", t0.Add(time.Hour), alice)
+		}},
+		{"a move into the terminal phase", func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.Transition(def, r, workflow.TransitionRequest{To: "git-commit"}, t0.Add(time.Hour), alice)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustStart(t, def)
+			at := t0
+			task := tasker(t, &r, &at)
+			task("a1", workflow.TaskRunning)
+			task("a2", workflow.TaskPending)
+			task("a3", workflow.TaskRunning)
+			task("a3", workflow.TaskDone)
+			r = walk(t, def, r, "plan", "implement", "review")
+			task("r1", workflow.TaskRunning)
+			res, err := tc.end(r)
+			want := "the workflow was completed with 3 open tasks: a1 (running, phase analyze), a2 (pending, phase analyze), r1 (running); they are kept as they are"
+			if err != nil || !res.Completed || !slices.Equal(res.Warnings, []string{want}) {
+				t.Fatalf("warnings %q, err %v\nwant %q", res.Warnings, err, want)
+			}
+			// A task an older Cairn stored without its phase is named with no phase.
+			r.Tasks = append(r.Tasks, workflow.Task{ID: "old", Status: workflow.TaskPending, UpdatedAt: at})
+			res, err = tc.end(r)
+			want = "the workflow was completed with 4 open tasks: a1 (running, phase analyze), a2 (pending, phase analyze), r1 (running), old (pending); they are kept as they are"
+			if err != nil || !slices.Equal(res.Warnings, []string{want}) {
+				t.Fatalf("with a task of no phase: warnings %q, err %v\nwant %q", res.Warnings, err, want)
 			}
 		})
 	}
