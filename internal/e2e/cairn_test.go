@@ -816,15 +816,8 @@ func TestCairnProjectDefinition(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
 	def := "---\nname: review-flow\nphases: [draft, read, comment]\ntransitions: {draft: [read], read: [comment, draft]}\nverbs: {read: reading}\n---\nReview a change.\n"
-	if err := os.MkdirAll(filepath.Join(w.Project, ".claude", "workflows"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(w.Project, ".claude", "workflows", "review-flow.md"), []byte(def), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(w.Project, ".claude", "workflows", "triage.MD"), []byte("---\nphases: [sort, fix]\n---\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	w.writeDefinition(t, "review-flow.md", def)
+	w.writeDefinition(t, "triage.MD", "---\nphases: [sort, fix]\n---\n")
 	const notRead = "workflow definition .claude/workflows/triage.MD: not read: Cairn reads only files ending in .md, in lower case; rename it to triage.md"
 	// An hour ago: an owner heard from a minute ago is another live session, whose report
 	// asks to coordinate first; this test is about the definition's next phases.
@@ -886,12 +879,7 @@ func TestCairnStopAsksOnce(t *testing.T) {
 		t.Fatalf("enforcement on disk %+v, want two blocking violations", st.Enforcement)
 	}
 
-	var feedback []string
-	for _, m := range r.MainRequests() {
-		if txt := m.LastUserText(); strings.Contains(txt, stopFeedback) {
-			feedback = append(feedback, txt)
-		}
-	}
+	feedback := stopFeedbacks(r)
 	// One continuation for the first set (not repeated in turn 2), one for the second.
 	if len(feedback) != 2 {
 		t.Fatalf("the model got %d Stop hook continuations, want 2 (one per set of violations): %q", len(feedback), feedback)
@@ -914,6 +902,40 @@ func TestCairnStopAsksOnce(t *testing.T) {
 	}
 	if want := []string{"I will write the tests next", "second turn done", "I will fix the log first"}; !slices.Equal(results, want) {
 		t.Errorf("turn results %q, want %q", results, want)
+	}
+}
+
+// stopFeedbacks are the last user messages of r's agent-loop requests that carry a Stop
+// hook's continuation ("Stop hook feedback"), in order: what the model was asked.
+func stopFeedbacks(r *Run) []string {
+	var out []string
+	for _, m := range r.MainRequests() {
+		if txt := m.LastUserText(); strings.Contains(txt, stopFeedback) {
+			out = append(out, txt)
+		}
+	}
+	return out
+}
+
+// lastToolResults are the tool results in r's last agent-loop request: what the model read.
+func lastToolResults(t testing.TB, r *Run) []mockapi.ToolResult {
+	t.Helper()
+	reqs := r.MainRequests()
+	if len(reqs) == 0 {
+		t.Fatalf("this run sent the model no request (exit %d); stderr:\n%s", r.ExitCode, r.Stderr)
+	}
+	return reqs[len(reqs)-1].ToolResults()
+}
+
+// writeDefinition writes the project's workflow definition .claude/workflows/<file>.
+func (w *World) writeDefinition(t testing.TB, file, text string) {
+	t.Helper()
+	path := filepath.Join(w.Project, ".claude", "workflows", file)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -161,13 +161,7 @@ func TestCairnLearningReplacedIsQuoted(t *testing.T) {
 func TestCairnStartInATerminalPhaseSaysToComplete(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
-	dir := filepath.Join(w.Project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "one.md"), []byte("---\nphases: [only]\n---\nTag the release.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	w.writeDefinition(t, "one.md", "---\nphases: [only]\n---\nTag the release.\n")
 	w.Mock.Script(
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("ONE-PROMPT")),
 			mockapi.ToolUse(cairnTool("start_workflow"), map[string]any{"type": "one", "context": "tag the release"})).Named("start"),

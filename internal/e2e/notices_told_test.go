@@ -276,13 +276,7 @@ func TestCairnResumeCheckTaskCounts(t *testing.T) {
 func TestCairnNothingOnRecordOneNextStep(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
-	def := filepath.Join(w.Project, ".claude", "workflows", "review.md")
-	if err := os.MkdirAll(filepath.Dir(def), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(def, []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	w.writeDefinition(t, "review.md", "---\nname: review\nphases: [read, [broken\n---\n")
 	r := w.run(t, RunOptions{Prompt: "WARNED-PROMPT: hello"})
 	requireOK(t, r)
 	w.requirePluginLoaded(t, r)

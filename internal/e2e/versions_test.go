@@ -131,13 +131,7 @@ func TestCairnNewerStateLeftAlone(t *testing.T) {
 func TestCairnSeedStateMigrated(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
-	def := filepath.Join(w.Project, ".claude", "workflows", "release.md")
-	if err := os.MkdirAll(filepath.Dir(def), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(def, []byte("---\nphases: [plan, implement, verify]\nttl: 72h\n---\nShip a release.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	w.writeDefinition(t, "release.md", "---\nphases: [plan, implement, verify]\nttl: 72h\n---\nShip a release.\n")
 	const context = "add rate limiting to the public API"
 	seed := fmt.Sprintf("{\n  \"type\": \"release\",\n  \"phase\": \"implement\",\n  \"lastUpdated\": %q,\n  \"context\": %q\n}\n",
 		time.Now().UTC().Add(-30*time.Hour).Format(time.RFC3339), context)
