@@ -222,6 +222,7 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 	defer st.Close()
 	out := remoteStatus{Settings: s}
 	var unreadable *remote.LeftOut // the active workflow's line, when no sync can read it
+	var unmatched int64            // the head of the remote's line of its id, when no sync matched it with it
 	if s.Enabled {
 		w, err := st.ReadWorkflow()
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -249,6 +250,12 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 		}
 		out.Unreadable = unreadable != nil
 		out.Mirrored = h[w.ID]
+		if w.ID != s.Workflow && out.Mirrored > 0 {
+			// No sync here matched the remote's line of this id with this workflow: it may be
+			// another workflow under the same id (remotesync.ErrOtherWorkflow), whose head
+			// is none of this one's.
+			unmatched, out.Mirrored = out.Mirrored, 0
+		}
 		// Local, as the rest: a remote renamed or removed since fails every sync alike.
 		out.NoRemote = gitremote.NoSuchRemote(gitremote.HasRemote(a.ctx, e.ProjectRoot(), s.Remote, syncTimeout))
 		// Counted from where the last sync left both lines, as the shared line counts: the
@@ -281,6 +288,11 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 		if unreadable != nil {
 			fmt.Fprintf(a.stdout, "remote %s: %s at r%d here; its line on %s cannot be read (%s): cairn sync names the step (%s); %d unpushed\n",
 				s.Remote, out.Workflow, out.Local, s.Remote, leftOutWhy(s.Remote, *unreadable), last, out.Unpushed)
+			break
+		}
+		if unmatched > 0 {
+			fmt.Fprintf(a.stdout, "remote %s: %s at r%d here; the line of %s on %s (at r%d) was never synced with it, so it may be another workflow under this id: cairn sync says which; %d unpushed\n",
+				s.Remote, out.Workflow, out.Local, out.Workflow, s.Remote, unmatched, out.Unpushed)
 			break
 		}
 		fmt.Fprintf(a.stdout, "remote %s: %s at r%d here, r%d on the remote (%s); %d unpushed\n",

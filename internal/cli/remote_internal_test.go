@@ -239,6 +239,14 @@ func TestSyncSameIDAnotherWorkflow(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(proj, ".claude", "cairn", "archive")); err == nil {
 		t.Errorf("the sync archived something here")
 	}
+	// Its status named the other workflow's head as this one's on the remote.
+	const status = "remote origin: wf-1 at r1 here; the line of wf-1 on origin (at r1) was never synced with it, so it may be another workflow under this id: cairn sync says which; 1 unpushed\n"
+	if code, out := cairn("remote", "status"); code != 0 || !strings.HasSuffix(out, status) {
+		t.Errorf("status: exit %d\n%s\nwant it to end\n%s", code, out, status)
+	}
+	if code, out := cairn("remote", "status", "--json"); code != 0 || !strings.Contains(out, `"remote_revision": 0`) {
+		t.Errorf("status --json: exit %d\n%s\nwant remote_revision 0: no sync saw this workflow there", code, out)
+	}
 }
 
 // A remote that pushes to another repository than it fetches from (remote.origin.pushurl

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -106,5 +107,26 @@ func TestSyncNoticeCutMakesNoSecret(t *testing.T) {
 	}
 	if !strings.Contains(got, pad[:20]) {
 		t.Errorf("the notice as told lost its start: %q", got)
+	}
+}
+
+// The sync's notices name the remote cut to 40 characters, and a name with no secret's shape
+// (a key glued to more text, "sk_live_...-x") cut after the key's body is one: no notice holds
+// such a cut.
+func TestSyncNoticeRemoteCutMakesNoSecret(t *testing.T) {
+	name := secrettest.GluedKey(t, 40)
+	s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
+	y := &syncer{s: s, ctx: context.Background()}
+	snap := engine.Snapshot{WorkflowID: "wf-1", Phase: "plan", Revision: 3}
+	lost := remotesync.Outcome{Workflow: "wf-1", Local: 3, Conflict: &remotesync.Conflict{Common: 1, Archive: store.ArchiveInfo{Revision: 2, Dir: "conflict-wf-1-x"}}}
+	for what, msg := range map[string]string{
+		"failed":    y.failNotice(name, errors.New("exit status 128")),
+		"moved":     syncMessage(name, remotesync.Outcome{Workflow: "wf-1", Local: 3}, snap),
+		"lost race": syncMessage(name, lost, snap),
+		"left out":  leftOutNotice(name, []remote.LeftOut{{ID: "x"}}),
+	} {
+		if secrets.ScanString(msg) != nil {
+			t.Errorf("%s: %q", what, msg)
+		}
 	}
 }

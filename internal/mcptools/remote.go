@@ -245,7 +245,7 @@ func (y *syncer) run() {
 		y.claimsFailing = false
 	} else if !y.claimsFailing {
 		y.claimsFailing = true
-		y.s.addSyncNotice(y.ctx, "Notice: the task claims could not be synced with "+textsafe.Line(s.Remote, 40)+
+		y.s.addSyncNotice(y.ctx, "Notice: the task claims could not be synced with "+secrets.Line(s.Remote, 40)+
 			" (the log says why); the workflow was synced all the same, and the next sync retries the claims.")
 	}
 	if n := leftOutNotice(s.Remote, out.LeftOut); n != "" && n != y.unreadableTold {
@@ -316,7 +316,7 @@ func leftOutNotice(name string, lines []remote.LeftOut) string {
 			foreign = append(foreign, secrets.Shown(l.ID))
 		}
 	}
-	r := textsafe.Line(name, 40)
+	r := secrets.Line(name, 40)
 	var parts []string
 	if len(foreign) > 0 {
 		parts = append(parts, r+" holds refs Cairn did not write: "+refNames(foreign))
@@ -443,7 +443,7 @@ func (y *syncer) failNotice(name string, err error) string {
 	y.s.opt.Log.Printf("sync with %s failed: %v", name, err)
 	what := "the remote settings could not be read"
 	if name != "" {
-		what = "cairn-mcp could not sync with " + textsafe.Line(name, 40)
+		what = "cairn-mcp could not sync with " + secrets.Line(name, 40)
 	}
 	then := "the next sync retries"
 	// A retry of these reads the same line and fails the same way.
@@ -500,7 +500,7 @@ func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.
 
 func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) string {
 	id := func(x string) string { return textsafe.Line(x, 120) }
-	r := textsafe.Line(remote, 40)
+	r := secrets.Line(remote, 40)
 	c := out.Conflict
 	if c == nil {
 		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d).",

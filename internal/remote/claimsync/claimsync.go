@@ -583,7 +583,7 @@ func (c *clone) tooMany(hs map[string]claim.Holder, size int) error {
 		}
 	}
 	return fmt.Errorf("the claims line of workflow %s on %s holds %d claims, too many to keep in %s.json (%d bytes, the most is %d): none is dropped, but each call reads them again and starts their lease clocks again, so a claim left unrenewed is never taken over from here; %d of them are held by %s: %s",
-		textsafe.Line(c.wf.WorkflowID, 64), textsafe.Line(c.remote, 40), len(hs), Doc, size, strictjson.MaxSize, by[top], textsafe.Line(top, 80), TooManyStep)
+		secrets.Line(c.wf.WorkflowID, 64), secrets.Line(c.remote, 40), len(hs), Doc, size, strictjson.MaxSize, by[top], textsafe.Line(top, 80), TooManyStep)
 }
 
 // recovered reports whether task is one recovery put back to pending from a run here, which
@@ -726,7 +726,7 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 			}
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (%s): %s",
-			secrets.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err), ClaimStep))
+			secrets.Line(task, 64), secrets.Line(c.remote, 40), unreached(err), ClaimStep))
 		return res, nil
 	}
 	res, uerr := rerunnable(rerun)
@@ -774,7 +774,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 		if done && why != "" {
 			c.save("")
 			return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: %s; nothing was changed; mark it done once %s can be reached",
-				secrets.Line(task, 64), textsafe.Line(c.remote, 40), why, textsafe.Line(c.remote, 40))
+				secrets.Line(task, 64), secrets.Line(c.remote, 40), why, secrets.Line(c.remote, 40))
 		}
 		res, uerr := update()
 		if uerr == nil && pend {
@@ -826,7 +826,7 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 			return nil, c.takenError(task, h, false)
 		}
 		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: this machine holds no claim of it, so another machine may; nothing was changed; mark it done once %s can be reached",
-			secrets.Line(task, 64), textsafe.Line(c.remote, 40), textsafe.Line(c.remote, 40))
+			secrets.Line(task, 64), secrets.Line(c.remote, 40), secrets.Line(c.remote, 40))
 	}
 	res, uerr := update()
 	if uerr != nil { // not done here: let others have it at once
@@ -845,7 +845,7 @@ func (c *clone) notReleased(task string, err error) string {
 			secrets.Line(task, 64), c.who(h))
 	}
 	return fmt.Sprintf("task %s's claim could not be released on %s (%s): the next sync releases it",
-		secrets.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err))
+		secrets.Line(task, 64), secrets.Line(c.remote, 40), unreached(err))
 }
 
 func (c *clone) holdsAny() bool {
@@ -879,7 +879,7 @@ const DoctorStep = "ask the user to run `cairn doctor`, which says what the host
 // refusedNote says a task runs here without a claim because the host refuses the claims ref.
 func refusedNote(task, remote string) string {
 	return fmt.Sprintf("task %s is running here unclaimed: %s refuses the claims ref; %s",
-		secrets.Line(task, 64), textsafe.Line(remote, 40), DoctorStep)
+		secrets.Line(task, 64), secrets.Line(remote, 40), DoctorStep)
 }
 
 // refused reports a claim the host's rules refuse, which no sync would do better at. A remote
@@ -943,7 +943,7 @@ func (c *clone) takenError(task string, h claim.Holder, ours bool) error {
 // claim of it lapsed or went from the line.
 func (c *clone) nowHeld(task string, h claim.Holder) string {
 	return fmt.Sprintf("task %s, running here, is now held by %s on another machine (this machine's claim lapsed or went from %s): %s",
-		secrets.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40), keepAndMoveOn)
+		secrets.Line(task, 64), c.who(h), secrets.Line(c.remote, 40), keepAndMoveOn)
 }
 
 // takenAndReleased says that task, running here, was taken over by h, another machine, which

@@ -310,7 +310,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	case common == L: // ours is a prefix of the remote's: pull
 		return pull(st, b, out, remoteEntries[L-off:], from)
 	case common == 0: // no revision in common: not a race, another workflow
-		return out, fmt.Errorf("%w: %s on %s shares no revision with the %s active here, so it is another workflow, started elsewhere; neither is taken for the other and nothing here changed", ErrOtherWorkflow, id, textsafe.Line(from, 40), id)
+		return out, fmt.Errorf("%w: %s on %s shares no revision with the %s active here, so it is another workflow, started elsewhere; neither is taken for the other and nothing here changed", ErrOtherWorkflow, id, secrets.Line(from, 40), id)
 	default: // both moved: the remote's line was acknowledged first
 		// This machine's copy goes to the archive and the remote's line takes its place in
 		// one step, so a reader in another process never finds no workflow in between.

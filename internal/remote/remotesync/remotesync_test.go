@@ -1216,7 +1216,9 @@ func TestNotReplayedCutMakesNoSecret(t *testing.T) {
 // sharing no revision with its own and took it as a race lost: its own workflow went to the
 // conflict archive and the other machine's, about other work, became the one active here. A
 // line with no revision in common is another workflow: the sync now refuses it, saying so,
-// and changes nothing here.
+// and changes nothing here. The refusal names the remote cut to 40 characters, and a name
+// with no secret's shape (a key glued to more text) cut after the key's body is one: the cut
+// ends before that word.
 func TestSameIDAnotherWorkflowIsNotTaken(t *testing.T) {
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, time.Minute)
@@ -1224,9 +1226,11 @@ func TestSameIDAnotherWorkflowIsNotTaken(t *testing.T) {
 	a.move("plan")
 	a.sync(r, "")
 	b.start("wf-x", "B's other work")
-	out, err := remotesync.Sync(context.Background(), b.st, r, "origin", "", remotesync.EngineReplayer(b.en))
+	out, err := remotesync.Sync(context.Background(), b.st, r, secrettest.GluedKey(t, 40), "", remotesync.EngineReplayer(b.en))
 	if !errors.Is(err, remotesync.ErrOtherWorkflow) || out.Conflict != nil {
 		t.Errorf("B's sync = %+v, %v; want it refused as another workflow's line", out, err)
+	} else if secrets.ScanString(err.Error()) != nil {
+		t.Errorf("the refusal shows a secret's shape: %q", err)
 	}
 	if got := b.held().Context; got != "B's other work" {
 		t.Errorf("the workflow active on B is about %q after the sync, want B's own", got)
