@@ -359,7 +359,11 @@ func (e *Engine) loadDefinitionsLocked() {
 	user := map[string][]byte{}
 	var errs []string
 	entries, err := durable.ReadDirPath(e.workflow)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if fi, serr := os.Stat(e.workflow); err != nil && serr == nil && !fi.IsDir() {
+		// A definition copied to .claude/workflows before the directory was made.
+		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; make it a directory and move the file into it under that name",
+			e.workflow, filepath.Join(".claude", "workflows", "NAME.md")))
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Sprintf("reading workflow definitions in %s: %v", e.workflow, err))
 	}
 	// In name order, so that the files past the budget are always the same ones.
