@@ -383,7 +383,12 @@ func (e *Engine) loadDefinitionsLocked() {
 		var data []byte
 		if total <= maxDefinitionBytes {
 			if data, err = durable.ReadPath(p, maxDefinitionFile, true); err != nil {
-				errs = append(errs, fmt.Sprintf("workflow definition %s: %v", p, err))
+				msg := err.Error()
+				if target, lerr := os.Readlink(p); lerr == nil && errors.Is(err, fs.ErrNotExist) {
+					// ls lists it: "no such file" about it would mislead.
+					msg = fmt.Sprintf("not read: it is a symbolic link to %s, which does not exist: point it at the definition file", target)
+				}
+				errs = append(errs, fmt.Sprintf("workflow definition %s: %s", p, msg))
 				unread = append(unread, p)
 				continue
 			}
