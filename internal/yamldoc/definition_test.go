@@ -48,6 +48,9 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"indented_end.md", 8, `the indented "---" on this line ends the front matter`},
 		{"second_document.md", 3, `a second YAML document starts here`},
 		{"second_document_start.md", 4, `a second YAML document starts here`},
+		// The keys after a "---" that ended the front matter are body text: the "---" is blamed.
+		{"keys_after_end.md", 4, `the "---" on this line ends the front matter, so "phases" on line 5 is read as the body`},
+		{"empty_then_keys.md", 2, `the "---" on this line ends the front matter, so "name" on line 3 is read as the body`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("testdata", "defs", tc.file))
