@@ -383,10 +383,16 @@ func (e *Engine) loadDefinitionsLocked() {
 		var data []byte
 		if total <= maxDefinitionBytes {
 			if data, err = durable.ReadPath(p, maxDefinitionFile, true); err != nil {
+				// ls lists it: "no such file", or "a symlink, FIFO, device or directory", would
+				// leave the person guessing.
 				msg := err.Error()
-				if target, lerr := os.Readlink(p); lerr == nil && errors.Is(err, fs.ErrNotExist) {
-					// ls lists it: "no such file" about it would mislead.
+				target, lerr := os.Readlink(p)
+				fi, serr := os.Stat(p)
+				switch {
+				case lerr == nil && errors.Is(err, fs.ErrNotExist):
 					msg = fmt.Sprintf("not read: it is a symbolic link to %s, which does not exist: point it at the definition file", target)
+				case serr == nil && errors.Is(err, durable.ErrNotRegular):
+					msg = fmt.Sprintf("not read: it is %s, not a regular file: put the definition in a regular file of that name", (&durable.NotRegularError{Mode: fi.Mode()}).Kind())
 				}
 				errs = append(errs, fmt.Sprintf("workflow definition %s: %s", p, msg))
 				unread = append(unread, p)
