@@ -14,7 +14,8 @@ import (
 
 // A definition file that cannot be read for what it is (ls lists it) is told as that, with
 // the step: "no such file or directory" about a link to a missing file, or "a symlink, FIFO,
-// device or directory is in its place" about a FIFO, would leave the person guessing. The
+// device or directory is in its place" about a FIFO, would leave the person guessing; one too
+// large says by how much. The
 // other definitions load.
 func TestUnreadableDefinitionFileIsNamed(t *testing.T) {
 	for _, tc := range []struct {
@@ -28,6 +29,9 @@ func TestUnreadableDefinitionFileIsNamed(t *testing.T) {
 			"not read: it is a FIFO, not a regular file: put the definition in a regular file of that name"},
 		{"symlink to a directory", func(e *env, p string) error { return os.Symlink(filepath.Join(e.project, ".git"), p) },
 			"not read: it is a directory, not a regular file: put the definition in a regular file of that name"},
+		{"too large", func(e *env, p string) error {
+			return os.WriteFile(p, []byte("---\nname: review\nphases: [a, b]\n---\n"+strings.Repeat("x", 300<<10)), 0o644)
+		}, "not read: it is 307236 bytes, more than the 262144 a definition may have: shorten it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -384,13 +384,15 @@ func (e *Engine) loadDefinitionsLocked() {
 		if total <= maxDefinitionBytes {
 			if data, err = durable.ReadPath(p, maxDefinitionFile, true); err != nil {
 				// ls lists it: "no such file", or "a symlink, FIFO, device or directory", would
-				// leave the person guessing.
+				// leave the person guessing; the path is said once.
 				msg := err.Error()
 				target, lerr := os.Readlink(p)
 				fi, serr := os.Stat(p)
 				switch {
 				case lerr == nil && errors.Is(err, fs.ErrNotExist):
 					msg = fmt.Sprintf("not read: it is a symbolic link to %s, which does not exist: point it at the definition file", target)
+				case serr == nil && errors.Is(err, durable.ErrTooLarge) && fi.Size() > maxDefinitionFile:
+					msg = fmt.Sprintf("not read: it is %d bytes, more than the %d a definition may have: shorten it", fi.Size(), maxDefinitionFile)
 				case serr == nil && errors.Is(err, durable.ErrNotRegular):
 					msg = fmt.Sprintf("not read: it is %s, not a regular file: put the definition in a regular file of that name", (&durable.NotRegularError{Mode: fi.Mode()}).Kind())
 				}
