@@ -135,6 +135,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			case "+++":
 				return fail(offset, `TOML front matter ("+++") is not read: write the front matter in YAML, between two lines "---"`)
 			}
+			if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r"), []byte("---\r")) && !bytes.Contains(data, []byte("\n")) {
+				return fail(1, "the file starts with \"---\", but its lines end in a carriage return alone (classic Mac OS line endings), so it reads as one line: save it with LF or CRLF line endings")
+			}
 			if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
 				return fail(1, "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")
 			}

@@ -50,6 +50,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"second_document_start.md", 4, `a second YAML document starts here`},
 		// The keys after a "---" that ended the front matter are body text: the "---" is blamed.
 		{"keys_after_end.md", 4, `the "---" on this line ends the front matter, so "phases" on line 5 is read as the body`},
+		{"cr_only.md", 1, `its lines end in a carriage return alone (classic Mac OS line endings), so it reads as one line: save it with LF or CRLF line endings`},
 		{"empty_then_keys.md", 2, `the "---" on this line ends the front matter, so "name" on line 3 is read as the body`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
