@@ -359,7 +359,11 @@ func (e *Engine) loadDefinitionsLocked() {
 	user := map[string][]byte{}
 	var errs []string
 	entries, err := durable.ReadDirPath(e.workflow)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if fi, serr := os.Stat(e.workflow); err != nil && serr == nil && !fi.IsDir() {
+		// A definition copied to .claude/workflows before the directory was made.
+		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; make it a directory and move the file into it under that name",
+			e.workflow, filepath.Join(".claude", "workflows", "NAME.md")))
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Sprintf("reading workflow definitions in %s: %v", e.workflow, err))
 	}
 	// In name order, so that the files past the budget are always the same ones.
@@ -379,7 +383,20 @@ func (e *Engine) loadDefinitionsLocked() {
 		var data []byte
 		if total <= maxDefinitionBytes {
 			if data, err = durable.ReadPath(p, maxDefinitionFile, true); err != nil {
-				errs = append(errs, fmt.Sprintf("workflow definition %s: %v", p, err))
+				// ls lists it: "no such file", or "a symlink, FIFO, device or directory", would
+				// leave the person guessing; the path is said once.
+				msg := err.Error()
+				target, lerr := os.Readlink(p)
+				fi, serr := os.Stat(p)
+				switch {
+				case lerr == nil && errors.Is(err, fs.ErrNotExist):
+					msg = fmt.Sprintf("not read: it is a symbolic link to %s, which does not exist: point it at the definition file", target)
+				case serr == nil && errors.Is(err, durable.ErrTooLarge) && fi.Size() > maxDefinitionFile:
+					msg = fmt.Sprintf("not read: it is %d bytes, more than the %d a definition may have: shorten it", fi.Size(), maxDefinitionFile)
+				case serr == nil && errors.Is(err, durable.ErrNotRegular):
+					msg = fmt.Sprintf("not read: it is %s, not a regular file: put the definition in a regular file of that name", (&durable.NotRegularError{Mode: fi.Mode()}).Kind())
+				}
+				errs = append(errs, fmt.Sprintf("workflow definition %s: %s", p, msg))
 				unread = append(unread, p)
 				continue
 			}

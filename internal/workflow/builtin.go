@@ -154,7 +154,7 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 				fromUser[d.Name] = p
 			}
 			errs = append(errs, &DefinitionError{File: skipped, Line: 0,
-				Reason: fmt.Sprintf("workflow %q is already defined by %s; this file was skipped: rename one of them", d.Name, kept)})
+				Reason: fmt.Sprintf("workflow %q is already defined by %s; this file was skipped: give one of them another name (its name line, or its file name when it has none)", d.Name, kept)})
 			continue
 		}
 		fromUser[d.Name] = p

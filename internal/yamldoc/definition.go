@@ -135,6 +135,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			case "+++":
 				return fail(offset, `TOML front matter ("+++") is not read: write the front matter in YAML, between two lines "---"`)
 			}
+			if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r"), []byte("---\r")) && !bytes.Contains(data, []byte("\n")) {
+				return fail(1, "the file starts with \"---\", but its lines end in a carriage return alone (classic Mac OS line endings), so it reads as one line: save it with LF or CRLF line endings")
+			}
 			if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
 				return fail(1, "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")
 			}
@@ -155,7 +158,11 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		}
 		return fail(line, "front matter: %s", reason)
 	}
+	closing := offset + bytes.Count(head, []byte("\n")) + 1 // the line of the "---" that ended it
 	if root.Kind == 0 || len(root.Content) == 0 {
+		if key, at := keyInBody(body); key != "" {
+			return fail(closing, bodyKeyReason, key, closing+at)
+		}
 		return fail(offset, "front matter is empty: it needs at least phases")
 	}
 	doc := root.Content[0]
@@ -196,6 +203,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		}
 		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
 	}
+	if key, at := keyInBody(body); key != "" && fm.Phases == nil {
+		return fail(closing, bodyKeyReason, key, closing+at)
+	}
 	d, err := workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
 	if de, ok := errors.AsType[*workflow.DefinitionError](err); ok {
 		return fail(de.Line, "%s", de.Reason)
@@ -208,6 +218,29 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			Name:   declaredName(&root, head)}
 	}
 	return d, err
+}
+
+// bodyKeyReason says why a front matter that lacks phases is refused when its body opens with
+// a front matter key (keyInBody): the key, then its line in the file.
+const bodyKeyReason = `the "---" on this line ends the front matter, so %q on line %d is read as the body: remove this line, so that the keys below it are front matter too`
+
+// keyInBody reports the key when the first line of body that is not blank starts, at the
+// margin, with a front matter key and a ':' (front matter the author meant, after a "---" that
+// ended it early), and that line's place in body (1-based); "" when it does not.
+func keyInBody(body []byte) (string, int) {
+	n := 0
+	for l := range bytes.SplitSeq(body, []byte("\n")) {
+		n++
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		key, _, ok := bytes.Cut(l, []byte(":"))
+		if ok && slices.Contains(workflow.SpecKeys, string(key)) {
+			return string(key), n
+		}
+		return "", 0
+	}
+	return "", 0
 }
 
 // headSecret reports text of a secret's shape in front matter head, as written or lowercased:

@@ -48,6 +48,10 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"indented_end.md", 8, `the indented "---" on this line ends the front matter`},
 		{"second_document.md", 3, `a second YAML document starts here`},
 		{"second_document_start.md", 4, `a second YAML document starts here`},
+		// The keys after a "---" that ended the front matter are body text: the "---" is blamed.
+		{"keys_after_end.md", 4, `the "---" on this line ends the front matter, so "phases" on line 5 is read as the body`},
+		{"cr_only.md", 1, `its lines end in a carriage return alone (classic Mac OS line endings), so it reads as one line: save it with LF or CRLF line endings`},
+		{"empty_then_keys.md", 2, `the "---" on this line ends the front matter, so "name" on line 3 is read as the body`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("testdata", "defs", tc.file))
@@ -131,7 +135,7 @@ func TestLoadDefinitions(t *testing.T) {
 	}
 	want := map[string]string{
 		"/p/.claude/workflows/bad.md":     `:4: ttl "forever"`,
-		"/p/.claude/workflows/mine2.md":   `already defined by /p/.claude/workflows/mine.md`,
+		"/p/.claude/workflows/mine2.md":   `already defined by /p/.claude/workflows/mine.md; this file was skipped: give one of them another name (its name line, or its file name when it has none)`,
 		"/p/.claude/workflows/debug.md":   ":3:",
 		"/p/.claude/workflows/empty.md":   "no YAML front matter",
 		"/p/.claude/workflows/spaces.md":  "no YAML front matter",

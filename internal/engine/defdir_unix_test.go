@@ -1,0 +1,52 @@
+//go:build unix
+
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// A definition file that cannot be read for what it is (ls lists it) is told as that, with
+// the step: "no such file or directory" about a link to a missing file, or "a symlink, FIFO,
+// device or directory is in its place" about a FIFO, would leave the person guessing; one too
+// large says by how much. The
+// other definitions load.
+func TestUnreadableDefinitionFileIsNamed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		place func(e *env, p string) error
+		want  string
+	}{
+		{"dangling symlink", func(e *env, p string) error { return os.Symlink(filepath.Join(e.project, "defs", "review.md"), p) },
+			"not read: it is a symbolic link to PROJECT/defs/review.md, which does not exist: point it at the definition file"},
+		{"fifo", func(e *env, p string) error { return syscall.Mkfifo(p, 0o644) },
+			"not read: it is a FIFO, not a regular file: put the definition in a regular file of that name"},
+		{"symlink to a directory", func(e *env, p string) error { return os.Symlink(filepath.Join(e.project, ".git"), p) },
+			"not read: it is a directory, not a regular file: put the definition in a regular file of that name"},
+		{"too large", func(e *env, p string) error {
+			return os.WriteFile(p, []byte("---\nname: review\nphases: [a, b]\n---\n"+strings.Repeat("x", 300<<10)), 0o644)
+		}, "not read: it is 307236 bytes, more than the 262144 a definition may have: shorten it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/workflows/other.md", "---\nname: other\nphases: [a, b]\n---\n")
+			if err := tc.place(e, filepath.Join(e.project, ".claude", "workflows", "review.md")); err != nil {
+				t.Fatal(err)
+			}
+			r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			want := "workflow definition .claude/workflows/review.md: " + strings.ReplaceAll(tc.want, "PROJECT", e.project)
+			if !strings.Contains(r.SystemMessage, want) {
+				t.Errorf("system message %q, want it to contain %q", r.SystemMessage, want)
+			}
+			if _, err := e.open("s1").Start(engine.StartRequest{Type: "other", Context: "x"}); err != nil {
+				t.Errorf("the other definition does not load: %v", err)
+			}
+		})
+	}
+}
