@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os/signal"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -134,6 +136,10 @@ func runHook(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string) string, yaml engine.YAML,
 	work func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte, early string) {
 	start := time.Now()
+	// A reader gone (Claude Code's end of a pipe closed) must not kill the hook by SIGPIPE,
+	// an exit Claude Code shows as a failed hook: a write to it fails with EPIPE instead, said
+	// on stderr as any failed write is.
+	signal.Ignore(syscall.SIGPIPE)
 	name := r.Name
 	var out []byte
 	if root, stale := staleLaunch(getenv); stale {
