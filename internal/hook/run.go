@@ -140,16 +140,21 @@ func runHook(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string) string, yaml engine.YAML,
 	work func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte, early string) {
 	start := time.Now()
+	name := r.Name
+	var out []byte
+	root, stale := staleLaunch(getenv)
+	var backErr error
+	if stale {
+		// Binaries made from other sources: the launcher finds or installs the right ones. It
+		// replaces this process before SIGPIPE is ignored: its shell would inherit that.
+		backErr = handBack(name, root)
+	}
 	// A reader gone (Claude Code's end of a pipe closed) must not kill the hook by SIGPIPE,
 	// an exit Claude Code shows as a failed hook: a write to it fails with EPIPE instead, said
 	// on stderr as any failed write is.
 	signal.Ignore(syscall.SIGPIPE)
-	name := r.Name
-	var out []byte
-	if root, stale := staleLaunch(getenv); stale {
-		// Binaries made from other sources: the launcher finds or installs the right ones.
-		err := handBack(name, root)
-		r.Logf("these binaries were not made from the plugin's sources (%s), and running hooks/launch again failed: %v", getenv(EnvLaunchBin), err)
+	if stale {
+		r.Logf("these binaries were not made from the plugin's sources (%s), and running hooks/launch again failed: %v", getenv(EnvLaunchBin), backErr)
 		out = MessageOutput("Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).")
 	} else {
 		var note string
