@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,8 +55,8 @@ type Runner struct {
 
 	mu sync.Mutex
 	// eventName is the event's hook_event_name once read from stdin, for the answer of a hook
-	// that stops early (earlyOutput).
-	eventName string
+	// that stops early (earlyOutput); apart from mu, which a stderr write holds.
+	eventName atomic.Pointer[string]
 	// hardStop, when set, stands in for the timer of Run's hard stop: it gets the moment the
 	// timer would fire and returns the channel Run gives up on. Tests decide with it which of
 	// the body and the hard stop comes first, which a loaded machine's scheduler otherwise does.
@@ -182,10 +183,7 @@ const compactEarly = "Cairn: the workflow position was not read before this comp
 // earlyOutput is the answer of a hook that stops early (Run's fallback): the one-line
 // systemMessage early says, its %s why; for PreCompact, compactEarly.
 func (r *Runner) earlyOutput(early, why string) []byte {
-	r.mu.Lock()
-	name := r.eventName
-	r.mu.Unlock()
-	if name == EventPreCompact {
+	if name := r.eventName.Load(); name != nil && *name == EventPreCompact {
 		return fmt.Appendf(nil, compactEarly, why)
 	}
 	return MessageOutput(fmt.Sprintf(early, why))
