@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,7 +25,15 @@ type Session struct {
 	PID       int       `json:"pid"`
 	StartedAt time.Time `json:"started_at"`
 	Heartbeat time.Time `json:"heartbeat"`
+	// Replaced are the sessions this client ran before this one, newest first (at most
+	// maxReplaced): a client runs one session at a time, so /clear or /resume ended them.
+	// RecordSession keeps them; older files have none.
+	Replaced []string `json:"replaced,omitempty"`
 }
+
+// maxReplaced bounds Session.Replaced: an owner recorded without a pid that this client ran
+// further back has long gone quiet, which its heartbeat says.
+const maxReplaced = 8
 
 // StopInput is what the Stop hook knows.
 type StopInput struct {
@@ -75,10 +84,25 @@ type stopState struct {
 
 // RecordSession writes sessions/<pid>.json: which Claude Code session the client with that pid
 // is in now. The MCP server (whose parent is that client) reads it to learn the session after
-// /clear.
+// /clear. The session the record named before, if another, has ended (a client runs one at a
+// time: /clear, /resume), and is kept in Replaced, so that an owner of it recorded without a
+// pid (the agent's cairn in its Bash tool, which has the session but no pid) is taken as
+// ended by this client's engines, as one with this pid is (ownerEnded).
 func (e *Engine) RecordSession(s Session) error {
 	if s.PID <= 0 {
 		return fmt.Errorf("recording the session: no Claude Code pid (pid %d)", s.PID)
+	}
+	s.Replaced = nil
+	if prev, ok := e.CurrentSession(s.PID); ok {
+		if prev.SessionID != s.SessionID {
+			s.Replaced = []string{prev.SessionID}
+		}
+		for _, id := range prev.Replaced {
+			// One resumed again is live again.
+			if id != s.SessionID && id != prev.SessionID && len(s.Replaced) < maxReplaced {
+				s.Replaced = append(s.Replaced, id)
+			}
+		}
 	}
 	now := e.now()
 	if s.StartedAt.IsZero() {
@@ -92,6 +116,13 @@ func (e *Engine) RecordSession(s Session) error {
 		return err
 	}
 	return e.st.WriteSession(strconv.Itoa(s.PID), doc)
+}
+
+// ranBefore reports whether this engine's Claude Code client ran session before the one it is
+// in now (Session.Replaced): one read of its session record.
+func (e *Engine) ranBefore(session string) bool {
+	cur, ok := e.CurrentSession(e.cfg.PID)
+	return ok && slices.Contains(cur.Replaced, session)
 }
 
 // CurrentSession returns what the SessionStart hook last recorded for a Claude Code pid.
