@@ -19,15 +19,16 @@ import (
 // time, so /clear or /resume replaced it), or the owner's client process has exited (a new
 // session started right after the last one closed, or this session resumed in a new client
 // after its old one exited). Without a pid to go on it answers false and the heartbeat alone
-// decides, as before, unless the owner is a session this client ran before the one it is in
-// now (ranBefore); the caller's own session in its own client is no other owner at all.
+// decides, as before, unless the session records say the owner's session has ended
+// (sessionEnded: this client or another ran it before the one it is in now, or its client has
+// exited); the caller's own session in its own client is no other owner at all.
 func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	if r == nil || r.Owner == nil {
 		return false
 	}
 	o := r.Owner
 	if o.PID <= 0 && o.SessionID != "" && o.SessionID != e.cfg.SessionID && !e.onOtherHost(o) {
-		return e.ranBefore(o.SessionID)
+		return e.sessionEnded(o.SessionID)
 	}
 	if o.SessionID == "" || o.PID <= 0 || e.onOtherHost(o) || (o.SessionID == e.cfg.SessionID && (e.cfg.PID <= 0 || o.PID == e.cfg.PID)) {
 		return false

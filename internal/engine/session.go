@@ -118,12 +118,34 @@ func (e *Engine) RecordSession(s Session) error {
 	return e.st.WriteSession(strconv.Itoa(s.PID), doc)
 }
 
-// ranBefore reports whether this engine's Claude Code client ran session before the one it is
-// in now (Session.Replaced): one read of its session record.
-func (e *Engine) ranBefore(session string) bool {
-	cur, ok := e.CurrentSession(e.cfg.PID)
-	return ok && slices.Contains(cur.Replaced, session)
+// sessionEnded reports whether the Claude Code session id has ended, as the session records
+// (sessions/<pid>.json) tell it, for an owner recorded without a pid: a client ran it before
+// the one it is in now (Session.Replaced: /clear, /resume), or the client whose record names
+// it as its session has exited, and no client still running names it so. A session no record
+// names is not known to have ended. It reads at most maxSessionsRead records.
+func (e *Engine) sessionEnded(id string) bool {
+	names, err := e.st.Sessions()
+	if err != nil {
+		return false
+	}
+	ended := false
+	for _, n := range names[:min(len(names), maxSessionsRead)] {
+		pid, err := strconv.Atoi(n)
+		s, ok := e.CurrentSession(pid)
+		switch {
+		case err != nil || !ok:
+		case s.SessionID == id && (pid == e.cfg.PID || !clientExited(pid)):
+			return false // a client runs it: live as its heartbeat says
+		case s.SessionID == id || slices.Contains(s.Replaced, id):
+			ended = true
+		}
+	}
+	return ended
 }
+
+// maxSessionsRead bounds the session records sessionEnded reads: cairn-mcp removes those of
+// exited clients after an hour, so a project has about one a client running.
+const maxSessionsRead = 64
 
 // CurrentSession returns what the SessionStart hook last recorded for a Claude Code pid.
 func (e *Engine) CurrentSession(pid int) (Session, bool) {
