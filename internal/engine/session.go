@@ -122,25 +122,32 @@ func (e *Engine) RecordSession(s Session) error {
 // (sessions/<pid>.json) tell it, for an owner recorded without a pid: a client ran it before
 // the one it is in now (Session.Replaced: /clear, /resume), or the client whose record names
 // it as its session has exited, and no client still running names it so. A session no record
-// names is not known to have ended. It reads at most maxSessionsRead records.
+// names is not known to have ended.
 func (e *Engine) sessionEnded(id string) bool {
+	_, ended := e.sessionClient(id)
+	return ended
+}
+
+// sessionClient is what the session records (at most maxSessionsRead) say of the Claude Code
+// session id: the pid of a running client whose record names it as its session (0: none),
+// else whether it has ended (see sessionEnded).
+func (e *Engine) sessionClient(id string) (running int, ended bool) {
 	names, err := e.st.Sessions()
 	if err != nil {
-		return false
+		return 0, false
 	}
-	ended := false
 	for _, n := range names[:min(len(names), maxSessionsRead)] {
 		pid, err := strconv.Atoi(n)
 		s, ok := e.CurrentSession(pid)
 		switch {
 		case err != nil || !ok:
 		case s.SessionID == id && (pid == e.cfg.PID || !clientExited(pid)):
-			return false // a client runs it: live as its heartbeat says
+			return pid, false // live as its heartbeat says
 		case s.SessionID == id || slices.Contains(s.Replaced, id):
 			ended = true
 		}
 	}
-	return ended
+	return 0, ended
 }
 
 // maxSessionsRead bounds the session records sessionEnded reads: cairn-mcp removes those of
