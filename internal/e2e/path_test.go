@@ -71,3 +71,41 @@ func bashTurn(t *testing.T, w *World, marker, prompt string, input map[string]an
 	requireScriptUsed(t, w)
 	return r, requireToolResultsOK(t, r, 1)[0].Text
 }
+
+// TestCairnClearAfterBashChange: the agent sets a task running with cairn in its Bash tool,
+// where Claude Code gives its session but no pid, so the owner is recorded without one; then
+// the user runs /clear. The session before /clear ran in this same client, so the report
+// after it does not call it another live session (nor tell the user so), says to continue the
+// phase, and the task is back to pending.
+func TestCairnClearAfterBashChange(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w)
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("BASH-PROMPT")),
+			mockapi.ToolUse("Bash", map[string]any{"command": "cairn task t1 running --note 'write the retry loop'", "description": "start the task"})).Named("bash"),
+		mockapi.On(afterToolResult, mockapi.Text("started")).Named("after bash"),
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-CLEAR")), mockapi.Text("going on")).Named("after clear"),
+	)
+	r := w.runScript(t, RunOptions{Inputs: []string{"BASH-PROMPT: start the task", "/clear", "AFTER-CLEAR: go on"},
+		AllowedTools: []string{cairnPlugin.AllowRule(), "Bash"}})
+	if tr := requireToolResultsOK(t, r, 1)[0]; !strings.Contains(tr.Text, "task t1 is running") {
+		t.Fatalf("Bash's cairn did not set the task running: %s", tr.Text)
+	}
+	starts := requireHooksOK(t, r, "SessionStart")
+	if got := strings.Join(hookNames(starts), ","); got != "SessionStart:startup,SessionStart:clear" {
+		t.Fatalf("SessionStart hooks %v", got)
+	}
+	if out := parseHookOutput(t, starts[1]); out.SystemMessage != "" {
+		t.Errorf("the start after /clear told the user %q", out.SystemMessage)
+	}
+	after := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-CLEAR")))
+	if len(after) != 1 {
+		t.Fatalf("%d requests after /clear, want 1", len(after))
+	}
+	report := cairnReport(t, after[0])
+	if strings.Contains(strings.ToLower(report), "another live session") || strings.Contains(report, "(running)") ||
+		!after[0].Contains("Next: Continue phase analyze (1 task to run)") {
+		t.Errorf("the report after /clear:\n%s", report)
+	}
+}

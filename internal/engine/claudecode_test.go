@@ -134,6 +134,34 @@ func TestTasksOfASessionBesideTheLiveOwnerAreNotMirrored(t *testing.T) {
 	}
 }
 
+// The owner recorded without a pid (the agent's cairn in its Bash tool, which has the session
+// but no pid) is found in the session records: while the client whose record names its
+// session runs, another session's task list is kept out of its workflow, as for an owner with
+// a pid; once that client has exited, the task is mirrored.
+func TestTasksBesideALiveOwnerWithoutPidAreNotMirrored(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ownerRan func(t *testing.T) int // the client whose session record names the owner's session
+		mirrored bool
+	}{
+		{"its client runs", func(*testing.T) int { return os.Getpid() }, false},
+		{"its client exited", exitedPID, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			client := tc.ownerRan(t)
+			must(e.openAs("sess-aaaa-1", 0).Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			if err := e.openAs("sess-aaaa-1", client).RecordSession(engine.Session{SessionID: "sess-aaaa-1", PID: client}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := e.openAs("sess-bbbb-2", 4243).RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-bbbb-2", TaskID: "1", Subject: "unrelated chore"}, false)
+			if mirrored := err == nil; mirrored != tc.mirrored {
+				t.Errorf("mirrored %t (err %v), want %t", mirrored, err, tc.mirrored)
+			}
+		})
+	}
+}
+
 // A session beside the live owner (a fork, or another terminal, in a client of its own) is
 // not told that the owner's open tasks came from an earlier session's list to create again:
 // they are in the live owner's list, and the fork's own are kept out of the workflow. Nor

@@ -19,12 +19,17 @@ import (
 // time, so /clear or /resume replaced it), or the owner's client process has exited (a new
 // session started right after the last one closed, or this session resumed in a new client
 // after its old one exited). Without a pid to go on it answers false and the heartbeat alone
-// decides, as before; the caller's own session in its own client is no other owner at all.
+// decides, as before, unless the session records say the owner's session has ended
+// (sessionEnded: this client or another ran it before the one it is in now, or its client has
+// exited); the caller's own session in its own client is no other owner at all.
 func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	if r == nil || r.Owner == nil {
 		return false
 	}
 	o := r.Owner
+	if o.PID <= 0 && o.SessionID != "" && o.SessionID != e.cfg.SessionID && !e.onOtherHost(o) {
+		return e.sessionEnded(o.SessionID)
+	}
 	if o.SessionID == "" || o.PID <= 0 || e.onOtherHost(o) || (o.SessionID == e.cfg.SessionID && (e.cfg.PID <= 0 || o.PID == e.cfg.PID)) {
 		return false
 	}
@@ -51,9 +56,15 @@ func (e *Engine) OwnerExited(r *workflow.Record) bool {
 
 // inOtherLiveClient reports whether o runs in another Claude Code client than this engine's
 // that is still alive (the same session continued in a second terminal, say), or on another
-// machine sharing the workflow, whose client's life only its heartbeat tells. Unknown pids
-// answer false.
+// machine sharing the workflow, whose client's life only its heartbeat tells. An owner
+// recorded without a pid (the agent's cairn in its Bash tool) of another session runs where a
+// running client's session record names that session (sessionClient). Unknown pids answer
+// false.
 func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
+	if o.PID <= 0 && o.SessionID != "" && o.SessionID != e.cfg.SessionID && e.cfg.PID > 0 && o.Host == "" {
+		pid, _ := e.sessionClient(o.SessionID)
+		return pid > 0 && pid != e.cfg.PID
+	}
 	return e.onOtherHost(o) || o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID && processAlive(o.PID)
 }
 
@@ -94,8 +105,9 @@ var thisHost = sync.OnceValue(func() string {
 // (its task list) or take the owner's turn (the Stop hook's one ask about a set of blocking
 // violations).
 func (e *Engine) besideLiveOwner(r *workflow.Record) bool {
-	return r != nil && r.Owner != nil && e.inOtherLiveClient(r.Owner) &&
-		workflow.OwnerLive(r, e.actor(), e.now(), workflow.DefaultLiveWindow)
+	// The heartbeat first: inOtherLiveClient may read the session records.
+	return r != nil && r.Owner != nil && workflow.OwnerLive(r, e.actor(), e.now(), workflow.DefaultLiveWindow) &&
+		e.inOtherLiveClient(r.Owner)
 }
 
 // dropEndedOwner removes the owned-by-a-live-session finding when the owner has ended.

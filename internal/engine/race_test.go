@@ -181,7 +181,12 @@ func exitedPID(t *testing.T) int {
 // A session that last changed the workflow a moment ago is "another live session" only while
 // it can be: not when it ran in the caller's own client (replaced by /clear), nor when its
 // client has exited (a new session right after the last one closed). The heartbeat alone
-// decides when no pid is recorded.
+// decides when no pid is recorded (the agent's cairn in its Bash tool has the session but no
+// pid), unless the caller's client ran that session before the one it is in now: its session
+// starts recorded both (sessions/<pid>.json), and /clear ended the first. Any engine of that
+// client knows it (a session start, cairn-mcp, a PreCompact hook), not only the one that
+// recorded it. Nor is such an owner live when the client whose record names its session has
+// exited (Claude Code quit, then started again at once).
 //
 // The same session in another client (`claude --continue` in a second terminal while the
 // first runs) is another live session while that client runs, and ended once it has exited.
@@ -190,15 +195,24 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		ownerPID func(t *testing.T) int
-		session  string // the caller's session; "" is another one than the owner's
+		session  string   // the caller's session; "" is another one than the owner's
+		records  []string // the sessions the caller's client recorded, in order, before the call
 		live     bool
+		// ranIn is the client whose session record names the owner's session (nil: none).
+		ranIn func(t *testing.T) int
 	}{
-		{"owner client alive elsewhere", func(*testing.T) int { return os.Getpid() }, "", true},
-		{"same client after clear", func(*testing.T) int { return client }, "", false},
-		{"owner client exited", exitedPID, "", false},
-		{"no pid recorded", func(*testing.T) int { return 0 }, "", true},
-		{"same session in a live other client", func(*testing.T) int { return os.Getpid() }, "old-session", true},
-		{"same session resumed after its client exited", exitedPID, "old-session", false},
+		{"no pid recorded, its client exited", func(*testing.T) int { return 0 }, "", nil, false, exitedPID},
+		{"no pid recorded, its client runs", func(*testing.T) int { return 0 }, "", nil, true, func(*testing.T) int { return os.Getpid() }},
+		{"owner client alive elsewhere", func(*testing.T) int { return os.Getpid() }, "", nil, true, nil},
+		{"same client after clear", func(*testing.T) int { return client }, "", nil, false, nil},
+		{"owner client exited", exitedPID, "", nil, false, nil},
+		{"no pid recorded", func(*testing.T) int { return 0 }, "", nil, true, nil},
+		{"no pid recorded, ran in this client before clear", func(*testing.T) int { return 0 }, "", []string{"old-session", "new-session"}, false, nil},
+		{"no pid recorded, ran in this client two sessions ago", func(*testing.T) int { return 0 }, "", []string{"old-session", "other", "new-session"}, false, nil},
+		{"no pid recorded, this client ran another", func(*testing.T) int { return 0 }, "", []string{"other", "new-session"}, true, nil},
+		{"no pid recorded, resumed again in this client", func(*testing.T) int { return 0 }, "", []string{"old-session", "new-session", "old-session", "new-session"}, false, nil},
+		{"same session in a live other client", func(*testing.T) int { return os.Getpid() }, "old-session", nil, true, nil},
+		{"same session resumed after its client exited", exitedPID, "old-session", nil, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -207,6 +221,17 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.clock.Add(30 * time.Second)
+			if tc.ranIn != nil {
+				pid := tc.ranIn(t)
+				if err := e.openAs("old-session", pid).RecordSession(engine.Session{SessionID: "old-session", PID: pid}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, s := range tc.records {
+				if err := e.openAs(s, client).RecordSession(engine.Session{SessionID: s, PID: client}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			caller := cmp.Or(tc.session, "new-session")
 			en := e.openAs(caller, client)
 

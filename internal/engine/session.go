@@ -25,7 +25,15 @@ type Session struct {
 	PID       int       `json:"pid"`
 	StartedAt time.Time `json:"started_at"`
 	Heartbeat time.Time `json:"heartbeat"`
+	// Replaced are the sessions this client ran before this one, newest first (at most
+	// maxReplaced): a client runs one session at a time, so /clear or /resume ended them.
+	// RecordSession keeps them; older files have none.
+	Replaced []string `json:"replaced,omitempty"`
 }
+
+// maxReplaced bounds Session.Replaced: an owner recorded without a pid that this client ran
+// further back has long gone quiet, which its heartbeat says.
+const maxReplaced = 8
 
 // StopInput is what the Stop hook knows.
 type StopInput struct {
@@ -76,10 +84,25 @@ type stopState struct {
 
 // RecordSession writes sessions/<pid>.json: which Claude Code session the client with that pid
 // is in now. The MCP server (whose parent is that client) reads it to learn the session after
-// /clear.
+// /clear. The session the record named before, if another, has ended (a client runs one at a
+// time: /clear, /resume), and is kept in Replaced, so that an owner of it recorded without a
+// pid (the agent's cairn in its Bash tool, which has the session but no pid) is taken as
+// ended by this client's engines, as one with this pid is (ownerEnded).
 func (e *Engine) RecordSession(s Session) error {
 	if s.PID <= 0 {
 		return fmt.Errorf("recording the session: no Claude Code pid (pid %d)", s.PID)
+	}
+	s.Replaced = nil
+	if prev, ok := e.CurrentSession(s.PID); ok {
+		if prev.SessionID != s.SessionID {
+			s.Replaced = []string{prev.SessionID}
+		}
+		for _, id := range prev.Replaced {
+			// One resumed again is live again.
+			if id != s.SessionID && id != prev.SessionID && len(s.Replaced) < maxReplaced {
+				s.Replaced = append(s.Replaced, id)
+			}
+		}
 	}
 	now := e.now()
 	if s.StartedAt.IsZero() {
@@ -94,6 +117,42 @@ func (e *Engine) RecordSession(s Session) error {
 	}
 	return e.st.WriteSession(strconv.Itoa(s.PID), doc)
 }
+
+// sessionEnded reports whether the Claude Code session id has ended, as the session records
+// (sessions/<pid>.json) tell it, for an owner recorded without a pid: a client ran it before
+// the one it is in now (Session.Replaced: /clear, /resume), or the client whose record names
+// it as its session has exited, and no client still running names it so. A session no record
+// names is not known to have ended.
+func (e *Engine) sessionEnded(id string) bool {
+	_, ended := e.sessionClient(id)
+	return ended
+}
+
+// sessionClient is what the session records (at most maxSessionsRead) say of the Claude Code
+// session id: the pid of a running client whose record names it as its session (0: none),
+// else whether it has ended (see sessionEnded).
+func (e *Engine) sessionClient(id string) (running int, ended bool) {
+	names, err := e.st.Sessions()
+	if err != nil {
+		return 0, false
+	}
+	for _, n := range names[:min(len(names), maxSessionsRead)] {
+		pid, err := strconv.Atoi(n)
+		s, ok := e.CurrentSession(pid)
+		switch {
+		case err != nil || !ok:
+		case s.SessionID == id && (pid == e.cfg.PID || !clientExited(pid)):
+			return pid, false // live as its heartbeat says
+		case s.SessionID == id || slices.Contains(s.Replaced, id):
+			ended = true
+		}
+	}
+	return 0, ended
+}
+
+// maxSessionsRead bounds the session records sessionEnded reads: cairn-mcp removes those of
+// exited clients after an hour, so a project has about one a client running.
+const maxSessionsRead = 64
 
 // CurrentSession returns what the SessionStart hook last recorded for a Claude Code pid.
 func (e *Engine) CurrentSession(pid int) (Session, bool) {

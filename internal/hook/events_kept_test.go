@@ -191,3 +191,32 @@ func TestSessionStartRecordsKeptTasksAfterItsRepair(t *testing.T) {
 		t.Errorf("task events still kept after the session start: %q", kept)
 	}
 }
+
+// TestPreCompactStoppedEarlyPrintsText: Claude Code adds a PreCompact hook's stdout, as it is,
+// to the compaction request (after "Additional Instructions:") and shows it to the user as the
+// hook's output; it reads no systemMessage there. A PreCompact that stopped early printed the
+// other hooks' JSON systemMessage, which went into the compaction request as a line of JSON.
+// It prints text: what was not done, and the step after the compaction.
+func TestPreCompactStoppedEarlyPrintsText(t *testing.T) {
+	getenv, _ := startedAs(t, "sess-aaaa-1")
+	fired, release := make(chan time.Time), make(chan struct{})
+	var once sync.Once
+	// The event is read; the work stops at its first look at the environment after that,
+	// until the hard stop has answered.
+	held := func(k string) string {
+		if k == "CLAUDE_PID" {
+			once.Do(func() { close(fired); <-release })
+		}
+		return getenv(k)
+	}
+	var stdout, stderr bytes.Buffer
+	r := &hook.Runner{Name: hook.EventsName, Stderr: &stderr}
+	hook.SetHardStop(r, func(time.Time) <-chan time.Time { return fired })
+	done := hook.EventsAs(r, strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"PreCompact","trigger":"auto"}`), &stdout, held)
+	close(release)
+	<-done
+	got := stdout.String()
+	if strings.HasPrefix(got, "{") || !strings.Contains(got, "mcp__plugin_cairn_cairn__resume_check") || !strings.Contains(got, "did not finish within") {
+		t.Errorf("PreCompact stopped early printed %q, want text naming resume_check and why\nstderr:\n%s", got, stderr.String())
+	}
+}

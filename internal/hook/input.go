@@ -209,6 +209,7 @@ func eventOf(data []byte, err error, wait time.Duration) (Event, []string) {
 // of the deadline: the rest is for the work.
 func (r *Runner) event(stdin io.Reader) Event {
 	ev, notes := ReadEvent(stdin, min(StdinWait, r.Deadline/2))
+	r.eventName.Store(&ev.HookEventName)
 	for _, n := range notes {
 		r.Logf("%s", n)
 	}

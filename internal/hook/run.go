@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os/signal"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -51,6 +54,9 @@ type Runner struct {
 	Deadline time.Duration // counted from Run's start; runHook sets it from DeadlineFrom
 
 	mu sync.Mutex
+	// eventName is the event's hook_event_name once read from stdin, for the answer of a hook
+	// that stops early (earlyOutput); apart from mu, which a stderr write holds.
+	eventName atomic.Pointer[string]
 	// hardStop, when set, stands in for the timer of Run's hard stop: it gets the moment the
 	// timer would fire and returns the channel Run gives up on. Tests decide with it which of
 	// the body and the hard stop comes first, which a loaded machine's scheduler otherwise does.
@@ -124,7 +130,8 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 // environment, runs work under it (see Run) and writes the answer to stdout. It has no exit
 // code to give: a hook that exits other than 0 shows the user a failure and helps no one, so
 // every failure is printed as an answer instead. early is the one-line systemMessage printed
-// when work panics or overruns the deadline, its %s the reason.
+// when work panics or overruns the deadline, its %s the reason (for a PreCompact event, the
+// text of earlyOutput).
 func runHook(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML,
 	work func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte, early string) {
 	runHookAs(&Runner{Name: name, Stderr: stderr}, stdin, stdout, getenv, yaml, work, early)
@@ -136,10 +143,19 @@ func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string)
 	start := time.Now()
 	name := r.Name
 	var out []byte
-	if root, stale := staleLaunch(getenv); stale {
-		// Binaries made from other sources: the launcher finds or installs the right ones.
-		err := handBack(name, root)
-		r.Logf("these binaries were not made from the plugin's sources (%s), and running hooks/launch again failed: %v", getenv(EnvLaunchBin), err)
+	root, stale := staleLaunch(getenv)
+	var backErr error
+	if stale {
+		// Binaries made from other sources: the launcher finds or installs the right ones. It
+		// replaces this process before SIGPIPE is ignored: its shell would inherit that.
+		backErr = handBack(name, root)
+	}
+	// A reader gone (Claude Code's end of a pipe closed) must not kill the hook by SIGPIPE,
+	// an exit Claude Code shows as a failed hook: a write to it fails with EPIPE instead, said
+	// on stderr as any failed write is.
+	signal.Ignore(syscall.SIGPIPE)
+	if stale {
+		r.Logf("these binaries were not made from the plugin's sources (%s), and running hooks/launch again failed: %v", getenv(EnvLaunchBin), backErr)
 		out = MessageOutput("Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).")
 	} else {
 		var note string
@@ -148,9 +164,7 @@ func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string)
 		}
 		out = r.Run(start, func(ctx context.Context) []byte {
 			return work(ctx, r, stdin, getenv, yaml)
-		}, func(why string) []byte {
-			return MessageOutput(fmt.Sprintf(early, why))
-		})
+		}, func(why string) []byte { return r.earlyOutput(early, why) })
 	}
 	if len(out) == 0 {
 		return // nothing to say: no write at all
@@ -158,6 +172,21 @@ func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string)
 	if _, err := stdout.Write(out); err != nil {
 		r.Logf("writing stdout: %v", err)
 	}
+}
+
+// compactEarly is a PreCompact hook's answer when it stops early, its %s the reason: text,
+// for Claude Code adds that hook's stdout as it is to the compaction request and shows it to
+// the user as the hook's output, and reads no systemMessage there.
+const compactEarly = "Cairn: the workflow position was not read before this compaction (%s; details on stderr). After compaction, call " +
+	engine.ToolPrefix + "resume_check to see where the work stands.\n"
+
+// earlyOutput is the answer of a hook that stops early (Run's fallback): the one-line
+// systemMessage early says, its %s why; for PreCompact, compactEarly.
+func (r *Runner) earlyOutput(early, why string) []byte {
+	if name := r.eventName.Load(); name != nil && *name == EventPreCompact {
+		return fmt.Appendf(nil, compactEarly, why)
+	}
+	return MessageOutput(fmt.Sprintf(early, why))
 }
 
 // lockWait is how long the engine may wait for a lock: most of the time left before ctx's

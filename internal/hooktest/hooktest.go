@@ -41,10 +41,11 @@ const ClaudePID = "4242"
 func Main(m *testing.M, cmds map[string]func()) {
 	update = flag.Bool("update", false, "rewrite the expected files in testdata/script/*.txtar")
 	all := map[string]func(){
-		"cairn":           func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) },
-		"cairn-fixture":   func() { os.Exit(fixture(os.Args[1:])) },
-		"with-readonly":   func() { os.Exit(withReadonly(os.Args[1:])) },
-		"with-open-stdin": func() { os.Exit(withOpenStdin(os.Args[1:])) },
+		"cairn":              func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) },
+		"cairn-fixture":      func() { os.Exit(fixture(os.Args[1:])) },
+		"with-readonly":      func() { os.Exit(withReadonly(os.Args[1:])) },
+		"with-open-stdin":    func() { os.Exit(withOpenStdin(os.Args[1:])) },
+		"with-closed-stdout": func() { os.Exit(withClosedStdout(os.Args[1:])) },
 	}
 	maps.Copy(all, cmds)
 	testscript.Main(m, all)
@@ -333,27 +334,47 @@ func withReadonly(args []string) int {
 // withOpenStdin runs a command whose stdin is a pipe that is never written to nor closed, as a
 // terminal or a stuck writer would leave it: with-open-stdin CMD [ARGS...].
 func withOpenStdin(args []string) int {
+	return withPipe("with-open-stdin", args, func(cmd *exec.Cmd, r, _ *os.File) { cmd.Stdin = r })
+}
+
+// withClosedStdout runs a command whose stdout is a pipe that no one reads, its reading end
+// closed before the command starts, as a reader that gave up leaves it: a write there is a
+// broken pipe. with-closed-stdout CMD [ARGS...].
+func withClosedStdout(args []string) int {
+	return withPipe("with-closed-stdout", args, func(cmd *exec.Cmd, r, w *os.File) {
+		r.Close()
+		cmd.Stdout = w
+	})
+}
+
+// withPipe runs the wrapper name's command with os's stdio, and one end of a new pipe in place
+// of one of them (set): the other end stays open, unless set closes it, until the command ends.
+func withPipe(name string, args []string, set func(cmd *exec.Cmd, r, w *os.File)) int {
 	if len(args) < 1 {
-		fmt.Fprintln(os.Stderr, "usage: with-open-stdin CMD [ARGS...]")
+		fmt.Fprintf(os.Stderr, "usage: %s CMD [ARGS...]\n", name)
 		return 2
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "with-open-stdin: %v\n", err)
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 2
 	}
+	defer pr.Close()
 	defer pw.Close()
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = pr, os.Stdout, os.Stderr
-	err = cmd.Run()
-	pr.Close()
-	return exitCode("with-open-stdin", err)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	set(cmd, pr, pw)
+	return exitCode(name, cmd.Run())
 }
 
 // exitCode is what the wrapper name exits with after running its command: the command's own
 // code, or 2 when it could not run it.
 func exitCode(name string, err error) int {
 	if ee, ok := err.(*exec.ExitError); ok {
+		if ee.ExitCode() < 0 { // killed by a signal, which no exit code says
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+			return 2
+		}
 		return ee.ExitCode()
 	}
 	if err != nil {

@@ -435,6 +435,10 @@ func (s *Store) WriteSession(name string, doc []byte) error {
 	return s.put(sessions, name, doc, durable.WriteFileNoSync)
 }
 
+// Sessions lists the session records' names (sessions/NAME.json), in name order: none when
+// no client is recorded.
+func (s *Store) Sessions() ([]string, error) { return s.names(sessions) }
+
 // ReadSession returns sessions/NAME.json; a missing one is a *NotFoundError.
 func (s *Store) ReadSession(name string) ([]byte, error) { return s.get(sessions, name) }
 
