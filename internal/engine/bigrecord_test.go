@@ -47,24 +47,36 @@ func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
 }
 
 // Variables fill a record too (256 of up to 64 KiB each): the refusal names them and the
-// step that makes room, not archiving the live workflow.
+// step that makes room, not archiving the live workflow. The record is filled by hand to
+// where one more value does not fit, rather than by a SetVars per value, each writing the
+// whole growing record.
 func TestVarsFillingTheRecordSayUnset(t *testing.T) {
-	_, en := startApex(t)
+	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
 	value := strings.Repeat("v", vars.MaxValueLen)
-	var err error
-	var set int
-	for ; set < 20 && err == nil; set++ {
-		_, err = en.SetVars(map[string]string{fmt.Sprintf("WF_BIG%02d", set): value})
+	kv := map[string]any{}
+	rec["vars"] = kv
+	name := func(i int) string { return fmt.Sprintf("WF_BIG%02d", i) }
+	set := 0
+	for ; ; set++ {
+		kv[name(set)] = value
+		if b, _ := json.Marshal(rec); len(b)+len(value) > 1<<20 {
+			break
+		}
 	}
+	set++
+	writeRecord(t, path, rec)
+	_, err := e.open("s1").SetVars(map[string]string{name(set): value})
 	if err == nil {
-		t.Fatalf("%d values of %d bytes fit in one record", set, len(value))
+		t.Fatalf("%d values of %d bytes fit in one record", set+1, len(value))
 	}
 	if msg := err.Error(); !strings.Contains(msg, "1 MiB") || !strings.Contains(msg, "variables take") ||
 		!strings.Contains(msg, engine.AskWhichVars) || strings.Contains(msg, "cairn vars") || strings.Contains(msg, "archive") {
 		t.Fatalf("refusal %q: want the 1 MiB limit, the variables named, and the agent's step (%s), no CLI command", msg, engine.AskWhichVars)
 	}
-	must(en.UnsetVars([]string{"WF_BIG00"}))(t)
-	must(en.SetVars(map[string]string{fmt.Sprintf("WF_BIG%02d", set-1): value}))(t)
+	en = e.open("s1")
+	must(en.UnsetVars([]string{name(0)}))(t)
+	must(en.SetVars(map[string]string{name(set): value}))(t)
 }
 
 // A record an older Cairn filled with artifacts (it took outputs without bound) is refused

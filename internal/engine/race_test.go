@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -25,6 +26,7 @@ func TestMain(m *testing.M) {
 	case "archive-starter":
 		os.Exit(archiveStarter())
 	}
+	storetest.QuietExits()
 	os.Exit(m.Run())
 }
 

@@ -178,7 +178,7 @@ func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 				t.Helper()
 				t.Fatalf("k=%d persistent=%v: "+format+"\n%s", append([]any{k, persistent}, append(a, strings.Join(ff.Trace(), "\n"))...)...)
 			}
-			s := mustOpen(t, dir, opts...)
+			s := openNoSync(t, dir, opts...)
 			w, err := s.ReadWorkflow()
 			if err != nil {
 				fail("workflow unreadable: %v", err)

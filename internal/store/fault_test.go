@@ -22,7 +22,7 @@ func faultyCopy(t *testing.T, template string, k int, persistent bool, opts ...s
 	dir = filepath.Join(t.TempDir(), "cairn")
 	copyTree(t, template, dir)
 	d := openDir(t, dir)
-	ff = &durabletest.Faulty{FS: d, FailAt: k, Persistent: persistent}
+	ff = &durabletest.Faulty{FS: durabletest.NoSync{FS: d}, FailAt: k, Persistent: persistent}
 	s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestFaultInjection(t *testing.T) {
 				t.Helper()
 				t.Fatalf("k=%d persistent=%v: "+format+"\n%s", append([]any{k, persistent}, append(a, strings.Join(ff.Trace(), "\n"))...)...)
 			}
-			s := mustOpen(t, dir)
+			s := openNoSync(t, dir)
 			w, err := s.ReadWorkflow()
 			if err != nil {
 				fail("workflow unreadable: %v", err)
@@ -218,7 +218,7 @@ func TestFaultInjectionArchive(t *testing.T) {
 			run := func(k int, persistent bool) (*durabletest.Faulty, string, error) {
 				dir := filepath.Join(t.TempDir(), "cairn")
 				copyTree(t, c.template, dir)
-				ff := &durabletest.Faulty{FS: openDir(t, dir), FailAt: k, Persistent: persistent}
+				ff := &durabletest.Faulty{FS: durabletest.NoSync{FS: openDir(t, dir)}, FailAt: k, Persistent: persistent}
 				s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, c.opts...)...)
 				if err != nil {
 					t.Fatal(err)
@@ -239,7 +239,7 @@ func TestFaultInjectionArchive(t *testing.T) {
 						t.Helper()
 						t.Fatalf("k=%d persistent=%v (it said %v): "+format+"\n%s", append(append([]any{k, persistent, aerr}, a...), strings.Join(ff.Trace(), "\n"))...)
 					}
-					s := mustOpen(t, dir, c.opts...)
+					s := openNoSync(t, dir, c.opts...)
 					w, err := s.ReadWorkflow()
 					if err != nil && !errors.Is(err, store.ErrNotFound) {
 						fail("read after recovery: %v", err)

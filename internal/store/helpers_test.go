@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -42,6 +43,13 @@ func openDir(t testing.TB, dir string) *durable.Dir {
 	}
 	t.Cleanup(func() { d.Close() })
 	return d
+}
+
+// openNoSync is mustOpen through durabletest.NoSync, for the checks and the work that follow a
+// fault run: no power is cut there, so what a sync would keep is never looked at.
+func openNoSync(t testing.TB, dir string, opts ...store.Option) *store.Store {
+	t.Helper()
+	return mustOpen(t, dir, append([]store.Option{store.WithFS(durabletest.NoSync{FS: openDir(t, dir)})}, opts...)...)
 }
 
 func newStore(t testing.TB, opts ...store.Option) (*store.Store, string) {

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(helper(mode, os.Getenv("CAIRN_STORE_TEST_DIR")))
 	}
+	storetest.QuietExits()
 	os.Exit(m.Run())
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 )
 
 // costStore is a store in a temporary directory that does not sync (these tests count what a
@@ -38,7 +39,7 @@ func costStore(t *testing.T, n int64, pad int, opts ...Option) (*Store, string) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	s, err := Open(dir, append([]Option{WithFS(benchNoSync{d})}, opts...)...)
+	s, err := Open(dir, append([]Option{WithFS(durabletest.NoSync{FS: d})}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

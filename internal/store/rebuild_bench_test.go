@@ -4,27 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 )
-
-type benchNoSync struct{ durable.FS }
-type benchNoSyncFile struct{ durable.File }
-
-func (n benchNoSync) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
-	f, err := n.FS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return benchNoSyncFile{f}, nil
-}
-func (benchNoSync) SyncDir(string) error { return nil }
-func (benchNoSyncFile) Sync() error      { return nil }
 
 // benchDoc is a workflow record after n transitions, its history bounded at 50 moves.
 func benchDoc(n int64) []byte {
@@ -53,7 +40,7 @@ func benchDoc(n int64) []byte {
 func BenchmarkRebuild1000(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "cairn")
 	d0, _ := durable.OpenDir(func() string { os.MkdirAll(dir, 0o700); return dir }())
-	s, err := Open(dir, WithFS(benchNoSync{d0}))
+	s, err := Open(dir, WithFS(durabletest.NoSync{FS: d0}))
 	if err != nil {
 		b.Fatal(err)
 	}

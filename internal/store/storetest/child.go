@@ -3,9 +3,24 @@ package storetest
 import (
 	"bufio"
 	"fmt"
+	"os"
 	"os/exec"
 	"testing"
 )
+
+// RaceOptions are the race detector's options for the processes a test starts: no sleep at
+// exit. Under -race a process otherwise sleeps a second before it exits, to catch races in
+// goroutines still running; races are still reported, and the process still exits 66.
+const RaceOptions = "atexit_sleep_ms=0"
+
+// QuietExits gives every process this test binary starts RaceOptions, unless GORACE is set
+// already: TestMain calls it before m.Run, in the parent only (the options are read when a
+// process starts, so the parent keeps its own).
+func QuietExits() {
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", RaceOptions)
+	}
+}
 
 // StartChild starts cmd (the test binary run again as a writer, its stdout not yet set) and
 // waits for the first line it writes, which must be ready: otherwise it kills and reaps the
