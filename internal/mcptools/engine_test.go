@@ -1050,6 +1050,11 @@ func TestCheckpointSavedBeforeTheWorkflow(t *testing.T) {
 	if got, want := text(res), "2 checkpoint(s): new; saved before this workflow started: old"; got != want {
 		t.Errorf("list_checkpoints says %q, want %q", got, want)
 	}
+	// Claude Code gives the model the structured content, not the text: it says what the list
+	// means there too.
+	if w := fmt.Sprint(s["warnings"]); !strings.Contains(w, "checkpoints_before_workflow were saved before this workflow started: they may hold another workflow's results") {
+		t.Errorf("list_checkpoints' warnings %s do not say what checkpoints_before_workflow means", w)
+	}
 	if s := structured(t, mustOK(t, c, "list_checkpoints", `{"pattern":"n*"}`)); s["checkpoints_before_workflow"] != nil {
 		t.Errorf("list_checkpoints n* names %v as saved before the workflow", s["checkpoints_before_workflow"])
 	}

@@ -646,6 +646,9 @@ func runListCheckpoints(c *call) (*outcome, error) {
 			used += len(before[n]) + 3
 		}
 		structured[beforeKey] = before[:n]
+		// Claude Code gives the model the structured content instead of the text: it says there
+		// what the list means.
+		warnings = append(warnings, beforeKey+" were saved before this workflow started: they may hold another workflow's results; check that one fits this work before relying on it.")
 		if n < len(before) {
 			warnings = append(warnings, fmt.Sprintf("%s holds the first %d of the %d saved before this workflow started; load_checkpoint says of any other whether it was.", beforeKey, n, len(before)))
 		}
