@@ -658,8 +658,12 @@ type ApprovalError struct {
 }
 
 func (e *ApprovalError) Error() string {
-	return fmt.Sprintf("leaving phase %s needs a person's approval: a person runs `cairn approve [NOTE]` in the project, %s, then the move can be made again", e.Phase, OwnTerminal)
+	return fmt.Sprintf("leaving phase %s needs a person's approval: %s", e.Phase, ApproveThenMove)
 }
+
+// ApproveThenMove ends ApprovalError: who approves, where, and then the move. The command
+// line gives a person in a terminal of their own their step in its place.
+const ApproveThenMove = "a person runs `cairn approve [NOTE]` in the project, " + OwnTerminal + ", then the move can be made again"
 
 // OwnTerminal is where a person runs cairn approve: it is refused in every shell Claude Code
 // starts (the agent's Bash tool, the hooks), where the agent could run it too.
