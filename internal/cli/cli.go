@@ -578,7 +578,8 @@ func shellSteps(msg string, agent bool) string {
 		{engine.CompleteStep, "finish the workflow with cairn complete OUTCOME"},
 		{engine.CompleteAgain, "then run cairn complete OUTCOME again"},
 		{engine.ConfirmCopy, "choose which copy to keep"},
-		{engine.AncientCheck, engine.AncientCheck},   // the person's own check (cairn status)
+		{engine.AncientCheck, engine.AncientCheck}, // the person's own check (cairn status)
+		{workflow.ApproveThenMove, "approve it with `cairn approve [NOTE]`, then run the move again"},
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 		{"; " + engine.InTheWayStep, ", then run the command again"},
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
@@ -610,6 +611,8 @@ var agentSteps = map[string]string{
 	restoreAsk:          restoreAsk,
 	engine.ConfirmCopy:  engine.ConfirmCopy,
 	engine.AncientCheck: workflow.AncientAsk,
+	// The person the agent asks must not run it through Claude Code.
+	workflow.ApproveThenMove: workflow.ApproveThenMove,
 }
 
 // told and wrote report an engine call's answer: its error, or the message on stdout (wrote:

@@ -20,7 +20,7 @@ func TestCheckpointsSavedBeforeTheWorkflowAreToldApart(t *testing.T) {
 	must(en.SaveCheckpoint("old-plan", json.RawMessage(`{"step":1}`)))(t)
 	must(en.SaveCheckpoint("old-risk", json.RawMessage(`{"risk":"low"}`)))(t)
 	must(en.CompleteByPerson("first done"))(t)
-	e.clock.Add(time.Hour)
+	e.clock.Add(time.Hour + 30*time.Second) // the second starts half a minute past the hour
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
 	must(en.SaveCheckpoint("new-plan", json.RawMessage(`{"step":2}`)))(t)
 	// The files' times as the engine's clock sees the two workflows: the old ones an hour
@@ -58,6 +58,13 @@ func TestCheckpointsSavedBeforeTheWorkflowAreToldApart(t *testing.T) {
 	if want := "Saved 2026-11-22 10:00 UTC, before this workflow started (2026-11-22 11:00 UTC): it may be another workflow's result."; note != want {
 		t.Errorf("old-plan's note = %q, want %q", note, want)
 	}
+	// Saved in the minute the workflow started: the two times are told apart by their seconds,
+	// not as one minute said twice ("Saved 11:00 UTC, before this workflow started (11:00 UTC)").
+	savedAt("old-plan", start.Add(-5*time.Second))
+	if note, want := en.CheckpointBefore("old-plan"), "Saved 2026-11-22 11:00:25 UTC, before this workflow started (2026-11-22 11:00:30 UTC): it may be another workflow's result."; note != want {
+		t.Errorf("old-plan's note = %q, want %q", note, want)
+	}
+	savedAt("old-plan", start.Add(-time.Hour))
 	if d := must(en.LoadCheckpoint("old-plan"))(t); string(d) != `{"step":1}` {
 		t.Errorf("old-plan loads as %s, want the data as saved", d)
 	}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -579,5 +580,41 @@ func TestDoctorDoesNotReadAHealthyJournal(t *testing.T) {
 	}
 	if slack := uint64(longJournal-shortJournal) / 4; long > short+slack {
 		t.Errorf("doctor with a %d-byte journal allocated %d bytes, with a %d-byte one %d: want at most %d more", longJournal, long, shortJournal, short, slack)
+	}
+}
+
+// TestDoctorMemoryIndexLeftAlone: a MEMORY.md Cairn leaves as it is (a symbolic link, a file
+// over 4 MiB) keeps every L2 line and learning out of auto-memory, and every write says so;
+// cairn doctor, the person's check, said "All checks passed". It now fails the check with the
+// memory's own step.
+func TestDoctorMemoryIndexLeftAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lay  func(t *testing.T, index string)
+		fix  string
+	}{
+		{"link", func(t *testing.T, index string) {
+			real := filepath.Join(t.TempDir(), "MEMORY.md")
+			noErr(t, os.WriteFile(real, []byte("- mine\n"), 0o600))
+			noErr(t, os.Symlink(real, index))
+		}, "replace the link with a copy of the file it leads to: L2 lines are skipped meanwhile"},
+		{"too large", func(t *testing.T, index string) {
+			noErr(t, os.WriteFile(index, bytes.Repeat([]byte("x"), 5<<20), 0o600))
+		}, "shorten it to under 4 MiB: L2 lines are skipped meanwhile"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			noErr(t, os.MkdirAll(e.memoryDir(), 0o700))
+			tc.lay(t, filepath.Join(e.memoryDir(), "MEMORY.md"))
+			c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "auto-memory index")
+			if c == nil || c.OK || c.Fix != tc.fix || !strings.Contains(c.Detail, "MEMORY.md") {
+				t.Fatalf("doctor says %+v, want the fix %q", c, tc.fix)
+			}
+		})
+	}
+	// A usable MEMORY.md, or none yet, passes.
+	e := newEnv(t)
+	if c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "auto-memory index"); c == nil || !c.OK {
+		t.Fatalf("no MEMORY.md yet: doctor says %+v", c)
 	}
 }

@@ -1372,8 +1372,12 @@ func (e *Engine) CheckpointBefore(name string) string {
 	if !savedBefore(saved, r) {
 		return ""
 	}
+	layout := minuteUTC
+	if saved.UTC().Format(layout) == r.CreatedAt.UTC().Format(layout) {
+		layout = secondUTC // one minute said twice would not read as before
+	}
 	return fmt.Sprintf("Saved %s, before this workflow started (%s): it may be another workflow's result.",
-		saved.UTC().Format(minuteUTC), r.CreatedAt.UTC().Format(minuteUTC))
+		saved.UTC().Format(layout), r.CreatedAt.UTC().Format(layout))
 }
 
 // noSpace says what a write in dir that failed with ENOSPC (err) lacked: "the disk is full";
@@ -1389,6 +1393,9 @@ func noSpace(err error, dir string) (what string, inodes bool) {
 
 // minuteUTC is how a time is said to the model or a person: 2026-11-29 10:04 UTC.
 const minuteUTC = "2006-01-02 15:04 UTC"
+
+// secondUTC is minuteUTC with the seconds, for two times within one minute.
+const secondUTC = "2006-01-02 15:04:05 UTC"
 
 // savedSlack is how much earlier than a workflow's start a checkpoint's file time must be for
 // the checkpoint to count as saved before it. A file's time comes from a coarser clock than

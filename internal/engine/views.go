@@ -600,6 +600,16 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else {
 		md := e.mem.Location().Dir
 		add("auto-memory (L2)", creatable(md), md, writeFix(md)+": L2 lines are skipped meanwhile")
+		// A MEMORY.md Cairn leaves as it is keeps every line and learning out of auto-memory.
+		if _, err := e.mem.Footprint(); memory.LeftAlone(err) {
+			detail := err.Error()
+			if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
+				detail = ue.Cause() // its learnings' words are not what failed here
+			}
+			add("auto-memory index", false, detail, memory.LeftAloneStep(err)+": L2 lines are skipped meanwhile")
+		} else {
+			add("auto-memory index", true, filepath.Join(md, memory.IndexFile), "")
+		}
 		kept, settled := memory.KeptTemps(md, e.now())
 		detail := "none kept"
 		if settled > 0 {

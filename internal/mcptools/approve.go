@@ -84,5 +84,10 @@ func askApproval(c *call, refused error, ae *workflow.ApprovalError) (*workflow.
 		// claude -p answers every elicitation so, at once: no person saw it.
 		return nil, fmt.Errorf("leaving phase %s needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): %s, then call %s again", phase, engine.UserApproves, tool)
 	}
+	// A no's note says what to change: the agent is given it, unless it has a secret's shape.
+	if note, _ := content["note"].(string); strings.TrimSpace(note) != "" && secrets.ScanString(note) == nil {
+		return nil, fmt.Errorf("the user did not approve leaving phase %s and wrote: “%s”; stay in it: do what they ask, and ask again once it is done",
+			phase, secrets.Line(note, maxApprovalNote))
+	}
 	return nil, fmt.Errorf("the user did not approve leaving phase %s; stay in it: ask the user what to change, and ask again once it is done", phase)
 }

@@ -55,6 +55,7 @@ func TestBadArguments(t *testing.T) {
 		{"unknown-field", "transition", `{"to":"plan","phase":"plan"}`, []string{`an unknown argument`, "{to, from?, checkpoint?, outputs?, note?}"}},
 		{"misspelt-field", "start_workflow", `{"type":"apex","context":"x","workflowId":"a"}`, []string{`did you mean "workflow_id"`}},
 		{"unknown-on-no-arg-tool", "resume_check", `{"verbose":true}`, []string{`an unknown argument`, "no arguments"}},
+		{"two-unknown", "initiative", `{"action":"get","verbose":1,"zz_unknown":2}`, []string{"(nothing was changed): 2 unknown arguments (initiative takes {action, title?, status?, milestone?, note?})"}},
 		{"violation-unknown-field", "set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":"d","file":"x"}]}`, []string{`an unknown field`}},
 		// enums
 		{"task-status", "update_task", `{"id":"t1","status":"finished"}`, []string{`"status" is not one of pending, running, done, failed`}},
@@ -178,9 +179,13 @@ func TestOversizedArgumentsAreOneProblem(t *testing.T) {
 		fmt.Fprintf(&b, `"f%d":1`, i)
 	}
 	b.WriteString(`}`)
-	res := mustFail(t, c, "resume_check", b.String(), "unknown argument")
+	res := mustFail(t, c, "resume_check", b.String(), "50 unknown arguments (resume_check takes no arguments: send {})")
 	if n := strings.Count(text(res), "\n- "); n > 6 {
 		t.Errorf("report lists %d problems; want at most 6", n)
+	}
+	// Said once, with the count, not the same line once per argument.
+	if n := strings.Count(text(res), "unknown argument"); n != 1 {
+		t.Errorf("report says unknown arguments %d times:\n%s", n, text(res))
 	}
 }
 

@@ -110,6 +110,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	// inAValue: the rule inValue broke was broken inside some argument's value, known or not,
 	// rather than by the arguments object itself (an argument named twice).
 	inAValue := false
+	unknown := 0 // arguments neither the tool's nor near one of its names: said once, counted
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		// The unknown name is not repeated; the near miss is one of the tool's own names.
 		switch near := spec.near(k); {
@@ -118,12 +119,18 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		case near != "":
 			add("an unknown argument: did you mean %q? (%s takes %s)", near, spec.name, spec.signature())
 		default:
-			add("an unknown argument (%s takes %s)", spec.name, spec.signature())
+			unknown++
 		}
 		if inValue != nil && !inAValue {
 			vp, _ := valueProblem("", m[k])
 			inAValue = vp != ""
 		}
+	}
+	switch {
+	case unknown == 1:
+		add("an unknown argument (%s takes %s)", spec.name, spec.signature())
+	case unknown > 1:
+		add("%d unknown arguments (%s takes %s)", unknown, spec.name, spec.signature())
 	}
 
 	out := make(args, len(spec.fields))

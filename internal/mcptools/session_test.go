@@ -224,8 +224,11 @@ func TestApprovalGate(t *testing.T) {
 		err   string
 	}{
 		{"accept", &person{action: mcp.ElicitationResponseActionAccept, yes: true}, true, ""},
-		{"accept-but-no", &person{action: mcp.ElicitationResponseActionAccept, yes: false}, false, "the user did not approve leaving phase plan"},
-		{"decline", &person{action: mcp.ElicitationResponseActionDecline}, false, "the user did not approve leaving phase plan"},
+		// The person's note on a no is what to change: the agent is given it, not sent to ask.
+		{"accept-but-no", &person{action: mcp.ElicitationResponseActionAccept, yes: false, note: "split step 3\nfirst"}, false, "the user did not approve leaving phase plan and wrote: “split step 3 first”; stay in it: do what they ask, and ask again once it is done"},
+		// A note with a secret's shape is not repeated: the agent asks what to change.
+		{"no-with-secret-note", &person{action: mcp.ElicitationResponseActionAccept, yes: false, note: "use ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]}, false, "the user did not approve leaving phase plan; stay in it: ask the user what to change, and ask again once it is done"},
+		{"decline", &person{action: mcp.ElicitationResponseActionDecline}, false, "the user did not approve leaving phase plan; stay in it: ask the user what to change, and ask again once it is done"},
 		{"cancel-as-claude-p-does", &person{action: mcp.ElicitationResponseActionCancel}, false, "the prompt was cancelled (claude -p cancels every prompt): ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused), then call transition again"},
 		{"no-elicitation", nil, false, "no person could be asked here: ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused), then call transition again"},
 	} {

@@ -668,8 +668,12 @@ type ApprovalError struct {
 }
 
 func (e *ApprovalError) Error() string {
-	return fmt.Sprintf("leaving phase %s needs a person's approval: a person runs `cairn approve [NOTE]` in the project, %s, then the move can be made again", e.Phase, OwnTerminal)
+	return fmt.Sprintf("leaving phase %s needs a person's approval: %s", e.Phase, ApproveThenMove)
 }
+
+// ApproveThenMove ends ApprovalError: who approves, where, and then the move. The command
+// line gives a person in a terminal of their own their step in its place.
+const ApproveThenMove = "a person runs `cairn approve [NOTE]` in the project, " + OwnTerminal + ", then the move can be made again"
 
 // OwnTerminal is where a person runs cairn approve: it is refused in every shell Claude Code
 // starts (the agent's Bash tool, the hooks), where the agent could run it too.
@@ -697,7 +701,11 @@ func Approve(def *Definition, r *Record, source, note string, now time.Time, by 
 		return Result{}, fmt.Errorf("phase %s not approved: %w", p, err)
 	}
 	now = now.UTC()
-	return change(r, EventApprove, now, by, func(n *Record) { approve(n, p, now, source, note) }), nil
+	res := change(r, EventApprove, now, by, func(n *Record) { approve(n, p, now, source, note) })
+	// The live session that owns the workflow is the one waiting for this yes: approving
+	// cannot cross its work, so there is no ownership warning to give.
+	res.Warnings = nil
+	return res, nil
 }
 
 // markPhase marks phase name of r completed at now, or open again, and adds outputs to it.
