@@ -483,6 +483,9 @@ type DoctorOptions struct {
 	// Outside says no project is named and none holds the working directory (cairn run in
 	// $HOME, say): where no state is either, the CLI's writing commands refuse.
 	Outside bool
+	// GOOS is the system the binaries are for ("" for this one's): on Windows they are
+	// NAME.exe, and carry no execute bits.
+	GOOS string
 }
 
 // Doctor checks the install and the state: binaries, plugin files, state directory
@@ -504,19 +507,21 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		if opt.PluginRoot != "" {
 			fix = RefreshCommand(opt.PluginRoot, opt.BinDir, true)
 		}
+		goos := cmp.Or(opt.GOOS, runtime.GOOS)
 		var present []string
 		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
-			p := filepath.Join(opt.BinDir, b)
+			p := filepath.Join(opt.BinDir, Exe(goos, b))
 			fi, err := os.Stat(p)
-			ok := err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+			// Windows runs a file by its name, and Go reports no execute bits there.
+			ok := err == nil && fi.Mode().IsRegular() && (goos == "windows" || fi.Mode()&0o111 != 0)
 			add("binary "+b, ok, p, fix)
 			if ok {
-				present = append(present, b)
+				present = append(present, Exe(goos, b))
 			}
 		}
 		if opt.PluginRoot != "" && len(present) > 0 {
-			if fi, err := os.Stat(filepath.Join(opt.BinDir, "cairn")); err == nil && fi.Mode().IsRegular() {
-				present = append(present, "cairn")
+			if fi, err := os.Stat(filepath.Join(opt.BinDir, Exe(goos, "cairn"))); err == nil && fi.Mode().IsRegular() {
+				present = append(present, Exe(goos, "cairn"))
 			}
 			ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
 			add("binary stamp", ok, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, false))
@@ -665,6 +670,15 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
 	}
 	return out
+}
+
+// Exe is the file name of the binary name on goos: name.exe on Windows, as the release's zip
+// and hooks/install name it.
+func Exe(goos, name string) string {
+	if goos == "windows" {
+		return name + ".exe"
+	}
+	return name
 }
 
 // maxQuarantineShown is how many of the files quarantine/ holds doctor names, newest first.
