@@ -193,18 +193,27 @@ func TestDoctorCairnOffPathSaysWhatIsFine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "cairn"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	link := ": " + vars.Quote(exe) + " doctor --link"
+	// Without HOME, doctor --link has no ~/.local/bin to link from: the step is the link itself.
+	noHomeLink := ": ln -s " + vars.Quote(exe) + " DIR/cairn, DIR a directory on your PATH"
 	for _, tc := range []struct {
-		path, prefix string
+		path, prefix, suffix string
+		noHome               bool
 	}{
-		{t.TempDir(), "not needed: the plugin runs its binaries by their paths; "},
-		{other, filepath.Join(other, "cairn") + " is another cairn than this one"},
+		{t.TempDir(), "not needed: the plugin runs its binaries by their paths; ", link, false},
+		{other, filepath.Join(other, "cairn") + " is another cairn than this one", link, false},
+		{t.TempDir(), "not needed: the plugin runs its binaries by their paths; ", noHomeLink, true},
+		{other, filepath.Join(other, "cairn") + " is another cairn than this one", noHomeLink, true},
 	} {
 		dir, env := project(t)
 		var offPath []string
 		for _, kv := range env {
-			if !strings.HasPrefix(kv, "PATH=") {
+			if !strings.HasPrefix(kv, "PATH=") && !(tc.noHome && strings.HasPrefix(kv, "HOME=")) {
 				offPath = append(offPath, kv)
 			}
+		}
+		if tc.noHome {
+			offPath = append(offPath, "HOME=")
 		}
 		offPath = append(offPath, "PATH="+tc.path)
 		out, _ := cairnCmd(t, dir, offPath, "doctor", "--json").Output()
@@ -219,9 +228,9 @@ func TestDoctorCairnOffPathSaysWhatIsFine(t *testing.T) {
 			t.Fatalf("no cairn on PATH check in %s", out)
 		}
 		c := rep.Checks[i]
-		if !c.OK || !strings.HasPrefix(c.Detail, tc.prefix) ||
-			!strings.HasSuffix(c.Detail, ": "+vars.Quote(exe)+" doctor --link") || strings.Contains(c.Detail, "ln -s") {
-			t.Errorf("PATH=%s: cairn on PATH: ok=%v %q, want ok, %q, and the one command that links this cairn", tc.path, c.OK, c.Detail, tc.prefix)
+		if !c.OK || !strings.HasPrefix(c.Detail, tc.prefix) || !strings.HasSuffix(c.Detail, tc.suffix) ||
+			(tc.suffix == link) == strings.Contains(c.Detail, "ln -s") {
+			t.Errorf("PATH=%s, HOME unset %v: cairn on PATH: ok=%v %q, want ok, %q, and the one command that links this cairn (%q)", tc.path, tc.noHome, c.OK, c.Detail, tc.prefix, tc.suffix)
 		}
 	}
 }

@@ -113,7 +113,7 @@ func (a *app) linkCheck(link bool) engine.Check {
 	if err != nil || exe == "" {
 		if link {
 			if home == "" {
-				dest = "DIR/cairn, DIR a directory on your PATH"
+				dest = anyPathDir
 			} else {
 				dest = vars.Quote(dest)
 			}
@@ -123,7 +123,7 @@ func (a *app) linkCheck(link bool) engine.Check {
 	}
 	if link {
 		if home == "" {
-			return engine.Check{Name: "cairn on PATH", Detail: "no home directory to link from", Fix: "ln -s " + vars.Quote(exe) + " DIR/cairn, DIR a directory on your PATH"}
+			return engine.Check{Name: "cairn on PATH", Detail: "no home directory to link from", Fix: "ln -s " + vars.Quote(exe) + " " + anyPathDir}
 		}
 		if err := makeLink(exe, dest); err != nil {
 			fix := "ln -sf " + vars.Quote(exe) + " " + vars.Quote(dest)
@@ -144,12 +144,25 @@ func (a *app) linkCheck(link bool) engine.Check {
 		if p, err := filepath.EvalSymlinks(found); err == nil && p == exe {
 			return engine.Check{Name: "cairn on PATH", OK: true, Detail: found + " is this cairn"}
 		}
-		return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("%s is another cairn than this one (%s); to link ~/.local/bin/cairn to this one: %s doctor --link", found, exe, vars.Quote(exe))}
+		return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("%s is another cairn than this one (%s); to link %s", found, exe, linkStep(exe, home))}
 	}
 	// Passes: only a person at a shell needs cairn on PATH, so the line says so first. The
 	// command is run by this cairn's path: a bare cairn is not found, or is another one.
-	return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, link ~/.local/bin/cairn to this one: " + vars.Quote(exe) + " doctor --link"}
+	return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, link " + linkStep(exe, home)}
 }
+
+// linkStep ends "link ...": what to link and the one command that does, doctor --link run by
+// this cairn's path; without a home directory, where doctor --link has no ~/.local/bin to link
+// from, the link itself.
+func linkStep(exe, home string) string {
+	if home == "" {
+		return "this one: ln -s " + vars.Quote(exe) + " " + anyPathDir
+	}
+	return "~/.local/bin/cairn to this one: " + vars.Quote(exe) + " doctor --link"
+}
+
+// anyPathDir is where a link goes when Cairn cannot name the directory.
+const anyPathDir = "DIR/cairn, DIR a directory on your PATH"
 
 // errNotLink: makeLink found something other than a link where the link goes.
 var errNotLink = errors.New("exists and is not a link; Cairn leaves it alone")
