@@ -234,3 +234,42 @@ func TestDoctorCairnOffPathSaysWhatIsFine(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorDanglingLink: the ~/.local/bin/cairn that doctor --link made from the launcher's
+// set (DATA/bin-VERSION) dangles once an update's launcher removes that set a day later.
+// doctor passed it as "not needed", as if no link were there: it now says the link names a
+// cairn that is gone, and the one command that links this one.
+func TestDoctorDanglingLink(t *testing.T) {
+	t.Parallel()
+	exe, err := exec.LookPath("cairn")
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, env := project(t)
+	var home string
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = h
+		}
+	}
+	link := filepath.Join(home, ".local", "bin", "cairn")
+	gone := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn", "bin-0.0.9", "cairn")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(gone, link); err != nil {
+		t.Fatal(err)
+	}
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
+	env = append(env, "PATH="+filepath.Dir(link))
+	out, _ := cairnCmd(t, dir, env, "doctor").Output()
+	want := "FAIL  cairn on PATH"
+	detail := link + " links to " + gone + ", which is not there"
+	fix := "fix: " + vars.Quote(exe) + " doctor --link"
+	if !strings.Contains(string(out), want) || !strings.Contains(string(out), detail) || !strings.Contains(string(out), fix) {
+		t.Fatalf("doctor with a dangling ~/.local/bin/cairn says:\n%s\nwant %q, %q and %q", out, want, detail, fix)
+	}
+}

@@ -146,6 +146,11 @@ func (a *app) linkCheck(link bool) engine.Check {
 		}
 		return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("%s is another cairn than this one (%s); to link %s", found, exe, linkStep(exe, home))}
 	}
+	// The link doctor --link made names a cairn that is gone (the set of the version before an
+	// update, which the launcher removes a day later): typing cairn fails until it is relinked.
+	if t, err := os.Readlink(dest); err == nil && home != "" && !fileExists(dest) {
+		return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + ", which is not there", Fix: vars.Quote(exe) + " doctor --link"}
+	}
 	// Passes: only a person at a shell needs cairn on PATH, so the line says so first. The
 	// command is run by this cairn's path: a bare cairn is not found, or is another one.
 	return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, link " + linkStep(exe, home)}
