@@ -39,7 +39,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		if p, err := project.Root(a.getenv, wd); err == nil {
 			wd = p
 		}
-		if r, b, h := installedPlugin(a.getenv, a.home(), wd); r != "" {
+		if r, b, h := installedPlugin(a.getenv, a.home(), wd, runtime.GOOS); r != "" {
 			root, bin, how = r, b, h
 			own = a.ownSetCheck(bin)
 		} else if r, b, h := builtFromPlugin(a.executable, dirExists); r != "" {

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -408,6 +410,45 @@ func TestHelpDocsAreFilled(t *testing.T) {
 			if n > 95 || n < 60 && !last && !strings.HasSuffix(l, ":") && !strings.HasPrefix(l, " ") {
 				t.Errorf("cairn help %s, line %d (%d columns): %q", name, i+1, n, l)
 			}
+		}
+	}
+}
+
+// TestInstalledPluginWindowsBin: a plugin installed from a checkout whose bin/ holds this
+// machine's binaries is run from that bin/ by the launcher, on Windows too, where they are
+// cairn-mcp.exe and the others: doctor checked the data directory's set instead, which is not
+// what runs (and is missing, so every binary failed).
+func TestInstalledPluginWindowsBin(t *testing.T) {
+	home := t.TempDir()
+	root := filepath.Join(t.TempDir(), "cairn")
+	plugins := filepath.Join(home, ".claude", "plugins")
+	quoted, _ := json.Marshal(root)
+	for p, data := range map[string]string{
+		filepath.Join(root, ".claude-plugin", "plugin.json"): `{"name": "cairn", "version": "0.2.0"}`,
+		filepath.Join(plugins, "installed_plugins.json"):     `{"version": 2, "plugins": {"cairn@cairn": [{"scope": "user", "installPath": ` + string(quoted) + `}]}}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ goos, file, wantBin string }{
+		{"windows", "cairn-mcp.exe", filepath.Join(root, "bin")},
+		{"linux", "cairn-mcp.exe", filepath.Join(plugins, "data", "cairn-cairn", "bin-0.2.0")},
+		{"linux", "cairn-mcp", filepath.Join(root, "bin")},
+	} {
+		os.RemoveAll(filepath.Join(root, "bin"))
+		if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "bin", tc.file), nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		getenv := func(string) string { return "" }
+		if r, bin, _ := installedPlugin(getenv, home, t.TempDir(), tc.goos); r != root || bin != tc.wantBin {
+			t.Errorf("%s, bin/%s: installedPlugin = %q, %q, want %q, %q", tc.goos, tc.file, r, bin, root, tc.wantBin)
 		}
 	}
 }

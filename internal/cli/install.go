@@ -37,8 +37,9 @@ var pluginIDChars = lazyre.New(`[^a-zA-Z0-9_-]`)
 // cairn@<marketplace> plugin whose directory holds .claude-plugin/, preferring one installed
 // for this project over a user-wide one. bin is where its binaries are: the plugin's bin/
 // when it has them (a checkout built with make), else the launcher's build or download in
-// the plugin's data directory (plugins/data/<id>/bin-<version>).
-func installedPlugin(getenv func(string) string, home, project string) (root, bin, how string) {
+// the plugin's data directory (plugins/data/<id>/bin-<version>). goos is the system the
+// binaries are for (their names end in .exe on Windows).
+func installedPlugin(getenv func(string) string, home, project, goos string) (root, bin, how string) {
 	dir := pluginsDir(getenv, home)
 	if dir == "" {
 		return
@@ -70,7 +71,7 @@ func installedPlugin(getenv func(string) string, home, project string) (root, bi
 			best = rank
 			root = in.InstallPath
 			bin = filepath.Join(root, "bin")
-			if !fileExists(filepath.Join(bin, "cairn-mcp")) {
+			if !fileExists(filepath.Join(bin, engine.Exe(goos, "cairn-mcp"))) {
 				bin = filepath.Join(dir, "data", pluginIDChars().ReplaceAllString(id, "-"), "bin-"+launchVersion(root))
 			}
 			how = fmt.Sprintf("from Claude Code's installed_plugins.json: %s, %s scope", id, in.Scope)
