@@ -34,16 +34,23 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	rep := doctorReport{OK: true}
 	root, bin, how := locatePlugin(a.executable, a.getenv, dirExists)
 	var own *engine.Check
-	if root == "" && a.getenv("CLAUDE_PLUGIN_ROOT") == "" {
+	recorded := ""
+	if root == "" {
 		wd, _ := a.workDir()
 		if p, err := project.Root(a.getenv, wd); err == nil {
 			wd = p
 		}
-		if r, b, h := installedPlugin(a.getenv, a.home(), wd, runtime.GOOS); r != "" {
+		r, b, h := installedPlugin(a.getenv, a.home(), wd, runtime.GOOS)
+		switch {
+		case a.getenv("CLAUDE_PLUGIN_ROOT") != "":
+			recorded = r // the step names it: the variable is in the way
+		case r != "":
 			root, bin, how = r, b, h
 			own = a.ownSetCheck(bin)
-		} else if r, b, h := builtFromPlugin(a.executable, dirExists); r != "" {
-			root, bin, how = r, b, h
+		default:
+			if r, b, h := builtFromPlugin(a.executable, dirExists); r != "" {
+				root, bin, how = r, b, h
+			}
 		}
 	}
 	rep.PluginRoot = root
@@ -53,6 +60,8 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		// already there succeeds).
 		fix := "install the plugin: claude plugin marketplace add cairn-dev/cairn && claude plugin install cairn@cairn"
 		switch {
+		case recorded != "":
+			fix = "unset CLAUDE_PLUGIN_ROOT, then run cairn doctor again: Claude Code's installed plugins name " + recorded
 		case a.getenv("CLAUDE_PLUGIN_ROOT") != "":
 			fix = "set CLAUDE_PLUGIN_ROOT to the plugin's directory, the one that holds .claude-plugin/"
 		case pluginsDir(a.getenv, a.home()) == "":
