@@ -46,7 +46,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 			recorded = r // the step names it: the variable is in the way
 		case r != "":
 			root, bin, how = r, b, h
-			own = a.ownSetCheck(bin)
+			own = a.ownSetCheck(bin, runtime.GOOS)
 		default:
 			if r, b, h := builtFromPlugin(a.executable, dirExists); r != "" {
 				root, bin, how = r, b, h
@@ -201,8 +201,9 @@ func builtFromPlugin(executable func() (string, error), isDir func(string) bool)
 // ownSetCheck fails when this cairn runs from a launcher's set (DATA/bin-VERSION) other than
 // bin, the installed plugin's: the set of the version before an update, which the launcher
 // leaves for a day and a ~/.local/bin/cairn made by cairn doctor --link still runs. Nil when
-// this cairn is elsewhere (a checkout's bin/, go run, a test binary).
-func (a *app) ownSetCheck(bin string) *engine.Check {
+// this cairn is elsewhere (a checkout's bin/, go run, a test binary). goos is the system the
+// binaries are for.
+func (a *app) ownSetCheck(bin, goos string) *engine.Check {
 	exe, err := realExecutable(a.executable)
 	if err != nil {
 		return nil
@@ -212,7 +213,7 @@ func (a *app) ownSetCheck(bin string) *engine.Check {
 		return nil
 	}
 	fix := vars.Quote(filepath.Join(bin, "cairn")) + " doctor --link"
-	if !fileExists(filepath.Join(bin, "cairn")) {
+	if !fileExists(filepath.Join(bin, engine.Exe(goos, "cairn"))) {
 		fix = "start a Claude Code session (the plugin installs its binaries), then " + fix
 	}
 	return &engine.Check{Name: "this cairn", Detail: exe + " is not the installed plugin's cairn: its binaries are in " + bin, Fix: fix}

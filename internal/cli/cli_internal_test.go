@@ -452,3 +452,28 @@ func TestInstalledPluginWindowsBin(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnSetCheckWindows: a cairn run from the set of the version before an update is told to
+// link the installed plugin's; where that one is there, the step is the link alone, on Windows
+// too, where it is cairn.exe: it said to start a session to install it first.
+func TestOwnSetCheckWindows(t *testing.T) {
+	data := t.TempDir()
+	old, cur := filepath.Join(data, "bin-0.0.9"), filepath.Join(data, "bin-0.2.0")
+	for _, p := range []string{filepath.Join(old, "cairn"), filepath.Join(cur, "cairn.exe")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := &app{executable: func() (string, error) { return filepath.Join(old, "cairn"), nil }}
+	for _, tc := range []struct{ goos, want string }{
+		{"windows", vars.Quote(filepath.Join(cur, "cairn")) + " doctor --link"},
+		{"linux", "start a Claude Code session (the plugin installs its binaries), then " + vars.Quote(filepath.Join(cur, "cairn")) + " doctor --link"},
+	} {
+		if c := a.ownSetCheck(cur, tc.goos); c == nil || c.OK || c.Fix != tc.want {
+			t.Errorf("%s: ownSetCheck = %+v, want the fix %q", tc.goos, c, tc.want)
+		}
+	}
+}
