@@ -126,11 +126,16 @@ func (a *app) linkCheck(link bool) engine.Check {
 		if home == "" {
 			return engine.Check{Name: "cairn on PATH", Detail: "no home directory to link from", Fix: "ln -s " + vars.Quote(exe) + " " + anyPathDir}
 		}
+		elsewhere := "link this cairn from another directory on your PATH: ln -s " + vars.Quote(exe) + " DIR/cairn"
+		// A link of the user's to another program called cairn is theirs, as uninstall tells.
+		if t, err := os.Readlink(dest); err == nil && len(cairnLinks(home, exe)) == 0 {
+			return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + ", another program than Cairn; Cairn leaves it alone", Fix: elsewhere}
+		}
 		if err := makeLink(exe, dest); err != nil {
 			fix := "ln -sf " + vars.Quote(exe) + " " + vars.Quote(dest)
 			if errors.Is(err, errNotLink) {
 				// ln -sf would replace the user's file: point elsewhere instead.
-				fix = "link this cairn from another directory on your PATH: ln -s " + vars.Quote(exe) + " DIR/cairn"
+				fix = elsewhere
 			}
 			return engine.Check{Name: "cairn on PATH", Detail: err.Error(), Fix: fix}
 		}
