@@ -177,13 +177,7 @@ func TestDoctorColourKeepsColumns(t *testing.T) {
 // and linked itself.
 func TestDoctorCairnOffPathSaysWhatIsFine(t *testing.T) {
 	t.Parallel()
-	exe, err := exec.LookPath("cairn")
-	if err == nil {
-		exe, err = filepath.EvalSymlinks(exe)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := thisCairn(t)
 	type check struct {
 		Name   string `json:"name"`
 		OK     bool   `json:"ok"`
@@ -241,13 +235,7 @@ func TestDoctorCairnOffPathSaysWhatIsFine(t *testing.T) {
 // cairn that is gone, and the one command that links this one.
 func TestDoctorDanglingLink(t *testing.T) {
 	t.Parallel()
-	exe, err := exec.LookPath("cairn")
-	if err == nil {
-		exe, err = filepath.EvalSymlinks(exe)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := thisCairn(t)
 	dir, env := project(t)
 	var home string
 	for _, kv := range env {
@@ -272,4 +260,17 @@ func TestDoctorDanglingLink(t *testing.T) {
 	if !strings.Contains(string(out), want) || !strings.Contains(string(out), detail) || !strings.Contains(string(out), fix) {
 		t.Fatalf("doctor with a dangling ~/.local/bin/cairn says:\n%s\nwant %q, %q and %q", out, want, detail, fix)
 	}
+}
+
+// thisCairn is the path of the cairn the tests run, through any link to it.
+func thisCairn(t *testing.T) string {
+	t.Helper()
+	exe, err := exec.LookPath("cairn")
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }
