@@ -89,6 +89,13 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 				detail = se.err.Error() // without "cairn doctor says what to fix": this is doctor
 			}
 			fix := "check that the project directory exists and is writable by this user, and that .claude/cairn is a real directory, not a symlink"
+			// A link refused: the one step is the link made a directory, its state kept.
+			if t, lerr := os.Readlink(dir); derr == nil && lerr == nil && errors.Is(err, durable.ErrSymlinkDir) {
+				if !filepath.IsAbs(t) {
+					t = filepath.Join(filepath.Dir(dir), t)
+				}
+				fix = "replace the link with a copy of the directory it names, then run cairn doctor again: rm " + vars.Quote(dir) + " && cp -R " + vars.Quote(t) + " " + vars.Quote(dir)
+			}
 			// A file in the way: the refusal's own step, for a person who then runs doctor again.
 			if what, step, ok := strings.Cut(detail, " "+engine.InTheWayLeft); ok && strings.HasSuffix(step, "; "+engine.InTheWayStep) {
 				detail, fix = what, engine.InTheWayLeft+strings.TrimSuffix(step, "; "+engine.InTheWayStep)+", then run cairn doctor again"
