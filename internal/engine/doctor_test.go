@@ -621,3 +621,17 @@ func TestDoctorWindowsBinaries(t *testing.T) {
 		t.Fatalf("linux, not executable: doctor says %+v", c)
 	}
 }
+
+// TestDoctorWorkflowsDirUnreadable: .claude/workflows that is no directory (a file there)
+// loads none of the user's definitions: doctor said "fix the files named (the others load
+// fine)", of a directory, with no others loading. It says what to make of it.
+func TestDoctorWorkflowsDirUnreadable(t *testing.T) {
+	e := newEnv(t)
+	wf := filepath.Join(e.project, ".claude", "workflows")
+	writeFiles(t, filepath.Join(e.project, ".claude"), map[string]string{"workflows": "notes\n"})
+	en := e.open("s1")
+	c := doctorCheck(en, engine.DoctorOptions{}, "workflow definitions")
+	if c == nil || c.OK || strings.Contains(c.Fix, "the others load fine") || !strings.Contains(c.Fix, wf) {
+		t.Fatalf("doctor says %+v, want a step about %s itself", c, wf)
+	}
+}

@@ -355,12 +355,15 @@ func (e *Engine) ReloadDefinitions() {
 	e.loadDefinitionsLocked()
 }
 
+// readingDefinitions starts the error of a workflows directory that cannot be read.
+const readingDefinitions = "reading workflow definitions in "
+
 func (e *Engine) loadDefinitionsLocked() {
 	user := map[string][]byte{}
 	var errs []string
 	entries, err := durable.ReadDirPath(e.workflow)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, fmt.Sprintf("reading workflow definitions in %s: %v", e.workflow, err))
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: %v", e.workflow, err))
 	}
 	// In name order, so that the files past the budget are always the same ones.
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })

@@ -663,7 +663,12 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("project root", true, root, "")
 	}
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
-		add("workflow definitions", false, strings.Join(defErrs, "; "), "fix the files named (the others load fine)")
+		fix := "fix the files named (the others load fine)"
+		if strings.HasPrefix(defErrs[0], readingDefinitions) {
+			// None of the user's loads: the directory itself is in the way.
+			fix = "make " + e.workflow + " a directory this user can read (Cairn leaves what is there untouched); the built-in definitions load meanwhile"
+		}
+		add("workflow definitions", false, strings.Join(defErrs, "; "), fix)
 	} else if lost, fix := e.phaseNotDefined(dir, missing); lost != "" {
 		add("workflow definitions", false, lost, fix)
 	} else {
