@@ -34,16 +34,23 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	rep := doctorReport{OK: true}
 	root, bin, how := locatePlugin(a.executable, a.getenv, dirExists)
 	var own *engine.Check
-	if root == "" && a.getenv("CLAUDE_PLUGIN_ROOT") == "" {
+	recorded := ""
+	if root == "" {
 		wd, _ := a.workDir()
 		if p, err := project.Root(a.getenv, wd); err == nil {
 			wd = p
 		}
-		if r, b, h := installedPlugin(a.getenv, a.home(), wd); r != "" {
+		r, b, h := installedPlugin(a.getenv, a.home(), wd, runtime.GOOS)
+		switch {
+		case a.getenv("CLAUDE_PLUGIN_ROOT") != "":
+			recorded = r // the step names it: the variable is in the way
+		case r != "":
 			root, bin, how = r, b, h
-			own = a.ownSetCheck(bin)
-		} else if r, b, h := builtFromPlugin(a.executable, dirExists); r != "" {
-			root, bin, how = r, b, h
+			own = a.ownSetCheck(bin, runtime.GOOS)
+		default:
+			if r, b, h := builtFromPlugin(a.executable, dirExists); r != "" {
+				root, bin, how = r, b, h
+			}
 		}
 	}
 	rep.PluginRoot = root
@@ -53,6 +60,8 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		// already there succeeds).
 		fix := "install the plugin: claude plugin marketplace add cairn-dev/cairn && claude plugin install cairn@cairn"
 		switch {
+		case recorded != "":
+			fix = "unset CLAUDE_PLUGIN_ROOT, then run cairn doctor again: Claude Code's installed plugins name " + recorded
 		case a.getenv("CLAUDE_PLUGIN_ROOT") != "":
 			fix = "set CLAUDE_PLUGIN_ROOT to the plugin's directory, the one that holds .claude-plugin/"
 		case pluginsDir(a.getenv, a.home()) == "":
@@ -80,6 +89,13 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 				detail = se.err.Error() // without "cairn doctor says what to fix": this is doctor
 			}
 			fix := "check that the project directory exists and is writable by this user, and that .claude/cairn is a real directory, not a symlink"
+			// A link refused: the one step is the link made a directory, its state kept.
+			if t, lerr := os.Readlink(dir); derr == nil && lerr == nil && errors.Is(err, durable.ErrSymlinkDir) {
+				if !filepath.IsAbs(t) {
+					t = filepath.Join(filepath.Dir(dir), t)
+				}
+				fix = "replace the link with a copy of the directory it names, then run cairn doctor again: rm " + vars.Quote(dir) + " && cp -R " + vars.Quote(t) + " " + vars.Quote(dir)
+			}
 			// A file in the way: the refusal's own step, for a person who then runs doctor again.
 			if what, step, ok := strings.Cut(detail, " "+engine.InTheWayLeft); ok && strings.HasSuffix(step, "; "+engine.InTheWayStep) {
 				detail, fix = what, engine.InTheWayLeft+strings.TrimSuffix(step, "; "+engine.InTheWayStep)+", then run cairn doctor again"
@@ -192,8 +208,9 @@ func builtFromPlugin(executable func() (string, error), isDir func(string) bool)
 // ownSetCheck fails when this cairn runs from a launcher's set (DATA/bin-VERSION) other than
 // bin, the installed plugin's: the set of the version before an update, which the launcher
 // leaves for a day and a ~/.local/bin/cairn made by cairn doctor --link still runs. Nil when
-// this cairn is elsewhere (a checkout's bin/, go run, a test binary).
-func (a *app) ownSetCheck(bin string) *engine.Check {
+// this cairn is elsewhere (a checkout's bin/, go run, a test binary). goos is the system the
+// binaries are for.
+func (a *app) ownSetCheck(bin, goos string) *engine.Check {
 	exe, err := realExecutable(a.executable)
 	if err != nil {
 		return nil
@@ -203,7 +220,7 @@ func (a *app) ownSetCheck(bin string) *engine.Check {
 		return nil
 	}
 	fix := vars.Quote(filepath.Join(bin, "cairn")) + " doctor --link"
-	if !fileExists(filepath.Join(bin, "cairn")) {
+	if !fileExists(filepath.Join(bin, engine.Exe(goos, "cairn"))) {
 		fix = "start a Claude Code session (the plugin installs its binaries), then " + fix
 	}
 	return &engine.Check{Name: "this cairn", Detail: exe + " is not the installed plugin's cairn: its binaries are in " + bin, Fix: fix}

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -408,6 +410,70 @@ func TestHelpDocsAreFilled(t *testing.T) {
 			if n > 95 || n < 60 && !last && !strings.HasSuffix(l, ":") && !strings.HasPrefix(l, " ") {
 				t.Errorf("cairn help %s, line %d (%d columns): %q", name, i+1, n, l)
 			}
+		}
+	}
+}
+
+// TestInstalledPluginWindowsBin: a plugin installed from a checkout whose bin/ holds this
+// machine's binaries is run from that bin/ by the launcher, on Windows too, where they are
+// cairn-mcp.exe and the others: doctor checked the data directory's set instead, which is not
+// what runs (and is missing, so every binary failed).
+func TestInstalledPluginWindowsBin(t *testing.T) {
+	home := t.TempDir()
+	root := filepath.Join(t.TempDir(), "cairn")
+	plugins := filepath.Join(home, ".claude", "plugins")
+	quoted, _ := json.Marshal(root)
+	for p, data := range map[string]string{
+		filepath.Join(root, ".claude-plugin", "plugin.json"): `{"name": "cairn", "version": "0.2.0"}`,
+		filepath.Join(plugins, "installed_plugins.json"):     `{"version": 2, "plugins": {"cairn@cairn": [{"scope": "user", "installPath": ` + string(quoted) + `}]}}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ goos, file, wantBin string }{
+		{"windows", "cairn-mcp.exe", filepath.Join(root, "bin")},
+		{"linux", "cairn-mcp.exe", filepath.Join(plugins, "data", "cairn-cairn", "bin-0.2.0")},
+		{"linux", "cairn-mcp", filepath.Join(root, "bin")},
+	} {
+		os.RemoveAll(filepath.Join(root, "bin"))
+		if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "bin", tc.file), nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		getenv := func(string) string { return "" }
+		if r, bin, _ := installedPlugin(getenv, home, t.TempDir(), tc.goos); r != root || bin != tc.wantBin {
+			t.Errorf("%s, bin/%s: installedPlugin = %q, %q, want %q, %q", tc.goos, tc.file, r, bin, root, tc.wantBin)
+		}
+	}
+}
+
+// TestOwnSetCheckWindows: a cairn run from the set of the version before an update is told to
+// link the installed plugin's; where that one is there, the step is the link alone, on Windows
+// too, where it is cairn.exe: it said to start a session to install it first.
+func TestOwnSetCheckWindows(t *testing.T) {
+	data := t.TempDir()
+	old, cur := filepath.Join(data, "bin-0.0.9"), filepath.Join(data, "bin-0.2.0")
+	for _, p := range []string{filepath.Join(old, "cairn"), filepath.Join(cur, "cairn.exe")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := &app{executable: func() (string, error) { return filepath.Join(old, "cairn"), nil }}
+	for _, tc := range []struct{ goos, want string }{
+		{"windows", vars.Quote(filepath.Join(cur, "cairn")) + " doctor --link"},
+		{"linux", "start a Claude Code session (the plugin installs its binaries), then " + vars.Quote(filepath.Join(cur, "cairn")) + " doctor --link"},
+	} {
+		if c := a.ownSetCheck(cur, tc.goos); c == nil || c.OK || c.Fix != tc.want {
+			t.Errorf("%s: ownSetCheck = %+v, want the fix %q", tc.goos, c, tc.want)
 		}
 	}
 }

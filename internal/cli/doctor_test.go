@@ -177,13 +177,7 @@ func TestDoctorColourKeepsColumns(t *testing.T) {
 // and linked itself.
 func TestDoctorCairnOffPathSaysWhatIsFine(t *testing.T) {
 	t.Parallel()
-	exe, err := exec.LookPath("cairn")
-	if err == nil {
-		exe, err = filepath.EvalSymlinks(exe)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := thisCairn(t)
 	type check struct {
 		Name   string `json:"name"`
 		OK     bool   `json:"ok"`
@@ -193,18 +187,27 @@ func TestDoctorCairnOffPathSaysWhatIsFine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "cairn"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	link := ": " + vars.Quote(exe) + " doctor --link"
+	// Without HOME, doctor --link has no ~/.local/bin to link from: the step is the link itself.
+	noHomeLink := ": ln -s " + vars.Quote(exe) + " DIR/cairn, DIR a directory on your PATH"
 	for _, tc := range []struct {
-		path, prefix string
+		path, prefix, suffix string
+		noHome               bool
 	}{
-		{t.TempDir(), "not needed: the plugin runs its binaries by their paths; "},
-		{other, filepath.Join(other, "cairn") + " is another cairn than this one"},
+		{t.TempDir(), "not needed: the plugin runs its binaries by their paths; ", link, false},
+		{other, filepath.Join(other, "cairn") + " is another cairn than this one", link, false},
+		{t.TempDir(), "not needed: the plugin runs its binaries by their paths; ", noHomeLink, true},
+		{other, filepath.Join(other, "cairn") + " is another cairn than this one", noHomeLink, true},
 	} {
 		dir, env := project(t)
 		var offPath []string
 		for _, kv := range env {
-			if !strings.HasPrefix(kv, "PATH=") {
+			if !strings.HasPrefix(kv, "PATH=") && !(tc.noHome && strings.HasPrefix(kv, "HOME=")) {
 				offPath = append(offPath, kv)
 			}
+		}
+		if tc.noHome {
+			offPath = append(offPath, "HOME=")
 		}
 		offPath = append(offPath, "PATH="+tc.path)
 		out, _ := cairnCmd(t, dir, offPath, "doctor", "--json").Output()
@@ -219,9 +222,55 @@ func TestDoctorCairnOffPathSaysWhatIsFine(t *testing.T) {
 			t.Fatalf("no cairn on PATH check in %s", out)
 		}
 		c := rep.Checks[i]
-		if !c.OK || !strings.HasPrefix(c.Detail, tc.prefix) ||
-			!strings.HasSuffix(c.Detail, ": "+vars.Quote(exe)+" doctor --link") || strings.Contains(c.Detail, "ln -s") {
-			t.Errorf("PATH=%s: cairn on PATH: ok=%v %q, want ok, %q, and the one command that links this cairn", tc.path, c.OK, c.Detail, tc.prefix)
+		if !c.OK || !strings.HasPrefix(c.Detail, tc.prefix) || !strings.HasSuffix(c.Detail, tc.suffix) ||
+			(tc.suffix == link) == strings.Contains(c.Detail, "ln -s") {
+			t.Errorf("PATH=%s, HOME unset %v: cairn on PATH: ok=%v %q, want ok, %q, and the one command that links this cairn (%q)", tc.path, tc.noHome, c.OK, c.Detail, tc.prefix, tc.suffix)
 		}
 	}
+}
+
+// TestDoctorDanglingLink: the ~/.local/bin/cairn that doctor --link made from the launcher's
+// set (DATA/bin-VERSION) dangles once an update's launcher removes that set a day later.
+// doctor passed it as "not needed", as if no link were there: it now says the link names a
+// cairn that is gone, and the one command that links this one.
+func TestDoctorDanglingLink(t *testing.T) {
+	t.Parallel()
+	exe := thisCairn(t)
+	dir, env := project(t)
+	var home string
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = h
+		}
+	}
+	link := filepath.Join(home, ".local", "bin", "cairn")
+	gone := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn", "bin-0.0.9", "cairn")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(gone, link); err != nil {
+		t.Fatal(err)
+	}
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
+	env = append(env, "PATH="+filepath.Dir(link))
+	out, _ := cairnCmd(t, dir, env, "doctor").Output()
+	want := "FAIL  cairn on PATH"
+	detail := link + " links to " + gone + ", which is not there"
+	fix := "fix: " + vars.Quote(exe) + " doctor --link"
+	if !strings.Contains(string(out), want) || !strings.Contains(string(out), detail) || !strings.Contains(string(out), fix) {
+		t.Fatalf("doctor with a dangling ~/.local/bin/cairn says:\n%s\nwant %q, %q and %q", out, want, detail, fix)
+	}
+}
+
+// thisCairn is the path of the cairn the tests run, through any link to it.
+func thisCairn(t *testing.T) string {
+	t.Helper()
+	exe, err := exec.LookPath("cairn")
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }

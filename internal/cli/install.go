@@ -37,8 +37,9 @@ var pluginIDChars = lazyre.New(`[^a-zA-Z0-9_-]`)
 // cairn@<marketplace> plugin whose directory holds .claude-plugin/, preferring one installed
 // for this project over a user-wide one. bin is where its binaries are: the plugin's bin/
 // when it has them (a checkout built with make), else the launcher's build or download in
-// the plugin's data directory (plugins/data/<id>/bin-<version>).
-func installedPlugin(getenv func(string) string, home, project string) (root, bin, how string) {
+// the plugin's data directory (plugins/data/<id>/bin-<version>). goos is the system the
+// binaries are for (their names end in .exe on Windows).
+func installedPlugin(getenv func(string) string, home, project, goos string) (root, bin, how string) {
 	dir := pluginsDir(getenv, home)
 	if dir == "" {
 		return
@@ -70,7 +71,7 @@ func installedPlugin(getenv func(string) string, home, project string) (root, bi
 			best = rank
 			root = in.InstallPath
 			bin = filepath.Join(root, "bin")
-			if !fileExists(filepath.Join(bin, "cairn-mcp")) {
+			if !fileExists(filepath.Join(bin, engine.Exe(goos, "cairn-mcp"))) {
 				bin = filepath.Join(dir, "data", pluginIDChars().ReplaceAllString(id, "-"), "bin-"+launchVersion(root))
 			}
 			how = fmt.Sprintf("from Claude Code's installed_plugins.json: %s, %s scope", id, in.Scope)
@@ -113,7 +114,7 @@ func (a *app) linkCheck(link bool) engine.Check {
 	if err != nil || exe == "" {
 		if link {
 			if home == "" {
-				dest = "DIR/cairn, DIR a directory on your PATH"
+				dest = anyPathDir
 			} else {
 				dest = vars.Quote(dest)
 			}
@@ -123,13 +124,18 @@ func (a *app) linkCheck(link bool) engine.Check {
 	}
 	if link {
 		if home == "" {
-			return engine.Check{Name: "cairn on PATH", Detail: "no home directory to link from", Fix: "ln -s " + vars.Quote(exe) + " DIR/cairn, DIR a directory on your PATH"}
+			return engine.Check{Name: "cairn on PATH", Detail: "no home directory to link from", Fix: "ln -s " + vars.Quote(exe) + " " + anyPathDir}
+		}
+		elsewhere := "link this cairn from another directory on your PATH: ln -s " + vars.Quote(exe) + " DIR/cairn"
+		// A link of the user's to another program called cairn is theirs, as uninstall tells.
+		if t, err := os.Readlink(dest); err == nil && len(cairnLinks(home, exe)) == 0 {
+			return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + ", another program than Cairn; Cairn leaves it alone", Fix: elsewhere}
 		}
 		if err := makeLink(exe, dest); err != nil {
 			fix := "ln -sf " + vars.Quote(exe) + " " + vars.Quote(dest)
 			if errors.Is(err, errNotLink) {
 				// ln -sf would replace the user's file: point elsewhere instead.
-				fix = "link this cairn from another directory on your PATH: ln -s " + vars.Quote(exe) + " DIR/cairn"
+				fix = elsewhere
 			}
 			return engine.Check{Name: "cairn on PATH", Detail: err.Error(), Fix: fix}
 		}
@@ -144,12 +150,30 @@ func (a *app) linkCheck(link bool) engine.Check {
 		if p, err := filepath.EvalSymlinks(found); err == nil && p == exe {
 			return engine.Check{Name: "cairn on PATH", OK: true, Detail: found + " is this cairn"}
 		}
-		return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("%s is another cairn than this one (%s); to link ~/.local/bin/cairn to this one: %s doctor --link", found, exe, vars.Quote(exe))}
+		return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("%s is another cairn than this one (%s); to link %s", found, exe, linkStep(exe, home))}
+	}
+	// The link doctor --link made names a cairn that is gone (the set of the version before an
+	// update, which the launcher removes a day later): typing cairn fails until it is relinked.
+	if t, err := os.Readlink(dest); err == nil && home != "" && !fileExists(dest) {
+		return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + ", which is not there", Fix: vars.Quote(exe) + " doctor --link"}
 	}
 	// Passes: only a person at a shell needs cairn on PATH, so the line says so first. The
 	// command is run by this cairn's path: a bare cairn is not found, or is another one.
-	return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, link ~/.local/bin/cairn to this one: " + vars.Quote(exe) + " doctor --link"}
+	return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, link " + linkStep(exe, home)}
 }
+
+// linkStep ends "link ...": what to link and the one command that does, doctor --link run by
+// this cairn's path; without a home directory, where doctor --link has no ~/.local/bin to link
+// from, the link itself.
+func linkStep(exe, home string) string {
+	if home == "" {
+		return "this one: ln -s " + vars.Quote(exe) + " " + anyPathDir
+	}
+	return "~/.local/bin/cairn to this one: " + vars.Quote(exe) + " doctor --link"
+}
+
+// anyPathDir is where a link goes when Cairn cannot name the directory.
+const anyPathDir = "DIR/cairn, DIR a directory on your PATH"
 
 // errNotLink: makeLink found something other than a link where the link goes.
 var errNotLink = errors.New("exists and is not a link; Cairn leaves it alone")

@@ -358,7 +358,7 @@ func launcherData(dir string) bool {
 			return true
 		case strings.HasPrefix(n, "bin-"):
 			d := filepath.Join(dir, n)
-			if fileExists(filepath.Join(d, "cairn-mcp")) || fileExists(filepath.Join(d, "cairn-mcp.exe")) || fileExists(filepath.Join(d, ".checksums")) {
+			if hasCairnMCP(d) || fileExists(filepath.Join(d, ".checksums")) {
 				return true
 			}
 		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"):
@@ -370,8 +370,8 @@ func launcherData(dir string) bool {
 }
 
 // cairnLinks are the links to cairn that `make install` or `cairn doctor --link` made:
-// ~/.local/bin/cairn when it is a symbolic link to a file named cairn that is this cairn
-// (exe) or has Cairn's cairn-mcp beside it (as the plugin's bin/ and the launcher's
+// ~/.local/bin/cairn when it is a symbolic link to a file named cairn (cairn.exe on Windows)
+// that is this cairn (exe) or has Cairn's cairn-mcp beside it (as the plugin's bin/ and the launcher's
 // bin-VERSION have), or that is gone (the plugin was removed first). A link to another
 // program called cairn is not Cairn's.
 func cairnLinks(home, exe string) []string {
@@ -380,18 +380,23 @@ func cairnLinks(home, exe string) []string {
 	}
 	l := filepath.Join(home, ".local", "bin", "cairn")
 	t, err := os.Readlink(l)
-	if err != nil || filepath.Base(t) != "cairn" {
+	if err != nil || filepath.Base(t) != "cairn" && filepath.Base(t) != engine.Exe("windows", "cairn") {
 		return nil
 	}
 	if !filepath.IsAbs(t) {
 		t = filepath.Join(filepath.Dir(l), t)
 	}
-	if fi, err := os.Stat(t); err == nil && !fileExists(filepath.Join(filepath.Dir(t), "cairn-mcp")) {
+	if fi, err := os.Stat(t); err == nil && !hasCairnMCP(filepath.Dir(t)) {
 		if self, err := os.Stat(exe); err != nil || !os.SameFile(fi, self) {
 			return nil
 		}
 	}
 	return []string{l}
+}
+
+// hasCairnMCP: dir holds Cairn's cairn-mcp, as a set for Windows names it or as any other.
+func hasCairnMCP(dir string) bool {
+	return fileExists(filepath.Join(dir, "cairn-mcp")) || fileExists(filepath.Join(dir, engine.Exe("windows", "cairn-mcp")))
 }
 
 // ownStateDir: a state directory uninstall may remove is a project's .claude/cairn, never a

@@ -618,3 +618,57 @@ func TestDoctorMemoryIndexLeftAlone(t *testing.T) {
 		t.Fatalf("no MEMORY.md yet: doctor says %+v", c)
 	}
 }
+
+// TestDoctorWindowsBinaries: on Windows the binaries are cairn-mcp.exe and the others (the
+// release's zip, hooks/install), and Go reports no execute bits there: the set the launcher
+// installs passes, where doctor looked for cairn-mcp and its x bits and failed every binary.
+func TestDoctorWindowsBinaries(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	const sums = "aaaa  cairn_1.0.0_windows_amd64.zip\n"
+	root, _ := pluginWithBin(t, sums, sums)
+	data, set := dataSet(t, sums)
+	var asked []string
+	foreign := func(p string) string { asked = append(asked, filepath.Base(p)); return "" }
+	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn"} {
+		if err := os.WriteFile(filepath.Join(set, b+".exe"), []byte("MZ"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := engine.DoctorOptions{PluginRoot: root, BinDir: set, Foreign: foreign, GOOS: "windows"}
+	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
+		if c := doctorCheck(en, opt, "binary "+b); c == nil || !c.OK || c.Detail != filepath.Join(set, b+".exe") {
+			t.Fatalf("binary %s: doctor says %+v", b, c)
+		}
+	}
+	if c := doctorCheck(en, opt, "binary stamp"); c == nil || !c.OK {
+		t.Fatalf("stamp: doctor says %+v", c)
+	}
+	if c := doctorCheck(en, opt, "binary platform"); c == nil || !c.OK || !slices.Contains(asked, "cairn.exe") || !slices.Contains(asked, "cairn-mcp.exe") {
+		t.Fatalf("platform: doctor says %+v, read %v", c, asked)
+	}
+	// One missing: named as Windows names it.
+	os.Remove(filepath.Join(set, "cairn-stop.exe"))
+	if c := doctorCheck(en, opt, "binary cairn-stop"); c == nil || c.OK || c.Detail != filepath.Join(set, "cairn-stop.exe") || !strings.Contains(c.Fix, data) {
+		t.Fatalf("missing: doctor says %+v", c)
+	}
+	// Elsewhere a file without x bits still fails: the launcher cannot exec it.
+	os.WriteFile(filepath.Join(set, "cairn-stop"), []byte("#!/bin/sh\n"), 0o644)
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, GOOS: "linux"}, "binary cairn-stop"); c == nil || c.OK {
+		t.Fatalf("linux, not executable: doctor says %+v", c)
+	}
+}
+
+// TestDoctorWorkflowsDirUnreadable: .claude/workflows that is no directory (a file there)
+// loads none of the user's definitions: doctor said "fix the files named (the others load
+// fine)", of a directory, with no others loading. It says what to make of it.
+func TestDoctorWorkflowsDirUnreadable(t *testing.T) {
+	e := newEnv(t)
+	wf := filepath.Join(e.project, ".claude", "workflows")
+	writeFiles(t, filepath.Join(e.project, ".claude"), map[string]string{"workflows": "notes\n"})
+	en := e.open("s1")
+	c := doctorCheck(en, engine.DoctorOptions{}, "workflow definitions")
+	if c == nil || c.OK || strings.Contains(c.Fix, "the others load fine") || !strings.Contains(c.Fix, wf) {
+		t.Fatalf("doctor says %+v, want a step about %s itself", c, wf)
+	}
+}

@@ -355,6 +355,9 @@ func (e *Engine) ReloadDefinitions() {
 	e.loadDefinitionsLocked()
 }
 
+// readingDefinitions starts the error of a workflows directory that cannot be read.
+const readingDefinitions = "reading workflow definitions in "
+
 func (e *Engine) loadDefinitionsLocked() {
 	user := map[string][]byte{}
 	var errs []string
@@ -364,7 +367,7 @@ func (e *Engine) loadDefinitionsLocked() {
 		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; make it a directory and move the file into it under that name",
 			e.workflow, filepath.Join(".claude", "workflows", "NAME.md")))
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, fmt.Sprintf("reading workflow definitions in %s: %v", e.workflow, err))
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: %v", e.workflow, err))
 	}
 	// In name order, so that the files past the budget are always the same ones.
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })

@@ -483,6 +483,9 @@ type DoctorOptions struct {
 	// Outside says no project is named and none holds the working directory (cairn run in
 	// $HOME, say): where no state is either, the CLI's writing commands refuse.
 	Outside bool
+	// GOOS is the system the binaries are for ("" for this one's): on Windows they are
+	// NAME.exe, and carry no execute bits.
+	GOOS string
 }
 
 // Doctor checks the install and the state: binaries, plugin files, state directory
@@ -504,19 +507,21 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		if opt.PluginRoot != "" {
 			fix = RefreshCommand(opt.PluginRoot, opt.BinDir, true)
 		}
+		goos := cmp.Or(opt.GOOS, runtime.GOOS)
 		var present []string
 		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
-			p := filepath.Join(opt.BinDir, b)
+			p := filepath.Join(opt.BinDir, Exe(goos, b))
 			fi, err := os.Stat(p)
-			ok := err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+			// Windows runs a file by its name, and Go reports no execute bits there.
+			ok := err == nil && fi.Mode().IsRegular() && (goos == "windows" || fi.Mode()&0o111 != 0)
 			add("binary "+b, ok, p, fix)
 			if ok {
-				present = append(present, b)
+				present = append(present, Exe(goos, b))
 			}
 		}
 		if opt.PluginRoot != "" && len(present) > 0 {
-			if fi, err := os.Stat(filepath.Join(opt.BinDir, "cairn")); err == nil && fi.Mode().IsRegular() {
-				present = append(present, "cairn")
+			if fi, err := os.Stat(filepath.Join(opt.BinDir, Exe(goos, "cairn"))); err == nil && fi.Mode().IsRegular() {
+				present = append(present, Exe(goos, "cairn"))
 			}
 			ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
 			add("binary stamp", ok, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, false))
@@ -668,13 +673,27 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("project root", true, root, "")
 	}
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
-		add("workflow definitions", false, strings.Join(defErrs, "; "), "fix the files named (the others load fine)")
+		fix := "fix the files named (the others load fine)"
+		if strings.HasPrefix(defErrs[0], readingDefinitions) || strings.HasPrefix(defErrs[0], "workflow definition "+e.workflow+":") {
+			// None of the user's loads: the directory itself is in the way (unreadable, or a file).
+			fix = "make " + e.workflow + " a directory this user can read (Cairn leaves what is there untouched); the built-in definitions load meanwhile"
+		}
+		add("workflow definitions", false, strings.Join(defErrs, "; "), fix)
 	} else if lost, fix := e.phaseNotDefined(dir, missing); lost != "" {
 		add("workflow definitions", false, lost, fix)
 	} else {
 		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
 	}
 	return out
+}
+
+// Exe is the file name of the binary name on goos: name.exe on Windows, as the release's zip
+// and hooks/install name it.
+func Exe(goos, name string) string {
+	if goos == "windows" {
+		return name + ".exe"
+	}
+	return name
 }
 
 // maxQuarantineShown is how many of the files quarantine/ holds doctor names, newest first.

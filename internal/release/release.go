@@ -175,7 +175,7 @@ func checkOut(root, out string) error {
 		return err
 	}
 	if rel, err := filepath.Rel(absOut, absRoot); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("refusing to empty %s: it holds the sources (%s)", out, root)
+		return fmt.Errorf("refusing to empty %s: it holds the sources (%s); choose another -out", out, root)
 	}
 	entries, err := os.ReadDir(out)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -190,7 +190,7 @@ func checkOut(root, out string) error {
 			e.Type().IsRegular() && strings.HasPrefix(name, "cairn_") &&
 				(strings.HasSuffix(name, "_checksums.txt") || strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".zip"))
 		if !ours {
-			return fmt.Errorf("refusing to empty %s: it holds %s, which dist did not write (choose another -out, or remove it)", out, name)
+			return fmt.Errorf("refusing to empty %s: it holds %s, which dist did not write; choose another -out", out, name)
 		}
 	}
 	return nil

@@ -283,3 +283,19 @@ func TestDistRefusesAnOutputItDidNotWrite(t *testing.T) {
 		t.Errorf("a new output directory was refused: %v", err)
 	}
 }
+
+// The refusal's step is the one that loses nothing: another -out. "or remove it" steered
+// toward deleting a file of the user's, and the refusal of the sources' directory gave none.
+func TestDistRefusalSaysAnotherOut(t *testing.T) {
+	root := t.TempDir()
+	foreign := t.TempDir()
+	if err := os.WriteFile(filepath.Join(foreign, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{root, foreign} {
+		err := checkOut(root, out)
+		if err == nil || !strings.HasSuffix(err.Error(), "; choose another -out") || strings.Contains(err.Error(), "remove") {
+			t.Errorf("checkOut(%s) = %v, want a refusal ending in the step \"choose another -out\"", out, err)
+		}
+	}
+}
