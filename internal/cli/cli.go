@@ -325,8 +325,11 @@ func (a *app) engine() (*engine.Engine, error) {
 		return nil, &codeError{code: ExitInternal, msg: "finding the working directory: " + err.Error() + "; cd into the project and run it again"}
 	}
 	// A command that only reads waits for no lock: where its read would repair the snapshot
-	// while another process holds the lock, it shows what the journal holds instead.
-	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
+	// while another process holds the lock, it shows what the journal holds instead. In the
+	// agent's Bash tool CLAUDE_PID names its client, as for the hooks: a change made there is
+	// recorded with that client's pid, as the MCP tools' are.
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"),
+		PID: engine.ClientPID(a.getenv("CLAUDE_PID")), YAML: yamldoc.Codec{},
 		NoCreate: noCreate, NoLockWait: c != nil && c.readOnly})
 	if gone, ok := errors.AsType[*engine.ProjectGoneError](err); ok {
 		return nil, &codeError{code: ExitRefused, msg: gone.Error() + ": " + engine.ProjectGoneStep}

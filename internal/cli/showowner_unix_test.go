@@ -4,9 +4,7 @@ package cli_test
 
 import (
 	"os"
-	"os/exec"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -18,30 +16,20 @@ import (
 // cairn status then names no live owner. A client still running is named as before, and so
 // is a pid no session of this machine had (another machine's, in a shared workflow).
 func TestShowSaysTheOwnersClientExited(t *testing.T) {
-	ended := exec.Command("true")
-	if err := ended.Run(); err != nil {
-		t.Fatal(err)
-	}
+	ended := exitedPID(t)
 	for _, tc := range []struct {
 		name string
 		pid  int
 		here bool // a session of this machine had the pid
 		want string
 	}{
-		{"exited", ended.Process.Pid, true, `(?m)^Owner: +session s1, pid \d+ \(exited\), heartbeat `},
+		{"exited", ended, true, `(?m)^Owner: +session s1, pid \d+ \(exited\), heartbeat `},
 		{"running", os.Getpid(), true, `(?m)^Owner: +session s1, pid \d+, heartbeat `},
-		{"another machine's", ended.Process.Pid, false, `(?m)^Owner: +session s1, pid \d+, heartbeat `},
+		{"another machine's", ended, false, `(?m)^Owner: +session s1, pid \d+, heartbeat `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, env := project(t)
-			getenv := func(k string) string {
-				for _, kv := range env {
-					if v, ok := strings.CutPrefix(kv, k+"="); ok {
-						return v
-					}
-				}
-				return ""
-			}
+			getenv := getenvOf(env)
 			e, err := engine.Open(engine.Config{Getenv: getenv, Actor: "mcp", SessionID: "s1", PID: tc.pid, YAML: yamldoc.Codec{}})
 			if err != nil {
 				t.Fatal(err)

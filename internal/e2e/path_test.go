@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
+	"github.com/cairn-dev/cairn/internal/engine"
 )
 
 // TestCairnOnAgentPath: Claude Code 2.1.330 puts an enabled plugin's bin/ directory on the
@@ -73,24 +74,35 @@ func bashTurn(t *testing.T, w *World, marker, prompt string, input map[string]an
 }
 
 // TestCairnClearAfterBashChange: the agent sets a task running with cairn in its Bash tool,
-// where Claude Code gives its session but no pid, so the owner is recorded without one; then
-// the user runs /clear. The session before /clear ran in this same client, so the report
-// after it does not call it another live session (nor tell the user so), says to continue the
-// phase, and the task is back to pending.
+// where Claude Code gives its session and its own pid (CLAUDE_PID, as its hooks get), so the
+// owner is recorded with this client's pid (cairn show says so); then the user runs /clear.
+// The session before /clear ran in this same client, so the report after it does not call it
+// another live session (nor tell the user so), says to continue the phase, and the task is
+// back to pending.
 func TestCairnClearAfterBashChange(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
 	startApex(t, w)
 	w.Mock.Script(
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("BASH-PROMPT")),
-			mockapi.ToolUse("Bash", map[string]any{"command": "cairn task t1 running --note 'write the retry loop'", "description": "start the task"})).Named("bash"),
+			mockapi.ToolUse("Bash", map[string]any{"command": "cairn task t1 running --note 'write the retry loop' && cairn show", "description": "start the task"})).Named("bash"),
 		mockapi.On(afterToolResult, mockapi.Text("started")).Named("after bash"),
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-CLEAR")), mockapi.Text("going on")).Named("after clear"),
 	)
 	r := w.runScript(t, RunOptions{Inputs: []string{"BASH-PROMPT: start the task", "/clear", "AFTER-CLEAR: go on"},
 		AllowedTools: []string{cairnPlugin.AllowRule(), "Bash"}})
-	if tr := requireToolResultsOK(t, r, 1)[0]; !strings.Contains(tr.Text, "task t1 is running") {
+	tr := requireToolResultsOK(t, r, 1)[0]
+	if !strings.Contains(tr.Text, "task t1 is running") {
 		t.Fatalf("Bash's cairn did not set the task running: %s", tr.Text)
+	}
+	sessions, _ := filepath.Glob(filepath.Join(w.stateDir(), "sessions", "*.json"))
+	if len(sessions) != 1 {
+		t.Fatalf("sessions/ holds %v, want this client's one record", sessions)
+	}
+	var client engine.Session
+	readJSON(t, sessions[0], &client)
+	if want := "session " + r.SessionID() + ", pid " + itoa(client.PID) + ","; !strings.Contains(tr.Text, want) {
+		t.Errorf("Bash's cairn did not record this client's pid (%s):\n%s", want, tr.Text)
 	}
 	starts := requireHooksOK(t, r, "SessionStart")
 	if got := strings.Join(hookNames(starts), ","); got != "SessionStart:startup,SessionStart:clear" {

@@ -402,3 +402,26 @@ func TestToyArgumentsRewrittenBySchema(t *testing.T) {
 		}
 	}
 }
+
+// The agent's Bash tool gets CLAUDE_PID too, the same pid the hooks get (Claude Code's own),
+// and that pid is an ancestor of the shell the command runs in: cairn run there can name
+// the client it runs in as the hooks and the MCP server do.
+func TestToyBashSeesHooksClaudePID(t *testing.T) {
+	t.Parallel()
+	w, toyLog := newToyWorld(t)
+	// The shell's ancestors, nearest first, each as anc=<pid>.
+	cmd := `echo "CLAUDE_PID=${CLAUDE_PID-unset}"; p=$$; while [ "$p" -gt 1 ]; do echo "anc=$p"; p=$(ps -o ppid= -p "$p" | tr -d ' '); done`
+	_, out := bashTurn(t, w, "PID-PROMPT", "PID-PROMPT: show the pid", map[string]any{"command": cmd, "description": "show the pid"}, "shown")
+	t.Logf("Bash gave back:\n%s", out)
+	starts := hookCalls(toyLog(), "SessionStart")
+	if len(starts) != 1 || starts[0].Env["CLAUDE_PID"] == "" {
+		t.Fatalf("SessionStart hooks %+v, want one with CLAUDE_PID", starts)
+	}
+	pid := starts[0].Env["CLAUDE_PID"]
+	if !strings.Contains(out, "CLAUDE_PID="+pid+"\n") {
+		t.Errorf("Bash's CLAUDE_PID is not the hook's %s:\n%s", pid, out)
+	}
+	if !strings.Contains(out, "anc="+pid+"\n") {
+		t.Errorf("the hook's CLAUDE_PID %s is not an ancestor of Bash's shell:\n%s", pid, out)
+	}
+}

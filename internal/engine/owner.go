@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -57,9 +58,9 @@ func (e *Engine) OwnerExited(r *workflow.Record) bool {
 // inOtherLiveClient reports whether o runs in another Claude Code client than this engine's
 // that is still alive (the same session continued in a second terminal, say), or on another
 // machine sharing the workflow, whose client's life only its heartbeat tells. An owner
-// recorded without a pid (the agent's cairn in its Bash tool) of another session runs where a
-// running client's session record names that session (sessionClient). Unknown pids answer
-// false.
+// recorded without a pid (the agent's cairn in its Bash tool without a live CLAUDE_PID, or an
+// older Cairn's) of another session runs where a running client's session record names that
+// session (sessionClient). Unknown pids answer false.
 func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
 	if o.PID <= 0 && o.SessionID != "" && o.SessionID != e.cfg.SessionID && e.cfg.PID > 0 && o.Host == "" {
 		pid, _ := e.sessionClient(o.SessionID)
@@ -143,4 +144,15 @@ func (e *Engine) liveOwnerWarning(r *workflow.Record) string {
 		return ""
 	}
 	return workflow.OwnershipWarning(r, e.actor(), e.now(), workflow.DefaultLiveWindow)
+}
+
+// ClientPID is the Claude Code client a CLAUDE_PID value names, which Claude Code 2.1.330 gives
+// its hooks and the agent's Bash tool alike (the client's own pid, an ancestor of the shell):
+// the pid when it is one of a running process, else 0 (a person's terminal has none; a
+// CLAUDE_PID left from an exited client names no client).
+func ClientPID(v string) int {
+	if pid, err := strconv.Atoi(v); err == nil && pid > 0 && processAlive(pid) {
+		return pid
+	}
+	return 0
 }

@@ -86,7 +86,7 @@ type stopState struct {
 // is in now. The MCP server (whose parent is that client) reads it to learn the session after
 // /clear. The session the record named before, if another, has ended (a client runs one at a
 // time: /clear, /resume), and is kept in Replaced, so that an owner of it recorded without a
-// pid (the agent's cairn in its Bash tool, which has the session but no pid) is taken as
+// pid (the agent's cairn in its Bash tool without a live CLAUDE_PID, or an older Cairn's) is taken as
 // ended by this client's engines, as one with this pid is (ownerEnded).
 func (e *Engine) RecordSession(s Session) error {
 	if s.PID <= 0 {

@@ -1,0 +1,88 @@
+//go:build unix
+
+package cli_test
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// TestTransitionInClaudeCodesBashRecordsItsClient: the agent's Bash tool has the client's
+// CLAUDE_PID (an ancestor of cairn, here the test), so cairn transition run there records the
+// owner with that pid, as the MCP tools do; after /clear the same client's SessionStart takes
+// that owner for its own session before, not another live session. A CLAUDE_PID of no
+// running process is no client: the owner is recorded without a pid.
+func TestTransitionInClaudeCodesBashRecordsItsClient(t *testing.T) {
+	client := os.Getpid()
+	for _, tc := range []struct {
+		name, claudePID, owner string
+	}{
+		{"the client's", strconv.Itoa(client), `(?m)^Owner: +session s1, pid ` + strconv.Itoa(client) + `, heartbeat `},
+		{"an exited process's", strconv.Itoa(exitedPID(t)), `(?m)^Owner: +session s1, heartbeat `},
+		{"not a pid", "x", `(?m)^Owner: +session s1, heartbeat `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, env := project(t)
+			getenv := getenvOf(env)
+			hook := func(session, source string) *engine.Engine { // the client's SessionStart hook
+				e, err := engine.Open(engine.Config{Getenv: getenv, Actor: "session-start", SessionID: session, PID: client, YAML: yamldoc.Codec{}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = e.Close() })
+				if err := e.RecordSession(engine.Session{SessionID: session, Source: source, PID: client}); err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
+			e := hook("s1", "startup")
+			if _, err := e.Start(engine.StartRequest{Type: "apex", Context: "owned"}); err != nil {
+				t.Fatal(err)
+			}
+			_ = e.Close()
+			bash := append(env, "CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=s1", "CLAUDE_PID="+tc.claudePID)
+			run(t, dir, bash, "transition", "plan", "--note", "analysis done")
+			out, err := cairnCmd(t, dir, env, "show").CombinedOutput()
+			if err != nil || !regexp.MustCompile(tc.owner).Match(out) {
+				t.Fatalf("cairn show: %v, want %s\n%s", err, tc.owner, out)
+			}
+			if tc.name != "the client's" {
+				return
+			}
+			res := hook("s2", "clear").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			if res.SystemMessage != "" || strings.Contains(strings.ToLower(res.Report), "another live session") ||
+				!strings.Contains(res.Report, "phase plan") {
+				t.Errorf("the start after /clear: message %q, report:\n%s", res.SystemMessage, res.Report)
+			}
+		})
+	}
+}
+
+// exitedPID is the pid of a process that has exited.
+func exitedPID(t *testing.T) int {
+	t.Helper()
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return ended.Process.Pid
+}
+
+// getenvOf looks a variable up in env, as os.Getenv does in the process's environment.
+func getenvOf(env []string) func(string) string {
+	return func(k string) string {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+}
