@@ -223,7 +223,13 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string, ownerExi
 			s += "; outputs " + strings.Join(p.Outputs, ", ")
 		}
 		if len(p.Metadata) > 0 {
-			s += "; metadata " + strings.Join(slices.Sorted(maps.Keys(p.Metadata)), ", ")
+			keys := slices.Sorted(maps.Keys(p.Metadata))
+			for i, k := range keys {
+				if k == "checkpoint" { // transition's, which load_checkpoint with phase reads
+					keys[i] += fmt.Sprintf(" (%d bytes)", len(p.Metadata[k]))
+				}
+			}
+			s += "; metadata " + strings.Join(keys, ", ")
 		}
 		return s
 	})

@@ -1291,6 +1291,30 @@ func (e *Engine) LoadCheckpoint(name string) (json.RawMessage, error) {
 	return e.shownCheckpoint(name)(e.st.LoadCheckpoint(name))
 }
 
+// LoadPhaseCheckpoint loads the checkpoint the active workflow keeps with phase: the one a
+// transition out of it was given. A phase without one is refused, naming those with one.
+func (e *Engine) LoadPhaseCheckpoint(phase string) (json.RawMessage, error) {
+	r, _, err := e.active()
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, errNoActive()
+	}
+	data, ok := r.Phases[phase].Metadata["checkpoint"]
+	if !ok {
+		with := "no phase keeps one"
+		if names := workflow.PhasesWithCheckpoint(r); names != nil {
+			with = "the phases that keep one are " + secrets.JoinNames(names, ", ")
+		}
+		return nil, fmt.Errorf("phase %s of workflow %s keeps no checkpoint (a transition out of it keeps one when given a checkpoint); %s", secrets.Shown(secrets.Line(phase, 64)), r.WorkflowID, with)
+	}
+	if f := secrets.ScanJSON(data); f != nil {
+		return nil, fmt.Errorf("the checkpoint of phase %s is not shown: it holds text of a secret's shape (%s at %s), kept before Cairn refused such text or written by hand", phase, f.Rule, f.Path)
+	}
+	return data, nil
+}
+
 // LoadCheckpointOrEmpty is the seeds' graceful load: {} when the checkpoint does not exist.
 func (e *Engine) LoadCheckpointOrEmpty(name string) (json.RawMessage, error) {
 	return e.shownCheckpoint(name)(e.st.LoadCheckpointOrEmpty(name))

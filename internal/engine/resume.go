@@ -80,12 +80,15 @@ type Resume struct {
 	// CheckpointsBefore are those of Checkpoints saved before this workflow started (their
 	// files' times against its start): the project keeps checkpoints across workflows, so
 	// these may hold an earlier workflow's results.
-	CheckpointsBefore []string        `json:"checkpoints_before_workflow,omitempty"`
-	Approvals         []string        `json:"approvals,omitempty"`  // who approved which phase, when
-	OpenTasks         []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first
-	Workflow          json.RawMessage `json:"workflow,omitempty"`
-	Report            string          `json:"-"` // the fenced resume report; "" when nothing to say
-	SystemMessage     string          `json:"-"` // one line for the user when something needs their eye
+	CheckpointsBefore []string `json:"checkpoints_before_workflow,omitempty"`
+	// PhaseCheckpoints are the phases that keep the checkpoint a transition out of them was
+	// given: load_checkpoint with phase reads it.
+	PhaseCheckpoints []string        `json:"phase_checkpoints,omitempty"`
+	Approvals        []string        `json:"approvals,omitempty"`  // who approved which phase, when
+	OpenTasks        []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first
+	Workflow         json.RawMessage `json:"workflow,omitempty"`
+	Report           string          `json:"-"` // the fenced resume report; "" when nothing to say
+	SystemMessage    string          `json:"-"` // one line for the user when something needs their eye
 
 	// Shared says how this clone's mirror of the remote stands, when it shares its workflow
 	// through one: "shared via origin: synced 4m ago, 2 changes not pushed".
@@ -437,7 +440,7 @@ func hideSecrets(out *Resume) {
 	for _, s := range []*string{&out.WorkflowID, &out.Type, &out.Context, &out.Phase, &out.AwaitingApproval, &out.L2Line, &out.Ended, &out.Tasks} {
 		*s = secrets.Shown(*s)
 	}
-	for _, l := range []*[]string{&out.Completed, &out.Allowed, &out.Warnings, &out.Notices, &out.FailedTasks, &out.Checkpoints, &out.CheckpointsBefore, &out.Approvals, &out.OpenTasks} {
+	for _, l := range []*[]string{&out.Completed, &out.Allowed, &out.Warnings, &out.Notices, &out.FailedTasks, &out.Checkpoints, &out.CheckpointsBefore, &out.PhaseCheckpoints, &out.Approvals, &out.OpenTasks} {
 		*l = allShown(*l)
 	}
 	for i, v := range out.Blocking {
@@ -923,6 +926,7 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 	}
 	out.Checkpoints, _ = e.st.ListCheckpoints("") // sorted; nil on error
 	out.CheckpointsBefore = e.checkpointsBefore(r, out.Checkpoints)
+	out.PhaseCheckpoints = workflow.PhasesWithCheckpoint(r)
 }
 
 // render builds the resume report and says whether it told of the ending. ended is the ending
@@ -933,7 +937,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details b
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
 		Next: out.Next, Warnings: out.Warnings, Notices: out.Notices, L2Line: out.L2Line,
-		Ended: ended, Details: details, Allowed: out.Allowed, Tasks: out.Tasks, Checkpoints: out.Checkpoints, CheckpointsBefore: out.CheckpointsBefore, Approvals: out.Approvals,
+		Ended: ended, Details: details, Allowed: out.Allowed, Tasks: out.Tasks, Checkpoints: out.Checkpoints, CheckpointsBefore: out.CheckpointsBefore, PhaseCheckpoints: out.PhaseCheckpoints, Approvals: out.Approvals,
 		OpenTasks: out.OpenTasks, Blocking: out.Blocking, Nonce: report.NewNonce(), Shared: sh,
 	}
 	if !details {

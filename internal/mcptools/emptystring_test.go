@@ -34,6 +34,7 @@ func TestEmptyStringSchemaAgreesWithDecoder(t *testing.T) {
 		{"save_checkpoint", "name", `{"name":"","data":{}}`},
 		{"load_checkpoint", "name", `{"name":""}`},
 		{"load_checkpoint", "part", `{"name":"c","part":""}`},
+		{"load_checkpoint", "phase", `{"phase":""}`},
 		{"list_checkpoints", "pattern", `{"pattern":""}`},
 		{"set_vars", "vars/additionalProperties", `{"vars":{"WF_A":""}}`},
 		{"set_vars", "vars/propertyNames", `{"vars":{"":"v"}}`},

@@ -20,6 +20,7 @@ type Engine interface {
 	ExpireTTL(dryRun bool) (*engine.Result, error)
 	SaveCheckpoint(name string, data json.RawMessage) (*engine.Result, error)
 	LoadCheckpoint(name string) (json.RawMessage, error)
+	LoadPhaseCheckpoint(phase string) (json.RawMessage, error)
 	CheckpointBefore(name string) string
 	ListCheckpoints(pattern string) ([]string, error)
 	CheckpointsBefore(names []string) []string

@@ -1083,3 +1083,36 @@ func TestCheckpointSavedBeforeTheWorkflow(t *testing.T) {
 		t.Errorf("list_checkpoints of %d names: %d names, %d before, warnings %v", engine.MaxCheckpoints, len(names), len(before), s["warnings"])
 	}
 }
+
+// TestPhaseCheckpointReadBack: transition keeps its checkpoint ("JSON results of the phase")
+// with the phase it leaves; resume_check names that phase, in its text and its structured
+// content, and load_checkpoint with phase gives the checkpoint back, whole or in part.
+func TestPhaseCheckpointReadBack(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"phase checkpoint"}`)
+	mustOK(t, c, "transition", `{"to":"plan","checkpoint":{"findings":["auth is in pkg/login"]}}`)
+
+	res := mustOK(t, c, "resume_check", `{}`)
+	if !strings.Contains(text(res), "checkpoints kept with phases: analyze") {
+		t.Errorf("resume_check's text does not name the phase that keeps a checkpoint:\n%s", text(res))
+	}
+	if got := fmt.Sprint(structured(t, res)["phase_checkpoints"]); got != "[analyze]" {
+		t.Errorf("resume_check's phase_checkpoints = %s, want [analyze]", got)
+	}
+
+	res = mustOK(t, c, "load_checkpoint", `{"phase":"analyze"}`)
+	s := structured(t, res)
+	if d, _ := json.Marshal(s["data"]); !jsonEqual(d, `{"findings":["auth is in pkg/login"]}`) || s["phase"] != "analyze" {
+		t.Errorf("load_checkpoint phase analyze = %v", s)
+	}
+	if s := structured(t, mustOK(t, c, "load_checkpoint", `{"phase":"analyze","part":"/findings/0"}`)); s["data"] != "auth is in pkg/login" {
+		t.Errorf("load_checkpoint phase analyze at /findings/0 = %v", s)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`{"phase":"plan"}`, "the phases that keep one are analyze"},
+		{`{"phase":"analyze","name":"x"}`, "exactly one of name"},
+		{`{}`, "exactly one of name"},
+	} {
+		mustFail(t, c, "load_checkpoint", tc.args, tc.want)
+	}
+}

@@ -419,3 +419,7 @@ func (st *fakeState) otherProcess(session, to string) {
 	st.wf.Revision++
 	st.wf.Session = session
 }
+
+func (e *fakeEngine) LoadPhaseCheckpoint(string) (json.RawMessage, error) {
+	return nil, errors.New("the fake keeps no phase checkpoints")
+}

@@ -175,7 +175,7 @@ func fitLists(s map[string]any) {
 	if over <= 0 {
 		return
 	}
-	order := []string{"open_tasks", "failed_tasks", "approvals", "completed", "notices", "warnings", "blocking"}
+	order := []string{"open_tasks", "failed_tasks", "approvals", "completed", "phase_checkpoints", "notices", "warnings", "blocking"}
 	kept := map[string]int{}
 	for _, keep := range []int{1, 0} {
 		for _, k := range order {

@@ -50,14 +50,15 @@ const (
 		`"l2_line":{"type":"string"},"last_ended":{"type":"string"},` +
 		`"tasks":{"type":"string"},"failed_tasks":{"type":"array","items":{"type":"string"}},"checkpoints":{"type":"array","items":{"type":"string"}},` +
 		`"checkpoints_before_workflow":{"type":"array","items":{"type":"string"}},` +
+		`"phase_checkpoints":{"type":"array","items":{"type":"string"},"description":"Phases left with a transition checkpoint: load_checkpoint with phase reads it."},` +
 		`"approvals":{"type":"array","items":{"type":"string"}},` + noticeProp +
 		`},"required":["tier"]}`
 
 	checkpointOutput = `{"type":"object","properties":{` +
-		`"name":{"type":"string"},"data":{"description":"The saved JSON, or the part asked for."},` +
+		`"name":{"type":"string"},"phase":{"type":"string"},"data":{"description":"The saved JSON, or the part asked for."},` +
 		`"message":{"type":"string"},"bytes":{"type":"integer"},"parts":{"type":"array","items":{"type":"object","properties":{` +
 		`"part":{"type":"string"},"kind":{"type":"string"},"bytes":{"type":"integer"}}}},` + warningsProp + `,` + noticeProp +
-		`},"required":["name"]}`
+		`}}`
 
 	listOutput = `{"type":"object","properties":{` +
 		`"names":{"type":"array","items":{"type":"string"}},` +
@@ -198,7 +199,11 @@ var specs = []*toolSpec{
 		title: "Load checkpoint",
 		desc:  "Call to read a checkpoint.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint, fileName: store.ValidName},
+			{name: "name", kind: kString, max: 64, pattern: namePattern, hint: nameHint, fileName: store.ValidName},
+			// Instead of name: the checkpoint a transition out of the phase kept (resume_check
+			// lists those phases). No description, pattern or length, for the tool definitions'
+			// budget: a name that is no phase of the workflow is refused, naming those that are.
+			{name: "phase", kind: kString},
 			// No description, for the tool definitions' budget: the outline of a checkpoint too
 			// large to return says what a part is.
 			{name: "part", kind: kString, pattern: pointerPattern, hint: partHint},
@@ -420,21 +425,44 @@ func runSaveCheckpoint(c *call) (*outcome, error) {
 }
 
 func runLoadCheckpoint(c *call) (*outcome, error) {
-	name, ptr := c.str("name"), c.str("part")
-	data, err := c.eng.LoadCheckpoint(name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w; call list_checkpoints to see the saved names", err)
+	name, phase, ptr := c.str("name"), c.str("phase"), c.str("part")
+	if (name == "") == (phase == "") {
+		return nil, errors.New("load_checkpoint takes exactly one of name (a saved checkpoint; list_checkpoints lists them) and phase (the checkpoint a transition out of it kept; resume_check lists those phases)")
 	}
-	if err != nil {
-		return nil, engine.UnreadableCheckpoint(name, err, wholeCheckpoint(c, name))
+	var data json.RawMessage
+	var err error
+	from := checkpointFrom{label: name, key: "name", value: name}
+	if phase != "" {
+		from = checkpointFrom{label: "of phase " + phase, key: "phase", value: phase,
+			whole: "the whole checkpoint is metadata.checkpoint of phase " + phase + " in the file " + filepath.Join(c.eng.StateDir(), store.WorkflowFile)}
+		if data, err = c.eng.LoadPhaseCheckpoint(phase); err != nil {
+			return nil, err
+		}
+	} else {
+		from.whole = wholeCheckpoint(c, name)
+		data, err = c.eng.LoadCheckpoint(name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w; call list_checkpoints to see the saved names", err)
+		}
+		if err != nil {
+			return nil, engine.UnreadableCheckpoint(name, err, from.whole)
+		}
+		from.before = c.eng.CheckpointBefore(name)
 	}
 	data, halves := wellFormed(data)
-	o, err := checkpointOutcome(c, name, ptr, data)
+	o, err := checkpointOutcome(from, ptr, data)
 	if err != nil || halves == 0 {
 		return o, err
 	}
-	o.warn([]string{fmt.Sprintf("Checkpoint %s holds %d \\u escape(s) of half a UTF-16 surrogate pair (D800 to DFFF without the other half), which is no character: given here as U+FFFD; the file keeps them as saved.", name, halves)})
+	o.warn([]string{fmt.Sprintf("Checkpoint %s holds %d \\u escape(s) of half a UTF-16 surrogate pair (D800 to DFFF without the other half), which is no character: given here as U+FFFD; the file keeps them as saved.", from.label, halves)})
 	return o, nil
+}
+
+// checkpointFrom says which checkpoint load_checkpoint loaded: label names it in the text,
+// key and value in the structured content; whole says where all of it is read, before whether
+// it was saved before the workflow started.
+type checkpointFrom struct {
+	label, key, value, whole, before string
 }
 
 // wellFormed is data with each \u escape of half a UTF-16 surrogate pair written \ufffd, and
@@ -455,29 +483,29 @@ func wellFormed(data json.RawMessage) (json.RawMessage, int) {
 	}
 }
 
-// checkpointOutcome is load_checkpoint's answer for the checkpoint name holding data: the
+// checkpointOutcome is load_checkpoint's answer for the checkpoint from holding data: the
 // value at ptr, or an outline of its parts when it is too large for one result.
-func checkpointOutcome(c *call, name, ptr string, data json.RawMessage) (*outcome, error) {
+func checkpointOutcome(from checkpointFrom, ptr string, data json.RawMessage) (*outcome, error) {
 	var err error
 	// The part as said back: a cut that would make a secret of a token glued to more text ends
 	// before that word.
 	shownPtr := secrets.Line(ptr, 200)
 	if ptr != "" {
 		if data, err = atPointer(data, ptr); err != nil {
-			return nil, fmt.Errorf("checkpoint %s has nothing at %s (%v); load it without part to see its parts", name, shownPtr, err)
+			return nil, fmt.Errorf("checkpoint %s has nothing at %s (%v); load it without part to see its parts", from.label, shownPtr, err)
 		}
 	}
-	what := name
+	what := from.label
 	if ptr != "" {
 		what += " at " + shownPtr
 	}
 	// Checkpoints are the project's, kept across workflows: one saved before this workflow
 	// started is said to be, in one line beside the data.
-	before := c.eng.CheckpointBefore(name)
+	before := from.before
 	if len(data) <= maxLoadBytes {
 		o := &outcome{
 			text:       fmt.Sprintf("Checkpoint %s (%d bytes):\n%s", what, len(data), data),
-			structured: map[string]any{"name": name, "data": json.RawMessage(data)},
+			structured: map[string]any{from.key: from.value, "data": json.RawMessage(data)},
 		}
 		if before != "" {
 			o.text = before + "\n" + o.text
@@ -487,14 +515,14 @@ func checkpointOutcome(c *call, name, ptr string, data json.RawMessage) (*outcom
 	}
 	parts, more := outline(data, ptr)
 	if parts == nil {
-		return nil, fmt.Errorf("checkpoint %s is %s of %d bytes, more than one result can carry (%d bytes); %s", what, strictjson.KindOf(data), len(data), maxLoadBytes, wholeCheckpoint(c, name))
+		return nil, fmt.Errorf("checkpoint %s is %s of %d bytes, more than one result can carry (%d bytes); %s", what, strictjson.KindOf(data), len(data), maxLoadBytes, from.whole)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Checkpoint %s is %d bytes, more than one result can carry to you (%d bytes; Claude Code would save it to a file instead). Read it in parts with the part argument (a JSON Pointer):", what, len(data), maxLoadBytes)
 	if strictjson.KindOf(data) == "an array" {
 		fmt.Fprintf(&b, " it is an array of %d items, %s/0 to %s/%d.", len(parts)+more, ptr, ptr, len(parts)+more-1)
 	} else if more > 0 {
-		fmt.Fprintf(&b, " the names of %d more members do not fit in one result; %s.", more, wholeCheckpoint(c, name))
+		fmt.Fprintf(&b, " the names of %d more members do not fit in one result; %s.", more, from.whole)
 	}
 	if before != "" {
 		b.WriteString(" " + before)
@@ -512,7 +540,7 @@ func checkpointOutcome(c *call, name, ptr string, data json.RawMessage) (*outcom
 	if len(parts) <= maxOutlineLines && more > 0 {
 		fmt.Fprintf(&b, "\n... and %d more", more)
 	}
-	return &outcome{text: b.String(), structured: map[string]any{"name": name, "message": message, "bytes": len(data), "parts": parts}}, nil
+	return &outcome{text: b.String(), structured: map[string]any{from.key: from.value, "message": message, "bytes": len(data), "parts": parts}}, nil
 }
 
 // maxLoadBytes is the most of a checkpoint load_checkpoint returns at once. Claude Code puts a

@@ -16,7 +16,7 @@ import (
 // selfExplained are the arguments whose name and schema say what they hold.
 var selfExplained = map[string]bool{"workflow_id": true, "scope": true, "note": true, "status": true,
 	"dry_run": true, "name": true, "keys": true, "title": true, "body": true,
-	"type": true, "milestone": true, "part": true}
+	"type": true, "milestone": true, "part": true, "phase": true}
 
 var update = flag.Bool("update", false, "rewrite the golden schema snapshots in testdata/")
 
@@ -56,7 +56,7 @@ var arguments = map[string][]string{
 	"set_enforcement":   {"violations"},
 	"expire_ttl":        {"dry_run?"},
 	"save_checkpoint":   {"name", "data"},
-	"load_checkpoint":   {"name", "part?"},
+	"load_checkpoint":   {"name?", "phase?", "part?"},
 	"list_checkpoints":  {"pattern?"},
 	"set_vars":          {"vars"},
 	"get_vars":          {"keys?"},

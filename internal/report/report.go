@@ -84,6 +84,9 @@ type Input struct {
 	// CheckpointsBefore are those of Checkpoints saved before the workflow started (the
 	// project keeps checkpoints across workflows): listed apart, as saved before it.
 	CheckpointsBefore []string
+	// PhaseCheckpoints are the phases that keep the checkpoint a transition out of them was
+	// given (the details view only).
+	PhaseCheckpoints []string
 	// Approvals say who approved which phase and when (the details view only), one a line.
 	Approvals []string
 	// Nonce marks the fence; see NewNonce. An empty or malformed one is replaced by a fresh
@@ -208,6 +211,7 @@ func Render(in Input) (text string, endedShown bool) {
 		oTaskCounts
 		oCheckpoints
 		oCheckpointsBefore
+		oPhaseCheckpoints
 		oApprovals
 		oBlocking
 		oWarnings
@@ -268,6 +272,7 @@ func Render(in Input) (text string, endedShown bool) {
 		b.left += held
 		b.joined(oCheckpoints, checkpointsLabel, "saved", ours, capName)
 		b.joined(oCheckpointsBefore, beforeLabel, "", before, capName)
+		b.joined(oPhaseCheckpoints, phaseLabel, "", in.PhaseCheckpoints, capName)
 	}
 
 	var out strings.Builder
@@ -289,6 +294,7 @@ func Render(in Input) (text string, endedShown bool) {
 const (
 	checkpointsLabel = "checkpoints: "
 	beforeLabel      = "checkpoints saved before this workflow started: "
+	phaseLabel       = "checkpoints kept with phases: "
 )
 
 // SplitCheckpoints is the checkpoints saved since the workflow started and those saved before

@@ -1030,3 +1030,16 @@ func SetPhaseStatus(r *Record, s PhaseStatus, now time.Time, by Actor) (Result, 
 	}
 	return change(r, EventPhase, now.UTC(), by, func(n *Record) { n.PhaseStatus = s }), nil
 }
+
+// PhasesWithCheckpoint are r's phases that keep a checkpoint (transition's, kept with the
+// phase it left), in name order.
+func PhasesWithCheckpoint(r *Record) []string {
+	var out []string
+	for name, p := range r.Phases {
+		if _, ok := p.Metadata["checkpoint"]; ok {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
