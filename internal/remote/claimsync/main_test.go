@@ -1,15 +1,11 @@
 package claimsync
 
 import (
-	"os"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/store/storetest"
 )
 
-// TestMain: the test binary run again as a child (see exec.Command(os.Args[0], ...)) exits
+// TestMain: the test binary run again as a child (exec.Command(os.Args[0], ...)) exits
 // without the race detector's one-second sleep.
-func TestMain(m *testing.M) {
-	storetest.QuietExits()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { storetest.Main(m) }
