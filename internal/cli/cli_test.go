@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/hooktest"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -29,11 +30,6 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// raceOptions drop the race detector's one-second sleep at exit from every cairn a test
-// starts (under -race that sleep was most of the suite's time). Races are still detected and
-// still fail the run: the process exits 66.
-const raceOptions = "atexit_sleep_ms=0"
-
 // TestScripts runs testdata/script/*.txtar. Every script starts in $WORK/project (a git
 // project) with HOME, CLAUDE_PROJECT_DIR and CAIRN_MEMORY_DIR inside $WORK, and $STATE naming
 // the state directory; cairn-fixture and with-readonly come from internal/hooktest.
@@ -42,7 +38,7 @@ func TestScripts(t *testing.T) {
 	p := hooktest.Params()
 	setup := p.Setup
 	p.Setup = func(env *testscript.Env) error {
-		env.Setenv("GORACE", raceOptions)
+		env.Setenv("GORACE", storetest.RaceOptions)
 		// What `cairn version` must say: the manifest Claude Code reads.
 		data, err := os.ReadFile(filepath.Join("..", "..", ".claude-plugin", "plugin.json"))
 		if err != nil {

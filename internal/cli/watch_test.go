@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 )
 
 // project makes a git project in a temp dir and returns it with the environment cairn runs
@@ -34,7 +36,7 @@ func project(t *testing.T) (string, []string) {
 		}
 	}
 	env = append(env, "HOME="+filepath.Join(work, "home"), "CLAUDE_PROJECT_DIR="+dir,
-		"CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"), "CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "GORACE="+raceOptions)
+		"CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"), "CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "GORACE="+storetest.RaceOptions)
 	return dir, env
 }
 

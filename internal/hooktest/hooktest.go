@@ -26,6 +26,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -93,7 +94,7 @@ func setup(env *testscript.Env) error {
 	// Under -race every exec'd command otherwise sleeps a second at exit to catch races in
 	// goroutines still running; races are still reported, only the wait goes.
 	if g := os.Getenv("GORACE"); g == "" {
-		env.Setenv("GORACE", "atexit_sleep_ms=0")
+		env.Setenv("GORACE", storetest.RaceOptions)
 	}
 	// Regular expressions for scrub: what varies from run to run in a hook's output.
 	env.Setenv("SCRUB_ID", `[a-z]+-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}`)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 )
 
 // The race test re-executes this test binary as a second process that plays the model: it
@@ -37,6 +38,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashChildEnv); dir != "" {
 		os.Exit(crashChild(dir))
 	}
+	storetest.QuietExits()
 	os.Exit(m.Run())
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/remote/remotetest"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -47,6 +48,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	storetest.QuietExits()
 	os.Exit(m.Run())
 }
 

@@ -22,6 +22,13 @@ func QuietExits() {
 	}
 }
 
+// Main is a TestMain for a package whose tests start the test binary again and need nothing
+// else before m.Run: QuietExits, then the tests.
+func Main(m *testing.M) {
+	QuietExits()
+	os.Exit(m.Run())
+}
+
 // StartChild starts cmd (the test binary run again as a writer, its stdout not yet set) and
 // waits for the first line it writes, which must be ready: otherwise it kills and reaps the
 // child and fails, naming it as what and adding its stderr when cmd.Stderr is a
