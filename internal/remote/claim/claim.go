@@ -14,6 +14,9 @@
 // own. A machine that has just started has seen every claim "now", so it waits a whole lease
 // before taking anything over, unless it restores what an earlier run saw (State, Restore).
 // The holder may release a claim, freeing the task at once.
+//
+// A line is a workflow id's, and each entry names the workflow instance it is about (Of), so
+// two workflows started apart under one id share the line but not their tasks' claims.
 package claim
 
 import (
@@ -47,6 +50,10 @@ type entry struct {
 	// Lease is the writer's lease, on a claim or renewal (absent in what an older Cairn
 	// wrote): the holder renews by it, so others wait at least that long (see leaseOf).
 	Lease time.Duration `json:"lease,omitempty"`
+	// Workflow is the writer's workflow instance (see Of): two workflows started apart under
+	// one id share its line, and each counts only its own entries and those that name none
+	// (what an older Cairn wrote).
+	Workflow string `json:"wf,omitempty"`
 }
 
 // maxHonoredLease bounds the holder's lease others wait for, so that a claim set to hold for
@@ -104,6 +111,7 @@ type Claimer struct {
 	b     remote.Backend
 	line  string
 	owner string
+	wf    string // the workflow instance its entries name and it counts (see Of); "" for any
 	lease time.Duration
 	now   func() time.Time // this machine's clock; only differences between its readings count
 
@@ -121,6 +129,15 @@ type Claimer struct {
 func New(b remote.Backend, line, owner string, lease time.Duration, now func() time.Time) *Claimer {
 	return &Claimer{b: b, line: line, owner: owner, lease: lease, now: now,
 		holders: map[string]Holder{}, seen: map[string]time.Time{}, taken: map[string]Holder{}}
+}
+
+// Of makes c write wf, the instance of the workflow the line is about, in its entries, and
+// count only the entries that name wf or none: the line is the workflow id's, and two
+// workflows started apart under one id (which sync refuses to take for each other) would
+// otherwise hold and take each other's tasks of the same id. It returns c.
+func (c *Claimer) Of(wf string) *Claimer {
+	c.wf = wf
+	return c
 }
 
 // rewound reports an append refused because the remote's line is shorter than what this
@@ -430,12 +447,13 @@ func (c *Claimer) fold(e entry, now time.Time) {
 	}
 }
 
-// apply folds one entry into the holders, the same on every machine: a claim counts only if
-// it names the task's current claim as Prev (0 for none), a renewal or a release only if it
-// names it and comes from its owner.
+// apply folds one entry into the holders, the same on every machine of c's workflow instance:
+// an entry of another instance counts for none of its tasks; a claim counts only if it names
+// the task's current claim as Prev (0 for none), a renewal or a release only if it names it
+// and comes from its owner.
 func (c *Claimer) apply(e entry, rev int64) bool {
 	cur := c.holders[e.Task]
-	if e.Prev != cur.Rev {
+	if e.Prev != cur.Rev || (e.Workflow != "" && c.wf != "" && e.Workflow != c.wf) {
 		return false
 	}
 	switch e.Op {
@@ -465,9 +483,10 @@ func (c *Claimer) apply(e entry, rev int64) bool {
 
 func (c *Claimer) append(ctx context.Context, es ...entry) error {
 	data := make([][]byte, len(es))
-	for i, e := range es {
+	for i := range es {
+		es[i].Workflow = c.wf
 		var err error
-		if data[i], err = json.Marshal(e); err != nil {
+		if data[i], err = json.Marshal(es[i]); err != nil {
 			return err
 		}
 	}

@@ -480,3 +480,39 @@ func TestRestoredHolderWithoutSeen(t *testing.T) {
 		t.Fatalf("claiming B's claim restored without the time it was seen: %v, want held", err)
 	}
 }
+
+// TestWorkflowInstances: on one line, claimers of two workflow instances (two workflows
+// started apart under one id) hold the same task each, neither fenced by the other; one that
+// names no instance (an older Cairn) counts every entry, and its entries count for both.
+func TestWorkflowInstances(t *testing.T) {
+	ctx := context.Background()
+	b := memremote.New()
+	a := claim.New(b, "wf", "A", time.Hour, time.Now).Of("1")
+	o := claim.New(b, "wf", "O", time.Hour, time.Now).Of("2")
+	old := claim.New(b, "wf", "old", time.Hour, time.Now)
+	fa, err := a.TryClaim(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo, err := o.TryClaim(ctx, "t1")
+	if err != nil {
+		t.Fatalf("instance 2 claiming t1, held in instance 1: %v", err)
+	}
+	if err := a.Renew(ctx, "t1", fa); err != nil {
+		t.Fatalf("instance 1 renewing t1 after instance 2 claimed it: %v", err)
+	}
+	if err := o.Release(ctx, "t1", fo); err != nil {
+		t.Fatalf("instance 2 releasing t1: %v", err)
+	}
+	if _, err := old.TryClaim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("a claimer of no instance claiming t1: %v; want it held (by instance 1's claim, the first)", err)
+	}
+	if _, err := old.TryClaim(ctx, "t2"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*claim.Claimer{a, o} {
+		if _, err := c.TryClaim(ctx, "t2"); !errors.Is(err, claim.ErrHeld) {
+			t.Errorf("claiming t2, claimed by an older Cairn: %v; want it held", err)
+		}
+	}
+}

@@ -231,7 +231,7 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		}
 	}
 	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
-		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}, notices: notices,
+		cl: claim.New(b, w.ID, cur.Owner, lease, now).Of(instance(rec)), pending: map[string]time.Time{}, notices: notices,
 		pushed: s.Workflow == w.ID && rec.Revision <= s.Mirrored}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
@@ -250,6 +250,16 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		}
 	}
 	return c, nil
+}
+
+// instance names the workflow rec among those started under its id, for its claims (claim.Of):
+// its start time, which every machine sharing it holds alike and two workflows started apart
+// do not; "" (any) when it has none.
+func instance(rec *workflow.Record) string {
+	if rec.CreatedAt.IsZero() {
+		return ""
+	}
+	return rec.CreatedAt.UTC().Format(time.RFC3339Nano)
 }
 
 // releaseLeft releases the claims this clone held on the workflow it replaced with the active

@@ -25,6 +25,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/gittest"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -69,13 +70,19 @@ type clone struct {
 
 func newClone(t *testing.T, b remote.Backend) *clone {
 	t.Helper()
+	return cloneOf(t, b, b)
+}
+
+// cloneOf is newClone with the workflow the first machine of key started (see startSharing).
+func cloneOf(t *testing.T, b remote.Backend, key any) *clone {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "proj")
 	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	c := openClone(t, dir)
 	c.opt.Backend = b
-	c.startSharing()
+	c.startSharing(key)
 	return c
 }
 
@@ -580,7 +587,7 @@ func gitClone(t *testing.T, url, dir string) *clone {
 	t.Helper()
 	gitInit(t, url, dir)
 	c := openClone(t, dir)
-	c.startSharing()
+	c.startSharing(url)
 	return c
 }
 
@@ -594,17 +601,30 @@ func gitInit(t *testing.T, url, dir string) {
 	}
 }
 
-// startSharing starts wf-1 here and turns sharing on, as cairn remote enable leaves it.
-func (c *clone) startSharing() {
+// workflows holds, for each remote the claims go through (a Backend, or a git URL), the
+// workflow wf-1 as the first machine on it started it: the machines of a test share one
+// workflow, as cairn sync makes them, and so one workflow's claims.
+var workflows sync.Map
+
+// startSharing starts wf-1 here, or takes the one the first machine on the remote at key
+// started, and turns sharing on, as cairn remote enable leaves it.
+func (c *clone) startSharing(key any) {
 	c.t.Helper()
-	if _, err := c.en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
-		c.t.Fatal(err)
-	}
 	st, err := store.Open(c.en.StateDir())
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	defer st.Close()
+	wr, loaded := workflows.LoadOrStore(key, memremote.New())
+	if !loaded {
+		c.t.Cleanup(func() { workflows.Delete(key) })
+		if _, err := c.en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	if _, err := remotesync.Sync(context.Background(), st, wr.(*memremote.Backend), "origin", "wf-1", nil); err != nil {
+		c.t.Fatal(err)
+	}
 	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
 		c.t.Fatal(err)
 	}
