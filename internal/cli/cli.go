@@ -586,7 +586,6 @@ func shellSteps(msg string, agent bool) string {
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 		{"; " + engine.InTheWayStep, ", then run the command again"},
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
-		{claimsync.TooManyStep, "ask whoever runs it to stop"},
 		{claimsync.ClaimStep, "run cairn sync, which claims it or says which machine holds it"},
 		{remotesync.AskHistory, "list them with cairn history "}, // a take-back's changes not replayed
 		{remotesync.NextSyncTries, "run cairn sync again"},       // only cairn-mcp syncs by itself

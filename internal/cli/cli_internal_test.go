@@ -316,7 +316,7 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		{engine.ArchiveToGoOn, "cairn archive keeps the workflow whole"},
 		{engine.ShowWhatFills, "run cairn show, which shows what fills it"},
 		// Not a full record, but the same shape: the claims line too large to keep.
-		{claimsync.TooManyStep, "ask whoever runs it to stop"},
+		{claimsync.TooManyStep, "cairn archive keeps the workflow whole and another workflow can take over the work on a claims line of its own"},
 		// Nor this: a take-back's changes not replayed, in an archive cairn history reads.
 		{remotesync.AskHistory + "wf-x-20261129T194444.253Z", "list them with cairn history wf-x-20261129T194444.253Z"},
 	} {

@@ -572,10 +572,12 @@ func (c *clone) save(touched string) error {
 	return err
 }
 
-// TooManyStep ends tooMany's text, after the owner holding most of the claims: the agent's
-// step goes through the user; the CLI puts the person's own in its place. No command cleans
-// the line (only its owners release their claims), so the step is to have that owner stop.
-const TooManyStep = "tell the user, who can ask whoever runs it to stop"
+// TooManyStep ends tooMany's text, after the owner holding most of the claims. No command
+// cleans the line: only a claim's owner releases it, and an owner that runs nowhere (a
+// machine gone, or claims pushed by hand) never will, so having it stop ends nothing. Another
+// workflow has a claims line of its own: the step is engine.ArchiveToGoOn's, through the
+// user, which the CLI puts its archive command in place of.
+const TooManyStep = "only their owner can release them, which one that runs nowhere never will; to go on without them, " + engine.ArchiveToGoOn + " on a claims line of its own"
 
 // tooMany says that the line as read, holding hs, makes the Doc size bytes, over what the
 // store keeps: nothing of it is dropped (each call reads the line again from what the Doc last

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
@@ -48,6 +49,18 @@ func TestManySmallClaimsOnTheLine(t *testing.T) {
 	_, err = claimsync.Sync(context.Background(), a.opt, func(task, note string) error { return nil })
 	if ne := (*claimsync.NoticeError)(nil); !errors.As(err, &ne) || !strings.HasSuffix(err.Error(), step) {
 		t.Fatalf("sync: %v", err)
+	}
+	// The step ends them whoever holds them: J runs nowhere, so asking it to stop (the step
+	// once given) ended nothing. Another workflow, started as the step says, has a line of
+	// its own.
+	if !strings.Contains(step, "start_workflow with replace") {
+		t.Fatalf("the step %q does not say how to go on without the claims", step)
+	}
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "again", WorkflowID: "wf-2", Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := a.task("t1", "running"); err != nil || len(res.Warnings) != 0 {
+		t.Fatalf("claiming t1 in the workflow that took over: %v %+v", err, res)
 	}
 }
 
