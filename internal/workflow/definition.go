@@ -40,6 +40,9 @@ type Definition struct {
 	Body     string
 	// Source names where the definition came from: "builtin:apex.md" or the user's file path.
 	Source string
+	// NameLine is the line of Source that gives the name (its front matter's name key), 0
+	// when the file's name gives it: where a second file of the type is told to change.
+	NameLine int
 }
 
 // DefinitionError says why a definition file could not be used: the file, the line (1-based,
@@ -138,6 +141,9 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 			return nil, 0, "the file name gives the workflow its name, as the front matter has none: " + err.Error() + "; rename the file, or give the front matter a name line"
 		}
 		return nil, loc.Key("name"), "workflow " + err.Error()
+	}
+	if NormalizeName(fm.Name) != "" {
+		d.NameLine = loc.Key("name")
 	}
 
 	if len(fm.Phases) == 0 {

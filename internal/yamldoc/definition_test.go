@@ -350,3 +350,34 @@ func TestParseDefinitionRefusesNullItemsInMerges(t *testing.T) {
 		t.Errorf("a merge without nulls: %v", err)
 	}
 }
+
+// Two files that declare one type: the one skipped is blamed at its name line, the line to
+// change, and the one kept is named with its own; a file whose name gives the type (no name
+// line) has no line to point at.
+func TestDuplicateTypeIsBlamedAtItsNameLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		user map[string][]byte
+		want string
+	}{
+		{"both have name lines", map[string][]byte{
+			"/p/w/alpha.md": []byte("---\nname: review\nphases: [a, b]\n---\n"),
+			"/p/w/beta.md":  []byte("---\ndescription: x\nname: review\nphases: [a, c]\n---\n"),
+		}, `workflow definition /p/w/beta.md:3: workflow "review" is already defined by /p/w/alpha.md:2; this file was skipped`},
+		{"the kept one is named after the type", map[string][]byte{
+			"/p/w/review.md": []byte("---\nphases: [a, b]\n---\n"),
+			"/p/w/beta.md":   []byte("---\n\n\nname: review\nphases: [a, c]\n---\n"),
+		}, `workflow definition /p/w/beta.md:4: workflow "review" is already defined by /p/w/review.md; this file was skipped`},
+		{"the skipped one is named after the type elsewhere", map[string][]byte{
+			"/p/w/review.md":   []byte("---\nname: review\nphases: [a, b]\n---\n"),
+			"/p/w/x/review.md": []byte("---\nphases: [a, c]\n---\n"),
+		}, `workflow definition /p/w/x/review.md: workflow "review" is already defined by /p/w/review.md:2; this file was skipped`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs := workflow.LoadDefinitions(tc.user, yamldoc.Codec{}.ParseDefinition)
+			if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), tc.want) {
+				t.Errorf("errors %v, want one starting %q", errs, tc.want)
+			}
+		})
+	}
+}
