@@ -23,7 +23,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		reason string
 	}{
 		{"syntax_error.md", 4, "did not find expected ',' or ']'"}, // yaml.v3 points at the mapping, after 2 blank lines
-		{"type_error.md", 4, "cannot unmarshal !!map into []string"},
+		{"type_error.md", 4, "phases must be a list of names, not a mapping"},
 		{"unknown_key.md", 3, `unknown key "phase"`},
 		{"undeclared_transition.md", 5, `transitions names phase "c", which is not in phases (a, b)`},
 		{"terminal_undeclared.md", 5, `terminal names phase "z"`},
