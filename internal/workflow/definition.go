@@ -216,7 +216,8 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 	}
 	for _, p := range d.Phases {
 		if !slices.Contains(d.Terminal, p) && len(d.Transitions[p]) == 0 {
-			return nil, loc.Key("transitions"), fmt.Sprintf("phase %q is not terminal and has no transitions out of it: add some, or list it under terminal", p)
+			// With transitions left out there is no key to point at: the phase is.
+			return nil, cmp.Or(loc.Key("transitions"), loc.Item("phases", p)), fmt.Sprintf("phase %q is not terminal and has no transitions out of it: add some, or list it under terminal", p)
 		}
 	}
 	// Every phase must be reachable from the start, or a workflow could never use it.

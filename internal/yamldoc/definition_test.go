@@ -381,3 +381,18 @@ func TestDuplicateTypeIsBlamedAtItsNameLine(t *testing.T) {
 		})
 	}
 }
+
+// A phase with no way on is blamed at a line: the transitions key when the file has one, else
+// the phase in phases (transitions left out, the file has no transitions line to point at,
+// and the error had none).
+func TestParseDefinitionBlamesAPhaseWithNoWayOnAtALine(t *testing.T) {
+	for in, want := range map[string]string{
+		"---\nname: x\nphases:\n  - a\n  - b\n  - c\nterminal: [b]\n---\n":             `z.md:6: phase "c" is not terminal and has no transitions out of it`,
+		"---\nname: x\nphases: [a, b, c]\nterminal: [c]\ntransitions: {a: [c]}\n---\n": `z.md:5: phase "b" is not terminal and has no transitions out of it`,
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("z.md", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want %s", in, err, want)
+		}
+	}
+}
