@@ -25,6 +25,14 @@ func TestUnreadableDefinitionFileIsNamed(t *testing.T) {
 	}{
 		{"dangling symlink", func(e *env, p string) error { return os.Symlink(filepath.Join(e.project, "defs", "review.md"), p) },
 			"not read: it is a symbolic link to PROJECT/defs/review.md, which does not exist: point it at the definition file"},
+		{"symlink to itself", func(e *env, p string) error { return os.Symlink("review.md", p) },
+			"not read: it is a symbolic link to review.md, and the links from there lead round in a loop: point it at the definition file"},
+		{"symlinks to each other", func(e *env, p string) error {
+			if err := os.Symlink("review.md", filepath.Join(filepath.Dir(p), "loop.txt")); err != nil {
+				return err
+			}
+			return os.Symlink("loop.txt", p)
+		}, "not read: it is a symbolic link to loop.txt, and the links from there lead round in a loop: point it at the definition file"},
 		{"fifo", func(e *env, p string) error { return syscall.Mkfifo(p, 0o644) },
 			"not read: it is a FIFO, not a regular file: put the definition in a regular file of that name"},
 		{"symlink to a directory", func(e *env, p string) error { return os.Symlink(filepath.Join(e.project, ".git"), p) },
@@ -46,6 +54,35 @@ func TestUnreadableDefinitionFileIsNamed(t *testing.T) {
 			}
 			if _, err := e.open("s1").Start(engine.StartRequest{Type: "other", Context: "x"}); err != nil {
 				t.Errorf("the other definition does not load: %v", err)
+			}
+		})
+	}
+}
+
+// .claude/workflows as a symbolic link that leads nowhere (its target missing, a submodule not
+// checked out, or links in a loop) is told at session start with the link's target and the
+// step, not as a raw system error nor, for a missing target, not at all (the project's own
+// definitions, gates and all, silently gave way to the built-ins). The built-ins still load.
+func TestDefinitionsDirectoryLinkThatLeadsNowhereIsShown(t *testing.T) {
+	for _, tc := range []struct {
+		name, target, want string
+	}{
+		{"missing target", "../shared/workflows", "it is a symbolic link to ../shared/workflows, which does not exist"},
+		{"loop", "workflows", "it is a symbolic link to workflows, and the links from there lead round in a loop"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/settings.json", "{}")
+			if err := os.Symlink(tc.target, filepath.Join(e.project, ".claude", "workflows")); err != nil {
+				t.Fatal(err)
+			}
+			r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			want := "reading workflow definitions in " + filepath.Join(e.project, ".claude", "workflows") + ": not read: " + tc.want + ": point it at the directory that holds the definitions"
+			if !strings.Contains(r.SystemMessage, want) {
+				t.Errorf("system message %q, want it to contain %q", r.SystemMessage, want)
+			}
+			if _, err := e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x"}); err != nil {
+				t.Errorf("the built-ins do not load: %v", err)
 			}
 		})
 	}

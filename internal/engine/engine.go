@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -366,6 +367,8 @@ func (e *Engine) loadDefinitionsLocked() {
 		// A definition copied to .claude/workflows before the directory was made.
 		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; make it a directory and move the file into it under that name",
 			e.workflow, filepath.Join(".claude", "workflows", "NAME.md")))
+	} else if link := linkTrouble(e.workflow, err); link != "" {
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: %s: point it at the directory that holds the definitions", e.workflow, link))
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: %v", e.workflow, err))
 	}
@@ -389,11 +392,10 @@ func (e *Engine) loadDefinitionsLocked() {
 				// ls lists it: "no such file", or "a symlink, FIFO, device or directory", would
 				// leave the person guessing; the path is said once.
 				msg := err.Error()
-				target, lerr := os.Readlink(p)
 				fi, serr := os.Stat(p)
-				switch {
-				case lerr == nil && errors.Is(err, fs.ErrNotExist):
-					msg = fmt.Sprintf("not read: it is a symbolic link to %s, which does not exist: point it at the definition file", target)
+				switch link := linkTrouble(p, err); {
+				case link != "":
+					msg = "not read: " + link + ": point it at the definition file"
 				case serr == nil && errors.Is(err, durable.ErrTooLarge) && fi.Size() > maxDefinitionFile:
 					msg = fmt.Sprintf("not read: it is %d bytes, more than the %d a definition may have: shorten it", fi.Size(), maxDefinitionFile)
 				case serr == nil && errors.Is(err, durable.ErrNotRegular):
@@ -425,6 +427,27 @@ func (e *Engine) loadDefinitionsLocked() {
 	}
 	sort.Strings(errs)
 	e.defs, e.defErrs = defs, errs
+}
+
+// linkTrouble says why path, which err (from opening it) says cannot be opened, leads nowhere
+// when it is a symbolic link whose target does not exist or whose links lead round in a loop
+// ("it is a symbolic link to TARGET, ..."): the system's "no such file or directory" about a
+// path ls lists, or "too many levels of symbolic links", leave the person guessing. "" when
+// it is not such a link.
+func linkTrouble(path string, err error) string {
+	if err == nil {
+		return ""
+	}
+	target, lerr := os.Readlink(path)
+	switch {
+	case lerr != nil:
+		return ""
+	case errors.Is(err, syscall.ELOOP):
+		return fmt.Sprintf("it is a symbolic link to %s, and the links from there lead round in a loop", target)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("it is a symbolic link to %s, which does not exist", target)
+	}
+	return ""
 }
 
 func (e *Engine) openMemory(found project.Found) {
@@ -579,7 +602,7 @@ func (e *Engine) builtinOnly(typ string) *workflow.Definition {
 	if loaded || workflow.ValidName(workflow.NormalizeName(typ)) != nil {
 		return nil
 	}
-	if ents, err := durable.ReadDirPath(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if ents, err := durable.ReadDirPath(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) || linkTrouble(e.workflow, err) != "" {
 		return nil
 	}
 	d, _ := workflow.BuiltinDefinition(typ) // nil when there is none

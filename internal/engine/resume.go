@@ -147,9 +147,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		r = nil
 	}
 	// Broken workflow definitions are shown to the person and the model, not only logged.
-	// Only a project with its own definitions (or a file where their directory belongs) can
-	// have one (and such a project's hooks run in the cairn binary, which reads YAML).
-	if _, err := os.Stat(e.workflow); err == nil && e.cfg.YAML != nil {
+	// Only a project with its own definitions (or a file, or a link that leads nowhere, where
+	// their directory belongs) can have one (and such a project's hooks run in the cairn
+	// binary, which reads YAML).
+	if _, err := os.Lstat(e.workflow); err == nil && e.cfg.YAML != nil {
 		for _, d := range e.definitionErrors() {
 			if rel, ok := strings.CutPrefix(d, "workflow definition "+e.root+string(filepath.Separator)); ok {
 				d = "workflow definition " + rel // the project's own path says enough

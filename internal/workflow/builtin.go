@@ -147,14 +147,19 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 			continue
 		}
 		if first, dup := fromUser[d.Name]; dup {
-			kept, skipped := first, p
+			kept, skipped, skippedDef := first, p, d
 			if chosenOver(p, first, d.Name) {
+				skippedDef = set.byName[d.Name]
 				kept, skipped = p, first
 				set.byName[d.Name] = d
 				fromUser[d.Name] = p
 			}
-			errs = append(errs, &DefinitionError{File: skipped, Line: 0,
-				Reason: fmt.Sprintf("workflow %q is already defined by %s; this file was skipped: give one of them another name (its name line, or its file name when it has none)", d.Name, kept)})
+			keptAt := kept
+			if l := set.byName[d.Name].NameLine; l > 0 {
+				keptAt = fmt.Sprintf("%s:%d", kept, l)
+			}
+			errs = append(errs, &DefinitionError{File: skipped, Line: skippedDef.NameLine,
+				Reason: fmt.Sprintf("workflow %q is already defined by %s; this file was skipped: give one of them another name (its name line, or its file name when it has none)", d.Name, keptAt)})
 			continue
 		}
 		fromUser[d.Name] = p

@@ -40,6 +40,9 @@ type Definition struct {
 	Body     string
 	// Source names where the definition came from: "builtin:apex.md" or the user's file path.
 	Source string
+	// NameLine is the line of Source that gives the name (its front matter's name key), 0
+	// when the file's name gives it: where a second file of the type is told to change.
+	NameLine int
 }
 
 // DefinitionError says why a definition file could not be used: the file, the line (1-based,
@@ -139,6 +142,9 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		}
 		return nil, loc.Key("name"), "workflow " + err.Error()
 	}
+	if NormalizeName(fm.Name) != "" {
+		d.NameLine = loc.Key("name")
+	}
 
 	if len(fm.Phases) == 0 {
 		return nil, loc.Key("phases"), "phases is missing or empty: list the phases in order, the first being where the workflow starts"
@@ -210,7 +216,8 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 	}
 	for _, p := range d.Phases {
 		if !slices.Contains(d.Terminal, p) && len(d.Transitions[p]) == 0 {
-			return nil, loc.Key("transitions"), fmt.Sprintf("phase %q is not terminal and has no transitions out of it: add some, or list it under terminal", p)
+			// With transitions left out there is no key to point at: the phase is.
+			return nil, cmp.Or(loc.Key("transitions"), loc.Item("phases", p)), fmt.Sprintf("phase %q is not terminal and has no transitions out of it: add some, or list it under terminal", p)
 		}
 	}
 	// Every phase must be reachable from the start, or a workflow could never use it.

@@ -34,7 +34,12 @@ func ParseTTL(s string) (time.Duration, error) {
 		per = time.Hour
 	case 'd':
 		per = 24 * time.Hour
+	case 'M', 'H', 'D':
+		return bad(fmt.Sprintf("units are lower case (%c)", unit+'a'-'A'))
 	default:
+		if '0' <= unit && unit <= '9' {
+			return bad("no unit")
+		}
 		return bad("unknown unit")
 	}
 	if strings.ContainsFunc(num, func(c rune) bool { return c < '0' || c > '9' }) {

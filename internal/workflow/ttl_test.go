@@ -1,6 +1,7 @@
 package workflow_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,23 @@ func TestExpiryBoundaries(t *testing.T) {
 	done, _ := workflow.Complete(r, "ok", last, alice)
 	if exp, _ := done.Record.Expired(last.Add(1000 * time.Hour)); exp {
 		t.Fatal("a completed workflow expired")
+	}
+}
+
+// A refused TTL says what is wrong with it: a number alone ("ttl: 24", the YAML integer a
+// person writes for a day) was told "unknown unit", as if it had one; a unit in capitals
+// was told the same, though the unit is right but for its case.
+func TestParseTTLSaysWhatIsWrong(t *testing.T) {
+	for in, want := range map[string]string{
+		"24":    `ttl "24" is not valid: no unit;`,
+		"0":     `ttl "0" is not valid: no unit;`,
+		"24H":   `ttl "24H" is not valid: units are lower case (h);`,
+		"7D":    `ttl "7D" is not valid: units are lower case (d);`,
+		"1w":    `ttl "1w" is not valid: unknown unit;`,
+		"never": `ttl "never" is not valid: unknown unit;`,
+	} {
+		if _, err := workflow.ParseTTL(in); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("ParseTTL(%q): %v; want it to start %q", in, err, want)
+		}
 	}
 }

@@ -194,6 +194,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		}
 		return fail(n.Line+offset, "%s is null (%s), which YAML reads as no value: write it out, or remove it", where, shown)
 	}
+	if at, reason := shapeTrouble(doc); at != nil {
+		return fail(at.Line+offset, "%s", reason)
+	}
 	var fm frontMatter
 	if err := doc.Decode(&fm); err != nil {
 		var te *yaml.TypeError
@@ -218,6 +221,93 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			Name:   declaredName(&root, head)}
 	}
 	return d, err
+}
+
+// keyExamples show each front matter key written as it takes its value.
+var keyExamples = map[string]string{
+	"name": "name: review", "description": "description: Review a change", "ttl": "ttl: 24h",
+	"phases": "phases: [draft, review, done]", "terminal": "terminal: [done]",
+	"approvals": "approvals: [review]", "major": "major: [draft->review]",
+	"transitions": "transitions: {draft: [review], review: [draft, done]}",
+	"verbs":       "verbs: {draft: drafting, review: reviewing}",
+}
+
+// shapeTrouble finds, before the front matter doc is decoded, a key whose value has another
+// shape than the key takes (a list where text belongs, a mapping where a list does), and
+// says what the key takes and how to write it: yaml.v3 says "cannot unmarshal !!seq into
+// map[string]yamldoc.stringList". The node to blame is the value as written (an alias
+// where it stands).
+func shapeTrouble(doc *yaml.Node) (*yaml.Node, string) {
+	// list checks a list of names: one name, or a sequence of them.
+	list := func(n *yaml.Node, what, example string) (*yaml.Node, string) {
+		v := resolveAlias(n)
+		switch v.Kind {
+		case yaml.ScalarNode:
+			return nil, ""
+		case yaml.SequenceNode:
+			for i, c := range v.Content {
+				if k := resolveAlias(c).Kind; k != yaml.ScalarNode {
+					return c, fmt.Sprintf("%s: item %d is a %s, not a name: write each item as a plain name, as in %q", what, i+1, kindName(k), example)
+				}
+			}
+			return nil, ""
+		}
+		return n, fmt.Sprintf("%s must be a list of names, not a %s: write it as in %q", what, kindName(v.Kind), example)
+	}
+	text := func(n *yaml.Node, what, example string) (*yaml.Node, string) {
+		if k := resolveAlias(n).Kind; k != yaml.ScalarNode {
+			return n, fmt.Sprintf("%s must be text, not a %s: write it as in %q", what, kindName(k), example)
+		}
+		return nil, ""
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		key, n := doc.Content[i].Value, doc.Content[i+1]
+		v, example := resolveAlias(n), keyExamples[key]
+		var at *yaml.Node
+		var reason string
+		switch key {
+		case "name", "description", "ttl":
+			at, reason = text(n, key, example)
+		case "phases", "terminal", "approvals", "major":
+			at, reason = list(n, key, example)
+		case "blocking":
+			var b bool
+			if v.Kind != yaml.ScalarNode {
+				at, reason = n, fmt.Sprintf("blocking must be true or false, not a %s", kindName(v.Kind))
+			} else if v.Decode(&b) != nil {
+				at, reason = n, fmt.Sprintf("blocking must be true or false, not %q", v.Value)
+			}
+		case "transitions", "verbs":
+			if v.Kind != yaml.MappingNode {
+				if v.Kind == yaml.ScalarNode && isNull(v) {
+					continue // left empty: as if left out
+				}
+				takes := map[string]string{"transitions": "each phase to the phases it may move to", "verbs": "each phase to a word for being in it"}[key]
+				was := "a " + kindName(v.Kind)
+				if v.Kind == yaml.ScalarNode {
+					was = strconv.Quote(v.Value)
+				}
+				at, reason = n, fmt.Sprintf("%s must be a mapping of %s, not %s: write it as in %q", key, takes, was, example)
+				break
+			}
+			for j := 0; j+1 < len(v.Content) && at == nil; j += 2 {
+				k := v.Content[j]
+				if k.ShortTag() == "!!merge" { // yaml.v3 merges it in as it decodes
+					continue
+				}
+				what := fmt.Sprintf("%s of %q", key, resolveAlias(k).Value)
+				if key == "verbs" {
+					at, reason = text(v.Content[j+1], what, example)
+				} else {
+					at, reason = list(v.Content[j+1], what, example)
+				}
+			}
+		}
+		if at != nil {
+			return at, reason
+		}
+	}
+	return nil, ""
 }
 
 // bodyKeyReason says why a front matter that lacks phases is refused when its body opens with

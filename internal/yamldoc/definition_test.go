@@ -23,7 +23,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		reason string
 	}{
 		{"syntax_error.md", 4, "did not find expected ',' or ']'"}, // yaml.v3 points at the mapping, after 2 blank lines
-		{"type_error.md", 4, "cannot unmarshal !!map into []string"},
+		{"type_error.md", 4, "phases must be a list of names, not a mapping"},
 		{"unknown_key.md", 3, `unknown key "phase"`},
 		{"undeclared_transition.md", 5, `transitions names phase "c", which is not in phases (a, b)`},
 		{"terminal_undeclared.md", 5, `terminal names phase "z"`},
@@ -348,5 +348,51 @@ func TestParseDefinitionRefusesNullItemsInMerges(t *testing.T) {
 	}
 	if d, err := (yamldoc.Codec{}).ParseDefinition("merge.md", []byte("---\nphases: [a, b]\ntransitions:\n  <<: {a: [b]}\n---\n")); err != nil || !d.CanMove("a", "b") {
 		t.Errorf("a merge without nulls: %v", err)
+	}
+}
+
+// Two files that declare one type: the one skipped is blamed at its name line, the line to
+// change, and the one kept is named with its own; a file whose name gives the type (no name
+// line) has no line to point at.
+func TestDuplicateTypeIsBlamedAtItsNameLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		user map[string][]byte
+		want string
+	}{
+		{"both have name lines", map[string][]byte{
+			"/p/w/alpha.md": []byte("---\nname: review\nphases: [a, b]\n---\n"),
+			"/p/w/beta.md":  []byte("---\ndescription: x\nname: review\nphases: [a, c]\n---\n"),
+		}, `workflow definition /p/w/beta.md:3: workflow "review" is already defined by /p/w/alpha.md:2; this file was skipped`},
+		{"the kept one is named after the type", map[string][]byte{
+			"/p/w/review.md": []byte("---\nphases: [a, b]\n---\n"),
+			"/p/w/beta.md":   []byte("---\n\n\nname: review\nphases: [a, c]\n---\n"),
+		}, `workflow definition /p/w/beta.md:4: workflow "review" is already defined by /p/w/review.md; this file was skipped`},
+		{"the skipped one is named after the type elsewhere", map[string][]byte{
+			"/p/w/review.md":   []byte("---\nname: review\nphases: [a, b]\n---\n"),
+			"/p/w/x/review.md": []byte("---\nphases: [a, c]\n---\n"),
+		}, `workflow definition /p/w/x/review.md: workflow "review" is already defined by /p/w/review.md:2; this file was skipped`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs := workflow.LoadDefinitions(tc.user, yamldoc.Codec{}.ParseDefinition)
+			if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), tc.want) {
+				t.Errorf("errors %v, want one starting %q", errs, tc.want)
+			}
+		})
+	}
+}
+
+// A phase with no way on is blamed at a line: the transitions key when the file has one, else
+// the phase in phases (transitions left out, the file has no transitions line to point at,
+// and the error had none).
+func TestParseDefinitionBlamesAPhaseWithNoWayOnAtALine(t *testing.T) {
+	for in, want := range map[string]string{
+		"---\nname: x\nphases:\n  - a\n  - b\n  - c\nterminal: [b]\n---\n":             `z.md:6: phase "c" is not terminal and has no transitions out of it`,
+		"---\nname: x\nphases: [a, b, c]\nterminal: [c]\ntransitions: {a: [c]}\n---\n": `z.md:5: phase "b" is not terminal and has no transitions out of it`,
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("z.md", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want %s", in, err, want)
+		}
 	}
 }

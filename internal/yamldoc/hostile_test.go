@@ -342,3 +342,41 @@ func TestParseDefinitionExplainsAListWithoutBrackets(t *testing.T) {
 		}
 	}
 }
+
+// A key whose value has the wrong shape (a list where text belongs, a mapping where a list
+// does) was refused in yaml.v3's words, naming Go types and no step ("cannot unmarshal !!seq
+// into map[string]yamldoc.stringList"); it is refused at the value's line, saying what the
+// key takes and how to write it.
+func TestParseDefinitionSaysWhatShapeAKeyTakes(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"---\nname: [a]\nphases: [a, b]\n---\n", `shape.md:2: name must be text, not a list: write it as in "name: review"`},
+		{"---\nphases: [a, b]\nttl:\n  - 24h\n---\n", `shape.md:4: ttl must be text, not a list: write it as in "ttl: 24h"`},
+		{"---\ndescription:\n  x: 1\nphases: [a, b]\n---\n", `shape.md:3: description must be text, not a mapping: write it as in "description: Review a change"`},
+		{"---\nphases:\n  a: b\n---\n", `shape.md:3: phases must be a list of names, not a mapping: write it as in "phases: [draft, review, done]"`},
+		{"---\nphases: [[a], b]\n---\n", `shape.md:2: phases: item 1 is a list, not a name: write each item as a plain name, as in "phases: [draft, review, done]"`},
+		{"---\nphases: [a, b]\napprovals: [{a: 1}]\n---\n", `shape.md:3: approvals: item 1 is a mapping, not a name: write each item as a plain name, as in "approvals: [review]"`},
+		{"---\nphases: [a, b]\ntransitions: [a]\n---\n", `shape.md:3: transitions must be a mapping of each phase to the phases it may move to, not a list: write it as in "transitions: {draft: [review], review: [draft, done]}"`},
+		{"---\nphases: [a, b]\ntransitions:\n  a: {b: 1}\n---\n", `shape.md:4: transitions of "a" must be a list of names, not a mapping: write it as in "transitions: {draft: [review], review: [draft, done]}"`},
+		{"---\nphases: [a, b]\ntransitions:\n  a: [[b]]\n---\n", `shape.md:4: transitions of "a": item 1 is a list, not a name: write each item as a plain name, as in "transitions: {draft: [review], review: [draft, done]}"`},
+		{"---\nphases: [a, b]\ntransitions: a\n---\n", `shape.md:3: transitions must be a mapping of each phase to the phases it may move to, not "a": write it as in`},
+		{"---\nphases: [a, b]\nverbs: [a]\n---\n", `shape.md:3: verbs must be a mapping of each phase to a word for being in it, not a list: write it as in "verbs: {draft: drafting, review: reviewing}"`},
+		{"---\nphases: [a, b]\nverbs:\n  a: [x]\n---\n", `shape.md:4: verbs of "a" must be text, not a list: write it as in "verbs: {draft: drafting, review: reviewing}"`},
+		{"---\nphases: [a, b]\nblocking: maybe\n---\n", `shape.md:3: blocking must be true or false, not "maybe"`},
+		{"---\nphases: [a, b]\nblocking: [false]\n---\n", `shape.md:3: blocking must be true or false, not a list`},
+		{"---\nphases: &p [a, b]\nname: *p\n---\n", `shape.md:3: name must be text, not a list`},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("shape.md", []byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), "workflow definition "+tc.want) {
+			t.Errorf("%q: %v; want %s", tc.in, err, tc.want)
+		}
+	}
+	// The shapes each key takes still load: a list as one name, a merge into transitions.
+	for _, in := range []string{
+		"---\nname: r\nphases: [a, b]\nterminal: b\napprovals: a\nblocking: no\nttl: 1h\n---\n",
+		"---\nphases: [a, b, c]\nterminal: [c]\nt: &t {a: [b]}\ntransitions:\n  <<: *t\n  b: c\n---\n",
+	} {
+		if _, err := (yamldoc.Codec{}).ParseDefinition("shape.md", []byte(in)); err != nil && !strings.Contains(err.Error(), `unknown key "t"`) {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
