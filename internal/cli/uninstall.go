@@ -57,6 +57,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	switch fp, err := mem.Footprint(); {
 	case err == nil:
 		plan.MemoryDir, plan.MemoryLines, plan.MemoryFiles = fp.Dir, orEmpty(fp.Lines), orEmpty(fp.Files)
+		for _, n := range fp.Edited {
+			plan.Notes = append(plan.Notes, "auto-memory: "+n+" was changed since Cairn wrote it, so it is a memory of yours now: kept, with its line in MEMORY.md")
+		}
 	case memory.IsUnavailable(err) && mem.Location().Disabled:
 		// Found even where it is off (EvenOff): only Cairn's refusal of the directory is left.
 		plan.Notes = append(plan.Notes, "auto-memory: "+mem.Location().Reason)
