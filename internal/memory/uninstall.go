@@ -68,17 +68,13 @@ func asWritten(data []byte, name string) bool {
 	if err != nil {
 		return false
 	}
-	var plain []string
-	for _, l := range textLines(bytes.TrimSpace(body)) {
-		plain = append(plain, unescape(l.text))
-	}
 	desc := head.Description
 	// The stored title is the description up to one of its ": " (sameLearning).
 	for i := range len(desc) {
 		if !strings.HasPrefix(desc[i:], ": ") {
 			continue
 		}
-		l := Learning{Title: unescape(desc[:i]), Body: strings.Join(plain, "\n"), Type: head.Metadata.Type}
+		l := Learning{Title: unescape(desc[:i]), Body: plainBody(body), Type: head.Metadata.Type}
 		if want, _, _, err := renderLearning(l, name); err == nil && bytes.Equal(want, data) {
 			return true
 		}
