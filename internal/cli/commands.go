@@ -191,11 +191,12 @@ fish:  cairn completion fish > ~/.config/fish/completions/cairn.fish`},
 			summary: "Remove Cairn's lines and files from auto-memory, its binaries and its link.",
 			doc: `Shows what it removes, then asks (on a terminal) or needs --yes; without either it only
 shows. It removes the MEMORY.md lines pointing at cairn-workflow.md and cairn-learning-*.md
-(every other line is kept byte for byte), those files, the binaries in Claude Code's
-plugin data directories for Cairn (~/.claude/plugins/data/cairn-*) and ~/.cache/cairn, and
-a ~/.local/bin/cairn link. The project's workflow state (.claude/cairn) is kept unless
---with-state. Run it in each project whose memory should forget Cairn, before
-claude plugin uninstall cairn@cairn (which removes the cairn command with the plugin).`},
+(every other line is kept byte for byte), those files (a learning changed since Cairn wrote
+it is kept, with its line), the binaries in Claude Code's plugin data directories for Cairn
+(~/.claude/plugins/data/cairn-*) and ~/.cache/cairn, and a ~/.local/bin/cairn link. The
+project's workflow state (.claude/cairn) is kept unless --with-state. Run it in each project
+whose memory should forget Cairn, before claude plugin uninstall cairn@cairn (which removes
+the cairn command with the plugin).`},
 	})
 }
 

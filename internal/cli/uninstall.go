@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // l2MarkFile is the engine's record of what Cairn last wrote to auto-memory (engine's
@@ -54,9 +55,13 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	// and files still: not removed, whatever else is.
 	unread := ""
 	left := "" // the step after which Cairn touches a memory file it leaves as it is (memory.LeftAlone)
+	mark := "" // the state dir's memory mark, removed first (removeMark), whether shown or in the state removed
 	switch fp, err := mem.Footprint(); {
 	case err == nil:
 		plan.MemoryDir, plan.MemoryLines, plan.MemoryFiles = fp.Dir, orEmpty(fp.Lines), orEmpty(fp.Files)
+		for _, n := range fp.Edited {
+			plan.Notes = append(plan.Notes, "auto-memory: "+n+" was changed since Cairn wrote it, so it is a memory of yours now: kept, with its line in MEMORY.md")
+		}
 	case memory.IsUnavailable(err) && mem.Location().Disabled:
 		// Found even where it is off (EvenOff): only Cairn's refusal of the directory is left.
 		plan.Notes = append(plan.Notes, "auto-memory: "+mem.Location().Reason)
@@ -92,8 +97,11 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		default:
 			plan.StateDir = dir
 		}
-		if m := filepath.Join(dir, l2MarkFile); dir != "" && fileExists(m) && !(a.opt.withState && plan.StateDir != "") {
-			plan.Mark = m
+		if m := filepath.Join(dir, l2MarkFile); dir != "" && fileExists(m) {
+			mark = m
+			if !(a.opt.withState && plan.StateDir != "") {
+				plan.Mark = m
+			}
 		}
 	}
 
@@ -151,7 +159,14 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 			denied = denied || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 		}
 	}
-	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 {
+	// The mark goes first: with Cairn's lines gone and the mark still there, a session's Stop
+	// would put them back from it. While it cannot go, nothing in auto-memory does.
+	markErr := error(nil)
+	if mark != "" {
+		markErr = removeMark(mark)
+		check(markErr)
+	}
+	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 && markErr == nil {
 		if _, err := mem.RemoveCairn(); err != nil {
 			failed = append(failed, "auto-memory: "+memoryFailure(err))
 			full = errors.Is(err, syscall.ENOSPC)
@@ -161,9 +176,6 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		} else {
 			removeMemoryLock(plan.MemoryDir)
 		}
-	}
-	if plan.Mark != "" {
-		check(os.Remove(plan.Mark))
 	}
 	for _, d := range plan.DataDirs {
 		check(os.RemoveAll(d))
@@ -216,6 +228,35 @@ func memoryFailure(err error) string {
 		return ue.Cause()
 	}
 	return err.Error()
+}
+
+// l2MarkDoc is the mark's document name in the store (engine's l2MarkDoc).
+const l2MarkDoc = "l2-mark"
+
+// markLockWait bounds the wait for the mark's lock; a variable for tests.
+var markLockWait = store.DefaultLockWait
+
+// removeMark removes the memory mark at path under its lock, which a session's Stop holds while
+// it restores Cairn's lines from the mark: a restore under way ends first (and what it put back
+// is removed after), and one after it finds no mark. A lock held longer than markLockWait is an
+// error that says so, and the mark stays. A state directory the store cannot open (a symlinked
+// one) has its mark removed without the lock, as before.
+func removeMark(path string) error {
+	st, err := store.Open(filepath.Dir(path), store.WithNoCreate(), store.WithLockWait(markLockWait))
+	if err != nil {
+		return os.Remove(path)
+	}
+	defer st.Close()
+	_, _, err = st.UpdateOwn(l2MarkDoc, func([]byte) ([]byte, error) {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, nil
+	})
+	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+		return errors.New("memory mark: a Cairn session is restoring its auto-memory lines from it, so they were left too: " + te.GaveUp())
+	}
+	return err
 }
 
 // memoryLockFile is the memory package's writer lock in the memory directory (its lockName).

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,12 @@ func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Re
 					out.Kept = Mark{Index: topicEntry(latest), Topic: string(cur)}
 					return cur, nil
 				}
+				if exists && onlyAdded([]byte(want.Topic), cur) {
+					// A note the user or the model added, every line of Cairn's kept: nothing of
+					// Cairn's to put back, and theirs would go without a word.
+					out.Kept = Mark{Index: want.Index, Topic: string(cur)}
+					return cur, nil
+				}
 				out.Topic = true
 				return []byte(want.Topic), nil
 			})
@@ -155,6 +162,20 @@ func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Re
 		return nil
 	})
 	return out, err
+}
+
+// onlyAdded tells whether topic, the topic file as it is now, holds every line of want, the one
+// marked, in its order (line ends aside): a writer added to it, and dropped or changed nothing.
+func onlyAdded(want, topic []byte) bool {
+	have := textLines(topic)
+	for _, l := range textLines(want) {
+		i := slices.IndexFunc(have, func(h line) bool { return h.text == l.text })
+		if i < 0 {
+			return false
+		}
+		have = have[i+1:]
+	}
+	return true
 }
 
 // drifted is the cheap check, without our lock, that either file differs from want.

@@ -304,3 +304,57 @@ func TestExtendsTopic(t *testing.T) {
 		}
 	}
 }
+
+// A note the user or the model adds to Cairn's topic file, every line of Cairn's kept, was
+// undone by the next Stop's restore, which logged it only: the note was gone without a word.
+// Restore puts back what a writer dropped or changed of Cairn's, never what one only added: such
+// a file stands, and is the mark to keep (Kept), the index line still Cairn's. A rewrite that
+// drops a line of Cairn's is still undone.
+func TestRestoreKeepsWhatWasOnlyAddedToTheTopicFile(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name    string
+		edit    func(cur string) string
+		restore bool // the topic file is put back as marked
+	}{
+		{"a note after the block", func(cur string) string { return cur + "\nNote: staging DB needed for the login fix.\n" }, false},
+		{"a list item, no final newline", func(cur string) string { return cur + "- ask Dana before merging" }, false},
+		{"a line at the end of the block", func(cur string) string {
+			i := strings.LastIndex(cur, "```")
+			return cur[:i] + "check the flaky test first\n" + cur[i:]
+		}, false},
+		{"a note, the file in CRLF", func(cur string) string {
+			return strings.ReplaceAll(cur, "\n", "\r\n") + "Note: staging DB needed.\r\n"
+		}, false},
+		{"a note, a line of Cairn's dropped", func(cur string) string {
+			i := strings.LastIndex(cur, ", planning login fix")
+			return cur[:i] + cur[i+len(", planning login fix"):] + "Note: staging DB needed.\n"
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, dir, k := recorded(t, "- [Build](build.md) — make test\n")
+			top := filepath.Join(dir, TopicFile)
+			edited := tc.edit(k.Topic)
+			if err := os.WriteFile(top, []byte(edited), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			did, err := m.Restore(k, now, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readFile(t, top)
+			if tc.restore {
+				if got != k.Topic || !did.Topic {
+					t.Errorf("Restore did %+v, topic file\n%q\nwant it put back as marked", did, got)
+				}
+				return
+			}
+			if got != edited || did.Topic || did.Kept != (Mark{Index: k.Index, Topic: edited}) {
+				t.Errorf("Restore did %+v, topic file\n%q\nwant it kept as edited, and the mark to keep", did, got)
+			}
+			if again, err := m.Restore(did.Kept, now, nil); err != nil || again != (Restored{}) {
+				t.Errorf("Restore with the kept mark did %+v, %v; want nothing", again, err)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/adrg/frontmatter"
 	"github.com/cairn-dev/cairn/internal/durable"
 )
 
@@ -18,6 +20,9 @@ type Footprint struct {
 	Dir   string   // the memory directory
 	Lines []string // MEMORY.md lines of Cairn's, as they are (plain text, no terminator)
 	Files []string // Cairn's files in Dir, by name, sorted
+	// Edited are the learning files someone changed since Cairn wrote them (asWritten), by
+	// name, sorted: theirs now, neither they nor their index lines are Cairn's to remove.
+	Edited []string
 }
 
 // Empty reports whether Cairn left nothing there.
@@ -30,13 +35,51 @@ func IsCairnFile(name string) bool {
 }
 
 // cairnsFiles is IsCairnFile in this memory directory: a memory of another's at the topic
-// file's name (othersMemory) is not Cairn's, and neither is its index line.
+// file's name (othersMemory) is not Cairn's, and neither is its index line; nor is a learning
+// file someone changed since Cairn wrote it (asWritten). A learning file that is gone is
+// Cairn's: its index line points nowhere.
 func (m *Memory) cairnsFiles() func(name string) bool {
 	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
 	others := err == nil && othersMemory(topic.data)
 	return func(name string) bool {
-		return IsCairnFile(name) && !(others && sameName(name, TopicFile))
+		if !IsCairnFile(name) || others && sameName(name, TopicFile) {
+			return false
+		}
+		if sameName(name, TopicFile) {
+			return true
+		}
+		data, err := readLimited(filepath.Join(m.loc.Dir, name))
+		return err != nil || asWritten(data, name)
 	}
+}
+
+// asWritten reports whether data, the learning file name, is byte for byte what RecordLearning
+// writes for its own title, body and type. A file the model rewrote with its Write tool (in
+// Claude Code's header format), or whose description, type or first line someone changed, is
+// not; nor, unchanged, is one an older Cairn wrote with other quoting.
+func asWritten(data []byte, name string) bool {
+	var head struct {
+		Description string `yaml:"description"`
+		Metadata    struct {
+			Type string `yaml:"type"`
+		} `yaml:"metadata"`
+	}
+	body, err := frontmatter.MustParse(bytes.NewReader(data), &head)
+	if err != nil {
+		return false
+	}
+	desc := head.Description
+	// The stored title is the description up to one of its ": " (sameLearning).
+	for i := range len(desc) {
+		if !strings.HasPrefix(desc[i:], ": ") {
+			continue
+		}
+		l := Learning{Title: unescape(desc[:i]), Body: plainBody(body), Type: head.Metadata.Type}
+		if want, _, _, err := renderLearning(l, name); err == nil && bytes.Equal(want, data) {
+			return true
+		}
+	}
+	return false
 }
 
 // Footprint reads, without changing anything, what Cairn has in the memory directory.
@@ -60,11 +103,16 @@ func (m *Memory) Footprint() (Footprint, error) {
 		return fp, unavailable("listing "+m.loc.Dir, err)
 	}
 	for _, e := range ents {
-		if e.Type().IsRegular() && cairns(e.Name()) {
+		switch {
+		case !e.Type().IsRegular() || !IsCairnFile(e.Name()):
+		case cairns(e.Name()):
 			fp.Files = append(fp.Files, e.Name())
+		case !sameName(e.Name(), TopicFile):
+			fp.Edited = append(fp.Edited, e.Name())
 		}
 	}
 	sort.Strings(fp.Files)
+	sort.Strings(fp.Edited)
 	return fp, nil
 }
 

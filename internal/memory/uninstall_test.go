@@ -43,8 +43,16 @@ func TestRemoveCairn(t *testing.T) {
 				}
 				for _, f := range append([]string{IndexFile, TopicFile, "cairn-learning-foo.md"}, tt.files...) {
 					data := "x\n"
-					if f == IndexFile {
+					switch f {
+					case IndexFile:
 						data = tt.index
+					case "cairn-learning-foo.md":
+						// As Cairn writes it: an edited one is kept (TestRemoveCairnKeepsEditedLearnings).
+						b, _, _, err := renderLearning(Learning{Title: "Foo", Body: "x"}, f)
+						if err != nil {
+							t.Fatal(err)
+						}
+						data = string(b)
 					}
 					if err := os.WriteFile(filepath.Join(dir, f), []byte(data), 0o600); err != nil {
 						t.Fatal(err)
@@ -127,6 +135,74 @@ func TestUsersFileOfCairnsNameInAnotherCase(t *testing.T) {
 	for _, f := range []string{"Cairn-Workflow.md", "CAIRN-LEARNING-RETRIES.md"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the user's %s is gone: %v", f, err)
+		}
+	}
+}
+
+// Uninstall removed every cairn-learning-*.md, one the model had since rewritten with its
+// Write tool or the user had edited too: their words went with Cairn. A learning file that is
+// no longer as Cairn wrote it is theirs now: it stays, with its index line, and the footprint
+// names it (Edited); learnings as Cairn wrote them go, whatever they hold.
+func TestRemoveCairnKeepsEditedLearnings(t *testing.T) {
+	m, dir := newTestMemory(t)
+	if err := m.Record("Active APEX workflow: analyze completed, planning x"); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []Learning{
+		{Title: "Retries", Body: "back off"},
+		{Title: "Markdown: *stars* and `ticks`", Body: "> quoted\n# heading\n\n- item [link](x.md)\nC:\\path\\to", Type: "reference"},
+		{Title: "Ünïcödé title ---", Body: "line one: with colon\nline two"},
+		{Title: "Model rewrote", Body: "old fact"},
+		{Title: "User edited", Body: "first line\nsecond line"},
+	} {
+		if _, _, err := recordLearning(m, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite := func(name, from, to string) {
+		p := filepath.Join(dir, name)
+		data := readFile(t, p)
+		if !strings.Contains(data, from) {
+			t.Fatalf("%s holds no %q:\n%s", name, from, data)
+		}
+		if err := os.WriteFile(p, []byte(strings.Replace(data, from, to, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The model's Write tool, in Claude Code's own header format; a person's edit of the first line.
+	if err := os.WriteFile(filepath.Join(dir, LearningFile("Model rewrote")), []byte("---\nname: cairn-learning-model-rewrote\ndescription: Model rewrote: new fact\nmetadata:\n  type: project\n---\n\nnew fact\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rewrite(LearningFile("User edited"), "\nfirst line\n", "\nfirst line, and more\n")
+
+	fp, err := m.Footprint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := []string{LearningFile("Model rewrote"), LearningFile("User edited")}
+	slices.Sort(edited)
+	if !slices.Equal(fp.Edited, edited) || len(fp.Files) != 4 || len(fp.Lines) != 4 {
+		t.Fatalf("footprint %+v, want 4 lines, 4 files and edited %v", fp, edited)
+	}
+	before := map[string]string{}
+	for _, n := range edited {
+		before[n] = readFile(t, filepath.Join(dir, n))
+	}
+	if _, err := m.RemoveCairn(); err != nil {
+		t.Fatal(err)
+	}
+	index := readFile(t, filepath.Join(dir, IndexFile))
+	for _, n := range edited {
+		if got := readFile(t, filepath.Join(dir, n)); got != before[n] {
+			t.Errorf("%s after RemoveCairn:\n%s\nwant it as edited", n, got)
+		}
+		if !strings.Contains(index, "("+n+")") {
+			t.Errorf("MEMORY.md after RemoveCairn lost the line of %s:\n%s", n, index)
+		}
+	}
+	for _, f := range fp.Files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s as Cairn wrote it is still there after RemoveCairn", f)
 		}
 	}
 }
