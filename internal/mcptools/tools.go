@@ -201,9 +201,10 @@ var specs = []*toolSpec{
 		fields: []field{
 			{name: "name", kind: kString, max: 64, pattern: namePattern, hint: nameHint, fileName: store.ValidName},
 			// Instead of name: the checkpoint a transition out of the phase kept (resume_check
-			// lists those phases). No description, pattern or length, for the tool definitions'
-			// budget: a name that is no phase of the workflow is refused, naming those that are.
-			{name: "phase", kind: kString},
+			// lists those phases). No description, pattern or length in the schema, for the tool
+			// definitions' budget: a name that is no phase of the workflow is refused, naming
+			// those that are, and one longer than a phase may be is refused as transition's are.
+			{name: "phase", kind: kString, max: 64, maxUnlisted: true},
 			// No description, for the tool definitions' budget: the outline of a checkpoint too
 			// large to return says what a part is.
 			{name: "part", kind: kString, pattern: pointerPattern, hint: partHint},
