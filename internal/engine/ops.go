@@ -1316,6 +1316,17 @@ func (e *Engine) LoadPhaseCheckpoint(phase string) (json.RawMessage, error) {
 	return data, nil
 }
 
+// PhaseCheckpoints are the active workflow's phases that keep a transition's checkpoint
+// (LoadPhaseCheckpoint reads one), in name order, one of a secret's shape hidden as resume
+// hides it; nil when there is none, no workflow is active or its record cannot be read.
+func (e *Engine) PhaseCheckpoints() []string {
+	r, _, err := e.active()
+	if err != nil || r == nil {
+		return nil
+	}
+	return allShown(workflow.PhasesWithCheckpoint(r))
+}
+
 // LoadCheckpointOrEmpty is the seeds' graceful load: {} when the checkpoint does not exist.
 func (e *Engine) LoadCheckpointOrEmpty(name string) (json.RawMessage, error) {
 	return e.shownCheckpoint(name)(e.st.LoadCheckpointOrEmpty(name))

@@ -29,6 +29,8 @@ const (
 	noticeProp   = `"notice":{"type":"string","description":"Set when another process changed the workflow since your previous call."}`
 	warningsProp = `"warnings":{"type":"array","items":{"type":"string"}}`
 
+	phaseCheckpointsProp = `"phase_checkpoints":{"type":"array","items":{"type":"string"},"description":"Phases left with a transition checkpoint: load_checkpoint with phase reads it."}`
+
 	resultOutput = `{"type":"object","properties":{` +
 		`"message":{"type":"string"},"changed":{"type":"boolean"},` +
 		`"workflow_id":{"type":"string"},"phase":{"type":"string"},"revision":{"type":"integer"},` +
@@ -50,7 +52,7 @@ const (
 		`"l2_line":{"type":"string"},"last_ended":{"type":"string"},` +
 		`"tasks":{"type":"string"},"failed_tasks":{"type":"array","items":{"type":"string"}},"checkpoints":{"type":"array","items":{"type":"string"}},` +
 		`"checkpoints_before_workflow":{"type":"array","items":{"type":"string"}},` +
-		`"phase_checkpoints":{"type":"array","items":{"type":"string"},"description":"Phases left with a transition checkpoint: load_checkpoint with phase reads it."},` +
+		phaseCheckpointsProp + `,` +
 		`"approvals":{"type":"array","items":{"type":"string"}},` + noticeProp +
 		`},"required":["tier"]}`
 
@@ -62,7 +64,7 @@ const (
 
 	listOutput = `{"type":"object","properties":{` +
 		`"names":{"type":"array","items":{"type":"string"}},` +
-		`"` + beforeKey + `":{"type":"array","items":{"type":"string"}},` + warningsProp + `,` + noticeProp +
+		`"` + beforeKey + `":{"type":"array","items":{"type":"string"}},` + phaseCheckpointsProp + `,` + warningsProp + `,` + noticeProp +
 		`},"required":["names"]}`
 
 	varsOutput = `{"type":"object","properties":{` +
@@ -690,6 +692,15 @@ func runListCheckpoints(c *call) (*outcome, error) {
 		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), checkpointNames(names, before))
 	} else if p := c.str("pattern"); p != "" {
 		text = fmt.Sprintf("No checkpoints match %s.", p)
+	}
+	// The checkpoints transitions kept with phases are read by phase, not by name: named
+	// apart, and only when no pattern over names was given.
+	if phases := c.eng.PhaseCheckpoints(); phases != nil && c.str("pattern") == "" {
+		structured["phase_checkpoints"] = phases
+		if len(names) == 0 {
+			text = "No named checkpoints."
+		}
+		text += "\nCheckpoints kept with phases (load_checkpoint with phase reads one): " + secrets.JoinNames(phases, ", ") + "."
 	}
 	if warnings != nil {
 		structured["warnings"] = warnings
