@@ -22,6 +22,7 @@ type Engine interface {
 	LoadCheckpoint(name string) (json.RawMessage, error)
 	LoadPhaseCheckpoint(phase string) (json.RawMessage, error)
 	PhaseCheckpoints() []string
+	CheckpointDeletedNote(name string) string
 	CheckpointBefore(name string) string
 	ListCheckpoints(pattern string) ([]string, error)
 	CheckpointsBefore(names []string) []string

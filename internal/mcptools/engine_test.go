@@ -1144,3 +1144,19 @@ func TestListCheckpointsNamesPhaseCheckpoints(t *testing.T) {
 		t.Errorf("list_checkpoints with a pattern over names = %v, want no phase_checkpoints", s)
 	}
 }
+
+// TestLoadDeletedCheckpointSaysSo: a checkpoint the user deleted (cairn checkpoint delete)
+// was "not found; call list_checkpoints to see the saved names", which lists no such name
+// and reads as state lost; load_checkpoint now says it was deleted, and when, as the CLI does.
+func TestLoadDeletedCheckpointSaysSo(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "save_checkpoint", `{"name":"plan-v1","data":{"steps":[1]}}`)
+	if _, err := p.other(t, "cli").DeleteCheckpoint("plan-v1"); err != nil {
+		t.Fatal(err)
+	}
+	res := mustFail(t, c, "load_checkpoint", `{"name":"plan-v1"}`, `checkpoint "plan-v1" not found: it was deleted (`, "cairn checkpoint delete keeps no copy")
+	if got := text(res); strings.Contains(got, "list_checkpoints") {
+		t.Errorf("load_checkpoint of a deleted checkpoint sends the model to list_checkpoints: %q", got)
+	}
+	mustFail(t, c, "load_checkpoint", `{"name":"never-saved"}`, `checkpoint "never-saved" not found`, "call list_checkpoints")
+}

@@ -425,3 +425,5 @@ func (e *fakeEngine) LoadPhaseCheckpoint(string) (json.RawMessage, error) {
 }
 
 func (e *fakeEngine) PhaseCheckpoints() []string { return nil }
+
+func (e *fakeEngine) CheckpointDeletedNote(string) string { return "" }

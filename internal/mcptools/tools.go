@@ -445,6 +445,10 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 		from.whole = wholeCheckpoint(c, name)
 		data, err = c.eng.LoadCheckpoint(name)
 		if errors.Is(err, store.ErrNotFound) {
+			// One the user deleted is said to be: list_checkpoints would only not list it.
+			if note := c.eng.CheckpointDeletedNote(name); note != "" {
+				return nil, fmt.Errorf("%w: %s; ask the user whether the work still needs what it held", err, note)
+			}
 			return nil, fmt.Errorf("%w; call list_checkpoints to see the saved names", err)
 		}
 		if err != nil {
