@@ -28,8 +28,8 @@ func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 // (a delete keeps no copy), the nearest saved name (when near is true), or cairn checkpoint
 // list; with none saved, that none is.
 func missingCheckpoint(e *engine.Engine, name string, err error, near bool) error {
-	if at := e.CheckpointDeleted(name); at != "" {
-		return fmt.Errorf("%w: it was deleted (%s), and cairn checkpoint delete keeps no copy", err, at)
+	if note := e.CheckpointDeletedNote(name); note != "" {
+		return fmt.Errorf("%w: %s", err, note)
 	}
 	names, lerr := e.ListCheckpoints("")
 	if lerr == nil && len(names) == 0 {

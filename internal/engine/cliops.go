@@ -120,6 +120,15 @@ func (e *Engine) CheckpointDeleted(name string) string {
 	return ""
 }
 
+// CheckpointDeletedNote says of checkpoint name, not found, that DeleteCheckpoint deleted it,
+// when, and that it kept no copy; "" if it did not (or that is no longer known).
+func (e *Engine) CheckpointDeletedNote(name string) string {
+	if at := e.CheckpointDeleted(name); at != "" {
+		return "it was deleted (" + at + "), and cairn checkpoint delete keeps no copy"
+	}
+	return ""
+}
+
 // ReadLog returns the complete lines of a log, with counts of torn and invalid lines; a
 // missing log is a store.ErrNotFound error.
 func (e *Engine) ReadLog(name string) (store.Lines, error) {

@@ -1310,9 +1310,21 @@ func (e *Engine) LoadPhaseCheckpoint(phase string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("phase %s of workflow %s keeps no checkpoint (a transition out of it keeps one when given a checkpoint); %s", secrets.Shown(secrets.Line(phase, 64)), r.WorkflowID, with)
 	}
 	if f := secrets.ScanJSON(data); f != nil {
-		return nil, fmt.Errorf("the checkpoint of phase %s is not shown: it holds text of a secret's shape (%s at %s), kept before Cairn refused such text or written by hand", phase, f.Rule, f.Path)
+		// No call writes a phase's checkpoint again: what it was for is kept under a name.
+		return nil, storedCheckpointSecret("the checkpoint of phase "+phase, f, "save what the next step needs as a named checkpoint, without that text")
 	}
 	return data, nil
+}
+
+// PhaseCheckpoints are the active workflow's phases that keep a transition's checkpoint
+// (LoadPhaseCheckpoint reads one), in name order, one of a secret's shape hidden as resume
+// hides it; nil when there is none, no workflow is active or its record cannot be read.
+func (e *Engine) PhaseCheckpoints() []string {
+	r, _, err := e.active()
+	if err != nil || r == nil {
+		return nil
+	}
+	return allShown(workflow.PhasesWithCheckpoint(r))
 }
 
 // LoadCheckpointOrEmpty is the seeds' graceful load: {} when the checkpoint does not exist.
@@ -1338,11 +1350,18 @@ func (e *Engine) shownCheckpoint(name string) func(json.RawMessage, error) (json
 			}
 		}
 		if f != nil {
-			return nil, fmt.Errorf("checkpoint %q is not shown: it holds text of a secret's shape (%s at %s), saved before Cairn refused such text or written by hand, and left as it is: save the checkpoint again without that text",
-				name, f.Rule, f.Path)
+			return nil, storedCheckpointSecret(fmt.Sprintf("checkpoint %q", name), f, "save the checkpoint again without that text")
 		}
 		return data, err
 	}
+}
+
+// storedCheckpointSecret refuses the checkpoint what ("checkpoint \"plan\"", "the checkpoint
+// of phase analyze"), which holds text of a secret's shape (f): kept before a save refused it,
+// or written by hand. It names the rule and where, never the text, and ends with step.
+func storedCheckpointSecret(what string, f *secrets.Finding, step string) error {
+	return fmt.Errorf("%s is not shown: it holds text of a secret's shape (%s at %s), kept before Cairn refused such text or written by hand, and left as it is: %s",
+		what, f.Rule, f.Path, step)
 }
 
 // uncheckedCheckpoint refuses checkpoint name, whose file the load could not read and the

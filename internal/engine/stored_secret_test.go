@@ -319,3 +319,45 @@ func TestAnchorCutToFitDoesNotMakeASecret(t *testing.T) {
 		t.Fatalf("the anchor has a secret's shape: %q", got)
 	}
 }
+
+// A transition's checkpoint written before a scan refused its text (a hand edit of the
+// record) is refused as a named checkpoint is: the rule and where, never the secret, the
+// record left as it is, and one next step; the step for a phase's checkpoint, which no call
+// saves again, is to keep what is needed under a name.
+func TestStoredSecretIsNotLoadedFromAPhaseCheckpoint(t *testing.T) {
+	_, en := startApex(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan", Checkpoint: json.RawMessage(`{"note":"placeholder"}`)}))(t)
+	must(en.SaveCheckpoint("plan", json.RawMessage(`{"note":"placeholder"}`)))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	clean := string(must(os.ReadFile(snap))(t))
+	for _, s := range secrettest.Shapes() {
+		q, _ := json.Marshal(s.Text)
+		q = q[1 : len(q)-1]
+		if err := os.WriteFile(snap, []byte(strings.Replace(clean, "placeholder", string(q), 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(en.StateDir(), "checkpoints", "plan.json"), []byte(`{"note":"`+string(q)+`"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for what, tc := range map[string]struct {
+			load func() (json.RawMessage, error)
+			step string
+		}{
+			"named": {func() (json.RawMessage, error) { return en.LoadCheckpoint("plan") }, "save the checkpoint again without that text"},
+			"phase": {func() (json.RawMessage, error) { return en.LoadPhaseCheckpoint("analyze") }, "save what the next step needs as a named checkpoint, without that text"},
+		} {
+			data, err := tc.load()
+			if err == nil || strings.Contains(string(data), s.Core) || strings.Contains(err.Error(), s.Core) {
+				t.Fatalf("%s: %s: %s, %v", s.Name, what, data, err)
+			}
+			for _, want := range []string{"is not shown: it holds text of a secret's shape (" + s.Rule + " at $.note)", "left as it is: " + tc.step} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: %s: %q does not say %q", s.Name, what, err, want)
+				}
+			}
+		}
+	}
+	if b, _ := os.ReadFile(snap); strings.Contains(string(b), "placeholder") {
+		t.Errorf("the record was rewritten")
+	}
+}

@@ -65,6 +65,9 @@ func TestBadArguments(t *testing.T) {
 		{"oversized-payload", "save_checkpoint", big, []string{"more than the limit", "keep large content in a file"}},
 		{"long-context", "start_workflow", `{"type":"apex","context":"` + strings.Repeat("c", 301) + `"}`, []string{`"context" is 301 characters, more than the limit of 300`}},
 		{"too-deep", "save_checkpoint", `{"name":"n","data":` + deep + `}`, []string{"nested deeper than"}},
+		// load_checkpoint's phase is bounded as transition's phases are, though its schema
+		// leaves the bound out (the tool definitions' budget)
+		{"long-phase", "load_checkpoint", `{"phase":"` + strings.Repeat("p", 65) + `"}`, []string{`"phase" is 65 characters, more than the limit of 64`}},
 		{"too-many-outputs", "transition", `{"to":"plan","outputs":[` + strings.TrimSuffix(strings.Repeat(`"a",`, 101), ",") + `]}`, []string{"101 items, more than the limit of 100"}},
 		// malformed JSON the transport lets through
 		{"duplicate-key", "transition", `{"to":"plan","to":"review"}`, []string{"duplicate", "each argument named once"}},

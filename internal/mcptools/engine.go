@@ -21,6 +21,8 @@ type Engine interface {
 	SaveCheckpoint(name string, data json.RawMessage) (*engine.Result, error)
 	LoadCheckpoint(name string) (json.RawMessage, error)
 	LoadPhaseCheckpoint(phase string) (json.RawMessage, error)
+	PhaseCheckpoints() []string
+	CheckpointDeletedNote(name string) string
 	CheckpointBefore(name string) string
 	ListCheckpoints(pattern string) ([]string, error)
 	CheckpointsBefore(names []string) []string

@@ -1116,3 +1116,47 @@ func TestPhaseCheckpointReadBack(t *testing.T) {
 		mustFail(t, c, "load_checkpoint", tc.args, tc.want)
 	}
 }
+
+// TestListCheckpointsNamesPhaseCheckpoints: list_checkpoints said "No checkpoints." after a
+// transition kept one with the phase it left; it now names those phases apart from the
+// saved names (load_checkpoint takes them as phase, not name), unless a pattern over names
+// was given.
+func TestListCheckpointsNamesPhaseCheckpoints(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"list phase checkpoints"}`)
+	if _, ok := structured(t, mustOK(t, c, "list_checkpoints", `{}`))["phase_checkpoints"]; ok {
+		t.Errorf("list_checkpoints names phase checkpoints before any was kept")
+	}
+	mustOK(t, c, "transition", `{"to":"plan","checkpoint":{"findings":["auth is in pkg/login"]}}`)
+	res := mustOK(t, c, "list_checkpoints", `{}`)
+	s := structured(t, res)
+	if fmt.Sprint(s["names"]) != "[]" || fmt.Sprint(s["phase_checkpoints"]) != "[analyze]" {
+		t.Errorf("list_checkpoints = %v, want no names and phase_checkpoints [analyze]", s)
+	}
+	if got := text(res); got != "No named checkpoints.\nCheckpoints kept with phases (load_checkpoint with phase reads one): analyze." {
+		t.Errorf("list_checkpoints says %q", got)
+	}
+	mustOK(t, c, "save_checkpoint", `{"name":"plan-v1","data":{}}`)
+	if got := text(mustOK(t, c, "list_checkpoints", `{}`)); got != "1 checkpoint(s): plan-v1\nCheckpoints kept with phases (load_checkpoint with phase reads one): analyze." {
+		t.Errorf("list_checkpoints says %q", got)
+	}
+	if s := structured(t, mustOK(t, c, "list_checkpoints", `{"pattern":"plan-*"}`)); s["phase_checkpoints"] != nil {
+		t.Errorf("list_checkpoints with a pattern over names = %v, want no phase_checkpoints", s)
+	}
+}
+
+// TestLoadDeletedCheckpointSaysSo: a checkpoint the user deleted (cairn checkpoint delete)
+// was "not found; call list_checkpoints to see the saved names", which lists no such name
+// and reads as state lost; load_checkpoint now says it was deleted, and when, as the CLI does.
+func TestLoadDeletedCheckpointSaysSo(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "save_checkpoint", `{"name":"plan-v1","data":{"steps":[1]}}`)
+	if _, err := p.other(t, "cli").DeleteCheckpoint("plan-v1"); err != nil {
+		t.Fatal(err)
+	}
+	res := mustFail(t, c, "load_checkpoint", `{"name":"plan-v1"}`, `checkpoint "plan-v1" not found: it was deleted (`, "cairn checkpoint delete keeps no copy")
+	if got := text(res); strings.Contains(got, "list_checkpoints") {
+		t.Errorf("load_checkpoint of a deleted checkpoint sends the model to list_checkpoints: %q", got)
+	}
+	mustFail(t, c, "load_checkpoint", `{"name":"never-saved"}`, `checkpoint "never-saved" not found`, "call list_checkpoints")
+}

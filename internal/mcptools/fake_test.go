@@ -423,3 +423,7 @@ func (st *fakeState) otherProcess(session, to string) {
 func (e *fakeEngine) LoadPhaseCheckpoint(string) (json.RawMessage, error) {
 	return nil, errors.New("the fake keeps no phase checkpoints")
 }
+
+func (e *fakeEngine) PhaseCheckpoints() []string { return nil }
+
+func (e *fakeEngine) CheckpointDeletedNote(string) string { return "" }

@@ -47,6 +47,9 @@ type field struct {
 	// rule: strings and array items checked after pattern by the value's own rule (what the
 	// pattern cannot say), refused with hint.
 	rule func(string) error
+	// maxUnlisted: max is checked when the call runs but left out of the schema, for the tool
+	// definitions' budget (the refusal says the limit).
+	maxUnlisted bool
 }
 
 // toolSpec describes one tool: its schema, its annotations and the handler.
@@ -175,7 +178,7 @@ func (f field) propertySchema() map[string]any {
 		}
 	}
 	// max bounds runes, items or entries as the kind says; an object's bytes are not in the schema.
-	if f.max > 0 {
+	if f.max > 0 && !f.maxUnlisted {
 		switch f.kind {
 		case kString:
 			p["maxLength"] = f.max

@@ -29,6 +29,8 @@ const (
 	noticeProp   = `"notice":{"type":"string","description":"Set when another process changed the workflow since your previous call."}`
 	warningsProp = `"warnings":{"type":"array","items":{"type":"string"}}`
 
+	phaseCheckpointsProp = `"phase_checkpoints":{"type":"array","items":{"type":"string"},"description":"Phases left with a transition checkpoint: load_checkpoint with phase reads it."}`
+
 	resultOutput = `{"type":"object","properties":{` +
 		`"message":{"type":"string"},"changed":{"type":"boolean"},` +
 		`"workflow_id":{"type":"string"},"phase":{"type":"string"},"revision":{"type":"integer"},` +
@@ -50,7 +52,7 @@ const (
 		`"l2_line":{"type":"string"},"last_ended":{"type":"string"},` +
 		`"tasks":{"type":"string"},"failed_tasks":{"type":"array","items":{"type":"string"}},"checkpoints":{"type":"array","items":{"type":"string"}},` +
 		`"checkpoints_before_workflow":{"type":"array","items":{"type":"string"}},` +
-		`"phase_checkpoints":{"type":"array","items":{"type":"string"},"description":"Phases left with a transition checkpoint: load_checkpoint with phase reads it."},` +
+		phaseCheckpointsProp + `,` +
 		`"approvals":{"type":"array","items":{"type":"string"}},` + noticeProp +
 		`},"required":["tier"]}`
 
@@ -62,7 +64,7 @@ const (
 
 	listOutput = `{"type":"object","properties":{` +
 		`"names":{"type":"array","items":{"type":"string"}},` +
-		`"` + beforeKey + `":{"type":"array","items":{"type":"string"}},` + warningsProp + `,` + noticeProp +
+		`"` + beforeKey + `":{"type":"array","items":{"type":"string"}},` + phaseCheckpointsProp + `,` + warningsProp + `,` + noticeProp +
 		`},"required":["names"]}`
 
 	varsOutput = `{"type":"object","properties":{` +
@@ -201,9 +203,10 @@ var specs = []*toolSpec{
 		fields: []field{
 			{name: "name", kind: kString, max: 64, pattern: namePattern, hint: nameHint, fileName: store.ValidName},
 			// Instead of name: the checkpoint a transition out of the phase kept (resume_check
-			// lists those phases). No description, pattern or length, for the tool definitions'
-			// budget: a name that is no phase of the workflow is refused, naming those that are.
-			{name: "phase", kind: kString},
+			// lists those phases). No description, pattern or length in the schema, for the tool
+			// definitions' budget: a name that is no phase of the workflow is refused, naming
+			// those that are, and one longer than a phase may be is refused as transition's are.
+			{name: "phase", kind: kString, max: 64, maxUnlisted: true},
 			// No description, for the tool definitions' budget: the outline of a checkpoint too
 			// large to return says what a part is.
 			{name: "part", kind: kString, pattern: pointerPattern, hint: partHint},
@@ -442,6 +445,10 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 		from.whole = wholeCheckpoint(c, name)
 		data, err = c.eng.LoadCheckpoint(name)
 		if errors.Is(err, store.ErrNotFound) {
+			// One the user deleted is said to be: list_checkpoints would only not list it.
+			if note := c.eng.CheckpointDeletedNote(name); note != "" {
+				return nil, fmt.Errorf("%w: %s; ask the user whether the work still needs what it held", err, note)
+			}
 			return nil, fmt.Errorf("%w; call list_checkpoints to see the saved names", err)
 		}
 		if err != nil {
@@ -689,6 +696,15 @@ func runListCheckpoints(c *call) (*outcome, error) {
 		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), checkpointNames(names, before))
 	} else if p := c.str("pattern"); p != "" {
 		text = fmt.Sprintf("No checkpoints match %s.", p)
+	}
+	// The checkpoints transitions kept with phases are read by phase, not by name: named
+	// apart, and only when no pattern over names was given.
+	if phases := c.eng.PhaseCheckpoints(); phases != nil && c.str("pattern") == "" {
+		structured["phase_checkpoints"] = phases
+		if len(names) == 0 {
+			text = "No named checkpoints."
+		}
+		text += "\nCheckpoints kept with phases (load_checkpoint with phase reads one): " + secrets.JoinNames(phases, ", ") + "."
 	}
 	if warnings != nil {
 		structured["warnings"] = warnings
