@@ -76,7 +76,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	if own != nil {
 		rep.Checks = append(rep.Checks, *own)
 	}
-	rep.Checks = append(rep.Checks, a.linkCheck(a.opt.link))
+	rep.Checks = append(rep.Checks, a.linkCheck(a.opt.link, runtime.GOOS))
 	e, err := a.engine()
 	if err != nil {
 		wd, _ := a.workDir()
