@@ -76,7 +76,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	if own != nil {
 		rep.Checks = append(rep.Checks, *own)
 	}
-	rep.Checks = append(rep.Checks, a.linkCheck(a.opt.link))
+	rep.Checks = append(rep.Checks, a.linkCheck(a.opt.link, runtime.GOOS))
 	e, err := a.engine()
 	if err != nil {
 		wd, _ := a.workDir()
@@ -176,6 +176,13 @@ func locatePlugin(executable func() (string, error), getenv func(string) string,
 			return r, dir, "from CLAUDE_PLUGIN_ROOT"
 		}
 		return r, filepath.Join(r, "bin"), "from CLAUDE_PLUGIN_ROOT"
+	}
+	// The agent's Bash has no CLAUDE_PLUGIN_ROOT, and a release's set (shared by every plugin
+	// with the same checksums) names no plugin: SessionStart's line in CLAUDE_ENV_FILE (see
+	// hooks/launch) names the session's, for the set it put on that PATH. One an update removed
+	// is passed over.
+	if r := getenv("CAIRN_PLUGIN_ROOT"); r != "" && strings.HasPrefix(filepath.Base(dir), "bin-") && isDir(filepath.Join(r, ".claude-plugin")) {
+		return r, dir, "from CAIRN_PLUGIN_ROOT, the plugin this session started"
 	}
 	return "", "", "no Cairn plugin found: not in Claude Code's installed plugins, " + notInAPlugin
 }

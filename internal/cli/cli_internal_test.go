@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -338,11 +339,11 @@ func TestLinkCheckWhereThisCairnIsUnknown(t *testing.T) {
 		}
 		return ""
 	}, executable: func() (string, error) { return "", errors.New("no executable") }}
-	c := a.linkCheck(false)
+	c := a.linkCheck(false, runtime.GOOS)
 	if want := "not needed: the plugin runs its binaries by their paths (where this cairn is cannot be told)"; !c.OK || c.Detail != want {
 		t.Errorf("without --link: ok=%v %q, want ok %q", c.OK, c.Detail, want)
 	}
-	c = a.linkCheck(true)
+	c = a.linkCheck(true, runtime.GOOS)
 	dest := filepath.Join(home, ".local", "bin", "cairn")
 	if c.OK || c.Detail != "where this cairn is cannot be told, so no link was made" || c.Fix != "ln -s PATH/TO/cairn "+vars.Quote(dest) {
 		t.Errorf("with --link: ok=%v %q, fix %q", c.OK, c.Detail, c.Fix)
@@ -355,7 +356,7 @@ func TestLinkCheckWithoutAHome(t *testing.T) {
 	t.Setenv("HOME", "") // os.UserHomeDir finds none either
 	exe := filepath.Join(t.TempDir(), "my tools", "cairn")
 	a := &app{getenv: func(string) string { return "" }, executable: func() (string, error) { return exe, nil }}
-	c := a.linkCheck(true)
+	c := a.linkCheck(true, runtime.GOOS)
 	if want := "ln -s " + vars.Quote(exe) + " DIR/cairn, DIR a directory on your PATH"; c.OK || c.Fix != want {
 		t.Errorf("with --link and no home: ok=%v, fix %q, want %q", c.OK, c.Fix, want)
 	}

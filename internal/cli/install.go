@@ -100,9 +100,15 @@ func fileExists(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// linkPath is the link doctor --link makes: ~/.local/bin/cairn, cairn.exe on Windows, where
+// cmd, PowerShell and Go's LookPath find a program only by a PATHEXT extension.
+func linkPath(home, goos string) string {
+	return filepath.Join(home, ".local", "bin", engine.Exe(goos, "cairn"))
+}
+
 // linkCheck says where this cairn is and whether `cairn` on PATH is it; with link it makes
-// ~/.local/bin/cairn a symbolic link to it (never without being asked).
-func (a *app) linkCheck(link bool) engine.Check {
+// linkPath a symbolic link to it (never without being asked). goos is the system it runs on.
+func (a *app) linkCheck(link bool, goos string) engine.Check {
 	exe, err := a.executable()
 	if err == nil {
 		if p, err := filepath.EvalSymlinks(exe); err == nil {
@@ -110,7 +116,7 @@ func (a *app) linkCheck(link bool) engine.Check {
 		}
 	}
 	home := a.home()
-	dest := filepath.Join(home, ".local", "bin", "cairn")
+	dest := linkPath(home, goos)
 	if err != nil || exe == "" {
 		if link {
 			if home == "" {
@@ -128,7 +134,7 @@ func (a *app) linkCheck(link bool) engine.Check {
 		}
 		elsewhere := "link this cairn from another directory on your PATH: ln -s " + vars.Quote(exe) + " DIR/cairn"
 		// A link of the user's to another program called cairn is theirs, as uninstall tells.
-		if t, err := os.Readlink(dest); err == nil && len(cairnLinks(home, exe)) == 0 {
+		if t, err := os.Readlink(dest); err == nil && len(cairnLinks(home, exe, goos)) == 0 {
 			return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + ", another program than Cairn; Cairn leaves it alone", Fix: elsewhere}
 		}
 		if err := makeLink(exe, dest); err != nil {

@@ -34,6 +34,11 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 		// A pull that changed the version: the launcher installs bin-1.0.0, and this set stays.
 		{"data set of the version before", true, "old\n", true, []string{"list"}, true, "bin-1.0.0"},
 		{"release set: no plugin named", true, "old\n", false, []string{"list"}, false, ""},
+		// A release's set names no plugin (checkouts share it), and the agent's Bash has no
+		// CLAUDE_PLUGIN_ROOT: SessionStart's CLAUDE_ENV_FILE line names the session's plugin.
+		{"release set, session's plugin after git pull", true, "old\n", false, []string{"list"}, true, "hooks/launch"},
+		{"release set, session's plugin current", true, "sums\n", false, []string{"list"}, false, ""},
+		{"release set of the version before, session's plugin", true, "old\n", false, []string{"list"}, true, "bin-1.0.0"},
 		{"doctor from a stale set", false, "old\n", false, []string{"doctor"}, false, ""},
 		{"version from a stale set", true, "old\n", true, []string{"version"}, false, ""},
 		// A command's own help is help: cairn help list says the same.
@@ -67,6 +72,9 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			env := map[string]string{"CLAUDE_PROJECT_DIR": project, "HOME": work}
+			if strings.Contains(tc.name, "session's plugin") {
+				env["CAIRN_PLUGIN_ROOT"] = root
+			}
 			var stdout, stderr bytes.Buffer
 			a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return env[k] },
 				executable: func() (string, error) { return filepath.Join(dir, "cairn"), nil }}

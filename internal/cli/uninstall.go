@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -83,7 +84,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	}
 	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))
 	exe, _ := a.executable()
-	plan.Links = orEmpty(cairnLinks(home, exe))
+	plan.Links = orEmpty(cairnLinks(home, exe, runtime.GOOS))
 	if dir, err := project.StateDir(a.getenv, wd); err == nil && isDir(dir) {
 		root, _ := project.Root(a.getenv, wd)
 		switch {
@@ -411,15 +412,15 @@ func launcherData(dir string) bool {
 }
 
 // cairnLinks are the links to cairn that `make install` or `cairn doctor --link` made:
-// ~/.local/bin/cairn when it is a symbolic link to a file named cairn (cairn.exe on Windows)
+// linkPath when it is a symbolic link to a file named cairn (cairn.exe on Windows)
 // that is this cairn (exe) or has Cairn's cairn-mcp beside it (as the plugin's bin/ and the launcher's
 // bin-VERSION have), or that is gone (the plugin was removed first). A link to another
 // program called cairn is not Cairn's.
-func cairnLinks(home, exe string) []string {
+func cairnLinks(home, exe, goos string) []string {
 	if home == "" {
 		return nil
 	}
-	l := filepath.Join(home, ".local", "bin", "cairn")
+	l := linkPath(home, goos)
 	t, err := os.Readlink(l)
 	if err != nil || filepath.Base(t) != "cairn" && filepath.Base(t) != engine.Exe("windows", "cairn") {
 		return nil

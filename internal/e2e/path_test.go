@@ -28,17 +28,26 @@ func TestCairnOnAgentPath(t *testing.T) {
 // Claude Code puts no plugin directory on the agent's PATH; its binaries are in the plugin's
 // data directory (bin-VERSION). The agent still runs `cairn` by name, and it is that set's,
 // in the session that installs it (from a release served on 127.0.0.1, no Go) and in the next.
+// The Bash tool has no CLAUDE_PLUGIN_ROOT: CAIRN_PLUGIN_ROOT names the plugin there, for that
+// cairn to tell whether its set is still the plugin's.
 func TestInstalledCairnOnAgentPath(t *testing.T) {
 	t.Parallel()
 	rw := newReleaseWorld(t)
 	inst, manifest := installFrom(t, rw.World, rw.clone)
+	root := inst.InstallPath
+	if inst.ReadFromFolder != "" {
+		root = inst.ReadFromFolder
+	}
 	for _, session := range []string{"installing", "installed"} {
 		r, out := bashTurn(t, rw.World, "PATH-PROMPT", "PATH-PROMPT: where is cairn?",
-			map[string]any{"command": "command -v cairn && cairn types apex", "description": "find cairn"}, "found it")
+			map[string]any{"command": `command -v cairn && cairn types apex && echo "root=${CLAUDE_PLUGIN_ROOT-}:$CAIRN_PLUGIN_ROOT"`, "description": "find cairn"}, "found it")
 		requireInstalledLoaded(t, r, inst)
 		bins, _ := filepath.Glob(filepath.Join(rw.Home, ".claude", "plugins", "data", "*", "bin-"+manifest.Version, "cairn"))
 		if len(bins) != 1 || !strings.Contains(out, bins[0]+"\n") || !strings.Contains(out, "approvals:") {
 			t.Fatalf("%s session: Bash did not run the installed cairn %v by name; it said:\n%s", session, bins, out)
+		}
+		if !strings.HasSuffix(strings.TrimSpace(out), "\nroot=:"+root) {
+			t.Errorf("%s session: Bash's CAIRN_PLUGIN_ROOT is not the plugin's, %s; it said:\n%s", session, root, out)
 		}
 	}
 }

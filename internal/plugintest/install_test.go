@@ -111,16 +111,18 @@ func TestLaunchForksNothing(t *testing.T) {
 				}
 			}
 			lines, _ := os.ReadFile(envFile)
-			if want := agentPathLine(dir); path == "bin" && len(lines) != 0 || path == "data" && string(lines) != want {
+			if want := agentPathLine(dir, root); path == "bin" && len(lines) != 0 || path == "data" && string(lines) != want {
 				t.Errorf("CLAUDE_ENV_FILE holds %q, want %q", lines, map[string]string{"data": want}[path])
 			}
 		})
 	}
 }
 
-// agentPathLine is the line SessionStart appends to CLAUDE_ENV_FILE for a set in dir.
-func agentPathLine(dir string) string {
-	return `case :$PATH: in *:"` + dir + `":*) ;; *) export PATH="` + dir + `:$PATH" ;; esac` + "\n"
+// agentPathLine is the line SessionStart appends to CLAUDE_ENV_FILE for a set in dir, and
+// the one naming the plugin at root that follows it.
+func agentPathLine(dir, root string) string {
+	return `case :$PATH: in *:"` + dir + `":*) ;; *) export PATH="` + dir + `:$PATH" ;; esac` + "\n" +
+		`export CAIRN_PLUGIN_ROOT="` + root + `"` + "\n"
 }
 
 // A marketplace install has no bin/ for Claude Code to put on the agent's PATH: SessionStart
@@ -128,11 +130,14 @@ func agentPathLine(dir string) string {
 // appends to again on each resume) that puts the data dir's set first on PATH, once however
 // often it runs; a directory that PATH cannot hold, or that the line would have to escape,
 // gets no line, as Claude Code gives such a bin/ none, rather than one that breaks every Bash
-// command after it.
+// command after it. A second line names the plugin in CAIRN_PLUGIN_ROOT, for that cairn to
+// tell whether the set is still this plugin's (the Bash tool has no CLAUDE_PLUGIN_ROOT); a
+// plugin directory the line would have to escape gets none.
 func TestLaunchPutsTheDataSetOnTheAgentsPath(t *testing.T) {
 	skipOnWindows(t)
 	for _, tc := range []struct{ name, data string }{
 		{"plain", "data"},
+		{"plugin with a dollar", "data"},
 		{"spaces and quote", "my data's"},
 		{"colon", "a:b"},
 		{"double quote", `a"b`},
@@ -142,6 +147,13 @@ func TestLaunchPutsTheDataSetOnTheAgentsPath(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := copyPlugin(t, launcherFiles...)
+			if strings.Contains(tc.name, "dollar") {
+				odd := filepath.Join(filepath.Dir(root), "a$HOME")
+				if err := os.Rename(root, odd); err != nil {
+					t.Fatal(err)
+				}
+				root = odd
+			}
 			work := t.TempDir()
 			data := filepath.Join(work, tc.data)
 			dir := filepath.Join(data, "bin-"+pluginVersion(t))
@@ -165,11 +177,16 @@ func TestLaunchPutsTheDataSetOnTheAgentsPath(t *testing.T) {
 				}
 				return
 			}
-			// As Claude Code runs it ahead of a Bash command.
-			res := runShell(t, `. "$CLAUDE_ENV_FILE" && echo "$PATH" && command -v cairn`, env, work, "")
-			if string(lines) != strings.Repeat(agentPathLine(dir), 2) || res.code != 0 || !strings.HasPrefix(res.stdout, dir+":") ||
-				strings.Count(res.stdout, dir) != 2 || !strings.HasSuffix(res.stdout, "\n"+filepath.Join(dir, "cairn")+"\n") {
-				t.Errorf("CLAUDE_ENV_FILE holds %q; run, it gave %+v, want PATH with %s once, first, and its cairn", lines, res, dir)
+			// As Claude Code runs it ahead of a Bash command, where CLAUDE_PLUGIN_ROOT is not set.
+			res := runShell(t, `unset CLAUDE_PLUGIN_ROOT && . "$CLAUDE_ENV_FILE" && echo "$PATH" && command -v cairn && echo "$CAIRN_PLUGIN_ROOT"`, env, work, "")
+			want, named := agentPathLine(dir, root), root
+			if strings.Contains(root, "$") {
+				want, _, _ = strings.Cut(want, "export CAIRN_PLUGIN_ROOT")
+				named = ""
+			}
+			if string(lines) != strings.Repeat(want, 2) || res.code != 0 || !strings.HasPrefix(res.stdout, dir+":") ||
+				strings.Count(res.stdout, dir) != 2 || !strings.HasSuffix(res.stdout, "\n"+filepath.Join(dir, "cairn")+"\n"+named+"\n") {
+				t.Errorf("CLAUDE_ENV_FILE holds %q; run, it gave %+v, want PATH with %s once, first, its cairn, and CAIRN_PLUGIN_ROOT=%s", lines, res, dir, root)
 			}
 		})
 	}

@@ -259,8 +259,9 @@ func TestInternalsNamesEveryDependency(t *testing.T) {
 }
 
 // internalEnv are the CAIRN_ variables the README leaves out on purpose: Cairn's launcher
-// sets them for its own hooks (CAIRN_LAUNCH_*), or only tests and make use them.
-var internalEnv = []string{"CAIRN_LAUNCH_ROOT", "CAIRN_LAUNCH_BIN", "CAIRN_LAUNCH_VERIFY", "CAIRN_LAUNCH_RAN", "CAIRN_UPDATE_COMPAT", "CAIRN_CLAUDE_BIN"}
+// sets them for its own hooks (CAIRN_LAUNCH_*) and for the agent's cairn (CAIRN_PLUGIN_ROOT),
+// or only tests and make use them.
+var internalEnv = []string{"CAIRN_LAUNCH_ROOT", "CAIRN_LAUNCH_BIN", "CAIRN_LAUNCH_VERIFY", "CAIRN_LAUNCH_RAN", "CAIRN_PLUGIN_ROOT", "CAIRN_UPDATE_COMPAT", "CAIRN_CLAUDE_BIN"}
 
 // TestReadmeNamesEveryVariable: every CAIRN_ variable the shipped code, hooks/install or
 // hooks/launch reads is in the README (or is one of internalEnv), and every one the README
