@@ -201,8 +201,14 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 		return s + "move on to " + strings.Join(p.Allowed, " or ") + "."
 	}
 	s := "Continue phase " + p.Phase
-	if open > 0 {
+	// A failed task is not open, but the phase's work is not done while it stands.
+	switch f := p.Tasks.Failed; {
+	case open > 0 && f > 0:
+		s += fmt.Sprintf(" (%d task%s to run, %d failed to retry or report to the user)", open, Plural(open), f)
+	case open > 0:
 		s += fmt.Sprintf(" (%d task%s to run)", open, Plural(open))
+	case f > 0:
+		s += fmt.Sprintf(" (%d failed task%s to retry or report to the user)", f, Plural(f))
 	}
 	if len(p.Allowed) > 0 {
 		s += ", then move on to " + strings.Join(p.Allowed, " or ")

@@ -60,6 +60,21 @@ func TestBuildPlanNextStep(t *testing.T) {
 		tasks = res.Record
 	}
 	blocked, _ := workflow.SetPhaseStatus(tasks, workflow.PhaseBlocked, tasks.UpdatedAt, alice)
+	failed := tasks
+	for _, st := range []string{"running", "failed"} {
+		res, err := workflow.UpdateTask(failed, workflow.TaskUpdate{ID: "a", Status: workflow.TaskStatus(st)}, failed.UpdatedAt, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed = res.Record
+	}
+	onlyFailed, err := workflow.UpdateTask(failed, workflow.TaskUpdate{ID: "b", Status: "running"}, failed.UpdatedAt, alice)
+	if err == nil {
+		onlyFailed, err = workflow.UpdateTask(onlyFailed.Record, workflow.TaskUpdate{ID: "b", Status: "failed"}, failed.UpdatedAt, alice)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	done, _ := workflow.Complete(review, "shipped", review.UpdatedAt, alice)
 	approved, err := workflow.Approve(def, inPlan, workflow.ApprovalCLI, "ok", inPlan.UpdatedAt, alice)
 	if err != nil {
@@ -89,6 +104,10 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"stale-and-owned-elsewhere", withV.Record, []workflow.Finding{ancient, owned},
 			"Confirm with the user that this workflow, last active 8d ago, should go on, and which session goes on with it (another live session changed it too), before continuing phase review."},
 		{"tasks", tasks, nil, "Continue phase implement (2 tasks to run), then move on to review."},
+		// A failed task is not open, but the phase's work is not done with it: it is said, with
+		// what to do about it, not left out of the step.
+		{"failed-task", failed, nil, "Continue phase implement (1 task to run, 1 failed to retry or report to the user), then move on to review."},
+		{"failed-tasks-only", onlyFailed.Record, nil, "Continue phase implement (2 failed tasks to retry or report to the user), then move on to review."},
 		// A person's yes is for the phase's result: "continue phase plan" would do it again.
 		{"approved", approved.Record, nil, "Phase plan is approved (by a person, with cairn approve): move on to implement or analyze."},
 		{"approved-with-tasks", approvedTasks, nil, "Phase plan is approved (by a person, with cairn approve): run its 2 open tasks, then move on to implement or analyze."},
