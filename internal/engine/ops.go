@@ -1074,10 +1074,16 @@ func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if wres.Changed {
-		res.Message = fmt.Sprintf("task %s is %s", workflow.TaskID(strings.TrimSpace(r.ID)), u.Status)
-	} else {
-		res.Message = fmt.Sprintf("task %s already %s; nothing changed", workflow.TaskID(strings.TrimSpace(r.ID)), u.Status)
+	id := workflow.TaskID(strings.TrimSpace(r.ID))
+	switch {
+	case wres.Changed && u.Status == workflow.TaskFailed:
+		res.Message = fmt.Sprintf("task %s failed; to retry it, set it to running", id)
+	case wres.Changed:
+		res.Message = fmt.Sprintf("task %s is %s", id, u.Status)
+	case u.Status == workflow.TaskFailed:
+		res.Message = fmt.Sprintf("task %s already failed; nothing changed", id)
+	default:
+		res.Message = fmt.Sprintf("task %s is already %s; nothing changed", id, u.Status)
 	}
 	return res, nil
 }
