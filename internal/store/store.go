@@ -441,25 +441,29 @@ func (s *Store) writeErr(name string, err error) error {
 	return we
 }
 
-// notThisUsers says, when name in the state directory or, if name is not there (or cannot
-// be looked at), its directory belongs to another user than this one, whose it is and the command that gives the
-// state directory back to this user; else "". Root, who may write another's files, is never
-// refused for that.
+// notThisUsers says, when name in the state directory or its directory belongs to another
+// user than this one, whose it is and the command that gives the state directory back to
+// this user; else "". The directory is looked at too when name is this user's: creating,
+// renaming or removing a file is the directory's owner's to allow (a journal of this user's
+// in a journal/ that cairn run with sudo made). Root, who may write another's files, is
+// never refused for that.
 func (s *Store) notThisUsers(name string) (whose, fix string) {
 	me := os.Geteuid()
-	fi, err := s.fs.Lstat(name)
-	if err != nil && path.Dir(name) != "." {
-		name = path.Dir(name)
-		fi, err = s.fs.Lstat(name)
-	}
-	if err != nil || me == 0 {
+	if me == 0 {
 		return "", ""
 	}
-	if uid, ok := OwnerUID(fi); ok && uid != me {
-		whose, _ = NotThisUsers(filepath.Join(s.dir, filepath.FromSlash(name)), uid, me)
-		_, fix = NotThisUsers(s.dir, uid, me)
+	for n := name; ; n = path.Dir(n) {
+		if fi, err := s.fs.Lstat(n); err == nil {
+			if uid, ok := OwnerUID(fi); ok && uid != me {
+				whose, _ = NotThisUsers(filepath.Join(s.dir, filepath.FromSlash(n)), uid, me)
+				_, fix = NotThisUsers(s.dir, uid, me)
+				return whose, fix
+			}
+		}
+		if n != name || path.Dir(n) == "." {
+			return "", ""
+		}
 	}
-	return whose, fix
 }
 
 // OtherUsers reports whether err is a write refused because a file of the state directory
