@@ -253,3 +253,26 @@ func TestJournalDirectoryOfAnotherUser(t *testing.T) {
 		t.Errorf("as nobody: %q; the state directory is writable", msg)
 	}
 }
+
+// TestStateDirectoryOfAnotherUser: a state directory cairn run with sudo made (root's, 0700)
+// could not be opened by this user, and every command, hook and tool said only "opening state
+// directory DIR: open DIR: permission denied". It says whose it is and the command that gives
+// it back.
+func TestStateDirectoryOfAnotherUser(t *testing.T) {
+	childAsOther("CAIRN_TEST_OPEN_AS_OTHER", nil)
+	base, asNobody := nobodyChild(t)
+	dir := filepath.Join(base, "cairn")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	msg := asNobody("CAIRN_TEST_OPEN_AS_OTHER=" + dir)
+	for _, want := range []string{
+		dir + " belongs to uid 0, not to this user (uid 65534)",
+		"nothing was changed",
+		"sudo chown -R 65534 " + vars.Quote(dir),
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("an open as nobody: %q; want %q", msg, want)
+		}
+	}
+}
