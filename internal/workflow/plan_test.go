@@ -113,7 +113,13 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"approved-with-tasks", approvedTasks, nil, "Phase plan is approved (by a person, with cairn approve): run its 2 open tasks, then move on to implement or analyze."},
 		{"phase-blocked", blocked.Record, nil, "Phase implement is blocked: deal with that, then continue it."},
 		{"completed", done.Record, nil, "The workflow is completed; call " + workflow.ToolPrefix + "start_workflow for new work."},
-		{"integrity", review, []workflow.Finding{{Code: "output-missing", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
+		{"integrity", review, []workflow.Finding{{Code: "future-time", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
+			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
+		// Resuming leaves the outputs missing, and the same question came at every session
+		// start: the step says what ends it.
+		{"output-missing", review, []workflow.Finding{{Code: workflow.FindingOutputMissing, Severity: "HIGH", Text: "x missing"}},
+			"Show the user the warnings above: files the workflow recorded as written are missing, and this is asked until they exist again. Ask whether to write them again at the same paths and go on with phase review, or start fresh (the current one is archived, not lost)."},
+		{"output-missing-and-more", review, []workflow.Finding{{Code: workflow.FindingOutputMissing, Severity: "HIGH", Text: "x missing"}, {Code: "future-time", Severity: "HIGH", Text: "future"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
 		// Without its definition the workflow cannot move at all: resuming it is no choice, and
 		// starting fresh is not the fix.
