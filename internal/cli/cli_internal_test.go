@@ -289,7 +289,7 @@ func TestFailSaysTheShellsStep(t *testing.T) {
 	var stderr strings.Builder
 	a := &app{stderr: &stderr, name: "archive", getenv: func(string) string { return "" }}
 	a.fail(fmt.Errorf("workflow w-1 changed while it was being archived; nothing was archived: %s", engine.CheckOnRecord))
-	a.warn("the completed workflow stays in the active slot for now: archiving it failed: " + engine.CheckOnRecord)
+	a.warn("the workflow is completed and kept, but archiving it failed: " + engine.CheckOnRecord)
 	got := stderr.String()
 	if strings.Contains(got, "resume_check") || strings.Count(got, "check it with cairn status") != 2 {
 		t.Errorf("stderr = %q, want the shell's step (check it with cairn status) in both lines", got)

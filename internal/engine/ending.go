@@ -189,7 +189,7 @@ func (e *Engine) finishCompleted(res *Result, r *workflow.Record, inSlot bool) {
 		res.Message += "; another process has since archived it; nothing changed"
 	case err != nil:
 		res.Message += "; nothing changed"
-		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
+		res.Warnings = append(res.Warnings, notArchived(err))
 	default:
 		res.Changed = true
 		res.Message += "; the earlier call had not archived it, so it is archived now"

@@ -841,6 +841,13 @@ func (e *Engine) completeGate(r *workflow.Record, ap *workflow.Approval) (workfl
 	return workflow.Approve(def, r, ap.Source, ap.Note, e.now(), e.actor())
 }
 
+// notArchived is the warning of a completed workflow that could not be archived: the read
+// protocol archives a finished workflow it finds still active, so nothing is lost and nothing
+// is the reader's to do but the fix err names.
+func notArchived(err error) string {
+	return "the workflow is completed and kept, but archiving it failed: " + err.Error() + "; the next session start archives it once that is fixed"
+}
+
 // archiveCompleted files a just-completed workflow in the archive and records its ending.
 // Failing to archive loses nothing (the completed record stays in the active slot, and the
 // next start or read archives it), so it is a warning. However it was completed
@@ -864,7 +871,7 @@ func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
 	if info, err := e.st.ArchiveIf("completed", id); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 		res.Message += "; another process has since moved it out of the active slot"
 	} else if err != nil {
-		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
+		res.Warnings = append(res.Warnings, notArchived(err))
 	} else {
 		res.Message += " and archived"
 		res.retention(info)
@@ -1074,10 +1081,16 @@ func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if wres.Changed {
-		res.Message = fmt.Sprintf("task %s is %s", workflow.TaskID(strings.TrimSpace(r.ID)), u.Status)
-	} else {
-		res.Message = fmt.Sprintf("task %s already %s; nothing changed", workflow.TaskID(strings.TrimSpace(r.ID)), u.Status)
+	id := workflow.TaskID(strings.TrimSpace(r.ID))
+	switch {
+	case wres.Changed && u.Status == workflow.TaskFailed:
+		res.Message = fmt.Sprintf("task %s failed; to retry it, set it to running", id)
+	case wres.Changed:
+		res.Message = fmt.Sprintf("task %s is %s", id, u.Status)
+	case u.Status == workflow.TaskFailed:
+		res.Message = fmt.Sprintf("task %s already failed; nothing changed", id)
+	default:
+		res.Message = fmt.Sprintf("task %s is already %s; nothing changed", id, u.Status)
 	}
 	return res, nil
 }

@@ -287,6 +287,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Next = "Every change to the workflow is refused until its journal is a file again" + seeWarning + ": move what is in its place out of the state directory, then call " + ToolPrefix + "resume_check again; start no new work before."
 		}
 	}
+	if !l1ok && r != nil && r.Status == workflow.StatusActive {
+		// Every change would be refused: going on with the phase is not the step, and the
+		// cause (another user's directory, a read-only mount, a mode) is doctor's to name.
+		const head = "The workflow state cannot be written"
+		out.Next = head + seeWarning + ", so no change to it would be kept: ask the user to run `cairn doctor`, which says what to fix, then call " + ToolPrefix + "resume_check again; start no new work before."
+		if opt.Person {
+			out.Next = head + ", so no change to it would be kept: run `cairn doctor`, which says what to fix; start no new work before."
+		}
+	}
 	var elsewhere func(string) bool
 	runnerEnded := e.runnerEnded(r)
 	if runnerEnded {

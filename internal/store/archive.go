@@ -316,6 +316,9 @@ type unfinishedError struct {
 func (e *unfinishedError) Error() string {
 	cause := e.err
 	if we, ok := errors.AsType[*WriteError](cause); ok {
+		if we.whose != "" {
+			return fmt.Sprintf("the workflow is archived in %s, but finishing the archive failed: %s, as after a cairn run with sudo (%v); %s gives the state directory back to this user, and the next command that changes a workflow then finishes it", e.dir, we.whose, we.Err, we.fix)
+		}
 		cause = we.Err // its own text would say the file was left as it was
 	}
 	return fmt.Sprintf("the workflow is archived in %s, but finishing the archive failed (%v); the next command that changes a workflow finishes it, once that is mended", e.dir, cause)

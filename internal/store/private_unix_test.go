@@ -200,3 +200,79 @@ func nobodyChild(t *testing.T) (base string, asNobody func(env string) string) {
 		return string(got)
 	}
 }
+
+// TestJournalDirectoryOfAnotherUser: a journal directory left by cairn run with sudo (root's,
+// 0755) holding a journal of this user's: an archive's move of the journal, and every later
+// write that needs it, was refused with "the state directory DIR is read-only or not writable
+// (... permission denied)", though the state directory is writable, and with no step that
+// helps (the journal file is this user's; its directory is not). It now says whose the
+// directory is and the command that gives the state directory back.
+func TestJournalDirectoryOfAnotherUser(t *testing.T) {
+	childAsOther("CAIRN_TEST_JOURNAL_AS_OTHER", func(s *store.Store) error {
+		info, err := s.ArchiveIf("abandoned", wfID)
+		if err != nil {
+			return err
+		}
+		for _, n := range info.Notices {
+			fmt.Println(n.Message)
+		}
+		_, err = s.UpdateWorkflow(setNext("apex-20261122T180000Z-aaaa", "spec"))
+		return err
+	})
+	base, asNobody := nobodyChild(t)
+	dir := filepath.Join(base, "cairn")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil || filepath.Base(p) == "journal" {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "journal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	msg := asNobody("CAIRN_TEST_JOURNAL_AS_OTHER=" + dir)
+	for _, want := range []string{
+		filepath.Join(dir, "journal") + " belongs to uid 0, not to this user (uid 65534)",
+		"sudo chown -R 65534 " + vars.Quote(dir),
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("as nobody: %q; want %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "read-only") {
+		t.Errorf("as nobody: %q; the state directory is writable", msg)
+	}
+}
+
+// TestStateDirectoryOfAnotherUser: a state directory cairn run with sudo made (root's, 0700)
+// could not be opened by this user, and every command, hook and tool said only "opening state
+// directory DIR: open DIR: permission denied". It says whose it is and the command that gives
+// it back.
+func TestStateDirectoryOfAnotherUser(t *testing.T) {
+	childAsOther("CAIRN_TEST_OPEN_AS_OTHER", nil)
+	base, asNobody := nobodyChild(t)
+	dir := filepath.Join(base, "cairn")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	msg := asNobody("CAIRN_TEST_OPEN_AS_OTHER=" + dir)
+	for _, want := range []string{
+		dir + " belongs to uid 0, not to this user (uid 65534)",
+		"nothing was changed",
+		"sudo chown -R 65534 " + vars.Quote(dir),
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("an open as nobody: %q; want %q", msg, want)
+		}
+	}
+}

@@ -190,14 +190,15 @@ func (s *Store) othersRead(what, file string, err error) error {
 	if whose == "" {
 		return nil
 	}
-	return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s, as after a cairn run with sudo (%v); it was left as it is: %s gives the state directory back to this user, then try again", what, whose, err, fix), err: err}
+	return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s, as after a cairn run with sudo (%v); it was left as it is: %s gives the state directory back to this user, then try again", what, whose, err, fix), err: err, others: true}
 }
 
 // inTheWayError is readErr's error for something in a state file's place, or for a state file of
-// another user's; it wraps the read's.
+// another user's (others; or the state directory, which Open refuses); it wraps the read's.
 type inTheWayError struct {
-	msg string
-	err error
+	msg    string
+	err    error
+	others bool
 }
 
 func (e *inTheWayError) Error() string { return e.msg }
@@ -362,6 +363,14 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	d, err := durable.OpenDirSeen(abs, seen)
 	if err != nil {
+		if seen != nil && errors.Is(err, fs.ErrPermission) {
+			// Another user's 0700 directory (cairn run once with sudo made it): the bare
+			// "permission denied" said neither whose nor what gives it back.
+			if uid, ok := OwnerUID(seen); ok && uid != os.Geteuid() {
+				whose, fix := NotThisUsers(abs, uid, os.Geteuid())
+				return nil, &inTheWayError{msg: fmt.Sprintf("cannot open the state directory: %s, as after a cairn run with sudo (%v); nothing was changed: %s gives it back to this user, then try again", whose, err, fix), err: err, others: true}
+			}
+		}
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 	}
 	s := &Store{dir: abs, fs: d, real: d, o: o}
@@ -441,30 +450,38 @@ func (s *Store) writeErr(name string, err error) error {
 	return we
 }
 
-// notThisUsers says, when name in the state directory or, if name is not there (or cannot
-// be looked at), its directory belongs to another user than this one, whose it is and the command that gives the
-// state directory back to this user; else "". Root, who may write another's files, is never
-// refused for that.
+// notThisUsers says, when name in the state directory or its directory belongs to another
+// user than this one, whose it is and the command that gives the state directory back to
+// this user; else "". The directory is looked at too when name is this user's: creating,
+// renaming or removing a file is the directory's owner's to allow (a journal of this user's
+// in a journal/ that cairn run with sudo made). Root, who may write another's files, is
+// never refused for that.
 func (s *Store) notThisUsers(name string) (whose, fix string) {
 	me := os.Geteuid()
-	fi, err := s.fs.Lstat(name)
-	if err != nil && path.Dir(name) != "." {
-		name = path.Dir(name)
-		fi, err = s.fs.Lstat(name)
-	}
-	if err != nil || me == 0 {
+	if me == 0 {
 		return "", ""
 	}
-	if uid, ok := OwnerUID(fi); ok && uid != me {
-		whose, _ = NotThisUsers(filepath.Join(s.dir, filepath.FromSlash(name)), uid, me)
-		_, fix = NotThisUsers(s.dir, uid, me)
+	for n := name; ; n = path.Dir(n) {
+		if fi, err := s.fs.Lstat(n); err == nil {
+			if uid, ok := OwnerUID(fi); ok && uid != me {
+				whose, _ = NotThisUsers(filepath.Join(s.dir, filepath.FromSlash(n)), uid, me)
+				_, fix = NotThisUsers(s.dir, uid, me)
+				return whose, fix
+			}
+		}
+		if n != name || path.Dir(n) == "." {
+			return "", ""
+		}
 	}
-	return whose, fix
 }
 
-// OtherUsers reports whether err is a write refused because a file of the state directory
-// belongs to another user (WriteError says whose, and how to give it back).
+// OtherUsers reports whether err is a write, a read or an open refused because the state
+// directory or a file in it belongs to another user (the error says whose, and how to give it
+// back).
 func OtherUsers(err error) bool {
+	if ie, ok := errors.AsType[*inTheWayError](err); ok && ie.others {
+		return true
+	}
 	we, ok := errors.AsType[*WriteError](err)
 	return ok && we.whose != ""
 }

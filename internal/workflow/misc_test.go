@@ -62,21 +62,33 @@ func TestErrorTextsStaySafe(t *testing.T) {
 }
 
 func TestCompletedPhasesOrder(t *testing.T) {
-	r := &workflow.Record{Phases: map[string]workflow.Phase{
-		"b":     {Completed: true, CompletedAt: t0.Add(time.Minute)},
-		"a":     {Completed: true, CompletedAt: t0.Add(2 * time.Minute)},
-		"extra": {Completed: true, CompletedAt: t0},
-		"open":  {},
-	}}
 	def, err := yamldoc.Codec{}.ParseDefinition("x.md", []byte("---\nname: x\nphases: [a, b, c]\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.CompletedPhases(def); !slices.Equal(got, []string{"a", "b", "extra"}) {
-		t.Fatalf("by definition: %v", got)
+	done := func(min int) workflow.Phase {
+		return workflow.Phase{Completed: true, CompletedAt: t0.Add(time.Duration(min) * time.Minute)}
 	}
-	if got := r.CompletedPhases(nil); !slices.Equal(got, []string{"extra", "b", "a"}) {
-		t.Fatalf("by time: %v", got)
+	for _, c := range []struct {
+		name   string
+		phases map[string]workflow.Phase
+		def    *workflow.Definition
+		want   []string
+	}{
+		// b completed before a (the work went back): the definition's order stands.
+		{"by definition", map[string]workflow.Phase{"b": done(1), "a": done(2), "open": {}}, def, []string{"a", "b"}},
+		{"by time", map[string]workflow.Phase{"b": done(1), "a": done(2), "extra": done(0)}, nil, []string{"extra", "b", "a"}},
+		// The definition renamed its first phase since: the old name was done first, and is
+		// listed first, not after the phases that followed it.
+		{"renamed first", map[string]workflow.Phase{"old": done(0), "a": done(1), "b": done(2)}, def, []string{"old", "a", "b"}},
+		{"renamed middle", map[string]workflow.Phase{"a": done(0), "old": done(1), "b": done(2)}, def, []string{"a", "old", "b"}},
+		{"removed last", map[string]workflow.Phase{"a": done(0), "b": done(1), "gone": done(2)}, def, []string{"a", "b", "gone"}},
+		{"no time", map[string]workflow.Phase{"a": done(1), "b": done(2), "x": {Completed: true}, "old": done(0)}, def, []string{"old", "a", "b", "x"}},
+	} {
+		r := &workflow.Record{Phases: c.phases}
+		if got := r.CompletedPhases(c.def); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

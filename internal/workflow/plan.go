@@ -155,6 +155,10 @@ func BuildPlan(in PlanInput) Plan {
 		// Without its definition the workflow cannot move, so resuming is no choice, and
 		// starting fresh (archiving it) is not the fix: its definition file is.
 		p.Next = "Show the user the warnings above: the definition of this workflow's type does not load, so it cannot move. Ask them to fix or restore its file in .claude/workflows; the workflow is kept as it is and goes on once it loads."
+	} else if !p.CanResume && !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() && f.Code != FindingOutputMissing }) {
+		// Resuming leaves the files missing, and this is asked again at every session start
+		// until they exist: the step says so, and what ends it.
+		p.Next = fmt.Sprintf("Show the user the warnings above: files the workflow recorded as written are missing, and this is asked until they exist again. Ask whether to write them again at the same paths and go on with phase %s, or start fresh (the current one is archived, not lost).", p.Phase)
 	} else if slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Code == FindingUnknownPhase }) {
 		// Every move out of a phase the definition lost is refused (TransitionError): resuming
 		// is no choice either, and the fix is the definition.
@@ -201,8 +205,14 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 		return s + "move on to " + strings.Join(p.Allowed, " or ") + "."
 	}
 	s := "Continue phase " + p.Phase
-	if open > 0 {
+	// A failed task is not open, but the phase's work is not done while it stands.
+	switch f := p.Tasks.Failed; {
+	case open > 0 && f > 0:
+		s += fmt.Sprintf(" (%d task%s to run, %d failed to retry or report to the user)", open, Plural(open), f)
+	case open > 0:
 		s += fmt.Sprintf(" (%d task%s to run)", open, Plural(open))
+	case f > 0:
+		s += fmt.Sprintf(" (%d failed task%s to retry or report to the user)", f, Plural(f))
 	}
 	if len(p.Allowed) > 0 {
 		s += ", then move on to " + strings.Join(p.Allowed, " or ")

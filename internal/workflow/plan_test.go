@@ -60,6 +60,21 @@ func TestBuildPlanNextStep(t *testing.T) {
 		tasks = res.Record
 	}
 	blocked, _ := workflow.SetPhaseStatus(tasks, workflow.PhaseBlocked, tasks.UpdatedAt, alice)
+	failed := tasks
+	for _, st := range []string{"running", "failed"} {
+		res, err := workflow.UpdateTask(failed, workflow.TaskUpdate{ID: "a", Status: workflow.TaskStatus(st)}, failed.UpdatedAt, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed = res.Record
+	}
+	onlyFailed, err := workflow.UpdateTask(failed, workflow.TaskUpdate{ID: "b", Status: "running"}, failed.UpdatedAt, alice)
+	if err == nil {
+		onlyFailed, err = workflow.UpdateTask(onlyFailed.Record, workflow.TaskUpdate{ID: "b", Status: "failed"}, failed.UpdatedAt, alice)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	done, _ := workflow.Complete(review, "shipped", review.UpdatedAt, alice)
 	approved, err := workflow.Approve(def, inPlan, workflow.ApprovalCLI, "ok", inPlan.UpdatedAt, alice)
 	if err != nil {
@@ -89,12 +104,22 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"stale-and-owned-elsewhere", withV.Record, []workflow.Finding{ancient, owned},
 			"Confirm with the user that this workflow, last active 8d ago, should go on, and which session goes on with it (another live session changed it too), before continuing phase review."},
 		{"tasks", tasks, nil, "Continue phase implement (2 tasks to run), then move on to review."},
+		// A failed task is not open, but the phase's work is not done with it: it is said, with
+		// what to do about it, not left out of the step.
+		{"failed-task", failed, nil, "Continue phase implement (1 task to run, 1 failed to retry or report to the user), then move on to review."},
+		{"failed-tasks-only", onlyFailed.Record, nil, "Continue phase implement (2 failed tasks to retry or report to the user), then move on to review."},
 		// A person's yes is for the phase's result: "continue phase plan" would do it again.
 		{"approved", approved.Record, nil, "Phase plan is approved (by a person, with cairn approve): move on to implement or analyze."},
 		{"approved-with-tasks", approvedTasks, nil, "Phase plan is approved (by a person, with cairn approve): run its 2 open tasks, then move on to implement or analyze."},
 		{"phase-blocked", blocked.Record, nil, "Phase implement is blocked: deal with that, then continue it."},
 		{"completed", done.Record, nil, "The workflow is completed; call " + workflow.ToolPrefix + "start_workflow for new work."},
-		{"integrity", review, []workflow.Finding{{Code: "output-missing", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
+		{"integrity", review, []workflow.Finding{{Code: "future-time", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
+			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
+		// Resuming leaves the outputs missing, and the same question came at every session
+		// start: the step says what ends it.
+		{"output-missing", review, []workflow.Finding{{Code: workflow.FindingOutputMissing, Severity: "HIGH", Text: "x missing"}},
+			"Show the user the warnings above: files the workflow recorded as written are missing, and this is asked until they exist again. Ask whether to write them again at the same paths and go on with phase review, or start fresh (the current one is archived, not lost)."},
+		{"output-missing-and-more", review, []workflow.Finding{{Code: workflow.FindingOutputMissing, Severity: "HIGH", Text: "x missing"}, {Code: "future-time", Severity: "HIGH", Text: "future"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
 		// Without its definition the workflow cannot move at all: resuming it is no choice, and
 		// starting fresh is not the fix.

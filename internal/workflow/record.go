@@ -186,27 +186,41 @@ func (o *Owner) UnmarshalJSON(b []byte) error    { return DecodeKnown(b, (*owner
 // keeps the original (for the journal, or to compare).
 func (r *Record) Clone() *Record { return deepCopy(r) }
 
-// CompletedPhases lists the phases marked completed, in the order of def's phases when def is
-// given (then any others, sorted), else sorted by completion time.
+// CompletedPhases lists the phases marked completed: in the order of def's phases when def is
+// given, else by completion time. A phase def does not have (renamed or removed since) goes
+// by its completion time among them, before the first listed phase completed after it, so a
+// renamed first phase is not listed after the phases that followed it; one with no time last.
 func (r *Record) CompletedPhases(def *Definition) []string {
-	var done []string
+	var known, others []string
 	for name, p := range r.Phases {
-		if p.Completed {
-			done = append(done, name)
+		switch {
+		case !p.Completed:
+		case def != nil && slices.Contains(def.Phases, name):
+			known = append(known, name)
+		default:
+			others = append(others, name)
 		}
 	}
-	order := func(name string) int {
-		if def != nil {
-			if i := slices.Index(def.Phases, name); i >= 0 {
-				return i
-			}
-		}
-		return len(done) + 1<<20
+	if def != nil {
+		slices.SortFunc(known, func(a, b string) int { return slices.Index(def.Phases, a) - slices.Index(def.Phases, b) })
 	}
-	slices.SortFunc(done, func(a, b string) int {
-		return cmp.Or(order(a)-order(b), r.Phases[a].CompletedAt.Compare(r.Phases[b].CompletedAt), strings.Compare(a, b))
+	at := func(name string) time.Time { return r.Phases[name].CompletedAt }
+	slices.SortFunc(others, func(a, b string) int {
+		if za, zb := at(a).IsZero(), at(b).IsZero(); za && !zb {
+			return 1
+		} else if zb && !za {
+			return -1
+		}
+		return cmp.Or(at(a).Compare(at(b)), strings.Compare(a, b))
 	})
-	return done
+	done := make([]string, 0, len(known)+len(others))
+	for _, k := range known {
+		for len(others) > 0 && !at(others[0]).IsZero() && at(others[0]).Before(at(k)) {
+			done, others = append(done, others[0]), others[1:]
+		}
+		done = append(done, k)
+	}
+	return append(done, others...)
 }
 
 // LastActivity is when an agent or a person last changed the record: changed_at, else

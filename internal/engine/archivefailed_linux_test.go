@@ -1,0 +1,35 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// A completion whose archive failed said "the completed workflow stays in the active slot for
+// now", Cairn's inner word for a file, and nothing of what comes next. It says the workflow is
+// completed and kept, and that the next session start archives it, which it does.
+func TestCompletedButNotArchivedSaysWhatHappens(t *testing.T) {
+	e, en := startApex(t)
+	archive := filepath.Join(e.project, ".claude", "cairn", "archive")
+	if err := os.MkdirAll(archive, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	unmount := durabletest.Mount(t, "tmpfs", archive, "tmpfs", syscall.MS_RDONLY, "size=64k,mode=0700", true)
+	res := must(en.CompleteByPerson("shipped"))(t)
+	w := strings.Join(res.Warnings, "\n")
+	if strings.Contains(w, "slot") || !strings.HasPrefix(w, "the workflow is completed and kept, but archiving it failed: ") ||
+		!strings.HasSuffix(w, "; the next session start archives it once that is fixed") {
+		t.Fatalf("warnings: %q", res.Warnings)
+	}
+	unmount()
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+	if r.WorkflowID != "" || !strings.Contains(r.Report, "nothing to resume; the last one ended") {
+		t.Fatalf("the next session start: %+v", r)
+	}
+}

@@ -1,0 +1,33 @@
+package engine_test
+
+import (
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// A state directory this user cannot write (another user's, a read-only mount) was reported
+// with the warning "Cannot write state files — workflow state will not persist" and the step
+// "Continue phase analyze": every change the model then made was refused. The step is now the
+// one that helps: cairn doctor, which names the cause and its fix; no work before.
+func TestUnwritableStateStep(t *testing.T) {
+	e, _ := startApex(t)
+	dir := filepath.Join(e.project, ".claude", "cairn")
+	durabletest.Mount(t, dir, dir, "", syscall.MS_BIND, "", true)
+	for _, c := range []struct {
+		person bool
+		want   string
+	}{
+		{false, "The workflow state cannot be written (see the warning), so no change to it would be kept: ask the user to run `cairn doctor`, which says what to fix, then call " + engine.ToolPrefix + "resume_check again; start no new work before."},
+		{true, "The workflow state cannot be written, so no change to it would be kept: run `cairn doctor`, which says what to fix; start no new work before."},
+	} {
+		r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, Person: c.person})
+		if r.Next != c.want || r.WorkflowID == "" || !strings.Contains(r.Report, "Cannot write state files") {
+			t.Errorf("person %v: next %q\nwant %q\n%s", c.person, r.Next, c.want, r.Report)
+		}
+	}
+}
