@@ -55,7 +55,7 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 	if !ok || k.Empty() {
 		return nil, false, ""
 	}
-	if now, err := e.mem.CurrentMark(); err == nil && now == k {
+	if e.mem.Holds(k) {
 		return nil, false, "" // as Cairn left it: the usual case, no lock taken
 	}
 	// Restored under the mark's lock, which a writer of L2 holds until its line is marked:

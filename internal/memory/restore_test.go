@@ -358,3 +358,69 @@ func TestRestoreKeepsWhatWasOnlyAddedToTheTopicFile(t *testing.T) {
 		})
 	}
 }
+
+// Holds answers as a comparison with CurrentMark does, whatever another writer left: it only
+// finds Cairn's own line by equality where that gives the same answer.
+func TestHoldsIsCurrentMarkEqual(t *testing.T) {
+	const foreign = "# Memory\n- [Prefs](prefs.md) — tabs\n"
+	deep := strings.Repeat("- [Filler](filler.md) — a line other writers keep\n", maxIndexLine+5)
+	m, dir, k := recorded(t, foreign)
+	ours := k.Index
+	other := "- [Cairn](" + TopicFile + ") — a hand edit of our line"
+	for _, tc := range []struct {
+		name  string
+		index string // MEMORY.md, "-" for none
+		topic string // the topic file, "=" for Cairn's, "-" for none
+		mark  Mark   // Index "=": ours; Topic "=": Cairn's
+	}{
+		{"as written", foreign + ours + "\n", "=", Mark{Index: "=", Topic: "="}},
+		{"byte-order mark", "\ufeff" + ours + "\n" + foreign, "=", Mark{Index: "=", Topic: "="}},
+		{"CRLF", "# Memory\r\n" + ours + "\r\n", "=", Mark{Index: "=", Topic: "="}},
+		{"line rewritten", foreign + other + "\n", "=", Mark{Index: "=", Topic: "="}},
+		{"another entry first", other + "\n" + ours + "\n", "=", Mark{Index: "=", Topic: "="}},
+		{"ours twice", ours + "\n" + ours + "\n", "=", Mark{Index: "=", Topic: "="}},
+		{"line dropped", foreign, "=", Mark{Index: "=", Topic: "="}},
+		{"line out of reach", deep + ours + "\n", "=", Mark{Index: "=", Topic: "="}},
+		{"no MEMORY.md", "-", "=", Mark{Index: "=", Topic: "="}},
+		{"topic rewritten", foreign + ours + "\n", "---\nname: x\n---\nrewritten\n", Mark{Index: "=", Topic: "="}},
+		{"topic removed", foreign + ours + "\n", "-", Mark{Index: "=", Topic: "="}},
+		{"marked a hand edit, kept", foreign + other + "\n", "=", Mark{Index: other, Topic: "="}},
+		{"marked a hand edit, ours back", foreign + ours + "\n", "=", Mark{Index: other, Topic: "="}},
+		{"marked no line, none", foreign, "=", Mark{Topic: "="}},
+		{"marked no line, ours there", foreign + ours + "\n", "=", Mark{Topic: "="}},
+		{"marked a line not an entry", "# Memory\n" + ours + "\n", "=", Mark{Index: "# Memory", Topic: "="}},
+		{"marked our line's shape, not linked", "- [Cairn workflow](" + TopicFile + ")x\n", "=", Mark{Index: "- [Cairn workflow](" + TopicFile + ")x", Topic: "="}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			write := func(name, content, cairns string) {
+				p := filepath.Join(dir, name)
+				switch content {
+				case "-":
+					if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+						t.Fatal(err)
+					}
+					return
+				case "=":
+					content = cairns
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(IndexFile, tc.index, "")
+			write(TopicFile, tc.topic, k.Topic)
+			mark := tc.mark
+			if mark.Index == "=" {
+				mark.Index = ours
+			}
+			if mark.Topic == "=" {
+				mark.Topic = k.Topic
+			}
+			now, err := m.CurrentMark()
+			want := err == nil && now == mark
+			if got := m.Holds(mark); got != want {
+				t.Errorf("Holds = %v, want %v (CurrentMark = %+v, %v)", got, want, now, err)
+			}
+		})
+	}
+}

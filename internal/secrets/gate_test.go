@@ -142,3 +142,30 @@ func TestFirstDropped(t *testing.T) {
 		}
 	}
 }
+
+// A keyword of two or three bytes passes the gate whatever byte follows it (and, for two
+// bytes, whatever byte comes before): the index sets those bits for "any byte".
+func TestGateKeepsShortKeywordsBesideEveryByte(t *testing.T) {
+	kws, fold := secrets.GateKeywords()
+	for k, kw := range kws {
+		if len(kw) > 3 {
+			continue
+		}
+		for _, v := range caseVariants(kw, fold[k]) {
+			for c := range 256 {
+				for pad := range 2 {
+					s := strings.Repeat(" ", pad) + v + string([]byte{byte(c)})
+					if !slices.Contains(secrets.Candidates(s), pad) {
+						t.Fatalf("keyword %q followed by byte %#x at %d of %q is skipped", v, c, pad, s)
+					}
+					if len(kw) == 2 {
+						s = strings.Repeat(" ", pad) + string([]byte{byte(c)}) + v
+						if !slices.Contains(secrets.Candidates(s), pad+1) {
+							t.Fatalf("keyword %q after byte %#x at %d of %q is skipped", v, c, pad+1, s)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -715,19 +715,22 @@ func buildIndex() *keywordIndex {
 		mark(r.then[0])
 		mark(r.then[1])
 	}
+	// The hashes fold each byte's 0x20 bit in, so "any byte" is the 128 bytes with it set:
+	// next steps through them, and past a single byte ends its loop.
 	span := func(v int) (lo, hi int) { // -1: any byte
 		if v < 0 {
-			return 0, 255
+			return 0x20, 0xff
 		}
 		return v, v
 	}
+	next := func(v int) int { return (v + 1) | 0x20 }
 	setGate := func(a, b, c int) {
 		a0, a1 := span(a)
 		b0, b1 := span(b)
 		c0, c1 := span(c)
-		for x := a0; x <= a1; x++ {
-			for y := b0; y <= b1; y++ {
-				for z := c0; z <= c1; z++ {
+		for x := a0; x <= a1; x = next(x) {
+			for y := b0; y <= b1; y = next(y) {
+				for z := c0; z <= c1; z = next(z) {
 					h := gateHash(uint32(x) | uint32(y)<<8 | uint32(z)<<16)
 					ix.gate[h/64] |= 1 << (h % 64)
 				}
@@ -762,7 +765,7 @@ func buildIndex() *keywordIndex {
 			case len(kw) == 3:
 				setGate(int(b[0]), int(b[1]), int(b[2]))
 				setGate(int(b[1]), int(b[2]), -1)
-				for c := range 256 {
+				for c := 0x20; c <= 0xff; c = next(c) {
 					h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(c)<<24)
 					ix.gate4[h/64] |= 1 << (h % 64)
 				}
