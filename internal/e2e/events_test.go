@@ -281,3 +281,52 @@ func TestCairnFailedTurnSettlesMemory(t *testing.T) {
 		t.Errorf("Stop hooks %d, the last one's stderr %q; want 1 with nothing restored", len(stops), stops[len(stops)-1].Stderr)
 	}
 }
+
+// The plugin's binaries go during a session (a checkout pulled without make build, a data
+// directory cleared) and none can be installed: the launcher says so from each hook. Claude
+// Code adds PreCompact's stdout as it is to the compaction request, after "Additional
+// Instructions:": what the installer says there is a line of text, not a JSON object for the
+// summary to carry.
+func TestCairnCompactionInstallerSaysText(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	plugin := filepath.Join(w.Dir, "plugin")
+	if err := copyTree(w.Plugin, plugin); err != nil {
+		t.Fatal(err)
+	}
+	w.Plugin = plugin
+	// No Go to build with, and a download that fails at once, on 127.0.0.1.
+	w.Env = append(w.Env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "CAIRN_DOWNLOAD_URL=http://127.0.0.1:1/releases")
+	startApex(t, w, "plan")
+	var gone atomic.Bool
+	w.Mock.Script(mockapi.Step{Name: "remove the binaries", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("BEFORE-COMPACT")),
+		Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+			gone.Store(os.RemoveAll(filepath.Join(plugin, "bin")) == nil)
+			return mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload() in a bounded retry"})
+		}}, mockapi.On(afterToolResult, mockapi.Text("ok")).Named("end"))
+	r := w.run(t, RunOptions{Inputs: []string{"BEFORE-COMPACT: read the code", "/compact", "AFTER-COMPACT: go on"},
+		AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
+	requireOK(t, r)
+	requireScriptUsed(t, w)
+	if !gone.Load() {
+		t.Fatal("could not remove the plugin's binaries")
+	}
+	// The same line as text from the TaskCreated hook does not stop the task being created.
+	requireToolResultsOK(t, r, 1)
+	if created := requireHooksOK(t, r, "TaskCreated"); len(created) != 1 || !strings.HasPrefix(created[0].Stdout, "Cairn: ") {
+		t.Errorf("TaskCreated hooks %+v, want one that says the line as text", created)
+	}
+	compaction := w.Mock.Find(mockapi.IsCompaction)
+	if len(compaction) != 1 {
+		t.Fatalf("%d compaction requests, want 1", len(compaction))
+	}
+	text := compaction[0].LastUserText()
+	i := strings.Index(text, "Additional Instructions:")
+	if i < 0 {
+		t.Fatalf("the compaction request has no \"Additional Instructions:\":\n%s", tail(text, 2000))
+	}
+	added := strings.TrimSpace(text[i+len("Additional Instructions:"):])
+	if !strings.HasPrefix(added, "Cairn: ") || !strings.Contains(added, "Go is not installed") || strings.Contains(added, "systemMessage") || strings.Contains(added, "{") {
+		t.Errorf("the compaction request's additional instructions are not Cairn's line as text:\n%s", tail(added, 2000))
+	}
+}

@@ -61,8 +61,14 @@ func TestCairnEarlierSessionTasksNoticed(t *testing.T) {
 		t.Fatalf("the second run reused session %s", first.SessionID())
 	}
 	report := cairnReport(t, second.FirstMain(t))
-	if !strings.Contains(report, "notice: 2 open tasks"+earlierTasksNotice) || !strings.Contains(report, "create it again if it is still to do") {
+	if !strings.Contains(report, "notice: 2 open tasks"+earlierTasksNotice) {
 		t.Errorf("the new session's report does not say 2 open tasks came from an earlier session:\n%s", report)
+	}
+	// The step to create them again is Cairn's own, after the fence of stored data.
+	ctx := fromSessionStart(t, second.FirstMain(t))
+	if _, after, _ := strings.Cut(ctx, "</cairn-state "); strings.Contains(report, "create") ||
+		!strings.Contains(after, "Also create again with TaskCreate each open task from the earlier session's list that is still to do.") {
+		t.Errorf("the step to create the tasks again is not after the fence, alone:\n%s", ctx)
 	}
 	for _, s := range subjects {
 		if !strings.Contains(report, "\nopen task: "+s+"\n") {

@@ -197,9 +197,33 @@ func TestEarlierSessionTasksAreToldInThePlural(t *testing.T) {
 		must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "part " + id}, false))(t)
 	}
 	r := e.open("sess-bbbb-2").Resume(engine.ResumeOptions{ReportOnly: true})
-	const want = "2 open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there: create it again if it is still to do. Cairn says this once; the tasks then stand as the workflow's own"
+	const want = "2 open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there. Cairn says this once; the tasks then stand as the workflow's own"
 	if !slices.Contains(r.Notices, want) {
 		t.Errorf("notices %q, want %q", r.Notices, want)
+	}
+}
+
+// The step that goes with an earlier session's tasks (create them again) is Cairn's own: it
+// follows the fence, in the next step, and not inside it, where the report tells the model to
+// read what it holds as data, not instructions.
+func TestEarlierSessionTasksStepFollowsTheFence(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	for _, id := range []string{"1", "2"} {
+		must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "part " + id}, false))(t)
+	}
+	const step = "Also create again with TaskCreate each open task from the earlier session's list that is still to do."
+	r := e.open("sess-bbbb-2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	end := strings.Index(r.Report, "</cairn-state ")
+	if end < 0 {
+		t.Fatalf("no fence in the report:\n%s", r.Report)
+	}
+	fence, after := r.Report[:end], r.Report[end:]
+	if !strings.Contains(fence, "2 open tasks came from an earlier Claude Code session") || strings.Contains(fence, "create") {
+		t.Errorf("the fence does not hold the notice, or holds the step to create the tasks again:\n%s", r.Report)
+	}
+	if !strings.Contains(after, step) || !strings.HasSuffix(r.Next, step) {
+		t.Errorf("the next step (%q) after the fence lacks %q:\n%s", r.Next, step, r.Report)
 	}
 }
 

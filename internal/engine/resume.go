@@ -305,11 +305,21 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	earlier := e.untoldEarlierTasks(r)
 	earlierNotice := ""
 	if n := len(earlier); n > 0 {
-		earlierNotice = "1 open task came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so it may be gone there: create it again if it is still to do. Cairn says this once; the task then stands as the workflow's own"
+		earlierNotice = "1 open task came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so it may be gone there. Cairn says this once; the task then stands as the workflow's own"
+		step := "Also create again with TaskCreate the open task from the earlier session's list if it is still to do."
 		if n > 1 {
-			earlierNotice = fmt.Sprintf("%d open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there: create it again if it is still to do. Cairn says this once; the tasks then stand as the workflow's own", n)
+			earlierNotice = fmt.Sprintf("%d open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there. Cairn says this once; the tasks then stand as the workflow's own", n)
+			step = "Also create again with TaskCreate each open task from the earlier session's list that is still to do."
 		}
 		out.Notices = append(out.Notices, earlierNotice)
+		// The step is Cairn's own, so it goes with the next step, after the fence: in the
+		// notice it would sit among the stored data the report says to read as data. Only
+		// whole: a step the cut would end early is left to the notice's facts. Only to a
+		// session that is told (Apply): not to a person (cairn status), nor in the anchor a
+		// compaction keeps (CompactAnchor), before the report after it tells.
+		if opt.Apply && !opt.Person {
+			out.Next = report.NextWith(out.Next, step)
+		}
 	}
 	out.Warnings = append(out.Warnings, plan.Warnings...)
 	for _, v := range plan.Blocking {

@@ -90,6 +90,15 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	defer closeState(r, e)
 
 	switch ev.HookEventName {
+	case EventStopFailure, EventPreCompact:
+		// Task events kept earlier first, as Stop and SessionStart record them: the end of the
+		// turn and the anchor are then the task list's as Claude Code changed it, and no kept
+		// event waits past "the next Cairn hook" its keeping promised. Only if the lock is free
+		// now, and the state needs no repair (left to the next Stop or session start, which
+		// applies them after it); one failed directory read when none is kept.
+		applyKept(r, e, false)
+	}
+	switch ev.HookEventName {
 	case EventStopFailure:
 		out, err := e.Stop(engine.StopInput{SessionID: sessionID, NoAsk: true})
 		if errors.Is(err, store.ErrRepairLeft) {

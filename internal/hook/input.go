@@ -127,7 +127,9 @@ func Parse(data []byte) (Event, []string) {
 func fromFields(fields map[string]json.RawMessage) (Event, []string) {
 	var ev Event
 	var notes []string
-	str := func(key string, dst *string) {
+	// text: a field of the model's words (a task's subject), whose start still says what it
+	// is, cut at the limit; an id or a name cut would name something else, so it is dropped.
+	str := func(key string, dst *string, text bool) {
 		raw, ok := fields[key]
 		if !ok || isNull(raw) {
 			return
@@ -138,18 +140,22 @@ func fromFields(fields map[string]json.RawMessage) (Event, []string) {
 			return
 		}
 		if len(s) > maxField {
-			notes = append(notes, fmt.Sprintf("%s is %d bytes, over %d; ignored", key, len(s), maxField))
-			return
+			if !text {
+				notes = append(notes, fmt.Sprintf("%s is %d bytes, over %d; ignored", key, len(s), maxField))
+				return
+			}
+			notes = append(notes, fmt.Sprintf("%s is %d bytes, over %d; cut there", key, len(s), maxField))
+			s = strings.ToValidUTF8(s[:maxField], "") // a character the cut split goes
 		}
 		*dst = s
 	}
-	str("session_id", &ev.SessionID)
-	str("hook_event_name", &ev.HookEventName)
-	str("source", &ev.Source)
-	str("task_id", &ev.TaskID)
-	str("task_subject", &ev.TaskSubject)
-	str("task_description", &ev.TaskDescription)
-	str("trigger", &ev.Trigger)
+	str("session_id", &ev.SessionID, false)
+	str("hook_event_name", &ev.HookEventName, false)
+	str("source", &ev.Source, false)
+	str("task_id", &ev.TaskID, false)
+	str("task_subject", &ev.TaskSubject, true)
+	str("task_description", &ev.TaskDescription, true)
+	str("trigger", &ev.Trigger, false)
 	if raw, ok := fields["stop_hook_active"]; ok && !isNull(raw) {
 		var b bool
 		var s string

@@ -73,6 +73,20 @@ func TestParse(t *testing.T) {
 			want:  hook.Event{Trigger: "auto", Read: true},
 			notes: []string{"session_id is 5000 bytes"},
 		},
+		{
+			// A task's subject, the model's words, keeps its start: dropped, the task would be
+			// mirrored as "task 3", and not known again by its subject in a later session.
+			name:  "oversized-subject",
+			in:    `{"task_id":"3","task_subject":"` + strings.Repeat("é", 2049) + `"}`,
+			want:  hook.Event{TaskID: "3", TaskSubject: strings.Repeat("é", 2048), Read: true},
+			notes: []string{"task_subject is 4098 bytes, over 4096; cut there"},
+		},
+		{
+			name:  "oversized-subject-split-character",
+			in:    `{"task_subject":"x` + strings.Repeat("é", 2048) + `"}`,
+			want:  hook.Event{TaskSubject: "x" + strings.Repeat("é", 2047), Read: true},
+			notes: []string{"task_subject is 4097 bytes, over 4096; cut there"},
+		},
 		{name: "unknown-fields", in: `{"x":{"y":[1]},"session_id":"s"}`, want: hook.Event{SessionID: "s", Read: true}},
 	}
 	for _, tt := range tests {

@@ -87,6 +87,27 @@ func TestStaleLaunchWithoutLauncher(t *testing.T) {
 	}
 }
 
+// cairn-event serves PreCompact, whose stdout Claude Code adds as it is to the compaction
+// request: stale and unable to hand back, it says so in a line of text, not a JSON object,
+// still without reading stdin.
+func TestStaleLaunchWithoutLauncherEventSaysText(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir() // no release/checksums.txt, no hooks/launch
+	if err := os.WriteFile(filepath.Join(dir, ".checksums"), []byte("0000  x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{EnvLaunchRoot: root, EnvLaunchBin: dir}
+	var stdout, stderr strings.Builder
+	stdin := &countingReader{}
+	Events(stdin, &stdout, &stderr, func(k string) string { return env[k] }, nil)
+	if stdin.reads != 0 {
+		t.Errorf("%d reads of stdin, want none", stdin.reads)
+	}
+	const want = "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).\n"
+	if stdout.String() != want {
+		t.Errorf("stdout = %q, want the line as text: %q", stdout.String(), want)
+	}
+}
+
 type countingReader struct{ reads int }
 
 func (r *countingReader) Read(p []byte) (int, error) { r.reads++; return 0, io.EOF }

@@ -156,7 +156,7 @@ func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string)
 	signal.Ignore(syscall.SIGPIPE)
 	if stale {
 		r.Logf("these binaries were not made from the plugin's sources (%s), and running hooks/launch again failed: %v", getenv(EnvLaunchBin), backErr)
-		out = MessageOutput("Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).")
+		out = launchOutput(name, "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).")
 	} else {
 		var note string
 		if r.Deadline, note = DeadlineFrom(getenv); note != "" {
@@ -172,6 +172,19 @@ func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string)
 	if _, err := stdout.Write(out); err != nil {
 		r.Logf("writing stdout: %v", err)
 	}
+}
+
+// launchOutput is a hook's answer msg, a line for the user, said before its event is read (the
+// launcher's check): a systemMessage, but from cairn-event a line of text. That binary serves
+// PreCompact too, whose stdout Claude Code adds as it is to the compaction request (a JSON
+// object there is noise the summary carries), and which event came is on stdin, not read. Its
+// other events lose no more than a line the next Stop or session start says too.
+// hooks/install's cairn_say does the same.
+func launchOutput(name, msg string) []byte {
+	if name == EventsName {
+		return []byte(OneLine(msg, 2000) + "\n")
+	}
+	return MessageOutput(msg)
 }
 
 // compactEarly is a PreCompact hook's answer when it stops early, its %s the reason: text,

@@ -217,7 +217,7 @@ func TestLaunchWithoutGo(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(home, "data")
 	env := launchEnv(root, data, home, toolDir(t))
-	for _, name := range []string{"cairn-session-start", "cairn-stop", "cairn-mcp", "cairn"} {
+	for _, name := range []string{"cairn-session-start", "cairn-stop", "cairn-event", "cairn-mcp", "cairn"} {
 		t.Run(name, func(t *testing.T) {
 			res := runLaunch(t, root, env, `{"session_id":"s","source":"startup"}`, name)
 			if want := launchFailCode(name); res.code != want {
@@ -225,6 +225,14 @@ func TestLaunchWithoutGo(t *testing.T) {
 			}
 			if lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "install Go") || !strings.Contains(lines[0], "downloading") {
 				t.Errorf("stderr = %q, want one line saying the download failed and to install Go", res.stderr)
+			}
+			if name == "cairn-event" {
+				// It serves PreCompact, whose stdout Claude Code adds as it is to the
+				// compaction request: the line as text, not a JSON object.
+				if strings.Count(res.stdout, "\n") != 1 || !strings.HasPrefix(res.stdout, "Cairn: ") || strings.Contains(res.stdout, "{") || !strings.Contains(res.stdout, "install Go") {
+					t.Errorf("stdout = %q, want one line of text saying to install Go", res.stdout)
+				}
+				return
 			}
 			hookBin := name == "cairn-session-start" || name == "cairn-stop"
 			if !hookBin {

@@ -289,6 +289,16 @@ func Render(in Input) (text string, endedShown bool) {
 	return out.String(), endedShown
 }
 
+// NextWith is next with step after it when the report's Next line holds both whole, else next
+// alone: a step cut short says less than none.
+func NextWith(next, step string) string {
+	s := next + " " + step
+	if next == "" || strings.HasSuffix(line(s, capNext), textsafe.Ellipsis) {
+		return next
+	}
+	return s
+}
+
 // The labels of the details view's checkpoint lines: this workflow's, and those saved before
 // it started.
 const (

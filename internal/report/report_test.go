@@ -936,3 +936,28 @@ func TestNextCutMakesNoSecret(t *testing.T) {
 		t.Errorf("the report holds a secret, or not the step:\n%s", out)
 	}
 }
+
+// NextWith adds a step to the next step only when the report's Next line holds both whole:
+// escapes count (a bracket is two runes), so a step that fits by its runes alone may not.
+func TestNextWith(t *testing.T) {
+	const step = "Also do this."
+	fits := strings.Repeat("a", 300-len(step)-2) + "." // with the space: 299 runes, room for "…"
+	escaped := strings.Repeat("[", 40) + fits[40:]     // the same length, 40 runes more escaped
+	for _, tc := range []struct{ name, next, want string }{
+		{"fits", fits, fits + " " + step},
+		{"escapes-overflow", escaped, escaped},
+		{"empty", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := report.NextWith(tc.next, step); got != tc.want {
+				t.Errorf("NextWith = %q, want %q", got, tc.want)
+			}
+			if tc.want != tc.next {
+				text, _ := report.Render(report.Input{Tier: "Full", WorkflowID: "w", Next: report.NextWith(tc.next, step)})
+				if !strings.Contains(text, step) {
+					t.Errorf("the report does not hold the step whole:\n%s", text)
+				}
+			}
+		})
+	}
+}
