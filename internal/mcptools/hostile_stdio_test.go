@@ -90,10 +90,9 @@ func TestStdioCancelledCallWithdrawsItsQuestion(t *testing.T) {
 	r.checkStdout()
 }
 
-// TestStdioStateUnopenableAdvice: when the state directory cannot be opened, the agent is told
-// what is true of the running server: the fix is the user's, a CAIRN_STATE_DIR set now reaches
-// only a restarted server, and nothing is to be deleted to make room. Once the user has fixed
-// it, the next call works without a restart.
+// TestStdioStateUnopenableAdvice: when the state directory cannot be opened (a file where its
+// parent goes), the agent is told that the fix is the user's and that nothing is to be
+// deleted. Once the user has fixed it, the next call works without a restart.
 func TestStdioStateUnopenableAdvice(t *testing.T) {
 	p := newProject(t)
 	blocker := filepath.Join(p.root, ".claude")
@@ -101,14 +100,51 @@ func TestStdioStateUnopenableAdvice(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := stdioClient(t, p, protocol)
-	res := mustFail(t, c, "resume_check", `{}`, "could not open the workflow state", "nothing was changed", "the user", "restart")
-	if got := text(res); !strings.Contains(got, "do not delete or move") {
-		t.Errorf("the advice does not warn off deleting things to make room: %s", got)
-	}
+	mustFail(t, c, "resume_check", `{}`, "could not open the workflow state", "nothing was changed", "the user", "do not delete it")
 	if err := os.Remove(blocker); err != nil {
 		t.Fatal(err)
 	}
 	mustOK(t, c, "resume_check", `{}`)
+}
+
+// TestStdioStateInTheWayAdvice: when a file or a symlink stands where the state directory
+// goes, the agent passes on the step that fixes it, not one that does not ("make that directory
+// writable": it is writable) nor one that forbids it (the file in the way is to be moved).
+func TestStdioStateInTheWayAdvice(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		block func(t *testing.T, p *project)
+		want  []string
+	}{
+		{"a file in its place", func(t *testing.T, p *project) {
+			if err := os.MkdirAll(filepath.Dir(p.state), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p.state, []byte("someone's notes"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"is a file, not a directory", "move or rename it", "do not delete it"}},
+		{"a symlink in its place", func(t *testing.T, p *project) {
+			if err := os.MkdirAll(filepath.Dir(p.state), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(t.TempDir(), p.state); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"is a symlink", "cairn doctor", "CAIRN_STATE_DIR"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t)
+			tc.block(t, p)
+			c := stdioClient(t, p, protocol)
+			got := text(mustFail(t, c, "resume_check", `{}`, append(tc.want, "nothing was changed", "Tell the user")...))
+			for _, wrong := range []string{"writable", "do not delete or move"} {
+				if strings.Contains(got, wrong) {
+					t.Errorf("the advice says %q, which does not fit: %s", wrong, got)
+				}
+			}
+		})
+	}
 }
 
 // TestStdioCancelledRunningCallIsNotAnswered: MCP asks that a request the client cancelled get

@@ -300,13 +300,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	gone := s.reopenIfGone()
 	s.openLocked()
 	if s.eng == nil {
-		// The fix is the user's: this server's environment was fixed when Claude Code started
-		// it, and what is in the way may be theirs.
-		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and restart Claude Code (a variable set now does not reach this running server); %s. Call the tool again once it is fixed", spec.name, s.openErr, noRoomMaking)
-		if gone, ok := errors.AsType[*engine.ProjectGoneError](s.openErr); ok {
-			err = fmt.Errorf("%s was not run: %v; nothing was changed. Tell the user: the workflow state went with it; to go on, they restore it, or start Claude Code again in the project where it is now", spec.name, gone)
-		}
-		return errorResult(cmp.Or(argErr, err), "") // a bad argument is said first
+		return errorResult(cmp.Or(argErr, openRefusal(spec.name, s.openErr)), "") // a bad argument is said first
 	}
 	eng := s.eng
 	if (spec.name == "start_workflow" || spec.name == "resume_check") && !s.awaitFirstSync(ctx, spec.name, eng) {
@@ -362,6 +356,24 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	}
 	o.warn(told)
 	return toolResult(o, notice)
+}
+
+// openRefusal is a call's error when the state directory could not be opened (err). The fix
+// is the user's: this server's environment was fixed when Claude Code started it, and what is
+// in the way may be theirs. The step fits the cause: a file or a link where the directory goes
+// is not made right by making anything writable.
+func openRefusal(tool string, err error) error {
+	const restart = "restart Claude Code (a variable set now does not reach this running server)"
+	switch gone, isGone := errors.AsType[*engine.ProjectGoneError](err); {
+	case isGone:
+		return fmt.Errorf("%s was not run: %v; nothing was changed. Tell the user: the workflow state went with it; to go on, they restore it, or start Claude Code again in the project where it is now", tool, gone)
+	case strings.Contains(err.Error(), engine.InTheWayLeft):
+		// The refusal says what to do with the file, and that the next call opens the state.
+		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state: %v. Tell the user (do not delete it: it may be theirs)", tool, err)
+	case errors.Is(err, durable.ErrSymlinkDir):
+		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state (%v). Tell the user: cairn doctor, in a terminal, says how to make the link a real directory with its state kept; or they set CAIRN_STATE_DIR to a real directory and %s. Call the tool again once it is fixed", tool, err, restart)
+	}
+	return fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and %s; %s. Call the tool again once it is fixed", tool, err, restart, noRoomMaking)
 }
 
 // noRoomMaking is said wherever the fix for a refusal is the user's room or permissions: a
