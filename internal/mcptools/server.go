@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -373,7 +374,9 @@ func openRefusal(tool string, err error) error {
 	case errors.Is(err, durable.ErrSymlinkDir):
 		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state (%v). Tell the user: cairn doctor, in a terminal, says how to make the link a real directory with its state kept; or they set CAIRN_STATE_DIR to a real directory and %s. Call the tool again once it is fixed", tool, err, restart)
 	}
-	return fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and %s; %s. Call the tool again once it is fixed", tool, err, restart, noRoomMaking)
+	// The file system's refusal is said as a write's is; otherwise the likeliest cause.
+	what := cmp.Or(refusedFor(err), "they can make that directory writable")
+	return fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: %s; they can also set CAIRN_STATE_DIR to a writable directory and %s; %s. Call the tool again once it is fixed", tool, err, what, restart, noRoomMaking)
 }
 
 // noRoomMaking is said wherever the fix for a refusal is the user's room or permissions: a
@@ -393,21 +396,40 @@ func usersToFix(tool string, err error) error {
 		// The model cannot see when the holder finishes: it can call again, then tell the user.
 		return &userFix{fmt.Sprintf("%s. Call %s again; if the lock is still held, tell the user which process holds it", engine.WithoutRetry(err), tool), err}
 	}
-	var what string
-	switch {
-	case errors.Is(err, syscall.ENOSPC) && store.NoInodes(err):
-		what = "the file system of the directory it names has no free inodes"
-	case errors.Is(err, syscall.ENOSPC):
-		what = "the disk is full"
-	case errors.Is(err, syscall.EDQUOT):
-		what = "this user's disk quota there is used up"
-	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
-		what = "they can make the directory it names writable"
-	default:
+	what := refusedFor(err)
+	if what == "" {
 		return err
 	}
 	msg := store.WithoutPersonStep(err)
 	return &userFix{fmt.Sprintf("%s. Tell the user: %s; %s. Call %s again once it is fixed", msg, what, noRoomMaking, tool), err}
+}
+
+// refusedFor says, as the model tells the user, why the file system refused a write (err):
+// the disk full or out of inodes, the user's quota used up, the directory read-only or not
+// permitted; "" when it was none of those.
+func refusedFor(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC) && noInodes(err):
+		return "the file system of the directory it names has no free inodes"
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full"
+	case errors.Is(err, syscall.EDQUOT):
+		return "this user's disk quota there is used up"
+	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
+		return "they can make the directory it names writable"
+	}
+	return ""
+}
+
+// noInodes reports whether err, an ENOSPC, was for want of an inode: the store's write says
+// so; the state directory's creation, refused before there was a store, is asked of the file
+// system of the directory it was to be made in.
+func noInodes(err error) bool {
+	if _, ok := errors.AsType[*store.WriteError](err); ok {
+		return store.NoInodes(err)
+	}
+	pe, ok := errors.AsType[*fs.PathError](err)
+	return ok && durable.NoFreeInodes(filepath.Dir(pe.Path))
 }
 
 // userFix is an error whose text is the model's; Unwrap gives the engine's error.

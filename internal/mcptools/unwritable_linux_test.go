@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,6 +49,37 @@ func TestStateUnwritableStepIsTheUsers(t *testing.T) {
 			if got := text(res); strings.Contains(got, "free some") || tc.unsaid != "" && strings.Contains(got, tc.unsaid) {
 				t.Errorf("the model is told to free space itself, or %q: %s", tc.unsaid, got)
 			}
+		})
+	}
+}
+
+// TestStateUncreatableStepIsTheUsers: when the state directory cannot even be made (no free
+// inode, or a read-only file system, where it goes), the model is told the cause in the
+// user's words, as for a write refused later, not a step that does not fit it ("make that
+// directory writable" for a file system out of inodes).
+func TestStateUncreatableStepIsTheUsers(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		readOnly bool
+		said     string
+	}{
+		{name: "no free inode", said: "the file system of the directory it names has no free inodes"},
+		{name: "read-only", readOnly: true, said: "they can make the directory it names writable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t)
+			parent := filepath.Dir(p.state)
+			if err := os.MkdirAll(parent, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			durabletest.Mount(t, "tmpfs", parent, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+			if tc.readOnly {
+				durabletest.Mount(t, parent, parent, "", syscall.MS_BIND, "", true)
+			} else {
+				durabletest.FillInodes(t, parent)
+			}
+			c := stdioClient(t, p, protocol)
+			mustFail(t, c, "start_workflow", `{"type":"apex","context":"x"}`, "nothing was changed", "Tell the user: "+tc.said, "do not delete or move files")
 		})
 	}
 }
