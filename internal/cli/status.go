@@ -37,7 +37,7 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 		shared = e.SharedMemory()
 	}
 	def, _ := e.Definition(r.Type)
-	writeStatus(a.stdout, r, shared, def != nil && def.IsTerminal(r.Phase), a.inClaudeCode())
+	writeStatus(a.stdout, r, shared, def != nil && def.IsTerminal(r.Phase) && !r.Finished(), a.inClaudeCode())
 	if !e.InGit() {
 		fmt.Fprintf(a.stdout, "%s%s %s\n", statusLabel(r, "Project"), clean(e.ProjectRoot()), engine.LaunchRoot(e.ProjectRoot()))
 	}

@@ -97,7 +97,15 @@ type Resume struct {
 	// archives (a read without Apply, in a state directory that can be written): the next
 	// read with Apply archives the workflow (archivedAtRead), so there is nothing to resume.
 	archives bool
+	// finished: the workflow reported is completed (or otherwise ended), still in the active
+	// slot until a read with Apply archives it (see Finished).
+	finished bool
 }
+
+// Finished says the workflow reported has ended (completed on this machine, or on another
+// whose end a sync pulled) though a read without Apply (cairn status) still finds it in the
+// active slot: nothing is left to do in it, and the next read with Apply archives it.
+func (r *Resume) Finished() bool { return r.finished }
 
 // Resume runs the read protocol: L1 (with the store's repairs), TTL expiry, recovery,
 // integrity checks, then L2, then the directory scan, and builds the resume plan and report.
@@ -173,6 +181,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	} else if e.archivedAtRead(r, now, opt) {
 		// A read without Apply: the next one with it archives it, if it can write.
 		out.archives = l1ok
+		out.finished = r.Status != workflow.StatusActive
 		if r.Status == workflow.StatusActive { // past its TTL
 			by := "the next session start archives it"
 			switch {

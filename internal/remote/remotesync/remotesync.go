@@ -30,6 +30,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -579,10 +580,11 @@ func commonPrefix(a, b []Entry) int64 {
 // idle is a sync with no active workflow here. It first shares what this machine finished:
 // for each workflow the remote holds that was archived here (completed, expired, replaced;
 // not a lost race), the archived revisions the remote lacks are appended, so other machines
-// see the end. Then it chooses the workflow to take: want, or the remote's only one not
-// archived here. A workflow archived here is never taken back from the remote, except one that
-// expired here whose remote line another machine moved on and is live (shareArchive): that one
-// is taken before any other, its archive kept, and said in out.Notices. Lines that cannot be
+// see the end. Then it chooses the workflow to take: want, or the remote's only one neither
+// archived here nor finished by the machine that ended it (unfinished). A workflow archived
+// here is never taken back from the remote, except one that expired here whose remote line
+// another machine moved on and is live (shareArchive): that one is taken before any other, its
+// archive kept, and said in out.Notices. Lines that cannot be
 // read are left out, and named in out.Unreadable and out.LeftOut whatever else it says.
 func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want string) (shared int, chosen string, out Outcome, err error) {
 	h, err := b.Heads(ctx)
@@ -655,6 +657,9 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 		}
 		if h[want] == 0 && remote.ValidID(want) == nil && !slices.ContainsFunc(skipped, func(l remote.LeftOut) bool { return l.ID == want }) {
 			// Taking it would find nothing and say "up to date at r0".
+			if open, err = unfinished(ctx, st, b, from, open); err != nil {
+				return shared, "", out, err
+			}
 			return shared, "", Outcome{Shared: shared, Available: open}, ErrNoSuch
 		}
 		return takes(want)
@@ -663,6 +668,9 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 		for k := range backs {
 			return takes(k)
 		}
+	}
+	if open, err = unfinished(ctx, st, b, from, open); err != nil {
+		return shared, "", out, err
 	}
 	switch len(open) {
 	case 0:
@@ -674,6 +682,43 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 		return takes(chosen)
 	}
 	return shared, "", Outcome{Shared: shared, Available: open}, ErrChoose
+}
+
+// unfinished is open (the remote from's lines, for st) without those whose tip is a finished
+// workflow (completed, expired, archived by the machine that ended it): none is a workflow to go
+// on with, so an idle sync neither takes one into the active slot, where it read as the
+// workflow in progress, nor offers it (a sync naming it still takes it). It reads each line's
+// last record only; a line whose tip cannot be read stays, for the sync that takes it to say why.
+func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from string, open remote.Heads) (remote.Heads, error) {
+	keep := remote.Heads{}
+	for id, h := range open {
+		key := finishedKey{st.Dir(), from, id, h}
+		if _, ok := finishedSeen.Load(key); ok {
+			continue
+		}
+		recs, err := b.Since(ctx, id, h-1)
+		if err != nil && ctx.Err() != nil {
+			return nil, err
+		}
+		if es, derr := decode(b, id, recs); err == nil && derr == nil && len(es) == 1 {
+			if r, err := store.ParseRecord(es[0].Snapshot); err == nil && r.Status.Valid() && r.Status != workflow.StatusActive {
+				finishedSeen.Store(key, struct{}{})
+				continue
+			}
+		}
+		keep[id] = h
+	}
+	return keep, nil
+}
+
+// finishedSeen holds the lines unfinished found finished, by state directory, remote, id and
+// head: a line only grows, so the idle syncs of a long-lived process (cairn-mcp's, every few
+// seconds) fetch each finished line once rather than at every run.
+var finishedSeen sync.Map // finishedKey -> struct{}
+
+type finishedKey struct {
+	dir, from, id string
+	head          int64
 }
 
 // shareLeft shares the end of the workflow the last sync against from was about (package
