@@ -117,7 +117,8 @@ auto-memory directory, the locks, stale temp files and the workflow definitions,
 the files set aside in quarantine/ (how many, the newest by full path). The plugin
 is the directory above this executable's bin/ when it holds .claude-plugin/, else
 $CLAUDE_PLUGIN_ROOT, else the Cairn plugin Claude Code has installed (for this project or
-for the user). --link makes ~/.local/bin/cairn a link to this cairn.`},
+for the user). --link makes ~/.local/bin/cairn (cairn.exe on Windows) a link to this
+cairn.`},
 		{name: "start", usage: "start TYPE CONTEXT [--id ID] [--scope S] [--ttl T] [--replace] [--json]", min: 2, max: 2, run: runStart,
 			summary: "Start a workflow of TYPE (apex, debug, ...) in its first phase.",
 			doc: `CONTEXT is a one-line summary of the work. An active workflow is refused (exit 1)

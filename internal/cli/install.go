@@ -156,7 +156,7 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 		if p, err := filepath.EvalSymlinks(found); err == nil && p == exe {
 			return engine.Check{Name: "cairn on PATH", OK: true, Detail: found + " is this cairn"}
 		}
-		return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("%s is another cairn than this one (%s); to link %s", found, exe, linkStep(exe, home))}
+		return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("%s is another cairn than this one (%s); to link %s", found, exe, linkStep(exe, home, goos))}
 	}
 	// The link doctor --link made names a cairn that is gone (the set of the version before an
 	// update, which the launcher removes a day later): typing cairn fails until it is relinked.
@@ -165,17 +165,17 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 	}
 	// Passes: only a person at a shell needs cairn on PATH, so the line says so first. The
 	// command is run by this cairn's path: a bare cairn is not found, or is another one.
-	return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, link " + linkStep(exe, home)}
+	return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, link " + linkStep(exe, home, goos)}
 }
 
 // linkStep ends "link ...": what to link and the one command that does, doctor --link run by
 // this cairn's path; without a home directory, where doctor --link has no ~/.local/bin to link
 // from, the link itself.
-func linkStep(exe, home string) string {
+func linkStep(exe, home, goos string) string {
 	if home == "" {
 		return "this one: ln -s " + vars.Quote(exe) + " " + anyPathDir
 	}
-	return "~/.local/bin/cairn to this one: " + vars.Quote(exe) + " doctor --link"
+	return "~/.local/bin/" + engine.Exe(goos, "cairn") + " to this one: " + vars.Quote(exe) + " doctor --link"
 }
 
 // anyPathDir is where a link goes when Cairn cannot name the directory.

@@ -34,3 +34,20 @@ func TestLinkNamedForItsSystem(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkStepNamedForItsSystem: doctor's step named ~/.local/bin/cairn on Windows too, where
+// doctor --link makes cairn.exe: a user looking there for what it made found no such file.
+func TestLinkStepNamedForItsSystem(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	for _, tc := range []struct{ goos, want string }{{"linux", "~/.local/bin/cairn to this one"}, {"windows", "~/.local/bin/cairn.exe to this one"}} {
+		t.Run(tc.goos, func(t *testing.T) {
+			home := t.TempDir()
+			exe := filepath.Join(home, "data", "bin-1.0.0", "cairn")
+			a := &app{getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+				executable: func() (string, error) { return exe, nil }}
+			if c := a.linkCheck(false, tc.goos); !strings.Contains(c.Detail, tc.want) {
+				t.Errorf("doctor on %s: %+v, want a step naming %q", tc.goos, c, tc.want)
+			}
+		})
+	}
+}

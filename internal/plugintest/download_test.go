@@ -286,6 +286,58 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	}
 }
 
+// A session that runs for days on the old plugin after an update keeps its set: its MCP server
+// runs from it, and its agent's cairn is found there (CLAUDE_ENV_FILE's PATH). The install of
+// the new version removed any other version's set more than a day old, running or not, and
+// that agent's cairn then said "command not found". A set a process runs from stays.
+func TestLaunchUpdateKeepsOldBinariesInUse(t *testing.T) {
+	skipOnWindows(t)
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("sleep is not installed")
+	}
+	ps, err := exec.LookPath("ps")
+	if err != nil {
+		t.Skip("ps is not installed")
+	}
+	root, _, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	inUse := filepath.Join(pdata, "bin-0.0.1")
+	fakeBinaries(t, inUse)
+	writeFile(t, filepath.Join(inUse, ".checksums"), "0000  cairn_0.0.1_linux_amd64.tar.gz\n")
+	bin, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := filepath.Join(inUse, "cairn-mcp")
+	if err := os.WriteFile(server, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	running := exec.Command(server, "60")
+	if err := running.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { running.Process.Kill(); running.Wait() })
+	old := time.Now().Add(-49 * time.Hour)
+	if err := os.Chtimes(inUse, old, old); err != nil {
+		t.Fatal(err)
+	}
+	tools := toolDir(t)
+	if err := os.Symlink(ps, filepath.Join(tools, "ps")); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
+	}
+	for _, name := range []string{"cairn", "cairn-mcp", ".checksums"} {
+		if _, err := os.Stat(filepath.Join(inUse, name)); err != nil {
+			t.Errorf("the old set a running server uses lost %s: %v", name, err)
+		}
+	}
+}
+
 // The Go fallback builds the plugin's own module whatever the user's Go settings say: a
 // go.work above the plugin (one in the home directory, say) that does not list it, or a
 // GOFLAGS=-mod=vendor, made every build fail ("not one of the workspace modules").
