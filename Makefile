@@ -90,10 +90,12 @@ fuzz:
 # (this project's development machines) passes over inodes freed in the last minutes when it
 # creates a file, so after the store's benchmarks create and remove tens of thousands of files,
 # the file SessionStart creates for its session record costs up to 1 ms more for a while.
+# BENCH picks the benchmarks by go test's -bench pattern (internal/readme runs a few, once).
 COUNT ?= 6
 BENCHTIME ?= 1s
+BENCH ?= .
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(COUNT) \
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) \
 		./internal/plugintest ./internal/store ./internal/mcptools ./internal/workflow ./internal/strictjson ./internal/secrets ./internal/report ./internal/memory \
 		./internal/remote/gitremote | tee bench.out
 	$(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da bench.out

@@ -68,6 +68,9 @@ type Config struct {
 	// ReadInMemory, with NoRepair, answers a read whose snapshot needs a repair from what the
 	// journal holds, in memory (store.WithReadInMemory): the status line still shows it.
 	ReadInMemory bool
+	// WrapFS, when set, wraps the state directory's file operations (store.WithWrapFS): tests
+	// that cut no power pass durabletest.NoSync, sparing the fsyncs they never see.
+	WrapFS func(durable.FS) durable.FS
 }
 
 // YAML is what the engine needs from a YAML library; see Config.YAML.
@@ -219,6 +222,9 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(wait), store.WithLockUntil(cfg.LockUntil), store.WithProjectRoot(root),
 		store.WithTypeTTL(typeTTL)}
+	if cfg.WrapFS != nil {
+		opts = append(opts, store.WithWrapFS(cfg.WrapFS))
+	}
 	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
 		opts = append(opts, store.WithRetention(n))
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {

@@ -149,7 +149,9 @@ func (e *env) openWaiting(session string, pid int, wait time.Duration) *engine.E
 	return e.openWith(session, pid, func(c *engine.Config) { c.LockWait = wait })
 }
 
-// openWith is openAs with the engine's configuration changed by set.
+// openWith is openAs with the engine's configuration changed by set. The engine skips the
+// state directory's fsyncs (noSync): no test here cuts power (simfs shows lost power, in
+// internal/store), and TestKillDashNineEveryOperation, which kills processes, opens its own.
 func (e *env) openWith(session string, pid int, set func(*engine.Config)) *engine.Engine {
 	e.t.Helper()
 	cfg := engine.Config{
@@ -160,6 +162,7 @@ func (e *env) openWith(session string, pid int, set func(*engine.Config)) *engin
 		PID:       pid,
 		Actor:     "test",
 		YAML:      yamldoc.Codec{},
+		WrapFS:    noSync,
 	}
 	set(&cfg)
 	en, err := engine.Open(cfg)

@@ -232,7 +232,8 @@ type Store struct {
 }
 
 type options struct {
-	fs          durable.FS // tests inject faults through it (WithFS, export_test.go)
+	fs          durable.FS                  // tests inject faults through it (WithFS, export_test.go)
+	wrapFS      func(durable.FS) durable.FS // WithWrapFS
 	retention   int
 	lockWait    time.Duration
 	lockUntil   time.Time // every lock wait ends by then (WithLockUntil)
@@ -258,6 +259,13 @@ func WithRetention(n int) Option {
 // WithFS makes the store do all its file operations through fsys (anchored at dir), for fault
 // injection in tests (this package's and those of the packages that write through a store).
 func WithFS(fsys durable.FS) Option { return func(o *options) { o.fs = fsys } }
+
+// WithWrapFS makes the store do its file operations through wrap of the directory it opens,
+// for the tests of packages that open a store by its path and cut no power
+// (durabletest.NoSync spares them the fsyncs).
+func WithWrapFS(wrap func(durable.FS) durable.FS) Option {
+	return func(o *options) { o.wrapFS = wrap }
+}
 
 // WithLockWait bounds how long writes wait for a lock. 0 waits for none: a lock another
 // process holds is tried once, and a read that would repair the snapshot under it answers
@@ -376,6 +384,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	s := &Store{dir: abs, fs: d, real: d, o: o}
 	if o.fs != nil {
 		s.fs = o.fs
+	}
+	if o.wrapFS != nil {
+		s.fs = o.wrapFS(s.fs)
 	}
 	if _, err := s.fs.Lstat(".gitignore"); errors.Is(err, fs.ErrNotExist) && !o.noCreate {
 		// Failing here (a read-only directory) must not stop reads; writes will say why.
