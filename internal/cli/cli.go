@@ -35,6 +35,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -274,11 +275,16 @@ type codeError struct {
 func (e *codeError) Error() string { return e.msg }
 
 // stateError is an engine that could not be opened (exit 3). What failed is the store's
-// words; what to do about it depends on the cause, which cairn doctor checks one by one.
+// words; what to do about it depends on the cause, which cairn doctor checks one by one,
+// unless those words already say it (store.SaysStep): one step, not two.
 type stateError struct{ err error }
 
 func (e *stateError) Error() string {
-	return "the state directory cannot be used: " + e.err.Error() + "; cairn doctor says what to fix"
+	msg := "the state directory cannot be used: " + e.err.Error()
+	if !store.SaysStep(e.err) {
+		msg += "; cairn doctor says what to fix"
+	}
+	return msg
 }
 func (e *stateError) Unwrap() error { return e.err }
 
