@@ -328,7 +328,7 @@ func (a *app) engine() (*engine.Engine, error) {
 	}
 	wd, err := a.workDir()
 	if err != nil { // removed under the shell: no state file is at fault
-		return nil, &codeError{code: ExitInternal, msg: "finding the working directory: " + err.Error() + "; cd into the project and run it again"}
+		return nil, &codeError{code: ExitInternal, msg: wdFailed(err) + "; cd into the project and run it again"}
 	}
 	// A command that only reads waits for no lock: where its read would repair the snapshot
 	// while another process holds the lock, it shows what the journal holds instead. In the
@@ -346,6 +346,9 @@ func (a *app) engine() (*engine.Engine, error) {
 	a.eng = e
 	return e, nil
 }
+
+// wdFailed says that the working directory could not be found (removed under the shell).
+func wdFailed(err error) string { return "finding the working directory: " + err.Error() }
 
 // outsideProject: no project is named (an absolute CLAUDE_PROJECT_DIR, CAIRN_STATE_DIR) and
 // none holds the working directory (no git repository above it), as when cairn is run in
