@@ -49,8 +49,15 @@ func isCompletionRequest(arg string) bool {
 
 // complete answers a completion script: cobra finds the command and prints the candidates.
 func (a *app) complete(args []string) int {
+	// The flags that may come before a command (cairn --json status) are skipped as main skips
+	// them; cobra would take them for the root's and complete nothing. The last word is the
+	// one being completed.
+	words := args[1:]
+	for len(words) > 1 && isGlobalFlag(words[0]) {
+		words = words[1:]
+	}
 	root := a.cobraTree()
-	root.SetArgs(args)
+	root.SetArgs(append([]string{args[0]}, words...))
 	if err := root.Execute(); err != nil {
 		return ExitUsage
 	}
