@@ -70,6 +70,10 @@ func (a *app) cobraTree() *cobra.Command {
 	root := &cobra.Command{Use: "cairn", Short: "durable, resumable state for Claude Code workflows",
 		SilenceErrors: true, SilenceUsage: true}
 	root.CompletionOptions.DisableDefaultCmd = true
+	// The flags main takes before a command, so that Tab offers them there; complete skips
+	// --json before the command, and -v's --version is main's own.
+	root.Flags().Bool("json", false, "print JSON, for scripts (also after the command)")
+	root.Flags().Bool("version", false, "print cairn's version")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	parents := map[string]*cobra.Command{}
