@@ -79,7 +79,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	rep.Checks = append(rep.Checks, a.linkCheck(a.opt.link, runtime.GOOS))
 	e, err := a.engine()
 	if err != nil {
-		wd, _ := a.workDir()
+		wd, werr := a.workDir()
 		dir, derr := project.StateDir(a.getenv, wd)
 		if c, other := engine.OwnerCheck(dir, nil); derr == nil && other {
 			rep.Checks = append(rep.Checks, c) // the reason it cannot be opened
@@ -95,6 +95,10 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 					t = filepath.Join(filepath.Dir(dir), t)
 				}
 				fix = "replace the link with a copy of the directory it names, then run cairn doctor again: rm " + vars.Quote(dir) + " && cp -R " + vars.Quote(t) + " " + vars.Quote(dir)
+			}
+			// The working directory removed under the shell: the state directory is not at fault.
+			if werr != nil {
+				detail, fix = wdFailed(werr), "cd into the project, then run cairn doctor again"
 			}
 			// A file in the way: the refusal's own step, for a person who then runs doctor again.
 			if what, step, ok := strings.Cut(detail, " "+engine.InTheWayLeft); ok && strings.HasSuffix(step, "; "+engine.InTheWayStep) {

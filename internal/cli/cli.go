@@ -35,6 +35,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -274,11 +275,16 @@ type codeError struct {
 func (e *codeError) Error() string { return e.msg }
 
 // stateError is an engine that could not be opened (exit 3). What failed is the store's
-// words; what to do about it depends on the cause, which cairn doctor checks one by one.
+// words; what to do about it depends on the cause, which cairn doctor checks one by one,
+// unless those words already say it (store.SaysStep): one step, not two.
 type stateError struct{ err error }
 
 func (e *stateError) Error() string {
-	return "the state directory cannot be used: " + e.err.Error() + "; cairn doctor says what to fix"
+	msg := "the state directory cannot be used: " + e.err.Error()
+	if !store.SaysStep(e.err) {
+		msg += "; cairn doctor says what to fix"
+	}
+	return msg
 }
 func (e *stateError) Unwrap() error { return e.err }
 
@@ -322,7 +328,7 @@ func (a *app) engine() (*engine.Engine, error) {
 	}
 	wd, err := a.workDir()
 	if err != nil { // removed under the shell: no state file is at fault
-		return nil, &codeError{code: ExitInternal, msg: "finding the working directory: " + err.Error() + "; cd into the project and run it again"}
+		return nil, &codeError{code: ExitInternal, msg: wdFailed(err) + "; cd into the project and run it again"}
 	}
 	// A command that only reads waits for no lock: where its read would repair the snapshot
 	// while another process holds the lock, it shows what the journal holds instead. In the
@@ -340,6 +346,9 @@ func (a *app) engine() (*engine.Engine, error) {
 	a.eng = e
 	return e, nil
 }
+
+// wdFailed says that the working directory could not be found (removed under the shell).
+func wdFailed(err error) string { return "finding the working directory: " + err.Error() }
 
 // outsideProject: no project is named (an absolute CLAUDE_PROJECT_DIR, CAIRN_STATE_DIR) and
 // none holds the working directory (no git repository above it), as when cairn is run in

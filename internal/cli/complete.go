@@ -49,8 +49,15 @@ func isCompletionRequest(arg string) bool {
 
 // complete answers a completion script: cobra finds the command and prints the candidates.
 func (a *app) complete(args []string) int {
+	// The flags that may come before a command (cairn --json status) are skipped as main skips
+	// them; cobra would take them for the root's and complete nothing. The last word is the
+	// one being completed.
+	words := args[1:]
+	for len(words) > 1 && isGlobalFlag(words[0]) {
+		words = words[1:]
+	}
 	root := a.cobraTree()
-	root.SetArgs(args)
+	root.SetArgs(append([]string{args[0]}, words...))
 	if err := root.Execute(); err != nil {
 		return ExitUsage
 	}
@@ -63,6 +70,10 @@ func (a *app) cobraTree() *cobra.Command {
 	root := &cobra.Command{Use: "cairn", Short: "durable, resumable state for Claude Code workflows",
 		SilenceErrors: true, SilenceUsage: true}
 	root.CompletionOptions.DisableDefaultCmd = true
+	// The flags main takes before a command, so that Tab offers them there; complete skips
+	// --json before the command, and -v's --version is main's own.
+	root.Flags().Bool("json", false, "print JSON, for scripts (also after the command)")
+	root.Flags().Bool("version", false, "print cairn's version")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	parents := map[string]*cobra.Command{}

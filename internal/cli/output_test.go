@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,6 +78,24 @@ func TestWorkingDirectoryRemoved(t *testing.T) {
 			!strings.Contains(stderr.String(), "cd into the project") || strings.Contains(stderr.String(), "state directory") {
 			t.Errorf("cairn %v in a removed directory: exit %d, stderr %q; want exit 3 saying the working directory is not found, and to cd into the project", args, code, stderr.String())
 		}
+	}
+	// doctor says the same as its check: what failed, then the one step, not the refusal's step
+	// followed by a fix about the state directory, which is not at fault.
+	var stdout, stderr bytes.Buffer
+	cli.Main([]string{"doctor", "--json"}, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" })
+	var rep struct {
+		Checks []struct{ Name, Detail, Fix string }
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("doctor --json in a removed directory: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	i := slices.IndexFunc(rep.Checks, func(c struct{ Name, Detail, Fix string }) bool { return c.Name == "state directory" })
+	if i < 0 {
+		t.Fatalf("doctor in a removed directory has no state directory check: %+v", rep.Checks)
+	}
+	if c := rep.Checks[i]; !strings.HasPrefix(c.Detail, "finding the working directory: ") || strings.Contains(c.Detail, "cd into") ||
+		c.Fix != "cd into the project, then run cairn doctor again" {
+		t.Errorf("doctor in a removed directory: detail %q, fix %q; want what failed, then the one step, cd into the project", c.Detail, c.Fix)
 	}
 }
 

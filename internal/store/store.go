@@ -204,6 +204,13 @@ type inTheWayError struct {
 func (e *inTheWayError) Error() string { return e.msg }
 func (e *inTheWayError) Unwrap() error { return e.err }
 
+// SaysStep reports whether err is one that says what to do about it itself (something in the
+// way, another user's file), so that a caller adds no step of its own after it.
+func SaysStep(err error) bool {
+	_, ok := errors.AsType[*inTheWayError](err)
+	return ok
+}
+
 // InPlace says what sits in the place of a state file when that is what refused its read or
 // write (a directory, FIFO or symlink, or a file with other names; or, where a directory
 // belongs, a file), else "".
@@ -422,7 +429,7 @@ func inTheWay(op, dir, file string) error {
 	if file != dir {
 		where = "in " + dir + ", beneath it"
 	}
-	return fmt.Errorf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. "+InTheWayLeft+"look at what it holds and move or rename it (for example to %s.bak); %s", op, dir, file, where, file, InTheWayStep)
+	return &inTheWayError{msg: fmt.Sprintf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. "+InTheWayLeft+"look at what it holds and move or rename it (for example to %s.bak); %s", op, dir, file, where, file, InTheWayStep)}
 }
 
 // InTheWayLeft begins the step in Open's error for a file in the state directory's way: what
