@@ -157,11 +157,17 @@ func (e *Engine) liveOwnerWarning(r *workflow.Record) string {
 
 // ClientPID is the Claude Code client a CLAUDE_PID value names, which Claude Code 2.1.330 gives
 // its hooks and the agent's Bash tool alike (the client's own pid, an ancestor of the shell):
-// the pid when it is one of a running process, else 0 (a person's terminal has none; a
-// CLAUDE_PID left from an exited client names no client).
+// the pid when it is one of a running process that is this process's ancestor, else 0 (a
+// person's terminal has none; a CLAUDE_PID left from an exited client names no client, nor
+// does one a terminal kept from a tmux or an editor the Bash tool started: the client it
+// names runs another session, or one not of this terminal).
 func ClientPID(v string) int {
-	if pid, err := strconv.Atoi(v); err == nil && pid > 0 && processAlive(pid) {
+	if pid, err := strconv.Atoi(v); err == nil && pid > 0 && processAlive(pid) && isAncestor(pid) {
 		return pid
 	}
 	return 0
 }
+
+// maxAncestors bounds the walk up isAncestor makes: a shell in Claude Code's Bash tool is a
+// few processes below it.
+const maxAncestors = 64
