@@ -27,6 +27,7 @@ func TestTransitionInClaudeCodesBashRecordsItsClient(t *testing.T) {
 		{"the client's", strconv.Itoa(client), `(?m)^Owner: +session s1, pid ` + strconv.Itoa(client) + `, heartbeat `},
 		{"an exited process's", strconv.Itoa(exitedPID(t)), `(?m)^Owner: +session s1, heartbeat `},
 		{"not a pid", "x", `(?m)^Owner: +session s1, heartbeat `},
+		{"a running process not its ancestor", strconv.Itoa(sibling(t)), `(?m)^Owner: +session s1, heartbeat `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, env := project(t)
@@ -85,4 +86,45 @@ func getenvOf(env []string) func(string) string {
 		}
 		return ""
 	}
+}
+
+// TestForeignClaudePIDIsNoClient: a CLAUDE_PID left in a person's shell (a terminal opened
+// from a tmux or an editor that Claude Code's Bash tool started) names a running Claude Code
+// client that is not cairn's ancestor: it is not the client cairn runs in. Taking it as such
+// made the session that client runs, the workflow's live owner, this terminal's own earlier
+// session: cairn status and a change said nothing of another live session, and the change
+// took the workflow over with that client's pid. Now such a CLAUDE_PID is no client.
+func TestForeignClaudePIDIsNoClient(t *testing.T) {
+	other := sibling(t) // the other client
+	dir, env := project(t)
+	e, err := engine.Open(engine.Config{Getenv: getenvOf(env), Actor: "mcp", SessionID: "owner", PID: other, YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: "owned"}); err != nil {
+		t.Fatal(err)
+	}
+	_ = e.Close()
+	terminal := append(env, "CLAUDE_PID="+strconv.Itoa(other))
+	for _, args := range [][]string{{"status"}, {"transition", "plan", "--note", "analysis done"}} {
+		out, _ := cairnCmd(t, dir, terminal, args...).CombinedOutput()
+		if !strings.Contains(strings.ToLower(string(out)), "another live session") {
+			t.Errorf("cairn %s with another client's CLAUDE_PID does not say another live session owns the workflow:\n%s", args[0], out)
+		}
+	}
+	out, err := cairnCmd(t, dir, env, "show").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`(?m)^Owner: +session owner, pid `+strconv.Itoa(other)+`, heartbeat `).Match(out) {
+		t.Errorf("cairn show: %v, want the owner kept\n%s", err, out)
+	}
+}
+
+// sibling is the pid of a running process that is not an ancestor of the cairn the test runs.
+func sibling(t *testing.T) int {
+	t.Helper()
+	p := exec.Command("sleep", "60")
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Process.Kill(); _ = p.Wait() })
+	return p.Process.Pid
 }

@@ -34,7 +34,16 @@ func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	if o.SessionID == "" || o.PID <= 0 || e.onOtherHost(o) || (o.SessionID == e.cfg.SessionID && (e.cfg.PID <= 0 || o.PID == e.cfg.PID)) {
 		return false
 	}
-	return o.PID == e.cfg.PID || clientExited(o.PID)
+	// A client exited, but its session resumed in another that runs (`claude --resume` after
+	// a kill -9) is live there before its first change records that client's pid.
+	return o.PID == e.cfg.PID || clientExited(o.PID) && !e.inOtherRunningClient(o.SessionID)
+}
+
+// inOtherRunningClient reports whether a running Claude Code client other than this engine's is in
+// session id now, as its session record says (sessionClient).
+func (e *Engine) inOtherRunningClient(id string) bool {
+	pid, _ := e.sessionClient(id)
+	return pid > 0 && pid != e.cfg.PID
 }
 
 // clientExited reports whether the Claude Code client of pid (an owner's) has exited; an
@@ -63,10 +72,10 @@ func (e *Engine) OwnerExited(r *workflow.Record) bool {
 // session (sessionClient). Unknown pids answer false.
 func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
 	if o.PID <= 0 && o.SessionID != "" && o.SessionID != e.cfg.SessionID && e.cfg.PID > 0 && o.Host == "" {
-		pid, _ := e.sessionClient(o.SessionID)
-		return pid > 0 && pid != e.cfg.PID
+		return e.inOtherRunningClient(o.SessionID)
 	}
-	return e.onOtherHost(o) || o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID && processAlive(o.PID)
+	return e.onOtherHost(o) || o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID &&
+		(processAlive(o.PID) || o.SessionID != "" && e.inOtherRunningClient(o.SessionID))
 }
 
 // inThisClient reports whether o ran in this engine's Claude Code client: its pid, on this
@@ -148,11 +157,17 @@ func (e *Engine) liveOwnerWarning(r *workflow.Record) string {
 
 // ClientPID is the Claude Code client a CLAUDE_PID value names, which Claude Code 2.1.330 gives
 // its hooks and the agent's Bash tool alike (the client's own pid, an ancestor of the shell):
-// the pid when it is one of a running process, else 0 (a person's terminal has none; a
-// CLAUDE_PID left from an exited client names no client).
+// the pid when it is one of a running process that is this process's ancestor, else 0 (a
+// person's terminal has none; a CLAUDE_PID left from an exited client names no client, nor
+// does one a terminal kept from a tmux or an editor the Bash tool started: the client it
+// names runs another session, or one not of this terminal).
 func ClientPID(v string) int {
-	if pid, err := strconv.Atoi(v); err == nil && pid > 0 && processAlive(pid) {
+	if pid, err := strconv.Atoi(v); err == nil && pid > 0 && processAlive(pid) && isAncestor(pid) {
 		return pid
 	}
 	return 0
 }
+
+// maxAncestors bounds the walk up isAncestor makes: a shell in Claude Code's Bash tool is a
+// few processes below it.
+const maxAncestors = 64

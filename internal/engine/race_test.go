@@ -218,6 +218,8 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 		{"no pid recorded, resumed again in this client", func(*testing.T) int { return 0 }, "", []string{"old-session", "new-session", "old-session", "new-session"}, false, nil},
 		{"same session in a live other client", func(*testing.T) int { return os.Getpid() }, "old-session", nil, true, nil},
 		{"same session resumed after its client exited", exitedPID, "old-session", nil, false, nil},
+		{"owner client exited, its session resumed in a live client", exitedPID, "", nil, true, func(*testing.T) int { return os.Getpid() }},
+		{"owner client exited, its session resumed in an exited client", exitedPID, "", nil, false, exitedPID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

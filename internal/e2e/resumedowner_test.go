@@ -1,0 +1,53 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// TestCairnOwnerResumedInAnotherClient: the session that owns the workflow ran in a client
+// that was killed (kill -9) and was resumed at once in a new client, which runs still and
+// whose SessionStart recorded it there (sessions/<pid>.json); it has changed nothing since,
+// so the workflow still names the dead client's pid. A second session started now is told
+// that another live session holds the workflow, and the user sees it too.
+func TestCairnOwnerResumedInAnotherClient(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": w.Home, "CLAUDE_PROJECT_DIR": w.Project}
+	open := func(pid int) *engine.Engine {
+		e, err := engine.Open(engine.Config{Getenv: func(k string) string { return env[k] }, WorkDir: w.Project,
+			SessionID: "resumed-session", PID: pid, Actor: "cli", YAML: yamldoc.Codec{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	if _, err := open(dead.Process.Pid).Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
+		t.Fatal(err)
+	}
+	// The resumed client: this test's process, which runs for as long as the run does.
+	live := os.Getpid()
+	if err := open(live).RecordSession(engine.Session{SessionID: "resumed-session", Source: "resume", PID: live, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r := w.run(t, RunOptions{Prompt: "SECOND-SESSION: where are we?"})
+	requireOK(t, r)
+	report := cairnReport(t, r.FirstMain(t))
+	if !strings.Contains(report, "Another live session last changed this workflow") || !strings.Contains(report, "coordinate with it") {
+		t.Errorf("the second session's report does not say another live session holds the workflow:\n%s", report)
+	}
+	if out := parseHookOutput(t, requireHooksOK(t, r, "SessionStart")[0]); !strings.Contains(out.SystemMessage, "Another live session") {
+		t.Errorf("SessionStart told the user %q, want the other live session", out.SystemMessage)
+	}
+}
