@@ -302,7 +302,12 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if s.eng == nil {
 		// The fix is the user's: this server's environment was fixed when Claude Code started
 		// it, and what is in the way may be theirs.
-		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and restart Claude Code (a variable set now does not reach this running server); %s. Call the tool again once it is fixed", spec.name, s.openErr, noRoomMaking)
+		fix := "they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and restart Claude Code (a variable set now does not reach this running server)"
+		if store.OtherUsers(s.openErr) {
+			// The workflow is in there: another directory would only hide it.
+			fix = othersChown
+		}
+		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: %s; %s. Call the tool again once it is fixed", spec.name, s.openErr, fix, noRoomMaking)
 		if gone, ok := errors.AsType[*engine.ProjectGoneError](s.openErr); ok {
 			err = fmt.Errorf("%s was not run: %v; nothing was changed. Tell the user: the workflow state went with it; to go on, they restore it, or start Claude Code again in the project where it is now", spec.name, gone)
 		}
@@ -368,6 +373,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 // model with a shell could otherwise make room by deleting what is not its to delete.
 const noRoomMaking = "do not delete or move files to make room"
 
+// othersChown is the user's step for state another user owns (cairn run with sudo): the
+// store's error gives the command; a mode change alone cannot be made on another's files.
+const othersChown = "they can run the sudo chown command it gives, which gives the state directory back to this user"
+
 // usersToFix is err with the model's step when it is a write that the file system refused (the
 // disk full or the user's quota used up, the state or memory directory read-only or not
 // permitted; the refusal names the directory), or a lock another process held past the wait:
@@ -389,6 +398,8 @@ func usersToFix(tool string, err error) error {
 		what = "the disk is full"
 	case errors.Is(err, syscall.EDQUOT):
 		what = "this user's disk quota there is used up"
+	case store.OtherUsers(err):
+		what = othersChown
 	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
 		what = "they can make the directory it names writable"
 	default:
