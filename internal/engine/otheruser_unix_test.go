@@ -18,9 +18,17 @@ import (
 // TestResumeOverAnotherUsersJournal: after cairn run with sudo, the snapshot gone and the
 // journal root's (0600, in a journal/ of root's), this user's resume_check and cairn status
 // warned only "reading journal ...: permission denied" and said to "make it a readable file
-// again, or restore it": no command that works, and a restore is no step for an agent. They
+// again, or restore it": no command that works, and a restore is no step for an agent. With
+// journal/ root's 0700 they said the state is missing and to start the work again. They
 // say whose the journal is and give the chown that gives the state directory back.
 func TestResumeOverAnotherUsersJournal(t *testing.T) {
+	for _, mode := range []os.FileMode{0o755, 0o700} {
+		t.Run(mode.String(), func(t *testing.T) { resumeOverAnotherUsersJournal(t, mode) })
+	}
+}
+
+func resumeOverAnotherUsersJournal(t *testing.T, journalMode os.FileMode) {
+	t.Helper()
 	if p := os.Getenv("CAIRN_TEST_RESUME_AS_OTHER"); p != "" {
 		en, err := engine.Open(engine.Config{Getenv: func(k string) string {
 			return map[string]string{"HOME": filepath.Join(p, "home"), "CLAUDE_PROJECT_DIR": p}[k]
@@ -53,7 +61,7 @@ func TestResumeOverAnotherUsersJournal(t *testing.T) {
 		}
 		return os.Lchown(f, durabletest.NobodyUID, durabletest.NobodyUID)
 	}))
-	noErr(t, os.Chmod(filepath.Join(state, "journal"), 0o755))
+	noErr(t, os.Chmod(filepath.Join(state, "journal"), journalMode))
 	got := asNobody("CAIRN_TEST_RESUME_AS_OTHER=" + e.project)
 	for _, want := range []string{"belongs to uid 0", "sudo chown -R 65534 " + vars.Quote(state)} {
 		if !strings.Contains(got, want) {
@@ -63,6 +71,9 @@ func TestResumeOverAnotherUsersJournal(t *testing.T) {
 	for _, line := range strings.Split(got, "\n") {
 		if strings.HasPrefix(line, "next: ") && (strings.Contains(line, "restore") || !strings.Contains(line, "chown")) {
 			t.Errorf("next step: %q; want the chown, no restore", line)
+		}
+		if strings.Contains(line, "missing") || strings.Contains(line, "start it again") {
+			t.Errorf("as nobody: %q; the state is there", line)
 		}
 	}
 }

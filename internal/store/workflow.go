@@ -255,7 +255,10 @@ func (s *Store) anythingToRecover() bool {
 	if s.exists(pendingArchive) {
 		return true
 	}
-	names, _ := s.fs.ReadDirNames(journalDir)
+	names, err := s.fs.ReadDirNames(journalDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return true // journal/ is there but cannot be listed: the locked read says why
+	}
 	if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".jsonl") || strings.HasSuffix(n, sealedSuffix) }) {
 		return true
 	}
