@@ -152,7 +152,6 @@ func childAsOther(env string, op func(*store.Store) error) {
 	os.Exit(0)
 }
 
-
 // TestJournalDirectoryOfAnotherUser: a journal directory left by cairn run with sudo (root's,
 // 0755) holding a journal of this user's: an archive's move of the journal, and every later
 // write that needs it, was refused with "the state directory DIR is read-only or not writable
