@@ -386,6 +386,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			}
 		}
 	}
+	if store.OtherUsers(err) && newer == nil {
+		// Not damage: cairn run with sudo left it another user's. A restore or a move would
+		// only lose it; the chown the warning gives is the one step.
+		const head = "The workflow state belongs to another user, as after a cairn run with sudo, and was left as it is" + seeWarning + ": "
+		out.Next = head + "ask the user to run the sudo chown command the warning gives, then call " + ToolPrefix + "resume_check again; start no new work before."
+		if opt.Person {
+			out.Next = head + "run the sudo chown command the warning gives, then run `cairn status` again; start no new work before."
+		}
+	}
 	if re, ok := errors.AsType[*recordError](err); ok {
 		out.WorkflowID, out.Type, out.Phase, out.Tier = re.id, "unknown", "unknown", "Damaged"
 		out.Next = "The workflow's record is there but does not read as one and was left as it is" + seeWarning + ": fix or restore it before starting new work."

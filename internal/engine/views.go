@@ -774,7 +774,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}
 		why = inPlace.Detail
 	}
-	rebuilt, bad, aside := e.journalStates(dir)
+	rebuilt, bad, aside, others := e.journalStates(dir)
 	switch {
 	case len(rebuilt) > 0:
 		fix := "run cairn status: it rebuilds the snapshot from the journal" + quarantine
@@ -785,6 +785,22 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "), Fix: afterRemount(dir, fix)}, false
 	case inPlace.Name != "":
 		return inPlace, false
+	case others != "":
+		// Not damage: a move would lose nothing but is refused in another user's journal/,
+		// and would hide the workflow; the owner's chown gives it back.
+		for p := others; ; p = filepath.Dir(p) {
+			if fi, err := os.Lstat(p); err == nil {
+				if uid, other := otherOwner(fi); other {
+					_, fix := store.NotThisUsers(dir, uid, euid())
+					return Check{Name: name, Detail: why + ", and its journal cannot be read: " + strings.Join(bad, "; "),
+						Fix: fix + ", which gives the state directory back to this user, then run cairn status"}, false
+				}
+			}
+			if p == dir || p == filepath.Dir(p) {
+				break
+			}
+		}
+		fallthrough
 	case len(bad) > 0:
 		// The state directory is not committed, so there is seldom a backup: the step that
 		// works keeps the files in quarantine/, where they can be read, and lets a workflow
@@ -823,18 +839,22 @@ func (e *Engine) rebuildsOnceMoved() bool {
 	if _, err := durable.ReadPath(filepath.Join(dir, store.WorkflowFile), strictjson.MaxSize, false); !snapshotInPlace(err) {
 		return false
 	}
-	rebuilt, _, _ := e.journalStates(dir)
+	rebuilt, _, _, _ := e.journalStates(dir)
 	return len(rebuilt) > 0
 }
 
 // journalStates reads the journals in dir as doctor does: rebuilt names the workflows whose
 // state a journal holds (with its revision), bad the journals no state can be rebuilt from,
-// and aside their files.
-func (e *Engine) journalStates(dir string) (rebuilt, bad, aside []string) {
+// and aside their files; others is the first of them another user's (cairn run with sudo),
+// which only a chown gives back.
+func (e *Engine) journalStates(dir string) (rebuilt, bad, aside []string, others string) {
 	for _, j := range e.journalsIn(dir, false) {
 		switch {
 		case j.err != nil && !errors.Is(j.err, store.ErrNotFound):
 			bad = append(bad, fmt.Sprintf("%s (%v)", j.rel, j.err))
+			if others == "" && store.OtherUsers(j.err) {
+				others = filepath.Join(dir, j.rel)
+			}
 		case len(j.Records) > 0:
 			rebuilt = append(rebuilt, fmt.Sprintf("%s (revision %d)", j.id, j.Records[len(j.Records)-1].Revision))
 			continue
@@ -850,7 +870,7 @@ func (e *Engine) journalStates(dir string) (rebuilt, bad, aside []string) {
 			}
 		}
 	}
-	return rebuilt, bad, aside
+	return rebuilt, bad, aside, others
 }
 
 // journalRead is one workflow's journal as doctor read it: rel is its file in the state

@@ -371,6 +371,9 @@ func openRefusal(tool string, err error) error {
 	case strings.Contains(err.Error(), engine.InTheWayLeft):
 		// The refusal says what to do with the file, and that the next call opens the state.
 		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state: %v. Tell the user (do not delete it: it may be theirs)", tool, err)
+	case store.OtherUsers(err):
+		// The workflow is in there: another directory would only hide it.
+		return fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: %s; %s. Call the tool again once it is fixed", tool, err, othersChown, noRoomMaking)
 	case errors.Is(err, durable.ErrSymlinkDir):
 		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state (%v). Tell the user: cairn doctor, in a terminal, says how to make the link a real directory with its state kept; or they set CAIRN_STATE_DIR to a real directory and %s. Call the tool again once it is fixed", tool, err, restart)
 	}
@@ -382,6 +385,10 @@ func openRefusal(tool string, err error) error {
 // noRoomMaking is said wherever the fix for a refusal is the user's room or permissions: a
 // model with a shell could otherwise make room by deleting what is not its to delete.
 const noRoomMaking = "do not delete or move files to make room"
+
+// othersChown is the user's step for state another user owns (cairn run with sudo): the
+// store's error gives the command; a mode change alone cannot be made on another's files.
+const othersChown = "they can run the sudo chown command it gives, which gives the state directory back to this user"
 
 // usersToFix is err with the model's step when it is a write that the file system refused (the
 // disk full or the user's quota used up, the state or memory directory read-only or not
@@ -415,6 +422,8 @@ func refusedFor(err error) string {
 		return "the disk is full"
 	case errors.Is(err, syscall.EDQUOT):
 		return "this user's disk quota there is used up"
+	case store.OtherUsers(err):
+		return othersChown
 	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
 		return "they can make the directory it names writable"
 	}

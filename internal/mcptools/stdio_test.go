@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -80,6 +81,10 @@ type project struct {
 	// terminal, when set, runs the binary under a shell of its own, as a second terminal's
 	// Claude Code would: its parent, the client cairn-mcp acts for, is not the test's process.
 	terminal bool
+	// asUser, when set, is applied to the binary's command (another user's credentials), and
+	// bin, when set, is the binary run in place of the one built.
+	asUser func(*exec.Cmd)
+	bin    string
 }
 
 func newProject(t testing.TB) *project {
@@ -128,19 +133,23 @@ func (p *project) getenv(session string) func(string) string {
 // stdioClient starts the binary under mcp-go's stdio client at the given protocol version.
 func stdioClient(t testing.TB, p *project, version string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	tr := transport.NewStdioWithOptions(mcpBinary.get(t), nil, nil,
+	bin := cmp.Or(p.bin, mcpBinary.get(t))
+	tr := transport.NewStdioWithOptions(bin, nil, nil,
 		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
 			if p.terminal {
 				cmd = exec.CommandContext(ctx, "sh", append([]string{"-c", `"$0" "$@"; exit $?`, command}, args...)...)
 			}
 			cmd.Dir, cmd.Env = p.root, p.env()
+			if p.asUser != nil {
+				p.asUser(cmd)
+			}
 			return cmd, nil
 		}))
 	c := client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(version)}, opts...)...)
 	ctx := testCtx(t)
 	if err := c.Start(ctx); err != nil {
-		t.Fatalf("starting %s: %v", mcpBinary.get(t), err)
+		t.Fatalf("starting %s: %v", bin, err)
 	}
 	t.Cleanup(func() { c.Close() })
 	req := mcp.InitializeRequest{}

@@ -4,14 +4,12 @@ package store_test
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/vars"
 )
@@ -22,7 +20,7 @@ import (
 // which opens the directory as another user (nobody) in a child.
 func TestPrivateDirOfAnotherUser(t *testing.T) {
 	childAsOther("CAIRN_TEST_OPEN_AS_OTHER", nil)
-	base, asNobody := nobodyChild(t)
+	base, asNobody := durabletest.AsNobody(t)
 	dir := filepath.Join(base, "cairn")
 	if err := os.Mkdir(dir, 0o777); err != nil {
 		t.Fatal(err)
@@ -52,7 +50,7 @@ func TestStateFilesOfAnotherUser(t *testing.T) {
 		}
 		return s.SaveCheckpoint("plan", []byte(`{}`))
 	})
-	base, asNobody := nobodyChild(t)
+	base, asNobody := durabletest.AsNobody(t)
 	for _, c := range []struct {
 		name  string
 		leave func(t *testing.T, dir string) // as root, what sudo leaves in dir
@@ -111,7 +109,7 @@ func TestStateReadOfAnotherUser(t *testing.T) {
 		_, err := s.ReadWorkflow()
 		return err
 	})
-	base, asNobody := nobodyChild(t)
+	base, asNobody := durabletest.AsNobody(t)
 	dir := filepath.Join(base, "cairn")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -135,7 +133,7 @@ func TestStateReadOfAnotherUser(t *testing.T) {
 	}
 }
 
-// childAsOther is, in the child nobodyChild starts (with env naming a state directory), the
+// childAsOther is, in the child durabletest.AsNobody starts (with env naming a state directory), the
 // child's whole run: it opens the store there, runs op (nil: the open alone), prints the error
 // and exits. In the parent (env unset) it returns.
 func childAsOther(env string, op func(*store.Store) error) {
@@ -152,53 +150,6 @@ func childAsOther(env string, op func(*store.Store) error) {
 	}
 	fmt.Print(err)
 	os.Exit(0)
-}
-
-// nobodyChild gives, to a test run as root (else skipped), a directory base that the user
-// nobody (uid 65534) may enter, and asNobody, which runs this test again as nobody, from a copy
-// of the test binary in base, with env added, and returns what it printed.
-func nobodyChild(t *testing.T) (base string, asNobody func(env string) string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to run as another user")
-	}
-	base, err := os.MkdirTemp("", "cairn-private")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(base, "store.test")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := os.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err != nil || cerr != nil {
-		t.Fatal(err, cerr)
-	}
-	run := "-test.run=^" + strings.Split(t.Name(), "/")[0] + "$"
-	return base, func(env string) string {
-		cmd := exec.Command(bin, run)
-		cmd.Env = append(os.Environ(), env)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		got, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("the child: %v: %s", err, got)
-		}
-		return string(got)
-	}
 }
 
 // TestJournalDirectoryOfAnotherUser: a journal directory left by cairn run with sudo (root's,
@@ -219,7 +170,7 @@ func TestJournalDirectoryOfAnotherUser(t *testing.T) {
 		_, err = s.UpdateWorkflow(setNext("apex-20261122T180000Z-aaaa", "spec"))
 		return err
 	})
-	base, asNobody := nobodyChild(t)
+	base, asNobody := durabletest.AsNobody(t)
 	dir := filepath.Join(base, "cairn")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -260,7 +211,7 @@ func TestJournalDirectoryOfAnotherUser(t *testing.T) {
 // it back.
 func TestStateDirectoryOfAnotherUser(t *testing.T) {
 	childAsOther("CAIRN_TEST_OPEN_AS_OTHER", nil)
-	base, asNobody := nobodyChild(t)
+	base, asNobody := durabletest.AsNobody(t)
 	dir := filepath.Join(base, "cairn")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)

@@ -255,7 +255,10 @@ func (s *Store) anythingToRecover() bool {
 	if s.exists(pendingArchive) {
 		return true
 	}
-	names, _ := s.fs.ReadDirNames(journalDir)
+	names, err := s.fs.ReadDirNames(journalDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return true // journal/ is there but cannot be listed: the locked read says why
+	}
 	if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".jsonl") || strings.HasSuffix(n, sealedSuffix) }) {
 		return true
 	}
@@ -678,7 +681,7 @@ func (s *Store) newestJournalRecord() (rec, raw *Record, file string, err error)
 		return nil, nil, "", nil
 	}
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", cmp.Or(s.othersRead("the journals", journalDir, err), err)
 	}
 	sort.Strings(names)
 	var best *Record
@@ -697,6 +700,9 @@ func (s *Store) newestJournalRecord() (rec, raw *Record, file string, err error)
 		f, r, err := s.chainEnd(id)
 		if err != nil {
 			// It may hold the newest workflow: none is chosen without it.
+			if oe := s.othersRead("the journal of "+id, journalFile(id), err); oe != nil {
+				return nil, nil, "", oe
+			}
 			return nil, nil, "", fmt.Errorf("reading journal %s in %s: %w", journalFile(id), s.dir, err)
 		}
 		if r != nil && (best == nil || r.At.After(best.At)) {
