@@ -49,7 +49,7 @@ func (e *Engine) noteEnding(id, line string) {
 // lastEnding returns the last ending on record, if any.
 func (e *Engine) lastEnding() (ending, bool) {
 	var end ending
-	data, err := e.st.Read(endingDoc)
+	data, err := e.st.ReadOwn(endingDoc)
 	if err != nil || json.Unmarshal(data, &end) != nil || end.Line == "" {
 		return ending{}, false
 	}

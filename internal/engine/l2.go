@@ -210,7 +210,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	var active string
 	var read []store.Notice // what the store did reading the active slot
 	picked := func() {
-		data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
+		data, _ := e.st.ReadOwn(l2StateDoc) // nil when missing or unreadable: a zero state
 		s := decodeLenient[l2State](data)
 		lines, shown = pick(s), s.Shown
 		active, read = e.activeID()
@@ -389,7 +389,7 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, owed int, warning
 	if e.memWarn != "" {
 		return nil, 0, ""
 	}
-	data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
+	data, _ := e.st.ReadOwn(l2StateDoc) // nil when missing or unreadable: a zero state
 	if s := decodeLenient[l2Owes](data); !owes(s, r) {
 		return nil, 0, ""
 	}

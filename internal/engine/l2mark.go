@@ -47,7 +47,7 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 	if e.memWarn != "" {
 		return nil, false, ""
 	}
-	data, err := e.st.Read(l2MarkDoc)
+	data, err := e.st.ReadOwn(l2MarkDoc)
 	k, ok := decodeMark(data)
 	if !ok && !errors.Is(err, store.ErrNotFound) {
 		return nil, false, e.setMarkAside()

@@ -466,8 +466,9 @@ func (e *Engine) endBreak(notices []store.Notice) {
 // content and cairn status then say it is there, and none repeats it.
 func hideSecrets(out *Resume) {
 	// The next step names phases, stored text too: each of a secret's shape is hidden in it,
-	// the step kept; a step of that shape all the same is hidden whole.
-	if secrets.ScanString(out.Next) != nil {
+	// the step kept; a step of that shape all the same is hidden whole. Without a workflow it
+	// is Cairn's own words, which name none.
+	if out.Next != workflow.NothingToResume && secrets.ScanString(out.Next) != nil {
 		for _, name := range slices.Concat([]string{out.Phase, out.AwaitingApproval, out.Type, out.WorkflowID}, out.Allowed) {
 			if name != "" && secrets.ScanString(name) != nil {
 				out.Next = strings.ReplaceAll(out.Next, name, secrets.Hidden)

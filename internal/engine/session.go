@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -115,8 +116,29 @@ func (e *Engine) RecordSession(s Session) error {
 	if err != nil {
 		return err
 	}
-	return e.st.WriteSession(strconv.Itoa(s.PID), doc)
+	if s.checked() {
+		return e.st.WriteOwnSession(s.PID, doc)
+	}
+	return e.st.WriteSession(strconv.Itoa(s.PID), doc) // scanned: text from outside
 }
+
+// checked reports whether the record holds no text from outside that could hold a secret: its
+// session ids are UUIDs (as Claude Code sends them) and its source one of Claude Code's. Its
+// other fields are a pid and times. Anything else is scanned when it is written.
+func (s Session) checked() bool {
+	if !secrets.UUID(s.SessionID) || !slices.Contains(sessionSources, s.Source) {
+		return false
+	}
+	for _, id := range s.Replaced {
+		if !secrets.UUID(id) {
+			return false
+		}
+	}
+	return true
+}
+
+// sessionSources are the SessionStart sources Claude Code sends, and none.
+var sessionSources = []string{"", "startup", "resume", "clear", "compact", "fork"}
 
 // sessionEnded reports whether the Claude Code session id has ended, as the session records
 // (sessions/<pid>.json) tell it, for an owner recorded without a pid: a client ran it before

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -163,24 +164,10 @@ func logSession(id string) string {
 	switch {
 	case id == "":
 		return "-"
-	case isUUID(id):
+	case secrets.UUID(id):
 		return id
 	case store.ValidWorkflowID(id) != nil:
 		return "(not a valid session id, not shown)"
 	}
 	return id
-}
-
-// isUUID reports whether s is a UUID in its usual text form, 8-4-4-4-12 hex digits.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := range len(s) {
-		c, dash := s[i], i == 8 || i == 13 || i == 18 || i == 23
-		if dash && c != '-' || !dash && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }

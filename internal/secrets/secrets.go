@@ -82,6 +82,22 @@ func ScanString(s string) *Finding {
 	return nil
 }
 
+// UUID reports whether s is a UUID in its usual text form, 8-4-4-4-12 lower case hex digits:
+// what Claude Code names its sessions with, and text no rule finds a secret in (no keyword is
+// made of those digits and dashes alone, TestNoKeywordInUUID), so it needs no scan.
+func UUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := range len(s) {
+		c, dash := s[i], i == 8 || i == 13 || i == 18 || i == 23
+		if dash && c != '-' || !dash && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 type rule struct {
 	name string
 	// keywords start every match: the regexp runs only where one occurs, anchored there.
@@ -144,6 +160,11 @@ func match(s string) *rule {
 // without them, so a token split by U+200B is caught as the token the writer would store.
 // When s holds JSON escapes, it is scanned again decoded (see unescapings).
 func matchAt(s string) (r *rule, span string) {
+	if len(s) < 2 {
+		// No keyword is shorter (buildIndex), nor decoding makes text longer: an empty field
+		// (most of a report's without a workflow) costs no index.
+		return nil, ""
+	}
 	if r, span = matchStored(s); r == nil {
 		for u := range unescapings(s) {
 			if r, span = matchStored(u); r != nil {
@@ -667,9 +688,18 @@ func (ix *keywordIndex) at(a, b byte) []entry {
 
 var index = sync.OnceValue(buildIndex)
 
+// built is set when the index is: by the first scan of text that may hold a keyword.
+var built atomic.Bool
+
+// Scanned reports whether this process has scanned text that may hold a keyword (built the
+// keyword index, which every such scan needs): for tests that hold a path, such as a hook's
+// common one, to running no scan.
+func Scanned() bool { return built.Load() }
+
 // buildIndex lays out the keywords in two passes (count, then fill), so the lists share one
 // allocation.
 func buildIndex() *keywordIndex {
+	built.Store(true)
 	ix := new(keywordIndex)
 	var counts []int
 	each := func(f func(id int, e entry)) {

@@ -1198,3 +1198,30 @@ func TestMoreProviderTokens(t *testing.T) {
 		"tskey-auth-k"+body(15)+"CNTRL",
 	)
 }
+
+// TestNoKeywordInUUID holds UUID's promise: no keyword, in any case its rule allows, with any
+// bytes that may follow it, is made of hex digits and dashes alone, so none occurs in a UUID
+// (which has no escape and no character the scan drops) and no rule can start a match there.
+func TestNoKeywordInUUID(t *testing.T) {
+	uuidByte := func(c byte) bool { return c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'f' }
+	kws, fold := secrets.GateKeywords()
+	for i, kw := range kws {
+		forms := []string{kw}
+		if fold[i] {
+			forms = append(forms, strings.ToLower(kw), strings.ToUpper(kw))
+		}
+		for _, f := range forms {
+			if strings.IndexFunc(f, func(r rune) bool { return r >= 0x80 || !uuidByte(byte(r)) }) < 0 {
+				t.Errorf("keyword %q can occur in a UUID: secrets.UUID must not skip the scan", f)
+			}
+		}
+	}
+	if s := "6f1c2a9e-3b7d-4c8e-9a0f-2d5b7e1c4a93"; !secrets.UUID(s) {
+		t.Errorf("UUID(%q) = false", s)
+	}
+	for _, s := range []string{"", "6F1C2A9E-3B7D-4C8E-9A0F-2D5B7E1C4A93", "6f1c2a9e3b7d4c8e9a0f2d5b7e1c4a93", "6f1c2a9e-3b7d-4c8e-9a0f-2d5b7e1c4a9g", "sk-ant-api03-3b7d-4c8e-9a0f-2d5b7e1c"} {
+		if secrets.UUID(s) {
+			t.Errorf("UUID(%q) = true", s)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,12 +24,17 @@ import (
 type collection struct {
 	what string // for messages
 	dir  string // "." for the state directory itself
+	// own: every name read is one Cairn's code makes (a constant, a pid), never one from
+	// outside, so a missing document's error repeats it unscanned: the scan's first use costs
+	// a hook process most of a millisecond, and the hooks read such names every turn.
+	own bool
 }
 
 var (
-	documents   = collection{"document", "."}
-	checkpoints = collection{"checkpoint", checkpointsDir}
-	sessions    = collection{"session", sessionsDir}
+	documents   = collection{"document", ".", false}
+	ownDocs     = collection{"document", ".", true}
+	checkpoints = collection{"checkpoint", checkpointsDir, false}
+	sessions    = collection{"session", sessionsDir, true}
 )
 
 func (c collection) file(name string) string {
@@ -110,8 +116,9 @@ var spanBufs = sync.Pool{New: func() any { return new([]int) }}
 const maxPooledSpans = 1 << 16
 
 // get checks the name's shape before reading and scans it for secrets (whose first use costs
-// a hook about 0.1 ms) only before an error, which repeats the name: no file holds a name
-// ValidName refuses, since every write checks it in full.
+// a hook about 0.1 ms) only before an error, which repeats the name, and not for a collection
+// of Cairn's own names: no file holds a name ValidName refuses, since every write checks it in
+// full.
 func (s *Store) get(c collection, name string) ([]byte, error) {
 	if err := nameShape(name, false); err != nil {
 		return nil, err
@@ -128,6 +135,9 @@ func (s *Store) get(c collection, name string) ([]byte, error) {
 		err = &NotFoundError{What: c.what, Name: name}
 	default:
 		err = s.readErr(fmt.Sprintf("%s %q", c.what, name), file, err)
+	}
+	if c.own {
+		return nil, err
 	}
 	return nil, cmp.Or(ValidName(name), err)
 }
@@ -179,10 +189,16 @@ func (s *Store) lockDoc(name string) (unlock func() error, err error) {
 // *NotFoundError (errors.Is(err, ErrNotFound)).
 func (s *Store) Read(name string) ([]byte, error) { return s.get(documents, name) }
 
+// ReadOwn is Read of a document whose name is a constant of Cairn's code, never one from
+// outside, so an error repeats it without scanning it for secrets: the hooks read such
+// documents every turn.
+func (s *Store) ReadOwn(name string) ([]byte, error) { return s.get(ownDocs, name) }
+
 // ReadJSON decodes the named document into v. found is false, with a nil error, when there is
 // no such document; when found, err is the decoding's, for the caller to name the document.
+// name is a constant of Cairn's code, as for ReadOwn.
 func (s *Store) ReadJSON(name string, v any) (found bool, err error) {
-	doc, err := s.Read(name)
+	doc, err := s.ReadOwn(name)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
@@ -433,6 +449,21 @@ func (s *Store) names(c collection) ([]string, error) {
 // treat as "no session recorded".
 func (s *Store) WriteSession(name string, doc []byte) error {
 	return s.put(sessions, name, doc, durable.WriteFileNoSync)
+}
+
+// WriteOwnSession is WriteSession of the record of the client with that pid, built only from
+// values Cairn controls or has checked (no text from outside that could hold a secret): it is
+// checked as strict JSON but not scanned for secrets, whose first use would cost every session
+// start most of a millisecond.
+func (s *Store) WriteOwnSession(pid int, doc []byte) error {
+	name := strconv.Itoa(pid)
+	if err := nameShape(name, false); err != nil {
+		return err
+	}
+	if err := strictjson.Check(doc); err != nil {
+		return fmt.Errorf("%s %q not saved: %w", sessions.what, name, err)
+	}
+	return s.store(sessions, name, doc, durable.WriteFileNoSync)
 }
 
 // Sessions lists the session records' names (sessions/NAME.json), in name order: none when

@@ -17,7 +17,7 @@ import (
 // until the next hook records it (engine.ApplyKeptClaudeTasks).
 const KeptTasksDir = "kept-tasks"
 
-var keptTasks = collection{"kept task event", KeptTasksDir}
+var keptTasks = collection{"kept task event", KeptTasksDir, false}
 
 // KeepTask keeps doc, a task event, as a new file of KeptTasksDir named by when it came (the
 // wall clock, not the store's: the names are their order), durably and without a lock,
