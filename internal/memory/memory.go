@@ -180,11 +180,12 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 		latest := plain // update calls the edit again when the file changed under it: the last call counts
 		err := m.update(TopicFile, func(cur []byte, exists bool) ([]byte, error) {
 			var entries []Entry
+			var notes topicNotes
 			if exists {
 				if othersMemory(cur) {
 					return nil, m.notCairns()
 				}
-				entries = parseTopic(cur)
+				entries, _, notes = readTopic(cur)
 			}
 			latest = plain
 			if n := len(entries); untimed && n > 0 && entries[n-1].Text == plain {
@@ -194,7 +195,7 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 				latest = entries[len(entries)-1].Text
 				return cur, nil
 			}
-			return renderTopic(append(entries, Entry{At: at, Text: plain}), m.place), nil
+			return renderTopicIn(append(entries, Entry{At: at, Text: plain}), m.place, topicNow, notes), nil
 		})
 		if err != nil {
 			return err
@@ -254,7 +255,7 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			if othersMemory(cur) {
 				return nil, m.notCairns()
 			}
-			entries := parseTopic(cur)
+			entries, _, notes := readTopic(cur)
 			latest = ""
 			if n := len(entries); n > 0 {
 				latest = entries[n-1].Text
@@ -277,7 +278,7 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 					place = p
 				}
 			}
-			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain}), place), nil
+			return renderTopicIn(slices.Insert(entries, i, Entry{At: at, Text: plain}), place, topicNow, notes), nil
 		})
 		if err != nil || latest == "" {
 			// No latest line to show: the topic file was emptied, and the index line, whatever
@@ -510,7 +511,7 @@ func (m *Memory) entries() ([]Entry, bool, []byte, error) {
 	if err != nil {
 		return nil, false, nil, unavailable("reading "+TopicFile, err)
 	}
-	entries, ordered := readTopic(topic.data)
+	entries, ordered, _ := readTopic(topic.data)
 	return entries, ordered, topic.data, nil
 }
 

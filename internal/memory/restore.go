@@ -269,10 +269,10 @@ func (m *Memory) anothersTopic(topic []byte) (latest string, ok bool) {
 // rendered is the lines of topic when it is in Cairn's own rendering, in its words or the
 // Cairn before's, and holds any.
 func rendered(topic []byte) ([]Entry, bool) {
-	lines := parseTopic(topic)
+	lines, _, notes := readTopic(topic)
 	if len(lines) == 0 {
 		return nil, false
 	}
 	place := topicPlace(topic)
-	return lines, bytes.Equal(renderTopic(lines, place), topic) || bytes.Equal(renderTopicIn(lines, place, topicBefore), topic)
+	return lines, bytes.Equal(renderTopicIn(lines, place, topicNow, notes), topic) || bytes.Equal(renderTopicIn(lines, place, topicBefore, notes), topic)
 }

@@ -122,25 +122,49 @@ const topicFence = "```text"
 // "<RFC 3339 time> <text>", and list items "- <time> <text>" or "- <text>" (the format before
 // the block, or a hand edit). Other lines are ignored.
 func parseTopic(data []byte) []Entry {
-	out, _ := readTopic(data)
+	out, _, _ := readTopic(data)
 	return out
 }
 
-// readTopic is parseTopic, and tells whether every line came from a data block, where Cairn
-// keeps them in the order of their changes (RecordOlder never puts one after the latest).
-func readTopic(data []byte) (out []Entry, ordered bool) {
+// topicNotes are the lines of a topic file that hold no L2 line and none of Cairn's words:
+// notes the user or the model added outside the data block, which a rendering from the lines
+// alone would drop. Above are those before the first data block, Below the rest (all of them
+// when there is none), each as written but for its line end, blank lines at their ends trimmed.
+type topicNotes struct{ Above, Below []string }
+
+// readTopic is parseTopic, tells whether every line came from a data block, where Cairn
+// keeps them in the order of their changes (RecordOlder never puts one after the latest), and
+// returns the file's notes.
+func readTopic(data []byte) (out []Entry, ordered bool, notes topicNotes) {
 	ordered = true
-	inBlock := false
+	inBlock, blocks := false, 0
 	_, body, _ := splitMemoryFile(data)
+	note := func(s string) {
+		if blocks == 0 {
+			notes.Above = append(notes.Above, s)
+		} else {
+			notes.Below = append(notes.Below, s)
+		}
+	}
 	for _, l := range textLines(body) {
 		t := strings.TrimSpace(l.text)
 		if strings.HasPrefix(t, "```") {
-			inBlock = t == topicFence && !inBlock
+			opens := t == topicFence && !inBlock
+			if !opens && !inBlock {
+				note(l.text) // a fence of a note's own
+			}
+			if opens {
+				blocks++
+			}
+			inBlock = opens
 			continue
 		}
 		if !inBlock {
 			item, ok := listItem(t)
 			if !ok {
+				if !strings.HasPrefix(t, topicOwnWords) && t != topicData {
+					note(l.text)
+				}
 				continue
 			}
 			t = item
@@ -158,7 +182,23 @@ func readTopic(data []byte) (out []Entry, ordered bool) {
 			out = append(out, e)
 		}
 	}
-	return out, ordered
+	if blocks == 0 {
+		notes.Above, notes.Below = nil, notes.Above
+	}
+	notes.Above, notes.Below = trimBlank(notes.Above), trimBlank(notes.Below)
+	return out, ordered, notes
+}
+
+// trimBlank is lines without the blank ones at either end.
+func trimBlank(lines []string) []string {
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+	for len(lines) > 0 && blank(lines[0]) {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && blank(lines[len(lines)-1]) {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
 }
 
 // listItem is the text of t, a trimmed line, when it is a list item ("- ", "* " or "+ ").
@@ -197,16 +237,20 @@ func firstLine(body []byte) string {
 // MaxTopicLines, inside one fenced data block, its intro naming place (topicPlace's) as where
 // Cairn's full state is. Every line is sanitised.
 func renderTopic(entries []Entry, place string) []byte {
-	return renderTopicIn(entries, place, topicNow)
+	return renderTopicIn(entries, place, topicNow, topicNotes{})
 }
 
-// renderTopicIn is renderTopic in words w.
-func renderTopicIn(entries []Entry, place string, w topicWords) []byte {
+// renderTopicIn is renderTopic in words w, with notes kept above and below the data block.
+func renderTopicIn(entries []Entry, place string, w topicWords, notes topicNotes) []byte {
 	if len(entries) > MaxTopicLines {
 		entries = entries[len(entries)-MaxTopicLines:]
 	}
 	var b strings.Builder
-	b.WriteString(w.intro + place + ".\n\n" + topicData + "\n\n" + topicFence + "\n")
+	b.WriteString(w.intro + place + ".\n\n")
+	if len(notes.Above) > 0 {
+		b.WriteString(strings.Join(notes.Above, "\n") + "\n\n")
+	}
+	b.WriteString(topicData + "\n\n" + topicFence + "\n")
 	latest := ""
 	for _, e := range entries {
 		text := textsafe.Line(e.Text, maxLineRunes)
@@ -220,6 +264,9 @@ func renderTopicIn(entries []Entry, place string, w topicWords) []byte {
 		latest = e.Text
 	}
 	b.WriteString("```\n")
+	if len(notes.Below) > 0 {
+		b.WriteString("\n" + strings.Join(notes.Below, "\n") + "\n")
+	}
 	return renderMemoryFile(TopicName, topicDescription(latest, w.desc), "project", b.String())
 }
 
