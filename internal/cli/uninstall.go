@@ -57,8 +57,12 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	unread := ""
 	left := "" // the step after which Cairn touches a memory file it leaves as it is (memory.LeftAlone)
 	mark := "" // the state dir's memory mark, removed first (removeMark), whether shown or in the state removed
+
+	// What is removed from auto-memory, no more: what the person is shown.
+	var shown memory.Footprint
 	switch fp, err := mem.Footprint(); {
 	case err == nil:
+		shown = fp
 		plan.MemoryDir, plan.MemoryLines, plan.MemoryFiles = fp.Dir, orEmpty(fp.Lines), orEmpty(fp.Files)
 		for _, n := range fp.Edited {
 			plan.Notes = append(plan.Notes, "auto-memory: "+n+" was changed since Cairn wrote it, so it is a memory of yours now: kept, with its line in MEMORY.md")
@@ -149,7 +153,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		}
 	}
 
-	var failed []string
+	var failed, later []string
 	full := false // a write the full disk refused: a retry fails the same way until space is freed
 	// A removal refused by the file system (another user's files, a read-only mount): so is a
 	// retry, until they are made writable.
@@ -168,13 +172,19 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		check(markErr)
 	}
 	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 && markErr == nil {
-		if _, err := mem.RemoveCairn(); err != nil {
+		done, err := mem.RemoveCairn(&shown)
+		if err != nil {
 			failed = append(failed, "auto-memory: "+memoryFailure(err))
 			full = errors.Is(err, syscall.ENOSPC)
 			if memory.LeftAlone(err) {
 				left = memory.LeftAloneStep(err)
 			}
 		} else {
+			// What was removed, as it was: a file changed since it was shown is kept.
+			plan.MemoryLines, plan.MemoryFiles = orEmpty(done.Lines), orEmpty(done.Files)
+			for _, n := range done.Later {
+				later = append(later, "auto-memory: "+n+" was recorded after the list was shown, so it was kept; cairn uninstall again removes it")
+			}
 			removeMemoryLock(plan.MemoryDir)
 		}
 	}
@@ -187,6 +197,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	if !plan.KeepState && plan.StateDir != "" {
 		check(os.RemoveAll(plan.StateDir))
 	}
+	plan.Notes = append(plan.Notes, later...)
 	plan.Notes = append(plan.Notes, failed...)
 	if unread != "" {
 		failed = append([]string{unread}, failed...) // a note already
@@ -197,6 +208,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 			return err
 		}
 	} else if len(failed) == 0 {
+		a.say(later...)
 		fmt.Fprintln(a.stdout, "Removed.")
 		a.uninstallNext()
 	}

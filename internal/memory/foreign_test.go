@@ -77,7 +77,7 @@ func TestUninstallKeepsUsersOwnFileAtTheTopicFilesName(t *testing.T) {
 	if fp, err := m.Footprint(); err != nil || !fp.Empty() {
 		t.Errorf("Footprint = %+v, %v; want nothing of Cairn's", fp, err)
 	}
-	if _, err := m.RemoveCairn(); err != nil {
+	if _, err := m.RemoveCairn(nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, filepath.Join(dir, TopicFile)); got != mine {

@@ -664,7 +664,7 @@ func TestBareCarriageReturnEndsNoLine(t *testing.T) {
 			if !slices.ContainsFunc(strings.Split(index, "\n"), func(l string) bool { return strings.TrimSuffix(l, "\r") == topicEntry(line) }) {
 				t.Errorf("Cairn's entry is not a line of its own as Claude Code reads MEMORY.md: %q", index)
 			}
-			if _, err := m.RemoveCairn(); err != nil {
+			if _, err := m.RemoveCairn(nil); err != nil {
 				t.Fatal(err)
 			}
 			if got := readFile(t, filepath.Join(dir, IndexFile)); got != tc.index {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +24,9 @@ type Footprint struct {
 	// Edited are the learning files someone changed since Cairn wrote them (asWritten), by
 	// name, sorted: theirs now, neither they nor their index lines are Cairn's to remove.
 	Edited []string
+	// Later, from RemoveCairn only, are Cairn's files that came after the footprint it was
+	// given (a session recorded them meanwhile), by name, sorted: not removed, nor their lines.
+	Later []string
 }
 
 // Empty reports whether Cairn left nothing there.
@@ -120,10 +124,19 @@ func (m *Memory) Footprint() (Footprint, error) {
 // memory lock it removes every MEMORY.md line pointing at a Cairn file (with the same
 // compare-and-swap writer as every other edit, so every byte of every other line, and any
 // edit made meanwhile, is kept), then Cairn's files. The index lines go first, so MEMORY.md
-// never points at a file that is gone. It returns what was removed.
-func (m *Memory) RemoveCairn() (Footprint, error) {
+// never points at a file that is gone. With shown, the footprint the person agreed to remove,
+// it removes only the files shown there (by name, or by a line shown): one recorded since is
+// kept, with its line, and named in Later. It returns what was removed.
+func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 	if err := m.usable(); err != nil {
 		return Footprint{}, err
+	}
+	agreed := func(string) bool { return true }
+	if shown != nil {
+		agreed = func(name string) bool {
+			is := func(s string) bool { return sameName(s, name) }
+			return slices.ContainsFunc(shown.Files, is) || slices.ContainsFunc(shown.Lines, func(l string) bool { return is(entryTarget(l)) })
+		}
 	}
 	var done Footprint
 	err := m.locked(func() error {
@@ -132,12 +145,18 @@ func (m *Memory) RemoveCairn() (Footprint, error) {
 			return err
 		}
 		done.Dir = fp.Dir
+		done.Later = done.Later[:0]
+		for _, name := range fp.Files {
+			if !agreed(name) {
+				done.Later = append(done.Later, name)
+			}
+		}
 		if len(fp.Lines) > 0 {
 			cairns := m.cairnsFiles()
 			err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 				done.Lines = done.Lines[:0]
 				for _, l := range splitLines(cur) {
-					if t := entryTarget(l.text); t != "" && cairns(t) {
+					if t := entryTarget(l.text); t != "" && cairns(t) && agreed(t) {
 						done.Lines = append(done.Lines, strings.TrimPrefix(l.text, bom))
 						cur = RemoveEntry(cur, t)
 					}
@@ -150,8 +169,8 @@ func (m *Memory) RemoveCairn() (Footprint, error) {
 		}
 		for _, name := range fp.Files {
 			p := filepath.Join(m.loc.Dir, name)
-			if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
-				continue // gone meanwhile, or no longer a plain file: not ours to remove
+			if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() || !agreed(name) {
+				continue // gone meanwhile, no longer a plain file, or not shown: not ours to remove
 			}
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return unavailable("removing "+name, err)

@@ -66,7 +66,7 @@ func TestRemoveCairn(t *testing.T) {
 			if len(fp.Lines) != tt.wantLines || len(fp.Files) != 2 {
 				t.Fatalf("footprint %+v, want %d lines and 2 files", fp, tt.wantLines)
 			}
-			done, err := m.RemoveCairn()
+			done, err := m.RemoveCairn(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestUsersFileOfCairnsNameInAnotherCase(t *testing.T) {
 	if !strings.HasPrefix(got, index) {
 		t.Fatalf("the user's lines were rewritten:\n%s", got)
 	}
-	if _, err := m.RemoveCairn(); err != nil {
+	if _, err := m.RemoveCairn(nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, filepath.Join(dir, IndexFile)); got != index {
@@ -188,7 +188,7 @@ func TestRemoveCairnKeepsEditedLearnings(t *testing.T) {
 	for _, n := range edited {
 		before[n] = readFile(t, filepath.Join(dir, n))
 	}
-	if _, err := m.RemoveCairn(); err != nil {
+	if _, err := m.RemoveCairn(nil); err != nil {
 		t.Fatal(err)
 	}
 	index := readFile(t, filepath.Join(dir, IndexFile))
@@ -204,5 +204,46 @@ func TestRemoveCairnKeepsEditedLearnings(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("%s as Cairn wrote it is still there after RemoveCairn", f)
 		}
+	}
+}
+
+// cairn uninstall shows what it removes and asks; a session that recorded a learning while
+// the question waited had it removed too, never shown. RemoveCairn given the footprint shown
+// removes only what it holds: the new learning stays, with its line, and is named (Later).
+func TestRemoveCairnRemovesOnlyWhatWasShown(t *testing.T) {
+	m, dir := newTestMemory(t)
+	if err := m.Record("Active APEX workflow: analyze completed, planning x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := recordLearning(m, Learning{Title: "Retries", Body: "back off"}); err != nil {
+		t.Fatal(err)
+	}
+	shown, err := m.Footprint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Meanwhile a session moves on (the line shown changes) and records a learning.
+	if err := m.Record("Active APEX workflow: plan approved"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := recordLearning(m, Learning{Title: "Later", Body: "recorded while uninstall asked"}); err != nil {
+		t.Fatal(err)
+	}
+	done, err := m.RemoveCairn(&shown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := LearningFile("Later")
+	if !slices.Equal(done.Files, shown.Files) || len(done.Lines) != 2 || !slices.Equal(done.Later, []string{later}) {
+		t.Errorf("removed %+v; shown %+v; want what was shown removed and %s later", done, shown, later)
+	}
+	if _, err := os.Stat(filepath.Join(dir, later)); err != nil {
+		t.Errorf("the learning recorded after the footprint was shown: %v; want it kept", err)
+	}
+	if index := readFile(t, filepath.Join(dir, IndexFile)); !strings.Contains(index, "("+later+")") || strings.Contains(index, "("+TopicFile+")") {
+		t.Errorf("MEMORY.md after RemoveCairn:\n%s\nwant the later learning's line only", index)
+	}
+	if after, err := m.Footprint(); err != nil || !slices.Equal(after.Files, []string{later}) {
+		t.Errorf("after removal: %+v, %v; want the later learning only", after, err)
 	}
 }
