@@ -252,7 +252,11 @@ func makeCmd(t *testing.T, dir string, args ...string) *exec.Cmd {
 	c := exec.CommandContext(ctx, "make", args...)
 	c.Dir = dir
 	gittest.OwnGroup(c)
-	c.Cancel = func() error { gittest.KillGroup(c); return nil }
+	c.Cancel = func() error {
+		t.Logf("make %s: killed with its children, close to the test's deadline", strings.Join(args, " "))
+		gittest.KillGroup(c)
+		return nil
+	}
 	c.WaitDelay = time.Second // a killed group's grandchildren may hold the output pipe a moment
 	return c
 }
