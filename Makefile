@@ -94,6 +94,11 @@ fuzz:
 COUNT ?= 6
 BENCHTIME ?= 1s
 BENCH ?= .
+# The benchmarks' output goes through tee: bash with pipefail, so that a benchmark that fails
+# (or go test's timeout) fails make bench rather than leaving tee's 0 (sh is dash on Debian,
+# which has no pipefail).
+bench: SHELL := bash
+bench: .SHELLFLAGS := -o pipefail -c
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) \
 		./internal/plugintest ./internal/store ./internal/mcptools ./internal/workflow ./internal/strictjson ./internal/secrets ./internal/report ./internal/memory \

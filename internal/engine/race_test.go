@@ -43,7 +43,10 @@ func casChild() int {
 		fmt.Println("ready:", err)
 		return 1
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	// Only a hang guard: the parent writes the go file once both children are ready, and it
+	// gives each a minute to be (a loaded machine starts a -race binary slowly); a shorter
+	// wait here ended the first child while the second was still starting.
+	for deadline := time.Now().Add(3 * time.Minute); ; {
 		if _, err := os.Stat(os.Getenv("CHILD_GO")); err == nil {
 			break
 		}

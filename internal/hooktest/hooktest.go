@@ -269,7 +269,9 @@ func synced(e *engine.Engine, remote, rev string, ago time.Duration, unconfirmed
 }
 
 // hold takes one of the store's locks in the state directory, as a busy MCP server would,
-// says so in a file next to the state directory, and keeps it for the given seconds.
+// says so in a file next to the state directory, and keeps it for the given seconds. Scripts
+// kill it when they are done with the lock and give it minutes: a hold that ran out by
+// itself on a loaded machine would free the lock while the script still counts on it.
 func hold(lock, seconds string) int {
 	secs, err := strconv.Atoi(seconds)
 	if err != nil {

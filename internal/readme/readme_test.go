@@ -6,12 +6,16 @@ package readme
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 )
 
 // block is one ```sh fenced block of the README.
@@ -223,9 +227,7 @@ func TestReadmeMakeTargetsExist(t *testing.T) {
 		return
 	}
 	args := []string{"bench", "COUNT=1", "BENCHTIME=1x", "BENCH=^Benchmark(NoopProcess|BaselineSessionStart|SessionStartProcess|SaveVsBare)"}
-	c := exec.Command("make", args...)
-	c.Dir = root
-	out, err := c.CombinedOutput()
+	out, err := makeCmd(t, root, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -233,5 +235,51 @@ func TestReadmeMakeTargetsExist(t *testing.T) {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("make bench printed no %s:\n%s", want, out)
 		}
+	}
+}
+
+// makeCmd runs make in dir in a process group of its own, killed whole a little before the
+// test's deadline: go test's timeout ends this binary with a panic, no cleanup, and would leave
+// make and the go test it runs going on their own.
+func makeCmd(t *testing.T, dir string, args ...string) *exec.Cmd {
+	t.Helper()
+	ctx := t.Context()
+	if end, ok := t.Deadline(); ok {
+		var cancel func()
+		ctx, cancel = context.WithDeadline(ctx, end.Add(-time.Until(end)/10))
+		t.Cleanup(cancel)
+	}
+	c := exec.CommandContext(ctx, "make", args...)
+	c.Dir = dir
+	gittest.OwnGroup(c)
+	c.Cancel = func() error {
+		t.Logf("make %s: killed with its children, close to the test's deadline", strings.Join(args, " "))
+		gittest.KillGroup(c)
+		return nil
+	}
+	c.WaitDelay = time.Second // a killed group's grandchildren may hold the output pipe a moment
+	return c
+}
+
+// A benchmark that fails fails make bench, although its output goes through tee. The go here
+// fails its test run as a failing benchmark does and succeeds at anything else (benchstat).
+func TestMakeBenchFailsWithItsBenchmark(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not on PATH")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in go is a shell script")
+	}
+	fakeGo := filepath.Join(t.TempDir(), "go")
+	script := "#!/bin/sh\nif [ \"$1\" = test ]; then echo '--- FAIL: BenchmarkBroken'; exit 1; fi\n"
+	if err := os.WriteFile(fakeGo, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := makeCmd(t, repoRoot(t), "bench", "GO="+fakeGo, "COUNT=1", "BENCHTIME=1x").CombinedOutput()
+	if err == nil {
+		t.Fatalf("make bench with a failing benchmark succeeded:\n%s", out)
+	}
+	if !bytes.Contains(out, []byte("--- FAIL: BenchmarkBroken")) {
+		t.Errorf("make bench did not print the benchmark's failure:\n%s", out)
 	}
 }
