@@ -55,14 +55,6 @@ func BenchmarkScanString4K(b *testing.B) {
 	}
 }
 
-// BenchmarkIndexBuild is what the first scan in a process (every hook) pays to lay out the
-// keywords.
-func BenchmarkIndexBuild(b *testing.B) {
-	for b.Loop() {
-		secrets.BuildIndex()
-	}
-}
-
 // BenchmarkScanJSON1M is a 1 MB checkpoint of small objects whose text holds one named
 // rule's keyword (a "password_hint" key), so every member is read: the scan's worst
 // ordinary case.

@@ -21,7 +21,6 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
@@ -296,10 +295,10 @@ func le64(s string, i int) uint64 {
 // When met is not nil, the places where a keyword occurs are appended to it; all of them
 // when no rule matched (once one has, only the keywords of rules before it are looked for).
 func scan(s string, met *[]int) (r *rule, start, end int, named bool) {
-	ix := index()
-	best := len(rules())
+	ix, rs := index(), rules()
+	best := len(rs)
 	for i := ix.next(s, 0); i < len(s) && best > 0; i = ix.next(s, i+1) {
-		found, stop, idx, more, kw := ix.ruleAt(s, i, best)
+		found, stop, idx, more, kw := ix.ruleAt(rs, s, i, best)
 		named = named || more
 		if kw && met != nil {
 			*met = append(*met, i)
@@ -311,10 +310,10 @@ func scan(s string, met *[]int) (r *rule, start, end int, named bool) {
 	return r, start, end, named
 }
 
-// ruleAt returns the first rule before best (in rule order) with a keyword at i whose regexp
+// ruleAt returns the first rule of rs (rules()) before best with a keyword at i whose regexp
 // matches there, where the match ends and the rule's place; named reports whether a named
 // rule's keyword was met on the way, kw whether any keyword was.
-func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, named, kw bool) {
+func (ix *keywordIndex) ruleAt(rs []*rule, s string, i, best int) (r *rule, end, idx int, named, kw bool) {
 	var tried *rule // a rule's keywords are listed together: "secret" then "secret_key"
 	for _, e := range ix.at(s[i], s[i+1]) {
 		if e.idx >= best {
@@ -323,21 +322,22 @@ func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, na
 		if len(s)-i < len(e.kw) {
 			continue
 		}
-		if e.r.fold {
+		if e.fold {
 			if !strings.EqualFold(s[i:i+len(e.kw)], e.kw) {
 				continue
 			}
 		} else if s[i:i+len(e.kw)] != e.kw {
 			continue
 		}
-		named = named || e.r.named && (e.r.asName == nil || e.r.asName(s, i, len(e.kw)))
+		r := rs[e.idx]
+		named = named || r.named && (r.asName == nil || r.asName(s, i, len(e.kw)))
 		kw = true
-		if e.r == tried {
+		if r == tried {
 			continue // its regexp ran at i for another of its keywords
 		}
-		tried = e.r
-		if stop, ok := e.r.at(s, i); ok {
-			return e.r, stop, e.idx, named, kw
+		tried = r
+		if stop, ok := r.at(s, i); ok {
+			return r, stop, e.idx, named, kw
 		}
 	}
 	return nil, 0, best, named, kw
@@ -513,17 +513,17 @@ func bound(re *syntax.Regexp, leaf func(*syntax.Regexp) int) int {
 }
 
 type entry struct {
-	kw  string
-	r   *rule
-	idx int // r's place in rules
+	kw   string
+	idx  int  // the rule's place in rules
+	fold bool // the rule's
 }
 
 type keywordIndex struct {
-	// rows[a][b] is 1 + the index in lists of the keywords starting with bytes a, b; 0: none.
-	// A row is allocated only for a byte some keyword starts with, so building the index
-	// (once per process: every hook pays it) zeroes a few kilobytes, not 128.
-	rows  [256]*[256]uint16
-	lists [][]entry // each in rule order, sliced from one array
+	// first[a] is 1 + the index in rows of the row for keywords starting with byte a (0:
+	// none), and rows[first[a]-1][b] 1 + the index in lists of those starting with a, b.
+	first [256]uint8
+	rows  [][256]uint16
+	lists [][]entry // each in rule order
 	// gate has the bits gateHash sets for the three bytes at an even position q of a text
 	// where a keyword, in any case its rule allows, may start at q-1, q or q+1: its first
 	// three bytes (a two-byte keyword: followed by any byte) for q, its second to fourth (a
@@ -534,9 +534,10 @@ type keywordIndex struct {
 	gate [1 << gateBits / 64]uint64
 	// gate4 is gate for four bytes (three-byte keywords: followed by any byte), tested where
 	// gate passes: "path" and "text" would otherwise stop the scan as "pat." and "ext_" do,
-	// in every item of a list. short marks the two-byte keywords' bytes, which skip it.
+	// in every item of a list. short has the bit of the two-byte keywords' bytes (the
+	// first's in the low byte), which skip it.
 	gate4 [1 << gateBits / 64]uint64
-	short [1 << 16]bool
+	short [1 << 16 / 64]uint64
 	// escapes marks the ASCII bytes a JSON escape may stand for and so make a keyword appear
 	// in a string once decoded: keywords' bytes, in both cases, and those normalize drops.
 	escapes [256]bool
@@ -638,7 +639,10 @@ func gateHash4(k uint32) uint32 {
 // passes4 reports whether a keyword may start at i, where the gate passed, by its first four
 // bytes (always, where fewer are left or where a two-byte keyword starts).
 func (ix *keywordIndex) passes4(s string, i int) bool {
-	if i+3 >= len(s) || ix.short[uint16(s[i])|uint16(s[i+1])<<8] {
+	if i+3 >= len(s) {
+		return true
+	}
+	if k := uint16(s[i]) | uint16(s[i+1])<<8; ix.short[k/64]&(1<<(k%64)) != 0 {
 		return true
 	}
 	h := gateHash4(uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24)
@@ -679,158 +683,36 @@ func (ix *keywordIndex) next(s string, from int) int {
 }
 
 func (ix *keywordIndex) at(a, b byte) []entry {
-	row := ix.rows[a]
-	if row == nil || row[b] == 0 {
+	row := ix.first[a]
+	if row == 0 {
 		return nil
 	}
-	return ix.lists[row[b]-1]
+	list := ix.rows[row-1][b]
+	if list == 0 {
+		return nil
+	}
+	return ix.lists[list-1]
 }
 
-var index = sync.OnceValue(buildIndex)
+//go:generate go test . -run ^TestIndexGenerated$ -update
 
-// built is set when the index is: by the first scan of text that may hold a keyword.
+// index returns the keyword index. It is laid out when Cairn is built (index_gen.go, from
+// the rules by buildIndex in indexgen_test.go): laying it out at start cost every process
+// that scanned about 0.8 M instructions, a fifth of a SessionStart with a workflow.
+func index() *keywordIndex {
+	if !built.Load() {
+		built.Store(true)
+	}
+	return &keywords
+}
+
+// built is set by the first scan of text that may hold a keyword (the first use of index).
 var built atomic.Bool
 
-// Scanned reports whether this process has scanned text that may hold a keyword (built the
+// Scanned reports whether this process has scanned text that may hold a keyword (used the
 // keyword index, which every such scan needs): for tests that hold a path, such as a hook's
 // common one, to running no scan.
 func Scanned() bool { return built.Load() }
-
-// buildIndex lays out the keywords in two passes (count, then fill), so the lists share one
-// allocation.
-func buildIndex() *keywordIndex {
-	built.Store(true)
-	ix := new(keywordIndex)
-	var counts []int
-	each := func(f func(id int, e entry)) {
-		for idx, r := range rules() {
-			for _, kw := range r.keywords {
-				if len(kw) < 2 {
-					panic("secrets: keyword shorter than two bytes: " + kw)
-				}
-				firsts, seconds := []byte{kw[0]}, []byte{kw[1]}
-				if r.fold {
-					firsts, seconds = cases(kw[0]), cases(kw[1])
-				}
-				for _, a := range firsts {
-					if ix.rows[a] == nil {
-						ix.rows[a] = new([256]uint16)
-					}
-					for _, b := range seconds {
-						if ix.rows[a][b] == 0 {
-							counts = append(counts, 0)
-							ix.rows[a][b] = uint16(len(counts))
-						}
-						f(int(ix.rows[a][b])-1, entry{kw, r, idx})
-					}
-				}
-			}
-		}
-	}
-	each(func(id int, _ entry) { counts[id]++ })
-	for c := range ix.escapes {
-		ix.escapes[c] = !unicode.IsSpace(rune(c)) && textsafe.Dropped(rune(c))
-	}
-	mark := func(kw string) {
-		for _, c := range []byte(kw) {
-			for _, c := range cases(c) {
-				ix.escapes[c] = true
-			}
-		}
-	}
-	for _, r := range rules() {
-		for _, kw := range r.keywords {
-			mark(kw)
-		}
-		mark(r.then[0])
-		mark(r.then[1])
-	}
-	// The hashes fold each byte's 0x20 bit in, so "any byte" is the 128 bytes with it set:
-	// next steps through them, and past a single byte ends its loop.
-	span := func(v int) (lo, hi int) { // -1: any byte
-		if v < 0 {
-			return 0x20, 0xff
-		}
-		return v, v
-	}
-	next := func(v int) int { return (v + 1) | 0x20 }
-	setGate := func(a, b, c int) {
-		a0, a1 := span(a)
-		b0, b1 := span(b)
-		c0, c1 := span(c)
-		for x := a0; x <= a1; x = next(x) {
-			for y := b0; y <= b1; y = next(y) {
-				for z := c0; z <= c1; z = next(z) {
-					h := gateHash(uint32(x) | uint32(y)<<8 | uint32(z)<<16)
-					ix.gate[h/64] |= 1 << (h % 64)
-				}
-			}
-		}
-	}
-	for _, r := range rules() {
-		for _, kw := range r.keywords {
-			b := []byte(kw)
-			switch {
-			case r.then[0] != "":
-				for _, c := range []byte(r.then[0]) {
-					for _, d := range []byte(r.then[1]) {
-						setGate(int(b[0]), int(b[1]), int(c))
-						setGate(int(b[1]), int(c), int(d))
-						h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(c)<<16 | uint32(d)<<24)
-						ix.gate4[h/64] |= 1 << (h % 64)
-					}
-				}
-			case len(kw) == 2:
-				setGate(int(b[0]), int(b[1]), -1)
-				setGate(-1, int(b[0]), int(b[1]))
-				firsts, seconds := []byte{kw[0]}, []byte{kw[1]}
-				if r.fold {
-					firsts, seconds = cases(kw[0]), cases(kw[1])
-				}
-				for _, a := range firsts {
-					for _, b := range seconds {
-						ix.short[uint16(a)|uint16(b)<<8] = true
-					}
-				}
-			case len(kw) == 3:
-				setGate(int(b[0]), int(b[1]), int(b[2]))
-				setGate(int(b[1]), int(b[2]), -1)
-				for c := 0x20; c <= 0xff; c = next(c) {
-					h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(c)<<24)
-					ix.gate4[h/64] |= 1 << (h % 64)
-				}
-			default:
-				setGate(int(b[0]), int(b[1]), int(b[2]))
-				setGate(int(b[1]), int(b[2]), int(b[3]))
-				h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(kw[3])<<24)
-				ix.gate4[h/64] |= 1 << (h % 64)
-			}
-		}
-	}
-	total := 0
-	for _, n := range counts {
-		total += n
-	}
-	flat := make([]entry, 0, total)
-	ix.lists = make([][]entry, len(counts))
-	for id, n := range counts {
-		ix.lists[id] = flat[len(flat) : len(flat) : len(flat)+n]
-		flat = flat[:len(flat)+n]
-	}
-	each(func(id int, e entry) { ix.lists[id] = append(ix.lists[id], e) })
-	return ix
-}
-
-// cases returns c in both ASCII cases (once when it has no case).
-func cases(c byte) []byte {
-	switch {
-	case 'a' <= c && c <= 'z':
-		return []byte{c, c - ('a' - 'A')}
-	case 'A' <= c && c <= 'Z':
-		return []byte{c, c + ('a' - 'A')}
-	}
-	return []byte{c}
-}
 
 // defaultSpan is longer than any token the rules know (GitHub's 255, OpenAI project keys'
 // ~170, a URL's user:password), so cutting there changes no answer: a run of token
