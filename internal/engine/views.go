@@ -682,7 +682,16 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else if lost, fix := e.phaseNotDefined(dir, missing); lost != "" {
 		add("workflow definitions", false, lost, fix)
 	} else {
-		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
+		detail := strings.Join(e.definitions().Names(), ", ")
+		if docs := e.definitions().Skipped(); len(docs) > 0 {
+			// Said here only, not at every start: a README beside the definitions is no fault.
+			names := make([]string, len(docs))
+			for i, p := range docs {
+				names[i] = filepath.Base(p)
+			}
+			detail += "; skipped as documentation (no front matter): " + strings.Join(names, ", ")
+		}
+		add("workflow definitions", true, detail, "")
 	}
 	return out
 }

@@ -54,7 +54,16 @@ type DefinitionError struct {
 	// Name is the type the file's front matter names, when its name line reads ("" when
 	// not): a broken file stands for that type, not for the one its file name gives.
 	Name string
+	// Err is what kind of error it is, for errors.Is (ErrNotDefinition); nil for most.
+	Err error
 }
+
+func (e *DefinitionError) Unwrap() error { return e.Err }
+
+// ErrNotDefinition marks a file in .claude/workflows that is plainly documentation, not a
+// definition (Markdown with no front matter that does not open with a definition key, as a
+// README): it is skipped without a warning at every start, and cairn doctor names it.
+var ErrNotDefinition = errors.New("not a workflow definition")
 
 func (e *DefinitionError) Error() string {
 	if e.Line > 0 {

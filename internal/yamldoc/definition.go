@@ -141,7 +141,13 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
 				return fail(1, "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")
 			}
-			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
+			_, err := fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
+			if key, _ := keyInBody(data); key == "" && len(bytes.TrimSpace(data)) > 0 {
+				// Text that does not open with a key, as a README: documentation, not a
+				// definition whose front matter was forgotten.
+				err.(*workflow.DefinitionError).Err = workflow.ErrNotDefinition
+			}
+			return nil, err
 		}
 		line := yamlErrLine(err.Error(), offset)
 		if strings.HasSuffix(err.Error(), "found unexpected end of stream") { // only a quoted scalar left open says this
