@@ -215,7 +215,7 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if key, at := keyInBody(body); key != "" && fm.Phases == nil {
 		return fail(closing, bodyKeyReason, key, closing+at)
 	}
-	d, err := workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+	d, err := workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset, end: closing})
 	if de, ok := errors.AsType[*workflow.DefinitionError](err); ok {
 		return fail(de.Line, "%s", de.Reason)
 	}
@@ -651,7 +651,10 @@ func yamlErrReason(msg string, offset int) string {
 type locator struct {
 	doc    *yaml.Node
 	offset int
+	end    int // the line of the "---" that ends the front matter
 }
+
+func (l locator) End() int { return l.end }
 
 func (l locator) Key(name string) int {
 	if i := l.keyIndex(name); i >= 0 {
