@@ -193,6 +193,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if at, reason := nodeTrouble(doc, offset); at != nil {
 		return fail(at.Line+offset, "front matter: %s", reason)
 	}
+	if n := localTag(doc); n != nil {
+		return fail(n.Line+offset, "tag %s is not read, and Cairn would take the value as if it were not there: remove it and write the value itself", strconv.Quote(n.Tag))
+	}
 	if n, where := nullItem(doc); n != nil {
 		shown := n.Value
 		if shown == "" {
@@ -499,6 +502,22 @@ func aliasOverflow(doc *yaml.Node, limit int) *yaml.Node {
 		}
 		if len(queue) > limit {
 			return first
+		}
+	}
+	return nil
+}
+
+// localTag finds a node with a tag outside YAML's own (!!str, !!int, ...): a "!foo" or one a
+// %TAG directive names. yaml.v3 decodes the value as if the tag were not there, so whatever
+// the author meant by it (an include, a variable) would not happen, without a word. Aliases
+// are not followed: the nodes they name are met where they stand.
+func localTag(n *yaml.Node) *yaml.Node {
+	if t := n.ShortTag(); n.Style&yaml.TaggedStyle != 0 && t != "!" && !strings.HasPrefix(t, "!!") { // "!": plain text
+		return n
+	}
+	for _, c := range n.Content {
+		if t := localTag(c); t != nil {
+			return t
 		}
 	}
 	return nil
