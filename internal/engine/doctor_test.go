@@ -522,7 +522,7 @@ func TestDoctorJournalNotAFile(t *testing.T) {
 func TestDoctorPhaseNotInDefinition(t *testing.T) {
 	const review = "---\nname: review\ndescription: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\nterminal: [done]\n---\nbody\n"
 	for _, tc := range []struct{ name, edited, want, fix string }{
-		{"phase renamed", strings.ReplaceAll(review, "draft", "write"), `phase "draft" is not a phase of the review definition`, "put the phase back"},
+		{"phase renamed", strings.ReplaceAll(review, "draft", "write"), `phase "draft" is not a phase of the review definition`, filepath.Join("workflows", "review.md") + ": the workflow cannot move"},
 		{"type renamed", strings.Replace(review, "name: review", "name: audit", 1), `no workflow definition "review" is loaded`, "review.md"},
 		{"file removed", "", `no workflow definition "review" is loaded`, "review.md"},
 	} {

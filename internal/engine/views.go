@@ -728,7 +728,7 @@ func (e *Engine) phaseNotDefined(dir string, missing bool) (finding, fix string)
 	for _, f := range workflow.Check(workflow.CheckInput{Def: def, Record: r}) {
 		switch f.Code {
 		case workflow.FindingUnknownPhase:
-			return "workflow " + r.WorkflowID + ": " + f.Text, "put the phase back in its definition: the workflow cannot move from it until then"
+			return "workflow " + r.WorkflowID + ": " + f.Text, "put the phase back in " + def.Source + ": the workflow cannot move from it until then"
 		case workflow.FindingNoDefinition:
 			return "workflow " + r.WorkflowID + ": " + f.Text, fmt.Sprintf("restore the definition of type %s (%s): the workflow cannot move until it loads",
 				workflow.Quote(r.Type), filepath.Join(e.workflow, workflow.DefinitionFile(workflow.NormalizeName(r.Type))))
