@@ -87,3 +87,23 @@ func TestDefinitionsDirectoryLinkThatLeadsNowhereIsShown(t *testing.T) {
 		})
 	}
 }
+
+// TestEditorLockFileIsNoDefinition: while Emacs edits .claude/workflows/rev.md it keeps a lock
+// file beside it, .#rev.md, a symbolic link to "user@host.pid:boot" that leads nowhere. Every
+// command, hook and session start warned "workflow definition .#rev.md: not read: it is a
+// symbolic link to root@box.4242:1700000000, which does not exist: point it at the definition
+// file" for as long as the file was open. It is not read, and nothing is said.
+func TestEditorLockFileIsNoDefinition(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/rev.md", "---\nphases: [draft, done]\n---\n")
+	if err := os.Symlink("root@box.4242:1700000000", filepath.Join(e.project, ".claude", "workflows", ".#rev.md")); err != nil {
+		t.Fatal(err)
+	}
+	en := e.open("s1")
+	if c := doctorCheck(en, engine.DoctorOptions{}, "workflow definitions"); c == nil || !c.OK || !strings.Contains(c.Detail, "rev") {
+		t.Fatalf("doctor says %+v, want ok with rev loaded", c)
+	}
+	if w := en.Warnings(); len(w) != 0 {
+		t.Fatalf("warnings %q, want none for an editor's lock file", w)
+	}
+}

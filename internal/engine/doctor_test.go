@@ -522,7 +522,7 @@ func TestDoctorJournalNotAFile(t *testing.T) {
 func TestDoctorPhaseNotInDefinition(t *testing.T) {
 	const review = "---\nname: review\ndescription: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\nterminal: [done]\n---\nbody\n"
 	for _, tc := range []struct{ name, edited, want, fix string }{
-		{"phase renamed", strings.ReplaceAll(review, "draft", "write"), `phase "draft" is not a phase of the review definition`, "put the phase back"},
+		{"phase renamed", strings.ReplaceAll(review, "draft", "write"), `phase "draft" is not a phase of the review definition`, filepath.Join("workflows", "review.md") + ": the workflow cannot move"},
 		{"type renamed", strings.Replace(review, "name: review", "name: audit", 1), `no workflow definition "review" is loaded`, "review.md"},
 		{"file removed", "", `no workflow definition "review" is loaded`, "review.md"},
 	} {
@@ -670,5 +670,32 @@ func TestDoctorWorkflowsDirUnreadable(t *testing.T) {
 	c := doctorCheck(en, engine.DoctorOptions{}, "workflow definitions")
 	if c == nil || c.OK || strings.Contains(c.Fix, "the others load fine") || !strings.Contains(c.Fix, wf) {
 		t.Fatalf("doctor says %+v, want a step about %s itself", c, wf)
+	}
+}
+
+// TestDefinitionsReadmeSkipped: a README.md beside the definitions (Markdown with no front
+// matter) was parsed as a definition and warned about at every start and every command, with
+// doctor failing. It is skipped without a warning, and doctor names it once, as fine. A file
+// that opens with a definition key but no "---" is a definition whose front matter was
+// forgotten, and is still reported.
+func TestDefinitionsReadmeSkipped(t *testing.T) {
+	e := newEnv(t)
+	wf := filepath.Join(e.project, ".claude", "workflows")
+	writeFiles(t, wf, map[string]string{
+		"README.md": "# Our workflows\r\n\r\nname: is a key only in a definition's front matter\n",
+		"ok.md":     "---\nphases: [a, b]\n---\n",
+	})
+	en := e.open("s1")
+	c := doctorCheck(en, engine.DoctorOptions{}, "workflow definitions")
+	if c == nil || !c.OK || !strings.Contains(c.Detail, "skipped as documentation (no front matter): README.md") {
+		t.Fatalf("doctor says %+v, want ok naming README.md", c)
+	}
+	if w := en.Warnings(); len(w) != 0 {
+		t.Fatalf("warnings %q, want none for a README", w)
+	}
+	writeFiles(t, wf, map[string]string{"forgot.md": "phases: [a, b]\n"})
+	en = e.open("s1")
+	if c := doctorCheck(en, engine.DoctorOptions{}, "workflow definitions"); c == nil || c.OK || !strings.Contains(c.Detail, "forgot.md:1: no YAML front matter") {
+		t.Fatalf("doctor says %+v, want forgot.md reported", c)
 	}
 }

@@ -383,6 +383,11 @@ func (e *Engine) loadDefinitionsLocked() {
 	total := 0
 	var unread []string // files not read: each stands for the type its name gives
 	for _, ent := range entries {
+		if strings.HasPrefix(ent.Name(), ".#") {
+			// Emacs's lock file of a definition open in it (a link that leads nowhere): no
+			// definition, and there only while the file is edited.
+			continue
+		}
 		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
 			if ext := filepath.Ext(ent.Name()); !ent.IsDir() && strings.EqualFold(ext, ".md") {
 				// mine.MD: its author meant a definition; every reader takes only .md.

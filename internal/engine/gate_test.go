@@ -521,3 +521,49 @@ func TestAPassedPhaseTheDefinitionLostDoesNotStopTheResume(t *testing.T) {
 		})
 	}
 }
+
+// A workflow whose phase the project's definition renamed or dropped since stands nowhere in
+// it: complete_workflow ended it there, past an approval gate the definition has and no yes on
+// record, where the same workflow in any phase of the definition before the gate is refused.
+// It is refused the same way; a gate with a yes on record, or a yes to the phase it stands in,
+// lets it end there.
+func TestCompleteInAPhaseTheDefinitionLostKeepsItsGates(t *testing.T) {
+	for _, tc := range []struct {
+		name, v1, edited string
+		via              []string
+		want             string // the refusal, "" when it completes
+	}{
+		{name: "renamed into a gate", v1: "---\nname: rev\nphases: [draft, review, ship]\n---\n",
+			edited: "---\nname: rev\nphases: [draft, check, ship]\napprovals: [check]\n---\n", via: []string{"review"},
+			want: "is in phase review, which is not a phase of its definition now, and may be before approval phase check, which waits for a person's yes: completing it here would end it without that yes; nothing was changed: ask the user to run `cairn complete OUTCOME`"},
+		{name: "past an approved gate", v1: "---\nname: rev\nphases: [plan, build, ship]\napprovals: [plan]\n---\n",
+			edited: "---\nname: rev\nphases: [plan, make, ship]\napprovals: [plan]\n---\n", via: []string{"build"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/workflows/rev.md", tc.v1)
+			res := must(e.open("s1").Start(engine.StartRequest{Type: "rev", Context: "lost phase"}))(t)
+			if tc.want == "" {
+				must(e.open("cli").Approve("ok"))(t)
+			}
+			for _, p := range tc.via {
+				must(e.open("s1").Transition(engine.TransitionRequest{To: p}))(t)
+			}
+			e.write(".claude/workflows/rev.md", tc.edited)
+			_, err := e.open("s1").Complete("shipped")
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("complete: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("complete: %v; want it refused: %s", err, tc.want)
+			}
+			if r := e.open("s2").Resume(engine.ResumeOptions{}); r.WorkflowID != res.WorkflowID || r.Phase != tc.via[len(tc.via)-1] {
+				t.Fatalf("after the refusal: workflow %q in %q", r.WorkflowID, r.Phase)
+			}
+			must(e.open("cli").CompleteByPerson("shipped"))(t)
+		})
+	}
+}

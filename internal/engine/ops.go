@@ -813,11 +813,19 @@ func (e *GateError) Unwrap() error { return e.Approval }
 // EarlyEndError refuses the agent's completion of a workflow in a phase before an approval
 // gate that every way on to the end enters: ending there would end the work the gate holds
 // back without the person's yes. The person ends it with cairn complete in their own terminal.
-type EarlyEndError struct{ WorkflowID, Phase, Gate string }
+// Lost says the phase is not in the definition now (GateUnpassed): the gate may be ahead.
+type EarlyEndError struct {
+	WorkflowID, Phase, Gate string
+	Lost                    bool
+}
 
 func (e *EarlyEndError) Error() string {
-	return fmt.Sprintf("workflow %s is in phase %s, before approval phase %s, which waits for a person's yes: completing it here would end it without that yes; nothing was changed: ask the user to run `cairn complete OUTCOME` in the project, %s",
-		e.WorkflowID, textsafe.Line(e.Phase, 64), textsafe.Line(e.Gate, 64), workflow.OwnTerminal)
+	where := "before approval phase " + textsafe.Line(e.Gate, 64)
+	if e.Lost {
+		where = "which is not a phase of its definition now, and may be before approval phase " + textsafe.Line(e.Gate, 64)
+	}
+	return fmt.Sprintf("workflow %s is in phase %s, %s, which waits for a person's yes: completing it here would end it without that yes; nothing was changed: ask the user to run `cairn complete OUTCOME` in the project, %s",
+		e.WorkflowID, textsafe.Line(e.Phase, 64), where, workflow.OwnTerminal)
 }
 
 // completeGate refuses the agent's completion of r while r waits in an approval phase for a
@@ -830,8 +838,8 @@ func (e *Engine) completeGate(r *workflow.Record, ap *workflow.Approval) (workfl
 	def, _ := e.definitionFor(r) // without it, a request open on record still waits
 	p, open := workflow.Awaiting(def, e.planView(def, r, e.now()))
 	if !open {
-		if g := def.GateAhead(r.State); g != "" && !e.approvalsOff() && r.Status == workflow.StatusActive {
-			return workflow.Result{}, &EarlyEndError{WorkflowID: r.WorkflowID, Phase: r.State, Gate: g}
+		if g := workflow.GateUnpassed(def, r); g != "" && !e.approvalsOff() && r.Status == workflow.StatusActive {
+			return workflow.Result{}, &EarlyEndError{WorkflowID: r.WorkflowID, Phase: r.State, Gate: g, Lost: !def.HasPhase(r.State)}
 		}
 		return workflow.Result{Record: r}, nil
 	}

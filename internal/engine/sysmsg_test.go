@@ -20,7 +20,7 @@ func TestSystemMessageIsNotCutMidCharacter(t *testing.T) {
 			e := newEnv(t)
 			// Broken definitions, whose names the user's line repeats, past 600 bytes.
 			for i := range 8 {
-				e.write(fmt.Sprintf(".claude/workflows/%02d%s%s.md", i, strings.Repeat("x", pad), strings.Repeat("é", 40)), "not a definition\n")
+				e.write(fmt.Sprintf(".claude/workflows/%02d%s%s.md", i, strings.Repeat("x", pad), strings.Repeat("é", 40)), "phases: [a, b]\n") // no front matter: broken, not documentation
 			}
 			res := e.openYAML(yamldoc.Codec{}).Resume(engine.ResumeOptions{})
 			if !utf8.ValidString(res.SystemMessage) {

@@ -682,7 +682,16 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else if lost, fix := e.phaseNotDefined(dir, missing); lost != "" {
 		add("workflow definitions", false, lost, fix)
 	} else {
-		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
+		detail := strings.Join(e.definitions().Names(), ", ")
+		if docs := e.definitions().Skipped(); len(docs) > 0 {
+			// Said here only, not at every start: a README beside the definitions is no fault.
+			names := make([]string, len(docs))
+			for i, p := range docs {
+				names[i] = filepath.Base(p)
+			}
+			detail += "; skipped as documentation (no front matter): " + strings.Join(names, ", ")
+		}
+		add("workflow definitions", true, detail, "")
 	}
 	return out
 }
@@ -719,7 +728,7 @@ func (e *Engine) phaseNotDefined(dir string, missing bool) (finding, fix string)
 	for _, f := range workflow.Check(workflow.CheckInput{Def: def, Record: r}) {
 		switch f.Code {
 		case workflow.FindingUnknownPhase:
-			return "workflow " + r.WorkflowID + ": " + f.Text, "put the phase back in its definition: the workflow cannot move from it until then"
+			return "workflow " + r.WorkflowID + ": " + f.Text, "put the phase back in " + def.Source + ": the workflow cannot move from it until then"
 		case workflow.FindingNoDefinition:
 			return "workflow " + r.WorkflowID + ": " + f.Text, fmt.Sprintf("restore the definition of type %s (%s): the workflow cannot move until it loads",
 				workflow.Quote(r.Type), filepath.Join(e.workflow, workflow.DefinitionFile(workflow.NormalizeName(r.Type))))

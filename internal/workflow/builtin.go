@@ -31,6 +31,16 @@ type Definitions struct {
 	byName map[string]*Definition
 	// unloaded holds, by type, the user files that define it and did not load.
 	unloaded map[string][]string
+	// skipped holds the user files that are documentation, not definitions (ErrNotDefinition).
+	skipped []string
+}
+
+// Skipped lists the user files skipped as documentation (ErrNotDefinition), by path.
+func (s *Definitions) Skipped() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.skipped)
 }
 
 // Lookup finds a definition by name (any letter case).
@@ -137,6 +147,10 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 			continue
 		}
 		d, err := parse(p, user[p])
+		if errors.Is(err, ErrNotDefinition) {
+			set.skipped = append(set.skipped, p)
+			continue
+		}
 		if err != nil {
 			errs = append(errs, err)
 			name := ""

@@ -54,7 +54,16 @@ type DefinitionError struct {
 	// Name is the type the file's front matter names, when its name line reads ("" when
 	// not): a broken file stands for that type, not for the one its file name gives.
 	Name string
+	// Err is what kind of error it is, for errors.Is (ErrNotDefinition); nil for most.
+	Err error
 }
+
+func (e *DefinitionError) Unwrap() error { return e.Err }
+
+// ErrNotDefinition marks a file in .claude/workflows that is plainly documentation, not a
+// definition (Markdown with no front matter that does not open with a definition key, as a
+// README): it is skipped without a warning at every start, and cairn doctor names it.
+var ErrNotDefinition = errors.New("not a workflow definition")
 
 func (e *DefinitionError) Error() string {
 	if e.Line > 0 {
@@ -96,6 +105,8 @@ type Lines interface {
 	Nth(name, want string, n int) int
 	// Item is the line of any entry under name whose text, lowercased, is want.
 	Item(name, want string) int
+	// End is the line that ends the front matter: where a missing key is to be added.
+	End() int
 }
 
 type noLines struct{}
@@ -104,6 +115,7 @@ func (noLines) Key(string) int              { return 0 }
 func (noLines) MapKey(string, string) int   { return 0 }
 func (noLines) Nth(string, string, int) int { return 0 }
 func (noLines) Item(string, string) int     { return 0 }
+func (noLines) End() int                    { return 0 }
 
 // ParseFunc reads one definition file: file names it in errors (and gives the name when the
 // front matter has none); every error is a *DefinitionError. yamldoc.Codec.ParseDefinition is one.
@@ -147,7 +159,7 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 	}
 
 	if len(fm.Phases) == 0 {
-		return nil, loc.Key("phases"), "phases is missing or empty: list the phases in order, the first being where the workflow starts"
+		return nil, cmp.Or(loc.Key("phases"), loc.End()), "phases is missing or empty: list the phases in order, the first being where the workflow starts"
 	}
 	if len(fm.Phases) > MaxPhases {
 		return nil, loc.Key("phases"), fmt.Sprintf("phases lists %d phases, more than the %d a definition may have", len(fm.Phases), MaxPhases)

@@ -69,7 +69,7 @@ func Check(in CheckInput) []Finding {
 	if def == nil {
 		add(FindingNoDefinition, High, "no workflow definition %q is loaded, so its phases and moves cannot be checked; the state was kept as it is", r.Type)
 	} else if !def.HasPhase(r.State) {
-		add(FindingUnknownPhase, Critical, "phase %q is not a phase of the %s definition (%s); the state was kept as it is", r.State, def.Name, strings.Join(def.Phases, ", "))
+		add(FindingUnknownPhase, Critical, "phase %q is not a phase of the %s definition now (%s), so the workflow cannot move: put the phase back in the definition", r.State, def.Name, strings.Join(def.Phases, ", "))
 	}
 	if !r.Status.Valid() {
 		add(FindingBadStatus, High, "the workflow's status is not one of active, completed, expired, archived; the state was kept as it is")
@@ -159,13 +159,14 @@ func checkHistory(def *Definition, r *Record) []Finding {
 		}
 		return nil
 	}
-	// Phases the workflow left that the definition no longer has (renamed or removed since):
+	// Phases the workflow passed that the definition no longer has (renamed or removed since):
 	// the moves through them cannot be checked, but while the workflow's own phase is still
 	// there it can move on, so they are said, not a doubt on the resume. Where its own phase
-	// is gone too, every move is refused and the first such move is reported as before.
+	// is gone too, FindingUnknownPhase says so, with the step: the moves through it are not
+	// reported again.
 	var gone []string
 	lost := func(p string) bool {
-		if !def.HasPhase(r.State) || def.HasPhase(p) {
+		if def.HasPhase(p) {
 			return false
 		}
 		if !slices.Contains(gone, p) {
@@ -197,7 +198,7 @@ func checkHistory(def *Definition, r *Record) []Finding {
 	if last := moves[len(moves)-1].To; last != r.State {
 		return bad("it ends in %s but the workflow is in %s", last, r.State)
 	}
-	if len(gone) > 0 {
+	if len(gone) > 0 && def.HasPhase(r.State) {
 		return []Finding{{Code: FindingHistoryChanged, Severity: Medium,
 			Text: fmt.Sprintf("the workflow passed phases the %s definition no longer has (renamed or removed since): %s; it goes on from %s as the definition is now",
 				def.Name, listCapped(gone, 5), r.State)}}

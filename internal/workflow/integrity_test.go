@@ -91,8 +91,9 @@ func TestCheckFindings(t *testing.T) {
 			mutate: func(r *workflow.Record) { r.History[0].To, r.History[1].From = "design", "design" }},
 		{name: "history-start-phase-gone", code: "history-phase-gone", sev: "MEDIUM", text: "no longer has (renamed or removed since): reqs;",
 			mutate: func(r *workflow.Record) { r.History[0].From = "reqs" }},
-		// Where the workflow's own phase is gone too, it cannot move: that stays HIGH.
-		{name: "history-current-phase-gone", code: "history-invalid", sev: "HIGH", text: `architecture->build, is not allowed: phase "build" is not in the dotagent definition now`,
+		// Where the workflow's own phase is gone too, it cannot move: said once, with the step
+		// (TestCheckLostPhaseSaidOnce).
+		{name: "history-current-phase-gone", code: "unknown-phase", sev: "CRITICAL", text: `phase "build" is not a phase of the dotagent definition now (requirements, architecture, implementation, verification, reflection), so the workflow cannot move: put the phase back in the definition`,
 			mutate: func(r *workflow.Record) { r.State, r.History[1].To = "build", "build" }},
 		{name: "history-broken-chain", code: "history-invalid", sev: "HIGH", text: "leaves verification but the move before it ended in architecture",
 			mutate: func(r *workflow.Record) { r.History[1].From = "verification" }},
@@ -259,4 +260,21 @@ func TestRecoverScenarios(t *testing.T) {
 			t.Fatalf("%+v", p)
 		}
 	})
+}
+
+// TestCheckLostPhaseSaidOnce: a workflow in a phase its definition renamed or dropped since got
+// two warnings for the one cause, "phase X is not a phase of the definition; the state was
+// kept as it is" (no step) and "phase history is not a valid path: move 2 ... is not allowed:
+// phase X is not in the definition now". It gets the first alone, with the step.
+func TestCheckLostPhaseSaidOnce(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	r := walk(t, def, mustStart(t, def), "architecture", "implementation")
+	r.State, r.History[len(r.History)-1].To = "build", "build"
+	fs := workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: r.UpdatedAt, Exists: existsIn(), By: alice})
+	if got := codes(fs); !slices.Equal(got, []string{"unknown-phase"}) {
+		t.Fatalf("findings %v, want unknown-phase alone: %+v", got, fs)
+	}
+	if !strings.HasSuffix(fs[0].Text, ": put the phase back in the definition") {
+		t.Errorf("finding %q gives no step", fs[0].Text)
+	}
 }

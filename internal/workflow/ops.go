@@ -634,6 +634,26 @@ func Awaiting(def *Definition, r *Record) (string, bool) {
 	return "", false
 }
 
+// GateUnpassed names the approval gate r cannot complete past without a person's yes: the
+// gate ahead of its phase (Definition.GateAhead). Where its phase is not in def (renamed or
+// dropped since) where it stands is unknown, so it is the first gate of def with no yes on
+// record, unless the phase it stands in holds one (a lost gate approved: that yes is the way
+// out). "" for none, or a nil def.
+func GateUnpassed(def *Definition, r *Record) string {
+	if def == nil || def.HasPhase(r.State) {
+		return def.GateAhead(r.State)
+	}
+	if approved(r, r.State) {
+		return ""
+	}
+	for _, g := range def.Approvals {
+		if !approved(r, g) {
+			return g
+		}
+	}
+	return ""
+}
+
 // request asks for phase p's approval at now: the latest entry of p, when it is a request
 // still open, is asked again (a request added at each entry would grow the record without
 // bound when the work goes back and forth), else a request is added.

@@ -141,7 +141,13 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
 				return fail(1, "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")
 			}
-			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
+			_, err := fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
+			if key, _ := keyInBody(data); key == "" && len(bytes.TrimSpace(data)) > 0 {
+				// Text that does not open with a key, as a README: documentation, not a
+				// definition whose front matter was forgotten.
+				err.(*workflow.DefinitionError).Err = workflow.ErrNotDefinition
+			}
+			return nil, err
 		}
 		line := yamlErrLine(err.Error(), offset)
 		if strings.HasSuffix(err.Error(), "found unexpected end of stream") { // only a quoted scalar left open says this
@@ -187,6 +193,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if at, reason := nodeTrouble(doc, offset); at != nil {
 		return fail(at.Line+offset, "front matter: %s", reason)
 	}
+	if n := localTag(doc); n != nil {
+		return fail(n.Line+offset, "tag %s is not read, and Cairn would take the value as if it were not there: remove it and write the value itself", strconv.Quote(n.Tag))
+	}
 	if n, where := nullItem(doc); n != nil {
 		shown := n.Value
 		if shown == "" {
@@ -209,7 +218,7 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if key, at := keyInBody(body); key != "" && fm.Phases == nil {
 		return fail(closing, bodyKeyReason, key, closing+at)
 	}
-	d, err := workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+	d, err := workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset, end: closing})
 	if de, ok := errors.AsType[*workflow.DefinitionError](err); ok {
 		return fail(de.Line, "%s", de.Reason)
 	}
@@ -498,6 +507,22 @@ func aliasOverflow(doc *yaml.Node, limit int) *yaml.Node {
 	return nil
 }
 
+// localTag finds a node with a tag outside YAML's own (!!str, !!int, ...): a "!foo" or one a
+// %TAG directive names. yaml.v3 decodes the value as if the tag were not there, so whatever
+// the author meant by it (an include, a variable) would not happen, without a word. Aliases
+// are not followed: the nodes they name are met where they stand.
+func localTag(n *yaml.Node) *yaml.Node {
+	if t := n.ShortTag(); n.Style&yaml.TaggedStyle != 0 && t != "!" && !strings.HasPrefix(t, "!!") { // "!": plain text
+		return n
+	}
+	for _, c := range n.Content {
+		if t := localTag(c); t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
 // binaryScalar finds a scalar tagged !!binary: yaml.v3 decodes it from base64 into a string
 // unlike the text the file shows. Aliases are not followed: the nodes they name are met where
 // they stand.
@@ -645,7 +670,10 @@ func yamlErrReason(msg string, offset int) string {
 type locator struct {
 	doc    *yaml.Node
 	offset int
+	end    int // the line of the "---" that ends the front matter
 }
+
+func (l locator) End() int { return l.end }
 
 func (l locator) Key(name string) int {
 	if i := l.keyIndex(name); i >= 0 {

@@ -51,6 +51,10 @@ func TestParseDefinitionErrors(t *testing.T) {
 		// The keys after a "---" that ended the front matter are body text: the "---" is blamed.
 		{"keys_after_end.md", 4, `the "---" on this line ends the front matter, so "phases" on line 5 is read as the body`},
 		{"cr_only.md", 1, `its lines end in a carriage return alone (classic Mac OS line endings), so it reads as one line: save it with LF or CRLF line endings`},
+		// No phases key to point at: the "---" that ends the front matter, where it belongs.
+		{"no_phases.md", 4, "phases is missing or empty"},
+		// yaml.v3 reads past a tag of no meaning to it: whatever the author meant is refused.
+		{"custom_tag.md", 4, `tag "!foo" is not read, and Cairn would take the value as if it were not there: remove it`},
 		{"empty_then_keys.md", 2, `the "---" on this line ends the front matter, so "name" on line 3 is read as the body`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
