@@ -320,17 +320,14 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 // machine finished is counted, as telling it needs its records, which only a sync reads), and
 // the workflows finished here whose end it would push.
 func idleView(st *store.Store, h remote.Heads) (toTake int, ends []string, err error) {
-	archives, err := st.ListArchives()
+	archives, err := remotesync.EndsHere(st)
 	if err != nil {
 		return 0, nil, err
 	}
 	done := map[string]bool{}
-	for _, a := range archives { // newest first: the first of each id is its end
-		if a.Reason == "conflict" || done[a.WorkflowID] || h[a.WorkflowID] == 0 {
-			continue
-		}
+	for _, a := range archives {
 		done[a.WorkflowID] = true
-		if h[a.WorkflowID] < a.Revision {
+		if h[a.WorkflowID] > 0 && h[a.WorkflowID] < a.Revision {
 			ends = append(ends, clean(a.WorkflowID))
 		}
 	}
