@@ -156,3 +156,30 @@ func TestRemoteStatusNothingToTake(t *testing.T) {
 		t.Errorf("remote status with wf-3 on the remote:\n%s", out)
 	}
 }
+
+// TestStatusOfAnEndPulled: another clone abandoned (cairn archive) or completed the workflow,
+// and this clone's sync pulled that end into its active slot, where it stays until a session
+// start files it. cairn status showed it as the workflow to go on with, "Then: fix or
+// implement", and nothing said the abandoned one had ended. It now says it has ended, how, and
+// names no next phase.
+func TestStatusOfAnEndPulled(t *testing.T) {
+	t.Parallel()
+	for _, end := range [][]string{{"archive"}, {"complete", "done"}} {
+		url := "file://" + filepath.Join(bareRepo(t), "shared.git")
+		a, b := newMachine(t, url), newMachine(t, url)
+		a.must("remote", "enable", "--yes")
+		b.must("remote", "enable", "--yes")
+		a.must("start", "debug", "two clones", "--id", "wf-1")
+		a.must("sync")
+		b.must("sync")
+		a.must(end...)
+		a.must("sync")
+		b.must("sync")
+		how := map[string]string{"archive": "archived", "complete": "completed"}[end[0]]
+		out := b.must("status")
+		if strings.Contains(out, "Then:") ||
+			!strings.Contains(out, "Ended:      "+how+" (the next session start files it in the archive); cairn start begins another workflow\n") {
+			t.Errorf("B's status after A's %s was pulled:\n%s", end[0], out)
+		}
+	}
+}
