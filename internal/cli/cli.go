@@ -597,6 +597,7 @@ func shellSteps(msg string, agent bool) string {
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
 		{claimsync.ClaimStep, "run cairn sync, which claims it or says which machine holds it"},
 		{remotesync.AskHistory, "list them with cairn history "}, // a take-back's changes not replayed
+		{remotesync.AskSync, "run cairn sync "},                  // take back a workflow finished here
 		{remotesync.NextSyncTries, "run cairn sync again"},       // only cairn-mcp syncs by itself
 	} {
 		to := r[1]

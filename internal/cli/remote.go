@@ -223,6 +223,8 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 	out := remoteStatus{Settings: s}
 	var unreadable *remote.LeftOut // the active workflow's line, when no sync can read it
 	var unmatched int64            // the head of the remote's line of its id, when no sync matched it with it
+	var toTake int                 // with none active, the remote's lines an idle sync could take, as of the last fetch
+	var ends []string              // with none active, workflows finished here whose end the remote lacks
 	if s.Enabled {
 		w, err := st.ReadWorkflow()
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -250,6 +252,11 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 		}
 		out.Unreadable = unreadable != nil
 		out.Mirrored = h[w.ID]
+		if w.Data == nil {
+			if toTake, ends, err = idleView(st, h); err != nil {
+				return err
+			}
+		}
 		if w.ID != s.Workflow && out.Mirrored > 0 {
 			// No sync here matched the remote's line of this id with this workflow: it may be
 			// another workflow under the same id (remotesync.ErrOtherWorkflow), whose head
@@ -272,8 +279,15 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 		fmt.Fprintln(a.stdout, syncOff(e, ""))
 	case out.Workflow == "" && out.NoRemote:
 		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; %s: %s\n", s.Remote, noRemote(s.Remote), remoteEnableStep)
-	case out.Workflow == "":
+	case out.Workflow == "" && (toTake > 0 || s.LastSync.IsZero()):
 		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; cairn sync takes the remote's\n", s.Remote)
+	case out.Workflow == "":
+		step := "cairn sync looks again"
+		if len(ends) > 0 {
+			step = "cairn sync pushes the end of " + strings.Join(ends, ", ") + ", finished here"
+		}
+		fmt.Fprintf(a.stdout, "remote %s: no active workflow here, and %s held none to take at the last sync (%s); %s\n",
+			s.Remote, s.Remote, s.LastSync.UTC().Format(time.RFC3339), step)
 	default:
 		fmt.Fprintln(a.stdout, report.SharedLine(*mirror.Shared(s, out.Workflow, out.Local, time.Now())))
 		last := "never synced"
@@ -299,6 +313,31 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 			s.Remote, out.Workflow, out.Local, out.Mirrored, last, out.Unpushed)
 	}
 	return nil
+}
+
+// idleView is what an idle sync would find as of the last fetch (h, the remote's heads): how
+// many of the remote's lines it could take (those of workflows not finished here; one another
+// machine finished is counted, as telling it needs its records, which only a sync reads), and
+// the workflows finished here whose end it would push.
+func idleView(st *store.Store, h remote.Heads) (toTake int, ends []string, err error) {
+	archives, err := remotesync.EndsHere(st)
+	if err != nil {
+		return 0, nil, err
+	}
+	done := map[string]bool{}
+	for _, a := range archives {
+		done[a.WorkflowID] = true
+		if h[a.WorkflowID] > 0 && h[a.WorkflowID] < a.Revision {
+			ends = append(ends, clean(a.WorkflowID))
+		}
+	}
+	for id := range h {
+		if !done[id] {
+			toTake++
+		}
+	}
+	slices.Sort(ends)
+	return toTake, ends, nil
 }
 
 func runSync(a *app, pos []string, e *engine.Engine) error {

@@ -111,3 +111,75 @@ func TestRemoteStatusAfterAPullCutShort(t *testing.T) {
 		t.Errorf("remote status after the pull cut short:\n%s", out)
 	}
 }
+
+// TestRemoteStatusNothingToTake: with no active workflow here, remote status told "cairn sync
+// takes the remote's" when the last sync found nothing there to take (the remote empty, or
+// holding only the workflow abandoned here, whose end that sync shared); the sync it pointed to
+// then said "nothing to sync". It now says there was none to take at the last sync, and names
+// what the remote holds when there is one.
+func TestRemoteStatusNothingToTake(t *testing.T) {
+	t.Parallel()
+	url := "file://" + filepath.Join(bareRepo(t), "shared.git")
+	a, b := newMachine(t, url), newMachine(t, url)
+	a.must("remote", "enable", "--yes")
+	a.must("sync")
+	none := "remote origin: no active workflow here, and origin held none to take at the last sync ("
+	if out := a.must("remote", "status"); !strings.HasPrefix(out, none) || strings.Contains(out, "takes the remote's") {
+		t.Errorf("remote status with nothing on the remote:\n%s", out)
+	}
+	a.must("start", "debug", "abandoned soon", "--id", "wf-1")
+	a.must("sync")
+	a.must("archive")
+	a.must("sync")
+	if out := a.must("remote", "status"); !strings.HasPrefix(out, none) || strings.Contains(out, "takes the remote's") {
+		t.Errorf("remote status with only the workflow abandoned here on the remote:\n%s", out)
+	}
+	b.must("remote", "enable", "--yes")
+	b.must("start", "debug", "going on", "--id", "wf-2")
+	b.must("sync")
+	a.must("sync")
+	a.must("archive")
+	if out := a.must("remote", "status"); !strings.HasPrefix(out, none) || !strings.HasSuffix(out, "; cairn sync pushes the end of wf-2, finished here\n") {
+		t.Errorf("remote status with wf-2 abandoned here but not yet shared:\n%s", out)
+	}
+	// B goes on with wf-3, which A fetches (as a sync does) but does not take yet.
+	b.must("start", "debug", "next", "--id", "wf-3", "--replace")
+	b.must("sync")
+	r, err := gitremote.New(gitremote.Config{Dir: a.dir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := r.Heads(t.Context()); err != nil || h["wf-3"] != 1 {
+		t.Fatalf("A's fetch = %v, %v; want wf-3 at r1", h, err)
+	}
+	if out := a.must("remote", "status"); !strings.HasSuffix(out, "no active workflow here; cairn sync takes the remote's\n") {
+		t.Errorf("remote status with wf-3 on the remote:\n%s", out)
+	}
+}
+
+// TestStatusOfAnEndPulled: another clone abandoned (cairn archive) or completed the workflow,
+// and this clone's sync pulled that end into its active slot, where it stays until a session
+// start files it. cairn status showed it as the workflow to go on with, "Then: fix or
+// implement", and nothing said the abandoned one had ended. It now says it has ended, how, and
+// names no next phase.
+func TestStatusOfAnEndPulled(t *testing.T) {
+	t.Parallel()
+	for _, end := range [][]string{{"archive"}, {"complete", "done"}} {
+		url := "file://" + filepath.Join(bareRepo(t), "shared.git")
+		a, b := newMachine(t, url), newMachine(t, url)
+		a.must("remote", "enable", "--yes")
+		b.must("remote", "enable", "--yes")
+		a.must("start", "debug", "two clones", "--id", "wf-1")
+		a.must("sync")
+		b.must("sync")
+		a.must(end...)
+		a.must("sync")
+		b.must("sync")
+		how := map[string]string{"archive": "archived", "complete": "completed"}[end[0]]
+		out := b.must("status")
+		if strings.Contains(out, "Then:") ||
+			!strings.Contains(out, "Ended:      "+how+" (the next session start files it in the archive); cairn start begins another workflow\n") {
+			t.Errorf("B's status after A's %s was pulled:\n%s", end[0], out)
+		}
+	}
+}

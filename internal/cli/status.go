@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -94,7 +96,16 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal, agent b
 		if len(r.Completed) > 0 {
 			fmt.Fprintf(w, "%s%s\n", label("Completed"), clean(secrets.JoinNames(r.Completed, ", ")))
 		}
-		if len(r.Allowed) > 0 {
+		if r.Finished() {
+			// Ended here or on another clone (a sync pulled its end), not filed yet: no move
+			// leads on from it.
+			var rec struct {
+				Status string `json:"status"`
+			}
+			_ = json.Unmarshal(r.Workflow, &rec) // the engine read it; only for the word
+			fmt.Fprintf(w, "%s%s (the next session start files it in the archive); cairn start begins another workflow\n",
+				label("Ended"), clean(cmp.Or(rec.Status, "ended")))
+		} else if len(r.Allowed) > 0 {
 			fmt.Fprintf(w, "%s%s\n", label("Then"), clean(secrets.JoinNames(r.Allowed, " or ")))
 		}
 		if terminal { // no move leads out of it: only a completion ends it

@@ -586,7 +586,10 @@ func archiveReason(cur *workflow.Record) string {
 		return "expired"
 	case workflow.StatusCompleted:
 		return "completed"
-	case workflow.StatusArchived: // a replacing start marked it, and a crash kept it in the slot
+	case workflow.StatusArchived: // marked, and a crash (or another process) kept it in the slot
+		if replacedBy(cur) == "" {
+			return "archived" // cairn archive's, here or on a machine a sync took it from
+		}
 		return "replaced"
 	default: // active, or a status not known to be finished
 		return "replaced"
@@ -1565,39 +1568,53 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	if f := secrets.ScanString(note); f != nil {
 		return nil, f
 	}
-	var cur *workflow.Record
+	// The end is a revision of its own, the record marked archived (as a replacing start marks
+	// the one it replaces): a sync pushes it, so the machines that share the workflow learn it
+	// was abandoned rather than go on with it alone. Free text is kept as the note of its
+	// archive event, where cairn history shows it; the archive's status (cairn list) stays a name.
+	evNote := note
 	if note != "" {
-		// Free text is kept as the note of an archive event in the workflow's journal, where
-		// cairn history shows it; the archive's status (cairn list) stays a name.
-		_, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
-			// Noted already: an archive cut short after its note (a crash, a failed archive),
-			// run again. The note stays once in the journal.
+		// Noted already: an archive cut short after its note (a crash, a failed archive; by
+		// an earlier Cairn, the record still active), run again. The note stays once.
+		if cur, _, _ := e.active(); cur != nil && e.lastEventNote(cur, "archive") == note {
+			evNote = ""
+		}
+	}
+	_, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
+		if note != "" {
 			if err := e.noteKept("the reason", cur.State, cur.State, note); err != nil {
 				return workflow.Result{}, err
 			}
-			noted := e.lastEventNote(cur, "archive") == note
-			return workflow.Result{Record: cur, Changed: !noted, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
-		}), note)
-		if res := e.archivedAlready(err, status, note); res != nil {
-			return res, nil
 		}
-		if err != nil {
-			return nil, err
+		end := cur.Clone()
+		if end.Status == workflow.StatusActive { // one finished already says so itself
+			end.Status = workflow.StatusArchived
 		}
-		// The workflow noted is the one to archive: another session may have replaced it
-		// since, and its new workflow is not archived under this note.
-		cur = wres.Record
-	} else {
-		cur, _, _ = e.active()
+		// Marked already, as cut short above: the end stays once in the journal.
+		if end.Status == cur.Status && (evNote == "" || e.lastEventNote(cur, "archive") == note) {
+			return workflow.Result{Record: cur, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
+		}
+		return workflow.Result{Record: end, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
+	}), evNote)
+	if res := e.archivedAlready(err, status, note); res != nil {
+		return res, nil
 	}
-	id := ""
-	if cur != nil {
-		id = cur.WorkflowID
+	if err != nil {
+		return nil, err
 	}
+	// The workflow marked is the one to archive: another session may have replaced it since,
+	// and its new workflow is not archived under this note.
+	cur := wres.Record
+	id := cur.WorkflowID
 	info, err := e.st.ArchiveIf(status, id)
 	if err != nil {
-		if note != "" && (errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound)) {
-			return &Result{Changed: true, Message: fmt.Sprintf("noted on workflow %s: %s; another process has since moved it out of the active slot, so it was not archived here", id, note)}, nil
+		if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+			// Marked archived, it is a finished workflow: another process may archive it first.
+			what := "marked archived"
+			if note != "" {
+				what += ": " + note
+			}
+			return &Result{Changed: true, Message: fmt.Sprintf("workflow %s was %s; another process has since moved it out of the active slot, so it was not archived here", id, what)}, nil
 		}
 		if res := e.archivedAlready(err, status, note); res != nil {
 			return res, nil
@@ -1613,7 +1630,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	}
 	res := &Result{Changed: true, Message: msg}
 	res.retention(info)
-	if cur != nil && cur.WorkflowID == info.WorkflowID {
+	if cur.WorkflowID == info.WorkflowID {
 		if w := e.ended(cur.WorkflowID, cur.Revision+1, endingLine(cur, status)); w != "" {
 			res.Warnings = append(res.Warnings, w)
 		}

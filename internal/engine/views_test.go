@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/alloctest"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -172,24 +173,26 @@ func testArchivedElsewhere(t *testing.T, restart bool) {
 	}
 }
 
-// TestArchiveWithANoteArchivesTheWorkflowNoted: cairn archive "note" commits the note, then
-// archives; a replacing start from another session in between takes the slot, and its new
-// workflow must not be archived under the note meant for the one it replaced.
+// TestArchiveWithANoteArchivesTheWorkflowNoted: cairn archive "note" commits the note (the
+// record marked archived), then archives; a replacing start from another session in between
+// takes the slot, and its new workflow must not be archived under the note meant for the one
+// it replaced, which that start files as archived.
 func TestArchiveWithANoteArchivesTheWorkflowNoted(t *testing.T) {
 	e := newEnv(t)
 	mine := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "mine", WorkflowID: "apex-mine"}))(t).WorkflowID
-	e.write(".claude/workflows/mine.md", "not a definition\n")
 	other := e.open("s2")
-	// The first definition parsed is after the note's commit (the result names the phase).
-	y := &hookYAML{hook: func() {
+	// The second time the archive takes the workflow lock is after the note's commit.
+	lk := &lockHook{name: ".lock-workflow", at: 2, hook: func() {
 		must(other.Start(engine.StartRequest{Type: "apex", Context: "theirs", WorkflowID: "apex-theirs", Replace: true}))(t)
 	}}
 	en := must(engine.Open(engine.Config{Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project,
-		Now: e.clock.Now, SessionID: "s1", PID: 7, Actor: "test", YAML: y}))(t)
+		Now: e.clock.Now, SessionID: "s1", PID: 7, Actor: "test", YAML: yamldoc.Codec{},
+		WrapFS: func(fsys durable.FS) durable.FS { lk.FS = fsys; return lk }}))(t)
 	defer en.Close()
+	lk.n = 0
 	res, err := en.Archive("moving on to other work")
-	if y.hook != nil {
-		t.Fatal("archive parsed no definition")
+	if lk.hook != nil {
+		t.Fatal("archive took the workflow lock only once")
 	}
 	if w := must(en.Snapshot())(t); w.WorkflowID != "apex-theirs" {
 		t.Fatalf("the active workflow is %q, want apex-theirs (archive: %+v, %v)", w.WorkflowID, res, err)
@@ -198,8 +201,8 @@ func TestArchiveWithANoteArchivesTheWorkflowNoted(t *testing.T) {
 		if s.WorkflowID == "apex-theirs" && s.Archived != "" {
 			t.Errorf("the other session's workflow was archived: %+v", s)
 		}
-		if s.WorkflowID == mine && s.Archived != "" && s.Status != "replaced" {
-			t.Errorf("the noted workflow is filed as %q, want replaced", s.Status)
+		if s.WorkflowID == mine && s.Archived != "" && s.Status != "archived" {
+			t.Errorf("the noted workflow is filed as %q, want archived", s.Status)
 		}
 	}
 	if err != nil || !strings.Contains(res.Message, mine) {
@@ -852,4 +855,25 @@ func TestResumeSaysWhatIsInTheJournalsPlace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockHook is a state directory whose at-th take of the lock name (counted in n) first runs
+// hook, once.
+type lockHook struct {
+	durable.FS
+	name string
+	at   int
+	n    int
+	hook func()
+}
+
+func (l *lockHook) Lock(name string, wait time.Duration) (func() error, error) {
+	if name == l.name {
+		if l.n++; l.n == l.at && l.hook != nil {
+			h := l.hook
+			l.hook = nil
+			h()
+		}
+	}
+	return l.FS.Lock(name, wait)
 }

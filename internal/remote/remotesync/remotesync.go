@@ -600,7 +600,7 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 		out.setLeftOut(skipped)
 		out.Notices = append(said, out.Notices...)
 	}()
-	archives, err := st.ListArchives()
+	archives, err := EndsHere(st)
 	if err != nil {
 		return 0, "", out, err
 	}
@@ -616,8 +616,8 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 		}
 		return shared, id, out, nil
 	}
-	for _, a := range archives { // newest first: the first of each id is its end
-		if a.Reason == "conflict" || done[a.WorkflowID] || h[a.WorkflowID] == 0 {
+	for _, a := range archives {
+		if h[a.WorkflowID] == 0 {
 			continue
 		}
 		done[a.WorkflowID] = true
@@ -629,7 +629,7 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 			// which is told, or taken back.
 			continue
 		}
-		n, notice, back, err := shareArchive(ctx, st, b, a, from)
+		n, notice, back, err := shareArchive(ctx, st, b, a, from, a.WorkflowID == want)
 		if errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
 			return shared, "", out, err
 		}
@@ -684,6 +684,24 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 	return shared, "", Outcome{Shared: shared, Available: open}, ErrChoose
 }
 
+// EndsHere is the end of each workflow archived here (completed, expired, archived, replaced),
+// newest first: its newest archive that is not a lost race's, which holds this machine's copy
+// rather than its end.
+func EndsHere(st *store.Store) ([]store.ArchiveInfo, error) {
+	archives, err := st.ListArchives()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	return slices.DeleteFunc(archives, func(a store.ArchiveInfo) bool { // newest first: the first of each id is its end
+		if a.Reason == "conflict" || seen[a.WorkflowID] {
+			return true
+		}
+		seen[a.WorkflowID] = true
+		return false
+	}), nil
+}
+
 // unfinished is open (the remote from's lines, for st) without those whose tip is a finished
 // workflow (completed, expired, archived by the machine that ended it): none is a workflow to go
 // on with, so an idle sync neither takes one into the active slot, where it read as the
@@ -730,13 +748,13 @@ func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id 
 	if err != nil || s.Remote != from || s.Workflow == "" || s.Workflow == id || s.Mirrored == 0 {
 		return 0, "", nil // nothing known to be shared, or the active workflow itself
 	}
-	archives, err := st.ListArchives()
+	archives, err := EndsHere(st)
 	if err != nil {
 		return 0, "", err
 	}
-	for _, a := range archives { // newest first: the first is its end
-		if a.WorkflowID == s.Workflow && a.Reason != "conflict" {
-			n, notice, _, err := shareArchive(ctx, st, b, a, "")
+	for _, a := range archives {
+		if a.WorkflowID == s.Workflow {
+			n, notice, _, err := shareArchive(ctx, st, b, a, "", false)
 			return n, notice, err
 		}
 	}
@@ -746,11 +764,12 @@ func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id 
 // shareArchive appends the archived revisions of a the remote lacks, when the remote's line is
 // a prefix of the archive's; otherwise it leaves both alone. When the remote's line moved apart
 // from the archive's (another machine changed the workflow after the revisions this one
-// shared), a workflow that expired here while the remote's line is still live (active, its TTL
-// not passed) is to be taken back from from, when from is not empty: back is set and notice
-// says so. Otherwise, and when the remote holds a revision that is not a Cairn entry of it,
-// notice says that this end stays here.
-func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo, from string) (n int, notice string, back bool, err error) {
+// shared), a workflow that expired here, or any the sync names (named), is to be taken back
+// from from while the remote's line is still live (active, its TTL not passed), when from is
+// not empty: back is set and notice says so. Otherwise, and when the remote holds a revision
+// that is not a Cairn entry of it, notice says that this end stays here, and how to take the
+// workflow back when it is live.
+func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo, from string, named bool) (n int, notice string, back bool, err error) {
 	mine, err := archived(st, a.Dir, a.WorkflowID, a.Revision)
 	if err != nil {
 		return 0, "", false, err
@@ -774,16 +793,25 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 		if err != nil {
 			tip = &workflow.Record{} // only for the notice
 		}
-		if from != "" && a.Reason == "expired" && live(tip) {
-			notice = fmt.Sprintf("workflow %s expired here at r%d, but another machine changed it after r%d, so it was taken back from %s and is active again; this machine's expired copy stays in archive/%s",
-				a.WorkflowID, a.Revision, common, from, a.Dir)
-			if common < a.Revision-1 { // changes made here before the expiry, never pushed
+		if from != "" && (a.Reason == "expired" || named) && live(tip) {
+			if a.Reason == "expired" {
+				notice = fmt.Sprintf("workflow %s expired here at r%d, but another machine changed it after r%d, so it was taken back from %s and is active again; this machine's expired copy stays in archive/%s",
+					a.WorkflowID, a.Revision, common, from, a.Dir)
+			} else {
+				notice = fmt.Sprintf("workflow %s, finished here at r%d, was changed by another machine after r%d, so it was taken back from %s as asked and is active again; this machine's copy stays in archive/%s",
+					a.WorkflowID, a.Revision, common, from, a.Dir)
+			}
+			if common < a.Revision-1 { // changes made here before it ended, never pushed
 				notice += fmt.Sprintf(" with the changes it made after r%d, which were not replayed: %s%s and make again what is still wanted", common, AskHistory, a.Dir)
 			}
 			return 0, notice, true, nil
 		}
-		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d and is at r%d, %s; this machine's end is kept in archive/%s",
-			a.WorkflowID, a.Revision, common, R, textsafe.Line(string(tip.Status), 40), a.Dir), false, nil
+		notice = fmt.Sprintf("workflow %s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d and is at r%d, %s; this machine's end is kept in archive/%s",
+			a.WorkflowID, a.Revision, common, R, textsafe.Line(string(tip.Status), 40), a.Dir)
+		if from != "" && live(tip) { // an idle sync's: a sync naming it can take it
+			notice += "; to go on with it here, " + AskSync + a.WorkflowID
+		}
+		return 0, notice, false, nil
 	}
 	if R >= int64(len(mine)) {
 		return 0, "", false, nil
@@ -798,6 +826,10 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 // expired copy's archive, in the model's words (cairn sync puts the person's), followed by
 // that archive's directory: cairn history reads an archive by it.
 const AskHistory = "ask the user to list them with cairn history "
+
+// AskSync is the step that takes back a workflow finished here which another machine goes on
+// with, in the model's words (cairn sync puts the person's), followed by its id.
+const AskSync = "ask the user to run cairn sync "
 
 // live says whether r, the remote's tip of a workflow, is one a machine could go on with now:
 // active, its TTL not passed (one stale everywhere stays expired).
