@@ -211,6 +211,15 @@ func SaysStep(err error) bool {
 	return ok
 }
 
+// fileInTheWay reports whether a read refused a state file (err) for what is in the file's
+// own place (InPlace), not its directory's.
+func fileInTheWay(err error) bool {
+	if nr, ok := errors.AsType[*durable.NotRegularError](err); ok {
+		return !nr.Dir
+	}
+	return InPlace(err) != ""
+}
+
 // InPlace says what sits in the place of a state file when that is what refused its read or
 // write (a directory, FIFO or symlink, or a file with other names; or, where a directory
 // belongs, a file), else "".
