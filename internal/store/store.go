@@ -211,11 +211,12 @@ func SaysStep(err error) bool {
 	return ok
 }
 
-// fileInTheWay reports whether a read refused a state file (err) for what is in the file's
-// own place (InPlace), not its directory's.
+// fileInTheWay reports whether a read refused a state file (err) for what a write would
+// replace in the file's own place (InPlace): not a directory, which the write refuses itself,
+// nor what is in its directory's place.
 func fileInTheWay(err error) bool {
 	if nr, ok := errors.AsType[*durable.NotRegularError](err); ok {
-		return !nr.Dir
+		return !nr.Dir && !nr.Mode.IsDir()
 	}
 	return InPlace(err) != ""
 }
