@@ -392,7 +392,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		// Validate first, so a refused start archives nothing.
 		probe, err := workflow.Start(def, cur, req, e.now(), e.actor())
 		if err != nil {
-			return nil, err
+			return nil, e.whoseActive(err, cur)
 		}
 		if r.WorkflowID != "" {
 			if err := e.idTaken(probe.Record.WorkflowID); err != nil {
@@ -424,7 +424,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 			if cur != nil {
 				// Someone started or restored a workflow between the archive and now.
-				return workflow.Result{}, &workflow.ActiveError{WorkflowID: cur.WorkflowID, Type: cur.Type, Phase: cur.State}
+				return workflow.Result{}, e.whoseActive(&workflow.ActiveError{WorkflowID: cur.WorkflowID, Type: cur.Type, Phase: cur.State}, cur)
 			}
 			return workflow.Start(def, nil, req, e.now(), e.actor())
 		}, "")
@@ -465,6 +465,15 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		e.awaiting(res, def, wres.Record)
 		return res, nil
 	}
+}
+
+// whoseActive is err, when it refuses a start over the active workflow cur, with the other
+// live session working in cur named (workflow.ActiveError's LiveOwner).
+func (e *Engine) whoseActive(err error, cur *workflow.Record) error {
+	if ae, ok := errors.AsType[*workflow.ActiveError](err); ok && cur != nil && e.liveOwnerWarning(cur) != "" {
+		ae.LiveOwner = workflow.Ago(e.now().Sub(cur.Owner.Heartbeat))
+	}
+	return err
 }
 
 // startedAlready reports whether the active workflow cur is the start r asks for, retried

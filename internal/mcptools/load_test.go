@@ -166,3 +166,20 @@ func TestLoadCheckpointOutlineAfterWhitespace(t *testing.T) {
 		t.Errorf("the array's outline does not give its range: %s", clip(text(res)))
 	}
 }
+
+// TestLoadPhaseCheckpointTooLargeSaysHow: a phase checkpoint's part too large for one result
+// named the file it is kept in, but not that the Bash tool reads it in pieces, as a named
+// checkpoint's refusal does: the model then read the whole file at once, too large again.
+func TestLoadPhaseCheckpointTooLargeSaysHow(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"large phase checkpoint"}`)
+	mustOK(t, c, "transition", `{"to":"plan","checkpoint":{"blob":"`+strings.Repeat("b", 60000)+`"}}`)
+	mustOK(t, c, "save_checkpoint", `{"name":"big","data":{"blob":"`+strings.Repeat("b", 60000)+`"}}`)
+	named := text(mustFail(t, c, "load_checkpoint", `{"name":"big","part":"/blob"}`, "a string of 60002 bytes"))
+	phase := text(mustFail(t, c, "load_checkpoint", `{"phase":"analyze","part":"/blob"}`, "a string of 60002 bytes",
+		"metadata.checkpoint of phase analyze", filepath.Join(p.state, "workflow-state.json")))
+	const how = "which your Bash tool can read in pieces"
+	if !strings.Contains(named, how) || !strings.Contains(phase, how) {
+		t.Errorf("a part too large for one result does not say how to read the file:\nnamed: %s\nphase: %s", named, phase)
+	}
+}

@@ -159,8 +159,11 @@ func (s *Server) openLocked() {
 		Actor: "mcp", YAML: yamldoc.Codec{},
 	})
 	if err != nil {
+		// Retried at every call: the log says a failure when it is new, not once a call.
+		if s.openErr == nil || s.openErr.Error() != err.Error() {
+			s.opt.Log.Printf("opening the workflow state: %v", err)
+		}
 		s.openErr = err
-		s.opt.Log.Printf("opening the workflow state: %v", err)
 		return
 	}
 	s.eng, s.openErr = eng, nil

@@ -138,3 +138,18 @@ func TestTerminalReplacesAnothersWorkflow(t *testing.T) {
 		t.Errorf("replacing the other terminal's workflow said:\n%s", got)
 	}
 }
+
+// A second terminal's start while the first terminal's session works in its workflow was
+// refused with "continue or complete it": the model there then took up, or completed, the
+// other session's work. It is now told whose the workflow is, and to leave it to the user.
+func TestSecondTerminalStartIsNotSentIntoTheOthersWork(t *testing.T) {
+	cs := terminals(t, "sess-a", "sess-b")
+	mustOK(t, cs[0], "start_workflow", `{"type":"apex","context":"a's work"}`)
+	got := text(mustFail(t, cs[1], "start_workflow", `{"type":"apex","context":"b's work"}`,
+		"is still active", "another live session is working in it", "nothing was changed", "tell the user"))
+	if strings.Contains(got, "continue or complete it") {
+		t.Errorf("the second terminal is told to take up the first one's work:\n%s", got)
+	}
+	// With no other session in it, the refusal's step is still to continue or complete it.
+	mustFail(t, cs[0], "start_workflow", `{"type":"apex","context":"a's other work"}`, "continue or complete it")
+}

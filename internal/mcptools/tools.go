@@ -437,7 +437,7 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	from := checkpointFrom{label: name, key: "name", value: name}
 	if phase != "" {
 		from = checkpointFrom{label: "of phase " + phase, key: "phase", value: phase,
-			whole: "the whole checkpoint is metadata.checkpoint of phase " + phase + " in the file " + filepath.Join(c.eng.StateDir(), store.WorkflowFile)}
+			whole: "the whole checkpoint is metadata.checkpoint of phase " + phase + " in " + inPieces(c, store.WorkflowFile)}
 		if data, err = c.eng.LoadPhaseCheckpoint(phase); err != nil {
 			return nil, err
 		}
@@ -815,7 +815,13 @@ func wholeCheckpoint(c *call, name string) string {
 // wholeFile says where the model reads all of what, kept in file (relative to the state
 // directory), when it is too large for one result.
 func wholeFile(c *call, what, file string) string {
-	return "the whole " + what + " is the file " + filepath.Join(c.eng.StateDir(), file) + ", which your Bash tool can read in pieces"
+	return "the whole " + what + " is " + inPieces(c, file)
+}
+
+// inPieces names file (relative to the state directory) and how the model reads it: read at
+// once, a file too large for one result is too large for one Bash result as well.
+func inPieces(c *call, file string) string {
+	return "the file " + filepath.Join(c.eng.StateDir(), file) + ", which your Bash tool can read in pieces"
 }
 
 func runAppendLog(c *call) (*outcome, error) {

@@ -310,7 +310,13 @@ func (s *Store) SaveCheckpointChanged(name string, doc []byte) (changed bool, er
 		return false, err
 	}
 	defer unlock()
-	prev, _ := s.get(checkpoints, name)
+	prev, err := s.get(checkpoints, name)
+	if fileInTheWay(err) {
+		// What a load refuses in the file's place (a symlink, a FIFO) a save would replace,
+		// cutting a link the user made: refused the same way, and left as it is (a directory the
+		// write refuses itself).
+		return false, fmt.Errorf("checkpoint %q not saved: %w", name, err)
+	}
 	if err := s.store(checkpoints, name, doc, durable.WriteFile); err != nil {
 		return false, err
 	}

@@ -211,6 +211,16 @@ func SaysStep(err error) bool {
 	return ok
 }
 
+// fileInTheWay reports whether a read refused a state file (err) for what a write would
+// replace in the file's own place (InPlace): not a directory, which the write refuses itself,
+// nor what is in its directory's place.
+func fileInTheWay(err error) bool {
+	if nr, ok := errors.AsType[*durable.NotRegularError](err); ok {
+		return !nr.Dir && !nr.Mode.IsDir()
+	}
+	return InPlace(err) != ""
+}
+
 // InPlace says what sits in the place of a state file when that is what refused its read or
 // write (a directory, FIFO or symlink, or a file with other names; or, where a directory
 // belongs, a file), else "".
