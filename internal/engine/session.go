@@ -30,6 +30,10 @@ type Session struct {
 	// maxReplaced): a client runs one session at a time, so /clear or /resume ended them.
 	// RecordSession keeps them; older files have none.
 	Replaced []string `json:"replaced,omitempty"`
+	// ClientStart is when the client of PID started, as processStart tells it (0: not known,
+	// and in older files): a process of that pid that started at another time took the pid
+	// after the client exited (clientRunning). RecordSession fills it in.
+	ClientStart uint64 `json:"client_start,omitempty"`
 }
 
 // maxReplaced bounds Session.Replaced: an owner recorded without a pid that this client ran
@@ -105,6 +109,9 @@ func (e *Engine) RecordSession(s Session) error {
 			}
 		}
 	}
+	if s.ClientStart == 0 {
+		s.ClientStart, _ = processStart(s.PID)
+	}
 	now := e.now()
 	if s.StartedAt.IsZero() {
 		s.StartedAt = now
@@ -163,7 +170,7 @@ func (e *Engine) sessionClient(id string) (running int, ended bool) {
 		s, ok := e.CurrentSession(pid)
 		switch {
 		case err != nil || !ok:
-		case s.SessionID == id && (pid == e.cfg.PID || !clientExited(pid)):
+		case s.SessionID == id && (pid == e.cfg.PID || clientRunning(pid, s.ClientStart)):
 			return pid, false // live as its heartbeat says
 		case s.SessionID == id || slices.Contains(s.Replaced, id):
 			ended = true
