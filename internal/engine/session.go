@@ -235,13 +235,22 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 		return out, err
 	}
 	now := e.now()
-	if in.SessionID != "" && r.Owner != nil && r.Owner.SessionID == in.SessionID && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery &&
-		!e.inOtherLiveClient(r.Owner) {
+	// The owner's heartbeat is this client's to keep while the owner's session runs here, or
+	// ran here until /clear replaced it: the client goes on with the workflow, and a second
+	// terminal is to be warned of it as before. The replaced owner keeps it (a heartbeat never
+	// takes a workflow: a change does).
+	by := e.actor()
+	replaced := r.Owner != nil && r.Owner.SessionID != "" && r.Owner.SessionID != in.SessionID && e.inThisClient(r.Owner)
+	if replaced {
+		by.SessionID = r.Owner.SessionID
+	}
+	if in.SessionID != "" && r.Owner != nil && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery &&
+		(replaced || r.Owner.SessionID == in.SessionID && !e.inOtherLiveClient(r.Owner)) {
 		res, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-			if cur == nil || cur.WorkflowID != r.WorkflowID {
+			if cur == nil || cur.WorkflowID != r.WorkflowID || replaced && (cur.Owner == nil || !e.inThisClient(cur.Owner)) {
 				return workflow.Result{Event: workflow.EventNone}, nil
 			}
-			return workflow.Heartbeat(cur, e.actor(), now)
+			return workflow.Heartbeat(cur, by, now)
 		}, "")
 		out.Heartbeat, out.HeartbeatErr = err == nil && res.Changed, err
 		if err == nil {
