@@ -157,19 +157,29 @@ func (e *Engine) sessionEnded(id string) bool {
 	return ended
 }
 
-// sessionClient is what the session records (at most maxSessionsRead) say of the Claude Code
-// session id: the pid of a running client whose record names it as its session (0: none),
-// else whether it has ended (see sessionEnded).
+// sessionClient is what the session records say of the Claude Code session id: the pid of a
+// running client whose record names it as its session (0: none), else whether it has ended
+// (see sessionEnded). Every record of a process that runs, and this client's, is read; of the
+// others (exited clients') at most maxSessionsRead, which only say a session ended.
 func (e *Engine) sessionClient(id string) (running int, ended bool) {
 	names, err := e.st.Sessions()
 	if err != nil {
 		return 0, false
 	}
-	for _, n := range names[:min(len(names), maxSessionsRead)] {
+	exited := 0
+	for _, n := range names {
 		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if pid != e.cfg.PID && !processAlive(pid) {
+			if exited++; exited > maxSessionsRead {
+				continue
+			}
+		}
 		s, ok := e.CurrentSession(pid)
 		switch {
-		case err != nil || !ok:
+		case !ok:
 		case s.SessionID == id && (pid == e.cfg.PID || clientRunning(pid, s.ClientStart)):
 			return pid, false // live as its heartbeat says
 		case s.SessionID == id || slices.Contains(s.Replaced, id):
@@ -179,8 +189,8 @@ func (e *Engine) sessionClient(id string) (running int, ended bool) {
 	return 0, ended
 }
 
-// maxSessionsRead bounds the session records sessionEnded reads: cairn-mcp removes those of
-// exited clients after an hour, so a project has about one a client running.
+// maxSessionsRead bounds the records of exited clients sessionClient reads: cairn-mcp
+// removes them after an hour, but a script running claude in a loop leaves many in that hour.
 const maxSessionsRead = 64
 
 // CurrentSession returns what the SessionStart hook last recorded for a Claude Code pid.
