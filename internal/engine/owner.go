@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -58,17 +59,13 @@ func (e *Engine) clientExited(pid int) bool {
 
 // clientRunning reports whether the Claude Code client of pid that started at start (0: not
 // known) still runs: a process of that pid runs, and started then where the platform tells
-// (processStart). Another start is another process that took the pid after the client exited,
+// (store.PIDTaken). Another start is another process that took the pid after the client exited,
 // which would otherwise keep the client's session looking live for as long as it runs.
 func clientRunning(pid int, start uint64) bool {
 	if !processAlive(pid) {
 		return false
 	}
-	if start == 0 {
-		return true
-	}
-	now, ok := processStart(pid)
-	return !ok || now == start
+	return !store.PIDTaken(pid, start)
 }
 
 // OwnerExited reports whether r's owner ran in a Claude Code client of this machine that has

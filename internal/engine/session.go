@@ -30,7 +30,7 @@ type Session struct {
 	// maxReplaced): a client runs one session at a time, so /clear or /resume ended them.
 	// RecordSession keeps them; older files have none.
 	Replaced []string `json:"replaced,omitempty"`
-	// ClientStart is when the client of PID started, as processStart tells it (0: not known,
+	// ClientStart is when the client of PID started, as store.ProcessStart tells it (0: not known,
 	// and in older files): a process of that pid that started at another time took the pid
 	// after the client exited (clientRunning). RecordSession fills it in.
 	ClientStart uint64 `json:"client_start,omitempty"`
@@ -110,7 +110,7 @@ func (e *Engine) RecordSession(s Session) error {
 		}
 	}
 	if s.ClientStart == 0 {
-		s.ClientStart, _ = processStart(s.PID)
+		s.ClientStart, _ = store.ProcessStart(s.PID)
 	}
 	now := e.now()
 	if s.StartedAt.IsZero() {

@@ -1,10 +1,10 @@
-package engine
+package store
 
 import "golang.org/x/sys/unix"
 
-// processStart is when the process of pid started, in microseconds since the epoch, as the
+// ProcessStart is when the process of pid started, in microseconds since the epoch, as the
 // kernel's process table says: the same pid with another start is another process.
-func processStart(pid int) (uint64, bool) {
+func ProcessStart(pid int) (uint64, bool) {
 	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil || k.Proc.P_starttime.Sec <= 0 {
 		return 0, false

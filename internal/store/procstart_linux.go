@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"bytes"
@@ -6,9 +6,9 @@ import (
 	"strconv"
 )
 
-// processStart is when the process of pid started, in clock ticks after boot (/proc's stat,
+// ProcessStart is when the process of pid started, in clock ticks after boot (/proc's stat,
 // field 22): the same pid with another start is another process.
-func processStart(pid int) (uint64, bool) {
+func ProcessStart(pid int) (uint64, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	// The fields after the parenthesised command name (which may itself hold ") ") start
 	// with the state, field 3.
