@@ -18,6 +18,22 @@ import (
 // that another live session holds the workflow, and the user sees it too.
 func TestCairnOwnerResumedInAnotherClient(t *testing.T) {
 	t.Parallel()
+	ownerResumedIn(t, 0, true)
+}
+
+// TestCairnOwnerResumedInAClientWhosePidIsTaken: as TestCairnOwnerResumedInAnotherClient, but
+// the client the session was resumed in has exited too, and another process (this test's) has
+// its pid: the record's client start is not that process's. The second session is not told of
+// a live session that has gone.
+func TestCairnOwnerResumedInAClientWhosePidIsTaken(t *testing.T) {
+	t.Parallel()
+	ownerResumedIn(t, 1, false)
+}
+
+// ownerResumedIn runs a second session beside a workflow whose owner's session is recorded as
+// resumed in a client of this test's pid that started at clientStart (0: not known), and
+// checks whether that session is told of another live session.
+func ownerResumedIn(t *testing.T, clientStart uint64, told bool) {
 	w := newWorld(t, cairnPlugin)
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
@@ -38,16 +54,16 @@ func TestCairnOwnerResumedInAnotherClient(t *testing.T) {
 	}
 	// The resumed client: this test's process, which runs for as long as the run does.
 	live := os.Getpid()
-	if err := open(live).RecordSession(engine.Session{SessionID: "resumed-session", Source: "resume", PID: live, StartedAt: time.Now()}); err != nil {
+	if err := open(live).RecordSession(engine.Session{SessionID: "resumed-session", Source: "resume", PID: live, StartedAt: time.Now(), ClientStart: clientStart}); err != nil {
 		t.Fatal(err)
 	}
 	r := w.run(t, RunOptions{Prompt: "SECOND-SESSION: where are we?"})
 	requireOK(t, r)
 	report := cairnReport(t, r.FirstMain(t))
-	if !strings.Contains(report, "Another live session last changed this workflow") || !strings.Contains(report, "coordinate with it") {
-		t.Errorf("the second session's report does not say another live session holds the workflow:\n%s", report)
+	if got := strings.Contains(report, "Another live session last changed this workflow") && strings.Contains(report, "coordinate with it"); got != told {
+		t.Errorf("the second session's report says another live session holds the workflow: %v, want %v\n%s", got, told, report)
 	}
-	if out := parseHookOutput(t, requireHooksOK(t, r, "SessionStart")[0]); !strings.Contains(out.SystemMessage, "Another live session") {
-		t.Errorf("SessionStart told the user %q, want the other live session", out.SystemMessage)
+	if out := parseHookOutput(t, requireHooksOK(t, r, "SessionStart")[0]); strings.Contains(out.SystemMessage, "Another live session") != told {
+		t.Errorf("SessionStart told the user %q, want the other live session told: %v", out.SystemMessage, told)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -36,7 +37,7 @@ func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	}
 	// A client exited, but its session resumed in another that runs (`claude --resume` after
 	// a kill -9) is live there before its first change records that client's pid.
-	return o.PID == e.cfg.PID || clientExited(o.PID) && !e.inOtherRunningClient(o.SessionID)
+	return o.PID == e.cfg.PID || e.clientExited(o.PID) && !e.inOtherRunningClient(o.SessionID)
 }
 
 // inOtherRunningClient reports whether a running Claude Code client other than this engine's is in
@@ -46,10 +47,25 @@ func (e *Engine) inOtherRunningClient(id string) bool {
 	return pid > 0 && pid != e.cfg.PID
 }
 
-// clientExited reports whether the Claude Code client of pid (an owner's) has exited; an
-// unknown pid (0) answers false.
-func clientExited(pid int) bool {
-	return pid > 0 && !processAlive(pid)
+// clientExited reports whether the Claude Code client of pid (an owner's) has exited, as
+// clientRunning tells it from the client's session record; an unknown pid (0) answers false.
+func (e *Engine) clientExited(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	s, _ := e.CurrentSession(pid)
+	return !clientRunning(pid, s.ClientStart)
+}
+
+// clientRunning reports whether the Claude Code client of pid that started at start (0: not
+// known) still runs: a process of that pid runs, and started then where the platform tells
+// (store.PIDTaken). Another start is another process that took the pid after the client exited,
+// which would otherwise keep the client's session looking live for as long as it runs.
+func clientRunning(pid int, start uint64) bool {
+	if !processAlive(pid) {
+		return false
+	}
+	return !store.PIDTaken(pid, start)
 }
 
 // OwnerExited reports whether r's owner ran in a Claude Code client of this machine that has
@@ -57,11 +73,11 @@ func clientExited(pid int) bool {
 // another machine's pid, in a workflow shared through a remote, has none) and no process of
 // that pid runs.
 func (e *Engine) OwnerExited(r *workflow.Record) bool {
-	if r == nil || r.Owner == nil || !clientExited(r.Owner.PID) {
+	if r == nil || r.Owner == nil || r.Owner.PID <= 0 {
 		return false
 	}
-	_, here := e.CurrentSession(r.Owner.PID)
-	return here
+	s, here := e.CurrentSession(r.Owner.PID)
+	return here && !clientRunning(r.Owner.PID, s.ClientStart)
 }
 
 // inOtherLiveClient reports whether o runs in another Claude Code client than this engine's
@@ -75,7 +91,7 @@ func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
 		return e.inOtherRunningClient(o.SessionID)
 	}
 	return e.onOtherHost(o) || o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID &&
-		(processAlive(o.PID) || o.SessionID != "" && e.inOtherRunningClient(o.SessionID))
+		(!e.clientExited(o.PID) || o.SessionID != "" && e.inOtherRunningClient(o.SessionID))
 }
 
 // inThisClient reports whether o ran in this engine's Claude Code client: its pid, on this

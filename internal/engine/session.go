@@ -30,6 +30,10 @@ type Session struct {
 	// maxReplaced): a client runs one session at a time, so /clear or /resume ended them.
 	// RecordSession keeps them; older files have none.
 	Replaced []string `json:"replaced,omitempty"`
+	// ClientStart is when the client of PID started, as store.ProcessStart tells it (0: not known,
+	// and in older files): a process of that pid that started at another time took the pid
+	// after the client exited (clientRunning). RecordSession fills it in.
+	ClientStart uint64 `json:"client_start,omitempty"`
 }
 
 // maxReplaced bounds Session.Replaced: an owner recorded without a pid that this client ran
@@ -105,6 +109,9 @@ func (e *Engine) RecordSession(s Session) error {
 			}
 		}
 	}
+	if s.ClientStart == 0 {
+		s.ClientStart, _ = store.ProcessStart(s.PID)
+	}
 	now := e.now()
 	if s.StartedAt.IsZero() {
 		s.StartedAt = now
@@ -150,20 +157,30 @@ func (e *Engine) sessionEnded(id string) bool {
 	return ended
 }
 
-// sessionClient is what the session records (at most maxSessionsRead) say of the Claude Code
-// session id: the pid of a running client whose record names it as its session (0: none),
-// else whether it has ended (see sessionEnded).
+// sessionClient is what the session records say of the Claude Code session id: the pid of a
+// running client whose record names it as its session (0: none), else whether it has ended
+// (see sessionEnded). Every record of a process that runs, and this client's, is read; of the
+// others (exited clients') at most maxSessionsRead, which only say a session ended.
 func (e *Engine) sessionClient(id string) (running int, ended bool) {
 	names, err := e.st.Sessions()
 	if err != nil {
 		return 0, false
 	}
-	for _, n := range names[:min(len(names), maxSessionsRead)] {
+	exited := 0
+	for _, n := range names {
 		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if pid != e.cfg.PID && !processAlive(pid) {
+			if exited++; exited > maxSessionsRead {
+				continue
+			}
+		}
 		s, ok := e.CurrentSession(pid)
 		switch {
-		case err != nil || !ok:
-		case s.SessionID == id && (pid == e.cfg.PID || !clientExited(pid)):
+		case !ok:
+		case s.SessionID == id && (pid == e.cfg.PID || clientRunning(pid, s.ClientStart)):
 			return pid, false // live as its heartbeat says
 		case s.SessionID == id || slices.Contains(s.Replaced, id):
 			ended = true
@@ -172,8 +189,8 @@ func (e *Engine) sessionClient(id string) (running int, ended bool) {
 	return 0, ended
 }
 
-// maxSessionsRead bounds the session records sessionEnded reads: cairn-mcp removes those of
-// exited clients after an hour, so a project has about one a client running.
+// maxSessionsRead bounds the records of exited clients sessionClient reads: cairn-mcp
+// removes them after an hour, but a script running claude in a loop leaves many in that hour.
 const maxSessionsRead = 64
 
 // CurrentSession returns what the SessionStart hook last recorded for a Claude Code pid.
@@ -228,13 +245,22 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 		return out, err
 	}
 	now := e.now()
-	if in.SessionID != "" && r.Owner != nil && r.Owner.SessionID == in.SessionID && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery &&
-		!e.inOtherLiveClient(r.Owner) {
+	// The owner's heartbeat is this client's to keep while the owner's session runs here, or
+	// ran here until /clear replaced it: the client goes on with the workflow, and a second
+	// terminal is to be warned of it as before. The replaced owner keeps it (a heartbeat never
+	// takes a workflow: a change does).
+	by := e.actor()
+	replaced := r.Owner != nil && r.Owner.SessionID != "" && r.Owner.SessionID != in.SessionID && e.inThisClient(r.Owner)
+	if replaced {
+		by.SessionID = r.Owner.SessionID
+	}
+	if in.SessionID != "" && r.Owner != nil && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery &&
+		(replaced || r.Owner.SessionID == in.SessionID && !e.inOtherLiveClient(r.Owner)) {
 		res, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-			if cur == nil || cur.WorkflowID != r.WorkflowID {
+			if cur == nil || cur.WorkflowID != r.WorkflowID || replaced && (cur.Owner == nil || !e.inThisClient(cur.Owner)) {
 				return workflow.Result{Event: workflow.EventNone}, nil
 			}
-			return workflow.Heartbeat(cur, e.actor(), now)
+			return workflow.Heartbeat(cur, by, now)
 		}, "")
 		out.Heartbeat, out.HeartbeatErr = err == nil && res.Changed, err
 		if err == nil {

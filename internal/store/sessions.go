@@ -1,12 +1,16 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // StaleSessionAge is how long the session record of a client that is no longer running is kept
@@ -15,7 +19,8 @@ import (
 const StaleSessionAge = time.Hour
 
 // PruneSessions removes the records of Claude Code clients that have exited, which nothing else
-// removes: sessions/<pid>.json whose pid is no running process and that was last written at
+// removes: sessions/<pid>.json whose pid is no running process (or one that took it since the
+// client exited: PIDTaken) and that was last written at
 // least StaleSessionAge ago, and temp files StaleTempAge old. It never touches keep's record (the
 // caller's own client), names that are not <pid>.json, or anything but a regular file, and
 // leaves everything alone when sessions/ is not a real directory. At most limit names are looked
@@ -48,7 +53,7 @@ func (s *Store) PruneSessions(keep, limit int) (int, error) {
 		fi, err := s.fs.Lstat(file)
 		// The pid is checked last, just before the removal, so a client that got it since is
 		// seen alive (and its record is young anyway).
-		if err != nil || !fi.Mode().IsRegular() || s.o.now().Sub(fi.ModTime()) < StaleSessionAge || !processGone(pid) {
+		if err != nil || !fi.Mode().IsRegular() || s.o.now().Sub(fi.ModTime()) < StaleSessionAge || !s.clientGone(file, pid) {
 			continue
 		}
 		switch err := s.fs.Remove(file); {
@@ -70,4 +75,28 @@ func sessionPID(file string) (int, bool) {
 		return 0, false
 	}
 	return int(pid), true
+}
+
+// PIDTaken reports whether the process that has pid now started at another time than start,
+// the start of the process that had it (0: not known): that one exited and this one took its
+// pid. Where the platform does not tell a process's start (ProcessStart), it answers false.
+func PIDTaken(pid int, start uint64) bool {
+	if start == 0 {
+		return false
+	}
+	now, ok := ProcessStart(pid)
+	return ok && now != start
+}
+
+// clientGone reports whether the client whose session record is file, of pid, has exited: no
+// process has its pid, or the one that has it took it since (the record's client_start).
+func (s *Store) clientGone(file string, pid int) bool {
+	if processGone(pid) {
+		return true
+	}
+	var r struct {
+		ClientStart uint64 `json:"client_start"`
+	}
+	b, err := durable.ReadFile(s.fs, file, strictjson.MaxSize)
+	return err == nil && json.Unmarshal(b, &r) == nil && PIDTaken(pid, r.ClientStart)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func TestPruneSessions(t *testing.T) {
 	sessions := filepath.Join(dir, "sessions")
 	const old, fresh = 2 * time.Hour, 50 * time.Minute
 	dead, deadFresh, deadKeep, deadDir, deadLink, deadForeign := deadPID(t), deadPID(t), deadPID(t), deadPID(t), deadPID(t), deadPID(t)
-	live := livePID(t)
+	live, taken := livePID(t), livePID(t)
 	name := func(pid int) string { return strconv.Itoa(pid) + ".json" }
 	outside := filepath.Join(t.TempDir(), "target.json")
 	if err := os.WriteFile(outside, sessionDoc(deadLink), 0o600); err != nil {
@@ -77,6 +78,11 @@ func TestPruneSessions(t *testing.T) {
 		{name: name(os.Getpid()), pid: os.Getpid(), age: old, why: "its client (this test) runs"},
 		{name: name(live), pid: live, age: old, why: "its client (sleep) runs"},
 		{name: name(deadKeep), pid: deadKeep, age: old, why: "it is the caller's own client's"},
+		{name: name(taken), age: old, gone: runtime.GOOS == "linux" || runtime.GOOS == "darwin", why: "its client exited and another process (sleep) took its pid", make: func(f string) {
+			if err := os.WriteFile(f, []byte(`{"session_id":"s","pid":`+strconv.Itoa(taken)+`,"client_start":1}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{name: name(deadDir), age: old, why: "a directory", make: func(f string) {
 			if err := os.Mkdir(f, 0o700); err != nil {
 				t.Fatal(err)

@@ -1,0 +1,6 @@
+//go:build !linux && !darwin
+
+package store
+
+// ProcessStart cannot tell here: a running pid is taken as the client that recorded it.
+func ProcessStart(int) (uint64, bool) { return 0, false }
