@@ -152,6 +152,11 @@ func (a *app) main(args []string) int {
 	for len(args) > 0 && isGlobalFlag(args[0]) {
 		global, args = append(global, args[0]), args[1:]
 	}
+	// -- ends the flags before the command as it does after it: cairn -- status.
+	ended := len(args) > 0 && args[0] == "--"
+	if ended {
+		args = args[1:]
+	}
 	if len(args) == 0 && len(global) > 0 {
 		args = []string{"help"}
 	}
@@ -159,10 +164,11 @@ func (a *app) main(args []string) int {
 		fmt.Fprint(a.stderr, overview())
 		return ExitUsage
 	}
-	switch args[0] {
-	case "-h", "-help", "--help":
+	switch {
+	case ended:
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
 		args = append([]string{"help"}, args[1:]...)
-	case "-v", "-version", "--version":
+	case args[0] == "-v" || args[0] == "-version" || args[0] == "--version":
 		args = append([]string{"version"}, args[1:]...)
 	}
 	defer func() {
@@ -173,7 +179,7 @@ func (a *app) main(args []string) int {
 	if isCompletionRequest(args[0]) {
 		return a.complete(args)
 	}
-	if len(args[0]) > 1 && args[0][0] == '-' {
+	if len(args[0]) > 1 && args[0][0] == '-' && !ended {
 		return a.fail(flagBeforeCommand(args[0]))
 	}
 	cmd, rest, err := lookup(args)
