@@ -891,7 +891,7 @@ func TestDamagedWorkflowAnchorPointsToNoMissingWarning(t *testing.T) {
 	e := newEnv(t)
 	en := e.startDamaged()
 	a, _ := en.CompactAnchor()
-	if !strings.Contains(a, "next: The workflow's snapshot and journal are damaged and kept: restore or inspect them before starting new work.") ||
+	if !strings.Contains(a, "next: The workflow's snapshot and journal are damaged and kept: ask the user to run `cairn doctor`, which says what to fix") ||
 		strings.Contains(a, "warning") {
 		t.Errorf("the anchor of a damaged workflow: %q", a)
 	}
