@@ -35,7 +35,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
-	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -286,11 +285,7 @@ func (e *codeError) Error() string { return e.msg }
 type stateError struct{ err error }
 
 func (e *stateError) Error() string {
-	msg := "the state directory cannot be used: " + e.err.Error()
-	if !store.SaysStep(e.err) {
-		msg += "; cairn doctor says what to fix"
-	}
-	return msg
+	return "the state directory cannot be used: " + engine.UnusableState(e.err)
 }
 func (e *stateError) Unwrap() error { return e.err }
 
