@@ -151,7 +151,8 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			// the store's text says why at a length that would cut it off.
 			told = e.moveOut() + ": it holds no workflow record this Cairn reads (another tool's file, or a newer Cairn's) and was left as it is; Cairn then reads the workflow from its journal, if there is one"
 		}
-		eye = append(eye, told)
+		// The person's line: their own step in the agent's place.
+		eye = append(eye, strings.Replace(told, DamagedStep, DoctorSetsAside, 1))
 		r = nil
 	}
 	// Broken workflow definitions are shown to the person and the model, not only logged.

@@ -81,7 +81,8 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 			// it is and the step; each turn would only repeat it.
 			return nil
 		}
-		why := err.Error()
+		// The person's line: their own step in the agent's place.
+		why := strings.Replace(err.Error(), engine.DamagedStep, "run `cairn doctor`", 1)
 		if engine.LockedBy(err) != "" {
 			// No one can run the end of a turn again; the next turn's does it.
 			why = engine.WithoutRetry(err) + "; retried after the next turn"
