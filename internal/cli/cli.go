@@ -35,7 +35,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
-	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -152,6 +151,11 @@ func (a *app) main(args []string) int {
 	for len(args) > 0 && isGlobalFlag(args[0]) {
 		global, args = append(global, args[0]), args[1:]
 	}
+	// -- ends the flags before the command as it does after it: cairn -- status.
+	ended := len(args) > 0 && args[0] == "--"
+	if ended {
+		args = args[1:]
+	}
 	if len(args) == 0 && len(global) > 0 {
 		args = []string{"help"}
 	}
@@ -159,10 +163,11 @@ func (a *app) main(args []string) int {
 		fmt.Fprint(a.stderr, overview())
 		return ExitUsage
 	}
-	switch args[0] {
-	case "-h", "-help", "--help":
+	switch {
+	case ended:
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
 		args = append([]string{"help"}, args[1:]...)
-	case "-v", "-version", "--version":
+	case args[0] == "-v" || args[0] == "-version" || args[0] == "--version":
 		args = append([]string{"version"}, args[1:]...)
 	}
 	defer func() {
@@ -173,7 +178,7 @@ func (a *app) main(args []string) int {
 	if isCompletionRequest(args[0]) {
 		return a.complete(args)
 	}
-	if len(args[0]) > 1 && args[0][0] == '-' {
+	if len(args[0]) > 1 && args[0][0] == '-' && !ended {
 		return a.fail(flagBeforeCommand(args[0]))
 	}
 	cmd, rest, err := lookup(args)
@@ -280,11 +285,7 @@ func (e *codeError) Error() string { return e.msg }
 type stateError struct{ err error }
 
 func (e *stateError) Error() string {
-	msg := "the state directory cannot be used: " + e.err.Error()
-	if !store.SaysStep(e.err) {
-		msg += "; cairn doctor says what to fix"
-	}
-	return msg
+	return "the state directory cannot be used: " + engine.UnusableState(e.err)
 }
 func (e *stateError) Unwrap() error { return e.err }
 

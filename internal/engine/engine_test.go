@@ -891,7 +891,7 @@ func TestDamagedWorkflowAnchorPointsToNoMissingWarning(t *testing.T) {
 	e := newEnv(t)
 	en := e.startDamaged()
 	a, _ := en.CompactAnchor()
-	if !strings.Contains(a, "next: The workflow's snapshot and journal are damaged and kept: restore or inspect them before starting new work.") ||
+	if !strings.Contains(a, "next: The workflow's snapshot and journal are damaged and kept: ask the user to run `cairn doctor`, which says what to fix") ||
 		strings.Contains(a, "warning") {
 		t.Errorf("the anchor of a damaged workflow: %q", a)
 	}
@@ -1260,7 +1260,7 @@ func TestDamagedStateIsToldOnceToTheUser(t *testing.T) {
 	e := newEnv(t)
 	e.startDamaged()
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
-	if n := strings.Count(r.SystemMessage, "quarantine/"); n != 1 || !strings.Contains(r.SystemMessage, "could not be read") {
+	if n := strings.Count(r.SystemMessage, "quarantine/workflow-state.json"); n != 1 || !strings.Contains(r.SystemMessage, "could not be read") {
 		t.Errorf("the user's line names the quarantined file %d times:\n%s", n, r.SystemMessage)
 	}
 	if !strings.Contains(r.Report, "\nnotice: workflow-state.json was damaged (") {
@@ -1495,5 +1495,22 @@ func TestSharedExpiryNamesResumeCheck(t *testing.T) {
 				t.Errorf("report %q, want it to start %q", r.Report, want)
 			}
 		})
+	}
+}
+
+// TestDamagedRefusalAsksTheUser: a tool refused over a workflow whose snapshot and journal are
+// both damaged told the model to "look at them there, or restore them from a backup": a
+// restore of state files, which is the person's. The model asks the user to run cairn doctor;
+// the person's own line (the session start's systemMessage) names doctor's fix.
+func TestDamagedRefusalAsksTheUser(t *testing.T) {
+	e := newEnv(t)
+	en := e.startDamaged()
+	_, err := en.Start(engine.StartRequest{Type: "apex", Context: "another"})
+	if err == nil || strings.Contains(err.Error(), "restore") || !strings.HasSuffix(err.Error(), "ask the user to run `cairn doctor`, which says what to fix") {
+		t.Errorf("a start over damaged state: %v", err)
+	}
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+	if strings.Contains(r.SystemMessage, "restore") || strings.Contains(r.SystemMessage, "ask the user") || !strings.Contains(r.SystemMessage, engine.DoctorSetsAside) {
+		t.Errorf("the person's line: %q", r.SystemMessage)
 	}
 }

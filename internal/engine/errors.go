@@ -129,3 +129,13 @@ func foreignSnapshot(err error) bool {
 
 // IsForeignSnapshot reports whether err is the refusal of such a snapshot, left in place.
 func IsForeignSnapshot(err error) bool { return foreignSnapshot(err) }
+
+// UnusableState is the text of state that could not be opened, with one step: its own when
+// it says one (store.SaysStep), else cairn doctor, which checks each cause. The CLI and the
+// hooks say it alike.
+func UnusableState(err error) string {
+	if store.SaysStep(err) {
+		return err.Error()
+	}
+	return err.Error() + "; cairn doctor says what to fix"
+}

@@ -865,7 +865,7 @@ func (e *Engine) completeGate(r *workflow.Record, ap *workflow.Approval) (workfl
 // protocol archives a finished workflow it finds still active, so nothing is lost and nothing
 // is the reader's to do but the fix err names.
 func notArchived(err error) string {
-	return "the workflow is completed and kept, but archiving it failed: " + err.Error() + "; the next session start archives it once that is fixed"
+	return "the workflow is completed and kept, but archiving it failed: " + store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"
 }
 
 // archiveCompleted files a just-completed workflow in the archive and records its ending.

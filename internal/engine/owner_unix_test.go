@@ -5,6 +5,7 @@ package engine
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,4 +65,42 @@ func openStateDir(t *testing.T, name string) *Engine {
 	}
 	os.Chmod(en.StateDir(), 0o755)
 	return en
+}
+
+// TestDoctorJournalOwnedByAnother: after cairn run with sudo made journal/ (root's, 0700) in a
+// state directory of this user's, every change failed on it, and doctor said every check was
+// ok. It names what belongs to another user, with the chown that gives the state back.
+func TestDoctorJournalOwnedByAnother(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files away")
+	}
+	en := openStateDir(t, "proj")
+	if _, err := en.Start(StartRequest{Type: "apex", Context: "under sudo"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := en.StateDir()
+	os.Chmod(dir, 0o700)
+	me := os.Geteuid() + 1 // this user; journal/ stays root's
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || filepath.Base(p) == "journal" {
+			return err
+		}
+		return os.Lchown(p, me, me)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(dir, "journal"), 0o700)
+	defer func() { euid = os.Geteuid }()
+	euid = func() int { return me }
+	var failed []Check
+	for _, c := range en.Doctor(DoctorOptions{}) {
+		if !c.OK {
+			failed = append(failed, c)
+		}
+	}
+	want := "sudo chown -R " + strconv.Itoa(me) + " '" + dir + "'"
+	if len(failed) != 1 || !strings.Contains(failed[0].Detail, filepath.Join(dir, "journal")+" belongs to uid 0") || failed[0].Fix != want {
+		t.Fatalf("doctor fails %+v; want one check naming journal/ with fix %q", failed, want)
+	}
 }

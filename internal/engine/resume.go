@@ -151,7 +151,8 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			// the store's text says why at a length that would cut it off.
 			told = e.moveOut() + ": it holds no workflow record this Cairn reads (another tool's file, or a newer Cairn's) and was left as it is; Cairn then reads the workflow from its journal, if there is one"
 		}
-		eye = append(eye, told)
+		// The person's line: their own step in the agent's place.
+		eye = append(eye, strings.Replace(told, DamagedStep, DoctorSetsAside, 1))
 		r = nil
 	}
 	// Broken workflow definitions are shown to the person and the model, not only logged.
@@ -299,10 +300,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if !l1ok && r != nil && r.Status == workflow.StatusActive {
 		// Every change would be refused: going on with the phase is not the step, and the
 		// cause (another user's directory, a read-only mount, a mode) is doctor's to name.
-		const head = "The workflow state cannot be written"
-		out.Next = head + seeWarning + ", so no change to it would be kept: ask the user to run `cairn doctor`, which says what to fix, then call " + ToolPrefix + "resume_check again; start no new work before."
+		const head, kept = "The workflow state cannot be written", ", so no change to it would be kept"
+		out.Next = doctorStep(head+seeWarning+kept, false)
 		if opt.Person {
-			out.Next = head + ", so no change to it would be kept: run `cairn doctor`, which says what to fix; start no new work before."
+			out.Next = doctorStep(head+kept, true)
 		}
 	}
 	var elsewhere func(string) bool
@@ -338,7 +339,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if unreadable {
 		// Not "nothing to resume", nor "missing" with a line in memory: state is there that
 		// could not be read, and a start would fail on it too.
-		out.Next = "The workflow state could not be read" + seeWarning + ": fix or restore it before starting new work."
+		out.Next = doctorStep("The workflow state could not be read"+seeWarning, opt.Person)
 		if errors.Is(err, syscall.ENOSPC) {
 			// Nothing is damaged: what the read settles first (an archive's last step) needs
 			// space, and a restore would put back what was archived.
@@ -358,7 +359,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
 		out.WorkflowID = ids[0]
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
-		out.Next = "The workflow's snapshot and journal are damaged and kept" + seeWarning + ": restore or inspect them before starting new work."
+		out.Next = doctorStep("The workflow's snapshot and journal are damaged and kept"+seeWarning, false)
 		if opt.Person {
 			out.Next = "The workflow's snapshot and journal are damaged and kept" + seeWarning + ": " + DoctorSetsAside + "."
 		}
@@ -369,18 +370,18 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.WorkflowID = unr.IDs[0]
 		}
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
-		out.Next = "A file of the workflow's state is there but cannot be read and was left as it is" + seeWarning + ": make it a readable file again, or restore it, before starting new work."
+		out.Next = doctorStep("A file of the workflow's state is there but cannot be read and was left as it is"+seeWarning, opt.Person)
 		if e.rebuildsOnceMoved() {
 			// Doctor's step: the journal holds the workflow, and the next read rebuilds from it.
-			const head = "The workflow snapshot cannot be read and was left as it is" + seeWarning + ": "
-			out.Next = head + "move it out of the state directory, then call " + ToolPrefix + "resume_check, which rebuilds it from the journal; start no new work before."
+			const head = "The workflow snapshot cannot be read and was left as it is" + seeWarning
+			out.Next = doctorStep(head, false)
 			if opt.Person {
-				out.Next = head + e.moveOut() + ", then run `cairn status`, which rebuilds it from the journal; start no new work before."
+				out.Next = head + ": " + e.moveOut() + ", then run `cairn status`, which rebuilds it from the journal; start no new work before."
 			}
 		}
 		if foreignSnapshot(err) {
 			// Another tool's file or a newer Cairn's, not damage: the warning's one step.
-			out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is" + seeWarning + ": move it out of the state directory, then call " + ToolPrefix + "resume_check again; start no new work before."
+			out.Next = doctorStep("The workflow snapshot holds no workflow record this Cairn reads and was left as it is"+seeWarning, false)
 			if opt.Person {
 				out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is: " + e.moveOut() + ", then run `cairn status`; start no new work before."
 			}
@@ -397,12 +398,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 	if re, ok := errors.AsType[*recordError](err); ok {
 		out.WorkflowID, out.Type, out.Phase, out.Tier = re.id, "unknown", "unknown", "Damaged"
-		out.Next = "The workflow's record is there but does not read as one and was left as it is" + seeWarning + ": fix or restore it before starting new work."
+		out.Next = doctorStep("The workflow's record is there but does not read as one and was left as it is"+seeWarning, opt.Person)
 	}
 	if ue, ok := errors.AsType[*store.UnmigratableError](err); ok {
 		// An older record this Cairn could not convert: on record, and left for a person.
 		out.WorkflowID, out.Type, out.Phase, out.Tier = ue.ID, "unknown", "unknown", "Damaged"
-		out.Next = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning + ": correct it by hand as the warning says, then call " + ToolPrefix + "resume_check again; start no new work before."
+		// Doctor does not read old formats: the warning holds the one fix, the person's to make.
+		out.Next = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning + ": ask the user to correct it by hand as the warning says, then call " + ToolPrefix + "resume_check again; start no new work before."
 		if opt.Person {
 			out.Next = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning + ": correct it by hand as the warning says, then run `cairn status`; start no new work before."
 		}
@@ -500,6 +502,16 @@ func allShown(l []string) []string {
 		}
 	}
 	return l
+}
+
+// doctorStep is the next step after head, for state the agent is not to change itself (no
+// restore, fix or move of a state file): the user runs cairn doctor, which names the fix.
+// A person runs it.
+func doctorStep(head string, person bool) string {
+	if person {
+		return head + ": run `cairn doctor`, which says what to fix; start no new work before."
+	}
+	return head + ": ask the user to run `cairn doctor`, which says what to fix, then call " + ToolPrefix + "resume_check again; start no new work before."
 }
 
 // moveOut is a person's step for a snapshot that holds no workflow record this Cairn reads

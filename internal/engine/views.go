@@ -994,11 +994,47 @@ func OwnerCheck(dir string, fi fs.FileInfo) (c Check, other bool) {
 		}
 	}
 	uid, other := otherOwner(fi)
+	at := dir
+	if !other {
+		// A part of it another user made (journal/, by a cairn run with sudo) refuses every
+		// change the same way, and the same chown gives it back.
+		at, uid, other = ownedInside(dir)
+	}
 	if !other {
 		return c, false
 	}
-	whose, fix := store.NotThisUsers(dir, uid, euid())
+	whose, _ := store.NotThisUsers(at, uid, euid())
+	_, fix := store.NotThisUsers(dir, uid, euid())
 	return Check{Name: "state directory owner", Detail: whose + ", so Cairn run as this user cannot use it", Fix: fix}, true
+}
+
+// ownedInside is the first file or directory in dir, or in its subdirectories but archive/
+// and quarantine/ (large, and written by none but an archive), that another user owns.
+func ownedInside(dir string) (at string, uid int, other bool) {
+	ents, _ := durable.ReadDirPath(dir)
+	var subs []string
+	for _, ent := range ents[:min(len(ents), 1000)] {
+		p := filepath.Join(dir, ent.Name())
+		if fi, err := ent.Info(); err == nil {
+			if uid, other := otherOwner(fi); other {
+				return p, uid, true
+			}
+		}
+		if ent.IsDir() && ent.Name() != "archive" && ent.Name() != "quarantine" {
+			subs = append(subs, p)
+		}
+	}
+	for _, sub := range subs {
+		ents, _ := durable.ReadDirPath(sub)
+		for _, ent := range ents[:min(len(ents), 1000)] {
+			if fi, err := ent.Info(); err == nil {
+				if uid, other := otherOwner(fi); other {
+					return filepath.Join(sub, ent.Name()), uid, true
+				}
+			}
+		}
+	}
+	return "", 0, false
 }
 
 // creatable reports whether dir exists and is writable, or could be created: its nearest

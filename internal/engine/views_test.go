@@ -240,7 +240,8 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 	// warning: not the warning alone, inside a fence marked as data.
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") ||
-		!strings.Contains(r.Report, "\nNext: The workflow's record is there but does not read as one and was left as it is (see the warning): fix or restore it before starting new work.") {
+		!strings.Contains(r.Report, "\nNext: The workflow's record is there but does not read as one and was left as it is (see the warning): ask the user to run ") ||
+		!strings.Contains(r.Report, "cairn doctor\\`, which says what to fix, then call "+engine.ToolPrefix+"resume_check again; start no new work before.") {
 		t.Errorf("the report of state it cannot read:\n%s", r.Report)
 	}
 }
@@ -351,7 +352,7 @@ func TestUnreadableJournalWithoutSnapshotIsDamaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := en.Resume(engine.ResumeOptions{Apply: true})
-	if r.Tier != "Damaged" || r.WorkflowID != "apex-jdir" || !strings.Contains(r.Next, "before starting new work") ||
+	if r.Tier != "Damaged" || r.WorkflowID != "apex-jdir" || !strings.Contains(r.Next, "ask the user to run `cairn doctor`") ||
 		!strings.Contains(strings.Join(r.Warnings, " "), "journal/apex-jdir.jsonl") {
 		t.Fatalf("tier %q, workflow %q, next %q, warnings %q", r.Tier, r.WorkflowID, r.Next, r.Warnings)
 	}
@@ -370,7 +371,7 @@ func TestUndecodableRecordIsDamaged(t *testing.T) {
 	os.WriteFile(snap, doc, 0o600)
 	for _, apply := range []bool{false, true} {
 		r := en.Resume(engine.ResumeOptions{Apply: apply})
-		if r.Tier != "Damaged" || r.WorkflowID != "apex-bad" || !strings.Contains(r.Next, "before starting new work") || !strings.Contains(r.Report, "Next: ") {
+		if r.Tier != "Damaged" || r.WorkflowID != "apex-bad" || !strings.Contains(r.Next, "ask the user to run `cairn doctor`") || !strings.Contains(r.Report, "Next: ") {
 			t.Fatalf("apply=%v: tier %q, workflow %q, next %q", apply, r.Tier, r.WorkflowID, r.Next)
 		}
 	}

@@ -63,7 +63,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
 	if err != nil {
 		// SessionStart said it when it was there at the start (openFailure).
-		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+err.Error())
+		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+engine.UnusableState(err))
 	}
 	defer closeState(r, e)
 	keptNotes, _ := applyKept(r, e, false) // task events kept earlier, first; one failed directory read when none
@@ -81,7 +81,8 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 			// it is and the step; each turn would only repeat it.
 			return nil
 		}
-		why := err.Error()
+		// The person's line: their own step in the agent's place.
+		why := strings.Replace(err.Error(), engine.DamagedStep, "run `cairn doctor`", 1)
 		if engine.LockedBy(err) != "" {
 			// No one can run the end of a turn again; the next turn's does it.
 			why = engine.WithoutRetry(err) + "; retried after the next turn"

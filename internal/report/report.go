@@ -182,10 +182,12 @@ func Render(in Input) (text string, endedShown bool) {
 		next = "The last workflow expired here, but " + step
 	}
 	var tails []string
-	if n := line(next, capNext); n != "" {
+	n := line(next, capNext)
+	if n != "" {
 		tails = append(tails, "Next: "+strings.TrimSuffix(n, ".")+".")
 	}
-	if t := toolName(in.Tool); t != "" {
+	// A next step that calls the tool already needs no pointer to it.
+	if t := toolName(in.Tool); t != "" && !strings.Contains(n, t) {
 		tails = append(tails, "Details: "+t+".")
 	}
 	tail := strings.Join(tails, " ")

@@ -285,6 +285,13 @@ func TestRender(t *testing.T) {
 		// after the fence, and the details tool is named.
 		{"full-is-short", full, []string{"workflow: apex-20261122T173000Z-3f9a (apex), phase implement (in_progress), last change 2h 5m ago",
 			"completed: analyze, plan", "\nNext: Continue phase implement", "Details: " + tool + "."}, nil, 450},
+		// A next step that calls the details tool already is not followed by "Details: " and
+		// the same tool again.
+		{"next-names-the-tool", func() report.Input {
+			in := full()
+			in.Next = "Ask the user to run cairn doctor, then call " + tool + " again; start no new work before."
+			return in
+		}, []string{"call " + tool + " again; start no new work before.\n"}, []string{"Details: "}, 450},
 		{"with-warnings-within-1000", func() report.Input {
 			in := full()
 			in.Warnings = []string{
@@ -835,7 +842,7 @@ func TestEndedBySharedExpiry(t *testing.T) {
 	}{
 		{"expired, shared", expired, origin, nil, `Cairn: no active workflow here; the last one ended ("` + expired + `"), but it is shared via origin, where another machine may have kept it going: call ` + tool + ` first, which syncs and takes it back if so.` + "\n"},
 		{"expired, not shared", expired, nil, nil, `Cairn: no active workflow, nothing to resume; the last one ended ("` + expired + `").` + "\n"},
-		{"expired, shared, fenced", expired, origin, []string{"memory is not writable"}, "\nNext: The last workflow expired here, but it is shared via origin, where another machine may have kept it going: call " + tool + " first, which syncs and takes it back if so. Details: " + tool + ".\n"},
+		{"expired, shared, fenced", expired, origin, []string{"memory is not writable"}, "\nNext: The last workflow expired here, but it is shared via origin, where another machine may have kept it going: call " + tool + " first, which syncs and takes it back if so.\n"},
 		{"expired, not shared, fenced", expired, nil, []string{"memory is not writable"}, "\nNext: Nothing to resume; go on with the user's request. Details: " + tool + ".\n"},
 		{"completed, shared", "Completed APEX for “x”: done", origin, nil, `Cairn: no active workflow, nothing to resume; the last one ended ("Completed APEX for “x”: done").` + "\n"},
 	} {

@@ -474,7 +474,25 @@ func (s *Store) present(name string) (bool, error) {
 
 // notArchived says that a failed archive changed nothing.
 func notArchived(err error) error {
-	return fmt.Errorf("nothing was archived, the workflow is as it was: %w", err)
+	return &notArchivedError{err}
+}
+
+type notArchivedError struct{ err error }
+
+func (e *notArchivedError) Error() string {
+	return "nothing was archived, the workflow is as it was: " + e.err.Error()
+}
+
+func (e *notArchivedError) Unwrap() error { return e.err }
+
+// ArchiveCause is why an archive failed, without the words that say it changed nothing, for
+// a caller that has just changed the workflow itself (completed it): there "the workflow is
+// as it was" would say the completion had not happened.
+func ArchiveCause(err error) error {
+	if e, ok := err.(*notArchivedError); ok {
+		return e.err
+	}
+	return err
 }
 
 // finishArchive completes or undoes the archive named in archive/pending.json, if any: with

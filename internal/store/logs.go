@@ -191,7 +191,8 @@ type logLineError struct {
 func (e *logLineError) Error() string {
 	const next = "; keep large data in a checkpoint and log its name"
 	if e.size == 0 {
-		return fmt.Sprintf("log %q entry not appended: it is over %d bytes, and a log line may hold %d%s", e.name, e.err.Offset, MaxLogLine, next)
+		// Over strictjson's limit, which is a checkpoint's too: only a file holds it.
+		return fmt.Sprintf("log %q entry not appended: it is over %d bytes, and a log line may hold %d; keep the data in a file and log its path", e.name, e.err.Offset, MaxLogLine)
 	}
 	return fmt.Sprintf("log %q entry not appended: it is %d bytes on one line, over the %d a log line may hold%s", e.name, e.size, MaxLogLine, next)
 }

@@ -17,7 +17,8 @@ import (
 // A state directory open to others' writes that belongs to another user cannot be made
 // private by this one: its chmod fails (EPERM), and so would the "chmod 700 it" the refusal
 // used to give. The refusal says whose directory it is and the step that works. Run as root,
-// which opens the directory as another user (nobody) in a child.
+// which opens the directory as another user (nobody) in a child. The refusal says its own step
+// (store.SaysStep), so that cairn adds no second one ("cairn doctor says what to fix").
 func TestPrivateDirOfAnotherUser(t *testing.T) {
 	childAsOther("CAIRN_TEST_OPEN_AS_OTHER", nil)
 	base, asNobody := durabletest.AsNobody(t)
@@ -34,6 +35,9 @@ func TestPrivateDirOfAnotherUser(t *testing.T) {
 	}
 	if want := "sudo chown -R 65534 " + vars.Quote(dir); !strings.Contains(msg, want) {
 		t.Errorf("open as another user: %q; want the step %q", msg, want)
+	}
+	if !strings.HasSuffix(msg, "\n(says its step)") {
+		t.Errorf("open as another user: %q; want an error that says its own step", msg)
 	}
 }
 
@@ -149,6 +153,9 @@ func childAsOther(env string, op func(*store.Store) error) {
 		s.Close()
 	}
 	fmt.Print(err)
+	if store.SaysStep(err) {
+		fmt.Print("\n(says its step)")
+	}
 	os.Exit(0)
 }
 

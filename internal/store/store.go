@@ -585,9 +585,10 @@ func privateDir(abs string, seen fs.FileInfo) error {
 		// Not this user's: its chmod fails for them as Cairn's did.
 		if uid, ok := OwnerUID(fi); ok && errors.Is(err, fs.ErrPermission) && uid != os.Geteuid() {
 			whose, fix := NotThisUsers(abs, uid, os.Geteuid())
-			return fmt.Errorf("state directory %s is %04o, writable by other users, and could not be made private: %s; %s gives it to this user, and Cairn then makes it private", abs, fi.Mode().Perm(), whose, fix)
+			return &inTheWayError{msg: fmt.Sprintf("state directory %s is %04o, writable by other users, and could not be made private: %s; %s gives it to this user, and Cairn then makes it private", abs, fi.Mode().Perm(), whose, fix), err: err, others: true}
 		}
-		return fmt.Errorf("state directory %s is %04o, writable by other users, and could not be made private (%v); chmod 700 it", abs, fi.Mode().Perm(), err)
+		// Its step is said here: a caller adds none (SaysStep).
+		return &inTheWayError{msg: fmt.Sprintf("state directory %s is %04o, writable by other users, and could not be made private (%v); chmod 700 it", abs, fi.Mode().Perm(), err), err: err}
 	}
 	return nil
 }

@@ -376,10 +376,11 @@ func TestLogs(t *testing.T) {
 		t.Fatalf("65 KiB line: %v", err)
 	}
 	// Refused for its size, which it says, not as invalid JSON; an entry over strictjson's
-	// limit (stdin is read only that far) is not given a size it does not have.
+	// limit (stdin is read only that far) is not given a size it does not have, nor sent to
+	// a checkpoint, which holds no more than that.
 	for _, c := range []struct{ entry, want string }{
 		{big, fmt.Sprintf(`log "benchmarks" entry not appended: it is %d bytes on one line, over the %d a log line may hold; keep large data in a checkpoint and log its name`, len(big), store.MaxLogLine)},
-		{big + strings.Repeat(" ", strictjson.MaxSize), fmt.Sprintf(`log "benchmarks" entry not appended: it is over %d bytes, and a log line may hold %d; keep large data in a checkpoint and log its name`, strictjson.MaxSize, store.MaxLogLine)},
+		{big + strings.Repeat(" ", strictjson.MaxSize), fmt.Sprintf(`log "benchmarks" entry not appended: it is over %d bytes, and a log line may hold %d; keep the data in a file and log its path`, strictjson.MaxSize, store.MaxLogLine)},
 	} {
 		if err := s.AppendLog("benchmarks", []byte(c.entry)); err == nil || err.Error() != c.want || !errors.As(err, &je) || je.Kind != strictjson.TooLarge {
 			t.Errorf("too large an entry:\n got %v\nwant %s", err, c.want)

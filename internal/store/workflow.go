@@ -612,9 +612,10 @@ type DamagedError struct {
 	Sealed []string
 }
 
-// DamagedStep ends a DamagedError's text: the step for the agent, who goes through the user;
-// the CLI puts the person's own in its place.
-const DamagedStep = "look at them there, or restore them from a backup"
+// DamagedStep ends a DamagedError's text: the step for the agent, who goes through the user
+// (a restore or a move of state files is the person's); the CLI and the person's line at
+// session start put the person's own in its place.
+const DamagedStep = "ask the user to run `cairn doctor`, which says what to fix"
 
 func (e *DamagedError) Error() string {
 	snap := "the snapshot is missing"
