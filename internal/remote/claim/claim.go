@@ -12,7 +12,9 @@
 // the same decisions. A claim and its renewals carry the holder's lease, and a machine waits
 // for the longer of its own and the holder's (up to a day), since the holder renews by its
 // own. A machine that has just started has seen every claim "now", so it waits a whole lease
-// before taking anything over, unless it restores what an earlier run saw (State, Restore).
+// before taking anything over, unless it restores what an earlier run saw (State, Restore);
+// a claim or renewal of its own it reads back (an earlier run saved nothing since) counts from
+// the time it wrote in it, by this same clock, before it could land.
 // The holder may release a claim, freeing the task at once.
 //
 // A line is a workflow id's, and each entry names the workflow instance it is about (Of), so
@@ -44,8 +46,9 @@ type entry struct {
 	// the stale claim being taken over. For "renew" and "release" it is the claim itself.
 	Prev int64 `json:"prev"`
 	// At is the writer's clock when it wrote the entry: a claim's is shown to people
-	// ("claimed 5m ago"); none is used to decide anything, since clocks differ between
-	// machines. It also makes each entry unique (see mark).
+	// ("claimed 5m ago"); another machine's is used to decide nothing, since clocks differ
+	// between machines, but the writer's own Claimer reading it back counts the lease from it
+	// (see Refresh). It also makes each entry unique (see mark).
 	At time.Time `json:"at,omitzero"`
 	// Lease is the writer's lease, on a claim or renewal (absent in what an older Cairn
 	// wrote): the holder renews by it, so others wait at least that long (see leaseOf).
@@ -431,16 +434,27 @@ func (c *Claimer) Refresh(ctx context.Context) error {
 			// with the line it would make every save of the line refused.
 			continue
 		}
-		c.fold(e, now)
+		at := now
+		if e.Owner == c.owner {
+			// Its own entry read back, not folded at its append: an earlier run made it and
+			// saved nothing since (killed, or its state too large to keep), and others may
+			// have started their clocks when it landed. It counts from when this clock wrote
+			// it, before it could land; from an unknown time (due, maybe lapsed, as one
+			// restored without a time seen) when this clock was set back since.
+			if at = e.At; at.After(now) {
+				at = time.Time{}
+			}
+		}
+		c.fold(e, at)
 	}
 	return nil
 }
 
-// fold applies e, the record at revision c.head, and starts the task's lease clock at now if
+// fold applies e, the record at revision c.head, and starts the task's lease clock at at if
 // it changed the task's claim or renewed it.
-func (c *Claimer) fold(e entry, now time.Time) {
+func (c *Claimer) fold(e entry, at time.Time) {
 	if c.apply(e, c.head) {
-		c.seen[e.Task] = now
+		c.seen[e.Task] = at
 	}
 	if _, held := c.holders[e.Task]; !held {
 		delete(c.seen, e.Task)

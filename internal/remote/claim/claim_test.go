@@ -516,3 +516,54 @@ func TestWorkflowInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnClaimReadBackIsDue: a holder that reads back a claim of its own it made in an earlier
+// run that saved nothing (killed between the push and the save, or a state too large to keep)
+// counted its lease from the read, while another machine may have started its lease clock
+// when it landed: the holder renewed only a quarter lease after the read, and the other
+// machine took the live claim over in between: both ran the task. It counts from the time it
+// wrote in the claim, by its own clock, before the claim could land; from an unknown time (due,
+// maybe lapsed) when its clock was set back since.
+func TestOwnClaimReadBackIsDue(t *testing.T) {
+	const lease = time.Hour
+	ctx := context.Background()
+	var mu sync.Mutex
+	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	advance := func(d time.Duration) { mu.Lock(); base = base.Add(d); mu.Unlock() }
+	now := clock{&mu, &base, 0}.now
+	b := memremote.New()
+	if _, err := claim.New(b, "claims", "A", lease, now).TryClaim(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	m := claim.New(b, "claims", "B", lease, clock{&mu, &base, 3 * time.Hour}.now)
+	advance(time.Minute)
+	if err := m.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	advance(49 * time.Minute)
+	a := claim.New(b, "claims", "A", lease, now) // the next run, with nothing saved
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Due("t1") || a.Lapsed("t1") {
+		t.Fatalf("A's own claim read back 50 m after it wrote it: due %v, lapsed %v; want due, not lapsed", a.Due("t1"), a.Lapsed("t1"))
+	}
+	back := claim.New(b, "claims", "A", lease, clock{&mu, &base, -2 * time.Hour}.now) // set back since
+	if err := back.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !back.Due("t1") || !back.Lapsed("t1") {
+		t.Fatalf("A's own claim read back by a clock set back since: due %v, lapsed %v; want both (its age is not known)", back.Due("t1"), back.Lapsed("t1"))
+	}
+	fence := a.Holders()["t1"].Rev
+	if err := a.Renew(ctx, "t1", fence); err != nil { // as A's sync does with a claim due
+		t.Fatal(err)
+	}
+	if a.Due("t1") || a.Lapsed("t1") {
+		t.Fatalf("A's claim just renewed: due %v, lapsed %v; want neither", a.Due("t1"), a.Lapsed("t1"))
+	}
+	advance(12 * time.Minute) // 61 minutes after B first saw the claim
+	if _, err := m.TryClaim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("B took over A's claim a lease after it landed, though A renewed it: %v", err)
+	}
+}

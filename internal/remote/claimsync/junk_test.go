@@ -134,3 +134,32 @@ func TestOfflineClaimsBesideTooManyClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestTooManyClaimsStillRenews: with the line too large for claims.json, each call reads again
+// the claims made past what it keeps, this clone's own among them, and counted their lease from
+// that read: a claim of its own was never due, never renewed, and a machine that had watched
+// it for a lease took it over while its task ran here. It is renewed as any claim is: once a
+// quarter of the lease has passed, not at every sync.
+func TestTooManyClaimsStillRenews(t *testing.T) {
+	mem := memremote.New()
+	a := newClone(t, mem)
+	pushJunk(t, mem)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, twoMinutesLater := machineX(t, mem) // it sees the claim now
+	a.vars[claimsync.EnvClockSkew] = "20s"
+	_, err := claimsync.Sync(context.Background(), a.opt, func(task, note string) error { return nil })
+	if ne := (*claimsync.NoticeError)(nil); !errors.As(err, &ne) || !strings.Contains(err.Error(), "too many to keep") {
+		t.Fatalf("sync: %v", err)
+	}
+	renewed := head(t, mem)
+	_, _ = claimsync.Sync(context.Background(), a.opt, func(task, note string) error { return nil })
+	if got := head(t, mem); got != renewed {
+		t.Fatalf("a sync right after the renewal appended %d records, want none", got-renewed)
+	}
+	twoMinutesLater()
+	if _, err := x.TryClaim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("another machine took over t1, running here and synced since: %v", err)
+	}
+}
