@@ -379,6 +379,31 @@ func (c *Claimer) Valid(task string, fence int64) error {
 	return nil
 }
 
+// Onto returns base, a State of c's line saved when read no further than c has read it (the
+// line as it last fit where the whole is too large to keep), with the claims c's owner holds
+// as c read them: a Claimer restored from it reads the line on from base's head and holds them
+// as c does, since no entry up to a claim's revision names that claim as Prev, and those after
+// it that c read only renewed it. base itself when it was read further than c.
+func (c *Claimer) Onto(base State) State {
+	if base.Head > c.head {
+		return base
+	}
+	s := State{Head: base.Head, Mark: base.Mark, Holders: maps.Clone(base.Holders), Seen: maps.Clone(base.Seen)}
+	for task, h := range c.holders {
+		if h.Owner != c.owner {
+			continue
+		}
+		if s.Holders == nil {
+			s.Holders = map[string]Holder{}
+		}
+		if s.Seen == nil {
+			s.Seen = map[string]time.Time{}
+		}
+		s.Holders[task], s.Seen[task] = h, c.seen[task]
+	}
+	return s
+}
+
 // TakenOver returns the claim that took task over from this owner, when this Claimer read
 // one (since it was made or restored) and has not read this owner claim it again since:
 // the task may have been released since, so Holders no longer has it.

@@ -567,3 +567,67 @@ func TestOwnClaimReadBackIsDue(t *testing.T) {
 		t.Fatalf("B took over A's claim a lease after it landed, though A renewed it: %v", err)
 	}
 }
+
+// TestOnto: a State saved as the line last fit, with the owner's claims as read since put onto
+// it, restores a Claimer that reads the line on from there to the holders, and the owner's
+// lease clocks, of the Claimer that read it all: claims of the owner's made, renewed, taken
+// over and released past that head, beside another owner's.
+func TestOnto(t *testing.T) {
+	for _, saved := range []bool{false, true} {
+		ctx := context.Background()
+		var mu sync.Mutex
+		base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+		advance := func(d time.Duration) { mu.Lock(); base = base.Add(d); mu.Unlock() }
+		now := clock{&mu, &base, 0}.now
+		b := memremote.New()
+		a := claim.New(b, "claims", "A", time.Hour, now)
+		x := claim.New(b, "claims", "X", time.Minute, now)
+		for _, task := range []string{"kept", "taken", "released"} {
+			if _, err := a.TryClaim(ctx, task); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var s claim.State // nothing kept: the line's first claims were too many already
+		if saved {
+			s = a.State()
+		}
+		for _, step := range []func() error{
+			func() error { _, err := x.TryClaim(ctx, "theirs"); return err },
+			func() error { _, err := a.TryClaim(ctx, "new"); return err },
+			func() error {
+				advance(30 * time.Minute)
+				return a.RenewAll(ctx, map[string]int64{"kept": a.Holders()["kept"].Rev})
+			},
+			func() error { advance(2 * time.Hour); _, err := x.TryClaim(ctx, "taken"); return err },
+			func() error { return a.Release(ctx, "released", a.Holders()["released"].Rev) },
+			func() error { advance(time.Minute); _, err := a.TryClaim(ctx, "released"); return err },
+		} {
+			if err := step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		advance(time.Minute)
+		if err := a.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		onto := a.Onto(s)
+		for task, h := range a.Holders() {
+			if got := onto.Holders[task]; (h.Owner == "A") != (got == h) {
+				t.Fatalf("put onto r%d, %s is held by %+v; A read it held by %+v, and only A's are put", s.Head, task, got, h)
+			}
+		}
+		again := claim.New(b, "claims", "A", time.Hour, now)
+		again.Restore(onto)
+		if err := again.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(again.Holders()), fmt.Sprint(a.Holders()); got != want {
+			t.Fatalf("restored from r%d with A's claims put onto it, holders\n%s\nwant\n%s", s.Head, got, want)
+		}
+		for _, task := range []string{"kept", "new", "released"} {
+			if again.Stale(task) != a.Stale(task) {
+				t.Fatalf("restored from r%d, %s watched for %s; want %s", s.Head, task, again.Stale(task), a.Stale(task))
+			}
+		}
+	}
+}

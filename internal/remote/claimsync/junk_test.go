@@ -163,3 +163,22 @@ func TestTooManyClaimsStillRenews(t *testing.T) {
 		t.Fatalf("another machine took over t1, running here and synced since: %v", err)
 	}
 }
+
+// TestTooManyClaimsKeepsWhatRunsHere: with the line too large for claims.json, what a call
+// kept of the line was the line as claims.json last held it, without the claims this clone
+// made since: its own running task read as another machine's (mirror.RunsElsewhere), so a
+// session start after its session ended left it running, under a claim the syncs renew, for
+// good. It is recovered as any task of this clone's is.
+func TestTooManyClaimsKeepsWhatRunsHere(t *testing.T) {
+	mem := memremote.New()
+	a := newClone(t, mem)
+	a.en = openSession(t, a.opt.Root, "session-a0")
+	pushJunk(t, mem)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	sessionStart(t, a.opt.Root, nil)
+	if got := taskStatus(t, a, "t1"); got != "pending" {
+		t.Fatalf("a session start on the machine holding t1, its session ended, left it %s; want it recovered", got)
+	}
+}
