@@ -380,26 +380,32 @@ func (c *Claimer) Valid(task string, fence int64) error {
 }
 
 // Onto returns base, a State of c's line saved when read no further than c has read it (the
-// line as it last fit where the whole is too large to keep), with the claims c's owner holds
-// as c read them: a Claimer restored from it reads the line on from base's head and holds them
-// as c does, since no entry up to a claim's revision names that claim as Prev, and those after
-// it that c read only renewed it. base itself when it was read further than c.
+// line as it last fit where the whole is too large to keep), with each task base or c has held
+// by c's owner as c read it (held by whoever holds it now, or by none): a Claimer restored from
+// it reads the line on from base's head and ends with the holders c has, since an entry up to
+// a claim's revision never names that claim as Prev, and one that names a claim given up
+// counts for nothing. base itself when it was read further than c.
 func (c *Claimer) Onto(base State) State {
 	if base.Head > c.head {
 		return base
 	}
 	s := State{Head: base.Head, Mark: base.Mark, Holders: maps.Clone(base.Holders), Seen: maps.Clone(base.Seen)}
+	if s.Holders == nil {
+		s.Holders = map[string]Holder{}
+	}
+	if s.Seen == nil {
+		s.Seen = map[string]time.Time{}
+	}
+	for task, h := range base.Holders {
+		if h.Owner == c.owner {
+			delete(s.Holders, task)
+			delete(s.Seen, task)
+		}
+	}
 	for task, h := range c.holders {
-		if h.Owner != c.owner {
-			continue
+		if _, was := base.Holders[task]; h.Owner == c.owner || (was && base.Holders[task].Owner == c.owner) {
+			s.Holders[task], s.Seen[task] = h, c.seen[task]
 		}
-		if s.Holders == nil {
-			s.Holders = map[string]Holder{}
-		}
-		if s.Seen == nil {
-			s.Seen = map[string]time.Time{}
-		}
-		s.Holders[task], s.Seen[task] = h, c.seen[task]
 	}
 	return s
 }

@@ -64,8 +64,8 @@ func TestManySmallClaimsOnTheLine(t *testing.T) {
 	}
 }
 
-// pushJunk appends to wf-1's claims line, at its start, 4000 claims of J (a hostile pusher):
-// too many for claims.json.
+// pushJunk appends to wf-1's claims line 4000 claims of J (a hostile pusher): too many for
+// claims.json.
 func pushJunk(t *testing.T, b remote.Backend) {
 	t.Helper()
 	var junk [][]byte
@@ -76,7 +76,7 @@ func pushJunk(t *testing.T, b remote.Backend) {
 		}
 		junk = append(junk, data)
 	}
-	if _, err := b.Append(context.Background(), "wf-1", 0, junk); err != nil {
+	if _, err := b.Append(context.Background(), "wf-1", head(t, b), junk); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -180,5 +180,32 @@ func TestTooManyClaimsKeepsWhatRunsHere(t *testing.T) {
 	sessionStart(t, a.opt.Root, nil)
 	if got := taskStatus(t, a, "t1"); got != "pending" {
 		t.Fatalf("a session start on the machine holding t1, its session ended, left it %s; want it recovered", got)
+	}
+}
+
+// TestTooManyClaimsSaysATakeoverOnce: with the line too large for claims.json, a claim of this
+// clone's that claims.json last held, taken over by another machine since, was said taken over
+// by every call, as each read again from claims.json that this clone held it. It is said once.
+func TestTooManyClaimsSaysATakeoverOnce(t *testing.T) {
+	mem := memremote.New()
+	a := newClone(t, mem)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, twoMinutesLater := machineX(t, mem)
+	pushJunk(t, mem)
+	twoMinutesLater()
+	if _, err := x.TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	for i, task := range []string{"t2", "t3"} {
+		res, err := a.task(task, "running")
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, "task t1, running here, is now held by X") })
+		if said != (i == 0) {
+			t.Fatalf("call %d said t1 taken over: %v, want only the first to: %q", i+1, said, res.Warnings)
+		}
 	}
 }
