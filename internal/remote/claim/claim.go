@@ -12,7 +12,9 @@
 // the same decisions. A claim and its renewals carry the holder's lease, and a machine waits
 // for the longer of its own and the holder's (up to a day), since the holder renews by its
 // own. A machine that has just started has seen every claim "now", so it waits a whole lease
-// before taking anything over, unless it restores what an earlier run saw (State, Restore).
+// before taking anything over, unless it restores what an earlier run saw (State, Restore);
+// a claim or renewal of its own it reads back (an earlier run saved nothing since) counts from
+// the time it wrote in it, by this same clock, before it could land.
 // The holder may release a claim, freeing the task at once.
 //
 // A line is a workflow id's, and each entry names the workflow instance it is about (Of), so
@@ -44,8 +46,9 @@ type entry struct {
 	// the stale claim being taken over. For "renew" and "release" it is the claim itself.
 	Prev int64 `json:"prev"`
 	// At is the writer's clock when it wrote the entry: a claim's is shown to people
-	// ("claimed 5m ago"); none is used to decide anything, since clocks differ between
-	// machines. It also makes each entry unique (see mark).
+	// ("claimed 5m ago"); another machine's is used to decide nothing, since clocks differ
+	// between machines, but the writer's own Claimer reading it back counts the lease from it
+	// (see Refresh). It also makes each entry unique (see mark).
 	At time.Time `json:"at,omitzero"`
 	// Lease is the writer's lease, on a claim or renewal (absent in what an older Cairn
 	// wrote): the holder renews by it, so others wait at least that long (see leaseOf).
@@ -376,6 +379,37 @@ func (c *Claimer) Valid(task string, fence int64) error {
 	return nil
 }
 
+// Onto returns base, a State of c's line saved when read no further than c has read it (the
+// line as it last fit where the whole is too large to keep), with each task base or c has held
+// by c's owner as c read it (held by whoever holds it now, or by none): a Claimer restored from
+// it reads the line on from base's head and ends with the holders c has, since an entry up to
+// a claim's revision never names that claim as Prev, and one that names a claim given up
+// counts for nothing. base itself when it was read further than c.
+func (c *Claimer) Onto(base State) State {
+	if base.Head > c.head {
+		return base
+	}
+	s := State{Head: base.Head, Mark: base.Mark, Holders: maps.Clone(base.Holders), Seen: maps.Clone(base.Seen)}
+	if s.Holders == nil {
+		s.Holders = map[string]Holder{}
+	}
+	if s.Seen == nil {
+		s.Seen = map[string]time.Time{}
+	}
+	for task, h := range base.Holders {
+		if h.Owner == c.owner {
+			delete(s.Holders, task)
+			delete(s.Seen, task)
+		}
+	}
+	for task, h := range c.holders {
+		if _, was := base.Holders[task]; h.Owner == c.owner || (was && base.Holders[task].Owner == c.owner) {
+			s.Holders[task], s.Seen[task] = h, c.seen[task]
+		}
+	}
+	return s
+}
+
 // TakenOver returns the claim that took task over from this owner, when this Claimer read
 // one (since it was made or restored) and has not read this owner claim it again since:
 // the task may have been released since, so Holders no longer has it.
@@ -431,16 +465,27 @@ func (c *Claimer) Refresh(ctx context.Context) error {
 			// with the line it would make every save of the line refused.
 			continue
 		}
-		c.fold(e, now)
+		at := now
+		if e.Owner == c.owner {
+			// Its own entry read back, not folded at its append: an earlier run made it and
+			// saved nothing since (killed, or its state too large to keep), and others may
+			// have started their clocks when it landed. It counts from when this clock wrote
+			// it, before it could land; from an unknown time (due, maybe lapsed, as one
+			// restored without a time seen) when this clock was set back since.
+			if at = e.At; at.After(now) {
+				at = time.Time{}
+			}
+		}
+		c.fold(e, at)
 	}
 	return nil
 }
 
-// fold applies e, the record at revision c.head, and starts the task's lease clock at now if
+// fold applies e, the record at revision c.head, and starts the task's lease clock at at if
 // it changed the task's claim or renewed it.
-func (c *Claimer) fold(e entry, now time.Time) {
+func (c *Claimer) fold(e entry, at time.Time) {
 	if c.apply(e, c.head) {
-		c.seen[e.Task] = now
+		c.seen[e.Task] = at
 	}
 	if _, held := c.holders[e.Task]; !held {
 		delete(c.seen, e.Task)

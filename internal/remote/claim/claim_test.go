@@ -516,3 +516,123 @@ func TestWorkflowInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnClaimReadBackIsDue: a holder that reads back a claim of its own it made in an earlier
+// run that saved nothing (killed between the push and the save, or a state too large to keep)
+// counted its lease from the read, while another machine may have started its lease clock
+// when it landed: the holder renewed only a quarter lease after the read, and the other
+// machine took the live claim over in between: both ran the task. It counts from the time it
+// wrote in the claim, by its own clock, before the claim could land; from an unknown time (due,
+// maybe lapsed) when its clock was set back since.
+func TestOwnClaimReadBackIsDue(t *testing.T) {
+	const lease = time.Hour
+	ctx := context.Background()
+	var mu sync.Mutex
+	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	advance := func(d time.Duration) { mu.Lock(); base = base.Add(d); mu.Unlock() }
+	now := clock{&mu, &base, 0}.now
+	b := memremote.New()
+	if _, err := claim.New(b, "claims", "A", lease, now).TryClaim(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	m := claim.New(b, "claims", "B", lease, clock{&mu, &base, 3 * time.Hour}.now)
+	advance(time.Minute)
+	if err := m.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	advance(49 * time.Minute)
+	a := claim.New(b, "claims", "A", lease, now) // the next run, with nothing saved
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Due("t1") || a.Lapsed("t1") {
+		t.Fatalf("A's own claim read back 50 m after it wrote it: due %v, lapsed %v; want due, not lapsed", a.Due("t1"), a.Lapsed("t1"))
+	}
+	back := claim.New(b, "claims", "A", lease, clock{&mu, &base, -2 * time.Hour}.now) // set back since
+	if err := back.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !back.Due("t1") || !back.Lapsed("t1") {
+		t.Fatalf("A's own claim read back by a clock set back since: due %v, lapsed %v; want both (its age is not known)", back.Due("t1"), back.Lapsed("t1"))
+	}
+	fence := a.Holders()["t1"].Rev
+	if err := a.Renew(ctx, "t1", fence); err != nil { // as A's sync does with a claim due
+		t.Fatal(err)
+	}
+	if a.Due("t1") || a.Lapsed("t1") {
+		t.Fatalf("A's claim just renewed: due %v, lapsed %v; want neither", a.Due("t1"), a.Lapsed("t1"))
+	}
+	advance(12 * time.Minute) // 61 minutes after B first saw the claim
+	if _, err := m.TryClaim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("B took over A's claim a lease after it landed, though A renewed it: %v", err)
+	}
+}
+
+// TestOnto: a State saved as the line last fit, with the tasks the owner held there or holds
+// now put onto it as read since, has them as read, and restores a Claimer that reads the line
+// on from there to the holders, and the owner's lease clocks, of the Claimer that read it all:
+// claims of the owner's made, renewed, taken over and released past that head, beside another
+// owner's.
+func TestOnto(t *testing.T) {
+	for _, saved := range []bool{false, true} {
+		ctx := context.Background()
+		var mu sync.Mutex
+		base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+		advance := func(d time.Duration) { mu.Lock(); base = base.Add(d); mu.Unlock() }
+		now := clock{&mu, &base, 0}.now
+		b := memremote.New()
+		a := claim.New(b, "claims", "A", time.Hour, now)
+		x := claim.New(b, "claims", "X", time.Minute, now)
+		for _, task := range []string{"kept", "taken", "released"} {
+			if _, err := a.TryClaim(ctx, task); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var s claim.State // nothing kept: the line's first claims were too many already
+		if saved {
+			s = a.State()
+		}
+		for _, step := range []func() error{
+			func() error { _, err := x.TryClaim(ctx, "theirs"); return err },
+			func() error { _, err := a.TryClaim(ctx, "new"); return err },
+			func() error {
+				advance(30 * time.Minute)
+				return a.RenewAll(ctx, map[string]int64{"kept": a.Holders()["kept"].Rev})
+			},
+			func() error { advance(2 * time.Hour); _, err := x.TryClaim(ctx, "taken"); return err },
+			func() error { return a.Release(ctx, "released", a.Holders()["released"].Rev) },
+			func() error { advance(time.Minute); _, err := a.TryClaim(ctx, "released"); return err },
+		} {
+			if err := step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		advance(time.Minute)
+		if err := a.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		onto := a.Onto(s)
+		for _, task := range []string{"kept", "taken", "released", "new", "theirs"} {
+			want := s.Holders[task]
+			if h := a.Holders()[task]; h.Owner == "A" || want.Owner == "A" {
+				want = h // A's, or A's before: as A read it
+			}
+			if got := onto.Holders[task]; got != want {
+				t.Fatalf("put onto r%d, %s is held by %+v, want %+v", s.Head, task, got, want)
+			}
+		}
+		again := claim.New(b, "claims", "A", time.Hour, now)
+		again.Restore(onto)
+		if err := again.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(again.Holders()), fmt.Sprint(a.Holders()); got != want {
+			t.Fatalf("restored from r%d with A's claims put onto it, holders\n%s\nwant\n%s", s.Head, got, want)
+		}
+		for _, task := range []string{"kept", "new", "released"} {
+			if again.Stale(task) != a.Stale(task) {
+				t.Fatalf("restored from r%d, %s watched for %s; want %s", s.Head, task, again.Stale(task), a.Stale(task))
+			}
+		}
+	}
+}

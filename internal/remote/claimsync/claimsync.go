@@ -555,9 +555,19 @@ func (c *clone) save(touched string) error {
 		doc, err := json.Marshal(s)
 		if err == nil && len(doc) > strictjson.MaxSize {
 			// The rest (the claims made offline, queued or settled) is kept beside the line
-			// as the Doc held it, a part of the remote's that the next call reads on from.
-			over, s.Line = c.tooMany(s.Line.Holders, len(doc)), kept
-			if doc, err = json.Marshal(s); err == nil && len(doc) > strictjson.MaxSize {
+			// as the Doc held it, a part of the remote's that the next call reads on from,
+			// with this clone's own claims as read (claim.Onto: what runs here, for
+			// mirror.RunsElsewhere), or without them when even that is too large.
+			over = c.tooMany(s.Line.Holders, len(doc))
+			for _, l := range []claim.State{c.cl.Onto(kept), kept} {
+				if s.Line = l; err == nil {
+					doc, err = json.Marshal(s)
+				}
+				if err == nil && len(doc) <= strictjson.MaxSize {
+					break
+				}
+			}
+			if err == nil && len(doc) > strictjson.MaxSize {
 				err = over
 			}
 		}

@@ -64,8 +64,8 @@ func TestManySmallClaimsOnTheLine(t *testing.T) {
 	}
 }
 
-// pushJunk appends to wf-1's claims line, at its start, 4000 claims of J (a hostile pusher):
-// too many for claims.json.
+// pushJunk appends to wf-1's claims line 4000 claims of J (a hostile pusher): too many for
+// claims.json.
 func pushJunk(t *testing.T, b remote.Backend) {
 	t.Helper()
 	var junk [][]byte
@@ -76,7 +76,7 @@ func pushJunk(t *testing.T, b remote.Backend) {
 		}
 		junk = append(junk, data)
 	}
-	if _, err := b.Append(context.Background(), "wf-1", 0, junk); err != nil {
+	if _, err := b.Append(context.Background(), "wf-1", head(t, b), junk); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -131,6 +131,81 @@ func TestOfflineClaimsBesideTooManyClaims(t *testing.T) {
 	for _, task := range []string{"t1", "t2"} {
 		if _, err := x.TryClaim(context.Background(), task); !errors.Is(err, claim.ErrHeld) {
 			t.Errorf("another machine claiming %s, running here: %v", task, err)
+		}
+	}
+}
+
+// TestTooManyClaimsStillRenews: with the line too large for claims.json, each call reads again
+// the claims made past what it keeps, this clone's own among them, and counted their lease from
+// that read: a claim of its own was never due, never renewed, and a machine that had watched
+// it for a lease took it over while its task ran here. It is renewed as any claim is: once a
+// quarter of the lease has passed, not at every sync.
+func TestTooManyClaimsStillRenews(t *testing.T) {
+	mem := memremote.New()
+	a := newClone(t, mem)
+	pushJunk(t, mem)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, twoMinutesLater := machineX(t, mem) // it sees the claim now
+	a.vars[claimsync.EnvClockSkew] = "20s"
+	_, err := claimsync.Sync(context.Background(), a.opt, func(task, note string) error { return nil })
+	if ne := (*claimsync.NoticeError)(nil); !errors.As(err, &ne) || !strings.Contains(err.Error(), "too many to keep") {
+		t.Fatalf("sync: %v", err)
+	}
+	renewed := head(t, mem)
+	_, _ = claimsync.Sync(context.Background(), a.opt, func(task, note string) error { return nil })
+	if got := head(t, mem); got != renewed {
+		t.Fatalf("a sync right after the renewal appended %d records, want none", got-renewed)
+	}
+	twoMinutesLater()
+	if _, err := x.TryClaim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("another machine took over t1, running here and synced since: %v", err)
+	}
+}
+
+// TestTooManyClaimsKeepsWhatRunsHere: with the line too large for claims.json, what a call
+// kept of the line was the line as claims.json last held it, without the claims this clone
+// made since: its own running task read as another machine's (mirror.RunsElsewhere), so a
+// session start after its session ended left it running, under a claim the syncs renew, for
+// good. It is recovered as any task of this clone's is.
+func TestTooManyClaimsKeepsWhatRunsHere(t *testing.T) {
+	mem := memremote.New()
+	a := newClone(t, mem)
+	a.en = openSession(t, a.opt.Root, "session-a0")
+	pushJunk(t, mem)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	sessionStart(t, a.opt.Root, nil)
+	if got := taskStatus(t, a, "t1"); got != "pending" {
+		t.Fatalf("a session start on the machine holding t1, its session ended, left it %s; want it recovered", got)
+	}
+}
+
+// TestTooManyClaimsSaysATakeoverOnce: with the line too large for claims.json, a claim of this
+// clone's that claims.json last held, taken over by another machine since, was said taken over
+// by every call, as each read again from claims.json that this clone held it. It is said once.
+func TestTooManyClaimsSaysATakeoverOnce(t *testing.T) {
+	mem := memremote.New()
+	a := newClone(t, mem)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, twoMinutesLater := machineX(t, mem)
+	pushJunk(t, mem)
+	twoMinutesLater()
+	if _, err := x.TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	for i, task := range []string{"t2", "t3"} {
+		res, err := a.task(task, "running")
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, "task t1, running here, is now held by X") })
+		if said != (i == 0) {
+			t.Fatalf("call %d said t1 taken over: %v, want only the first to: %q", i+1, said, res.Warnings)
 		}
 	}
 }
