@@ -204,6 +204,9 @@ func jsonAsked(args []string) bool {
 // (--json, --help, --version), which would otherwise be taken for a mistyped command. Only a
 // flag's shape is repeated (named, not a pasted value).
 func flagBeforeCommand(arg string) error {
+	if isJSON, _, _ := jsonFlag(arg); isJSON { // a value --json does not take
+		return &usageError{msg: "--json: the value is not true or false"}
+	}
 	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 	if plainFlag().MatchString(name) && secrets.ScanString(name) == nil {
 		if m := meant("--", name, []string{"json", "help", "version"}); m != "" {
@@ -213,9 +216,24 @@ func flagBeforeCommand(arg string) error {
 	return &usageError{msg: "before a command cairn takes only --json, --help and --version; a command's own flags go after its name"}
 }
 
-// isGlobalFlag: the flags every command takes, which may also come before its name.
+// isGlobalFlag: the flags every command takes, which may also come before its name, in
+// any form the command takes them after it (--json, -json, --json=1).
 func isGlobalFlag(arg string) bool {
-	return slices.Contains([]string{"--json", "-json", "--json=true", "--json=false"}, arg)
+	name, value, hasValue := jsonFlag(arg)
+	if !name {
+		return false
+	}
+	_, err := strconv.ParseBool(value)
+	return !hasValue || err == nil
+}
+
+// jsonFlag: arg is -json or --json, with or without a value.
+func jsonFlag(arg string) (isJSON bool, value string, hasValue bool) {
+	if !strings.HasPrefix(arg, "-") {
+		return false, "", false
+	}
+	name, value, hasValue := strings.Cut(strings.TrimPrefix(arg[1:], "-"), "=")
+	return name == "json", value, hasValue
 }
 
 // fail prints err (if any) on stderr and returns its exit code.

@@ -135,9 +135,7 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 	a.warn(append(r.Notices, r.Withheld...)...) // on stderr: stdout is the value alone
 	v, ok := kv[pos[0]]
 	if !ok {
-		// A name vars set refuses (PATH) is never set: say that, as set does. A record an
-		// older Cairn wrote may hold such a name; it was looked up first.
-		if err := vars.ValidKey(pos[0]); err != nil {
+		if err := neverSet(pos[0], kv); err != nil {
 			return err
 		}
 		if all, err := e.GetVars(nil); err == nil && len(all) == 0 {
@@ -150,6 +148,15 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 		v = a.terminalSafe(v)
 	}
 	return a.answer(kv, "%s", v)
+}
+
+// neverSet refuses key when vars set refuses it (PATH, plan_path), saying so as set does,
+// unless set holds it: a record an older Cairn wrote may hold such a name.
+func neverSet(key string, set map[string]string) error {
+	if _, ok := set[key]; ok {
+		return nil
+	}
+	return vars.ValidKey(key)
 }
 
 // terminalSafe is s, or on a terminal s with what could act on it shown as ? (forTerminal),

@@ -41,7 +41,18 @@ func missingCheckpoint(e *engine.Engine, name string, err error, near bool) erro
 	return fmt.Errorf("%w%s", err, hint(name, names, "cairn checkpoint list shows the saved ones"))
 }
 
-func runVarsUnset(a *app, pos []string, e *engine.Engine) error { return a.wrote(e.UnsetVars(pos)) }
+func runVarsUnset(a *app, pos []string, e *engine.Engine) error {
+	// A name vars set refuses (plan_path for PLAN_PATH) was never set: "no change", exit 0,
+	// would pass a typo for done. Checked before the write, so none of the others is unset.
+	if set, err := e.GetVars(nil); err == nil {
+		for _, k := range pos {
+			if err := neverSet(k, set); err != nil {
+				return err
+			}
+		}
+	}
+	return a.wrote(e.UnsetVars(pos))
+}
 
 func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 	if a.opt.tail.n < 0 {
