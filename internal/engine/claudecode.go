@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -57,8 +58,10 @@ func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*
 			// Running under another machine's claim, the task is that machine's to finish, as
 			// update_task holds: recorded here, the done would be pushed over its run.
 			if k, ok := workflow.FindTask(cur, id); ok && k.Status == workflow.TaskRunning {
-				if elsewhere := e.runsElsewhere(cur); elsewhere != nil && elsewhere(id) {
-					return workflow.Result{}, fmt.Errorf("task %s of workflow %s runs on another machine sharing it, under that machine's claim, so this session's completion is not recorded: that machine marks it done", id, cur.WorkflowID)
+				if elsewhere := e.runsElsewhere(cur); elsewhere != nil {
+					if k, far := elsewhere(id); far {
+						return workflow.Result{}, fmt.Errorf("task %s of workflow %s runs on another machine sharing it, so this session's completion is not recorded: %s", id, cur.WorkflowID, elsewhereStep(k))
+					}
 				}
 			}
 		}
@@ -88,6 +91,19 @@ func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*
 		res.Message = fmt.Sprintf("Claude Code task %s was already recorded as %s; nothing changed", strings.TrimSpace(t.TaskID), verb)
 	}
 	return res, nil
+}
+
+// elsewhereStep is what to do about a task running under k, another machine's claim, that
+// this session finished: take it over once the claim lapsed (that machine may be gone), else
+// leave it to its holder.
+func elsewhereStep(k mirror.Claim) string {
+	switch {
+	case k.Lapsed():
+		return "that machine's claim of it lapsed, so to take it over call " + ToolPrefix + "update_task with status done"
+	case k.Holder != "":
+		return fmt.Sprintf("%s holds it for %s more unless renewed, and marks it done", textsafe.Line(k.Holder, 80), workflow.Age(k.Left))
+	}
+	return "that machine marks it done"
 }
 
 // earlierTasksDoc names the mirrored tasks of earlier Claude Code sessions that a report has

@@ -306,12 +306,24 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Next = doctorStep(head+kept, true)
 		}
 	}
-	var elsewhere func(string) bool
-	runnerEnded := e.runnerEnded(r)
-	if runnerEnded {
-		elsewhere = e.runsElsewhere(r)
+	var elsewhere func(string) (bool, bool)
+	var lapsed []string // running on another machine whose claim lapsed: this one may take them
+	if r != nil {
+		if runs := e.runsElsewhere(r); runs != nil {
+			elsewhere = func(task string) (bool, bool) {
+				k, ok := runs(task)
+				if k.Lapsed() {
+					lapsed = append(lapsed, task)
+				}
+				return k.Lapsed(), ok
+			}
+		}
 	}
-	out.OpenTasks = workflow.OpenTasksExcept(r, runnerEnded, elsewhere)
+	out.OpenTasks = workflow.OpenTasksExcept(r, e.runnerEnded(r), elsewhere)
+	if len(lapsed) > 0 && opt.Apply && !opt.Person {
+		// Cairn's own step, after the fence (as the earlier tasks' below).
+		out.Next = report.NextWith(out.Next, "Also, to take over "+lapsedTasks(lapsed)+" from the other machine, whose claim lapsed, call "+ToolPrefix+"update_task with status running (or done if finished).")
+	}
 	earlier := e.untoldEarlierTasks(r)
 	earlierNotice := ""
 	if n := len(earlier); n > 0 {
@@ -655,7 +667,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 	if !e.interrupted(r, now) {
 		return r
 	}
-	elsewhere := e.runsElsewhere(r)
+	elsewhere := elsewhereOnly(e.runsElsewhere(r))
 	res, acts, err := workflow.RecoverExcept(r, now, e.written, e.actor(), elsewhere)
 	if err == nil && res.Changed {
 		_, _, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
@@ -692,6 +704,14 @@ func (e *Engine) interrupted(r *workflow.Record, now time.Time) bool {
 		return e.ownerEnded(r)
 	}
 	return e.ownerEnded(r) || !workflow.OwnerLive(r, e.actor(), now, workflow.DefaultLiveWindow)
+}
+
+// lapsedTasks names tasks whose claim on another machine lapsed, for a step.
+func lapsedTasks(ids []string) string {
+	if len(ids) == 1 {
+		return "task " + ids[0]
+	}
+	return "tasks " + strings.Join(ids, ", ")
 }
 
 // runnerEnded reports whether r has running tasks and the client of the session that last

@@ -29,11 +29,20 @@ func (e *Engine) shared(r *workflow.Record, out *Resume) *report.Shared {
 }
 
 // runsElsewhere is, when this clone shares r through a remote, which of r's running tasks run
-// on another machine (mirror.RunsElsewhere): recovery leaves them running, since their session
-// is not this machine's to take as ended. nil when no task runs or sharing is off.
-func (e *Engine) runsElsewhere(r *workflow.Record) func(task string) bool {
+// on another machine (mirror.RunsElsewhere), with the claim as last read: recovery leaves them
+// running, since their session is not this machine's to take as ended. nil when no task runs
+// or sharing is off.
+func (e *Engine) runsElsewhere(r *workflow.Record) func(task string) (mirror.Claim, bool) {
 	if !slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.Status == workflow.TaskRunning }) {
 		return nil
 	}
-	return mirror.RunsElsewhere(e.st, r.WorkflowID)
+	return mirror.RunsElsewhere(e.st, r.WorkflowID, mirror.Lease(e.cfg.Getenv), e.now())
+}
+
+// elsewhereOnly is runs without the claim; nil when runs is.
+func elsewhereOnly(runs func(string) (mirror.Claim, bool)) func(task string) bool {
+	if runs == nil {
+		return nil
+	}
+	return func(task string) bool { _, ok := runs(task); return ok }
 }

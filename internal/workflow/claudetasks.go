@@ -195,8 +195,9 @@ func OpenTasks(r *Record, ended bool) []string { return OpenTasksExcept(r, ended
 
 // OpenTasksExcept is OpenTasks, where ended leaves out the running tasks elsewhere reports
 // (when not nil): they run on another machine sharing the workflow, whose session is not the
-// one that ended (see RecoverExcept).
-func OpenTasksExcept(r *Record, ended bool, elsewhere func(task string) bool) []string {
+// one that ended (see RecoverExcept). One whose claim there lapsed says so: that machine may
+// be gone, and this one may take the task over.
+func OpenTasksExcept(r *Record, ended bool, elsewhere func(task string) (lapsed, ok bool)) []string {
 	if r == nil {
 		return nil
 	}
@@ -214,9 +215,16 @@ func OpenTasksExcept(r *Record, ended bool, elsewhere func(task string) bool) []
 		}
 		sep := " (" // what is said of the task goes in one parenthesis
 		if t.Status == TaskRunning {
-			if ended && (elsewhere == nil || !elsewhere(t.ID)) {
+			var lapsed, far bool
+			if elsewhere != nil {
+				lapsed, far = elsewhere(t.ID)
+			}
+			switch {
+			case lapsed:
+				s += sep + "running on another machine, whose claim of it lapsed"
+			case ended && !far:
 				s += sep + "running when its session ended"
-			} else {
+			default:
 				s += sep + "running"
 			}
 			sep = ", "

@@ -79,12 +79,12 @@ const Doc = mirror.ClaimsDoc
 
 const (
 	// EnvLease sets the lease (a Go duration): how long a claim nobody renews holds.
-	EnvLease = "CAIRN_CLAIM_LEASE"
+	EnvLease = mirror.EnvLease
 	// EnvClockSkew shifts the clock claims are timed by (a Go duration, "-1h"); for tests that
 	// show machines with clocks apart decide the same.
 	EnvClockSkew = "CAIRN_CLAIM_CLOCK_SKEW"
 
-	DefaultLease = time.Hour
+	DefaultLease = mirror.DefaultLease
 	// callTimeout bounds the network part of one task tool call; past it the call goes on
 	// offline.
 	callTimeout = 20 * time.Second
@@ -192,10 +192,7 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 	if err != nil {
 		return nil, err
 	}
-	lease := DefaultLease
-	if d, err := time.ParseDuration(getenv(EnvLease)); err == nil && d > 0 {
-		lease = d
-	}
+	lease := mirror.Lease(getenv)
 	skew, _ := time.ParseDuration(getenv(EnvClockSkew))
 	now := func() time.Time { return time.Now().Add(skew) }
 	b := o.Backend

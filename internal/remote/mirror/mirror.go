@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -85,29 +86,61 @@ func Load(st *store.Store) (Settings, error) {
 	return s, nil
 }
 
+// EnvLease sets the lease (a Go duration): how long a claim nobody renews holds. Package
+// claimsync claims by it; the hooks read it to say when another machine's claim lapses.
+const (
+	EnvLease     = "CAIRN_CLAIM_LEASE"
+	DefaultLease = time.Hour
+)
+
+// Lease is the lease getenv sets (EnvLease), else DefaultLease.
+func Lease(getenv func(string) string) time.Duration {
+	if d, err := time.ParseDuration(getenv(EnvLease)); err == nil && d > 0 {
+		return d
+	}
+	return DefaultLease
+}
+
+// Claim is what this clone last read of the claim on a task running on another machine.
+type Claim struct {
+	Holder string        // the owner holding it; "" when the line as read had no claim of it
+	Left   time.Duration // until this machine may take it over, if not renewed; 0 once lapsed
+}
+
+// Lapsed says the holder's claim went unrenewed past the lease, as of the last read of the
+// line: update_task here takes the task over.
+func (c Claim) Lapsed() bool { return c.Holder != "" && c.Left <= 0 }
+
 // RunsElsewhere reports, when this clone shares workflow id through a remote, which of its
 // running tasks run on another machine: those this clone neither held when it last read the
 // claims line (ClaimsDoc) nor set running while out of reach. Such a task came with another
-// machine's revisions, and its run is that machine's. nil when sharing is off.
-func RunsElsewhere(st *store.Store, id string) func(task string) bool {
+// machine's revisions, and its run is that machine's. With it comes the claim as last read,
+// timed by this clone's lease and clock as a claim here is (claim.Claimer.Held). nil when
+// sharing is off.
+func RunsElsewhere(st *store.Store, id string, lease time.Duration, now time.Time) func(task string) (Claim, bool) {
 	if s, err := Load(st); err != nil || !s.Enabled {
 		return nil
 	}
 	var c struct {
 		Owner string `json:"owner"`
 		Unconfirmed
-		Line struct {
-			Holders map[string]struct {
-				Owner string `json:"owner"`
-			} `json:"holders"`
-		} `json:"line"`
+		Line claim.State `json:"line"`
 	}
 	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Workflow != id || c.Owner == "" {
-		return func(string) bool { return true } // none known to be this clone's
+		return func(string) (Claim, bool) { return Claim{}, true } // none known to be this clone's
 	}
-	return func(task string) bool {
-		_, pending := c.Pending[task]
-		return !pending && c.Line.Holders[task].Owner != c.Owner
+	cl := claim.New(nil, id, c.Owner, lease, func() time.Time { return now })
+	cl.Restore(c.Line)
+	return func(task string) (Claim, bool) {
+		h := c.Line.Holders[task]
+		if _, pending := c.Pending[task]; pending || h.Owner == c.Owner {
+			return Claim{}, false
+		}
+		k := Claim{Holder: h.Owner}
+		if he, ok := errors.AsType[*claim.HeldError](cl.Held(task)); ok {
+			k.Left = he.Left
+		}
+		return k, true
 	}
 }
 
