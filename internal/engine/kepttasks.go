@@ -71,7 +71,11 @@ func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 // end of a turn): the kept events are recorded only if the lock is free now, so a held lock
 // does not cost it a second wait, and only if the state needs no repair, which the caller's
 // own read then makes and says (a repair made here would be said only on stderr).
-func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, completed bool, res *Result, err error)) (notes []string, err error) {
+//
+// until, when not zero, is when such a caller's share of its time ends: those not recorded by
+// then stay kept for the next hook (ErrKeptLeft), so that many of them on a slow disk do not
+// take the time of its own work (the anchor, the report) past its deadline.
+func (e *Engine) ApplyKeptClaudeTasks(wait bool, until time.Time, report func(t ClaudeTask, completed bool, res *Result, err error)) (notes []string, err error) {
 	names, err := e.st.KeptTasks()
 	if err != nil || len(names) == 0 {
 		if err == nil && names != nil {
@@ -100,7 +104,10 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 			}
 		}
 	}()
-	for _, name := range names {
+	for i, name := range names {
+		if !until.IsZero() && time.Now().After(until) {
+			return notes, fmt.Errorf("%w; %d stay kept for the next Cairn hook", ErrKeptLeft, len(names)-i)
+		}
 		data, err := e.st.ReadKeptTask(name)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // recorded and dropped by another hook meanwhile
@@ -141,6 +148,10 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 	e.st.DropKeptTasksDir() // empty now, so the next look costs one failed read; kept if one came meanwhile
 	return notes, nil
 }
+
+// ErrKeptLeft is ApplyKeptClaudeTasks' answer when its caller's share of time ran out before
+// every kept task event was recorded.
+var ErrKeptLeft = errors.New("the time this hook gives them ran out")
 
 // keptBy is the engine that records k: as its session and client (one without a client, kept
 // by an older Cairn, is the applying client's when it is its session), from as, where it is

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,7 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 	apply := func() []string {
 		t.Helper()
 		said = nil
-		notes, err := en.ApplyKeptClaudeTasks(true, report)
+		notes, err := en.ApplyKeptClaudeTasks(true, time.Time{}, report)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +161,7 @@ func TestKeptClaudeTasksAreAppliedAsTheirOwnSession(t *testing.T) {
 	noErr(t, beside.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-bbbb-2", TaskID: "1", Subject: "unrelated chore"}, false))
 	apply := func(by *engine.Engine) {
 		t.Helper()
-		if _, err := by.ApplyKeptClaudeTasks(true, func(engine.ClaudeTask, bool, *engine.Result, error) {}); err != nil {
+		if _, err := by.ApplyKeptClaudeTasks(true, time.Time{}, func(engine.ClaudeTask, bool, *engine.Result, error) {}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -199,7 +200,7 @@ func TestKeptClaudeTaskOfAReplacedWorkflowIsNotRecordedInTheNewOne(t *testing.T)
 	noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
 	must(e.open("s1").Start(engine.StartRequest{Type: "debug", Context: "other work", Replace: true}))(t)
 	var said []string
-	if _, err := en.ApplyKeptClaudeTasks(true, collect(&said)); err != nil {
+	if _, err := en.ApplyKeptClaudeTasks(true, time.Time{}, collect(&said)); err != nil {
 		t.Fatal(err)
 	}
 	var r struct{ Tasks []struct{ ID string } }
@@ -211,5 +212,22 @@ func TestKeptClaudeTaskOfAReplacedWorkflowIsNotRecordedInTheNewOne(t *testing.T)
 	}
 	if len(said) != 1 || !strings.HasPrefix(said[0], "it came while workflow apex-") || !strings.HasSuffix(said[0], " has replaced since") {
 		t.Errorf("said %q, want the event refused as of the workflow replaced", said)
+	}
+}
+
+// A caller whose share of time has run out records no more kept task events: they stay kept,
+// in order, for the next hook, which records them all.
+func TestKeptClaudeTasksPastTheirTimeStayKept(t *testing.T) {
+	_, en := keptEnv(t)
+	for _, id := range []string{"1", "2"} {
+		noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "task " + id}, false))
+	}
+	var said []string
+	_, err := en.ApplyKeptClaudeTasks(false, time.Now().Add(-time.Second), collect(&said))
+	if !errors.Is(err, engine.ErrKeptLeft) || !strings.Contains(err.Error(), "2 stay kept for the next Cairn hook") || len(said) != 0 {
+		t.Fatalf("past its time: %v, said %q; want none recorded and both said to stay kept", err, said)
+	}
+	if _, err := en.ApplyKeptClaudeTasks(false, time.Time{}, collect(&said)); err != nil || len(said) != 2 {
+		t.Fatalf("the next hook: %v, said %q; want both recorded", err, said)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -96,7 +97,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		// event waits past "the next Cairn hook" its keeping promised. Only if the lock is free
 		// now, and the state needs no repair (left to the next Stop or session start, which
 		// applies them after it); one failed directory read when none is kept.
-		applyKept(r, e, false)
+		applyKept(ctx, r, e, false)
 	}
 	switch ev.HookEventName {
 	case EventStopFailure:
@@ -134,7 +135,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	// changed it. Applying them may wait for the lock more than once, past the hard stop, so
 	// this one is kept after them before they are applied, and applied with them.
 	kept := e.HasKeptClaudeTasks() && e.KeepClaudeTask(t, completed) == nil
-	if _, err := applyKept(r, e, true); err != nil {
+	if _, err := applyKept(ctx, r, e, true); err != nil {
 		if kept {
 			sayKept(r, t, completed, err)
 		} else {
@@ -227,9 +228,15 @@ func keptWhy(err error) string {
 // read (moved to quarantine/, or left), said on stderr too, for a hook whose output is read to
 // say (no later hook says them), and the lock wait's error when the lock still keeps them
 // out. With none kept it costs one directory read that finds nothing. wait false: only if the
-// lock is free now (see engine.ApplyKeptClaudeTasks).
-func applyKept(r *Runner, e *engine.Engine, wait bool) ([]string, error) {
-	notes, err := e.ApplyKeptClaudeTasks(wait, func(t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
+// lock is free now, and for half the time ctx leaves (see engine.ApplyKeptClaudeTasks).
+func applyKept(ctx context.Context, r *Runner, e *engine.Engine, wait bool) ([]string, error) {
+	var until time.Time
+	if d, ok := ctx.Deadline(); ok && !wait {
+		// Half the time left: the caller's own work (the anchor, the report, the turn's end)
+		// comes after, and what is not recorded now stays kept for the next hook.
+		until = time.Now().Add(time.Until(d) / 2)
+	}
+	notes, err := e.ApplyKeptClaudeTasks(wait, until, func(t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
 		sayTask(r, t, completed, res, err)
 	})
 	for _, n := range notes {

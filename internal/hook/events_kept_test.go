@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -218,5 +219,48 @@ func TestPreCompactStoppedEarlyPrintsText(t *testing.T) {
 	got := stdout.String()
 	if strings.HasPrefix(got, "{") || !strings.Contains(got, "mcp__plugin_cairn_cairn__resume_check") || !strings.Contains(got, "did not finish within") {
 		t.Errorf("PreCompact stopped early printed %q, want text naming resume_check and why\nstderr:\n%s", got, stderr.String())
+	}
+}
+
+// slowLines is a hook's stderr that takes d over each line holding match: a slow disk, on
+// which each kept task event's locked, journaled write takes that long.
+type slowLines struct {
+	match string
+	d     time.Duration
+	lineHook
+}
+
+func (w *slowLines) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.match) {
+		time.Sleep(w.d)
+	}
+	return w.lineHook.Write(p)
+}
+
+// TestPreCompactAnchorOutlivesManyKeptTasks: PreCompact records the task events kept earlier
+// before it reads the anchor. Many of them on a slow disk took the hook past its hard stop, so
+// the compaction request got "the workflow position was not read" instead of the position.
+// Those it has no time for now stay kept for the next hook, and the anchor is printed.
+func TestPreCompactAnchorOutlivesManyKeptTasks(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1", hook.EnvDeadline, "2s")
+	const n = 30 // at 100 ms each, 3 s: past the 2.2 s hard stop
+	for i := range n {
+		if err := en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: strconv.Itoa(i + 1), Subject: "kept task"}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stderr := &slowLines{match: "recorded as open", d: 100 * time.Millisecond, lineHook: lineHook{do: func() {}}}
+	r := &hook.Runner{Name: hook.EventsName, Stderr: stderr}
+	var stdout bytes.Buffer
+	done := hook.EventsAs(r, strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"PreCompact","trigger":"auto"}`), &stdout, getenv)
+	<-done // the abandoned work ends before the directory goes
+	if got := stdout.String(); !strings.HasPrefix(got, "Cairn workflow position") {
+		t.Errorf("PreCompact printed %q, want the anchor\nstderr:\n%s", got, stderr.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(en.StateDir(), engine.KeptTasksDir, "*.json")); len(left) == 0 || len(left) == n {
+		t.Errorf("%d of %d kept task events are left; want some recorded and the rest kept for the next hook", len(left), n)
+	}
+	if !strings.Contains(stderr.String(), "stay kept for the next Cairn hook") {
+		t.Errorf("stderr does not say the rest stay kept:\n%s", stderr.String())
 	}
 }

@@ -88,7 +88,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 			if !e.HasKeptClaudeTasks() {
 				return false
 			}
-			keptNotes, _ = applyKept(r, e, false)
+			keptNotes, _ = applyKept(ctx, r, e, false)
 			return true
 		}})
 	for _, w := range e.Warnings() {
