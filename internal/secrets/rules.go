@@ -19,7 +19,7 @@ const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 // glpat-: the keywords are the prefixes, re matches from the prefix on, and the prefix must
 // not be glued to a word before it.
 func prefixed(name string, keywords []string, re string) *rule {
-	return &rule{name: name, keywords: keywords, re: lazyre.New(re), before: notWord}
+	return &rule{name: name, keywords: keywords, rx: lazyre.Regexp{Expr: re}, before: notWord}
 }
 
 // rules hold the providers of gitleaks' default rule set (Cairn's own expressions, each
@@ -33,7 +33,7 @@ var rules = sync.OnceValue(func() []*rule {
 		{
 			name:     "aws-access-key-id",
 			keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
-			re:       lazyre.New(`^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?:$|[^A-Za-z0-9])`),
+			rx:       lazyre.Regexp{Expr: `^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?:$|[^A-Za-z0-9])`},
 			before:   notAlnum,
 		},
 		{
@@ -47,8 +47,8 @@ var rules = sync.OnceValue(func() []*rule {
 			keywords: []string{"secret"},
 			fold:     true,
 			named:    true,
-			re: lazyre.New(`(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
-				`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
+			rx: lazyre.Regexp{Expr: `(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
+				`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`},
 			ok: func(s string, i int, m []string) bool {
 				if m[1] == "" && !awsBefore(s, i) {
 					// "secret:" or "secret_key:" alone could be anything's secret; "secret
@@ -67,8 +67,8 @@ var rules = sync.OnceValue(func() []*rule {
 		{
 			name:     "openai-api-key",
 			keywords: []string{"sk-"},
-			re: lazyre.New(`^sk-(?:(?:proj|svcacct|admin|None)-([A-Za-z0-9_-]{40,})|([A-Za-z0-9]{32,}))` +
-				`(?:$|[^A-Za-z0-9_-])`),
+			rx: lazyre.Regexp{Expr: `^sk-(?:(?:proj|svcacct|admin|None)-([A-Za-z0-9_-]{40,})|([A-Za-z0-9]{32,}))` +
+				`(?:$|[^A-Za-z0-9_-])`},
 			before: notWord,
 			ok: func(_ string, _ int, m []string) bool {
 				body := m[1] + m[2]
@@ -78,15 +78,15 @@ var rules = sync.OnceValue(func() []*rule {
 		{
 			name:     "slack-token",
 			keywords: []string{"xox", "xapp-"},
-			re: lazyre.New(`^(?:xox[abeprs]-(?:[0-9]+-)+[A-Za-z0-9]{8,}|` +
+			rx: lazyre.Regexp{Expr: `^(?:xox[abeprs]-(?:[0-9]+-)+[A-Za-z0-9]{8,}|` +
 				`xox[abeprs]-[A-Za-z0-9]{10,}-[A-Za-z0-9-]{10,}|xapp-[0-9]+-[A-Z0-9]+-[0-9]+-[A-Za-z0-9]{8,}|` +
-				`xoxe\.xox[bp]-[0-9]-[A-Za-z0-9]{100,})`),
+				`xoxe\.xox[bp]-[0-9]-[A-Za-z0-9]{100,})`},
 			before: notWord,
 		},
 		{
 			name:     "slack-webhook",
 			keywords: []string{"hooks.slack.com/"},
-			re:       lazyre.New(`^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`),
+			rx:       lazyre.Regexp{Expr: `^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`},
 		},
 		{
 			// PEM and PGP blocks, SSH.com's (---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----) and
@@ -101,9 +101,9 @@ var rules = sync.OnceValue(func() []*rule {
 			name:     "private-key",
 			keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
 			window:   privateKeyWindow,
-			re: lazyre.New(`^(?:(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----)` +
+			rx: lazyre.Regexp{Expr: `^(?:(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----)` +
 				`(?:\s|\\{1,2}[rn]|["'\x60]\s*[,+]?\s*["'\x60]){0,4}(?:[A-Za-z][A-Za-z0-9-]{0,31}: [^\n]{0,128}?(?:\s|\\{1,2}[rn]){1,4}){0,4}([A-Za-z0-9+/]{8,})|` +
-				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`),
+				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`},
 			ok: func(_ string, _ int, m []string) bool {
 				return m[1] == "" || len(m[1]) >= 16 || strings.ContainsAny(m[1], "0123456789+/")
 			},
@@ -111,7 +111,7 @@ var rules = sync.OnceValue(func() []*rule {
 		{
 			name:     "jwt",
 			keywords: []string{"eyJ"},
-			re:       lazyre.New(`^eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`),
+			rx:       lazyre.Regexp{Expr: `^eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`},
 			before:   notWord,
 			span:     64 << 10, // claims can be long; "eyJ" is rare enough for a wide window
 		},
@@ -123,8 +123,8 @@ var rules = sync.OnceValue(func() []*rule {
 			// password%40host, judged decoded.
 			name:     "url-credentials",
 			keywords: []string{"://", "%3A%2F%2F", "%3a%2f%2f"},
-			re: lazyre.New(`^(?:://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]|` +
-				`%3[Aa]%2[Ff]%2[Ff][A-Za-z0-9._~+-]*%3[Aa]((?:[A-Za-z0-9._~!$'()*+,;=-]|%[0-9A-Fa-f]{2})+?)%40(?:[A-Za-z0-9]|%5[Bb]))`),
+			rx: lazyre.Regexp{Expr: `^(?:://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]|` +
+				`%3[Aa]%2[Ff]%2[Ff][A-Za-z0-9._~+-]*%3[Aa]((?:[A-Za-z0-9._~!$'()*+,;=-]|%[0-9A-Fa-f]{2})+?)%40(?:[A-Za-z0-9]|%5[Bb]))`},
 			before: schemeBefore, window: urlWindow,
 			ok: func(_ string, _ int, m []string) bool {
 				pw := m[1]
@@ -142,7 +142,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// span: runs do not overlap, so a flood costs each byte a bounded number of reads.
 			name: "base64-json", keywords: []string{"eyJ"}, span: 2048,
 			before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
-			re:     lazyre.New(`^eyJ[A-Za-z0-9+/_-]{13,}={0,2}`),
+			rx:     lazyre.Regexp{Expr: `^eyJ[A-Za-z0-9+/_-]{13,}={0,2}`},
 			ok: func(s string, i int, m []string) bool {
 				if j := i + len(m[0]); j < len(s) && (isAlnum(s[j]) || strings.IndexByte("+/=_-", s[j]) >= 0) {
 					return false // longer than the span
@@ -157,7 +157,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// private-key finds a block by its header and the start of its body.
 			name: "base64-private-key", keywords: []string{"LS0tLS1CRUdJTi"},
 			before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
-			re:     lazyre.New(`^LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,286}`),
+			rx:     lazyre.Regexp{Expr: `^LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,286}`},
 			ok:     func(_ string, _ int, m []string) bool { return encodedSecret(m[0][:len(m[0])/4*4]) },
 		},
 		{
@@ -167,8 +167,8 @@ var rules = sync.OnceValue(func() []*rule {
 			// random is a credential, so the name need not say aws.
 			name: "aws-session-token", keywords: []string{"session_token", "sessiontoken", "session-token"}, fold: true,
 			named: true, asName: holderEnds, before: wordOrHump,
-			re: lazyre.New(`(?i)^session[_-]?token["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
-				`([A-Za-z0-9/+]{40,}={0,2})(?:$|[^A-Za-z0-9/+=])`),
+			rx: lazyre.Regexp{Expr: `(?i)^session[_-]?token["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
+				`([A-Za-z0-9/+]{40,}={0,2})(?:$|[^A-Za-z0-9/+=])`},
 			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
 		},
 
@@ -182,7 +182,7 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("npm-token", []string{"npm_"}, `^npm_[A-Za-z0-9]{36}`+end),
 		{
 			name: "huggingface-token", keywords: []string{"hf_", "api_org_"}, before: notWord,
-			re: lazyre.New(`^(?:hf|api_org)_([A-Za-z0-9]{30,40})` + end),
+			rx: lazyre.Regexp{Expr: `^(?:hf|api_org)_([A-Za-z0-9]{30,40})` + end},
 			ok: func(_ string, _ int, m []string) bool { return mixedCase(m[1]) },
 		},
 		prefixed("gitlab-token", []string{"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glsoat-", "glffct-",
@@ -191,12 +191,12 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("sendgrid-api-key", []string{"SG."}, `^SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}`),
 		{
 			name: "azure-storage-key", keywords: []string{"accountkey", "sharedaccesskey"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^(?:account|sharedaccess)key["']?\s{0,3}[=:]\s{0,3}["']?[A-Za-z0-9+/]{40,}={0,2}`),
+			rx: lazyre.Regexp{Expr: `(?i)^(?:account|sharedaccess)key["']?\s{0,3}[=:]\s{0,3}["']?[A-Za-z0-9+/]{40,}={0,2}`},
 		},
 		{
 			// Azure AD client secrets: three characters, a digit, "Q~", then 31 to 34 more.
 			name: "azure-ad-client-secret", keywords: []string{"Q~"},
-			re: lazyre.New(`^Q~[A-Za-z0-9_~.-]{31,34}(?:$|[^A-Za-z0-9_~.-])`),
+			rx: lazyre.Regexp{Expr: `^Q~[A-Za-z0-9_~.-]{31,34}(?:$|[^A-Za-z0-9_~.-])`},
 			before: func(s string, i int) bool {
 				if i < 4 || s[i-1] < '0' || s[i-1] > '9' {
 					return false
@@ -213,7 +213,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// An Azure shared access signature: its sig= parameter, after the sv= (service
 			// version) every SAS URL and SharedAccessSignature= connection string carries.
 			name: "azure-sas-token", keywords: []string{"sig="}, before: sasBefore,
-			re: lazyre.New(`^sig=([A-Za-z0-9%+/]{30,128})`),
+			rx: lazyre.Regexp{Expr: `^sig=([A-Za-z0-9%+/]{30,128})`},
 			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
 		},
 		prefixed("digitalocean-token", []string{"dop_v1_", "doo_v1_", "dor_v1_"}, `^do[por]_v1_[a-f0-9]{64}`),
@@ -229,7 +229,7 @@ var rules = sync.OnceValue(func() []*rule {
 			`^(?:glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})`),
 		{
 			name: "terraform-cloud-token", keywords: []string{"atlasv1."},
-			re: lazyre.New(`^atlasv1\.[A-Za-z0-9_=-]{60,70}`),
+			rx: lazyre.Regexp{Expr: `^atlasv1\.[A-Za-z0-9_=-]{60,70}`},
 			before: func(s string, i int) bool {
 				return i >= 15 && s[i-1] == '.' && isAlnum(s[i-2])
 			},
@@ -259,7 +259,7 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("shopify-token", []string{"shpat_", "shpca_", "shppa_", "shpss_"}, `^shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`),
 		{
 			name: "square-token", keywords: []string{"sq0atp-", "sq0csp-", "EAAA"}, before: notWord,
-			re: lazyre.New(`^(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})`),
+			rx: lazyre.Regexp{Expr: `^(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})`},
 			ok: notZeroRun,
 		},
 		prefixed("twilio-api-key", []string{"SK"}, `^SK[0-9a-fA-F]{32}`+end),
@@ -272,7 +272,7 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("adobe-client-secret", []string{"p8e-"}, `^p8e-[A-Za-z0-9]{32}`+end),
 		{
 			name: "clojars-token", keywords: []string{"clojars_"}, fold: true, before: notWord,
-			re: lazyre.New(`(?i)^clojars_[a-z0-9]{60}`),
+			rx: lazyre.Regexp{Expr: `(?i)^clojars_[a-z0-9]{60}`},
 		},
 		prefixed("cloudflare-origin-ca-key", []string{"v1.0-"}, `^v1\.0-[a-f0-9]{24}-[a-f0-9]{146}`),
 		prefixed("databricks-token", []string{"dapi"}, `^dapi[a-f0-9]{32}(?:-[0-9])?`+end),
@@ -283,21 +283,21 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("settlemint-token", []string{"sm_pat_", "sm_aat_", "sm_sat_"}, `^sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}`+end),
 		{
 			name: "facebook-token", keywords: []string{"EAAC", "EAAM"}, before: notWord,
-			re: lazyre.New(`^EAA[MC][A-Za-z0-9]{100,}`),
+			rx: lazyre.Regexp{Expr: `^EAA[MC][A-Za-z0-9]{100,}`},
 			ok: notZeroRun,
 		},
 		{
 			// The SECRET_KEY Django's startproject writes: 50 characters of its alphabet after a
 			// prefix that marks it as a development key, which signs sessions all the same.
 			name: "django-secret-key", keywords: []string{"django-insecure-"}, before: notWord,
-			re: lazyre.New(`^django-insecure-([a-z0-9!@#$%^&*(=+)_-]{40,64})(?:$|[^a-z0-9!@#$%^&*(=+)_-])`),
+			rx: lazyre.Regexp{Expr: `^django-insecure-([a-z0-9!@#$%^&*(=+)_-]{40,64})(?:$|[^a-z0-9!@#$%^&*(=+)_-])`},
 			ok: func(_ string, _ int, m []string) bool { return classes(m[1]) >= 3 },
 		},
 		{
 			// Laravel's APP_KEY, which php artisan key:generate writes to .env: base64: and 32
 			// random bytes encoded. A JSON member is read as this text too.
 			name: "laravel-app-key", keywords: []string{"APP_KEY"}, named: true, before: notWord,
-			re: lazyre.New(`^APP_KEY["']?\s{0,3}[=:]\s{0,3}["']?base64:([A-Za-z0-9+/]{43}=)`),
+			rx: lazyre.Regexp{Expr: `^APP_KEY["']?\s{0,3}[=:]\s{0,3}["']?base64:([A-Za-z0-9+/]{43}=)`},
 			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
 		},
 		prefixed("adafruit-key", []string{"aio_"}, `^aio_[A-Za-z0-9]{28}`+end),
@@ -323,7 +323,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// keyword, each "curl" in a flood of them ran the regexp over its whole window.
 			name: "curl-user", keywords: []string{"-u", "--user"}, span: 256,
 			before: func(s string, i int) bool { return commandBefore(s, i, curlNames) != "" },
-			re:     lazyre.New(`^(?:-u|--user)(?:=|\s{1,5}|` + argvSep + `)["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
+			rx:     lazyre.Regexp{Expr: `^(?:-u|--user)(?:=|\s{1,5}|` + argvSep + `)["']?[^\s:"']{1,64}:([^\s"']{3,128})`},
 			ok:     func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
 		},
 		{
@@ -343,7 +343,7 @@ var rules = sync.OnceValue(func() []*rule {
 				}
 				return false
 			},
-			re: lazyre.New(`^-p(?:\s{0,5}|` + argvSep + `)["']?([^\s"']{3,128})`),
+			rx: lazyre.Regexp{Expr: `^-p(?:\s{0,5}|` + argvSep + `)["']?([^\s"']{3,128})`},
 			ok: func(s string, i int, m []string) bool {
 				if !notPlaceholder(m[1]) || classes(m[1]) < 2 {
 					return false
@@ -370,7 +370,7 @@ var rules = sync.OnceValue(func() []*rule {
 				rest := s[i+len("default") : min(len(s), i+len("default")+24)]
 				return rest != "" && isBlank(rest[0]) && strings.HasPrefix(strings.TrimLeft(rest, " \t\r\n"), "login")
 			},
-			re: lazyre.New(`^(?:machine\s+(\S{1,253})|default)(\s+(?:[-*+]\s+)?login\s+(\S{1,128}))?\s+(?:[-*+]\s+)?password\s+(\S{3,128})`),
+			rx: lazyre.Regexp{Expr: `^(?:machine\s+(\S{1,253})|default)(\s+(?:[-*+]\s+)?login\s+(\S{1,128}))?\s+(?:[-*+]\s+)?password\s+(\S{3,128})`},
 			ok: func(_ string, _ int, m []string) bool {
 				pw := m[4]
 				if !notPlaceholder(pw) {
@@ -402,7 +402,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// bytes on.
 			name: "pgpass-password", keywords: []string{":5432:", ":5433:", ":6432:", ":*:"}, span: 400,
 			before: pgpassHost,
-			re:     lazyre.New(`^:(?:5432|5433|6432|\*):[^:\s]{1,63}:[^:\s]{1,63}:((?:[^:\s\\]|\\\S){3,128})`),
+			rx:     lazyre.Regexp{Expr: `^:(?:5432|5433|6432|\*):[^:\s]{1,63}:[^:\s]{1,63}:((?:[^:\s\\]|\\\S){3,128})`},
 			ok: func(_ string, _ int, m []string) bool {
 				pw := strings.TrimRight(m[1], `'"`)
 				c := classes(pw)
@@ -418,7 +418,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// reads each value to the next one, not 512 bytes on.
 			name: "npmrc-auth", keywords: []string{"_auth"}, fold: true, span: 600,
 			before: func(s string, i int) bool { return i == 0 || s[i-1] == ':' || isBlank(s[i-1]) },
-			re:     lazyre.New(`(?i)^_auth(token)?[ \t]{0,3}=[ \t]{0,3}["']?([^\s"':]{8,512})`),
+			rx:     lazyre.Regexp{Expr: `(?i)^_auth(token)?[ \t]{0,3}=[ \t]{0,3}["']?([^\s"':]{8,512})`},
 			ok: func(_ string, _ int, m []string) bool {
 				if m[1] == "" {
 					return basicCredentials(m[2])
@@ -428,7 +428,7 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			name: "telegram-bot-token", keywords: []string{":AA"},
-			re: lazyre.New(`^:AA[A-Za-z0-9_-]{33}` + end),
+			rx: lazyre.Regexp{Expr: `^:AA[A-Za-z0-9_-]{33}` + end},
 			before: func(s string, i int) bool {
 				j := i
 				for j > 0 && s[j-1] >= '0' && s[j-1] <= '9' {
@@ -439,21 +439,21 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			name: "webhook-url", keywords: []string{".webhook.office.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/"},
-			re: lazyre.New(`^(?:\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{40,})`),
+			rx: lazyre.Regexp{Expr: `^(?:\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{40,})`},
 		},
 		{
 			// WireGuard's keys (PrivateKey = ..., PresharedKey = ... in a wg-quick file, or a
 			// private_key member): 32 bytes in base64, 44 characters ending in =.
 			name: "wireguard-key", keywords: []string{"privatekey", "private_key", "private-key", "presharedkey", "preshared_key"},
 			fold: true, named: true, before: notAlnum,
-			re: lazyre.New(`^(?i:private|preshared)[_-]?(?i:key)["']?\s{0,8}[=:]\s{0,8}["']?` +
-				`[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?:$|[^A-Za-z0-9+/=])`),
+			rx: lazyre.Regexp{Expr: `^(?i:private|preshared)[_-]?(?i:key)["']?\s{0,8}[=:]\s{0,8}["']?` +
+				`[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?:$|[^A-Za-z0-9+/=])`},
 		},
 		{
 			// A Docker config's registry credentials: "auth": base64 of user:password, judged
 			// decoded as Basic credentials are. A JSON member is read as this text too.
 			name: "docker-auth", keywords: []string{`"auth"`},
-			re: lazyre.New(`^"auth"\s{0,3}:\s{0,3}"([A-Za-z0-9+/]{8,}={0,2})"`),
+			rx: lazyre.Regexp{Expr: `^"auth"\s{0,3}:\s{0,3}"([A-Za-z0-9+/]{8,}={0,2})"`},
 			ok: func(_ string, _ int, m []string) bool { return basicCredentials(m[1]) },
 		},
 		{
@@ -461,7 +461,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// whose token looks random (letters and digits). Basic credentials are base64 of
 			// user:password, which need not look random: they are judged decoded.
 			name: "authorization-header", keywords: []string{"authorization", "bearer"}, fold: true, named: true, before: notAlnum,
-			re: lazyre.New(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:(basic)|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{8,}={0,2})`),
+			rx: lazyre.Regexp{Expr: `(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:(basic)|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{8,}={0,2})`},
 			ok: func(_ string, _ int, m []string) bool {
 				if m[1] != "" {
 					if _, ok := decodeBasic(m[2]); ok {
@@ -478,7 +478,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// with a user, a colon and a password that is no placeholder. Base64 of user:password
 			// with no "Basic " before it is not looked for: it cannot be told from other base64.
 			name: "basic-credentials", keywords: []string{"basic"}, fold: true, before: notAlnum, span: 512,
-			re: lazyre.New(`(?i)^basic[ \t]{1,3}([A-Za-z0-9+/]{8,}={0,2})(?:$|[^A-Za-z0-9+/=_-])`),
+			rx: lazyre.Regexp{Expr: `(?i)^basic[ \t]{1,3}([A-Za-z0-9+/]{8,}={0,2})(?:$|[^A-Za-z0-9+/=_-])`},
 			ok: func(_ string, _ int, m []string) bool { return sentBasic(m[1]) },
 		},
 		{
@@ -488,7 +488,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// provider-credential's does, or is hex (JSESSIONID). See sessionCookie.
 			name: "session-cookie", keywords: []string{"cookie"}, fold: true, named: true, asName: holderEnds,
 			before:  notAlnum,
-			re:      lazyre.New(`(?i)^cookie["']?(?:\s{0,3}[:=]\s{0,3}["']?|\s{1,3}["'])`),
+			rx:      lazyre.Regexp{Expr: `(?i)^cookie["']?(?:\s{0,3}[:=]\s{0,3}["']?|\s{1,3}["'])`},
 			members: sessionCookie,
 		},
 		{
@@ -499,8 +499,8 @@ var rules = sync.OnceValue(func() []*rule {
 			// The name starts a word or a camelCase hump: webhookSecret, accessToken. The value
 			// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
-			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
-				credentialHead),
+			rx: lazyre.Regexp{Expr: `(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
+				credentialHead},
 			span: credentialSpan, tail: credentialTail,
 			ok: func(_ string, _ int, m []string) bool {
 				return (credentialValue(m[1]) || hexKey(m[1]) && namesKey(m[0])) && !secretNamesPlace(m[0])
@@ -515,8 +515,8 @@ var rules = sync.OnceValue(func() []*rule {
 			name: "symbol-secret", keywords: []string{"secret", "_key", "-key", "key"}, fold: true, named: true,
 			asName: func(s string, i, n int) bool { return secretKeyName(s, i) && holderEnds(s, i, n) },
 			before: func(s string, i int) bool { return secretKeyName(s, i) && symbolAhead(s, i) },
-			re: lazyre.New(`(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?(?:[ \t]{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,3}` +
-				`(["'\x60]?)([^\s"'\x60,;]{8})`),
+			rx: lazyre.Regexp{Expr: `(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?(?:[ \t]{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,3}` +
+				`(["'\x60]?)([^\s"'\x60,;]{8})`},
 			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
 				return (m[1] != "" || envAssigned(s, i, m[0])) && symbolSecret(m[2])
@@ -532,9 +532,9 @@ var rules = sync.OnceValue(func() []*rule {
 			// password:\n  value: ...). Prose says one too ("the password is ...", "password for
 			// admin was ...", "set to ..."), with a stricter test of the value (see saidPassword).
 			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|` + inHolder +
+			rx: lazyre.Regexp{Expr: `(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|` + inHolder +
 				`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
-				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
+				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`},
 			tail: wordTail("\"'`,;“”‘’"),
 			ok: func(s string, i int, m []string) bool {
 				if m[4] != "" { // quoted, with spaces
@@ -570,7 +570,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// With = it is password-assignment's. The value is judged as password-variable's.
 			name: "password-flag", keywords: []string{"password", "passwd"}, fold: true, span: 96,
 			before: flagBefore,
-			re:     lazyre.New(`(?i)^passw(?:or)?d(?:[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`),
+			rx:     lazyre.Regexp{Expr: `(?i)^passw(?:or)?d(?:[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`},
 			tail:   wordTail("\"'`,;"),
 			ok: func(_ string, _ int, m []string) bool {
 				return !strings.HasPrefix(m[2], "-") && passwordValue(m[2], m[1] != "")
@@ -595,8 +595,8 @@ var rules = sync.OnceValue(func() []*rule {
 				k := sqlPromptBefore(s, i)
 				return k == 0 || s[k-1] == '\n' || s[k-1] == '\r'
 			},
-			re: lazyre.New(`(?i)^(?:(sqlplus|conn(?:ect)?|expdp|impdp|sqlldr)(?:(?:\s{1,3}|` + argvSep + `["'])-[a-z]{1,8}){0,3}(?:\s{1,3}|\(\s{0,3}|` + argvSep +
-				`)["']?(?:userid=)?|oracle:thin:)[a-z_][\w$#.]{0,63}/([^\s/@"'\x60]{4,128})(@|["'\s;]|$)`),
+			rx: lazyre.Regexp{Expr: `(?i)^(?:(sqlplus|conn(?:ect)?|expdp|impdp|sqlldr)(?:(?:\s{1,3}|` + argvSep + `["'])-[a-z]{1,8}){0,3}(?:\s{1,3}|\(\s{0,3}|` + argvSep +
+				`)["']?(?:userid=)?|oracle:thin:)[a-z_][\w$#.]{0,63}/([^\s/@"'\x60]{4,128})(@|["'\s;]|$)`},
 			ok: func(_ string, _ int, m []string) bool {
 				if strings.HasPrefix(strings.ToLower(m[1]), "conn") && m[3] != "@" {
 					return false
@@ -617,7 +617,7 @@ var rules = sync.OnceValue(func() []*rule {
 				}
 				return i == 0 || isBlank(s[i-1]) || isQuote(s[i-1])
 			},
-			re:   lazyre.New(`^--(value|secret-string)(?:=|[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`),
+			rx:   lazyre.Regexp{Expr: `^--(value|secret-string)(?:=|[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`},
 			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
 				return (m[1] != "value" || secretParameter(s, i)) && passwordValue(m[3], m[2] != "")
@@ -644,8 +644,8 @@ var rules = sync.OnceValue(func() []*rule {
 				}
 				return notAlnum(s, i)
 			},
-			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd|pass)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])` +
-				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8}))`),
+			rx: lazyre.Regexp{Expr: `(?i)^(?:_pass|_pwd?|pwd|pass)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])` +
+				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8}))`},
 			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
 				if bareKeyword(s, i, "pass") && !barePass(m[0][4:], m[2]) {
@@ -663,7 +663,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// provider-credential's.
 			name: "credential-field", keywords: []string{"auth", "oauth", "credential", "creds", "access", "refresh"}, fold: true,
 			named: true, asName: holderEnds, before: holderName,
-			re:      lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=>|=|:)\s{0,16}(?:\{\s{0,16})?`),
+			rx:      lazyre.Regexp{Expr: `(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=>|=|:)\s{0,16}(?:\{\s{0,16})?`},
 			members: holderMembers,
 		},
 		{
@@ -677,8 +677,8 @@ var rules = sync.OnceValue(func() []*rule {
 			// says "token" often.
 			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 85,
 			named: true, asName: holderEnds, before: wordOrHump, tail: credentialTail,
-			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
-				credentialHead),
+			rx: lazyre.Regexp{Expr: `(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
+				credentialHead},
 			ok: func(s string, i int, m []string) bool {
 				return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
 			},
@@ -694,7 +694,7 @@ var rules = sync.OnceValue(func() []*rule {
 				return notWord(s, i) && i+3 < len(s) &&
 					strings.IndexByte(discordSecond, s[i+2]) >= 0 && strings.IndexByte(discordThird, s[i+3]) >= 0
 			},
-			re: lazyre.New(`^([A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40})` + end),
+			rx: lazyre.Regexp{Expr: `^([A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40})` + end},
 			ok: func(_ string, _ int, m []string) bool { return discordToken(m[1]) },
 		},
 	}
@@ -716,7 +716,7 @@ const (
 // of 4,300 instructions, which the engine stepped through at every keyword of a flood.
 func holderMembers(r *rule, s string, j int) (int, bool) {
 	for k := 0; ; k++ {
-		if loc := r.find(fieldRe(), s[j:min(len(s), j+fieldSpan())]); loc != nil {
+		if loc := r.find(fieldRe.Get(), s[j:min(len(s), j+fieldSpan())]); loc != nil {
 			v := j + loc[1]
 			if stop, ok := credentialTail(s, v); ok && credentialValue(s[j+loc[2]:stop]) {
 				return stop, true
@@ -725,7 +725,7 @@ func holderMembers(r *rule, s string, j int) (int, bool) {
 		if k == 8 {
 			return 0, false
 		}
-		loc := r.find(memberRe(), s[j:min(len(s), j+memberSpan)])
+		loc := r.find(memberRe.Get(), s[j:min(len(s), j+memberSpan)])
 		if loc == nil || utf8.RuneCountInString(s[j+loc[2]:j+loc[3]]) > 32 {
 			return 0, false
 		}
@@ -742,10 +742,10 @@ var (
 	// memberRe is one member holderMembers passes over: a name, then a value in double or
 	// single quotes or a word (groups 1 to 4), then a comma or a line. The lengths are held
 	// to their bounds in Go: written as bounds, the program was ten times longer.
-	memberRe = lazyre.New(`(?i)^["']?([a-z0-9_-]+)["']?\s{0,3}:\s{0,3}(?:"([^"\n]*)"|'([^'\n]*)'|([a-z0-9_.-]*))\s{0,3}[,\n]\s{0,16}`)
+	memberRe = lazyre.Regexp{Expr: `(?i)^["']?([a-z0-9_-]+)["']?\s{0,3}:\s{0,3}(?:"([^"\n]*)"|'([^'\n]*)'|([a-z0-9_.-]*))\s{0,3}[,\n]\s{0,16}`}
 	// fieldRe is the member that holds the credential, up to its value's head.
-	fieldRe   = lazyre.New(`(?i)^["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?` + credentialHead)
-	fieldSpan = sync.OnceValue(func() int { return fitted(fieldRe(), defaultSpan) })
+	fieldRe   = lazyre.Regexp{Expr: `(?i)^["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?` + credentialHead}
+	fieldSpan = sync.OnceValue(func() int { return fitted(fieldRe.Get(), defaultSpan) })
 )
 
 // memberSpan holds the longest member memberRe may pass: a quote, a name of 32 characters
