@@ -14,3 +14,19 @@ import (
 func New(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
+
+// Regexp is an expression compiled on its first Get, once, held by value in the struct that
+// uses it: New's function costs three allocations, and the secret scanner's rule list, laid out
+// by the first scan of a hook process, holds dozens. Expr must be valid: the first Get panics
+// otherwise, as regexp.MustCompile does. A Regexp must not be copied after first use.
+type Regexp struct {
+	Expr string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+// Get returns the compiled expression, compiling it on the first call.
+func (r *Regexp) Get() *regexp.Regexp {
+	r.once.Do(func() { r.re = regexp.MustCompile(r.Expr) })
+	return r.re
+}

@@ -15,689 +15,685 @@ const end = `(?:$|[^A-Za-z0-9_-])`
 
 const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-// prefixed is a rule for a token that announces itself by a fixed prefix, such as ghp_ or
-// glpat-: the keywords are the prefixes, re matches from the prefix on, and the prefix must
-// not be glued to a word before it.
-func prefixed(name string, keywords []string, re string) *rule {
-	return &rule{name: name, keywords: keywords, re: lazyre.New(re), before: notWord}
-}
-
-// rules hold the providers of gitleaks' default rule set (Cairn's own expressions, each
+// ruleTable holds the providers of gitleaks' default rule set (Cairn's own expressions, each
 // behind its prefixes or names as keywords), plus private keys, JWTs and URL credentials.
 // A token with its own prefix has a rule of its own; a provider whose keys are bare random
 // strings is caught by provider-credential, where its name is assigned a key-like value.
-// They are laid out on first use: a hook that scans nothing (Stop with nothing to do) would
-// otherwise pay their 350 allocations at start-up, 0.04 ms.
-var rules = sync.OnceValue(func() []*rule {
-	return []*rule{
-		{
-			name:     "aws-access-key-id",
-			keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
-			re:       lazyre.New(`^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?:$|[^A-Za-z0-9])`),
-			before:   notAlnum,
-		},
-		{
-			// A secret access key is 40 base64 characters with nothing to recognise it by, so it
-			// is only reported after a name that says what it is: secret_access_key,
-			// SecretAccessKey, aws_secret, aws-secret-key...
-			// A JSON member is read as this text too ("key": "value"), so this one expression
-			// is also the rule for keys, and every name it accepts holds "secret", which the
-			// gate sees (a key spelled "sec-ret" names nothing here, in text or in JSON).
-			name:     "aws-secret-access-key",
-			keywords: []string{"secret"},
-			fold:     true,
-			named:    true,
-			re: lazyre.New(`(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
-				`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
-			ok: func(s string, i int, m []string) bool {
-				if m[1] == "" && !awsBefore(s, i) {
-					// "secret:" or "secret_key:" alone could be anything's secret; "secret
-					// access key" may follow any word (dbSecretAccessKey, mysecretaccesskey).
-					return false
-				}
-				return mixedCase(m[2])
-			},
-		},
-		prefixed("github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-			`^(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{36,251})(?:$|[^A-Za-z0-9_-])`),
-		// Anthropic keys are caught whatever their body looks like: letters only, lower case and
-		// digits, or mixed. The prefix alone is specific enough.
-		prefixed("anthropic-api-key", []string{"sk-ant-"},
-			`^sk-ant-(?:api|admin|oat|sid|ort)[0-9]{2}-[A-Za-z0-9_-]{32,}`),
-		{
-			name:     "openai-api-key",
-			keywords: []string{"sk-"},
-			re: lazyre.New(`^sk-(?:(?:proj|svcacct|admin|None)-([A-Za-z0-9_-]{40,})|([A-Za-z0-9]{32,}))` +
-				`(?:$|[^A-Za-z0-9_-])`),
-			before: notWord,
-			ok: func(_ string, _ int, m []string) bool {
-				body := m[1] + m[2]
-				return mixed(body) || strings.Contains(body, "T3BlbkFJ")
-			},
-		},
-		{
-			name:     "slack-token",
-			keywords: []string{"xox", "xapp-"},
-			re: lazyre.New(`^(?:xox[abeprs]-(?:[0-9]+-)+[A-Za-z0-9]{8,}|` +
-				`xox[abeprs]-[A-Za-z0-9]{10,}-[A-Za-z0-9-]{10,}|xapp-[0-9]+-[A-Z0-9]+-[0-9]+-[A-Za-z0-9]{8,}|` +
-				`xoxe\.xox[bp]-[0-9]-[A-Za-z0-9]{100,})`),
-			before: notWord,
-		},
-		{
-			name:     "slack-webhook",
-			keywords: []string{"hooks.slack.com/"},
-			re:       lazyre.New(`^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`),
-		},
-		{
-			// PEM and PGP blocks, SSH.com's (---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----) and
-			// PuTTY's key files, by their first two lines (written out, JSON-escaped, made one
-			// line as a note is, or strings: a list of the lines, strings joined in code). A
-			// block's header counts with the start of its body only, after
-			// any headers (Proc-Type:, Version:, Comment:): alone, it is prose about keys ("paste
-			// the -----BEGIN RSA PRIVATE KEY----- block here"). The body is 8 base64 characters
-			// with a digit, + or /, or 16 of any. The regexp runs only where PRIVATE KEY follows
-			// a BEGIN within the 40 bytes it allows between them: text full of -----BEGIN
-			// stepped a long program through those 40 at each.
-			name:     "private-key",
-			keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
-			window:   privateKeyWindow,
-			re: lazyre.New(`^(?:(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----)` +
-				`(?:\s|\\{1,2}[rn]|["'\x60]\s*[,+]?\s*["'\x60]){0,4}(?:[A-Za-z][A-Za-z0-9-]{0,31}: [^\n]{0,128}?(?:\s|\\{1,2}[rn]){1,4}){0,4}([A-Za-z0-9+/]{8,})|` +
-				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`),
-			ok: func(_ string, _ int, m []string) bool {
-				return m[1] == "" || len(m[1]) >= 16 || strings.ContainsAny(m[1], "0123456789+/")
-			},
-		},
-		{
-			name:     "jwt",
-			keywords: []string{"eyJ"},
-			re:       lazyre.New(`^eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`),
-			before:   notWord,
-			span:     64 << 10, // claims can be long; "eyJ" is rare enough for a wide window
-		},
-		{
-			// scheme://user:password@host. An empty user is allowed (redis://:pw@host); the host
-			// must follow the @ directly, so user@host and mailto: do not match. A password may
-			// hold a /; what starts with a port (or nothing) then a / is host:port/path@x.
-			// The whole URL may be percent-encoded, as a query parameter: scheme%3A%2F%2Fuser%3A
-			// password%40host, judged decoded.
-			name:     "url-credentials",
-			keywords: []string{"://", "%3A%2F%2F", "%3a%2f%2f"},
-			re: lazyre.New(`^(?:://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]|` +
-				`%3[Aa]%2[Ff]%2[Ff][A-Za-z0-9._~+-]*%3[Aa]((?:[A-Za-z0-9._~!$'()*+,;=-]|%[0-9A-Fa-f]{2})+?)%40(?:[A-Za-z0-9]|%5[Bb]))`),
-			before: schemeBefore, window: urlWindow,
-			ok: func(_ string, _ int, m []string) bool {
-				pw := m[1]
-				if pw == "" {
-					pw = percentDecode(m[2])
-				}
-				port, _, path := strings.Cut(pw, "/")
-				return notPlaceholder(pw) && !(path && strings.Trim(port, "0123456789") == "")
-			},
-		},
-		{
-			// base64 of a JSON object holding a secret ({" encodes as eyJ): a config, a state
-			// parameter or a cookie pasted whole. The run is decoded and scanned only where eyJ
-			// starts it (not after / or +, so a run is read once) and when it ends within the
-			// span: runs do not overlap, so a flood costs each byte a bounded number of reads.
-			name: "base64-json", keywords: []string{"eyJ"}, span: 2048,
-			before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
-			re:     lazyre.New(`^eyJ[A-Za-z0-9+/_-]{13,}={0,2}`),
-			ok: func(s string, i int, m []string) bool {
-				if j := i + len(m[0]); j < len(s) && (isAlnum(s[j]) || strings.IndexByte("+/=_-", s[j]) >= 0) {
-					return false // longer than the span
-				}
-				return encodedSecret(m[0])
-			},
-		},
-		{
-			// A key block in base64 (LS0tLS1CRUdJTi is "-----BEGIN"), as a kubeconfig's
-			// client-key-data or a Kubernetes secret's tls.key holds it: the run's first 300
-			// characters, in whole groups of four, are decoded and judged as text, where
-			// private-key finds a block by its header and the start of its body.
-			name: "base64-private-key", keywords: []string{"LS0tLS1CRUdJTi"},
-			before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
-			re:     lazyre.New(`^LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,286}`),
-			ok:     func(_ string, _ int, m []string) bool { return encodedSecret(m[0][:len(m[0])/4*4]) },
-		},
-		{
-			// An AWS STS session token (aws_session_token = ..., "SessionToken": ... in the
-			// output of aws sts assume-role): hundreds of base64 characters, with / and +,
-			// which provider-credential's values may not hold. Any session token this long and
-			// random is a credential, so the name need not say aws.
-			name: "aws-session-token", keywords: []string{"session_token", "sessiontoken", "session-token"}, fold: true,
-			named: true, asName: holderEnds, before: wordOrHump,
-			re: lazyre.New(`(?i)^session[_-]?token["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
-				`([A-Za-z0-9/+]{40,}={0,2})(?:$|[^A-Za-z0-9/+=])`),
-			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
-		},
-
-		// Providers whose tokens carry their own prefix.
-		prefixed("stripe-key", []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"},
-			`^(?:[sr]k_(?:live|test|prod)_[A-Za-z0-9]{16,247}|whsec_[A-Za-z0-9+/]{32,})`+end),
-		prefixed("google-api-key", []string{"AIza"}, `^AIza[A-Za-z0-9_-]{35}`+end),
-		// Google's client secrets, access tokens and refresh tokens (1//0 then some 100
-		// characters), which do not expire.
-		prefixed("google-oauth", []string{"GOCSPX-", "ya29.", "1//0"}, `^(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{30,}|1//0[A-Za-z0-9_-]{60,})`),
-		prefixed("npm-token", []string{"npm_"}, `^npm_[A-Za-z0-9]{36}`+end),
-		{
-			name: "huggingface-token", keywords: []string{"hf_", "api_org_"}, before: notWord,
-			re: lazyre.New(`^(?:hf|api_org)_([A-Za-z0-9]{30,40})` + end),
-			ok: func(_ string, _ int, m []string) bool { return mixedCase(m[1]) },
-		},
-		prefixed("gitlab-token", []string{"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glsoat-", "glffct-",
-			"gloas-", "glimt-", "glagent-", "glft-", "glwt-", "GR1348941"},
-			`^(?:gl(?:pat|dt|ptt|rt|cbt|soat|ffct|oas|imt|agent|ft|wt)-|GR1348941)[A-Za-z0-9_.-]{20,}`),
-		prefixed("sendgrid-api-key", []string{"SG."}, `^SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}`),
-		{
-			name: "azure-storage-key", keywords: []string{"accountkey", "sharedaccesskey"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^(?:account|sharedaccess)key["']?\s{0,3}[=:]\s{0,3}["']?[A-Za-z0-9+/]{40,}={0,2}`),
-		},
-		{
-			// Azure AD client secrets: three characters, a digit, "Q~", then 31 to 34 more.
-			name: "azure-ad-client-secret", keywords: []string{"Q~"},
-			re: lazyre.New(`^Q~[A-Za-z0-9_~.-]{31,34}(?:$|[^A-Za-z0-9_~.-])`),
-			before: func(s string, i int) bool {
-				if i < 4 || s[i-1] < '0' || s[i-1] > '9' {
-					return false
-				}
-				for _, c := range []byte(s[i-4 : i-1]) {
-					if !isAlnum(c) && c != '_' && c != '~' && c != '.' {
-						return false
-					}
-				}
-				return i == 4 || !isAlnum(s[i-5])
-			},
-		},
-		{
-			// An Azure shared access signature: its sig= parameter, after the sv= (service
-			// version) every SAS URL and SharedAccessSignature= connection string carries.
-			name: "azure-sas-token", keywords: []string{"sig="}, before: sasBefore,
-			re: lazyre.New(`^sig=([A-Za-z0-9%+/]{30,128})`),
-			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
-		},
-		prefixed("digitalocean-token", []string{"dop_v1_", "doo_v1_", "dor_v1_"}, `^do[por]_v1_[a-f0-9]{64}`),
-		prefixed("doppler-token", []string{"dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."},
-			`^dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.-]{40,}`),
-		prefixed("dropbox-token", []string{"sl."}, `^sl\.[A-Za-z0-9_=-]{130,160}`),
-		prefixed("duffel-token", []string{"duffel_test_", "duffel_live_"}, `^duffel_(?:test|live)_[A-Za-z0-9_=-]{43}`),
-		prefixed("dynatrace-token", []string{"dt0c01."}, `^dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}`),
-		prefixed("easypost-token", []string{"EZAK", "EZTK"}, `^EZ[AT]K[A-Za-z0-9]{54}`),
-		prefixed("flutterwave-key", []string{"FLWSECK", "FLWPUBK"}, `^FLW(?:SECK|PUBK)(?:_TEST)?-[a-hA-H0-9]{12,32}-X`),
-		prefixed("frameio-token", []string{"fio-u-"}, `^fio-u-[A-Za-z0-9_=-]{64}`),
-		prefixed("grafana-token", []string{"glc_", "glsa_", "eyJrIjoi"},
-			`^(?:glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})`),
-		{
-			name: "terraform-cloud-token", keywords: []string{"atlasv1."},
-			re: lazyre.New(`^atlasv1\.[A-Za-z0-9_=-]{60,70}`),
-			before: func(s string, i int) bool {
-				return i >= 15 && s[i-1] == '.' && isAlnum(s[i-2])
-			},
-		},
-		prefixed("vault-token", []string{"hvs.", "hvb.", "hvr."}, `^hv[sbr]\.[A-Za-z0-9_-]{90,400}`),
-		prefixed("heroku-key", []string{"HRKU-"}, `^HRKU-[A-Za-z0-9_-]{58,}`),
-		prefixed("linear-api-key", []string{"lin_api_"}, `^lin_api_[A-Za-z0-9]{40}`),
-		prefixed("mapbox-secret-token", []string{"sk.eyJ"}, `^sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`),
-		prefixed("newrelic-key", []string{"NRAK-", "NRJS-", "NRII-"}, `^(?:NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9-]{32})`),
-		prefixed("octopus-deploy-key", []string{"API-"}, `^API-[A-Z0-9]{26}`+end),
-		prefixed("perplexity-api-key", []string{"pplx-"}, `^pplx-[A-Za-z0-9]{48}`),
-		prefixed("openrouter-api-key", []string{"sk-or-v1-"}, `^sk-or-v1-[a-f0-9]{64}`+end),
-		prefixed("groq-api-key", []string{"gsk_"}, `^gsk_[A-Za-z0-9]{52}`+end),
-		prefixed("xai-api-key", []string{"xai-"}, `^xai-[A-Za-z0-9]{80}`+end),
-		prefixed("planetscale-token", []string{"pscale_tkn_", "pscale_pw_", "pscale_oauth_"},
-			`^pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=._-]{32,64}`),
-		prefixed("postman-api-key", []string{"PMAK-"}, `^PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}`),
-		prefixed("prefect-api-key", []string{"pnu_"}, `^pnu_[A-Za-z0-9]{36}`),
-		prefixed("pulumi-token", []string{"pul-"}, `^pul-[a-f0-9]{40}`),
-		prefixed("pypi-token", []string{"pypi-AgEIcHlwaS5vcmc"}, `^pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`),
-		prefixed("readme-api-key", []string{"rdme_"}, `^rdme_[a-z0-9]{70}`),
-		prefixed("rubygems-key", []string{"rubygems_"}, `^rubygems_[a-f0-9]{48}`),
-		prefixed("scalingo-token", []string{"tk-us-"}, `^tk-us-[A-Za-z0-9_-]{48}`),
-		prefixed("sendinblue-key", []string{"xkeysib-", "xsmtpsib-"}, `^x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}`),
-		prefixed("sentry-token", []string{"sntrys_", "sntryu_"}, `^(?:sntrys_eyJ[A-Za-z0-9+/=_-]{50,}|sntryu_[a-f0-9]{64})`),
-		prefixed("shippo-token", []string{"shippo_live_", "shippo_test_"}, `^shippo_(?:live|test)_[a-fA-F0-9]{40}`),
-		prefixed("shopify-token", []string{"shpat_", "shpca_", "shppa_", "shpss_"}, `^shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`),
-		{
-			name: "square-token", keywords: []string{"sq0atp-", "sq0csp-", "EAAA"}, before: notWord,
-			re: lazyre.New(`^(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})`),
-			ok: notZeroRun,
-		},
-		prefixed("twilio-api-key", []string{"SK"}, `^SK[0-9a-fA-F]{32}`+end),
-		prefixed("typeform-token", []string{"tfp_"}, `^tfp_[A-Za-z0-9_.=-]{59}`),
-		prefixed("onepassword-token", []string{"ops_eyJ", "A3-"}, `^(?:ops_eyJ[A-Za-z0-9+/]{250,}={0,3}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})`),
-		prefixed("age-secret-key", []string{"AGE-SECRET-KEY-1"}, `^AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`),
-		prefixed("artifactory-key", []string{"AKCp", "cmVmd"}, `^(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})`+end),
-		prefixed("alibaba-access-key-id", []string{"LTAI"}, `^LTAI[A-Za-z0-9]{20}`+end),
-		prefixed("atlassian-token", []string{"ATATT3", "ATCTT3", "ATOAT3"}, `^AT(?:AT|CT|OA)T3[A-Za-z0-9_=-]{100,}`),
-		prefixed("adobe-client-secret", []string{"p8e-"}, `^p8e-[A-Za-z0-9]{32}`+end),
-		{
-			name: "clojars-token", keywords: []string{"clojars_"}, fold: true, before: notWord,
-			re: lazyre.New(`(?i)^clojars_[a-z0-9]{60}`),
-		},
-		prefixed("cloudflare-origin-ca-key", []string{"v1.0-"}, `^v1\.0-[a-f0-9]{24}-[a-f0-9]{146}`),
-		prefixed("databricks-token", []string{"dapi"}, `^dapi[a-f0-9]{32}(?:-[0-9])?`+end),
-		prefixed("flyio-token", []string{"fo1_", "fm1r_", "fm1a_", "fm2_"}, `^(?:fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})`),
-		prefixed("infracost-key", []string{"ico-"}, `^ico-[A-Za-z0-9]{32}`+end),
-		prefixed("notion-token", []string{"ntn_", "secret_"}, `^(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})`+end),
-		prefixed("sourcegraph-token", []string{"sgp_"}, `^sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}`),
-		prefixed("settlemint-token", []string{"sm_pat_", "sm_aat_", "sm_sat_"}, `^sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}`+end),
-		{
-			name: "facebook-token", keywords: []string{"EAAC", "EAAM"}, before: notWord,
-			re: lazyre.New(`^EAA[MC][A-Za-z0-9]{100,}`),
-			ok: notZeroRun,
-		},
-		{
-			// The SECRET_KEY Django's startproject writes: 50 characters of its alphabet after a
-			// prefix that marks it as a development key, which signs sessions all the same.
-			name: "django-secret-key", keywords: []string{"django-insecure-"}, before: notWord,
-			re: lazyre.New(`^django-insecure-([a-z0-9!@#$%^&*(=+)_-]{40,64})(?:$|[^a-z0-9!@#$%^&*(=+)_-])`),
-			ok: func(_ string, _ int, m []string) bool { return classes(m[1]) >= 3 },
-		},
-		{
-			// Laravel's APP_KEY, which php artisan key:generate writes to .env: base64: and 32
-			// random bytes encoded. A JSON member is read as this text too.
-			name: "laravel-app-key", keywords: []string{"APP_KEY"}, named: true, before: notWord,
-			re: lazyre.New(`^APP_KEY["']?\s{0,3}[=:]\s{0,3}["']?base64:([A-Za-z0-9+/]{43}=)`),
-			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
-		},
-		prefixed("adafruit-key", []string{"aio_"}, `^aio_[A-Za-z0-9]{28}`+end),
-		prefixed("intra42-secret", []string{"s-s4t2ud-", "s-s4t2af-"}, `^s-s4t2(?:ud|af)-[a-f0-9]{64}`),
-		prefixed("harness-token", []string{"pat.", "sat."}, `^(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}`),
-		prefixed("openshift-token", []string{"sha256~"}, `^sha256~[A-Za-z0-9_-]{43}`+end),
-		prefixed("kubernetes-token", []string{"k8s-aws-v1."}, `^k8s-aws-v1\.[A-Za-z0-9_-]{40,}`),
-		prefixed("authress-key", []string{"sc_", "ext_", "scauth_", "authress_"},
-			`^(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}`),
-		prefixed("defined-networking-token", []string{"dnkey-"}, `^dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`),
-		prefixed("dockerhub-token", []string{"dckr_pat_", "dckr_oat_"}, `^dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,64}`+end),
-		prefixed("tailscale-key", []string{"tskey-"}, `^tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{8,40}-[A-Za-z0-9]{20,64}`+end),
-		prefixed("langsmith-key", []string{"lsv2_"}, `^lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}`+end),
-		prefixed("replicate-token", []string{"r8_"}, `^r8_[A-Za-z0-9]{37}`+end),
-		prefixed("nvidia-api-key", []string{"nvapi-"}, `^nvapi-[A-Za-z0-9_-]{64}`+end),
-		prefixed("supabase-token", []string{"sbp_"}, `^sbp_[a-f0-9]{40}`+end),
-		prefixed("hubspot-token", []string{"pat-na1-", "pat-eu1-"}, `^pat-(?:na|eu)1-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}`+end),
-		prefixed("elevenlabs-key", []string{"sk_"}, `^sk_[a-f0-9]{48}`+end),
-		{
-			// curl -u user:password (or --user), as pasted from a shell history or written as a
-			// list of words (["curl", "-u", "user:password"]). The keyword is the flag and the
-			// command is looked for before it (see commandBefore): with the command as the
-			// keyword, each "curl" in a flood of them ran the regexp over its whole window.
-			name: "curl-user", keywords: []string{"-u", "--user"}, span: 256,
-			before: func(s string, i int) bool { return commandBefore(s, i, curlNames) != "" },
-			re:     lazyre.New(`^(?:-u|--user)(?:=|\s{1,5}|` + argvSep + `)["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
-			ok:     func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
-		},
-		{
-			// A password on a command line: mysql -pPASSWORD (glued; -p alone prompts for it),
-			// sshpass -p PASSWORD, docker login -u USER -p PASSWORD. Found by the flag, as
-			// curl-user is.
-			name: "cli-password", keywords: []string{"-p"}, span: 176,
-			before: func(s string, i int) bool {
-				// mysql's -p is glued to the password (alone, it prompts for one); sshpass's and
-				// a registry login's take the next word.
-				glued := i+2 < len(s) && !isBlank(s[i+2]) && argvGap(s, i+2) == 0
-				switch commandBefore(s, i, passwordCommands) {
-				case "mysql", "mariadb":
-					return glued
-				case "sshpass", "login":
-					return !glued
-				}
+// A rule for a token that announces itself by a fixed prefix, such as ghp_ or glpat-, has
+// the prefixes as keywords, its regexp matches from the prefix on, and notWord keeps the
+// prefix from being glued to a word before it.
+// The table is static data, laid out by the compiler: no code runs and nothing is allocated
+// for it at start-up or at the first scan (built by a function on first use, it cost the
+// first scan 0.1 M instructions and its 53 KB of code paged in).
+var ruleTable = [...]rule{
+	{
+		name:     "aws-access-key-id",
+		keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
+		rx:       lazyre.Regexp{Expr: `^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?:$|[^A-Za-z0-9])`},
+		before:   notAlnum,
+	},
+	{
+		// A secret access key is 40 base64 characters with nothing to recognise it by, so it
+		// is only reported after a name that says what it is: secret_access_key,
+		// SecretAccessKey, aws_secret, aws-secret-key...
+		// A JSON member is read as this text too ("key": "value"), so this one expression
+		// is also the rule for keys, and every name it accepts holds "secret", which the
+		// gate sees (a key spelled "sec-ret" names nothing here, in text or in JSON).
+		name:     "aws-secret-access-key",
+		keywords: []string{"secret"},
+		fold:     true,
+		named:    true,
+		rx: lazyre.Regexp{Expr: `(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
+			`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`},
+		ok: func(s string, i int, m []string) bool {
+			if m[1] == "" && !awsBefore(s, i) {
+				// "secret:" or "secret_key:" alone could be anything's secret; "secret
+				// access key" may follow any word (dbSecretAccessKey, mysecretaccesskey).
 				return false
-			},
-			re: lazyre.New(`^-p(?:\s{0,5}|` + argvSep + `)["']?([^\s"']{3,128})`),
-			ok: func(s string, i int, m []string) bool {
-				if !notPlaceholder(m[1]) || classes(m[1]) < 2 {
+			}
+			return mixedCase(m[2])
+		},
+	},
+	{name: "github-token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, rx: lazyre.Regexp{Expr: `^(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{36,251})(?:$|[^A-Za-z0-9_-])`}, before: notWord},
+	// Anthropic keys are caught whatever their body looks like: letters only, lower case and
+	// digits, or mixed. The prefix alone is specific enough.
+	{name: "anthropic-api-key", keywords: []string{"sk-ant-"}, rx: lazyre.Regexp{Expr: `^sk-ant-(?:api|admin|oat|sid|ort)[0-9]{2}-[A-Za-z0-9_-]{32,}`}, before: notWord},
+	{
+		name:     "openai-api-key",
+		keywords: []string{"sk-"},
+		rx: lazyre.Regexp{Expr: `^sk-(?:(?:proj|svcacct|admin|None)-([A-Za-z0-9_-]{40,})|([A-Za-z0-9]{32,}))` +
+			`(?:$|[^A-Za-z0-9_-])`},
+		before: notWord,
+		ok: func(_ string, _ int, m []string) bool {
+			body := m[1] + m[2]
+			return mixed(body) || strings.Contains(body, "T3BlbkFJ")
+		},
+	},
+	{
+		name:     "slack-token",
+		keywords: []string{"xox", "xapp-"},
+		rx: lazyre.Regexp{Expr: `^(?:xox[abeprs]-(?:[0-9]+-)+[A-Za-z0-9]{8,}|` +
+			`xox[abeprs]-[A-Za-z0-9]{10,}-[A-Za-z0-9-]{10,}|xapp-[0-9]+-[A-Z0-9]+-[0-9]+-[A-Za-z0-9]{8,}|` +
+			`xoxe\.xox[bp]-[0-9]-[A-Za-z0-9]{100,})`},
+		before: notWord,
+	},
+	{
+		name:     "slack-webhook",
+		keywords: []string{"hooks.slack.com/"},
+		rx:       lazyre.Regexp{Expr: `^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`},
+	},
+	{
+		// PEM and PGP blocks, SSH.com's (---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----) and
+		// PuTTY's key files, by their first two lines (written out, JSON-escaped, made one
+		// line as a note is, or strings: a list of the lines, strings joined in code). A
+		// block's header counts with the start of its body only, after
+		// any headers (Proc-Type:, Version:, Comment:): alone, it is prose about keys ("paste
+		// the -----BEGIN RSA PRIVATE KEY----- block here"). The body is 8 base64 characters
+		// with a digit, + or /, or 16 of any. The regexp runs only where PRIVATE KEY follows
+		// a BEGIN within the 40 bytes it allows between them: text full of -----BEGIN
+		// stepped a long program through those 40 at each.
+		name:     "private-key",
+		keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
+		window:   privateKeyWindow,
+		rx: lazyre.Regexp{Expr: `^(?:(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----)` +
+			`(?:\s|\\{1,2}[rn]|["'\x60]\s*[,+]?\s*["'\x60]){0,4}(?:[A-Za-z][A-Za-z0-9-]{0,31}: [^\n]{0,128}?(?:\s|\\{1,2}[rn]){1,4}){0,4}([A-Za-z0-9+/]{8,})|` +
+			`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`},
+		ok: func(_ string, _ int, m []string) bool {
+			return m[1] == "" || len(m[1]) >= 16 || strings.ContainsAny(m[1], "0123456789+/")
+		},
+	},
+	{
+		name:     "jwt",
+		keywords: []string{"eyJ"},
+		rx:       lazyre.Regexp{Expr: `^eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`},
+		before:   notWord,
+		span:     64 << 10, // claims can be long; "eyJ" is rare enough for a wide window
+	},
+	{
+		// scheme://user:password@host. An empty user is allowed (redis://:pw@host); the host
+		// must follow the @ directly, so user@host and mailto: do not match. A password may
+		// hold a /; what starts with a port (or nothing) then a / is host:port/path@x.
+		// The whole URL may be percent-encoded, as a query parameter: scheme%3A%2F%2Fuser%3A
+		// password%40host, judged decoded.
+		name:     "url-credentials",
+		keywords: []string{"://", "%3A%2F%2F", "%3a%2f%2f"},
+		rx: lazyre.Regexp{Expr: `^(?:://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]|` +
+			`%3[Aa]%2[Ff]%2[Ff][A-Za-z0-9._~+-]*%3[Aa]((?:[A-Za-z0-9._~!$'()*+,;=-]|%[0-9A-Fa-f]{2})+?)%40(?:[A-Za-z0-9]|%5[Bb]))`},
+		before: schemeBefore, window: urlWindow,
+		ok: func(_ string, _ int, m []string) bool {
+			pw := m[1]
+			if pw == "" {
+				pw = percentDecode(m[2])
+			}
+			port, _, path := strings.Cut(pw, "/")
+			return notPlaceholder(pw) && !(path && strings.Trim(port, "0123456789") == "")
+		},
+	},
+	{
+		// base64 of a JSON object holding a secret ({" encodes as eyJ): a config, a state
+		// parameter or a cookie pasted whole. The run is decoded and scanned only where eyJ
+		// starts it (not after / or +, so a run is read once) and when it ends within the
+		// span: runs do not overlap, so a flood costs each byte a bounded number of reads.
+		name: "base64-json", keywords: []string{"eyJ"}, span: 2048,
+		before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
+		rx:     lazyre.Regexp{Expr: `^eyJ[A-Za-z0-9+/_-]{13,}={0,2}`},
+		ok: func(s string, i int, m []string) bool {
+			if j := i + len(m[0]); j < len(s) && (isAlnum(s[j]) || strings.IndexByte("+/=_-", s[j]) >= 0) {
+				return false // longer than the span
+			}
+			return encodedSecret(m[0])
+		},
+	},
+	{
+		// A key block in base64 (LS0tLS1CRUdJTi is "-----BEGIN"), as a kubeconfig's
+		// client-key-data or a Kubernetes secret's tls.key holds it: the run's first 300
+		// characters, in whole groups of four, are decoded and judged as text, where
+		// private-key finds a block by its header and the start of its body.
+		name: "base64-private-key", keywords: []string{"LS0tLS1CRUdJTi"},
+		before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
+		rx:     lazyre.Regexp{Expr: `^LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,286}`},
+		ok:     func(_ string, _ int, m []string) bool { return encodedSecret(m[0][:len(m[0])/4*4]) },
+	},
+	{
+		// An AWS STS session token (aws_session_token = ..., "SessionToken": ... in the
+		// output of aws sts assume-role): hundreds of base64 characters, with / and +,
+		// which provider-credential's values may not hold. Any session token this long and
+		// random is a credential, so the name need not say aws.
+		name: "aws-session-token", keywords: []string{"session_token", "sessiontoken", "session-token"}, fold: true,
+		named: true, asName: holderEnds, before: wordOrHump,
+		rx: lazyre.Regexp{Expr: `(?i)^session[_-]?token["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
+			`([A-Za-z0-9/+]{40,}={0,2})(?:$|[^A-Za-z0-9/+=])`},
+		ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
+	},
+
+	// Providers whose tokens carry their own prefix.
+	{name: "stripe-key", keywords: []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"}, rx: lazyre.Regexp{Expr: `^(?:[sr]k_(?:live|test|prod)_[A-Za-z0-9]{16,247}|whsec_[A-Za-z0-9+/]{32,})` + end}, before: notWord},
+	{name: "google-api-key", keywords: []string{"AIza"}, rx: lazyre.Regexp{Expr: `^AIza[A-Za-z0-9_-]{35}` + end}, before: notWord},
+	// Google's client secrets, access tokens and refresh tokens (1//0 then some 100
+	// characters), which do not expire.
+	{name: "google-oauth", keywords: []string{"GOCSPX-", "ya29.", "1//0"}, rx: lazyre.Regexp{Expr: `^(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{30,}|1//0[A-Za-z0-9_-]{60,})`}, before: notWord},
+	{name: "npm-token", keywords: []string{"npm_"}, rx: lazyre.Regexp{Expr: `^npm_[A-Za-z0-9]{36}` + end}, before: notWord},
+	{
+		name: "huggingface-token", keywords: []string{"hf_", "api_org_"}, before: notWord,
+		rx: lazyre.Regexp{Expr: `^(?:hf|api_org)_([A-Za-z0-9]{30,40})` + end},
+		ok: func(_ string, _ int, m []string) bool { return mixedCase(m[1]) },
+	},
+	{name: "gitlab-token", keywords: []string{"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glsoat-", "glffct-",
+		"gloas-", "glimt-", "glagent-", "glft-", "glwt-", "GR1348941"}, rx: lazyre.Regexp{Expr: `^(?:gl(?:pat|dt|ptt|rt|cbt|soat|ffct|oas|imt|agent|ft|wt)-|GR1348941)[A-Za-z0-9_.-]{20,}`}, before: notWord},
+	{name: "sendgrid-api-key", keywords: []string{"SG."}, rx: lazyre.Regexp{Expr: `^SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}`}, before: notWord},
+	{
+		name: "azure-storage-key", keywords: []string{"accountkey", "sharedaccesskey"}, fold: true, named: true,
+		rx: lazyre.Regexp{Expr: `(?i)^(?:account|sharedaccess)key["']?\s{0,3}[=:]\s{0,3}["']?[A-Za-z0-9+/]{40,}={0,2}`},
+	},
+	{
+		// Azure AD client secrets: three characters, a digit, "Q~", then 31 to 34 more.
+		name: "azure-ad-client-secret", keywords: []string{"Q~"},
+		rx: lazyre.Regexp{Expr: `^Q~[A-Za-z0-9_~.-]{31,34}(?:$|[^A-Za-z0-9_~.-])`},
+		before: func(s string, i int) bool {
+			if i < 4 || s[i-1] < '0' || s[i-1] > '9' {
+				return false
+			}
+			for _, c := range []byte(s[i-4 : i-1]) {
+				if !isAlnum(c) && c != '_' && c != '~' && c != '.' {
 					return false
 				}
-				// A login's command may be followed on its line by another's -p (docker run -p
-				// 8080:80): a port mapping holds no letter.
-				return commandBefore(s, i, passwordCommands) != "login" || strings.ContainsAny(m[1], letters)
-			},
+			}
+			return i == 4 || !isAlnum(s[i-5])
 		},
-		{
-			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several
-			// (or a list's items, - machine HOST / - login USER / ...), and the default entry for
-			// other hosts: default login USER password PASSWORD.
-			name: "netrc-password", keywords: []string{"machine", "default"},
-			before: func(s string, i int) bool {
-				// "default" is code's word (switch cases, settings): the regexp runs only where
-				// a login follows it.
-				if !notAlnum(s, i) {
-					return false
-				}
-				if s[i] == 'm' {
-					return true
-				}
-				rest := s[i+len("default") : min(len(s), i+len("default")+24)]
-				return rest != "" && isBlank(rest[0]) && strings.HasPrefix(strings.TrimLeft(rest, " \t\r\n"), "login")
-			},
-			re: lazyre.New(`^(?:machine\s+(\S{1,253})|default)(\s+(?:[-*+]\s+)?login\s+(\S{1,128}))?\s+(?:[-*+]\s+)?password\s+(\S{3,128})`),
-			ok: func(_ string, _ int, m []string) bool {
-				pw := m[4]
-				if !notPlaceholder(pw) {
-					return false
-				}
-				if slices.ContainsFunc(strings.Fields(m[0]), func(f string) bool { return len(f) == 1 && strings.Contains("-*+", f) }) {
-					// Written as a list's items (- machine x / - login y / - password z), the
-					// words may be a list of topics ("- machine learning", "- password reset"):
-					// the password must hold a digit or three kinds of character.
-					return strings.ContainsAny(pw, "0123456789") && classes(pw) >= 2 || classes(pw) >= 3
-				}
-				if m[1] == "" {
-					// default: an anonymous login's password is an e-mail address by custom, and
-					// prose ("the default login page password field") names no password with a
-					// digit or three kinds of character.
-					return m[3] != "anonymous" && m[3] != "ftp" && (strings.ContainsAny(pw, "0123456789") || classes(pw) >= 3)
-				}
-				// Without a login, prose ("the machine login password prompt") reads as an entry
-				// whose host is a word: the password must then mix two kinds of character.
-				return m[2] != "" || m[1] != "login" && classes(pw) >= 2
-			},
+	},
+	{
+		// An Azure shared access signature: its sig= parameter, after the sv= (service
+		// version) every SAS URL and SharedAccessSignature= connection string carries.
+		name: "azure-sas-token", keywords: []string{"sig="}, before: sasBefore,
+		rx: lazyre.Regexp{Expr: `^sig=([A-Za-z0-9%+/]{30,128})`},
+		ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
+	},
+	{name: "digitalocean-token", keywords: []string{"dop_v1_", "doo_v1_", "dor_v1_"}, rx: lazyre.Regexp{Expr: `^do[por]_v1_[a-f0-9]{64}`}, before: notWord},
+	{name: "doppler-token", keywords: []string{"dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."}, rx: lazyre.Regexp{Expr: `^dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.-]{40,}`}, before: notWord},
+	{name: "dropbox-token", keywords: []string{"sl."}, rx: lazyre.Regexp{Expr: `^sl\.[A-Za-z0-9_=-]{130,160}`}, before: notWord},
+	{name: "duffel-token", keywords: []string{"duffel_test_", "duffel_live_"}, rx: lazyre.Regexp{Expr: `^duffel_(?:test|live)_[A-Za-z0-9_=-]{43}`}, before: notWord},
+	{name: "dynatrace-token", keywords: []string{"dt0c01."}, rx: lazyre.Regexp{Expr: `^dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}`}, before: notWord},
+	{name: "easypost-token", keywords: []string{"EZAK", "EZTK"}, rx: lazyre.Regexp{Expr: `^EZ[AT]K[A-Za-z0-9]{54}`}, before: notWord},
+	{name: "flutterwave-key", keywords: []string{"FLWSECK", "FLWPUBK"}, rx: lazyre.Regexp{Expr: `^FLW(?:SECK|PUBK)(?:_TEST)?-[a-hA-H0-9]{12,32}-X`}, before: notWord},
+	{name: "frameio-token", keywords: []string{"fio-u-"}, rx: lazyre.Regexp{Expr: `^fio-u-[A-Za-z0-9_=-]{64}`}, before: notWord},
+	{name: "grafana-token", keywords: []string{"glc_", "glsa_", "eyJrIjoi"}, rx: lazyre.Regexp{Expr: `^(?:glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})`}, before: notWord},
+	{
+		name: "terraform-cloud-token", keywords: []string{"atlasv1."},
+		rx: lazyre.Regexp{Expr: `^atlasv1\.[A-Za-z0-9_=-]{60,70}`},
+		before: func(s string, i int) bool {
+			return i >= 15 && s[i-1] == '.' && isAlnum(s[i-2])
 		},
-		{
-			// A .pgpass line, host:port:database:user:password, found by its port: PostgreSQL's
-			// 5432, a second cluster's 5433, PgBouncer's 6432, or * for any. The host starts the
-			// line, or follows a blank or a quote (echo 'host:5432:...' >> ~/.pgpass). The password
-			// ends, as libpq reads it, at a colon not escaped by \: so text full of host:*: (an
-			// entry's fields glued to the next one's) reads each keyword's next fields, not 128
-			// bytes on.
-			name: "pgpass-password", keywords: []string{":5432:", ":5433:", ":6432:", ":*:"}, span: 400,
-			before: pgpassHost,
-			re:     lazyre.New(`^:(?:5432|5433|6432|\*):[^:\s]{1,63}:[^:\s]{1,63}:((?:[^:\s\\]|\\\S){3,128})`),
-			ok: func(_ string, _ int, m []string) bool {
-				pw := strings.TrimRight(m[1], `'"`)
-				c := classes(pw)
-				return notPlaceholder(pw) && (c >= 3 || c == 2 && strings.ContainsAny(pw, "0123456789")) &&
-					strings.Trim(pw, "0123456789:*") != ""
-			},
+	},
+	{name: "vault-token", keywords: []string{"hvs.", "hvb.", "hvr."}, rx: lazyre.Regexp{Expr: `^hv[sbr]\.[A-Za-z0-9_-]{90,400}`}, before: notWord},
+	{name: "heroku-key", keywords: []string{"HRKU-"}, rx: lazyre.Regexp{Expr: `^HRKU-[A-Za-z0-9_-]{58,}`}, before: notWord},
+	{name: "linear-api-key", keywords: []string{"lin_api_"}, rx: lazyre.Regexp{Expr: `^lin_api_[A-Za-z0-9]{40}`}, before: notWord},
+	{name: "mapbox-secret-token", keywords: []string{"sk.eyJ"}, rx: lazyre.Regexp{Expr: `^sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`}, before: notWord},
+	{name: "newrelic-key", keywords: []string{"NRAK-", "NRJS-", "NRII-"}, rx: lazyre.Regexp{Expr: `^(?:NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9-]{32})`}, before: notWord},
+	{name: "octopus-deploy-key", keywords: []string{"API-"}, rx: lazyre.Regexp{Expr: `^API-[A-Z0-9]{26}` + end}, before: notWord},
+	{name: "perplexity-api-key", keywords: []string{"pplx-"}, rx: lazyre.Regexp{Expr: `^pplx-[A-Za-z0-9]{48}`}, before: notWord},
+	{name: "openrouter-api-key", keywords: []string{"sk-or-v1-"}, rx: lazyre.Regexp{Expr: `^sk-or-v1-[a-f0-9]{64}` + end}, before: notWord},
+	{name: "groq-api-key", keywords: []string{"gsk_"}, rx: lazyre.Regexp{Expr: `^gsk_[A-Za-z0-9]{52}` + end}, before: notWord},
+	{name: "xai-api-key", keywords: []string{"xai-"}, rx: lazyre.Regexp{Expr: `^xai-[A-Za-z0-9]{80}` + end}, before: notWord},
+	{name: "planetscale-token", keywords: []string{"pscale_tkn_", "pscale_pw_", "pscale_oauth_"}, rx: lazyre.Regexp{Expr: `^pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=._-]{32,64}`}, before: notWord},
+	{name: "postman-api-key", keywords: []string{"PMAK-"}, rx: lazyre.Regexp{Expr: `^PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}`}, before: notWord},
+	{name: "prefect-api-key", keywords: []string{"pnu_"}, rx: lazyre.Regexp{Expr: `^pnu_[A-Za-z0-9]{36}`}, before: notWord},
+	{name: "pulumi-token", keywords: []string{"pul-"}, rx: lazyre.Regexp{Expr: `^pul-[a-f0-9]{40}`}, before: notWord},
+	{name: "pypi-token", keywords: []string{"pypi-AgEIcHlwaS5vcmc"}, rx: lazyre.Regexp{Expr: `^pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`}, before: notWord},
+	{name: "readme-api-key", keywords: []string{"rdme_"}, rx: lazyre.Regexp{Expr: `^rdme_[a-z0-9]{70}`}, before: notWord},
+	{name: "rubygems-key", keywords: []string{"rubygems_"}, rx: lazyre.Regexp{Expr: `^rubygems_[a-f0-9]{48}`}, before: notWord},
+	{name: "scalingo-token", keywords: []string{"tk-us-"}, rx: lazyre.Regexp{Expr: `^tk-us-[A-Za-z0-9_-]{48}`}, before: notWord},
+	{name: "sendinblue-key", keywords: []string{"xkeysib-", "xsmtpsib-"}, rx: lazyre.Regexp{Expr: `^x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}`}, before: notWord},
+	{name: "sentry-token", keywords: []string{"sntrys_", "sntryu_"}, rx: lazyre.Regexp{Expr: `^(?:sntrys_eyJ[A-Za-z0-9+/=_-]{50,}|sntryu_[a-f0-9]{64})`}, before: notWord},
+	{name: "shippo-token", keywords: []string{"shippo_live_", "shippo_test_"}, rx: lazyre.Regexp{Expr: `^shippo_(?:live|test)_[a-fA-F0-9]{40}`}, before: notWord},
+	{name: "shopify-token", keywords: []string{"shpat_", "shpca_", "shppa_", "shpss_"}, rx: lazyre.Regexp{Expr: `^shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`}, before: notWord},
+	{
+		name: "square-token", keywords: []string{"sq0atp-", "sq0csp-", "EAAA"}, before: notWord,
+		rx: lazyre.Regexp{Expr: `^(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})`},
+		ok: notZeroRun,
+	},
+	{name: "twilio-api-key", keywords: []string{"SK"}, rx: lazyre.Regexp{Expr: `^SK[0-9a-fA-F]{32}` + end}, before: notWord},
+	{name: "typeform-token", keywords: []string{"tfp_"}, rx: lazyre.Regexp{Expr: `^tfp_[A-Za-z0-9_.=-]{59}`}, before: notWord},
+	{name: "onepassword-token", keywords: []string{"ops_eyJ", "A3-"}, rx: lazyre.Regexp{Expr: `^(?:ops_eyJ[A-Za-z0-9+/]{250,}={0,3}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})`}, before: notWord},
+	{name: "age-secret-key", keywords: []string{"AGE-SECRET-KEY-1"}, rx: lazyre.Regexp{Expr: `^AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`}, before: notWord},
+	{name: "artifactory-key", keywords: []string{"AKCp", "cmVmd"}, rx: lazyre.Regexp{Expr: `^(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})` + end}, before: notWord},
+	{name: "alibaba-access-key-id", keywords: []string{"LTAI"}, rx: lazyre.Regexp{Expr: `^LTAI[A-Za-z0-9]{20}` + end}, before: notWord},
+	{name: "atlassian-token", keywords: []string{"ATATT3", "ATCTT3", "ATOAT3"}, rx: lazyre.Regexp{Expr: `^AT(?:AT|CT|OA)T3[A-Za-z0-9_=-]{100,}`}, before: notWord},
+	{name: "adobe-client-secret", keywords: []string{"p8e-"}, rx: lazyre.Regexp{Expr: `^p8e-[A-Za-z0-9]{32}` + end}, before: notWord},
+	{
+		name: "clojars-token", keywords: []string{"clojars_"}, fold: true, before: notWord,
+		rx: lazyre.Regexp{Expr: `(?i)^clojars_[a-z0-9]{60}`},
+	},
+	{name: "cloudflare-origin-ca-key", keywords: []string{"v1.0-"}, rx: lazyre.Regexp{Expr: `^v1\.0-[a-f0-9]{24}-[a-f0-9]{146}`}, before: notWord},
+	{name: "databricks-token", keywords: []string{"dapi"}, rx: lazyre.Regexp{Expr: `^dapi[a-f0-9]{32}(?:-[0-9])?` + end}, before: notWord},
+	{name: "flyio-token", keywords: []string{"fo1_", "fm1r_", "fm1a_", "fm2_"}, rx: lazyre.Regexp{Expr: `^(?:fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})`}, before: notWord},
+	{name: "infracost-key", keywords: []string{"ico-"}, rx: lazyre.Regexp{Expr: `^ico-[A-Za-z0-9]{32}` + end}, before: notWord},
+	{name: "notion-token", keywords: []string{"ntn_", "secret_"}, rx: lazyre.Regexp{Expr: `^(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})` + end}, before: notWord},
+	{name: "sourcegraph-token", keywords: []string{"sgp_"}, rx: lazyre.Regexp{Expr: `^sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}`}, before: notWord},
+	{name: "settlemint-token", keywords: []string{"sm_pat_", "sm_aat_", "sm_sat_"}, rx: lazyre.Regexp{Expr: `^sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}` + end}, before: notWord},
+	{
+		name: "facebook-token", keywords: []string{"EAAC", "EAAM"}, before: notWord,
+		rx: lazyre.Regexp{Expr: `^EAA[MC][A-Za-z0-9]{100,}`},
+		ok: notZeroRun,
+	},
+	{
+		// The SECRET_KEY Django's startproject writes: 50 characters of its alphabet after a
+		// prefix that marks it as a development key, which signs sessions all the same.
+		name: "django-secret-key", keywords: []string{"django-insecure-"}, before: notWord,
+		rx: lazyre.Regexp{Expr: `^django-insecure-([a-z0-9!@#$%^&*(=+)_-]{40,64})(?:$|[^a-z0-9!@#$%^&*(=+)_-])`},
+		ok: func(_ string, _ int, m []string) bool { return classes(m[1]) >= 3 },
+	},
+	{
+		// Laravel's APP_KEY, which php artisan key:generate writes to .env: base64: and 32
+		// random bytes encoded. A JSON member is read as this text too.
+		name: "laravel-app-key", keywords: []string{"APP_KEY"}, named: true, before: notWord,
+		rx: lazyre.Regexp{Expr: `^APP_KEY["']?\s{0,3}[=:]\s{0,3}["']?base64:([A-Za-z0-9+/]{43}=)`},
+		ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
+	},
+	{name: "adafruit-key", keywords: []string{"aio_"}, rx: lazyre.Regexp{Expr: `^aio_[A-Za-z0-9]{28}` + end}, before: notWord},
+	{name: "intra42-secret", keywords: []string{"s-s4t2ud-", "s-s4t2af-"}, rx: lazyre.Regexp{Expr: `^s-s4t2(?:ud|af)-[a-f0-9]{64}`}, before: notWord},
+	{name: "harness-token", keywords: []string{"pat.", "sat."}, rx: lazyre.Regexp{Expr: `^(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}`}, before: notWord},
+	{name: "openshift-token", keywords: []string{"sha256~"}, rx: lazyre.Regexp{Expr: `^sha256~[A-Za-z0-9_-]{43}` + end}, before: notWord},
+	{name: "kubernetes-token", keywords: []string{"k8s-aws-v1."}, rx: lazyre.Regexp{Expr: `^k8s-aws-v1\.[A-Za-z0-9_-]{40,}`}, before: notWord},
+	{name: "authress-key", keywords: []string{"sc_", "ext_", "scauth_", "authress_"}, rx: lazyre.Regexp{Expr: `^(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}`}, before: notWord},
+	{name: "defined-networking-token", keywords: []string{"dnkey-"}, rx: lazyre.Regexp{Expr: `^dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`}, before: notWord},
+	{name: "dockerhub-token", keywords: []string{"dckr_pat_", "dckr_oat_"}, rx: lazyre.Regexp{Expr: `^dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,64}` + end}, before: notWord},
+	{name: "tailscale-key", keywords: []string{"tskey-"}, rx: lazyre.Regexp{Expr: `^tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{8,40}-[A-Za-z0-9]{20,64}` + end}, before: notWord},
+	{name: "langsmith-key", keywords: []string{"lsv2_"}, rx: lazyre.Regexp{Expr: `^lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}` + end}, before: notWord},
+	{name: "replicate-token", keywords: []string{"r8_"}, rx: lazyre.Regexp{Expr: `^r8_[A-Za-z0-9]{37}` + end}, before: notWord},
+	{name: "nvidia-api-key", keywords: []string{"nvapi-"}, rx: lazyre.Regexp{Expr: `^nvapi-[A-Za-z0-9_-]{64}` + end}, before: notWord},
+	{name: "supabase-token", keywords: []string{"sbp_"}, rx: lazyre.Regexp{Expr: `^sbp_[a-f0-9]{40}` + end}, before: notWord},
+	{name: "hubspot-token", keywords: []string{"pat-na1-", "pat-eu1-"}, rx: lazyre.Regexp{Expr: `^pat-(?:na|eu)1-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}` + end}, before: notWord},
+	{name: "elevenlabs-key", keywords: []string{"sk_"}, rx: lazyre.Regexp{Expr: `^sk_[a-f0-9]{48}` + end}, before: notWord},
+	{
+		// curl -u user:password (or --user), as pasted from a shell history or written as a
+		// list of words (["curl", "-u", "user:password"]). The keyword is the flag and the
+		// command is looked for before it (see commandBefore): with the command as the
+		// keyword, each "curl" in a flood of them ran the regexp over its whole window.
+		name: "curl-user", keywords: []string{"-u", "--user"}, span: 256,
+		before: func(s string, i int) bool { return commandBefore(s, i, curlNames) != "" },
+		rx:     lazyre.Regexp{Expr: `^(?:-u|--user)(?:=|\s{1,5}|` + argvSep + `)["']?[^\s:"']{1,64}:([^\s"']{3,128})`},
+		ok:     func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
+	},
+	{
+		// A password on a command line: mysql -pPASSWORD (glued; -p alone prompts for it),
+		// sshpass -p PASSWORD, docker login -u USER -p PASSWORD. Found by the flag, as
+		// curl-user is.
+		name: "cli-password", keywords: []string{"-p"}, span: 176,
+		before: func(s string, i int) bool {
+			// mysql's -p is glued to the password (alone, it prompts for one); sshpass's and
+			// a registry login's take the next word.
+			glued := i+2 < len(s) && !isBlank(s[i+2]) && argvGap(s, i+2) == 0
+			switch commandBefore(s, i, passwordCommands) {
+			case "mysql", "mariadb":
+				return glued
+			case "sshpass", "login":
+				return !glued
+			}
+			return false
 		},
-		{
-			// An .npmrc's credentials: //registry/:_authToken=... (a legacy token is a UUID,
-			// which no other rule takes for a key) and _auth=, base64 of user:password. The
-			// name follows the registry's ":" or starts a line; this._authToken in code does not.
-			// Neither value holds a colon (base64, a registry's token), so text full of :_auth=
-			// reads each value to the next one, not 512 bytes on.
-			name: "npmrc-auth", keywords: []string{"_auth"}, fold: true, span: 600,
-			before: func(s string, i int) bool { return i == 0 || s[i-1] == ':' || isBlank(s[i-1]) },
-			re:     lazyre.New(`(?i)^_auth(token)?[ \t]{0,3}=[ \t]{0,3}["']?([^\s"':]{8,512})`),
-			ok: func(_ string, _ int, m []string) bool {
-				if m[1] == "" {
+		rx: lazyre.Regexp{Expr: `^-p(?:\s{0,5}|` + argvSep + `)["']?([^\s"']{3,128})`},
+		ok: func(s string, i int, m []string) bool {
+			if !notPlaceholder(m[1]) || classes(m[1]) < 2 {
+				return false
+			}
+			// A login's command may be followed on its line by another's -p (docker run -p
+			// 8080:80): a port mapping holds no letter.
+			return commandBefore(s, i, passwordCommands) != "login" || strings.ContainsAny(m[1], letters)
+		},
+	},
+	{
+		// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several
+		// (or a list's items, - machine HOST / - login USER / ...), and the default entry for
+		// other hosts: default login USER password PASSWORD.
+		name: "netrc-password", keywords: []string{"machine", "default"},
+		before: func(s string, i int) bool {
+			// "default" is code's word (switch cases, settings): the regexp runs only where
+			// a login follows it.
+			if !notAlnum(s, i) {
+				return false
+			}
+			if s[i] == 'm' {
+				return true
+			}
+			rest := s[i+len("default") : min(len(s), i+len("default")+24)]
+			return rest != "" && isBlank(rest[0]) && strings.HasPrefix(strings.TrimLeft(rest, " \t\r\n"), "login")
+		},
+		rx: lazyre.Regexp{Expr: `^(?:machine\s+(\S{1,253})|default)(\s+(?:[-*+]\s+)?login\s+(\S{1,128}))?\s+(?:[-*+]\s+)?password\s+(\S{3,128})`},
+		ok: func(_ string, _ int, m []string) bool {
+			pw := m[4]
+			if !notPlaceholder(pw) {
+				return false
+			}
+			if slices.ContainsFunc(strings.Fields(m[0]), func(f string) bool { return len(f) == 1 && strings.Contains("-*+", f) }) {
+				// Written as a list's items (- machine x / - login y / - password z), the
+				// words may be a list of topics ("- machine learning", "- password reset"):
+				// the password must hold a digit or three kinds of character.
+				return strings.ContainsAny(pw, "0123456789") && classes(pw) >= 2 || classes(pw) >= 3
+			}
+			if m[1] == "" {
+				// default: an anonymous login's password is an e-mail address by custom, and
+				// prose ("the default login page password field") names no password with a
+				// digit or three kinds of character.
+				return m[3] != "anonymous" && m[3] != "ftp" && (strings.ContainsAny(pw, "0123456789") || classes(pw) >= 3)
+			}
+			// Without a login, prose ("the machine login password prompt") reads as an entry
+			// whose host is a word: the password must then mix two kinds of character.
+			return m[2] != "" || m[1] != "login" && classes(pw) >= 2
+		},
+	},
+	{
+		// A .pgpass line, host:port:database:user:password, found by its port: PostgreSQL's
+		// 5432, a second cluster's 5433, PgBouncer's 6432, or * for any. The host starts the
+		// line, or follows a blank or a quote (echo 'host:5432:...' >> ~/.pgpass). The password
+		// ends, as libpq reads it, at a colon not escaped by \: so text full of host:*: (an
+		// entry's fields glued to the next one's) reads each keyword's next fields, not 128
+		// bytes on.
+		name: "pgpass-password", keywords: []string{":5432:", ":5433:", ":6432:", ":*:"}, span: 400,
+		before: pgpassHost,
+		rx:     lazyre.Regexp{Expr: `^:(?:5432|5433|6432|\*):[^:\s]{1,63}:[^:\s]{1,63}:((?:[^:\s\\]|\\\S){3,128})`},
+		ok: func(_ string, _ int, m []string) bool {
+			pw := strings.TrimRight(m[1], `'"`)
+			c := classes(pw)
+			return notPlaceholder(pw) && (c >= 3 || c == 2 && strings.ContainsAny(pw, "0123456789")) &&
+				strings.Trim(pw, "0123456789:*") != ""
+		},
+	},
+	{
+		// An .npmrc's credentials: //registry/:_authToken=... (a legacy token is a UUID,
+		// which no other rule takes for a key) and _auth=, base64 of user:password. The
+		// name follows the registry's ":" or starts a line; this._authToken in code does not.
+		// Neither value holds a colon (base64, a registry's token), so text full of :_auth=
+		// reads each value to the next one, not 512 bytes on.
+		name: "npmrc-auth", keywords: []string{"_auth"}, fold: true, span: 600,
+		before: func(s string, i int) bool { return i == 0 || s[i-1] == ':' || isBlank(s[i-1]) },
+		rx:     lazyre.Regexp{Expr: `(?i)^_auth(token)?[ \t]{0,3}=[ \t]{0,3}["']?([^\s"':]{8,512})`},
+		ok: func(_ string, _ int, m []string) bool {
+			if m[1] == "" {
+				return basicCredentials(m[2])
+			}
+			return notPlaceholder(m[2]) && classes(m[2]) >= 2
+		},
+	},
+	{
+		name: "telegram-bot-token", keywords: []string{":AA"},
+		rx: lazyre.Regexp{Expr: `^:AA[A-Za-z0-9_-]{33}` + end},
+		before: func(s string, i int) bool {
+			j := i
+			for j > 0 && s[j-1] >= '0' && s[j-1] <= '9' {
+				j--
+			}
+			return i-j >= 5 && i-j <= 16 && notAlnum(s, j)
+		},
+	},
+	{
+		name: "webhook-url", keywords: []string{".webhook.office.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/"},
+		rx: lazyre.Regexp{Expr: `^(?:\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{40,})`},
+	},
+	{
+		// WireGuard's keys (PrivateKey = ..., PresharedKey = ... in a wg-quick file, or a
+		// private_key member): 32 bytes in base64, 44 characters ending in =.
+		name: "wireguard-key", keywords: []string{"privatekey", "private_key", "private-key", "presharedkey", "preshared_key"},
+		fold: true, named: true, before: notAlnum,
+		rx: lazyre.Regexp{Expr: `^(?i:private|preshared)[_-]?(?i:key)["']?\s{0,8}[=:]\s{0,8}["']?` +
+			`[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?:$|[^A-Za-z0-9+/=])`},
+	},
+	{
+		// A Docker config's registry credentials: "auth": base64 of user:password, judged
+		// decoded as Basic credentials are. A JSON member is read as this text too.
+		name: "docker-auth", keywords: []string{`"auth"`},
+		rx: lazyre.Regexp{Expr: `^"auth"\s{0,3}:\s{0,3}"([A-Za-z0-9+/]{8,}={0,2})"`},
+		ok: func(_ string, _ int, m []string) bool { return basicCredentials(m[1]) },
+	},
+	{
+		// Authorization: Basic/Bearer/Token followed by credentials, and a bare "Bearer ..."
+		// whose token looks random (letters and digits). Basic credentials are base64 of
+		// user:password, which need not look random: they are judged decoded.
+		name: "authorization-header", keywords: []string{"authorization", "bearer"}, fold: true, named: true, before: notAlnum,
+		rx: lazyre.Regexp{Expr: `(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:(basic)|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{8,}={0,2})`},
+		ok: func(_ string, _ int, m []string) bool {
+			if m[1] != "" {
+				if _, ok := decodeBasic(m[2]); ok {
 					return basicCredentials(m[2])
 				}
-				return notPlaceholder(m[2]) && classes(m[2]) >= 2
-			},
+			}
+			return len(m[2]) >= 16 && randomish(m[2])
 		},
-		{
-			name: "telegram-bot-token", keywords: []string{":AA"},
-			re: lazyre.New(`^:AA[A-Za-z0-9_-]{33}` + end),
-			before: func(s string, i int) bool {
-				j := i
-				for j > 0 && s[j-1] >= '0' && s[j-1] <= '9' {
-					j--
-				}
-				return i-j >= 5 && i-j <= 16 && notAlnum(s, j)
-			},
+	},
+	{
+		// "Basic " then base64 of user:password outside an Authorization header (another
+		// header, a proxy setting). Without the header's name, "Basic" is a common word, so
+		// the run is held to what a client sends: padded standard base64 of printable ASCII
+		// with a user, a colon and a password that is no placeholder. Base64 of user:password
+		// with no "Basic " before it is not looked for: it cannot be told from other base64.
+		name: "basic-credentials", keywords: []string{"basic"}, fold: true, before: notAlnum, span: 512,
+		rx: lazyre.Regexp{Expr: `(?i)^basic[ \t]{1,3}([A-Za-z0-9+/]{8,}={0,2})(?:$|[^A-Za-z0-9+/=_-])`},
+		ok: func(_ string, _ int, m []string) bool { return sentBasic(m[1]) },
+	},
+	{
+		// A session cookie, which logs a browser in: a Cookie: or Set-Cookie: header's pair
+		// (curl's --cookie too) whose name says session or auth (sessionid, PHPSESSID,
+		// connect.sid, _app_session, remember_token) and whose value looks random, as
+		// provider-credential's does, or is hex (JSESSIONID). See sessionCookie.
+		name: "session-cookie", keywords: []string{"cookie"}, fold: true, named: true, asName: holderEnds,
+		before:  notAlnum,
+		rx:      lazyre.Regexp{Expr: `(?i)^cookie["']?(?:\s{0,3}[:=]\s{0,3}["']?|\s{1,3}["'])`},
+		members: sessionCookie,
+	},
+	{
+		// A provider or credential name assigned a key-like value: "asana_secret: ...",
+		// DATADOG_API_KEY=..., "client_secret": "...", or a name then a value, as in an
+		// environment list ({"name": "API_KEY", "value": "..."}). The value must look random (letters and
+		// digits, not a hex hash, a UUID, a path or a reference) so that ordinary settings pass.
+		// The name starts a word or a camelCase hump: webhookSecret, accessToken. The value
+		// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
+		name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
+		rx: lazyre.Regexp{Expr: `(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
+			credentialHead},
+		span: credentialSpan, tail: credentialTail,
+		ok: func(_ string, _ int, m []string) bool {
+			return (credentialValue(m[1]) || hexKey(m[1]) && namesKey(m[0])) && !secretNamesPlace(m[0])
 		},
-		{
-			name: "webhook-url", keywords: []string{".webhook.office.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/"},
-			re: lazyre.New(`^(?:\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{40,})`),
+	},
+	{
+		// A key or secret with symbols, which provider-credential's values may not hold
+		// (Django's SECRET_KEY, a key typed into a .env): a name that ends in secret, or in
+		// key after a word that says it is one (ENCRYPTION_KEY, signingKey, api-key; see
+		// secretKeyName), assigned a quoted value or in an environment's NAME=value. See
+		// symbolSecret for the value.
+		name: "symbol-secret", keywords: []string{"secret", "_key", "-key", "key"}, fold: true, named: true,
+		asName: func(s string, i, n int) bool { return secretKeyName(s, i) && holderEnds(s, i, n) },
+		before: func(s string, i int) bool { return secretKeyName(s, i) && symbolAhead(s, i) },
+		rx: lazyre.Regexp{Expr: `(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?(?:[ \t]{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,3}` +
+			`(["'\x60]?)([^\s"'\x60,;]{8})`},
+		tail: wordTail("\"'`,;"),
+		ok: func(s string, i int, m []string) bool {
+			return (m[1] != "" || envAssigned(s, i, m[0])) && symbolSecret(m[2])
 		},
-		{
-			// WireGuard's keys (PrivateKey = ..., PresharedKey = ... in a wg-quick file, or a
-			// private_key member): 32 bytes in base64, 44 characters ending in =.
-			name: "wireguard-key", keywords: []string{"privatekey", "private_key", "private-key", "presharedkey", "preshared_key"},
-			fold: true, named: true, before: notAlnum,
-			re: lazyre.New(`^(?i:private|preshared)[_-]?(?i:key)["']?\s{0,8}[=:]\s{0,8}["']?` +
-				`[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?:$|[^A-Za-z0-9+/=])`),
+	},
+	{
+		// password = ..., "passwd": "...": anything that is not a reference or a mask. The
+		// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd. A name
+		// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
+		// "value": "..."}, - name: DB_PASSWORD / value: ...) or CloudFormation's parameters
+		// (ParameterKey=DbPassword,ParameterValue=...), assigns it too, and so does a
+		// value one level down under a key that only holds it ({"password": {"value": ...}},
+		// password:\n  value: ...). Prose says one too ("the password is ...", "password for
+		// admin was ...", "set to ..."), with a stricter test of the value (see saidPassword).
+		name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
+		rx: lazyre.Regexp{Expr: `(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|` + inHolder +
+			`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
+			`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`},
+		tail: wordTail("\"'`,;“”‘’"),
+		ok: func(s string, i int, m []string) bool {
+			if m[4] != "" { // quoted, with spaces
+				return passphrase(m[4])
+			}
+			// Closing brackets after an unquoted value are the syntax around it: in
+			// {"a":{"password":null}}} the value is null, not "null}}}}".
+			pw := m[3]
+			if m[2] == "" {
+				pw = strings.TrimRight(pw, ")]}>")
+			}
+			if m[1] != "" {
+				return saidPassword(pw, m[2] != "")
+			}
+			if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\") || classes(pw) < 2 {
+				return false
+			}
+			// Unquoted, the value may be code: a call, a field, another variable. And the
+			// name may not be assigned at all: ${DB_PASSWORD:-default} reads a variable, and
+			// psql's :'app_password' (a colon glued to the value, which YAML's is not) too.
+			sigil := sigilBefore(s, i)
+			if sigil == "${" || gluedColon(m[0]) {
+				return false
+			}
+			// PowerShell, PHP and Perl quote a string: $password = Read-Host is a command's
+			// output, $password = PASSWORD a constant.
+			return m[2] != "" || sigil == "" && (!codeValue(pw) || envAssigned(s, i, m[0]) && camelWords(pw))
 		},
-		{
-			// A Docker config's registry credentials: "auth": base64 of user:password, judged
-			// decoded as Basic credentials are. A JSON member is read as this text too.
-			name: "docker-auth", keywords: []string{`"auth"`},
-			re: lazyre.New(`^"auth"\s{0,3}:\s{0,3}"([A-Za-z0-9+/]{8,}={0,2})"`),
-			ok: func(_ string, _ int, m []string) bool { return basicCredentials(m[1]) },
+	},
+	{
+		// A password given to a command's flag as the next word: --password VALUE,
+		// --db-password VALUE, or the next item of a list of words (["--password", "..."]).
+		// With = it is password-assignment's. The value is judged as password-variable's.
+		name: "password-flag", keywords: []string{"password", "passwd"}, fold: true, span: 96,
+		before: flagBefore,
+		rx:     lazyre.Regexp{Expr: `(?i)^passw(?:or)?d(?:[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`},
+		tail:   wordTail("\"'`,;"),
+		ok: func(_ string, _ int, m []string) bool {
+			return !strings.HasPrefix(m[2], "-") && passwordValue(m[2], m[1] != "")
 		},
-		{
-			// Authorization: Basic/Bearer/Token followed by credentials, and a bare "Bearer ..."
-			// whose token looks random (letters and digits). Basic credentials are base64 of
-			// user:password, which need not look random: they are judged decoded.
-			name: "authorization-header", keywords: []string{"authorization", "bearer"}, fold: true, named: true, before: notAlnum,
-			re: lazyre.New(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:(basic)|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{8,}={0,2})`),
-			ok: func(_ string, _ int, m []string) bool {
-				if m[1] != "" {
-					if _, ok := decodeBasic(m[2]); ok {
-						return basicCredentials(m[2])
-					}
-				}
-				return len(m[2]) >= 16 && randomish(m[2])
-			},
+	},
+	{
+		// Oracle's user/password[@service] after sqlplus or its tools (sqlplus scott/tiger,
+		// expdp hr/...@pdb) or in a JDBC URL (jdbc:oracle:thin:user/password@host), or after
+		// SQL*Plus's CONNECT (CONN) at the start of a line, after its SQL> prompt or as
+		// Python's drivers' cx_Oracle.connect("user/password@dsn"), where the @ must follow:
+		// connect is a common word. Alone (scott/Hunter2x@db), the shape is a path's, a
+		// package's or an asset's (images/Logo2Dark@2x.png), so a command, a driver or the
+		// URL's scheme must name it.
+		name: "oracle-connect", keywords: []string{"sqlplus", "conn", "expdp", "impdp", "sqlldr", "oracle:thin:"}, fold: true, span: 375,
+		before: func(s string, i int) bool {
+			if !bareKeyword(s, i, "conn") {
+				return notWord(s, i)
+			}
+			if strings.HasSuffix(s[:i], "cx_Oracle.") || strings.HasSuffix(s[:i], "oracledb.") {
+				return true // Python's drivers: cx_Oracle.connect("user/password@dsn")
+			}
+			k := sqlPromptBefore(s, i)
+			return k == 0 || s[k-1] == '\n' || s[k-1] == '\r'
 		},
-		{
-			// "Basic " then base64 of user:password outside an Authorization header (another
-			// header, a proxy setting). Without the header's name, "Basic" is a common word, so
-			// the run is held to what a client sends: padded standard base64 of printable ASCII
-			// with a user, a colon and a password that is no placeholder. Base64 of user:password
-			// with no "Basic " before it is not looked for: it cannot be told from other base64.
-			name: "basic-credentials", keywords: []string{"basic"}, fold: true, before: notAlnum, span: 512,
-			re: lazyre.New(`(?i)^basic[ \t]{1,3}([A-Za-z0-9+/]{8,}={0,2})(?:$|[^A-Za-z0-9+/=_-])`),
-			ok: func(_ string, _ int, m []string) bool { return sentBasic(m[1]) },
+		rx: lazyre.Regexp{Expr: `(?i)^(?:(sqlplus|conn(?:ect)?|expdp|impdp|sqlldr)(?:(?:\s{1,3}|` + argvSep + `["'])-[a-z]{1,8}){0,3}(?:\s{1,3}|\(\s{0,3}|` + argvSep +
+			`)["']?(?:userid=)?|oracle:thin:)[a-z_][\w$#.]{0,63}/([^\s/@"'\x60]{4,128})(@|["'\s;]|$)`},
+		ok: func(_ string, _ int, m []string) bool {
+			if strings.HasPrefix(strings.ToLower(m[1]), "conn") && m[3] != "@" {
+				return false
+			}
+			return notPlaceholder(m[2]) && !strings.HasPrefix(m[2], "&")
 		},
-		{
-			// A session cookie, which logs a browser in: a Cookie: or Set-Cookie: header's pair
-			// (curl's --cookie too) whose name says session or auth (sessionid, PHPSESSID,
-			// connect.sid, _app_session, remember_token) and whose value looks random, as
-			// provider-credential's does, or is hex (JSESSIONID). See sessionCookie.
-			name: "session-cookie", keywords: []string{"cookie"}, fold: true, named: true, asName: holderEnds,
-			before:  notAlnum,
-			re:      lazyre.New(`(?i)^cookie["']?(?:\s{0,3}[:=]\s{0,3}["']?|\s{1,3}["'])`),
-			members: sessionCookie,
+	},
+	{
+		// A value given to a parameter store in one flag after a name for a secret in
+		// another: aws ssm put-parameter --name /prod/db/password --value .... The last part
+		// of the name must end in the secret's word (/prod/password-policy/min-length names
+		// a setting). A secret manager's --secret-string holds the secret whatever its name.
+		// The value is judged as password-variable's.
+		name: "parameter-value", keywords: []string{"--value", "--secret-string"}, span: 160,
+		before: func(s string, i int) bool {
+			if bareKeyword(s, i, "--value") {
+				return commandBefore(s, i, parameterCommands) != ""
+			}
+			return i == 0 || isBlank(s[i-1]) || isQuote(s[i-1])
 		},
-		{
-			// A provider or credential name assigned a key-like value: "asana_secret: ...",
-			// DATADOG_API_KEY=..., "client_secret": "...", or a name then a value, as in an
-			// environment list ({"name": "API_KEY", "value": "..."}). The value must look random (letters and
-			// digits, not a hex hash, a UUID, a path or a reference) so that ordinary settings pass.
-			// The name starts a word or a camelCase hump: webhookSecret, accessToken. The value
-			// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
-			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
-			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
-				credentialHead),
-			span: credentialSpan, tail: credentialTail,
-			ok: func(_ string, _ int, m []string) bool {
-				return (credentialValue(m[1]) || hexKey(m[1]) && namesKey(m[0])) && !secretNamesPlace(m[0])
-			},
+		rx:   lazyre.Regexp{Expr: `^--(value|secret-string)(?:=|[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`},
+		tail: wordTail("\"'`,;"),
+		ok: func(s string, i int, m []string) bool {
+			return (m[1] != "value" || secretParameter(s, i)) && passwordValue(m[3], m[2] != "")
 		},
-		{
-			// A key or secret with symbols, which provider-credential's values may not hold
-			// (Django's SECRET_KEY, a key typed into a .env): a name that ends in secret, or in
-			// key after a word that says it is one (ENCRYPTION_KEY, signingKey, api-key; see
-			// secretKeyName), assigned a quoted value or in an environment's NAME=value. See
-			// symbolSecret for the value.
-			name: "symbol-secret", keywords: []string{"secret", "_key", "-key", "key"}, fold: true, named: true,
-			asName: func(s string, i, n int) bool { return secretKeyName(s, i) && holderEnds(s, i, n) },
-			before: func(s string, i int) bool { return secretKeyName(s, i) && symbolAhead(s, i) },
-			re: lazyre.New(`(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?(?:[ \t]{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,3}` +
-				`(["'\x60]?)([^\s"'\x60,;]{8})`),
-			tail: wordTail("\"'`,;"),
-			ok: func(s string, i int, m []string) bool {
-				return (m[1] != "" || envAssigned(s, i, m[0])) && symbolSecret(m[2])
-			},
+	},
+	{
+		// A variable named for a password by a short word: export DB_PASS=..., MYSQL_PWD=...,
+		// redis_pass: ..., and an ADO.NET or ODBC connection string's Pwd=. "pass" is a
+		// common word, so it is a keyword with the _ that joins it to the rest of the name,
+		// which must come before it, or alone where an assignment follows it (nodemailer's
+		// auth: {user, pass: ...}, PASS=...), with a stricter test of the value (see
+		// barePass); pwd is a name of its own (OLDPWD is not). The name ends at the
+		// assignment (DB_PASS_FILE names a file).
+		// Such names are also code's (first_pass = compute(x)) and the shell's (PWD=/home),
+		// so the value is judged as code and paths are not written (see passwordValue). An
+		// environment list's name then value ({"name": "DB_PASS", "value": ...}) assigns one.
+		name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd", "pass"}, fold: true, span: 192,
+		named: true, asName: holderEnds, before: func(s string, i int) bool {
+			switch {
+			case s[i] == '_':
+				return i > 0 && isAlnum(s[i-1])
+			case bareKeyword(s, i, "pass"):
+				return notAlnum(s, i) && i+4 < len(s) && strings.IndexByte("\"' \t:=", s[i+4]) >= 0
+			}
+			return notAlnum(s, i)
 		},
-		{
-			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
-			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd. A name
-			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
-			// "value": "..."}, - name: DB_PASSWORD / value: ...) or CloudFormation's parameters
-			// (ParameterKey=DbPassword,ParameterValue=...), assigns it too, and so does a
-			// value one level down under a key that only holds it ({"password": {"value": ...}},
-			// password:\n  value: ...). Prose says one too ("the password is ...", "password for
-			// admin was ...", "set to ..."), with a stricter test of the value (see saidPassword).
-			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|` + inHolder +
-				`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
-				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
-			tail: wordTail("\"'`,;“”‘’"),
-			ok: func(s string, i int, m []string) bool {
-				if m[4] != "" { // quoted, with spaces
-					return passphrase(m[4])
-				}
-				// Closing brackets after an unquoted value are the syntax around it: in
-				// {"a":{"password":null}}} the value is null, not "null}}}}".
-				pw := m[3]
-				if m[2] == "" {
-					pw = strings.TrimRight(pw, ")]}>")
-				}
-				if m[1] != "" {
-					return saidPassword(pw, m[2] != "")
-				}
-				if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\") || classes(pw) < 2 {
-					return false
-				}
-				// Unquoted, the value may be code: a call, a field, another variable. And the
-				// name may not be assigned at all: ${DB_PASSWORD:-default} reads a variable, and
-				// psql's :'app_password' (a colon glued to the value, which YAML's is not) too.
-				sigil := sigilBefore(s, i)
-				if sigil == "${" || gluedColon(m[0]) {
-					return false
-				}
-				// PowerShell, PHP and Perl quote a string: $password = Read-Host is a command's
-				// output, $password = PASSWORD a constant.
-				return m[2] != "" || sigil == "" && (!codeValue(pw) || envAssigned(s, i, m[0]) && camelWords(pw))
-			},
+		rx: lazyre.Regexp{Expr: `(?i)^(?:_pass|_pwd?|pwd|pass)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])` +
+			`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8}))`},
+		tail: wordTail("\"'`,;"),
+		ok: func(s string, i int, m []string) bool {
+			if bareKeyword(s, i, "pass") && !barePass(m[0][4:], m[2]) {
+				return false
+			}
+			return passwordValue(m[2], m[1] != "") || (m[1] != "" || envAssigned(s, i, m[0])) && camelWords(m[2])
 		},
-		{
-			// A password given to a command's flag as the next word: --password VALUE,
-			// --db-password VALUE, or the next item of a list of words (["--password", "..."]).
-			// With = it is password-assignment's. The value is judged as password-variable's.
-			name: "password-flag", keywords: []string{"password", "passwd"}, fold: true, span: 96,
-			before: flagBefore,
-			re:     lazyre.New(`(?i)^passw(?:or)?d(?:[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`),
-			tail:   wordTail("\"'`,;"),
-			ok: func(_ string, _ int, m []string) bool {
-				return !strings.HasPrefix(m[2], "-") && passwordValue(m[2], m[1] != "")
-			},
+	},
+	{
+		// A key-like value under a holder of credentials, one level down: {"auth": {"token":
+		// ...}}, credentials:\n  key: ..., the nested spelling of auth_token or access_key.
+		// Other members may come first ({"auth": {"type": "basic", "token": ...}}): in text
+		// holderMembers passes over up to eight short ones after the regexp's holder, in JSON
+		// the walk reads each member under the holder's key. The value must look random, as
+		// provider-credential's.
+		name: "credential-field", keywords: []string{"auth", "oauth", "credential", "creds", "access", "refresh"}, fold: true,
+		named: true, asName: holderEnds, before: holderName,
+		rx:      lazyre.Regexp{Expr: `(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=>|=|:)\s{0,16}(?:\{\s{0,16})?`},
+		members: holderMembers,
+	},
+	{
+		// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ..., a Makefile's
+		// TOKEN ?= ..., an environment list's {"name": "GITHUB_TOKEN", "value": ...}: a
+		// name that is or ends in "token" assigned a random-looking value, judged as
+		// provider-credential judges one. "token" is a common word ("max_tokens", "the token
+		// is refreshed"), so it counts as a name only where an assignment follows it
+		// (holderEnds): elsewhere the JSON scan does not read members for it. The regexp's
+		// match ends within 85 bytes of the keyword, so the window is cut there: prose
+		// says "token" often.
+		name: "token-assignment", keywords: []string{"token"}, fold: true, span: 85,
+		named: true, asName: holderEnds, before: wordOrHump, tail: credentialTail,
+		rx: lazyre.Regexp{Expr: `(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
+			credentialHead},
+		ok: func(s string, i int, m []string) bool {
+			return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
 		},
-		{
-			// Oracle's user/password[@service] after sqlplus or its tools (sqlplus scott/tiger,
-			// expdp hr/...@pdb) or in a JDBC URL (jdbc:oracle:thin:user/password@host), or after
-			// SQL*Plus's CONNECT (CONN) at the start of a line, after its SQL> prompt or as
-			// Python's drivers' cx_Oracle.connect("user/password@dsn"), where the @ must follow:
-			// connect is a common word. Alone (scott/Hunter2x@db), the shape is a path's, a
-			// package's or an asset's (images/Logo2Dark@2x.png), so a command, a driver or the
-			// URL's scheme must name it.
-			name: "oracle-connect", keywords: []string{"sqlplus", "conn", "expdp", "impdp", "sqlldr", "oracle:thin:"}, fold: true, span: 375,
-			before: func(s string, i int) bool {
-				if !bareKeyword(s, i, "conn") {
-					return notWord(s, i)
-				}
-				if strings.HasSuffix(s[:i], "cx_Oracle.") || strings.HasSuffix(s[:i], "oracledb.") {
-					return true // Python's drivers: cx_Oracle.connect("user/password@dsn")
-				}
-				k := sqlPromptBefore(s, i)
-				return k == 0 || s[k-1] == '\n' || s[k-1] == '\r'
-			},
-			re: lazyre.New(`(?i)^(?:(sqlplus|conn(?:ect)?|expdp|impdp|sqlldr)(?:(?:\s{1,3}|` + argvSep + `["'])-[a-z]{1,8}){0,3}(?:\s{1,3}|\(\s{0,3}|` + argvSep +
-				`)["']?(?:userid=)?|oracle:thin:)[a-z_][\w$#.]{0,63}/([^\s/@"'\x60]{4,128})(@|["'\s;]|$)`),
-			ok: func(_ string, _ int, m []string) bool {
-				if strings.HasPrefix(strings.ToLower(m[1]), "conn") && m[3] != "@" {
-					return false
-				}
-				return notPlaceholder(m[2]) && !strings.HasPrefix(m[2], "&")
-			},
+	},
+	{
+		// A Discord bot token alone (see discordToken; after a name, provider-credential or
+		// token-assignment finds it first). Its id's digits encode as M, N or O, then D, T,
+		// j or z: those pairs are the keywords, and the two characters after them, which
+		// encode its second and third digits, the gates'.
+		name: "discord-bot-token", keywords: []string{"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"},
+		then: [2]string{discordSecond, discordThird}, span: 80,
+		before: func(s string, i int) bool {
+			return notWord(s, i) && i+3 < len(s) &&
+				strings.IndexByte(discordSecond, s[i+2]) >= 0 && strings.IndexByte(discordThird, s[i+3]) >= 0
 		},
-		{
-			// A value given to a parameter store in one flag after a name for a secret in
-			// another: aws ssm put-parameter --name /prod/db/password --value .... The last part
-			// of the name must end in the secret's word (/prod/password-policy/min-length names
-			// a setting). A secret manager's --secret-string holds the secret whatever its name.
-			// The value is judged as password-variable's.
-			name: "parameter-value", keywords: []string{"--value", "--secret-string"}, span: 160,
-			before: func(s string, i int) bool {
-				if bareKeyword(s, i, "--value") {
-					return commandBefore(s, i, parameterCommands) != ""
-				}
-				return i == 0 || isBlank(s[i-1]) || isQuote(s[i-1])
-			},
-			re:   lazyre.New(`^--(value|secret-string)(?:=|[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`),
-			tail: wordTail("\"'`,;"),
-			ok: func(s string, i int, m []string) bool {
-				return (m[1] != "value" || secretParameter(s, i)) && passwordValue(m[3], m[2] != "")
-			},
-		},
-		{
-			// A variable named for a password by a short word: export DB_PASS=..., MYSQL_PWD=...,
-			// redis_pass: ..., and an ADO.NET or ODBC connection string's Pwd=. "pass" is a
-			// common word, so it is a keyword with the _ that joins it to the rest of the name,
-			// which must come before it, or alone where an assignment follows it (nodemailer's
-			// auth: {user, pass: ...}, PASS=...), with a stricter test of the value (see
-			// barePass); pwd is a name of its own (OLDPWD is not). The name ends at the
-			// assignment (DB_PASS_FILE names a file).
-			// Such names are also code's (first_pass = compute(x)) and the shell's (PWD=/home),
-			// so the value is judged as code and paths are not written (see passwordValue). An
-			// environment list's name then value ({"name": "DB_PASS", "value": ...}) assigns one.
-			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd", "pass"}, fold: true, span: 192,
-			named: true, asName: holderEnds, before: func(s string, i int) bool {
-				switch {
-				case s[i] == '_':
-					return i > 0 && isAlnum(s[i-1])
-				case bareKeyword(s, i, "pass"):
-					return notAlnum(s, i) && i+4 < len(s) && strings.IndexByte("\"' \t:=", s[i+4]) >= 0
-				}
-				return notAlnum(s, i)
-			},
-			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd|pass)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])` +
-				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8}))`),
-			tail: wordTail("\"'`,;"),
-			ok: func(s string, i int, m []string) bool {
-				if bareKeyword(s, i, "pass") && !barePass(m[0][4:], m[2]) {
-					return false
-				}
-				return passwordValue(m[2], m[1] != "") || (m[1] != "" || envAssigned(s, i, m[0])) && camelWords(m[2])
-			},
-		},
-		{
-			// A key-like value under a holder of credentials, one level down: {"auth": {"token":
-			// ...}}, credentials:\n  key: ..., the nested spelling of auth_token or access_key.
-			// Other members may come first ({"auth": {"type": "basic", "token": ...}}): in text
-			// holderMembers passes over up to eight short ones after the regexp's holder, in JSON
-			// the walk reads each member under the holder's key. The value must look random, as
-			// provider-credential's.
-			name: "credential-field", keywords: []string{"auth", "oauth", "credential", "creds", "access", "refresh"}, fold: true,
-			named: true, asName: holderEnds, before: holderName,
-			re:      lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=>|=|:)\s{0,16}(?:\{\s{0,16})?`),
-			members: holderMembers,
-		},
-		{
-			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ..., a Makefile's
-			// TOKEN ?= ..., an environment list's {"name": "GITHUB_TOKEN", "value": ...}: a
-			// name that is or ends in "token" assigned a random-looking value, judged as
-			// provider-credential judges one. "token" is a common word ("max_tokens", "the token
-			// is refreshed"), so it counts as a name only where an assignment follows it
-			// (holderEnds): elsewhere the JSON scan does not read members for it. The regexp's
-			// match ends within 85 bytes of the keyword, so the window is cut there: prose
-			// says "token" often.
-			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 85,
-			named: true, asName: holderEnds, before: wordOrHump, tail: credentialTail,
-			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
-				credentialHead),
-			ok: func(s string, i int, m []string) bool {
-				return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
-			},
-		},
-		{
-			// A Discord bot token alone (see discordToken; after a name, provider-credential or
-			// token-assignment finds it first). Its id's digits encode as M, N or O, then D, T,
-			// j or z: those pairs are the keywords, and the two characters after them, which
-			// encode its second and third digits, the gates'.
-			name: "discord-bot-token", keywords: []string{"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"},
-			then: [2]string{discordSecond, discordThird}, span: 80,
-			before: func(s string, i int) bool {
-				return notWord(s, i) && i+3 < len(s) &&
-					strings.IndexByte(discordSecond, s[i+2]) >= 0 && strings.IndexByte(discordThird, s[i+3]) >= 0
-			},
-			re: lazyre.New(`^([A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40})` + end),
-			ok: func(_ string, _ int, m []string) bool { return discordToken(m[1]) },
-		},
+		rx: lazyre.Regexp{Expr: `^([A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40})` + end},
+		ok: func(_ string, _ int, m []string) bool { return discordToken(m[1]) },
+	},
+}
+
+// rules are ruleTable's rules, in its order.
+var rules = sync.OnceValue(func() []*rule {
+	rs := make([]*rule, len(ruleTable))
+	for i := range ruleTable {
+		rs[i] = &ruleTable[i]
 	}
+	return rs
 })
 
 // discordSecond and discordThird are the base64 characters a digit makes where a Discord
@@ -716,7 +712,7 @@ const (
 // of 4,300 instructions, which the engine stepped through at every keyword of a flood.
 func holderMembers(r *rule, s string, j int) (int, bool) {
 	for k := 0; ; k++ {
-		if loc := r.find(fieldRe(), s[j:min(len(s), j+fieldSpan())]); loc != nil {
+		if loc := r.find(fieldRe.Get(), s[j:min(len(s), j+fieldSpan())]); loc != nil {
 			v := j + loc[1]
 			if stop, ok := credentialTail(s, v); ok && credentialValue(s[j+loc[2]:stop]) {
 				return stop, true
@@ -725,7 +721,7 @@ func holderMembers(r *rule, s string, j int) (int, bool) {
 		if k == 8 {
 			return 0, false
 		}
-		loc := r.find(memberRe(), s[j:min(len(s), j+memberSpan)])
+		loc := r.find(memberRe.Get(), s[j:min(len(s), j+memberSpan)])
 		if loc == nil || utf8.RuneCountInString(s[j+loc[2]:j+loc[3]]) > 32 {
 			return 0, false
 		}
@@ -742,10 +738,10 @@ var (
 	// memberRe is one member holderMembers passes over: a name, then a value in double or
 	// single quotes or a word (groups 1 to 4), then a comma or a line. The lengths are held
 	// to their bounds in Go: written as bounds, the program was ten times longer.
-	memberRe = lazyre.New(`(?i)^["']?([a-z0-9_-]+)["']?\s{0,3}:\s{0,3}(?:"([^"\n]*)"|'([^'\n]*)'|([a-z0-9_.-]*))\s{0,3}[,\n]\s{0,16}`)
+	memberRe = lazyre.Regexp{Expr: `(?i)^["']?([a-z0-9_-]+)["']?\s{0,3}:\s{0,3}(?:"([^"\n]*)"|'([^'\n]*)'|([a-z0-9_.-]*))\s{0,3}[,\n]\s{0,16}`}
 	// fieldRe is the member that holds the credential, up to its value's head.
-	fieldRe   = lazyre.New(`(?i)^["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?` + credentialHead)
-	fieldSpan = sync.OnceValue(func() int { return fitted(fieldRe(), defaultSpan) })
+	fieldRe   = lazyre.Regexp{Expr: `(?i)^["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?` + credentialHead}
+	fieldSpan = sync.OnceValue(func() int { return fitted(fieldRe.Get(), defaultSpan) })
 )
 
 // memberSpan holds the longest member memberRe may pass: a quote, a name of 32 characters

@@ -26,6 +26,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -114,8 +115,9 @@ type rule struct {
 	asName func(s string, i, n int) bool
 	// re must begin with ^ and match from the keyword on. It is compiled on first use: most
 	// scans meet no keyword, and compiling every rule at start-up cost each hook process
-	// most of a millisecond.
-	re func() *regexp.Regexp
+	// most of a millisecond. Held by value: a function per rule cost three allocations each
+	// when the first scan lays the rules out (re is its accessor).
+	rx lazyre.Regexp
 	// before vets the text just before the keyword (word boundaries, a scheme before "://"):
 	// RE2 has no lookbehind. nil means anything may precede.
 	before func(s string, i int) bool
@@ -820,3 +822,6 @@ func placeName(w string) bool {
 	}
 	return false
 }
+
+// re is r's regexp, compiled on first use.
+func (r *rule) re() *regexp.Regexp { return r.rx.Get() }
