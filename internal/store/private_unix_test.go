@@ -61,13 +61,7 @@ func TestStateFilesOfAnotherUser(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, ".lock-workflow"},
-		{"a started workflow", func(t *testing.T, dir string) {
-			s := mustOpen(t, dir)
-			defer s.Close()
-			if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
-				t.Fatal(err)
-			}
-		}, ".lock-workflow"},
+		{"a started workflow", startAsRoot, ".lock-workflow"},
 		{"checkpoints directory", func(t *testing.T, dir string) {
 			if err := os.Mkdir(filepath.Join(dir, "checkpoints"), 0o700); err != nil {
 				t.Fatal(err)
@@ -114,11 +108,7 @@ func TestStateReadOfAnotherUser(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s := mustOpen(t, dir)
-	if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	startAsRoot(t, dir)
 	if err := os.Chown(dir, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +120,17 @@ func TestStateReadOfAnotherUser(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("a read as nobody: %q; want %q", msg, want)
 		}
+	}
+}
+
+// startAsRoot leaves in dir, as root, what cairn run with sudo leaves there: a started
+// workflow (root's files, 0600).
+func startAsRoot(t *testing.T, dir string) {
+	t.Helper()
+	s := mustOpen(t, dir)
+	defer s.Close()
+	if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -175,11 +176,7 @@ func TestJournalDirectoryOfAnotherUser(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s := mustOpen(t, dir)
-	if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	startAsRoot(t, dir)
 	if err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
 		if err != nil || filepath.Base(p) == "journal" {
 			return err
