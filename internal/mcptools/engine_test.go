@@ -252,11 +252,7 @@ func TestNoticeRealEngine(t *testing.T) {
 	}
 	res := mustOK(t, c, "get_vars", `{}`)
 	first := strings.SplitN(text(res), "\n", 2)[0]
-	for _, want := range []string{"Notice:", "another session changed", "phase plan", "revision 2, was 1"} {
-		if !strings.Contains(first, want) {
-			t.Errorf("notice %q lacks %q", first, want)
-		}
-	}
+	noticeSays(t, first, "Notice:", "another session changed", "phase plan", "revision 2, was 1")
 	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
 		t.Errorf("notice repeated: %q", got)
 	}

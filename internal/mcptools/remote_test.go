@@ -209,11 +209,7 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	}
 
 	notice := nextNotice(t, c, runs)
-	for _, want := range []string{"another machine moved workflow", "via origin", "phase plan", "revision 2", "resume_check"} {
-		if !strings.Contains(notice, want) {
-			t.Errorf("notice %q lacks %q", notice, want)
-		}
-	}
+	noticeSays(t, notice, "another machine moved workflow", "via origin", "phase plan", "revision 2", "resume_check")
 	if strings.Contains(notice, "another process") || strings.Count(notice, "Notice:") != 1 {
 		t.Errorf("the change is told more than once: %q", notice)
 	}
@@ -396,12 +392,8 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 	})
 	raceWhileCut(t, bare, link, c, runs, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`)
 	notice := nextNotice(t, c, runs)
-	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
-		"not replayed: variable PLAN_PATH: the other machine changed it first", ". Retention removed 1 older archive: old-1-", "resume_check"} {
-		if !strings.Contains(notice, want) {
-			t.Errorf("notice %q lacks %q", notice, want)
-		}
-	}
+	noticeSays(t, notice, "another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
+		"not replayed: variable PLAN_PATH: the other machine changed it first", ". Retention removed 1 older archive: old-1-", "resume_check")
 	if strings.Count(notice, "Notice:") != 1 {
 		t.Errorf("the change is told more than once: %q", notice)
 	}
@@ -488,11 +480,7 @@ func TestBackgroundSyncTellsAnEndNotShared(t *testing.T) {
 	_, c, runs := machineARuns(t, link, "finish me")
 	raceWhileCut(t, bare, link, c, runs, "complete_workflow", `{"outcome":"done here"}`)
 	notice := nextNoticeOf(t, c, runs, "resume_check") // nothing active here: get_vars would fail
-	for _, want := range []string{"Notice: Workflow wf-1, finished here at r2, was not shared: the remote's line of it was changed elsewhere after r1 and is at r3", "archive/wf-1-"} {
-		if !strings.Contains(notice, want) {
-			t.Errorf("notice %q lacks %q", notice, want)
-		}
-	}
+	noticeSays(t, notice, "Notice: Workflow wf-1, finished here at r2, was not shared: the remote's line of it was changed elsewhere after r1 and is at r3", "archive/wf-1-")
 	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
 	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
 		t.Errorf("the end not shared is told again: %q", got)
@@ -509,11 +497,7 @@ func TestBackgroundSyncTellsForeignRefsOnce(t *testing.T) {
 	git(t, work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
 	git(t, work, "push", "-q", "file://"+bare, "HEAD:refs/cairn/wf/wf-x")
 	c, runs, notice := idleServer(t, bare)
-	for _, want := range []string{"origin holds refs Cairn did not write", "wf-x"} {
-		if !strings.Contains(notice, want) {
-			t.Errorf("notice %q lacks %q", notice, want)
-		}
-	}
+	noticeSays(t, notice, "origin holds refs Cairn did not write", "wf-x")
 	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
 	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
 		t.Errorf("the foreign ref is told again: %q", got)
@@ -608,11 +592,7 @@ func TestBackgroundSyncTellsALineNoSyncCanRead(t *testing.T) {
 				got = text(mustOK(t, c, "get_vars", `{}`))
 			}
 			notice, _, _ := strings.Cut(got, "\n")
-			for _, want := range []string{"could not sync with origin", "every sync fails the same way", "cairn sync"} {
-				if !strings.Contains(notice, want) {
-					t.Errorf("notice %q lacks %q", notice, want)
-				}
-			}
+			noticeSays(t, notice, "could not sync with origin", "every sync fails the same way", "cairn sync")
 			if strings.Contains(notice, "retries") {
 				t.Errorf("notice %q says a retry, which fails the same way", notice)
 			}
@@ -702,12 +682,8 @@ exit 0
 				t.Fatal(err)
 			}
 			notice := nextNotice(t, c, runs)
-			for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "revision 2 is kept in archive/conflict-wf-1-",
-				"1 of its 1 change(s) were replayed on top", "could not sync with origin", "the next sync retries"} {
-				if !strings.Contains(notice, want) {
-					t.Errorf("notice %q lacks %q", notice, want)
-				}
-			}
+			noticeSays(t, notice, "another machine changed workflow wf-1 first (via origin)", "revision 2 is kept in archive/conflict-wf-1-",
+				"1 of its 1 change(s) were replayed on top", "could not sync with origin", "the next sync retries")
 			// B's r2 and r3 came from the remote: only the replayed r4 is unpushed.
 			st, err := store.Open(filepath.Join(aDir, ".claude", "cairn"))
 			if err != nil {
@@ -746,11 +722,7 @@ func TestBackgroundSyncRefusesAnotherWorkflowUnderTheID(t *testing.T) {
 		t.Fatal(err)
 	}
 	notice := nextNotice(t, c, runs)
-	for _, want := range []string{"it holds another workflow, started elsewhere, under the id of the one active here", "every sync fails the same way until the user starts one of the two again"} {
-		if !strings.Contains(notice, want) {
-			t.Errorf("notice %q lacks %q", notice, want)
-		}
-	}
+	noticeSays(t, notice, "it holds another workflow, started elsewhere, under the id of the one active here", "every sync fails the same way until the user starts one of the two again")
 	if got := text(mustOK(t, c, "resume_check", `{}`)); !strings.Contains(got, "mine") || strings.Contains(got, "theirs") {
 		t.Errorf("the workflow active here after the sync: %s", clip(got))
 	}

@@ -117,11 +117,7 @@ func TestNoticeOfOtherProcess(t *testing.T) {
 	st.otherProcess("session-b", "plan")
 	res := mustOK(t, c, "get_vars", `{}`)
 	first := strings.SplitN(text(res), "\n", 2)[0]
-	for _, want := range []string{"Notice:", "another session changed", "phase plan", "revision 2, was 1", "resume_check"} {
-		if !strings.Contains(first, want) {
-			t.Errorf("notice %q lacks %q", first, want)
-		}
-	}
+	noticeSays(t, first, "Notice:", "another session changed", "phase plan", "revision 2, was 1", "resume_check")
 	if s := structured(t, res); s["notice"] != first {
 		t.Errorf("structured notice = %v, want %q", s["notice"], first)
 	}
