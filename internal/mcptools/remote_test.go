@@ -213,9 +213,7 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	if strings.Contains(notice, "another process") || strings.Count(notice, "Notice:") != 1 {
 		t.Errorf("the change is told more than once: %q", notice)
 	}
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("notice repeated: %q", got)
-	}
+	noNotice(t, c, "get_vars", "notice repeated")
 	// The server recorded its syncs in the mirror document the hooks read.
 	ast, err := store.Open(filepath.Join(aDir, ".claude", "cairn"))
 	if err != nil {
@@ -236,9 +234,7 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	}
 	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"plan.md"}}`)
 	waitRuns(t, runs, 2) // more failed polls, one at least begun after the notice was read
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("a failure streak is told more than once: %q", got)
-	}
+	noNotice(t, c, "get_vars", "a failure streak is told more than once")
 }
 
 // TestBackgroundSyncTellsWhereTheWorkflowIsNow: B moves the workflow four times, A's server
@@ -304,9 +300,7 @@ func TestBackgroundSyncDuringApproval(t *testing.T) {
 	if !strings.Contains(got, "another machine moved workflow wf-1 (via origin)") {
 		t.Errorf("the transition's result does not say what the sync brought during it: %q", got)
 	}
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("the next call is told again, or told the workflow is where it was before the move: %q", got)
-	}
+	noNotice(t, c, "get_vars", "the next call is told again, or told the workflow is where it was before the move")
 }
 
 // TestSyncStopsWithTheServer: Close returns promptly with a sync loop running, and no notice
@@ -330,9 +324,7 @@ func TestSyncStopsWithTheServer(t *testing.T) {
 	c := connect(t, srv)
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"local only"}`)
 	waitRuns(t, &runs, 2)
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("sharing off, yet: %q", got)
-	}
+	noNotice(t, c, "get_vars", "sharing off, yet")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Close(ctx); err != nil {
@@ -482,9 +474,7 @@ func TestBackgroundSyncTellsAnEndNotShared(t *testing.T) {
 	notice := nextNoticeOf(t, c, runs, "resume_check") // nothing active here: get_vars would fail
 	noticeSays(t, notice, "Notice: Workflow wf-1, finished here at r2, was not shared: the remote's line of it was changed elsewhere after r1 and is at r3", "archive/wf-1-")
 	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
-	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("the end not shared is told again: %q", got)
-	}
+	noNotice(t, c, "resume_check", "the end not shared is told again")
 }
 
 // TestBackgroundSyncTellsForeignRefsOnce: a ref under refs/cairn/wf/ on the remote that Cairn
@@ -499,9 +489,7 @@ func TestBackgroundSyncTellsForeignRefsOnce(t *testing.T) {
 	c, runs, notice := idleServer(t, bare)
 	noticeSays(t, notice, "origin holds refs Cairn did not write", "wf-x")
 	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
-	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("the foreign ref is told again: %q", got)
-	}
+	noNotice(t, c, "resume_check", "the foreign ref is told again")
 }
 
 // storeCounter is the real engine, counting the stores its OpenStore opens in opens.
