@@ -2,12 +2,12 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -19,10 +19,7 @@ import (
 func TestCairnOwnerResumedInAnotherClient(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
+	dead := storetest.ExitedPID(t)
 	env := map[string]string{"HOME": w.Home, "CLAUDE_PROJECT_DIR": w.Project}
 	open := func(pid int) *engine.Engine {
 		e, err := engine.Open(engine.Config{Getenv: func(k string) string { return env[k] }, WorkDir: w.Project,
@@ -33,7 +30,7 @@ func TestCairnOwnerResumedInAnotherClient(t *testing.T) {
 		t.Cleanup(func() { e.Close() })
 		return e
 	}
-	if _, err := open(dead.Process.Pid).Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
+	if _, err := open(dead).Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
 		t.Fatal(err)
 	}
 	// The resumed client: this test's process, which runs for as long as the run does.
