@@ -105,9 +105,6 @@ func TestStateReadOfAnotherUser(t *testing.T) {
 	})
 	base, asNobody := durabletest.AsNobody(t)
 	dir := filepath.Join(base, "cairn")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	startAsRoot(t, dir)
 	if err := os.Chown(dir, 65534, 65534); err != nil {
 		t.Fatal(err)
@@ -123,10 +120,13 @@ func TestStateReadOfAnotherUser(t *testing.T) {
 	}
 }
 
-// startAsRoot leaves in dir, as root, what cairn run with sudo leaves there: a started
-// workflow (root's files, 0600).
+// startAsRoot leaves in dir, as root, what cairn run with sudo leaves there: the directory
+// (0700) if it is not there yet, and a started workflow (root's files, 0600).
 func startAsRoot(t *testing.T, dir string) {
 	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	s := mustOpen(t, dir)
 	defer s.Close()
 	if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
@@ -173,9 +173,6 @@ func TestJournalDirectoryOfAnotherUser(t *testing.T) {
 	})
 	base, asNobody := durabletest.AsNobody(t)
 	dir := filepath.Join(base, "cairn")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	startAsRoot(t, dir)
 	if err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
 		if err != nil || filepath.Base(p) == "journal" {
