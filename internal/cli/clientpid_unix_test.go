@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -25,7 +26,7 @@ func TestTransitionInClaudeCodesBashRecordsItsClient(t *testing.T) {
 		name, claudePID, owner string
 	}{
 		{"the client's", strconv.Itoa(client), `(?m)^Owner: +session s1, pid ` + strconv.Itoa(client) + `, heartbeat `},
-		{"an exited process's", strconv.Itoa(exitedPID(t)), `(?m)^Owner: +session s1, heartbeat `},
+		{"an exited process's", strconv.Itoa(storetest.ExitedPID(t)), `(?m)^Owner: +session s1, heartbeat `},
 		{"not a pid", "x", `(?m)^Owner: +session s1, heartbeat `},
 		{"a running process not its ancestor", strconv.Itoa(sibling(t)), `(?m)^Owner: +session s1, heartbeat `},
 	} {
@@ -64,16 +65,6 @@ func TestTransitionInClaudeCodesBashRecordsItsClient(t *testing.T) {
 			}
 		})
 	}
-}
-
-// exitedPID is the pid of a process that has exited.
-func exitedPID(t *testing.T) int {
-	t.Helper()
-	ended := exec.Command("true")
-	if err := ended.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return ended.Process.Pid
 }
 
 // getenvOf looks a variable up in env, as os.Getenv does in the process's environment.

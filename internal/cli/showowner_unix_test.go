@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -16,7 +17,7 @@ import (
 // cairn status then names no live owner. A client still running is named as before, and so
 // is a pid no session of this machine had (another machine's, in a shared workflow).
 func TestShowSaysTheOwnersClientExited(t *testing.T) {
-	ended := exitedPID(t)
+	ended := storetest.ExitedPID(t)
 	for _, tc := range []struct {
 		name string
 		pid  int

@@ -2,12 +2,12 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -35,10 +35,7 @@ func TestCairnOwnerResumedInAClientWhosePidIsTaken(t *testing.T) {
 // checks whether that session is told of another live session.
 func ownerResumedIn(t *testing.T, clientStart uint64, told bool) {
 	w := newWorld(t, cairnPlugin)
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
+	dead := storetest.ExitedPID(t)
 	env := map[string]string{"HOME": w.Home, "CLAUDE_PROJECT_DIR": w.Project}
 	open := func(pid int) *engine.Engine {
 		e, err := engine.Open(engine.Config{Getenv: func(k string) string { return env[k] }, WorkDir: w.Project,
@@ -49,7 +46,7 @@ func ownerResumedIn(t *testing.T, clientStart uint64, told bool) {
 		t.Cleanup(func() { e.Close() })
 		return e
 	}
-	if _, err := open(dead.Process.Pid).Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
+	if _, err := open(dead).Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
 		t.Fatal(err)
 	}
 	// The resumed client: this test's process, which runs for as long as the run does.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
 )
 
 // A hook started by the launcher's fast path runs only while its stamp equals the plugin's
@@ -68,22 +70,12 @@ func ptr(s string) *string { return &s }
 // A stale hook that cannot hand back says so, on stderr and in one systemMessage, and exits
 // 0 without reading stdin or doing any work.
 func TestStaleLaunchWithoutLauncher(t *testing.T) {
-	root, dir := t.TempDir(), t.TempDir() // no release/checksums.txt, no hooks/launch
-	if err := os.WriteFile(filepath.Join(dir, ".checksums"), []byte("0000  x\n"), 0o644); err != nil {
-		t.Fatal(err)
+	stdout, stderr := staleWithoutLauncher(t, Stop)
+	if !strings.Contains(stdout, `"systemMessage":"Cairn: this plugin's binaries are out of date`) {
+		t.Errorf("stdout = %q, want the systemMessage", stdout)
 	}
-	env := map[string]string{EnvLaunchRoot: root, EnvLaunchBin: dir}
-	var stdout, stderr strings.Builder
-	stdin := &countingReader{}
-	Stop(stdin, &stdout, &stderr, func(k string) string { return env[k] }, nil)
-	if stdin.reads != 0 {
-		t.Errorf("%d reads of stdin, want none", stdin.reads)
-	}
-	if !strings.Contains(stdout.String(), `"systemMessage":"Cairn: this plugin's binaries are out of date`) {
-		t.Errorf("stdout = %q, want the systemMessage", stdout.String())
-	}
-	if !strings.Contains(stderr.String(), "cairn-stop: these binaries were not made from the plugin's sources") || strings.Contains(stderr.String(), "session=") {
-		t.Errorf("stderr = %q, want the hand-back failure and no work", stderr.String())
+	if !strings.Contains(stderr, "cairn-stop: these binaries were not made from the plugin's sources") || strings.Contains(stderr, "session=") {
+		t.Errorf("stderr = %q, want the hand-back failure and no work", stderr)
 	}
 }
 
@@ -91,21 +83,29 @@ func TestStaleLaunchWithoutLauncher(t *testing.T) {
 // request: stale and unable to hand back, it says so in a line of text, not a JSON object,
 // still without reading stdin.
 func TestStaleLaunchWithoutLauncherEventSaysText(t *testing.T) {
+	stdout, _ := staleWithoutLauncher(t, Events)
+	const want = "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).\n"
+	if stdout != want {
+		t.Errorf("stdout = %q, want the line as text: %q", stdout, want)
+	}
+}
+
+// staleWithoutLauncher runs hook with binaries from other sources and a plugin that has no
+// launcher to hand back to, checks it read nothing of stdin, and returns what it printed.
+func staleWithoutLauncher(t *testing.T, hook func(io.Reader, io.Writer, io.Writer, func(string) string, engine.YAML)) (stdout, stderr string) {
+	t.Helper()
 	root, dir := t.TempDir(), t.TempDir() // no release/checksums.txt, no hooks/launch
 	if err := os.WriteFile(filepath.Join(dir, ".checksums"), []byte("0000  x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{EnvLaunchRoot: root, EnvLaunchBin: dir}
-	var stdout, stderr strings.Builder
+	var out, errs strings.Builder
 	stdin := &countingReader{}
-	Events(stdin, &stdout, &stderr, func(k string) string { return env[k] }, nil)
+	hook(stdin, &out, &errs, func(k string) string { return env[k] }, nil)
 	if stdin.reads != 0 {
 		t.Errorf("%d reads of stdin, want none", stdin.reads)
 	}
-	const want = "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).\n"
-	if stdout.String() != want {
-		t.Errorf("stdout = %q, want the line as text: %q", stdout.String(), want)
-	}
+	return out.String(), errs.String()
 }
 
 type countingReader struct{ reads int }

@@ -3,7 +3,6 @@ package mcptools_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -89,33 +89,6 @@ func dirSize(dir string) int64 {
 	return n
 }
 
-func copyDir(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		t := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(t, 0o700)
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(t, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(out, in)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	})
-}
-
 // agedProject is a project whose workflow has made agedTransitions moves.
 func agedProject(b *testing.B) *project {
 	agedOnce.Do(func() {
@@ -135,9 +108,7 @@ func agedProject(b *testing.B) *project {
 		b.Fatal(agedErr)
 	}
 	p := newProject(b)
-	if err := copyDir(agedState, p.state); err != nil {
-		b.Fatal(err)
-	}
+	durabletest.CopyTree(b, agedState, p.state)
 	return p
 }
 

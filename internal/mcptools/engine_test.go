@@ -252,14 +252,8 @@ func TestNoticeRealEngine(t *testing.T) {
 	}
 	res := mustOK(t, c, "get_vars", `{}`)
 	first := strings.SplitN(text(res), "\n", 2)[0]
-	for _, want := range []string{"Notice:", "another session changed", "phase plan", "revision 2, was 1"} {
-		if !strings.Contains(first, want) {
-			t.Errorf("notice %q lacks %q", first, want)
-		}
-	}
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("notice repeated: %q", got)
-	}
+	noticeSays(t, first, "Notice:", "another session changed", "phase plan", "revision 2, was 1")
+	noNotice(t, c, "get_vars", "notice repeated")
 }
 
 // TestNoticeOfEndingSaysItsStepOnce: when another process ended the workflow, a write's
@@ -339,9 +333,7 @@ func TestNoticeOfAPersonsCommand(t *testing.T) {
 	}
 	// Its own writes and nothing between: no notice.
 	mustOK(t, c, "update_task", `{"id":"t1","status":"done"}`)
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("a notice after the server's own write: %q", got)
-	}
+	noNotice(t, c, "get_vars", "a notice after the server's own write")
 }
 
 // TestWatcherRealEngine: the SessionStart hook (here, the engine's RecordSession) records a new
@@ -704,9 +696,7 @@ func TestNoNoticeOfOwnClientBeforeClear(t *testing.T) {
 	if err := cleared.RecordSession(engine.Session{SessionID: "sess-cleared", Source: "clear", PID: 77}); err != nil {
 		t.Fatal(err)
 	}
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("the session before /clear in this client is reported as another: %q", got)
-	}
+	noNotice(t, c, "get_vars", "the session before /clear in this client is reported as another")
 	if _, err := as("sess-other", 88).Transition(engine.TransitionRequest{To: "analyze"}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -74,6 +75,24 @@ func (st *fakeState) opener() mcptools.Opener {
 		}
 		st.opens = append(st.opens, cfg)
 		return &fakeEngine{st: st, cfg: cfg}, nil
+	}
+}
+
+// onlySnapshots marks the calls made so far; the check it returns fails t for any call made
+// since that was more than a snapshot: a refused request must not reach the engine.
+func (st *fakeState) onlySnapshots() (check func(t *testing.T)) {
+	st.mu.Lock()
+	before := len(st.calls)
+	st.mu.Unlock()
+	return func(t *testing.T) {
+		t.Helper()
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		for _, op := range st.calls[before:] {
+			if op != "snapshot" {
+				t.Errorf("engine was called (%s) despite bad arguments", op)
+			}
+		}
 	}
 }
 

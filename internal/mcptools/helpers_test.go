@@ -103,6 +103,25 @@ func mustOK(t testing.TB, c *client.Client, name, args string) *mcp.CallToolResu
 	return res
 }
 
+// noticeSays fails t for each of want the notice does not hold.
+func noticeSays(t testing.TB, notice string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(notice, w) {
+			t.Errorf("notice %q lacks %q", notice, w)
+		}
+	}
+}
+
+// noNotice calls the tool name (without arguments) and fails t, saying what, if its result
+// starts with a notice: one already told, or one that should never have been.
+func noNotice(t testing.TB, c *client.Client, name, what string) {
+	t.Helper()
+	if got := text(mustOK(t, c, name, `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("%s: %q", what, got)
+	}
+}
+
 // mustFail calls a tool and fails the test unless the result is an isError result whose text
 // holds every one of want.
 func mustFail(t testing.TB, c *client.Client, name, args string, want ...string) *mcp.CallToolResult {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 )
 
 // TestStdioPrunesExitedSessions: the real cairn-mcp, once started, removes the record of a
@@ -19,13 +20,6 @@ import (
 // written within the hour and names that are not a pid's.
 func TestStdioPrunesExitedSessions(t *testing.T) {
 	p := newProject(t)
-	dead := func() int {
-		cmd := exec.Command("true")
-		if err := cmd.Run(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd.Process.Pid // exited and reaped
-	}
 	sleeper := exec.Command("sleep", "600")
 	if err := sleeper.Start(); err != nil {
 		t.Fatal(err)
@@ -33,7 +27,7 @@ func TestStdioPrunesExitedSessions(t *testing.T) {
 	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
 
 	const old, fresh = 2 * time.Hour, 10 * time.Minute
-	deadOld, deadFresh, deadForeign := dead(), dead(), dead()
+	deadOld, deadFresh, deadForeign := storetest.ExitedPID(t), storetest.ExitedPID(t), storetest.ExitedPID(t)
 	recorder := p.other(t, "sess-recorder")
 	sessions := filepath.Join(p.state, "sessions")
 	type rec struct {

@@ -209,17 +209,11 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	}
 
 	notice := nextNotice(t, c, runs)
-	for _, want := range []string{"another machine moved workflow", "via origin", "phase plan", "revision 2", "resume_check"} {
-		if !strings.Contains(notice, want) {
-			t.Errorf("notice %q lacks %q", notice, want)
-		}
-	}
+	noticeSays(t, notice, "another machine moved workflow", "via origin", "phase plan", "revision 2", "resume_check")
 	if strings.Contains(notice, "another process") || strings.Count(notice, "Notice:") != 1 {
 		t.Errorf("the change is told more than once: %q", notice)
 	}
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("notice repeated: %q", got)
-	}
+	noNotice(t, c, "get_vars", "notice repeated")
 	// The server recorded its syncs in the mirror document the hooks read.
 	ast, err := store.Open(filepath.Join(aDir, ".claude", "cairn"))
 	if err != nil {
@@ -240,9 +234,7 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	}
 	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"plan.md"}}`)
 	waitRuns(t, runs, 2) // more failed polls, one at least begun after the notice was read
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("a failure streak is told more than once: %q", got)
-	}
+	noNotice(t, c, "get_vars", "a failure streak is told more than once")
 }
 
 // TestBackgroundSyncTellsWhereTheWorkflowIsNow: B moves the workflow four times, A's server
@@ -308,9 +300,7 @@ func TestBackgroundSyncDuringApproval(t *testing.T) {
 	if !strings.Contains(got, "another machine moved workflow wf-1 (via origin)") {
 		t.Errorf("the transition's result does not say what the sync brought during it: %q", got)
 	}
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("the next call is told again, or told the workflow is where it was before the move: %q", got)
-	}
+	noNotice(t, c, "get_vars", "the next call is told again, or told the workflow is where it was before the move")
 }
 
 // TestSyncStopsWithTheServer: Close returns promptly with a sync loop running, and no notice
@@ -334,9 +324,7 @@ func TestSyncStopsWithTheServer(t *testing.T) {
 	c := connect(t, srv)
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"local only"}`)
 	waitRuns(t, &runs, 2)
-	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("sharing off, yet: %q", got)
-	}
+	noNotice(t, c, "get_vars", "sharing off, yet")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Close(ctx); err != nil {
@@ -396,12 +384,8 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 	})
 	raceWhileCut(t, bare, link, c, runs, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`)
 	notice := nextNotice(t, c, runs)
-	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
-		"not replayed: variable PLAN_PATH: the other machine changed it first", ". Retention removed 1 older archive: old-1-", "resume_check"} {
-		if !strings.Contains(notice, want) {
-			t.Errorf("notice %q lacks %q", notice, want)
-		}
-	}
+	noticeSays(t, notice, "another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
+		"not replayed: variable PLAN_PATH: the other machine changed it first", ". Retention removed 1 older archive: old-1-", "resume_check")
 	if strings.Count(notice, "Notice:") != 1 {
 		t.Errorf("the change is told more than once: %q", notice)
 	}
@@ -488,15 +472,9 @@ func TestBackgroundSyncTellsAnEndNotShared(t *testing.T) {
 	_, c, runs := machineARuns(t, link, "finish me")
 	raceWhileCut(t, bare, link, c, runs, "complete_workflow", `{"outcome":"done here"}`)
 	notice := nextNoticeOf(t, c, runs, "resume_check") // nothing active here: get_vars would fail
-	for _, want := range []string{"Notice: Workflow wf-1, finished here at r2, was not shared: the remote's line of it was changed elsewhere after r1 and is at r3", "archive/wf-1-"} {
-		if !strings.Contains(notice, want) {
-			t.Errorf("notice %q lacks %q", notice, want)
-		}
-	}
+	noticeSays(t, notice, "Notice: Workflow wf-1, finished here at r2, was not shared: the remote's line of it was changed elsewhere after r1 and is at r3", "archive/wf-1-")
 	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
-	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("the end not shared is told again: %q", got)
-	}
+	noNotice(t, c, "resume_check", "the end not shared is told again")
 }
 
 // TestBackgroundSyncTellsForeignRefsOnce: a ref under refs/cairn/wf/ on the remote that Cairn
@@ -509,15 +487,9 @@ func TestBackgroundSyncTellsForeignRefsOnce(t *testing.T) {
 	git(t, work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
 	git(t, work, "push", "-q", "file://"+bare, "HEAD:refs/cairn/wf/wf-x")
 	c, runs, notice := idleServer(t, bare)
-	for _, want := range []string{"origin holds refs Cairn did not write", "wf-x"} {
-		if !strings.Contains(notice, want) {
-			t.Errorf("notice %q lacks %q", notice, want)
-		}
-	}
+	noticeSays(t, notice, "origin holds refs Cairn did not write", "wf-x")
 	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
-	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
-		t.Errorf("the foreign ref is told again: %q", got)
-	}
+	noNotice(t, c, "resume_check", "the foreign ref is told again")
 }
 
 // storeCounter is the real engine, counting the stores its OpenStore opens in opens.
@@ -608,11 +580,7 @@ func TestBackgroundSyncTellsALineNoSyncCanRead(t *testing.T) {
 				got = text(mustOK(t, c, "get_vars", `{}`))
 			}
 			notice, _, _ := strings.Cut(got, "\n")
-			for _, want := range []string{"could not sync with origin", "every sync fails the same way", "cairn sync"} {
-				if !strings.Contains(notice, want) {
-					t.Errorf("notice %q lacks %q", notice, want)
-				}
-			}
+			noticeSays(t, notice, "could not sync with origin", "every sync fails the same way", "cairn sync")
 			if strings.Contains(notice, "retries") {
 				t.Errorf("notice %q says a retry, which fails the same way", notice)
 			}
@@ -702,12 +670,8 @@ exit 0
 				t.Fatal(err)
 			}
 			notice := nextNotice(t, c, runs)
-			for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "revision 2 is kept in archive/conflict-wf-1-",
-				"1 of its 1 change(s) were replayed on top", "could not sync with origin", "the next sync retries"} {
-				if !strings.Contains(notice, want) {
-					t.Errorf("notice %q lacks %q", notice, want)
-				}
-			}
+			noticeSays(t, notice, "another machine changed workflow wf-1 first (via origin)", "revision 2 is kept in archive/conflict-wf-1-",
+				"1 of its 1 change(s) were replayed on top", "could not sync with origin", "the next sync retries")
 			// B's r2 and r3 came from the remote: only the replayed r4 is unpushed.
 			st, err := store.Open(filepath.Join(aDir, ".claude", "cairn"))
 			if err != nil {
@@ -746,11 +710,7 @@ func TestBackgroundSyncRefusesAnotherWorkflowUnderTheID(t *testing.T) {
 		t.Fatal(err)
 	}
 	notice := nextNotice(t, c, runs)
-	for _, want := range []string{"it holds another workflow, started elsewhere, under the id of the one active here", "every sync fails the same way until the user starts one of the two again"} {
-		if !strings.Contains(notice, want) {
-			t.Errorf("notice %q lacks %q", notice, want)
-		}
-	}
+	noticeSays(t, notice, "it holds another workflow, started elsewhere, under the id of the one active here", "every sync fails the same way until the user starts one of the two again")
 	if got := text(mustOK(t, c, "resume_check", `{}`)); !strings.Contains(got, "mine") || strings.Contains(got, "theirs") {
 		t.Errorf("the workflow active here after the sync: %s", clip(got))
 	}

@@ -14,12 +14,14 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
-// appearFS is a state directory where a file, content, appears at the first name a rename
-// is about to move something onto that ends with suffix (someone else's write landing between
-// Cairn's look and its rename), just before that rename.
+// appearFS is a state directory where a file, content, appears at the first name that starts
+// with prefix and ends with suffix that a rename is about to move something onto (someone
+// else's write landing between Cairn's look and its rename), just before that rename; with
+// onLook, also just after Cairn looks at that name (Lstat), whichever comes first.
 type appearFS struct {
 	durable.FS
 	prefix, suffix string
+	onLook         bool
 	content        []byte
 	appeared       string
 }
@@ -32,6 +34,14 @@ func (f *appearFS) appear(newname string) {
 	if err := durable.WriteFile(f.FS, newname, f.content, 0o600); err != nil {
 		panic(err)
 	}
+}
+
+func (f *appearFS) Lstat(name string) (os.FileInfo, error) {
+	fi, err := f.FS.Lstat(name)
+	if f.onLook {
+		f.appear(name)
+	}
+	return fi, err
 }
 
 func (f *appearFS) Rename(oldname, newname string) error {

@@ -164,7 +164,7 @@ func compactTemplate(t *testing.T, dir string) int64 {
 	for rev := int64(1); rev < 200; rev++ {
 		if fi, err := os.Stat(filepath.Join(dir, "journal", wfID+".jsonl")); err == nil && fi.Size() > compactAt {
 			probe := filepath.Join(t.TempDir(), "probe")
-			copyTree(t, dir, probe)
+			durabletest.CopyTree(t, dir, probe)
 			ps := mustOpen(t, probe, store.WithJournalCompaction(compactAt))
 			if _, err := transition(ps); err != nil {
 				t.Fatal(err)

@@ -3,7 +3,6 @@ package store_test
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +19,7 @@ import (
 func faultyCopy(t *testing.T, template string, k int, persistent bool, opts ...store.Option) (s *store.Store, ff *durabletest.Faulty, dir string, done func()) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "cairn")
-	copyTree(t, template, dir)
+	durabletest.CopyTree(t, template, dir)
 	d := openDir(t, dir)
 	ff = &durabletest.Faulty{FS: durabletest.NoSync{FS: d}, FailAt: k, Persistent: persistent}
 	s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, opts...)...)
@@ -28,36 +27,6 @@ func faultyCopy(t *testing.T, template string, k int, persistent bool, opts ...s
 		t.Fatal(err)
 	}
 	return s, ff, dir, func() { s.Close(); d.Close() }
-}
-
-// copyTree copies a state directory (no fsync needed: it is only a test fixture).
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if fi.IsDir() {
-			return os.MkdirAll(target, 0o700)
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(out, in)
-		out.Close()
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestFaultInjection fails the k-th file system operation of a round of writes (a workflow
@@ -160,7 +129,7 @@ func TestFaultInjectionArchive(t *testing.T) {
 	}
 	// The same, with three older archives, for an archive with retention 2 to prune.
 	crowded := filepath.Join(t.TempDir(), "crowded")
-	copyTree(t, template, crowded)
+	durabletest.CopyTree(t, template, crowded)
 	{
 		s := mustOpen(t, crowded)
 		for _, id := range []string{"apex-20261120T100000Z-aaaa", "apex-20261121T100000Z-bbbb", "apex-20261122T100000Z-cccc"} {
@@ -217,7 +186,7 @@ func TestFaultInjectionArchive(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			run := func(k int, persistent bool) (*durabletest.Faulty, string, error) {
 				dir := filepath.Join(t.TempDir(), "cairn")
-				copyTree(t, c.template, dir)
+				durabletest.CopyTree(t, c.template, dir)
 				ff := &durabletest.Faulty{FS: durabletest.NoSync{FS: openDir(t, dir)}, FailAt: k, Persistent: persistent}
 				s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, c.opts...)...)
 				if err != nil {

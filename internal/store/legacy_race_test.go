@@ -11,40 +11,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
-// takeFS is the project root where another process (or the user) creates the file take just
-// after Cairn looks at that name, or just before Cairn renames onto it.
-type takeFS struct {
-	durable.FS
-	take    string
-	content []byte
-	taken   bool
-}
-
-func (f *takeFS) create(name string) {
-	if name == f.take && !f.taken {
-		f.taken = true
-		if err := durable.WriteFile(f.FS, name, f.content, 0o600); err != nil {
-			panic(err)
-		}
-	}
-}
-
-func (f *takeFS) Lstat(name string) (os.FileInfo, error) {
-	fi, err := f.FS.Lstat(name)
-	f.create(name)
-	return fi, err
-}
-
-func (f *takeFS) Rename(oldname, newname string) error {
-	f.create(newname)
-	return f.FS.Rename(oldname, newname)
-}
-
-func (f *takeFS) RenameNoReplace(oldname, newname string) error {
-	f.create(newname)
-	return f.FS.RenameNoReplace(oldname, newname)
-}
-
 // TestRetireLegacyNeverOverwritesABackup: a backup that appears under the name Cairn picked
 // for a seed file's original, between the pick and the rename, is kept, and the original
 // goes to the next free name. Before, the rename replaced it: that earlier backup was lost.
@@ -52,12 +18,12 @@ func TestRetireLegacyNeverOverwritesABackup(t *testing.T) {
 	dir, root, seed := seedProject(t, "seed001/apex-implement.json")
 	pd := openDir(t, root)
 	earlier := []byte("a backup made by someone else")
-	fsys := &takeFS{FS: pd, take: ".claude/workflow-state.v1.json.bak", content: earlier}
+	fsys := &appearFS{FS: pd, prefix: ".claude/workflow-state.v1.json.bak", onLook: true, content: earlier}
 	w, err := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow)), store.WithProjectFS(fsys)).ReadWorkflow()
 	if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
 		t.Fatalf("migration: %+v %v", w.Notices, err)
 	}
-	if !fsys.taken {
+	if fsys.appeared != ".claude/workflow-state.v1.json.bak" {
 		t.Fatal("the backup name was never looked at or renamed onto")
 	}
 	if got, err := os.ReadFile(filepath.Join(root, ".claude", "workflow-state.v1.json.bak")); err != nil || string(got) != string(earlier) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 )
 
 // mountOrSkip mounts, or skips the test saying why the machine does not allow it.
@@ -178,7 +179,7 @@ func TestDiskFull(t *testing.T) {
 // the caller hears why.
 func TestPruneSessionsReadOnlyMount(t *testing.T) {
 	s, dir := newStore(t)
-	pid := deadPID(t)
+	pid := storetest.ExitedPID(t)
 	if err := s.WriteSession(strconv.Itoa(pid), sessionDoc(pid)); err != nil {
 		t.Fatal(err)
 	}

@@ -65,13 +65,7 @@ func TestStateFilesOfAnotherUser(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, ".lock-workflow"},
-		{"a started workflow", func(t *testing.T, dir string) {
-			s := mustOpen(t, dir)
-			defer s.Close()
-			if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
-				t.Fatal(err)
-			}
-		}, ".lock-workflow"},
+		{"a started workflow", startAsRoot, ".lock-workflow"},
 		{"checkpoints directory", func(t *testing.T, dir string) {
 			if err := os.Mkdir(filepath.Join(dir, "checkpoints"), 0o700); err != nil {
 				t.Fatal(err)
@@ -115,14 +109,7 @@ func TestStateReadOfAnotherUser(t *testing.T) {
 	})
 	base, asNobody := durabletest.AsNobody(t)
 	dir := filepath.Join(base, "cairn")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	s := mustOpen(t, dir)
-	if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	startAsRoot(t, dir)
 	if err := os.Chown(dir, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +121,20 @@ func TestStateReadOfAnotherUser(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("a read as nobody: %q; want %q", msg, want)
 		}
+	}
+}
+
+// startAsRoot leaves in dir, as root, what cairn run with sudo leaves there: the directory
+// (0700) if it is not there yet, and a started workflow (root's files, 0600).
+func startAsRoot(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir)
+	defer s.Close()
+	if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -179,14 +180,7 @@ func TestJournalDirectoryOfAnotherUser(t *testing.T) {
 	})
 	base, asNobody := durabletest.AsNobody(t)
 	dir := filepath.Join(base, "cairn")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	s := mustOpen(t, dir)
-	if _, err := s.UpdateWorkflow(setNext(wfID, "spec")); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	startAsRoot(t, dir)
 	if err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
 		if err != nil || filepath.Base(p) == "journal" {
 			return err

@@ -65,7 +65,8 @@ func TestQuarantineNeverOverwrites(t *testing.T) {
 	d := openDir(t, dir)
 	at := fixedNow.UTC().Format("20060102T150405.000Z")
 	earlier := []byte("quarantined by another process")
-	f := &takeFS{FS: d, take: "quarantine/claims.json-" + at, content: earlier}
+	take := "quarantine/claims.json-" + at
+	f := &appearFS{FS: d, prefix: take, onLook: true, content: earlier}
 	s := mustOpen(t, dir, store.WithFS(f), store.WithClock(func() time.Time { return fixedNow }))
 	if err := durable.WriteFile(d, "claims.json", []byte("{damaged"), 0o600); err != nil {
 		t.Fatal(err)
@@ -74,13 +75,13 @@ func TestQuarantineNeverOverwrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !f.taken {
+	if f.appeared != take {
 		t.Fatal("the quarantine name was never looked at or moved onto")
 	}
-	if got, err := durable.ReadFile(d, f.take, 1<<10); err != nil || string(got) != string(earlier) {
+	if got, err := durable.ReadFile(d, take, 1<<10); err != nil || string(got) != string(earlier) {
 		t.Fatalf("the earlier quarantined file now holds %q (%v)", got, err)
 	}
-	if want := f.take + "-2"; n.Path != want {
+	if want := take + "-2"; n.Path != want {
 		t.Fatalf("quarantined as %s, want %s", n.Path, want)
 	}
 	if got, err := durable.ReadFile(d, n.Path, 1<<10); err != nil || string(got) != "{damaged" {

@@ -12,17 +12,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-)
 
-// deadPID is the pid of a process that has exited and been reaped.
-func deadPID(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd.Process.Pid
-}
+	"github.com/cairn-dev/cairn/internal/store/storetest"
+)
 
 // livePID is the pid of a process of this test that runs until the test ends.
 func livePID(t *testing.T) int {
@@ -57,7 +49,7 @@ func TestPruneSessions(t *testing.T) {
 	s, dir := newStore(t)
 	sessions := filepath.Join(dir, "sessions")
 	const old, fresh = 2 * time.Hour, 50 * time.Minute
-	dead, deadFresh, deadKeep, deadDir, deadLink, deadForeign := deadPID(t), deadPID(t), deadPID(t), deadPID(t), deadPID(t), deadPID(t)
+	dead, deadFresh, deadKeep, deadDir, deadLink, deadForeign := storetest.ExitedPID(t), storetest.ExitedPID(t), storetest.ExitedPID(t), storetest.ExitedPID(t), storetest.ExitedPID(t), storetest.ExitedPID(t)
 	live, taken := livePID(t), livePID(t)
 	name := func(pid int) string { return strconv.Itoa(pid) + ".json" }
 	outside := filepath.Join(t.TempDir(), "target.json")
@@ -149,7 +141,7 @@ func TestPruneSessions(t *testing.T) {
 func TestPruneSessionsLimit(t *testing.T) {
 	s, dir := newStore(t)
 	for range 3 {
-		pid := deadPID(t)
+		pid := storetest.ExitedPID(t)
 		if err := s.WriteSession(strconv.Itoa(pid), sessionDoc(pid)); err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +170,7 @@ func TestPruneSessionsLeftAlone(t *testing.T) {
 		t.Errorf("no sessions/: removed %d (%v)", n, err)
 	}
 	elsewhere := t.TempDir()
-	pid := deadPID(t)
+	pid := storetest.ExitedPID(t)
 	rec := filepath.Join(elsewhere, strconv.Itoa(pid)+".json")
 	if err := os.WriteFile(rec, sessionDoc(pid), 0o600); err != nil {
 		t.Fatal(err)

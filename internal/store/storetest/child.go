@@ -22,6 +22,16 @@ func QuietExits() {
 	}
 }
 
+// ExitedPID is the pid of a process that has exited and been reaped: a client that is gone.
+func ExitedPID(t testing.TB) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
 // Main is a TestMain for a package whose tests start the test binary again and need nothing
 // else before m.Run: QuietExits, then the tests.
 func Main(m *testing.M) {
