@@ -140,7 +140,7 @@ func (e *WriteError) Error() string {
 		return fmt.Sprintf("cannot write %s in %s: its file system gives no file locks (%v), which Cairn takes so that writes from several processes stay whole; nothing was changed: keep the project on a local disk, or mount the share with locking on", e.Name, e.Dir, e.Err)
 	}
 	if what := InPlace(e.Err); what != "" {
-		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then try again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
+		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is%s", e.Name, e.Dir, what, moveOutStep(filepath.Join(e.Dir, e.Name)))
 	}
 	return fmt.Sprintf("writing %s in %s: %v", e.Name, e.Dir, e.Err)
 }
@@ -153,10 +153,38 @@ func NoInodes(err error) bool {
 	return ok && we.NoInodes
 }
 
-// WithoutPersonStep is err's text without the step a full disk's refusal gives a person
-// (FreeSpaceStep, FreeInodesStep), for an adapter that gives its reader its own.
+// WithoutPersonStep is err's text without the step a full disk's refusal (FreeSpaceStep,
+// FreeInodesStep) or something in a state file's place (InTheWay) gives a person, for an
+// adapter that gives its reader its own.
 func WithoutPersonStep(err error) string {
-	return strings.NewReplacer("; "+FreeSpaceStep, "", "; "+FreeInodesStep, "").Replace(err.Error())
+	msg := strings.NewReplacer("; "+FreeSpaceStep, "", "; "+FreeInodesStep, "").Replace(err.Error())
+	if p := inTheWayPath(err); p != "" {
+		msg = strings.Replace(msg, moveOutStep(p), "", 1)
+	}
+	return msg
+}
+
+// moveOutStep ends the refusal over something in the place of a state file or its directory
+// (path): the person's step. The agent's is to have the user run cairn doctor, which names it
+// too: what is there may be someone's, and is not the agent's to move.
+func moveOutStep(path string) string {
+	return ": move " + path + " out of the state directory (it may be someone's), then try again"
+}
+
+// InTheWay reports whether err was refused for something in the place of a state file or of
+// its directory (a directory, FIFO or symlink; a file with other names), which Cairn left as
+// it is.
+func InTheWay(err error) bool { return inTheWayPath(err) != "" }
+
+// inTheWayPath is the path that InTheWay's err names, else "".
+func inTheWayPath(err error) string {
+	if we, ok := errors.AsType[*WriteError](err); ok && InPlace(we.Err) != "" && we.whose == "" {
+		return filepath.Join(we.Dir, we.Name)
+	}
+	if ie, ok := errors.AsType[*inTheWayError](err); ok {
+		return ie.path
+	}
+	return ""
 }
 
 // readErr is the error of a failed read of file, a state file holding what (`checkpoint
@@ -168,10 +196,10 @@ func (s *Store) readErr(what, file string, err error) error {
 		// is never followed): that is named, with its step.
 		e := s.notDirAt(d)
 		nr, _ := errors.AsType[*durable.NotRegularError](e)
-		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s is in the place of its directory %s/; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, nr.Kind(), d, filepath.Join(s.dir, filepath.FromSlash(d))), err: e}
+		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s is in the place of its directory %s/; it was left as it is", what, nr.Kind(), d), path: filepath.Join(s.dir, filepath.FromSlash(d)), err: e}
 	}
 	if in := InPlace(err); in != "" {
-		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, in, filepath.Join(s.dir, filepath.FromSlash(file))), err: err}
+		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is", what, in), path: filepath.Join(s.dir, filepath.FromSlash(file)), err: err}
 	}
 	if oe := s.othersRead(what, file, err); oe != nil {
 		return oe
@@ -197,11 +225,17 @@ func (s *Store) othersRead(what, file string, err error) error {
 // another user's (others; or the state directory, which Open refuses); it wraps the read's.
 type inTheWayError struct {
 	msg    string
+	path   string // what is in the way, for moveOutStep; "" when msg says its own step
 	err    error
 	others bool
 }
 
-func (e *inTheWayError) Error() string { return e.msg }
+func (e *inTheWayError) Error() string {
+	if e.path == "" {
+		return e.msg
+	}
+	return e.msg + moveOutStep(e.path)
+}
 func (e *inTheWayError) Unwrap() error { return e.err }
 
 // SaysStep reports whether err is one that says what to do about it itself (something in the
