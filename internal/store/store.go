@@ -119,30 +119,43 @@ const FreeSpaceStep = "free some space and try again"
 const FreeInodesStep = "free some inodes there (each file takes one) and try again"
 
 func (e *WriteError) Error() string {
+	what, then := e.parts()
+	return what + then
+}
+
+// parts are the error's text: what failed and why, then what that left and the step, for
+// Cause to leave out where the caller changed state itself.
+func (e *WriteError) parts() (what, then string) {
 	switch {
 	case durable.IsNotDurable(e.Err):
-		return fmt.Sprintf("%s in %s was written but may not survive a power loss: %v", e.Name, e.Dir, errors.Unwrap(e.Err))
+		return fmt.Sprintf("%s in %s was written but may not survive a power loss: %v", e.Name, e.Dir, errors.Unwrap(e.Err)), ""
 	case e.whose != "":
-		return fmt.Sprintf("cannot write %s: %s, as after a cairn run with sudo (%v); nothing was changed: %s gives the state directory back to this user, then try again", e.Name, e.whose, e.Err, e.fix)
+		return fmt.Sprintf("cannot write %s: %s, as after a cairn run with sudo (%v)", e.Name, e.whose, e.Err), fmt.Sprintf("; nothing was changed: %s gives the state directory back to this user, then try again", e.fix)
 	case errors.Is(e.Err, syscall.EROFS) || errors.Is(e.Err, fs.ErrPermission):
-		return fmt.Sprintf("cannot write %s: the state directory %s is read-only or not writable (%v); nothing was changed and the existing state can still be read", e.Name, e.Dir, e.Err)
+		// The directory that refused: a subdirectory (archive/ on its own mount) may be
+		// read-only while the rest of the state directory is not.
+		where := "the state directory " + e.Dir
+		if d := path.Dir(filepath.ToSlash(e.Name)); d != "." {
+			where = "the directory " + filepath.Join(e.Dir, filepath.FromSlash(d))
+		}
+		return fmt.Sprintf("cannot write %s: %s is read-only or not writable (%v)", e.Name, where, e.Err), "; nothing was changed and the existing state can still be read"
 	case errors.Is(e.Err, syscall.EIO):
-		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v); it was left as it was; check the disk before trying again", e.Name, e.Dir, e.Err)
+		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v)", e.Name, e.Dir, e.Err), "; it was left as it was; check the disk before trying again"
 	case errors.Is(e.Err, syscall.ENOSPC) && e.NoInodes:
-		return fmt.Sprintf("cannot write %s in %s: its file system has no free inodes, though it may have room for data (%v; df -i counts them); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeInodesStep)
+		return fmt.Sprintf("cannot write %s in %s: its file system has no free inodes, though it may have room for data (%v; df -i counts them)", e.Name, e.Dir, e.Err), "; it was left as it was; " + FreeInodesStep
 	case errors.Is(e.Err, syscall.ENOSPC):
-		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
+		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v)", e.Name, e.Dir, e.Err), "; it was left as it was; " + FreeSpaceStep
 	case errors.Is(e.Err, syscall.EDQUOT):
 		// df shows room: the limit is this user's, and freeing their own files lifts it.
-		return fmt.Sprintf("cannot write %s in %s: this user's disk quota there is used up (%v; quota -s shows it); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
+		return fmt.Sprintf("cannot write %s in %s: this user's disk quota there is used up (%v; quota -s shows it)", e.Name, e.Dir, e.Err), "; it was left as it was; " + FreeSpaceStep
 	case errors.Is(e.Err, syscall.ENOLCK):
 		// A network share mounted without its lock service: every write fails the same way.
-		return fmt.Sprintf("cannot write %s in %s: its file system gives no file locks (%v), which Cairn takes so that writes from several processes stay whole; nothing was changed: keep the project on a local disk, or mount the share with locking on", e.Name, e.Dir, e.Err)
+		return fmt.Sprintf("cannot write %s in %s: its file system gives no file locks (%v), which Cairn takes so that writes from several processes stay whole", e.Name, e.Dir, e.Err), "; nothing was changed: keep the project on a local disk, or mount the share with locking on"
 	}
 	if what := InPlace(e.Err); what != "" {
-		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is%s", e.Name, e.Dir, what, moveOutStep(filepath.Join(e.Dir, e.Name)))
+		return fmt.Sprintf("cannot write %s in %s: %s", e.Name, e.Dir, what), "; nothing was changed and it was left as it is" + moveOutStep(filepath.Join(e.Dir, e.Name))
 	}
-	return fmt.Sprintf("writing %s in %s: %v", e.Name, e.Dir, e.Err)
+	return fmt.Sprintf("writing %s in %s: %v", e.Name, e.Dir, e.Err), ""
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
