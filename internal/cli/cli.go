@@ -612,6 +612,7 @@ func shellSteps(msg string, agent bool) string {
 		{engine.AncientCheck, engine.AncientCheck}, // the person's own check (cairn status)
 		{workflow.ApproveThenMove, "approve it with `cairn approve [NOTE]`, then run the move again"},
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
+		{engine.DefinitionAsk, "fix or restore its definition file"},
 		{"; " + engine.InTheWayStep, ", then run the command again"},
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
 		{claimsync.ClaimStep, "run cairn sync, which claims it or says which machine holds it"},
@@ -638,10 +639,11 @@ const (
 // user it is told to ask is not the reader, so the ask stays; only a tool's words become the
 // command's.
 var agentSteps = map[string]string{
-	startAsk:            " continue or complete it; to start another instead, ask the user first, then start again with --replace ",
-	restoreAsk:          restoreAsk,
-	engine.ConfirmCopy:  engine.ConfirmCopy,
-	engine.AncientCheck: workflow.AncientAsk,
+	startAsk:             " continue or complete it; to start another instead, ask the user first, then start again with --replace ",
+	restoreAsk:           restoreAsk,
+	engine.ConfirmCopy:   engine.ConfirmCopy,
+	engine.AncientCheck:  workflow.AncientAsk,
+	engine.DefinitionAsk: engine.DefinitionAsk,
 	// The person the agent asks must not run it through Claude Code.
 	workflow.ApproveThenMove: workflow.ApproveThenMove,
 }

@@ -320,6 +320,8 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		{claimsync.TooManyStep, "cairn archive keeps the workflow whole and another workflow can take over the work on a claims line of its own"},
 		// Nor this: a take-back's changes not replayed, in an archive cairn history reads.
 		{remotesync.AskHistory + "wf-x-20261129T194444.253Z", "list them with cairn history wf-x-20261129T194444.253Z"},
+		// Nor this: a workflow whose definition stopped loading, the person's file to fix.
+		{engine.DefinitionAsk, ": fix or restore its definition file"},
 	} {
 		got := shellSteps("nothing was changed: "+tt.agent+".", false)
 		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") || strings.Contains(got, "start_workflow") {

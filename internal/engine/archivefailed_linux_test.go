@@ -13,7 +13,8 @@ import (
 
 // A completion whose archive failed said "the completed workflow stays in the active slot for
 // now", Cairn's inner word for a file, and nothing of what comes next. It says the workflow is
-// completed and kept, and that the next session start archives it, which it does.
+// completed and kept, and that the next session start archives it, which it does. It names
+// the directory that refused (archive/), not the state directory.
 func TestCompletedButNotArchivedSaysWhatHappens(t *testing.T) {
 	e, en := startApex(t)
 	archive := filepath.Join(e.project, ".claude", "cairn", "archive")
@@ -28,6 +29,12 @@ func TestCompletedButNotArchivedSaysWhatHappens(t *testing.T) {
 	if strings.Contains(w, "slot") || strings.Contains(w, "as it was") || strings.Contains(w, "nothing was archived") || !strings.HasPrefix(w, "the workflow is completed and kept, but archiving it failed: ") ||
 		!strings.HasSuffix(w, "; the next session start archives it once that is fixed") {
 		t.Fatalf("warnings: %q", res.Warnings)
+	}
+	// The write's own words ("nothing was changed", "the state directory ... is read-only")
+	// said the completion had not happened, and blamed the whole state directory when only
+	// archive/ refused.
+	if strings.Contains(w, "nothing was changed") || strings.Contains(w, "the state directory") || !strings.Contains(w, "the directory "+archive+" is read-only") {
+		t.Fatalf("warnings: %q; want archive/ named read-only, and nothing said unchanged", res.Warnings)
 	}
 	unmount()
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})

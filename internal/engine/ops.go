@@ -306,7 +306,7 @@ func (e *Engine) definitionLost(r *workflow.Record) error {
 	} else {
 		msg += fmt.Sprintf(" (none in %s; loaded: %s)", e.workflow, strings.Join(e.definitions().Names(), ", "))
 	}
-	return errors.New(msg + "; the workflow was kept as it is: fix or restore its definition file, then try again")
+	return errors.New(msg + "; the workflow was kept as it is: " + DefinitionAsk + ", then try again")
 }
 
 // errNoActive names one next step for a model that called a write tool with nothing active:

@@ -294,7 +294,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		if jerr := e.st.JournalInTheWay(r.WorkflowID); jerr != nil {
 			out.Warnings = append(out.Warnings, jerr.Error())
 			eye = append(eye, jerr.Error())
-			out.Next = "Every change to the workflow is refused until its journal is a file again" + seeWarning + ": move what is in its place out of the state directory, then call " + ToolPrefix + "resume_check again; start no new work before."
+			out.Next = doctorStep("Every change to the workflow is refused until its journal is a file again"+seeWarning, opt.Person)
 		}
 	}
 	if !l1ok && r != nil && r.Status == workflow.StatusActive {

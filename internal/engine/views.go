@@ -636,6 +636,10 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			out = append(out, c)
 		}
 		out = append(out, e.lockChecks(dir)...)
+		if inPlace := filesInPlace(dir); len(inPlace) > 0 {
+			add("checkpoint and log files", false, strings.Join(inPlace, "; "),
+				afterRemount(dir, "move each out of the state directory (it may be someone's): the next save writes the file anew"))
+		}
 		stale := staleTemps(dir, e.now())
 		rm := "rm -f --"
 		for _, p := range stale {
@@ -1177,6 +1181,34 @@ func looseFiles(dir string) []string {
 		return nil
 	})
 	return loose
+}
+
+// filesInPlace says what is in the place of a checkpoint or log file, or of their directory
+// (a directory, FIFO or symlink), each "PATH is a KIND": the store refuses to read or write
+// through it, and says only that it was left as it is.
+func filesInPlace(dir string) []string {
+	var found []string
+	for _, sub := range []struct{ dir, ext string }{{"checkpoints", ".json"}, {"logs", ".jsonl"}} {
+		p := filepath.Join(dir, sub.dir)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if !fi.IsDir() {
+			found = append(found, p+" is "+(&durable.NotRegularError{Mode: fi.Mode()}).Kind()+", not a directory")
+			continue
+		}
+		ents, err := durable.ReadDirPath(p)
+		if err != nil {
+			continue
+		}
+		for _, ent := range ents {
+			if strings.HasSuffix(ent.Name(), sub.ext) && !ent.Type().IsRegular() && len(found) < 10 {
+				found = append(found, filepath.Join(p, ent.Name())+" is "+(&durable.NotRegularError{Mode: ent.Type()}).Kind())
+			}
+		}
+	}
+	return found
 }
 
 func staleTemps(dir string, now time.Time) []string {

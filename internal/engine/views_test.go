@@ -818,7 +818,8 @@ func TestArchivesTheIndexDoesNotNameAreFound(t *testing.T) {
 
 // TestResumeSaysWhatIsInTheJournalsPlace: whether the read protocol looks at the journal again
 // or takes the look its own read made, a directory or a symlink in the active workflow's
-// journal's place is said (every change would be refused), and a journal that is a file is not.
+// journal's place is said (every change would be refused), with the user's cairn doctor as the
+// model's step, and a journal that is a file is not.
 func TestResumeSaysWhatIsInTheJournalsPlace(t *testing.T) {
 	const said = "until its journal is a file again"
 	for _, tc := range []struct {
@@ -852,6 +853,10 @@ func TestResumeSaysWhatIsInTheJournalsPlace(t *testing.T) {
 				r := e.open("s2").Resume(engine.ResumeOptions{Apply: apply, ReportOnly: true})
 				if got := strings.Contains(r.Next, said); got != tc.warn {
 					t.Errorf("apply %t: next %q, warnings %q; want the journal said in the way: %t", apply, r.Next, r.Warnings, tc.warn)
+				}
+				// What is there may be someone's: the model's step is the user's cairn doctor.
+				if tc.warn && (strings.Contains(r.Next, "move ") || !strings.Contains(r.Next, "ask the user to run `cairn doctor`")) {
+					t.Errorf("apply %t: next %q; want the user asked to run cairn doctor, no move", apply, r.Next)
 				}
 			}
 		})

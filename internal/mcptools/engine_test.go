@@ -823,8 +823,9 @@ func TestUpdateTaskDoneAfterRecovery(t *testing.T) {
 }
 
 // TestDirectoryInAFilesPlaceTools: a directory where a checkpoint or a log belongs refuses
-// save_checkpoint, append_log and load_checkpoint with what is in the way and one step in the model's words (no
-// command to run), and keeps the directory and what it holds.
+// save_checkpoint, append_log and load_checkpoint with what is in the way and one step in the
+// model's words: the user runs cairn doctor, which names the fix (the model is not told to
+// move what may be someone's); and keeps the directory and what it holds.
 func TestDirectoryInAFilesPlaceTools(t *testing.T) {
 	p, c := realServer(t)
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"in the way"}`)
@@ -841,9 +842,16 @@ func TestDirectoryInAFilesPlaceTools(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("notes"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		res := mustFail(t, c, call.tool, call.args, "a directory is in its place", "move "+dir+" out of the state directory", "try again")
-		if got := text(res); strings.Contains(got, "command") || strings.Contains(got, "renameat") {
+		res := mustFail(t, c, call.tool, call.args, "a directory is in its place", "ask the user to run `cairn doctor`", "call "+call.tool+" again")
+		if got := text(res); strings.Contains(got, "command") || strings.Contains(got, "renameat") || strings.Contains(got, "move "+dir) {
 			t.Errorf("%s: the model is told %q", call.tool, got)
+		}
+		var named bool
+		for _, ch := range p.other(t, "doctor").Doctor(engine.DoctorOptions{}) {
+			named = named || !ch.OK && strings.Contains(ch.Detail, dir+" is a directory") && strings.Contains(ch.Fix, "move each out")
+		}
+		if !named {
+			t.Errorf("%s: cairn doctor does not name %s and its fix", call.tool, dir)
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "keep.txt")); err != nil || string(b) != "notes" {
 			t.Errorf("%s: what the directory held changed: %q, %v", call.tool, b, err)

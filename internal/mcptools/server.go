@@ -406,6 +406,10 @@ func usersToFix(tool string, err error) error {
 		// The model cannot see when the holder finishes: it can call again, then tell the user.
 		return &userFix{fmt.Sprintf("%s. Call %s again; if the lock is still held, tell the user which process holds it", engine.WithoutRetry(err), tool), err}
 	}
+	if store.InTheWay(err) {
+		// What is in the file's place may be someone's: not the model's to move.
+		return &userFix{fmt.Sprintf("%s: %s, then call %s again; do not move or delete it yourself (it may be someone's)", store.WithoutPersonStep(err), store.DamagedStep, tool), err}
+	}
 	what := refusedFor(err)
 	if what == "" {
 		return err

@@ -605,3 +605,34 @@ func TestCompleteAtAGateAsksThePerson(t *testing.T) {
 		})
 	}
 }
+
+// TestTransitionWithoutDefinitionAsksTheUser: a workflow whose definition stopped loading
+// refuses a move; the model is told to ask the user to fix or restore the definition file, as
+// resume_check tells it, not to fix or restore the file itself.
+func TestTransitionWithoutDefinitionAsksTheUser(t *testing.T) {
+	p := newProject(t)
+	dir := filepath.Join(p.root, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	def := filepath.Join(dir, "long.md")
+	if err := os.WriteFile(def, []byte(longDefinition), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 77, Log: quietLog(), NoWatch: true,
+	})
+	mustOK(t, c, "start_workflow", `{"type":"long","context":"a definition that stops loading"}`)
+	if err := os.WriteFile(def, []byte("---\nname: long\nphases: [a, [b\n---\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, c = startServer(t, mcptools.Options{ // definitions are read once a server
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 77, Log: quietLog(), NoWatch: true,
+	})
+	got := text(mustFail(t, c, "transition", `{"to":"p02"}`, "no definition of its type", "ask the user to fix or restore its definition file"))
+	if strings.Contains(got, "kept as it is: fix") {
+		t.Errorf("transition tells the model to fix the definition itself: %s", got)
+	}
+}

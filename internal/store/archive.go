@@ -487,13 +487,27 @@ func (e *notArchivedError) Unwrap() error { return e.err }
 
 // ArchiveCause is why an archive failed, without the words that say it changed nothing, for
 // a caller that has just changed the workflow itself (completed it): there "the workflow is
-// as it was" would say the completion had not happened.
+// as it was" would say the completion had not happened, and a write's "nothing was changed"
+// and its step ("try again") would too.
 func ArchiveCause(err error) error {
 	if e, ok := err.(*notArchivedError); ok {
-		return e.err
+		err = e.err
+	}
+	if we, ok := err.(*WriteError); ok {
+		what, _ := we.parts()
+		return &causeOnly{what, we}
 	}
 	return err
 }
+
+// causeOnly is a WriteError said without what it left and its step (ArchiveCause).
+type causeOnly struct {
+	what string
+	err  *WriteError
+}
+
+func (e *causeOnly) Error() string { return e.what }
+func (e *causeOnly) Unwrap() error { return e.err }
 
 // finishArchive completes or undoes the archive named in archive/pending.json, if any: with
 // the snapshot in the archive directory it moves the journal there (never over one there:

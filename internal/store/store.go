@@ -119,30 +119,43 @@ const FreeSpaceStep = "free some space and try again"
 const FreeInodesStep = "free some inodes there (each file takes one) and try again"
 
 func (e *WriteError) Error() string {
+	what, then := e.parts()
+	return what + then
+}
+
+// parts are the error's text: what failed and why, then what that left and the step, for
+// Cause to leave out where the caller changed state itself.
+func (e *WriteError) parts() (what, then string) {
 	switch {
 	case durable.IsNotDurable(e.Err):
-		return fmt.Sprintf("%s in %s was written but may not survive a power loss: %v", e.Name, e.Dir, errors.Unwrap(e.Err))
+		return fmt.Sprintf("%s in %s was written but may not survive a power loss: %v", e.Name, e.Dir, errors.Unwrap(e.Err)), ""
 	case e.whose != "":
-		return fmt.Sprintf("cannot write %s: %s, as after a cairn run with sudo (%v); nothing was changed: %s gives the state directory back to this user, then try again", e.Name, e.whose, e.Err, e.fix)
+		return fmt.Sprintf("cannot write %s: %s, as after a cairn run with sudo (%v)", e.Name, e.whose, e.Err), fmt.Sprintf("; nothing was changed: %s gives the state directory back to this user, then try again", e.fix)
 	case errors.Is(e.Err, syscall.EROFS) || errors.Is(e.Err, fs.ErrPermission):
-		return fmt.Sprintf("cannot write %s: the state directory %s is read-only or not writable (%v); nothing was changed and the existing state can still be read", e.Name, e.Dir, e.Err)
+		// The directory that refused: a subdirectory (archive/ on its own mount) may be
+		// read-only while the rest of the state directory is not.
+		where := "the state directory " + e.Dir
+		if d := path.Dir(filepath.ToSlash(e.Name)); d != "." {
+			where = "the directory " + filepath.Join(e.Dir, filepath.FromSlash(d))
+		}
+		return fmt.Sprintf("cannot write %s: %s is read-only or not writable (%v)", e.Name, where, e.Err), "; nothing was changed and the existing state can still be read"
 	case errors.Is(e.Err, syscall.EIO):
-		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v); it was left as it was; check the disk before trying again", e.Name, e.Dir, e.Err)
+		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v)", e.Name, e.Dir, e.Err), "; it was left as it was; check the disk before trying again"
 	case errors.Is(e.Err, syscall.ENOSPC) && e.NoInodes:
-		return fmt.Sprintf("cannot write %s in %s: its file system has no free inodes, though it may have room for data (%v; df -i counts them); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeInodesStep)
+		return fmt.Sprintf("cannot write %s in %s: its file system has no free inodes, though it may have room for data (%v; df -i counts them)", e.Name, e.Dir, e.Err), "; it was left as it was; " + FreeInodesStep
 	case errors.Is(e.Err, syscall.ENOSPC):
-		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
+		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v)", e.Name, e.Dir, e.Err), "; it was left as it was; " + FreeSpaceStep
 	case errors.Is(e.Err, syscall.EDQUOT):
 		// df shows room: the limit is this user's, and freeing their own files lifts it.
-		return fmt.Sprintf("cannot write %s in %s: this user's disk quota there is used up (%v; quota -s shows it); it was left as it was; %s", e.Name, e.Dir, e.Err, FreeSpaceStep)
+		return fmt.Sprintf("cannot write %s in %s: this user's disk quota there is used up (%v; quota -s shows it)", e.Name, e.Dir, e.Err), "; it was left as it was; " + FreeSpaceStep
 	case errors.Is(e.Err, syscall.ENOLCK):
 		// A network share mounted without its lock service: every write fails the same way.
-		return fmt.Sprintf("cannot write %s in %s: its file system gives no file locks (%v), which Cairn takes so that writes from several processes stay whole; nothing was changed: keep the project on a local disk, or mount the share with locking on", e.Name, e.Dir, e.Err)
+		return fmt.Sprintf("cannot write %s in %s: its file system gives no file locks (%v), which Cairn takes so that writes from several processes stay whole", e.Name, e.Dir, e.Err), "; nothing was changed: keep the project on a local disk, or mount the share with locking on"
 	}
 	if what := InPlace(e.Err); what != "" {
-		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then try again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
+		return fmt.Sprintf("cannot write %s in %s: %s", e.Name, e.Dir, what), "; nothing was changed and it was left as it is" + moveOutStep(filepath.Join(e.Dir, e.Name))
 	}
-	return fmt.Sprintf("writing %s in %s: %v", e.Name, e.Dir, e.Err)
+	return fmt.Sprintf("writing %s in %s: %v", e.Name, e.Dir, e.Err), ""
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
@@ -153,10 +166,38 @@ func NoInodes(err error) bool {
 	return ok && we.NoInodes
 }
 
-// WithoutPersonStep is err's text without the step a full disk's refusal gives a person
-// (FreeSpaceStep, FreeInodesStep), for an adapter that gives its reader its own.
+// WithoutPersonStep is err's text without the step a full disk's refusal (FreeSpaceStep,
+// FreeInodesStep) or something in a state file's place (InTheWay) gives a person, for an
+// adapter that gives its reader its own.
 func WithoutPersonStep(err error) string {
-	return strings.NewReplacer("; "+FreeSpaceStep, "", "; "+FreeInodesStep, "").Replace(err.Error())
+	msg := strings.NewReplacer("; "+FreeSpaceStep, "", "; "+FreeInodesStep, "").Replace(err.Error())
+	if p := inTheWayPath(err); p != "" {
+		msg = strings.Replace(msg, moveOutStep(p), "", 1)
+	}
+	return msg
+}
+
+// moveOutStep ends the refusal over something in the place of a state file or its directory
+// (path): the person's step. The agent's is to have the user run cairn doctor, which names it
+// too: what is there may be someone's, and is not the agent's to move.
+func moveOutStep(path string) string {
+	return ": move " + path + " out of the state directory (it may be someone's), then try again"
+}
+
+// InTheWay reports whether err was refused for something in the place of a state file or of
+// its directory (a directory, FIFO or symlink; a file with other names), which Cairn left as
+// it is.
+func InTheWay(err error) bool { return inTheWayPath(err) != "" }
+
+// inTheWayPath is the path that InTheWay's err names, else "".
+func inTheWayPath(err error) string {
+	if we, ok := errors.AsType[*WriteError](err); ok && InPlace(we.Err) != "" && we.whose == "" {
+		return filepath.Join(we.Dir, we.Name)
+	}
+	if ie, ok := errors.AsType[*inTheWayError](err); ok {
+		return ie.path
+	}
+	return ""
 }
 
 // readErr is the error of a failed read of file, a state file holding what (`checkpoint
@@ -168,10 +209,10 @@ func (s *Store) readErr(what, file string, err error) error {
 		// is never followed): that is named, with its step.
 		e := s.notDirAt(d)
 		nr, _ := errors.AsType[*durable.NotRegularError](e)
-		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s is in the place of its directory %s/; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, nr.Kind(), d, filepath.Join(s.dir, filepath.FromSlash(d))), err: e}
+		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s is in the place of its directory %s/; it was left as it is", what, nr.Kind(), d), path: filepath.Join(s.dir, filepath.FromSlash(d)), err: e}
 	}
 	if in := InPlace(err); in != "" {
-		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, in, filepath.Join(s.dir, filepath.FromSlash(file))), err: err}
+		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is", what, in), path: filepath.Join(s.dir, filepath.FromSlash(file)), err: err}
 	}
 	if oe := s.othersRead(what, file, err); oe != nil {
 		return oe
@@ -197,11 +238,17 @@ func (s *Store) othersRead(what, file string, err error) error {
 // another user's (others; or the state directory, which Open refuses); it wraps the read's.
 type inTheWayError struct {
 	msg    string
+	path   string // what is in the way, for moveOutStep; "" when msg says its own step
 	err    error
 	others bool
 }
 
-func (e *inTheWayError) Error() string { return e.msg }
+func (e *inTheWayError) Error() string {
+	if e.path == "" {
+		return e.msg
+	}
+	return e.msg + moveOutStep(e.path)
+}
 func (e *inTheWayError) Unwrap() error { return e.err }
 
 // SaysStep reports whether err is one that says what to do about it itself (something in the
