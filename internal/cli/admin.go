@@ -233,6 +233,13 @@ func (a *app) ownSetCheck(bin, goos string) *engine.Check {
 	fix := vars.Quote(filepath.Join(bin, "cairn")) + " doctor --link"
 	if !fileExists(filepath.Join(bin, engine.Exe(goos, "cairn"))) {
 		fix = "start a Claude Code session (the plugin installs its binaries), then " + fix
+		// Linked through the launcher's DATA/cairn (stableCairn), which that install points at
+		// the new set: nothing to link again.
+		if home := a.home(); home != "" {
+			if t, err := os.Readlink(linkPath(home, goos)); err == nil && t == filepath.Join(filepath.Dir(bin), "cairn") {
+				fix = "start a Claude Code session: the plugin installs its binaries, and " + linkPath(home, goos) + " runs them from then on"
+			}
+		}
 	}
 	return &engine.Check{Name: "this cairn", Detail: exe + " is not the installed plugin's cairn: its binaries are in " + bin, Fix: fix}
 }

@@ -470,7 +470,7 @@ func TestOwnSetCheckWindows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := &app{executable: func() (string, error) { return filepath.Join(old, "cairn"), nil }}
+	a := &app{getenv: func(string) string { return "" }, executable: func() (string, error) { return filepath.Join(old, "cairn"), nil }}
 	for _, tc := range []struct{ goos, want string }{
 		{"windows", vars.Quote(filepath.Join(cur, "cairn")) + " doctor --link"},
 		{"linux", "start a Claude Code session (the plugin installs its binaries), then " + vars.Quote(filepath.Join(cur, "cairn")) + " doctor --link"},

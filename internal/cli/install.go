@@ -137,15 +137,16 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 		if t, err := os.Readlink(dest); err == nil && len(cairnLinks(home, exe, goos)) == 0 {
 			return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + ", another program than Cairn; Cairn leaves it alone", Fix: elsewhere}
 		}
-		if err := makeLink(exe, dest); err != nil {
-			fix := "ln -sf " + vars.Quote(exe) + " " + vars.Quote(dest)
+		target := stableCairn(exe, goos)
+		if err := makeLink(target, dest); err != nil {
+			fix := "ln -sf " + vars.Quote(target) + " " + vars.Quote(dest)
 			if errors.Is(err, errNotLink) {
 				// ln -sf would replace the user's file: point elsewhere instead.
 				fix = elsewhere
 			}
 			return engine.Check{Name: "cairn on PATH", Detail: err.Error(), Fix: fix}
 		}
-		detail := dest + " -> " + exe
+		detail := dest + " -> " + target
 		if !onPath(filepath.Dir(dest), a.getenv("PATH")) {
 			detail += "; add " + filepath.Dir(dest) + " to PATH"
 		}
@@ -166,6 +167,22 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 	// Passes: only a person at a shell needs cairn on PATH, so the line says so first. The
 	// command is run by this cairn's path: a bare cairn is not found, or is another one.
 	return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, link " + linkStep(exe, home, goos)}
+}
+
+// stableCairn is what doctor --link links to: for a cairn in the launcher's set
+// (DATA/bin-VERSION), DATA/cairn when it leads to this cairn, a path each install points at the
+// set it installed (cairn_settle in hooks/install), so the link runs the current version after
+// an update; otherwise exe. Not on Windows, where the launcher makes none.
+func stableCairn(exe, goos string) string {
+	dir := filepath.Dir(exe)
+	if goos == "windows" || !strings.HasPrefix(filepath.Base(dir), "bin-") {
+		return exe
+	}
+	stable := filepath.Join(filepath.Dir(dir), "cairn")
+	if p, err := filepath.EvalSymlinks(stable); err != nil || p != exe {
+		return exe
+	}
+	return stable
 }
 
 // linkStep ends "link ...": what to link and the one command that does, doctor --link run by

@@ -51,3 +51,75 @@ func TestLinkStepNamedForItsSystem(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkToTheStableCairn: doctor --link linked ~/.local/bin/cairn to this cairn's set
+// (DATA/bin-VERSION), so after an update it ran the last version until the person linked
+// again. Where the launcher's DATA/cairn names this cairn, the link goes there, and follows each
+// install; uninstall, run by any cairn (a checkout's, here), knows that link for Cairn's.
+func TestLinkToTheStableCairn(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn")
+	set := filepath.Join(data, "bin-1.0.0")
+	exe := filepath.Join(set, "cairn")
+	writeTestFile(t, exe, "binary")
+	writeTestFile(t, filepath.Join(set, "cairn-mcp"), "binary")
+	stable := filepath.Join(data, "cairn")
+	if err := os.Symlink(filepath.Join("bin-1.0.0", "cairn"), stable); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+		executable: func() (string, error) { return exe, nil }}
+	c := a.linkCheck(true, "linux")
+	link := filepath.Join(home, ".local", "bin", "cairn")
+	if got, err := os.Readlink(link); !c.OK || err != nil || got != stable || !strings.HasPrefix(c.Detail, link+" -> "+stable) {
+		t.Fatalf("doctor --link: %+v, %s links to %q (%v); want %s -> %s", c, link, got, err, link, stable)
+	}
+	other := filepath.Join(t.TempDir(), "bin", "cairn")
+	writeTestFile(t, other, "another build")
+	if got := cairnLinks(home, other, "linux"); len(got) != 1 || got[0] != link {
+		t.Errorf("uninstall's links: %q, want [%s]", got, link)
+	}
+	// Once the plugin is removed (its data directory with it), the link is Cairn's all the same.
+	if err := os.RemoveAll(data); err != nil {
+		t.Fatal(err)
+	}
+	if got := cairnLinks(home, other, "linux"); len(got) != 1 || got[0] != link {
+		t.Errorf("uninstall's links, data directory gone: %q, want [%s]", got, link)
+	}
+}
+
+// TestOwnSetCheckThroughTheStableCairn: before the first session of an updated plugin,
+// ~/.local/bin/cairn runs the last version's cairn through DATA/cairn. The step said to start a
+// session, then link again; the install that session makes points DATA/cairn at the new set,
+// so the one step is the session. A data directory holding that link and an old build's log
+// is still Cairn's for uninstall.
+func TestOwnSetCheckThroughTheStableCairn(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn")
+	old, cur := filepath.Join(data, "bin-0.0.9"), filepath.Join(data, "bin-0.2.0")
+	writeTestFile(t, filepath.Join(old, "cairn"), "binary")
+	stable := filepath.Join(data, "cairn")
+	link := filepath.Join(home, ".local", "bin", "cairn")
+	for from, to := range map[string]string{stable: filepath.Join("bin-0.0.9", "cairn"), link: stable} {
+		if err := os.MkdirAll(filepath.Dir(from), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(to, from); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := &app{getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+		executable: func() (string, error) { return link, nil }}
+	want := "start a Claude Code session: the plugin installs its binaries, and " + link + " runs them from then on"
+	if c := a.ownSetCheck(cur, "linux"); c == nil || c.OK || c.Fix != want {
+		t.Errorf("ownSetCheck = %+v, want the fix %q", c, want)
+	}
+	if err := os.RemoveAll(old); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(data, "build-0.0.9.log"), "cairn: this build failed.\n")
+	if !launcherData(data) {
+		t.Errorf("%s, holding DATA/cairn and a build log, is not taken for Cairn's", data)
+	}
+}

@@ -395,8 +395,9 @@ func dataDirs(getenv func(string) string, home string) []string {
 
 // launcherData: dir holds what Cairn's launcher (hooks/launch, hooks/install) writes there:
 // its .install-lock-V or .download-failed-V, or a bin-VERSION holding Cairn's cairn-mcp or the
-// stamp the launcher writes (.checksums); or nothing but bin-* and build-*.log entries (a
-// build that failed, a set from an older Cairn), or nothing. A cairn-* data directory with
+// stamp the launcher writes (.checksums); or nothing but bin-*, build-*.log and cairn (the link
+// to the set installed last) entries (a build that failed, a set from an older Cairn), or
+// nothing. A cairn-* data directory with
 // none of Cairn's own and anything else is another plugin's whose name starts with cairn-,
 // which may keep a bin-* or build log of its own.
 func launcherData(dir string) bool {
@@ -415,7 +416,7 @@ func launcherData(dir string) bool {
 			if hasCairnMCP(d) || fileExists(filepath.Join(d, ".checksums")) {
 				return true
 			}
-		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"):
+		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"), n == "cairn":
 		default:
 			foreign = true
 		}
@@ -439,6 +440,10 @@ func cairnLinks(home, exe, goos string) []string {
 	}
 	if !filepath.IsAbs(t) {
 		t = filepath.Join(filepath.Dir(l), t)
+	}
+	// Through the launcher's DATA/cairn (see stableCairn) to the set it names.
+	if p, err := filepath.EvalSymlinks(t); err == nil {
+		t = p
 	}
 	if fi, err := os.Stat(t); err == nil && !hasCairnMCP(filepath.Dir(t)) {
 		if self, err := os.Stat(exe); err != nil || !os.SameFile(fi, self) {

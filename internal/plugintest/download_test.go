@@ -338,6 +338,47 @@ func TestLaunchUpdateKeepsOldBinariesInUse(t *testing.T) {
 	}
 }
 
+// After a marketplace update, ~/.local/bin/cairn, made by cairn doctor --link, ran the last
+// version's cairn (it linked that set, DATA/bin-VERSION) until the person linked again, and
+// dangled once the set was removed a day later. An install now points DATA/cairn, a path that
+// stays, at the set it installed, and doctor --link links there: the link runs the new
+// version from the first session of it on, with no step.
+func TestLaunchPointsTheStableCairnAtTheNewSet(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	old := filepath.Join(pdata, "bin-0.0.1")
+	fakeBinaries(t, old)
+	writeFile(t, filepath.Join(old, ".checksums"), "0000  cairn_0.0.1_linux_amd64.tar.gz\n")
+	stable := filepath.Join(pdata, "cairn")
+	if err := os.Symlink(filepath.Join("bin-0.0.1", "cairn"), stable); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(work, "home")
+	link := filepath.Join(home, ".local", "bin", "cairn")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(stable, link); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, pdata, home, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer and nothing on stderr", res)
+	}
+	want := filepath.Join("bin-"+pluginVersion(t), "cairn")
+	if got, err := os.Readlink(stable); err != nil || got != want {
+		t.Fatalf("after the update %s links to %q (%v), want %q", stable, got, err, want)
+	}
+	if got, err := filepath.EvalSymlinks(link); err != nil || got != filepath.Join(pdata, want) {
+		t.Errorf("after the update %s runs %q (%v), want %s", link, got, err, filepath.Join(pdata, want))
+	}
+	if ents, err := filepath.Glob(filepath.Join(pdata, ".cairn*")); err != nil || len(ents) != 0 {
+		t.Errorf("the install left %q in the data directory", ents)
+	}
+}
+
 // The Go fallback builds the plugin's own module whatever the user's Go settings say: a
 // go.work above the plugin (one in the home directory, say) that does not list it, or a
 // GOFLAGS=-mod=vendor, made every build fail ("not one of the workspace modules").
