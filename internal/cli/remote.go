@@ -387,6 +387,15 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	}
 	out, err := remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(e))
 	if errors.Is(err, remotesync.ErrOtherActive) {
+		// One that ended (another machine's end, pulled by a sync) is no workflow in progress:
+		// archived as the next session start would, it leaves the slot to the one asked for.
+		freed, warnings := e.ArchiveEnded()
+		a.warn(warnings...)
+		if freed {
+			out, err = remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(e))
+		}
+	}
+	if errors.Is(err, remotesync.ErrOtherActive) {
 		return fmt.Errorf("%s is active here, and cairn sync ID takes ID only when none is: cairn sync syncs %s", out.Workflow, out.Workflow)
 	}
 	if errors.Is(err, remotesync.ErrNoSuch) || errors.Is(err, remotesync.ErrChoose) {
