@@ -636,7 +636,7 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	}
 	switch {
 	case errors.Is(err, gitremote.ErrRefused):
-		c.Detail = s.Remote + " refuses both refs/cairn/* and cairn-state/* branches, so nothing can be shared"
+		c.Detail = s.Remote + " refuses both refs/cairn/* and cairn-state/* branches, so nothing can be shared" + hostSaid(err)
 		c.Fix = "ask the host's admin to allow pushes to refs/cairn/* (or to cairn-state/* and cairn-claims/* branches), or run cairn remote disable"
 	case errors.Is(err, gitremote.ErrNoGit):
 		c.Detail, c.Fix = "no git on PATH, and sharing workflows runs git", "install git 2.29 or later"
@@ -670,7 +670,7 @@ func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
 	}
 	switch {
 	case errors.Is(err, gitremote.ErrRefused):
-		c.Detail = remote + " takes " + wf + " but refuses " + claims + ", so tasks run unclaimed: two machines may run the same task"
+		c.Detail = remote + " takes " + wf + " but refuses " + claims + ", so tasks run unclaimed: two machines may run the same task" + hostSaid(err)
 		c.Fix = "ask the host's admin to allow pushes to " + claims + "; until then, agree who runs which task"
 	case err != nil:
 		c.Detail = remote + " could not be reached to probe its claims refs (cairn keeps working offline)"
@@ -681,6 +681,15 @@ func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
 		c.OK, c.Detail = true, remote+" accepts refs/cairn/* (a probe ref was pushed and deleted)"
 	}
 	return c
+}
+
+// hostSaid is, for doctor's line about a refusal, what the host said of it (a hook's reason,
+// which may be why it refuses, whatever the refs), or "".
+func hostSaid(err error) string {
+	if re, ok := errors.AsType[*gitremote.RefusedError](err); ok && re.HostSaid != "" {
+		return "; it said: " + re.HostSaid
+	}
+	return ""
 }
 
 // damagedCheck is doctor's line when the probe was refused because the remote's repository is
