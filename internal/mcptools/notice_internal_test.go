@@ -130,3 +130,21 @@ func TestSyncNoticeRemoteCutMakesNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// A notice the sync told that is over 400 characters (ids of 100, an archive named after one)
+// is cut in the middle, where the ids are: its step, at the end, is told whole. Cut at the end,
+// the take-back's notice lost "ask the user to list them with cairn history DIR", the one thing
+// for the model to do.
+func TestSyncNoticeCutKeepsTheStep(t *testing.T) {
+	wf := strings.Repeat("a", 96) + "-end"
+	dir := wf + "-20261130T142100Z"
+	step := remotesync.AskHistory + dir + " and make again what is still wanted"
+	n := fmt.Sprintf("workflow %s expired here at r5, but another machine changed it after r3, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s with the changes it made after r3, which were not replayed: %s", wf, dir, step)
+	got := syncSaid(remotesync.Outcome{Notices: []string{n}})
+	if l := len([]rune(got)); l > 402 || !strings.Contains(got, step) || !strings.HasPrefix(got, " Workflow "+wf[:20]) || !strings.Contains(got, "taken back") {
+		t.Errorf("the notice as told (%d runes) = %q\nwant at most 400 runes, its start (the id shortened) and its step %q whole", l, got, step)
+	}
+	if short := "workflow wf-1 was not shared: the remote's line is at r3"; syncSaid(remotesync.Outcome{Notices: []string{short}}) != " "+sentence(short) {
+		t.Errorf("a short notice was changed: %q", syncSaid(remotesync.Outcome{Notices: []string{short}}))
+	}
+}
