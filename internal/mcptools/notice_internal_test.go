@@ -66,8 +66,9 @@ func TestSyncFailureNoticeLineTooLarge(t *testing.T) {
 }
 
 // A remote renamed or removed in the clone (gitremote.ErrNoRemote), one that pushes to another
-// repository than it fetches from (gitremote.ErrSplit), or a lock file a stopped git left on a
-// ref of the clone (gitremote.ErrLocked) fails every sync the same way:
+// repository than it fetches from (gitremote.ErrSplit), a lock file a stopped git left on a
+// ref of the clone (gitremote.ErrLocked), or a host that refuses the push (a hook, whose words
+// say why) fails every sync the same way:
 // the notice says why and that cairn sync tells the user the step, where before it said that
 // the next sync retries.
 func TestSyncFailureNoticeRemoteGone(t *testing.T) {
@@ -79,6 +80,8 @@ func TestSyncFailureNoticeRemoteGone(t *testing.T) {
 		{gitremote.ErrSplit, "pushes to another repository than it fetches from"},
 		{&gitremote.GitError{Op: "fetch", Err: errors.New("exit status 1"), Stderr: "error: cannot lock ref 'refs/cairn-mirror/origin/wf-1': Unable to create '/p/.git/refs/cairn-mirror/origin/wf-1.lock': File exists."},
 			"a lock file that a stopped git left in this clone"},
+		{&gitremote.RefusedError{Ref: "refs/cairn/wf/wf-1", Reason: "[remote rejected] (pre-receive hook declined)", HostSaid: "pushes are frozen until Monday"},
+			"refused the push, and said: pushes are frozen until Monday"},
 	} {
 		s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
 		y := &syncer{s: s, ctx: context.Background()}

@@ -464,6 +464,13 @@ func (y *syncer) failNotice(name string, err error) string {
 	case errors.Is(err, remotesync.ErrOtherWorkflow):
 		what += ": it holds another workflow, started elsewhere, under the id of the one active here"
 		then = "every sync fails the same way until the user starts one of the two again under another id, or stops the syncs with cairn remote disable, which loses nothing"
+	case errors.Is(err, gitremote.ErrRefused):
+		// A hook's words are the only ones that say why (a freeze, a rule of the host's).
+		what += ": the remote refused the push"
+		if re, ok := errors.AsType[*gitremote.RefusedError](err); ok && re.HostSaid != "" {
+			what += ", and said: " + re.HostSaid
+		}
+		then = "every sync fails the same way until the host takes it: cairn sync tells the user why"
 	case errors.Is(err, remote.ErrUnreadable):
 		what += ": its line of the workflow is not one Cairn can read"
 		then = "every sync fails the same way until the user acts on the remote: cairn sync tells them why"
