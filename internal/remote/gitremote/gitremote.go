@@ -1149,7 +1149,8 @@ func hostSaid(stderr string) string {
 	var said []string
 	for line := range strings.Lines(stderr) {
 		if rest, ok := strings.CutPrefix(line, "remote: "); ok {
-			if rest = strings.TrimSpace(rest); rest != "" {
+			// "error: hook declined to update REF" is git's own, as the refusal's reason says.
+			if rest = strings.TrimSpace(rest); rest != "" && !strings.HasPrefix(rest, "error: hook declined") {
 				said = append(said, rest)
 			}
 		}
