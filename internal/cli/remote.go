@@ -387,6 +387,15 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	}
 	out, err := remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(e))
 	if errors.Is(err, remotesync.ErrOtherActive) {
+		// One that ended (another machine's end, pulled by a sync) is no workflow in progress:
+		// archived as the next session start would, it leaves the slot to the one asked for.
+		freed, warnings := e.ArchiveEnded()
+		a.warn(warnings...)
+		if freed {
+			out, err = remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(e))
+		}
+	}
+	if errors.Is(err, remotesync.ErrOtherActive) {
 		return fmt.Errorf("%s is active here, and cairn sync ID takes ID only when none is: cairn sync syncs %s", out.Workflow, out.Workflow)
 	}
 	if errors.Is(err, remotesync.ErrNoSuch) || errors.Is(err, remotesync.ErrChoose) {
@@ -627,7 +636,7 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	}
 	switch {
 	case errors.Is(err, gitremote.ErrRefused):
-		c.Detail = s.Remote + " refuses both refs/cairn/* and cairn-state/* branches, so nothing can be shared"
+		c.Detail = s.Remote + " refuses both refs/cairn/* and cairn-state/* branches, so nothing can be shared" + hostSaid(err)
 		c.Fix = "ask the host's admin to allow pushes to refs/cairn/* (or to cairn-state/* and cairn-claims/* branches), or run cairn remote disable"
 	case errors.Is(err, gitremote.ErrNoGit):
 		c.Detail, c.Fix = "no git on PATH, and sharing workflows runs git", "install git 2.29 or later"
@@ -661,7 +670,7 @@ func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
 	}
 	switch {
 	case errors.Is(err, gitremote.ErrRefused):
-		c.Detail = remote + " takes " + wf + " but refuses " + claims + ", so tasks run unclaimed: two machines may run the same task"
+		c.Detail = remote + " takes " + wf + " but refuses " + claims + ", so tasks run unclaimed: two machines may run the same task" + hostSaid(err)
 		c.Fix = "ask the host's admin to allow pushes to " + claims + "; until then, agree who runs which task"
 	case err != nil:
 		c.Detail = remote + " could not be reached to probe its claims refs (cairn keeps working offline)"
@@ -672,6 +681,15 @@ func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
 		c.OK, c.Detail = true, remote+" accepts refs/cairn/* (a probe ref was pushed and deleted)"
 	}
 	return c
+}
+
+// hostSaid is, for doctor's line about a refusal, what the host said of it (a hook's reason,
+// which may be why it refuses, whatever the refs), or "".
+func hostSaid(err error) string {
+	if re, ok := errors.AsType[*gitremote.RefusedError](err); ok && re.HostSaid != "" {
+		return "; it said: " + re.HostSaid
+	}
+	return ""
 }
 
 // damagedCheck is doctor's line when the probe was refused because the remote's repository is

@@ -201,3 +201,25 @@ func TestRemoteStatusSaysTheLineCannotBeRead(t *testing.T) {
 		t.Fatalf("remote status --json over a foreign line:\n%s", js)
 	}
 }
+
+// TestHookReasonReachesThePerson: a host whose pre-receive hook refuses a push says why in its
+// own words. cairn sync said only "pre-receive hook declined" and sent the person to cairn
+// doctor, which said the host refuses both namespaces; both now carry the hook's reason.
+func TestHookReasonReachesThePerson(t *testing.T) {
+	bare := filepath.Join(bareRepo(t), "shared.git")
+	a := team(t, "file://"+bare, 1, nil)[0]
+	hook := filepath.Join(bare, "hooks", "pre-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'pushes are frozen until Monday: ask ops' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a.must("vars", "set", "WF_K", "v")
+	const said = "said: pushes are frozen until Monday: ask ops"
+	code, out, errb := a.cairn("sync")
+	if code == 0 || !strings.Contains(errb, said) {
+		t.Fatalf("cairn sync refused by a hook: exit %d\n%s%s\nwant it to say %q", code, out, errb, said)
+	}
+	_, out, errb = a.cairn("doctor")
+	if !strings.Contains(out+errb, "it "+said) {
+		t.Fatalf("cairn doctor on a host whose hook refuses every push:\n%s%s\nwant it to say %q", out, errb, said)
+	}
+}

@@ -618,6 +618,46 @@ func (e *Engine) archivedAtRead(r *workflow.Record, now time.Time, opt ResumeOpt
 	return err == nil && expired && !e.ownerMidWork(r, opt)
 }
 
+// archiveFinished archives r, a finished workflow left in the active slot (a crash between
+// completing and archiving, or a sync that pulled another machine's end), and owes its ending
+// line. It returns what is in the active slot after: nil, r when archiving failed (said in
+// out.Warnings), or what another process put there meanwhile.
+func (e *Engine) archiveFinished(r *workflow.Record, out *Resume) *workflow.Record {
+	info, err := e.archiveActive(r, nil, archiveReason(r))
+	if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+		// Another process archived it since it was read (and owes its ending line): what
+		// is in the active slot now, if anything, is what there is to resume.
+		fresh, _, err := e.active()
+		if err != nil {
+			out.Warnings = append(out.Warnings, "the workflow state could not be read: "+err.Error())
+		}
+		return fresh
+	} else if err != nil {
+		out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+WithoutRetry(err))
+		return r
+	}
+	pruneWarning(out, info)
+	// The report's one line about the ending says it; no notice repeats it.
+	if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, archiveReason(r))); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
+	return nil
+}
+
+// ArchiveEnded archives the workflow in the active slot when it has ended (completed, expired
+// or archived: another machine's end, pulled by a sync), as the next session start would, and
+// owes its ending line. It reports whether the active slot was freed, and what the archive
+// warned of; a workflow still active, or of a status not known to be finished, stays.
+func (e *Engine) ArchiveEnded() (freed bool, warnings []string) {
+	r, _, err := e.active()
+	if err != nil || r == nil || !r.Status.Valid() || r.Status == workflow.StatusActive {
+		return false, nil
+	}
+	out := &Resume{}
+	left := e.archiveFinished(r, out)
+	return left == nil || left.WorkflowID != r.WorkflowID, out.Warnings
+}
+
 // readProtocol is applyReadProtocol; an expiry another process's change overtook (a move, a
 // heartbeat, between this read and the expiry's write) reads the workflow again and goes on
 // with that, again times at most.
@@ -627,27 +667,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 		return r // not known to be finished: kept where it is, and Check says why
 	}
 	if r.Status != workflow.StatusActive {
-		// A finished workflow left in the active slot (a crash between completing and
-		// archiving): archive it now, and owe its completion line.
-		info, err := e.archiveActive(r, nil, archiveReason(r))
-		if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
-			// Another process archived it since it was read (and owes its ending line): what
-			// is in the active slot now, if anything, is what there is to resume.
-			fresh, _, err := e.active()
-			if err != nil {
-				out.Warnings = append(out.Warnings, "the workflow state could not be read: "+err.Error())
-			}
-			return fresh
-		} else if err != nil {
-			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+WithoutRetry(err))
-			return r
-		}
-		pruneWarning(out, info)
-		// The report's one line about the ending says it; no notice repeats it.
-		if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, archiveReason(r))); w != "" {
-			out.Warnings = append(out.Warnings, w)
-		}
-		return nil
+		return e.archiveFinished(r, out)
 	}
 	if e.archivedAtRead(r, now, opt) { // past its TTL
 		msg, info, err := e.expire(r, false)

@@ -66,8 +66,9 @@ func TestSyncFailureNoticeLineTooLarge(t *testing.T) {
 }
 
 // A remote renamed or removed in the clone (gitremote.ErrNoRemote), one that pushes to another
-// repository than it fetches from (gitremote.ErrSplit), or a lock file a stopped git left on a
-// ref of the clone (gitremote.ErrLocked) fails every sync the same way:
+// repository than it fetches from (gitremote.ErrSplit), a lock file a stopped git left on a
+// ref of the clone (gitremote.ErrLocked), or a host that refuses the push (a hook, whose words
+// say why) fails every sync the same way:
 // the notice says why and that cairn sync tells the user the step, where before it said that
 // the next sync retries.
 func TestSyncFailureNoticeRemoteGone(t *testing.T) {
@@ -79,6 +80,8 @@ func TestSyncFailureNoticeRemoteGone(t *testing.T) {
 		{gitremote.ErrSplit, "pushes to another repository than it fetches from"},
 		{&gitremote.GitError{Op: "fetch", Err: errors.New("exit status 1"), Stderr: "error: cannot lock ref 'refs/cairn-mirror/origin/wf-1': Unable to create '/p/.git/refs/cairn-mirror/origin/wf-1.lock': File exists."},
 			"a lock file that a stopped git left in this clone"},
+		{&gitremote.RefusedError{Ref: "refs/cairn/wf/wf-1", Reason: "[remote rejected] (pre-receive hook declined)", HostSaid: "pushes are frozen until Monday"},
+			"refused the push, and said: pushes are frozen until Monday"},
 	} {
 		s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
 		y := &syncer{s: s, ctx: context.Background()}
@@ -128,5 +131,23 @@ func TestSyncNoticeRemoteCutMakesNoSecret(t *testing.T) {
 		if secrets.ScanString(msg) != nil {
 			t.Errorf("%s: %q", what, msg)
 		}
+	}
+}
+
+// A notice the sync told that is over 400 characters (ids of 100, an archive named after one)
+// is cut in the middle, where the ids are: its step, at the end, is told whole. Cut at the end,
+// the take-back's notice lost "ask the user to list them with cairn history DIR", the one thing
+// for the model to do.
+func TestSyncNoticeCutKeepsTheStep(t *testing.T) {
+	wf := strings.Repeat("a", 96) + "-end"
+	dir := wf + "-20261130T142100Z"
+	step := remotesync.AskHistory + dir + " and make again what is still wanted"
+	n := fmt.Sprintf("workflow %s expired here at r5, but another machine changed it after r3, so it was taken back from origin and is active again; this machine's expired copy stays in archive/%s with the changes it made after r3, which were not replayed: %s", wf, dir, step)
+	got := syncSaid(remotesync.Outcome{Notices: []string{n}})
+	if l := len([]rune(got)); l > 402 || !strings.Contains(got, step) || !strings.HasPrefix(got, " Workflow "+wf[:20]) || !strings.Contains(got, "taken back") {
+		t.Errorf("the notice as told (%d runes) = %q\nwant at most 400 runes, its start (the id shortened) and its step %q whole", l, got, step)
+	}
+	if short := "workflow wf-1 was not shared: the remote's line is at r3"; syncSaid(remotesync.Outcome{Notices: []string{short}}) != " "+sentence(short) {
+		t.Errorf("a short notice was changed: %q", syncSaid(remotesync.Outcome{Notices: []string{short}}))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
@@ -463,6 +464,13 @@ func (y *syncer) failNotice(name string, err error) string {
 	case errors.Is(err, remotesync.ErrOtherWorkflow):
 		what += ": it holds another workflow, started elsewhere, under the id of the one active here"
 		then = "every sync fails the same way until the user starts one of the two again under another id, or stops the syncs with cairn remote disable, which loses nothing"
+	case errors.Is(err, gitremote.ErrRefused):
+		// A hook's words are the only ones that say why (a freeze, a rule of the host's).
+		what += ": the remote refused the push"
+		if re, ok := errors.AsType[*gitremote.RefusedError](err); ok && re.HostSaid != "" {
+			what += ", and said: " + re.HostSaid
+		}
+		then = "every sync fails the same way until the host takes it: cairn sync tells the user why"
 	case errors.Is(err, remote.ErrUnreadable):
 		what += ": its line of the workflow is not one Cairn can read"
 		then = "every sync fails the same way until the user acts on the remote: cairn sync tells them why"
@@ -518,15 +526,57 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 }
 
 // syncSaid is what the sync told besides (Outcome.Notices: what making the conflict archive
-// left, and where), a sentence each, capitalised, cut to 400 characters; a cut that would make
-// a secret of a token glued to more text ends before that word (secrets.Line).
+// left, and where), a sentence each, capitalised, cut to 400 characters (cutMiddle).
 func syncSaid(out remotesync.Outcome) string {
 	var b strings.Builder
 	for _, n := range out.Notices {
-		b.WriteString(" " + sentence(secrets.Line(n, 400)))
+		b.WriteString(" " + sentence(cutMiddle(n, 400)))
 	}
 	return b.String()
 }
+
+// cutMiddle is n as one safe line (textsafe.Line) of at most max runes. One longer is cut in
+// the middle, where a notice names its ids and archives (over 100 characters each): its start
+// says what happened and its end the step, which a cut at the end lost. The long words are
+// shortened first, all but the last, which the step acts on; then what is still too long loses
+// its middle. No cut makes a secret of a token glued to more text: failing that, n is cut at
+// the end (secrets.Line), as it was.
+func cutMiddle(n string, max int) string {
+	whole := textsafe.Line(n, 2*len(n)+2) // never cut: each byte is at most an escape's two runes
+	if utf8.RuneCountInString(whole) <= max {
+		return whole
+	}
+	words := strings.Split(whole, " ")
+	last := -1
+	for i, w := range words {
+		if utf8.RuneCountInString(w) > longWord {
+			if last >= 0 {
+				r := []rune(words[last])
+				words[last] = string(r[:24]) + textsafe.Ellipsis + string(r[len(r)-8:])
+			}
+			last = i
+		}
+	}
+	cut := []rune(strings.Join(words, " "))
+	if len(cut) > max {
+		head, tail := string(cut[:max*3/8]), string(cut[len(cut)-(max-max*3/8-1):])
+		if i := strings.LastIndexByte(head, ' '); i > 0 {
+			head = head[:i]
+		}
+		if _, after, ok := strings.Cut(tail, " "); ok {
+			tail = after
+		}
+		cut = []rune(head + " " + textsafe.Ellipsis + " " + tail)
+	}
+	if secrets.ScanString(string(cut)) != nil && secrets.ScanString(whole) == nil {
+		return secrets.Line(n, max)
+	}
+	return string(cut)
+}
+
+// longWord is the length past which cutMiddle shortens a word of a notice: an id or an archive
+// name, never one of Cairn's words.
+const longWord = 40
 
 // addSyncNotice queues a notice for the next tool result.
 func (s *Server) addSyncNotice(ctx context.Context, msg string) {

@@ -120,7 +120,7 @@ func BuildPlan(in PlanInput) Plan {
 	p.Completed = r.CompletedPhases(in.Def)
 	p.Blocking = r.BlockingViolations()
 	p.Tasks = CountTasks(r, r.State)
-	if in.Def != nil {
+	if in.Def != nil && (r.Status == StatusActive || !r.Status.Valid()) { // one that ended moves no more
 		p.Allowed = in.Def.Allowed(r.State)
 	}
 	if ph, open := Awaiting(in.Def, r); open {

@@ -221,3 +221,25 @@ func TestBuildPlanStartNamesTheTool(t *testing.T) {
 		}
 	}
 }
+
+// A workflow that ended (completed, expired or archived: another machine's end, pulled by a
+// sync, before a session start files it) has no next phase: the plan listed the definition's
+// moves from its phase beside a next step that says it is completed, which the model reads
+// (resume_check's structured content) when its state directory cannot be written or the
+// archive failed, and cairn status --json shows.
+func TestBuildPlanEndedAllowsNoMove(t *testing.T) {
+	def := mustDef(t, "apex")
+	live := walk(t, def, mustStart(t, def), "plan")
+	if p := workflow.BuildPlan(workflow.PlanInput{Record: live, Def: def, L1Available: true, L2Available: true, Now: live.LastActivity()}); len(p.Allowed) == 0 {
+		t.Fatal("an active workflow in plan lists no next phase")
+	}
+	for _, st := range []workflow.Status{workflow.StatusCompleted, workflow.StatusExpired, workflow.StatusArchived} {
+		r := live.Clone()
+		r.Status = st
+		for _, l1 := range []bool{true, false} {
+			if p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: l1, L2Available: true, Now: r.LastActivity()}); len(p.Allowed) != 0 {
+				t.Errorf("%s workflow (L1 available %t) lists next phases %v (next %q)", st, l1, p.Allowed, p.Next)
+			}
+		}
+	}
+}

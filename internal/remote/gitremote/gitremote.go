@@ -472,7 +472,7 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 			return 0, err
 		}
 	}
-	rejected, err := b.push(ctx, b.remoteRef(id), parent, head)
+	rejected, said, err := b.push(ctx, b.remoteRef(id), parent, head)
 	if err != nil {
 		return 0, err
 	}
@@ -497,7 +497,7 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 			// The lease, the head the fetch reads, is not the head where the push goes.
 			return 0, b.splitLine(id)
 		}
-		return 0, &RefusedError{Ref: b.remoteRef(id), Reason: rejected}
+		return 0, &RefusedError{Ref: b.remoteRef(id), Reason: rejected, HostSaid: said}
 	}
 	if parent == "" {
 		// A new line: its lease (no such ref) holds where the push goes even when that is
@@ -555,6 +555,8 @@ var ErrRefused = errors.New("remote refused the ref")
 type RefusedError struct {
 	Ref    string
 	Reason string // git's summary of the refusal
+	// HostSaid is what the remote's side said (a hook's reason, one safe line), or "".
+	HostSaid string
 	// Broken is set when the refusal is a damaged repository's (see Damaged): a ref there
 	// that points at an object it does not have, when one was found, and Step what ends it.
 	Broken, Step string
@@ -566,6 +568,10 @@ func (e *RefusedError) Error() string {
 		return fmt.Sprintf("the remote refused %s (%s): its repository is damaged, %s there points at an object it does not have, and every push is refused until that ref is gone; %s", e.Ref, e.Reason, e.Broken, e.Step)
 	case e.Damaged():
 		return fmt.Sprintf("the remote refused %s (%s): its repository is damaged, and every push is refused until it is repaired (git fsck there names the ref that points at a missing object)", e.Ref, e.Reason)
+	}
+	if e.HostSaid != "" {
+		// The host said why: what to do is in its words, not in which refs it accepts.
+		return fmt.Sprintf("the remote refused %s (%s), and said: %s", e.Ref, e.Reason, e.HostSaid)
 	}
 	return fmt.Sprintf("the remote refused %s (%s): run `cairn doctor` to check which refs it accepts", e.Ref, e.Reason)
 }
@@ -881,8 +887,9 @@ func (b *Backend) commit(ctx context.Context, id string, rev int64, parent strin
 }
 
 // push sends head to ref if the remote's ref is still old ("" for none). It returns git's
-// reason when the remote refused the update, and an error when the outcome is unknown.
-func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected string, err error) {
+// reason when the remote refused the update, with what the remote's side said about it (a
+// hook's reason: GitError.Host), and an error when the outcome is unknown.
+func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected, said string, err error) {
 	var out bytes.Buffer
 	err = b.run(ctx, nil, &out, "push", "--porcelain", "--no-verify", "--no-recurse-submodules",
 		"--force-with-lease="+ref+":"+old, "--", b.cfg.Remote, head+":"+ref)
@@ -891,17 +898,20 @@ func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected str
 		f := strings.SplitN(strings.TrimSuffix(line, "\n"), "\t", 3)
 		if len(f) == 3 && strings.HasSuffix(f[1], ":"+ref) {
 			if f[0] == "!" {
-				return f[2], nil
+				if ge, ok := errors.AsType[*GitError](err); ok {
+					said = ge.Host
+				}
+				return f[2], said, nil
 			}
 			if err == nil {
-				return "", nil
+				return "", "", nil
 			}
 		}
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return "", fmt.Errorf("git push said nothing about %s; the outcome is unknown", ref)
+	return "", "", fmt.Errorf("git push said nothing about %s; the outcome is unknown", ref)
 }
 
 // maxLine bounds a line of git's listings (for-each-ref, log) that Cairn reads: a commit's
@@ -1011,7 +1021,7 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 		if errors.Is(err, exec.ErrNotFound) {
 			return ErrNoGit
 		}
-		ge := &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String())}
+		ge := &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String()), Host: hostSaid(stderr.String())}
 		if (ge.Op == "fetch" || ge.Op == "push") && remote.IsName(b.cfg.Remote) {
 			// A name the clone no longer has fails every sync alike: asked here, where no
 			// network is needed, only once git has failed.
@@ -1063,6 +1073,9 @@ type GitError struct {
 	Op     string // the git subcommand
 	Err    error
 	Stderr string // git's last line of diagnostics, credentials in URLs masked
+	// Host is what the remote's side printed ("remote: " lines: a hook's reason for refusing
+	// a push), one safe line (hostSaid).
+	Host string
 	// NoRemote is set on a fetch or push whose remote, a name, is none of the clone's any
 	// more (ErrNoRemote).
 	NoRemote bool
@@ -1123,6 +1136,29 @@ const couldNotRead = "fatal: Could not read from remote repository."
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return masked(userinfo().ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "${1}***@"))
+}
+
+// maxHostSaid bounds what the remote's side said, as told in an error: a hook's reason is a
+// line or two, and anyone who can install one chooses its words.
+const maxHostSaid = 300
+
+// hostSaid is the lines git printed for the remote's side ("remote: ..."), such as a hook's
+// reason for refusing a push, joined into one safe line (textsafe.Line) of at most maxHostSaid
+// runes, credentials in URLs masked; "" when it said nothing.
+func hostSaid(stderr string) string {
+	var said []string
+	for line := range strings.Lines(stderr) {
+		if rest, ok := strings.CutPrefix(line, "remote: "); ok {
+			// "error: hook declined to update REF" is git's own, as the refusal's reason says.
+			if rest = strings.TrimSpace(rest); rest != "" && !strings.HasPrefix(rest, "error: hook declined") {
+				said = append(said, rest)
+			}
+		}
+	}
+	if len(said) == 0 {
+		return ""
+	}
+	return secrets.Line(masked(userinfo().ReplaceAllString(strings.Join(said, " "), "${1}***@")), maxHostSaid)
 }
 
 // urlPart is a run of text between the characters that part a URL (and a line of git's).

@@ -51,7 +51,7 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 		return nil, err
 	}
 	ref := b.remoteRef(name)
-	reason, err := b.push(ctx, ref, "", oid)
+	reason, said, err := b.push(ctx, ref, "", oid)
 	if err != nil {
 		return nil, err
 	}
@@ -59,12 +59,12 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 		return b.refusedDamaged(ctx, ref, reason), nil
 	}
 	if reason != "" {
-		return &RefusedError{Ref: ref, Reason: reason}, nil
+		return &RefusedError{Ref: ref, Reason: reason, HostSaid: said}, nil
 	}
 	// Read back where a fetch reads: a remote that pushes to another repository (a pushurl)
 	// takes every push and never shows one.
 	listed, lerr := b.output(ctx, nil, "ls-remote", "--", b.cfg.Remote, ref)
-	if reason, err := b.push(ctx, ref, oid, ""); err != nil || reason != "" {
+	if reason, _, err := b.push(ctx, ref, oid, ""); err != nil || reason != "" {
 		return nil, fmt.Errorf("the remote took the probe ref %s but would not delete it (%s %v): delete it by hand", ref, reason, err)
 	}
 	if ge, ok := errors.AsType[*GitError](lerr); ok {
