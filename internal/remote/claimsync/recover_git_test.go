@@ -2,7 +2,6 @@ package claimsync_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // TestSessionStartLeavesAnotherMachinesRunningTask: a task running on another machine, under
@@ -147,14 +145,7 @@ func sessionStart(t *testing.T, dir string, before func(*store.Store, *engine.En
 // openSession opens the project at dir as session, of this process's client.
 func openSession(t *testing.T, dir, session string) *engine.Engine {
 	t.Helper()
-	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir}
-	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: dir, Actor: "test",
-		YAML: yamldoc.Codec{}, SessionID: session, PID: os.Getpid()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { en.Close() })
-	return en
+	return openAt(t, dir, session, 0)
 }
 
 // TestTakeoverOutlivesTheOldHoldersRecovery: a task running on one machine whose claim went
