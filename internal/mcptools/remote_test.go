@@ -638,10 +638,13 @@ func TestBackgroundSyncTellsWhenAFailureTurnsPermanent(t *testing.T) {
 // B's line, but the push of it fails: the host refuses it, or the remote's head moves under
 // every push (other machines pushing at the same moment), which ends the sync in
 // remotesync.ErrMoved. The sync failed, yet it archived A's copy and took B's line: the next
-// tool result says so, where A's copy is, and that the next sync retries. Before, it said only
+// tool result says so, where A's copy is, and what the next sync does. Before, it said only
 // that the sync failed and "your changes are kept here" (refused), or nothing at all (moved,
 // only logged), so the model never learnt that its copy was replaced.
 func TestBackgroundSyncTellsALostRaceItsPushFailed(t *testing.T) {
+	// then is what the notice says of the next sync: a host's refusal stands until the host
+	// takes the push, while a line that kept moving is retried.
+	then := map[string]string{"refused": "every sync fails the same way until the host takes it", "kept moving": "the next sync retries"}
 	for name, hook := range map[string]string{
 		// The host refuses every push of a workflow's line (after B's landed).
 		"refused": "#!/bin/sh\nwhile read old new ref; do case $ref in refs/cairn/wf/*) echo 'no pushes today' >&2; exit 1;; esac; done\nexit 0\n",
@@ -671,7 +674,7 @@ exit 0
 			}
 			notice := nextNotice(t, c, runs)
 			noticeSays(t, notice, "another machine changed workflow wf-1 first (via origin)", "revision 2 is kept in archive/conflict-wf-1-",
-				"1 of its 1 change(s) were replayed on top", "could not sync with origin", "the next sync retries")
+				"1 of its 1 change(s) were replayed on top", "could not sync with origin", then[name])
 			// B's r2 and r3 came from the remote: only the replayed r4 is unpushed.
 			st, err := store.Open(filepath.Join(aDir, ".claude", "cairn"))
 			if err != nil {
