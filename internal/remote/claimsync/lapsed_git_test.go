@@ -10,7 +10,6 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
-	"github.com/cairn-dev/cairn/internal/remote/gittest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -32,15 +31,7 @@ func openAt(t *testing.T, dir, session string, ahead time.Duration) *engine.Engi
 // take it over. The report now says the claim lapsed, and its next step how to take it over;
 // under a live claim it reads as before.
 func TestReportSaysAnotherMachinesClaimLapsed(t *testing.T) {
-	bare := gittest.Bare(t)
-	base := t.TempDir()
-	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
-	a.en = openSession(t, a.opt.Root, "session-a0")
-	if _, err := a.task("t1", "running"); err != nil {
-		t.Fatal(err)
-	}
-	a.push()
-	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+	_, b := t1RunningOnA(t)
 	b.sync() // b reads the claims line: a holds t1
 	for _, tc := range []struct {
 		name  string

@@ -142,6 +142,21 @@ func sessionStart(t *testing.T, dir string, before func(*store.Store, *engine.En
 	return en
 }
 
+// t1RunningOnA is two clones of one remote: a, in session-a0, set task t1 running and pushed
+// its claim; b is a clone that pulled it.
+func t1RunningOnA(t *testing.T) (a, b *clone) {
+	t.Helper()
+	bare := gittest.Bare(t)
+	base := t.TempDir()
+	a = gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	a.en = openSession(t, a.opt.Root, "session-a0")
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.push()
+	return a, pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+}
+
 // openSession opens the project at dir as session, of this process's client.
 func openSession(t *testing.T, dir, session string) *engine.Engine {
 	t.Helper()
@@ -155,16 +170,7 @@ func openSession(t *testing.T, dir, session string) *engine.Engine {
 // running already), so that machine's next sync pushed "pending" over the new holder's run.
 // The takeover is now a new run on record, and the old holder's put-back is left out.
 func TestTakeoverOutlivesTheOldHoldersRecovery(t *testing.T) {
-	bare := gittest.Bare(t)
-	base := t.TempDir()
-	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
-	a.en = openSession(t, a.opt.Root, "session-a0")
-	if _, err := a.task("t1", "running"); err != nil {
-		t.Fatal(err)
-	}
-	a.push()
-
-	b := pulled(t, a, filepath.Join(base, "b"), "file://"+bare)
+	a, b := t1RunningOnA(t)
 	vars := map[string]string{claimsync.EnvLease: "1m"}
 	b.opt.Getenv = func(k string) string { return vars[k] }
 	if _, err := b.task("t1", "running"); err == nil {
