@@ -699,3 +699,25 @@ func TestDefinitionsReadmeSkipped(t *testing.T) {
 		t.Fatalf("doctor says %+v, want forgot.md reported", c)
 	}
 }
+
+// TestDoctorNamesDuplicateDefinitionEntries: an entry listed twice under approvals (the
+// second meant to be another phase, which so had no gate) loaded as if listed once, and
+// doctor said "workflow definitions: ok". The definition still loads and works as before;
+// doctor fails the check at the file's line, with the step.
+func TestDoctorNamesDuplicateDefinitionEntries(t *testing.T) {
+	e := newEnv(t)
+	wf := filepath.Join(e.project, ".claude", "workflows")
+	writeFiles(t, wf, map[string]string{"rev.md": "---\nphases: [draft, review, deploy, done]\napprovals: [review, review]\n---\n"})
+	en := e.open("s1")
+	c := doctorCheck(en, engine.DoctorOptions{}, "workflow definitions")
+	want := filepath.Join(wf, "rev.md") + `:3: approvals lists phase "review" twice: remove one, or name the phase you meant`
+	if c == nil || c.OK || !strings.Contains(c.Detail, want) || c.Fix == "" {
+		t.Fatalf("doctor says %+v, want a failure naming %q", c, want)
+	}
+	if d, ok := en.Definition("rev"); !ok || !d.IsGate("review") {
+		t.Fatalf("rev: %+v, %v; want it loaded as before", d, ok)
+	}
+	if w := en.Warnings(); len(w) != 0 {
+		t.Fatalf("warnings %q, want none: the definition loads", w)
+	}
+}

@@ -358,6 +358,20 @@ func (e *Engine) definitionErrors() []string {
 	return append([]string(nil), e.defErrs...)
 }
 
+// definitionDoubts are the loaded definitions' doubts (workflow.Definition.Doubts): file, line
+// and reason, by type.
+func (e *Engine) definitionDoubts() []string {
+	defs := e.definitions()
+	var out []string
+	for _, n := range defs.Names() {
+		d, _ := defs.Lookup(n)
+		for _, doubt := range d.Doubts {
+			out = append(out, doubt.Error())
+		}
+	}
+	return out
+}
+
 // ReloadDefinitions reads the built-in definitions and the user's .claude/workflows/*.md
 // again. A broken file becomes a warning naming file, line and reason; the others load.
 func (e *Engine) ReloadDefinitions() {

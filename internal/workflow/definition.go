@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -43,6 +44,10 @@ type Definition struct {
 	// NameLine is the line of Source that gives the name (its front matter's name key), 0
 	// when the file's name gives it: where a second file of the type is told to change.
 	NameLine int
+	// Doubts are what the file says that loads but may not be what its author meant: an entry
+	// listed twice under terminal, a phase's transitions, approvals or major, where another
+	// phase was likely meant. Each has its line; cairn doctor names them.
+	Doubts []*DefinitionError
 }
 
 // DefinitionError says why a definition file could not be used: the file, the line (1-based,
@@ -177,11 +182,21 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 	notPhase := func(key, p string) string {
 		return fmt.Sprintf("%s names phase %q, which is not in phases (%s)", key, p, strings.Join(d.Phases, ", "))
 	}
+	// Merged, an entry listed twice works as listed once; the doubt is at its second line.
+	twice := func(line int, where, entry, what string) {
+		reason := fmt.Sprintf("%s %s twice: remove one, or name the %s you meant", where, entry, what)
+		if !slices.ContainsFunc(d.Doubts, func(e *DefinitionError) bool { return e.Reason == reason }) { // listed thrice: said once
+			d.Doubts = append(d.Doubts, &DefinitionError{File: file, Line: line, Reason: reason, Name: d.Name})
+		}
+	}
 
 	for _, p := range fm.Terminal {
 		p = NormalizeName(p)
 		if !d.HasPhase(p) {
 			return nil, loc.Item("terminal", p), notPhase("terminal", p)
+		}
+		if slices.Contains(d.Terminal, p) {
+			twice(loc.Nth("terminal", p, 1), "terminal lists", fmt.Sprintf("phase %q", p), "phase")
 		}
 		d.Terminal = appendNew(d.Terminal, p)
 	}
@@ -218,6 +233,9 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 			}
 			if to == from {
 				return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions from %q to itself: staying in a phase needs no transition", from)
+			}
+			if slices.Contains(tos, to) {
+				twice(loc.MapKey("transitions", from), fmt.Sprintf("transitions of %q list", from), fmt.Sprintf("phase %q", to), "phase")
 			}
 			tos = appendNew(tos, to)
 		}
@@ -284,6 +302,9 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		if slices.Contains(d.Terminal, p) {
 			return nil, loc.Item("approvals", p), fmt.Sprintf("approval gate %q is a terminal phase: a gate must be a phase the workflow leaves", p)
 		}
+		if slices.Contains(d.Approvals, p) {
+			twice(loc.Nth("approvals", p, 1), "approvals lists", fmt.Sprintf("phase %q", p), "phase")
+		}
 		d.Approvals = appendNew(d.Approvals, p)
 	}
 
@@ -292,6 +313,9 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		from, to = NormalizeName(from), NormalizeName(to)
 		if !ok || !slices.Contains(d.Transitions[from], to) {
 			return nil, loc.Item("major", NormalizeName(m)), fmt.Sprintf("major entry %q is not an allowed transition written as from->to", m)
+		}
+		if slices.Contains(d.Major, from+"->"+to) {
+			twice(loc.Nth("major", NormalizeName(m), 1), "major lists", strconv.Quote(from+"->"+to), "move")
 		}
 		d.Major = append(d.Major, from+"->"+to)
 	}

@@ -1,6 +1,7 @@
 package yamldoc_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,5 +74,40 @@ func TestStatusDocRefusesAliasExpansion(t *testing.T) {
 	doc, err := yamldoc.Codec{}.ParseStatusDoc([]byte("initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\na: &a [x, y, z]\nb: [*a, *a, *a]\n"))
 	if err != nil || len(doc.Extra) != 2 {
 		t.Fatalf("%+v, %v", doc, err)
+	}
+}
+
+// An entry listed twice under approvals, terminal, major or a phase's transitions was merged
+// without a word, so "approvals: [review, review]", the second meant to be another phase,
+// left that phase with no gate and nothing said. The definition still loads (it works as
+// it did), and each such entry is a doubt at its line, for cairn doctor to name.
+func TestDefinitionDuplicateEntriesAreDoubts(t *testing.T) {
+	const src = "---\nname: rev\nphases: [draft, review, deploy, done]\ntransitions:\n  draft: [review, Review]\n" +
+		"  review: [deploy]\n  deploy: [done]\napprovals:\n  - review\n  - deploy\n  - review\nterminal: [done, done]\n" +
+		"major: [draft->review, review->deploy, draft->review]\n---\nbody\n"
+	d, err := yamldoc.Codec{}.ParseDefinition("/p/rev.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Approvals, []string{"review", "deploy"}) || !d.CanMove("draft", "review") {
+		t.Fatalf("loaded %+v, want it as before", d)
+	}
+	var got []string
+	for _, doubt := range d.Doubts {
+		got = append(got, doubt.Error())
+	}
+	want := []string{
+		`workflow definition /p/rev.md:12: terminal lists phase "done" twice: remove one, or name the phase you meant`,
+		`workflow definition /p/rev.md:5: transitions of "draft" list phase "review" twice: remove one, or name the phase you meant`,
+		`workflow definition /p/rev.md:11: approvals lists phase "review" twice: remove one, or name the phase you meant`,
+		`workflow definition /p/rev.md:13: major lists "draft->review" twice: remove one, or name the move you meant`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("doubts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, name := range workflow.BuiltinNames() {
+		if d, _ := workflow.BuiltinDefinition(name); len(d.Doubts) > 0 {
+			t.Errorf("built-in %s: doubts %v", name, d.Doubts)
+		}
 	}
 }
