@@ -721,3 +721,20 @@ func TestDoctorNamesDuplicateDefinitionEntries(t *testing.T) {
 		t.Fatalf("warnings %q, want none: the definition loads", w)
 	}
 }
+
+// TestDoctorNamesAGateAWayPassesBy: "draft: [review, deploy]" with the gate on review lets a
+// workflow go draft -> deploy -> done with no approval, and doctor said only that the
+// definitions were ok. Such a gate may be meant (an optional one), so the definition loads
+// and the check passes, naming the way that enters no gate.
+func TestDoctorNamesAGateAWayPassesBy(t *testing.T) {
+	e := newEnv(t)
+	writeFiles(t, filepath.Join(e.project, ".claude", "workflows"), map[string]string{
+		"rev.md": "---\nphases: [draft, review, deploy, done]\ntransitions: {draft: [review, deploy], review: [deploy], deploy: [done]}\napprovals: [review]\n---\n",
+	})
+	en := e.open("s1")
+	c := doctorCheck(en, engine.DoctorOptions{}, "workflow definitions")
+	const want = "rev completes with no approval by draft -> deploy -> done, which enters no gate (review)"
+	if c == nil || !c.OK || !strings.Contains(c.Detail, want) {
+		t.Fatalf("doctor says %+v, want ok, naming %q", c, want)
+	}
+}

@@ -697,6 +697,13 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			}
 			detail += "; skipped as documentation (no front matter): " + strings.Join(names, ", ")
 		}
+		for _, n := range e.definitions().Names() {
+			// Said here only, and as no fault: a gate some ways pass by may be meant.
+			d, _ := e.definitions().Lookup(n)
+			if route := d.GatelessRoute(); route != nil {
+				detail += fmt.Sprintf("; %s completes with no approval by %s, which enters no gate (%s)", n, strings.Join(route, " -> "), strings.Join(d.Approvals, ", "))
+			}
+		}
 		add("workflow definitions", true, detail, "")
 	}
 	return out

@@ -76,3 +76,36 @@ func TestGateAhead(t *testing.T) {
 		}
 	}
 }
+
+// GatelessRoute is a way from the start to a terminal phase that enters no approval gate:
+// "triage: [quick-fix, plan]" with the gate on plan lets quick-fix lead on without it. None
+// when the definition has no gates, starts in one, or every way enters one.
+func TestGatelessRoute(t *testing.T) {
+	def := func(start string, approvals ...string) *workflow.Definition {
+		d, err := workflow.BuildDefinition("branch.md", workflow.Definition{
+			Phases:      []string{start, "quick-fix", "plan", "build", "done"},
+			Transitions: map[string][]string{start: {"quick-fix", "plan"}, "quick-fix": {"build"}, "plan": {"build"}, "build": {"done"}},
+			Approvals:   approvals,
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		def  *workflow.Definition
+		want []string
+	}{
+		{def("triage", "plan"), []string{"triage", "quick-fix", "build", "done"}},
+		{def("triage"), nil},
+		{def("triage", "triage"), nil},
+		{def("triage", "plan", "quick-fix"), nil},
+		{def("triage", "build"), nil},
+		{mustDef(t, "apex"), nil},
+		{mustDef(t, "dotagent"), nil},
+	} {
+		if got := tc.def.GatelessRoute(); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %v: route %v, want %v", tc.def.Name, tc.def.Approvals, got, tc.want)
+		}
+	}
+}

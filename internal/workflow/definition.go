@@ -411,6 +411,37 @@ func (d *Definition) GateAhead(p string) string {
 	return ""
 }
 
+// GatelessRoute is a shortest way from the start phase to a terminal one that enters no
+// approval gate, start and end included: a gate such a way passes by guards nothing on it,
+// which may be meant (an optional gate) or not. nil when the definition has no gates, starts
+// in one, or every way to the end enters one.
+func (d *Definition) GatelessRoute() []string {
+	if len(d.Approvals) == 0 || d.IsGate(d.Start()) {
+		return nil
+	}
+	from := map[string]string{} // each phase reached, by the phase it was reached from
+	queue := []string{d.Start()}
+	for i := 0; i < len(queue); i++ {
+		p := queue[i]
+		if d.IsTerminal(p) {
+			route := []string{p}
+			for p != d.Start() {
+				p = from[p]
+				route = append(route, p)
+			}
+			slices.Reverse(route)
+			return route
+		}
+		for _, to := range d.Transitions[p] {
+			if _, seen := from[to]; !seen && to != d.Start() && !d.IsGate(to) {
+				from[to] = p
+				queue = append(queue, to)
+			}
+		}
+	}
+	return nil
+}
+
 // reach lists the phases a workflow in phase p can reach through transitions, p included,
 // without entering a phase avoid reports (nil for none).
 func (d *Definition) reach(p string, avoid func(string) bool) []string {
