@@ -738,3 +738,24 @@ func TestDoctorNamesAGateAWayPassesBy(t *testing.T) {
 		t.Fatalf("doctor says %+v, want ok, naming %q", c, want)
 	}
 }
+
+// TestDefinitionWarningsNameAnUnseenFileName: a definition file whose name holds a
+// zero-width space was named with it dropped in the warnings at session start and on the
+// command line ("x.md" for "x\u200b.md", a file that is not there); doctor showed '?'. Each
+// names it with the character escaped.
+func TestDefinitionWarningsNameAnUnseenFileName(t *testing.T) {
+	e := newEnv(t)
+	wf := filepath.Join(e.project, ".claude", "workflows")
+	writeFiles(t, wf, map[string]string{"x\u200b.md": "---\nphases: [a, b]\nbogus: 1\n---\n", "y\u202e.MD": "---\nphases: [a, b]\n---\n"})
+	en := e.open("s1")
+	en.Definitions()
+	got := strings.Join(en.Warnings(), "\n")
+	for _, want := range []string{
+		"workflow definition " + filepath.Join(wf, `x\u200b.md`) + `:3: unknown key "bogus"`,
+		"workflow definition " + filepath.Join(wf, `y\u202e.MD`) + `: not read: Cairn reads only files ending in .md, in lower case; rename it to y\u202e.md`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings:\n%s\nwant one saying %q", got, want)
+		}
+	}
+}

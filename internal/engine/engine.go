@@ -390,11 +390,11 @@ func (e *Engine) loadDefinitionsLocked() {
 	if fi, serr := os.Stat(e.workflow); err != nil && serr == nil && !fi.IsDir() {
 		// A definition copied to .claude/workflows before the directory was made.
 		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; make it a directory and move the file into it under that name",
-			e.workflow, filepath.Join(".claude", "workflows", "NAME.md")))
+			workflow.ShownPath(e.workflow), filepath.Join(".claude", "workflows", "NAME.md")))
 	} else if link := linkTrouble(e.workflow, err); link != "" {
-		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: %s: point it at the directory that holds the definitions", e.workflow, link))
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: %s: point it at the directory that holds the definitions", workflow.ShownPath(e.workflow), link))
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: %v", e.workflow, err))
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: %v", workflow.ShownPath(e.workflow), err))
 	}
 	// In name order, so that the files past the budget are always the same ones.
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
@@ -410,7 +410,7 @@ func (e *Engine) loadDefinitionsLocked() {
 			if ext := filepath.Ext(ent.Name()); !ent.IsDir() && strings.EqualFold(ext, ".md") {
 				// mine.MD: its author meant a definition; every reader takes only .md.
 				errs = append(errs, fmt.Sprintf("workflow definition %s: not read: Cairn reads only files ending in .md, in lower case; rename it to %s",
-					filepath.Join(e.workflow, ent.Name()), strings.TrimSuffix(ent.Name(), ext)+".md"))
+					workflow.ShownPath(filepath.Join(e.workflow, ent.Name())), workflow.ShownPath(strings.TrimSuffix(ent.Name(), ext)+".md")))
 			}
 			continue
 		}
@@ -430,14 +430,14 @@ func (e *Engine) loadDefinitionsLocked() {
 				case serr == nil && errors.Is(err, durable.ErrNotRegular):
 					msg = fmt.Sprintf("not read: it is %s, not a regular file: put the definition in a regular file of that name", (&durable.NotRegularError{Mode: fi.Mode()}).Kind())
 				}
-				errs = append(errs, fmt.Sprintf("workflow definition %s: %s", p, msg))
+				errs = append(errs, fmt.Sprintf("workflow definition %s: %s", workflow.ShownPath(p), msg))
 				unread = append(unread, p)
 				continue
 			}
 			total += len(data)
 		}
 		if total > maxDefinitionBytes {
-			errs = append(errs, fmt.Sprintf("workflow definition %s: not read: the files in %s hold more than the %d MiB of definitions Cairn reads (in name order); move some elsewhere", p, e.workflow, maxDefinitionBytes>>20))
+			errs = append(errs, fmt.Sprintf("workflow definition %s: not read: the files in %s hold more than the %d MiB of definitions Cairn reads (in name order); move some elsewhere", workflow.ShownPath(p), workflow.ShownPath(e.workflow), maxDefinitionBytes>>20))
 			unread = append(unread, p)
 			continue
 		}
@@ -472,9 +472,9 @@ func linkTrouble(path string, err error) string {
 	case lerr != nil:
 		return ""
 	case errors.Is(err, syscall.ELOOP):
-		return fmt.Sprintf("it is a symbolic link to %s, and the links from there lead round in a loop", target)
+		return fmt.Sprintf("it is a symbolic link to %s, and the links from there lead round in a loop", workflow.ShownPath(target))
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Sprintf("it is a symbolic link to %s, which does not exist", target)
+		return fmt.Sprintf("it is a symbolic link to %s, which does not exist", workflow.ShownPath(target))
 	}
 	return ""
 }

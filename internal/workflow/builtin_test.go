@@ -109,3 +109,21 @@ func TestGatelessRoute(t *testing.T) {
 		}
 	}
 }
+
+// A definition file whose name holds a character no one sees (zero-width, bidi, control) or
+// bytes that are not UTF-8 was named with them dropped wherever its error was shown (session
+// start, cairn types and start, tool results), as "xy.md" for "x\u200by.md": a file that is
+// not there. The error names it with each such character escaped, as Go writes it.
+func TestDefinitionErrorNamesAnUnseenFileName(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"/p/.claude/workflows/x\u200by.md", `/p/.claude/workflows/x\u200by.md`},
+		{"/p/.claude/workflows/q\u202edm.txt.md", `/p/.claude/workflows/q\u202edm.txt.md`},
+		{"/p/.claude/workflows/a\tb\xff.md", `/p/.claude/workflows/a\tb\xff.md`},
+		{`C:\p\.claude\workflows\café.md`, `C:\p\.claude\workflows\café.md`},
+	} {
+		got := (&workflow.DefinitionError{File: tc.file, Line: 3, Reason: "why"}).Error()
+		if want := "workflow definition " + tc.want + ":3: why"; got != want {
+			t.Errorf("%q: %q, want %q", tc.file, got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxDefinitionSize caps one definition file; a larger one is refused, not parsed.
@@ -72,9 +73,34 @@ var ErrNotDefinition = errors.New("not a workflow definition")
 
 func (e *DefinitionError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("workflow definition %s:%d: %s", e.File, e.Line, e.Reason)
+		return fmt.Sprintf("workflow definition %s:%d: %s", ShownPath(e.File), e.Line, e.Reason)
 	}
-	return fmt.Sprintf("workflow definition %s: %s", e.File, e.Reason)
+	return fmt.Sprintf("workflow definition %s: %s", ShownPath(e.File), e.Reason)
+}
+
+// ShownPath is path as a message names it: each character no one sees or that breaks the
+// line (unclearRune's) and each byte that is not UTF-8 escaped as Go writes it (\u200b, \xff).
+// Every one-line message drops them, so "x\u200by.md" would be named "xy.md", a file that is
+// not there.
+func ShownPath(path string) string {
+	if utf8.ValidString(path) && !strings.ContainsFunc(path, unclearRune) {
+		return path
+	}
+	var b strings.Builder
+	for i := 0; i < len(path); {
+		r, size := utf8.DecodeRuneInString(path[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, path[i])
+		case unclearRune(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(path[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // maxNameLen bounds type and phase names: they appear in file names and one-line summaries.
