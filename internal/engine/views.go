@@ -686,7 +686,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else if lost, fix := e.phaseNotDefined(dir, missing); lost != "" {
 		add("workflow definitions", false, lost, fix)
 	} else if doubts := e.definitionDoubts(); len(doubts) > 0 {
-		add("workflow definitions", false, strings.Join(doubts, "; "), "fix the lines named; meanwhile each loads as if the entry were listed once")
+		add("workflow definitions", false, strings.Join(doubts, "; "), "fix the lines named; meanwhile the definitions load as they are")
 	} else {
 		detail := strings.Join(e.definitions().Names(), ", ")
 		if docs := e.definitions().Skipped(); len(docs) > 0 {

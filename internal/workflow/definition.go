@@ -47,7 +47,8 @@ type Definition struct {
 	NameLine int
 	// Doubts are what the file says that loads but may not be what its author meant: an entry
 	// listed twice under terminal, a phase's transitions, approvals or major, where another
-	// phase was likely meant. Each has its line; cairn doctor names them.
+	// phase was likely meant; a major move into a terminal phase, which writes no position
+	// line. Each has its line; cairn doctor names them.
 	Doubts []*DefinitionError
 }
 
@@ -342,6 +343,10 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		}
 		if slices.Contains(d.Major, from+"->"+to) {
 			twice(loc.Nth("major", NormalizeName(m), 1), "major lists", strconv.Quote(from+"->"+to), "move")
+		}
+		if slices.Contains(d.Terminal, to) && !slices.Contains(d.Major, from+"->"+to) {
+			d.Doubts = append(d.Doubts, &DefinitionError{File: file, Line: loc.Item("major", NormalizeName(m)), Name: d.Name,
+				Reason: fmt.Sprintf("major lists %q, a move into terminal phase %q, which writes the completion line, never a position line: remove it", from+"->"+to, to)})
 		}
 		d.Major = append(d.Major, from+"->"+to)
 	}

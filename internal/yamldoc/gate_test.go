@@ -111,3 +111,19 @@ func TestDefinitionDuplicateEntriesAreDoubts(t *testing.T) {
 		}
 	}
 }
+
+// A major entry into a terminal phase writes no memory line (entering one writes the
+// completion line instead), and a major list of only such entries turned every position line
+// off: "major: [review->done]" loaded with no word, and draft->review wrote none. It still
+// loads so; the entry is a doubt at its line.
+func TestDefinitionMajorIntoTerminalIsADoubt(t *testing.T) {
+	const src = "---\nphases: [draft, review, done]\nmajor:\n  - draft->review\n  - review->done\n---\n"
+	d, err := yamldoc.Codec{}.ParseDefinition("/p/rev.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `workflow definition /p/rev.md:5: major lists "review->done", a move into terminal phase "done", which writes the completion line, never a position line: remove it`
+	if len(d.Doubts) != 1 || d.Doubts[0].Error() != want || !d.IsMajor("draft", "review") {
+		t.Errorf("doubts %v, major %v; want one, %q", d.Doubts, d.Major, want)
+	}
+}
