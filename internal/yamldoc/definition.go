@@ -304,6 +304,10 @@ func shapeTrouble(doc *yaml.Node) (*yaml.Node, string) {
 				if k.ShortTag() == "!!merge" { // yaml.v3 merges it in as it decodes
 					continue
 				}
+				if kk := resolveAlias(k).Kind; kk != yaml.ScalarNode { // a "? [a]" complex key
+					at, reason = k, fmt.Sprintf("%s: key %d is a %s, not a phase name: write each key as a plain name, as in %q", key, j/2+1, kindName(kk), example)
+					break
+				}
 				what := fmt.Sprintf("%s of %q", key, resolveAlias(k).Value)
 				if key == "verbs" {
 					at, reason = text(v.Content[j+1], what, example)

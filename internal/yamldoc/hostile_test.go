@@ -365,6 +365,9 @@ func TestParseDefinitionSaysWhatShapeAKeyTakes(t *testing.T) {
 		{"---\nphases: [a, b]\nblocking: maybe\n---\n", `shape.md:3: blocking must be true or false, not "maybe"`},
 		{"---\nphases: [a, b]\nblocking: [false]\n---\n", `shape.md:3: blocking must be true or false, not a list`},
 		{"---\nphases: &p [a, b]\nname: *p\n---\n", `shape.md:3: name must be text, not a list`},
+		// A key under transitions or verbs that is not text: yaml.v3 said "cannot unmarshal !!seq into string".
+		{"---\nphases: [a, b]\ntransitions:\n  ? [a]\n  : [b]\n---\n", `shape.md:4: transitions: key 1 is a list, not a phase name: write each key as a plain name, as in "transitions: {draft: [review], review: [draft, done]}"`},
+		{"---\nphases: [a, b]\nverbs: {? {a: 1} : x}\n---\n", `shape.md:3: verbs: key 1 is a mapping, not a phase name: write each key as a plain name, as in "verbs: {draft: drafting, review: reviewing}"`},
 	} {
 		_, err := yamldoc.Codec{}.ParseDefinition("shape.md", []byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), "workflow definition "+tc.want) {
