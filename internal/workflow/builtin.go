@@ -168,9 +168,9 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 				set.byName[d.Name] = d
 				fromUser[d.Name] = p
 			}
-			keptAt := kept
+			keptAt := ShownPath(kept)
 			if l := set.byName[d.Name].NameLine; l > 0 {
-				keptAt = fmt.Sprintf("%s:%d", kept, l)
+				keptAt = fmt.Sprintf("%s:%d", keptAt, l)
 			}
 			errs = append(errs, &DefinitionError{File: skipped, Line: skippedDef.NameLine,
 				Reason: fmt.Sprintf("workflow %q is already defined by %s; this file was skipped: give one of them another name (its name line, or its file name when it has none)", d.Name, keptAt)})

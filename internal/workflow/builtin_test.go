@@ -127,3 +127,16 @@ func TestDefinitionErrorNamesAnUnseenFileName(t *testing.T) {
 		}
 	}
 }
+
+// Two files of one type: the error about the one skipped names the one kept with its unseen
+// characters escaped too.
+func TestDuplicateTypeNamesAnUnseenFileName(t *testing.T) {
+	parse := func(file string, data []byte) (*workflow.Definition, error) {
+		return workflow.BuildDefinition(file, workflow.Definition{Name: "rev", Phases: []string{"a", "b"}}, nil)
+	}
+	_, errs := workflow.LoadDefinitions(map[string][]byte{"/w/rev\u200b.md": nil, "/w/zz.md": nil}, parse)
+	const want = `workflow definition /w/zz.md: workflow "rev" is already defined by /w/rev\u200b.md; this file was skipped`
+	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), want) {
+		t.Fatalf("errors %v, want one starting %q", errs, want)
+	}
+}
