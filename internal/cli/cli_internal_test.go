@@ -480,3 +480,13 @@ func TestOwnSetCheckWindows(t *testing.T) {
 		}
 	}
 }
+
+// cairn types names a definition file whose name holds a character no one sees with it
+// escaped, as the warnings about such a file do: "x?.md" named no file a person could type.
+func TestTypesNamesAnUnseenFileName(t *testing.T) {
+	var out strings.Builder
+	writeType(&app{stdout: &out}, typeInfo{Name: "rev", Phases: []string{"a"}, Source: "/p/.claude/workflows/x\u200b.md"})
+	if want := `  from:        /p/.claude/workflows/x\u200b.md` + "\n"; !strings.HasSuffix(out.String(), want) {
+		t.Errorf("types says\n%s\nwant it to end with %q", out.String(), want)
+	}
+}

@@ -214,7 +214,7 @@ func writeType(a *app, t typeInfo) {
 	}
 	row("approvals:", cmp.Or(strings.Join(t.Approvals, ", "), "none"))
 	row("ttl:", cmp.Or(t.TTL, "none"))
-	row("from:", t.Source)
+	row("from:", workflow.ShownPath(t.Source))
 }
 
 // readRecord reads a workflow record, active or archived.
