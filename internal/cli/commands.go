@@ -227,17 +227,22 @@ func lookup(args []string) (*command, []string, error) {
 		for len(rest) > 0 && isGlobalFlag(rest[0]) {
 			global, rest = append(global, rest[0]), rest[1:]
 		}
-		if len(rest) >= 1 && (rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help") {
+		// -- ends them here as before the noun (cairn -- status): the verb follows.
+		ended := len(rest) > 0 && rest[0] == "--"
+		if ended {
+			rest = rest[1:]
+		}
+		if !ended && len(rest) >= 1 && (rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help") {
 			return commands["help"], append(global, name), nil
 		}
-		if len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+		if !ended && len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
 			// A verb's flag put before it (cairn checkpoint --or-empty load plan): the verb
 			// is there, the flag is out of place.
 			if i := slices.IndexFunc(rest, func(w string) bool { return commands[name+" "+w] != nil }); i > 0 {
 				return nil, nil, &usageError{msg: "a verb's flags go after it: cairn " + commands[name+" "+rest[i]].usage}
 			}
 		}
-		if len(rest) < 1 || strings.HasPrefix(rest[0], "-") {
+		if len(rest) < 1 || !ended && strings.HasPrefix(rest[0], "-") {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
 		}
