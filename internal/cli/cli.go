@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -196,9 +195,27 @@ func (a *app) main(args []string) int {
 	return a.fail(err)
 }
 
-// jsonAsked: args, a command line not parsed yet, ask for the JSON form.
+// jsonAsked: args, a command line not parsed yet, ask for the JSON form, in any form the
+// flag package takes (--json, -json=t, --json=1), the last one said winning, as when parsed.
 func jsonAsked(args []string) bool {
-	return slices.ContainsFunc(args, func(s string) bool { return s == "--json" || s == "-json" || s == "--json=true" })
+	asked := false
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		isJSON, value, hasValue := jsonFlag(arg)
+		if !isJSON {
+			continue
+		}
+		b, err := strconv.ParseBool(value)
+		if !hasValue {
+			b, err = true, nil
+		}
+		if err == nil {
+			asked = b
+		}
+	}
+	return asked
 }
 
 // flagBeforeCommand answers a flag before the command that is none of those that go there
