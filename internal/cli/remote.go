@@ -438,7 +438,11 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	case out.Pushed > 0:
 		fmt.Fprintf(a.stdout, "%s: pushed %d revision%s to %s, now r%d\n", out.Workflow, out.Pushed, workflow.Plural(out.Pushed), s.Remote, out.Remote)
 	case out.Pulled > 0:
-		fmt.Fprintf(a.stdout, "%s: pulled %d revision%s from %s, now r%d\n", out.Workflow, out.Pulled, workflow.Plural(out.Pulled), s.Remote, out.Local)
+		line := fmt.Sprintf("%s: pulled %d revision%s from %s, now r%d", out.Workflow, out.Pulled, workflow.Plural(out.Pulled), s.Remote, out.Local)
+		if ended := remotesync.EndedThere(out.Ended); ended != "" {
+			line += ": " + ended
+		}
+		fmt.Fprintln(a.stdout, line)
 	default:
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}

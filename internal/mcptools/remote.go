@@ -498,7 +498,7 @@ func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.
 			s.addSyncNoticeLocked(&snap, syncMessage(remote, out, snap))
 			// A plain move's notice says only where the workflow is now: the next one's says it
 			// better, and takes its place.
-			s.syncMoved = out.Conflict == nil && len(out.Notices) == 0
+			s.syncMoved = out.Conflict == nil && out.Ended == "" && len(out.Notices) == 0
 		}
 		if then != "" {
 			s.addSyncNoticeLocked(nil, then)
@@ -510,6 +510,10 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	id := func(x string) string { return textsafe.Line(x, 120) }
 	r := secrets.Line(remote, 40)
 	c := out.Conflict
+	if c == nil && out.Ended != "" {
+		return fmt.Sprintf("Notice: workflow %s ended (via %s): %s, at phase %s (revision %d).",
+			id(out.Workflow), r, remotesync.EndedThere(out.Ended), id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
+	}
 	if c == nil {
 		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d).",
 			id(out.Workflow), r, id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
