@@ -161,6 +161,11 @@ func TestSyncNoticeSaysTheWorkflowEnded(t *testing.T) {
 	if !strings.Contains(got, "it was completed on another machine") || strings.Contains(got, "now at phase") || !strings.HasSuffix(got, callResume) {
 		t.Errorf("syncMessage of a pulled end = %q; want it to say the workflow was completed, then the step", got)
 	}
+	lost := remotesync.Outcome{Workflow: "wf-1", Local: 7, Pulled: 2, Ended: workflow.StatusCompleted,
+		Conflict: &remotesync.Conflict{Common: 5, Archive: store.ArchiveInfo{Revision: 6, Dir: "conflict-wf-1-x"}}}
+	if got := syncMessage("origin", lost, snap); !strings.Contains(got, "it was completed on another machine, at phase review (revision 7)") || !strings.Contains(got, "archive/conflict-wf-1-x") {
+		t.Errorf("syncMessage of a lost race to an ended line = %q; want it to say the workflow was completed, and where this copy went", got)
+	}
 	if got := syncMessage("origin", remotesync.Outcome{Workflow: "wf-1", Local: 7, Pulled: 1}, snap); !strings.Contains(got, "now at phase review") {
 		t.Errorf("syncMessage of a pulled move = %q; want the phase it is now at", got)
 	}

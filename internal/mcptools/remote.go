@@ -518,8 +518,12 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d).",
 			id(out.Workflow), r, id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
 	}
-	msg := fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): it is now at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
-		id(out.Workflow), r, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
+	now := "it is now"
+	if out.Ended != "" {
+		now = remotesync.EndedThere(out.Ended) + ","
+	}
+	msg := fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): %s at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
+		id(out.Workflow), r, now, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
 	if c.Replayed > 0 {
 		msg += fmt.Sprintf(", and %d of its %d change(s) were replayed on top", c.Replayed, len(c.Lost))
 	}
