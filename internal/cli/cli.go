@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +34,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -195,9 +195,27 @@ func (a *app) main(args []string) int {
 	return a.fail(err)
 }
 
-// jsonAsked: args, a command line not parsed yet, ask for the JSON form.
+// jsonAsked: args, a command line not parsed yet, ask for the JSON form, in any form the
+// flag package takes (--json, -json=t, --json=1), the last one said winning, as when parsed.
 func jsonAsked(args []string) bool {
-	return slices.ContainsFunc(args, func(s string) bool { return s == "--json" || s == "-json" || s == "--json=true" })
+	asked := false
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		isJSON, value, hasValue := jsonFlag(arg)
+		if !isJSON {
+			continue
+		}
+		b, err := strconv.ParseBool(value)
+		if !hasValue {
+			b, err = true, nil
+		}
+		if err == nil {
+			asked = b
+		}
+	}
+	return asked
 }
 
 // flagBeforeCommand answers a flag before the command that is none of those that go there
@@ -353,9 +371,23 @@ func (a *app) engine() (*engine.Engine, error) {
 	// while another process holds the lock, it shows what the journal holds instead. In the
 	// agent's Bash tool CLAUDE_PID names its client, as for the hooks: a change made there is
 	// recorded with that client's pid, as the MCP tools' are.
-	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"),
-		PID: engine.ClientPID(a.getenv("CLAUDE_PID")), YAML: yamldoc.Codec{},
-		NoCreate: noCreate, NoLockWait: c != nil && c.readOnly})
+	open := func(noCreate bool) (*engine.Engine, error) {
+		return engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"),
+			PID: engine.ClientPID(a.getenv("CLAUDE_PID")), YAML: yamldoc.Codec{},
+			NoCreate: noCreate, NoLockWait: c != nil && c.readOnly})
+	}
+	var e *engine.Engine
+	if c != nil && c.existing && !noCreate && !stateDirThere(a.getenv, wd) {
+		// Nothing to change is there: the refusal leaves none behind, unless a seed's state
+		// file waits to be migrated, which a command that changes the workflow does.
+		if e, err = open(true); err == nil && legacyWaits(e) {
+			e.Close()
+			e = nil
+		}
+	}
+	if e == nil && err == nil {
+		e, err = open(noCreate)
+	}
 	if gone, ok := errors.AsType[*engine.ProjectGoneError](err); ok {
 		return nil, &codeError{code: ExitRefused, msg: gone.Error() + ": " + engine.ProjectGoneStep}
 	}
@@ -364,6 +396,29 @@ func (a *app) engine() (*engine.Engine, error) {
 	}
 	a.eng = e
 	return e, nil
+}
+
+// stateDirThere: the state directory wd's project takes is there, or whether it is cannot be
+// told here (engine.Open says why).
+func stateDirThere(getenv func(string) string, wd string) bool {
+	dir, err := project.StateDir(getenv, wd)
+	if err != nil {
+		return true
+	}
+	_, err = os.Lstat(dir)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// legacyWaits: a seed's state file is in e's project, which the first command that changes
+// the workflow migrates into the state directory.
+func legacyWaits(e *engine.Engine) bool {
+	st, err := e.OpenStore(store.WithNoCreate())
+	if err != nil {
+		return true // the open that creates says what is wrong
+	}
+	defer st.Close()
+	_, _, found := st.FindLegacy()
+	return found
 }
 
 // wdFailed says that the working directory could not be found (removed under the shell).

@@ -261,6 +261,11 @@ func TestConflictLine(t *testing.T) {
 	if got := conflictLine(out, "origin", true); got != want {
 		t.Errorf("conflictLine = %q\nwant            %q", got, want)
 	}
+	// The remote's line it adopted had ended there: the line says so, as a plain pull's does.
+	out.Ended = workflow.StatusCompleted
+	if got := conflictLine(out, "origin", true); got != want+": it was completed on another machine" {
+		t.Errorf("conflictLine of an ended line = %q; want it to say it was completed there", got)
+	}
 }
 
 // show's value is one line that reads back as the value: what clean would blur (a break, a

@@ -29,7 +29,11 @@ type command struct {
 	// itself once its checks pass (remote enable), or needs one there already (remote
 	// disable, sync), so a refusal leaves no .claude/cairn behind.
 	noState bool
-	run     func(a *app, pos []string, e *engine.Engine) error
+	// existing: it changes only what is already there (the active workflow, a checkpoint, a
+	// variable): in a project with no state directory it finds nothing and refuses, and so
+	// makes none, unless a seed's state file waits there to be migrated.
+	existing bool
+	run      func(a *app, pos []string, e *engine.Engine) error
 }
 
 func (c *command) help() string {
@@ -58,7 +62,7 @@ that read repairs, and saying so: a corrupt snapshot is set aside in quarantine/
 from the journal; an older one is migrated, the original kept. An expired workflow is reported,
 not archived. With --json prints the engine's resume answer, without the agent's next step;
 outside a git repository project_root names the directory taken as the project root.`},
-		{name: "approve", usage: "approve [NOTE] [--json]", max: 1, run: runApprove,
+		{name: "approve", usage: "approve [NOTE] [--json]", max: 1, existing: true, run: runApprove,
 			summary: "Approve the phase the workflow waits in, so the agent may move on.",
 			doc: `Phases such as apex's plan need a person's yes before the agent may leave them. Claude
 Code asks for it in the session when it can; where it cannot (claude -p), a person runs
@@ -100,13 +104,13 @@ and none is created: exit 1.`},
 			doc: `Built-in types and the project's own (.claude/workflows/*.md), each with its phases in
 order, the moves allowed from each phase, the phases that need an approval, the terminal
 phases and the TTL after which an idle workflow expires.`},
-		{name: "archive", usage: "archive [--reason TEXT] [--json]", run: runArchive, onState: true,
+		{name: "archive", usage: "archive [--reason TEXT] [--json]", existing: true, run: runArchive, onState: true,
 			summary: "Abandon the active workflow: archive it unfinished (kept, not deleted).",
 			doc: `For work that will not be finished; cairn complete OUTCOME ends finished work. The
 reason is free text, kept in the workflow's history (cairn history ID); a one-word reason
 such as superseded is also the status cairn list shows (default archived); completed,
 expired and replaced, which Cairn files on its own, are kept as the note.`},
-		{name: "expire", usage: "expire [--dry-run] [--json]", run: runExpire, onState: true,
+		{name: "expire", usage: "expire [--dry-run] [--json]", existing: true, run: runExpire, onState: true,
 			summary: "Archive the active workflow if its TTL has passed (--dry-run: only say).",
 			doc: `An expired workflow is archived, never deleted, and an expiry line is written to
 auto-memory. A workflow that has not expired is left alone and exit is 0.`},
@@ -123,19 +127,19 @@ cairn.`},
 			summary: "Start a workflow of TYPE (apex, debug, ...) in its first phase.",
 			doc: `CONTEXT is a one-line summary of the work. An active workflow is refused (exit 1)
 unless --replace, which archives it first (kept, not lost). --ttl is a duration like 24h.`},
-		{name: "transition", usage: "transition [FROM] TO [--from FROM] [--note N] [--output PATH]... [--checkpoint JSON] [--json]", min: 1, max: 2, noEngine: true, run: runTransition,
+		{name: "transition", usage: "transition [FROM] TO [--from FROM] [--note N] [--output PATH]... [--checkpoint JSON] [--json]", min: 1, max: 2, noEngine: true, existing: true, run: runTransition,
 			summary: "Move the active workflow to phase TO.",
 			doc: `Already in TO: nothing changes, an INFO line goes to stderr and exit is 0, so a retry
 is safe. With FROM (as --from or a first argument) the move happens only if the workflow is
 in FROM; otherwise exit 1 says where it is and who moved it. --output records an output of
 the phase being left (repeatable); --checkpoint keeps a JSON object in that phase's
 metadata, in the same write. Entering a terminal phase completes and archives the workflow.`},
-		{name: "complete", usage: "complete OUTCOME [--json]", min: 1, max: 1, noEngine: true, run: runComplete,
+		{name: "complete", usage: "complete OUTCOME [--json]", min: 1, max: 1, noEngine: true, existing: true, run: runComplete,
 			summary: "Complete the active workflow with a one-line OUTCOME and archive it.",
 			doc: `In an approval phase that waits for a person's yes, only a person completes it: inside
 a shell Claude Code started (the agent's Bash tool; cairn help approve says how it is told)
 it is refused until cairn approve has been run from a terminal of their own.`},
-		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", min: 2, max: 2, run: runTask,
+		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", min: 2, max: 2, existing: true, run: runTask,
 			summary: "Add or move a task of the current phase (pending, running, done, failed).",
 			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so
 one machine holds it: refused when another does (named, with how long ago). Offline it goes
@@ -151,11 +155,11 @@ ahead, and the next cairn sync confirms the claim or sets the task back to pendi
 The checkpoint's JSON is the output with --json too.`},
 		{name: "checkpoint list", usage: "checkpoint list [PATTERN] [--json]", max: 1, run: runCheckpointList, readOnly: true,
 			summary: "List checkpoint names matching a glob PATTERN (default all), one a line."},
-		{name: "checkpoint delete", usage: "checkpoint delete NAME [--json]", min: 1, max: 1, run: runCheckpointDelete, onState: true,
+		{name: "checkpoint delete", usage: "checkpoint delete NAME [--json]", min: 1, max: 1, existing: true, run: runCheckpointDelete, onState: true,
 			summary: "Delete a checkpoint for good (no copy is kept); missing: exit 1.",
 			doc: `Prints nothing on success. Run again after it deleted the checkpoint, it exits 0 and
 changes nothing (--json says the checkpoint was already deleted, and when).`},
-		{name: "vars set", usage: "vars set KEY VALUE [--json]", min: 2, max: 2, run: runVarsSet,
+		{name: "vars set", usage: "vars set KEY VALUE [--json]", min: 2, max: 2, existing: true, run: runVarsSet,
 			summary: "Set a workflow variable of the active workflow.",
 			doc: `KEY is upper-case words joined by _, the first WF_ or a workflow word (PLAN, RESEARCH,
 REPORT, TASK, REVIEW, ...), such as PLAN_PATH or WF_BRANCH, so that no other program reads it
@@ -166,7 +170,7 @@ cairn vars set WF_OPTS -- --fast. Prints nothing on success.`},
 			summary: "Print a workflow variable's value; not set: exit 1.",
 			doc: `The value as stored, for $(cairn vars get KEY). On a terminal, where a person reads it,
 control and invisible characters (escape sequences) show as ?, said on stderr.`},
-		{name: "vars unset", usage: "vars unset KEY... [--json]", min: 1, max: -1, run: runVarsUnset, onState: true,
+		{name: "vars unset", usage: "vars unset KEY... [--json]", min: 1, max: -1, existing: true, run: runVarsUnset, onState: true,
 			summary: "Remove workflow variables; one not set is no change. Prints nothing on success."},
 		{name: "vars export", usage: "vars export [--json]", run: runVarsExport, readOnly: true,
 			summary: "Print the variables as export lines: eval \"$(cairn vars export)\".",
@@ -223,17 +227,22 @@ func lookup(args []string) (*command, []string, error) {
 		for len(rest) > 0 && isGlobalFlag(rest[0]) {
 			global, rest = append(global, rest[0]), rest[1:]
 		}
-		if len(rest) >= 1 && (rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help") {
+		// -- ends them here as before the noun (cairn -- status): the verb follows.
+		ended := len(rest) > 0 && rest[0] == "--"
+		if ended {
+			rest = rest[1:]
+		}
+		if !ended && len(rest) >= 1 && (rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help") {
 			return commands["help"], append(global, name), nil
 		}
-		if len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+		if !ended && len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
 			// A verb's flag put before it (cairn checkpoint --or-empty load plan): the verb
 			// is there, the flag is out of place.
 			if i := slices.IndexFunc(rest, func(w string) bool { return commands[name+" "+w] != nil }); i > 0 {
 				return nil, nil, &usageError{msg: "a verb's flags go after it: cairn " + commands[name+" "+rest[i]].usage}
 			}
 		}
-		if len(rest) < 1 || strings.HasPrefix(rest[0], "-") {
+		if len(rest) < 1 || !ended && strings.HasPrefix(rest[0], "-") {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
 		}

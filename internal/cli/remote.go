@@ -438,7 +438,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	case out.Pushed > 0:
 		fmt.Fprintf(a.stdout, "%s: pushed %d revision%s to %s, now r%d\n", out.Workflow, out.Pushed, workflow.Plural(out.Pushed), s.Remote, out.Remote)
 	case out.Pulled > 0:
-		fmt.Fprintf(a.stdout, "%s: pulled %d revision%s from %s, now r%d\n", out.Workflow, out.Pulled, workflow.Plural(out.Pulled), s.Remote, out.Local)
+		fmt.Fprintf(a.stdout, "%s: pulled %d revision%s from %s, now r%d%s\n", out.Workflow, out.Pulled, workflow.Plural(out.Pulled), s.Remote, out.Local, endedThere(out))
 	default:
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}
@@ -606,8 +606,18 @@ func conflictLine(out remotesync.Outcome, remote string, pushed bool) string {
 	if n := c.NotReplayed(); n != "" {
 		replayed += "; not replayed, kept only in the archive: " + n
 	}
-	return fmt.Sprintf("%s: %s changed it first%s (%s, in %s, after r%d); this machine's r%d is kept in archive/%s%s; now at r%d",
+	line := fmt.Sprintf("%s: %s changed it first%s (%s, in %s, after r%d); this machine's r%d is kept in archive/%s%s; now at r%d",
 		out.Workflow, remote, who, textsafe.OneLine(c.By.Kind), textsafe.OneLine(c.State), c.Common, c.Archive.Revision, c.Archive.Dir, replayed, out.Local)
+	return line + endedThere(out)
+}
+
+// endedThere is ": it was completed on another machine" when what a sync took from the remote
+// ended the workflow (Outcome.Ended), for the end of its line; "" while the workflow goes on.
+func endedThere(out remotesync.Outcome) string {
+	if out.Ended == "" {
+		return ""
+	}
+	return ": " + remotesync.EndedThere(out.Ended)
 }
 
 // remoteChecks is doctor's check that the host accepts Cairn's refs, when sharing is on: it

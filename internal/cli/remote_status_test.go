@@ -174,8 +174,11 @@ func TestStatusOfAnEndPulled(t *testing.T) {
 		b.must("sync")
 		a.must(end...)
 		a.must("sync")
-		b.must("sync")
 		how := map[string]string{"archive": "archived", "complete": "completed"}[end[0]]
+		// The sync that pulled it says it ended, not only the revision it is now at.
+		if out := b.must("sync"); !strings.HasSuffix(out, ": it was "+how+" on another machine\n") {
+			t.Errorf("B's sync of A's %s: %q; want it to say the workflow was %s there", end[0], out, how)
+		}
 		out := b.must("status")
 		if strings.Contains(out, "Then:") ||
 			!strings.Contains(out, "Ended:      "+how+" (the next session start files it in the archive); cairn start begins another workflow\n") {

@@ -62,7 +62,7 @@ func wrongAt(err error) string {
 }
 
 // jsonWrite is the run of checkpoint save and log append: NAME and a JSON value (what, like
-// example), checked here and written by write.
+// example), checked here (the store checks the name again) and written by write.
 func jsonWrite(what, example string, write func(*engine.Engine, string, json.RawMessage) (*engine.Result, error)) func(*app, []string, *engine.Engine) error {
 	return func(a *app, pos []string, _ *engine.Engine) error {
 		data, err := a.jsonArg(pos[1:])
@@ -70,6 +70,10 @@ func jsonWrite(what, example string, write func(*engine.Engine, string, json.Raw
 			return err
 		}
 		if err := notJSON(what, data, example); err != nil {
+			return err
+		}
+		// The name too, before the engine makes a state directory in a project with none.
+		if err := store.ValidName(pos[0]); err != nil {
 			return err
 		}
 		e, err := a.engine()

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Notices that queue up between two calls (a sync or two, then another process) are said
@@ -149,5 +150,23 @@ func TestSyncNoticeCutKeepsTheStep(t *testing.T) {
 	}
 	if short := "workflow wf-1 was not shared: the remote's line is at r3"; syncSaid(remotesync.Outcome{Notices: []string{short}}) != " "+sentence(short) {
 		t.Errorf("a short notice was changed: %q", syncSaid(remotesync.Outcome{Notices: []string{short}}))
+	}
+}
+
+// A sync that pulled another machine's end of the workflow says it ended, not only the phase
+// it is at, which read as a workflow still to go on with.
+func TestSyncNoticeSaysTheWorkflowEnded(t *testing.T) {
+	snap := engine.Snapshot{WorkflowID: "wf-1", Phase: "review", Revision: 7}
+	got := syncMessage("origin", remotesync.Outcome{Workflow: "wf-1", Local: 7, Pulled: 1, Ended: workflow.StatusCompleted}, snap)
+	if !strings.Contains(got, "it was completed on another machine") || strings.Contains(got, "now at phase") || !strings.HasSuffix(got, callResume) {
+		t.Errorf("syncMessage of a pulled end = %q; want it to say the workflow was completed, then the step", got)
+	}
+	lost := remotesync.Outcome{Workflow: "wf-1", Local: 7, Pulled: 2, Ended: workflow.StatusCompleted,
+		Conflict: &remotesync.Conflict{Common: 5, Archive: store.ArchiveInfo{Revision: 6, Dir: "conflict-wf-1-x"}}}
+	if got := syncMessage("origin", lost, snap); !strings.Contains(got, "it was completed on another machine, at phase review (revision 7)") || !strings.Contains(got, "archive/conflict-wf-1-x") {
+		t.Errorf("syncMessage of a lost race to an ended line = %q; want it to say the workflow was completed, and where this copy went", got)
+	}
+	if got := syncMessage("origin", remotesync.Outcome{Workflow: "wf-1", Local: 7, Pulled: 1}, snap); !strings.Contains(got, "now at phase review") {
+		t.Errorf("syncMessage of a pulled move = %q; want the phase it is now at", got)
 	}
 }

@@ -498,7 +498,7 @@ func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.
 			s.addSyncNoticeLocked(&snap, syncMessage(remote, out, snap))
 			// A plain move's notice says only where the workflow is now: the next one's says it
 			// better, and takes its place.
-			s.syncMoved = out.Conflict == nil && len(out.Notices) == 0
+			s.syncMoved = out.Conflict == nil && out.Ended == "" && len(out.Notices) == 0
 		}
 		if then != "" {
 			s.addSyncNoticeLocked(nil, then)
@@ -510,12 +510,20 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	id := func(x string) string { return textsafe.Line(x, 120) }
 	r := secrets.Line(remote, 40)
 	c := out.Conflict
+	if c == nil && out.Ended != "" {
+		return fmt.Sprintf("Notice: workflow %s ended (via %s): %s, at phase %s (revision %d).",
+			id(out.Workflow), r, remotesync.EndedThere(out.Ended), id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
+	}
 	if c == nil {
 		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d).",
 			id(out.Workflow), r, id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
 	}
-	msg := fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): it is now at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
-		id(out.Workflow), r, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
+	now := "it is now"
+	if out.Ended != "" {
+		now = remotesync.EndedThere(out.Ended) + ","
+	}
+	msg := fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): %s at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
+		id(out.Workflow), r, now, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
 	if c.Replayed > 0 {
 		msg += fmt.Sprintf(", and %d of its %d change(s) were replayed on top", c.Replayed, len(c.Lost))
 	}

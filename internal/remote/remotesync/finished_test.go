@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // TestIdleSyncLeavesWorkflowsFinishedElsewhere: a workflow another machine finished (its end
@@ -64,5 +65,25 @@ func TestIdleSyncLeavesWorkflowsFinishedElsewhere(t *testing.T) {
 				t.Fatalf("C's sync naming wf-done = %+v, %v; want it taken as asked", out, err)
 			}
 		})
+	}
+}
+
+// TestPulledEndSaysSo: a sync that pulls another machine's end of the workflow active here
+// says it ended (Outcome.Ended), so the person and the model are told it is over, not only
+// the phase it stopped at; a pull of a move says nothing of the kind.
+func TestPulledEndSaysSo(t *testing.T) {
+	r := memremote.New()
+	a := newSharing(t, r, "wf-1", "ends elsewhere")
+	b := newMachine(t, 0)
+	b.sync(r, "wf-1")
+	a.move("plan")
+	a.sync(r, "")
+	if out := b.sync(r, ""); out.Pulled != 1 || out.Ended != "" {
+		t.Fatalf("B's sync of A's move = %+v; want 1 revision pulled, not ended", out)
+	}
+	a.complete()
+	a.sync(r, "")
+	if out := b.sync(r, ""); out.Pulled == 0 || out.Ended != workflow.StatusCompleted {
+		t.Fatalf("B's sync of A's end = %+v; want it pulled and Ended %q", out, workflow.StatusCompleted)
 	}
 }

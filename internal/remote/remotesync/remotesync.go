@@ -58,6 +58,9 @@ type Outcome struct {
 	Remote   int64 // the remote's head after the sync
 	Pushed   int   // revisions appended to the remote
 	Pulled   int   // remote revisions written to the local store
+	// Ended is the status the workflow is in when what the sync pulled or adopted ended it
+	// (another machine completed it, or found it expired); "" while it goes on.
+	Ended workflow.Status `json:",omitempty"`
 	// Conflict is set when both sides had moved: this machine's copy was archived and the
 	// remote's adopted.
 	Conflict *Conflict
@@ -371,7 +374,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		if common > 0 {
 			out.Conflict.Base = mine[common-1].Snapshot
 		}
-		out.Local, out.Pulled = res.Revision, int(R)
+		out.Local, out.Pulled, out.Ended = res.Revision, int(R), endedIn(tip.Snapshot)
 		return out, nil
 	}
 }
@@ -435,8 +438,32 @@ func pull(st *store.Store, b remote.Backend, out Outcome, entries []Entry, from 
 			return out, cmp.Or(refused(b, out.Workflow, []Entry{e}), err)
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
+		out.Ended = endedIn(e.Snapshot)
 	}
 	return out, nil
+}
+
+// EndedThere says how the workflow ended elsewhere (Outcome.Ended), for the person and the
+// model: "it was completed on another machine"; "" for "".
+func EndedThere(s workflow.Status) string {
+	switch s {
+	case "":
+		return ""
+	case workflow.StatusExpired:
+		return "it expired on another machine"
+	}
+	return "it was " + string(s) + " on another machine"
+}
+
+// endedIn is the status a workflow's snapshot holds when it is not active, else "".
+func endedIn(snapshot []byte) workflow.Status {
+	var r struct {
+		Status workflow.Status `json:"status"`
+	}
+	if json.Unmarshal(snapshot, &r) != nil || r.Status == workflow.StatusActive {
+		return ""
+	}
+	return r.Status
 }
 
 // refused is the error for the first of es, remote entries of workflow id (from b), that the
