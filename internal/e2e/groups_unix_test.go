@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -51,8 +52,15 @@ func TestGroupsDieWithTheTestBinary(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestGroupsDieWithTheTestBinary$")
 			cmd.Env = append(os.Environ(), "CAIRN_E2E_GROUP_CHILD="+c.script)
 			cmd.ExtraFiles = []*os.File{w}
-			storetest.StartChild(t, cmd, "the test binary", "ready")
+			sc := storetest.StartChild(t, cmd, "the test binary", "ready")
 			w.Close()
+			var group int
+			if !sc.Scan() {
+				t.Fatal("the test binary did not name its group")
+			}
+			if _, err := fmt.Sscan(sc.Text(), &group); err != nil {
+				t.Fatalf("the test binary named its group %q", sc.Text())
+			}
 			if err := cmd.Process.Signal(c.sig); err != nil {
 				t.Fatal(err)
 			}
@@ -62,6 +70,7 @@ func TestGroupsDieWithTheTestBinary(t *testing.T) {
 			select {
 			case <-gone:
 			case <-time.After(30 * time.Second):
+				syscall.Kill(-group, syscall.SIGKILL)
 				t.Fatalf("a process the harness started (sh -c %q) outlived the test binary's %v", c.script, c.sig)
 			}
 		})
@@ -69,7 +78,7 @@ func TestGroupsDieWithTheTestBinary(t *testing.T) {
 }
 
 // groupChild starts script as the harness starts Claude Code, with fd 3 passed on, says
-// ready and waits to be stopped.
+// ready and the group's id, and waits to be stopped.
 func groupChild(t *testing.T, script string) {
 	fd3 := os.NewFile(3, "fd3")
 	cmd := exec.CommandContext(context.Background(), "sh", "-c", script)
@@ -79,7 +88,7 @@ func groupChild(t *testing.T, script string) {
 		t.Fatal(err)
 	}
 	fd3.Close()
-	os.Stdout.WriteString("ready\n")
+	fmt.Printf("ready\n%d\n", cmd.Process.Pid)
 	time.Sleep(time.Minute)
 	t.Fatal("the parent never stopped this test binary")
 }
