@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/checktest"
 )
 
 // docCommand resolves a command line as the docs write it ("checkpoint save|load NAME",
@@ -117,23 +119,15 @@ func TestDocsNameTheCommandsCatchesDrift(t *testing.T) {
 		if doc == readme {
 			t.Fatalf("the README no longer holds %q", c.from)
 		}
-		rec := &recorder{}
+		rec := checktest.New(t)
 		list := readmeCommandList(t, doc)
 		checkDocCommands(rec, "README", list)
 		checkListComplete(rec, list)
-		if !rec.failed {
+		if !rec.Failed() {
 			t.Errorf("a command list with %q in place of %q passed", c.to, c.from)
 		}
 	}
 }
-
-// recorder is a testing.TB that only notes a failure.
-type recorder struct {
-	testing.TB
-	failed bool
-}
-
-func (r *recorder) Errorf(string, ...any) { r.failed = true }
 
 func readRepoFile(t *testing.T, rel string) string {
 	t.Helper()

@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 		dir = d
 	}
 	buildRoot = dir
+	killGroupsOnSignal(func() { os.RemoveAll(buildRoot) })
 	code := m.Run()
 	os.RemoveAll(buildRoot)
 	os.Exit(code)
@@ -858,7 +859,7 @@ func (w *World) tryRun(t *testing.T, o RunOptions) (*Run, error) {
 
 	seen := len(w.Mock.Requests())
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startGroup(cmd); err != nil {
 		return &Run{Args: args}, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
 	if stdin != nil {

@@ -385,7 +385,7 @@ func (w *World) cli(t *testing.T, args ...string) string {
 	ownGroup(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := runGroup(cmd)
 	killGroup(cmd)
 	t.Logf("claude %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	if err != nil {
@@ -414,7 +414,7 @@ func (w *World) runInstalled(t *testing.T, prompt string, extra ...string) *Run 
 
 	seen := len(w.Mock.Requests())
 	start := time.Now()
-	err := cmd.Run()
+	err := runGroup(cmd)
 	killGroup(cmd)
 	r := &Run{Args: args, Stdout: stdout.String(), Stderr: stderr.String(), Duration: time.Since(start)}
 	r.Requests = w.Mock.Requests()[seen:]

@@ -11,6 +11,12 @@ func ownGroup(cmd *exec.Cmd) {}
 
 func killGroup(cmd *exec.Cmd) {}
 
+func startGroup(cmd *exec.Cmd) error { return cmd.Start() }
+
+func runGroup(cmd *exec.Cmd) error { return cmd.Run() }
+
+func killGroupsOnSignal(func()) {}
+
 func processAlive(pid int) bool { return true }
 
 func killPID(pid int) error {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/checktest"
 )
 
 // specNamed is the tool spec of that name, or nil.
@@ -115,21 +117,13 @@ func TestReadmeToolTableCatchesDrift(t *testing.T) {
 		if doc == string(data) {
 			t.Fatalf("the README no longer holds %q", c.from)
 		}
-		rec := &recorder{}
+		rec := checktest.New(t)
 		checkToolTable(rec, readmeToolArgs(t, doc))
-		if !rec.failed {
+		if !rec.Failed() {
 			t.Errorf("a table with %q in place of %q passed", c.to, c.from)
 		}
 	}
 }
-
-// recorder is a testing.TB that only notes a failure.
-type recorder struct {
-	testing.TB
-	failed bool
-}
-
-func (r *recorder) Errorf(string, ...any) { r.failed = true }
 
 // toolCall is how the skill names a tool with its arguments: `tool {arg, arg}`.
 var toolCall = regexp.MustCompile("`([a-z_]+) \\{([^}`]*)\\}`")

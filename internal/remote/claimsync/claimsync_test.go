@@ -785,7 +785,7 @@ func TestStateFromAnotherHostAtTheSamePath(t *testing.T) {
 			if tc.copied {
 				ino = claimsync.DirIno(t.TempDir())
 			}
-			other := claim.New(mustGit(t, a.opt.Root), "wf-1", "sam@elsewhere#abc123", time.Minute, time.Now)
+			other := claim.New(mustGit(t, a.opt.Root), "wf-1", "sam@elsewhere#abc123", time.Hour, time.Now)
 			if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
 				t.Fatal(err)
 			}
@@ -863,7 +863,7 @@ func TestStateFromAnotherHostIsAnotherOwner(t *testing.T) {
 	bare := gittest.Bare(t)
 	base := t.TempDir()
 	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
-	other := claim.New(mustGit(t, filepath.Join(base, "a")), "wf-1", "sam@elsewhere#abc123", time.Minute, time.Now)
+	other := claim.New(mustGit(t, filepath.Join(base, "a")), "wf-1", "sam@elsewhere#abc123", time.Hour, time.Now)
 	if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
 		t.Fatal(err)
 	}

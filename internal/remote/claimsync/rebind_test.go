@@ -1,8 +1,10 @@
 package claimsync
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 )
 
 // TestRebindRaceKeepsOneIdentity: processes of one copied state directory, some reaching it
@@ -18,7 +21,7 @@ import (
 // Every one ends with the copy's one new identity, never the original's.
 func TestRebindRaceKeepsOneIdentity(t *testing.T) {
 	if dir := os.Getenv("CAIRN_TEST_REBIND_DIR"); dir != "" {
-		rebindChild(t, dir, os.Getenv("CAIRN_TEST_REBIND_GO"))
+		rebindChild(t, dir)
 		return
 	}
 	base := t.TempDir()
@@ -37,53 +40,59 @@ func TestRebindRaceKeepsOneIdentity(t *testing.T) {
 	if err := os.Symlink(filepath.Join(base, "copy"), filepath.Join(base, "link")); err != nil {
 		t.Fatal(err)
 	}
-	start := filepath.Join(base, "go")
 	const procs = 6
-	cmds := make([]*exec.Cmd, procs)
-	outs := make([]strings.Builder, procs)
+	type child struct {
+		cmd    *exec.Cmd
+		out    *bufio.Scanner
+		stderr strings.Builder
+		goPipe io.WriteCloser
+	}
+	kids := make([]*child, procs)
+	// Whatever happens to this test, no child outlives it: a child whose go pipe closes
+	// without a word gives up, and one still running at the end is killed.
+	t.Cleanup(func() {
+		for _, k := range kids {
+			if k != nil && k.cmd.ProcessState == nil {
+				k.goPipe.Close()
+				k.cmd.Process.Kill()
+				k.cmd.Wait()
+			}
+		}
+	})
 	for p := range procs {
 		dir := cp
 		if p%2 == 1 {
 			dir = filepath.Join(base, "link", ".claude", "cairn")
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestRebindRaceKeepsOneIdentity$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "CAIRN_TEST_REBIND_DIR="+dir, "CAIRN_TEST_REBIND_GO="+start)
-		cmd.Stdout, cmd.Stderr = &outs[p], &outs[p]
-		if err := cmd.Start(); err != nil {
+		k := &child{cmd: exec.Command(os.Args[0], "-test.run=^TestRebindRaceKeepsOneIdentity$", "-test.count=1")}
+		k.cmd.Env = append(os.Environ(), "CAIRN_TEST_REBIND_DIR="+dir)
+		k.cmd.Stderr = &k.stderr
+		var err error
+		if k.goPipe, err = k.cmd.StdinPipe(); err != nil {
 			t.Fatal(err)
 		}
-		cmds[p] = cmd
+		// Each child has read the Doc before it says ready; all rebind after go.
+		k.out = storetest.StartChild(t, k.cmd, fmt.Sprintf("process %d", p), "ready")
+		kids[p] = k
 	}
-	// Each child has read the Doc before it creates its ready file; all rebind after go.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ents, _ := os.ReadDir(base)
-		ready := 0
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), "ready-") {
-				ready++
-			}
-		}
-		if ready == procs {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d processes ready", ready, procs)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := os.WriteFile(start, nil, 0o600); err != nil {
-		t.Fatal(err)
+	for _, k := range kids {
+		k.goPipe.Write([]byte("g"))
+		k.goPipe.Close()
 	}
 	got := map[string]int{}
-	for p, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("process %d: %v\n%s", p, err, outs[p].String())
+	for p, k := range kids {
+		var lines []string
+		for k.out.Scan() {
+			lines = append(lines, k.out.Text())
 		}
-		_, rest, ok := strings.Cut(outs[p].String(), "owner=")
+		out := strings.Join(lines, "\n") + "\n" + k.stderr.String()
+		if err := k.cmd.Wait(); err != nil {
+			t.Fatalf("process %d: %v\n%s", p, err, out)
+		}
+		_, rest, ok := strings.Cut(out, "owner=")
 		id, _, _ := strings.Cut(rest, "\n")
 		if !ok || id == "" {
-			t.Fatalf("process %d said no owner:\n%s", p, outs[p].String())
+			t.Fatalf("process %d said no owner:\n%s", p, out)
 		}
 		got[id]++
 	}
@@ -95,9 +104,10 @@ func TestRebindRaceKeepsOneIdentity(t *testing.T) {
 	}
 }
 
-// rebindChild loads the identity as load does, says it is ready, waits for the go file, then
-// rebinds and prints the identity it ends with.
-func rebindChild(t *testing.T, dir, start string) {
+// rebindChild loads the identity as load does, says it is ready, waits for the parent's go
+// (one byte on stdin; without it, the parent is gone and the child gives up), then rebinds and
+// prints the identity it ends with.
+func rebindChild(t *testing.T, dir string) {
 	st, err := store.Open(dir, store.WithLockWait(20*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -107,15 +117,9 @@ func rebindChild(t *testing.T, dir, start string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ready := filepath.Join(filepath.Dir(start), fmt.Sprintf("ready-%d", os.Getpid()))
-	if err := os.WriteFile(ready, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(start); err == nil {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	fmt.Println("ready")
+	if _, err := io.ReadFull(os.Stdin, make([]byte, 1)); err != nil {
+		t.Fatalf("no go from the parent (%v): it has stopped", err)
 	}
 	if cur.Dir != st.Dir() {
 		if cur, _, err = rebind(st, cur); err != nil {

@@ -40,7 +40,7 @@ func TestStalledTransportLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	pids := filepath.Join(dir, "pids")
 	ssh := filepath.Join(dir, "fake-ssh")
-	if err := os.WriteFile(ssh, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\nexec sleep 60\n"), 0o755); err != nil {
+	if err := os.WriteFile(ssh, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\nexec sleep 600\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("GIT_SSH_COMMAND", ssh)
@@ -78,7 +78,9 @@ func TestStalledTransportLeavesNothing(t *testing.T) {
 	data, _ := os.ReadFile(pids)
 	for _, pid := range strings.Fields(string(data)) {
 		gone := false
-		for end := time.Now().Add(3 * time.Second); !gone && time.Now().Before(end); {
+		// Killed, it is gone within moments; 30 s is for a loaded machine, and far short of
+		// the 600 s the stalled transport would otherwise sleep.
+		for end := time.Now().Add(30 * time.Second); !gone && time.Now().Before(end); {
 			if _, alive := procStat(pid); !alive {
 				gone = true
 			}

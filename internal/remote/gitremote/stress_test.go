@@ -82,8 +82,9 @@ func TestFaultyNetwork(t *testing.T) {
 			t.Logf("proxy: %d connections, %d cut, %d half-closed", st.Conns, st.Cut, st.HalfClosed)
 			p.SetFaults(remotetest.Faults{})
 			for _, c := range cl {
-				remotetest.CheckLine(t, ctx, c, "wf-cut", clients, appends)
-				remotetest.MustHeads(t, ctx, c, remote.Heads{"wf-cut": int64(clients * appends)})
+				r := remotetest.Reread(c)
+				remotetest.CheckLine(t, ctx, r, "wf-cut", clients, appends)
+				remotetest.MustHeads(t, ctx, r, remote.Heads{"wf-cut": int64(clients * appends)})
 			}
 		})
 	}

@@ -3,11 +3,14 @@
 package gittest
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,46 +35,66 @@ func Daemon(t testing.TB, base string) string {
 			t.Skipf("git daemon is not available: %v", err)
 		}
 	}
+	// git daemon cannot be handed a listener or say which port it took, so a free port is
+	// picked and may be taken by someone else before the daemon binds it. The daemon says
+	// "Ready to rumble" (with --verbose) only once it holds its socket, and exits when the
+	// bind fails: dialing the port instead could reach whoever took it.
 	for try := 0; try < 5; try++ {
 		port := freePort(t)
-		var stderr bytes.Buffer
-		cmd := exec.Command("git", "daemon", "--export-all", "--enable=receive-pack", "--reuseaddr",
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("git", "daemon", "--verbose", "--export-all", "--enable=receive-pack", "--reuseaddr",
 			"--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), "--base-path="+base, "--informative-errors", base)
-		cmd.Stderr = &stderr
-		// git daemon forks a child per connection: kill the whole group, and do not wait
-		// for the children to close the stderr pipe.
+		cmd.Stderr = w
+		// git daemon forks a child per connection: kill the whole group.
 		OwnGroup(cmd)
-		cmd.WaitDelay = time.Second
-		if err := cmd.Start(); err != nil {
+		err = cmd.Start()
+		w.Close()
+		if err != nil {
+			r.Close()
 			t.Fatalf("starting git daemon: %v", err)
 		}
+		// Read stderr until the daemon is ready, then drain it (each connection logs a line)
+		// until every process of the group has gone.
+		ready := make(chan bool, 1)
+		var said strings.Builder
+		go func() {
+			defer r.Close()
+			sc := bufio.NewScanner(r)
+			for sc.Scan() {
+				if strings.HasSuffix(sc.Text(), "] Ready to rumble") {
+					ready <- true
+					io.Copy(io.Discard, r)
+					return
+				}
+				said.WriteString(sc.Text() + "\n")
+			}
+			ready <- false
+		}()
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			select {
-			case <-done:
-				goto retry // lost the port to someone else
-			default:
-			}
-			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-				c.Close()
+		select {
+		case ok := <-ready:
+			if ok {
 				t.Cleanup(func() {
 					KillGroup(cmd)
 					<-done
 				})
-				return addr
+				return fmt.Sprintf("127.0.0.1:%d", port)
 			}
-			time.Sleep(20 * time.Millisecond)
+			<-done // lost the port to someone else, or git daemon failed: try again
+			if try == 4 {
+				t.Fatalf("git daemon did not start: %s", said.String())
+			}
+		case <-time.After(30 * time.Second):
+			KillGroup(cmd)
+			<-done
+			t.Fatal("git daemon did not say it was ready within 30s")
 		}
-		KillGroup(cmd)
-		<-done
-		t.Fatalf("git daemon did not listen within 10s: %s", stderr.String())
-	retry:
 	}
-	t.Fatal("git daemon could not get a port")
-	return ""
+	panic("unreachable")
 }
 
 func freePort(t testing.TB) int {

@@ -446,3 +446,28 @@ func MustConflict(t testing.TB, err error, id string, expected, current int64) {
 		t.Fatalf("conflict = %+v, want workflow %s expected %d current %d", *ce, id, expected, current)
 	}
 }
+
+// Reread is b whose reads (Since, Heads) are tried again after an error, up to 20 times, as
+// claimtest.Race refreshes: for the checks after a faulty network heals, where a read may
+// still fail once (a git past its short timeout on a loaded machine) and only a persistent
+// failure says something of the line. What a read that answers returns is not retried.
+func Reread(b remote.Backend) remote.Backend { return reread{b} }
+
+type reread struct{ remote.Backend }
+
+func (r reread) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	return again(ctx, func() ([]remote.Record, error) { return r.Backend.Since(ctx, id, rev) })
+}
+
+func (r reread) Heads(ctx context.Context) (remote.Heads, error) {
+	return again(ctx, func() (remote.Heads, error) { return r.Backend.Heads(ctx) })
+}
+
+func again[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	v, err := read()
+	for attempt := 0; err != nil && attempt < 20 && ctx.Err() == nil; attempt++ {
+		backoff(ctx, attempt)
+		v, err = read()
+	}
+	return v, err
+}

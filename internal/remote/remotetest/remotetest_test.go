@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
@@ -73,6 +74,56 @@ func TestSuiteCatchesLastWriterWins(t *testing.T) {
 	for _, name := range []string{"stale-head-writes-nothing", "ahead-head-writes-nothing", "one-winner-per-head"} {
 		if !strings.Contains(string(out), "--- FAIL: TestSuiteCatchesLastWriterWins/"+name) {
 			t.Errorf("subtest %s did not fail on a last-writer-wins backend", name)
+		}
+	}
+}
+
+// failingReads fails its first fails reads of each kind, as a git past its timeout does.
+type failingReads struct {
+	remote.Backend
+	fails        int
+	since, heads int
+}
+
+func (f *failingReads) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	if f.since++; f.since <= f.fails {
+		return nil, errors.New("no answer within 3s")
+	}
+	return f.Backend.Since(ctx, id, rev)
+}
+
+func (f *failingReads) Heads(ctx context.Context) (remote.Heads, error) {
+	if f.heads++; f.heads <= f.fails {
+		return nil, errors.New("no answer within 3s")
+	}
+	return f.Backend.Heads(ctx)
+}
+
+// TestReread: a read that fails a few times answers through Reread with what the line holds;
+// one that never answers still fails (here once ctx ends, sooner than its 20 tries).
+func TestReread(t *testing.T) {
+	b := memremote.New()
+	remotetest.MustAppend(t, context.Background(), b, "wf", 0, "c0-0", "c0-1")
+	for _, c := range []struct {
+		fails int
+		ok    bool
+	}{{0, true}, {3, true}, {1000, false}} {
+		bound := time.Minute
+		if !c.ok {
+			bound = 100 * time.Millisecond
+		}
+		r := remotetest.Reread(&failingReads{Backend: b, fails: c.fails})
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
+		recs, err := r.Since(ctx, "wf", 0)
+		cancel()
+		if (err == nil) != c.ok || c.ok && len(recs) != 2 {
+			t.Errorf("Since after %d failures: %d records, %v", c.fails, len(recs), err)
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), bound)
+		h, err := r.Heads(ctx)
+		cancel()
+		if (err == nil) != c.ok || c.ok && !h.Equal(remote.Heads{"wf": 2}) {
+			t.Errorf("Heads after %d failures: %v, %v", c.fails, h, err)
 		}
 	}
 }
