@@ -98,7 +98,12 @@ func (e *Engine) RecordSession(s Session) error {
 		return fmt.Errorf("recording the session: no Claude Code pid (pid %d)", s.PID)
 	}
 	s.Replaced = nil
-	if prev, ok := e.CurrentSession(s.PID); ok {
+	if s.ClientStart == 0 {
+		s.ClientStart, _ = store.ProcessStart(s.PID)
+	}
+	// A record another client left with this pid (it exited, this one took the pid) names
+	// sessions this client never ran.
+	if prev, ok := e.CurrentSession(s.PID); ok && (prev.ClientStart == 0 || s.ClientStart == 0 || prev.ClientStart == s.ClientStart) {
 		if prev.SessionID != s.SessionID {
 			s.Replaced = []string{prev.SessionID}
 		}
@@ -108,9 +113,6 @@ func (e *Engine) RecordSession(s Session) error {
 				s.Replaced = append(s.Replaced, id)
 			}
 		}
-	}
-	if s.ClientStart == 0 {
-		s.ClientStart, _ = store.ProcessStart(s.PID)
 	}
 	now := e.now()
 	if s.StartedAt.IsZero() {
