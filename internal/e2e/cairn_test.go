@@ -701,7 +701,7 @@ func TestCairnStopWritesOwedPositionLine(t *testing.T) {
 // running at a fixed time would, with the World's HOME (so L2 goes where Claude Code looks).
 func engineAt(t *testing.T, w *World, at time.Time) *engine.Engine {
 	t.Helper()
-	return engineAs(t, w, at, "earlier-session")
+	return engineAs(t, w, at, earlierSession)
 }
 
 // engineAs is engineAt as the Claude Code session session.

@@ -246,7 +246,7 @@ func TestCairnStopSaysItsHeartbeatRolledForward(t *testing.T) {
 			var session struct {
 				ID string `json:"session_id"`
 			}
-			records, _ := filepath.Glob(filepath.Join(w.stateDir(), "sessions", "*.json"))
+			records := w.clientRecords()
 			before, err := os.ReadFile(snapshot)
 			if len(records) == 1 && err == nil {
 				var doc []byte

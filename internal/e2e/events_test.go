@@ -4,8 +4,10 @@ package e2e
 // the background memory writers) meet Cairn's hooks, as the pinned CLI really runs them.
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 )
 
 // startApex starts an apex workflow in the World's project, as an earlier session would have.
@@ -23,10 +26,17 @@ func startApex(t *testing.T, w *World, to ...string) {
 }
 
 // startAt starts a workflow as an earlier session would have at the time at, and moves it
-// through the phases to; it returns the engine for more.
+// through the phases to; it returns the engine for more. That session's client recorded it
+// at its start, as Cairn's SessionStart hook does, and has exited: without the record, an
+// owner with no pid and a recent heartbeat is another live session as far as anyone can tell
+// (one on another machine sharing the workflow has none here), and every run's model was told
+// to coordinate with it.
 func startAt(t *testing.T, w *World, at time.Time, req engine.StartRequest, to ...string) *engine.Engine {
 	t.Helper()
 	e := engineAt(t, w, at)
+	if err := e.RecordSession(engine.Session{SessionID: earlierSession, Source: "startup", PID: storetest.ExitedPID(t), StartedAt: at}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.Start(req); err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +46,20 @@ func startAt(t *testing.T, w *World, at time.Time, req engine.StartRequest, to .
 		}
 	}
 	return e
+}
+
+// earlierSession is the session startAt's workflow was started by.
+const earlierSession = "earlier-session"
+
+// clientRecords are the session records in sessions/ but the earlier session's (startAt's
+// client, which has exited): those the test's clients wrote.
+func (w *World) clientRecords() []string {
+	all, _ := filepath.Glob(filepath.Join(w.stateDir(), "sessions", "*.json"))
+	return slices.DeleteFunc(all, func(f string) bool {
+		var s engine.Session
+		b, err := os.ReadFile(f)
+		return err == nil && json.Unmarshal(b, &s) == nil && s.SessionID == earlierSession
+	})
 }
 
 // Claude Code keeps its task list per session id, so a new session starts without it. Tasks
@@ -158,6 +182,12 @@ func TestCairnCompactionKeepsPosition(t *testing.T) {
 	}
 	if report := cairnReport(t, after[0]); !strings.Contains(report, "phase plan (in_progress)") {
 		t.Errorf("the report after /compact lacks the phase:\n%s", report)
+	}
+	// The earlier session's client has exited: no report asks to coordinate with it.
+	for _, m := range []*mockapi.MessagesRequest{r.FirstMain(t), after[0]} {
+		if report := cairnReport(t, m); strings.Contains(report, liveWarning) {
+			t.Errorf("the report tells of another live session:\n%s", report)
+		}
 	}
 	if got := hookNames(requireHooksOK(t, r, "SessionStart")); strings.Join(got, ",") != "SessionStart:startup,SessionStart:compact" {
 		t.Errorf("SessionStart hooks %v", got)

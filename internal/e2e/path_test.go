@@ -104,7 +104,7 @@ func TestCairnClearAfterBashChange(t *testing.T) {
 	if !strings.Contains(tr.Text, "task t1 is running") {
 		t.Fatalf("Bash's cairn did not set the task running: %s", tr.Text)
 	}
-	sessions, _ := filepath.Glob(filepath.Join(w.stateDir(), "sessions", "*.json"))
+	sessions := w.clientRecords()
 	if len(sessions) != 1 {
 		t.Fatalf("sessions/ holds %v, want this client's one record", sessions)
 	}

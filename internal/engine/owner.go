@@ -22,15 +22,19 @@ import (
 // session started right after the last one closed, or this session resumed in a new client
 // after its old one exited). Without a pid to go on it answers false and the heartbeat alone
 // decides, as before, unless the session records say the owner's session has ended
-// (sessionEnded: this client or another ran it before the one it is in now, or its client has
-// exited); the caller's own session in its own client is no other owner at all.
+// (sessionClient: this client ran it before the one it is in now, or its client has exited);
+// a client still running that ran it goes on with its work, as one of its pid does. The
+// caller's own session in its own client is no other owner at all.
 func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	if r == nil || r.Owner == nil {
 		return false
 	}
 	o := r.Owner
 	if o.PID <= 0 && o.SessionID != "" && o.SessionID != e.cfg.SessionID && !e.onOtherHost(o) {
-		return e.sessionEnded(o.SessionID)
+		// A client that ran it and runs still goes on with its work: ended for that client's
+		// engines, as an owner of its pid is, and live by its heartbeat for the others'.
+		pid, ended := e.sessionClient(o.SessionID)
+		return ended && (pid == 0 || pid == e.cfg.PID)
 	}
 	if o.SessionID == "" || o.PID <= 0 || e.onOtherHost(o) || (o.SessionID == e.cfg.SessionID && (e.cfg.PID <= 0 || o.PID == e.cfg.PID)) {
 		return false
@@ -85,7 +89,8 @@ func (e *Engine) OwnerExited(r *workflow.Record) bool {
 // machine sharing the workflow, whose client's life only its heartbeat tells. An owner
 // recorded without a pid (the agent's cairn in its Bash tool without a live CLAUDE_PID, or an
 // older Cairn's) of another session runs where a running client's session record names that
-// session (sessionClient). Unknown pids answer false.
+// session, as its session now or one it ran before /clear (sessionClient). Unknown pids answer
+// false.
 func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
 	if o.PID <= 0 && o.SessionID != "" && o.SessionID != e.cfg.SessionID && e.cfg.PID > 0 && o.Host == "" {
 		return e.inOtherRunningClient(o.SessionID)
@@ -98,6 +103,21 @@ func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
 // machine.
 func (e *Engine) inThisClient(o *workflow.Owner) bool {
 	return e.cfg.PID > 0 && o.PID == e.cfg.PID && !e.onOtherHost(o)
+}
+
+// ranInThisClient reports whether o's session ran in this engine's Claude Code client: o has
+// its pid (inThisClient), or o, recorded without a pid on this machine, is of a session this
+// client's record names (sessionClient: the one it runs, or one it ran before /clear). Its
+// heartbeat then stamps the pid.
+func (e *Engine) ranInThisClient(o *workflow.Owner) bool {
+	if e.inThisClient(o) {
+		return true
+	}
+	if o.PID > 0 || o.SessionID == "" || o.Host != "" || e.cfg.PID <= 0 {
+		return false
+	}
+	pid, _ := e.sessionClient(o.SessionID)
+	return pid == e.cfg.PID
 }
 
 // onOtherHost reports whether o was recorded on another machine than this engine's (through

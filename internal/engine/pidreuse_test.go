@@ -55,3 +55,27 @@ func TestReusedClientPidIsNoLiveOwner(t *testing.T) {
 		}
 	}
 }
+
+// A Claude Code client exits, and another client takes its pid. The new client's session
+// record listed the old one's sessions as its own replaced sessions (Session.Replaced, "this
+// client ran them before"), so an owner recorded without a pid, of a session of the old
+// client, was taken for the new client's: its turns kept that owner's heartbeat, and a
+// session in a second terminal was told of another live session for as long as the new
+// client ran. The new client's record starts its own list.
+func TestReusedClientPidTakesNoReplacedSessions(t *testing.T) {
+	e := newEnv(t)
+	pid := os.Getpid() // the old client's pid, the new client's now
+	must(e.openAs("old-session", 0).Start(engine.StartRequest{Type: "apex", Context: "ownership"}))(t)
+	must(0, e.openAs("old-session", pid).RecordSession(engine.Session{SessionID: "old-session", PID: pid, ClientStart: 1}))(t)
+	must(0, e.openAs("new-session", pid).RecordSession(engine.Session{SessionID: "new-session", PID: pid}))(t)
+	if s, _ := e.openAs("new-session", pid).CurrentSession(pid); len(s.Replaced) != 0 {
+		t.Errorf("the new client's record lists %q as replaced, sessions of the client that had its pid", s.Replaced)
+	}
+	for range 5 {
+		e.clock.Add(3 * time.Minute)
+		must(e.openAs("new-session", pid).Stop(engine.StopInput{SessionID: "new-session"}))(t)
+	}
+	if w := e.openAs("third-session", 4243).Resume(engine.ResumeOptions{}).Warnings; strings.Contains(strings.Join(w, "\n"), "Another live session") {
+		t.Errorf("a second terminal is told of another live session, the exited client's: %q", w)
+	}
+}

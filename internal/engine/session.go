@@ -98,7 +98,12 @@ func (e *Engine) RecordSession(s Session) error {
 		return fmt.Errorf("recording the session: no Claude Code pid (pid %d)", s.PID)
 	}
 	s.Replaced = nil
-	if prev, ok := e.CurrentSession(s.PID); ok {
+	if s.ClientStart == 0 {
+		s.ClientStart, _ = store.ProcessStart(s.PID)
+	}
+	// A record another client left with this pid (it exited, this one took the pid) names
+	// sessions this client never ran.
+	if prev, ok := e.CurrentSession(s.PID); ok && (prev.ClientStart == 0 || s.ClientStart == 0 || prev.ClientStart == s.ClientStart) {
 		if prev.SessionID != s.SessionID {
 			s.Replaced = []string{prev.SessionID}
 		}
@@ -108,9 +113,6 @@ func (e *Engine) RecordSession(s Session) error {
 				s.Replaced = append(s.Replaced, id)
 			}
 		}
-	}
-	if s.ClientStart == 0 {
-		s.ClientStart, _ = store.ProcessStart(s.PID)
 	}
 	now := e.now()
 	if s.StartedAt.IsZero() {
@@ -147,20 +149,15 @@ func (s Session) checked() bool {
 // sessionSources are the SessionStart sources Claude Code sends, and none.
 var sessionSources = []string{"", "startup", "resume", "clear", "compact", "fork"}
 
-// sessionEnded reports whether the Claude Code session id has ended, as the session records
-// (sessions/<pid>.json) tell it, for an owner recorded without a pid: a client ran it before
-// the one it is in now (Session.Replaced: /clear, /resume), or the client whose record names
-// it as its session has exited, and no client still running names it so. A session no record
-// names is not known to have ended.
-func (e *Engine) sessionEnded(id string) bool {
-	_, ended := e.sessionClient(id)
-	return ended
-}
-
-// sessionClient is what the session records say of the Claude Code session id: the pid of a
-// running client whose record names it as its session (0: none), else whether it has ended
-// (see sessionEnded). Every record of a process that runs, and this client's, is read; of the
-// others (exited clients') at most maxSessionsRead, which only say a session ended.
+// sessionClient is what the session records (sessions/<pid>.json) say of the Claude Code
+// session id, for an owner recorded without a pid or a client that has exited: running is the
+// pid of a running client whose record names it as its session, else of one that ran it
+// before its session now (Session.Replaced: /clear, /resume), which goes on with its work
+// (this client first); 0: none. ended says the session has ended: a client ran it before the
+// one it is in now, or the client whose record names it has exited, and no client still
+// running names it as its session. A session no record names is not known to have ended.
+// Every record of a process that runs, and this client's, is read; of the others (exited
+// clients') at most maxSessionsRead, which only say a session ended.
 func (e *Engine) sessionClient(id string) (running int, ended bool) {
 	names, err := e.st.Sessions()
 	if err != nil {
@@ -178,15 +175,19 @@ func (e *Engine) sessionClient(id string) (running int, ended bool) {
 			}
 		}
 		s, ok := e.CurrentSession(pid)
-		switch {
-		case !ok:
-		case s.SessionID == id && (pid == e.cfg.PID || clientRunning(pid, s.ClientStart)):
-			return pid, false // live as its heartbeat says
-		case s.SessionID == id || slices.Contains(s.Replaced, id):
-			ended = true
+		if !ok || s.SessionID != id && !slices.Contains(s.Replaced, id) {
+			continue
 		}
+		runs := pid == e.cfg.PID || clientRunning(pid, s.ClientStart)
+		switch {
+		case s.SessionID == id && runs:
+			return pid, false // live as its heartbeat says
+		case runs && (running == 0 || pid == e.cfg.PID):
+			running = pid
+		}
+		ended = true
 	}
-	return 0, ended
+	return running, ended
 }
 
 // maxSessionsRead bounds the records of exited clients sessionClient reads: cairn-mcp
@@ -250,14 +251,15 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	// terminal is to be warned of it as before. The replaced owner keeps it (a heartbeat never
 	// takes a workflow: a change does).
 	by := e.actor()
-	replaced := r.Owner != nil && r.Owner.SessionID != "" && r.Owner.SessionID != in.SessionID && e.inThisClient(r.Owner)
+	due := in.SessionID != "" && r.Owner != nil && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery
+	// Asked only when due: an owner without a pid is looked for in the session records.
+	replaced := due && r.Owner.SessionID != "" && r.Owner.SessionID != in.SessionID && e.ranInThisClient(r.Owner)
 	if replaced {
 		by.SessionID = r.Owner.SessionID
 	}
-	if in.SessionID != "" && r.Owner != nil && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery &&
-		(replaced || r.Owner.SessionID == in.SessionID && !e.inOtherLiveClient(r.Owner)) {
+	if due && (replaced || r.Owner.SessionID == in.SessionID && !e.inOtherLiveClient(r.Owner)) {
 		res, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-			if cur == nil || cur.WorkflowID != r.WorkflowID || replaced && (cur.Owner == nil || !e.inThisClient(cur.Owner)) {
+			if cur == nil || cur.WorkflowID != r.WorkflowID || replaced && (cur.Owner == nil || !e.ranInThisClient(cur.Owner)) {
 				return workflow.Result{Event: workflow.EventNone}, nil
 			}
 			return workflow.Heartbeat(cur, by, now)
