@@ -36,7 +36,7 @@ func (e *Engine) runsElsewhere(r *workflow.Record) func(task string) (mirror.Cla
 	if !slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.Status == workflow.TaskRunning }) {
 		return nil
 	}
-	return mirror.RunsElsewhere(e.st, r.WorkflowID, mirror.Lease(e.cfg.Getenv), e.now())
+	return mirror.RunsElsewhere(e.st, r, mirror.Lease(e.cfg.Getenv), e.now())
 }
 
 // elsewhereOnly is runs without the claim; nil when runs is.

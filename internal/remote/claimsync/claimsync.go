@@ -132,6 +132,9 @@ type clone struct {
 	now     func() time.Time
 	cl      *claim.Claimer
 	pending map[string]time.Time
+	// unclaimed holds the tasks set running here unclaimed (the host refuses the claims
+	// ref), with their run's start (mirror.Unconfirmed.Unclaimed).
+	unclaimed map[string]time.Time
 	// restored is the line as the Doc held it when this view was loaded.
 	restored claim.State
 	// left is a Claimer on the line of the workflow the Doc was about, replaced here by the
@@ -228,12 +231,13 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		}
 	}
 	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
-		cl: claim.New(b, w.ID, cur.Owner, lease, now).Of(instance(rec)), pending: map[string]time.Time{}, notices: notices,
+		cl: claim.New(b, w.ID, cur.Owner, lease, now).Of(instance(rec)), pending: map[string]time.Time{}, unclaimed: map[string]time.Time{}, notices: notices,
 		pushed: s.Workflow == w.ID && rec.Revision <= s.Mirrored}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
 		c.restored = cur.Line
 		maps.Copy(c.pending, cur.Pending)
+		maps.Copy(c.unclaimed, cur.Unclaimed)
 	} else if cur.Workflow != "" {
 		for task, h := range cur.Line.Holders {
 			if h.Owner == cur.Owner {
@@ -549,6 +553,14 @@ func (c *clone) save(touched string) error {
 		} else {
 			delete(s.Pending, touched)
 		}
+		if at, ok := c.unclaimed[touched]; ok {
+			if s.Unclaimed == nil {
+				s.Unclaimed = map[string]time.Time{}
+			}
+			s.Unclaimed[touched] = at
+		} else {
+			delete(s.Unclaimed, touched)
+		}
 		doc, err := json.Marshal(s)
 		if err == nil && len(doc) > strictjson.MaxSize {
 			// The rest (the claims made offline, queued or settled) is kept beside the line
@@ -729,6 +741,9 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 		}
 		if refused(err) { // no sync would do better
 			res.Warnings = append(res.Warnings, refusedNote(task, c.remote))
+			if rec, perr := store.ParseRecord(res.Workflow); perr == nil && c.runsUnclaimed(rec, task) {
+				c.save(task)
+			}
 			return res, nil
 		}
 		// Retried (the task already running here), the call keeps what the first left: the
@@ -750,6 +765,7 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 	}
 	res, uerr := rerunnable(rerun)
 	delete(c.pending, task)
+	delete(c.unclaimed, task)
 	if uerr != nil && !heldBefore {
 		_ = c.cl.Release(ctx, task, fence) // not running here: let others have it at once
 	}
@@ -812,6 +828,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 		return res, uerr
 	}
 	delete(c.pending, task)
+	delete(c.unclaimed, task)
 	if taken && !done { // a done's claim is released once the done is pushed (decide)
 		if err := c.cl.Release(ctx, task, cur.Rev); err != nil && res != nil {
 			res.Warnings = append(res.Warnings, c.notReleased(task, err))
@@ -994,6 +1011,16 @@ func (c *clone) takenOver(task string) (notes []string) {
 	return notes
 }
 
+// runsUnclaimed records that task's run in rec, running, is this clone's, though the host
+// refuses the claim that would show it (mirror.RunsElsewhere), for the next save of task.
+func (c *clone) runsUnclaimed(rec *workflow.Record, task string) bool {
+	i := slices.IndexFunc(rec.Tasks, func(t workflow.Task) bool { return t.ID == task && t.Status == workflow.TaskRunning })
+	if i >= 0 {
+		c.unclaimed[task] = rec.Tasks[i].StartedAt
+	}
+	return i >= 0
+}
+
 // settled forgets task's offline claim (confirmed, undone or moot), here and in the Doc.
 func (c *clone) settled(task string) {
 	delete(c.pending, task)
@@ -1171,6 +1198,7 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 		case held: // settled once set back, so a crash before that leaves it to the next sync
 			lost[task] = he
 		case byHost: // never to be confirmed: said once, not retried
+			c.runsUnclaimed(c.wf, task)
 			c.settled(task)
 			notes = append(notes, refusedNote(task, c.remote))
 		default:
