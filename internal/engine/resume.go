@@ -311,15 +311,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Next = doctorStep(head+kept, true)
 		}
 	}
-	var elsewhere func(string) (bool, bool)
+	var elsewhere func(string) (bool, bool, bool)
 	var lapsed []string // running on another machine whose claim lapsed: this one may take them
 	if runs != nil {
-		elsewhere = func(task string) (bool, bool) {
+		elsewhere = func(task string) (bool, bool, bool) {
 			k, ok := runs(task)
 			if k.Lapsed() {
 				lapsed = append(lapsed, task)
 			}
-			return k.Lapsed(), ok
+			return k.Holder != "", k.Lapsed(), ok
 		}
 	}
 	out.OpenTasks = workflow.OpenTasksExcept(r, e.runnerEnded(r), elsewhere)

@@ -29,7 +29,8 @@ func openAt(t *testing.T, dir, session string, ahead time.Duration) *engine.Engi
 // TestReportSaysAnotherMachinesClaimLapsed: a task running on a machine that is gone, its claim
 // past the lease, read here only as "t1 (running)", with nothing saying that this machine may
 // take it over. The report now says the claim lapsed, and its next step how to take it over;
-// under a live claim it reads as before. The next step counted t1, under a's live claim, as
+// under a live claim it says where it runs (it read "t1 (running)", as this session's own
+// work). The next step counted t1, under a's live claim, as
 // this session's "1 task to run"; it now says it runs on another machine, until it lapses.
 func TestReportSaysAnotherMachinesClaimLapsed(t *testing.T) {
 	_, b := t1RunningOnA(t)
@@ -41,7 +42,7 @@ func TestReportSaysAnotherMachinesClaimLapsed(t *testing.T) {
 		step   bool
 		counts string
 	}{
-		{"live", 0, "t1 (running)", false, "Continue phase analyze (1 task running on another machine)"},
+		{"live", 0, "t1 (running on another machine)", false, "Continue phase analyze (1 task running on another machine)"},
 		{"lapsed", claimsync.DefaultLease + time.Minute, "t1 (running on another machine, whose claim of it lapsed)", true, "Continue phase analyze (1 task to run)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
