@@ -31,7 +31,8 @@
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
 // its last renewal (kept here between commands), never from another machine's clock; a claim
 // carries its holder's lease, and a machine set to a shorter one waits for the holder's. The
-// holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter).
+// holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter),
+// a done task's claim too until the done is pushed.
 // The claims held on a workflow replaced here are released by the next claims call.
 //
 // The calls of one clone (the MCP server's tool calls and background sync, cairn task, cairn
@@ -1122,7 +1123,7 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 	// Renewing needs no turn: a renewal of a claim released meanwhile is refused (fenced).
 	renew := map[string]int64{}
 	for task, h := range t.cl.Holders() {
-		if h.Owner == t.owner && t.status(task) == workflow.TaskRunning && t.cl.Due(task) {
+		if h.Owner == t.owner && t.keeps(task) && t.cl.Due(task) {
 			renew[task] = h.Rev
 		}
 	}
@@ -1144,6 +1145,15 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 	return notes, t, t.over
 }
 
+// keeps reports whether this clone keeps its claim of task, renewed: running here, or done here
+// and not yet pushed. Done is final, and reaches other machines only with a push: released (or
+// left to lapse) before, the claim would let another machine that has not read the done run
+// the task again.
+func (c *clone) keeps(task string) bool {
+	st := c.status(task)
+	return st == workflow.TaskRunning || st == workflow.TaskDone && !c.pushed
+}
+
 // routine reads the line and reports whether this sync has nothing to do but renew: no claim
 // made offline, and every claim this clone held before still its own and its task running
 // here. A sync that is not routine decides in its turn, on the workflow read again.
@@ -1157,12 +1167,12 @@ func (c *clone) routine(ctx context.Context) (bool, error) {
 	}
 	now := c.cl.Holders()
 	for task, h := range before {
-		if h.Owner == c.owner && (now[task].Owner != h.Owner || now[task].Rev != h.Rev || c.status(task) != workflow.TaskRunning) {
+		if h.Owner == c.owner && (now[task].Owner != h.Owner || now[task].Rev != h.Rev || !c.keeps(task)) {
 			return false, nil
 		}
 	}
 	for task, h := range now {
-		if h.Owner == c.owner && c.status(task) != workflow.TaskRunning {
+		if h.Owner == c.owner && !c.keeps(task) {
 			return false, nil
 		}
 	}
@@ -1239,9 +1249,7 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 	}
 	release := map[string]int64{}
 	for task, h := range c.cl.Holders() {
-		// Done is final, and reaches other machines only with a push: released before, the
-		// claim would let another machine that has not read the done run the task again.
-		if st := c.status(task); h.Owner == c.owner && st != workflow.TaskRunning && (st != workflow.TaskDone || c.pushed) {
+		if h.Owner == c.owner && !c.keeps(task) {
 			release[task] = h.Rev
 		}
 	}
