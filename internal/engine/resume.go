@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -273,9 +274,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.Notices = append(out.Notices, e.scanMilestones()...)
 	}
 
+	var runs func(string) (mirror.Claim, bool) // running on another machine, with its claim
+	if r != nil {
+		runs = e.runsElsewhere(r)
+	}
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: e.planView(def, r, now), Def: def, L1Available: l1ok, L2Available: l2ok,
 		L2Off:  e.memoryOff(),
-		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: e.ownerMidWork(r, opt)})
+		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: e.ownerMidWork(r, opt), RunsElsewhere: heldElsewhere(runs)})
 	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
@@ -306,17 +311,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Next = doctorStep(head+kept, true)
 		}
 	}
-	var elsewhere func(string) (bool, bool)
+	var elsewhere func(string) (bool, bool, bool)
 	var lapsed []string // running on another machine whose claim lapsed: this one may take them
-	if r != nil {
-		if runs := e.runsElsewhere(r); runs != nil {
-			elsewhere = func(task string) (bool, bool) {
-				k, ok := runs(task)
-				if k.Lapsed() {
-					lapsed = append(lapsed, task)
-				}
-				return k.Lapsed(), ok
+	if runs != nil {
+		elsewhere = func(task string) (bool, bool, bool) {
+			k, ok := runs(task)
+			if k.Lapsed() {
+				lapsed = append(lapsed, task)
 			}
+			return k.Holder != "", k.Lapsed(), ok
 		}
 	}
 	out.OpenTasks = workflow.OpenTasksExcept(r, e.runnerEnded(r), elsewhere)

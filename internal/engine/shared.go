@@ -36,7 +36,7 @@ func (e *Engine) runsElsewhere(r *workflow.Record) func(task string) (mirror.Cla
 	if !slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.Status == workflow.TaskRunning }) {
 		return nil
 	}
-	return mirror.RunsElsewhere(e.st, r.WorkflowID, mirror.Lease(e.cfg.Getenv), e.now())
+	return mirror.RunsElsewhere(e.st, r, mirror.Lease(e.cfg.Getenv), e.now())
 }
 
 // elsewhereOnly is runs without the claim; nil when runs is.
@@ -45,4 +45,14 @@ func elsewhereOnly(runs func(string) (mirror.Claim, bool)) func(task string) boo
 		return nil
 	}
 	return func(task string) bool { _, ok := runs(task); return ok }
+}
+
+// heldElsewhere is runs for the tasks another machine's claim, as last read, holds and has not
+// lapsed: not this machine's to run (one lapsed, it may take over; one with no claim read may
+// be this machine's, unclaimed on a host that refuses claims); nil when runs is.
+func heldElsewhere(runs func(string) (mirror.Claim, bool)) func(task string) bool {
+	if runs == nil {
+		return nil
+	}
+	return func(task string) bool { k, ok := runs(task); return ok && k.Holder != "" && !k.Lapsed() }
 }

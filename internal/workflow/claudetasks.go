@@ -195,9 +195,10 @@ func OpenTasks(r *Record, ended bool) []string { return OpenTasksExcept(r, ended
 
 // OpenTasksExcept is OpenTasks, where ended leaves out the running tasks elsewhere reports
 // (when not nil): they run on another machine sharing the workflow, whose session is not the
-// one that ended (see RecoverExcept). One whose claim there lapsed says so: that machine may
-// be gone, and this one may take the task over.
-func OpenTasksExcept(r *Record, ended bool, elsewhere func(task string) (lapsed, ok bool)) []string {
+// one that ended (see RecoverExcept). One whose claim there was read (held) says it runs there,
+// not this session's to work on; one whose claim lapsed says so: that machine may be gone, and
+// this one may take the task over.
+func OpenTasksExcept(r *Record, ended bool, elsewhere func(task string) (held, lapsed, ok bool)) []string {
 	if r == nil {
 		return nil
 	}
@@ -215,13 +216,15 @@ func OpenTasksExcept(r *Record, ended bool, elsewhere func(task string) (lapsed,
 		}
 		sep := " (" // what is said of the task goes in one parenthesis
 		if t.Status == TaskRunning {
-			var lapsed, far bool
+			var held, lapsed, far bool
 			if elsewhere != nil {
-				lapsed, far = elsewhere(t.ID)
+				held, lapsed, far = elsewhere(t.ID)
 			}
 			switch {
 			case lapsed:
 				s += sep + "running on another machine, whose claim of it lapsed"
+			case held:
+				s += sep + "running on another machine"
 			case ended && !far:
 				s += sep + "running when its session ended"
 			default:

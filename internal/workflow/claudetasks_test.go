@@ -250,3 +250,25 @@ func TestTaskIDOfAnOpenMirroredTasksSubject(t *testing.T) {
 		t.Fatalf("the subject of a finished mirrored task as a new task: %v", err)
 	}
 }
+
+// TestOpenTasksRunningElsewhere: a running task another machine sharing the workflow holds
+// under a live claim read "t1 (running)", as this session's own running work, which it would
+// go on with beside that machine (and update_task refuses it here). It now says where it runs;
+// one with no claim read, which may be this machine's, reads as before.
+func TestOpenTasksRunningElsewhere(t *testing.T) {
+	r := startedApex(t)
+	now := time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)
+	for _, id := range []string{"t1", "t2", "t3"} {
+		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: workflow.TaskRunning}, now, workflow.Actor{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = res.Record
+	}
+	claims := map[string][3]bool{"t1": {true, false, true}, "t2": {true, true, true}, "t3": {false, false, true}}
+	elsewhere := func(task string) (held, lapsed, ok bool) { c := claims[task]; return c[0], c[1], c[2] }
+	want := []string{"t1 (running on another machine)", "t2 (running on another machine, whose claim of it lapsed)", "t3 (running)"}
+	if got := workflow.OpenTasksExcept(r, true, elsewhere); !slices.Equal(got, want) {
+		t.Errorf("OpenTasksExcept = %q, want %q", got, want)
+	}
+}

@@ -53,6 +53,10 @@ type PlanInput struct {
 	// compaction, its resume_check from its own client), so a workflow past its TTL is
 	// resumed (the engine did not expire it), not sent to expiry.
 	OwnerMidWork bool
+	// RunsElsewhere, when not nil, reports a running task that another machine sharing the
+	// workflow runs under its live claim: not this session's to run, so the step does not
+	// count it as one.
+	RunsElsewhere func(task string) bool
 }
 
 // Plan is the resume plan: what internal/report turns into the text the next session reads
@@ -80,6 +84,9 @@ type Plan struct {
 	Warnings []string
 	Blocking []Violation
 	Tasks    TaskCounts
+	// Elsewhere counts the phase's running tasks another machine runs (PlanInput.RunsElsewhere),
+	// left out of Tasks.Running.
+	Elsewhere int
 	// L2Line is the last known position from auto-memory (tier L2Only), or the latest line.
 	L2Line string
 }
@@ -120,6 +127,14 @@ func BuildPlan(in PlanInput) Plan {
 	p.Completed = r.CompletedPhases(in.Def)
 	p.Blocking = r.BlockingViolations()
 	p.Tasks = CountTasks(r, r.State)
+	if in.RunsElsewhere != nil {
+		for _, t := range r.Tasks {
+			if t.Status == TaskRunning && (t.Phase == "" || t.Phase == r.State) && in.RunsElsewhere(t.ID) {
+				p.Tasks.Running--
+				p.Elsewhere++
+			}
+		}
+	}
 	if in.Def != nil && (r.Status == StatusActive || !r.Status.Valid()) { // one that ended moves no more
 		p.Allowed = in.Def.Allowed(r.State)
 	}
@@ -205,14 +220,24 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 		return s + "move on to " + strings.Join(p.Allowed, " or ") + "."
 	}
 	s := "Continue phase " + p.Phase
-	// A failed task is not open, but the phase's work is not done while it stands.
-	switch f := p.Tasks.Failed; {
-	case open > 0 && f > 0:
-		s += fmt.Sprintf(" (%d task%s to run, %d failed to retry or report to the user)", open, Plural(open), f)
-	case open > 0:
-		s += fmt.Sprintf(" (%d task%s to run)", open, Plural(open))
-	case f > 0:
-		s += fmt.Sprintf(" (%d failed task%s to retry or report to the user)", f, Plural(f))
+	// A failed task is not open, but the phase's work is not done while it stands; one another
+	// machine runs is not this session's to run, but the phase's work is not done either.
+	var parts []string
+	// say adds n tasks: "N tasks WHAT" when first, "N WHAT" after (of the tasks said).
+	say := func(n int, adj, what string) {
+		switch {
+		case n == 0:
+		case len(parts) == 0:
+			parts = append(parts, fmt.Sprintf("%d %stask%s %s", n, adj, Plural(n), what))
+		default:
+			parts = append(parts, fmt.Sprintf("%d %s%s", n, adj, what))
+		}
+	}
+	say(open, "", "to run")
+	say(p.Elsewhere, "", "running on another machine")
+	say(p.Tasks.Failed, "failed ", "to retry or report to the user")
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
 	}
 	if len(p.Allowed) > 0 {
 		s += ", then move on to " + strings.Join(p.Allowed, " or ")

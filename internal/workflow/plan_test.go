@@ -243,3 +243,45 @@ func TestBuildPlanEndedAllowsNoMove(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildPlanTasksRunningElsewhere: a task another machine sharing the workflow runs under
+// its live claim was counted as this session's to run ("Continue phase implement (1 task to
+// run)" when that was the only one); update_task refuses it here. It is now said apart.
+func TestBuildPlanTasksRunningElsewhere(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, walk(t, def, mustStart(t, def), "plan"), "implement")
+	set := func(r *workflow.Record, id, st string) *workflow.Record {
+		t.Helper()
+		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: workflow.TaskStatus(st)}, r.UpdatedAt, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Record
+	}
+	oneRunning := set(set(r, "a", "running"), "b", "pending")
+	bothRunning := set(oneRunning, "b", "running")
+	failed := set(set(oneRunning, "b", "running"), "b", "failed")
+	for _, tc := range []struct {
+		name      string
+		rec       *workflow.Record
+		elsewhere []string
+		want      string
+	}{
+		{"none-elsewhere", oneRunning, nil, "Continue phase implement (2 tasks to run), then"},
+		{"one-elsewhere", oneRunning, []string{"a"}, "Continue phase implement (1 task to run, 1 running on another machine), then"},
+		{"running-here-too", set(oneRunning, "b", "running"), []string{"a"}, "Continue phase implement (1 task to run, 1 running on another machine), then"},
+		{"all-elsewhere", bothRunning, []string{"a", "b"}, "Continue phase implement (2 tasks running on another machine), then"},
+		{"pending-not-elsewhere", oneRunning, []string{"b"}, "Continue phase implement (2 tasks to run), then"},
+		{"elsewhere-and-failed", failed, []string{"a"}, "Continue phase implement (1 task running on another machine, 1 failed to retry or report to the user), then"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := workflow.PlanInput{Record: tc.rec, Def: def, L1Available: true, L2Available: true, Now: tc.rec.UpdatedAt}
+			if tc.elsewhere != nil {
+				in.RunsElsewhere = func(task string) bool { return slices.Contains(tc.elsewhere, task) }
+			}
+			if p := workflow.BuildPlan(in); !strings.HasPrefix(p.Next, tc.want) {
+				t.Fatalf("next %q\nwant %q", p.Next, tc.want)
+			}
+		})
+	}
+}

@@ -31,7 +31,8 @@
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
 // its last renewal (kept here between commands), never from another machine's clock; a claim
 // carries its holder's lease, and a machine set to a shorter one waits for the holder's. The
-// holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter).
+// holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter),
+// a done task's claim too until the done is pushed.
 // The claims held on a workflow replaced here are released by the next claims call.
 //
 // The calls of one clone (the MCP server's tool calls and background sync, cairn task, cairn
@@ -132,6 +133,9 @@ type clone struct {
 	now     func() time.Time
 	cl      *claim.Claimer
 	pending map[string]time.Time
+	// unclaimed holds the tasks set running here unclaimed (the host refuses the claims
+	// ref), with their run's start (mirror.Unconfirmed.Unclaimed).
+	unclaimed map[string]time.Time
 	// restored is the line as the Doc held it when this view was loaded.
 	restored claim.State
 	// left is a Claimer on the line of the workflow the Doc was about, replaced here by the
@@ -228,12 +232,13 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		}
 	}
 	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
-		cl: claim.New(b, w.ID, cur.Owner, lease, now).Of(instance(rec)), pending: map[string]time.Time{}, notices: notices,
+		cl: claim.New(b, w.ID, cur.Owner, lease, now).Of(instance(rec)), pending: map[string]time.Time{}, unclaimed: map[string]time.Time{}, notices: notices,
 		pushed: s.Workflow == w.ID && rec.Revision <= s.Mirrored}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
 		c.restored = cur.Line
 		maps.Copy(c.pending, cur.Pending)
+		maps.Copy(c.unclaimed, cur.Unclaimed)
 	} else if cur.Workflow != "" {
 		for task, h := range cur.Line.Holders {
 			if h.Owner == cur.Owner {
@@ -549,6 +554,14 @@ func (c *clone) save(touched string) error {
 		} else {
 			delete(s.Pending, touched)
 		}
+		if at, ok := c.unclaimed[touched]; ok {
+			if s.Unclaimed == nil {
+				s.Unclaimed = map[string]time.Time{}
+			}
+			s.Unclaimed[touched] = at
+		} else {
+			delete(s.Unclaimed, touched)
+		}
 		doc, err := json.Marshal(s)
 		if err == nil && len(doc) > strictjson.MaxSize {
 			// The rest (the claims made offline, queued or settled) is kept beside the line
@@ -729,6 +742,9 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 		}
 		if refused(err) { // no sync would do better
 			res.Warnings = append(res.Warnings, refusedNote(task, c.remote))
+			if rec, perr := store.ParseRecord(res.Workflow); perr == nil && c.runsUnclaimed(rec, task) {
+				c.save(task)
+			}
 			return res, nil
 		}
 		// Retried (the task already running here), the call keeps what the first left: the
@@ -750,6 +766,7 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 	}
 	res, uerr := rerunnable(rerun)
 	delete(c.pending, task)
+	delete(c.unclaimed, task)
 	if uerr != nil && !heldBefore {
 		_ = c.cl.Release(ctx, task, fence) // not running here: let others have it at once
 	}
@@ -812,6 +829,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 		return res, uerr
 	}
 	delete(c.pending, task)
+	delete(c.unclaimed, task)
 	if taken && !done { // a done's claim is released once the done is pushed (decide)
 		if err := c.cl.Release(ctx, task, cur.Rev); err != nil && res != nil {
 			res.Warnings = append(res.Warnings, c.notReleased(task, err))
@@ -994,6 +1012,16 @@ func (c *clone) takenOver(task string) (notes []string) {
 	return notes
 }
 
+// runsUnclaimed records that task's run in rec, running, is this clone's, though the host
+// refuses the claim that would show it (mirror.RunsElsewhere), for the next save of task.
+func (c *clone) runsUnclaimed(rec *workflow.Record, task string) bool {
+	i := slices.IndexFunc(rec.Tasks, func(t workflow.Task) bool { return t.ID == task && t.Status == workflow.TaskRunning })
+	if i >= 0 {
+		c.unclaimed[task] = rec.Tasks[i].StartedAt
+	}
+	return i >= 0
+}
+
 // settled forgets task's offline claim (confirmed, undone or moot), here and in the Doc.
 func (c *clone) settled(task string) {
 	delete(c.pending, task)
@@ -1095,7 +1123,7 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 	// Renewing needs no turn: a renewal of a claim released meanwhile is refused (fenced).
 	renew := map[string]int64{}
 	for task, h := range t.cl.Holders() {
-		if h.Owner == t.owner && t.status(task) == workflow.TaskRunning && t.cl.Due(task) {
+		if h.Owner == t.owner && t.keeps(task) && t.cl.Due(task) {
 			renew[task] = h.Rev
 		}
 	}
@@ -1117,6 +1145,15 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 	return notes, t, t.over
 }
 
+// keeps reports whether this clone keeps its claim of task, renewed: running here, or done here
+// and not yet pushed. Done is final, and reaches other machines only with a push: released (or
+// left to lapse) before, the claim would let another machine that has not read the done run
+// the task again.
+func (c *clone) keeps(task string) bool {
+	st := c.status(task)
+	return st == workflow.TaskRunning || st == workflow.TaskDone && !c.pushed
+}
+
 // routine reads the line and reports whether this sync has nothing to do but renew: no claim
 // made offline, and every claim this clone held before still its own and its task running
 // here. A sync that is not routine decides in its turn, on the workflow read again.
@@ -1130,12 +1167,12 @@ func (c *clone) routine(ctx context.Context) (bool, error) {
 	}
 	now := c.cl.Holders()
 	for task, h := range before {
-		if h.Owner == c.owner && (now[task].Owner != h.Owner || now[task].Rev != h.Rev || c.status(task) != workflow.TaskRunning) {
+		if h.Owner == c.owner && (now[task].Owner != h.Owner || now[task].Rev != h.Rev || !c.keeps(task)) {
 			return false, nil
 		}
 	}
 	for task, h := range now {
-		if h.Owner == c.owner && c.status(task) != workflow.TaskRunning {
+		if h.Owner == c.owner && !c.keeps(task) {
 			return false, nil
 		}
 	}
@@ -1171,6 +1208,7 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 		case held: // settled once set back, so a crash before that leaves it to the next sync
 			lost[task] = he
 		case byHost: // never to be confirmed: said once, not retried
+			c.runsUnclaimed(c.wf, task)
 			c.settled(task)
 			notes = append(notes, refusedNote(task, c.remote))
 		default:
@@ -1211,9 +1249,7 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 	}
 	release := map[string]int64{}
 	for task, h := range c.cl.Holders() {
-		// Done is final, and reaches other machines only with a push: released before, the
-		// claim would let another machine that has not read the done run the task again.
-		if st := c.status(task); h.Owner == c.owner && st != workflow.TaskRunning && (st != workflow.TaskDone || c.pushed) {
+		if h.Owner == c.owner && !c.keeps(task) {
 			release[task] = h.Rev
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claim"
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -109,4 +110,31 @@ func lineHolders(t *testing.T, c *clone) map[string]claim.Holder {
 		t.Fatal(err)
 	}
 	return r.Holders()
+}
+
+// TestDoneUnpushedKeepsItsClaimRenewed: the claim of a task done here is kept until the done is
+// pushed, so that no machine runs the finished task again, but syncs renewed only the claims
+// of running tasks: with the workflow's push failing (a host refusing it, say) for a lease,
+// the kept claim lapsed, and another machine took the done task over and ran it again. It is
+// now renewed as a running task's is, until the done is pushed.
+func TestDoneUnpushedKeepsItsClaimRenewed(t *testing.T) {
+	a, b, _ := twoClones(t)
+	for _, c := range []*clone{a, b} {
+		c.vars[claimsync.EnvLease] = "1h"
+	}
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t1", "done"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.task("t1", "running"); err == nil { // b reads A's claim
+		t.Fatal("B set running a task A marked done and has not pushed")
+	}
+	a.vars[claimsync.EnvClockSkew] = "30m"
+	a.sync() // the done still not pushed
+	b.vars[claimsync.EnvClockSkew] = "61m"
+	if _, err := b.task("t1", "running"); err == nil || !strings.Contains(err.Error(), "task t1 is held by "+a.owner()) {
+		t.Fatalf("B, a lease after it read the claim of t1 (done on A, not pushed, A syncing since), set it running: %v; want it held by A", err)
+	}
 }

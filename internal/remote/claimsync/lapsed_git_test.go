@@ -29,18 +29,21 @@ func openAt(t *testing.T, dir, session string, ahead time.Duration) *engine.Engi
 // TestReportSaysAnotherMachinesClaimLapsed: a task running on a machine that is gone, its claim
 // past the lease, read here only as "t1 (running)", with nothing saying that this machine may
 // take it over. The report now says the claim lapsed, and its next step how to take it over;
-// under a live claim it reads as before.
+// under a live claim it says where it runs (it read "t1 (running)", as this session's own
+// work). The next step counted t1, under a's live claim, as
+// this session's "1 task to run"; it now says it runs on another machine, until it lapses.
 func TestReportSaysAnotherMachinesClaimLapsed(t *testing.T) {
 	_, b := t1RunningOnA(t)
 	b.sync() // b reads the claims line: a holds t1
 	for _, tc := range []struct {
-		name  string
-		ahead time.Duration
-		want  string
-		step  bool
+		name   string
+		ahead  time.Duration
+		want   string
+		step   bool
+		counts string
 	}{
-		{"live", 0, "t1 (running)", false},
-		{"lapsed", claimsync.DefaultLease + time.Minute, "t1 (running on another machine, whose claim of it lapsed)", true},
+		{"live", 0, "t1 (running on another machine)", false, "Continue phase analyze (1 task running on another machine)"},
+		{"lapsed", claimsync.DefaultLease + time.Minute, "t1 (running on another machine, whose claim of it lapsed)", true, "Continue phase analyze (1 task to run)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := openAt(t, b.opt.Root, "session-b2", tc.ahead).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
@@ -49,6 +52,9 @@ func TestReportSaysAnotherMachinesClaimLapsed(t *testing.T) {
 			}
 			if step := strings.Contains(r.Next, "take over task t1") && strings.Contains(r.Next, engine.ToolPrefix+"update_task with status running"); step != tc.step {
 				t.Fatalf("next step %q: says how to take t1 over: %v, want %v", r.Next, step, tc.step)
+			}
+			if !strings.HasPrefix(r.Next, tc.counts) {
+				t.Fatalf("next step %q, want it to begin %q", r.Next, tc.counts)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Doc is the store document that holds the Settings.
@@ -38,6 +40,9 @@ const ClaimsDoc = "claims"
 type Unconfirmed struct {
 	Workflow string               `json:"workflow_id,omitempty"` // the workflow the claims are about
 	Pending  map[string]time.Time `json:"pending,omitempty"`     // task id: when it was set running here
+	// Unclaimed holds the tasks set running here unclaimed, the host refusing the claims ref,
+	// each with its run's start: runs of this clone's that no claim shows (see RunsElsewhere).
+	Unclaimed map[string]time.Time `json:"unclaimed,omitempty"`
 }
 
 // Settings is this project's remote sync configuration and the mirror's state, kept in the
@@ -111,13 +116,14 @@ type Claim struct {
 // line: update_task here takes the task over.
 func (c Claim) Lapsed() bool { return c.Holder != "" && c.Left <= 0 }
 
-// RunsElsewhere reports, when this clone shares workflow id through a remote, which of its
+// RunsElsewhere reports, when this clone shares workflow r through a remote, which of its
 // running tasks run on another machine: those this clone neither held when it last read the
-// claims line (ClaimsDoc) nor set running while out of reach. Such a task came with another
-// machine's revisions, and its run is that machine's. With it comes the claim as last read,
-// timed by this clone's lease and clock as a claim here is (claim.Claimer.Held). nil when
-// sharing is off.
-func RunsElsewhere(st *store.Store, id string, lease time.Duration, now time.Time) func(task string) (Claim, bool) {
+// claims line (ClaimsDoc) nor set running while out of reach, nor started the run of unclaimed
+// (Unconfirmed.Unclaimed). Such a task came with another machine's revisions, and its run is
+// that machine's. With it comes the claim as last read, timed by this clone's lease and clock
+// as a claim here is (claim.Claimer.Held). nil when sharing is off.
+func RunsElsewhere(st *store.Store, r *workflow.Record, lease time.Duration, now time.Time) func(task string) (Claim, bool) {
+	id := r.WorkflowID
 	if s, err := Load(st); err != nil || !s.Enabled {
 		return nil
 	}
@@ -135,6 +141,9 @@ func RunsElsewhere(st *store.Store, id string, lease time.Duration, now time.Tim
 		h := c.Line.Holders[task]
 		if _, pending := c.Pending[task]; pending || h.Owner == c.Owner {
 			return Claim{}, false
+		}
+		if at, ok := c.Unclaimed[task]; ok && slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.ID == task && t.StartedAt.Equal(at) }) {
+			return Claim{}, false // this run, started here, is this clone's
 		}
 		k := Claim{Holder: h.Owner}
 		if he, ok := errors.AsType[*claim.HeldError](cl.Held(task)); ok {
