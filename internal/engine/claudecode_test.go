@@ -353,6 +353,9 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 				must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: sess, TaskID: strconv.Itoa(i + 1), Subject: s}, false))(t)
 			}
 			must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: sess, TaskID: "3", Subject: "finished"}, true))(t)
+			// Another session changed the workflow last: taking the deleted tasks out is
+			// bookkeeping and leaves it the owner.
+			must(e.open("sess-yyyy-8").SetVars(map[string]string{"WF_K": "v"}))(t)
 			if c.list != "" {
 				dir := filepath.Join(e.home, c.list)
 				if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -370,6 +373,18 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 			}
 			if out.Dropped != c.drops {
 				t.Errorf("dropped %d, want %d", out.Dropped, c.drops)
+			}
+			var rec struct {
+				Owner struct {
+					SessionID string `json:"session_id"`
+				} `json:"owner"`
+			}
+			data, err := os.ReadFile(filepath.Join(e.open(sess).StateDir(), "workflow-state.json"))
+			if err != nil || json.Unmarshal(data, &rec) != nil {
+				t.Fatalf("reading the record: %v", err)
+			}
+			if rec.Owner.SessionID != "sess-yyyy-8" {
+				t.Errorf("the owner after the turn's end is %q, want sess-yyyy-8 as before", rec.Owner.SessionID)
 			}
 			r := e.open(sess).Resume(engine.ResumeOptions{ReportOnly: true})
 			slices.Sort(r.OpenTasks)

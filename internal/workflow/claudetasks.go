@@ -286,7 +286,9 @@ func OwnClaudeTasks(r *Record, session string) map[string]string {
 // DropClaudeTasks takes out of r its pending mirrored tasks of the record ids gone: Claude
 // Code deleted them from its list (TaskUpdate to status deleted), which sends no hook event,
 // so an end of turn finds them gone from its task store (see engine.dropDeletedClaudeTasks).
-// A task no longer pending (done, or set running since) stays.
+// A task no longer pending (done, or set running since) stays. The owner stays too: this is
+// bookkeeping, not the session's work, and from a session beside the live owner it would take
+// the workflow from that owner.
 func DropClaudeTasks(r *Record, gone []string, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
@@ -297,5 +299,8 @@ func DropClaudeTasks(r *Record, gone []string, now time.Time, by Actor) (Result,
 	if !slices.ContainsFunc(r.Tasks, drop) {
 		return unchanged(r), nil
 	}
-	return change(r, EventTask, now, by, func(n *Record) { n.Tasks = slices.DeleteFunc(n.Tasks, drop) }), nil
+	return change(r, EventTask, now, by, func(n *Record) {
+		n.Tasks = slices.DeleteFunc(n.Tasks, drop)
+		n.Owner = r.Clone().Owner
+	}), nil
 }
