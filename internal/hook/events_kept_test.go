@@ -264,3 +264,33 @@ func TestPreCompactAnchorOutlivesManyKeptTasks(t *testing.T) {
 		t.Errorf("stderr does not say the rest stay kept:\n%s", stderr.String())
 	}
 }
+
+// TestTaskEventUnderAHeldLockKeepsItSoon: Claude Code holds the model's TaskCreate call until
+// the TaskCreated hook ends. With the workflow lock held by something slow, the hook waited
+// 3.75 s of its 5 s before keeping the event, at every task the model created. It keeps the
+// event after a second's wait now (taskLockWait): kept, it is recorded by the next hook, so the
+// longer wait bought nothing.
+func TestTaskEventUnderAHeldLockKeepsItSoon(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1") // the default deadline: no CAIRN_HOOK_DEADLINE
+	d, err := durable.OpenDir(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	unlock, err := d.Lock(".lock-workflow", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"1","task_subject":"write the retry loop"}`), &stdout, &stderr, getenv, nil)
+	took := time.Since(start)
+	if !strings.Contains(stderr.String(), "TaskCreated task 1 kept: the workflow is locked") || stdout.Len() != 0 {
+		t.Fatalf("stdout %q, stderr %q; want the event kept, and nothing printed", stdout.String(), stderr.String())
+	}
+	// 3 s: past the second's wait with room for a loaded machine, short of the 3.75 s before.
+	if took > 3*time.Second {
+		t.Errorf("the hook held the model's task call %s before keeping the event", took)
+	}
+}
