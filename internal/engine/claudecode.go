@@ -124,6 +124,17 @@ func claudeTaskName(name string) string {
 	}, name)
 }
 
+// DropDeletedClaudeTasks is dropDeletedClaudeTasks of the active workflow, for a compaction:
+// auto-compaction comes mid-turn, before the end of turn that would take them out, and its
+// anchor names the first open task. One read of the record when this session has none.
+func (e *Engine) DropDeletedClaudeTasks() (int, error) {
+	r, _, err := e.active()
+	if err != nil || r == nil || r.Status != workflow.StatusActive {
+		return 0, err
+	}
+	return e.dropDeletedClaudeTasks(r)
+}
+
 // dropDeletedClaudeTasks takes out of the active workflow (r, as read) the pending tasks this
 // session mirrored that its Claude Code task list no longer holds: a TaskUpdate to status
 // deleted removes the task's file and fires no hook, so without this the task would stand

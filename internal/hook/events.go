@@ -119,6 +119,12 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		r.Logf("session=%s; the turn ended in an API error; %s", logSession(sessionID), wroteSummary(out))
 		return nil
 	case EventPreCompact:
+		// The anchor names the first open task: not one the model deleted this turn.
+		if n, err := e.DropDeletedClaudeTasks(); err != nil {
+			r.Logf("tasks Claude Code deleted not taken out, left to the end of the turn: %v", err)
+		} else if n > 0 {
+			r.Logf("%d task%s Claude Code deleted taken out of the workflow", n, workflow.Plural(n))
+		}
 		anchor, problem := e.CompactAnchor()
 		switch {
 		case problem != "":

@@ -294,3 +294,28 @@ func TestTaskEventUnderAHeldLockKeepsItSoon(t *testing.T) {
 		t.Errorf("the hook held the model's task call %s before keeping the event", took)
 	}
 }
+
+// TestCompactionAnchorLeavesOutADeletedTask: auto-compaction comes mid-turn, before the end of
+// turn that takes out a task the model deleted (which fires no hook; Claude Code only removes
+// its file). The PreCompact anchor named that task as the first open one, and the summary kept
+// it for the model to take up again; it now names the task still in Claude Code's list.
+func TestCompactionAnchorLeavesOutADeletedTask(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1", "CLAUDE_PID", strconv.Itoa(os.Getpid()))
+	for i, s := range []string{"drop the cache", "write the retry loop"} {
+		if _, err := en.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: strconv.Itoa(i + 1), Subject: s}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := filepath.Join(getenv("HOME"), ".claude", "tasks", "sess-aaaa-1")
+	if err := os.MkdirAll(list, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(list, "2.json"), []byte("{}"), 0o644); err != nil { // task 1 deleted
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"PreCompact","trigger":"auto"}`), &stdout, &stderr, getenv, nil)
+	if out := stdout.String(); !strings.Contains(out, "1 open task, first: ") || !strings.Contains(out, "write the retry loop") || strings.Contains(out, "drop the cache") {
+		t.Errorf("the anchor %q, want only the task still in Claude Code's list (stderr %q)", out, stderr.String())
+	}
+}
