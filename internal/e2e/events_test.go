@@ -142,6 +142,52 @@ func TestCairnClaudeTasksSurviveSessions(t *testing.T) {
 	}
 }
 
+// TaskUpdate to status deleted fires no hook in Claude Code: its task store loses the task's
+// file and nothing more. The end of the turn finds the file gone and takes the task out of
+// the workflow, so the next session's report does not list a task the model deleted as open,
+// while the task it kept stays.
+func TestCairnDeletedClaudeTaskNotReported(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w)
+	tools := []string{cairnPlugin.AllowRule(), "TaskCreate", "TaskUpdate"}
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("DELETE-PROMPT")),
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload()"})).Named("create 1"),
+		mockapi.On(afterToolResult,
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "drop the cache", "description": "not needed after all"})).Named("create 2"),
+		mockapi.On(afterToolResult,
+			mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "2", "status": "deleted"})).Named("delete 2"),
+		mockapi.On(afterToolResult, mockapi.Text("tasks noted")).Named("end"),
+	)
+	r := w.runScript(t, RunOptions{Prompt: "DELETE-PROMPT: list the work", AllowedTools: tools})
+	for _, tr := range r.ToolResults() {
+		if tr.IsError {
+			t.Fatalf("a task tool failed: %s", tr.Text)
+		}
+	}
+	if n := len(requireHooksOK(t, r, "TaskCreated")); n != 2 {
+		t.Fatalf("%d TaskCreated hooks ran, want 2", n)
+	}
+	if c := r.Hooks("TaskCompleted"); len(c) != 0 {
+		t.Fatalf("a deletion fired %d TaskCompleted hooks; this test's premise (no hook) is gone", len(c))
+	}
+	stops := requireHooksOK(t, r, "Stop")
+	if !strings.Contains(stops[len(stops)-1].Stderr, "1 task Claude Code deleted taken out of the workflow") {
+		t.Errorf("the Stop hook does not say it took the deleted task out: %q", stops[len(stops)-1].Stderr)
+	}
+
+	next := w.run(t, RunOptions{Prompt: "NEXT-PROMPT: go on"})
+	requireOK(t, next)
+	report := cairnReport(t, next.FirstMain(t))
+	if !strings.Contains(report+"\n", "\nopen task: write the retry loop\n") {
+		t.Errorf("the new session's report lacks the kept task:\n%s", report)
+	}
+	if strings.Contains(report, "drop the cache") {
+		t.Errorf("the new session's report lists the task the model deleted:\n%s", report)
+	}
+}
+
 // /compact: the PreCompact hook's anchor is in the compaction request, and the request after
 // it carries the resume report again (SessionStart with source compact).
 func TestCairnCompactionKeepsPosition(t *testing.T) {

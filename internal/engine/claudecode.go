@@ -3,10 +3,15 @@ package engine
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
@@ -91,6 +96,90 @@ func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*
 		res.Message = fmt.Sprintf("Claude Code task %s was already recorded as %s; nothing changed", strings.TrimSpace(t.TaskID), verb)
 	}
 	return res, nil
+}
+
+// claudeTaskList is the directory of Claude Code's task list for session, one <task
+// id>.json a task, as the 2.1.330 CLI keeps it: <config>/tasks/<list id>, config
+// CLAUDE_CONFIG_DIR or ~/.claude, the list id CLAUDE_CODE_TASK_LIST_ID or the session id, each
+// with every character outside [A-Za-z0-9_-] a '-'. "" when it cannot be named.
+func (e *Engine) claudeTaskList(session string) string {
+	config := e.cfg.Getenv("CLAUDE_CONFIG_DIR")
+	if config == "" {
+		home := e.cfg.Getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		config = filepath.Join(home, ".claude")
+	}
+	return filepath.Join(config, "tasks", claudeTaskName(cmp.Or(e.cfg.Getenv("CLAUDE_CODE_TASK_LIST_ID"), session)))
+}
+
+// claudeTaskName is name as Claude Code puts it in a task store path.
+func claudeTaskName(name string) string {
+	return strings.Map(func(c rune) rune {
+		if c == '_' || c == '-' || c < utf8.RuneSelf && (unicode.IsLetter(c) || unicode.IsDigit(c)) {
+			return c
+		}
+		return '-'
+	}, name)
+}
+
+// DropDeletedClaudeTasks is dropDeletedClaudeTasks of the active workflow, for a compaction:
+// auto-compaction comes mid-turn, before the end of turn that would take them out, and its
+// anchor names the first open task. One read of the record when this session has none.
+func (e *Engine) DropDeletedClaudeTasks() (int, error) {
+	r, _, err := e.active()
+	if err != nil || r == nil || r.Status != workflow.StatusActive {
+		return 0, err
+	}
+	return e.dropDeletedClaudeTasks(r)
+}
+
+// dropDeletedClaudeTasks takes out of the active workflow (r, as read) the pending tasks this
+// session mirrored that its Claude Code task list no longer holds: a TaskUpdate to status
+// deleted removes the task's file and fires no hook, so without this the task would stand
+// open in every later report. Claude Code writes a task's file before its TaskCreated hook
+// runs (and removes it when a hook blocks the creation), and empties a list only when every
+// task in it is completed, so a pending task whose file is gone from a list that is there was
+// deleted. A list not there (another list id, a store elsewhere) proves nothing: nothing is
+// dropped. It costs nothing when r has no pending task of this session's; it returns how
+// many it dropped.
+func (e *Engine) dropDeletedClaudeTasks(r *workflow.Record) (int, error) {
+	own := workflow.OwnClaudeTasks(r, e.cfg.SessionID)
+	if len(own) == 0 {
+		return 0, nil
+	}
+	dir := e.claudeTaskList(e.cfg.SessionID)
+	if dir == "" {
+		return 0, nil
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return 0, nil
+	}
+	var gone []string
+	for id, task := range own {
+		if _, err := os.Lstat(filepath.Join(dir, claudeTaskName(task)+".json")); errors.Is(err, fs.ErrNotExist) {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) == 0 {
+		return 0, nil
+	}
+	dropped := 0
+	_, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		if cur == nil || cur.WorkflowID != r.WorkflowID {
+			return workflow.Result{Event: workflow.EventNone}, nil
+		}
+		res, err := workflow.DropClaudeTasks(cur, gone, e.now(), e.actor())
+		if err == nil && res.Changed {
+			dropped = len(cur.Tasks) - len(res.Record.Tasks)
+		}
+		return res, err
+	}, "claude code tasks deleted")
+	if err != nil {
+		return 0, err
+	}
+	return dropped, nil
 }
 
 // elsewhereStep is what to do about a task running under k, another machine's claim, that

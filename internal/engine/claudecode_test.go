@@ -3,7 +3,9 @@ package engine_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -310,5 +312,86 @@ func TestOwnersTasksOnAnotherMachineAreNotToldAsEarlier(t *testing.T) {
 	e.clock.Add(11 * time.Minute) // A's session quiet past the live window
 	if r := onB("sess-cccc-3").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, "1 "+stale) {
 		t.Errorf("the first session after A's is quiet is not told of its open task:\n%s", r.Report)
+	}
+}
+
+// A TaskUpdate to status deleted fires no hook: Claude Code only removes the task's file from
+// its list (<config>/tasks/<list id>/<id>.json). The end of the turn takes a pending task of
+// this session whose file is gone out of the workflow, and only that: a list that is not
+// there proves nothing, another session's task is that session's, and a task done stays.
+func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
+	const sess = "sess-aaaa-1"
+	for _, c := range []struct {
+		name   string
+		vars   map[string]string
+		list   string   // the list directory under home, "" for none
+		files  []string // task files in it
+		wantIn []string // the open tasks after the turn's end
+		drops  int
+	}{
+		{name: "deleted", list: ".claude/tasks/" + sess, files: []string{"1.json"}, wantIn: []string{"write the parser", "an earlier one"}, drops: 1},
+		{name: "none deleted", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json"}, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
+		{name: "no list", wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
+		{name: "list named by CLAUDE_CODE_TASK_LIST_ID", vars: map[string]string{"CLAUDE_CODE_TASK_LIST_ID": "team/x"},
+			list: ".claude/tasks/team-x", files: []string{"2.json"}, wantIn: []string{"drop the cache", "an earlier one"}, drops: 1},
+		{name: "config dir moved", vars: map[string]string{"CLAUDE_CONFIG_DIR": "CFG"},
+			list: "CFG/tasks/" + sess, wantIn: []string{"an earlier one"}, drops: 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			for k, v := range c.vars {
+				if v == "CFG" {
+					v = filepath.Join(e.home, "cfg")
+					c.list = strings.Replace(c.list, "CFG", "cfg", 1)
+				}
+				e.vars[k] = v
+			}
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			must(e.open("sess-zzzz-9").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-zzzz-9", TaskID: "2", Subject: "an earlier one"}, false))(t)
+			en := e.open(sess)
+			for i, s := range []string{"write the parser", "drop the cache", "finished"} {
+				must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: sess, TaskID: strconv.Itoa(i + 1), Subject: s}, false))(t)
+			}
+			must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: sess, TaskID: "3", Subject: "finished"}, true))(t)
+			// Another session changed the workflow last: taking the deleted tasks out is
+			// bookkeeping and leaves it the owner.
+			must(e.open("sess-yyyy-8").SetVars(map[string]string{"WF_K": "v"}))(t)
+			if c.list != "" {
+				dir := filepath.Join(e.home, c.list)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range c.files {
+					if err := os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			out, err := e.open(sess).Stop(engine.StopInput{SessionID: sess})
+			if err != nil || out.DroppedErr != nil {
+				t.Fatalf("Stop: %v, %v", err, out.DroppedErr)
+			}
+			if out.Dropped != c.drops {
+				t.Errorf("dropped %d, want %d", out.Dropped, c.drops)
+			}
+			var rec struct {
+				Owner struct {
+					SessionID string `json:"session_id"`
+				} `json:"owner"`
+			}
+			data, err := os.ReadFile(filepath.Join(e.open(sess).StateDir(), "workflow-state.json"))
+			if err != nil || json.Unmarshal(data, &rec) != nil {
+				t.Fatalf("reading the record: %v", err)
+			}
+			if rec.Owner.SessionID != "sess-yyyy-8" {
+				t.Errorf("the owner after the turn's end is %q, want sess-yyyy-8 as before", rec.Owner.SessionID)
+			}
+			r := e.open(sess).Resume(engine.ResumeOptions{ReportOnly: true})
+			slices.Sort(r.OpenTasks)
+			slices.Sort(c.wantIn)
+			if !slices.Equal(r.OpenTasks, c.wantIn) {
+				t.Errorf("open tasks %q, want %q", r.OpenTasks, c.wantIn)
+			}
+		})
 	}
 }

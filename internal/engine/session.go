@@ -68,6 +68,11 @@ type StopOutcome struct {
 	// HeartbeatErr is why the owner's heartbeat, due, was not recorded (retried after the
 	// next turn), for the log.
 	HeartbeatErr error
+	// Dropped counts this session's tasks taken out of the workflow because Claude Code
+	// deleted them from its list (dropDeletedClaudeTasks), a journaled change like the
+	// heartbeat; DroppedErr is why that failed (tried again after the next turn), for the log.
+	Dropped    int
+	DroppedErr error
 }
 
 // heartbeatEvery throttles the owner heartbeat the Stop hook refreshes: a journaled write at
@@ -245,6 +250,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	if err != nil || r == nil || r.Status != workflow.StatusActive {
 		return out, err
 	}
+	out.Dropped, out.DroppedErr = e.dropDeletedClaudeTasks(r)
 	now := e.now()
 	// The owner's heartbeat is this client's to keep while the owner's session runs here, or
 	// ran here until /clear replaced it: the client goes on with the workflow, and a second

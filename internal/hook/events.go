@@ -83,8 +83,11 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	// No event here says a repair: StopFailure's output is discarded, a task event prints
 	// nothing, and the compaction drops warnings. A repair the state needs is left to the next
 	// Stop or session start, which says it.
-	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName),
-		NoRepair: true}, true)
+	cfg := engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName), NoRepair: true}
+	if ev.HookEventName == EventTaskCreated || ev.HookEventName == EventTaskCompleted {
+		cfg.LockWait = taskLockWait
+	}
+	e, err := openState(ctx, r, getenv, yaml, cfg, true)
 	if err != nil {
 		return nil
 	}
@@ -116,6 +119,12 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		r.Logf("session=%s; the turn ended in an API error; %s", logSession(sessionID), wroteSummary(out))
 		return nil
 	case EventPreCompact:
+		// The anchor names the first open task: not one the model deleted this turn.
+		if n, err := e.DropDeletedClaudeTasks(); err != nil {
+			r.Logf("tasks Claude Code deleted not taken out, left to the end of the turn: %v", err)
+		} else if n > 0 {
+			r.Logf("%d task%s Claude Code deleted taken out of the workflow", n, workflow.Plural(n))
+		}
 		anchor, problem := e.CompactAnchor()
 		switch {
 		case problem != "":
@@ -154,6 +163,14 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	sayTask(r, t, completed, res, err)
 	return nil
 }
+
+// taskLockWait bounds each wait of a task event for a lock. Claude Code holds the model's
+// TaskCreate or TaskUpdate call until the hook ends, and a write holds the workflow lock for
+// milliseconds: a lock held past this is held by something slow (a sync, a stalled disk), and
+// waiting the hook's whole lock wait (3.75 s of its 5 s) for it would only stall the model,
+// each task it creates again. The event is kept instead (keepTask) and recorded by the next
+// Cairn hook, in order: nothing is lost.
+const taskLockWait = time.Second
 
 // taskEvent is the hook event that carries a task's creation, or its completion.
 func taskEvent(completed bool) string {

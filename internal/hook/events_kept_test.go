@@ -264,3 +264,58 @@ func TestPreCompactAnchorOutlivesManyKeptTasks(t *testing.T) {
 		t.Errorf("stderr does not say the rest stay kept:\n%s", stderr.String())
 	}
 }
+
+// TestTaskEventUnderAHeldLockKeepsItSoon: Claude Code holds the model's TaskCreate call until
+// the TaskCreated hook ends. With the workflow lock held by something slow, the hook waited
+// 3.75 s of its 5 s before keeping the event, at every task the model created. It keeps the
+// event after a second's wait now (taskLockWait): kept, it is recorded by the next hook, so the
+// longer wait bought nothing.
+func TestTaskEventUnderAHeldLockKeepsItSoon(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1") // the default deadline: no CAIRN_HOOK_DEADLINE
+	d, err := durable.OpenDir(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	unlock, err := d.Lock(".lock-workflow", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"1","task_subject":"write the retry loop"}`), &stdout, &stderr, getenv, nil)
+	took := time.Since(start)
+	if !strings.Contains(stderr.String(), "TaskCreated task 1 kept: the workflow is locked") || stdout.Len() != 0 {
+		t.Fatalf("stdout %q, stderr %q; want the event kept, and nothing printed", stdout.String(), stderr.String())
+	}
+	// 3 s: past the second's wait with room for a loaded machine, short of the 3.75 s before.
+	if took > 3*time.Second {
+		t.Errorf("the hook held the model's task call %s before keeping the event", took)
+	}
+}
+
+// TestCompactionAnchorLeavesOutADeletedTask: auto-compaction comes mid-turn, before the end of
+// turn that takes out a task the model deleted (which fires no hook; Claude Code only removes
+// its file). The PreCompact anchor named that task as the first open one, and the summary kept
+// it for the model to take up again; it now names the task still in Claude Code's list.
+func TestCompactionAnchorLeavesOutADeletedTask(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1", "CLAUDE_PID", strconv.Itoa(os.Getpid()))
+	for i, s := range []string{"drop the cache", "write the retry loop"} {
+		if _, err := en.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: strconv.Itoa(i + 1), Subject: s}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := filepath.Join(getenv("HOME"), ".claude", "tasks", "sess-aaaa-1")
+	if err := os.MkdirAll(list, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(list, "2.json"), []byte("{}"), 0o644); err != nil { // task 1 deleted
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"PreCompact","trigger":"auto"}`), &stdout, &stderr, getenv, nil)
+	if out := stdout.String(); !strings.Contains(out, "1 open task, first: ") || !strings.Contains(out, "write the retry loop") || strings.Contains(out, "drop the cache") {
+		t.Errorf("the anchor %q, want only the task still in Claude Code's list (stderr %q)", out, stderr.String())
+	}
+}

@@ -15,12 +15,17 @@ func sessionOf(ev Event, getenv func(string) string) string {
 }
 
 // openState opens Cairn's state for a hook: cfg with getenv, yaml and the lock wait left
-// before ctx's deadline. guess: without a project dir it knows for sure (projectDirGiven) the
+// before ctx's deadline, for all the locks it meets; cfg.LockWait, when set and shorter,
+// bounds each one (a task event's, taskLockWait). guess: without a project dir it knows for sure (projectDirGiven) the
 // hook reads the working directory's project, creates nothing there, and says so on stderr.
 // A failure is a line on stderr too.
 func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml engine.YAML, cfg engine.Config, guess bool) (*engine.Engine, error) {
-	cfg.Getenv, cfg.LockWait, cfg.YAML = getenv, lockWait(ctx), yaml
-	cfg.LockUntil = time.Now().Add(cfg.LockWait) // for all the locks the hook meets, not each
+	wait := lockWait(ctx)
+	cfg.Getenv, cfg.YAML = getenv, yaml
+	cfg.LockUntil = time.Now().Add(wait) // for all the locks the hook meets, not each
+	if cfg.LockWait <= 0 || cfg.LockWait > wait {
+		cfg.LockWait = wait
+	}
 	cfg.NoCreate = guess && !projectDirGiven(getenv)
 	cfg.NoCreateRoot = true // a project deleted under its session stays deleted
 	e, err := engine.Open(cfg)

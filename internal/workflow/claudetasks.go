@@ -266,3 +266,44 @@ func EarlierClaudeTasks(r *Record, session string) int {
 	}
 	return n
 }
+
+// OwnClaudeTasks lists the Claude Code task ids of r's pending tasks mirrored from session's
+// own task list, by their record ids; nil when it has none (or session is not known).
+func OwnClaudeTasks(r *Record, session string) map[string]string {
+	if r == nil || strings.TrimSpace(session) == "" {
+		return nil
+	}
+	own := ClaudeTaskID(ClaudeTask{SessionID: session})
+	var out map[string]string
+	for _, t := range r.Tasks {
+		if id, ok := strings.CutPrefix(t.ID, own); ok && id != "" && t.Status == TaskPending {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[t.ID] = id
+		}
+	}
+	return out
+}
+
+// DropClaudeTasks takes out of r its pending mirrored tasks of the record ids gone: Claude
+// Code deleted them from its list (TaskUpdate to status deleted), which sends no hook event,
+// so an end of turn finds them gone from its task store (see engine.dropDeletedClaudeTasks).
+// A task no longer pending (done, or set running since) stays. The owner stays too: this is
+// bookkeeping, not the session's work, and from a session beside the live owner it would take
+// the workflow from that owner.
+func DropClaudeTasks(r *Record, gone []string, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	drop := func(t Task) bool {
+		return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskPending && slices.Contains(gone, t.ID)
+	}
+	if !slices.ContainsFunc(r.Tasks, drop) {
+		return unchanged(r), nil
+	}
+	return change(r, EventTask, now, by, func(n *Record) {
+		n.Tasks = slices.DeleteFunc(n.Tasks, drop)
+		n.Owner = r.Clone().Owner
+	}), nil
+}
