@@ -372,8 +372,13 @@ func openRefusal(tool string, err error) error {
 	case isGone:
 		return fmt.Errorf("%s was not run: %v; nothing was changed. Tell the user: the workflow state went with it; to go on, they restore it, or start Claude Code again in the project where it is now", tool, gone)
 	case strings.Contains(err.Error(), engine.InTheWayLeft):
-		// The refusal says what to do with the file, and that the next call opens the state.
-		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state: %v. Tell the user (do not delete it: it may be theirs)", tool, err)
+		// What comes after is the person's step (move the file, which may be anyone's): the
+		// agent's is cairn doctor, which names it and its fix; a variable's is the user's.
+		what, _, _ := strings.Cut(err.Error(), " "+engine.InTheWayLeft)
+		if v := store.DirVariable(err); v != "" {
+			return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state: %s Tell the user: they set %s to a directory, or unset it, and %s", tool, what, v, restart)
+		}
+		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state: %s Cairn left it untouched: %s, then call %s again; %s", tool, what, store.DamagedStep, tool, notYours)
 	case store.OtherUsers(err):
 		// The workflow is in there: another directory would only hide it.
 		return fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: %s; %s. Call the tool again once it is fixed", tool, err, othersChown, noRoomMaking)
@@ -384,6 +389,10 @@ func openRefusal(tool string, err error) error {
 	what := cmp.Or(refusedFor(err), "they can make that directory writable")
 	return fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: %s; they can also set CAIRN_STATE_DIR to a writable directory and %s; %s. Call the tool again once it is fixed", tool, err, what, restart, noRoomMaking)
 }
+
+// notYours ends the agent's step for something in the place of state: it is the user's to
+// move, and may be someone's.
+const notYours = "do not move or delete it yourself (it may be someone's)"
 
 // noRoomMaking is said wherever the fix for a refusal is the user's room or permissions: a
 // model with a shell could otherwise make room by deleting what is not its to delete.
@@ -408,7 +417,7 @@ func usersToFix(tool string, err error) error {
 	}
 	if store.InTheWay(err) {
 		// What is in the file's place may be someone's: not the model's to move.
-		return &userFix{fmt.Sprintf("%s: %s, then call %s again; do not move or delete it yourself (it may be someone's)", store.WithoutPersonStep(err), store.DamagedStep, tool), err}
+		return &userFix{fmt.Sprintf("%s: %s, then call %s again; %s", store.WithoutPersonStep(err), store.DamagedStep, tool, notYours), err}
 	}
 	what := refusedFor(err)
 	if what == "" {
