@@ -403,7 +403,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		// Not damage: cairn run with sudo left it another user's. A restore or a move would
 		// only lose it; the chown the warning gives is the one step.
 		const head = "The workflow state belongs to another user, as after a cairn run with sudo, and was left as it is" + seeWarning + ": "
-		out.Next = head + "ask the user to run the sudo chown command the warning gives, then call " + ToolPrefix + "resume_check again; start no new work before."
+		// The command itself: the warning, cut to its length in the report, may lose it.
+		cmd := cmp.Or(store.GiveBack(err), "the sudo chown command the warning gives")
+		out.Next = head + "ask the user to run " + cmd + ", then call " + ToolPrefix + "resume_check again; start no new work before."
 		if opt.Person {
 			out.Next = head + "run the sudo chown command the warning gives, then run `cairn status` again; start no new work before."
 		}

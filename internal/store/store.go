@@ -231,7 +231,7 @@ func (s *Store) othersRead(what, file string, err error) error {
 	if whose == "" {
 		return nil
 	}
-	return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s, as after a cairn run with sudo (%v); it was left as it is: %s gives the state directory back to this user, then try again", what, whose, err, fix), err: err, others: true}
+	return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s, as after a cairn run with sudo (%v); it was left as it is: %s gives the state directory back to this user, then try again", what, whose, err, fix), err: err, others: true, fix: fix}
 }
 
 // inTheWayError is readErr's error for something in a state file's place, or for a state file of
@@ -241,7 +241,21 @@ type inTheWayError struct {
 	path   string // what is in the way, for moveOutStep; "" when msg says its own step
 	err    error
 	others bool
+	fix    string // for others: the command that gives the state directory back
 	dirVar string // the variable that named the state directory a file is in the place of
+}
+
+// GiveBack is the command that gives the state directory back to this user when err refused
+// state another user owns (OtherUsers), else "": a step that must not be lost where its
+// error's text is cut.
+func GiveBack(err error) string {
+	if ie, ok := errors.AsType[*inTheWayError](err); ok && ie.others {
+		return ie.fix
+	}
+	if we, ok := errors.AsType[*WriteError](err); ok && we.whose != "" {
+		return we.fix
+	}
+	return ""
 }
 
 // DirVariable is the variable that named the state directory when err is Open's refusal of a
@@ -457,7 +471,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 			// "permission denied" said neither whose nor what gives it back.
 			if uid, ok := OwnerUID(seen); ok && uid != os.Geteuid() {
 				whose, fix := NotThisUsers(abs, uid, os.Geteuid())
-				return nil, &inTheWayError{msg: fmt.Sprintf("cannot open the state directory: %s, as after a cairn run with sudo (%v); nothing was changed: %s gives it back to this user, then try again", whose, err, fix), err: err, others: true}
+				return nil, &inTheWayError{msg: fmt.Sprintf("cannot open the state directory: %s, as after a cairn run with sudo (%v); nothing was changed: %s gives it back to this user, then try again", whose, err, fix), err: err, others: true, fix: fix}
 			}
 		}
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
@@ -653,7 +667,7 @@ func privateDir(abs string, seen fs.FileInfo) error {
 		// Not this user's: its chmod fails for them as Cairn's did.
 		if uid, ok := OwnerUID(fi); ok && errors.Is(err, fs.ErrPermission) && uid != os.Geteuid() {
 			whose, fix := NotThisUsers(abs, uid, os.Geteuid())
-			return &inTheWayError{msg: fmt.Sprintf("state directory %s is %04o, writable by other users, and could not be made private: %s; %s gives it to this user, and Cairn then makes it private", abs, fi.Mode().Perm(), whose, fix), err: err, others: true}
+			return &inTheWayError{msg: fmt.Sprintf("state directory %s is %04o, writable by other users, and could not be made private: %s; %s gives it to this user, and Cairn then makes it private", abs, fi.Mode().Perm(), whose, fix), err: err, others: true, fix: fix}
 		}
 		// Its step is said here: a caller adds none (SaysStep).
 		return &inTheWayError{msg: fmt.Sprintf("state directory %s is %04o, writable by other users, and could not be made private (%v); chmod 700 it", abs, fi.Mode().Perm(), err), err: err}
