@@ -405,9 +405,15 @@ const othersChown = "they can run the sudo chown command it gives, which gives t
 // usersToFix is err with the model's step when it is a write that the file system refused (the
 // disk full or the user's quota used up, the state or memory directory read-only or not
 // permitted; the refusal names the directory), or a lock another process held past the wait:
-// the store's words are a person's ("free some space"), or give no step the model can take.
-// Other errors are returned as they are.
+// the store's words are a person's ("free some space"), or give no step the model can take;
+// or damaged state, whose step it ends with the call made again. Other errors are returned as
+// they are.
 func usersToFix(tool string, err error) error {
+	if _, ok := errors.AsType[*store.DamagedError](err); ok && strings.HasSuffix(err.Error(), store.DamagedStep) {
+		// The store's step ends the text; the agent's, as for any state it cannot use, goes on
+		// to the call made again.
+		return &userFix{fmt.Sprintf("%s, then call %s again", err, tool), err}
+	}
 	if engine.Classify(err) != engine.StateUnusable {
 		return err
 	}
