@@ -27,10 +27,10 @@ func TestNextPhasesCutMakesNoSecret(t *testing.T) {
 // damaged" named a file that is not there.
 func TestSentenceKeepsANameAsItIs(t *testing.T) {
 	for in, want := range map[string]string{
-		"saved checkpoint a":                          "Saved checkpoint a.",
-		"workflow-state.json was damaged":             "workflow-state.json was damaged.",
-		"checkpoints/plan.json could not be read":     "checkpoints/plan.json could not be read.",
-		"apex-20261130T163921Z-974f was archived":     "apex-20261130T163921Z-974f was archived.",
+		"saved checkpoint a":                         "Saved checkpoint a.",
+		"workflow-state.json was damaged":            "workflow-state.json was damaged.",
+		"checkpoints/plan.json could not be read":    "checkpoints/plan.json could not be read.",
+		"apex-20261130T163921Z-974f was archived":    "apex-20261130T163921Z-974f was archived.",
 		"workflow wf-1 was not shared: it is at r3.": "Workflow wf-1 was not shared: it is at r3.",
 	} {
 		if got := sentence(in); got != want {
