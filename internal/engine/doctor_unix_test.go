@@ -3,6 +3,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,5 +32,24 @@ func TestDoctorStaleTempsStayInTheStateDirectory(t *testing.T) {
 	}
 	if c := doctorCheck(en, engine.DoctorOptions{}, "stale temp files"); c == nil || !c.OK || strings.Contains(c.Fix+c.Detail, ".tmp-notes") {
 		t.Errorf("doctor says %+v, want no temp file where a link points", c)
+	}
+}
+
+// TestDoctorHardLinkedCheckpoint: a checkpoint with a second hard link is refused by a save
+// (writing it would change the other file too), and the agent is told to have the user run
+// cairn doctor. Doctor said every check was ok; it names the file and the step.
+func TestDoctorHardLinkedCheckpoint(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "links"}))(t)
+	must(en.SaveCheckpoint("plan", json.RawMessage(`{"step":1}`)))(t)
+	cp := filepath.Join(en.StateDir(), "checkpoints", "plan.json")
+	noErr(t, os.Link(cp, filepath.Join(t.TempDir(), "theirs.json")))
+	if _, err := en.SaveCheckpoint("plan", json.RawMessage(`{"step":2}`)); err == nil {
+		t.Fatal("a hard-linked checkpoint was written over")
+	}
+	c := doctorCheck(en, engine.DoctorOptions{}, "checkpoint and log files")
+	if c == nil || c.OK || !strings.Contains(c.Detail, cp) || !strings.Contains(c.Detail, "hard link") || !strings.Contains(c.Fix, "out of the state directory") {
+		t.Errorf("doctor says %+v, want the hard-linked checkpoint named with its step", c)
 	}
 }

@@ -229,6 +229,10 @@ func Open(cfg Config) (*Engine, error) {
 	if cfg.WrapFS != nil {
 		opts = append(opts, store.WithWrapFS(cfg.WrapFS))
 	}
+	if dir != filepath.Join(root, project.StateSubdir) {
+		// Set elsewhere by CAIRN_STATE_DIR: a file there is the variable's mistake.
+		opts = append(opts, store.WithDirFromVariable(project.EnvStateDir))
+	}
 	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
 		opts = append(opts, store.WithRetention(n))
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {

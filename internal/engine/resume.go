@@ -297,7 +297,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		// The snapshot reads, but every change commits to the journal first: one Lstat, not a
 		// read, and none when the read above read the journal.
 		if jerr := e.st.JournalInTheWay(r.WorkflowID); jerr != nil {
-			out.Warnings = append(out.Warnings, jerr.Error())
+			out.Warnings = append(out.Warnings, inTheWayFor(jerr, opt.Person))
 			eye = append(eye, jerr.Error())
 			out.Next = doctorStep("Every change to the workflow is refused until its journal is a file again"+seeWarning, opt.Person)
 		}
@@ -406,7 +406,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		// Not damage: cairn run with sudo left it another user's. A restore or a move would
 		// only lose it; the chown the warning gives is the one step.
 		const head = "The workflow state belongs to another user, as after a cairn run with sudo, and was left as it is" + seeWarning + ": "
-		out.Next = head + "ask the user to run the sudo chown command the warning gives, then call " + ToolPrefix + "resume_check again; start no new work before."
+		// The command itself: the warning, cut to its length in the report, may lose it.
+		cmd := cmp.Or(store.GiveBack(err), "the sudo chown command the warning gives")
+		out.Next = head + "ask the user to run " + cmd + ", then call " + ToolPrefix + "resume_check again; start no new work before."
 		if opt.Person {
 			out.Next = head + "run the sudo chown command the warning gives, then run `cairn status` again; start no new work before."
 		}
@@ -527,6 +529,16 @@ func doctorStep(head string, person bool) string {
 		return head + ": run `cairn doctor`, which says what to fix; start no new work before."
 	}
 	return head + ": ask the user to run `cairn doctor`, which says what to fix, then call " + ToolPrefix + "resume_check again; start no new work before."
+}
+
+// inTheWayFor is the text of err, something in the place of a state file, for the report's
+// reader: a person's says to move it; the agent's leaves that out, for what is there may be
+// someone's and is the user's to move (the report's next step: cairn doctor, which says it).
+func inTheWayFor(err error, person bool) string {
+	if person {
+		return err.Error()
+	}
+	return store.WithoutPersonStep(err)
 }
 
 // moveOut is a person's step for a snapshot that holds no workflow record this Cairn reads

@@ -1193,8 +1193,8 @@ func looseFiles(dir string) []string {
 }
 
 // filesInPlace says what is in the place of a checkpoint or log file, or of their directory
-// (a directory, FIFO or symlink), each "PATH is a KIND": the store refuses to read or write
-// through it, and says only that it was left as it is.
+// (a directory, FIFO or symlink), each "PATH is a KIND", and a file with a second hard link:
+// the store refuses to read or write through it, and says only that it was left as it is.
 func filesInPlace(dir string) []string {
 	var found []string
 	for _, sub := range []struct{ dir, ext string }{{"checkpoints", ".json"}, {"logs", ".jsonl"}} {
@@ -1212,8 +1212,16 @@ func filesInPlace(dir string) []string {
 			continue
 		}
 		for _, ent := range ents {
-			if strings.HasSuffix(ent.Name(), sub.ext) && !ent.Type().IsRegular() && len(found) < 10 {
+			if !strings.HasSuffix(ent.Name(), sub.ext) || len(found) >= 10 {
+				continue
+			}
+			if !ent.Type().IsRegular() {
 				found = append(found, filepath.Join(p, ent.Name())+" is "+(&durable.NotRegularError{Mode: ent.Type()}).Kind())
+			} else if fi, err := ent.Info(); err == nil {
+				// Refused by a save as the others are: writing it would change its other name.
+				if n, ok := durable.LinkCount(fi); ok && n > 1 {
+					found = append(found, filepath.Join(p, ent.Name())+" has more than one hard link")
+				}
 			}
 		}
 	}

@@ -189,8 +189,9 @@ func launchOutput(name, msg string) []byte {
 
 // compactEarly is a PreCompact hook's answer when it stops early, its %s the reason: text,
 // for Claude Code adds that hook's stdout as it is to the compaction request and shows it to
-// the user as the hook's output, and reads no systemMessage there.
-const compactEarly = "Cairn: the workflow position was not read before this compaction (%s; details on stderr). After compaction, call " +
+// the user as the hook's output, and reads no systemMessage there. It does not point to
+// stderr: the model that reads the request never sees it.
+const compactEarly = "Cairn: the workflow position was not read before this compaction (%s). After compaction, call " +
 	engine.ToolPrefix + "resume_check to see where the work stands.\n"
 
 // earlyOutput is the answer of a hook that stops early (Run's fallback): the one-line

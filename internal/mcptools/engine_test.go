@@ -1158,3 +1158,27 @@ func TestLoadDeletedCheckpointSaysSo(t *testing.T) {
 	}
 	mustFail(t, c, "load_checkpoint", `{"name":"never-saved"}`, `checkpoint "never-saved" not found`, "call list_checkpoints")
 }
+
+// TestDamagedStateToolsCallAgain: with the snapshot and the journal both damaged, a change is
+// refused with the step the agent takes for damaged state (the user runs cairn doctor), and,
+// as every such step says, that the call is made again after: it said only the first half.
+func TestDamagedStateToolsCallAgain(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"damaged"}`)
+	state := filepath.Join(p.root, ".claude", "cairn")
+	if err := os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	journals, _ := filepath.Glob(filepath.Join(state, "journal", "*.jsonl"))
+	for _, j := range journals {
+		if err := os.WriteFile(j, []byte("not a journal line\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, call := range []struct{ tool, args string }{
+		{"transition", `{"to":"plan"}`},
+		{"start_workflow", `{"type":"apex","context":"over it"}`},
+	} {
+		mustFail(t, c, call.tool, call.args, "cannot be read", "ask the user to run `cairn doctor`, which says what to fix, then call "+call.tool+" again")
+	}
+}

@@ -100,7 +100,7 @@ func TestStdioStateUnopenableAdvice(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := stdioClient(t, p, protocol)
-	mustFail(t, c, "resume_check", `{}`, "could not open the workflow state", "nothing was changed", "the user", "do not delete it")
+	mustFail(t, c, "resume_check", `{}`, "could not open the workflow state", "nothing was changed", "the user", "do not move or delete it yourself")
 	if err := os.Remove(blocker); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,9 @@ func TestStdioStateUnopenableAdvice(t *testing.T) {
 
 // TestStdioStateInTheWayAdvice: when a file or a symlink stands where the state directory
 // goes, the agent passes on the step that fixes it, not one that does not ("make that directory
-// writable": it is writable) nor one that forbids it (the file in the way is to be moved).
+// writable": it is writable) nor one that forbids it. A file in the way may be anyone's: the
+// agent is not given the person's "move or rename it" but has the user run cairn doctor, which
+// names it and its fix; a CAIRN_STATE_DIR that names a file is the variable's to set again.
 func TestStdioStateInTheWayAdvice(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -123,7 +125,13 @@ func TestStdioStateInTheWayAdvice(t *testing.T) {
 			if err := os.WriteFile(p.state, []byte("someone's notes"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"is a file, not a directory", "move or rename it", "do not delete it"}},
+		}, []string{"is a file, not a directory", "ask the user to run `cairn doctor`", "then call resume_check again", "do not move or delete it yourself"}},
+		{"CAIRN_STATE_DIR names a file", func(t *testing.T, p *project) {
+			p.state = filepath.Join(t.TempDir(), "notes.txt")
+			if err := os.WriteFile(p.state, []byte("someone's notes"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"is a file, not a directory", "Tell the user", "set CAIRN_STATE_DIR to a directory, or unset it", "restart Claude Code"}},
 		{"a symlink in its place", func(t *testing.T, p *project) {
 			if err := os.MkdirAll(filepath.Dir(p.state), 0o700); err != nil {
 				t.Fatal(err)
@@ -131,14 +139,14 @@ func TestStdioStateInTheWayAdvice(t *testing.T) {
 			if err := os.Symlink(t.TempDir(), p.state); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"is a symlink", "cairn doctor", "CAIRN_STATE_DIR"}},
+		}, []string{"is a symlink", "Tell the user", "cairn doctor", "CAIRN_STATE_DIR"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProject(t)
 			tc.block(t, p)
 			c := stdioClient(t, p, protocol)
-			got := text(mustFail(t, c, "resume_check", `{}`, append(tc.want, "nothing was changed", "Tell the user")...))
-			for _, wrong := range []string{"writable", "do not delete or move"} {
+			got := text(mustFail(t, c, "resume_check", `{}`, append(tc.want, "nothing was changed")...))
+			for _, wrong := range []string{"writable", "do not delete or move", "move or rename", ".bak"} {
 				if strings.Contains(got, wrong) {
 					t.Errorf("the advice says %q, which does not fit: %s", wrong, got)
 				}

@@ -56,6 +56,39 @@ func TestStateOfAnotherUserStepIsTheChown(t *testing.T) {
 	}
 }
 
+// TestReportOfAnotherUsersJournalGivesTheChown: with the journal root's (cairn run with sudo)
+// and no snapshot, the report's next step said "ask the user to run the sudo chown command the
+// warning gives", while the warning, cut to its length in the report, had lost the command.
+// The next step gives the command itself.
+func TestReportOfAnotherUsersJournalGivesTheChown(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run the server as another user")
+	}
+	p := nobodysProject(t)
+	if _, err := p.other(t, "seed").Start(engine.StartRequest{Type: "apex", Context: "sudo"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(p.state, "workflow-state.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.Walk(filepath.Dir(p.root), func(f string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if f == filepath.Join(p.state, "journal") {
+			return os.Lchown(f, 0, 0)
+		}
+		return os.Lchown(f, 65534, 65534)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := text(mustOK(t, stdioClient(t, p, protocol), "resume_check", `{}`))
+	_, next, _ := strings.Cut(got, "\nNext: ")
+	if want := "ask the user to run sudo chown -R 65534 " + vars.Quote(p.state) + ", then call"; !strings.Contains(next, want) {
+		t.Errorf("the report's next step does not give the chown (%q):\n%s", want, got)
+	}
+}
+
 // nobodysProject is newProject in a directory the user nobody may enter, with the server's
 // binary copied there and run as nobody; the caller gives the files to nobody.
 func nobodysProject(t *testing.T) *project {

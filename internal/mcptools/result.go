@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/report"
@@ -104,13 +105,16 @@ func warnText(res *mcp.CallToolResult, told []string) *mcp.CallToolResult {
 	return res
 }
 
-// sentence makes a message one sentence: first letter upper case, a full stop at the end.
+// sentence makes a message one sentence: first letter upper case, a full stop at the end. A
+// first word that is a name (a file, a workflow id: more than letters) keeps its case.
 func sentence(m string) string {
 	m = strings.TrimSpace(m)
 	if m == "" {
 		return m
 	}
-	if c := m[0]; 'a' <= c && c <= 'z' {
+	first, _, _ := strings.Cut(m, " ")
+	word := !strings.ContainsFunc(strings.TrimRight(first, ",:;"), func(r rune) bool { return !unicode.IsLetter(r) })
+	if c := m[0]; 'a' <= c && c <= 'z' && word {
 		m = string(c-'a'+'A') + m[1:]
 	}
 	switch m[len(m)-1] {

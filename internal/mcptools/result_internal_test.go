@@ -21,3 +21,20 @@ func TestNextPhasesCutMakesNoSecret(t *testing.T) {
 		t.Fatalf("%q, %v", o.text, err)
 	}
 }
+
+// TestSentenceKeepsANameAsItIs: a message made a sentence gets its first letter upper case,
+// but not when its first word is a name (a file, a workflow id): "Workflow-state.json was
+// damaged" named a file that is not there.
+func TestSentenceKeepsANameAsItIs(t *testing.T) {
+	for in, want := range map[string]string{
+		"saved checkpoint a":                         "Saved checkpoint a.",
+		"workflow-state.json was damaged":            "workflow-state.json was damaged.",
+		"checkpoints/plan.json could not be read":    "checkpoints/plan.json could not be read.",
+		"apex-20261130T163921Z-974f was archived":    "apex-20261130T163921Z-974f was archived.",
+		"workflow wf-1 was not shared: it is at r3.": "Workflow wf-1 was not shared: it is at r3.",
+	} {
+		if got := sentence(in); got != want {
+			t.Errorf("sentence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -372,8 +372,13 @@ func openRefusal(tool string, err error) error {
 	case isGone:
 		return fmt.Errorf("%s was not run: %v; nothing was changed. Tell the user: the workflow state went with it; to go on, they restore it, or start Claude Code again in the project where it is now", tool, gone)
 	case strings.Contains(err.Error(), engine.InTheWayLeft):
-		// The refusal says what to do with the file, and that the next call opens the state.
-		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state: %v. Tell the user (do not delete it: it may be theirs)", tool, err)
+		// What comes after is the person's step (move the file, which may be anyone's): the
+		// agent's is cairn doctor, which names it and its fix; a variable's is the user's.
+		what, _, _ := strings.Cut(err.Error(), " "+engine.InTheWayLeft)
+		if v := store.DirVariable(err); v != "" {
+			return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state: %s Tell the user: they set %s to a directory, or unset it, and %s", tool, what, v, restart)
+		}
+		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state: %s Cairn left it untouched: %s, then call %s again; %s", tool, what, store.DamagedStep, tool, notYours)
 	case store.OtherUsers(err):
 		// The workflow is in there: another directory would only hide it.
 		return fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: %s; %s. Call the tool again once it is fixed", tool, err, othersChown, noRoomMaking)
@@ -384,6 +389,10 @@ func openRefusal(tool string, err error) error {
 	what := cmp.Or(refusedFor(err), "they can make that directory writable")
 	return fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: %s; they can also set CAIRN_STATE_DIR to a writable directory and %s; %s. Call the tool again once it is fixed", tool, err, what, restart, noRoomMaking)
 }
+
+// notYours ends the agent's step for something in the place of state: it is the user's to
+// move, and may be someone's.
+const notYours = "do not move or delete it yourself (it may be someone's)"
 
 // noRoomMaking is said wherever the fix for a refusal is the user's room or permissions: a
 // model with a shell could otherwise make room by deleting what is not its to delete.
@@ -396,9 +405,15 @@ const othersChown = "they can run the sudo chown command it gives, which gives t
 // usersToFix is err with the model's step when it is a write that the file system refused (the
 // disk full or the user's quota used up, the state or memory directory read-only or not
 // permitted; the refusal names the directory), or a lock another process held past the wait:
-// the store's words are a person's ("free some space"), or give no step the model can take.
-// Other errors are returned as they are.
+// the store's words are a person's ("free some space"), or give no step the model can take;
+// or damaged state, whose step it ends with the call made again. Other errors are returned as
+// they are.
 func usersToFix(tool string, err error) error {
+	if _, ok := errors.AsType[*store.DamagedError](err); ok && strings.HasSuffix(err.Error(), store.DamagedStep) {
+		// The store's step ends the text; the agent's, as for any state it cannot use, goes on
+		// to the call made again.
+		return &userFix{fmt.Sprintf("%s, then call %s again", err, tool), err}
+	}
 	if engine.Classify(err) != engine.StateUnusable {
 		return err
 	}
@@ -408,7 +423,7 @@ func usersToFix(tool string, err error) error {
 	}
 	if store.InTheWay(err) {
 		// What is in the file's place may be someone's: not the model's to move.
-		return &userFix{fmt.Sprintf("%s: %s, then call %s again; do not move or delete it yourself (it may be someone's)", store.WithoutPersonStep(err), store.DamagedStep, tool), err}
+		return &userFix{fmt.Sprintf("%s: %s, then call %s again; %s", store.WithoutPersonStep(err), store.DamagedStep, tool, notYours), err}
 	}
 	what := refusedFor(err)
 	if what == "" {

@@ -231,7 +231,7 @@ func (s *Store) othersRead(what, file string, err error) error {
 	if whose == "" {
 		return nil
 	}
-	return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s, as after a cairn run with sudo (%v); it was left as it is: %s gives the state directory back to this user, then try again", what, whose, err, fix), err: err, others: true}
+	return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s, as after a cairn run with sudo (%v); it was left as it is: %s gives the state directory back to this user, then try again", what, whose, err, fix), err: err, others: true, fix: fix}
 }
 
 // inTheWayError is readErr's error for something in a state file's place, or for a state file of
@@ -241,6 +241,31 @@ type inTheWayError struct {
 	path   string // what is in the way, for moveOutStep; "" when msg says its own step
 	err    error
 	others bool
+	fix    string // for others: the command that gives the state directory back
+	dirVar string // the variable that named the state directory a file is in the place of
+}
+
+// GiveBack is the command that gives the state directory back to this user when err refused
+// state another user owns (OtherUsers), else "": a step that must not be lost where its
+// error's text is cut.
+func GiveBack(err error) string {
+	if ie, ok := errors.AsType[*inTheWayError](err); ok && ie.others {
+		return ie.fix
+	}
+	if we, ok := errors.AsType[*WriteError](err); ok && we.whose != "" {
+		return we.fix
+	}
+	return ""
+}
+
+// DirVariable is the variable that named the state directory when err is Open's refusal of a
+// file in its place (WithDirFromVariable), else "": its fix is the variable's, not the file's.
+func DirVariable(err error) string {
+	ie, _ := errors.AsType[*inTheWayError](err)
+	if ie == nil {
+		return ""
+	}
+	return ie.dirVar
 }
 
 func (e *inTheWayError) Error() string {
@@ -310,6 +335,7 @@ type options struct {
 	inMemory    bool // WithReadInMemory
 	compactAt   int64
 	typeTTL     func(typ string) (string, bool) // WithTypeTTL
+	dirVar      string                          // WithDirFromVariable
 }
 
 // Option changes how Open sets up a Store.
@@ -347,6 +373,11 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // (.claude/workflow-state.json, memory/state/, .workflow-state/). By default it is the state
 // directory's grandparent when the state directory is <root>/.claude/cairn, else none.
 func WithProjectRoot(root string) Option { return func(o *options) { o.projectRoot = root } }
+
+// WithDirFromVariable says that the variable name gave the state directory: a file where it
+// goes is then the variable's mistake, and Open's refusal says to set the variable again, not
+// to move a file that may be anyone's (/etc/passwd).
+func WithDirFromVariable(name string) Option { return func(o *options) { o.dirVar = name } }
 
 // WithNoCreate opens the state directory for commands that only read: a missing directory is
 // not created (nor its .gitignore), and the store reads as empty; whatever such a command
@@ -400,17 +431,17 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, durable.ErrSymlinkDir)
 	} else if err == nil && !fi.IsDir() {
-		return nil, inTheWay("opening", abs, abs)
+		return nil, inTheWay("opening", abs, abs, o.dirVar)
 	} else if errors.Is(err, syscall.ENOTDIR) && durable.Beneath(root, abs) {
 		// Outside the project (a state directory set explicitly) MkdirAll's own error says it.
 		if p := fileOnTheWay(abs); p != "" {
-			return nil, inTheWay("creating", abs, p)
+			return nil, inTheWay("creating", abs, p, o.dirVar)
 		}
 	} else if errors.Is(err, fs.ErrNotExist) && (o.noCreate || o.keepRoot && rootMissing(root)) {
 		o.noCreate = true
 		if err := durable.CheckBeneath(root, abs); err != nil {
 			if p := fileOnTheWay(abs); p != "" && durable.Beneath(root, abs) {
-				return nil, inTheWay("opening", abs, p)
+				return nil, inTheWay("opening", abs, p, o.dirVar)
 			}
 			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 		}
@@ -423,7 +454,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	// state there): MkdirBeneath checks each one and creates what is missing.
 	if _, err := durable.MkdirBeneath(root, abs, 0o700); err != nil {
 		if p := fileOnTheWay(abs); p != "" && durable.Beneath(root, abs) {
-			return nil, inTheWay("creating", abs, p)
+			return nil, inTheWay("creating", abs, p, o.dirVar)
 		}
 		if errors.Is(err, durable.ErrLinkedComponent) {
 			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
@@ -440,7 +471,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 			// "permission denied" said neither whose nor what gives it back.
 			if uid, ok := OwnerUID(seen); ok && uid != os.Geteuid() {
 				whose, fix := NotThisUsers(abs, uid, os.Geteuid())
-				return nil, &inTheWayError{msg: fmt.Sprintf("cannot open the state directory: %s, as after a cairn run with sudo (%v); nothing was changed: %s gives it back to this user, then try again", whose, err, fix), err: err, others: true}
+				return nil, &inTheWayError{msg: fmt.Sprintf("cannot open the state directory: %s, as after a cairn run with sudo (%v); nothing was changed: %s gives it back to this user, then try again", whose, err, fix), err: err, others: true, fix: fix}
 			}
 		}
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
@@ -480,8 +511,12 @@ func fileOnTheWay(dir string) string {
 
 // inTheWay is Open's error, while op ("opening", "creating") the state directory dir, when
 // file, dir or one of its parents, is not a directory: what is wrong and what the person does
-// about it, then InTheWayStep. The file may be anyone's, so nothing suggests discarding it.
-func inTheWay(op, dir, file string) error {
+// about it, then InTheWayStep. The file may be anyone's, so nothing suggests discarding it;
+// when the variable dirVar named dir, the variable is what is set again.
+func inTheWay(op, dir, file, dirVar string) error {
+	if dirVar != "" {
+		return &inTheWayError{msg: fmt.Sprintf("%s state directory %s: %s is a file, not a directory, and %s names it as the state directory. "+InTheWayLeft+"set %s to a directory, or unset it to keep the state in the project; %s", op, dir, file, dirVar, dirVar, InTheWayStep), dirVar: dirVar}
+	}
 	where := "there"
 	if file != dir {
 		where = "in " + dir + ", beneath it"
@@ -632,7 +667,7 @@ func privateDir(abs string, seen fs.FileInfo) error {
 		// Not this user's: its chmod fails for them as Cairn's did.
 		if uid, ok := OwnerUID(fi); ok && errors.Is(err, fs.ErrPermission) && uid != os.Geteuid() {
 			whose, fix := NotThisUsers(abs, uid, os.Geteuid())
-			return &inTheWayError{msg: fmt.Sprintf("state directory %s is %04o, writable by other users, and could not be made private: %s; %s gives it to this user, and Cairn then makes it private", abs, fi.Mode().Perm(), whose, fix), err: err, others: true}
+			return &inTheWayError{msg: fmt.Sprintf("state directory %s is %04o, writable by other users, and could not be made private: %s; %s gives it to this user, and Cairn then makes it private", abs, fi.Mode().Perm(), whose, fix), err: err, others: true, fix: fix}
 		}
 		// Its step is said here: a caller adds none (SaysStep).
 		return &inTheWayError{msg: fmt.Sprintf("state directory %s is %04o, writable by other users, and could not be made private (%v); chmod 700 it", abs, fi.Mode().Perm(), err), err: err}
