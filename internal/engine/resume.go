@@ -699,7 +699,8 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 		*eye = append(*eye, msg) // the person is told here; the model by the ending line
 		return nil
 	}
-	if !e.interrupted(r, now) {
+	// No task running, nothing to recover: RecoverExcept's copy of the record is not made.
+	if !running(r) || !e.interrupted(r, now) {
 		return r
 	}
 	elsewhere := elsewhereOnly(e.runsElsewhere(r))
@@ -755,7 +756,7 @@ func lapsedTasks(ids []string) string {
 // may be alive, and is not judged.
 func (e *Engine) runnerEnded(r *workflow.Record) bool {
 	return r != nil && r.Status == workflow.StatusActive &&
-		slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.Status == workflow.TaskRunning }) && e.ownerEnded(r)
+		running(r) && e.ownerEnded(r)
 }
 
 // expire archives an expired workflow (never deletes it) and writes the expiry line. info is

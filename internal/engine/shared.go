@@ -33,10 +33,16 @@ func (e *Engine) shared(r *workflow.Record, out *Resume) *report.Shared {
 // running, since their session is not this machine's to take as ended. nil when no task runs
 // or sharing is off.
 func (e *Engine) runsElsewhere(r *workflow.Record) func(task string) (mirror.Claim, bool) {
-	if !slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.Status == workflow.TaskRunning }) {
+	if !running(r) {
 		return nil
 	}
 	return mirror.RunsElsewhere(e.st, r, mirror.Lease(e.cfg.Getenv), e.now())
+}
+
+// running says whether any of r's tasks is running: the only ones a recovery or another
+// machine's claim concerns.
+func running(r *workflow.Record) bool {
+	return slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.Status == workflow.TaskRunning })
 }
 
 // elsewhereOnly is runs without the claim; nil when runs is.

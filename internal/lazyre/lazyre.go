@@ -12,12 +12,13 @@ import (
 // *regexp.Regexp ever after. expr must be valid: the first call panics otherwise, as
 // regexp.MustCompile does.
 func New(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+	r := &Regexp{Expr: expr}
+	return r.Get
 }
 
 // Regexp is an expression compiled on its first Get, once, held by value in the struct that
-// uses it: New's function costs three allocations, and the secret scanner's rule list, laid out
-// by the first scan of a hook process, holds dozens. Expr must be valid: the first Get panics
+// uses it: New's function costs two allocations (the Regexp and its method value), and the
+// secret scanner's rule list, laid out by the first scan of a hook process, holds dozens. Expr must be valid: the first Get panics
 // otherwise, as regexp.MustCompile does. A Regexp must not be copied after first use.
 type Regexp struct {
 	Expr string

@@ -865,7 +865,10 @@ func (w Workflow) Record() (*workflow.Record, error) { return ParseRecord(w.Data
 // snapshot).
 func ParseRecord(data []byte) (*workflow.Record, error) {
 	var r workflow.Record
-	if err := json.Unmarshal(data, &r); err != nil {
+	// The method itself, not json.Unmarshal: that scans the whole record twice (to check it,
+	// then to find its end) before calling the method, whose first pass checks it too and
+	// which answers any failure with json.Unmarshal's own error (workflow.DecodeKnown).
+	if err := r.UnmarshalJSON(data); err != nil {
 		return nil, fmt.Errorf("reading the workflow record: %w", err)
 	}
 	return &r, nil
