@@ -137,7 +137,7 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 		if t, err := os.Readlink(dest); err == nil && len(cairnLinks(home, exe, goos)) == 0 {
 			return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + ", another program than Cairn; Cairn leaves it alone", Fix: elsewhere}
 		}
-		target := stableCairn(exe, goos)
+		target, note := stableCairn(exe, goos)
 		if err := makeLink(target, dest); err != nil {
 			fix := "ln -sf " + vars.Quote(target) + " " + vars.Quote(dest)
 			if errors.Is(err, errNotLink) {
@@ -146,7 +146,7 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 			}
 			return engine.Check{Name: "cairn on PATH", Detail: err.Error(), Fix: fix}
 		}
-		detail := dest + " -> " + target
+		detail := dest + " -> " + target + note
 		if !onPath(filepath.Dir(dest), a.getenv("PATH")) {
 			detail += "; add " + filepath.Dir(dest) + " to PATH"
 		}
@@ -162,7 +162,12 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 	// The link doctor --link made names a cairn that is gone (the set of the version before an
 	// update, which the launcher removes a day later): typing cairn fails until it is relinked.
 	if t, err := os.Readlink(dest); err == nil && home != "" && !fileExists(dest) {
-		return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + ", which is not there", Fix: vars.Quote(exe) + " doctor --link"}
+		gone := ", which is not there"
+		// Through DATA/cairn, which is there: what is not is the set it names.
+		if m := missingLink(dest); m != "" && m != t && m != filepath.Join(filepath.Dir(dest), t) {
+			gone = ", whose " + m + " is not there"
+		}
+		return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + gone, Fix: vars.Quote(exe) + " doctor --link"}
 	}
 	// Passes: only a person at a shell needs cairn on PATH, so the line says so first. The
 	// command is run by this cairn's path: a bare cairn is not found, or is another one.
@@ -170,19 +175,60 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 }
 
 // stableCairn is what doctor --link links to: for a cairn in the launcher's set
-// (DATA/bin-VERSION), DATA/cairn when it leads to this cairn, a path each install points at the
-// set it installed (cairn_settle in hooks/install), so the link runs the current version after
-// an update; otherwise exe. Not on Windows, where the launcher makes none.
-func stableCairn(exe, goos string) string {
+// (DATA/bin-VERSION), DATA/cairn, a path each install points at the set it installed
+// (cairn_settle in hooks/install), so the link runs the current version after an update;
+// otherwise exe. A DATA/cairn that leads elsewhere (its set removed a day after an update, or
+// another version's) is pointed at exe first, as an install would: linked to exe's set instead,
+// the link would dangle once an update removed it. One that is not a link is not the
+// launcher's: note says why the link goes to exe. Not on Windows, where the launcher makes none.
+func stableCairn(exe, goos string) (target, note string) {
 	dir := filepath.Dir(exe)
 	if goos == "windows" || !strings.HasPrefix(filepath.Base(dir), "bin-") {
-		return exe
+		return exe, ""
 	}
-	stable := filepath.Join(filepath.Dir(dir), "cairn")
-	if p, err := filepath.EvalSymlinks(stable); err != nil || p != exe {
-		return exe
+	data := filepath.Dir(dir)
+	stable := filepath.Join(data, "cairn")
+	if p, err := filepath.EvalSymlinks(stable); err == nil && p == exe {
+		return stable, ""
 	}
-	return stable
+	fi, err := os.Lstat(stable)
+	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink == 0:
+		return exe, "; " + stable + " is not the launcher's link, so this one does not follow updates"
+	case err != nil || !fileExists(filepath.Join(dir, ".checksums")):
+		// None there (an install older than DATA/cairn), or exe is in no set an install made.
+		return exe, ""
+	}
+	// Made aside under the name the launcher's install uses, and renamed over: never missing.
+	aside := filepath.Join(data, ".cairn-link")
+	_ = os.Remove(aside)
+	if err := os.Symlink(filepath.Join(filepath.Base(dir), filepath.Base(exe)), aside); err != nil {
+		return exe, ""
+	}
+	if err := os.Rename(aside, stable); err != nil {
+		_ = os.Remove(aside)
+		return exe, ""
+	}
+	return stable, ""
+}
+
+// missingLink: the path a chain of links from p ends at that is not there ("" when the chain
+// ends at a file, or cannot be followed).
+func missingLink(p string) string {
+	for range 40 {
+		t, err := os.Readlink(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return p
+			}
+			return ""
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = t
+	}
+	return ""
 }
 
 // linkStep ends "link ...": what to link and the one command that does, doctor --link run by

@@ -123,3 +123,99 @@ func TestOwnSetCheckThroughTheStableCairn(t *testing.T) {
 		t.Errorf("%s, holding DATA/cairn and a build log, is not taken for Cairn's", data)
 	}
 }
+
+// TestLinkRepointsTheStableCairn: where the launcher's DATA/cairn led elsewhere (its set removed
+// a day after an update, or another version's set), doctor --link linked ~/.local/bin/cairn
+// straight to this cairn's set, which the next update's install removes a day later: the link
+// dangled again, and followed no install. DATA/cairn, the launcher's own link, is now pointed at
+// this cairn and linked to, so the link runs this cairn and follows each install from then on.
+// A DATA/cairn that is no link is not the launcher's to replace: the link goes to this cairn.
+func TestLinkRepointsTheStableCairn(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		make  func(t *testing.T, data, stable string)
+		wantS bool // linked through DATA/cairn
+	}{
+		{"dangling", func(t *testing.T, data, stable string) {
+			mustSymlink(t, filepath.Join("bin-0.0.9", "cairn"), stable)
+		}, true},
+		{"another set", func(t *testing.T, data, stable string) {
+			writeTestFile(t, filepath.Join(data, "bin-0.0.9", "cairn"), "binary")
+			mustSymlink(t, filepath.Join("bin-0.0.9", "cairn"), stable)
+		}, true},
+		{"not a link", func(t *testing.T, data, stable string) {
+			writeTestFile(t, stable, "someone's file")
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			data := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn")
+			set := filepath.Join(data, "bin-1.0.0")
+			exe := filepath.Join(set, "cairn")
+			writeTestFile(t, exe, "binary")
+			writeTestFile(t, filepath.Join(set, "cairn-mcp"), "binary")
+			writeTestFile(t, filepath.Join(set, ".checksums"), "sums")
+			stable := filepath.Join(data, "cairn")
+			tc.make(t, data, stable)
+			a := &app{getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+				executable: func() (string, error) { return exe, nil }}
+			c := a.linkCheck(true, "linux")
+			link := filepath.Join(home, ".local", "bin", "cairn")
+			want := exe
+			if tc.wantS {
+				want = stable
+			}
+			if got, err := os.Readlink(link); !c.OK || err != nil || got != want || !strings.HasPrefix(c.Detail, link+" -> "+want) {
+				t.Fatalf("doctor --link: %+v, %s links to %q (%v); want %s -> %s", c, link, got, err, link, want)
+			}
+			if p, err := filepath.EvalSymlinks(link); err != nil || p != exe {
+				t.Errorf("%s runs %q (%v), want %s", link, p, err, exe)
+			}
+			if !tc.wantS {
+				if b, err := os.ReadFile(stable); err != nil || string(b) != "someone's file" {
+					t.Errorf("%s, not a link, became %q (%v)", stable, b, err)
+				}
+				if !strings.Contains(c.Detail, stable) {
+					t.Errorf("doctor --link: %q does not say why the link does not follow updates (%s)", c.Detail, stable)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(data, ".cairn-link")); err == nil {
+				t.Errorf("the link made aside is left in %s", data)
+			}
+		})
+	}
+}
+
+// TestDanglingLinkThroughTheStableCairn: with ~/.local/bin/cairn -> DATA/cairn and DATA/cairn's
+// set removed, doctor said "~/.local/bin/cairn links to DATA/cairn, which is not there", while
+// DATA/cairn was there: it names the path that is missing.
+func TestDanglingLinkThroughTheStableCairn(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	home := t.TempDir()
+	data := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn")
+	stable := filepath.Join(data, "cairn")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, filepath.Join("bin-0.0.9", "cairn"), stable)
+	link := filepath.Join(home, ".local", "bin", "cairn")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, stable, link)
+	exe := filepath.Join(t.TempDir(), "bin-1.0.0", "cairn")
+	a := &app{getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+		executable: func() (string, error) { return exe, nil }}
+	c := a.linkCheck(false, "linux")
+	want := link + " links to " + stable + ", whose " + filepath.Join(data, "bin-0.0.9", "cairn") + " is not there"
+	if c.OK || c.Detail != want {
+		t.Errorf("doctor: %+v, want the detail %q", c, want)
+	}
+}
+
+func mustSymlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}

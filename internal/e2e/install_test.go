@@ -546,9 +546,12 @@ chmod +x "$out"
 	env := []string{"CLAUDE_PLUGIN_ROOT=" + root, "CLAUDE_PLUGIN_DATA=" + data, "HOME=" + dir,
 		"PATH=" + fakeBin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"CAIRN_DOWNLOAD_URL=http://127.0.0.1:1/releases"}
+	// In a group of its own, as the harness starts Claude Code: a run stopped part-way, or this
+	// test's timeout, ends the launcher with the build it runs (the stand-in go, its sleep).
 	launch := func(ctx context.Context) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
 		cmd.Env = env
+		ownGroup(cmd)
 		return cmd
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -557,9 +560,10 @@ chmod +x "$out"
 	cmd := launch(ctx)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
+	if err := startGroup(cmd); err != nil {
 		t.Fatal(err)
 	}
+	defer killGroup(cmd)
 	// The download fails at once; the build starts under the install lock.
 	lock := filepath.Join(data, ".install-lock-"+manifest.Version)
 	for !exists(calls) || !exists(lock) {
@@ -594,9 +598,13 @@ chmod +x "$out"
 	}
 
 	// The next start execs the built server at once, building nothing.
-	out, err := launch(ctx).Output()
-	if err != nil || string(out) != "ran cairn-mcp\n" {
-		t.Errorf("the next start: %v, printed %q, want the built server to run", err, out)
+	next := launch(ctx)
+	var out bytes.Buffer
+	next.Stdout = &out
+	err = runGroup(next)
+	killGroup(next)
+	if err != nil || out.String() != "ran cairn-mcp\n" {
+		t.Errorf("the next start: %v, printed %q, want the built server to run", err, out.String())
 	}
 	if n := strings.Count(readFile(t, calls), "\n"); n != len(cairnPlugin.Binaries) {
 		t.Errorf("go ran %d times, want %d (each binary once)", n, len(cairnPlugin.Binaries))
