@@ -300,3 +300,19 @@ func TestRemoveCairnKeepsALearningItCannotProve(t *testing.T) {
 		}
 	}
 }
+
+// A write of the learnings' record killed before its swap leaves a temp file named for it,
+// which the next writer settles as it settles one of any memory file of Cairn's: parseTemp
+// knows it by that name.
+func TestParseTempKnowsTheRecord(t *testing.T) {
+	for _, tc := range []struct{ base, name string }{
+		{strings.Replace(tempPattern(writtenFile, nil, []byte("{}")), "*", "123", 1), writtenFile},
+		{strings.Replace(tempPattern(IndexFile, nil, []byte("x")), "*", "123", 1), IndexFile},
+		{".tmp-.cairn-written.json.bak-0123456789abcdef-0123456789abcdef-1", ""},
+	} {
+		name, _, _, ok := parseTemp(tc.base)
+		if name != tc.name || ok != (tc.name != "") {
+			t.Errorf("parseTemp(%q) = %q, %t; want %q", tc.base, name, ok, tc.name)
+		}
+	}
+}
