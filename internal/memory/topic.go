@@ -235,10 +235,15 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// firstLine is the first line of a memory file's body, past the blank lines after its header.
+// firstLine is the first line of a memory file's body, past the blank lines after its header,
+// in any line end.
 func firstLine(body []byte) string {
-	first, _, _ := strings.Cut(strings.TrimLeft(string(body), "\n"), "\n")
-	return first
+	for _, l := range textLines(body) {
+		if strings.TrimSpace(l.text) != "" {
+			return l.text
+		}
+	}
+	return ""
 }
 
 // renderTopic writes the topic file for entries (newest last), keeping the newest
