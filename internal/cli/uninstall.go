@@ -67,6 +67,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		for _, n := range fp.Edited {
 			plan.Notes = append(plan.Notes, "auto-memory: "+n+" was changed since Cairn wrote it, so it is a memory of yours now: kept, with its line in MEMORY.md")
 		}
+		for _, n := range fp.Unproven {
+			plan.Notes = append(plan.Notes, "auto-memory: "+n+" was written by an older Cairn, which kept no record to tell whether it was changed since, so it may hold lines of yours: kept, with its line in MEMORY.md")
+		}
 	case memory.IsUnavailable(err) && mem.Location().Disabled:
 		// Found even where it is off (EvenOff): only Cairn's refusal of the directory is left.
 		plan.Notes = append(plan.Notes, "auto-memory: "+mem.Location().Reason)

@@ -36,27 +36,28 @@ func (e *Engine) markNow(cur []byte) []byte {
 // again). It returns what it put back ("MEMORY.md line", "cairn-workflow.md") and a warning
 // when L2 could not be written.
 func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) {
-	return e.restoreL2(false)
+	restored, deferred, warning, _ = e.restoreL2(false)
+	return restored, deferred, warning
 }
 
 // restoreL2 is RestoreL2. With quiet (the Stop hook, after every turn), a memory file Cairn
 // leaves as it is (a symlink, a directory, a file over 4 MiB) fails the restore without a word,
 // as it fails a settling's write: it lasts until the person changes the file, and a move's L2
-// write says so.
-func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warning string) {
+// write says so. failed is the failure, said or not, for the log.
+func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warning, failed string) {
 	if e.memWarn != "" {
-		return nil, false, ""
+		return nil, false, "", ""
 	}
 	data, err := e.st.ReadOwn(l2MarkDoc)
 	k, ok := decodeMark(data)
 	if !ok && !errors.Is(err, store.ErrNotFound) {
-		return nil, false, e.setMarkAside()
+		return nil, false, e.setMarkAside(), ""
 	}
 	if !ok || k.Empty() {
-		return nil, false, ""
+		return nil, false, "", ""
 	}
 	if e.mem.Holds(k) {
-		return nil, false, "" // as Cairn left it: the usual case, no lock taken
+		return nil, false, "", "" // as Cairn left it: the usual case, no lock taken
 	}
 	// Restored under the mark's lock, which a writer of L2 holds until its line is marked:
 	// a line of ours written but not yet marked is never taken for a foreign rewrite.
@@ -76,19 +77,20 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 	})
 	switch {
 	case aside != nil:
-		return nil, false, aside.Message // damaged since it was read: nothing to restore to
+		return nil, false, aside.Message, "" // damaged since it was read: nothing to restore to
 	case ran:
 		err = rerr
 	case isLockTimeout(err):
-		return nil, true, "" // another Cairn process is writing L2, and marks what it wrote
+		return nil, true, "", "" // another Cairn process is writing L2, and marks what it wrote
 	default:
 		res, err = e.mem.Restore(k, e.now(), processAlive) // no lock to be had: as before
 	}
 	if err != nil {
+		failed = "Cairn's auto-memory line not restored (retried after the next turn): " + lineErr(err, e.mem.Location().Dir)
 		if quiet && memory.LeftAlone(err) {
-			return nil, false, ""
+			return nil, false, "", failed
 		}
-		return nil, false, "Cairn's auto-memory line not restored (retried after the next turn): " + lineErr(err, e.mem.Location().Dir)
+		return nil, false, failed, failed
 	}
 	if res.Index {
 		restored = append(restored, memory.IndexFile+" line (restored)")
@@ -96,7 +98,7 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 	if res.Topic {
 		restored = append(restored, memory.TopicFile+" (restored)")
 	}
-	return restored, res.Deferred, ""
+	return restored, res.Deferred, "", ""
 }
 
 // setMarkAside moves a damaged l2-mark to quarantine/, as UpdateOwn does any document of

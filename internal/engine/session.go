@@ -62,6 +62,9 @@ type StopOutcome struct {
 	SystemMessage string // one line for the user, or ""
 	Wrote         []string
 	Owed          int // L2 lines still owed after this turn (retried after the next), for the log
+	// RestoreFailed is why Cairn's L2, changed by another writer, was not put back (retried
+	// after the next turn), for the log: said or not in SystemMessage.
+	RestoreFailed string
 	// Heartbeat: the turn's end recorded the owner's heartbeat (a journaled change of the
 	// workflow), so a failure after it cannot be said as leaving the workflow unchanged.
 	Heartbeat bool
@@ -233,9 +236,9 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	// lines written onto the rewrite would mark it as Cairn's own, and an owed line older than
 	// the one shown, written into a topic file the writer emptied, would stand there as the
 	// latest.
-	restored, _, w := e.restoreL2(true)
+	restored, _, w, failed := e.restoreL2(true)
 	wrote, owed, warn := e.settleL2(r)
-	out.Owed = owed
+	out.Owed, out.RestoreFailed = owed, failed
 	// What the store did reading the workflow (a damaged snapshot set aside) is said only by
 	// the read that did it: after a turn, often this one.
 	out.Wrote = append(restored, wrote...)

@@ -161,6 +161,9 @@ func wroteSummary(out *engine.StopOutcome) string {
 	if out.Owed > 0 {
 		parts = append(parts, fmt.Sprintf("%d auto-memory line%s still owed, retried after the next turn", out.Owed, workflow.Plural(out.Owed)))
 	}
+	if out.RestoreFailed != "" {
+		parts = append(parts, out.RestoreFailed)
+	}
 	if out.HeartbeatErr != nil {
 		parts = append(parts, fmt.Sprintf("owner heartbeat not recorded, retried after the next turn: %v", out.HeartbeatErr))
 	}

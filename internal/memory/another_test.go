@@ -107,3 +107,32 @@ func TestSharedTopicFileClaimsNoProject(t *testing.T) {
 		t.Errorf("a topic file in the words before is not taken for Cairn's rendering:\n%s", old)
 	}
 }
+
+// A's topic file, edited by a writer that kept every line of Cairn's: saved in CRLF, or with
+// a heading put above its intro. topicPlace read the body's first line only, as split at "\n",
+// so it found no place (a "\r" after the "." of the CRLF line, a heading first) and b read a's
+// latest line as its own (Last.Another false), to resume from.
+func TestLastPositionTellsAnothersLineInAnEditedFile(t *testing.T) {
+	base, dir, at, open := sharedMemory(t)
+	a, b := open(filepath.Join(base, "a", ".claude", "cairn")), open(filepath.Join(base, "b", ".claude", "cairn"))
+	if err := a.RecordAt("Active APEX workflow: analyze completed, planning a's work", at, nil); err != nil {
+		t.Fatal(err)
+	}
+	top := filepath.Join(dir, TopicFile)
+	written := readFile(t, top)
+	_, body, _ := splitMemoryFile([]byte(written))
+	for _, tc := range []struct{ name, file string }{
+		{"in CRLF", strings.ReplaceAll(written, "\n", "\r\n")},
+		{"a heading above the intro", strings.Replace(written, string(body), "\n# Where the work is\n"+strings.TrimLeft(string(body), "\n"), 1)},
+	} {
+		if err := os.WriteFile(top, []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if last, ok, err := b.LastPosition(); err != nil || !ok || !last.Another {
+			t.Errorf("%s: LastPosition read by b = %+v, %v, %v; want a's line, Another", tc.name, last, ok, err)
+		}
+		if last, ok, err := a.LastPosition(); err != nil || !ok || last.Another {
+			t.Errorf("%s: LastPosition read by a = %+v, %v, %v; want its own line", tc.name, last, ok, err)
+		}
+	}
+}

@@ -406,7 +406,14 @@ func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 			return next, nil
 		})
 		rec.Changed = fileChanged || indexChanged
-		return err
+		if err != nil {
+			return err
+		}
+		// The record of what Cairn wrote, after the file: a write of it that fails leaves the
+		// learning unproven or edited to `cairn uninstall`, which then keeps it; the learning
+		// itself is recorded, so that is not this call's failure.
+		_ = m.noteWritten(name, content)
+		return nil
 	})
 	rec.Name = name
 	if err != nil {
@@ -916,12 +923,17 @@ func tempPattern(base string, expect, data []byte) string {
 // whether the name carries the two sums (an older Cairn's names do not).
 func parseTemp(base string) (name, expect, wrote string, ok bool) {
 	rest, tmp := strings.CutPrefix(base, ".tmp-")
-	name, rest, md := strings.Cut(rest, ".md-")
-	if !tmp || !md {
-		return "", "", "", false
-	}
-	if name += ".md"; name != IndexFile && !IsCairnFile(name) {
-		return "", "", "", false
+	if r, ok := strings.CutPrefix(rest, writtenFile+"-"); ok && tmp {
+		name, rest = writtenFile, r // Cairn's record of its learnings
+	} else {
+		var md bool
+		name, rest, md = strings.Cut(rest, ".md-")
+		if !tmp || !md {
+			return "", "", "", false
+		}
+		if name += ".md"; name != IndexFile && !IsCairnFile(name) {
+			return "", "", "", false
+		}
 	}
 	if len(rest) <= 2*sumLen+1 || rest[sumLen] != '-' || rest[2*sumLen+1] != '-' {
 		return name, "", "", false

@@ -298,4 +298,8 @@ func TestClaudeLoadsCairnLines(t *testing.T) {
 			t.Errorf("the model's context lacks %q", want)
 		}
 	}
+	// Cairn's record of the learnings it wrote is its own, not a memory the model is shown.
+	if _, err := os.Stat(filepath.Join(m.Location().Dir, writtenFile)); err != nil || strings.Contains(all, writtenFile) {
+		t.Errorf("the record %s: %v; in the model's context: %t", writtenFile, err, strings.Contains(all, writtenFile))
+	}
 }

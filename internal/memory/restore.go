@@ -165,6 +165,11 @@ func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Re
 					return cur, nil
 				}
 				out.Topic = true
+				if put, ok := withNotes([]byte(want.Topic), cur); exists && ok {
+					// Cairn's lines go back, and the notes the same writer added stay.
+					out.Kept = Mark{Index: want.Index, Topic: string(put)}
+					return put, nil
+				}
 				return []byte(want.Topic), nil
 			})
 			if err != nil {
@@ -201,6 +206,23 @@ func onlyAdded(want, topic []byte) bool {
 		have = have[i+1:]
 	}
 	return true
+}
+
+// withNotes is want, the topic file marked, with the notes of cur, the file as it is now, in
+// place of its own (readTopic's): what a restore writes so as to put back Cairn's lines and
+// drop no note a writer added or kept. ok is false when cur's notes are want's (want is then
+// what to write).
+func withNotes(want, cur []byte) ([]byte, bool) {
+	entries, _, had := readTopic(want)
+	_, _, notes := readTopic(cur)
+	if slices.Equal(had.Above, notes.Above) && slices.Equal(had.Below, notes.Below) {
+		return nil, false
+	}
+	place, words := topicPlace(want), topicNow
+	if bytes.Equal(renderTopicIn(entries, place, topicBefore, had), want) {
+		words = topicBefore
+	}
+	return renderTopicIn(entries, place, words, notes), true
 }
 
 // drifted is the cheap check, without our lock, that either file differs from want.

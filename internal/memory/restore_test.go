@@ -309,7 +309,8 @@ func TestExtendsTopic(t *testing.T) {
 // undone by the next Stop's restore, which logged it only: the note was gone without a word.
 // Restore puts back what a writer dropped or changed of Cairn's, never what one only added: such
 // a file stands, and is the mark to keep (Kept), the index line still Cairn's. A rewrite that
-// drops a line of Cairn's is still undone.
+// drops a line of Cairn's is still undone, but a note the same writer added was dropped with
+// it: Cairn's lines are put back and the note kept.
 func TestRestoreKeepsWhatWasOnlyAddedToTheTopicFile(t *testing.T) {
 	now := time.Now()
 	for _, tc := range []struct {
@@ -330,6 +331,10 @@ func TestRestoreKeepsWhatWasOnlyAddedToTheTopicFile(t *testing.T) {
 			i := strings.LastIndex(cur, ", planning login fix")
 			return cur[:i] + cur[i+len(", planning login fix"):] + "Note: staging DB needed.\n"
 		}, true},
+		{"a note above the block, a line of Cairn's changed", func(cur string) string {
+			cur = strings.Replace(cur, "\n\n"+topicData, "\n\nNote: staging DB needed.\n\n"+topicData, 1)
+			return strings.Replace(cur, "planning login fix", "planning the logout fix", 1)
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, dir, k := recorded(t, "- [Build](build.md) — make test\n")
@@ -344,8 +349,15 @@ func TestRestoreKeepsWhatWasOnlyAddedToTheTopicFile(t *testing.T) {
 			}
 			got := readFile(t, top)
 			if tc.restore {
-				if got != k.Topic || !did.Topic {
-					t.Errorf("Restore did %+v, topic file\n%q\nwant it put back as marked", did, got)
+				// Cairn's lines put back, in their order, and the note kept, byte for byte.
+				if !did.Topic || !onlyAdded([]byte(k.Topic), []byte(got)) || !strings.Contains(got, "\nNote: staging DB needed.\n") {
+					t.Errorf("Restore did %+v, topic file\n%q\nwant Cairn's lines put back and the note kept", did, got)
+				}
+				if did.Kept != (Mark{Index: k.Index, Topic: got}) {
+					t.Errorf("Restore's mark to keep = %+v, want the file it wrote", did.Kept)
+				}
+				if again, err := m.Restore(did.Kept, now, nil); err != nil || again != (Restored{}) {
+					t.Errorf("Restore with the kept mark did %+v, %v; want nothing", again, err)
 				}
 				return
 			}

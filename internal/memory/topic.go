@@ -72,13 +72,21 @@ var (
 )
 
 // topicPlace is where the topic file data says Cairn's full state is, as its intro line names
-// it; topicHome when data has no such line (it is then no rendering of Cairn's).
+// it; topicHome when data has no such line (it is then no rendering of Cairn's). The intro is
+// looked for above the data block, in any line end: a writer that kept it may have put a
+// heading or a note above it, or saved the file in CRLF.
 func topicPlace(data []byte) string {
 	_, body, _ := splitMemoryFile(data)
-	for _, w := range []topicWords{topicNow, topicBefore} {
-		if place, ok := strings.CutPrefix(firstLine(body), w.intro); ok {
-			if place, ok = strings.CutSuffix(place, "."); ok && place != "" {
-				return place
+	for _, l := range textLines(body) {
+		t := strings.TrimSpace(l.text)
+		if strings.HasPrefix(t, "```") {
+			break
+		}
+		for _, w := range []topicWords{topicNow, topicBefore} {
+			if place, ok := strings.CutPrefix(t, w.intro); ok {
+				if place, ok = strings.CutSuffix(place, "."); ok && place != "" {
+					return place
+				}
 			}
 		}
 	}
@@ -227,10 +235,15 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// firstLine is the first line of a memory file's body, past the blank lines after its header.
+// firstLine is the first line of a memory file's body, past the blank lines after its header,
+// in any line end.
 func firstLine(body []byte) string {
-	first, _, _ := strings.Cut(strings.TrimLeft(string(body), "\n"), "\n")
-	return first
+	for _, l := range textLines(body) {
+		if strings.TrimSpace(l.text) != "" {
+			return l.text
+		}
+	}
+	return ""
 }
 
 // renderTopic writes the topic file for entries (newest last), keeping the newest

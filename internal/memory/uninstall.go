@@ -24,6 +24,9 @@ type Footprint struct {
 	// Edited are the learning files someone changed since Cairn wrote them (asWritten), by
 	// name, sorted: theirs now, neither they nor their index lines are Cairn's to remove.
 	Edited []string
+	// Unproven are learning files an older Cairn wrote, which kept no record of them
+	// (writtenFile), whose body past its first line it cannot check: kept, as Edited are.
+	Unproven []string
 	// Later, from RemoveCairn only, are Cairn's files that came after the footprint it was
 	// given (a session recorded them meanwhile), by name, sorted: not removed, nor their lines.
 	Later []string
@@ -43,17 +46,28 @@ func IsCairnFile(name string) bool {
 // file someone changed since Cairn wrote it (asWritten). A learning file that is gone is
 // Cairn's: its index line points nowhere.
 func (m *Memory) cairnsFiles() func(name string) bool {
+	owner := m.owners()
+	return func(name string) bool { return IsCairnFile(name) && owner(name) == own }
+}
+
+// owners is learningOwner for any of Cairn's file names in this memory directory; the topic
+// file is Cairn's unless it is a memory of another's (othersMemory), then edited.
+func (m *Memory) owners() func(name string) ownership {
 	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
 	others := err == nil && othersMemory(topic.data)
-	return func(name string) bool {
-		if !IsCairnFile(name) || others && sameName(name, TopicFile) {
-			return false
-		}
+	written := m.readWritten()
+	return func(name string) ownership {
 		if sameName(name, TopicFile) {
-			return true
+			if others {
+				return edited
+			}
+			return own
 		}
 		data, err := readLimited(filepath.Join(m.loc.Dir, name))
-		return err != nil || asWritten(data, name)
+		if err != nil {
+			return own
+		}
+		return learningOwner(name, data, written)
 	}
 }
 
@@ -96,9 +110,9 @@ func (m *Memory) Footprint() (Footprint, error) {
 	if err != nil {
 		return fp, unavailable("reading "+IndexFile, err)
 	}
-	cairns := m.cairnsFiles()
+	owner := m.owners()
 	for _, l := range splitLines(idx.data) {
-		if t := entryTarget(l.text); t != "" && cairns(t) {
+		if t := entryTarget(l.text); t != "" && IsCairnFile(t) && owner(t) == own {
 			fp.Lines = append(fp.Lines, strings.TrimPrefix(l.text, bom))
 		}
 	}
@@ -107,16 +121,23 @@ func (m *Memory) Footprint() (Footprint, error) {
 		return fp, unavailable("listing "+m.loc.Dir, err)
 	}
 	for _, e := range ents {
-		switch {
-		case !e.Type().IsRegular() || !IsCairnFile(e.Name()):
-		case cairns(e.Name()):
+		if !e.Type().IsRegular() || !IsCairnFile(e.Name()) {
+			continue
+		}
+		switch owner(e.Name()) {
+		case own:
 			fp.Files = append(fp.Files, e.Name())
-		case !sameName(e.Name(), TopicFile):
-			fp.Edited = append(fp.Edited, e.Name())
+		case unproven:
+			fp.Unproven = append(fp.Unproven, e.Name())
+		default:
+			if !sameName(e.Name(), TopicFile) {
+				fp.Edited = append(fp.Edited, e.Name())
+			}
 		}
 	}
 	sort.Strings(fp.Files)
 	sort.Strings(fp.Edited)
+	sort.Strings(fp.Unproven)
 	return fp, nil
 }
 
@@ -176,6 +197,9 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 				return unavailable("removing "+name, err)
 			}
 			done.Files = append(done.Files, name)
+		}
+		if err := m.forgetWritten(); err != nil {
+			return err
 		}
 		return syncDir(m.loc.Dir)
 	})

@@ -154,6 +154,8 @@ func TestRemoveCairnKeepsEditedLearnings(t *testing.T) {
 		{Title: "Ünïcödé title ---", Body: "line one: with colon\nline two"},
 		{Title: "Model rewrote", Body: "old fact"},
 		{Title: "User edited", Body: "first line\nsecond line"},
+		{Title: "User added", Body: "first line\nsecond line"},
+		{Title: "User changed", Body: "first line\nsecond line"},
 	} {
 		if _, _, err := recordLearning(m, l); err != nil {
 			t.Fatal(err)
@@ -174,12 +176,15 @@ func TestRemoveCairnKeepsEditedLearnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	rewrite(LearningFile("User edited"), "\nfirst line\n", "\nfirst line, and more\n")
+	// Past the first line, which the description does not show: a line added, a line changed.
+	rewrite(LearningFile("User added"), "\nsecond line\n", "\nsecond line\nthird line, the user's\n")
+	rewrite(LearningFile("User changed"), "\nsecond line\n", "\nsecond line, changed\n")
 
 	fp, err := m.Footprint()
 	if err != nil {
 		t.Fatal(err)
 	}
-	edited := []string{LearningFile("Model rewrote"), LearningFile("User edited")}
+	edited := []string{LearningFile("Model rewrote"), LearningFile("User edited"), LearningFile("User added"), LearningFile("User changed")}
 	slices.Sort(edited)
 	if !slices.Equal(fp.Edited, edited) || len(fp.Files) != 4 || len(fp.Lines) != 4 {
 		t.Fatalf("footprint %+v, want 4 lines, 4 files and edited %v", fp, edited)
@@ -245,5 +250,69 @@ func TestRemoveCairnRemovesOnlyWhatWasShown(t *testing.T) {
 	}
 	if after, err := m.Footprint(); err != nil || !slices.Equal(after.Files, []string{later}) {
 		t.Errorf("after removal: %+v, %v; want the later learning only", after, err)
+	}
+}
+
+// A learning an older Cairn wrote, which kept no record of what it wrote (writtenFile): one
+// whose description shows its whole body is still proven Cairn's and removed; one with more
+// lines may have been added to or changed past its first line unseen, so it is kept, and
+// named (Unproven). Once nothing of Cairn's is left, its record goes too.
+func TestRemoveCairnKeepsALearningItCannotProve(t *testing.T) {
+	m, dir := newTestMemory(t)
+	for _, l := range []Learning{{Title: "One line", Body: "back off"}, {Title: "Two lines", Body: "first line\nsecond line"}} {
+		if _, _, err := recordLearning(m, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record := filepath.Join(dir, writtenFile)
+	if err := os.Remove(record); err != nil {
+		t.Fatalf("no record of the learnings written: %v", err)
+	}
+	two := filepath.Join(dir, LearningFile("Two lines"))
+	before := readFile(t, two)
+	fp, err := m.Footprint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(fp.Files, []string{LearningFile("One line")}) || !slices.Equal(fp.Unproven, []string{LearningFile("Two lines")}) {
+		t.Fatalf("footprint %+v, want %s removed and %s unproven", fp, LearningFile("One line"), LearningFile("Two lines"))
+	}
+	if _, err := m.RemoveCairn(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, two); got != before {
+		t.Errorf("%s after RemoveCairn:\n%s\nwant it kept", LearningFile("Two lines"), got)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(dir, IndexFile)), "("+LearningFile("Two lines")+")") {
+		t.Errorf("MEMORY.md lost the line of the learning kept")
+	}
+
+	// With the record, the same learning is Cairn's, and the record goes with the last of it.
+	if _, _, err := recordLearning(m, Learning{Title: "Two lines", Body: "first line\nsecond line"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.RemoveCairn(nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{two, record} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after RemoveCairn (%v)", filepath.Base(p), err)
+		}
+	}
+}
+
+// A write of the learnings' record killed before its swap leaves a temp file named for it,
+// which the next writer settles as it settles one of any memory file of Cairn's: parseTemp
+// knows it by that name.
+func TestParseTempKnowsTheRecord(t *testing.T) {
+	for _, tc := range []struct{ base, name string }{
+		{strings.Replace(tempPattern(writtenFile, nil, []byte("{}")), "*", "123", 1), writtenFile},
+		{strings.Replace(tempPattern(IndexFile, nil, []byte("x")), "*", "123", 1), IndexFile},
+		{".tmp-.cairn-written.json.bak-0123456789abcdef-0123456789abcdef-1", ""},
+	} {
+		name, _, _, ok := parseTemp(tc.base)
+		if name != tc.name || ok != (tc.name != "") {
+			t.Errorf("parseTemp(%q) = %q, %t; want %q", tc.base, name, ok, tc.name)
+		}
 	}
 }
