@@ -27,17 +27,29 @@ func (s strs) last() string {
 	return s[len(s)-1]
 }
 
-func runStart(a *app, pos []string, e *engine.Engine) error {
+func runStart(a *app, pos []string, _ *engine.Engine) error {
 	req := engine.StartRequest{Type: pos[0], Context: pos[1], WorkflowID: a.opt.id, Scope: a.opt.scope, TTL: a.opt.ttl,
 		Replace: a.opt.replace}
-	res, err := e.Start(req)
+	e, err := a.engineChecked(func(e *engine.Engine) error { return startRefused(e, req, e.CheckStart(req)) })
 	if err != nil {
-		if names := e.Definitions(); !slices.Contains(names, req.Type) {
-			return fmt.Errorf("%w%s", err, hint(req.Type, names, ""))
-		}
 		return err
 	}
+	res, err := e.Start(req)
+	if err != nil {
+		return startRefused(e, req, err)
+	}
 	return a.told(res, nil)
+}
+
+// startRefused is start's refusal err, with the types nearest an unknown one named.
+func startRefused(e *engine.Engine, req engine.StartRequest, err error) error {
+	if err == nil {
+		return nil
+	}
+	if names := e.Definitions(); !slices.Contains(names, req.Type) {
+		return fmt.Errorf("%w%s", err, hint(req.Type, names, ""))
+	}
+	return err
 }
 
 func runTransition(a *app, pos []string, _ *engine.Engine) error {
