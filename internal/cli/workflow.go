@@ -158,11 +158,6 @@ func runTask(a *app, pos []string, e *engine.Engine) error {
 		return a.usageErr("--output given %d times: a task records one output (transition takes several)", n)
 	}
 	req := engine.TaskRequest{ID: pos[0], Status: pos[1], Output: a.opt.outputs.last(), Note: a.opt.note}
-	if !isDir(e.StateDir()) {
-		// No state directory (the engine made none: nothing is there to change), so no
-		// sharing either; claimsync's look would make the directory.
-		return a.told(e.UpdateTask(req))
-	}
 	// With sharing on, running claims the task on the remote first (claimsync).
 	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
 	return a.told(claimsync.Task(a.ctx, o, req.ID, req.Status, func(rerun bool) (*engine.Result, error) {
