@@ -382,7 +382,7 @@ func (a *app) engineChecked(check func(*engine.Engine) error) (*engine.Engine, e
 			NoCreate: noCreate, NoLockWait: c != nil && c.readOnly})
 	}
 	var e *engine.Engine
-	if c != nil && (c.existing || check != nil) && !noCreate && !stateDirThere(a.getenv, wd) {
+	if c != nil && (c.existing || c.onState || check != nil) && !noCreate && !stateDirThere(a.getenv, wd) {
 		// Nothing to change is there: the refusal leaves none behind, unless a seed's state
 		// file waits to be migrated, which a command that changes the workflow does.
 		if e, err = open(true); err == nil && legacyWaits(e) {
