@@ -348,7 +348,12 @@ func exitCode(err error) int {
 
 // engine opens the engine on first use. The CLI acts as actor "cli", for the session Claude
 // Code names in its environment when run from a bash block.
-func (a *app) engine() (*engine.Engine, error) {
+func (a *app) engine() (*engine.Engine, error) { return a.engineChecked(nil) }
+
+// engineChecked is engine for a command that makes state (start): where the state directory
+// is missing, check, the command's refusal, runs first on the state read without making it,
+// and its error is returned with nothing made, as an existing command's refusal makes none.
+func (a *app) engineChecked(check func(*engine.Engine) error) (*engine.Engine, error) {
 	if a.eng != nil {
 		return a.eng, nil
 	}
@@ -377,12 +382,18 @@ func (a *app) engine() (*engine.Engine, error) {
 			NoCreate: noCreate, NoLockWait: c != nil && c.readOnly})
 	}
 	var e *engine.Engine
-	if c != nil && c.existing && !noCreate && !stateDirThere(a.getenv, wd) {
+	if c != nil && (c.existing || c.onState || check != nil) && !noCreate && !stateDirThere(a.getenv, wd) {
 		// Nothing to change is there: the refusal leaves none behind, unless a seed's state
 		// file waits to be migrated, which a command that changes the workflow does.
 		if e, err = open(true); err == nil && legacyWaits(e) {
 			e.Close()
 			e = nil
+		} else if err == nil && check != nil {
+			refused := check(e)
+			e.Close()
+			if e = nil; refused != nil {
+				return nil, refused
+			}
 		}
 	}
 	if e == nil && err == nil {

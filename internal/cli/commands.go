@@ -123,7 +123,7 @@ is the directory above this executable's bin/ when it holds .claude-plugin/, els
 $CLAUDE_PLUGIN_ROOT, else the Cairn plugin Claude Code has installed (for this project or
 for the user). --link makes ~/.local/bin/cairn (cairn.exe on Windows) a link to this
 cairn.`},
-		{name: "start", usage: "start TYPE CONTEXT [--id ID] [--scope S] [--ttl T] [--replace] [--json]", min: 2, max: 2, run: runStart,
+		{name: "start", usage: "start TYPE CONTEXT [--id ID] [--scope S] [--ttl T] [--replace] [--json]", min: 2, max: 2, noEngine: true, run: runStart,
 			summary: "Start a workflow of TYPE (apex, debug, ...) in its first phase.",
 			doc: `CONTEXT is a one-line summary of the work. An active workflow is refused (exit 1)
 unless --replace, which archives it first (kept, not lost). --ttl is a duration like 24h.`},

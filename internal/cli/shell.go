@@ -72,11 +72,12 @@ func jsonWrite(what, example string, write func(*engine.Engine, string, json.Raw
 		if err := notJSON(what, data, example); err != nil {
 			return err
 		}
-		// The name too, before the engine makes a state directory in a project with none.
-		if err := store.ValidName(pos[0]); err != nil {
+		// In a project with no state directory, written first where it is read without making
+		// it (in memory): what the store refuses (the name, a secret) makes none.
+		e, err := a.engineChecked(func(e *engine.Engine) error {
+			_, err := write(e, pos[0], data)
 			return err
-		}
-		e, err := a.engine()
+		})
 		if err != nil {
 			return err
 		}

@@ -35,7 +35,7 @@ func runWatch(a *app, _ []string, e *engine.Engine) error {
 	ctx, stop := signal.NotifyContext(a.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer pipeErrors()()
-	err := a.watch(ctx, e)
+	err := a.watchMade(ctx, e)
 	if readerLeft(err) {
 		// The reader went between two looks for it (readerGone): it ends as they would.
 		a.outputDone()
@@ -69,10 +69,89 @@ func newWatchLine(now time.Time, s *engine.Snapshot, changes []string, by string
 	return l
 }
 
+// watchMade is watch in a git project Cairn has not run in yet too, where the engine made no
+// state directory (watch makes none: onState): it prints the current position (no workflow),
+// waits for the first session or command to make the directory, then watches it from there.
+func (a *app) watchMade(ctx context.Context, e *engine.Engine) error {
+	if _, err := os.Lstat(e.StateDir()); !errors.Is(err, fs.ErrNotExist) || !e.InGit() {
+		return a.watch(ctx, e, nil)
+	}
+	first, err := e.Snapshot()
+	if err != nil {
+		return a.watch(ctx, e, nil) // which says why
+	}
+	if err := a.watchLine(e, nil, first, nil, nil); err != nil {
+		return err
+	}
+	if made, err := waitMade(ctx, e.StateDir(), readerGone(a.stdout)); !made || err != nil {
+		return err
+	}
+	// The engine read the missing directory as empty and reads no other: open it anew.
+	e.Close()
+	a.eng = nil
+	if e, err = a.engine(); err != nil {
+		return err
+	}
+	return a.watch(ctx, e, &first)
+}
+
+// waitMade waits until dir is there (true), ctx ends or gone says the reader of the output
+// has gone (false). It watches the nearest directory there on the way to dir, and the next
+// one down once that is made.
+func waitMade(ctx context.Context, dir string, gone func() bool) (bool, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return false, &codeError{code: ExitInternal, msg: fmt.Sprintf("starting the file watcher: %v", err)}
+	}
+	defer w.Close()
+	var readerTick <-chan time.Time
+	if gone != nil {
+		t := time.NewTicker(readerPoll)
+		defer t.Stop()
+		readerTick = t.C
+	}
+	watching := ""
+	for {
+		there := dir
+		for _, err := os.Lstat(there); err != nil && filepath.Dir(there) != there; _, err = os.Lstat(there) {
+			there = filepath.Dir(there)
+		}
+		if there == dir {
+			return true, nil
+		}
+		if there != watching {
+			// Looked at again once watched: one made between the look and the watch is seen.
+			if err := w.Add(there); err != nil {
+				return false, &codeError{code: ExitInternal, msg: fmt.Sprintf("watching %s: %v", there, err)}
+			}
+			watching = there
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-readerTick:
+			if gone() {
+				return false, nil
+			}
+		case _, ok := <-w.Events:
+			if !ok {
+				return false, nil
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return false, nil
+			}
+			return false, &codeError{code: ExitInternal, msg: fmt.Sprintf("watching %s: %v", watching, err)}
+		}
+	}
+}
+
 // watch prints the current position and then one line per change until ctx ends. It
 // watches the state directory, not the file: the file is replaced by rename on every write,
 // which a watch on the file itself would lose (on Linux the new file shows as a CREATE).
-func (a *app) watch(ctx context.Context, e *engine.Engine) error {
+// first, when not nil, is the position already printed.
+func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapshot) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return &codeError{code: ExitInternal, msg: fmt.Sprintf("starting the file watcher: %v", err)}
@@ -112,7 +191,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	cpDir := filepath.Join(dir, "checkpoints")
 	cpWatched := w.Add(cpDir) == nil
 	// Watch first, then read, so a change between the two is not missed.
-	var last *engine.Snapshot
+	last := first
 	var lastRec *workflow.Record
 	show := func() error {
 		s, err := e.Snapshot()

@@ -238,6 +238,11 @@ func TestWatchHuman(t *testing.T) {
 	if l := next(t, lines, "the current position"); !strings.HasSuffix(l, "  no active workflow") {
 		t.Fatalf("first line %q, want no active workflow", l)
 	}
+	// Cairn never ran here: watch makes no state directory (it did, .gitignore and all), and
+	// follows the one the first change makes.
+	if _, err := os.Lstat(filepath.Join(dir, ".claude")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("watch made %s/.claude (%v)", dir, err)
+	}
 	run(t, dir, env, "start", "debug", "flaky upload test", "--id", "dbg-h")
 	if l := next(t, lines, "the start"); !strings.HasSuffix(l, "  workflow dbg-h (debug): flaky upload test") {
 		t.Fatalf("line %q, want the new workflow's header", l)

@@ -27,17 +27,29 @@ func (s strs) last() string {
 	return s[len(s)-1]
 }
 
-func runStart(a *app, pos []string, e *engine.Engine) error {
+func runStart(a *app, pos []string, _ *engine.Engine) error {
 	req := engine.StartRequest{Type: pos[0], Context: pos[1], WorkflowID: a.opt.id, Scope: a.opt.scope, TTL: a.opt.ttl,
 		Replace: a.opt.replace}
-	res, err := e.Start(req)
+	e, err := a.engineChecked(func(e *engine.Engine) error { return startRefused(e, req, e.CheckStart(req)) })
 	if err != nil {
-		if names := e.Definitions(); !slices.Contains(names, req.Type) {
-			return fmt.Errorf("%w%s", err, hint(req.Type, names, ""))
-		}
 		return err
 	}
+	res, err := e.Start(req)
+	if err != nil {
+		return startRefused(e, req, err)
+	}
 	return a.told(res, nil)
+}
+
+// startRefused is start's refusal err, with the types nearest an unknown one named.
+func startRefused(e *engine.Engine, req engine.StartRequest, err error) error {
+	if err == nil {
+		return nil
+	}
+	if names := e.Definitions(); !slices.Contains(names, req.Type) {
+		return fmt.Errorf("%w%s", err, hint(req.Type, names, ""))
+	}
+	return err
 }
 
 func runTransition(a *app, pos []string, _ *engine.Engine) error {
@@ -146,11 +158,6 @@ func runTask(a *app, pos []string, e *engine.Engine) error {
 		return a.usageErr("--output given %d times: a task records one output (transition takes several)", n)
 	}
 	req := engine.TaskRequest{ID: pos[0], Status: pos[1], Output: a.opt.outputs.last(), Note: a.opt.note}
-	if !isDir(e.StateDir()) {
-		// No state directory (the engine made none: nothing is there to change), so no
-		// sharing either; claimsync's look would make the directory.
-		return a.told(e.UpdateTask(req))
-	}
 	// With sharing on, running claims the task on the remote first (claimsync).
 	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
 	return a.told(claimsync.Task(a.ctx, o, req.ID, req.Status, func(rerun bool) (*engine.Result, error) {

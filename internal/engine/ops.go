@@ -324,7 +324,19 @@ func (noActiveError) Unwrap() error { return ErrNoActiveWorkflow }
 // Start begins a workflow in its definition's first phase. An active workflow is refused
 // unless r.Replace, in which case it is archived as "replaced" first (kept, not lost); the
 // same start retried after it landed changes nothing (startedAlready).
-func (e *Engine) Start(r StartRequest) (*Result, error) {
+func (e *Engine) Start(r StartRequest) (*Result, error) { return e.start(r, false) }
+
+// CheckStart is Start's refusal of r (its type, context, id, scope, TTL, the record's size
+// and secrets) against the state as it is, and changes nothing: nil when Start would go
+// ahead. A caller that would make the state directory for the start (the CLI in a project
+// Cairn never ran in) asks first, on the state read without making it, so that a refused
+// start leaves no directory behind.
+func (e *Engine) CheckStart(r StartRequest) error {
+	_, err := e.start(r, true)
+	return err
+}
+
+func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 	def, err := e.typeDefinition(r.Type)
 	if err != nil {
 		// The type may be defined in a file that does not load: name the file and line.
@@ -346,6 +358,9 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 			told = append(told, n.Message)
 		}
 		if cur != nil && startedAlready(def, cur, r) {
+			if check {
+				return nil, nil
+			}
 			res := &Result{Message: fmt.Sprintf("%s workflow %s was already started with this context, in phase %s; nothing changed", def.Name, cur.WorkflowID, cur.State),
 				Revision: cur.Revision, Warnings: told}
 			// Started in another live session: the work is that session's, not this one's.
@@ -403,6 +418,9 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		// archived: a refused start must leave the active workflow where it was.
 		if err := store.CheckRecord(probe.Record); err != nil {
 			return nil, fmt.Errorf("workflow not started, nothing was changed: %w", err)
+		}
+		if check {
+			return nil, nil
 		}
 		var abandoned *workflow.Record
 		var archived store.ArchiveInfo

@@ -159,13 +159,13 @@ type clone struct {
 }
 
 // open returns nil (and no error) when sharing is off or no workflow is active; the caller
-// closes st.
+// closes st. A missing state directory is not made: sharing is on only in one there.
 func open(o Options) (*clone, error) {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	st, err := store.Open(o.StateDir, store.WithLockWait(turnWait))
+	st, err := store.Open(o.StateDir, store.WithLockWait(turnWait), store.WithNoCreate())
 	if err != nil {
 		return nil, err
 	}

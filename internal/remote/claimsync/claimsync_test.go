@@ -1500,3 +1500,21 @@ func TestStateCopiedFromAnotherHostStartsItsLeaseClocksAgain(t *testing.T) {
 		t.Fatalf("the copy claiming a task X holds, renewed a moment ago: %v", err)
 	}
 }
+
+// TestNoStateDirectoryMakesNone: a task change or a sync in a project with no state directory
+// finds no sharing (there is none to find) and makes no directory: the look for sharing is a
+// read, and the caller's refusal ("no active workflow") leaves nothing behind.
+func TestNoStateDirectoryMakesNone(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".claude", "cairn")
+	o := claimsync.Options{StateDir: dir, Root: filepath.Dir(filepath.Dir(dir)), Getenv: func(string) string { return "" }}
+	refused := errors.New("no active workflow")
+	if _, err := claimsync.Task(context.Background(), o, "t1", "running", func(bool) (*engine.Result, error) { return nil, refused }); !errors.Is(err, refused) {
+		t.Fatalf("Task: %v, want the update's refusal", err)
+	}
+	if _, err := claimsync.Sync(context.Background(), o, func(string, string) error { return nil }); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Dir(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the look for sharing made %s (%v)", filepath.Dir(dir), err)
+	}
+}
