@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // A Claude Code client exits and another process takes its pid (a pid wraps within minutes
@@ -77,5 +78,44 @@ func TestReusedClientPidTakesNoReplacedSessions(t *testing.T) {
 	}
 	if w := e.openAs("third-session", 4243).Resume(engine.ResumeOptions{}).Warnings; strings.Contains(strings.Join(w, "\n"), "Another live session") {
 		t.Errorf("a second terminal is told of another live session, the exited client's: %q", w)
+	}
+}
+
+// A Claude Code client exits and another takes its pid; the new client's SessionStart hook
+// failed, so sessions/<pid>.json is still the old client's, naming its session, whose
+// workflow owner was recorded without a pid. The new client's own engines took that record
+// for their client's (its pid is theirs): the old session looked live here, "Another live
+// session" of a session whose client has exited (a third terminal saw it ended), and this
+// client's Stop kept that session's heartbeat. The record's client start tells it apart here
+// too.
+func TestReusedClientPidStaleRecordIsNotThisClients(t *testing.T) {
+	pid := os.Getpid() // the old client's pid, the new client's now
+	start, ok := store.ProcessStart(pid)
+	if !ok {
+		t.Skip("the platform does not tell a process's start")
+	}
+	for _, tc := range []struct {
+		name        string
+		clientStart uint64
+		exited      bool
+	}{
+		{"left by an exited client", 1, true},
+		{"control: this client's, not yet replaced after /clear", start, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			must(e.openAs("old-session", 0).Start(engine.StartRequest{Type: "apex", Context: "ownership"}))(t)
+			must(0, e.openAs("old-session", pid).RecordSession(engine.Session{SessionID: "old-session", PID: pid, ClientStart: tc.clientStart}))(t)
+			e.clock.Add(30 * time.Second)
+			res := e.openAs("new-session", pid).Resume(engine.ResumeOptions{FromClient: true})
+			if live := strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session"); live == tc.exited {
+				t.Errorf("the old session is live to this client: %v, want %v (warnings %q)", live, !tc.exited, res.Warnings)
+			}
+			e.clock.Add(3 * time.Minute)
+			out := must(e.openAs("new-session", pid).Stop(engine.StopInput{SessionID: "new-session"}))(t)
+			if out.Heartbeat == tc.exited {
+				t.Errorf("this client's Stop kept the old session's heartbeat: %v, want %v", out.Heartbeat, !tc.exited)
+			}
+		})
 	}
 }

@@ -186,7 +186,9 @@ func (e *Engine) sessionClient(id string) (running int, ended bool) {
 		if !ok || s.SessionID != id && !slices.Contains(s.Replaced, id) {
 			continue
 		}
-		runs := pid == e.cfg.PID || clientRunning(pid, s.ClientStart)
+		// This client runs, but a record of its pid is its own only if it started then: one
+		// an exited client left (this client's SessionStart hook has not replaced it) is not.
+		runs := (pid == e.cfg.PID || processAlive(pid)) && !store.PIDTaken(pid, s.ClientStart)
 		switch {
 		case s.SessionID == id && runs:
 			return pid, false // live as its heartbeat says

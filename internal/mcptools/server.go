@@ -185,16 +185,18 @@ func (s *Server) openLocked() {
 		s.pruning.Go(func() { s.pruneSessions(eng.StateDir()) })
 	}
 	// The SessionStart hook may have recorded a newer session than our environment says (the
-	// server is not restarted on /clear). A file left by an earlier process with the same pid
-	// is corrected as soon as this start-up's hook writes its own.
+	// server is not restarted on /clear). A file left by an exited client whose pid ours took is
+	// not followed (followSession).
 	s.followSession()
 }
 
 // followSession re-reads which session Claude Code is in (sessions/<ppid>.json) and, when it
-// moved (after /clear), acts for the new one from now on. It reports whether it moved.
+// moved (after /clear), acts for the new one from now on. It reports whether it moved. A record
+// whose client started at another time than our parent was left by an exited client whose pid
+// ours took: its session is not ours, whether or not our SessionStart hook recorded its own yet.
 func (s *Server) followSession() bool {
 	sess, ok := s.eng.CurrentSession(s.opt.PPID)
-	if !ok || sess.SessionID == "" || sess.SessionID == s.session {
+	if !ok || sess.SessionID == "" || sess.SessionID == s.session || store.PIDTaken(s.opt.PPID, sess.ClientStart) {
 		return false
 	}
 	s.session = sess.SessionID

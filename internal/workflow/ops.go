@@ -149,8 +149,10 @@ func (e *ConflictError) Error() string {
 	if e.FoundStatus != "" && e.FoundStatus != StatusActive {
 		fmt.Fprintf(&b, " and the workflow is %s", e.FoundStatus)
 	}
-	if e.ChangedBy != "" {
-		fmt.Fprintf(&b, ", last changed by session %s", e.ChangedBy)
+	// The session is stored text (another machine's, through a remote, or whatever
+	// CLAUDE_CODE_SESSION_ID held): said as one clean line, cut where no secret is made.
+	if by := secrets.Line(e.ChangedBy, 80); by != "" {
+		fmt.Fprintf(&b, ", last changed by session %s", by)
 	}
 	if !e.ChangedAt.IsZero() {
 		fmt.Fprintf(&b, " at %s", e.ChangedAt.UTC().Format(time.RFC3339))
