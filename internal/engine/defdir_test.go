@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,5 +22,39 @@ func TestDefinitionsDirectoryThatIsAFileIsShown(t *testing.T) {
 	}
 	if _, err := e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x"}); err != nil {
 		t.Errorf("the built-ins do not load: %v", err)
+	}
+}
+
+// A definitions directory holding thousands of small files (generated ones, a directory
+// copied in by mistake) is read only up to a number of files, as it is up to a number of
+// bytes: each file costs an open and a parse whatever its size, and the session start reads
+// them all under its deadline. The files past it are said in one warning that names the cap
+// and the files skipped, and the report of the active workflow still arrives.
+func TestDefinitionFilesPastTheCountAreNotRead(t *testing.T) {
+	e, _ := startApex(t)
+	const cap = 500
+	for i := range cap + 3 {
+		e.write(fmt.Sprintf(".claude/workflows/t%04d.md", i), fmt.Sprintf("---\nname: t%04d\nphases: [a, b]\n---\n", i))
+	}
+	en := e.open("s1")
+	r := en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "apex") || !strings.Contains(r.Report, "phase analyze") {
+		t.Errorf("the report of the active workflow is missing:\n%s", r.Report)
+	}
+	want := filepath.FromSlash("workflow definition .claude/workflows/t0500.md: not read, nor the 2 files after it in name order: Cairn reads at most 500 definition files")
+	var got []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "not read") {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], want) || !strings.Contains(got[0], "move some elsewhere") {
+		t.Errorf("warnings about files not read: %q; want one saying %q", got, want)
+	}
+	if _, ok := en.Definition("t0499"); !ok {
+		t.Errorf("t0499, the last file within the cap, did not load")
+	}
+	if _, err := en.TypeDefinition("t0500"); err == nil {
+		t.Errorf("t0500, past the cap, loaded")
 	}
 }
