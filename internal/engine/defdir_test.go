@@ -58,3 +58,28 @@ func TestDefinitionFilesPastTheCountAreNotRead(t *testing.T) {
 		t.Errorf("t0500, past the cap, loaded")
 	}
 }
+
+// Thousands of files ending in .MD (or another case of .md) are told each with its step only
+// up to the few a report shows, the rest in one warning naming the first and how many more:
+// ten thousand such lines took the session start past its deadline, and the report of the
+// active workflow with it.
+func TestManyMisnamedDefinitionsAreToldInOneLine(t *testing.T) {
+	e, _ := startApex(t)
+	for i := range 300 {
+		e.write(fmt.Sprintf(".claude/workflows/w%03d.MD", i), "")
+	}
+	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "phase analyze") {
+		t.Errorf("the report of the active workflow is missing:\n%s", r.Report)
+	}
+	want := filepath.FromSlash("workflow definition .claude/workflows/w005.MD: not read, nor the 294 files after it that end in another case of .md: Cairn reads only files ending in .md, in lower case; rename them")
+	var got []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, ".MD") {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 6 || !strings.Contains(got[5], want) || !strings.Contains(got[4], "w004.MD: not read: Cairn reads only files ending in .md, in lower case; rename it to w004.md") {
+		t.Errorf("warnings about .MD files: %d, the first six %q; want five with their step, then one saying %q", len(got), got[:min(6, len(got))], want)
+	}
+}

@@ -412,6 +412,7 @@ func (e *Engine) loadDefinitionsLocked() {
 	// byCount when the number of files ran out first, not the bytes.
 	var past []string
 	byCount := false
+	var misnamed []string // files ending in .MD or another case of .md, said in one warning
 	for _, ent := range entries {
 		if strings.HasPrefix(ent.Name(), ".#") {
 			// Emacs's lock file of a definition open in it (a link that leads nowhere): no
@@ -421,8 +422,7 @@ func (e *Engine) loadDefinitionsLocked() {
 		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
 			if ext := filepath.Ext(ent.Name()); !ent.IsDir() && strings.EqualFold(ext, ".md") {
 				// mine.MD: its author meant a definition; every reader takes only .md.
-				errs = append(errs, fmt.Sprintf("workflow definition %s: not read: Cairn reads only files ending in .md, in lower case; rename it to %s",
-					workflow.ShownPath(filepath.Join(e.workflow, ent.Name())), workflow.ShownPath(strings.TrimSuffix(ent.Name(), ext)+".md")))
+				misnamed = append(misnamed, ent.Name())
 			}
 			continue
 		}
@@ -458,6 +458,18 @@ func (e *Engine) loadDefinitionsLocked() {
 			continue
 		}
 		user[p] = data
+	}
+	// Each with its step, up to the few a report shows; thousands of them, one line each, took
+	// a session start past its deadline, so the rest are told in one.
+	const misnamedTold = 5
+	for i, f := range misnamed {
+		if n := len(misnamed) - i - 1; i == misnamedTold && n > 0 {
+			errs = append(errs, fmt.Sprintf("workflow definition %s: not read, nor the %d file%s after it that end in another case of .md: Cairn reads only files ending in .md, in lower case; rename them",
+				workflow.ShownPath(filepath.Join(e.workflow, f)), n, workflow.Plural(n)))
+			break
+		}
+		errs = append(errs, fmt.Sprintf("workflow definition %s: not read: Cairn reads only files ending in .md, in lower case; rename it to %s",
+			workflow.ShownPath(filepath.Join(e.workflow, f)), workflow.ShownPath(strings.TrimSuffix(f, filepath.Ext(f))+".md")))
 	}
 	if len(past) > 0 {
 		limit := fmt.Sprintf("%d MiB of definitions", maxDefinitionBytes>>20)
