@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,5 +22,64 @@ func TestDefinitionsDirectoryThatIsAFileIsShown(t *testing.T) {
 	}
 	if _, err := e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x"}); err != nil {
 		t.Errorf("the built-ins do not load: %v", err)
+	}
+}
+
+// A definitions directory holding thousands of small files (generated ones, a directory
+// copied in by mistake) is read only up to a number of files, as it is up to a number of
+// bytes: each file costs an open and a parse whatever its size, and the session start reads
+// them all under its deadline. The files past it are said in one warning that names the cap
+// and the files skipped, and the report of the active workflow still arrives.
+func TestDefinitionFilesPastTheCountAreNotRead(t *testing.T) {
+	e, _ := startApex(t)
+	const cap = 500
+	for i := range cap + 3 {
+		e.write(fmt.Sprintf(".claude/workflows/t%04d.md", i), fmt.Sprintf("---\nname: t%04d\nphases: [a, b]\n---\n", i))
+	}
+	en := e.open("s1")
+	r := en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "apex") || !strings.Contains(r.Report, "phase analyze") {
+		t.Errorf("the report of the active workflow is missing:\n%s", r.Report)
+	}
+	want := filepath.FromSlash("workflow definition .claude/workflows/t0500.md: not read, nor the 2 files after it in name order: Cairn reads at most 500 definition files")
+	var got []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "not read") {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], want) || !strings.Contains(got[0], "move some elsewhere") {
+		t.Errorf("warnings about files not read: %q; want one saying %q", got, want)
+	}
+	if _, ok := en.Definition("t0499"); !ok {
+		t.Errorf("t0499, the last file within the cap, did not load")
+	}
+	if _, err := en.TypeDefinition("t0500"); err == nil {
+		t.Errorf("t0500, past the cap, loaded")
+	}
+}
+
+// Thousands of files ending in .MD (or another case of .md) are told each with its step only
+// up to the few a report shows, the rest in one warning naming the first and how many more:
+// ten thousand such lines took the session start past its deadline, and the report of the
+// active workflow with it.
+func TestManyMisnamedDefinitionsAreToldInOneLine(t *testing.T) {
+	e, _ := startApex(t)
+	for i := range 300 {
+		e.write(fmt.Sprintf(".claude/workflows/w%03d.MD", i), "")
+	}
+	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "phase analyze") {
+		t.Errorf("the report of the active workflow is missing:\n%s", r.Report)
+	}
+	want := filepath.FromSlash("workflow definition .claude/workflows/w005.MD: not read, nor the 294 files after it that end in another case of .md: Cairn reads only files ending in .md, in lower case; rename them")
+	var got []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, ".MD") {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 6 || !strings.Contains(got[5], want) || !strings.Contains(got[4], "w004.MD: not read: Cairn reads only files ending in .md, in lower case; rename it to w004.md") {
+		t.Errorf("warnings about .MD files: %d, the first six %q; want five with their step, then one saying %q", len(got), got[:min(6, len(got))], want)
 	}
 }

@@ -335,12 +335,16 @@ func (e *Engine) SetSession(id string) { e.cfg.SessionID = id }
 // SessionID is the session the engine acts for.
 func (e *Engine) SessionID() string { return e.cfg.SessionID }
 
-// maxDefinitionFile bounds a user definition file, and maxDefinitionBytes all of them together
-// (a few KB each is usual): every process, the hooks under their deadline included, reads and
-// parses them all.
+// maxDefinitionFile bounds a user definition file, maxDefinitionBytes all of them together
+// (a few KB each is usual), and maxDefinitionFiles their number: every process, the hooks
+// under their deadline included, reads and parses them all, and each file costs an open and
+// a parse whatever its size (thousands of tiny ones took a loaded machine's session start past
+// its deadline). 500 files of the usual few KB fill about the bytes budget; 500 tiny ones
+// take a tenth of a second.
 const (
 	maxDefinitionFile  = 256 << 10
 	maxDefinitionBytes = 2 << 20
+	maxDefinitionFiles = 500
 )
 
 // definitions returns the workflow definitions, loading them on first use: a session start
@@ -402,8 +406,13 @@ func (e *Engine) loadDefinitionsLocked() {
 	}
 	// In name order, so that the files past the budget are always the same ones.
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	total := 0
+	total, files := 0, 0
 	var unread []string // files not read: each stands for the type its name gives
+	// past are the files past the budget (the last ones in name order), said in one warning:
+	// byCount when the number of files ran out first, not the bytes.
+	var past []string
+	byCount := false
+	var misnamed []string // files ending in .MD or another case of .md, said in one warning
 	for _, ent := range entries {
 		if strings.HasPrefix(ent.Name(), ".#") {
 			// Emacs's lock file of a definition open in it (a link that leads nowhere): no
@@ -413,39 +422,67 @@ func (e *Engine) loadDefinitionsLocked() {
 		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
 			if ext := filepath.Ext(ent.Name()); !ent.IsDir() && strings.EqualFold(ext, ".md") {
 				// mine.MD: its author meant a definition; every reader takes only .md.
-				errs = append(errs, fmt.Sprintf("workflow definition %s: not read: Cairn reads only files ending in .md, in lower case; rename it to %s",
-					workflow.ShownPath(filepath.Join(e.workflow, ent.Name())), workflow.ShownPath(strings.TrimSuffix(ent.Name(), ext)+".md")))
+				misnamed = append(misnamed, ent.Name())
 			}
 			continue
 		}
 		p := filepath.Join(e.workflow, ent.Name())
-		var data []byte
-		if total <= maxDefinitionBytes {
-			if data, err = durable.ReadPath(p, maxDefinitionFile, true); err != nil {
-				// ls lists it: "no such file", or "a symlink, FIFO, device or directory", would
-				// leave the person guessing; the path is said once.
-				msg := err.Error()
-				fi, serr := os.Stat(p)
-				switch link := linkTrouble(p, err); {
-				case link != "":
-					msg = "not read: " + link + ": point it at the definition file"
-				case serr == nil && errors.Is(err, durable.ErrTooLarge) && fi.Size() > maxDefinitionFile:
-					msg = fmt.Sprintf("not read: it is %d bytes, more than the %d a definition may have: shorten it", fi.Size(), maxDefinitionFile)
-				case serr == nil && errors.Is(err, durable.ErrNotRegular):
-					msg = fmt.Sprintf("not read: it is %s, not a regular file: put the definition in a regular file of that name", (&durable.NotRegularError{Mode: fi.Mode()}).Kind())
-				}
-				errs = append(errs, fmt.Sprintf("workflow definition %s: %s", workflow.ShownPath(p), msg))
-				unread = append(unread, p)
-				continue
-			}
-			total += len(data)
+		if len(past) == 0 && files >= maxDefinitionFiles {
+			byCount = true
 		}
-		if total > maxDefinitionBytes {
-			errs = append(errs, fmt.Sprintf("workflow definition %s: not read: the files in %s hold more than the %d MiB of definitions Cairn reads (in name order); move some elsewhere", workflow.ShownPath(p), workflow.ShownPath(e.workflow), maxDefinitionBytes>>20))
+		if len(past) > 0 || byCount {
+			past = append(past, p)
+			continue
+		}
+		files++
+		data, err := durable.ReadPath(p, maxDefinitionFile, true)
+		if err != nil {
+			// ls lists it: "no such file", or "a symlink, FIFO, device or directory", would
+			// leave the person guessing; the path is said once.
+			msg := err.Error()
+			fi, serr := os.Stat(p)
+			switch link := linkTrouble(p, err); {
+			case link != "":
+				msg = "not read: " + link + ": point it at the definition file"
+			case serr == nil && errors.Is(err, durable.ErrTooLarge) && fi.Size() > maxDefinitionFile:
+				msg = fmt.Sprintf("not read: it is %d bytes, more than the %d a definition may have: shorten it", fi.Size(), maxDefinitionFile)
+			case serr == nil && errors.Is(err, durable.ErrNotRegular):
+				msg = fmt.Sprintf("not read: it is %s, not a regular file: put the definition in a regular file of that name", (&durable.NotRegularError{Mode: fi.Mode()}).Kind())
+			}
+			errs = append(errs, fmt.Sprintf("workflow definition %s: %s", workflow.ShownPath(p), msg))
 			unread = append(unread, p)
 			continue
 		}
+		if total += len(data); total > maxDefinitionBytes {
+			past = append(past, p)
+			continue
+		}
 		user[p] = data
+	}
+	// Each with its step, up to the few a report shows; thousands of them, one line each, took
+	// a session start past its deadline, so the rest are told in one.
+	const misnamedTold = 5
+	for i, f := range misnamed {
+		if n := len(misnamed) - i - 1; i == misnamedTold && n > 0 {
+			errs = append(errs, fmt.Sprintf("workflow definition %s: not read, nor the %d file%s after it that end in another case of .md: Cairn reads only files ending in .md, in lower case; rename them",
+				workflow.ShownPath(filepath.Join(e.workflow, f)), n, workflow.Plural(n)))
+			break
+		}
+		errs = append(errs, fmt.Sprintf("workflow definition %s: not read: Cairn reads only files ending in .md, in lower case; rename it to %s",
+			workflow.ShownPath(filepath.Join(e.workflow, f)), workflow.ShownPath(strings.TrimSuffix(f, filepath.Ext(f))+".md")))
+	}
+	if len(past) > 0 {
+		limit := fmt.Sprintf("%d MiB of definitions", maxDefinitionBytes>>20)
+		if byCount {
+			limit = fmt.Sprintf("%d definition files", maxDefinitionFiles)
+		}
+		nor := ""
+		if n := len(past) - 1; n > 0 {
+			nor = fmt.Sprintf(", nor the %d file%s after it in name order", n, workflow.Plural(n))
+		}
+		errs = append(errs, fmt.Sprintf("workflow definition %s: not read%s: Cairn reads at most %s from %s, in name order; move some elsewhere",
+			workflow.ShownPath(past[0]), nor, limit, workflow.ShownPath(e.workflow)))
+		unread = append(unread, past...)
 	}
 	var parse workflow.ParseFunc
 	if e.cfg.YAML != nil {
@@ -604,19 +641,24 @@ func (e *Engine) quickDefinition(typ string) *workflow.Definition {
 
 // withinDefinitionBudget reports whether the full load reads the definition file of that base
 // name: it reads them in name order, each counted once read, and stops at the first one that
-// takes the total past maxDefinitionBytes. Sizes are taken by stat, so that the status line
-// reads no file but its own.
+// takes the total past maxDefinitionBytes, or at the maxDefinitionFiles-th. Sizes are taken by
+// stat, so that the status line reads no file but its own, and only once the number is
+// within the cap, so that it takes no more stats than that.
 func (e *Engine) withinDefinitionBudget(file string) bool {
 	entries, err := durable.ReadDirPath(e.workflow)
 	if err != nil {
 		return false
 	}
+	entries = slices.DeleteFunc(entries, func(ent fs.DirEntry) bool {
+		n := ent.Name()
+		return ent.IsDir() || !strings.HasSuffix(n, ".md") || strings.HasPrefix(n, ".#") || n > file
+	})
+	if len(entries) > maxDefinitionFiles {
+		return false
+	}
 	var total int64
 	for _, ent := range entries {
 		n := ent.Name()
-		if ent.IsDir() || !strings.HasSuffix(n, ".md") || n > file {
-			continue
-		}
 		// The full load follows a link and counts no file it cannot read.
 		if st, err := os.Stat(filepath.Join(e.workflow, n)); err == nil && st.Mode().IsRegular() && st.Size() <= maxDefinitionFile {
 			total += st.Size()

@@ -497,22 +497,33 @@ func TestQuickStatusAgreesWithTheFullLoadOnADuplicate(t *testing.T) {
 	}
 }
 
-// Definitions past the 2 MiB the full load reads (in name order) are not loaded: the status
-// line must not show the file named after the type when every other operation finds no such
-// type.
+// Definitions past the 2 MiB or the 500 files the full load reads (in name order) are not
+// loaded: the status line must not show the file named after the type when every other
+// operation finds no such type.
 func TestQuickStatusAgreesWithTheFullLoadPastTheBudget(t *testing.T) {
-	e := newEnv(t)
-	e.write(".claude/workflows/mine.md", "---\nname: mine\nphases: [a, b, c]\n---\n")
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "mine", Context: "x"}))(t)
 	pad := strings.Repeat("filler line of a long definition body\n", 240<<10/38)
-	for i := range 9 { // 9 × 240 KiB, all sorting before mine.md
-		e.write(fmt.Sprintf(".claude/workflows/a%d.md", i), fmt.Sprintf("---\nname: a%d\nphases: [a]\n---\n", i)+pad)
-	}
-	_, defined := e.open("s1").Definition("mine")
-	s, ok, err := e.openYAML(&recordYAML{}).QuickStatus()
-	if defined || err != nil || !ok || s.Total != 0 {
-		t.Fatalf("full load finds mine: %t; status line counts %d phases (want 0, as the full load does not read mine.md); %t %v", defined, s.Total, ok, err)
+	for _, tc := range []struct {
+		name  string
+		files int    // all sorting before mine.md
+		body  string // of each
+	}{
+		{"bytes", 9, pad}, // 9 × 240 KiB
+		{"count", 500, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/workflows/mine.md", "---\nname: mine\nphases: [a, b, c]\n---\n")
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "mine", Context: "x"}))(t)
+			for i := range tc.files {
+				e.write(fmt.Sprintf(".claude/workflows/a%d.md", i), fmt.Sprintf("---\nname: a%d\nphases: [a]\n---\n", i)+tc.body)
+			}
+			_, defined := e.open("s1").Definition("mine")
+			s, ok, err := e.openYAML(&recordYAML{}).QuickStatus()
+			if defined || err != nil || !ok || s.Total != 0 {
+				t.Fatalf("full load finds mine: %t; status line counts %d phases (want 0, as the full load does not read mine.md); %t %v", defined, s.Total, ok, err)
+			}
+		})
 	}
 }
 
