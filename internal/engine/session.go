@@ -133,7 +133,7 @@ func (e *Engine) RecordSession(s Session) error {
 // session ids are UUIDs (as Claude Code sends them) and its source one of Claude Code's. Its
 // other fields are a pid and times. Anything else is scanned when it is written.
 func (s Session) checked() bool {
-	if !secrets.UUID(s.SessionID) || !slices.Contains(sessionSources, s.Source) {
+	if !secrets.UUID(s.SessionID) || !KnownSource(s.Source) {
 		return false
 	}
 	for _, id := range s.Replaced {
@@ -146,6 +146,10 @@ func (s Session) checked() bool {
 
 // sessionSources are the SessionStart sources Claude Code sends, and none.
 var sessionSources = []string{"", "startup", "resume", "clear", "compact", "fork"}
+
+// KnownSource reports whether s is a SessionStart source Claude Code sends, or none: text
+// from outside that needs no scan for a secret.
+func KnownSource(s string) bool { return slices.Contains(sessionSources, s) }
 
 // sessionEnded reports whether the Claude Code session id has ended, as the session records
 // (sessions/<pid>.json) tell it, for an owner recorded without a pid: a client ran it before
