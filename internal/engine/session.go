@@ -143,7 +143,7 @@ func (e *Engine) RecordSession(s Session) error {
 // session ids are UUIDs (as Claude Code sends them) and its source one of Claude Code's. Its
 // other fields are a pid and times. Anything else is scanned when it is written.
 func (s Session) checked() bool {
-	if !secrets.UUID(s.SessionID) || !slices.Contains(sessionSources, s.Source) {
+	if !secrets.UUID(s.SessionID) || !KnownSource(s.Source) {
 		return false
 	}
 	for _, id := range s.Replaced {
@@ -156,6 +156,10 @@ func (s Session) checked() bool {
 
 // sessionSources are the SessionStart sources Claude Code sends, and none.
 var sessionSources = []string{"", "startup", "resume", "clear", "compact", "fork"}
+
+// KnownSource reports whether s is a SessionStart source Claude Code sends, or none: text
+// from outside that needs no scan for a secret.
+func KnownSource(s string) bool { return slices.Contains(sessionSources, s) }
 
 // sessionClient is what the session records (sessions/<pid>.json) say of the Claude Code
 // session id, for an owner recorded without a pid or a client that has exited: running is the

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
@@ -175,8 +177,15 @@ func fromFields(fields map[string]json.RawMessage) (Event, []string) {
 		key string
 		dst *string
 	}{{"source", &ev.Source}, {"trigger", &ev.Trigger}} {
-		if *f.dst != "" && !plainWord(*f.dst) {
+		switch w := *f.dst; {
+		case w != "" && !plainWord(w):
 			notes = append(notes, f.key+" is not a plain word; ignored (not repeated here)")
+			*f.dst = ""
+		case engine.KnownSource(w) || w == "manual" || w == "auto":
+			// Claude Code's words need no scan: the common path stays without one.
+		case secrets.ScanString(w) != nil:
+			// A future word is kept and repeated on stderr; a secret's shape is neither.
+			notes = append(notes, f.key+" has a secret's shape; ignored (not repeated here)")
 			*f.dst = ""
 		}
 	}

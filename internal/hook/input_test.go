@@ -68,6 +68,19 @@ func TestParse(t *testing.T) {
 		},
 		{name: "source-future-word", in: `{"source":"teleport"}`, want: hook.Event{Source: "teleport", Read: true}},
 		{
+			// A plain word with a secret's shape was repeated on stderr (source=sk_live_...).
+			name:  "source-secret",
+			in:    `{"source":"sk_live_q7k3xq7k3xq7k3xq"}`,
+			want:  hook.Event{Read: true},
+			notes: []string{"source has a secret's shape; ignored (not repeated here)"},
+		},
+		{
+			name:  "trigger-secret",
+			in:    `{"trigger":"ctx-sk_live_q7k3xq7k3xq7k3xq"}`,
+			want:  hook.Event{Read: true},
+			notes: []string{"trigger has a secret's shape; ignored (not repeated here)"},
+		},
+		{
 			name:  "oversized-field",
 			in:    `{"session_id":"` + strings.Repeat("a", 5000) + `","trigger":"auto"}`,
 			want:  hook.Event{Trigger: "auto", Read: true},

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
 // codeCorpus is code, configuration and prose an agent saves in a checkpoint of its work:
@@ -692,4 +693,50 @@ func TestSecretStringFlag(t *testing.T) {
 		"aws secretsmanager create-secret --name prod/db --secret-string '{\"user\":\"app\"}'",
 		"see --secret-string-file for a file",
 	)
+}
+
+// A token glued to a word by - or _ (ctx-ghp_..., prod_sk_live_...), or after a percent escape
+// (a query's %2Fghp_..., %3D, %22), is found: "cairn start apex ctx-ghp_..." was stored. A
+// keyword inside a longer identifier, or deep in a run of token characters, is not one.
+func TestTokenGluedToAWord(t *testing.T) {
+	for _, sh := range secrettest.Shapes() {
+		if sh.Text != sh.Core || secrets.ScanString(" "+sh.Text) == nil {
+			continue // a secret that needs its context, or none after a blank
+		}
+		for _, before := range []string{"ctx-", "ctx_", "prod-db_", "%2F", "%3D", "%22"} {
+			if before[0] == '%' && (sh.Rule == "azure-ad-client-secret" || sh.Rule == "telegram-bot-token") {
+				continue // their checks read more than the byte before: a word's start
+			}
+			if secrets.ScanString(before+sh.Text) == nil {
+				t.Errorf("%s after %q: no secret found", sh.Name, before)
+			}
+		}
+	}
+	tok := "ghp_" + strings.Repeat("aB3dE6gH9j", 4)
+	for _, s := range []string{
+		"my-sk-learn-pipeline, x86_64-linux-gnu, pre-commit-hooks, fix-ghp_-prefix-scan",
+		"feature_ghp_rotation and task-list, risk-assessment",
+		strings.Repeat("very-long-kebab-", 4) + tok, // 64 bytes of word: inside another token
+		"x" + tok, "%2" + tok, "A%2" + tok,
+	} {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %v, want nothing", s, f)
+		}
+	}
+}
+
+// A flood of a keyword glued by - or _ reads a bounded stretch: only a keyword within a short
+// word of a boundary runs its rule's regexp, so each byte is read a few times, however long
+// the flood (jwt's window is 64 KB: each try reads that much).
+func TestGluedFloodsReadLittle(t *testing.T) {
+	const n = 256 << 10
+	for _, unit := range []string{"-eyJ", "_github_pat_", "_github_pat_A1b2", "-sk-ant-", "_glpat-", "-ghp_", "a-AKIA"} {
+		s := strings.Repeat(unit, n/len(unit))
+		if reads := secrets.RegexpReads(s); reads > 6*len(s) {
+			t.Errorf("%q repeated over %d bytes: the regexps read %d bytes, %d a byte", unit, len(s), reads, reads/len(s))
+		}
+		if around := secrets.ReadAround(s); around > 400*len(s) {
+			t.Errorf("%q repeated over %d bytes: the checks around keywords read %d bytes, %d a byte", unit, len(s), around, around/len(s))
+		}
+	}
 }

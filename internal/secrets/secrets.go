@@ -725,13 +725,35 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// notAlnum: the keyword is not glued to a letter or digit before it.
-func notAlnum(s string, i int) bool { return i == 0 || !isAlnum(s[i-1]) }
-
-// notWord: nor to _ or -, so sk- inside task-list or xghp_ do not count.
-func notWord(s string, i int) bool {
-	return i == 0 || !isAlnum(s[i-1]) && s[i-1] != '_' && s[i-1] != '-'
+// notAlnum: the keyword is not glued to a letter or digit before it, unless that ends a
+// percent escape (%2FAKIA..., %3Dghp_...: a value in a URL's query).
+func notAlnum(s string, i int) bool {
+	return i == 0 || !isAlnum(s[i-1]) || i >= 3 && s[i-3] == '%' && isHex(s[i-2]) && isHex(s[i-1])
 }
+
+// notWord: the keyword starts a token of its own: not glued to a letter or digit (xghp_,
+// task-list's sk-), unless that is a percent escape's (%2Fghp_, a URL's query), and after _ or
+// - only when a short word is before it (ctx-ghp_..., prod_sk-...): a keyword deep in a run
+// of such characters is inside another token, and a flood of them (_github_pat_ repeated) is
+// read once, not from each keyword on.
+func notWord(s string, i int) bool {
+	if c := s[max(i, 1)-1]; i == 0 || c != '_' && c != '-' {
+		return notAlnum(s, i)
+	}
+	lo := max(0, i-gluedWord)
+	if readAround != nil {
+		readAround(i - lo)
+	}
+	for j := i - 2; j >= lo; j-- {
+		if !isAlnum(s[j]) && s[j] != '_' && s[j] != '-' {
+			return true
+		}
+	}
+	return lo == 0
+}
+
+// gluedWord is the longest word notWord lets a token be glued to by _ or -.
+const gluedWord = 48
 
 // awsBefore reports "aws" just before i, with at most one separator between.
 func awsBefore(s string, i int) bool {
