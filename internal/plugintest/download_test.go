@@ -379,6 +379,31 @@ func TestLaunchPointsTheStableCairnAtTheNewSet(t *testing.T) {
 	}
 }
 
+// A session still on an older plugin (until it is restarted) that installed its set again
+// pointed DATA/cairn back at that older version, and ~/.local/bin/cairn with it, until the next
+// session of the newer one. The stable path now names the newest version installed.
+func TestLaunchLeavesTheStableCairnAtANewerSet(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	newer := filepath.Join(pdata, "bin-99.0.0")
+	fakeBinaries(t, newer)
+	writeFile(t, filepath.Join(newer, ".checksums"), "0000  cairn_99.0.0_linux_amd64.tar.gz\n")
+	stable := filepath.Join(pdata, "cairn")
+	want := filepath.Join("bin-99.0.0", "cairn")
+	if err := os.Symlink(want, stable); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
+	}
+	if got, err := os.Readlink(stable); err != nil || got != want {
+		t.Errorf("after installing %s, %s links to %q (%v), want the newer %q", pluginVersion(t), stable, got, err, want)
+	}
+}
+
 // The Go fallback builds the plugin's own module whatever the user's Go settings say: a
 // go.work above the plugin (one in the home directory, say) that does not list it, or a
 // GOFLAGS=-mod=vendor, made every build fail ("not one of the workspace modules").
