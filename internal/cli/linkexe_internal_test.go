@@ -219,3 +219,27 @@ func mustSymlink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLauncherDataLeftovers: an install killed between making DATA/.cairn-link and renaming it
+// over DATA/cairn (hooks/install, doctor --link) leaves it; it counted as another plugin's file,
+// so uninstall kept a data directory holding nothing but Cairn's. Another's file still keeps it.
+func TestLauncherDataLeftovers(t *testing.T) {
+	for _, tc := range []struct {
+		files []string
+		want  bool
+	}{
+		{[]string{".cairn-link", "cairn", "build-0.1.0.log"}, true},
+		{[]string{".cairn-link"}, true},
+		{[]string{".cairn-link", "cairn", "notes.txt"}, false},
+	} {
+		dir := t.TempDir()
+		for _, f := range tc.files {
+			if err := os.Symlink(filepath.Join("bin-0.1.0", "cairn"), filepath.Join(dir, f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := launcherData(dir); got != tc.want {
+			t.Errorf("launcherData with %q = %v, want %v", tc.files, got, tc.want)
+		}
+	}
+}

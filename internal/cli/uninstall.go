@@ -398,9 +398,9 @@ func dataDirs(getenv func(string) string, home string) []string {
 
 // launcherData: dir holds what Cairn's launcher (hooks/launch, hooks/install) writes there:
 // its .install-lock-V or .download-failed-V, or a bin-VERSION holding Cairn's cairn-mcp or the
-// stamp the launcher writes (.checksums); or nothing but bin-*, build-*.log and cairn (the link
-// to the set installed last) entries (a build that failed, a set from an older Cairn), or
-// nothing. A cairn-* data directory with
+// stamp the launcher writes (.checksums); or nothing but bin-*, build-*.log, cairn (the link
+// to the newest set) and .cairn-link (that link made aside, left by an install killed before
+// its rename) entries (a build that failed, a set from an older Cairn), or nothing. A cairn-* data directory with
 // none of Cairn's own and anything else is another plugin's whose name starts with cairn-,
 // which may keep a bin-* or build log of its own.
 func launcherData(dir string) bool {
@@ -419,7 +419,7 @@ func launcherData(dir string) bool {
 			if hasCairnMCP(d) || fileExists(filepath.Join(d, ".checksums")) {
 				return true
 			}
-		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"), n == "cairn":
+		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"), n == "cairn", n == ".cairn-link":
 		default:
 			foreign = true
 		}

@@ -379,6 +379,61 @@ func TestLaunchPointsTheStableCairnAtTheNewSet(t *testing.T) {
 	}
 }
 
+// A session still on an older plugin (until it is restarted) that installed its set again
+// pointed DATA/cairn back at that older version, and ~/.local/bin/cairn with it, until the next
+// session of the newer one. The stable path now names the newest version installed.
+func TestLaunchLeavesTheStableCairnAtANewerSet(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	newer := filepath.Join(pdata, "bin-99.0.0")
+	fakeBinaries(t, newer)
+	writeFile(t, filepath.Join(newer, ".checksums"), "0000  cairn_99.0.0_linux_amd64.tar.gz\n")
+	stable := filepath.Join(pdata, "cairn")
+	want := filepath.Join("bin-99.0.0", "cairn")
+	if err := os.Symlink(want, stable); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
+	}
+	if got, err := os.Readlink(stable); err != nil || got != want {
+		t.Errorf("after installing %s, %s links to %q (%v), want the newer %q", pluginVersion(t), stable, got, err, want)
+	}
+}
+
+// The clean-up of last versions' sets after an install took any set a day old that no process
+// ran from, a newer version's too: a session still on an older plugin removed the set the
+// newer one's sessions and DATA/cairn use, and their next start downloaded it again. Only
+// older versions' sets go now.
+func TestLaunchKeepsANewerVersionsSet(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	newer, older := filepath.Join(pdata, "bin-99.0.0"), filepath.Join(pdata, "bin-0.0.1")
+	day := time.Now().Add(-49 * time.Hour)
+	for _, set := range []string{newer, older} {
+		fakeBinaries(t, set)
+		writeFile(t, filepath.Join(set, ".checksums"), "0000  cairn_x_linux_amd64.tar.gz\n")
+		if err := os.Chtimes(set, day, day); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
+	}
+	if _, err := os.Stat(filepath.Join(newer, "cairn")); err != nil {
+		t.Errorf("installing %s removed the newer version's set: %v", pluginVersion(t), err)
+	}
+	if _, err := os.Stat(older); err == nil {
+		t.Errorf("installing %s kept the older version's set %s, a day old", pluginVersion(t), older)
+	}
+}
+
 // The Go fallback builds the plugin's own module whatever the user's Go settings say: a
 // go.work above the plugin (one in the home directory, say) that does not list it, or a
 // GOFLAGS=-mod=vendor, made every build fail ("not one of the workspace modules").

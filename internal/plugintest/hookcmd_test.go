@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/hooktest"
 )
@@ -135,5 +136,37 @@ func TestHooksJSONCommandsOddRoot(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(work, "ran")); err == nil {
 		t.Error("a $(...) in the plugin root ran as a command")
+	}
+}
+
+// A plugin directory half removed (an update replacing it under a running session: hooks/launch
+// still there, hooks/install gone) left the launcher's "." of install failing, and dash exits 2
+// there when the file runs as a script: a hook handing back to it (internal/hook, handBack) or
+// run again after an exec that failed then blocked the stop, with dash's line as the reason; the
+// MCP server and the CLI exited 2 with that line alone. Each now says in one line that the
+// plugin's directory is incomplete: the hooks exit 0, the MCP server and the CLI exit 1.
+func TestLaunchWithoutInstall(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, ".claude-plugin/plugin.json", "hooks/hooks.json", "hooks/launch", "release/checksums.txt")
+	work := t.TempDir()
+	for _, sh := range []string{"/bin/sh", "bash"} {
+		if _, err := exec.LookPath(sh); err != nil {
+			continue
+		}
+		env := launchEnv(root, filepath.Join(work, "data"), work, os.Getenv("PATH"), "CAIRN_LAUNCH_VERIFY=1")
+		check := func(how string, want int, res launchResult) {
+			t.Helper()
+			lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
+			if res.code != want || res.stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: ") || !strings.Contains(lines[0], filepath.Join(root, "hooks", "install")) {
+				t.Errorf("%s %s without hooks/install = %+v, want exit %d and one line from cairn naming the missing file", sh, how, res, want)
+			}
+		}
+		for name := range binarySources {
+			// As a hook hands back to it, and as .mcp.json and the CLI run it.
+			check(name, launchFailCode(name), runProcess(t, time.Minute, "launch", env, work, "", sh, filepath.Join(root, "hooks", "launch"), name))
+		}
+		for _, event := range []string{"SessionStart", "Stop"} {
+			check(event, 0, runProcess(t, time.Minute, "hook", env, work, "{}", sh, "-c", hookCommand(t, event)))
+		}
 	}
 }
