@@ -87,14 +87,14 @@ func (e errNeedsMigration) Error() string { return "older format " + e.format.St
 // readMeta checks a workflow record and reads version, workflow_id and revision. An older
 // format comes back as errNeedsMigration, a newer one as *migrate.NewerError.
 func readMeta(doc []byte) (meta, error) {
-	m, err := strictjson.Object(doc)
+	m, err := strictjson.Members(doc, "version", "workflow_id", "revision")
 	if err != nil {
 		return meta{}, err
 	}
 	var out meta
-	vok := metaValue(m["version"], &out.version)
-	iok := metaValue(m["workflow_id"], &out.id)
-	rok := metaValue(m["revision"], &out.rev)
+	vok := metaValue(m[0], &out.version)
+	iok := metaValue(m[1], &out.id)
+	rok := metaValue(m[2], &out.rev)
 	if vok && iok && rok && out.current() {
 		return out, nil
 	}

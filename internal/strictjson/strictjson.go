@@ -170,6 +170,8 @@ type parser struct {
 	batch    func([]int) // see AppendSpans
 	visit    func(s string, part Part, path []Step) bool
 	path     []Step
+	names    []string          // see Members
+	members  []json.RawMessage // the values of names' members
 }
 
 // smallObject is how many keys an object may have before its duplicate check uses a map.
@@ -333,8 +335,14 @@ func (p *parser) object(depth int) error {
 		if p.visit != nil {
 			p.path = append(p.path, Step{Key: string(key), Index: -1})
 		}
+		vstart := p.i
 		if err := p.value(depth); err != nil {
 			return err
+		}
+		if depth == 1 && p.names != nil {
+			if j := slices.Index(p.names, string(key)); j >= 0 {
+				p.members[j] = p.data[vstart:p.i]
+			}
 		}
 		if p.visit != nil {
 			p.path = p.path[:len(p.path)-1]
@@ -641,4 +649,19 @@ func Object(data []byte) (map[string]json.RawMessage, error) {
 		return nil, &Error{Kind: Syntax, Offset: i, Reason: err.Error()}
 	}
 	return m, nil
+}
+
+// Members checks data as Object does and returns the values of its top-level members named
+// names, by exact key, in names' order (nil for one that is absent): what Object's map holds
+// for them, read in Check's pass without building the map.
+func Members(data []byte, names ...string) ([]json.RawMessage, error) {
+	p := &parser{data: data, names: names, members: make([]json.RawMessage, len(names))}
+	if err := Default.run(p); err != nil {
+		return nil, err
+	}
+	i := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+	if data[i] != '{' {
+		return nil, &Error{Kind: Syntax, Offset: i, Reason: "expected a JSON object"}
+	}
+	return p.members, nil
 }

@@ -165,6 +165,41 @@ func TestCompactAndObject(t *testing.T) {
 	}
 }
 
+// Members gives what Object's map holds for the names asked, and fails as Object fails, on
+// records, hostile ones included: keys differing only in case or folding, escaped keys, the
+// names nested deeper, values of every kind, damage.
+func TestMembersAsObject(t *testing.T) {
+	names := []string{"version", "workflow_id", "revision"}
+	docs := []string{
+		`{"version":"2.1","workflow_id":"apex-1","revision":3,"phases":[{"revision":9}]}`,
+		` { "revision" : 3 , "version":"2.0" } `,
+		`{"revision":3,"Revision":4,"REVISION":5,"revi\u017fion":6}`,
+		`{"\u0072evision":7,"version":null}`,
+		`{"x":{"revision":1,"version":"2.0"},"workflow_id":["a"]}`,
+		`{"revision":{"a":[1,{"b":2}]},"version":"\"q\"","workflow_id":true}`,
+		`{"revision":-1.5e3,"workflow_id":false}`,
+		`{}`, `[{"revision":1}]`, `"revision"`, `null`, `3`, ``, `  `,
+		`{"revision":1,"revision":2}`, `{"revision":1`, `{"revision":1}x`, "{\"version\":\"\xff\"}",
+		`{"a":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`,
+	}
+	for _, doc := range docs {
+		got, gerr := strictjson.Members([]byte(doc), names...)
+		m, oerr := strictjson.Object([]byte(doc))
+		if fmt.Sprint(gerr) != fmt.Sprint(oerr) {
+			t.Errorf("%s: Members fails with %v, Object with %v", doc, gerr, oerr)
+			continue
+		}
+		if gerr != nil {
+			continue
+		}
+		for i, n := range names {
+			if string(got[i]) != string(m[n]) || (got[i] == nil) != (m[n] == nil) {
+				t.Errorf("%s: Members[%s] = %q, Object's %q", doc, n, got[i], m[n])
+			}
+		}
+	}
+}
+
 func FuzzCheck(f *testing.F) {
 	for _, s := range []string{
 		`{"a":1}`, `[1,2,{"b":null}]`, `{"a":1,"a":2}`, `"\u0061"`, `{"\ud800":1}`,
