@@ -52,3 +52,26 @@ func renameLinked(root *os.Root, oldname, newname string) error {
 	}
 	return rename(root, oldname, newname)
 }
+
+// RemoveIfSame removes name only when it is still the file seen (a caller's Lstat of it):
+// name is first moved aside, and put back when what was moved is another file, one a writer
+// that takes no lock put at name since the caller looked. removed is false then, and when name
+// is gone already. A file put back finds name taken again stays aside, as a temp file
+// (TempPrefix) that the directory's sweep of stale temp files removes; the newer one at name
+// is kept.
+func RemoveIfSame(fsys FS, name string, seen fs.FileInfo) (removed bool, err error) {
+	aside := path.Join(path.Dir(name), TempName(path.Base(name)))
+	if err := fsys.RenameNoReplace(name, aside); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	if fi, err := fsys.Lstat(aside); err != nil || !sameFile(fi, seen) {
+		if err := fsys.RenameNoReplace(aside, name); err != nil && !errors.Is(err, fs.ErrExist) {
+			return false, err
+		}
+		return false, nil
+	}
+	return true, fsys.Remove(aside)
+}

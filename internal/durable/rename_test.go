@@ -140,3 +140,44 @@ func TestWriteFileNoReplace(t *testing.T) {
 		t.Fatalf("directory holds %q, want %q (no temp file left)", names, want)
 	}
 }
+
+// TestRemoveIfSame: the file looked at is removed; one put in its place since is kept, and
+// leaves no temp file; a name gone already is no error.
+func TestRemoveIfSame(t *testing.T) {
+	fsys := simfs.New()
+	put := func(content string) fs.FileInfo {
+		t.Helper()
+		if err := durable.WriteFile(fsys, "r.json", []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := fsys.Lstat("r.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	seen := put("old")
+	if removed, err := durable.RemoveIfSame(fsys, "r.json", seen); !removed || err != nil {
+		t.Fatalf("the file looked at: removed %v, %v", removed, err)
+	}
+	if _, err := fsys.Lstat("r.json"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the file looked at is still there: %v", err)
+	}
+	seen = put("old")
+	put("new") // a writer's replace since the look
+	if removed, err := durable.RemoveIfSame(fsys, "r.json", seen); removed || err != nil {
+		t.Fatalf("a file put there since: removed %v, %v", removed, err)
+	}
+	if got, err := durable.ReadFile(fsys, "r.json", 1<<10); err != nil || string(got) != "new" {
+		t.Errorf("r.json holds %q (%v), want the new file", got, err)
+	}
+	if names, _ := fsys.ReadDirNames("."); len(names) != 1 {
+		t.Errorf("left %q, want r.json alone", names)
+	}
+	if err := fsys.Remove("r.json"); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := durable.RemoveIfSame(fsys, "r.json", seen); removed || err != nil {
+		t.Errorf("a name gone already: removed %v, %v", removed, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -72,12 +73,31 @@ func Classify(err error) Class {
 	case we, lt, nwr, errors.Is(err, durable.ErrSymlinkDir), errors.Is(err, fs.ErrPermission),
 		// A FIFO, link or directory in a state file's place: not "missing", which a script
 		// would answer by writing a fresh file.
-		errors.Is(err, durable.ErrNotRegular), errors.Is(err, durable.ErrHardLinked):
+		errors.Is(err, durable.ErrNotRegular), errors.Is(err, durable.ErrHardLinked),
+		fileSystemFailed(err):
 		return StateUnusable
 	case errors.Is(err, store.ErrNotFound):
 		return NotFound
 	}
 	return Refused
+}
+
+// fileSystemFailed reports whether err is the file system's failure on a file (a read's EIO,
+// too many open files): the state could not be used, nothing about the request was refused. A
+// file that is not there is NotFound's, or the caller's to say.
+func fileSystemFailed(err error) bool {
+	var errno syscall.Errno
+	pe, pok := errors.AsType[*fs.PathError](err)
+	le, lok := errors.AsType[*os.LinkError](err)
+	switch {
+	case pok:
+		err = pe.Err
+	case lok:
+		err = le.Err
+	default:
+		return false
+	}
+	return errors.As(err, &errno) && !errors.Is(errno, fs.ErrNotExist)
 }
 
 // NewerStateError is state written by a newer Cairn: what to install to resume it. It is

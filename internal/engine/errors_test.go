@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -34,6 +36,9 @@ func TestClassify(t *testing.T) {
 		{"permission", fmt.Errorf("reading: %w", fs.ErrPermission), StateUnusable},
 		{"directory in a checkpoint's place", fmt.Errorf("reading: %w", &fs.PathError{Op: "read", Path: "checkpoints/plan.json", Err: &durable.NotRegularError{Mode: fs.ModeDir}}), StateUnusable},
 		{"FIFO in the snapshot's place", fmt.Errorf("reading: %w", &fs.PathError{Op: "read", Path: "workflow-state.json", Err: durable.ErrNotRegular}), StateUnusable},
+		{"I/O error reading the snapshot", fmt.Errorf("reading: %w", &fs.PathError{Op: "open", Path: "workflow-state.json", Err: syscall.EIO}), StateUnusable},
+		{"too many open files", &os.LinkError{Op: "rename", Old: "a", New: "b", Err: syscall.EMFILE}, StateUnusable},
+		{"a missing file is no failure", fmt.Errorf("renaming: %w", &os.LinkError{Op: "rename", Old: "a", New: "b", Err: syscall.ENOENT}), Refused},
 		{"hard-linked log", fmt.Errorf("reading: %w", &fs.PathError{Op: "open", Path: "logs/x.jsonl", Err: durable.ErrHardLinked}), StateUnusable},
 	}
 	for _, tt := range tests {

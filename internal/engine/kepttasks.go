@@ -56,9 +56,10 @@ func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 // ApplyKeptClaudeTasks records the task events KeepClaudeTask kept, oldest first, and drops
 // each once recorded (a crash before the drop records it again, which changes nothing); report
 // gets each outcome, as RecordClaudeTask's. One the record refuses (no active workflow, ...) is
-// dropped too, as it would have been when it came; a file that cannot be read is moved to
-// quarantine/ (Store.Quarantine), said in the returned notes (one that cannot be moved there
-// stays, said too, and blocks none after it). One kept under another workflow than the active
+// dropped too, as it would have been when it came; a file that cannot be read (damaged, or
+// not a file; one the disk failed to read stays, as below) is moved to quarantine/
+// (Store.Quarantine), said in the returned notes (one that cannot be moved there stays, said
+// too, and blocks none after it). One kept under another workflow than the active
 // one (replaced since) is not recorded, and said so. Each is recorded as the session
 // and client that kept it, whichever hook applies it: who owns the workflow, and whether a
 // task list beside its live owner is mirrored, are theirs. It stops at the first the lock
@@ -111,6 +112,10 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, until time.Time, report func(t 
 		data, err := e.st.ReadKeptTask(name)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // recorded and dropped by another hook meanwhile
+		}
+		if fileSystemFailed(err) {
+			// Not damage: the disk failed the read. Moved to quarantine/, it would be lost.
+			return notes, fmt.Errorf("a kept task event could not be read and stays kept for the next Cairn hook: %w", err)
 		}
 		var k keptTask
 		if err == nil {

@@ -1649,6 +1649,15 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errNoActive()
 		}
+		if wres.Changed {
+			// Its end is on record (a revision a sync shares): only the move failed, which
+			// the read protocol makes for a finished workflow it finds in the slot.
+			msg := fmt.Sprintf("workflow %s was marked archived", id)
+			if note != "" {
+				msg += ": " + note
+			}
+			return &Result{Changed: true, Message: msg, Warnings: []string{"moving it to the archive failed: " + store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"}}, nil
+		}
 		return nil, stateErr(err)
 	}
 	msg := fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir)

@@ -2,9 +2,7 @@ package store
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -56,11 +54,14 @@ func (s *Store) PruneSessions(keep, limit int) (int, error) {
 		if err != nil || !fi.Mode().IsRegular() || s.o.now().Sub(fi.ModTime()) < StaleSessionAge || !s.clientGone(file, pid) {
 			continue
 		}
-		switch err := s.fs.Remove(file); {
-		case err == nil:
-			removed++
-		case !errors.Is(err, fs.ErrNotExist): // gone already: another server pruned it
+		// Only the record looked at: one a client that took the pid wrote since (no lock
+		// keeps it out) is that client's. One gone already another server pruned.
+		gone, err := durable.RemoveIfSame(s.fs, file, fi)
+		if err != nil {
 			return removed, fmt.Errorf("removing %s in %s: %w", file, s.dir, err)
+		}
+		if gone {
+			removed++
 		}
 	}
 	return removed, nil

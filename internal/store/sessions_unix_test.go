@@ -3,6 +3,7 @@
 package store_test
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/storetest"
 )
 
@@ -204,5 +207,64 @@ func TestPruneSessionsLeftAlone(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(sessions, strconv.Itoa(pid)+".json")); err != nil {
 		t.Errorf("read-only sessions/ lost its record: %v", err)
+	}
+}
+
+// takenAfterLook is a state directory where, once PruneSessions has opened the record name to
+// read it, a new client that took the record's pid writes its own record there (doc): its
+// SessionStart landing between the prune's look and its removal.
+type takenAfterLook struct {
+	durable.FS
+	name string
+	doc  []byte
+	done bool
+}
+
+func (f *takenAfterLook) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	file, err := f.FS.OpenFile(name, flag, perm)
+	if name == f.name && !f.done && err == nil {
+		f.done = true
+		if werr := durable.WriteFileNoSync(f.FS, name, f.doc, 0o600); werr != nil {
+			panic(werr)
+		}
+	}
+	return file, err
+}
+
+// TestPruneSessionsKeepsARecordWrittenSinceItsLook: the record of an exited client whose pid
+// another client took is pruned; the record that new client writes between the prune's look
+// and its removal is the new client's, and stays. Before, it was removed: the new client's
+// MCP server could not learn its session after /clear, and its owner was read as ended.
+func TestPruneSessionsKeepsARecordWrittenSinceItsLook(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("no process start times here")
+	}
+	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	taken := livePID(t)
+	start, ok := store.ProcessStart(taken)
+	if !ok {
+		t.Skip("no process start time")
+	}
+	name := "sessions/" + strconv.Itoa(taken) + ".json"
+	doc := []byte(`{"session_id":"new","pid":` + strconv.Itoa(taken) + `,"client_start":` + strconv.FormatUint(start, 10) + `}`)
+	f := &takenAfterLook{name: name, doc: doc}
+	s := mustOpen(t, dir)
+	if err := s.WriteSession(strconv.Itoa(taken), []byte(`{"session_id":"old","pid":`+strconv.Itoa(taken)+`,"client_start":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, filepath.FromSlash(name))
+	age(t, file, 2*time.Hour, false)
+	f.FS = openDir(t, dir)
+	s = mustOpen(t, dir, store.WithFS(f))
+	n, err := s.PruneSessions(0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.done {
+		t.Fatal("the prune never read the record")
+	}
+	got, err := os.ReadFile(file)
+	if err != nil || string(got) != string(doc) {
+		t.Errorf("after the prune the record is %q (%v), removed %d; want the new client's %s", got, err, n, doc)
 	}
 }
