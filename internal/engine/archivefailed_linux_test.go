@@ -17,11 +17,7 @@ import (
 // the directory that refused (archive/), not the state directory.
 func TestCompletedButNotArchivedSaysWhatHappens(t *testing.T) {
 	e, en := startApex(t)
-	archive := filepath.Join(e.project, ".claude", "cairn", "archive")
-	if err := os.MkdirAll(archive, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	unmount := durabletest.Mount(t, "tmpfs", archive, "tmpfs", syscall.MS_RDONLY, "size=64k,mode=0700", true)
+	archive, unmount := readOnlyArchive(t, e)
 	res := must(en.CompleteByPerson("shipped"))(t)
 	w := strings.Join(res.Warnings, "\n")
 	// "nothing was archived, the workflow is as it was" is the store's word for a failed
@@ -37,8 +33,29 @@ func TestCompletedButNotArchivedSaysWhatHappens(t *testing.T) {
 		t.Fatalf("warnings: %q; want archive/ named read-only, and nothing said unchanged", res.Warnings)
 	}
 	unmount()
+	nextStartArchives(t, e, archive)
+}
+
+// readOnlyArchive mounts a read-only file system on the project's archive/, so that moving
+// the workflow there fails; unmount makes it writable again.
+func readOnlyArchive(t *testing.T, e *env) (archive string, unmount func()) {
+	t.Helper()
+	archive = filepath.Join(e.project, ".claude", "cairn", "archive")
+	if err := os.MkdirAll(archive, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return archive, durabletest.Mount(t, "tmpfs", archive, "tmpfs", syscall.MS_RDONLY, "size=64k,mode=0700", true)
+}
+
+// nextStartArchives checks that the next session start archives the ended workflow that a
+// failed move left in place, into archive.
+func nextStartArchives(t *testing.T, e *env, archive string) {
+	t.Helper()
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
 	if r.WorkflowID != "" || !strings.Contains(r.Report, "nothing to resume; the last one ended") {
 		t.Fatalf("the next session start: %+v", r)
+	}
+	if names, _ := filepath.Glob(filepath.Join(archive, "apex-*")); len(names) != 1 {
+		t.Fatalf("archive/ holds %q, want the workflow", names)
 	}
 }
