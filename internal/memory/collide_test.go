@@ -88,57 +88,34 @@ func TestLearningLegacyCutSlug(t *testing.T) {
 
 // A learning the version before wrote under its cut slug is the same learning when recorded
 // again under its title in other case or punctuation, as a learning of a whole slug is: it is
-// updated in place, not kept twice.
+// updated in place, not kept twice. So is one an editor saved in CRLF: sameLearning read its
+// body's first line split at "\n" only ("\r" left on it, and the blank line after the header
+// read as the first), so a second file was written and MEMORY.md indexed the learning twice,
+// the stale one loaded in every session.
 func TestLearningLegacyCutSlugCaseAndPunctuation(t *testing.T) {
 	const legacy = "cairn-learning-how-to-run-the-integration-tests-for-the-payment.md"
 	file := "---\nname: \"cairn-learning-how-to-run-the-integration-tests-for-the-payment\"\ndescription: \"How to run the integration tests for the payments service locally: Start the stub with make stub.\"\nmetadata:\n    type: \"project\"\n---\n\nStart the stub with make stub.\n"
 	index := "- [“How to run the integration tests f…”](" + legacy + ") — “Start the stub with make…”\n"
-	for _, title := range []string{
-		"how to run the integration tests for the payments service locally",
-		"How to run the integration tests, for the payments service (locally)",
+	for _, c := range []struct{ title, eol string }{
+		{"how to run the integration tests for the payments service locally", "\n"},
+		{"How to run the integration tests, for the payments service (locally)", "\n"},
+		{"How to run the integration tests for the payments service locally", "\r\n"},
 	} {
 		m, dir := newTestMemory(t)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
 		for name, data := range map[string]string{legacy: file, IndexFile: index} {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.ReplaceAll(data, "\n", c.eol)), 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}
-		name, changed, err := recordLearning(m, Learning{Title: title, Body: "Use make stub-up now."})
+		name, changed, err := recordLearning(m, Learning{Title: c.title, Body: "Use make stub-up now."})
 		if err != nil || name != legacy || !changed {
-			t.Errorf("%q: %s, changed %v, %v; want %s updated", title, name, changed, err, legacy)
+			t.Errorf("%q %q: %s, changed %v, %v; want %s updated", c.title, c.eol, name, changed, err, legacy)
 		}
 		if got := readFile(t, filepath.Join(dir, IndexFile)); strings.Count(got, "\n") != 1 {
-			t.Errorf("%q: index has %d lines, want 1:\n%s", title, strings.Count(got, "\n"), got)
+			t.Errorf("%q %q: index has %d lines, want 1:\n%s", c.title, c.eol, strings.Count(got, "\n"), got)
 		}
-	}
-}
-
-// The legacy file saved in CRLF by an editor: sameLearning read its body's first line split at
-// "\n" only ("\r" left on it, and the blank line after the header read as the first), so the
-// learning was not found, a second file was written, and MEMORY.md indexed the learning twice,
-// the stale one loaded in every session.
-func TestLearningLegacyCutSlugInCRLF(t *testing.T) {
-	const title = "How to run the integration tests for the payments service locally"
-	const legacy = "cairn-learning-how-to-run-the-integration-tests-for-the-payment.md"
-	file := "---\r\nname: \"cairn-learning-how-to-run-the-integration-tests-for-the-payment\"\r\ndescription: \"How to run the integration tests for the payments service locally: Start the stub with make stub.\"\r\nmetadata:\r\n    type: \"project\"\r\n---\r\n\r\nStart the stub with make stub.\r\n"
-	index := "- [“How to run the integration tests f…”](" + legacy + ") — “Start the stub with make…”\r\n"
-	m, dir := newTestMemory(t)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string]string{legacy: file, IndexFile: index} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	name, changed, err := recordLearning(m, Learning{Title: title, Body: "Use make stub-up now."})
-	if err != nil || name != legacy || !changed {
-		t.Errorf("%s, changed %v, %v; want %s updated", name, changed, err, legacy)
-	}
-	if got := readFile(t, filepath.Join(dir, IndexFile)); strings.Count(got, "\n") != 1 {
-		t.Errorf("index has %d lines, want 1:\n%s", strings.Count(got, "\n"), got)
 	}
 }
