@@ -217,7 +217,12 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 		if open > 0 {
 			s += fmt.Sprintf("run its %d open task%s, then ", open, Plural(open))
 		}
-		return s + "move on to " + strings.Join(p.Allowed, " or ") + "."
+		s += "move on to " + strings.Join(p.Allowed, " or ")
+		if p.Elsewhere > 0 {
+			// Not this session's to run, but not done either: moving on leaves them open there.
+			s += fmt.Sprintf("; its %d task%s running on another machine %s that machine's to finish", p.Elsewhere, Plural(p.Elsewhere), isAre(p.Elsewhere))
+		}
+		return s + "."
 	}
 	s := "Continue phase " + p.Phase
 	// A failed task is not open, but the phase's work is not done while it stands; one another
@@ -259,6 +264,14 @@ func approvedHere(r *Record) (Approval, bool) {
 		}
 	}
 	return Approval{}, false
+}
+
+// isAre is the verb for n things.
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // Plural is the "s" a count other than one puts on a noun.

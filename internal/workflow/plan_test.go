@@ -261,6 +261,13 @@ func TestBuildPlanTasksRunningElsewhere(t *testing.T) {
 	oneRunning := set(set(r, "a", "running"), "b", "pending")
 	bothRunning := set(oneRunning, "b", "running")
 	failed := set(set(oneRunning, "b", "running"), "b", "failed")
+	// A person's yes to the phase said "move on" as if no task of it ran anywhere.
+	plan := walk(t, def, mustStart(t, def), "plan")
+	approved, err := workflow.Approve(def, set(set(plan, "a", "running"), "b", "pending"), workflow.ApprovalCLI, "ok", plan.UpdatedAt, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvedBoth := set(approved.Record, "b", "running")
 	for _, tc := range []struct {
 		name      string
 		rec       *workflow.Record
@@ -273,6 +280,9 @@ func TestBuildPlanTasksRunningElsewhere(t *testing.T) {
 		{"all-elsewhere", bothRunning, []string{"a", "b"}, "Continue phase implement (2 tasks running on another machine), then"},
 		{"pending-not-elsewhere", oneRunning, []string{"b"}, "Continue phase implement (2 tasks to run), then"},
 		{"elsewhere-and-failed", failed, []string{"a"}, "Continue phase implement (1 task running on another machine, 1 failed to retry or report to the user), then"},
+		{"approved-one-elsewhere", approved.Record, []string{"a"}, "Phase plan is approved (by a person, with cairn approve): run its 1 open task, then move on to implement or analyze; its 1 task running on another machine is that machine's to finish."},
+		{"approved-all-elsewhere", approvedBoth, []string{"a", "b"}, "Phase plan is approved (by a person, with cairn approve): move on to implement or analyze; its 2 tasks running on another machine are that machine's to finish."},
+		{"approved-none-elsewhere", approvedBoth, nil, "Phase plan is approved (by a person, with cairn approve): run its 2 open tasks, then move on to implement or analyze."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := workflow.PlanInput{Record: tc.rec, Def: def, L1Available: true, L2Available: true, Now: tc.rec.UpdatedAt}
