@@ -990,23 +990,43 @@ func (c *clone) takenAndReleased(task string, h claim.Holder) string {
 		secrets.Line(task, 64), c.who(h), keepAndMoveOn)
 }
 
-// takenOver says which tasks running here, but task, this clone held when the call began and
-// another machine holds as the call read the line, or took over and released since: said once,
-// as the line saved then has them held there or by none, so the next sync finds them no longer
-// this clone's (decide says those it reads).
+// lostNote says that task, whose claim this clone kept, was taken over by h, another machine,
+// which has released it since when released: nowHeld or takenAndReleased for a task running
+// here, doneTaken for one done here (its claim kept until the done is pushed).
+func (c *clone) lostNote(task string, h claim.Holder, released bool) string {
+	switch {
+	case c.status(task) == workflow.TaskDone:
+		return c.doneTaken(task, h)
+	case released:
+		return c.takenAndReleased(task, h)
+	}
+	return c.nowHeld(task, h)
+}
+
+// doneTaken says that task, done here and not yet pushed, was taken over by h, another
+// machine, which may run it again: only the push of the done tells it the task is done.
+func (c *clone) doneTaken(task string, h claim.Holder) string {
+	return fmt.Sprintf("task %s, done here, was taken over by %s on another machine before the done was pushed (this machine's claim lapsed): that machine may run it again until the next sync pushes the done",
+		secrets.Line(task, 64), c.who(h))
+}
+
+// takenOver says which tasks running here (or done here, not yet pushed), but task, this
+// clone held when the call began and another machine holds as the call read the line, or took
+// over and released since: said once, as the line saved then has them held there or by none,
+// so the next sync finds them no longer this clone's (decide says those it reads).
 func (c *clone) takenOver(task string) (notes []string) {
 	now := c.cl.Holders()
 	for _, t := range slices.Sorted(maps.Keys(c.restored.Holders)) {
-		if t == task || c.restored.Holders[t].Owner != c.owner || c.status(t) != workflow.TaskRunning {
+		if t == task || c.restored.Holders[t].Owner != c.owner || !c.keeps(t) {
 			continue
 		}
 		h, held := now[t]
 		by, taken := c.cl.TakenOver(t)
 		switch {
 		case held && h.Owner != c.owner:
-			notes = append(notes, c.nowHeld(t, h))
+			notes = append(notes, c.lostNote(t, h, false))
 		case !held && taken:
-			notes = append(notes, c.takenAndReleased(t, by))
+			notes = append(notes, c.lostNote(t, by, true))
 		}
 	}
 	return notes
@@ -1135,7 +1155,7 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 		now := t.cl.Holders() // the renewal's read may find one taken over meanwhile: said once
 		for _, task := range slices.Sorted(maps.Keys(renew)) {
 			if h := now[task]; h.Owner != "" && h.Owner != t.owner {
-				notes = append(notes, t.nowHeld(task, h))
+				notes = append(notes, t.lostNote(task, h, false))
 			}
 		}
 	}
@@ -1182,7 +1202,8 @@ func (c *clone) routine(ctx context.Context) (bool, error) {
 // decide is Sync's part in the turn: it claims the tasks set running offline (returning those
 // another machine holds, for Sync to set back once out of the turn), claims again those
 // running here whose claim went from the line (deleted or rewound on the host) and says which
-// another machine now holds, or took over and released since, and releases the claims of tasks
+// of those (and of those done here, not yet pushed) another machine now holds, or took over
+// and released since, and releases the claims of tasks
 // no longer running here (of one done, once the done is pushed).
 func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*claim.HeldError, err error) {
 	lost = map[string]*claim.HeldError{}
@@ -1220,14 +1241,20 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 	}
 	read := c.cl.Holders() // each task's entry changes only with its own claim below
 	for _, task := range mine {
-		if _, ok := offline[task]; ok || c.status(task) != workflow.TaskRunning {
+		if _, ok := offline[task]; ok || !c.keeps(task) {
 			continue // the offline ones were claimed above
 		}
 		var err error
 		h, held := read[task]
 		if by, ok := c.cl.TakenOver(task); ok && !held {
 			// Taken over, then released (done or set back there): not the line rewound.
-			notes = append(notes, c.takenAndReleased(task, by))
+			notes = append(notes, c.lostNote(task, by, true))
+			continue
+		}
+		if c.status(task) != workflow.TaskRunning { // done here, not yet pushed: kept, not claimed again
+			if held && h.Owner != c.owner {
+				notes = append(notes, c.lostNote(task, h, false))
+			}
 			continue
 		}
 		if !held { // the line no longer has it: claimed again, or another machine is told it is free
@@ -1244,7 +1271,7 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 			return notes, lost, err
 		}
 		if held && h.Owner != c.owner { // said once: the line saved now has it held there
-			notes = append(notes, c.nowHeld(task, h))
+			notes = append(notes, c.lostNote(task, h, false))
 		}
 	}
 	release := map[string]int64{}
