@@ -152,9 +152,14 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	// Enabled again (after a disable, or as doctor advises after a host change), or on the
 	// remote the last sync went through under its new name (git remote rename), what the last
 	// sync left stays: remotesync's shareLeft needs it.
+	prev, _ := mirror.Load(st)
 	s, err := mirror.Enable(st, name, string(layout), renamedFrom(ctx, st, root, name, layout))
 	if err != nil {
 		return err
+	}
+	// The tasks running here are this clone's runs, which the next sync claims.
+	if err := claimsync.Adopt(claimsync.Options{StateDir: e.StateDir(), Root: root, Getenv: a.getenv}, prev.Workflow); err != nil {
+		a.warn("the tasks running here could not be queued to be claimed on " + name + " (" + err.Error() + "): run cairn remote enable " + name + " again")
 	}
 	a.warn(readers)
 	if layout == gitremote.Branches && !a.json {

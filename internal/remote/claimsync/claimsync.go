@@ -156,6 +156,8 @@ type clone struct {
 	// pushed says the workflow as read has no change the remote does not hold, as of the
 	// last sync recorded (mirror.Synced).
 	pushed bool
+	// tracked says the Doc was about the active workflow when this view was loaded.
+	tracked bool
 }
 
 // open returns nil (and no error) when sharing is off or no workflow is active; the caller
@@ -233,7 +235,7 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 	}
 	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
 		cl: claim.New(b, w.ID, cur.Owner, lease, now).Of(instance(rec)), pending: map[string]time.Time{}, unclaimed: map[string]time.Time{}, notices: notices,
-		pushed: s.Workflow == w.ID && rec.Revision <= s.Mirrored}
+		pushed: s.Workflow == w.ID && rec.Revision <= s.Mirrored, tracked: cur.Workflow == w.ID}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
 		c.restored = cur.Line
@@ -700,6 +702,37 @@ func Task(ctx context.Context, o Options, task, status string, rerunnable func(r
 	return res, uerr
 }
 
+// Adopt queues the tasks running in the active workflow when sharing is switched on (cairn
+// remote enable) as claims made offline, which the next sync makes: runs of this clone's that
+// no claim shows, which another machine would otherwise set running too, and which this
+// clone's reports would take as another machine's (mirror.RunsElsewhere). synced is the
+// workflow the last sync was about before the enable ("" for none): the running tasks of one
+// synced before, or whose claims this clone has read, may be other machines' runs it pulled,
+// and are left alone.
+func Adopt(o Options, synced string) error {
+	c, err := open(o)
+	if err != nil || c == nil {
+		return err
+	}
+	defer c.st.Close()
+	var aerr error
+	terr := c.turn(func(c *clone, err error) {
+		if aerr = err; c == nil || err != nil || c.tracked || c.wf.WorkflowID == synced {
+			return
+		}
+		for _, t := range c.wf.Tasks {
+			if _, pend := c.pending[t.ID]; t.Status != workflow.TaskRunning || pend || c.holds(t.ID) {
+				continue
+			}
+			c.pending[t.ID] = cmp.Or(t.StartedAt, c.now()).UTC()
+			if aerr = c.save(t.ID); aerr != nil {
+				return
+			}
+		}
+	})
+	return cmp.Or(terr, aerr)
+}
+
 // unclaimed applies update without the claims rules, since the claims state could not be read
 // (err).
 func unclaimed(running bool, err error, update func() (*engine.Result, error)) (*engine.Result, error) {
@@ -842,8 +875,8 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 }
 
 // doneUnheld marks done a task this clone holds no claim for: one running here without having
-// been set running here (another machine's revisions brought it, or sharing was switched on
-// while it ran), or put back to pending by recovery (its claim released since), whose holder, if any, the line as last read may not show. Done is final, so
+// been set running here (another machine's revisions brought it, or it ran when sharing was
+// switched on and Adopt was not run), or put back to pending by recovery (its claim released since), whose holder, if any, the line as last read may not show. Done is final, so
 // it is claimed first, as setting it running would, and the claim kept until the done is
 // pushed (decide releases it then): another
 // machine's claim refuses it, and out of reach it is refused with nothing changed, as the done

@@ -2,11 +2,16 @@ package claimsync_test
 
 import (
 	"context"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
 )
 
 // TestDoneTakenOverIsSaidAsDone: a task done here, not yet pushed, keeps its claim, and
@@ -59,5 +64,42 @@ func TestDoneTakenOverIsSaidAsDone(t *testing.T) {
 				t.Fatalf("the next sync said again %q", notes)
 			}
 		})
+	}
+}
+
+// TestRunningBeforeSharingIsThisMachines: a task set running here before sharing was switched
+// on was taken by this machine as another machine's: its session start after the session that
+// ran it was interrupted left it running ("t1 (running)", recovered never), as it does a task
+// another machine runs. Adopt, which cairn remote enable calls, queues it as a claim made
+// offline: this machine's, recovered as any, and claimed by the next sync while it runs.
+func TestRunningBeforeSharingIsThisMachines(t *testing.T) {
+	for _, recover := range []bool{true, false} {
+		dir := filepath.Join(t.TempDir(), "proj")
+		gitInit(t, "file://"+gittest.Bare(t), dir)
+		a := openClone(t, dir)
+		a.en = openSession(t, dir, "session-a0")
+		if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := mirror.Save(a.store(), mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := claimsync.Adopt(a.opt, ""); err != nil {
+			t.Fatal(err)
+		}
+		if recover {
+			r := openSession(t, dir, "session-a1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			if !slices.Equal(r.OpenTasks, []string{"t1"}) || taskStatus(t, a, "t1") != "pending" {
+				t.Fatalf("open tasks %q, t1 %s: want t1 recovered to pending, as a run of this machine's", r.OpenTasks, taskStatus(t, a, "t1"))
+			}
+			continue
+		}
+		a.sync()
+		if hs := lineHolders(t, a); hs["t1"].Owner != a.owner() {
+			t.Fatalf("the sync after the enable left t1, running here, unclaimed: %+v", hs)
+		}
 	}
 }
