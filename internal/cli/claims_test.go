@@ -316,10 +316,10 @@ func TestClaimLeaseClockSkew(t *testing.T) {
 			got = strings.ReplaceAll(got, b.owner(), "B")
 			// A claim made by the machine whose clock is ahead was made in the future by the
 			// other's clock, and is said so; the story is the same.
-			if future := strings.Contains(got, "(claimed in the future (clock skew?))"); future != (skew != 0) {
+			if future := strings.Contains(got, "(claimed in the future: clock skew?)"); future != (skew != 0) {
 				t.Errorf("with skew %s, a claim said to be made in the future: %v\n%s", skew, future, got)
 			}
-			got = strings.ReplaceAll(got, "(claimed in the future (clock skew?))", "(claimed N ago)")
+			got = strings.ReplaceAll(got, "(claimed in the future: clock skew?)", "(claimed N ago)")
 			got = regexp.MustCompile(`\d+[smh]( \d+[smh])?`).ReplaceAllString(got, "N")
 			stories = append(stories, got)
 			refused := "cairn task: task t1 is held by A (claimed N ago) on another machine, free to take over in N if not renewed: nothing was changed; pick another task"

@@ -984,7 +984,9 @@ func (c *clone) who(h claim.Holder) string {
 	switch {
 	case h.At.IsZero():
 	case h.At.Before(c.wf.CreatedAt):
-		s += " (claimed at an unknown time (clock skew?))"
+		s += " (claimed at an unknown time: clock skew?)"
+	case h.At.After(c.now()): // not workflow.Ago's "in the future (clock skew?)": one parenthesis
+		s += " (claimed in the future: clock skew?)"
 	default:
 		s += " (claimed " + workflow.Ago(c.now().Sub(h.At)) + ")"
 	}

@@ -1032,16 +1032,17 @@ func TestDoneAgainOfflineAfterTheLease(t *testing.T) {
 // TestHolderClockApart: a claim made by a machine whose clock is ahead of this one's was made
 // "in the future" by this clock, which is what the refusal says, not "claimed 0s ago"; one made
 // by a clock far behind (at 1970) is older than the workflow it is on, so its age is not known,
-// and the refusal does not say "claimed 20454d ago".
+// and the refusal does not say "claimed 20454d ago". Each said it in a parenthesis within the
+// holder's ("X (claimed in the future (clock skew?))"); it is one now.
 func TestHolderClockApart(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		clock func() time.Time
 		said  string
 	}{
-		{"ahead", func() time.Time { return time.Now().Add(time.Hour) }, "claimed in the future (clock skew?)"},
-		{"at 1970", func() time.Time { return time.Unix(1, 0) }, "claimed at an unknown time (clock skew?)"},
-		{"a year behind", func() time.Time { return time.Now().AddDate(-1, 0, 0) }, "claimed at an unknown time (clock skew?)"},
+		{"ahead", func() time.Time { return time.Now().Add(time.Hour) }, "claimed in the future: clock skew?"},
+		{"at 1970", func() time.Time { return time.Unix(1, 0) }, "claimed at an unknown time: clock skew?"},
+		{"a year behind", func() time.Time { return time.Now().AddDate(-1, 0, 0) }, "claimed at an unknown time: clock skew?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memremote.New()
