@@ -126,12 +126,15 @@ type Claimer struct {
 	// what this Claimer read (not in a State it was restored from), that claim; a claim of
 	// this owner's again forgets it.
 	taken map[string]Holder
+	// replaced holds, for each task whose last TryClaim here took another owner's claim over,
+	// that claim.
+	replaced map[string]Holder
 }
 
 // New returns a Claimer for owner on the line (a workflow id) of b. now is the local clock.
 func New(b remote.Backend, line, owner string, lease time.Duration, now func() time.Time) *Claimer {
 	return &Claimer{b: b, line: line, owner: owner, lease: lease, now: now,
-		holders: map[string]Holder{}, seen: map[string]time.Time{}, taken: map[string]Holder{}}
+		holders: map[string]Holder{}, seen: map[string]time.Time{}, taken: map[string]Holder{}, replaced: map[string]Holder{}}
 }
 
 // Of makes c write wf, the instance of the workflow the line is about, in its entries, and
@@ -205,6 +208,7 @@ func (c *Claimer) State() State {
 // than made twice; one that did not land returns the append's error rather than trying again
 // (a host that refuses the ref would refuse it every time).
 func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
+	delete(c.replaced, task)
 	var unknown error // the error of an append of ours that may have landed
 	for attempt := 0; ; attempt++ {
 		if err := c.Refresh(ctx); err != nil {
@@ -215,7 +219,8 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 			continue
 		}
 		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC(), Lease: c.lease}
-		if h, ok := c.holders[task]; ok {
+		h, held := c.holders[task]
+		if held {
 			if h.Owner == c.owner {
 				return h.Rev, nil
 			}
@@ -229,6 +234,9 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 		}
 		err := c.append(ctx, e)
 		if err == nil {
+			if held {
+				c.replaced[task] = h
+			}
 			return c.head, nil
 		}
 		if c.rewound(err) {
@@ -408,6 +416,13 @@ func (c *Claimer) Onto(base State) State {
 		}
 	}
 	return s
+}
+
+// Replaced returns the claim of another owner that this Claimer's last TryClaim of task took
+// over (it had lapsed here), if that call took one over.
+func (c *Claimer) Replaced(task string) (Holder, bool) {
+	h, ok := c.replaced[task]
+	return h, ok
 }
 
 // TakenOver returns the claim that took task over from this owner, when this Claimer read

@@ -803,6 +803,9 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 	if uerr != nil && !heldBefore {
 		_ = c.cl.Release(ctx, task, fence) // not running here: let others have it at once
 	}
+	if by, ok := c.cl.Replaced(task); ok && uerr == nil && res != nil {
+		res.Warnings = append(res.Warnings, c.tookOver(task, by))
+	}
 	c.save(task)
 	return res, uerr
 }
@@ -904,6 +907,14 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 	}
 	c.save(task) // done, it is released once the done is pushed (decide)
 	return res, uerr
+}
+
+// tookOver says that task was taken over from h, another machine's claim, unrenewed past the
+// lease by this machine's clock: that machine may still run it (a clock set forward, here or
+// there, makes a live claim look lapsed), so the person is not left to think nobody held it.
+func (c *clone) tookOver(task string, h claim.Holder) string {
+	return fmt.Sprintf("task %s was taken over from %s on another machine: its claim went unrenewed for longer than the lease by this machine's clock",
+		secrets.Line(task, 64), c.who(h))
 }
 
 // notReleased says that task's claim, its task out of running here, could not be released
