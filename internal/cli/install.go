@@ -178,8 +178,8 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 // (DATA/bin-VERSION), DATA/cairn, a path each install points at the set it installed
 // (cairn_settle in hooks/install), so the link runs the current version after an update;
 // otherwise exe. A DATA/cairn that leads elsewhere (its set removed a day after an update, or
-// another version's) is pointed at exe first, as an install would: linked to exe's set instead,
-// the link would dangle once an update removed it. One that is not a link is not the
+// an older version's) is pointed at exe first, as an install would: linked to exe's set instead,
+// the link would dangle once an update removed it. One naming a newer version's set is left so. One that is not a link is not the
 // launcher's: note says why the link goes to exe. Not on Windows, where the launcher makes none.
 func stableCairn(exe, goos string) (target, note string) {
 	dir := filepath.Dir(exe)
@@ -199,6 +199,14 @@ func stableCairn(exe, goos string) (target, note string) {
 		// None there (an install older than DATA/cairn), or exe is in no set an install made.
 		return exe, ""
 	}
+	// A newer version's set stays named (an install keeps DATA/cairn on the newest): pointed
+	// back at this older one, which that version's install removes a day later, it dangles.
+	if p, err := filepath.EvalSymlinks(stable); err == nil {
+		if set := filepath.Dir(p); filepath.Dir(set) == data && fileExists(filepath.Join(set, ".checksums")) &&
+			newerVersion(strings.TrimPrefix(filepath.Base(set), "bin-"), strings.TrimPrefix(filepath.Base(dir), "bin-")) {
+			return stable, "; " + stable + " runs " + p + ", the newest version installed"
+		}
+	}
 	// Made aside under the name the launcher's install uses, and renamed over: never missing.
 	aside := filepath.Join(data, ".cairn-link")
 	_ = os.Remove(aside)
@@ -210,6 +218,40 @@ func stableCairn(exe, goos string) (target, note string) {
 		return exe, ""
 	}
 	return stable, ""
+}
+
+// newerVersion reports whether version a is later than b, as hooks/install's cairn_newer
+// decides which set DATA/cairn names: MAJOR.MINOR.PATCH, a -pre-release before its release,
+// build metadata ignored; what is not a number counts as 0 ("dev" is older than any release).
+func newerVersion(a, b string) bool {
+	a, _, _ = strings.Cut(a, "+")
+	b, _, _ = strings.Cut(b, "+")
+	ra, _, preA := strings.Cut(a, "-")
+	rb, _, preB := strings.Cut(b, "-")
+	fa, fb := strings.Split(ra, "."), strings.Split(rb, ".")
+	for i := range max(len(fa), len(fb)) {
+		x, y := versionField(fa, i), versionField(fb, i)
+		if x != y {
+			return x > y
+		}
+	}
+	return !preA && preB
+}
+
+// versionField is field i of a version's dot-separated numbers, 0 when it is missing or no
+// number of at most eight digits (cairn_newer's test compares no more).
+func versionField(f []string, i int) int {
+	if i >= len(f) || len(f[i]) == 0 || len(f[i]) > 8 {
+		return 0
+	}
+	n := 0
+	for _, c := range f[i] {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 // missingLink: the path a chain of links from p ends at that is not there ("" when the chain

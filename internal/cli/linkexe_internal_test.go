@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -130,22 +133,37 @@ func TestOwnSetCheckThroughTheStableCairn(t *testing.T) {
 // dangled again, and followed no install. DATA/cairn, the launcher's own link, is now pointed at
 // this cairn and linked to, so the link runs this cairn and follows each install from then on.
 // A DATA/cairn that is no link is not the launcher's to replace: the link goes to this cairn.
+// One that names a newer version's set stays (an install keeps it naming the newest): doctor
+// --link run by the cairn of a session still on the plugin before an update pointed it back at
+// that older set, which the newer version's install removes a day later, and the link dangled.
 func TestLinkRepointsTheStableCairn(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		make  func(t *testing.T, data, stable string)
-		wantS bool // linked through DATA/cairn
+		wantS bool   // linked through DATA/cairn
+		runs  string // the set the link runs, "" for this cairn's
 	}{
 		{"dangling", func(t *testing.T, data, stable string) {
 			mustSymlink(t, filepath.Join("bin-0.0.9", "cairn"), stable)
-		}, true},
+		}, true, ""},
 		{"another set", func(t *testing.T, data, stable string) {
 			writeTestFile(t, filepath.Join(data, "bin-0.0.9", "cairn"), "binary")
+			writeTestFile(t, filepath.Join(data, "bin-0.0.9", ".checksums"), "sums")
 			mustSymlink(t, filepath.Join("bin-0.0.9", "cairn"), stable)
-		}, true},
+		}, true, ""},
 		{"not a link", func(t *testing.T, data, stable string) {
 			writeTestFile(t, stable, "someone's file")
-		}, false},
+		}, false, ""},
+		{"a newer set", func(t *testing.T, data, stable string) {
+			writeTestFile(t, filepath.Join(data, "bin-1.1.0", "cairn"), "binary")
+			writeTestFile(t, filepath.Join(data, "bin-1.1.0", ".checksums"), "sums")
+			mustSymlink(t, filepath.Join("bin-1.1.0", "cairn"), stable)
+		}, true, "bin-1.1.0"},
+		{"a newer set's pre-release", func(t *testing.T, data, stable string) {
+			writeTestFile(t, filepath.Join(data, "bin-1.0.0-rc.1", "cairn"), "binary")
+			writeTestFile(t, filepath.Join(data, "bin-1.0.0-rc.1", ".checksums"), "sums")
+			mustSymlink(t, filepath.Join("bin-1.0.0-rc.1", "cairn"), stable)
+		}, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
@@ -168,8 +186,15 @@ func TestLinkRepointsTheStableCairn(t *testing.T) {
 			if got, err := os.Readlink(link); !c.OK || err != nil || got != want || !strings.HasPrefix(c.Detail, link+" -> "+want) {
 				t.Fatalf("doctor --link: %+v, %s links to %q (%v); want %s -> %s", c, link, got, err, link, want)
 			}
-			if p, err := filepath.EvalSymlinks(link); err != nil || p != exe {
-				t.Errorf("%s runs %q (%v), want %s", link, p, err, exe)
+			runs := exe
+			if tc.runs != "" {
+				runs = filepath.Join(data, tc.runs, "cairn")
+			}
+			if p, err := filepath.EvalSymlinks(link); err != nil || p != runs {
+				t.Errorf("%s runs %q (%v), want %s", link, p, err, runs)
+			}
+			if tc.runs != "" && !strings.Contains(c.Detail, runs) {
+				t.Errorf("doctor --link: %q does not say the link runs %s", c.Detail, runs)
 			}
 			if !tc.wantS {
 				if b, err := os.ReadFile(stable); err != nil || string(b) != "someone's file" {
@@ -240,6 +265,48 @@ func TestLauncherDataLeftovers(t *testing.T) {
 		}
 		if got := launcherData(dir); got != tc.want {
 			t.Errorf("launcherData with %q = %v, want %v", tc.files, got, tc.want)
+		}
+	}
+}
+
+// TestNewerVersionAsTheLauncher: doctor --link leaves DATA/cairn on a newer set by the rule
+// hooks/install's cairn_newer points it with; the two must agree, or each would undo the other.
+func TestNewerVersionAsTheLauncher(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil || runtime.GOOS == "windows" {
+		t.Skip("no POSIX sh")
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "hooks", "install"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fn, ok := strings.Cut(string(src), "\ncairn_newer() {\n")
+	fn, _, ok2 := strings.Cut(fn, "\n}\n")
+	if !ok || !ok2 {
+		t.Fatal("hooks/install has no cairn_newer function")
+	}
+	pairs := [][2]string{
+		{"1.1.0", "1.0.0"}, {"1.0.0", "1.1.0"}, {"1.0.0", "1.0.0"}, {"1.10.0", "1.9.9"}, {"2.0", "1.9.9"},
+		{"1.0.0", "1.0.0-rc.1"}, {"1.0.0-rc.1", "1.0.0"}, {"1.0.0-rc.2", "1.0.0-rc.1"}, {"1.0.1-rc.1", "1.0.0"},
+		{"1.0.0+abc", "1.0.0"}, {"1.0.0", "dev"}, {"dev", "0.0.1"}, {"dev", "dev"}, {"1.0.0.1", "1.0.0"},
+		{"123456789.0.0", "1.0.0"}, {"12345678.0.0", "1.0.0"}, {"1.x.0", "1.0.1"}, {"", "0.0.1"},
+	}
+	var script strings.Builder
+	script.WriteString("cairn_newer() {\n" + fn + "\n}\n")
+	for _, p := range pairs {
+		fmt.Fprintf(&script, "if cairn_newer '%s' '%s'; then echo y; else echo n; fi\n", p[0], p[1])
+	}
+	out, err := exec.Command(sh, "-c", script.String()).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(string(out))
+	if len(got) != len(pairs) {
+		t.Fatalf("sh said %q for %d pairs", got, len(pairs))
+	}
+	for i, p := range pairs {
+		if want := got[i] == "y"; newerVersion(p[0], p[1]) != want {
+			t.Errorf("newerVersion(%q, %q) = %v, cairn_newer says %v", p[0], p[1], !want, want)
 		}
 	}
 }

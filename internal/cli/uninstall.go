@@ -124,6 +124,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		return uninstallFailed([]string{unread}, left)
 	}
 	if plan.empty() {
+		tidyMemory(mem, &shown)
 		if a.json {
 			return a.printJSON(plan)
 		}
@@ -190,6 +191,8 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 			}
 			removeMemoryLock(plan.MemoryDir)
 		}
+	} else if markErr == nil && unread == "" {
+		tidyMemory(mem, &shown)
 	}
 	for _, d := range plan.DataDirs {
 		check(os.RemoveAll(d))
@@ -277,6 +280,25 @@ func removeMark(path string) error {
 
 // memoryLockFile is the memory package's writer lock in the memory directory (its lockName).
 const memoryLockFile = ".cairn-memory.lock"
+
+// writtenRecordFile is the memory package's record of the learnings Cairn wrote (its writtenFile).
+const writtenRecordFile = ".cairn-written.json"
+
+// tidyMemory takes Cairn's record and lock out of the memory directory where none of its lines
+// or files are left there (removed by hand, or a workflow's line by its end): uninstall has
+// nothing to show there, and they stayed for good. A file shown is never touched here: with
+// shown empty, RemoveCairn only drops the record's names that are no longer Cairn's.
+func tidyMemory(mem *memory.Memory, shown *memory.Footprint) {
+	if shown.Dir == "" || !slices.ContainsFunc([]string{memoryLockFile, writtenRecordFile}, func(n string) bool {
+		_, err := os.Lstat(filepath.Join(shown.Dir, n))
+		return err == nil
+	}) {
+		return
+	}
+	if _, err := mem.RemoveCairn(shown); err == nil {
+		removeMemoryLock(shown.Dir)
+	}
+}
 
 // removeMemoryLock removes the memory directory's lock file, once Cairn's lines and files are
 // out, under the lock itself and without waiting: while a Cairn process holds it, removing

@@ -136,3 +136,51 @@ func TestUninstallOverALinkedIndex(t *testing.T) {
 		})
 	}
 }
+
+// With Cairn's line and file taken out of auto-memory by hand (or a workflow's line by its
+// end), uninstall had no memory lines or files to remove, and left Cairn's lock and its record
+// of the learnings it wrote in the memory directory for good, saying "Removed." (the memory mark
+// went) or "Nothing of Cairn's to remove here.". Both go now; the person's MEMORY.md stays.
+func TestUninstallTakesOutCairnsMemoryBookkeeping(t *testing.T) {
+	for _, twice := range []bool{false, true} {
+		name := "the memory mark there"
+		if twice {
+			name = "nothing else"
+		}
+		t.Run(name, func(t *testing.T) {
+			p := newCLIProject(t)
+			mustRun(t, p, "", "start", "apex", "uninstall suite")
+			mustRun(t, p, "", "transition", "plan")
+			index := filepath.Join(p.memory, "MEMORY.md")
+			if err := os.WriteFile(index, []byte("- my own note\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(p.memory, "cairn-workflow.md")); err != nil {
+				t.Fatal(err)
+			}
+			record := filepath.Join(p.memory, ".cairn-written.json")
+			if err := os.WriteFile(record, []byte(`{"learnings":{"cairn-learning-gone.md":"00"}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if twice {
+				// The mark goes first, leaving a plan with nothing in it.
+				if err := os.Remove(filepath.Join(p.root, ".claude", "cairn", "l2-mark.json")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lock := filepath.Join(p.memory, ".cairn-memory.lock")
+			if _, err := os.Stat(lock); err != nil {
+				t.Fatalf("the workflow's memory line left no lock file: %v", err)
+			}
+			mustRun(t, p, "", "uninstall", "--yes")
+			for _, f := range []string{record, lock} {
+				if _, err := os.Lstat(f); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("after cairn uninstall --yes: %s: %v; want it removed", f, err)
+				}
+			}
+			if b, err := os.ReadFile(index); err != nil || string(b) != "- my own note\n" {
+				t.Errorf("MEMORY.md became %q (%v)", b, err)
+			}
+		})
+	}
+}

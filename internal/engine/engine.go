@@ -179,8 +179,8 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	if cfg.WorkDir == "" {
 		// A working directory deleted since the process started is no matter where an
-		// absolute CLAUDE_PROJECT_DIR names the project: the rest is found from it, and what
-		// would be taken against the working directory (a relative CAIRN_STATE_DIR) says so.
+		// absolute CLAUDE_PROJECT_DIR names the project: the rest, a relative
+		// CAIRN_STATE_DIR too, is found from it.
 		wd, err := os.Getwd()
 		if err != nil && !filepath.IsAbs(cfg.Getenv(project.EnvProjectDir)) {
 			return nil, fmt.Errorf("finding the working directory: %w", err)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -145,9 +146,20 @@ func TestHooksJSONCommandsOddRoot(t *testing.T) {
 // run again after an exec that failed then blocked the stop, with dash's line as the reason; the
 // MCP server and the CLI exited 2 with that line alone. Each now says in one line that the
 // plugin's directory is incomplete: the hooks exit 0, the MCP server and the CLI exit 1.
+// With plugin.json gone instead, the launcher took the version to be "dev" and said dash's
+// "cannot open" line, then that the release lists no cairn_dev archive and to install Go (with
+// Go, it built a "dev" set from what was left): it says the same one line, naming plugin.json.
 func TestLaunchWithoutInstall(t *testing.T) {
 	skipOnWindows(t)
-	root := copyPlugin(t, ".claude-plugin/plugin.json", "hooks/hooks.json", "hooks/launch", "release/checksums.txt")
+	all := []string{".claude-plugin/plugin.json", "hooks/hooks.json", "hooks/launch", "hooks/install", "release/checksums.txt"}
+	for _, gone := range []string{"hooks/install", ".claude-plugin/plugin.json"} {
+		t.Run(filepath.Base(gone), func(t *testing.T) {
+			launchWithout(t, copyPlugin(t, slices.DeleteFunc(slices.Clone(all), func(f string) bool { return f == gone })...), gone)
+		})
+	}
+}
+
+func launchWithout(t *testing.T, root, gone string) {
 	work := t.TempDir()
 	for _, sh := range []string{"/bin/sh", "bash"} {
 		if _, err := exec.LookPath(sh); err != nil {
@@ -157,8 +169,8 @@ func TestLaunchWithoutInstall(t *testing.T) {
 		check := func(how string, want int, res launchResult) {
 			t.Helper()
 			lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
-			if res.code != want || res.stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: ") || !strings.Contains(lines[0], filepath.Join(root, "hooks", "install")) {
-				t.Errorf("%s %s without hooks/install = %+v, want exit %d and one line from cairn naming the missing file", sh, how, res, want)
+			if res.code != want || res.stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: ") || !strings.Contains(lines[0], filepath.Join(root, filepath.FromSlash(gone))) {
+				t.Errorf("%s %s without %s = %+v, want exit %d and one line from cairn naming the missing file", sh, how, gone, res, want)
 			}
 		}
 		for name := range binarySources {

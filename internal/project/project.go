@@ -92,7 +92,7 @@ func (f Found) CommonRoot() string {
 }
 
 // StateDir returns Cairn's state directory: $CAIRN_STATE_DIR if set (a relative value is
-// taken against wd), else <root>/.claude/cairn. It does not create it.
+// taken against the project root), else <root>/.claude/cairn. It does not create it.
 func StateDir(getenv func(string) string, wd string) (string, error) {
 	return stateDir(getenv, wd, func() (string, error) { return Root(getenv, wd) })
 }
@@ -101,10 +101,17 @@ func StateDir(getenv func(string) string, wd string) (string, error) {
 func stateDir(getenv func(string) string, wd string, root func() (string, error)) (string, error) {
 	if getenv != nil {
 		if d := getenv(EnvStateDir); d != "" {
-			if !filepath.IsAbs(d) && !filepath.IsAbs(wd) {
-				return "", fmt.Errorf("finding the state directory: CAIRN_STATE_DIR %q is relative and the working directory %q is not absolute", d, wd)
+			if filepath.IsAbs(d) {
+				return filepath.Clean(d), nil
 			}
-			return resolveFrom(wd, d), nil
+			// Against the project root, as the default is: taken against the working
+			// directory, the agent's cairn in a subdirectory had a state of its own, apart
+			// from the one the hooks and the MCP server (in the launch directory) keep.
+			r, err := root()
+			if err != nil {
+				return "", err
+			}
+			return filepath.Join(r, d), nil
 		}
 	}
 	r, err := root()

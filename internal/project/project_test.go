@@ -162,7 +162,10 @@ func TestStateDirOverride(t *testing.T) {
 		want string
 	}{
 		{"absolute", map[string]string{"CAIRN_STATE_DIR": abs}, abs},
-		{"relative-to-wd", map[string]string{"CAIRN_STATE_DIR": "st"}, filepath.Join(wd, "st")},
+		// Not the working directory's: the agent's cairn run in repo/sub had a state of its
+		// own, apart from the hooks' and the MCP server's in the launch directory.
+		{"relative-to-root", map[string]string{"CAIRN_STATE_DIR": "st"}, filepath.Join(base, "repo", "st")},
+		{"relative-to-root-up", map[string]string{"CAIRN_STATE_DIR": filepath.Join("..", "st")}, filepath.Join(base, "st")},
 		{"unclean", map[string]string{"CAIRN_STATE_DIR": abs + string(filepath.Separator) + "." + string(filepath.Separator)}, abs},
 		{"empty-means-unset", map[string]string{"CAIRN_STATE_DIR": ""}, filepath.Join(base, "repo", ".claude", "cairn")},
 	}
