@@ -466,3 +466,20 @@ func TestAnswersPointToNoStderr(t *testing.T) {
 		}
 	})
 }
+
+// TestStateDirVariableInTheWaySaysRestart: CAIRN_STATE_DIR naming a path a file stands in the
+// way of is fixed by setting the variable again, which reaches Claude Code's hooks and its
+// MCP server only when Claude Code starts again. SessionStart said "Cairn then opens its
+// state at its next hook or tool call", which no hook or tool of the running session does.
+func TestStateDirVariableInTheWaySaysRestart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "afile"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_STATE_DIR": filepath.Join(dir, "afile", "cairn"), "HOME": t.TempDir()}
+	var out, errb bytes.Buffer
+	hook.SessionStart(strings.NewReader(`{"session_id":"s1","hook_event_name":"SessionStart","source":"startup"}`), &out, &errb, func(k string) string { return env[k] }, nil)
+	if got := out.String(); !strings.Contains(got, "restart Claude Code") || strings.Contains(got, "next hook") {
+		t.Errorf("SessionStart says %q, want the step to restart Claude Code after setting CAIRN_STATE_DIR", got)
+	}
+}
