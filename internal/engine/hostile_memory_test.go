@@ -259,3 +259,30 @@ func TestLearningLeftAloneGivesTheStep(t *testing.T) {
 		t.Errorf("record_learning over a MEMORY.md directory: %v\nwant it to end %q", err, want)
 	}
 }
+
+// TestReplacedLearningOfASecretsShapeAsksNothing: a learning replaced under its title whose
+// words had a secret's shape (written by hand, or by another project sharing the directory)
+// is not quoted back, and the model, which cannot read those words, is not told to record them
+// again (nor could it: Cairn refuses such text). Before, the warning said "if that still holds,
+// call record_learning with it under another title", a step no one could take.
+func TestReplacedLearningOfASecretsShapeAsksNothing(t *testing.T) {
+	e, en := startApex(t)
+	must(en.RecordLearning(engine.LearningRequest{Title: "Deploy key", Body: "kept in the vault"}))(t)
+	file := filepath.Join(e.memoryDir(), "cairn-learning-deploy-key.md")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := "ghp_" + strings.Repeat("a1B2", 9)
+	if err := os.WriteFile(file, []byte(strings.ReplaceAll(string(b), "kept in the vault", "the key is "+secret)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := en.RecordLearning(engine.LearningRequest{Title: "Deploy key", Body: "ask ops for it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(res.Warnings, "\n")
+	if !strings.Contains(w, "replaced the learning") || strings.Contains(w, secret) || strings.Contains(w, "record_learning") {
+		t.Errorf("the warnings are %q, want them to say a learning was replaced, without its words or a step to record them again", w)
+	}
+}

@@ -156,6 +156,14 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	res := &Result{Changed: ch.Changed, Workflow: data, Warnings: synced}
 	if ch.Initiative != nil {
 		res.Message = fmt.Sprintf("initiative %s is %s, %d%% done", ch.Initiative.ID, ch.Initiative.Status, ch.Initiative.Progress)
+		if action == "add_milestone" {
+			// The id names what the call did: one already there keeps its title and status.
+			what := "added"
+			if !ch.Changed {
+				what = "is already there, kept as it is"
+			}
+			res.Message += "; milestone " + workflow.Quote(strings.TrimSpace(r.Milestone)) + " " + what
+		}
 	}
 	if kept != "" {
 		if rel, err := filepath.Rel(e.root, kept); err == nil && filepath.IsLocal(rel) {

@@ -118,3 +118,21 @@ func TestCreateOverArchivedKeepsIt(t *testing.T) {
 		t.Errorf("kept %s (%v), want the archived initiative with its milestone", data, err)
 	}
 }
+
+// TestAddMilestoneNamesIt: add_milestone's answer said only the initiative's status and
+// progress, and a second add of an id already there (with another title, here) said
+// "nothing changed" without saying why: the model could not tell its milestone was not added
+// as asked. The answer names the milestone and which of the two it was.
+func TestAddMilestoneNamesIt(t *testing.T) {
+	en := newEnv(t).open("s1")
+	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "Ship v2"}))(t)
+	for _, tc := range []struct{ title, want string }{
+		{"design the API", `milestone "design" added`},
+		{"another title", `milestone "design" is already there`},
+	} {
+		r := must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "design", Note: tc.title}))(t)
+		if !strings.Contains(r.Message, tc.want) {
+			t.Errorf("add_milestone (title %q) says %q, want %q", tc.title, r.Message, tc.want)
+		}
+	}
+}

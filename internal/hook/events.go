@@ -63,7 +63,7 @@ func Events(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 // eventsEarly is Events' answer when it stops early, its %s the reason. It cannot say what
 // changed: a task event may have recorded those kept before it, and StopFailure part of the
 // end-of-turn work.
-const eventsEarly = "Cairn: an event hook stopped early (%s); details on stderr."
+const eventsEarly = "Cairn: an event hook stopped early (%s)."
 
 func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
 	ev := r.event(stdin)

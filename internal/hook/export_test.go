@@ -34,6 +34,11 @@ func EventsAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string) 
 	return workAs(r, stdin, stdout, getenv, events, eventsEarly)
 }
 
+// SessionStartAs is EventsAs for SessionStart.
+func SessionStartAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string) string) (done <-chan struct{}) {
+	return workAs(r, stdin, stdout, getenv, sessionStart, sessionStartEarly)
+}
+
 // StopAs is EventsAs for Stop.
 func StopAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string) string) (done <-chan struct{}) {
 	return workAs(r, stdin, stdout, getenv, stop, stopEarly)

@@ -84,7 +84,7 @@ func TestStaleLaunchWithoutLauncher(t *testing.T) {
 // still without reading stdin.
 func TestStaleLaunchWithoutLauncherEventSaysText(t *testing.T) {
 	stdout, _ := staleWithoutLauncher(t, Events)
-	const want = "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).\n"
+	const want = "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it.\n"
 	if stdout != want {
 		t.Errorf("stdout = %q, want the line as text: %q", stdout, want)
 	}

@@ -157,7 +157,7 @@ func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string)
 	signal.Ignore(syscall.SIGPIPE)
 	if stale {
 		r.Logf("these binaries were not made from the plugin's sources (%s), and running hooks/launch again failed: %v", getenv(EnvLaunchBin), backErr)
-		out = launchOutput(name, "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).")
+		out = launchOutput(name, "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it.")
 	} else {
 		var note string
 		if r.Deadline, note = DeadlineFrom(getenv); note != "" {

@@ -32,9 +32,12 @@ const SessionStartName = "cairn-session-start"
 // yaml reads the project's own workflow definitions and seed 001's milestone files
 // (yamldoc.Codec in the binary); nil leaves them unread, each one reported.
 func SessionStart(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) {
-	runHook(SessionStartName, stdin, stdout, stderr, getenv, yaml, sessionStart,
-		"Cairn: the session-start check stopped early (%s); workflow state was not read this time, details on stderr.")
+	runHook(SessionStartName, stdin, stdout, stderr, getenv, yaml, sessionStart, sessionStartEarly)
 }
+
+// sessionStartEarly is SessionStart's answer when it stops early, its %s the reason. Like every
+// hook's answer it names no stderr: Claude Code shows a hook's stderr to no one when it exits 0.
+const sessionStartEarly = "Cairn: the session-start check stopped early (%s); workflow state was not read this time: run `cairn status` to see it."
 
 func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
 	ev := r.event(stdin)
@@ -44,7 +47,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "session-start"}, true)
 	if err != nil {
 		saidBefore(getenv, sessionID, openFailure(err)) // marked as said, for the turns' Stop hooks
-		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it: " + engine.UnusableState(err))
+		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it: " + unusableState(err))
 	}
 	defer closeState(r, e)
 	// The session record is an atomic but unsynced write (advisory, rewritten every start),

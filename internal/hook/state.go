@@ -3,9 +3,11 @@ package hook
 import (
 	"cmp"
 	"context"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // sessionOf is the session a hook serves: the event's, else the one every hook's environment
@@ -43,4 +45,15 @@ func closeState(r *Runner, e *engine.Engine) {
 	if err := e.Close(); err != nil {
 		r.Logf("closing Cairn's state: %v", err)
 	}
+}
+
+// unusableState is engine.UnusableState for a hook's line. Where the fix is a variable set
+// again (CAIRN_STATE_DIR naming a path a file is in the way of), no later hook or tool call of
+// this session sees it: Claude Code passes them the environment it started with.
+func unusableState(err error) string {
+	s := engine.UnusableState(err)
+	if store.DirVariable(err) != "" {
+		s = strings.Replace(s, "; "+engine.InTheWayStep, ", then restart Claude Code: its hooks and tools keep the environment it started with", 1)
+	}
+	return s
 }

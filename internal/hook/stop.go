@@ -39,7 +39,7 @@ func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string,
 }
 
 // stopEarly is Stop's answer when it stops early, its %s the reason.
-const stopEarly = "Cairn: the end-of-turn check stopped early (%s); what it owed is retried after the next turn, details on stderr."
+const stopEarly = "Cairn: the end-of-turn check stopped early (%s); what it owed is retried after the next turn."
 
 func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
 	ev := r.event(stdin)
@@ -63,7 +63,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
 	if err != nil {
 		// SessionStart said it when it was there at the start (openFailure).
-		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+engine.UnusableState(err))
+		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+unusableState(err))
 	}
 	defer closeState(r, e)
 	keptNotes, _ := applyKept(ctx, r, e, false) // task events kept earlier, first; one failed directory read when none
@@ -93,9 +93,10 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		if out != nil && out.SystemMessage != "" {
 			// What the turn's end did before it failed (a damaged snapshot set aside) no later
 			// read says again: it is said whole, the failure after it in short, within one
-			// line; the failure counts as said for this session, as it is on stderr. A
-			// warning that lasts (an owed L2 line) is said once with it.
-			both := out.SystemMessage + "; then the end-of-turn check failed (details on stderr)"
+			// line (no room for its error, which names a path: a path is never cut); the
+			// failure counts as said for this session. A warning that lasts (an owed L2
+			// line) is said once with it.
+			both := out.SystemMessage + "; then the end-of-turn check failed"
 			return sayOnce(r, getenv, sessionID, e.StateDir()+"\x00"+both, both)
 		}
 		if told {

@@ -422,3 +422,64 @@ func TestStopWithNothingToSayMakesNoWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersPointToNoStderr: what a hook prints reaches the user (systemMessage) or the model,
+// and neither sees a hook's stderr when it exits 0, as every Cairn hook does. Each hook's answer
+// when it stops early, and a turn's end that failed after setting a snapshot aside, said
+// "details on stderr"; they now say what happened and, where there is one, what to run.
+func TestAnswersPointToNoStderr(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(*hook.Runner, io.Reader, io.Writer, func(string) string) <-chan struct{}
+	}{
+		{hook.SessionStartName, hook.SessionStartAs},
+		{hook.StopName, hook.StopAs},
+		{hook.EventsName, hook.EventsAs},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv, _ := startedProject(t, "apex-early")
+			var stdout, stderr bytes.Buffer
+			r := &hook.Runner{Name: tc.name, Stderr: &stderr}
+			fired := make(chan time.Time)
+			close(fired)
+			hook.SetHardStop(r, func(time.Time) <-chan time.Time { return fired })
+			stdin, event := io.Pipe()
+			done := tc.run(r, stdin, &stdout, getenv)
+			event.Close() // the hook has answered; its work may end now
+			<-done
+			if out := stdout.String(); !strings.Contains(out, "stopped early") || strings.Contains(out, "stderr") {
+				t.Errorf("the early answer is %q, want one that says it stopped early and names no stderr", out)
+			}
+		})
+	}
+	t.Run("failed-after-setting-aside", func(t *testing.T) {
+		getenv, state := startedBlocking(t, "apex-aside2")
+		if err := os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(filepath.Join(state, "stop-state.json"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		stdout, _ := runStop(getenv, "s1")
+		if !strings.Contains(stdout, "end-of-turn check failed") || strings.Contains(stdout, "stderr") {
+			t.Errorf("the turn's end says %q, want the failure and no stderr", stdout)
+		}
+	})
+}
+
+// TestStateDirVariableInTheWaySaysRestart: CAIRN_STATE_DIR naming a path a file stands in the
+// way of is fixed by setting the variable again, which reaches Claude Code's hooks and its
+// MCP server only when Claude Code starts again. SessionStart said "Cairn then opens its
+// state at its next hook or tool call", which no hook or tool of the running session does.
+func TestStateDirVariableInTheWaySaysRestart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "afile"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_STATE_DIR": filepath.Join(dir, "afile", "cairn"), "HOME": t.TempDir()}
+	var out, errb bytes.Buffer
+	hook.SessionStart(strings.NewReader(`{"session_id":"s1","hook_event_name":"SessionStart","source":"startup"}`), &out, &errb, func(k string) string { return env[k] }, nil)
+	if got := out.String(); !strings.Contains(got, "restart Claude Code") || strings.Contains(got, "next hook") {
+		t.Errorf("SessionStart says %q, want the step to restart Claude Code after setting CAIRN_STATE_DIR", got)
+	}
+}

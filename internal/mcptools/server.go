@@ -321,9 +321,11 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	pre, told, preErr := eng.SnapshotNotices()
 	preOK := preErr == nil
 	changed := s.noticeFor(eng, pre, preOK)
-	if gone && changed != "" && pre.WorkflowID == "" {
-		// Not ended by anyone: its state went with the directory.
-		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user."+callResume, textsafe.Line(s.seen.WorkflowID, 120))
+	wentWithDir := gone && changed != "" && pre.WorkflowID == ""
+	if wentWithDir {
+		// Not ended by anyone: its state went with the directory. Telling the user is the one
+		// step: resume_check would find nothing there.
+		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user.", textsafe.Line(s.seen.WorkflowID, 120))
 	}
 	notice := s.withSyncNotices(pre, preOK, changed)
 	if spec.name == "resume_check" {
@@ -357,6 +359,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	}
 	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
 	notice = s.withSyncNoticesDuring(notice)
+	if wentWithDir && errors.Is(err, engine.ErrNoActiveWorkflow) {
+		// The notice says why and its step; the refusal's own (resume_check) would be a second.
+		err = fmt.Errorf("%s was not run: %w", spec.name, engine.ErrNoActiveWorkflow)
+	}
 	if err != nil {
 		return warnText(errorResult(usersToFix(spec.name, err), notice), told)
 	}

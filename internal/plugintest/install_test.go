@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/hooktest"
 	"github.com/cairn-dev/cairn/internal/release"
@@ -647,6 +648,29 @@ func TestLaunchHookDoesNotWaitLongForAnotherInstall(t *testing.T) {
 	}
 	if _, err := os.Stat(lock); err != nil {
 		t.Errorf("the other start's lock is gone: %v", err)
+	}
+}
+
+// A PreCompact hook's stdout is added as it is to the compaction request: while another start
+// holds the install, cairn-event's line is read by the model that compacts, and then by the
+// model after it. It said "the next session starts with the resume report", which no session
+// of theirs does (compaction goes on in the same one); it now names the tool to call after
+// the compaction, and nothing of a next session.
+func TestLaunchPreCompactDuringAnInstallSaysWhatToCallAfter(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	home := t.TempDir()
+	data := filepath.Join(home, "data")
+	if err := os.MkdirAll(filepath.Join(data, ".install-lock-"+pluginVersion(t)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tools := toolDir(t)
+	fastClock(t, tools)
+	res := runShell(t, hookCommand(t, "PreCompact"), launchEnv(root, data, home, tools), home,
+		`{"session_id":"s","hook_event_name":"PreCompact","trigger":"manual"}`)
+	if res.code != 0 || !strings.HasPrefix(res.stdout, "Cairn: ") || !strings.Contains(res.stdout, engine.ToolPrefix+"resume_check") ||
+		strings.Contains(res.stdout, "next session") {
+		t.Errorf("PreCompact during another start's install = %+v, want exit 0 and a line of text naming resume_check, not a next session", res)
 	}
 }
 
