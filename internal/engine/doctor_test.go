@@ -760,3 +760,15 @@ func TestDefinitionWarningsNameAnUnseenFileName(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorNamesAnUnseenDocumentationFile: a README beside the definitions whose name holds a
+// zero-width space was named "READ?ME.md" by doctor, a file that is not there. It is named
+// with the character escaped, as the warnings about definitions name such files.
+func TestDoctorNamesAnUnseenDocumentationFile(t *testing.T) {
+	e := newEnv(t)
+	writeFiles(t, filepath.Join(e.project, ".claude", "workflows"), map[string]string{"READ\u200bME.md": "# Our workflows\n"})
+	c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "workflow definitions")
+	if want := `skipped as documentation (no front matter): READ\u200bME.md`; c == nil || !c.OK || !strings.Contains(c.Detail, want) {
+		t.Fatalf("doctor says %+v, want ok naming %q", c, want)
+	}
+}

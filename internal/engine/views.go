@@ -693,7 +693,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			// Said here only, not at every start: a README beside the definitions is no fault.
 			names := make([]string, len(docs))
 			for i, p := range docs {
-				names[i] = filepath.Base(p)
+				names[i] = workflow.ShownPath(filepath.Base(p))
 			}
 			detail += "; skipped as documentation (no front matter): " + strings.Join(names, ", ")
 		}
