@@ -126,7 +126,8 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	}
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
-			switch opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) {
+			opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]
+			switch string(bytes.TrimSpace(opening)) {
 			case "---":
 				if line := lineOf(data, "..."); line > 0 {
 					return fail(line, `a "..." line ends a YAML document but not the front matter, which is never closed: write "---" here instead`)
@@ -134,6 +135,11 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 				return fail(offset, "front matter opened with \"---\" is never closed: end it with another line \"---\"")
 			case "+++":
 				return fail(offset, `TOML front matter ("+++") is not read: write the front matter in YAML, between two lines "---"`)
+			}
+			if o := bytes.TrimSpace(opening); string(o) == "{" || bytes.HasPrefix(o, []byte(`{"`)) {
+				// Hugo's JSON front matter: a definition, not documentation (which opens with
+				// no JSON object). JSON is YAML, so the two lines are the whole fix.
+				return fail(offset, `JSON front matter ("{") is not read as it is: put a line "---" before it and another after it (JSON reads as YAML)`)
 			}
 			if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r"), []byte("---\r")) && !bytes.Contains(data, []byte("\n")) {
 				return fail(1, "the file starts with \"---\", but its lines end in a carriage return alone (classic Mac OS line endings), so it reads as one line: save it with LF or CRLF line endings")

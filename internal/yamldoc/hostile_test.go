@@ -179,8 +179,8 @@ func TestParseDefinitionRefusesUnicodeLineBreaks(t *testing.T) {
 }
 
 // Front matter in a form Cairn does not read is refused with the form named and the fix,
-// not with a generic message: TOML's "+++", a YAML "..." line where "---" ends it, a tab
-// in the indentation.
+// not with a generic message: TOML's "+++", JSON's "{" (which was taken for documentation and
+// passed over in silence), a YAML "..." line where "---" ends it, a tab in the indentation.
 func TestParseDefinitionNamesTheFormItDoesNotRead(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string
@@ -188,6 +188,8 @@ func TestParseDefinitionNamesTheFormItDoesNotRead(t *testing.T) {
 	}{
 		{"+++\nphases = [\"a\"]\n+++\n", "TOML", 1},
 		{"\n\n+++\r\nphases = [\"a\"]\r\n+++\r\n", "TOML", 3},
+		{"{\n  \"phases\": [\"a\", \"b\"]\n}\n", "JSON", 1},
+		{"\n{\"phases\": [\"a\", \"b\"]}\n", "JSON", 2},
 		{"---\nphases: [a]\n...\nbody\n", `"..."`, 3},
 		{"---\nphases:\n\t- a\n---\n", "tab", 3},
 		{"---\nphases: [a, b]\ntransitions:\n  a:\n  \t- b\n---\n", "tab", 5},
