@@ -386,3 +386,19 @@ func TestParseDefinitionSaysWhatShapeAKeyTakes(t *testing.T) {
 		}
 	}
 }
+
+// A name refused for a letter that only looks like an ASCII one (Cyrillic 'а' in "аnalyze",
+// 'е' in a file named "dеbug.md") was quoted as written: the author read 'phase name
+// "analyze" is not valid: use lowercase letters', which it seems to be. The letter is shown
+// escaped, so the one to retype is plain.
+func TestParseDefinitionShowsALookalikeLetterInAName(t *testing.T) {
+	for _, tc := range []struct{ file, in, want string }{
+		{"flow.md", "---\nphases: [\u0430nalyze, done]\n---\n", `phase name "\u0430nalyze" is not valid`},
+		{"d\u0435bug.md", "---\nphases: [a, done]\n---\n", `name "d\u0435bug" is not valid`},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition(tc.file, []byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want it to say %s", tc.file, err, tc.want)
+		}
+	}
+}
