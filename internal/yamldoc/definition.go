@@ -147,6 +147,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
 				return fail(1, "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")
 			}
+			if line := lateFrontMatter(data); line > 0 {
+				return fail(line, `front matter opens here, after other text, and is read only at the start of the file: move the front matter to the top of the file (text before it can go after its closing "---")`)
+			}
 			_, err := fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
 			if key, _ := keyInBody(data); key == "" && len(bytes.TrimSpace(data)) > 0 {
 				// Text that does not open with a key, as a README: documentation, not a
@@ -350,6 +353,27 @@ func keyInBody(body []byte) (string, int) {
 		return "", 0
 	}
 	return "", 0
+}
+
+// lateFrontMatter is the line of a "---" that opens front matter after other text (a license
+// comment, a title): a "---" line, outside a fenced code block (a README's example), directly
+// followed by a definition key. 0 when there is none.
+func lateFrontMatter(data []byte) int {
+	lines := bytes.Split(data, []byte("\n"))
+	fence := false
+	for i, l := range lines {
+		t := bytes.TrimSpace(l)
+		if bytes.HasPrefix(t, []byte("```")) || bytes.HasPrefix(t, []byte("~~~")) {
+			fence = !fence
+			continue
+		}
+		if !fence && i > 0 && string(t) == "---" && i+1 < len(lines) {
+			if key, _ := keyInBody(lines[i+1]); key != "" {
+				return i + 1
+			}
+		}
+	}
+	return 0
 }
 
 // headSecret reports text of a secret's shape in front matter head, as written or lowercased:

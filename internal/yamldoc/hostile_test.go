@@ -402,3 +402,28 @@ func TestParseDefinitionShowsALookalikeLetterInAName(t *testing.T) {
 		}
 	}
 }
+
+// Front matter after other text (a license comment, a title) was read as no front matter, and
+// the file, opening with no key, as documentation: skipped in silence, and "cairn start TYPE"
+// said only that the type is unknown. It is refused at the "---", with the step. A README
+// whose example definition sits in a fenced code block is still documentation.
+func TestParseDefinitionRefusesFrontMatterAfterText(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		line int // 0: documentation
+	}{
+		{"<!-- SPDX-License-Identifier: MIT -->\n---\nphases: [a, b]\n---\n", 2},
+		{"# Release flow\r\n\r\n---\r\nname: release\r\nphases: [a, b]\r\n---\r\n", 3},
+		{"# Our workflows\n\nWrite one like this:\n\n```yaml\n---\nname: x\nphases: [a, b]\n---\n```\n", 0},
+		{"# Notes\n\n---\n\nname: a word\n", 0},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("late.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) {
+			t.Fatalf("%q: %v, want a *DefinitionError", tc.in, err)
+		}
+		if doc := errors.Is(err, workflow.ErrNotDefinition); doc != (tc.line == 0) || tc.line != 0 && (de.Line != tc.line || !strings.Contains(de.Reason, "move the front matter to the top of the file")) {
+			t.Errorf("%q: %v (documentation: %v); want line %d (0: documentation)", tc.in, err, doc, tc.line)
+		}
+	}
+}
