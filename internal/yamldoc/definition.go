@@ -91,9 +91,13 @@ func indentedEnd(data, head []byte, offset int) (int, bool) {
 func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
 	var head []byte    // the front matter as the library split it
 	var root yaml.Node // the front matter as YAML, once it reads as such
+	// A file left mid-merge by git fails for the markers, whatever the reader then says.
+	conflict := conflictLine(data)
 	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
 		reason := fmt.Sprintf(format, args...)
-		if f := headSecret(head); f != nil {
+		if conflict > 0 {
+			line, reason = conflict, `the file is in the middle of a git merge conflict ("<<<<<<<" here, then "=======" and ">>>>>>>"): resolve it, keeping the lines meant, and remove the three marker lines`
+		} else if f := headSecret(head); f != nil {
 			// The reason may quote it, lowercased as names are.
 			reason = fmt.Sprintf("the reason is not shown: the front matter holds text of a secret's shape (%s), which it may quote; take that out of the file, and the reason is shown", f.Rule)
 		}
@@ -151,7 +155,7 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 				return fail(line, `front matter opens here, after other text, and is read only at the start of the file: move the front matter to the top of the file (text before it can go after its closing "---")`)
 			}
 			_, err := fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
-			if key, _ := keyInBody(data); key == "" && len(bytes.TrimSpace(data)) > 0 {
+			if key, _ := keyInBody(data); key == "" && len(bytes.TrimSpace(data)) > 0 && conflict == 0 {
 				// Text that does not open with a key, as a README: documentation, not a
 				// definition whose front matter was forgotten.
 				err.(*workflow.DefinitionError).Err = workflow.ErrNotDefinition
@@ -353,6 +357,24 @@ func keyInBody(body []byte) (string, int) {
 		return "", 0
 	}
 	return "", 0
+}
+
+// conflictLine is the line of a "<<<<<<<" marker that "=======" and ">>>>>>>" lines follow,
+// as git leaves a file it could not merge; 0 when there is none.
+func conflictLine(data []byte) int {
+	open, sep := 0, false
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		l = bytes.TrimRight(l, "\r")
+		switch {
+		case open == 0 && (string(l) == "<<<<<<<" || bytes.HasPrefix(l, []byte("<<<<<<< "))):
+			open = i + 1
+		case open > 0 && string(l) == "=======":
+			sep = true
+		case sep && (string(l) == ">>>>>>>" || bytes.HasPrefix(l, []byte(">>>>>>> "))):
+			return open
+		}
+	}
+	return 0
 }
 
 // lateFrontMatter is the line of a "---" that opens front matter after other text (a license

@@ -427,3 +427,29 @@ func TestParseDefinitionRefusesFrontMatterAfterText(t *testing.T) {
 		}
 	}
 }
+
+// A definition left mid-merge by git (a pull of the shared project) was refused in YAML's
+// words at the line after the marker ("mapping values are not allowed in this context"), or,
+// with the markers around the whole front matter, skipped as documentation. It is refused at
+// the "<<<<<<<" line as the merge conflict it is; markers in the body alone are not in the way.
+func TestParseDefinitionNamesAMergeConflict(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		line int
+	}{
+		{"---\n<<<<<<< HEAD\nphases: [a, b]\n=======\nphases: [a, c]\n>>>>>>> other\n---\n", 2},
+		{"<<<<<<< HEAD\n---\nphases: [a, b]\n---\n=======\n---\nphases: [a, c]\n---\n>>>>>>> other\n", 1},
+		{"---\r\n<<<<<<< ours\r\nphases: [a, b]\r\n=======\r\nphases: [a, c]\r\n>>>>>>> theirs\r\n---\r\n", 2},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("merge.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, "merge conflict") || errors.Is(err, workflow.ErrNotDefinition) {
+			t.Errorf("%q: %v; want a *DefinitionError at line %d naming the merge conflict", tc.in, err, tc.line)
+		}
+	}
+	// Markers in the body only leave a definition that reads: it still loads.
+	_, err := yamldoc.Codec{}.ParseDefinition("merge.md", []byte("---\nphases: [a, b]\n---\n<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n"))
+	if err != nil {
+		t.Errorf("markers in the body: %v, want the definition loaded", err)
+	}
+}
