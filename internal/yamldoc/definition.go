@@ -362,8 +362,9 @@ func keyInBody(body []byte) (string, int) {
 // conflictLine is the line of a "<<<<<<<" marker that "=======" and ">>>>>>>" lines follow,
 // as git leaves a file it could not merge; 0 when there is none.
 func conflictLine(data []byte) int {
-	open, sep := 0, false
-	for i, l := range bytes.Split(data, []byte("\n")) {
+	open, sep, i := 0, false, -1
+	for l := range bytes.SplitSeq(data, []byte("\n")) { // on every parse: no slice of lines
+		i++
 		l = bytes.TrimRight(l, "\r")
 		switch {
 		case open == 0 && (string(l) == "<<<<<<<" || bytes.HasPrefix(l, []byte("<<<<<<< "))):
