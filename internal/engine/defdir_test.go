@@ -83,3 +83,21 @@ func TestManyMisnamedDefinitionsAreToldInOneLine(t *testing.T) {
 		t.Errorf("warnings about .MD files: %d, the first six %q; want five with their step, then one saying %q", len(got), got[:min(6, len(got))], want)
 	}
 }
+
+// A directory named like a definition (.claude/workflows/deploy.md/, made by a mkdir -p that
+// meant the file) was passed over in silence: "cairn start deploy" said only that deploy is
+// an unknown type, and doctor that the definitions were fine. It is told as a link to a
+// directory is, with the step, and the type is one whose definition does not load.
+func TestDefinitionDirectoryNamedLikeAFileIsShown(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/deploy.md/deploy.md", "---\nphases: [a, b]\n---\n")
+	en := e.open("s1")
+	want := filepath.FromSlash(".claude/workflows/deploy.md: not read: it is a directory, not a regular file: put the definition in a regular file of that name")
+	if c := doctorCheck(en, engine.DoctorOptions{}, "workflow definitions"); c == nil || c.OK || !strings.Contains(c.Detail, want) {
+		t.Errorf("doctor says %+v, want a failure saying %q", c, want)
+	}
+	_, err := e.open("s1").Start(engine.StartRequest{Type: "deploy", Context: "x"})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("start deploy: %v, want an error saying %q", err, want)
+	}
+}

@@ -760,3 +760,33 @@ func TestDefinitionWarningsNameAnUnseenFileName(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorShowsDoubtsBesideBrokenDefinitions: with one definition broken, doctor named it
+// and not the doubts of the others (a phase listed twice under approvals): the person fixed
+// the broken one, ran doctor again, and only then learnt of the next. It names both at once.
+func TestDoctorShowsDoubtsBesideBrokenDefinitions(t *testing.T) {
+	e := newEnv(t)
+	wf := filepath.Join(e.project, ".claude", "workflows")
+	writeFiles(t, wf, map[string]string{
+		"broken.md": "---\nphases: [a, b\n---\n",
+		"rev.md":    "---\nphases: [draft, review, done]\napprovals: [review, review]\n---\n",
+	})
+	c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "workflow definitions")
+	for _, want := range []string{filepath.Join(wf, "broken.md") + ":2: front matter", filepath.Join(wf, "rev.md") + `:3: approvals lists phase "review" twice`} {
+		if c == nil || c.OK || !strings.Contains(c.Detail, want) {
+			t.Errorf("doctor says %+v, want a failure naming %q", c, want)
+		}
+	}
+}
+
+// TestDoctorNamesAnUnseenDocumentationFile: a README beside the definitions whose name holds a
+// zero-width space was named "READ?ME.md" by doctor, a file that is not there. It is named
+// with the character escaped, as the warnings about definitions name such files.
+func TestDoctorNamesAnUnseenDocumentationFile(t *testing.T) {
+	e := newEnv(t)
+	writeFiles(t, filepath.Join(e.project, ".claude", "workflows"), map[string]string{"READ\u200bME.md": "# Our workflows\n"})
+	c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "workflow definitions")
+	if want := `skipped as documentation (no front matter): READ\u200bME.md`; c == nil || !c.OK || !strings.Contains(c.Detail, want) {
+		t.Fatalf("doctor says %+v, want ok naming %q", c, want)
+	}
+}

@@ -419,7 +419,9 @@ func (e *Engine) loadDefinitionsLocked() {
 			// definition, and there only while the file is edited.
 			continue
 		}
-		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
+		// A directory named NAME.md is not passed over: it is read, and told as not a regular
+		// file, as a link to a directory is (someone meant the definition there).
+		if !strings.HasSuffix(ent.Name(), ".md") {
 			if ext := filepath.Ext(ent.Name()); !ent.IsDir() && strings.EqualFold(ext, ".md") {
 				// mine.MD: its author meant a definition; every reader takes only .md.
 				misnamed = append(misnamed, ent.Name())
@@ -651,7 +653,7 @@ func (e *Engine) withinDefinitionBudget(file string) bool {
 	}
 	entries = slices.DeleteFunc(entries, func(ent fs.DirEntry) bool {
 		n := ent.Name()
-		return ent.IsDir() || !strings.HasSuffix(n, ".md") || strings.HasPrefix(n, ".#") || n > file
+		return !strings.HasSuffix(n, ".md") || strings.HasPrefix(n, ".#") || n > file
 	})
 	if len(entries) > maxDefinitionFiles {
 		return false

@@ -676,16 +676,19 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		}
 		add("project root", true, root, "")
 	}
+	// The loaded definitions' doubts are named beside whatever else fails the check, so that
+	// fixing that is not followed by another run of doctor to learn of them.
+	doubts := e.definitionDoubts()
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
 		fix := "fix the files named (the others load fine)"
 		if strings.HasPrefix(defErrs[0], readingDefinitions) || strings.HasPrefix(defErrs[0], "workflow definition "+e.workflow+":") {
 			// None of the user's loads: the directory itself is in the way (unreadable, or a file).
 			fix = "make " + e.workflow + " a directory this user can read (Cairn leaves what is there untouched); the built-in definitions load meanwhile"
 		}
-		add("workflow definitions", false, strings.Join(defErrs, "; "), fix)
+		add("workflow definitions", false, strings.Join(append(defErrs, doubts...), "; "), fix)
 	} else if lost, fix := e.phaseNotDefined(dir, missing); lost != "" {
-		add("workflow definitions", false, lost, fix)
-	} else if doubts := e.definitionDoubts(); len(doubts) > 0 {
+		add("workflow definitions", false, strings.Join(append([]string{lost}, doubts...), "; "), fix)
+	} else if len(doubts) > 0 {
 		add("workflow definitions", false, strings.Join(doubts, "; "), "fix the lines named; meanwhile the definitions load as they are")
 	} else {
 		detail := strings.Join(e.definitions().Names(), ", ")
@@ -693,7 +696,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			// Said here only, not at every start: a README beside the definitions is no fault.
 			names := make([]string, len(docs))
 			for i, p := range docs {
-				names[i] = filepath.Base(p)
+				names[i] = workflow.ShownPath(filepath.Base(p))
 			}
 			detail += "; skipped as documentation (no front matter): " + strings.Join(names, ", ")
 		}

@@ -113,7 +113,12 @@ func ValidName(s string) error {
 		return fmt.Errorf("name %s is longer than %d characters", Quote(s), maxNameLen)
 	}
 	if !shaped(s, lowerOrDigit, nameByte) {
-		return fmt.Errorf("name %s is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit", Quote(s))
+		// Escaped past ASCII: a letter that only looks like one ('а', Cyrillic) is then seen.
+		shown := Quote(s)
+		if shown != NotRepeated {
+			shown = strconv.QuoteToASCII(s)
+		}
+		return fmt.Errorf("name %s is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit", shown)
 	}
 	return nil
 }

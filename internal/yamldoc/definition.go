@@ -91,9 +91,13 @@ func indentedEnd(data, head []byte, offset int) (int, bool) {
 func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
 	var head []byte    // the front matter as the library split it
 	var root yaml.Node // the front matter as YAML, once it reads as such
+	// A file left mid-merge by git fails for the markers, whatever the reader then says.
+	conflict := conflictLine(data)
 	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
 		reason := fmt.Sprintf(format, args...)
-		if f := headSecret(head); f != nil {
+		if conflict > 0 {
+			line, reason = conflict, `the file is in the middle of a git merge conflict ("<<<<<<<" here, then "=======" and ">>>>>>>"): resolve it, keeping the lines meant, and remove the three marker lines`
+		} else if f := headSecret(head); f != nil {
 			// The reason may quote it, lowercased as names are.
 			reason = fmt.Sprintf("the reason is not shown: the front matter holds text of a secret's shape (%s), which it may quote; take that out of the file, and the reason is shown", f.Rule)
 		}
@@ -126,7 +130,8 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	}
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
-			switch opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) {
+			opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]
+			switch string(bytes.TrimSpace(opening)) {
 			case "---":
 				if line := lineOf(data, "..."); line > 0 {
 					return fail(line, `a "..." line ends a YAML document but not the front matter, which is never closed: write "---" here instead`)
@@ -135,14 +140,22 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			case "+++":
 				return fail(offset, `TOML front matter ("+++") is not read: write the front matter in YAML, between two lines "---"`)
 			}
+			if o := bytes.TrimSpace(opening); string(o) == "{" || bytes.HasPrefix(o, []byte(`{"`)) {
+				// Hugo's JSON front matter: a definition, not documentation (which opens with
+				// no JSON object). JSON is YAML, so the two lines are the whole fix.
+				return fail(offset, `JSON front matter ("{") is not read as it is: put a line "---" before it and another after it (JSON reads as YAML)`)
+			}
 			if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r"), []byte("---\r")) && !bytes.Contains(data, []byte("\n")) {
 				return fail(1, "the file starts with \"---\", but its lines end in a carriage return alone (classic Mac OS line endings), so it reads as one line: save it with LF or CRLF line endings")
 			}
 			if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
 				return fail(1, "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")
 			}
+			if line := lateFrontMatter(data); line > 0 {
+				return fail(line, `front matter opens here, after other text, and is read only at the start of the file: move the front matter to the top of the file (text before it can go after its closing "---")`)
+			}
 			_, err := fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
-			if key, _ := keyInBody(data); key == "" && len(bytes.TrimSpace(data)) > 0 {
+			if key, _ := keyInBody(data); key == "" && len(bytes.TrimSpace(data)) > 0 && conflict == 0 {
 				// Text that does not open with a key, as a README: documentation, not a
 				// definition whose front matter was forgotten.
 				err.(*workflow.DefinitionError).Err = workflow.ErrNotDefinition
@@ -344,6 +357,46 @@ func keyInBody(body []byte) (string, int) {
 		return "", 0
 	}
 	return "", 0
+}
+
+// conflictLine is the line of a "<<<<<<<" marker that "=======" and ">>>>>>>" lines follow,
+// as git leaves a file it could not merge; 0 when there is none.
+func conflictLine(data []byte) int {
+	open, sep, i := 0, false, -1
+	for l := range bytes.SplitSeq(data, []byte("\n")) { // on every parse: no slice of lines
+		i++
+		l = bytes.TrimRight(l, "\r")
+		switch {
+		case open == 0 && (string(l) == "<<<<<<<" || bytes.HasPrefix(l, []byte("<<<<<<< "))):
+			open = i + 1
+		case open > 0 && string(l) == "=======":
+			sep = true
+		case sep && (string(l) == ">>>>>>>" || bytes.HasPrefix(l, []byte(">>>>>>> "))):
+			return open
+		}
+	}
+	return 0
+}
+
+// lateFrontMatter is the line of a "---" that opens front matter after other text (a license
+// comment, a title): a "---" line, outside a fenced code block (a README's example), directly
+// followed by a definition key. 0 when there is none.
+func lateFrontMatter(data []byte) int {
+	lines := bytes.Split(data, []byte("\n"))
+	fence := false
+	for i, l := range lines {
+		t := bytes.TrimSpace(l)
+		if bytes.HasPrefix(t, []byte("```")) || bytes.HasPrefix(t, []byte("~~~")) {
+			fence = !fence
+			continue
+		}
+		if !fence && i > 0 && string(t) == "---" && i+1 < len(lines) {
+			if key, _ := keyInBody(lines[i+1]); key != "" {
+				return i + 1
+			}
+		}
+	}
+	return 0
 }
 
 // headSecret reports text of a secret's shape in front matter head, as written or lowercased:

@@ -179,8 +179,8 @@ func TestParseDefinitionRefusesUnicodeLineBreaks(t *testing.T) {
 }
 
 // Front matter in a form Cairn does not read is refused with the form named and the fix,
-// not with a generic message: TOML's "+++", a YAML "..." line where "---" ends it, a tab
-// in the indentation.
+// not with a generic message: TOML's "+++", JSON's "{" (which was taken for documentation and
+// passed over in silence), a YAML "..." line where "---" ends it, a tab in the indentation.
 func TestParseDefinitionNamesTheFormItDoesNotRead(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string
@@ -188,6 +188,8 @@ func TestParseDefinitionNamesTheFormItDoesNotRead(t *testing.T) {
 	}{
 		{"+++\nphases = [\"a\"]\n+++\n", "TOML", 1},
 		{"\n\n+++\r\nphases = [\"a\"]\r\n+++\r\n", "TOML", 3},
+		{"{\n  \"phases\": [\"a\", \"b\"]\n}\n", "JSON", 1},
+		{"\n{\"phases\": [\"a\", \"b\"]}\n", "JSON", 2},
 		{"---\nphases: [a]\n...\nbody\n", `"..."`, 3},
 		{"---\nphases:\n\t- a\n---\n", "tab", 3},
 		{"---\nphases: [a, b]\ntransitions:\n  a:\n  \t- b\n---\n", "tab", 5},
@@ -382,5 +384,72 @@ func TestParseDefinitionSaysWhatShapeAKeyTakes(t *testing.T) {
 		if _, err := (yamldoc.Codec{}).ParseDefinition("shape.md", []byte(in)); err != nil && !strings.Contains(err.Error(), `unknown key "t"`) {
 			t.Errorf("%q: %v", in, err)
 		}
+	}
+}
+
+// A name refused for a letter that only looks like an ASCII one (Cyrillic 'а' in "аnalyze",
+// 'е' in a file named "dеbug.md") was quoted as written: the author read 'phase name
+// "analyze" is not valid: use lowercase letters', which it seems to be. The letter is shown
+// escaped, so the one to retype is plain.
+func TestParseDefinitionShowsALookalikeLetterInAName(t *testing.T) {
+	for _, tc := range []struct{ file, in, want string }{
+		{"flow.md", "---\nphases: [\u0430nalyze, done]\n---\n", `phase name "\u0430nalyze" is not valid`},
+		{"d\u0435bug.md", "---\nphases: [a, done]\n---\n", `name "d\u0435bug" is not valid`},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition(tc.file, []byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want it to say %s", tc.file, err, tc.want)
+		}
+	}
+}
+
+// Front matter after other text (a license comment, a title) was read as no front matter, and
+// the file, opening with no key, as documentation: skipped in silence, and "cairn start TYPE"
+// said only that the type is unknown. It is refused at the "---", with the step. A README
+// whose example definition sits in a fenced code block is still documentation.
+func TestParseDefinitionRefusesFrontMatterAfterText(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		line int // 0: documentation
+	}{
+		{"<!-- SPDX-License-Identifier: MIT -->\n---\nphases: [a, b]\n---\n", 2},
+		{"# Release flow\r\n\r\n---\r\nname: release\r\nphases: [a, b]\r\n---\r\n", 3},
+		{"# Our workflows\n\nWrite one like this:\n\n```yaml\n---\nname: x\nphases: [a, b]\n---\n```\n", 0},
+		{"# Notes\n\n---\n\nname: a word\n", 0},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("late.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) {
+			t.Fatalf("%q: %v, want a *DefinitionError", tc.in, err)
+		}
+		if doc := errors.Is(err, workflow.ErrNotDefinition); doc != (tc.line == 0) || tc.line != 0 && (de.Line != tc.line || !strings.Contains(de.Reason, "move the front matter to the top of the file")) {
+			t.Errorf("%q: %v (documentation: %v); want line %d (0: documentation)", tc.in, err, doc, tc.line)
+		}
+	}
+}
+
+// A definition left mid-merge by git (a pull of the shared project) was refused in YAML's
+// words at the line after the marker ("mapping values are not allowed in this context"), or,
+// with the markers around the whole front matter, skipped as documentation. It is refused at
+// the "<<<<<<<" line as the merge conflict it is; markers in the body alone are not in the way.
+func TestParseDefinitionNamesAMergeConflict(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		line int
+	}{
+		{"---\n<<<<<<< HEAD\nphases: [a, b]\n=======\nphases: [a, c]\n>>>>>>> other\n---\n", 2},
+		{"<<<<<<< HEAD\n---\nphases: [a, b]\n---\n=======\n---\nphases: [a, c]\n---\n>>>>>>> other\n", 1},
+		{"---\r\n<<<<<<< ours\r\nphases: [a, b]\r\n=======\r\nphases: [a, c]\r\n>>>>>>> theirs\r\n---\r\n", 2},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("merge.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, "merge conflict") || errors.Is(err, workflow.ErrNotDefinition) {
+			t.Errorf("%q: %v; want a *DefinitionError at line %d naming the merge conflict", tc.in, err, tc.line)
+		}
+	}
+	// Markers in the body only leave a definition that reads: it still loads.
+	_, err := yamldoc.Codec{}.ParseDefinition("merge.md", []byte("---\nphases: [a, b]\n---\n<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n"))
+	if err != nil {
+		t.Errorf("markers in the body: %v, want the definition loaded", err)
 	}
 }
