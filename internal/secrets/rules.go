@@ -868,7 +868,7 @@ func symbolAhead(s string, i int) bool {
 // quote and ParameterValue). Where none does, as in -secret repeated, neither runs: they
 // cost each keyword of that flood its regexp's run and a value's 128 bytes.
 func assignedNear(s string, i int) bool {
-	return strings.IndexAny(s[i:min(len(s), i+72)], ":=") >= 0
+	return strings.ContainsAny(s[i:min(len(s), i+72)], ":=")
 }
 
 // valueNamed returns the length of what a name then its value put between them from j, as
