@@ -156,6 +156,22 @@ var ruleTable = [...]rule{
 		ok:     func(_ string, _ int, m []string) bool { return encodedSecret(m[0][:len(m[0])/4*4]) },
 	},
 	{
+		// A prefixed token in base64 with nothing before it in the data (echo -n $TOKEN |
+		// base64, a Kubernetes secret's data: holds one so): the keywords are the encodings
+		// of the prefixes, so the run is decoded and judged only where one starts it.
+		name: "base64-token", keywords: []string{"Z2hwX", "Z2hvX", "Z2h1X", "Z2hzX", "Z2hyX", "Z2l0aHViX3BhdF",
+			"Z2xwYXQt", "c2stYW50L", "c2stcHJvai", "eG94Yi", "eG94cC", "QUtJQ", "QVNJQ", "bnBtX", "QUl6Y"},
+		before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
+		rx:     lazyre.Regexp{Expr: `^[A-Za-z0-9+/_-]{24,400}`},
+		ok: func(_ string, _ int, m []string) bool {
+			v := m[0]
+			if len(v)%4 == 1 {
+				v = v[:len(v)-1] // no whole byte: the run was cut at the window
+			}
+			return encodedSecret(v)
+		},
+	},
+	{
 		// An AWS STS session token (aws_session_token = ..., "SessionToken": ... in the
 		// output of aws sts assume-role): hundreds of base64 characters, with / and +,
 		// which provider-credential's values may not hold. Any session token this long and

@@ -226,6 +226,14 @@ func TestScanString(t *testing.T) {
 		{"base64-pem-certificate", "certificate-authority-data: " + base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBa\n-----END CERTIFICATE-----")), ""},
 		{"base64-pem-public", "key: " + base64.StdEncoding.EncodeToString([]byte("-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----")), ""},
 		{"base64-pem-header-only", base64.StdEncoding.EncodeToString([]byte("-----BEGIN RSA " + "PRIVATE KEY----- block goes here")), ""},
+		// A prefixed token alone in base64 (echo -n $TOKEN | base64, a Kubernetes secret's
+		// data:) is judged decoded; base64 of a prefix and no token is not one.
+		{"base64-github", "GH=" + base64.StdEncoding.EncodeToString([]byte(ghClassic)), "base64-token"},
+		{"base64-github-fine", base64.StdEncoding.EncodeToString([]byte(ghFine)) + " was the value", "base64-token"},
+		{"base64-anthropic", "data:\n  key: " + base64.StdEncoding.EncodeToString([]byte(antKey)), "base64-token"},
+		{"base64-aws-id", base64.RawURLEncoding.EncodeToString([]byte(awsID + "\n")), "base64-token"},
+		{"base64-slack", base64.StdEncoding.EncodeToString([]byte(slackBot)), "base64-token"},
+		{"base64-github-prefix-only", base64.StdEncoding.EncodeToString([]byte("ghp_ tokens are GitHub's classic personal access tokens")), ""},
 		// A Google OAuth refresh token starts 1//0 and does not expire: a / kept it from the
 		// credential rules, even after refresh_token.
 		{"google-refresh-token", `{"refresh_token": "1//0gLkX3mQ9vTzR8pW2aNcY5uJ7bHdF4eK6sQ1wE0rT9yU3iO8pA2sD5fG7hJ4kL6zX9cV1bN3mQ0wE8rT5yU2iO7pA4sD1f"}`, "google-oauth"},
