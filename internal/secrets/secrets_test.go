@@ -234,6 +234,13 @@ func TestScanString(t *testing.T) {
 		{"base64-aws-id", base64.RawURLEncoding.EncodeToString([]byte(awsID + "\n")), "base64-token"},
 		{"base64-slack", base64.StdEncoding.EncodeToString([]byte(slackBot)), "base64-token"},
 		{"base64-github-prefix-only", base64.StdEncoding.EncodeToString([]byte("ghp_ tokens are GitHub's classic personal access tokens")), ""},
+		// Percent-encoded, as a URL's query or an encoder that escapes every symbol writes a
+		// token, it is read decoded; a % that escapes nothing is text.
+		{"percent-github", "ghp%5F" + ghClassic[4:], "github-token"},
+		{"percent-github-query", "https://example.com/cb?t=ghp%5f" + ghClassic[4:] + "&x=1", "github-token"},
+		{"percent-anthropic", strings.ReplaceAll(antKey, "-", "%2D"), "anthropic-api-key"},
+		{"percent-password", "next=%2Flogin%3Fpassword%3DTr0ub4dor%263x", "password-assignment"},
+		{"percent-prose", "100% sure it is 50%off, see /a%20b%2Fc?q=%E2%9C%93", ""},
 		// A Google OAuth refresh token starts 1//0 and does not expire: a / kept it from the
 		// credential rules, even after refresh_token.
 		{"google-refresh-token", `{"refresh_token": "1//0gLkX3mQ9vTzR8pW2aNcY5uJ7bHdF4eK6sQ1wE0rT9yU3iO8pA2sD5fG7hJ4kL6zX9cV1bN3mQ0wE8rT5yU2iO7pA4sD1f"}`, "google-oauth"},
