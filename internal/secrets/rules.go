@@ -162,7 +162,7 @@ var ruleTable = [...]rule{
 		name: "base64-token", keywords: []string{"Z2hwX", "Z2hvX", "Z2h1X", "Z2hzX", "Z2hyX", "Z2l0aHViX3BhdF",
 			"Z2xwYXQt", "c2stYW50L", "c2stcHJvai", "eG94Yi", "eG94cC", "QUtJQ", "QVNJQ", "bnBtX", "QUl6Y"},
 		before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
-		rx:     lazyre.Regexp{Expr: `^[A-Za-z0-9+/_-]{24,400}`},
+		rx:     lazyre.Regexp{Expr: `^[A-Za-z0-9+/_-]{24,}`}, span: 400,
 		ok: func(_ string, _ int, m []string) bool {
 			v := m[0]
 			if len(v)%4 == 1 {
