@@ -195,18 +195,51 @@ func TestStdioCancelledRunningCallIsNotAnswered(t *testing.T) {
 	}
 }
 
-// TestStdioUnparsableRequestAnsweredWithItsID: a request Go cannot parse (here: nested deeper
-// than encoding/json allows, which JSON.stringify writes happily) is still answered with its
+// TestStdioUnparsableRequestAnsweredWithItsID: a request Go cannot parse (here: a comma too
+// many, in a message also nested deeper than encoding/json reads) is still answered with its
 // own id when the id can be found, or the client waits for that call for ever.
 func TestStdioUnparsableRequestAnsweredWithItsID(t *testing.T) {
 	r := startRaw(t, newProject(t))
 	r.initialize()
 	deep := strings.Repeat(`{"a":`, 20_000) + "1" + strings.Repeat("}", 20_000)
 	answeredWithTheirIDs(t, r, "unparsable", -32700, 5*time.Second, []idCase{
-		{`{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"transition","arguments":{"to":"plan","checkpoint":` + deep + `}}}`, "41"},
-		{`{"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x","data":` + deep + `}},"jsonrpc":"2.0","id":"req-42"}`, `"req-42"`},
+		{`{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"transition","arguments":{"to":"plan","checkpoint":` + deep + `,}}}`, "41"},
+		{`{"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x",,"data":` + deep + `}},"jsonrpc":"2.0","id":"req-42"}`, `"req-42"`},
 		{`this is not json`, "null"},
 	})
+	r.checkStdout()
+}
+
+// TestStdioDeepArgumentsSaidPlainly: an argument nested deeper than encoding/json reads (JSON.
+// stringify writes 20,000 levels happily) is the tool's own isError result naming the argument
+// and saying it is nested too deeply, as one 70 levels deep is. It was a JSON-RPC parse error
+// saying the line was not one JSON-RPC message, which it is: the model was told nothing it
+// could act on.
+func TestStdioDeepArgumentsSaidPlainly(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	deep := strings.Repeat(`{"a":[`, 10_000) + "1" + strings.Repeat("]}", 10_000)
+	for i, tc := range []struct{ tool, args, want string }{
+		{"transition", `{"to":"plan","checkpoint":` + deep + `}`, `argument "checkpoint"`},
+		{"save_checkpoint", `{"name":"x","data":{"s":"[{\"[","d":` + deep + `}}`, `argument "data"`},
+		{"append_log", `{"name":"l","entry":` + deep + `}`, `argument "entry"`},
+	} {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, i+1, tc.tool, tc.args))
+		resp := r.next(hangGuard)
+		var res struct {
+			Content []struct{ Text string } `json:"content"`
+			IsError bool                    `json:"isError"`
+		}
+		if resp.Error != nil || json.Unmarshal(resp.Result, &res) != nil || !res.IsError || len(res.Content) != 1 {
+			t.Errorf("%s with an argument 20,000 levels deep answered %s (error %+v), want an isError tool result", tc.tool, clip(string(resp.Result)), resp.Error)
+			continue
+		}
+		if got := res.Content[0].Text; string(resp.ID) != fmt.Sprint(i+1) || !strings.Contains(got, tc.want) || !strings.Contains(got, "nested deeper than") {
+			t.Errorf("%s with an argument 20,000 levels deep answered %q for id %s, want %s nested too deeply", tc.tool, got, resp.ID, tc.want)
+		}
+	}
+	p.noCheckpoints(t, "a refused call was run")
 	r.checkStdout()
 }
 

@@ -299,6 +299,11 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		Error   json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
+		if clipped, ok := clipDeep(line, clipDepth); ok {
+			// Valid JSON nested deeper than encoding/json reads: read with the deep part
+			// cut, a call's argument is refused by the tool as nested too deeply, naming it.
+			return s.dispatch(ctx, sess, clipped, reply, drop)
+		}
 		// Answered with the request's id when it can be found (JSON nested deeper than
 		// encoding/json reads is valid to the client), or the client waits for it for ever.
 		id := sniffID(line[:min(len(line), sniffBytes)], line[max(0, len(line)-sniffBytes):])
@@ -624,6 +629,57 @@ func depthAt(b []byte) int {
 		return -1
 	}
 	return depth
+}
+
+// clipDepth is where clipDeep cuts a message: deeper than any argument is accepted
+// (maxArgsDepth, inside params and arguments), shallower than encoding/json's 10,000 levels.
+const clipDepth = 1000
+
+// clipDeep returns b with each array or object that opens deeper than depth replaced by 0,
+// and whether it cut one. JSON.stringify writes 20,000 levels happily; encoding/json, and so
+// mcp-go, refuses the whole line, and the client was told its message was not JSON-RPC.
+// Where b is not JSON, the result is not either.
+func clipDeep(b []byte, depth int) ([]byte, bool) {
+	var out []byte
+	level, inString, from := 0, false, 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if level++; level <= depth {
+				continue
+			}
+			// Skip to the bracket that closes this one (or the end of b).
+			skip, inStr := 1, false
+			j := i + 1
+			for ; j < len(b) && skip > 0; j++ {
+				switch d := b[j]; {
+				case inStr && d == '\\':
+					j++
+				case d == '"':
+					inStr = !inStr
+				case inStr:
+				case d == '{' || d == '[':
+					skip++
+				case d == '}' || d == ']':
+					skip--
+				}
+			}
+			out = append(append(out, b[from:i]...), '0')
+			from, i = min(j, len(b)), j-1
+			level--
+		case c == '}' || c == ']':
+			level--
+		}
+	}
+	if out == nil {
+		return b, false
+	}
+	return append(out, b[from:]...), true
 }
 
 // errorResponse is a JSON-RPC error; a missing id is sent as null.

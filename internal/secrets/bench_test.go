@@ -77,3 +77,18 @@ func BenchmarkScanJSON1M(b *testing.B) {
 		secrets.ScanJSON(doc)
 	}
 }
+
+// BenchmarkScanFlood is 256 KB of one keyword glued by - or _ (a provider's name, "secret"),
+// where each keyword starts a name no value follows: a flood's cost per byte, to be set beside
+// plain text's (TestFloodsWorkLittle counts the work; this times it).
+func BenchmarkScanFlood(b *testing.B) {
+	for _, unit := range []string{"-secret", "_SECRET", "asana_", "_datadog", "plain text "} {
+		s := strings.Repeat(unit, (256<<10)/len(unit))
+		b.Run(strings.TrimSpace(unit), func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				secrets.ScanString(s)
+			}
+		})
+	}
+}

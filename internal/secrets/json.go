@@ -248,6 +248,18 @@ func probe(s string, met *[]int) (found *rule, named, exact bool) {
 			named, exact = named || more, false
 		}
 	}
+	if r == nil {
+		// As match reads it (see percentDecoded), and its keywords are not where they stand.
+		if u, ok := percentDecoded(s); ok {
+			var more bool
+			r, _, _, more = scan(u, nil)
+			named, exact = named || more, false
+			if n, ok := normalize(u); ok && r == nil {
+				r, _, _, more = scan(n, nil)
+				named = named || more
+			}
+		}
+	}
 	return r, named, exact
 }
 

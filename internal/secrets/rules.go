@@ -43,6 +43,7 @@ var ruleTable = [...]rule{
 		keywords: []string{"secret"},
 		fold:     true,
 		named:    true,
+		before:   assignedNear,
 		rx: lazyre.Regexp{Expr: `(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
 			`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`},
 		ok: func(s string, i int, m []string) bool {
@@ -153,6 +154,22 @@ var ruleTable = [...]rule{
 		before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
 		rx:     lazyre.Regexp{Expr: `^LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,286}`},
 		ok:     func(_ string, _ int, m []string) bool { return encodedSecret(m[0][:len(m[0])/4*4]) },
+	},
+	{
+		// A prefixed token in base64 with nothing before it in the data (echo -n $TOKEN |
+		// base64, a Kubernetes secret's data: holds one so): the keywords are the encodings
+		// of the prefixes, so the run is decoded and judged only where one starts it.
+		name: "base64-token", keywords: []string{"Z2hwX", "Z2hvX", "Z2h1X", "Z2hzX", "Z2hyX", "Z2l0aHViX3BhdF",
+			"Z2xwYXQt", "c2stYW50L", "c2stcHJvai", "eG94Yi", "eG94cC", "QUtJQ", "QVNJQ", "bnBtX", "QUl6Y"},
+		before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
+		rx:     lazyre.Regexp{Expr: `^[A-Za-z0-9+/_-]{24,}`}, span: 400,
+		ok: func(_ string, _ int, m []string) bool {
+			v := m[0]
+			if len(v)%4 == 1 {
+				v = v[:len(v)-1] // no whole byte: the run was cut at the window
+			}
+			return encodedSecret(v)
+		},
 	},
 	{
 		// An AWS STS session token (aws_session_token = ..., "SessionToken": ... in the
@@ -486,7 +503,8 @@ var ruleTable = [...]rule{
 		// digits, not a hex hash, a UUID, a path or a reference) so that ordinary settings pass.
 		// The name starts a word or a camelCase hump: webhookSecret, accessToken. The value
 		// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
-		name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
+		name: "provider-credential", keywords: credentialNames, fold: true, named: true,
+		before: func(s string, i int) bool { return wordOrHump(s, i) && nameAssigned(s, i) },
 		rx: lazyre.Regexp{Expr: `(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
 			credentialHead},
 		span: credentialSpan, tail: credentialTail,
@@ -828,6 +846,9 @@ func secretKeyName(s string, i int) bool {
 // symbol (see symbolSecret) and a digit: where they do not (secret=secret=..., a key of
 // letters and digits, which provider-credential judges), symbol-secret's regexp does not run.
 func symbolAhead(s string, i int) bool {
+	if !assignedNear(s, i) {
+		return false // the value's 128 bytes were read at each keyword of -secret repeated
+	}
 	j := i + 1
 	for j < len(s) && j-i < 16 && (isAlnum(s[j]) || s[j] == '_' || s[j] == '-') {
 		j++
@@ -855,6 +876,15 @@ func symbolAhead(s string, i int) bool {
 		digit = digit || '0' <= s[j] && s[j] <= '9'
 	}
 	return symbol && digit
+}
+
+// assignedNear: a : or = follows the keyword at i within the 72 bytes where the regexps of
+// aws-secret-access-key and symbol-secret read the one that assigns their name (at most 66
+// bytes in: symbol-secret's secret_key, in any case 13 bytes, a quote, blanks, a comma, a
+// quote and ParameterValue). Where none does, as in -secret repeated, neither runs: they
+// cost each keyword of that flood its regexp's run and a value's 128 bytes.
+func assignedNear(s string, i int) bool {
+	return strings.ContainsAny(s[i:min(len(s), i+72)], ":=")
 }
 
 // valueNamed returns the length of what a name then its value put between them from j, as
@@ -1554,6 +1584,39 @@ func wordOrHump(s string, i int) bool {
 	}
 	c := s[i-1]
 	return 'A' <= s[i] && s[i] <= 'Z' && ('a' <= c && c <= 'z' || '0' <= c && c <= '9')
+}
+
+// nameAssigned: the name provider-credential's regexp reads from i, up to five words joined by
+// _ . or -, is followed within its window by what may start an assignment (a quote, a blank,
+// =, :, ?=, a comma), as the regexp requires. Where it is not (-secret or asana_ repeated, a
+// name glued on and on), the regexp does not run: its program stepped through each of the
+// five words at every keyword of such a flood, 256 KB of it in two seconds.
+func nameAssigned(s string, i int) bool {
+	stop := min(len(s), i+credentialSpan)
+	j := i
+	for range 5 {
+		k := j
+		for ; k < stop && isAlnum(s[k]); k++ {
+		}
+		if k < stop && s[k] >= utf8.RuneSelf {
+			return true // a typographic quote, or a letter (?i) folds to ASCII: the regexp judges
+		}
+		if readAround != nil {
+			readAround(k + 1 - j)
+		}
+		if k == j || k == stop {
+			return false
+		}
+		switch s[k] {
+		case '"', '\'', ' ', '\t', '\n', '\f', '\r', '=', ':', '?', ',':
+			return true
+		case '_', '.', '-':
+			j = k + 1
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // secretNamesPlace reports a match whose name is "secret" followed by more of a name

@@ -173,7 +173,38 @@ func matchAt(s string) (r *rule, span string) {
 			}
 		}
 	}
+	if r == nil {
+		if u, ok := percentDecoded(s); ok {
+			r, span = matchStored(u)
+		}
+	}
 	return r, span
+}
+
+// percentDecoded returns s with its URL percent escapes of printable ASCII decoded, and
+// whether it had any: a token taken from a URL's query or encoded by hand (ghp%5F...,
+// sk%2Dant%2D...) is read as the token it stands for. Tokens are ASCII, and an escape of
+// another byte is more often text: %DB_PASS% is a Windows variable, not byte 0xDB.
+func percentDecoded(s string) (string, bool) {
+	if strings.IndexByte(s, '%') < 0 {
+		return s, false
+	}
+	var b []byte
+	from := 0 // s[from:] is not yet in b
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] != '%' || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			continue
+		}
+		if c := hexDigit(s[i+1])<<4 | hexDigit(s[i+2]); c >= 0x20 && c < 0x7f {
+			b = append(append(b, s[from:i]...), c)
+			from = i + 3
+			i += 2
+		}
+	}
+	if b == nil {
+		return s, false
+	}
+	return string(append(b, s[from:]...)), true
 }
 
 // escapeLevels is how many times unescapings decodes text: JSON escaped twice more and
