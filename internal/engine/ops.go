@@ -883,7 +883,18 @@ func (e *Engine) completeGate(r *workflow.Record, ap *workflow.Approval) (workfl
 // protocol archives a finished workflow it finds still active, so nothing is lost and nothing
 // is the reader's to do but the fix err names.
 func notArchived(err error) string {
-	return "the workflow is completed and kept, but archiving it failed: " + store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"
+	return "the workflow is completed and kept, but archiving it failed: " + archiveLeft(err)
+}
+
+// archiveLeft says why the archive of an ended workflow, its end committed, failed (err), and
+// that the next session start archives it. A lock another process held is no failure to fix
+// nor to retry by hand, and its error's "nothing changed" would deny the end just committed:
+// it says who held it.
+func archiveLeft(err error) string {
+	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+		return te.Path + " is locked " + te.Who() + "; the next session start archives it"
+	}
+	return store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"
 }
 
 // archiveCompleted files a just-completed workflow in the archive and records its ending.
@@ -1656,7 +1667,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 			if note != "" {
 				msg += ": " + note
 			}
-			return &Result{Changed: true, Message: msg, Warnings: []string{"moving it to the archive failed: " + store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"}}, nil
+			return &Result{Changed: true, Message: msg, Warnings: []string{"moving it to the archive failed: " + archiveLeft(err)}}, nil
 		}
 		return nil, stateErr(err)
 	}
