@@ -77,3 +77,36 @@ func TestEndCommittedButArchiveLockedSaysWhatHappens(t *testing.T) {
 		})
 	}
 }
+
+// A replacing start whose archive of the workflow it replaces found the lock held after that
+// workflow's end was committed said "... is locked by pid N ...; gave up after 50ms with
+// nothing changed; try again once that process has finished": the replaced workflow was marked
+// archived. It says so, and the same start again, once the lock is free, archives it and starts.
+func TestReplaceWhoseArchiveIsLockedSaysTheEndIsKept(t *testing.T) {
+	e, en := startApex(t)
+	old := en.StateDir()
+	var fsys *lockOnceEnded
+	en = e.openWith("s1", 4242, func(c *engine.Config) {
+		c.LockWait = 50 * time.Millisecond
+		c.WrapFS = func(fs durable.FS) durable.FS {
+			fsys = &lockOnceEnded{FS: noSync(fs), t: t, dir: old}
+			return fsys
+		}
+	})
+	req := engine.StartRequest{Type: "debug", Context: "new work", Replace: true}
+	_, err := en.Start(req)
+	if err == nil || strings.Contains(err.Error(), "nothing changed") || !strings.Contains(err.Error(), "was marked archived") || !strings.Contains(err.Error(), "is locked by pid") {
+		t.Fatalf("start: %v; want the replaced workflow said marked archived, and who holds the lock", err)
+	}
+	if fsys.unlock == nil {
+		t.Fatal("the lock was never taken")
+	}
+	fsys.unlock()
+	res := must(e.open("s1").Start(req))(t)
+	if !strings.Contains(res.Message, "started debug workflow") {
+		t.Fatalf("the same start again: %+v", res)
+	}
+	if names, _ := filepath.Glob(filepath.Join(old, "archive", "apex-*")); len(names) != 1 {
+		t.Fatalf("archive/ holds %q, want the replaced workflow", names)
+	}
+}

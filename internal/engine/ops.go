@@ -641,9 +641,31 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) (stor
 		if err != nil {
 			return store.ArchiveInfo{}, err
 		}
+		info, err := e.st.ArchiveIf(reason, cur.WorkflowID)
+		if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+			// The end is committed: the lock error's "nothing changed" would deny it.
+			return info, &endedLockedError{id: cur.WorkflowID, status: final.Status, te: te}
+		}
+		return info, err
 	}
 	return e.st.ArchiveIf(reason, cur.WorkflowID)
 }
+
+// endedLockedError is archiveActive's error when the workflow's end was committed but its move
+// to the archive found the lock held: what was kept, who holds the lock, and that the same
+// call again, once it is free, finishes (the read protocol archives an ended workflow it finds).
+type endedLockedError struct {
+	id     string
+	status workflow.Status
+	te     *durable.LockTimeoutError
+}
+
+func (e *endedLockedError) Error() string {
+	return fmt.Sprintf("workflow %s was marked %s, but moving it to the archive gave up after %s: %s is locked %s; try again once that process has finished",
+		e.id, e.status, e.te.Waited.Round(time.Millisecond), e.te.Path, e.te.Who())
+}
+
+func (e *endedLockedError) Unwrap() error { return e.te }
 
 // phaseCheckpointLevel is how deep in the workflow record a checkpoint kept with a move sits
 // (phases.<phase>.metadata.checkpoint); the record may nest strictjson.MaxDepth levels.
