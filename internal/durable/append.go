@@ -74,8 +74,12 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 	if sync {
 		if err := f.Sync(); err != nil {
 			// Never retried; take the line back so a later reader does not count a line that
-			// was reported as failed.
-			_ = f.Truncate(size)
+			// was reported as failed. A failed fsync may have reached the disk all the same,
+			// so the truncate is synced: this sync makes the size durable, it vouches for no
+			// data.
+			if f.Truncate(size) == nil {
+				_ = f.Sync()
+			}
 			return res, err
 		}
 		durable = true

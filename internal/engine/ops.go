@@ -641,9 +641,31 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) (stor
 		if err != nil {
 			return store.ArchiveInfo{}, err
 		}
+		info, err := e.st.ArchiveIf(reason, cur.WorkflowID)
+		if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+			// The end is committed: the lock error's "nothing changed" would deny it.
+			return info, &endedLockedError{id: cur.WorkflowID, status: final.Status, te: te}
+		}
+		return info, err
 	}
 	return e.st.ArchiveIf(reason, cur.WorkflowID)
 }
+
+// endedLockedError is archiveActive's error when the workflow's end was committed but its move
+// to the archive found the lock held: what was kept, who holds the lock, and that the same
+// call again, once it is free, finishes (the read protocol archives an ended workflow it finds).
+type endedLockedError struct {
+	id     string
+	status workflow.Status
+	te     *durable.LockTimeoutError
+}
+
+func (e *endedLockedError) Error() string {
+	return fmt.Sprintf("workflow %s was marked %s, but moving it to the archive gave up after %s: %s is locked %s; try again once that process has finished",
+		e.id, e.status, e.te.Waited.Round(time.Millisecond), e.te.Path, e.te.Who())
+}
+
+func (e *endedLockedError) Unwrap() error { return e.te }
 
 // phaseCheckpointLevel is how deep in the workflow record a checkpoint kept with a move sits
 // (phases.<phase>.metadata.checkpoint); the record may nest strictjson.MaxDepth levels.
@@ -883,7 +905,18 @@ func (e *Engine) completeGate(r *workflow.Record, ap *workflow.Approval) (workfl
 // protocol archives a finished workflow it finds still active, so nothing is lost and nothing
 // is the reader's to do but the fix err names.
 func notArchived(err error) string {
-	return "the workflow is completed and kept, but archiving it failed: " + store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"
+	return "the workflow is completed and kept, but archiving it failed: " + archiveLeft(err)
+}
+
+// archiveLeft says why the archive of an ended workflow, its end committed, failed (err), and
+// that the next session start archives it. A lock another process held is no failure to fix
+// nor to retry by hand, and its error's "nothing changed" would deny the end just committed:
+// it says who held it.
+func archiveLeft(err error) string {
+	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+		return te.Path + " is locked " + te.Who() + "; the next session start archives it"
+	}
+	return store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"
 }
 
 // archiveCompleted files a just-completed workflow in the archive and records its ending.
@@ -1662,7 +1695,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 			if note != "" {
 				msg += ": " + note
 			}
-			return &Result{Changed: true, Message: msg, Warnings: []string{"moving it to the archive failed: " + store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"}}, nil
+			return &Result{Changed: true, Message: msg, Warnings: []string{"moving it to the archive failed: " + archiveLeft(err)}}, nil
 		}
 		return nil, stateErr(err)
 	}

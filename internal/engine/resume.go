@@ -137,7 +137,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 	}
 	if err != nil {
-		msg := "the workflow state could not be read: " + err.Error()
+		msg := "the workflow state could not be read: " + inTheWayFor(err, opt.Person)
 		if errors.Is(err, syscall.ENOSPC) {
 			// It reads; what the read settles first could not be written.
 			msg = "the workflow state could not be settled: " + err.Error()

@@ -62,3 +62,43 @@ func TestSnapshotInTheWayRebuildsFromJournal(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotInTheWayRefusesAChangeWithItsStep: a change (a variable set, a move) refused for
+// a directory, FIFO or symlink in the snapshot's place said "not a regular file (a symlink,
+// FIFO, device or directory is in its place; it was left untouched)" and no step, where a
+// checkpoint's or a log's refusal names what is there and the one step. It says what is there
+// and to move it out, after which the change, made again, goes through.
+func TestSnapshotInTheWayRefusesAChangeWithItsStep(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind string
+		plant      func(string) error
+	}{
+		{"directory", "a directory", func(p string) error { return os.Mkdir(p, 0o700) }},
+		{"fifo", "a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"symlink", "a symlink", func(p string) error { return os.Symlink(filepath.Join(filepath.Dir(p), "elsewhere.json"), p) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
+			snap := filepath.Join(en.StateDir(), "workflow-state.json")
+			if err := os.Remove(snap); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.plant(snap); err != nil {
+				t.Fatal(err)
+			}
+			_, err := e.open("s1").SetVars(map[string]string{"PLAN_PATH": "plan.md"})
+			if err == nil || engine.Classify(err) != engine.StateUnusable || !strings.Contains(err.Error(), tc.kind+" is in its place") ||
+				!strings.HasSuffix(err.Error(), ": move "+snap+" out of the state directory (it may be someone's), then try again") {
+				t.Fatalf("SetVars: %v; want %s named and the step to move it out", err, tc.kind)
+			}
+			if err := os.Rename(snap, filepath.Join(t.TempDir(), "moved")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.open("s1").SetVars(map[string]string{"PLAN_PATH": "plan.md"}); err != nil {
+				t.Fatalf("SetVars once it is moved out: %v", err)
+			}
+		})
+	}
+}

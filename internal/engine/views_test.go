@@ -278,7 +278,7 @@ func TestUnreadableSnapshotIsDamagedNotNone(t *testing.T) {
 	for _, apply := range []bool{false, true} {
 		r := en.Resume(engine.ResumeOptions{Apply: apply})
 		if r.Tier != "Damaged" || r.WorkflowID != "apex-unr" || !strings.HasPrefix(r.Next, "The workflow snapshot cannot be read") ||
-			!strings.Contains(r.Next, "start no new work before") || !strings.Contains(r.Report, "\nNext: The workflow snapshot cannot be read") || !strings.Contains(r.SystemMessage, "not a regular file") {
+			!strings.Contains(r.Next, "start no new work before") || !strings.Contains(r.Report, "\nNext: The workflow snapshot cannot be read") || !strings.Contains(r.SystemMessage, "a directory is in its place") {
 			t.Fatalf("apply=%v: tier %q, workflow %q, next %q, report %q", apply, r.Tier, r.WorkflowID, r.Next, r.Report)
 		}
 	}
@@ -393,7 +393,7 @@ func TestShowOfAnUnreadableActiveWorkflowIsNotNotFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := en.Show("apex-unr")
-	if err == nil || errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "not a regular file") {
+	if err == nil || errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "a directory is in its place") {
 		t.Fatalf("show: %v", err)
 	}
 	if _, err := en.History("apex-unr"); err == nil || errors.Is(err, engine.ErrNotFound) {

@@ -20,8 +20,9 @@ func (s *Store) DeleteCheckpoint(name string) error {
 	}
 	defer unlock()
 	file := checkpoints.file(name)
-	if fi, err := s.fs.Lstat(file); err == nil && fi.IsDir() {
-		// Not a checkpoint: a directory is removed only when empty, and is no one's to remove.
+	if fi, err := s.fs.Lstat(file); err == nil && !fi.Mode().IsRegular() {
+		// Not a checkpoint, as load and save say: a directory, symlink or FIFO there may be
+		// someone's, and is no one's to remove.
 		return s.writeErr(file, &fs.PathError{Op: "remove", Path: file, Err: &durable.NotRegularError{Mode: fi.Mode()}})
 	}
 	err = s.fs.Remove(file)

@@ -576,12 +576,10 @@ func (e *UnreadableError) Error() string { return e.Err.Error() }
 
 func (e *UnreadableError) Unwrap() error { return e.Err }
 
-// unreadableSnapshot is the *UnreadableError for err, the snapshot's read error.
+// unreadableSnapshot is the *UnreadableError for err, the snapshot's read error: in readErr's
+// words, which name what is in its place and the step, as for any state file.
 func (s *Store) unreadableSnapshot(err error) *UnreadableError {
-	if oe := s.othersRead("the workflow snapshot", WorkflowFile, err); oe != nil {
-		return s.unreadable(oe)
-	}
-	return s.unreadable(fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err))
+	return s.unreadable(s.readErr("the workflow snapshot", WorkflowFile, err))
 }
 
 // unreadable is the *UnreadableError for err.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -176,4 +177,49 @@ func must(s string, err error) string {
 		panic(err)
 	}
 	return s
+}
+
+// syncLies is an FS whose files' first Sync reaches the disk but reports EIO, as an fsync
+// whose error is about a write the disk took (or whose data an ext4 journal commit made
+// durable anyway) does.
+type syncLies struct {
+	durable.FS
+	failed bool
+}
+
+type syncLiesFile struct {
+	durable.File
+	fs *syncLies
+}
+
+func (f *syncLies) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	h, err := f.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return syncLiesFile{h, f}, nil
+}
+
+func (f syncLiesFile) Sync() error {
+	if err := f.File.Sync(); err != nil || f.fs.failed {
+		return err
+	}
+	f.fs.failed = true
+	return &fs.PathError{Op: "sync", Path: "log.jsonl", Err: syscall.EIO}
+}
+
+// An append whose fsync failed was reported failed and taken back by a truncate that was never
+// synced: when the failed fsync had reached the disk, power lost afterwards brought the line
+// back, a journal's commit point reported as not made. The truncate is made durable.
+func TestAppendLineTakenBackAfterAFailedSyncStaysTakenBack(t *testing.T) {
+	sim := simfs.New()
+	if _, err := durable.AppendLine(sim, "log.jsonl", []byte(`{"n":1}`), true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := durable.AppendLine(&syncLies{FS: sim}, "log.jsonl", []byte(`{"n":2}`), true); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("append: %v, want the sync's EIO", err)
+	}
+	if got, err := content(sim.Recover(), "log.jsonl"); err != nil || got != "{\"n\":1}\n" {
+		t.Fatalf("after power loss the log holds %q, %v; want only the line acknowledged", got, err)
+	}
 }
