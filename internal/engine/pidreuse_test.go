@@ -4,10 +4,13 @@ package engine_test
 
 import (
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -144,5 +147,36 @@ func TestReusedOwnerPidKeepsNoHeartbeat(t *testing.T) {
 	}
 	if w := e.openAs("old-session", 4243).Resume(engine.ResumeOptions{Apply: true}).Warnings; strings.Contains(strings.Join(w, "\n"), "Another live session") {
 		t.Errorf("the owner's session, resumed in a third client, is told of another live session: %q", w)
+	}
+}
+
+// A client's session record that cannot be read for an I/O error (a failing disk) was taken as
+// none: the session start rewrote it without the sessions the client ran before (/clear), so an
+// owner of one of them recorded without a pid looked like another live session to this very
+// client. The record is left as it is, and the hook is told why the session was not recorded;
+// the next start that reads it carries them on.
+func TestRecordSessionUnreadKeepsReplaced(t *testing.T) {
+	e := newEnv(t)
+	pid := os.Getpid()
+	var on atomic.Bool
+	en := func(session string) *engine.Engine {
+		return e.openWith(session, pid, func(c *engine.Config) {
+			c.WrapFS = func(fsys durable.FS) durable.FS {
+				return readEIO{FS: noSync(fsys), on: &on, files: func(name string) bool { return name == "sessions/"+strconv.Itoa(pid)+".json" }}
+			}
+		})
+	}
+	for _, id := range []string{"session-1", "session-2"} {
+		must(0, en(id).RecordSession(engine.Session{SessionID: id, PID: pid}))(t)
+	}
+	on.Store(true)
+	err := en("session-3").RecordSession(engine.Session{SessionID: "session-3", PID: pid})
+	on.Store(false)
+	if err == nil || !strings.Contains(err.Error(), "input/output error") {
+		t.Errorf("recording with the old record unreadable: %v, want the read error", err)
+	}
+	must(0, en("session-3").RecordSession(engine.Session{SessionID: "session-3", PID: pid}))(t)
+	if s, _ := en("session-3").CurrentSession(pid); strings.Join(s.Replaced, " ") != "session-2 session-1" {
+		t.Errorf("replaced sessions after an unread record: %q, want session-2 session-1", s.Replaced)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sort"
 	"strconv"
@@ -109,9 +110,14 @@ func (e *Engine) RecordSession(s Session) error {
 	if s.ClientStart == 0 {
 		s.ClientStart, _ = store.ProcessStart(s.PID)
 	}
+	prev, ok, err := e.readSession(s.PID)
+	if err != nil {
+		// Taken as none, it would be rewritten without the sessions this client ran before.
+		return fmt.Errorf("%w; the record was left as it is", err)
+	}
 	// A record another client left with this pid (it exited, this one took the pid) names
 	// sessions this client never ran.
-	if prev, ok := e.CurrentSession(s.PID); ok && (prev.ClientStart == 0 || s.ClientStart == 0 || prev.ClientStart == s.ClientStart) {
+	if ok && (prev.ClientStart == 0 || s.ClientStart == 0 || prev.ClientStart == s.ClientStart) {
 		if prev.SessionID != s.SessionID {
 			s.Replaced = []string{prev.SessionID}
 		}
@@ -210,15 +216,25 @@ const maxSessionsRead = 64
 
 // CurrentSession returns what the SessionStart hook last recorded for a Claude Code pid.
 func (e *Engine) CurrentSession(pid int) (Session, bool) {
+	s, ok, _ := e.readSession(pid)
+	return s, ok
+}
+
+// readSession is CurrentSession with why a record there could not be read (an I/O error, not
+// a missing or damaged one).
+func (e *Engine) readSession(pid int) (Session, bool, error) {
 	var s Session
 	if pid <= 0 {
-		return s, false
+		return s, false, nil
 	}
 	data, err := e.st.ReadSession(strconv.Itoa(pid))
-	if err != nil || json.Unmarshal(data, &s) != nil || s.SessionID == "" {
-		return Session{}, false
+	if _, ok := errors.AsType[*fs.PathError](err); ok && !errors.Is(err, fs.ErrNotExist) {
+		return Session{}, false, err
 	}
-	return s, true
+	if err != nil || json.Unmarshal(data, &s) != nil || s.SessionID == "" {
+		return Session{}, false, nil
+	}
+	return s, true, nil
 }
 
 // Stop is the Stop hook's work after every turn: tell the user what the store repaired
