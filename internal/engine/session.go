@@ -281,8 +281,11 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	// ran here until /clear replaced it: the client goes on with the workflow, and a second
 	// terminal is to be warned of it as before. The replaced owner keeps it (a heartbeat never
 	// takes a workflow: a change does).
-	by := e.actor()
 	due := in.SessionID != "" && r.Owner != nil && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery
+	var by workflow.Actor
+	if due { // the actor's host and client start are asked of the system: not every turn
+		by = e.actor()
+	}
 	// Asked only when due: an owner without a pid is looked for in the session records.
 	replaced := due && r.Owner.SessionID != "" && r.Owner.SessionID != in.SessionID && e.ranInThisClient(r.Owner)
 	if replaced {
