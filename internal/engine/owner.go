@@ -92,11 +92,11 @@ func (e *Engine) OwnerExited(r *workflow.Record) bool {
 // that is still alive (the same session continued in a second terminal, say), or on another
 // machine sharing the workflow, whose client's life only its heartbeat tells. An owner
 // recorded without a pid (the agent's cairn in its Bash tool without a live CLAUDE_PID, or an
-// older Cairn's) of another session runs where a running client's session record names that
-// session, as its session now or one it ran before /clear (sessionClient). Unknown pids answer
-// false.
+// older Cairn's) runs where another running client's session record names its session, as its
+// session now or one it ran before /clear (sessionClient); so does one of this engine's own
+// session, which is not known to be this client's. Unknown pids answer false.
 func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
-	if o.PID <= 0 && o.SessionID != "" && o.SessionID != e.cfg.SessionID && e.cfg.PID > 0 && o.Host == "" {
+	if o.PID <= 0 && o.SessionID != "" && e.cfg.PID > 0 && o.Host == "" {
 		return e.inOtherRunningClient(o.SessionID)
 	}
 	return e.onOtherHost(o) || o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID &&

@@ -169,7 +169,7 @@ func KnownSource(s string) bool { return slices.Contains(sessionSources, s) }
 
 // sessionClient is what the session records (sessions/<pid>.json) say of the Claude Code
 // session id, for an owner recorded without a pid or a client that has exited: running is the
-// pid of a running client whose record names it as its session, else of one that ran it
+// pid of a running client whose record names it as its session (another than this one first), else of one that ran it
 // before its session now (Session.Replaced: /clear, /resume), which goes on with its work
 // (this client first); 0: none. ended says the session has ended: a client ran it before the
 // one it is in now, or the client whose record names it has exited, and no client still
@@ -181,7 +181,7 @@ func (e *Engine) sessionClient(id string) (running int, ended bool) {
 	if err != nil {
 		return 0, false
 	}
-	exited := 0
+	exited, self := 0, false
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil {
@@ -200,12 +200,19 @@ func (e *Engine) sessionClient(id string) (running int, ended bool) {
 		// an exited client left (this client's SessionStart hook has not replaced it) is not.
 		runs := (pid == e.cfg.PID || processAlive(pid)) && !store.PIDTaken(pid, s.ClientStart)
 		switch {
-		case s.SessionID == id && runs:
+		case s.SessionID == id && runs && pid != e.cfg.PID:
 			return pid, false // live as its heartbeat says
+		case s.SessionID == id && runs:
+			// This client's session: another client may run it too (`claude --continue`).
+			running, self = pid, true
+			continue
 		case runs && (running == 0 || pid == e.cfg.PID):
 			running = pid
 		}
 		ended = true
+	}
+	if self {
+		return e.cfg.PID, false
 	}
 	return running, ended
 }
