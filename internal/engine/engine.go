@@ -37,6 +37,10 @@ type Config struct {
 	Now       func() time.Time    // default time.Now
 	SessionID string              // the Claude Code session making the call, if known
 	PID       int                 // Claude Code's pid (hooks: $CLAUDE_PID; MCP server: its parent)
+	// ClientStart is when PID's process started, recorded with the workflow's owner beside PID
+	// so a process that takes the pid after the client exits is not taken for it; default
+	// store.ProcessStart (0 where the platform does not tell).
+	ClientStart uint64
 	// Host is this machine's name, recorded with the workflow's owner beside PID, which means
 	// nothing on another machine sharing the workflow; default os.Hostname (see host).
 	Host     string
@@ -168,6 +172,9 @@ type Engine struct {
 	inGit    bool // the root is a git repository's, not just the launch directory
 	// storeOpts are the options st was opened with, but WithNoCreate: OpenStore's.
 	storeOpts []store.Option
+	// clientStart is Config.ClientStart, else asked of the platform on first use: only a
+	// change, or a check of an owner of this client's pid, needs it.
+	clientStart func() uint64
 }
 
 // Open finds the project and its state directory and opens them. It fails only when the
@@ -257,6 +264,13 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	e = &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows"),
 		inGit: found.InGit, storeOpts: opts}
+	e.clientStart = sync.OnceValue(func() uint64 {
+		if cfg.ClientStart != 0 || cfg.PID <= 0 {
+			return cfg.ClientStart
+		}
+		start, _ := store.ProcessStart(cfg.PID)
+		return start
+	})
 	e.openMemory(found)
 	return e, nil
 }
@@ -542,8 +556,8 @@ func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 
 func (e *Engine) actor() workflow.Actor {
 	a := workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
-	if a.PID > 0 { // the machine a pid is on
-		a.Host = e.host()
+	if a.PID > 0 { // the machine a pid is on, and its process
+		a.Host, a.ClientStart = e.host(), e.clientStart()
 	}
 	return a
 }

@@ -170,6 +170,9 @@ func (e *Engine) keptBy(as map[workflow.Actor]*Engine, k keptTask) (*Engine, err
 		return by, nil
 	}
 	cfg := e.cfg
+	if who.PID != cfg.PID {
+		cfg.ClientStart = 0 // another client's, asked of the platform
+	}
 	cfg.SessionID, cfg.PID = who.SessionID, who.PID
 	by, err := Open(cfg)
 	if err != nil {

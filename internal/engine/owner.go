@@ -41,7 +41,7 @@ func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	}
 	// A client exited, but its session resumed in another that runs (`claude --resume` after
 	// a kill -9) is live there before its first change records that client's pid.
-	return o.PID == e.cfg.PID || e.clientExited(o.PID) && !e.inOtherRunningClient(o.SessionID)
+	return o.PID == e.cfg.PID || e.clientExited(o) && !e.inOtherRunningClient(o.SessionID)
 }
 
 // inOtherRunningClient reports whether a running Claude Code client other than this engine's is in
@@ -51,14 +51,18 @@ func (e *Engine) inOtherRunningClient(id string) bool {
 	return pid > 0 && pid != e.cfg.PID
 }
 
-// clientExited reports whether the Claude Code client of pid (an owner's) has exited, as
-// clientRunning tells it from the client's session record; an unknown pid (0) answers false.
-func (e *Engine) clientExited(pid int) bool {
-	if pid <= 0 {
+// clientExited reports whether o's Claude Code client has exited, as clientRunning tells it from
+// the start o records, else from its pid's session record; an unknown pid (0) answers false.
+func (e *Engine) clientExited(o *workflow.Owner) bool {
+	if o.PID <= 0 {
 		return false
 	}
-	s, _ := e.CurrentSession(pid)
-	return !clientRunning(pid, s.ClientStart)
+	start := o.ClientStart
+	if start == 0 {
+		s, _ := e.CurrentSession(o.PID)
+		start = s.ClientStart
+	}
+	return !clientRunning(o.PID, start)
 }
 
 // clientRunning reports whether the Claude Code client of pid that started at start (0: not
@@ -80,29 +84,31 @@ func (e *Engine) OwnerExited(r *workflow.Record) bool {
 	if r == nil || r.Owner == nil || r.Owner.PID <= 0 {
 		return false
 	}
-	s, here := e.CurrentSession(r.Owner.PID)
-	return here && !clientRunning(r.Owner.PID, s.ClientStart)
+	_, here := e.CurrentSession(r.Owner.PID)
+	return here && e.clientExited(r.Owner)
 }
 
 // inOtherLiveClient reports whether o runs in another Claude Code client than this engine's
 // that is still alive (the same session continued in a second terminal, say), or on another
 // machine sharing the workflow, whose client's life only its heartbeat tells. An owner
 // recorded without a pid (the agent's cairn in its Bash tool without a live CLAUDE_PID, or an
-// older Cairn's) of another session runs where a running client's session record names that
-// session, as its session now or one it ran before /clear (sessionClient). Unknown pids answer
-// false.
+// older Cairn's) runs where another running client's session record names its session, as its
+// session now or one it ran before /clear (sessionClient); so does one of this engine's own
+// session, which is not known to be this client's. Unknown pids answer false.
 func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
-	if o.PID <= 0 && o.SessionID != "" && o.SessionID != e.cfg.SessionID && e.cfg.PID > 0 && o.Host == "" {
+	if o.PID <= 0 && o.SessionID != "" && e.cfg.PID > 0 && o.Host == "" {
 		return e.inOtherRunningClient(o.SessionID)
 	}
 	return e.onOtherHost(o) || o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID &&
-		(!e.clientExited(o.PID) || o.SessionID != "" && e.inOtherRunningClient(o.SessionID))
+		(!e.clientExited(o) || o.SessionID != "" && e.inOtherRunningClient(o.SessionID))
 }
 
 // inThisClient reports whether o ran in this engine's Claude Code client: its pid, on this
-// machine.
+// machine, and its start where both are known (another start is a client that had the pid
+// before this one).
 func (e *Engine) inThisClient(o *workflow.Owner) bool {
-	return e.cfg.PID > 0 && o.PID == e.cfg.PID && !e.onOtherHost(o)
+	return e.cfg.PID > 0 && o.PID == e.cfg.PID && !e.onOtherHost(o) &&
+		(o.ClientStart == 0 || e.clientStart() == 0 || o.ClientStart == e.clientStart())
 }
 
 // ranInThisClient reports whether o's session ran in this engine's Claude Code client: o has

@@ -4,10 +4,13 @@ package engine_test
 
 import (
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -35,16 +38,17 @@ func TestReusedClientPidIsNoLiveOwner(t *testing.T) {
 			t.Run(tc.name+map[bool]string{false: " (control: the client runs)", true: ""}[reused], func(t *testing.T) {
 				e := newEnv(t)
 				owner := tc.ownerPID(t)
-				must(e.openAs("old-session", owner).Start(engine.StartRequest{Type: "apex", Context: "ownership"}))(t)
+				var start uint64 // the owner's client's, as its session record says
+				if reused {
+					start = 1 // a start no process of this pid had
+				}
+				must(e.openWith("old-session", owner, func(c *engine.Config) { c.ClientStart = start }).Start(engine.StartRequest{Type: "apex", Context: "ownership"}))(t)
 				e.clock.Add(30 * time.Second)
 				pid := owner
 				if tc.ranIn != nil {
 					pid = tc.ranIn(t)
 				}
-				s := engine.Session{SessionID: "old-session", PID: pid}
-				if reused {
-					s.ClientStart = 1 // a start no process of this pid had
-				}
+				s := engine.Session{SessionID: "old-session", PID: pid, ClientStart: start}
 				if err := e.openAs("old-session", pid).RecordSession(s); err != nil {
 					t.Fatal(err)
 				}
@@ -117,5 +121,62 @@ func TestReusedClientPidStaleRecordIsNotThisClients(t *testing.T) {
 				t.Errorf("this client's Stop kept the old session's heartbeat: %v, want %v", out.Heartbeat, !tc.exited)
 			}
 		})
+	}
+}
+
+// A Claude Code client that owns the workflow exits, and another client, in a session of its
+// own, takes its pid. The owner recorded the pid but not when its client started, so the new
+// client was taken for the owner's: its turns' ends kept the exited session's heartbeat, and
+// the owner's session, resumed in a third client (`claude --resume`), was told "Another live
+// session" of itself for as long as the new client ran. The owner records its client's start.
+func TestReusedOwnerPidKeepsNoHeartbeat(t *testing.T) {
+	pid := os.Getpid() // the owner's client's, the new client's now
+	if _, ok := store.ProcessStart(pid); !ok {
+		t.Skip("the platform does not tell a process's start")
+	}
+	e := newEnv(t)
+	old := func(c *engine.Config) { c.ClientStart = 1 } // a start no process of this pid had
+	must(e.openWith("old-session", pid, old).Start(engine.StartRequest{Type: "apex", Context: "ownership"}))(t)
+	must(0, e.openWith("old-session", pid, old).RecordSession(engine.Session{SessionID: "old-session", PID: pid, ClientStart: 1}))(t)
+	must(0, e.openAs("new-session", pid).RecordSession(engine.Session{SessionID: "new-session", PID: pid}))(t)
+	for range 5 {
+		e.clock.Add(3 * time.Minute)
+		if out := must(e.openAs("new-session", pid).Stop(engine.StopInput{SessionID: "new-session"}))(t); out.Heartbeat {
+			t.Fatal("the new client's Stop kept the heartbeat of the session of the client that had its pid")
+		}
+	}
+	if w := e.openAs("old-session", 4243).Resume(engine.ResumeOptions{Apply: true}).Warnings; strings.Contains(strings.Join(w, "\n"), "Another live session") {
+		t.Errorf("the owner's session, resumed in a third client, is told of another live session: %q", w)
+	}
+}
+
+// A client's session record that cannot be read for an I/O error (a failing disk) was taken as
+// none: the session start rewrote it without the sessions the client ran before (/clear), so an
+// owner of one of them recorded without a pid looked like another live session to this very
+// client. The record is left as it is, and the hook is told why the session was not recorded;
+// the next start that reads it carries them on.
+func TestRecordSessionUnreadKeepsReplaced(t *testing.T) {
+	e := newEnv(t)
+	pid := os.Getpid()
+	var on atomic.Bool
+	en := func(session string) *engine.Engine {
+		return e.openWith(session, pid, func(c *engine.Config) {
+			c.WrapFS = func(fsys durable.FS) durable.FS {
+				return readEIO{FS: noSync(fsys), on: &on, files: func(name string) bool { return name == "sessions/"+strconv.Itoa(pid)+".json" }}
+			}
+		})
+	}
+	for _, id := range []string{"session-1", "session-2"} {
+		must(0, en(id).RecordSession(engine.Session{SessionID: id, PID: pid}))(t)
+	}
+	on.Store(true)
+	err := en("session-3").RecordSession(engine.Session{SessionID: "session-3", PID: pid})
+	on.Store(false)
+	if err == nil || !strings.Contains(err.Error(), "input/output error") {
+		t.Errorf("recording with the old record unreadable: %v, want the read error", err)
+	}
+	must(0, en("session-3").RecordSession(engine.Session{SessionID: "session-3", PID: pid}))(t)
+	if s, _ := en("session-3").CurrentSession(pid); strings.Join(s.Replaced, " ") != "session-2 session-1" {
+		t.Errorf("replaced sessions after an unread record: %q, want session-2 session-1", s.Replaced)
 	}
 }

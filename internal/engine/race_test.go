@@ -294,15 +294,24 @@ func TestStopHeartbeatKeepsAnotherLiveClient(t *testing.T) {
 		name     string
 		ownerPID func(t *testing.T) int
 		takes    bool
+		// ranIn is the first client, whose session record names s1, when the owner was
+		// recorded without a pid (an older Cairn's): it is not known to be either client's.
+		ranIn func(t *testing.T) int
 	}{
-		{"first client alive", func(*testing.T) int { return os.Getpid() }, false},
-		{"first client exited", exitedPID, true},
+		{"first client alive", func(*testing.T) int { return os.Getpid() }, false, nil},
+		{"first client exited", exitedPID, true, nil},
+		{"no pid recorded, first client alive", func(*testing.T) int { return 0 }, false, func(*testing.T) int { return os.Getpid() }},
+		{"no pid recorded, first client exited", func(*testing.T) int { return 0 }, true, exitedPID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			owner := tc.ownerPID(t)
 			if _, err := e.openAs("s1", owner).Start(engine.StartRequest{Type: "apex", Context: "two clients"}); err != nil {
 				t.Fatal(err)
+			}
+			if tc.ranIn != nil {
+				pid := tc.ranIn(t)
+				must(0, e.openAs("s1", pid).RecordSession(engine.Session{SessionID: "s1", PID: pid}))(t)
 			}
 			e.clock.Add(5 * time.Minute)
 			second := e.openAs("s1", 4242)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sort"
 	"strconv"
@@ -109,9 +110,14 @@ func (e *Engine) RecordSession(s Session) error {
 	if s.ClientStart == 0 {
 		s.ClientStart, _ = store.ProcessStart(s.PID)
 	}
+	prev, ok, err := e.readSession(s.PID)
+	if err != nil {
+		// Taken as none, it would be rewritten without the sessions this client ran before.
+		return fmt.Errorf("%w; the record was left as it is", err)
+	}
 	// A record another client left with this pid (it exited, this one took the pid) names
 	// sessions this client never ran.
-	if prev, ok := e.CurrentSession(s.PID); ok && (prev.ClientStart == 0 || s.ClientStart == 0 || prev.ClientStart == s.ClientStart) {
+	if ok && (prev.ClientStart == 0 || s.ClientStart == 0 || prev.ClientStart == s.ClientStart) {
 		if prev.SessionID != s.SessionID {
 			s.Replaced = []string{prev.SessionID}
 		}
@@ -163,7 +169,7 @@ func KnownSource(s string) bool { return slices.Contains(sessionSources, s) }
 
 // sessionClient is what the session records (sessions/<pid>.json) say of the Claude Code
 // session id, for an owner recorded without a pid or a client that has exited: running is the
-// pid of a running client whose record names it as its session, else of one that ran it
+// pid of a running client whose record names it as its session (another than this one first), else of one that ran it
 // before its session now (Session.Replaced: /clear, /resume), which goes on with its work
 // (this client first); 0: none. ended says the session has ended: a client ran it before the
 // one it is in now, or the client whose record names it has exited, and no client still
@@ -175,7 +181,7 @@ func (e *Engine) sessionClient(id string) (running int, ended bool) {
 	if err != nil {
 		return 0, false
 	}
-	exited := 0
+	exited, self := 0, false
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil {
@@ -194,12 +200,19 @@ func (e *Engine) sessionClient(id string) (running int, ended bool) {
 		// an exited client left (this client's SessionStart hook has not replaced it) is not.
 		runs := (pid == e.cfg.PID || processAlive(pid)) && !store.PIDTaken(pid, s.ClientStart)
 		switch {
-		case s.SessionID == id && runs:
+		case s.SessionID == id && runs && pid != e.cfg.PID:
 			return pid, false // live as its heartbeat says
+		case s.SessionID == id && runs:
+			// This client's session: another client may run it too (`claude --continue`).
+			running, self = pid, true
+			continue
 		case runs && (running == 0 || pid == e.cfg.PID):
 			running = pid
 		}
 		ended = true
+	}
+	if self {
+		return e.cfg.PID, false
 	}
 	return running, ended
 }
@@ -210,15 +223,25 @@ const maxSessionsRead = 64
 
 // CurrentSession returns what the SessionStart hook last recorded for a Claude Code pid.
 func (e *Engine) CurrentSession(pid int) (Session, bool) {
+	s, ok, _ := e.readSession(pid)
+	return s, ok
+}
+
+// readSession is CurrentSession with why a record there could not be read (an I/O error, not
+// a missing or damaged one).
+func (e *Engine) readSession(pid int) (Session, bool, error) {
 	var s Session
 	if pid <= 0 {
-		return s, false
+		return s, false, nil
 	}
 	data, err := e.st.ReadSession(strconv.Itoa(pid))
-	if err != nil || json.Unmarshal(data, &s) != nil || s.SessionID == "" {
-		return Session{}, false
+	if _, ok := errors.AsType[*fs.PathError](err); ok && !errors.Is(err, fs.ErrNotExist) {
+		return Session{}, false, err
 	}
-	return s, true
+	if err != nil || json.Unmarshal(data, &s) != nil || s.SessionID == "" {
+		return Session{}, false, nil
+	}
+	return s, true, nil
 }
 
 // Stop is the Stop hook's work after every turn: tell the user what the store repaired
@@ -265,8 +288,11 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	// ran here until /clear replaced it: the client goes on with the workflow, and a second
 	// terminal is to be warned of it as before. The replaced owner keeps it (a heartbeat never
 	// takes a workflow: a change does).
-	by := e.actor()
 	due := in.SessionID != "" && r.Owner != nil && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery
+	var by workflow.Actor
+	if due { // the actor's host and client start are asked of the system: not every turn
+		by = e.actor()
+	}
 	// Asked only when due: an owner without a pid is looked for in the session records.
 	replaced := due && r.Owner.SessionID != "" && r.Owner.SessionID != in.SessionID && e.ranInThisClient(r.Owner)
 	if replaced {

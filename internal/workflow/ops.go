@@ -45,6 +45,9 @@ type Actor struct {
 	SessionID string
 	PID       int
 	Host      string // the machine PID is on; "" when unknown
+	// ClientStart is when PID's process started (0: not known), told apart from a later
+	// process of that pid.
+	ClientStart uint64
 }
 
 // Result is what an operation returns: the new record and what happened. The input record is
@@ -303,7 +306,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		TTL:              ttl,
 		CreatedAt:        now,
 		UpdatedAt:        now,
-		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Host: by.Host, Heartbeat: now},
+		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Host: by.Host, ClientStart: by.ClientStart, Heartbeat: now},
 		InterruptionSafe: new(true),
 	}
 	if def.IsGate(start) {
@@ -351,7 +354,7 @@ func touch(r *Record, by Actor, now time.Time) []string {
 
 // setOwner makes by the owner of r, the operation's own copy, seen alive at now.
 func setOwner(r *Record, by Actor, now time.Time) {
-	o := &Owner{SessionID: by.SessionID, PID: by.PID, Host: by.Host, Heartbeat: now}
+	o := &Owner{SessionID: by.SessionID, PID: by.PID, Host: by.Host, ClientStart: by.ClientStart, Heartbeat: now}
 	if r.Owner != nil {
 		o.Extra = r.Owner.Extra
 	}

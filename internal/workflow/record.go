@@ -148,9 +148,13 @@ type Owner struct {
 	PID       int    `json:"pid,omitempty"`
 	// Host is the machine PID is on (absent in what an older Cairn wrote): on another
 	// machine sharing the workflow through a remote, PID names no process of the session's.
-	Host      string                     `json:"host,omitempty"`
-	Heartbeat time.Time                  `json:"heartbeat,omitzero"`
-	Extra     map[string]json.RawMessage `json:"-"`
+	Host string `json:"host,omitempty"`
+	// ClientStart is when the client of PID started (absent where the platform does not tell,
+	// and in what an older Cairn wrote): a process of that pid that started at another time
+	// took the pid after the owner's client exited.
+	ClientStart uint64                     `json:"client_start,omitempty"`
+	Heartbeat   time.Time                  `json:"heartbeat,omitzero"`
+	Extra       map[string]json.RawMessage `json:"-"`
 }
 
 // Each type below marshals through a method-less twin with EncodeKnown and DecodeKnown
