@@ -124,62 +124,90 @@ func claudeTaskName(name string) string {
 	}, name)
 }
 
-// DropDeletedClaudeTasks is dropDeletedClaudeTasks of the active workflow, for a compaction:
-// auto-compaction comes mid-turn, before the end of turn that would take them out, and its
-// anchor names the first open task. One read of the record when this session has none.
-func (e *Engine) DropDeletedClaudeTasks() (int, error) {
+// FollowClaudeTasks is followClaudeTasks of the active workflow, for a compaction:
+// auto-compaction comes mid-turn, before the end of turn that would follow the list, and its
+// anchor names the first open task. One read of the record when this session has no task.
+func (e *Engine) FollowClaudeTasks() (dropped, reopened int, err error) {
 	r, _, err := e.active()
 	if err != nil || r == nil || r.Status != workflow.StatusActive {
-		return 0, err
+		return 0, 0, err
 	}
-	return e.dropDeletedClaudeTasks(r)
+	return e.followClaudeTasks(r)
 }
 
-// dropDeletedClaudeTasks takes out of the active workflow (r, as read) the pending tasks this
-// session mirrored that its Claude Code task list no longer holds: a TaskUpdate to status
-// deleted removes the task's file and fires no hook, so without this the task would stand
-// open in every later report. Claude Code writes a task's file before its TaskCreated hook
-// runs (and removes it when a hook blocks the creation), and empties a list only when every
-// task in it is completed, so a pending task whose file is gone from a list that is there was
-// deleted. A list not there (another list id, a store elsewhere) proves nothing: nothing is
-// dropped. It costs nothing when r has no pending task of this session's; it returns how
-// many it dropped.
-func (e *Engine) dropDeletedClaudeTasks(r *workflow.Record) (int, error) {
-	own := workflow.OwnClaudeTasks(r, e.cfg.SessionID)
-	if len(own) == 0 {
-		return 0, nil
+// followClaudeTasks makes the active workflow (r, as read) follow what this session's Claude
+// Code task list changed without a hook event (workflow.FollowClaudeTasks), and returns how
+// many tasks it took out and how many it opened again:
+//
+//   - A TaskUpdate to status deleted removes the task's file and fires no hook, so without
+//     this the task would stand open in every later report. Claude Code writes a task's file
+//     before its TaskCreated hook runs (and removes it when a hook blocks the creation), and
+//     empties a list only when every task in it is completed, so a pending task whose file is
+//     gone from a list that is there was deleted.
+//   - A TaskUpdate of a completed task back to pending or in_progress fires no hook either:
+//     its file says so, and without this the task would stay done, in no later report.
+//
+// A list not there (another list id, a store elsewhere) proves nothing: nothing changes. It
+// costs nothing when r has no pending or done task of this session's.
+func (e *Engine) followClaudeTasks(r *workflow.Record) (dropped, reopened int, err error) {
+	pending := workflow.OwnClaudeTasks(r, e.cfg.SessionID, workflow.TaskPending)
+	done := workflow.OwnClaudeTasks(r, e.cfg.SessionID, workflow.TaskDone)
+	if len(pending) == 0 && len(done) == 0 {
+		return 0, 0, nil
 	}
 	dir := e.claudeTaskList(e.cfg.SessionID)
 	if dir == "" {
-		return 0, nil
+		return 0, 0, nil
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return 0, nil
+		return 0, 0, nil
 	}
-	var gone []string
-	for id, task := range own {
+	var gone, again []string
+	for id, task := range pending {
 		if _, err := os.Lstat(filepath.Join(dir, claudeTaskName(task)+".json")); errors.Is(err, fs.ErrNotExist) {
 			gone = append(gone, id)
 		}
 	}
-	if len(gone) == 0 {
-		return 0, nil
+	for id, task := range done {
+		var file struct {
+			Status string `json:"status"`
+		}
+		data, err := os.ReadFile(filepath.Join(dir, claudeTaskName(task)+".json"))
+		if err == nil && json.Unmarshal(data, &file) == nil && (file.Status == "pending" || file.Status == "in_progress") {
+			again = append(again, id)
+		}
 	}
-	dropped := 0
-	_, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+	if len(gone) == 0 && len(again) == 0 {
+		return 0, 0, nil
+	}
+	_, _, err = e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil || cur.WorkflowID != r.WorkflowID {
 			return workflow.Result{Event: workflow.EventNone}, nil
 		}
-		res, err := workflow.DropClaudeTasks(cur, gone, e.now(), e.actor())
+		res, err := workflow.FollowClaudeTasks(cur, gone, again, e.now(), e.actor())
 		if err == nil && res.Changed {
 			dropped = len(cur.Tasks) - len(res.Record.Tasks)
+			reopened = len(workflow.OwnClaudeTasks(cur, e.cfg.SessionID, workflow.TaskDone)) - len(workflow.OwnClaudeTasks(res.Record, e.cfg.SessionID, workflow.TaskDone))
 		}
 		return res, err
-	}, "claude code tasks deleted")
+	}, "claude code tasks changed")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return dropped, nil
+	return dropped, reopened, nil
+}
+
+// FollowedTasks says what followClaudeTasks changed, one line each: dropped tasks taken out,
+// reopened tasks open again.
+func FollowedTasks(dropped, reopened int) []string {
+	var out []string
+	if dropped > 0 {
+		out = append(out, fmt.Sprintf("%d task%s Claude Code deleted taken out of the workflow", dropped, workflow.Plural(dropped)))
+	}
+	if reopened > 0 {
+		out = append(out, fmt.Sprintf("%d task%s Claude Code set back from completed open again", reopened, workflow.Plural(reopened)))
+	}
+	return out
 }
 
 // elsewhereStep is what to do about a task running under k, another machine's claim, that

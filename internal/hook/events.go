@@ -119,11 +119,14 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		r.Logf("session=%s; the turn ended in an API error; %s", logSession(sessionID), wroteSummary(out))
 		return nil
 	case EventPreCompact:
-		// The anchor names the first open task: not one the model deleted this turn.
-		if n, err := e.DropDeletedClaudeTasks(); err != nil {
-			r.Logf("tasks Claude Code deleted not taken out, left to the end of the turn: %v", err)
-		} else if n > 0 {
-			r.Logf("%d task%s Claude Code deleted taken out of the workflow", n, workflow.Plural(n))
+		// The anchor names the first open task: not one the model deleted this turn, and one it
+		// set back from completed.
+		if dropped, reopened, err := e.FollowClaudeTasks(); err != nil {
+			r.Logf("Claude Code's task list not followed, left to the end of the turn: %v", err)
+		} else {
+			for _, s := range engine.FollowedTasks(dropped, reopened) {
+				r.Logf("%s", s)
+			}
 		}
 		anchor, problem := e.CompactAnchor()
 		switch {

@@ -134,8 +134,8 @@ func unchangedSoFar(out *engine.StopOutcome, err error) string {
 	switch {
 	case errors.As(err, new(*store.DamagedError)):
 		return ": "
-	case out != nil && out.Dropped > 0:
-		return "; only the removal of the tasks Claude Code deleted was recorded: "
+	case out != nil && out.Dropped+out.Reopened > 0:
+		return "; only the tasks Claude Code deleted or set back from completed were recorded: "
 	case out != nil && out.Heartbeat:
 		return "; only this session's heartbeat was recorded: "
 	}
@@ -167,11 +167,9 @@ func wroteSummary(out *engine.StopOutcome) string {
 	if out.HeartbeatErr != nil {
 		parts = append(parts, fmt.Sprintf("owner heartbeat not recorded, retried after the next turn: %v", out.HeartbeatErr))
 	}
-	if out.Dropped > 0 {
-		parts = append(parts, fmt.Sprintf("%d task%s Claude Code deleted taken out of the workflow", out.Dropped, workflow.Plural(out.Dropped)))
-	}
+	parts = append(parts, engine.FollowedTasks(out.Dropped, out.Reopened)...)
 	if out.DroppedErr != nil {
-		parts = append(parts, fmt.Sprintf("tasks Claude Code deleted not taken out, retried after the next turn: %v", out.DroppedErr))
+		parts = append(parts, fmt.Sprintf("Claude Code's task list not followed, retried after the next turn: %v", out.DroppedErr))
 	}
 	if len(parts) == 0 {
 		return "nothing to write"
