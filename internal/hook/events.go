@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -84,10 +85,13 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	// nothing, and the compaction drops warnings. A repair the state needs is left to the next
 	// Stop or session start, which says it.
 	cfg := engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName), NoRepair: true}
+	lost := ""
 	if ev.HookEventName == EventTaskCreated || ev.HookEventName == EventTaskCompleted {
 		cfg.LockWait = taskLockWait
+		// Without the state the event cannot even be kept for a later hook.
+		lost = fmt.Sprintf("%s task %s not recorded (Claude Code does not send it again)", ev.HookEventName, stderrShown(ev.TaskID))
 	}
-	e, err := openState(ctx, r, getenv, yaml, cfg, true)
+	e, err := openState(ctx, r, getenv, yaml, cfg, true, lost)
 	if err != nil {
 		return nil
 	}

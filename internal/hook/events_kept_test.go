@@ -348,3 +348,22 @@ func TestResumedSessionStartLeavesOutADeletedTask(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskEventStateThatCannotBeOpened: a task event whose state directory cannot be made
+// (CAIRN_STATE_DIR names one under a file, outside the project) said only "opening Cairn's
+// state: ... not a directory": not that the task was lost (Claude Code does not send it
+// again), nor what to do. It now says both.
+func TestTaskEventStateThatCannotBeOpened(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "afile"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_STATE_DIR": filepath.Join(other, "afile", "cairn"), "HOME": dir}
+	var stdout, stderr bytes.Buffer
+	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCompleted","task_id":"7","task_subject":"write the retry loop"}`), &stdout, &stderr, func(k string) string { return env[k] }, nil)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if stdout.Len() != 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn-event: TaskCompleted task 7 not recorded (Claude Code does not send it again): opening Cairn's state: ") ||
+		!strings.HasSuffix(lines[0], "; cairn doctor says what to fix") {
+		t.Errorf("stdout %q, stderr %q; want one line saying the task was not recorded, and the step", stdout.String(), stderr.String())
+	}
+}

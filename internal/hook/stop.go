@@ -60,7 +60,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	sessionID := sessionOf(ev, getenv)
 	pid := r.claudePID(getenv, false) // a bad CLAUDE_PID is SessionStart's to report
 
-	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
+	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true, "")
 	if err != nil {
 		// SessionStart said it when it was there at the start (openFailure).
 		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+engine.UnusableState(err))
