@@ -455,3 +455,40 @@ func TestCairnReopenedClaudeTaskReported(t *testing.T) {
 		t.Errorf("the new session's report does not list the task the model reopened:\n%s", report)
 	}
 }
+
+// A task the model renamed (TaskUpdate with a new subject) fires no hook in Claude Code: its
+// task file holds the new subject, and nothing more. The end of the turn takes it up, so the
+// next session's report lists the task by the subject the model gave it last.
+func TestCairnRenamedClaudeTaskReported(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w)
+	tools := []string{cairnPlugin.AllowRule(), "TaskCreate", "TaskUpdate"}
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("RENAME-PROMPT")),
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload()"})).Named("create 1"),
+		mockapi.On(afterToolResult,
+			mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "1", "subject": "write the backoff for upload()"})).Named("rename 1"),
+		mockapi.On(afterToolResult, mockapi.Text("renamed")).Named("end"),
+	)
+	r := w.runScript(t, RunOptions{Prompt: "RENAME-PROMPT: list the work", AllowedTools: tools})
+	for _, tr := range r.ToolResults() {
+		if tr.IsError {
+			t.Fatalf("a task tool failed: %s", tr.Text)
+		}
+	}
+	if n := len(requireHooksOK(t, r, "TaskCreated")); n != 1 {
+		t.Fatalf("%d TaskCreated hooks ran, want 1: the rename fired one; this test's premise (no hook) is gone", n)
+	}
+	stops := requireHooksOK(t, r, "Stop")
+	if !strings.Contains(stops[len(stops)-1].Stderr, "1 task Claude Code renamed given its new subject") {
+		t.Errorf("the Stop hook does not say it took up the new subject: %q", stops[len(stops)-1].Stderr)
+	}
+
+	next := w.run(t, RunOptions{Prompt: "NEXT-PROMPT: go on"})
+	requireOK(t, next)
+	report := cairnReport(t, next.FirstMain(t))
+	if !strings.Contains(report+"\n", "\nopen task: write the backoff for upload()\n") || strings.Contains(report, "write the retry loop") {
+		t.Errorf("the new session's report does not list the task by its new subject:\n%s", report)
+	}
+}

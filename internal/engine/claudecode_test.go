@@ -325,18 +325,20 @@ func TestOwnersTasksOnAnotherMachineAreNotToldAsEarlier(t *testing.T) {
 func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 	const sess = "sess-aaaa-1"
 	for _, c := range []struct {
-		name   string
-		vars   map[string]string
-		list   string   // the list directory under home, "" for none
-		files  []string // task files in it, "<name>:<status>" for one with that status
-		wantIn []string // the open tasks after the turn's end
-		drops  int
-		opens  int
+		name    string
+		vars    map[string]string
+		list    string   // the list directory under home, "" for none
+		files   []string // task files in it, "<name>:<status>:<subject>" for one with those
+		wantIn  []string // the open tasks after the turn's end
+		drops   int
+		opens   int
+		renames int
 	}{
 		{name: "deleted", list: ".claude/tasks/" + sess, files: []string{"1.json"}, wantIn: []string{"write the parser", "an earlier one"}, drops: 1},
 		{name: "none deleted", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json"}, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "reopened", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json", "3.json:pending"}, wantIn: []string{"write the parser", "drop the cache", "finished", "an earlier one"}, opens: 1},
 		{name: "reopened in progress, one deleted", list: ".claude/tasks/" + sess, files: []string{"2.json", "3.json:in_progress"}, wantIn: []string{"drop the cache", "finished", "an earlier one"}, drops: 1, opens: 1},
+		{name: "renamed", list: ".claude/tasks/" + sess, files: []string{"1.json:pending:write the JSON parser", "2.json", "3.json:completed:finished it"}, wantIn: []string{"write the JSON parser", "drop the cache", "an earlier one"}, renames: 1},
 		{name: "still completed", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json", "3.json:completed"}, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "no list", wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "list named by CLAUDE_CODE_TASK_LIST_ID", vars: map[string]string{"CLAUDE_CODE_TASK_LIST_ID": "team/x"},
@@ -370,7 +372,8 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 				}
 				for _, f := range c.files {
 					f, status, _ := strings.Cut(f, ":")
-					if err := os.WriteFile(filepath.Join(dir, f), []byte(`{"status":"`+status+`"}`), 0o644); err != nil {
+					status, subject, _ := strings.Cut(status, ":")
+					if err := os.WriteFile(filepath.Join(dir, f), []byte(`{"status":"`+status+`","subject":"`+subject+`"}`), 0o644); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -379,8 +382,8 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 			if err != nil || out.DroppedErr != nil {
 				t.Fatalf("Stop: %v, %v", err, out.DroppedErr)
 			}
-			if out.Dropped != c.drops || out.Reopened != c.opens {
-				t.Errorf("dropped %d, reopened %d; want %d, %d", out.Dropped, out.Reopened, c.drops, c.opens)
+			if want := (engine.TasksFollowed{Dropped: c.drops, Reopened: c.opens, Renamed: c.renames}); out.Followed != want {
+				t.Errorf("followed %+v, want %+v", out.Followed, want)
 			}
 			var rec struct {
 				Owner struct {

@@ -71,12 +71,12 @@ type StopOutcome struct {
 	// HeartbeatErr is why the owner's heartbeat, due, was not recorded (retried after the
 	// next turn), for the log.
 	HeartbeatErr error
-	// Dropped counts this session's tasks taken out of the workflow because Claude Code
-	// deleted them from its list, Reopened those open again because it set them back from
-	// completed (followClaudeTasks), a journaled change like the heartbeat; DroppedErr is why
-	// that failed (tried again after the next turn), for the log.
-	Dropped, Reopened int
-	DroppedErr        error
+	// Followed counts what the turn's end changed of this session's tasks to follow its Claude
+	// Code task list (followClaudeTasks: deleted, reopened, renamed there), a journaled change
+	// like the heartbeat; DroppedErr is why that failed (tried again after the next turn), for
+	// the log.
+	Followed   TasksFollowed
+	DroppedErr error
 }
 
 // heartbeatEvery throttles the owner heartbeat the Stop hook refreshes: a journaled write at
@@ -260,7 +260,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	if err != nil || r == nil || r.Status != workflow.StatusActive {
 		return out, err
 	}
-	out.Dropped, out.Reopened, out.DroppedErr = e.followClaudeTasks(r)
+	out.Followed, out.DroppedErr = e.followClaudeTasks(r)
 	now := e.now()
 	// The owner's heartbeat is this client's to keep while the owner's session runs here, or
 	// ran here until /clear replaced it: the client goes on with the workflow, and a second

@@ -124,11 +124,11 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		return nil
 	case EventPreCompact:
 		// The anchor names the first open task: not one the model deleted this turn, and one it
-		// set back from completed.
-		if dropped, reopened, err := e.FollowClaudeTasks(); err != nil {
+		// set back from completed, by its subject now.
+		if f, err := e.FollowClaudeTasks(); err != nil {
 			r.Logf("Claude Code's task list not followed, left to the end of the turn: %v", err)
 		} else {
-			for _, s := range engine.FollowedTasks(dropped, reopened) {
+			for _, s := range f.Said() {
 				r.Logf("%s", s)
 			}
 		}

@@ -134,8 +134,8 @@ func unchangedSoFar(out *engine.StopOutcome, err error) string {
 	switch {
 	case errors.As(err, new(*store.DamagedError)):
 		return ": "
-	case out != nil && out.Dropped+out.Reopened > 0:
-		return "; only the tasks Claude Code deleted or set back from completed were recorded: "
+	case out != nil && len(out.Followed.Said()) > 0:
+		return "; only the tasks Claude Code deleted, set back from completed or renamed were recorded: "
 	case out != nil && out.Heartbeat:
 		return "; only this session's heartbeat was recorded: "
 	}
@@ -167,7 +167,7 @@ func wroteSummary(out *engine.StopOutcome) string {
 	if out.HeartbeatErr != nil {
 		parts = append(parts, fmt.Sprintf("owner heartbeat not recorded, retried after the next turn: %v", out.HeartbeatErr))
 	}
-	parts = append(parts, engine.FollowedTasks(out.Dropped, out.Reopened)...)
+	parts = append(parts, out.Followed.Said()...)
 	if out.DroppedErr != nil {
 		parts = append(parts, fmt.Sprintf("Claude Code's task list not followed, retried after the next turn: %v", out.DroppedErr))
 	}
