@@ -124,62 +124,135 @@ func claudeTaskName(name string) string {
 	}, name)
 }
 
-// DropDeletedClaudeTasks is dropDeletedClaudeTasks of the active workflow, for a compaction:
-// auto-compaction comes mid-turn, before the end of turn that would take them out, and its
-// anchor names the first open task. One read of the record when this session has none.
-func (e *Engine) DropDeletedClaudeTasks() (int, error) {
-	r, _, err := e.active()
-	if err != nil || r == nil || r.Status != workflow.StatusActive {
-		return 0, err
-	}
-	return e.dropDeletedClaudeTasks(r)
+// TasksFollowed counts what followClaudeTasks changed.
+type TasksFollowed struct {
+	Dropped  int // tasks Claude Code deleted, taken out
+	Reopened int // tasks it set back from completed, open again
+	Renamed  int // tasks it gave a new subject, which they take
 }
 
-// dropDeletedClaudeTasks takes out of the active workflow (r, as read) the pending tasks this
-// session mirrored that its Claude Code task list no longer holds: a TaskUpdate to status
-// deleted removes the task's file and fires no hook, so without this the task would stand
-// open in every later report. Claude Code writes a task's file before its TaskCreated hook
-// runs (and removes it when a hook blocks the creation), and empties a list only when every
-// task in it is completed, so a pending task whose file is gone from a list that is there was
-// deleted. A list not there (another list id, a store elsewhere) proves nothing: nothing is
-// dropped. It costs nothing when r has no pending task of this session's; it returns how
-// many it dropped.
-func (e *Engine) dropDeletedClaudeTasks(r *workflow.Record) (int, error) {
-	own := workflow.OwnClaudeTasks(r, e.cfg.SessionID)
-	if len(own) == 0 {
-		return 0, nil
+// Said says what f counts, one line each, for the logs and the report's notices.
+func (f TasksFollowed) Said() []string {
+	var out []string
+	if f.Dropped > 0 {
+		out = append(out, fmt.Sprintf("%d task%s Claude Code deleted taken out of the workflow", f.Dropped, workflow.Plural(f.Dropped)))
+	}
+	if f.Reopened > 0 {
+		out = append(out, fmt.Sprintf("%d task%s Claude Code set back from completed open again", f.Reopened, workflow.Plural(f.Reopened)))
+	}
+	if f.Renamed > 0 {
+		their := "their"
+		if f.Renamed == 1 {
+			their = "its"
+		}
+		out = append(out, fmt.Sprintf("%d task%s Claude Code renamed given %s new subject", f.Renamed, workflow.Plural(f.Renamed), their))
+	}
+	return out
+}
+
+// FollowClaudeTasks is followClaudeTasks of the active workflow, for a compaction:
+// auto-compaction comes mid-turn, before the end of turn that would follow the list, and its
+// anchor names the first open task. One read of the record when this session has no task.
+func (e *Engine) FollowClaudeTasks() (TasksFollowed, error) {
+	r, _, err := e.active()
+	if err != nil || r == nil || r.Status != workflow.StatusActive {
+		return TasksFollowed{}, err
+	}
+	return e.followClaudeTasks(r)
+}
+
+// followClaudeTasks makes the active workflow (r, as read) follow what this session's Claude
+// Code task list changed without a hook event (workflow.FollowClaudeTasks):
+//
+//   - A TaskUpdate to status deleted removes the task's file and fires no hook, so without
+//     this the task would stand open in every later report. Claude Code writes a task's file
+//     before its TaskCreated hook runs (and removes it when a hook blocks the creation), and
+//     empties a list only when every task in it is completed, so a pending task whose file is
+//     gone from a list that is there was deleted.
+//   - A TaskUpdate of a completed task back to pending or in_progress fires no hook either:
+//     its file says so, and without this the task would stay done, in no later report.
+//   - Nor does a TaskUpdate of a task's subject: its file has the new one, and without this
+//     the reports would name the task by the old one, which a new session would create again
+//     beside it.
+//
+// A list not there (another list id, a store elsewhere) proves nothing: nothing changes. It
+// costs nothing when r has no pending or done task of this session's.
+func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
+	pending := workflow.OwnClaudeTasks(r, e.cfg.SessionID, workflow.TaskPending)
+	done := workflow.OwnClaudeTasks(r, e.cfg.SessionID, workflow.TaskDone)
+	if len(pending) == 0 && len(done) == 0 {
+		return TasksFollowed{}, nil
 	}
 	dir := e.claudeTaskList(e.cfg.SessionID)
 	if dir == "" {
-		return 0, nil
+		return TasksFollowed{}, nil
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return 0, nil
+		return TasksFollowed{}, nil
 	}
-	var gone []string
-	for id, task := range own {
-		if _, err := os.Lstat(filepath.Join(dir, claudeTaskName(task)+".json")); errors.Is(err, fs.ErrNotExist) {
-			gone = append(gone, id)
+	var c workflow.ClaudeListChanges
+	look := func(id, task string, st workflow.TaskStatus) {
+		var file struct {
+			Subject     string `json:"subject"`
+			Description string `json:"description"`
+			Status      string `json:"status"`
+		}
+		data, err := os.ReadFile(filepath.Join(dir, claudeTaskName(task)+".json"))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if st == workflow.TaskPending {
+				c.Gone = append(c.Gone, id)
+			}
+			return
+		case err != nil || json.Unmarshal(data, &file) != nil:
+			return // a file being written, or not Claude Code's: it proves nothing
+		}
+		if st == workflow.TaskDone && (file.Status == "pending" || file.Status == "in_progress") {
+			c.Reopened = append(c.Reopened, id)
+		}
+		if file.Subject != "" || file.Description != "" {
+			if c.Renamed == nil {
+				c.Renamed = map[string]workflow.ClaudeTask{}
+			}
+			c.Renamed[id] = workflow.ClaudeTask{TaskID: task, Subject: file.Subject, Description: file.Description}
 		}
 	}
-	if len(gone) == 0 {
-		return 0, nil
+	for id, task := range pending {
+		look(id, task, workflow.TaskPending)
 	}
-	dropped := 0
+	for id, task := range done {
+		look(id, task, workflow.TaskDone)
+	}
+	if len(c.Gone) == 0 && len(c.Reopened) == 0 && len(c.Renamed) == 0 {
+		return TasksFollowed{}, nil
+	}
+	var f TasksFollowed
 	_, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		f = TasksFollowed{}
 		if cur == nil || cur.WorkflowID != r.WorkflowID {
 			return workflow.Result{Event: workflow.EventNone}, nil
 		}
-		res, err := workflow.DropClaudeTasks(cur, gone, e.now(), e.actor())
+		res, err := workflow.FollowClaudeTasks(cur, c, e.now(), e.actor())
 		if err == nil && res.Changed {
-			dropped = len(cur.Tasks) - len(res.Record.Tasks)
+			for _, t := range cur.Tasks {
+				k, ok := workflow.FindTask(res.Record, t.ID)
+				switch {
+				case !ok:
+					f.Dropped++
+				case t.Status == workflow.TaskDone && k.Status == workflow.TaskPending:
+					f.Reopened++
+				}
+				if ok && k.Note != t.Note {
+					f.Renamed++
+				}
+			}
 		}
 		return res, err
-	}, "claude code tasks deleted")
+	}, "claude code tasks changed")
 	if err != nil {
-		return 0, err
+		return TasksFollowed{}, err
 	}
-	return dropped, nil
+	return f, nil
 }
 
 // elsewhereStep is what to do about a task running under k, another machine's claim, that

@@ -319,18 +319,27 @@ func TestOwnersTasksOnAnotherMachineAreNotToldAsEarlier(t *testing.T) {
 // its list (<config>/tasks/<list id>/<id>.json). The end of the turn takes a pending task of
 // this session whose file is gone out of the workflow, and only that: a list that is not
 // there proves nothing, another session's task is that session's, and a task done stays.
+// A TaskUpdate of a completed task back to pending or in_progress fires no hook either: its
+// file says so, and the end of the turn opens the task again (before, it stayed done, in no
+// later report).
 func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 	const sess = "sess-aaaa-1"
 	for _, c := range []struct {
-		name   string
-		vars   map[string]string
-		list   string   // the list directory under home, "" for none
-		files  []string // task files in it
-		wantIn []string // the open tasks after the turn's end
-		drops  int
+		name    string
+		vars    map[string]string
+		list    string   // the list directory under home, "" for none
+		files   []string // task files in it, "<name>:<status>:<subject>" for one with those
+		wantIn  []string // the open tasks after the turn's end
+		drops   int
+		opens   int
+		renames int
 	}{
 		{name: "deleted", list: ".claude/tasks/" + sess, files: []string{"1.json"}, wantIn: []string{"write the parser", "an earlier one"}, drops: 1},
 		{name: "none deleted", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json"}, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
+		{name: "reopened", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json", "3.json:pending"}, wantIn: []string{"write the parser", "drop the cache", "finished", "an earlier one"}, opens: 1},
+		{name: "reopened in progress, one deleted", list: ".claude/tasks/" + sess, files: []string{"2.json", "3.json:in_progress"}, wantIn: []string{"drop the cache", "finished", "an earlier one"}, drops: 1, opens: 1},
+		{name: "renamed", list: ".claude/tasks/" + sess, files: []string{"1.json:pending:write the JSON parser", "2.json", "3.json:completed:finished it"}, wantIn: []string{"write the JSON parser", "drop the cache", "an earlier one"}, renames: 1},
+		{name: "still completed", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json", "3.json:completed"}, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "no list", wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "list named by CLAUDE_CODE_TASK_LIST_ID", vars: map[string]string{"CLAUDE_CODE_TASK_LIST_ID": "team/x"},
 			list: ".claude/tasks/team-x", files: []string{"2.json"}, wantIn: []string{"drop the cache", "an earlier one"}, drops: 1},
@@ -362,7 +371,9 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, f := range c.files {
-					if err := os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644); err != nil {
+					f, status, _ := strings.Cut(f, ":")
+					status, subject, _ := strings.Cut(status, ":")
+					if err := os.WriteFile(filepath.Join(dir, f), []byte(`{"status":"`+status+`","subject":"`+subject+`"}`), 0o644); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -371,8 +382,8 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 			if err != nil || out.DroppedErr != nil {
 				t.Fatalf("Stop: %v, %v", err, out.DroppedErr)
 			}
-			if out.Dropped != c.drops {
-				t.Errorf("dropped %d, want %d", out.Dropped, c.drops)
+			if want := (engine.TasksFollowed{Dropped: c.drops, Reopened: c.opens, Renamed: c.renames}); out.Followed != want {
+				t.Errorf("followed %+v, want %+v", out.Followed, want)
 			}
 			var rec struct {
 				Owner struct {

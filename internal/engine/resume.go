@@ -699,6 +699,17 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 		*eye = append(*eye, msg) // the person is told here; the model by the ending line
 		return nil
 	}
+	// A task the model deleted, reopened or renamed (no hook says it) in a turn whose end never ran
+	// (a client killed mid-turn) is as it was: a session resumed under that id has Claude
+	// Code's list, which tells. One look at the tasks when none is this session's.
+	if f, err := e.followClaudeTasks(r); err != nil {
+		out.Notices = append(out.Notices, "Claude Code's task list not followed, retried after the next turn: "+WithoutRetry(err))
+	} else if said := f.Said(); len(said) > 0 {
+		out.Notices = append(out.Notices, said...)
+		if fresh, _, err := e.active(); err == nil && fresh != nil {
+			r = fresh
+		}
+	}
 	// No task running, nothing to recover: RecoverExcept's copy of the record is not made.
 	if !running(r) || !e.interrupted(r, now) {
 		return r

@@ -72,10 +72,11 @@ type StopOutcome struct {
 	// HeartbeatErr is why the owner's heartbeat, due, was not recorded (retried after the
 	// next turn), for the log.
 	HeartbeatErr error
-	// Dropped counts this session's tasks taken out of the workflow because Claude Code
-	// deleted them from its list (dropDeletedClaudeTasks), a journaled change like the
-	// heartbeat; DroppedErr is why that failed (tried again after the next turn), for the log.
-	Dropped    int
+	// Followed counts what the turn's end changed of this session's tasks to follow its Claude
+	// Code task list (followClaudeTasks: deleted, reopened, renamed there), a journaled change
+	// like the heartbeat; DroppedErr is why that failed (tried again after the next turn), for
+	// the log.
+	Followed   TasksFollowed
 	DroppedErr error
 }
 
@@ -282,7 +283,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	if err != nil || r == nil || r.Status != workflow.StatusActive {
 		return out, err
 	}
-	out.Dropped, out.DroppedErr = e.dropDeletedClaudeTasks(r)
+	out.Followed, out.DroppedErr = e.followClaudeTasks(r)
 	now := e.now()
 	// The owner's heartbeat is this client's to keep while the owner's session runs here, or
 	// ran here until /clear replaced it: the client goes on with the workflow, and a second

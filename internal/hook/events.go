@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -84,10 +85,13 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	// nothing, and the compaction drops warnings. A repair the state needs is left to the next
 	// Stop or session start, which says it.
 	cfg := engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName), NoRepair: true}
+	lost := ""
 	if ev.HookEventName == EventTaskCreated || ev.HookEventName == EventTaskCompleted {
 		cfg.LockWait = taskLockWait
+		// Without the state the event cannot even be kept for a later hook.
+		lost = fmt.Sprintf("%s task %s not recorded (Claude Code does not send it again)", ev.HookEventName, stderrShown(ev.TaskID))
 	}
-	e, err := openState(ctx, r, getenv, yaml, cfg, true)
+	e, err := openState(ctx, r, getenv, yaml, cfg, true, lost)
 	if err != nil {
 		return nil
 	}
@@ -119,11 +123,14 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		r.Logf("session=%s; the turn ended in an API error; %s", logSession(sessionID), wroteSummary(out))
 		return nil
 	case EventPreCompact:
-		// The anchor names the first open task: not one the model deleted this turn.
-		if n, err := e.DropDeletedClaudeTasks(); err != nil {
-			r.Logf("tasks Claude Code deleted not taken out, left to the end of the turn: %v", err)
-		} else if n > 0 {
-			r.Logf("%d task%s Claude Code deleted taken out of the workflow", n, workflow.Plural(n))
+		// The anchor names the first open task: not one the model deleted this turn, and one it
+		// set back from completed, by its subject now.
+		if f, err := e.FollowClaudeTasks(); err != nil {
+			r.Logf("Claude Code's task list not followed, left to the end of the turn: %v", err)
+		} else {
+			for _, s := range f.Said() {
+				r.Logf("%s", s)
+			}
 		}
 		anchor, problem := e.CompactAnchor()
 		switch {

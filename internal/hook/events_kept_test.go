@@ -320,3 +320,50 @@ func TestCompactionAnchorLeavesOutADeletedTask(t *testing.T) {
 		t.Errorf("the anchor %q, want only the task still in Claude Code's list (stderr %q)", out, stderr.String())
 	}
 }
+
+// TestResumedSessionStartLeavesOutADeletedTask: a task the model deleted (which fires no hook;
+// Claude Code only removes its file) in a turn whose Stop never ran (the client killed
+// mid-turn) stayed open; --resume or --continue keeps the session id and its task list, and
+// the session start's report listed the deleted task as open, for the model to take up again.
+// The report now lists only the tasks still in Claude Code's list.
+func TestResumedSessionStartLeavesOutADeletedTask(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1", "CLAUDE_PID", strconv.Itoa(os.Getpid()))
+	for i, s := range []string{"drop the cache", "write the retry loop"} {
+		if _, err := en.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: strconv.Itoa(i + 1), Subject: s}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := filepath.Join(getenv("HOME"), ".claude", "tasks", "sess-aaaa-1")
+	if err := os.MkdirAll(list, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(list, "2.json"), []byte("{}"), 0o644); err != nil { // task 1 deleted
+		t.Fatal(err)
+	}
+	for _, source := range []string{"resume", "compact"} {
+		var stdout, stderr bytes.Buffer
+		hook.SessionStart(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"SessionStart","source":"`+source+`"}`), &stdout, &stderr, getenv, nil)
+		if out := stdout.String(); !strings.Contains(out, "write the retry loop") || strings.Contains(out, "drop the cache") {
+			t.Errorf("source %s: the report %q, want only the task still in Claude Code's list (stderr %q)", source, out, stderr.String())
+		}
+	}
+}
+
+// TestTaskEventStateThatCannotBeOpened: a task event whose state directory cannot be made
+// (CAIRN_STATE_DIR names one under a file, outside the project) said only "opening Cairn's
+// state: ... not a directory": not that the task was lost (Claude Code does not send it
+// again), nor what to do. It now says both.
+func TestTaskEventStateThatCannotBeOpened(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "afile"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_STATE_DIR": filepath.Join(other, "afile", "cairn"), "HOME": dir}
+	var stdout, stderr bytes.Buffer
+	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCompleted","task_id":"7","task_subject":"write the retry loop"}`), &stdout, &stderr, func(k string) string { return env[k] }, nil)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if stdout.Len() != 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn-event: TaskCompleted task 7 not recorded (Claude Code does not send it again): opening Cairn's state: ") ||
+		!strings.HasSuffix(lines[0], "; cairn doctor says what to fix") {
+		t.Errorf("stdout %q, stderr %q; want one line saying the task was not recorded, and the step", stdout.String(), stderr.String())
+	}
+}

@@ -44,7 +44,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	sessionID := sessionOf(ev, getenv)
 	pid := r.claudePID(getenv, true)
 
-	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "session-start"}, true)
+	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "session-start"}, true, "")
 	if err != nil {
 		saidBefore(getenv, sessionID, openFailure(err)) // marked as said, for the turns' Stop hooks
 		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it: " + unusableState(err))

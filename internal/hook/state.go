@@ -20,8 +20,9 @@ func sessionOf(ev Event, getenv func(string) string) string {
 // before ctx's deadline, for all the locks it meets; cfg.LockWait, when set and shorter,
 // bounds each one (a task event's, taskLockWait). guess: without a project dir it knows for sure (projectDirGiven) the
 // hook reads the working directory's project, creates nothing there, and says so on stderr.
-// A failure is a line on stderr too.
-func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml engine.YAML, cfg engine.Config, guess bool) (*engine.Engine, error) {
+// A failure is a line on stderr too, with its step, after lost when not "": what the failure
+// costs that no later hook makes up for (a task event Claude Code does not send again).
+func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml engine.YAML, cfg engine.Config, guess bool, lost string) (*engine.Engine, error) {
 	wait := lockWait(ctx)
 	cfg.Getenv, cfg.YAML = getenv, yaml
 	cfg.LockUntil = time.Now().Add(wait) // for all the locks the hook meets, not each
@@ -33,7 +34,10 @@ func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml 
 	e, err := engine.Open(cfg)
 	switch {
 	case err != nil:
-		r.Logf("opening Cairn's state: %v", err)
+		if lost != "" {
+			lost += ": "
+		}
+		r.Logf("%sopening Cairn's state: %s", lost, engine.UnusableState(err))
 	case cfg.NoCreate:
 		r.Logf("CLAUDE_PROJECT_DIR is unset or relative: using %s as the project root, read only (nothing is created there)", OneLine(e.ProjectRoot(), 300))
 	}

@@ -60,7 +60,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	sessionID := sessionOf(ev, getenv)
 	pid := r.claudePID(getenv, false) // a bad CLAUDE_PID is SessionStart's to report
 
-	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
+	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true, "")
 	if err != nil {
 		// SessionStart said it when it was there at the start (openFailure).
 		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+unusableState(err))
@@ -135,8 +135,8 @@ func unchangedSoFar(out *engine.StopOutcome, err error) string {
 	switch {
 	case errors.As(err, new(*store.DamagedError)):
 		return ": "
-	case out != nil && out.Dropped > 0:
-		return "; only the removal of the tasks Claude Code deleted was recorded: "
+	case out != nil && len(out.Followed.Said()) > 0:
+		return "; only the tasks Claude Code deleted, set back from completed or renamed were recorded: "
 	case out != nil && out.Heartbeat:
 		return "; only this session's heartbeat was recorded: "
 	}
@@ -168,11 +168,9 @@ func wroteSummary(out *engine.StopOutcome) string {
 	if out.HeartbeatErr != nil {
 		parts = append(parts, fmt.Sprintf("owner heartbeat not recorded, retried after the next turn: %v", out.HeartbeatErr))
 	}
-	if out.Dropped > 0 {
-		parts = append(parts, fmt.Sprintf("%d task%s Claude Code deleted taken out of the workflow", out.Dropped, workflow.Plural(out.Dropped)))
-	}
+	parts = append(parts, out.Followed.Said()...)
 	if out.DroppedErr != nil {
-		parts = append(parts, fmt.Sprintf("tasks Claude Code deleted not taken out, retried after the next turn: %v", out.DroppedErr))
+		parts = append(parts, fmt.Sprintf("Claude Code's task list not followed, retried after the next turn: %v", out.DroppedErr))
 	}
 	if len(parts) == 0 {
 		return "nothing to write"

@@ -267,16 +267,16 @@ func EarlierClaudeTasks(r *Record, session string) int {
 	return n
 }
 
-// OwnClaudeTasks lists the Claude Code task ids of r's pending tasks mirrored from session's
-// own task list, by their record ids; nil when it has none (or session is not known).
-func OwnClaudeTasks(r *Record, session string) map[string]string {
+// OwnClaudeTasks lists the Claude Code task ids of r's tasks in status st mirrored from
+// session's own task list, by their record ids; nil when it has none (or session is not known).
+func OwnClaudeTasks(r *Record, session string, st TaskStatus) map[string]string {
 	if r == nil || strings.TrimSpace(session) == "" {
 		return nil
 	}
 	own := ClaudeTaskID(ClaudeTask{SessionID: session})
 	var out map[string]string
 	for _, t := range r.Tasks {
-		if id, ok := strings.CutPrefix(t.ID, own); ok && id != "" && t.Status == TaskPending {
+		if id, ok := strings.CutPrefix(t.ID, own); ok && id != "" && t.Status == st {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -286,24 +286,51 @@ func OwnClaudeTasks(r *Record, session string) map[string]string {
 	return out
 }
 
-// DropClaudeTasks takes out of r its pending mirrored tasks of the record ids gone: Claude
-// Code deleted them from its list (TaskUpdate to status deleted), which sends no hook event,
-// so an end of turn finds them gone from its task store (see engine.dropDeletedClaudeTasks).
-// A task no longer pending (done, or set running since) stays. The owner stays too: this is
-// bookkeeping, not the session's work, and from a session beside the live owner it would take
-// the workflow from that owner.
-func DropClaudeTasks(r *Record, gone []string, now time.Time, by Actor) (Result, error) {
+// ClaudeListChanges is what a session's Claude Code task list changed without a hook event
+// (see engine.followClaudeTasks), by record ids.
+type ClaudeListChanges struct {
+	Gone     []string              // pending tasks deleted (TaskUpdate to status deleted)
+	Reopened []string              // done tasks set back to pending or in_progress
+	Renamed  map[string]ClaudeTask // open tasks given a new subject (or description): the task as its file holds it
+}
+
+// FollowClaudeTasks makes r's mirrored tasks follow what Claude Code changed in its list
+// without a hook event: the pending tasks gone are taken out, the done ones reopened are
+// pending again, and those renamed take the note of their new subject (one with a secret's
+// shape keeps its note). A done task is final for Cairn's own tasks; a mirrored one is Claude
+// Code's, which reopens it. A task in another status than the one named stays. The owner
+// stays too: this is bookkeeping, not the session's work, and from a session beside the live
+// owner it would take the workflow from that owner.
+func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
 	}
-	drop := func(t Task) bool {
-		return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskPending && slices.Contains(gone, t.ID)
+	mirrored := func(t Task, st TaskStatus) bool { return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == st }
+	drop := func(t Task) bool { return mirrored(t, TaskPending) && slices.Contains(c.Gone, t.ID) }
+	reopen := func(t Task) bool { return mirrored(t, TaskDone) && slices.Contains(c.Reopened, t.ID) }
+	rename := func(t Task) string {
+		l, ok := c.Renamed[t.ID]
+		if !ok || !mirrored(t, TaskPending) && !reopen(t) {
+			return ""
+		}
+		if note, _, secret := claudeTaskNote(l); secret == nil && note != t.Note {
+			return note
+		}
+		return ""
 	}
-	if !slices.ContainsFunc(r.Tasks, drop) {
+	if !slices.ContainsFunc(r.Tasks, func(t Task) bool { return drop(t) || reopen(t) || rename(t) != "" }) {
 		return unchanged(r), nil
 	}
 	return change(r, EventTask, now, by, func(n *Record) {
 		n.Tasks = slices.DeleteFunc(n.Tasks, drop)
+		for i, t := range n.Tasks {
+			if note := rename(t); note != "" {
+				n.Tasks[i].Note, n.Tasks[i].UpdatedAt = note, now.UTC()
+			}
+			if reopen(t) {
+				n.Tasks[i].Status, n.Tasks[i].CompletedAt, n.Tasks[i].UpdatedAt = TaskPending, time.Time{}, now.UTC()
+			}
+		}
 		n.Owner = r.Clone().Owner
 	}), nil
 }
