@@ -88,6 +88,34 @@ func (m *Memory) Holds(k Mark) bool {
 	return loadedEntry(index.data, TopicFile) == k.Index
 }
 
+// HeldMark is what CurrentMark reads when Cairn's own index line, of IndexLine's shape, is
+// the loaded entry for the topic file, found as Holds finds it: without the regexp
+// CurrentMark's lookup compiles, about a tenth of a hook. ok is false otherwise (CurrentMark
+// then says what L2 holds).
+func (m *Memory) HeldMark() (k Mark, ok bool) {
+	if m.usable() != nil {
+		return Mark{}, false
+	}
+	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
+	if err != nil {
+		return Mark{}, false
+	}
+	index, err := read(filepath.Join(m.loc.Dir, IndexFile))
+	if err != nil {
+		return Mark{}, false
+	}
+	own := IndexLine(TopicTitle, TopicFile, "")
+	for l := range lines(index.data) {
+		if t := strings.TrimPrefix(l.text, bom); strings.HasPrefix(t, own) {
+			if !entryIs(index.data, TopicFile, t) {
+				return Mark{}, false
+			}
+			return Mark{Index: t, Topic: string(topic.data)}, true
+		}
+	}
+	return Mark{}, false
+}
+
 // ConsolidationHeld reports whether Claude Code's memory consolidation holds its lock in
 // dir at now, as Claude Code decides it: the lock file is younger than ConsolidateLockTTL and
 // names a live process. alive may be nil (a pid then counts as alive).

@@ -372,7 +372,8 @@ func TestRestoreKeepsWhatWasOnlyAddedToTheTopicFile(t *testing.T) {
 }
 
 // Holds answers as a comparison with CurrentMark does, whatever another writer left: it only
-// finds Cairn's own line by equality where that gives the same answer.
+// finds Cairn's own line by equality where that gives the same answer. HeldMark reads what
+// CurrentMark reads, and only where Cairn's own line is the one loaded.
 func TestHoldsIsCurrentMarkEqual(t *testing.T) {
 	const foreign = "# Memory\n- [Prefs](prefs.md) — tabs\n"
 	deep := strings.Repeat("- [Filler](filler.md) — a line other writers keep\n", maxIndexLine+5)
@@ -432,6 +433,11 @@ func TestHoldsIsCurrentMarkEqual(t *testing.T) {
 			want := err == nil && now == mark
 			if got := m.Holds(mark); got != want {
 				t.Errorf("Holds = %v, want %v (CurrentMark = %+v, %v)", got, want, now, err)
+			}
+			// HeldMark answers as CurrentMark does, and surely when our own line is the one loaded.
+			held, ok := m.HeldMark()
+			if ok && (err != nil || held != now) || !ok && err == nil && now.Index == ours {
+				t.Errorf("HeldMark = %+v, %v; want CurrentMark's %+v, %v", held, ok, now, err)
 			}
 		})
 	}
