@@ -287,12 +287,20 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 	case out.Workflow == "" && (toTake > 0 || s.LastSync.IsZero()):
 		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; cairn sync takes the remote's\n", s.Remote)
 	case out.Workflow == "":
-		step := "cairn sync looks again"
+		held := fmt.Sprintf(", and %s held none to take at the last sync (%s)", s.Remote, s.LastSync.UTC().Format(time.RFC3339))
+		var steps []string
 		if len(ends) > 0 {
-			step = "cairn sync pushes the end of " + strings.Join(ends, ", ") + ", finished here"
+			steps = append(steps, "pushes the end of "+strings.Join(ends, ", ")+", finished here")
 		}
-		fmt.Fprintf(a.stdout, "remote %s: no active workflow here, and %s held none to take at the last sync (%s); %s\n",
-			s.Remote, s.Remote, s.LastSync.UTC().Format(time.RFC3339), step)
+		switch {
+		case s.Workflow != "":
+			// The last sync was of one workflow, which fetches only its line: what else the
+			// remote held then is not known here.
+			held, steps = "", append(steps, "looks on "+s.Remote+" for one to take")
+		case len(steps) == 0:
+			steps = append(steps, "looks again")
+		}
+		fmt.Fprintf(a.stdout, "remote %s: no active workflow here%s; cairn sync %s\n", s.Remote, held, strings.Join(steps, ", and "))
 	default:
 		fmt.Fprintln(a.stdout, report.SharedLine(*mirror.Shared(s, out.Workflow, out.Local, time.Now())))
 		last := "never synced"
