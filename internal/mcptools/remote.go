@@ -538,6 +538,11 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 		return fmt.Sprintf("Notice: workflow %s ended (via %s): %s, at phase %s (revision %d).",
 			id(out.Workflow), r, remotesync.EndedThere(out.Ended), id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
 	}
+	if c == nil && out.Taken {
+		// None of it was here: "moved" would tell the model a workflow of its own went on.
+		return fmt.Sprintf("Notice: nothing was active here, so the sync took workflow %s from %s, started on another machine (which may still be working on it): it is at phase %s (revision %d).",
+			id(out.Workflow), r, id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
+	}
 	if c == nil {
 		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d).",
 			id(out.Workflow), r, id(snap.Phase), snap.Revision) + syncSaid(out) + callResume

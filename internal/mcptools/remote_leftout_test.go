@@ -120,3 +120,20 @@ func TestBackgroundSyncTellsSeveralToChoose(t *testing.T) {
 	waitRuns(t, &runs, 2) // more idle syncs, one at least begun after the notice was read
 	noNotice(t, c, "resume_check", "the workflows to choose from are told again")
 }
+
+// TestBackgroundSyncTellsAWorkflowTaken: with nothing active here, the server's idle sync takes
+// the remote's only workflow, another machine's. The notice said "another machine moved
+// workflow wf-1", as of a workflow the model had been working on here; it now says the sync
+// took it, started on another machine.
+func TestBackgroundSyncTellsAWorkflowTaken(t *testing.T) {
+	bare := bareRepo(t)
+	lineOn(t, bare, "wf-1")
+	dir, env := clone(t, bare)
+	var runs atomic.Int64
+	_, c := startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, &runs))
+	notice := nextNoticeOf(t, c, &runs, "resume_check")
+	if want := "Notice: nothing was active here, so the sync took workflow wf-1 from origin, started on another machine (which may still be working on it): it is at phase analyze (revision 1)."; !strings.HasPrefix(notice, want) {
+		t.Errorf("notice of the workflow taken:\n got %q\nwant %q", notice, want)
+	}
+}
