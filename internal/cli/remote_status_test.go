@@ -213,3 +213,24 @@ func TestRemoteStatusAfterTheLastSyncOfOne(t *testing.T) {
 		t.Fatalf("B's idle sync did not take wf-2:\n%s", out)
 	}
 }
+
+// TestSyncToARemoteThatRefusesPushes: a remote this clone may read but not write (a read-only
+// key, a daemon serving fetches only; here its receive-pack fails) failed the sync with
+// "origin could not be reached (git push: ...); check that git fetch origin works from this
+// clone", though the sync's own fetch had just worked, so the step found nothing. It now says
+// origin did not take the push, and to check that this clone can push there.
+func TestSyncToARemoteThatRefusesPushes(t *testing.T) {
+	t.Parallel()
+	url := "file://" + filepath.Join(bareRepo(t), "shared.git")
+	a := newMachine(t, url)
+	a.must("remote", "enable", "--yes")
+	a.must("start", "debug", "read only", "--id", "wf-1")
+	a.must("sync")
+	a.git("config", "remote.origin.receivepack", "sh -c 'echo access denied >&2; exit 1'")
+	a.must("vars", "set", "WF_X", "1")
+	code, out, errb := a.cairn("sync")
+	if code != 1 || !strings.HasPrefix(errb, "cairn sync: origin did not take the push (git push: ") ||
+		!strings.HasSuffix(errb, "): nothing here changed; check that this clone can reach origin and push there (its credentials may allow only reading), then run cairn sync again\n") {
+		t.Errorf("sync to a remote that refuses pushes: exit %d\n%s%s", code, out, errb)
+	}
+}
