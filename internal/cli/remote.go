@@ -287,12 +287,20 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 	case out.Workflow == "" && (toTake > 0 || s.LastSync.IsZero()):
 		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; cairn sync takes the remote's\n", s.Remote)
 	case out.Workflow == "":
-		step := "cairn sync looks again"
+		held := fmt.Sprintf(", and %s held none to take at the last sync (%s)", s.Remote, s.LastSync.UTC().Format(time.RFC3339))
+		var steps []string
 		if len(ends) > 0 {
-			step = "cairn sync pushes the end of " + strings.Join(ends, ", ") + ", finished here"
+			steps = append(steps, "pushes the end of "+strings.Join(ends, ", ")+", finished here")
 		}
-		fmt.Fprintf(a.stdout, "remote %s: no active workflow here, and %s held none to take at the last sync (%s); %s\n",
-			s.Remote, s.Remote, s.LastSync.UTC().Format(time.RFC3339), step)
+		switch {
+		case s.Workflow != "":
+			// The last sync was of one workflow, which fetches only its line: what else the
+			// remote held then is not known here.
+			held, steps = "", append(steps, "looks on "+s.Remote+" for one to take")
+		case len(steps) == 0:
+			steps = append(steps, "looks again")
+		}
+		fmt.Fprintf(a.stdout, "remote %s: no active workflow here%s; cairn sync %s\n", s.Remote, held, strings.Join(steps, ", and "))
 	default:
 		fmt.Fprintln(a.stdout, report.SharedLine(*mirror.Shared(s, out.Workflow, out.Local, time.Now())))
 		last := "never synced"
@@ -540,7 +548,17 @@ func unreached(root, remoteName, here, command string, err error) error {
 	case errors.Is(err, gitremote.ErrLocked):
 		return fmt.Errorf("%s: %s; once that lock file is gone, run %s again", why, here, command)
 	}
-	return fmt.Errorf("%s: %s; check that git fetch %s works from this clone, then run %s again", why, here, remoteName, command)
+	return fmt.Errorf("%s: %s; %s, then run %s again", why, here, reachStep(remoteName, err), command)
+}
+
+// reachStep is the step after git failed to talk to the remote (err): a failed push may be a
+// remote that lets this clone read but not write (a read-only key or token, a daemon that
+// serves fetches only), where git fetch works and checking it finds nothing.
+func reachStep(remoteName string, err error) string {
+	if ge, ok := errors.AsType[*gitremote.GitError](err); ok && ge.Op == "push" {
+		return "check that this clone can reach " + remoteName + " and push there (its credentials may allow only reading)"
+	}
+	return "check that git fetch " + remoteName + " works from this clone"
 }
 
 // remoteEnableStep is the step when the remote sharing goes through is no remote of the clone
@@ -565,7 +583,11 @@ func notReached(remoteName string, err error) (why string, ok bool) {
 	if errors.Is(ge, gitremote.ErrLocked) { // the remote was reached: this clone could not write
 		return fmt.Sprintf("this clone's git could not update its copy of %s's refs (git %s: %s)", remoteName, ge.Op, ge.Stderr), true
 	}
-	return fmt.Sprintf("%s could not be reached (git %s: %s)", remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err))), true
+	said := cmp.Or(ge.Stderr, fmt.Sprint(ge.Err))
+	if ge.Op == "push" { // reached or not: a read-only remote refuses a push as git's words say
+		return fmt.Sprintf("%s did not take the push (git push: %s)", remoteName, said), true
+	}
+	return fmt.Sprintf("%s could not be reached (git %s: %s)", remoteName, ge.Op, said), true
 }
 
 // leftOutLine says why a sync left one of the remote's lines out, and its own step: a twin's or
@@ -661,8 +683,7 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 		c.Detail = gitremote.SplitWhy(s.Remote) + ", so what Cairn pushes there is never read back"
 		c.Fix = "run cairn remote enable REMOTE with a remote that fetches and pushes one repository"
 	case err != nil:
-		c.Detail = s.Remote + " could not be reached to probe it (cairn keeps working offline)"
-		c.Fix = "check that git fetch " + s.Remote + " works from this clone, then run cairn doctor again"
+		c.Detail, c.Fix = probeFailed(s.Remote, "", err)
 	case got != gitremote.Layout(s.Layout):
 		c.Detail = fmt.Sprintf("%s now takes %s<id>, but this clone is set up for %s<id>", s.Remote, got, s.Layout)
 		c.Fix = "run cairn remote enable " + s.Remote + " again"
@@ -688,14 +709,24 @@ func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
 		c.Detail = remote + " takes " + wf + " but refuses " + claims + ", so tasks run unclaimed: two machines may run the same task" + hostSaid(err)
 		c.Fix = "ask the host's admin to allow pushes to " + claims + "; until then, agree who runs which task"
 	case err != nil:
-		c.Detail = remote + " could not be reached to probe its claims refs (cairn keeps working offline)"
-		c.Fix = "check that git fetch " + remote + " works from this clone, then run cairn doctor again"
+		c.Detail, c.Fix = probeFailed(remote, " its claims refs", err)
 	case l == gitremote.Branches:
 		c.OK, c.Detail = true, remote+" refuses custom refs; fallback in use: one branch per workflow under cairn-state/ (they show in the host's branch list and may start CI)"
 	default:
 		c.OK, c.Detail = true, remote+" accepts refs/cairn/* (a probe ref was pushed and deleted)"
 	}
 	return c
+}
+
+// probeFailed is doctor's line when git failed to probe what (" its claims refs", or "" for
+// the workflows' refs) on remote with err: a probe pushes first, which a remote this clone
+// may only read refuses as one out of reach fails it.
+func probeFailed(remote, what string, err error) (detail, fix string) {
+	detail = remote + " could not be reached to probe it" + what
+	if ge, ok := errors.AsType[*gitremote.GitError](err); ok && ge.Op == "push" {
+		detail = remote + " did not take the push that probes it" + what
+	}
+	return detail + " (cairn keeps working offline)", reachStep(remote, err) + ", then run cairn doctor again"
 }
 
 // hostSaid is, for doctor's line about a refusal, what the host said of it (a hook's reason,

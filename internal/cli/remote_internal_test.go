@@ -33,7 +33,7 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 		wantNotes string
 	}{
 		{"unreached", cut,
-			"origin could not be reached (git push: fatal: the remote end hung up unexpectedly): this clone changed as said above; check that git fetch origin works from this clone, then run cairn sync again",
+			"origin did not take the push (git push: fatal: the remote end hung up unexpectedly): this clone changed as said above; check that this clone can reach origin and push there (its credentials may allow only reading), then run cairn sync again",
 			"wf-1: origin changed it first (var, in implement, after r4); this machine's r5 is kept in archive/conflict-wf-1-x; 1 of its 1 change replayed on top, for the next sync to push; now at r6\n",
 			"cairn: warning: retention removed 1 older archive: old-1-x\n"},
 		{"other", remotesync.ErrMoved, remotesync.ErrMoved.Error(),
@@ -61,7 +61,7 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 	stderr.Reset()
 	a.json = false
 	err := a.syncFailed(t.TempDir(), "origin", remotesync.Outcome{Workflow: "wf-1", Local: 2}, cut)
-	if want := "origin could not be reached (git push: fatal: the remote end hung up unexpectedly): nothing here changed; check that git fetch origin works from this clone, then run cairn sync again"; err == nil || err.Error() != want || stdout.Len()+stderr.Len() > 0 {
+	if want := "origin did not take the push (git push: fatal: the remote end hung up unexpectedly): nothing here changed; check that this clone can reach origin and push there (its credentials may allow only reading), then run cairn sync again"; err == nil || err.Error() != want || stdout.Len()+stderr.Len() > 0 {
 		t.Errorf("with nothing changed: error %v, stdout %q, stderr %q\nwant %s", err, stdout.String(), stderr.String(), want)
 	}
 }

@@ -137,9 +137,9 @@ func TestRemoteStatusNothingToTake(t *testing.T) {
 	b.must("remote", "enable", "--yes")
 	b.must("start", "debug", "going on", "--id", "wf-2")
 	b.must("sync")
-	a.must("sync")
+	a.must("sync") // of wf-2 only: what else origin holds is not known here
 	a.must("archive")
-	if out := a.must("remote", "status"); !strings.HasPrefix(out, none) || !strings.HasSuffix(out, "; cairn sync pushes the end of wf-2, finished here\n") {
+	if out := a.must("remote", "status"); out != "remote origin: no active workflow here; cairn sync pushes the end of wf-2, finished here, and looks on origin for one to take\n" {
 		t.Errorf("remote status with wf-2 abandoned here but not yet shared:\n%s", out)
 	}
 	// B goes on with wf-3, which A fetches (as a sync does) but does not take yet.
@@ -184,5 +184,53 @@ func TestStatusOfAnEndPulled(t *testing.T) {
 			!strings.Contains(out, "Ended:      "+how+" (the next session start files it in the archive); cairn start begins another workflow\n") {
 			t.Errorf("B's status after A's %s was pulled:\n%s", end[0], out)
 		}
+	}
+}
+
+// TestRemoteStatusAfterTheLastSyncOfOne: the last sync was of the workflow active here, which
+// fetches only its line, and that workflow was completed since. remote status said "origin
+// held none to take at the last sync", though origin held another machine's wf-2 then (and the
+// sync it pointed to took it). Only an idle sync lists the remote: after any other, status no
+// longer says what the remote held, only that cairn sync looks for one to take.
+func TestRemoteStatusAfterTheLastSyncOfOne(t *testing.T) {
+	t.Parallel()
+	url := "file://" + filepath.Join(bareRepo(t), "shared.git")
+	a, b := newMachine(t, url), newMachine(t, url)
+	a.must("remote", "enable", "--yes")
+	b.must("remote", "enable", "--yes")
+	b.must("start", "debug", "here", "--id", "wf-1")
+	b.must("sync")
+	a.must("start", "debug", "there", "--id", "wf-2")
+	a.must("sync")
+	b.must("sync") // of wf-1 only
+	b.must("complete", "done")
+	out := b.must("remote", "status")
+	if strings.Contains(out, "held none") ||
+		!strings.HasSuffix(out, "remote origin: no active workflow here; cairn sync pushes the end of wf-1, finished here, and looks on origin for one to take\n") {
+		t.Errorf("remote status after the last sync was of wf-1 only:\n%s", out)
+	}
+	if out := b.must("sync"); !strings.Contains(out, "wf-2: pulled 1 revision from origin") {
+		t.Fatalf("B's idle sync did not take wf-2:\n%s", out)
+	}
+}
+
+// TestSyncToARemoteThatRefusesPushes: a remote this clone may read but not write (a read-only
+// key, a daemon serving fetches only; here its receive-pack fails) failed the sync with
+// "origin could not be reached (git push: ...); check that git fetch origin works from this
+// clone", though the sync's own fetch had just worked, so the step found nothing. It now says
+// origin did not take the push, and to check that this clone can push there.
+func TestSyncToARemoteThatRefusesPushes(t *testing.T) {
+	t.Parallel()
+	url := "file://" + filepath.Join(bareRepo(t), "shared.git")
+	a := newMachine(t, url)
+	a.must("remote", "enable", "--yes")
+	a.must("start", "debug", "read only", "--id", "wf-1")
+	a.must("sync")
+	a.git("config", "remote.origin.receivepack", "sh -c 'echo access denied >&2; exit 1'")
+	a.must("vars", "set", "WF_X", "1")
+	code, out, errb := a.cairn("sync")
+	if code != 1 || !strings.HasPrefix(errb, "cairn sync: origin did not take the push (git push: ") ||
+		!strings.HasSuffix(errb, "): nothing here changed; check that this clone can reach origin and push there (its credentials may allow only reading), then run cairn sync again\n") {
+		t.Errorf("sync to a remote that refuses pushes: exit %d\n%s%s", code, out, errb)
 	}
 }

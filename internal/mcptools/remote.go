@@ -65,6 +65,9 @@ type syncer struct {
 	// unreadableTold is the notice of the remote's lines a sync left out, as last told: the
 	// same ones are not told again at every sync.
 	unreadableTold string
+	// chooseTold is the notice of the remote's workflows to choose from (none active here), as
+	// last told: the same ones are not told again at every sync.
+	chooseTold string
 	// told is the notices (remotesync.Outcome.Notices) of the last sync that succeeded.
 	told []string
 	// first is closed once the first run has ended (or the loop stopped before it); kick asks
@@ -214,8 +217,17 @@ func (y *syncer) run() {
 	g := &turnGuard{s: y.s, Backend: b}
 	out, err := remotesync.Sync(ctx, st, g, s.Remote, "", g.replay)
 	g.drop()
+	choose := ""
 	if errors.Is(err, remotesync.ErrChoose) {
-		err = nil // nothing active here and several on the remote: a person picks with cairn sync ID
+		// Nothing active here and several on the remote: a person picks with cairn sync ID,
+		// and the model, told nothing, would start another beside them.
+		err, choose = nil, chooseNotice(s.Remote, out.Available)
+	}
+	if err == nil && choose != y.chooseTold {
+		y.chooseTold = choose
+		if choose != "" {
+			y.s.addSyncNotice(y.ctx, choose)
+		}
 	}
 	if errors.Is(err, remotesync.ErrMoved) && out.Pulled == 0 && out.Conflict == nil {
 		// Other machines pushing at the same moment: nothing lost, the next run retries. One
@@ -332,6 +344,18 @@ func leftOutNotice(name string, lines []remote.LeftOut) string {
 		return ""
 	}
 	return "Notice: " + strings.Join(parts, "; ") + ". They are left out of the syncs, and the other workflows sync as before; ask the user to run `cairn sync`, which names the one step that ends each: delete no ref before reading it."
+}
+
+// chooseNotice says that the remote (name) holds the workflows open, none active here, and
+// that taking one is the user's step: which is theirs to choose.
+func chooseNotice(name string, open remote.Heads) string {
+	ids := make([]string, 0, len(open))
+	for id := range open {
+		ids = append(ids, secrets.Shown(id))
+	}
+	slices.Sort(ids)
+	return fmt.Sprintf("Notice: %s holds %d workflows and none is active here: %s. To go on with one of them here, ask the user to run `cairn sync ID` with its id.",
+		secrets.Line(name, 40), len(ids), refNames(ids))
 }
 
 // claims syncs this clone's task claims before the workflow (claimsync.Sync): a task set
@@ -513,6 +537,11 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	if c == nil && out.Ended != "" {
 		return fmt.Sprintf("Notice: workflow %s ended (via %s): %s, at phase %s (revision %d).",
 			id(out.Workflow), r, remotesync.EndedThere(out.Ended), id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
+	}
+	if c == nil && out.Taken {
+		// None of it was here: "moved" would tell the model a workflow of its own went on.
+		return fmt.Sprintf("Notice: nothing was active here, so the sync took workflow %s from %s, started on another machine (which may still be working on it): it is at phase %s (revision %d).",
+			id(out.Workflow), r, id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
 	}
 	if c == nil {
 		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d).",

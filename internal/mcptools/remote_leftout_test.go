@@ -102,3 +102,38 @@ func TestLeftOutNoticeCutMakesNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestBackgroundSyncTellsSeveralToChoose: with nothing active here and two workflows of other
+// machines on the remote, the server's idle sync takes neither (a person picks), and
+// resume_check said only "Nothing to resume; go on with the user's request", so the model
+// started a third beside them. The next tool result now names them and the step, once.
+func TestBackgroundSyncTellsSeveralToChoose(t *testing.T) {
+	bare := bareRepo(t)
+	lineOn(t, bare, "wf-1")
+	lineOn(t, bare, "wf-2")
+	dir, env := clone(t, bare)
+	var runs atomic.Int64
+	_, c := startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, &runs))
+	notice := nextNoticeOf(t, c, &runs, "resume_check")
+	noticeSays(t, notice, "origin holds 2 workflows and none is active here: wf-1, wf-2", "ask the user to run `cairn sync ID`")
+	waitRuns(t, &runs, 2) // more idle syncs, one at least begun after the notice was read
+	noNotice(t, c, "resume_check", "the workflows to choose from are told again")
+}
+
+// TestBackgroundSyncTellsAWorkflowTaken: with nothing active here, the server's idle sync takes
+// the remote's only workflow, another machine's. The notice said "another machine moved
+// workflow wf-1", as of a workflow the model had been working on here; it now says the sync
+// took it, started on another machine.
+func TestBackgroundSyncTellsAWorkflowTaken(t *testing.T) {
+	bare := bareRepo(t)
+	lineOn(t, bare, "wf-1")
+	dir, env := clone(t, bare)
+	var runs atomic.Int64
+	_, c := startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, &runs))
+	notice := nextNoticeOf(t, c, &runs, "resume_check")
+	if want := "Notice: nothing was active here, so the sync took workflow wf-1 from origin, started on another machine (which may still be working on it): it is at phase analyze (revision 1)."; !strings.HasPrefix(notice, want) {
+		t.Errorf("notice of the workflow taken:\n got %q\nwant %q", notice, want)
+	}
+}

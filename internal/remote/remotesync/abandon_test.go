@@ -75,7 +75,7 @@ func TestFinishedHereTakenBackWhenNamed(t *testing.T) {
 				t.Fatalf("A's idle sync = %+v, said %q; want nothing taken and the step that takes wf-x back", out, said)
 			}
 			out = a.sync(r, "wf-x")
-			if out.Workflow != "wf-x" || out.ArchivedHere || out.Pulled != 2 {
+			if out.Workflow != "wf-x" || out.ArchivedHere || out.Pulled != 2 || out.Taken {
 				t.Fatalf("A's sync naming wf-x = %+v; want B's line taken back", out)
 			}
 			if ph, rev := a.phase(); ph != "plan" || rev != 2 {

@@ -69,6 +69,9 @@ type Outcome struct {
 	// Shared counts revisions of workflows archived here (finished) pushed so that other
 	// machines see their end.
 	Shared int
+	// Taken is set when a sync that found nothing active here took the workflow from the
+	// remote, none of it being here (not one taken back): another machine's, new here.
+	Taken bool `json:",omitempty"`
 	// ArchivedHere is set when the workflow asked for was archived on this machine, so it
 	// was not taken back from the remote (one expired here but live there is taken back).
 	ArchivedHere bool
@@ -242,6 +245,7 @@ func step(name string) {
 func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying bool) (out Outcome, err error) {
 	var skipped []remote.LeftOut // the remote's lines idle left out
 	var unshared []string        // ends of workflows finished here that were not shared, and why
+	var taken bool               // idle chose a line none of which is here (Outcome.Taken)
 	w, err := st.ReadWorkflow()
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
@@ -268,14 +272,14 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	} else {
 		var chosen string
 		shared, chosen, out, err = idle(ctx, st, b, from, id)
-		skipped, unshared = out.LeftOut, out.Notices
+		skipped, unshared, taken = out.LeftOut, out.Notices, out.Taken
 		if err != nil || chosen == "" {
 			return out, err
 		}
 		id = chosen
 	}
 	defer func() {
-		out.Shared = shared
+		out.Shared, out.Taken = shared, taken && out.Pulled > 0
 		out.setLeftOut(skipped)
 		out.Notices = append(unshared, out.Notices...)
 	}()
@@ -646,9 +650,11 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 	done := map[string]bool{}
 	backs := map[string]string{} // expired here, live on the remote: what taking each back says
 	takes := func(id string) (int, string, Outcome, error) {
-		if n, ok := backs[id]; ok {
+		n, back := backs[id]
+		if back {
 			said = append(said, n)
 		}
+		out.Taken = !back && !done[id]
 		return shared, id, out, nil
 	}
 	for _, a := range archives {

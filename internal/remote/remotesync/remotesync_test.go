@@ -236,15 +236,15 @@ func TestHandOffAndConflict(t *testing.T) {
 				t.Fatalf("A's second sync = %+v, want nothing to do", out)
 			}
 			// B has nothing active: it takes the remote's only workflow.
-			if out := b.sync(rb, ""); out.Pulled != 2 || out.Workflow != "wf-1" {
-				t.Fatalf("B's first sync = %+v, want wf-1 pulled at 2", out)
+			if out := b.sync(rb, ""); out.Pulled != 2 || out.Workflow != "wf-1" || !out.Taken {
+				t.Fatalf("B's first sync = %+v, want wf-1 taken, pulled at 2", out)
 			}
 			if ph, rev := b.phase(); ph != "plan" || rev != 2 {
 				t.Fatalf("B is at %s r%d, want plan r2", ph, rev)
 			}
 			b.move("implement")
 			b.sync(rb, "")
-			if out := a.sync(ra, ""); out.Pulled != 1 {
+			if out := a.sync(ra, ""); out.Pulled != 1 || out.Taken {
 				t.Fatalf("A's sync after B moved = %+v, want 1 pulled", out)
 			}
 			if ph, rev := a.phase(); ph != "implement" || rev != 3 {
@@ -1067,7 +1067,7 @@ func TestExpiredHereTakenBack(t *testing.T) {
 				return
 			}
 			ph, rev := b.phase()
-			if ph != "plan" || rev != 2 || out.Workflow != "wf-x" || out.Pulled != 2 {
+			if ph != "plan" || rev != 2 || out.Workflow != "wf-x" || out.Pulled != 2 || out.Taken {
 				t.Fatalf("B's sync = %+v, B at %q r%d; want A's line taken back, plan r2", out, ph, rev)
 			}
 			if want := fmt.Sprintf(tc.takenOn, archives[0].Dir); said != want {
