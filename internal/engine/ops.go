@@ -1593,10 +1593,14 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 		}
 		return nil, fmt.Errorf("%w; the learning was not recorded: %s; once %s there, call record_learning again", err, what, freed)
 	}
-	if _, full := errors.AsType[*memory.LearningsFullError](err); full {
+	if full, ok := errors.AsType[*memory.LearningsFullError](err); ok {
 		// A step that loses no learning: the model joins this one to a related one, or the
 		// user says which may go.
-		return nil, fmt.Errorf("%w: add it to a related learning instead (call %srecord_learning with that learning's title and both bodies: both are kept), or ask the user which learnings may go", err, ToolPrefix)
+		which := "which learnings may go"
+		if full.Crowded {
+			which = "which lines of " + memory.IndexFile + " may go"
+		}
+		return nil, fmt.Errorf("%w: add it to a related learning instead (call %srecord_learning with that learning's title and both bodies: both are kept), or ask the user %s", err, ToolPrefix, which)
 	}
 	if memory.LeftAlone(err) {
 		// No call records it until the person changes the file.

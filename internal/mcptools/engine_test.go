@@ -794,6 +794,31 @@ func TestLearningsHaveALimit(t *testing.T) {
 	}
 }
 
+// A MEMORY.md of the user's as long as Claude Code loads: a new learning's index line, which
+// would go near its top, would push the user's last loaded lines out of every session. It is
+// refused with why and a step that names MEMORY.md's lines, never one that loses something.
+func TestLearningCrowdsNoUserLineOut(t *testing.T) {
+	p, c := realServer(t)
+	var index strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&index, "- [Note %d](note-%d.md) — kept\n", i, i)
+	}
+	if err := os.MkdirAll(p.memory, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.memory, memory.IndexFile), []byte(index.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := mustFail(t, c, "record_learning", `{"title":"Deploys","body":"run make deploy"}`, "MEMORY.md is as long as Claude Code loads",
+		"push the user's own lines out", "nothing was recorded", "ask the user which lines of MEMORY.md may go")
+	if got := strings.ToLower(text(res)); strings.Contains(got, "delete") || strings.Contains(got, "remove") {
+		t.Errorf("the refusal steers toward losing something: %s", text(res))
+	}
+	if got, err := os.ReadFile(filepath.Join(p.memory, memory.IndexFile)); err != nil || string(got) != index.String() {
+		t.Errorf("MEMORY.md changed (%v):\n%s", err, got)
+	}
+}
+
 // A task the agent was running when the session was cleared (or crashed) is put back to
 // pending by the next session's recovery. The agent, whose work finished, then says done: it
 // is recorded done, and the answer says the run had been taken as interrupted, not refused

@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf16"
 )
 
-// MEMORY.md limits: Claude Code loads its first 200 lines and then its first 25,000 bytes. An
-// index line of ours must end inside both, with room for the model to add lines above it
-// between two of our writes.
+// MEMORY.md limits: Claude Code loads its first 200 lines and then its first 25,000 UTF-16
+// units (claudeLoads). An index line of ours must end inside both, counted in bytes (never
+// fewer), with room for the model to add lines above it between two of our writes.
 const (
 	IndexFile      = "MEMORY.md"
 	maxIndexLine   = 190    // 0-based line index our line must sit below
@@ -19,6 +21,45 @@ const (
 )
 
 const bom = "\ufeff"
+
+// What Claude Code loads of MEMORY.md exactly (claudeLoads), as against the room SetEntry keeps.
+const (
+	loadedLineCap  = 200
+	loadedUnitsCap = 25_000 // UTF-16 units: Claude Code cuts a JavaScript string
+)
+
+// claudeLoads yields the lines of MEMORY.md that Claude Code (2.1.330) loads whole, in order:
+// it trims the content (a byte-order mark and blank lines with it), keeps its first 200 lines,
+// and cuts those at the last line end within 25,000 UTF-16 units.
+func claudeLoads(content []byte) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		s := strings.TrimFunc(string(content), func(r rune) bool { return r == '\ufeff' || r != 0x85 && unicode.IsSpace(r) })
+		if s == "" {
+			return // no line at all, not one empty line
+		}
+		n, units := 0, 0
+		for l := range strings.SplitSeq(s, "\n") {
+			for _, r := range l {
+				units += utf16.RuneLen(r) // an invalid byte reads as U+FFFD: one unit
+			}
+			if n == loadedLineCap || units > loadedUnitsCap || !yield(l) {
+				return
+			}
+			n, units = n+1, units+1
+		}
+	}
+}
+
+// othersLoaded is how many lines not of target's entry Claude Code loads of content.
+func othersLoaded(content []byte, target string) int {
+	n := 0
+	for l := range claudeLoads(content) {
+		if !owns(l, target) {
+			n++
+		}
+	}
+	return n
+}
 
 // line is one line of a file and its own terminator: "\n" or "\r\n" ("\r" too in textLines), or
 // "" for a last line without one. Joining text+eol over all lines gives back the exact bytes.

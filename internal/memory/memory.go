@@ -382,7 +382,12 @@ func (m *Memory) RecordLearning(l Learning) (rec Recorded, err error) {
 		if err != nil {
 			return unavailable("reading "+IndexFile, err)
 		}
-		if !bytes.Equal(SetEntry(idx.data, name, entry), idx.data) {
+		if next := SetEntry(idx.data, name, entry); !bytes.Equal(next, idx.data) {
+			// A line that does not fit at the end goes near the top, and Claude Code's cut
+			// then takes the last lines it loaded: the user's own index, out of every session.
+			if othersLoaded(next, name) < othersLoaded(idx.data, name) {
+				return &LearningsFullError{Crowded: true}
+			}
 			if err := m.writable(IndexFile, idx); err != nil {
 				return err
 			}
@@ -494,10 +499,18 @@ func (m *Memory) learningRoom(name string) error {
 }
 
 // LearningsFullError refuses a new learning: MEMORY.md indexes MaxLearnings learnings already
-// (learningRoom). Nothing was recorded; the caller words the step, with its tool's name.
-type LearningsFullError struct{ N int }
+// (learningRoom), or is Crowded: as long as Claude Code loads, so that the learning's index
+// line would push lines that are not Cairn's out of what it loads. Nothing was recorded; the
+// caller words the step, with its tool's name.
+type LearningsFullError struct {
+	N       int
+	Crowded bool
+}
 
 func (e *LearningsFullError) Error() string {
+	if e.Crowded {
+		return fmt.Sprintf("%s is as long as Claude Code loads (its first %d lines, %d characters): this learning's index line would push the user's own lines out of what every session loads; nothing was recorded", IndexFile, loadedLineCap, loadedUnitsCap)
+	}
 	return fmt.Sprintf("%s already indexes %d learnings, the most Cairn adds (every session loads it, to its 200th line); nothing was recorded", IndexFile, e.N)
 }
 

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -301,5 +302,65 @@ func TestClaudeLoadsCairnLines(t *testing.T) {
 	// Cairn's record of the learnings it wrote is its own, not a memory the model is shown.
 	if _, err := os.Stat(filepath.Join(m.Location().Dir, writtenFile)); err != nil || strings.Contains(all, writtenFile) {
 		t.Errorf("the record %s: %v; in the model's context: %t", writtenFile, err, strings.Contains(all, writtenFile))
+	}
+}
+
+// TestClaudeLoadsAsClaudeLoadsSays runs the real CLI on MEMORY.md files past its caps: the
+// model's context must hold exactly the lines claudeLoads yields, the last of them and not
+// the one after, which is what a learning's refusal (LearningsFullError.Crowded) rests on.
+func TestClaudeLoadsAsClaudeLoadsSays(t *testing.T) {
+	claude := realClaude(t)
+	lines := func(n int, pad string) string {
+		var b strings.Builder
+		for i := range n {
+			// The marker last: Claude Code's warning quotes the first line it cut, its first 80 characters.
+			fmt.Fprintf(&b, "- [Note %d](note-%d.md) — %s z%dz\n", i, i, pad, i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct{ name, index string }{
+		{"lines", bom + "\n\n" + lines(230, strings.Repeat("a", 80))},
+		{"UTF-16 units", lines(60, strings.Repeat("é", 600))}, // 36,000+ units, 72,000+ bytes
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
+			mkdirAll(t, home)
+			mkdirAll(t, proj)
+			git(t, proj, "init", "-q")
+			env := map[string]string{"HOME": home}
+			m, err := Open(Env{Getenv: func(k string) string { return env[k] }, WorkDir: proj, ManagedSettings: filepath.Join(base, "none.json")}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mkdirAll(t, m.Location().Dir)
+			if err := os.WriteFile(filepath.Join(m.Location().Dir, IndexFile), []byte(tc.index), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for range claudeLoads([]byte(tc.index)) {
+				n++
+			}
+			srv := mockapi.New()
+			defer srv.Close()
+			cmd := exec.Command(claude, "-p", "hi")
+			cmd.Dir = proj
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-test-dummy"}
+			runClaude(t, cmd)
+			first := srv.FirstMain()
+			if first == nil {
+				t.Fatalf("no main request reached the mock; paths %v", srv.Paths())
+			}
+			all := first.AllText()
+			if last := fmt.Sprintf(" z%dz\n", n-1); n == 0 || !strings.Contains(all, last) {
+				t.Errorf("claudeLoads yields %d lines; the model's context lacks line %d", n, n)
+			}
+			if next := fmt.Sprintf(" z%dz\n", n); strings.Contains(all, next) {
+				t.Errorf("claudeLoads yields %d lines; the model's context holds line %d too", n, n+1)
+			}
+		})
 	}
 }
