@@ -962,19 +962,36 @@ func TestNoWorkflowSeenThenAnothersStarted(t *testing.T) {
 // server (git clean -fdx, rm -rf .claude) was reported as "no longer active; another process
 // completed, expired or archived it", which says it was kept: the model went on as if the
 // work had been ended on purpose. The notice says the state was deleted and that the user is
-// to be told.
+// to be told. That is the one step: the result also said "Tell the user." and then to call
+// resume_check (a read's or a change's "no active workflow: call resume_check", resume_check's
+// own "go on with the user's request"), which tells nothing of the lost workflow. Now the
+// call is not run (a start excepted: it makes a new one) and the result says only that.
 func TestStateDirDeletedNoticeSaysSo(t *testing.T) {
 	p, c := realServer(t)
-	mustOK(t, c, "start_workflow", `{"type":"apex","context":"before the clean"}`)
-	if err := os.RemoveAll(filepath.Join(p.root, ".claude")); err != nil {
-		t.Fatal(err)
-	}
-	got := text(mustFail(t, c, "update_task", `{"id":"t1","status":"running"}`, "Notice:", "deleted", "Tell the user"))
-	if strings.Contains(got, "completed, expired or archived it") {
-		t.Errorf("the notice says the workflow was kept: %s", got)
-	}
-	if n := strings.Count(got, "resume_check"); n != 1 {
-		t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+	for _, call := range [][2]string{
+		{"update_task", `{"id":"t1","status":"running"}`},
+		{"get_vars", `{}`},
+		{"resume_check", `{}`},
+		{"list_checkpoints", `{}`},
+		{"transition", `{"to":"no such phase"}`}, // a bad argument's fix would be a second step
+		{"start_workflow", `{"type":"apex","context":"after the clean"}`},
+	} {
+		mustOK(t, c, "start_workflow", `{"type":"apex","context":"before the clean","replace":true}`)
+		if err := os.RemoveAll(filepath.Join(p.root, ".claude")); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if call[0] == "start_workflow" {
+			got = text(mustOK(t, c, call[0], call[1]))
+		} else {
+			got = text(mustFail(t, c, call[0], call[1], call[0]+" was not run, nothing was changed"))
+		}
+		if !strings.Contains(got, "Notice: the state directory was deleted") || !strings.HasSuffix(strings.SplitN(got, "\n", 2)[0], "Tell the user before going on.") {
+			t.Errorf("%s: the result does not say the state was deleted, ending with the user to be told:\n%s", call[0], got)
+		}
+		if strings.Contains(got, "completed, expired or archived it") || strings.Contains(got, "call resume_check") || strings.Contains(got, "Call resume_check") {
+			t.Errorf("%s: the result gives a step besides telling the user:\n%s", call[0], got)
+		}
 	}
 }
 

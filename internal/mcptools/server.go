@@ -321,9 +321,11 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	pre, told, preErr := eng.SnapshotNotices()
 	preOK := preErr == nil
 	changed := s.noticeFor(eng, pre, preOK)
-	if gone && changed != "" && pre.WorkflowID == "" {
-		// Not ended by anyone: its state went with the directory.
-		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user."+callResume, textsafe.Line(s.seen.WorkflowID, 120))
+	// Not ended by anyone: its state went with the directory. Telling the user is the one
+	// step: resume_check has nothing of it to say, and the call was made for it.
+	lost := gone && changed != "" && pre.WorkflowID == ""
+	if lost {
+		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user before going on.", textsafe.Line(s.seen.WorkflowID, 120))
 	}
 	notice := s.withSyncNotices(pre, preOK, changed)
 	if spec.name == "resume_check" {
@@ -338,6 +340,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 		}
 		s.settle(eng, pre, preOK, o)
 	}()
+	if lost && spec.name != "start_workflow" {
+		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed", spec.name), notice), told)
+	}
 	if argErr != nil {
 		return warnText(errorResult(argErr, notice), told)
 	}
