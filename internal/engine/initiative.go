@@ -181,7 +181,26 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			res.Warnings = append(res.Warnings, e.statusName()+" not updated: "+err.Error())
 		}
 	}
-	return res, nil
+	return e.withoutStoredSecret(res), nil
+}
+
+// withoutStoredSecret leaves out res's initiative document when it holds text of a secret's
+// shape (kept before a save refused it, or written by hand): the initiative's answer gives the
+// document to the model. A warning names the rule and where, never the text; the fix is the
+// user's, since no action rewrites what is already there.
+func (e *Engine) withoutStoredSecret(res *Result) *Result {
+	f := secrets.ScanJSON(res.Workflow)
+	if f == nil {
+		return res
+	}
+	res.Workflow = nil
+	doc := filepath.Join(e.st.Dir(), InitiativeFile)
+	if rel, err := filepath.Rel(e.root, doc); err == nil && filepath.IsLocal(rel) {
+		doc = rel
+	}
+	res.Warnings = append(res.Warnings, fmt.Sprintf("the initiative's document is not shown: it holds text of a secret's shape (%s at %s), kept before Cairn refused such text or written by hand, and left as it is; tell the user, who can take it out of %s",
+		f.Rule, f.Path, doc))
+	return res
 }
 
 // keptInitiative is the state document an archived initiative is kept in when another is
@@ -346,5 +365,5 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	default:
 		res.Message += "; authoritative: " + d.Winner
 	}
-	return res, nil
+	return e.withoutStoredSecret(res), nil
 }
