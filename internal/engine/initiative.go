@@ -80,6 +80,11 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			if err := json.Unmarshal(cur, in); err != nil {
 				return nil, fmt.Errorf("reading initiative.json: %w", err)
 			}
+			// Every change writes the document whole, which the store refuses as if the
+			// caller had sent the secret ("keep it in an environment variable").
+			if f := secrets.ScanJSON(cur); f != nil {
+				return nil, fmt.Errorf("%s was not done, nothing was changed: the initiative is not written again while %s", action, e.storedInitiativeSecret(f))
+			}
 		}
 		if in == nil && (action == "set_status" || action == "add_milestone" || action == "update_milestone") {
 			return nil, errors.New("no initiative: " + createWithTitle)
@@ -194,13 +199,19 @@ func (e *Engine) withoutStoredSecret(res *Result) *Result {
 		return res
 	}
 	res.Workflow = nil
+	res.Warnings = append(res.Warnings, "the initiative's document is not shown: "+e.storedInitiativeSecret(f))
+	return res
+}
+
+// storedInitiativeSecret says that initiative.json holds text of a secret's shape (f), naming
+// the rule and where, never the text, and the step: the user's, as no action rewrites it.
+func (e *Engine) storedInitiativeSecret(f *secrets.Finding) string {
 	doc := filepath.Join(e.st.Dir(), InitiativeFile)
 	if rel, err := filepath.Rel(e.root, doc); err == nil && filepath.IsLocal(rel) {
 		doc = rel
 	}
-	res.Warnings = append(res.Warnings, fmt.Sprintf("the initiative's document is not shown: it holds text of a secret's shape (%s at %s), kept before Cairn refused such text or written by hand, and left as it is; tell the user, who can take it out of %s",
-		f.Rule, f.Path, doc))
-	return res
+	return fmt.Sprintf("it holds text of a secret's shape (%s at %s), kept before Cairn refused such text or written by hand, and left as it is; tell the user, who can take it out of %s",
+		f.Rule, f.Path, doc)
 }
 
 // keptInitiative is the state document an archived initiative is kept in when another is

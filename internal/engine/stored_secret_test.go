@@ -278,7 +278,8 @@ func TestStatusFileWithASecretIsNamedAsItsSource(t *testing.T) {
 // An initiative.json whose title or a milestone's title has a secret's shape (stored before a
 // rule found it, or written by hand) is not repeated by the initiative's answer, which says it
 // is there. The answer's document (initiative's structured "data" and the text after its
-// line) repeated it whole while the line hid it.
+// line) repeated it whole while the line hid it; a change was refused as if the caller had
+// sent the secret.
 func TestStoredInitiativeTitleIsNotRepeated(t *testing.T) {
 	for i, s := range secrettest.Shapes() {
 		for _, where := range []string{"placeholder-title", "milestone-title"} {
@@ -308,6 +309,13 @@ func TestStoredInitiativeTitleIsNotRepeated(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); strings.Contains(string(b), s.Core) {
 				t.Fatalf("%s: copied into WORKFLOW-STATUS.yaml", s.Name)
+			}
+			// A change is refused as the stored text's, not as if the caller had sent it
+			// ("keep it in an environment variable").
+			_, err = en.Initiative(engine.InitiativeRequest{Action: "set_status", Status: "blocked"})
+			if err == nil || strings.Contains(err.Error(), s.Core) || strings.Contains(err.Error(), "environment variable") ||
+				!strings.Contains(err.Error(), "set_status was not done, nothing was changed") || !strings.HasSuffix(err.Error(), "tell the user, who can take it out of "+filepath.Join(".claude", "cairn", "initiative.json")) {
+				t.Fatalf("%s in %s: set_status: %v", s.Name, where, err)
 			}
 		}
 	}
