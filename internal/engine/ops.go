@@ -1579,8 +1579,14 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	if rec.Replaced {
 		// The learning it held is gone: one of the same title, or another project's in a
 		// memory directory projects share. Its words let the model keep it if it still holds.
-		res.Warnings = append(res.Warnings, "this replaced the learning "+rec.Name+" held, which said: "+
-			secrets.Shown(textsafe.Quote(rec.Was, maxReplacedRunes))+"; if that still holds, call "+ToolPrefix+"record_learning with it under another title")
+		// Words of a secret's shape are neither said nor to be recorded again: no step.
+		was := textsafe.Quote(rec.Was, maxReplacedRunes)
+		if secrets.ScanString(was) != nil {
+			res.Warnings = append(res.Warnings, "this replaced the learning "+rec.Name+" held; its words are not shown, since they had a secret's shape, which no learning keeps")
+		} else {
+			res.Warnings = append(res.Warnings, "this replaced the learning "+rec.Name+" held, which said: "+
+				was+"; if that still holds, call "+ToolPrefix+"record_learning with it under another title")
+		}
 	}
 	return res, nil
 }

@@ -628,12 +628,15 @@ func TestRecordLearningSameTitleReplaces(t *testing.T) {
 	if strings.Contains(string(got), "first body") {
 		t.Fatalf("the first learning survived its title's second use, so the tool need not be destructive: %s", got)
 	}
-	// What it replaced is never quoted back when it has a secret's shape (a hand edit).
+	// What it replaced is never quoted back when it has a secret's shape (a hand edit), and
+	// the model is not told to record "it" again: it was not told what it said, and a
+	// learning with a secret's shape is refused.
 	const key = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
 	if err := os.WriteFile(filepath.Join(p.memory, "cairn-learning-build-cache.md"), []byte("use "+key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := text(mustOK(t, c, "record_learning", `{"title":"Build cache","body":"second body"}`)); strings.Contains(got, key) || !strings.Contains(got, "not shown") {
+	if got := text(mustOK(t, c, "record_learning", `{"title":"Build cache","body":"second body"}`)); strings.Contains(got, key) || !strings.Contains(got, "not shown") ||
+		strings.Contains(got, "another title") {
 		t.Errorf("record_learning over a learning holding a secret says:\n%s", got)
 	}
 	for _, tool := range listTools(t) {
