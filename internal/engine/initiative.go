@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -161,6 +162,14 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	res := &Result{Changed: ch.Changed, Workflow: data, Warnings: synced}
 	if ch.Initiative != nil {
 		res.Message = fmt.Sprintf("initiative %s is %s, %d%% done", ch.Initiative.ID, ch.Initiative.Status, ch.Initiative.Progress)
+		// A milestone's change names it: the initiative's line alone did not say it was made.
+		if m := strings.TrimSpace(r.Milestone); ch.Changed && (action == "add_milestone" || action == "update_milestone") {
+			verb := "added"
+			if i := slices.IndexFunc(ch.Initiative.Milestones, func(x workflow.Milestone) bool { return x.ID == m }); action == "update_milestone" && i >= 0 {
+				verb = "is " + string(ch.Initiative.Milestones[i].Status)
+			}
+			res.Message = fmt.Sprintf("milestone %s %s; %s", workflow.Quote(m), verb, res.Message)
+		}
 	}
 	if kept != "" {
 		if rel, err := filepath.Rel(e.root, kept); err == nil && filepath.IsLocal(rel) {
