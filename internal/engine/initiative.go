@@ -377,7 +377,11 @@ func (e *Engine) syncInitiative() (*Result, error) {
 			res.Warnings = append(res.Warnings, e.statusName()+" not updated: "+err.Error())
 		}
 	}
-	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, textsafe.OneLine(secrets.Shown(d.Initiative.Title)), d.Initiative.Status, d.Initiative.Progress)
+	title := "(" + textsafe.OneLine(d.Initiative.Title) + ")"
+	if secrets.ScanString(d.Initiative.Title) != nil {
+		title = secrets.Hidden // in parentheses of its own
+	}
+	res.Message = fmt.Sprintf("initiative %s %s is %s, %d%% done", d.Initiative.ID, title, d.Initiative.Status, d.Initiative.Progress)
 	switch d.Winner {
 	case "":
 	case workflow.StatusFileName:
