@@ -34,7 +34,9 @@ func shape(t *testing.T, name string) secrettest.Shape {
 // A record's context, variable and checkpoint, or memory's last line with no workflow on
 // record, of a secret's shape: the session's report and the resume_check result each say it
 // is not shown, get_vars and load_checkpoint refuse naming where it is, and no request the
-// model gets (its whole body) nor any hook's output holds it.
+// model gets (its whole body) nor any hook's output holds it. An initiative.json's title of
+// that shape: initiative's answer (its structured content, which the model reads) leaves out
+// the document and says so; it gave the document whole.
 func TestCairnStoredSecretNotRepeated(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -70,6 +72,19 @@ func TestCairnStoredSecretNotRepeated(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, nil},
+		// initiative answers with its document, left out (and said so) when it holds one.
+		{"initiative", "github-classic", func(t *testing.T, w *World, text string) {
+			q, _ := json.Marshal(text)
+			doc := `{"version":"2.0","id":"initiative-20261122T090000Z-1a2b","title":` + string(q) +
+				`,"status":"created","milestones":[{"id":"m1","title":"first","status":"pending","tasks_done":0}],"current_milestone":"m1","progress":0,` +
+				`"created_at":"2026-11-22T09:00:00Z","updated_at":"2026-11-22T09:00:00Z"}`
+			if err := os.MkdirAll(w.stateDir(), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(w.stateDir(), "initiative.json"), []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"initiative": "the initiative's document is not shown"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -79,7 +94,7 @@ func TestCairnStoredSecretNotRepeated(t *testing.T) {
 			calls := []string{"resume_check"}
 			// get_vars asked for the variable by name refuses it (with no keys it gives the others and
 			// names the one left out: TestCairnGetVarsLeavesOutOneSecret).
-			args := map[string]map[string]any{"resume_check": {}, "get_vars": {"keys": []string{"PLAN_NOTE"}}, "load_checkpoint": {"name": "plan"}}
+			args := map[string]map[string]any{"resume_check": {}, "get_vars": {"keys": []string{"PLAN_NOTE"}}, "load_checkpoint": {"name": "plan"}, "initiative": {"action": "get"}}
 			for tool := range c.refused {
 				calls = append(calls, tool)
 			}
@@ -87,18 +102,21 @@ func TestCairnStoredSecretNotRepeated(t *testing.T) {
 				return calls[i], mockapi.ToolUse(cairnTool(calls[i]), args[calls[i]])
 			})...)
 			r := w.runScript(t, RunOptions{Prompt: "SECRET-PROMPT: where are we?"})
-			if report := cairnReport(t, r.FirstMain(t)); !strings.Contains(report, hiddenSecret) {
-				t.Errorf("the report does not say the text is not shown:\n%s", report)
+			if c.name != "initiative" { // no workflow: no report
+				if report := cairnReport(t, r.FirstMain(t)); !strings.Contains(report, hiddenSecret) {
+					t.Errorf("the report does not say the text is not shown:\n%s", report)
+				}
 			}
 			trs := r.ToolResults()
 			if len(trs) != len(calls) {
 				t.Fatalf("%d tool results, want %d: %+v", len(trs), len(calls), trs)
 			}
-			if trs[0].IsError || !strings.Contains(trs[0].Text, hiddenSecret) {
+			if trs[0].IsError || c.name != "initiative" && !strings.Contains(trs[0].Text, hiddenSecret) {
 				t.Errorf("resume_check's result does not say the text is not shown:\n%s", trs[0].Text)
 			}
 			for i, tool := range calls[1:] {
-				if tr := trs[i+1]; !tr.IsError || !strings.Contains(tr.Text, c.refused[tool]) {
+				// initiative's answer is no error: it leaves out the document, saying so.
+				if tr := trs[i+1]; tr.IsError != (tool != "initiative") || !strings.Contains(tr.Text, c.refused[tool]) {
 					t.Errorf("%s: error %v, %q, want a refusal naming %s", tool, tr.IsError, tr.Text, c.refused[tool])
 				}
 			}

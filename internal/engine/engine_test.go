@@ -720,14 +720,18 @@ func TestInitiativeLifecycleAndStatusFileSync(t *testing.T) {
 	if _, err := en.Initiative(engine.InitiativeRequest{Action: "create", Title: "again"}); err == nil {
 		t.Fatal("a second initiative was created over the first")
 	}
-	do(engine.InitiativeRequest{Action: "add_milestone", Milestone: "design"})
+	// A milestone's change names the milestone and what became of it: the initiative's line
+	// alone ("initiative X is created, 0% done") did not say it was added.
+	if r := do(engine.InitiativeRequest{Action: "add_milestone", Milestone: "design"}); !strings.HasPrefix(r.Message, `milestone "design" added; initiative `) {
+		t.Errorf("adding a milestone: %s", r.Message)
+	}
 	do(engine.InitiativeRequest{Action: "add_milestone", Milestone: "build"})
 	r := do(engine.InitiativeRequest{Action: "update_milestone", Milestone: "design", Status: "in_progress"})
-	if !strings.Contains(r.Message, "in_progress") {
+	if !strings.HasPrefix(r.Message, `milestone "design" is in_progress; initiative `) || !strings.HasSuffix(r.Message, "is in_progress, 0% done") {
 		t.Errorf("starting a milestone did not start the initiative: %s", r.Message)
 	}
 	r = do(engine.InitiativeRequest{Action: "update_milestone", Milestone: "design", Status: "completed"})
-	if !strings.Contains(r.Message, "50% done") {
+	if !strings.HasPrefix(r.Message, `milestone "design" is completed; initiative `) || !strings.Contains(r.Message, "50% done") {
 		t.Errorf("progress after one of two milestones: %s", r.Message)
 	}
 	status := filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -79,6 +80,11 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			in = new(workflow.Initiative)
 			if err := json.Unmarshal(cur, in); err != nil {
 				return nil, fmt.Errorf("reading initiative.json: %w", err)
+			}
+			// Every change writes the document whole, which the store refuses as if the
+			// caller had sent the secret ("keep it in an environment variable").
+			if f := secrets.ScanJSON(cur); f != nil {
+				return nil, fmt.Errorf("%s was not done, nothing was changed: the initiative is not written again while %s", action, e.storedInitiativeSecret(f))
 			}
 		}
 		if in == nil && (action == "set_status" || action == "add_milestone" || action == "update_milestone") {
@@ -156,13 +162,17 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	res := &Result{Changed: ch.Changed, Workflow: data, Warnings: synced}
 	if ch.Initiative != nil {
 		res.Message = fmt.Sprintf("initiative %s is %s, %d%% done", ch.Initiative.ID, ch.Initiative.Status, ch.Initiative.Progress)
-		if action == "add_milestone" {
-			// The id names what the call did: one already there keeps its title and status.
-			what := "added"
-			if !ch.Changed {
-				what = "is already there, kept as it is"
-			}
-			res.Message += "; milestone " + workflow.Quote(strings.TrimSpace(r.Milestone)) + " " + what
+		// A milestone's change names it: the initiative's line alone did not say it was made.
+		// An id already there keeps its title and status, said after where the initiative
+		// stands, as every retry that changed nothing is.
+		m := workflow.Quote(strings.TrimSpace(r.Milestone))
+		switch i := slices.IndexFunc(ch.Initiative.Milestones, func(x workflow.Milestone) bool { return x.ID == strings.TrimSpace(r.Milestone) }); {
+		case action == "add_milestone" && !ch.Changed:
+			res.Message += "; milestone " + m + " is already there, kept as it is"
+		case action == "add_milestone":
+			res.Message = "milestone " + m + " added; " + res.Message
+		case action == "update_milestone" && ch.Changed && i >= 0:
+			res.Message = "milestone " + m + " is " + string(ch.Initiative.Milestones[i].Status) + "; " + res.Message
 		}
 	}
 	if kept != "" {
@@ -189,7 +199,32 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			res.Warnings = append(res.Warnings, e.statusName()+" not updated: "+err.Error())
 		}
 	}
-	return res, nil
+	return e.withoutStoredSecret(res), nil
+}
+
+// withoutStoredSecret leaves out res's initiative document when it holds text of a secret's
+// shape (kept before a save refused it, or written by hand): the initiative's answer gives the
+// document to the model. A warning names the rule and where, never the text; the fix is the
+// user's, since no action rewrites what is already there.
+func (e *Engine) withoutStoredSecret(res *Result) *Result {
+	f := secrets.ScanJSON(res.Workflow)
+	if f == nil {
+		return res
+	}
+	res.Workflow = nil
+	res.Warnings = append(res.Warnings, "the initiative's document is not shown: "+e.storedInitiativeSecret(f))
+	return res
+}
+
+// storedInitiativeSecret says that initiative.json holds text of a secret's shape (f), naming
+// the rule and where, never the text, and the step: the user's, as no action rewrites it.
+func (e *Engine) storedInitiativeSecret(f *secrets.Finding) string {
+	doc := filepath.Join(e.st.Dir(), InitiativeFile)
+	if rel, err := filepath.Rel(e.root, doc); err == nil && filepath.IsLocal(rel) {
+		doc = rel
+	}
+	return fmt.Sprintf("it holds text of a secret's shape (%s at %s), kept before Cairn refused such text or written by hand, and left as it is; tell the user, who can take it out of %s",
+		f.Rule, f.Path, doc)
 }
 
 // keptInitiative is the state document an archived initiative is kept in when another is
@@ -346,7 +381,11 @@ func (e *Engine) syncInitiative() (*Result, error) {
 			res.Warnings = append(res.Warnings, e.statusName()+" not updated: "+err.Error())
 		}
 	}
-	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, textsafe.OneLine(secrets.Shown(d.Initiative.Title)), d.Initiative.Status, d.Initiative.Progress)
+	title := "(" + textsafe.OneLine(d.Initiative.Title) + ")"
+	if secrets.ScanString(d.Initiative.Title) != nil {
+		title = secrets.Hidden // in parentheses of its own
+	}
+	res.Message = fmt.Sprintf("initiative %s %s is %s, %d%% done", d.Initiative.ID, title, d.Initiative.Status, d.Initiative.Progress)
 	switch d.Winner {
 	case "":
 	case workflow.StatusFileName:
@@ -354,5 +393,5 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	default:
 		res.Message += "; authoritative: " + d.Winner
 	}
-	return res, nil
+	return e.withoutStoredSecret(res), nil
 }

@@ -1615,11 +1615,11 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	res := &Result{Changed: true, Message: "recorded learning in " + rec.Name}
 	if rec.Replaced {
 		// The learning it held is gone: one of the same title, or another project's in a
-		// memory directory projects share. Its words let the model keep it if it still holds;
-		// words of a secret's shape are neither shown nor asked for again (Cairn refuses them).
+		// memory directory projects share. Its words let the model keep it if it still holds.
+		// Words of a secret's shape are neither said nor to be recorded again: no step.
 		was := textsafe.Quote(rec.Was, maxReplacedRunes)
 		if secrets.ScanString(was) != nil {
-			res.Warnings = append(res.Warnings, "this replaced the learning "+rec.Name+" held, whose words are not shown: they had a secret's shape, which Cairn does not record")
+			res.Warnings = append(res.Warnings, "this replaced the learning "+rec.Name+" held; its words are not shown, since they had a secret's shape, which no learning keeps")
 		} else {
 			res.Warnings = append(res.Warnings, "this replaced the learning "+rec.Name+" held, which said: "+
 				was+"; if that still holds, call "+ToolPrefix+"record_learning with it under another title")

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -274,20 +275,48 @@ func TestStatusFileWithASecretIsNamedAsItsSource(t *testing.T) {
 	}
 }
 
-// An initiative.json whose title has a secret's shape (stored before a rule found it, or
-// written by hand) is not repeated by the initiative's answer, which says it is there.
+// An initiative.json whose title or a milestone's title has a secret's shape (stored before a
+// rule found it, or written by hand) is not repeated by the initiative's answer, which says it
+// is there. The answer's document (initiative's structured "data" and the text after its
+// line) repeated it whole while the line hid it; a change was refused as if the caller had
+// sent the secret.
 func TestStoredInitiativeTitleIsNotRepeated(t *testing.T) {
-	for _, s := range secrettest.Shapes() {
-		e, en := startApex(t)
-		must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "placeholder-title"}))(t)
-		doc := filepath.Join(en.StateDir(), "initiative.json")
-		plant(t, doc, string(must(os.ReadFile(doc))(t)), s.Text, "placeholder-title")
-		r, err := en.Initiative(engine.InitiativeRequest{Action: "get"})
-		if err != nil || strings.Contains(r.Message, s.Core) || !strings.Contains(r.Message, "(not shown: it has a secret's shape)") {
-			t.Fatalf("%s: %+v, %v", s.Name, r, err)
-		}
-		if b, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); strings.Contains(string(b), s.Core) {
-			t.Fatalf("%s: copied into WORKFLOW-STATUS.yaml", s.Name)
+	for i, s := range secrettest.Shapes() {
+		for _, where := range []string{"placeholder-title", "milestone-title"} {
+			if where == "milestone-title" && i > 0 {
+				continue // where it is matters, not which shape: one is enough
+			}
+			e, en := startApex(t)
+			must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "placeholder-title"}))(t)
+			must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "m1", Note: "milestone-title"}))(t)
+			doc := filepath.Join(en.StateDir(), "initiative.json")
+			plant(t, doc, string(must(os.ReadFile(doc))(t)), s.Text, where)
+			r, err := en.Initiative(engine.InitiativeRequest{Action: "get"})
+			if err != nil {
+				t.Fatalf("%s in %s: %v", s.Name, where, err)
+			}
+			whole, _ := json.Marshal(r)
+			if strings.Contains(string(whole), s.Core) || strings.Contains(string(r.Workflow), s.Core) {
+				t.Fatalf("%s in %s: the answer repeats it: %s", s.Name, where, whole)
+			}
+			if where == "placeholder-title" && (!strings.Contains(r.Message, "(not shown: it has a secret's shape)") || strings.Contains(r.Message, "((")) {
+				t.Fatalf("%s: the line does not say the title is hidden: %s", s.Name, r.Message)
+			}
+			if !slices.ContainsFunc(r.Warnings, func(w string) bool {
+				return strings.HasPrefix(w, "the initiative's document is not shown: it holds text of a secret's shape")
+			}) {
+				t.Fatalf("%s in %s: no warning says the document is left out: %q", s.Name, where, r.Warnings)
+			}
+			if b, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); strings.Contains(string(b), s.Core) {
+				t.Fatalf("%s: copied into WORKFLOW-STATUS.yaml", s.Name)
+			}
+			// A change is refused as the stored text's, not as if the caller had sent it
+			// ("keep it in an environment variable").
+			_, err = en.Initiative(engine.InitiativeRequest{Action: "set_status", Status: "blocked"})
+			if err == nil || strings.Contains(err.Error(), s.Core) || strings.Contains(err.Error(), "environment variable") ||
+				!strings.Contains(err.Error(), "set_status was not done, nothing was changed") || !strings.HasSuffix(err.Error(), "tell the user, who can take it out of "+filepath.Join(".claude", "cairn", "initiative.json")) {
+				t.Fatalf("%s in %s: set_status: %v", s.Name, where, err)
+			}
 		}
 	}
 }

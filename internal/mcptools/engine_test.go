@@ -628,12 +628,15 @@ func TestRecordLearningSameTitleReplaces(t *testing.T) {
 	if strings.Contains(string(got), "first body") {
 		t.Fatalf("the first learning survived its title's second use, so the tool need not be destructive: %s", got)
 	}
-	// What it replaced is never quoted back when it has a secret's shape (a hand edit).
+	// What it replaced is never quoted back when it has a secret's shape (a hand edit), and
+	// the model is not told to record "it" again: it was not told what it said, and a
+	// learning with a secret's shape is refused.
 	const key = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
 	if err := os.WriteFile(filepath.Join(p.memory, "cairn-learning-build-cache.md"), []byte("use "+key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := text(mustOK(t, c, "record_learning", `{"title":"Build cache","body":"second body"}`)); strings.Contains(got, key) || !strings.Contains(got, "not shown") {
+	if got := text(mustOK(t, c, "record_learning", `{"title":"Build cache","body":"second body"}`)); strings.Contains(got, key) || !strings.Contains(got, "not shown") ||
+		strings.Contains(got, "another title") {
 		t.Errorf("record_learning over a learning holding a secret says:\n%s", got)
 	}
 	for _, tool := range listTools(t) {
@@ -987,27 +990,36 @@ func TestNoWorkflowSeenThenAnothersStarted(t *testing.T) {
 // server (git clean -fdx, rm -rf .claude) was reported as "no longer active; another process
 // completed, expired or archived it", which says it was kept: the model went on as if the
 // work had been ended on purpose. The notice says the state was deleted and that the user is
-// to be told. That is its one step: it also said "Call resume_check before going on" (and a
-// write's refusal "call resume_check: it says what is on record"), which finds nothing there.
+// to be told. That is the one step: the result also said "Tell the user." and then to call
+// resume_check (a read's or a change's "no active workflow: call resume_check", resume_check's
+// own "go on with the user's request"), which tells nothing of the lost workflow. Now the
+// call is not run (a start excepted: it makes a new one) and the result says only that.
 func TestStateDirDeletedNoticeSaysSo(t *testing.T) {
 	p, c := realServer(t)
-	mustOK(t, c, "start_workflow", `{"type":"apex","context":"before the clean"}`)
-	if err := os.RemoveAll(filepath.Join(p.root, ".claude")); err != nil {
-		t.Fatal(err)
-	}
-	got := text(mustFail(t, c, "update_task", `{"id":"t1","status":"running"}`, "Notice:", "deleted", "Tell the user"))
-	if strings.Contains(got, "completed, expired or archived it") {
-		t.Errorf("the notice says the workflow was kept: %s", got)
-	}
-	if strings.Contains(got, "resume_check") {
-		t.Errorf("the result gives a second step, resume_check, beside telling the user:\n%s", got)
-	}
-	mustOK(t, c, "start_workflow", `{"type":"apex","context":"after the clean"}`)
-	if err := os.RemoveAll(filepath.Join(p.root, ".claude")); err != nil {
-		t.Fatal(err)
-	}
-	if got := text(mustOK(t, c, "list_checkpoints", `{}`)); !strings.Contains(got, "Tell the user") || strings.Contains(got, "resume_check") {
-		t.Errorf("list_checkpoints after the clean says %q, want the notice with its one step, telling the user", got)
+	for _, call := range [][2]string{
+		{"update_task", `{"id":"t1","status":"running"}`},
+		{"get_vars", `{}`},
+		{"resume_check", `{}`},
+		{"list_checkpoints", `{}`},
+		{"transition", `{"to":"no such phase"}`}, // a bad argument's fix would be a second step
+		{"start_workflow", `{"type":"apex","context":"after the clean"}`},
+	} {
+		mustOK(t, c, "start_workflow", `{"type":"apex","context":"before the clean","replace":true}`)
+		if err := os.RemoveAll(filepath.Join(p.root, ".claude")); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if call[0] == "start_workflow" {
+			got = text(mustOK(t, c, call[0], call[1]))
+		} else {
+			got = text(mustFail(t, c, call[0], call[1], call[0]+" was not run, nothing was changed"))
+		}
+		if !strings.Contains(got, "Notice: the state directory was deleted") || !strings.HasSuffix(strings.SplitN(got, "\n", 2)[0], "Tell the user before going on.") {
+			t.Errorf("%s: the result does not say the state was deleted, ending with the user to be told:\n%s", call[0], got)
+		}
+		if strings.Contains(got, "completed, expired or archived it") || strings.Contains(got, "call resume_check") || strings.Contains(got, "Call resume_check") {
+			t.Errorf("%s: the result gives a step besides telling the user:\n%s", call[0], got)
+		}
 	}
 }
 

@@ -533,7 +533,8 @@ func TestBackgroundSyncUsesTheReopenedEngine(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, ".claude", "cairn")); err != nil {
 		t.Fatal(err)
 	}
-	mustOK(t, c, "resume_check", `{}`) // opens the state directory again: the second engine
+	// Opens the state directory again (the second engine), and says the workflow went with it.
+	mustFail(t, c, "resume_check", `{}`, "the state directory was deleted")
 	first := generation(0).Load()
 	waitRuns(t, runs, 2) // a run begun after the reopening has ended
 	if got := generation(0).Load() - first; got != 0 {

@@ -321,11 +321,11 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	pre, told, preErr := eng.SnapshotNotices()
 	preOK := preErr == nil
 	changed := s.noticeFor(eng, pre, preOK)
-	wentWithDir := gone && changed != "" && pre.WorkflowID == ""
-	if wentWithDir {
-		// Not ended by anyone: its state went with the directory. Telling the user is the one
-		// step: resume_check would find nothing there.
-		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user.", textsafe.Line(s.seen.WorkflowID, 120))
+	// Not ended by anyone: its state went with the directory. Telling the user is the one
+	// step: resume_check has nothing of it to say, and the call was made for it.
+	lost := gone && changed != "" && pre.WorkflowID == ""
+	if lost {
+		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user before going on.", textsafe.Line(s.seen.WorkflowID, 120))
 	}
 	notice := s.withSyncNotices(pre, preOK, changed)
 	if spec.name == "resume_check" {
@@ -340,6 +340,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 		}
 		s.settle(eng, pre, preOK, o)
 	}()
+	if lost && spec.name != "start_workflow" {
+		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed", spec.name), notice), told)
+	}
 	if argErr != nil {
 		return warnText(errorResult(argErr, notice), told)
 	}
@@ -359,10 +362,6 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	}
 	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
 	notice = s.withSyncNoticesDuring(notice)
-	if wentWithDir && errors.Is(err, engine.ErrNoActiveWorkflow) {
-		// The notice says why and its step; the refusal's own (resume_check) would be a second.
-		err = fmt.Errorf("%s was not run: %w", spec.name, engine.ErrNoActiveWorkflow)
-	}
 	if err != nil {
 		return warnText(errorResult(usersToFix(spec.name, err), notice), told)
 	}
