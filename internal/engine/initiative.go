@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -74,12 +76,9 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	var ch workflow.InitiativeChange
 	kept := "" // where an archived initiative create replaces is kept
 	data, err := e.st.Update(initiativeDoc, func(cur []byte) (_ []byte, err error) {
-		var in *workflow.Initiative
-		if cur != nil {
-			in = new(workflow.Initiative)
-			if err := json.Unmarshal(cur, in); err != nil {
-				return nil, fmt.Errorf("reading initiative.json: %w", err)
-			}
+		in, err := readInitiative(cur)
+		if err != nil {
+			return nil, err
 		}
 		if in == nil && (action == "set_status" || action == "add_milestone" || action == "update_milestone") {
 			return nil, errors.New("no initiative: " + createWithTitle)
@@ -192,6 +191,27 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	return res, nil
 }
 
+// readInitiative decodes initiative.json's stored bytes: nil when there are none. One a newer
+// Cairn wrote is refused before it is decoded, so that no change (nor the sync) writes this
+// Cairn's idea of it over what the newer one keeps there.
+func readInitiative(cur []byte) (*workflow.Initiative, error) {
+	if cur == nil {
+		return nil, nil
+	}
+	var v struct{ Version json.RawMessage }
+	if json.Unmarshal(cur, &v) == nil {
+		if n := migrate.NewerVersion(v.Version); n != nil {
+			return nil, fmt.Errorf("initiative.json was written by a newer Cairn (version %s; this is Cairn %s, which reads 2.x) and is left untouched: install a Cairn newer than %s to read or change the initiative",
+				n.Version, cairn.Version(), cairn.Version())
+		}
+	}
+	in := new(workflow.Initiative)
+	if err := json.Unmarshal(cur, in); err != nil {
+		return nil, fmt.Errorf("reading initiative.json: %w", err)
+	}
+	return in, nil
+}
+
 // keptInitiative is the state document an archived initiative is kept in when another is
 // created: its id in lower case (as document names are), which Cairn's own ids start with
 // "initiative-", so that an id taken from a status file cannot name another document.
@@ -296,12 +316,9 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	var warnings []string
 	keep := false // the file is there and unusable: not rewritten
 	data, err := e.st.Update(initiativeDoc, func(cur []byte) ([]byte, error) {
-		var in *workflow.Initiative
-		if cur != nil {
-			in = new(workflow.Initiative)
-			if err := json.Unmarshal(cur, in); err != nil {
-				return nil, fmt.Errorf("reading initiative.json: %w", err)
-			}
+		in, err := readInitiative(cur)
+		if err != nil {
+			return nil, err
 		}
 		doc, err := e.readStatusFile(e.statusFile())
 		if err == nil && doc != nil {

@@ -1,0 +1,55 @@
+package engine_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// TestNewerInitiativeIsLeftUntouched: initiative.json written by a newer Cairn (a version
+// above 2.x) is not rewritten by this one, whichever action is called, and the answer says
+// to install a newer Cairn. Before, add_milestone, set_status and the sync with
+// WORKFLOW-STATUS.yaml wrote this Cairn's idea of the document over it, keeping the newer
+// version number on a document of the older shape.
+func TestNewerInitiativeIsLeftUntouched(t *testing.T) {
+	for _, r := range []engine.InitiativeRequest{
+		{Action: "get"},
+		{Action: "add_milestone", Milestone: "m2"},
+		{Action: "update_milestone", Milestone: "m1", Status: "in_progress"},
+		{Action: "set_status", Status: "in_progress"},
+		{Action: "create", Title: "another"},
+	} {
+		t.Run(r.Action, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "big"}))(t)
+			must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "m1"}))(t)
+			e.clock.Add(time.Hour) // the newer Cairn wrote it last: initiative.json is the newer side
+			p := filepath.Join(e.project, ".claude", "cairn", "initiative.json")
+			var doc map[string]any
+			if data, err := os.ReadFile(p); err != nil || json.Unmarshal(data, &doc) != nil {
+				t.Fatalf("reading %s: %v", p, err)
+			}
+			doc["version"] = "3.0"
+			doc["updated_at"] = e.clock.Now().Format(time.RFC3339Nano)
+			doc["owners"] = []string{"a newer field"}
+			newer, _ := json.Marshal(doc)
+			if err := os.WriteFile(p, newer, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := en.Initiative(r)
+			if err == nil || !strings.Contains(err.Error(), "newer Cairn") {
+				t.Errorf("%s on a newer Cairn's initiative.json: %v, want it said to be a newer Cairn's", r.Action, err)
+			}
+			if got, _ := os.ReadFile(p); !bytes.Equal(got, newer) {
+				t.Errorf("%s rewrote a newer Cairn's initiative.json:\n got %s\nwant %s", r.Action, got, newer)
+			}
+		})
+	}
+}
