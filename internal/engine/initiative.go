@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -76,7 +78,7 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	var ch workflow.InitiativeChange
 	kept := "" // where an archived initiative create replaces is kept
 	data, err := e.st.Update(initiativeDoc, func(cur []byte) (_ []byte, err error) {
-		in, err := readInitiative(cur)
+		in, err := e.readInitiative(cur)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +196,7 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 // readInitiative decodes initiative.json's stored bytes: nil when there are none. One a newer
 // Cairn wrote is refused before it is decoded, so that no change (nor the sync) writes this
 // Cairn's idea of it over what the newer one keeps there.
-func readInitiative(cur []byte) (*workflow.Initiative, error) {
+func (e *Engine) readInitiative(cur []byte) (*workflow.Initiative, error) {
 	if cur == nil {
 		return nil, nil
 	}
@@ -207,7 +209,21 @@ func readInitiative(cur []byte) (*workflow.Initiative, error) {
 	}
 	in := new(workflow.Initiative)
 	if err := json.Unmarshal(cur, in); err != nil {
-		return nil, fmt.Errorf("reading initiative.json: %w", err)
+		file := filepath.Join(e.st.Dir(), InitiativeFile)
+		if rel, err := filepath.Rel(e.root, file); err == nil && filepath.IsLocal(rel) {
+			file = rel
+		}
+		// The store passed it as strict JSON: only its shape is wrong, said in JSON's words.
+		what := "a member's value is not of the form it takes"
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			where, want, got := strictjson.Mistyped(te)
+			what = fmt.Sprintf("its %s must be %s, not %s", where, want, cmp.Or(got, "a fraction or a number out of range"))
+			if where == "" {
+				what = fmt.Sprintf("it must be %s, not %s", want, cmp.Or(got, "that"))
+			}
+		}
+		return nil, fmt.Errorf("initiative.json does not hold an initiative Cairn reads (%s) and was left as it is: correct that in %s, and the initiative can be read again",
+			what, file)
 	}
 	return in, nil
 }
@@ -316,7 +332,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	var warnings []string
 	keep := false // the file is there and unusable: not rewritten
 	data, err := e.st.Update(initiativeDoc, func(cur []byte) ([]byte, error) {
-		in, err := readInitiative(cur)
+		in, err := e.readInitiative(cur)
 		if err != nil {
 			return nil, err
 		}

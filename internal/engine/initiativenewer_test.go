@@ -53,3 +53,40 @@ func TestNewerInitiativeIsLeftUntouched(t *testing.T) {
 		})
 	}
 }
+
+// TestMisshapenInitiativeSaysWhichField: initiative.json that is JSON but not of an
+// initiative's shape (a hand edit, another tool's) is refused in Cairn's words: which member
+// is wrong, that the file was left as it is, and the step. Before, the answer was Go's decoder
+// error naming Go types ("Go struct field initiativeJSON.milestones of type
+// []workflow.Milestone") with no step.
+func TestMisshapenInitiativeSaysWhichField(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{`{"version":"2.0","id":"initiative-x","status":"created","milestones":"oops"}`, "milestones"},
+		{`{"version":"2.0","id":"initiative-x","status":"created","milestones":[{"id":7}]}`, "milestones.id"},
+		{`[]`, "must be an object, not an array"},
+		{`{"version":"2.0","id":"initiative-x","status":"created","milestones":[],"updated_at":"yesterday"}`, "not of the form"},
+	} {
+		e := newEnv(t)
+		e.write(".claude/cairn/initiative.json", c.doc)
+		for _, action := range []string{"get", "add_milestone"} {
+			_, err := e.open("s1").Initiative(engine.InitiativeRequest{Action: action, Milestone: "m2"})
+			if err == nil {
+				t.Fatalf("%s on %s: no error", action, c.doc)
+			}
+			msg := err.Error()
+			for _, bad := range []string{"Go ", "workflow.", "initiativeJSON"} {
+				if strings.Contains(msg, bad) {
+					t.Errorf("%s on %s: %q names Go's types (%q)", action, c.doc, msg, bad)
+				}
+			}
+			for _, want := range []string{c.want, "left as it is", "correct"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("%s on %s: %q, want %q in it", action, c.doc, msg, want)
+				}
+			}
+		}
+		if got := e.readFile(".claude/cairn/initiative.json"); got != c.doc {
+			t.Errorf("initiative.json changed: %s", got)
+		}
+	}
+}
