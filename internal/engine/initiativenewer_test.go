@@ -90,3 +90,26 @@ func TestMisshapenInitiativeSaysWhichField(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedInitiativeLastUpdatedIsTaken: seed 001's initiative.json keeps its time as
+// lastUpdated, the key its sync protocol compares. Cairn read only updated_at, so a seed's
+// initiative.json was taken as never updated: an older WORKFLOW-STATUS.yaml won over it
+// (its newer status lost) and the warning said "last updated 106751d 23h ago".
+func TestSeedInitiativeLastUpdatedIsTaken(t *testing.T) {
+	e := newEnv(t)
+	now := e.clock.Now()
+	e.write(".claude/cairn/initiative.json", `{"id":"initiative-seed","title":"seed","status":"in_progress","milestones":[],"lastUpdated":"`+
+		now.Add(-time.Hour).Format(time.RFC3339)+`"}`)
+	e.write(".claude/WORKFLOW-STATUS.yaml", "initiative: initiative-seed\ntitle: seed\nstatus: created\nprogress: 0\nlastUpdated: \""+
+		now.Add(-2*time.Hour).Format(time.RFC3339)+"\"\n")
+	res := must(e.open("s1").Initiative(engine.InitiativeRequest{Action: "get"}))(t)
+	var got struct{ Status string }
+	if err := json.Unmarshal(res.Workflow, &got); err != nil || got.Status != "in_progress" {
+		t.Errorf("status %q (%v), want the newer initiative.json's in_progress: %s", got.Status, err, res.Message)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "106751d") {
+			t.Errorf("warning %q: the seed's lastUpdated was not read", w)
+		}
+	}
+}
