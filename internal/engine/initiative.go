@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +12,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -75,17 +79,14 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	var ch workflow.InitiativeChange
 	kept := "" // where an archived initiative create replaces is kept
 	data, err := e.st.Update(initiativeDoc, func(cur []byte) (_ []byte, err error) {
-		var in *workflow.Initiative
-		if cur != nil {
-			in = new(workflow.Initiative)
-			if err := json.Unmarshal(cur, in); err != nil {
-				return nil, fmt.Errorf("reading initiative.json: %w", err)
-			}
-			// Every change writes the document whole, which the store refuses as if the
-			// caller had sent the secret ("keep it in an environment variable").
-			if f := secrets.ScanJSON(cur); f != nil {
-				return nil, fmt.Errorf("%s was not done, nothing was changed: the initiative is not written again while %s", action, e.storedInitiativeSecret(f))
-			}
+		in, err := e.readInitiative(cur)
+		if err != nil {
+			return nil, err
+		}
+		// Every change writes the document whole, which the store refuses as if the caller
+		// had sent the secret ("keep it in an environment variable").
+		if f := secrets.ScanJSON(cur); cur != nil && f != nil {
+			return nil, fmt.Errorf("%s was not done, nothing was changed: the initiative is not written again while %s", action, e.storedInitiativeSecret(f))
 		}
 		if in == nil && (action == "set_status" || action == "add_milestone" || action == "update_milestone") {
 			return nil, errors.New("no initiative: " + createWithTitle)
@@ -227,6 +228,41 @@ func (e *Engine) storedInitiativeSecret(f *secrets.Finding) string {
 		f.Rule, f.Path, doc)
 }
 
+// readInitiative decodes initiative.json's stored bytes: nil when there are none. One a newer
+// Cairn wrote is refused before it is decoded, so that no change (nor the sync) writes this
+// Cairn's idea of it over what the newer one keeps there.
+func (e *Engine) readInitiative(cur []byte) (*workflow.Initiative, error) {
+	if cur == nil {
+		return nil, nil
+	}
+	var v struct{ Version json.RawMessage }
+	if json.Unmarshal(cur, &v) == nil {
+		if n := migrate.NewerVersion(v.Version); n != nil {
+			return nil, fmt.Errorf("initiative.json was written by a newer Cairn (version %s; this is Cairn %s, which reads 2.x) and is left untouched: install a Cairn newer than %s to read or change the initiative",
+				n.Version, cairn.Version(), cairn.Version())
+		}
+	}
+	in := new(workflow.Initiative)
+	if err := json.Unmarshal(cur, in); err != nil {
+		file := filepath.Join(e.st.Dir(), InitiativeFile)
+		if rel, err := filepath.Rel(e.root, file); err == nil && filepath.IsLocal(rel) {
+			file = rel
+		}
+		// The store passed it as strict JSON: only its shape is wrong, said in JSON's words.
+		what := "a member's value is not of the form it takes"
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			where, want, got := strictjson.Mistyped(te)
+			what = fmt.Sprintf("its %s must be %s, not %s", where, want, cmp.Or(got, "a fraction or a number out of range"))
+			if where == "" {
+				what = fmt.Sprintf("it must be %s, not %s", want, cmp.Or(got, "that"))
+			}
+		}
+		return nil, fmt.Errorf("initiative.json does not hold an initiative Cairn reads (%s) and was left as it is: correct that in %s, and the initiative can be read again",
+			what, file)
+	}
+	return in, nil
+}
+
 // keptInitiative is the state document an archived initiative is kept in when another is
 // created: its id in lower case (as document names are), which Cairn's own ids start with
 // "initiative-", so that an id taken from a status file cannot name another document.
@@ -331,12 +367,9 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	var warnings []string
 	keep := false // the file is there and unusable: not rewritten
 	data, err := e.st.Update(initiativeDoc, func(cur []byte) ([]byte, error) {
-		var in *workflow.Initiative
-		if cur != nil {
-			in = new(workflow.Initiative)
-			if err := json.Unmarshal(cur, in); err != nil {
-				return nil, fmt.Errorf("reading initiative.json: %w", err)
-			}
+		in, err := e.readInitiative(cur)
+		if err != nil {
+			return nil, err
 		}
 		doc, err := e.readStatusFile(e.statusFile())
 		if err == nil && doc != nil {

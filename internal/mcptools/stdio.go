@@ -10,13 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -463,47 +461,16 @@ func paramsHooks() *server.Hooks {
 // mistypedText says which member of a request was of the wrong JSON type and what it takes,
 // by its JSON path; the value is not repeated.
 func mistypedText(te *json.UnmarshalTypeError) string {
-	var path []string
-	for seg := range strings.SplitSeq(te.Field, ".") {
-		// An embedded Go struct's name is in the path, and no MCP member starts upper case.
-		if seg != "" && !unicode.IsUpper(rune(seg[0])) {
-			path = append(path, seg)
-		}
-	}
-	where := cmp.Or(strings.Join(path, "."), "a member of params")
-	t := te.Type
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	var want string
-	switch t.Kind() {
-	case reflect.String:
-		want = "a string"
-	case reflect.Bool:
-		want = "a boolean"
-	case reflect.Float32, reflect.Float64:
-		want = "a number"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		want = "a whole number"
-	case reflect.Slice, reflect.Array:
-		want = "an array"
-	default:
-		want = "an object"
-	}
-	isNumber := strings.HasPrefix(te.Value, "number ")
-	var got string
+	where, want, got := strictjson.Mistyped(te)
+	where = cmp.Or(where, "a member of params")
 	switch {
-	case isNumber && want == "a number":
+	case got == "" && want == "a number":
 		// encoding/json quotes a number it cannot store (1e999, megabytes of digits) in full.
 		return fmt.Sprintf("invalid request: %s %s; the request was not run", where, beyondFloat)
-	case isNumber:
+	case got == "":
 		got = "a fraction or a number out of range"
-	default:
-		got = map[string]string{"string": "a string", "number": "a number", "bool": "a boolean",
-			"array": "an array", "object": "an object"}[te.Value]
 	}
-	return fmt.Sprintf("invalid request: %s must be %s, not %s; the request was not run", where, want, cmp.Or(got, "that"))
+	return fmt.Sprintf("invalid request: %s must be %s, not %s; the request was not run", where, want, got)
 }
 
 // withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a

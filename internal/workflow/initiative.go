@@ -106,8 +106,24 @@ func (in Initiative) MarshalJSON() ([]byte, error) {
 }
 
 func (in *Initiative) UnmarshalJSON(b []byte) error {
-	return DecodeKnown(b, (*initiativeJSON)(in), &in.Extra)
+	if err := DecodeKnown(b, (*initiativeJSON)(in), &in.Extra); err != nil {
+		return err
+	}
+	// Seed 001's initiative.json keeps its time as lastUpdated, the key its sync compares:
+	// without it the seed's file would be taken as never updated, and lose every sync.
+	var seed time.Time
+	if raw, ok := in.Extra[seedLastUpdated]; ok && in.LastUpdated.IsZero() && json.Unmarshal(raw, &seed) == nil {
+		in.LastUpdated = seed
+		delete(in.Extra, seedLastUpdated) // written from now on as updated_at
+		if len(in.Extra) == 0 {
+			in.Extra = nil
+		}
+	}
+	return nil
 }
+
+// seedLastUpdated is the key of seed 001's initiative.json time.
+const seedLastUpdated = "lastUpdated"
 
 // Clone returns a deep copy.
 func (in *Initiative) Clone() *Initiative { return deepCopy(in) }

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -266,6 +267,22 @@ func classifyShape(o map[string]any) (Format, error) {
 		return Unknown, unknown("version %s but not the fields of a schema 1 record (type and state)", label)
 	}
 	return Unknown, unknown("version %s is older than any format Cairn knows", label)
+}
+
+// NewerVersion is a *NewerError when version, the "version" member of a state document
+// other than the workflow record (the initiative's), says a newer Cairn wrote it: a major
+// number of 3 or more. Else nil, also when it is absent or not a version number.
+func NewerVersion(version json.RawMessage) *NewerError {
+	dec := json.NewDecoder(bytes.NewReader(version))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	if major, label, ok := versionMajor(v); ok && major >= 3 {
+		return &NewerError{Version: label}
+	}
+	return nil
 }
 
 // versionMajor reads a version written as a string ("2.0", "1.x", "v1", "3") or a number (1,
