@@ -207,6 +207,9 @@ func (a *app) argValues(cmd string, pos []string) []string {
 	case cmd == "vars get" && n == 0, cmd == "vars set" && n == 0, cmd == "vars unset":
 		if e, err := a.stateEngine(); err == nil {
 			kv, _ := e.GetVars(nil)
+			for _, k := range pos { // vars unset A B: the names given already are not offered again
+				delete(kv, k)
+			}
 			return slices.Sorted(maps.Keys(kv))
 		}
 	case (cmd == "log show" || cmd == "log append") && n == 0:
