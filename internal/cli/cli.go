@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -600,7 +601,12 @@ func (a *app) parse(args []string, min, max int) ([]string, error) {
 	case max == 0 && len(pos) > 0:
 		return nil, a.usageErr("too many arguments: it takes none")
 	case max >= 0 && len(pos) > max:
-		return nil, a.usageErr("too many arguments: want at most %d, got %d", max, len(pos))
+		var glob string
+		if slices.Contains(argNames(commands[a.name].usage, a.name, true), "PATTERN") {
+			// cairn checkpoint list plan* beside plan1.md and plan2.md: the shell's file names.
+			glob = "; quote a PATTERN so the shell does not expand it into file names: cairn " + a.name + " 'plan*'"
+		}
+		return nil, a.usageErr("too many arguments: want at most %d, got %d%s", max, len(pos), glob)
 	}
 	return pos, notText(fs, pos, commands[a.name].usage, a.name)
 }
