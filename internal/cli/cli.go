@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -588,13 +589,24 @@ func (a *app) parse(args []string, min, max int) ([]string, error) {
 	switch {
 	case len(pos) < min:
 		if names := argNames(commands[a.name].usage, a.name, false); len(names) >= min {
-			return nil, a.usageErr("missing %s", strings.Join(names[len(pos):min], " and "))
+			missing := "missing " + strings.Join(names[len(pos):min], " and ")
+			if i := len(pos) - 1; i >= 0 && strings.Contains(pos[i], "=") && !strings.ContainsAny(pos[i][:strings.Index(pos[i], "=")], " \t\n") {
+				// cairn vars set PLAN_PATH=x, as export takes it (a word, then =; not a
+				// sentence that holds one): the value is not repeated.
+				missing += fmt.Sprintf(": %s and %s are two arguments, not %[1]s=%[2]s", names[i], names[i+1])
+			}
+			return nil, a.usageErr("%s", missing)
 		}
 		return nil, a.usageErr("missing arguments: want %d, got %d", min, len(pos))
 	case max == 0 && len(pos) > 0:
 		return nil, a.usageErr("too many arguments: it takes none")
 	case max >= 0 && len(pos) > max:
-		return nil, a.usageErr("too many arguments: want at most %d, got %d", max, len(pos))
+		var glob string
+		if slices.Contains(argNames(commands[a.name].usage, a.name, true), "PATTERN") {
+			// cairn checkpoint list plan* beside plan1.md and plan2.md: the shell's file names.
+			glob = "; quote a PATTERN so the shell does not expand it into file names: cairn " + a.name + " 'plan*'"
+		}
+		return nil, a.usageErr("too many arguments: want at most %d, got %d%s", max, len(pos), glob)
 	}
 	return pos, notText(fs, pos, commands[a.name].usage, a.name)
 }

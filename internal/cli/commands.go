@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -259,16 +259,22 @@ func lookup(args []string) (*command, []string, error) {
 	return c, args[1:], nil
 }
 
-// noSuchCommand is msg with the commands nearest to name, or where to find them. The unknown
-// name is not repeated (it may be anything pasted); the suggestion is one of Cairn's own.
+// noSuchCommand is msg with the name as typed when it is plain enough to repeat (named), and
+// the commands nearest to it, or where to find them.
 func noSuchCommand(msg, name string) error {
-	return &usageError{msg: msg + ": " + cmp.Or(meant("", name, topNames()), "cairn help lists them")}
+	return &usageError{msg: msg + named(name) + hint(name, topNames(), "cairn help lists them")}
 }
 
-// noSuchVerb is msg with noun's verbs nearest to verb, or all of them. The unknown verb is not
-// repeated.
+// noSuchVerb is msg with "noun verb" as typed when the verb is plain enough to repeat, and
+// noun's verbs nearest to verb, or all of them.
 func noSuchVerb(msg, noun, verb string) error {
-	return &usageError{msg: msg + ": " + cmp.Or(meant(noun+" ", verb, verbs(noun)), noun+" takes "+strings.Join(verbs(noun), ", "))}
+	if named(verb) != "" {
+		msg += " " + strconv.Quote(noun+" "+verb)
+	}
+	if m := meant(noun+" ", verb, verbs(noun)); m != "" {
+		return &usageError{msg: msg + "; " + m}
+	}
+	return &usageError{msg: msg + ": " + noun + " takes " + strings.Join(verbs(noun), ", ")}
 }
 
 // topNames are the words that can start a command line: commands and nouns.

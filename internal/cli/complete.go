@@ -49,12 +49,20 @@ func isCompletionRequest(arg string) bool {
 
 // complete answers a completion script: cobra finds the command and prints the candidates.
 func (a *app) complete(args []string) int {
-	// The flags that may come before a command (cairn --json status) are skipped as main skips
-	// them; cobra would take them for the root's and complete nothing. The last word is the
-	// one being completed.
+	// The flags that may come before a command (cairn --json status) or between a noun and its
+	// verb (cairn checkpoint --json load) are skipped as lookup skips them; cobra would take
+	// them for the root's or the noun's and complete nothing. The last word is the one being
+	// completed.
 	words := args[1:]
 	for len(words) > 1 && isGlobalFlag(words[0]) {
 		words = words[1:]
+	}
+	if len(words) > 2 && nouns[words[0]] {
+		rest := words[1:]
+		for len(rest) > 1 && isGlobalFlag(rest[0]) {
+			rest = rest[1:]
+		}
+		words = append([]string{words[0]}, rest...)
 	}
 	root := a.cobraTree()
 	root.SetArgs(append([]string{args[0]}, words...))
@@ -112,7 +120,7 @@ func (a *app) completeArgs(c *command) cobra.CompletionFunc {
 			flags := usageFlag().FindAllString(c.usage, -1)
 			return append(flags, "--help"), done
 		}
-		n := 0 // the index of the argument being completed, flags and their values skipped
+		var pos []string // the arguments before the one being completed, flags and their values skipped
 		for i := 0; i < len(args); i++ {
 			if strings.HasPrefix(args[i], "-") && args[i] != "-" {
 				if takesValue(c.usage, args[i]) && !strings.Contains(args[i], "=") {
@@ -120,12 +128,12 @@ func (a *app) completeArgs(c *command) cobra.CompletionFunc {
 				}
 				continue
 			}
-			n++
+			pos = append(pos, args[i])
 		}
 		if len(args) > 0 && takesValue(c.usage, args[len(args)-1]) {
 			return a.flagValues(c.name, args[len(args)-1]), done
 		}
-		return a.argValues(c.name, n), done
+		return a.argValues(c.name, pos), done
 	}
 }
 
@@ -162,11 +170,15 @@ func (a *app) stateEngine() (*engine.Engine, error) {
 	return a.engine()
 }
 
-// argValues completes argument n of a command from the state; nothing on any error.
-func (a *app) argValues(cmd string, n int) []string {
+// argValues completes the argument after pos of a command from the state; nothing on any
+// error.
+func (a *app) argValues(cmd string, pos []string) []string {
+	n := len(pos)
 	switch {
 	case cmd == "help" && n == 0:
 		return topNames()
+	case cmd == "help" && n == 1 && nouns[pos[0]]:
+		return verbs(pos[0]) // cairn help checkpoint load
 	case cmd == "completion" && n == 0:
 		return completionShells
 	case (cmd == "start" || cmd == "types") && n == 0:
@@ -195,6 +207,9 @@ func (a *app) argValues(cmd string, n int) []string {
 	case cmd == "vars get" && n == 0, cmd == "vars set" && n == 0, cmd == "vars unset":
 		if e, err := a.stateEngine(); err == nil {
 			kv, _ := e.GetVars(nil)
+			for _, k := range pos { // vars unset A B: the names given already are not offered again
+				delete(kv, k)
+			}
 			return slices.Sorted(maps.Keys(kv))
 		}
 	case (cmd == "log show" || cmd == "log append") && n == 0:

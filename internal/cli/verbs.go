@@ -151,7 +151,7 @@ func runTypes(a *app, pos []string, e *engine.Engine) error {
 			return err // defined in a file that does not load
 		}
 		if err != nil {
-			return fmt.Errorf("no workflow type%s%s", named(pos[0]), hint(pos[0], names, "known types are "+strings.Join(names, ", ")))
+			return noType(pos[0], names)
 		}
 		names = []string{d.Name}
 	}

@@ -237,7 +237,7 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string, ownerExi
 		t := r.Tasks[i]
 		// Attempts counts the runs that ended without success, not the runs: "attempts 0"
 		// beside a task that ran and is done read as if it never ran.
-		s := t.ID + " " + string(t.Status)
+		s := workflow.TaskID(t.ID) + " " + string(t.Status) // quoted as cairn task says it
 		switch {
 		case t.Attempts == 1:
 			s += " (1 run failed or was cut off)"

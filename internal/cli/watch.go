@@ -101,7 +101,7 @@ func (a *app) watchMade(ctx context.Context, e *engine.Engine) error {
 func waitMade(ctx context.Context, dir string, gone func() bool) (bool, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return false, &codeError{code: ExitInternal, msg: fmt.Sprintf("starting the file watcher: %v", err)}
+		return false, watchFailed("starting the file watcher", err)
 	}
 	defer w.Close()
 	var readerTick <-chan time.Time
@@ -122,7 +122,7 @@ func waitMade(ctx context.Context, dir string, gone func() bool) (bool, error) {
 		if there != watching {
 			// Looked at again once watched: one made between the look and the watch is seen.
 			if err := w.Add(there); err != nil {
-				return false, &codeError{code: ExitInternal, msg: fmt.Sprintf("watching %s: %v", there, err)}
+				return false, watchFailed("watching "+there, err)
 			}
 			watching = there
 			continue
@@ -154,7 +154,7 @@ func waitMade(ctx context.Context, dir string, gone func() bool) (bool, error) {
 func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapshot) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return &codeError{code: ExitInternal, msg: fmt.Sprintf("starting the file watcher: %v", err)}
+		return watchFailed("starting the file watcher", err)
 	}
 	defer w.Close()
 	dir := e.StateDir()
@@ -164,7 +164,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapsho
 			// Outside a project the state directory is not created (commands.go, onState).
 			return &codeError{code: ExitRefused, msg: fmt.Sprintf("no project here (%s, and CLAUDE_PROJECT_DIR is unset or relative), so no state to watch: run it in the project", engine.NoGit(e.ProjectRoot()))}
 		}
-		return &codeError{code: ExitInternal, msg: fmt.Sprintf("watching %s: %v", dir, err)}
+		return watchFailed("watching "+dir, err)
 	}
 	// The engine holds the state directory open, so its own removal sends it no event until
 	// watch closes it; the directory above it sees the name go. Without that watch, the
@@ -315,6 +315,15 @@ func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapsho
 			}
 		}
 	}
+}
+
+// watchFailed is watch's end when the file watcher cannot start or watch: err's own text, or
+// the kernel limit it ran into, which is what a person can change.
+func watchFailed(what string, err error) error {
+	if limit := watchLimit(err); limit != "" {
+		return &codeError{code: ExitInternal, msg: what + ": " + limit + "; close a program that watches many files or raise the limit, then run cairn watch again"}
+	}
+	return &codeError{code: ExitInternal, msg: fmt.Sprintf("%s: %v", what, err)}
 }
 
 // stateGone is watch's end when the state directory dir of the project root is no longer

@@ -41,15 +41,21 @@ func runStart(a *app, pos []string, _ *engine.Engine) error {
 	return a.told(res, nil)
 }
 
-// startRefused is start's refusal err, with the types nearest an unknown one named.
+// startRefused is start's refusal err; for a type that is none, said as cairn types says it.
 func startRefused(e *engine.Engine, req engine.StartRequest, err error) error {
 	if err == nil {
 		return nil
 	}
-	if names := e.Definitions(); !slices.Contains(names, req.Type) {
-		return fmt.Errorf("%w%s", err, hint(req.Type, names, ""))
+	if names := e.Definitions(); !slices.Contains(names, workflow.NormalizeName(req.Type)) {
+		return noType(req.Type, names)
 	}
 	return err
+}
+
+// noType refuses name, which is no workflow type of names: named when plain enough to
+// repeat, with the nearest types, or all of them.
+func noType(name string, names []string) error {
+	return fmt.Errorf("no workflow type%s%s", named(name), hint(name, names, "known types are "+strings.Join(names, ", ")))
 }
 
 func runTransition(a *app, pos []string, _ *engine.Engine) error {

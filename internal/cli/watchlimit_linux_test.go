@@ -1,0 +1,53 @@
+package cli_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestWatchInotifyLimits: cairn watch in a user namespace whose inotify limit is 0 (the limits
+// are per user namespace, so nothing outside it is touched). The kernel reports the watch limit
+// as ENOSPC, whose text is "no space left on device": watch said that, and a person went to
+// free disk space. It names the limit instead, and what to do.
+func TestWatchInotifyLimits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ sysctl, want string }{
+		{"max_inotify_watches", "limit on inotify watches is reached (fs.inotify.max_user_watches; the disk is not full)"},
+		{"max_inotify_instances", "limit on inotify instances (fs.inotify.max_user_instances)"},
+	} {
+		t.Run(tc.sysctl, func(t *testing.T) {
+			t.Parallel()
+			dir, env := project(t)
+			run(t, dir, env, "start", "apex", "work")
+			bin, err := exec.LookPath("cairn")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("/bin/sh", "-c", `echo 0 > /proc/sys/user/`+tc.sysctl+` || exit 99; exec "$0" watch`, bin)
+			cmd.Dir, cmd.Env = dir, env
+			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+				UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+				GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err = cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Skipf("no user namespace with its own inotify limits here: %v %s", err, &stderr)
+			}
+			if exit.ExitCode() == 99 {
+				t.Skipf("this kernel's user namespaces have no inotify limits of their own: %s", &stderr)
+			}
+			got := stderr.String()
+			if exit.ExitCode() != 3 || strings.Contains(got, "no space left") || !strings.Contains(got, tc.want) ||
+				!strings.HasSuffix(got, "; close a program that watches many files or raise the limit, then run cairn watch again\n") {
+				t.Errorf("exit %d, stderr %q: want 3 and %q, what to do, and no full disk", exit.ExitCode(), got, tc.want)
+			}
+		})
+	}
+}
