@@ -114,7 +114,8 @@ func (e *Engine) RecordSession(s Session) error {
 	prev, ok, err := e.readSession(s.PID)
 	if err != nil {
 		// Taken as none, it would be rewritten without the sessions this client ran before.
-		return fmt.Errorf("%w; the record was left as it is", err)
+		// The error says what to do at its end; the caller says the session was not recorded.
+		return err
 	}
 	// A record another client left with this pid (it exited, this one took the pid) names
 	// sessions this client never ran.
