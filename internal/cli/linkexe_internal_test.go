@@ -55,35 +55,28 @@ func TestLinkStepNamedForItsSystem(t *testing.T) {
 	}
 }
 
-// TestLinkToTheStableCairn: doctor --link linked ~/.local/bin/cairn to this cairn's set
-// (DATA/bin-VERSION), so after an update it ran the last version until the person linked
-// again. Where the launcher's DATA/cairn names this cairn, the link goes there, and follows each
-// install; uninstall, run by any cairn (a checkout's, here), knows that link for Cairn's.
-func TestLinkToTheStableCairn(t *testing.T) {
+// TestUninstallKnowsTheLinkThroughTheStableCairn: ~/.local/bin/cairn linked to the launcher's
+// DATA/cairn (as doctor --link makes it: TestLinkRepointsTheStableCairn) is Cairn's for
+// uninstall run by any cairn (a checkout's, here), and still is once the plugin is removed,
+// its data directory with it.
+func TestUninstallKnowsTheLinkThroughTheStableCairn(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn")
 	set := filepath.Join(data, "bin-1.0.0")
-	exe := filepath.Join(set, "cairn")
-	writeTestFile(t, exe, "binary")
+	writeTestFile(t, filepath.Join(set, "cairn"), "binary")
 	writeTestFile(t, filepath.Join(set, "cairn-mcp"), "binary")
 	stable := filepath.Join(data, "cairn")
-	if err := os.Symlink(filepath.Join("bin-1.0.0", "cairn"), stable); err != nil {
+	mustSymlink(t, filepath.Join("bin-1.0.0", "cairn"), stable)
+	link := filepath.Join(home, ".local", "bin", "cairn")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
-		executable: func() (string, error) { return exe, nil }}
-	c := a.linkCheck(true, "linux")
-	link := filepath.Join(home, ".local", "bin", "cairn")
-	if got, err := os.Readlink(link); !c.OK || err != nil || got != stable || !strings.HasPrefix(c.Detail, link+" -> "+stable) {
-		t.Fatalf("doctor --link: %+v, %s links to %q (%v); want %s -> %s", c, link, got, err, link, stable)
-	}
+	mustSymlink(t, stable, link)
 	other := filepath.Join(t.TempDir(), "bin", "cairn")
 	writeTestFile(t, other, "another build")
 	if got := cairnLinks(home, other, "linux"); len(got) != 1 || got[0] != link {
 		t.Errorf("uninstall's links: %q, want [%s]", got, link)
 	}
-	// Once the plugin is removed (its data directory with it), the link is Cairn's all the same.
 	if err := os.RemoveAll(data); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +120,10 @@ func TestOwnSetCheckThroughTheStableCairn(t *testing.T) {
 	}
 }
 
-// TestLinkRepointsTheStableCairn: where the launcher's DATA/cairn led elsewhere (its set removed
+// TestLinkRepointsTheStableCairn: doctor --link linked ~/.local/bin/cairn to this cairn's set
+// (DATA/bin-VERSION), so after an update it ran the last version until the person linked
+// again. Where the launcher's DATA/cairn names this cairn, the link goes there, and follows each
+// install. Where the launcher's DATA/cairn led elsewhere (its set removed
 // a day after an update, or another version's set), doctor --link linked ~/.local/bin/cairn
 // straight to this cairn's set, which the next update's install removes a day later: the link
 // dangled again, and followed no install. DATA/cairn, the launcher's own link, is now pointed at
@@ -143,6 +139,9 @@ func TestLinkRepointsTheStableCairn(t *testing.T) {
 		wantS bool   // linked through DATA/cairn
 		runs  string // the set the link runs, "" for this cairn's
 	}{
+		{"this cairn's set", func(t *testing.T, data, stable string) {
+			mustSymlink(t, filepath.Join("bin-1.0.0", "cairn"), stable)
+		}, true, ""},
 		{"dangling", func(t *testing.T, data, stable string) {
 			mustSymlink(t, filepath.Join("bin-0.0.9", "cairn"), stable)
 		}, true, ""},

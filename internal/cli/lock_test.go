@@ -117,15 +117,11 @@ func TestLockHeldByAStoppedProcess(t *testing.T) {
 	}
 	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
 	pid := sleeper.Process.Pid
-	for b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(b), "(sleep) S"); b, _ = os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)) {
-		time.Sleep(time.Millisecond)
-	}
+	procState(t, pid, "(sleep) S")
 	if err := sleeper.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	for b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(b), "(sleep) T"); b, _ = os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)) {
-		time.Sleep(time.Millisecond)
-	}
+	procState(t, pid, "(sleep) T")
 	if err := os.WriteFile(filepath.Join(state, ".lock-workflow"), fmt.Appendf(nil, `{"pid":%d,"command":"sleep","since":"2026-11-30T01:00:00Z"}`, pid), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -138,4 +134,17 @@ func TestLockHeldByAStoppedProcess(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, fmt.Sprintf("is held by pid %d (sleep, stopped)", pid)) || !strings.Contains(stdout, resume) || strings.Contains(stdout, "end it") {
 		t.Fatalf("doctor under a lock held by a stopped process: exit %d\n%s", code, stdout)
 	}
+}
+
+// procState waits until /proc/PID/stat says state (the command and its state letter), for as
+// long as a loaded machine may take, and fails if it never does.
+func procState(t *testing.T, pid int, state string) {
+	t.Helper()
+	var b []byte
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if b, _ = os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); strings.Contains(string(b), state) {
+			return
+		}
+	}
+	t.Fatalf("pid %d is not %q after a minute: /proc says %q", pid, state, b)
 }

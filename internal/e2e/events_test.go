@@ -62,6 +62,25 @@ func (w *World) clientRecords() []string {
 	})
 }
 
+// twoTasksThen runs a turn (its prompt starting with marker) in which the model creates two
+// Claude Code tasks, "write the retry loop" and second, and then sets task 2 to status; every
+// task tool must succeed.
+func twoTasksThen(t *testing.T, w *World, marker, status, second string) *Run {
+	t.Helper()
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(marker)),
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload() in a bounded retry"})).Named("create 1"),
+		mockapi.On(afterToolResult,
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": second, "description": "the second task"})).Named("create 2"),
+		mockapi.On(afterToolResult,
+			mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "2", "status": status})).Named(status+" 2"),
+		mockapi.On(afterToolResult, mockapi.Text("tasks noted")).Named("end"),
+	)
+	r := w.runScript(t, RunOptions{Prompt: marker + ": list the work", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate", "TaskUpdate"}})
+	requireToolResultsOK(t, r, 3)
+	return r
+}
+
 // Claude Code keeps its task list per session id, so a new session starts without it. Tasks
 // the model creates with TaskCreate reach Cairn's TaskCreated hook and are kept with the
 // workflow; the next session's first request lists the open ones, not the completed one.
@@ -69,22 +88,7 @@ func TestCairnClaudeTasksSurviveSessions(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
 	startApex(t, w)
-	tools := []string{cairnPlugin.AllowRule(), "TaskCreate", "TaskUpdate"}
-	w.Mock.Script(
-		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("TASKS-PROMPT")),
-			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload() in a bounded retry"})).Named("create 1"),
-		mockapi.On(afterToolResult,
-			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "measure the backoff", "description": "time three failures"})).Named("create 2"),
-		mockapi.On(afterToolResult,
-			mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "2", "status": "completed"})).Named("complete 2"),
-		mockapi.On(afterToolResult, mockapi.Text("tasks noted")).Named("end"),
-	)
-	r := w.runScript(t, RunOptions{Prompt: "TASKS-PROMPT: list the work", AllowedTools: tools})
-	for _, tr := range r.ToolResults() {
-		if tr.IsError {
-			t.Fatalf("a task tool failed: %s", tr.Text)
-		}
-	}
+	r := twoTasksThen(t, w, "TASKS-PROMPT", "completed", "measure the backoff")
 	created := requireHooksOK(t, r, "TaskCreated")
 	completed := requireHooksOK(t, r, "TaskCompleted")
 	if len(created) != 2 || len(completed) != 1 {
@@ -150,22 +154,7 @@ func TestCairnDeletedClaudeTaskNotReported(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
 	startApex(t, w)
-	tools := []string{cairnPlugin.AllowRule(), "TaskCreate", "TaskUpdate"}
-	w.Mock.Script(
-		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("DELETE-PROMPT")),
-			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload()"})).Named("create 1"),
-		mockapi.On(afterToolResult,
-			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "drop the cache", "description": "not needed after all"})).Named("create 2"),
-		mockapi.On(afterToolResult,
-			mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "2", "status": "deleted"})).Named("delete 2"),
-		mockapi.On(afterToolResult, mockapi.Text("tasks noted")).Named("end"),
-	)
-	r := w.runScript(t, RunOptions{Prompt: "DELETE-PROMPT: list the work", AllowedTools: tools})
-	for _, tr := range r.ToolResults() {
-		if tr.IsError {
-			t.Fatalf("a task tool failed: %s", tr.Text)
-		}
-	}
+	r := twoTasksThen(t, w, "DELETE-PROMPT", "deleted", "drop the cache")
 	if n := len(requireHooksOK(t, r, "TaskCreated")); n != 2 {
 		t.Fatalf("%d TaskCreated hooks ran, want 2", n)
 	}

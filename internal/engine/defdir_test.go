@@ -31,23 +31,11 @@ func TestDefinitionsDirectoryThatIsAFileIsShown(t *testing.T) {
 // them all under its deadline. The files past it are said in one warning that names the cap
 // and the files skipped, and the report of the active workflow still arrives.
 func TestDefinitionFilesPastTheCountAreNotRead(t *testing.T) {
-	e, _ := startApex(t)
 	const cap = 500
-	for i := range cap + 3 {
-		e.write(fmt.Sprintf(".claude/workflows/t%04d.md", i), fmt.Sprintf("---\nname: t%04d\nphases: [a, b]\n---\n", i))
-	}
-	en := e.open("s1")
-	r := en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
-	if !strings.Contains(r.Report, "apex") || !strings.Contains(r.Report, "phase analyze") {
-		t.Errorf("the report of the active workflow is missing:\n%s", r.Report)
-	}
+	en, got := manyDefinitions(t, cap+3, func(i int) (string, string) {
+		return fmt.Sprintf("t%04d.md", i), fmt.Sprintf("---\nname: t%04d\nphases: [a, b]\n---\n", i)
+	}, "not read")
 	want := filepath.FromSlash("workflow definition .claude/workflows/t0500.md: not read, nor the 2 files after it in name order: Cairn reads at most 500 definition files")
-	var got []string
-	for _, w := range r.Warnings {
-		if strings.Contains(w, "not read") {
-			got = append(got, w)
-		}
-	}
 	if len(got) != 1 || !strings.Contains(got[0], want) || !strings.Contains(got[0], "move some elsewhere") {
 		t.Errorf("warnings about files not read: %q; want one saying %q", got, want)
 	}
@@ -64,24 +52,36 @@ func TestDefinitionFilesPastTheCountAreNotRead(t *testing.T) {
 // ten thousand such lines took the session start past its deadline, and the report of the
 // active workflow with it.
 func TestManyMisnamedDefinitionsAreToldInOneLine(t *testing.T) {
-	e, _ := startApex(t)
-	for i := range 300 {
-		e.write(fmt.Sprintf(".claude/workflows/w%03d.MD", i), "")
-	}
-	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
-	if !strings.Contains(r.Report, "phase analyze") {
-		t.Errorf("the report of the active workflow is missing:\n%s", r.Report)
-	}
+	_, got := manyDefinitions(t, 300, func(i int) (string, string) { return fmt.Sprintf("w%03d.MD", i), "" }, ".MD")
 	want := filepath.FromSlash("workflow definition .claude/workflows/w005.MD: not read, nor the 294 files after it that end in another case of .md: Cairn reads only files ending in .md, in lower case; rename them")
-	var got []string
-	for _, w := range r.Warnings {
-		if strings.Contains(w, ".MD") {
-			got = append(got, w)
-		}
-	}
 	if len(got) != 6 || !strings.Contains(got[5], want) || !strings.Contains(got[4], "w004.MD: not read: Cairn reads only files ending in .md, in lower case; rename it to w004.md") {
 		t.Errorf("warnings about .MD files: %d, the first six %q; want five with their step, then one saying %q", len(got), got[:min(6, len(got))], want)
 	}
+}
+
+// manyDefinitions writes n files in .claude/workflows, file(i) giving the name and contents of
+// each, in a project with an active apex workflow, and reads them as a session start does: the
+// report of the workflow must still arrive. It returns the engine, and the start's warnings
+// that contain about.
+func manyDefinitions(t *testing.T, n int, file func(i int) (name, body string), about string) (*engine.Engine, []string) {
+	t.Helper()
+	e, _ := startApex(t)
+	for i := range n {
+		name, body := file(i)
+		e.write(".claude/workflows/"+name, body)
+	}
+	en := e.open("s1")
+	r := en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "apex") || !strings.Contains(r.Report, "phase analyze") {
+		t.Errorf("the report of the active workflow is missing:\n%s", r.Report)
+	}
+	var got []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, about) {
+			got = append(got, w)
+		}
+	}
+	return en, got
 }
 
 // A directory named like a definition (.claude/workflows/deploy.md/, made by a mkdir -p that

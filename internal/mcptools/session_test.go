@@ -535,7 +535,9 @@ func TestOtherCallsRunWhileThePersonIsAsked(t *testing.T) {
 		moved <- res
 	}()
 	<-asked
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	// Calls held up behind the transition would wait until release, below: the timeout only
+	// turns that into a failure, and a loaded machine may take seconds for the calls.
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	for _, cl := range [][2]string{{"set_vars", `{"vars":{"WF_MEANWHILE":"1"}}`}, {"get_vars", `{}`}} {
 		res, err := c.CallTool(ctx, toolRequest(cl[0], cl[1]))

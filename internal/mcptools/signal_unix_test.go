@@ -34,13 +34,19 @@ func TestStdioSignalShutdown(t *testing.T) {
 			}
 
 			const n = 40
-			var batch strings.Builder
-			for i := range n {
-				fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"set_vars","arguments":{"vars":{"WF_V%d":"%d"}}}}`+"\n", i, i, i)
+			call := func(i int) string {
+				return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"set_vars","arguments":{"vars":{"WF_V%d":"%d"}}}}`, i, i, i)
 			}
-			r.send(strings.TrimSuffix(batch.String(), "\n"))
-			// Let some calls start, then signal in the middle of them.
-			time.Sleep(15 * time.Millisecond)
+			// The first call answered, the others go in one write and the signal right after
+			// them, so that it lands while they are read and run (a fixed sleep before it
+			// could pass, on a loaded machine, before any call started or after all ran).
+			r.send(call(0))
+			first := r.next(hangGuard)
+			var batch []string
+			for i := 1; i < n; i++ {
+				batch = append(batch, call(i))
+			}
+			r.send(strings.Join(batch, "\n"))
 			if err := r.cmd.Process.Signal(sig.first); err != nil {
 				t.Fatal(err)
 			}
@@ -54,11 +60,15 @@ func TestStdioSignalShutdown(t *testing.T) {
 			r.checkStdout()
 
 			answered := map[string]bool{}
+			responses := []rpcResponse{first}
 			for line := range r.lines {
 				var resp rpcResponse
 				if err := json.Unmarshal(line, &resp); err != nil {
 					t.Fatalf("bad line %q", line)
 				}
+				responses = append(responses, resp)
+			}
+			for _, resp := range responses {
 				var res struct {
 					IsError bool `json:"isError"`
 				}

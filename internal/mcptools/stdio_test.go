@@ -318,12 +318,13 @@ func (r *rawServer) checkStdout() {
 }
 
 // TestStdioDiscoverRefused: Claude Code's first message is server/discover; the answer must be
-// -32601 at once, after which initialize at 2025-11-25 works.
+// -32601 (not silence, which Claude Code would wait out), after which initialize at
+// 2025-11-25 works.
 func TestStdioDiscoverRefused(t *testing.T) {
 	r := startRaw(t, newProject(t))
 	start := time.Now()
 	r.send(`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.330"}}}}`)
-	resp := r.next(2 * time.Second)
+	resp := r.next(hangGuard)
 	if resp.Error == nil || resp.Error.Code != -32601 || string(resp.ID) != "0" {
 		t.Fatalf("server/discover answered %+v (error %+v), want error -32601 for id 0", resp, resp.Error)
 	}

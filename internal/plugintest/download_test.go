@@ -342,65 +342,56 @@ func TestLaunchUpdateKeepsOldBinariesInUse(t *testing.T) {
 // version's cairn (it linked that set, DATA/bin-VERSION) until the person linked again, and
 // dangled once the set was removed a day later. An install now points DATA/cairn, a path that
 // stays, at the set it installed, and doctor --link links there: the link runs the new
-// version from the first session of it on, with no step.
-func TestLaunchPointsTheStableCairnAtTheNewSet(t *testing.T) {
+// version from the first session of it on, with no step. A session still on an older plugin
+// (until it is restarted) that installed its set again pointed DATA/cairn back at that older
+// version, and the link with it, until the next session of the newer one: DATA/cairn names the
+// newest version installed.
+func TestLaunchPointsTheStableCairnAtTheNewestSet(t *testing.T) {
 	skipOnWindows(t)
 	root, _, rs := releasedAndServed(t)
-	work, _, pdata := launchSite(t)
-	old := filepath.Join(pdata, "bin-0.0.1")
-	fakeBinaries(t, old)
-	writeFile(t, filepath.Join(old, ".checksums"), "0000  cairn_0.0.1_linux_amd64.tar.gz\n")
-	stable := filepath.Join(pdata, "cairn")
-	if err := os.Symlink(filepath.Join("bin-0.0.1", "cairn"), stable); err != nil {
-		t.Fatal(err)
-	}
-	home := filepath.Join(work, "home")
-	link := filepath.Join(home, ".local", "bin", "cairn")
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(stable, link); err != nil {
-		t.Fatal(err)
-	}
-	env := launchEnv(root, pdata, home, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
-	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
-	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
-		t.Fatalf("cairn-mcp = %+v, want the installed server's answer and nothing on stderr", res)
-	}
-	want := filepath.Join("bin-"+pluginVersion(t), "cairn")
-	if got, err := os.Readlink(stable); err != nil || got != want {
-		t.Fatalf("after the update %s links to %q (%v), want %q", stable, got, err, want)
-	}
-	if got, err := filepath.EvalSymlinks(link); err != nil || got != filepath.Join(pdata, want) {
-		t.Errorf("after the update %s runs %q (%v), want %s", link, got, err, filepath.Join(pdata, want))
-	}
-	if ents, err := filepath.Glob(filepath.Join(pdata, ".cairn*")); err != nil || len(ents) != 0 {
-		t.Errorf("the install left %q in the data directory", ents)
-	}
-}
-
-// A session still on an older plugin (until it is restarted) that installed its set again
-// pointed DATA/cairn back at that older version, and ~/.local/bin/cairn with it, until the next
-// session of the newer one. The stable path now names the newest version installed.
-func TestLaunchLeavesTheStableCairnAtANewerSet(t *testing.T) {
-	skipOnWindows(t)
-	root, _, rs := releasedAndServed(t)
-	work, _, pdata := launchSite(t)
-	newer := filepath.Join(pdata, "bin-99.0.0")
-	fakeBinaries(t, newer)
-	writeFile(t, filepath.Join(newer, ".checksums"), "0000  cairn_99.0.0_linux_amd64.tar.gz\n")
-	stable := filepath.Join(pdata, "cairn")
-	want := filepath.Join("bin-99.0.0", "cairn")
-	if err := os.Symlink(want, stable); err != nil {
-		t.Fatal(err)
-	}
-	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
-	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
-	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
-		t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
-	}
-	if got, err := os.Readlink(stable); err != nil || got != want {
-		t.Errorf("after installing %s, %s links to %q (%v), want the newer %q", pluginVersion(t), stable, got, err, want)
+	for _, tc := range []struct {
+		name, named string // the set DATA/cairn names before the install
+		stays       bool   // DATA/cairn still names it after
+	}{
+		{"an older set", "0.0.1", false},
+		{"a newer set", "99.0.0", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work, _, pdata := launchSite(t)
+			set := filepath.Join(pdata, "bin-"+tc.named)
+			fakeBinaries(t, set)
+			writeFile(t, filepath.Join(set, ".checksums"), "0000  cairn_"+tc.named+"_linux_amd64.tar.gz\n")
+			stable := filepath.Join(pdata, "cairn")
+			if err := os.Symlink(filepath.Join("bin-"+tc.named, "cairn"), stable); err != nil {
+				t.Fatal(err)
+			}
+			home := filepath.Join(work, "home")
+			link := filepath.Join(home, ".local", "bin", "cairn")
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(stable, link); err != nil {
+				t.Fatal(err)
+			}
+			env := launchEnv(root, pdata, home, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+			res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+			if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
+				t.Fatalf("cairn-mcp = %+v, want the installed server's answer and nothing on stderr", res)
+			}
+			want := filepath.Join("bin-"+pluginVersion(t), "cairn")
+			if tc.stays {
+				want = filepath.Join("bin-"+tc.named, "cairn")
+			}
+			if got, err := os.Readlink(stable); err != nil || got != want {
+				t.Fatalf("after installing %s, %s links to %q (%v), want %q", pluginVersion(t), stable, got, err, want)
+			}
+			if got, err := filepath.EvalSymlinks(link); err != nil || got != filepath.Join(pdata, want) {
+				t.Errorf("after installing %s, %s runs %q (%v), want %s", pluginVersion(t), link, got, err, filepath.Join(pdata, want))
+			}
+			if ents, err := filepath.Glob(filepath.Join(pdata, ".cairn*")); err != nil || len(ents) != 0 {
+				t.Errorf("the install left %q in the data directory", ents)
+			}
+		})
 	}
 }
 
