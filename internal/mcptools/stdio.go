@@ -608,7 +608,7 @@ const clipDepth = 1000
 // Where b is not JSON, the result is not either.
 func clipDeep(b []byte, depth int) ([]byte, bool) {
 	var out []byte
-	level, inString, from := 0, false, 0
+	level, inString, from, cut := 0, false, 0, -1 // cut: where the array or object cut opened
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; {
 		case inString && c == '\\':
@@ -617,31 +617,19 @@ func clipDeep(b []byte, depth int) ([]byte, bool) {
 			inString = !inString
 		case inString:
 		case c == '{' || c == '[':
-			if level++; level <= depth {
-				continue
+			if level++; level == depth+1 {
+				cut = i
 			}
-			// Skip to the bracket that closes this one (or the end of b).
-			skip, inStr := 1, false
-			j := i + 1
-			for ; j < len(b) && skip > 0; j++ {
-				switch d := b[j]; {
-				case inStr && d == '\\':
-					j++
-				case d == '"':
-					inStr = !inStr
-				case inStr:
-				case d == '{' || d == '[':
-					skip++
-				case d == '}' || d == ']':
-					skip--
-				}
-			}
-			out = append(append(out, b[from:i]...), '0')
-			from, i = min(j, len(b)), j-1
-			level--
 		case c == '}' || c == ']':
-			level--
+			if level--; level == depth && cut >= 0 {
+				out = append(append(out, b[from:cut]...), '0')
+				from, cut = i+1, -1
+			}
 		}
+	}
+	if cut >= 0 { // never closed: cut to the end
+		out = append(append(out, b[from:cut]...), '0')
+		from = len(b)
 	}
 	if out == nil {
 		return b, false
