@@ -223,7 +223,9 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 	for id, task := range done {
 		look(id, task, workflow.TaskDone)
 	}
-	if len(c.Gone) == 0 && len(c.Reopened) == 0 && len(c.Renamed) == 0 {
+	// Every task's file has a subject, so Renamed is seldom empty: r, as read, says whether
+	// anything changes before every turn's end takes the lock (FollowClaudeTasks is pure).
+	if res, err := workflow.FollowClaudeTasks(r, c, e.now(), workflow.Actor{}); err == nil && !res.Changed {
 		return TasksFollowed{}, nil
 	}
 	var f TasksFollowed
