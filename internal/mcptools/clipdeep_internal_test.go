@@ -23,3 +23,18 @@ func TestClipDeep(t *testing.T) {
 		}
 	}
 }
+
+// depthAt counts the brackets open at the end of b, those in strings not counted.
+func TestDepthAt(t *testing.T) {
+	for in, want := range map[string]int{
+		`{}`:                0,
+		`{"a":[1,`:          2,
+		`{"a":"[[\"{",`:     1,
+		`{"a":"[`:           -1,
+		`{"a":{"b":[]},"c"`: 1, // the string "c" is closed
+	} {
+		if got := depthAt([]byte(in)); got != want {
+			t.Errorf("depthAt(%s) = %d, want %d", in, got, want)
+		}
+	}
+}

@@ -576,9 +576,9 @@ func sniffID(head, tail []byte) json.RawMessage {
 	return nil
 }
 
-// depthAt is how deep in objects and arrays the end of the JSON text b is; -1 inside a string.
-func depthAt(b []byte) int {
-	depth, inString := 0, false
+// brackets calls f with the index of each bracket ({, [, } or ]) outside strings in the JSON
+// text b, and whether it opens, and says whether b ends inside a string.
+func brackets(b []byte, f func(i int, open bool)) (inString bool) {
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; {
 		case inString && c == '\\':
@@ -587,11 +587,24 @@ func depthAt(b []byte) int {
 			inString = !inString
 		case inString:
 		case c == '{' || c == '[':
-			depth++
+			f(i, true)
 		case c == '}' || c == ']':
-			depth--
+			f(i, false)
 		}
 	}
+	return inString
+}
+
+// depthAt is how deep in objects and arrays the end of the JSON text b is; -1 inside a string.
+func depthAt(b []byte) int {
+	depth := 0
+	inString := brackets(b, func(_ int, open bool) {
+		if open {
+			depth++
+		} else {
+			depth--
+		}
+	})
 	if inString {
 		return -1
 	}
@@ -608,25 +621,21 @@ const clipDepth = 1000
 // Where b is not JSON, the result is not either.
 func clipDeep(b []byte, depth int) ([]byte, bool) {
 	var out []byte
-	level, inString, from, cut := 0, false, 0, -1 // cut: where the array or object cut opened
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case inString && c == '\\':
-			i++
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{' || c == '[':
+	level, from, cut := 0, 0, -1 // cut: where the array or object cut opened
+	brackets(b, func(i int, open bool) {
+		switch {
+		case open:
 			if level++; level == depth+1 {
 				cut = i
 			}
-		case c == '}' || c == ']':
-			if level--; level == depth && cut >= 0 {
-				out = append(append(out, b[from:cut]...), '0')
-				from, cut = i+1, -1
-			}
+		case level == depth+1 && cut >= 0:
+			out = append(append(out, b[from:cut]...), '0')
+			from, cut = i+1, -1
+			level--
+		default:
+			level--
 		}
-	}
+	})
 	if cut >= 0 { // never closed: cut to the end
 		out = append(append(out, b[from:cut]...), '0')
 		from = len(b)
