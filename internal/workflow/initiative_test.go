@@ -159,6 +159,20 @@ func TestSync(t *testing.T) {
 			t.Fatalf("warning %q\nwant    %q", d.Warnings[0], want)
 		}
 	})
+	// An initiative.json without a time (written by hand) was said to be "last updated
+	// 106751d 23h ago", the age of Go's zero time.
+	t.Run("json-without-time-warns-without-an-age", func(t *testing.T) {
+		undated := base.Clone()
+		undated.LastUpdated = time.Time{}
+		d, err := workflow.Sync(undated, doc("in_progress", t0), now)
+		if err != nil || d.Winner != "WORKFLOW-STATUS.yaml" || len(d.Warnings) != 1 {
+			t.Fatalf("%+v %v", d, err)
+		}
+		want := "Initiative state may be stale — initiative.json gives no time it was last updated; WORKFLOW-STATUS.yaml gives one and was used"
+		if d.Warnings[0] != want {
+			t.Fatalf("warning %q\nwant    %q", d.Warnings[0], want)
+		}
+	})
 	t.Run("json-newer-rewrites-yaml", func(t *testing.T) {
 		newer := base.Clone()
 		newer.Status = "in_progress"

@@ -253,6 +253,9 @@ func (d *SyncDecision) renderDoc(prev *StatusDoc) {
 var milestoneCompared func()
 
 func staleWarning(stale string, staleAt time.Time, winner string, gap time.Duration, now time.Time) string {
+	if staleAt.IsZero() { // written by hand or by a tool without the time: no age to give
+		return fmt.Sprintf("Initiative state may be stale — %s gives no time it was last updated; %s gives one and was used", stale, winner)
+	}
 	return fmt.Sprintf("Initiative state may be stale — last updated %s ago (%s); %s is newer by %s and was used",
 		Age(now.Sub(staleAt)), stale, winner, Age(gap))
 }
