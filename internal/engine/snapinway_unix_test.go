@@ -28,16 +28,7 @@ func TestSnapshotInTheWayRebuildsFromJournal(t *testing.T) {
 		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			en := e.open("s1")
-			must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
-			snap := filepath.Join(en.StateDir(), "workflow-state.json")
-			if err := os.Remove(snap); err != nil {
-				t.Fatal(err)
-			}
-			if err := tc.plant(snap); err != nil {
-				t.Fatal(err)
-			}
+			e, en, snap := withSnapshotReplaced(t, tc.plant)
 			c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
 			if c == nil || !strings.Contains(c.Fix, "move "+snap+" out of "+en.StateDir()) {
 				t.Fatalf("doctor says %+v", c)
@@ -78,16 +69,7 @@ func TestSnapshotInTheWayRefusesAChangeWithItsStep(t *testing.T) {
 		{"symlink", "a symlink", func(p string) error { return os.Symlink(filepath.Join(filepath.Dir(p), "elsewhere.json"), p) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			en := e.open("s1")
-			must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
-			snap := filepath.Join(en.StateDir(), "workflow-state.json")
-			if err := os.Remove(snap); err != nil {
-				t.Fatal(err)
-			}
-			if err := tc.plant(snap); err != nil {
-				t.Fatal(err)
-			}
+			e, _, snap := withSnapshotReplaced(t, tc.plant)
 			_, err := e.open("s1").SetVars(map[string]string{"PLAN_PATH": "plan.md"})
 			if err == nil || engine.Classify(err) != engine.StateUnusable || !strings.Contains(err.Error(), tc.kind+" is in its place") ||
 				!strings.HasSuffix(err.Error(), ": move "+snap+" out of the state directory (it may be someone's), then try again") {
@@ -101,4 +83,21 @@ func TestSnapshotInTheWayRefusesAChangeWithItsStep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withSnapshotReplaced starts workflow apex-kept and puts what plant makes in the place of its
+// snapshot, workflow-state.json (at snap).
+func withSnapshotReplaced(t *testing.T, plant func(string) error) (e *env, en *engine.Engine, snap string) {
+	t.Helper()
+	e = newEnv(t)
+	en = e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
+	snap = filepath.Join(en.StateDir(), "workflow-state.json")
+	if err := os.Remove(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := plant(snap); err != nil {
+		t.Fatal(err)
+	}
+	return e, en, snap
 }

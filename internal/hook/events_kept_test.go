@@ -301,19 +301,7 @@ func TestTaskEventUnderAHeldLockKeepsItSoon(t *testing.T) {
 // its file). The PreCompact anchor named that task as the first open one, and the summary kept
 // it for the model to take up again; it now names the task still in Claude Code's list.
 func TestCompactionAnchorLeavesOutADeletedTask(t *testing.T) {
-	getenv, en := startedAs(t, "sess-aaaa-1", "CLAUDE_PID", strconv.Itoa(os.Getpid()))
-	for i, s := range []string{"drop the cache", "write the retry loop"} {
-		if _, err := en.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: strconv.Itoa(i + 1), Subject: s}, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	list := filepath.Join(getenv("HOME"), ".claude", "tasks", "sess-aaaa-1")
-	if err := os.MkdirAll(list, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(list, "2.json"), []byte("{}"), 0o644); err != nil { // task 1 deleted
-		t.Fatal(err)
-	}
+	getenv := withADeletedTask(t)
 	var stdout, stderr bytes.Buffer
 	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"PreCompact","trigger":"auto"}`), &stdout, &stderr, getenv, nil)
 	if out := stdout.String(); !strings.Contains(out, "1 open task, first: ") || !strings.Contains(out, "write the retry loop") || strings.Contains(out, "drop the cache") {
@@ -327,19 +315,7 @@ func TestCompactionAnchorLeavesOutADeletedTask(t *testing.T) {
 // the session start's report listed the deleted task as open, for the model to take up again.
 // The report now lists only the tasks still in Claude Code's list.
 func TestResumedSessionStartLeavesOutADeletedTask(t *testing.T) {
-	getenv, en := startedAs(t, "sess-aaaa-1", "CLAUDE_PID", strconv.Itoa(os.Getpid()))
-	for i, s := range []string{"drop the cache", "write the retry loop"} {
-		if _, err := en.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: strconv.Itoa(i + 1), Subject: s}, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	list := filepath.Join(getenv("HOME"), ".claude", "tasks", "sess-aaaa-1")
-	if err := os.MkdirAll(list, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(list, "2.json"), []byte("{}"), 0o644); err != nil { // task 1 deleted
-		t.Fatal(err)
-	}
+	getenv := withADeletedTask(t)
 	for _, source := range []string{"resume", "compact"} {
 		var stdout, stderr bytes.Buffer
 		hook.SessionStart(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"SessionStart","source":"`+source+`"}`), &stdout, &stderr, getenv, nil)
@@ -366,4 +342,25 @@ func TestTaskEventStateThatCannotBeOpened(t *testing.T) {
 		!strings.HasSuffix(lines[0], "; cairn doctor says what to fix") {
 		t.Errorf("stdout %q, stderr %q; want one line saying the task was not recorded, and the step", stdout.String(), stderr.String())
 	}
+}
+
+// withADeletedTask starts a workflow in session sess-aaaa-1 with two tasks mirrored from its
+// Claude Code list, "drop the cache" (1) and "write the retry loop" (2), of which the list
+// holds only 2: the model deleted 1, which fires no hook.
+func withADeletedTask(t *testing.T) func(string) string {
+	t.Helper()
+	getenv, en := startedAs(t, "sess-aaaa-1", "CLAUDE_PID", strconv.Itoa(os.Getpid()))
+	for i, s := range []string{"drop the cache", "write the retry loop"} {
+		if _, err := en.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: strconv.Itoa(i + 1), Subject: s}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := filepath.Join(getenv("HOME"), ".claude", "tasks", "sess-aaaa-1")
+	if err := os.MkdirAll(list, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(list, "2.json"), []byte("{}"), 0o644); err != nil { // task 1 deleted
+		t.Fatal(err)
+	}
+	return getenv
 }
