@@ -881,7 +881,8 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 // been set running here (another machine's revisions brought it, or it ran when sharing was
 // switched on and Adopt was not run), or put back to pending by recovery (its claim released since), whose holder, if any, the line as last read may not show. Done is final, so
 // it is claimed first, as setting it running would, and the claim kept until the done is
-// pushed (decide releases it then): another
+// pushed (decide releases it then), and a lapsed claim of another machine's it took over said as
+// setting it running says it (tookOver): another
 // machine's claim refuses it, and out of reach it is refused with nothing changed, as the done
 // of a claim never confirmed is.
 func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
@@ -904,6 +905,9 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 	res, uerr := update()
 	if uerr != nil { // not done here: let others have it at once
 		_ = c.cl.Release(ctx, task, fence)
+	}
+	if by, ok := c.cl.Replaced(task); ok && uerr == nil && res != nil {
+		res.Warnings = append(res.Warnings, c.tookOver(task, by))
 	}
 	c.save(task) // done, it is released once the done is pushed (decide)
 	return res, uerr

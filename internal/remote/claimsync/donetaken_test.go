@@ -107,26 +107,37 @@ func TestRunningBeforeSharingIsThisMachines(t *testing.T) {
 // TestTakeoverIsSaid: setting running a task whose claim another machine left unrenewed past
 // the lease took it over, and said only "task t1 is running", as of a task nobody held: that
 // machine may still run it (its clock, or this one's, set forward makes a live claim look
-// lapsed). The result now says whose claim was taken over.
+// lapsed). Marking done a task running here unclaimed (another machine's revisions brought
+// it), which claims it first, took it over without a word too. The result now says whose claim
+// was taken over, once.
 func TestTakeoverIsSaid(t *testing.T) {
-	m := memremote.New()
-	a := newClone(t, m)
-	b := cloneOf(t, m, m)
-	if _, err := a.task("t1", "running"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.task("t1", "running"); err == nil {
-		t.Fatal("B set running t1, which A holds")
-	}
-	b.vars[claimsync.EnvClockSkew] = "2m" // past B's one-minute lease since it read A's claim
-	res, err := b.task("t1", "running")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "task t1 was taken over from " + a.owner() + " (claimed "; len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], want) {
-		t.Fatalf("warnings %q, want one beginning %q", res.Warnings, want)
-	}
-	if res, err := b.task("t1", "running"); err != nil || len(res.Warnings) != 0 {
-		t.Fatalf("set running again, B's own claim: %v, warnings %q", err, res.Warnings)
+	for _, status := range []string{"running", "done"} {
+		t.Run(status, func(t *testing.T) {
+			m := memremote.New()
+			a := newClone(t, m)
+			b := cloneOf(t, m, m)
+			if _, err := a.task("t1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			if status == "done" { // running here as pulled from A, not claimed here
+				if _, err := b.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := b.task("t1", status); err == nil {
+				t.Fatalf("B set %s t1, which A holds", status)
+			}
+			b.vars[claimsync.EnvClockSkew] = "2m" // past B's one-minute lease since it read A's claim
+			res, err := b.task("t1", status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "task t1 was taken over from " + a.owner() + " (claimed "; len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], want) {
+				t.Fatalf("warnings %q, want one beginning %q", res.Warnings, want)
+			}
+			if res, err := b.task("t1", status); err != nil || len(res.Warnings) != 0 {
+				t.Fatalf("set %s again, B's own claim: %v, warnings %q", status, err, res.Warnings)
+			}
+		})
 	}
 }
