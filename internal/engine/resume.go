@@ -434,7 +434,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.Warnings = dedupe(out.Warnings)
 	if r != nil && !opt.ReportOnly {
 		out.Workflow, _ = json.Marshal(r)
-		e.details(out, r)
+		e.details(out, r, runs)
 	}
 	hideSecrets(out)
 	ended := out.Ended
@@ -1010,13 +1010,24 @@ func tierName(t workflow.Tier) string {
 }
 
 // details adds what only the details view (resume_check) shows: tasks and checkpoints.
-func (e *Engine) details(out *Resume, r *workflow.Record) {
+// runs says which running tasks run on another machine (nil when none can): those another
+// machine's claim holds, lapsed or not, are counted apart, as the open tasks say them.
+func (e *Engine) details(out *Resume, r *workflow.Record, runs func(string) (mirror.Claim, bool)) {
 	c := workflow.CountTasks(r, "")
+	away := 0
+	for _, t := range r.Tasks {
+		if t.Status != workflow.TaskRunning || runs == nil {
+			continue
+		}
+		if k, ok := runs(t.ID); ok && k.Holder != "" {
+			away++
+		}
+	}
 	var parts []string
 	for _, p := range []struct {
 		n    int
 		what string
-	}{{c.Done, "done"}, {c.Running, "running"}, {c.Pending, "pending"}, {c.Failed, "failed"}} {
+	}{{c.Done, "done"}, {c.Running - away, "running"}, {away, "running on another machine"}, {c.Pending, "pending"}, {c.Failed, "failed"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}

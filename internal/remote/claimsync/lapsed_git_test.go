@@ -98,3 +98,18 @@ func TestTaskCompletedSaysHowToTakeOverALapsedClaim(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusCountsTasksRunningElsewhere: cairn status's "Tasks: 1 running" counted t1, which
+// runs on another machine, as a task running here. The count now says where it runs, beside
+// a task this machine runs.
+func TestStatusCountsTasksRunningElsewhere(t *testing.T) {
+	_, b := t1RunningOnA(t)
+	b.sync() // b reads the claims line: a holds t1
+	if _, err := b.task("t2", "running"); err != nil {
+		t.Fatal(err)
+	}
+	r := openSession(t, b.opt.Root, "session-b2").Resume(engine.ResumeOptions{Person: true})
+	if want := "1 running, 1 running on another machine"; r.Tasks != want {
+		t.Fatalf("tasks %q, want %q", r.Tasks, want)
+	}
+}
