@@ -653,7 +653,14 @@ func Task(ctx context.Context, o Options, task, status string, rerunnable func(r
 		return unclaimed(running, err, update)
 	}
 	if c == nil {
-		return update()
+		res, err := update()
+		if err == nil && running && res != nil && res.Changed {
+			// A run of this call's: sharing may have been switched on since open read it off.
+			if aerr := adoptRun(o, task); aerr != nil {
+				res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+aerr.Error())
+			}
+		}
+		return res, err
 	}
 	defer c.st.Close()
 	if secrets.ScanString(task) != nil {
@@ -721,13 +728,39 @@ func Adopt(o Options, synced string) error {
 			return
 		}
 		for _, t := range c.wf.Tasks {
-			if _, pend := c.pending[t.ID]; t.Status != workflow.TaskRunning || pend || c.holds(t.ID) {
-				continue
-			}
-			c.pending[t.ID] = cmp.Or(t.StartedAt, c.now()).UTC()
-			if aerr = c.save(t.ID); aerr != nil {
+			if aerr = c.adopt(t); aerr != nil {
 				return
 			}
+		}
+	})
+	return cmp.Or(terr, aerr)
+}
+
+// adopt queues t, when it runs here and neither this clone holds it nor claimed it offline, as
+// a claim made offline: a run of this clone's.
+func (c *clone) adopt(t workflow.Task) error {
+	if _, pend := c.pending[t.ID]; t.Status != workflow.TaskRunning || pend || c.holds(t.ID) {
+		return nil
+	}
+	c.pending[t.ID] = cmp.Or(t.StartedAt, c.now()).UTC()
+	return c.save(t.ID)
+}
+
+// adoptRun is Adopt of task, set running here by a call that found sharing off, when sharing
+// was switched on meanwhile: the enable's Adopt may have read the workflow before this run.
+func adoptRun(o Options, task string) error {
+	c, err := open(o)
+	if err != nil || c == nil {
+		return err
+	}
+	defer c.st.Close()
+	var aerr error
+	terr := c.turn(func(c *clone, err error) {
+		if aerr = err; c == nil || err != nil {
+			return
+		}
+		if i := slices.IndexFunc(c.wf.Tasks, func(t workflow.Task) bool { return t.ID == task }); i >= 0 {
+			aerr = c.adopt(c.wf.Tasks[i])
 		}
 	})
 	return cmp.Or(terr, aerr)

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/gittest"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
@@ -101,6 +103,40 @@ func TestRunningBeforeSharingIsThisMachines(t *testing.T) {
 		if hs := lineHolders(t, a); hs["t1"].Owner != a.owner() {
 			t.Fatalf("the sync after the enable left t1, running here, unclaimed: %+v", hs)
 		}
+	}
+}
+
+// TestRunningAsSharingIsSwitchedOn: a task set running by a call that found sharing off, and
+// landed after cairn remote enable had queued the tasks running then (Adopt), was claimed by
+// nobody: the next sync left it unclaimed, another machine could set it running too, and this
+// clone's reports took it as another machine's run. The call that set it running, finding
+// sharing on since, now queues it as a claim made offline, which the next sync makes.
+func TestRunningAsSharingIsSwitchedOn(t *testing.T) {
+	m := memremote.New()
+	a := newClone(t, m)
+	if err := mirror.Save(a.store(), mirror.Settings{Remote: "origin"}); err != nil { // sharing off
+		t.Fatal(err)
+	}
+	_, err := claimsync.Task(context.Background(), a.opt, "t1", "running", func(rerun bool) (*engine.Result, error) {
+		// cairn remote enable, between this call's read of the settings and its update.
+		if err := mirror.Save(a.store(), mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := claimsync.Adopt(a.opt, ""); err != nil {
+			t.Fatal(err)
+		}
+		return a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running", Rerun: rerun})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.sync()
+	x := claim.New(m, "wf-1", "X", time.Minute, time.Now)
+	if err := x.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if h := x.Holders()["t1"]; h.Owner != a.owner() {
+		t.Fatalf("the sync after the enable left t1, set running here, held by %q", h.Owner)
 	}
 }
 
