@@ -789,33 +789,45 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 	// Running on record, but neither held here nor claimed here offline: another machine ran
 	// it, and the claim about to be taken is its lapsed one (or one it gave up): a new run.
 	rerun := !heldBefore && !pendBefore && c.status(task) == workflow.TaskRunning
+	intent := !heldBefore && !pendBefore && c.intend(task)
+	unintend := func() {
+		if intent {
+			delete(c.pending, task)
+		}
+	}
 	fence, err := c.cl.TryClaim(ctx, task)
 	var he *claim.HeldError
 	if errors.As(err, &he) {
-		c.save("")
+		unintend()
+		c.save(task)
 		return nil, c.heldError(task, he.Holder, he.Left)
 	}
 	if err != nil && !refused(err) && errors.As(c.cl.Held(task), &he) {
 		// Out of reach, but another machine held it at the last read: refused as online,
 		// rather than worked on beside the holder until the next sync sets it back.
-		c.save("")
+		unintend()
+		c.save(task)
 		return nil, c.heldError(task, he.Holder, he.Left)
 	}
 	if err != nil { // out of reach: the local update goes ahead, unconfirmed
 		res, uerr := update()
 		if uerr != nil || res == nil {
+			unintend()
+			c.save(task)
 			return res, uerr
 		}
 		if refused(err) { // no sync would do better
+			unintend()
 			res.Warnings = append(res.Warnings, refusedNote(task, c.remote))
-			if rec, perr := store.ParseRecord(res.Workflow); perr == nil && c.runsUnclaimed(rec, task) {
-				c.save(task)
+			if rec, perr := store.ParseRecord(res.Workflow); perr == nil {
+				c.runsUnclaimed(rec, task)
 			}
+			c.save(task)
 			return res, nil
 		}
 		// Retried (the task already running here), the call keeps what the first left: the
 		// claim this clone holds, or the one it made offline, with that claim's time.
-		_, pend := c.pending[task]
+		pend := pendBefore
 		if !res.Changed && heldBefore && !pend {
 			return res, nil
 		}
@@ -919,16 +931,21 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 // machine's claim refuses it, and out of reach it is refused with nothing changed, as the done
 // of a claim never confirmed is.
 func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
+	intent := c.intend(task)
 	fence, err := c.cl.TryClaim(ctx, task)
+	if intent {
+		delete(c.pending, task) // saved below, by every way out
+	}
 	var he *claim.HeldError
 	switch {
 	case errors.As(err, &he):
-		c.save("")
+		c.save(task)
 		return nil, c.takenError(task, he.Holder, false)
 	case errors.Is(err, gitremote.ErrRefused): // no machine can claim it there
+		c.save(task)
 		return update()
 	case err != nil:
-		c.save("")
+		c.save(task)
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
 			return nil, c.takenError(task, h, false)
 		}
@@ -944,6 +961,21 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 	}
 	c.save(task) // done, it is released once the done is pushed (decide)
 	return res, uerr
+}
+
+// intend records in the Doc, before task's claim is made, that it is being made, as a claim
+// made offline: a call killed once the claim landed, before the task changed here or the claim
+// was recorded, leaves it to the next sync (decide), which releases it unless its task runs
+// here, rather than held here unseen, and the task refused to every machine, for a lease. The
+// call settles it in memory (c.pending) and saves task on every way out. It reports whether it
+// was recorded.
+func (c *clone) intend(task string) bool {
+	c.pending[task] = c.now().UTC()
+	if c.save(task) != nil {
+		delete(c.pending, task)
+		return false
+	}
+	return true
 }
 
 // tookOver says that task was taken over from h, another machine's claim, unrenewed past the
