@@ -941,7 +941,7 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 	case errors.As(err, &he):
 		c.save(task)
 		return nil, c.takenError(task, he.Holder, false)
-	case errors.Is(err, gitremote.ErrRefused): // no machine can claim it there
+	case refused(err): // no machine can claim it there
 		c.save(task)
 		return update()
 	case err != nil:
@@ -949,8 +949,14 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
 			return nil, c.takenError(task, h, false)
 		}
-		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: this machine holds no claim of it, so another machine may; nothing was changed; mark it done once %s can be reached",
-			secrets.Line(task, 64), secrets.Line(c.remote, 40), secrets.Line(c.remote, 40))
+		// A damaged repository refuses every push, the claims of machines that may hold
+		// the task with them, until it is repaired: out of reach until then.
+		why := ""
+		if nameable(err) {
+			why = " (" + err.Error() + ")"
+		}
+		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach%s: this machine holds no claim of it, so another machine may; nothing was changed; mark it done once %s can be reached",
+			secrets.Line(task, 64), secrets.Line(c.remote, 40), why, secrets.Line(c.remote, 40))
 	}
 	res, uerr := update()
 	if uerr != nil { // not done here: let others have it at once
@@ -1044,10 +1050,17 @@ func refused(err error) bool {
 // repository is damaged or pushes elsewhere than it fetches (its step ends that), else that it
 // could not be reached.
 func unreached(err error) string {
-	if re, ok := errors.AsType[*gitremote.RefusedError](err); ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit) {
+	if nameable(err) {
 		return err.Error()
 	}
 	return "it could not be reached"
+}
+
+// nameable reports an error of the remote that says more than that it could not be reached:
+// its repository is damaged, or it pushes elsewhere than it fetches.
+func nameable(err error) bool {
+	re, ok := errors.AsType[*gitremote.RefusedError](err)
+	return ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit)
 }
 
 // holds reports whether this clone held task at the last read of the line.

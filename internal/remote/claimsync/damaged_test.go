@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/gittest"
 )
 
@@ -42,4 +43,26 @@ func TestClaimOnADamagedRemote(t *testing.T) {
 	if _, err := b.task("t1", "running"); err == nil || !strings.Contains(err.Error(), "held by") {
 		t.Fatalf("another machine set t1 running after the repair: %v; want it refused as held here", err)
 	}
+}
+
+// TestDoneOnADamagedRemoteIsRefused: done of a task running here unclaimed (brought by
+// another machine's revisions) claims it first, and is refused with nothing changed when the
+// claim cannot be made, since another machine may hold it. A remote whose repository is
+// damaged refuses the claim as a host's rule would, and the done went ahead unclaimed: pushed
+// after the repair, it would end the task over its holder's work. It is now refused as out of
+// reach, saying the repository is damaged.
+func TestDoneOnADamagedRemoteIsRefused(t *testing.T) {
+	bare := gittest.Bare(t)
+	a := gitClone(t, "file://"+bare, filepath.Join(t.TempDir(), "a"))
+	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(bare, "refs", "cairn", "claims", "wf-bad")
+	if err := os.MkdirAll(filepath.Dir(bad), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("1234567890123456789012345678901234567890\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doneRefused(t, a, "t1", "done on a damaged remote, not claimed here", "nothing was changed", "damaged")
 }
