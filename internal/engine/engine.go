@@ -349,14 +349,13 @@ func (e *Engine) SetSession(id string) { e.cfg.SessionID = id }
 // SessionID is the session the engine acts for.
 func (e *Engine) SessionID() string { return e.cfg.SessionID }
 
-// maxDefinitionFile bounds a user definition file, maxDefinitionBytes all of them together
-// (a few KB each is usual), and maxDefinitionFiles their number: every process, the hooks
+// workflow.MaxDefinitionSize bounds a user definition file, maxDefinitionBytes all of them
+// together (a few KB each is usual), and maxDefinitionFiles their number: every process, the hooks
 // under their deadline included, reads and parses them all, and each file costs an open and
 // a parse whatever its size (thousands of tiny ones took a loaded machine's session start past
 // its deadline). 500 files of the usual few KB fill about the bytes budget; 500 tiny ones
 // take a tenth of a second.
 const (
-	maxDefinitionFile  = 256 << 10
 	maxDefinitionBytes = 2 << 20
 	maxDefinitionFiles = 500
 )
@@ -451,7 +450,7 @@ func (e *Engine) loadDefinitionsLocked() {
 			continue
 		}
 		files++
-		data, err := durable.ReadPath(p, maxDefinitionFile, true)
+		data, err := durable.ReadPath(p, workflow.MaxDefinitionSize, true)
 		if err != nil {
 			// ls lists it: "no such file", or "a symlink, FIFO, device or directory", would
 			// leave the person guessing; the path is said once.
@@ -460,8 +459,8 @@ func (e *Engine) loadDefinitionsLocked() {
 			switch link := linkTrouble(p, err); {
 			case link != "":
 				msg = "not read: " + link + ": point it at the definition file"
-			case serr == nil && errors.Is(err, durable.ErrTooLarge) && fi.Size() > maxDefinitionFile:
-				msg = fmt.Sprintf("not read: it is %d bytes, more than the %d a definition may have: shorten it", fi.Size(), maxDefinitionFile)
+			case serr == nil && errors.Is(err, durable.ErrTooLarge) && fi.Size() > workflow.MaxDefinitionSize:
+				msg = fmt.Sprintf("not read: it is %d bytes, more than the %d a definition may have: shorten it", fi.Size(), workflow.MaxDefinitionSize)
 			case serr == nil && errors.Is(err, durable.ErrNotRegular):
 				msg = fmt.Sprintf("not read: it is %s, not a regular file: put the definition in a regular file of that name", (&durable.NotRegularError{Mode: fi.Mode()}).Kind())
 			}
@@ -645,7 +644,7 @@ func (e *Engine) quickDefinition(typ string) *workflow.Definition {
 	// A file past the definitions' budget is one the full load skips: it decides, and says why.
 	if name := workflow.NormalizeName(typ); !loaded && e.cfg.YAML != nil && workflow.ValidName(name) == nil && e.withinDefinitionBudget(workflow.DefinitionFile(name)) {
 		p := filepath.Join(e.workflow, workflow.DefinitionFile(name))
-		if data, err := durable.ReadPath(p, maxDefinitionFile, true); err == nil {
+		if data, err := durable.ReadPath(p, workflow.MaxDefinitionSize, true); err == nil {
 			if d, err := e.cfg.YAML.ParseDefinition(p, data); err == nil && d.Name == name {
 				return d
 			}
@@ -676,7 +675,7 @@ func (e *Engine) withinDefinitionBudget(file string) bool {
 	for _, ent := range entries {
 		n := ent.Name()
 		// The full load follows a link and counts no file it cannot read.
-		if st, err := os.Stat(filepath.Join(e.workflow, n)); err == nil && st.Mode().IsRegular() && st.Size() <= maxDefinitionFile {
+		if st, err := os.Stat(filepath.Join(e.workflow, n)); err == nil && st.Mode().IsRegular() && st.Size() <= workflow.MaxDefinitionSize {
 			total += st.Size()
 		}
 	}
