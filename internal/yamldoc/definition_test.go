@@ -288,6 +288,21 @@ func TestParseDefinitionBOM(t *testing.T) {
 	}
 }
 
+// TestParseDefinitionDoubleBOM: a tool that adds a byte order mark to a file that has one
+// (a converter run twice) leaves two. The second was read as text before the front matter, so
+// the definition was skipped as documentation, with no word at session start: every mark at
+// the start is the encoding's, and the definition loads.
+func TestParseDefinitionDoubleBOM(t *testing.T) {
+	d, err := yamldoc.Codec{}.ParseDefinition("bom.md", []byte("\ufeff\ufeff---\nname: bom\nphases: [a, b]\n---\n"))
+	if err != nil || d.Name != "bom" || !slices.Equal(d.Phases, []string{"a", "b"}) {
+		t.Fatalf("a definition with two byte order marks: %+v, %v; want it read", d, err)
+	}
+	title, _, _, err := yamldoc.Codec{}.MilestoneFrontMatter([]byte("\ufeff\ufeff---\ntitle: Auth\n---\n"))
+	if err != nil || title != "Auth" {
+		t.Fatalf("milestone front matter after two byte order marks: %q %v", title, err)
+	}
+}
+
 // TestParseDefinitionRefusesNullItems: yaml.v3 skips a null (~, null, an empty "- " item) in
 // a list of strings, and a null key in a mapping, so such an item would vanish without a
 // word: a phase left out of the workflow, a gate that guards nothing. Each is refused at its
