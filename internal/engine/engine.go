@@ -408,7 +408,19 @@ func (e *Engine) loadDefinitionsLocked() {
 	user := map[string][]byte{}
 	var errs []string
 	entries, err := durable.ReadDirPath(e.workflow)
-	if fi, serr := os.Stat(e.workflow); err != nil && serr == nil && !fi.IsDir() {
+	// Something other than a directory in its place (or at the end of a link) is named.
+	fi, serr := os.Stat(e.workflow)
+	notDir, target, lerr := err != nil && serr == nil && !fi.IsDir(), "", error(nil)
+	if notDir {
+		target, lerr = os.Readlink(e.workflow)
+	}
+	if notDir && lerr == nil {
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: it is a symbolic link to %s, which is %s, not a directory: point it at the directory that holds the definitions",
+			workflow.ShownPath(e.workflow), workflow.ShownPath(target), (&durable.NotRegularError{Mode: fi.Mode()}).Kind()))
+	} else if notDir && !fi.Mode().IsRegular() {
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: it is %s, not a directory: make it a directory that holds the definitions",
+			workflow.ShownPath(e.workflow), (&durable.NotRegularError{Mode: fi.Mode()}).Kind()))
+	} else if notDir {
 		// A definition copied to .claude/workflows before the directory was made.
 		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; make it a directory and move the file into it under that name",
 			workflow.ShownPath(e.workflow), filepath.Join(".claude", "workflows", "NAME.md")))
