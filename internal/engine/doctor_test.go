@@ -790,3 +790,30 @@ func TestDoctorNamesAnUnseenDocumentationFile(t *testing.T) {
 		t.Fatalf("doctor says %+v, want ok naming %q", c, want)
 	}
 }
+
+// TestDoctorKeepsItsNotesBesideFailures: the notes of the passing line (a README skipped as
+// documentation, a gate a way passes by) vanished from doctor as soon as another definition
+// had a doubt or did not load: the person fixed that and learnt of the gateless way only on
+// the next run, or never (a README that was meant as a definition). They stay beside the
+// failure.
+func TestDoctorKeepsItsNotesBesideFailures(t *testing.T) {
+	for _, tc := range []struct{ name, file, body string }{
+		{"doubt", "dup.md", "---\nphases: [a, b]\napprovals: [a, a]\n---\n"},
+		{"broken", "broken.md", "---\nphases: [a, b\n---\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			writeFiles(t, filepath.Join(e.project, ".claude", "workflows"), map[string]string{
+				"README.md": "# Our workflows\n",
+				"rev.md":    "---\nphases: [draft, review, deploy, done]\ntransitions: {draft: [review, deploy], review: [deploy], deploy: [done]}\napprovals: [review]\n---\n",
+				tc.file:     tc.body,
+			})
+			c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "workflow definitions")
+			for _, want := range []string{tc.file, "skipped as documentation (no front matter): README.md", "rev completes with no approval by draft -> deploy -> done"} {
+				if c == nil || c.OK || !strings.Contains(c.Detail, want) {
+					t.Errorf("doctor says %+v, want a failure that also says %q", c, want)
+				}
+			}
+		})
+	}
+}
