@@ -704,7 +704,12 @@ func (e *Engine) builtinOnly(typ string) *workflow.Definition {
 	if loaded || workflow.ValidName(workflow.NormalizeName(typ)) != nil {
 		return nil
 	}
-	if ents, err := durable.ReadDirPath(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) || linkTrouble(e.workflow, err) != "" {
+	// Only a file the full load reads or warns about (NAME.md, NAME.MD) takes it there: stray
+	// files (.DS_Store, notes, thousands of them) do not, and the listing stops at the first.
+	read, err := durable.DirHasName(e.workflow, func(n string) bool {
+		return strings.EqualFold(filepath.Ext(n), ".md") && !strings.HasPrefix(n, ".#")
+	})
+	if read || err != nil && !errors.Is(err, fs.ErrNotExist) || linkTrouble(e.workflow, err) != "" {
 		return nil
 	}
 	d, _ := workflow.BuiltinDefinition(typ) // nil when there is none
