@@ -817,3 +817,25 @@ func TestDoctorKeepsItsNotesBesideFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorNamesALostPhaseBesideBrokenDefinitions: with another definition broken, doctor
+// named only that file, not that the active workflow's phase was gone from its definition
+// (the workflow cannot move): the person fixed the broken file, ran doctor again, and only
+// then learnt why the workflow was stuck. Both are named, with both steps.
+func TestDoctorNamesALostPhaseBesideBrokenDefinitions(t *testing.T) {
+	const review = "---\nname: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\n---\n"
+	e := newEnv(t)
+	e.write(".claude/workflows/review.md", review)
+	must(e.open("s1").Start(engine.StartRequest{Type: "review", Context: "renamed"}))(t)
+	e.write(".claude/workflows/review.md", strings.ReplaceAll(review, "draft", "write"))
+	e.write(".claude/workflows/broken.md", "---\nphases: [a, b\n---\n")
+	c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow definitions")
+	for _, want := range []string{"broken.md:2: front matter", `phase "draft" is not a phase of the review definition`} {
+		if c == nil || c.OK || !strings.Contains(c.Detail, want) {
+			t.Errorf("doctor says %+v, want a failure naming %q", c, want)
+		}
+	}
+	if want := filepath.Join("workflows", "review.md") + ": the workflow cannot move"; c == nil || !strings.Contains(c.Fix, want) || !strings.Contains(c.Fix, "fix the files named") {
+		t.Errorf("doctor's step %+v, want both steps, %q among them", c, want)
+	}
+}

@@ -679,17 +679,22 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	// The loaded definitions' doubts are named beside whatever else fails the check, so that
 	// fixing that is not followed by another run of doctor to learn of them; the notes of the
 	// passing line (no faults) stay beside them for the same reason.
+	// The active workflow's lost phase too: it is why the workflow cannot move.
 	doubts := e.definitionDoubts()
 	notes := e.definitionNotes()
+	lost, lostFix := e.phaseNotDefined(dir, missing)
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
 		fix := "fix the files named (the others load fine)"
 		if strings.HasPrefix(defErrs[0], readingDefinitions) || strings.HasPrefix(defErrs[0], "workflow definition "+e.workflow+":") {
 			// None of the user's loads: the directory itself is in the way (unreadable, or a file).
 			fix = "make " + e.workflow + " a directory this user can read (Cairn leaves what is there untouched); the built-in definitions load meanwhile"
 		}
+		if lost != "" {
+			defErrs, fix = append(defErrs, lost), fix+"; "+lostFix
+		}
 		add("workflow definitions", false, strings.Join(slices.Concat(defErrs, doubts, notes), "; "), fix)
-	} else if lost, fix := e.phaseNotDefined(dir, missing); lost != "" {
-		add("workflow definitions", false, strings.Join(slices.Concat([]string{lost}, doubts, notes), "; "), fix)
+	} else if lost != "" {
+		add("workflow definitions", false, strings.Join(slices.Concat([]string{lost}, doubts, notes), "; "), lostFix)
 	} else if len(doubts) > 0 {
 		add("workflow definitions", false, strings.Join(slices.Concat(doubts, notes), "; "), "fix the lines named; meanwhile the definitions load as they are")
 	} else {
