@@ -415,3 +415,33 @@ func TestParseDefinitionBlamesAPhaseWithNoWayOnAtALine(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDefinitionLongKey: a key longer than the 1024 characters YAML reads in a key (a
+// pasted blob, a line run together) was refused with yaml.v3's "could not find expected ':'",
+// "did not find expected ',' or '}'", or, at the first line, "mapping values are not allowed
+// in this context" and no line at all. It is refused at its line, saying how long it is.
+func TestParseDefinitionLongKey(t *testing.T) {
+	long := strings.Repeat("k", 1100)
+	for _, tc := range []struct {
+		name, front string
+		line        int
+	}{
+		{"first line", long + ": 1\nphases: [a, b]\n", 2},
+		{"later line", "phases: [a, b]\n" + long + ": 1\n", 3},
+		{"in a flow mapping", "phases: [a, b]\ntransitions: {a: [b], " + long + ": [b]}\n", 3},
+		{"very long", strings.Repeat("k", 200000) + ": 1\nphases: [a, b]\n", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := yamldoc.Codec{}.ParseDefinition("long.md", []byte("---\n"+tc.front+"---\n"))
+			var de *workflow.DefinitionError
+			if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, "characters long, more than the 1024 YAML reads in a key") {
+				t.Fatalf("got %v, want line %d saying the key is too long", err, tc.line)
+			}
+		})
+	}
+	// A long value holding ": " is not a long key.
+	_, err := yamldoc.Codec{}.ParseDefinition("v.md", []byte("---\nphases: [a, b]\ndescription: "+long+" note: x\n---\n"))
+	if err == nil || strings.Contains(err.Error(), "1024") {
+		t.Fatalf("a long value with a colon in it: %v, want YAML's own error", err)
+	}
+}
