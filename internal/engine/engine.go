@@ -165,6 +165,7 @@ type Engine struct {
 	defsMu   sync.Mutex
 	defs     *workflow.Definitions // nil until first use
 	defErrs  []string
+	defsDir  bool // defErrs is about the directory itself (unreadable, a file): none of the user's loaded
 	mem      *memory.Memory
 	memWarn  string // why L2 cannot be used, "" when it can
 	workflow string // .claude/workflows dir
@@ -379,6 +380,15 @@ func (e *Engine) definitionErrors() []string {
 	return append([]string(nil), e.defErrs...)
 }
 
+// definitionsDirTrouble reports whether the definitions' errors are about the directory itself
+// (unreadable, a file, a link that leads nowhere), so that none of the user's loaded.
+func (e *Engine) definitionsDirTrouble() bool {
+	e.definitions()
+	e.defsMu.Lock()
+	defer e.defsMu.Unlock()
+	return e.defsDir
+}
+
 // definitionDoubts are the loaded definitions' doubts (workflow.Definition.Doubts): file, line
 // and reason, by type.
 func (e *Engine) definitionDoubts() []string {
@@ -429,6 +439,7 @@ func (e *Engine) loadDefinitionsLocked() {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: %v", workflow.ShownPath(e.workflow), err))
 	}
+	dirTrouble := len(errs) > 0 // then no file is read, and errs stays this one
 	// In name order, so that the files past the budget are always the same ones.
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	total, files := 0, 0
@@ -523,7 +534,7 @@ func (e *Engine) loadDefinitionsLocked() {
 		defs.NotLoaded(p, workflow.FileType(p))
 	}
 	sort.Strings(errs)
-	e.defs, e.defErrs = defs, errs
+	e.defs, e.defErrs, e.defsDir = defs, errs, dirTrouble
 }
 
 // linkTrouble says why path, which err (from opening it) says cannot be opened, leads nowhere

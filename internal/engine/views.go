@@ -685,7 +685,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	lost, lostFix := e.phaseNotDefined(dir, missing)
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
 		fix := "fix the files named (the others load fine)"
-		if strings.HasPrefix(defErrs[0], readingDefinitions) || strings.HasPrefix(defErrs[0], "workflow definition "+e.workflow+":") {
+		if e.definitionsDirTrouble() {
 			// None of the user's loads: the directory itself is in the way (unreadable, or a file).
 			fix = "make " + e.workflow + " a directory this user can read (Cairn leaves what is there untouched); the built-in definitions load meanwhile"
 		}
