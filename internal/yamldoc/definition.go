@@ -179,6 +179,10 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		if reason == "found character that cannot start any token" && line > 0 && bytes.ContainsRune(leadingSpace(data, line), '\t') {
 			reason += ": the line is indented with a tab, and YAML indents with spaces only: replace the tab with spaces"
 		}
+		if depth, ok := strings.CutPrefix(reason, "exceeded max depth of "); ok {
+			// yaml.v3 names no line for it.
+			reason = "lists and mappings nest more than " + depth + " levels deep, more than YAML reads: a definition needs two (transitions: {draft: [review]})"
+		}
 		return fail(line, "front matter: %s", reason)
 	}
 	closing := offset + bytes.Count(head, []byte("\n")) + 1 // the line of the "---" that ended it

@@ -445,3 +445,18 @@ func TestParseDefinitionLongKey(t *testing.T) {
 		t.Fatalf("a long value with a colon in it: %v, want YAML's own error", err)
 	}
 }
+
+// TestParseDefinitionTooDeep: front matter nested past the 10,000 levels yaml.v3 reads (a
+// hostile file, a generator gone wrong) was refused with yaml.v3's bare "exceeded max depth
+// of 10000": it says what nests, and how deep a definition needs.
+func TestParseDefinitionTooDeep(t *testing.T) {
+	for _, front := range []string{
+		"phases: " + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + "\n",
+		"phases: [a, b]\nx:\n" + strings.Repeat("- ", 10001) + "a\n",
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("deep.md", []byte("---\n"+front+"---\n"))
+		if err == nil || !strings.Contains(err.Error(), "nest more than 10000 levels deep") || !strings.Contains(err.Error(), "a definition needs two") {
+			t.Fatalf("got %v, want it to say the front matter nests too deep", err)
+		}
+	}
+}
