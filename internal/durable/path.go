@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"io"
 	"io/fs"
 	"os"
 )
@@ -52,4 +53,29 @@ func openKind(path string, flag int, isKind func(fs.FileMode) bool) (*os.File, f
 		return nil, nil, err
 	}
 	return f, st, nil
+}
+
+// DirHasName reports whether the directory at path holds an entry whose name match accepts,
+// without blocking (as ReadDirPath), reading the names a batch at a time and stopping at the
+// first match: a directory of many other files is not listed whole into memory.
+func DirHasName(path string, match func(name string) bool) (bool, error) {
+	f, _, err := openKind(path, os.O_RDONLY|readFlag|dirFlag|cloexec, fs.FileMode.IsDir)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	for {
+		names, err := f.Readdirnames(256)
+		for _, n := range names {
+			if match(n) {
+				return true, nil
+			}
+		}
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,5 +100,23 @@ func TestDefinitionDirectoryNamedLikeAFileIsShown(t *testing.T) {
 	_, err := e.open("s1").Start(engine.StartRequest{Type: "deploy", Context: "x"})
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("start deploy: %v, want an error saying %q", err, want)
+	}
+}
+
+// A file where the definitions directory belongs, in a project whose path holds a character
+// the messages escape (a zero-width space): doctor's step was "fix the files named (the
+// others load fine)", as for a broken definition, since it told the two apart by the path as
+// written, and the message names it escaped. It is the step that makes it a directory.
+func TestDefinitionsDirectoryThatIsAFileInAnOddlyNamedProject(t *testing.T) {
+	e := newEnv(t)
+	e.project += "\u200b"
+	e.vars["CLAUDE_PROJECT_DIR"] = e.project
+	if err := os.MkdirAll(filepath.Join(e.project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.write(".claude/workflows", "---\nname: review\nphases: [draft, done]\n---\n")
+	c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "workflow definitions")
+	if c == nil || c.OK || !strings.Contains(c.Detail, "is a file, not a directory") || !strings.Contains(c.Fix, "a directory this user can read") {
+		t.Errorf("doctor says %+v, want the step that makes it a directory", c)
 	}
 }

@@ -107,3 +107,49 @@ func TestEditorLockFileIsNoDefinition(t *testing.T) {
 		t.Fatalf("warnings %q, want none for an editor's lock file", w)
 	}
 }
+
+// .claude/workflows as a FIFO, or a symbolic link to a FIFO or a file, was told "is a file, not
+// a directory", with the step for a definition copied there before the directory was made:
+// what is there is named, with the link's target and the step that fits, and doctor's step is
+// to make it a directory. The built-ins still load.
+func TestDefinitionsDirectoryOfAnotherKindIsNamed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		place func(e *env, p string) error
+		want  string
+	}{
+		{"fifo", func(_ *env, p string) error { return syscall.Mkfifo(p, 0o644) },
+			"not read: it is a FIFO, not a directory: make it a directory that holds the definitions"},
+		{"symlink to a fifo", func(e *env, p string) error {
+			if err := syscall.Mkfifo(filepath.Join(e.project, "pipe"), 0o644); err != nil {
+				return err
+			}
+			return os.Symlink("../pipe", p)
+		}, "not read: it is a symbolic link to ../pipe, which is a FIFO, not a directory: point it at the directory that holds the definitions"},
+		{"symlink to a file", func(e *env, p string) error {
+			e.write("notes.txt", "x")
+			return os.Symlink("../notes.txt", p)
+		}, "not read: it is a symbolic link to ../notes.txt, which is a file, not a directory: point it at the directory that holds the definitions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/settings.json", "{}")
+			dir := filepath.Join(e.project, ".claude", "workflows")
+			if err := tc.place(e, dir); err != nil {
+				t.Fatal(err)
+			}
+			r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			want := "reading workflow definitions in " + dir + ": " + tc.want
+			if !strings.Contains(r.SystemMessage, want) {
+				t.Errorf("system message %q, want it to contain %q", r.SystemMessage, want)
+			}
+			en := e.open("s1")
+			if c := doctorCheck(en, engine.DoctorOptions{}, "workflow definitions"); c == nil || c.OK || !strings.Contains(c.Fix, "a directory this user can read") {
+				t.Errorf("doctor says %+v, want the step that makes it a directory", c)
+			}
+			if _, err := en.Start(engine.StartRequest{Type: "apex", Context: "x"}); err != nil {
+				t.Errorf("the built-ins do not load: %v", err)
+			}
+		})
+	}
+}

@@ -790,3 +790,52 @@ func TestDoctorNamesAnUnseenDocumentationFile(t *testing.T) {
 		t.Fatalf("doctor says %+v, want ok naming %q", c, want)
 	}
 }
+
+// TestDoctorKeepsItsNotesBesideFailures: the notes of the passing line (a README skipped as
+// documentation, a gate a way passes by) vanished from doctor as soon as another definition
+// had a doubt or did not load: the person fixed that and learnt of the gateless way only on
+// the next run, or never (a README that was meant as a definition). They stay beside the
+// failure.
+func TestDoctorKeepsItsNotesBesideFailures(t *testing.T) {
+	for _, tc := range []struct{ name, file, body string }{
+		{"doubt", "dup.md", "---\nphases: [a, b]\napprovals: [a, a]\n---\n"},
+		{"broken", "broken.md", "---\nphases: [a, b\n---\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			writeFiles(t, filepath.Join(e.project, ".claude", "workflows"), map[string]string{
+				"README.md": "# Our workflows\n",
+				"rev.md":    "---\nphases: [draft, review, deploy, done]\ntransitions: {draft: [review, deploy], review: [deploy], deploy: [done]}\napprovals: [review]\n---\n",
+				tc.file:     tc.body,
+			})
+			c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "workflow definitions")
+			for _, want := range []string{tc.file, "skipped as documentation (no front matter): README.md", "rev completes with no approval by draft -> deploy -> done"} {
+				if c == nil || c.OK || !strings.Contains(c.Detail, want) {
+					t.Errorf("doctor says %+v, want a failure that also says %q", c, want)
+				}
+			}
+		})
+	}
+}
+
+// TestDoctorNamesALostPhaseBesideBrokenDefinitions: with another definition broken, doctor
+// named only that file, not that the active workflow's phase was gone from its definition
+// (the workflow cannot move): the person fixed the broken file, ran doctor again, and only
+// then learnt why the workflow was stuck. Both are named, with both steps.
+func TestDoctorNamesALostPhaseBesideBrokenDefinitions(t *testing.T) {
+	const review = "---\nname: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\n---\n"
+	e := newEnv(t)
+	e.write(".claude/workflows/review.md", review)
+	must(e.open("s1").Start(engine.StartRequest{Type: "review", Context: "renamed"}))(t)
+	e.write(".claude/workflows/review.md", strings.ReplaceAll(review, "draft", "write"))
+	e.write(".claude/workflows/broken.md", "---\nphases: [a, b\n---\n")
+	c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow definitions")
+	for _, want := range []string{"broken.md:2: front matter", `phase "draft" is not a phase of the review definition`} {
+		if c == nil || c.OK || !strings.Contains(c.Detail, want) {
+			t.Errorf("doctor says %+v, want a failure naming %q", c, want)
+		}
+	}
+	if want := filepath.Join("workflows", "review.md") + ": the workflow cannot move"; c == nil || !strings.Contains(c.Fix, want) || !strings.Contains(c.Fix, "fix the files named") {
+		t.Errorf("doctor's step %+v, want both steps, %q among them", c, want)
+	}
+}

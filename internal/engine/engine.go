@@ -165,6 +165,7 @@ type Engine struct {
 	defsMu   sync.Mutex
 	defs     *workflow.Definitions // nil until first use
 	defErrs  []string
+	defsDir  bool // defErrs is about the directory itself (unreadable, a file): none of the user's loaded
 	mem      *memory.Memory
 	memWarn  string // why L2 cannot be used, "" when it can
 	workflow string // .claude/workflows dir
@@ -349,14 +350,13 @@ func (e *Engine) SetSession(id string) { e.cfg.SessionID = id }
 // SessionID is the session the engine acts for.
 func (e *Engine) SessionID() string { return e.cfg.SessionID }
 
-// maxDefinitionFile bounds a user definition file, maxDefinitionBytes all of them together
-// (a few KB each is usual), and maxDefinitionFiles their number: every process, the hooks
+// workflow.MaxDefinitionSize bounds a user definition file, maxDefinitionBytes all of them
+// together (a few KB each is usual), and maxDefinitionFiles their number: every process, the hooks
 // under their deadline included, reads and parses them all, and each file costs an open and
 // a parse whatever its size (thousands of tiny ones took a loaded machine's session start past
 // its deadline). 500 files of the usual few KB fill about the bytes budget; 500 tiny ones
 // take a tenth of a second.
 const (
-	maxDefinitionFile  = 256 << 10
 	maxDefinitionBytes = 2 << 20
 	maxDefinitionFiles = 500
 )
@@ -378,6 +378,15 @@ func (e *Engine) definitionErrors() []string {
 	e.defsMu.Lock()
 	defer e.defsMu.Unlock()
 	return append([]string(nil), e.defErrs...)
+}
+
+// definitionsDirTrouble reports whether the definitions' errors are about the directory itself
+// (unreadable, a file, a link that leads nowhere), so that none of the user's loaded.
+func (e *Engine) definitionsDirTrouble() bool {
+	e.definitions()
+	e.defsMu.Lock()
+	defer e.defsMu.Unlock()
+	return e.defsDir
 }
 
 // definitionDoubts are the loaded definitions' doubts (workflow.Definition.Doubts): file, line
@@ -409,7 +418,19 @@ func (e *Engine) loadDefinitionsLocked() {
 	user := map[string][]byte{}
 	var errs []string
 	entries, err := durable.ReadDirPath(e.workflow)
-	if fi, serr := os.Stat(e.workflow); err != nil && serr == nil && !fi.IsDir() {
+	// Something other than a directory in its place (or at the end of a link) is named.
+	fi, serr := os.Stat(e.workflow)
+	notDir, target, lerr := err != nil && serr == nil && !fi.IsDir(), "", error(nil)
+	if notDir {
+		target, lerr = os.Readlink(e.workflow)
+	}
+	if notDir && lerr == nil {
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: it is a symbolic link to %s, which is %s, not a directory: point it at the directory that holds the definitions",
+			workflow.ShownPath(e.workflow), workflow.ShownPath(target), (&durable.NotRegularError{Mode: fi.Mode()}).Kind()))
+	} else if notDir && !fi.Mode().IsRegular() {
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: it is %s, not a directory: make it a directory that holds the definitions",
+			workflow.ShownPath(e.workflow), (&durable.NotRegularError{Mode: fi.Mode()}).Kind()))
+	} else if notDir {
 		// A definition copied to .claude/workflows before the directory was made.
 		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; make it a directory and move the file into it under that name",
 			workflow.ShownPath(e.workflow), filepath.Join(".claude", "workflows", "NAME.md")))
@@ -418,6 +439,7 @@ func (e *Engine) loadDefinitionsLocked() {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: %v", workflow.ShownPath(e.workflow), err))
 	}
+	dirTrouble := len(errs) > 0 // then no file is read, and errs stays this one
 	// In name order, so that the files past the budget are always the same ones.
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	total, files := 0, 0
@@ -451,7 +473,7 @@ func (e *Engine) loadDefinitionsLocked() {
 			continue
 		}
 		files++
-		data, err := durable.ReadPath(p, maxDefinitionFile, true)
+		data, err := durable.ReadPath(p, workflow.MaxDefinitionSize, true)
 		if err != nil {
 			// ls lists it: "no such file", or "a symlink, FIFO, device or directory", would
 			// leave the person guessing; the path is said once.
@@ -460,8 +482,8 @@ func (e *Engine) loadDefinitionsLocked() {
 			switch link := linkTrouble(p, err); {
 			case link != "":
 				msg = "not read: " + link + ": point it at the definition file"
-			case serr == nil && errors.Is(err, durable.ErrTooLarge) && fi.Size() > maxDefinitionFile:
-				msg = fmt.Sprintf("not read: it is %d bytes, more than the %d a definition may have: shorten it", fi.Size(), maxDefinitionFile)
+			case serr == nil && errors.Is(err, durable.ErrTooLarge) && fi.Size() > workflow.MaxDefinitionSize:
+				msg = fmt.Sprintf("not read: it is %d bytes, more than the %d a definition may have: shorten it", fi.Size(), workflow.MaxDefinitionSize)
 			case serr == nil && errors.Is(err, durable.ErrNotRegular):
 				msg = fmt.Sprintf("not read: it is %s, not a regular file: put the definition in a regular file of that name", (&durable.NotRegularError{Mode: fi.Mode()}).Kind())
 			}
@@ -512,7 +534,7 @@ func (e *Engine) loadDefinitionsLocked() {
 		defs.NotLoaded(p, workflow.FileType(p))
 	}
 	sort.Strings(errs)
-	e.defs, e.defErrs = defs, errs
+	e.defs, e.defErrs, e.defsDir = defs, errs, dirTrouble
 }
 
 // linkTrouble says why path, which err (from opening it) says cannot be opened, leads nowhere
@@ -645,7 +667,7 @@ func (e *Engine) quickDefinition(typ string) *workflow.Definition {
 	// A file past the definitions' budget is one the full load skips: it decides, and says why.
 	if name := workflow.NormalizeName(typ); !loaded && e.cfg.YAML != nil && workflow.ValidName(name) == nil && e.withinDefinitionBudget(workflow.DefinitionFile(name)) {
 		p := filepath.Join(e.workflow, workflow.DefinitionFile(name))
-		if data, err := durable.ReadPath(p, maxDefinitionFile, true); err == nil {
+		if data, err := durable.ReadPath(p, workflow.MaxDefinitionSize, true); err == nil {
 			if d, err := e.cfg.YAML.ParseDefinition(p, data); err == nil && d.Name == name {
 				return d
 			}
@@ -676,7 +698,7 @@ func (e *Engine) withinDefinitionBudget(file string) bool {
 	for _, ent := range entries {
 		n := ent.Name()
 		// The full load follows a link and counts no file it cannot read.
-		if st, err := os.Stat(filepath.Join(e.workflow, n)); err == nil && st.Mode().IsRegular() && st.Size() <= maxDefinitionFile {
+		if st, err := os.Stat(filepath.Join(e.workflow, n)); err == nil && st.Mode().IsRegular() && st.Size() <= workflow.MaxDefinitionSize {
 			total += st.Size()
 		}
 	}
@@ -693,7 +715,12 @@ func (e *Engine) builtinOnly(typ string) *workflow.Definition {
 	if loaded || workflow.ValidName(workflow.NormalizeName(typ)) != nil {
 		return nil
 	}
-	if ents, err := durable.ReadDirPath(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) || linkTrouble(e.workflow, err) != "" {
+	// Only a file the full load reads or warns about (NAME.md, NAME.MD) takes it there: stray
+	// files (.DS_Store, notes, thousands of them) do not, and the listing stops at the first.
+	read, err := durable.DirHasName(e.workflow, func(n string) bool {
+		return strings.EqualFold(filepath.Ext(n), ".md") && !strings.HasPrefix(n, ".#")
+	})
+	if read || err != nil && !errors.Is(err, fs.ErrNotExist) || linkTrouble(e.workflow, err) != "" {
 		return nil
 	}
 	d, _ := workflow.BuiltinDefinition(typ) // nil when there is none

@@ -677,39 +677,51 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("project root", true, root, "")
 	}
 	// The loaded definitions' doubts are named beside whatever else fails the check, so that
-	// fixing that is not followed by another run of doctor to learn of them.
+	// fixing that is not followed by another run of doctor to learn of them; the notes of the
+	// passing line (no faults) stay beside them for the same reason.
+	// The active workflow's lost phase too: it is why the workflow cannot move.
 	doubts := e.definitionDoubts()
+	notes := e.definitionNotes()
+	lost, lostFix := e.phaseNotDefined(dir, missing)
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
 		fix := "fix the files named (the others load fine)"
-		if strings.HasPrefix(defErrs[0], readingDefinitions) || strings.HasPrefix(defErrs[0], "workflow definition "+e.workflow+":") {
+		if e.definitionsDirTrouble() {
 			// None of the user's loads: the directory itself is in the way (unreadable, or a file).
 			fix = "make " + e.workflow + " a directory this user can read (Cairn leaves what is there untouched); the built-in definitions load meanwhile"
 		}
-		add("workflow definitions", false, strings.Join(append(defErrs, doubts...), "; "), fix)
-	} else if lost, fix := e.phaseNotDefined(dir, missing); lost != "" {
-		add("workflow definitions", false, strings.Join(append([]string{lost}, doubts...), "; "), fix)
+		if lost != "" {
+			defErrs, fix = append(defErrs, lost), fix+"; "+lostFix
+		}
+		add("workflow definitions", false, strings.Join(slices.Concat(defErrs, doubts, notes), "; "), fix)
+	} else if lost != "" {
+		add("workflow definitions", false, strings.Join(slices.Concat([]string{lost}, doubts, notes), "; "), lostFix)
 	} else if len(doubts) > 0 {
-		add("workflow definitions", false, strings.Join(doubts, "; "), "fix the lines named; meanwhile the definitions load as they are")
+		add("workflow definitions", false, strings.Join(slices.Concat(doubts, notes), "; "), "fix the lines named; meanwhile the definitions load as they are")
 	} else {
-		detail := strings.Join(e.definitions().Names(), ", ")
-		if docs := e.definitions().Skipped(); len(docs) > 0 {
-			// Said here only, not at every start: a README beside the definitions is no fault.
-			names := make([]string, len(docs))
-			for i, p := range docs {
-				names[i] = workflow.ShownPath(filepath.Base(p))
-			}
-			detail += "; skipped as documentation (no front matter): " + strings.Join(names, ", ")
-		}
-		for _, n := range e.definitions().Names() {
-			// Said here only, and as no fault: a gate some ways pass by may be meant.
-			d, _ := e.definitions().Lookup(n)
-			if route := d.GatelessRoute(); route != nil {
-				detail += fmt.Sprintf("; %s completes with no approval by %s, which enters no gate (%s)", n, strings.Join(route, " -> "), strings.Join(d.Approvals, ", "))
-			}
-		}
-		add("workflow definitions", true, detail, "")
+		add("workflow definitions", true, strings.Join(slices.Concat([]string{strings.Join(e.definitions().Names(), ", ")}, notes), "; "), "")
 	}
 	return out
+}
+
+// definitionNotes are what doctor says of the definitions that is no fault: files skipped as
+// documentation (said here only, not at every start: a README beside the definitions is no
+// fault), and gates some ways pass by (one may be meant).
+func (e *Engine) definitionNotes() []string {
+	var notes []string
+	if docs := e.definitions().Skipped(); len(docs) > 0 {
+		names := make([]string, len(docs))
+		for i, p := range docs {
+			names[i] = workflow.ShownPath(filepath.Base(p))
+		}
+		notes = append(notes, "skipped as documentation (no front matter): "+strings.Join(names, ", "))
+	}
+	for _, n := range e.definitions().Names() {
+		d, _ := e.definitions().Lookup(n)
+		if route := d.GatelessRoute(); route != nil {
+			notes = append(notes, fmt.Sprintf("%s completes with no approval by %s, which enters no gate (%s)", n, strings.Join(route, " -> "), strings.Join(d.Approvals, ", ")))
+		}
+	}
+	return notes
 }
 
 // Exe is the file name of the binary name on goos: name.exe on Windows, as the release's zip

@@ -129,6 +129,7 @@ func duplicateKey(content []*yaml.Node) (i, j int) {
 // or looks up.
 var keyCompared func()
 
-// withoutBOM drops a UTF-8 byte order mark, which editors on Windows write: adrg/frontmatter
-// would take it for text before the opening "---".
-func withoutBOM(data []byte) []byte { return bytes.TrimPrefix(data, []byte("\ufeff")) }
+// withoutBOM drops the UTF-8 byte order marks at the start, which editors on Windows write
+// (and a converter run twice writes twice): adrg/frontmatter would take one for text before
+// the opening "---".
+func withoutBOM(data []byte) []byte { return bytes.TrimLeft(data, "\ufeff") }

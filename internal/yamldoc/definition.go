@@ -162,6 +162,10 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			}
 			return nil, err
 		}
+		if at, n := longKey(head); n > 0 {
+			// yaml.v3 says "could not find expected ':'" or the like, at times with no line.
+			return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: the key on this line is %d characters long, more than the %d YAML reads in a key: shorten it", n, maxKeyLen)
+		}
 		line := yamlErrLine(err.Error(), offset)
 		if strings.HasSuffix(err.Error(), "found unexpected end of stream") { // only a quoted scalar left open says this
 			return fail(offset+bytes.Count(head, []byte("\n"))+1, `the "---" on this line ends the front matter (it ends at the first line that is "---", even inside a quoted value), so the quote opened before it is never closed: close it before this line (a value cannot hold a line that is just "---")`)
@@ -174,6 +178,10 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		reason := yamlErrReason(err.Error(), offset)
 		if reason == "found character that cannot start any token" && line > 0 && bytes.ContainsRune(leadingSpace(data, line), '\t') {
 			reason += ": the line is indented with a tab, and YAML indents with spaces only: replace the tab with spaces"
+		}
+		if depth, ok := strings.CutPrefix(reason, "exceeded max depth of "); ok {
+			// yaml.v3 names no line for it.
+			reason = "lists and mappings nest more than " + depth + " levels deep, more than YAML reads: a definition needs two (transitions: {draft: [review]})"
 		}
 		return fail(line, "front matter: %s", reason)
 	}
@@ -504,6 +512,39 @@ func unreadable(b []byte) (int, string) {
 		i += size
 	}
 	return 0, ""
+}
+
+// maxKeyLen is the most characters YAML reads in a key written without "?" (yaml.v3 follows
+// the YAML spec's limit on implicit keys).
+const maxKeyLen = 1024
+
+// longKey finds the first key in b longer than maxKeyLen: where it starts, and its length in
+// characters; 0, 0 when there is none. A key is the text before a colon that a space or the
+// line's end follows, from the line's indent or the flow collection's "{", "[" or ",", less
+// a "- " or "? "; text holding ": " is a value, not a key.
+func longKey(b []byte) (at, n int) {
+	for start := 0; start < len(b); {
+		l, _, _ := bytes.Cut(b[start:], []byte("\n"))
+		from := 0 // where the key being read starts; -1 in a value, until the next "{", "[" or ","
+		for c := 0; c < len(l); c++ {
+			switch l[c] {
+			case '{', '[', ',':
+				from = c + 1
+			case ':':
+				if from < 0 || c+1 < len(l) && l[c+1] != ' ' && l[c+1] != '\t' && l[c+1] != '\r' {
+					continue
+				}
+				key := bytes.TrimLeft(l[from:c], " \t")
+				key = bytes.TrimPrefix(bytes.TrimPrefix(key, []byte("- ")), []byte("? "))
+				if k := utf8.RuneCount(key); k > maxKeyLen {
+					return start + from, k
+				}
+				from = -1
+			}
+		}
+		start += len(l) + 1
+	}
+	return 0, 0
 }
 
 // unmarshalOne is yaml.Unmarshal for YAML that must be one document: yaml.Unmarshal reads

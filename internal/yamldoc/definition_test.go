@@ -288,6 +288,21 @@ func TestParseDefinitionBOM(t *testing.T) {
 	}
 }
 
+// TestParseDefinitionDoubleBOM: a tool that adds a byte order mark to a file that has one
+// (a converter run twice) leaves two. The second was read as text before the front matter, so
+// the definition was skipped as documentation, with no word at session start: every mark at
+// the start is the encoding's, and the definition loads.
+func TestParseDefinitionDoubleBOM(t *testing.T) {
+	d, err := yamldoc.Codec{}.ParseDefinition("bom.md", []byte("\ufeff\ufeff---\nname: bom\nphases: [a, b]\n---\n"))
+	if err != nil || d.Name != "bom" || !slices.Equal(d.Phases, []string{"a", "b"}) {
+		t.Fatalf("a definition with two byte order marks: %+v, %v; want it read", d, err)
+	}
+	title, _, _, err := yamldoc.Codec{}.MilestoneFrontMatter([]byte("\ufeff\ufeff---\ntitle: Auth\n---\n"))
+	if err != nil || title != "Auth" {
+		t.Fatalf("milestone front matter after two byte order marks: %q %v", title, err)
+	}
+}
+
 // TestParseDefinitionRefusesNullItems: yaml.v3 skips a null (~, null, an empty "- " item) in
 // a list of strings, and a null key in a mapping, so such an item would vanish without a
 // word: a phase left out of the workflow, a gate that guards nothing. Each is refused at its
@@ -397,6 +412,51 @@ func TestParseDefinitionBlamesAPhaseWithNoWayOnAtALine(t *testing.T) {
 		_, err := yamldoc.Codec{}.ParseDefinition("z.md", []byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v; want %s", in, err, want)
+		}
+	}
+}
+
+// TestParseDefinitionLongKey: a key longer than the 1024 characters YAML reads in a key (a
+// pasted blob, a line run together) was refused with yaml.v3's "could not find expected ':'",
+// "did not find expected ',' or '}'", or, at the first line, "mapping values are not allowed
+// in this context" and no line at all. It is refused at its line, saying how long it is.
+func TestParseDefinitionLongKey(t *testing.T) {
+	long := strings.Repeat("k", 1100)
+	for _, tc := range []struct {
+		name, front string
+		line        int
+	}{
+		{"first line", long + ": 1\nphases: [a, b]\n", 2},
+		{"later line", "phases: [a, b]\n" + long + ": 1\n", 3},
+		{"in a flow mapping", "phases: [a, b]\ntransitions: {a: [b], " + long + ": [b]}\n", 3},
+		{"very long", strings.Repeat("k", 200000) + ": 1\nphases: [a, b]\n", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := yamldoc.Codec{}.ParseDefinition("long.md", []byte("---\n"+tc.front+"---\n"))
+			var de *workflow.DefinitionError
+			if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, "characters long, more than the 1024 YAML reads in a key") {
+				t.Fatalf("got %v, want line %d saying the key is too long", err, tc.line)
+			}
+		})
+	}
+	// A long value holding ": " is not a long key.
+	_, err := yamldoc.Codec{}.ParseDefinition("v.md", []byte("---\nphases: [a, b]\ndescription: "+long+" note: x\n---\n"))
+	if err == nil || strings.Contains(err.Error(), "1024") {
+		t.Fatalf("a long value with a colon in it: %v, want YAML's own error", err)
+	}
+}
+
+// TestParseDefinitionTooDeep: front matter nested past the 10,000 levels yaml.v3 reads (a
+// hostile file, a generator gone wrong) was refused with yaml.v3's bare "exceeded max depth
+// of 10000": it says what nests, and how deep a definition needs.
+func TestParseDefinitionTooDeep(t *testing.T) {
+	for _, front := range []string{
+		"phases: " + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + "\n",
+		"phases: [a, b]\nx:\n" + strings.Repeat("- ", 10001) + "a\n",
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("deep.md", []byte("---\n"+front+"---\n"))
+		if err == nil || !strings.Contains(err.Error(), "nest more than 10000 levels deep") || !strings.Contains(err.Error(), "a definition needs two") {
+			t.Fatalf("got %v, want it to say the front matter nests too deep", err)
 		}
 	}
 }
