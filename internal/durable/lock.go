@@ -77,7 +77,16 @@ func (e *LockTimeoutError) Error() string {
 // GaveUp is Error without its next step, for a caller that says its own: who holds the lock,
 // and that nothing changed.
 func (e *LockTimeoutError) GaveUp() string {
-	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed", e.Path, e.Who(), e.Waited.Round(time.Millisecond))
+	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed", e.Path, e.Who(), e.WaitedSaid())
+}
+
+// WaitedSaid is how long the wait was, as a person reads it: a second or more to a tenth of
+// a second (a timer's overshoot made 3 s "3.001s"), a shorter wait to the millisecond.
+func (e *LockTimeoutError) WaitedSaid() string {
+	if e.Waited >= time.Second {
+		return e.Waited.Round(100 * time.Millisecond).String()
+	}
+	return e.Waited.Round(time.Millisecond).String()
 }
 
 // Who says who holds the lock: "by pid N (COMMAND) since TIME" ("(COMMAND, stopped)" for a
