@@ -210,3 +210,50 @@ func TestArchiveLineOnceThereIsSpace(t *testing.T) {
 		t.Fatal("no amount of free space let the archive be made")
 	}
 }
+
+// TestDoctorOnAFullDisk: doctor said "ok  state directory writable" and "ok  auto-memory (L2)"
+// on a full disk, where every transition and memory line is refused: it asked only access(2),
+// which a full disk does not change. It fails both checks saying the disk is full (or that the
+// file system has no free inodes) and the step.
+func TestDoctorOnAFullDisk(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		fill       func(testing.TB, string) string
+		said, step string
+	}{
+		{"data", durabletest.FillDisk, "the disk is full", "free some space there"},
+		{"inodes", durabletest.FillInodes, "has no free inodes", "free some inodes there"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			claude := filepath.Join(e.project, ".claude")
+			mem := e.memoryDir()
+			var fills []string
+			for _, d := range []string{claude, mem} {
+				noErr(t, os.MkdirAll(d, 0o700))
+				durabletest.Mount(t, "tmpfs", d, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+			}
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "full disk"}))(t)
+			for _, name := range []string{"state directory writable", "auto-memory (L2)"} {
+				if c := doctorCheck(en, engine.DoctorOptions{}, name); c == nil || !c.OK {
+					t.Fatalf("before the disk fills: %+v", c)
+				}
+			}
+			for _, d := range []string{claude, mem} {
+				fills = append(fills, tc.fill(t, d))
+			}
+			for _, name := range []string{"state directory writable", "auto-memory (L2)"} {
+				if c := doctorCheck(en, engine.DoctorOptions{}, name); c == nil || c.OK || !strings.Contains(c.Detail, tc.said) || !strings.Contains(c.Fix, tc.step) {
+					t.Errorf("%s on a full disk: %+v, want it failed saying %q with the step %q", name, c, tc.said, tc.step)
+				}
+			}
+			for _, f := range fills {
+				noErr(t, os.RemoveAll(f))
+			}
+			if c := doctorCheck(en, engine.DoctorOptions{}, "state directory writable"); c == nil || !c.OK {
+				t.Errorf("once there is space: %+v", c)
+			}
+		})
+	}
+}
