@@ -595,7 +595,12 @@ func WithoutRetry(err error) string { return withoutRetry(err.Error(), err) }
 // wait err gave up.
 func withoutRetry(msg string, err error) string {
 	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
-		return strings.Replace(msg, te.Error(), te.GaveUp(), 1)
+		// A stopped holder keeps the lock until resumed: that step stays, without the retry.
+		gaveUp := te.GaveUp()
+		if r := te.Resume(); r != "" {
+			gaveUp += "; " + r
+		}
+		return strings.Replace(msg, te.Error(), gaveUp, 1)
 	}
 	return msg
 }

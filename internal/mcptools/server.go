@@ -424,7 +424,11 @@ func usersToFix(tool string, err error) error {
 	if engine.Classify(err) != engine.StateUnusable {
 		return err
 	}
-	if _, held := errors.AsType[*durable.LockTimeoutError](err); held {
+	if te, held := errors.AsType[*durable.LockTimeoutError](err); held {
+		if te.Stopped {
+			// Held until resumed: calls again would all give up the same way.
+			return &userFix{fmt.Sprintf("%s. Tell the user that process is stopped and holds the lock until they resume it; call %s again once they have", engine.WithoutRetry(err), tool), err}
+		}
 		// The model cannot see when the holder finishes: it can call again, then tell the user.
 		return &userFix{fmt.Sprintf("%s. Call %s again; if the lock is still held, tell the user which process holds it", engine.WithoutRetry(err), tool), err}
 	}
