@@ -257,3 +257,45 @@ func TestDoctorOnAFullDisk(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeOnAFullDisk: resume_check on a full disk (or one with no free inode) told the
+// model "Continue phase analyze, then move on to plan", no warning, as a read-only state
+// directory is warned of: the work it then did was refused at its first save. It warns that
+// no change would be kept, and the step is to tell the user (not to make room) and call
+// resume_check again once there is space; a person is told to free some. Once there is
+// space, the step is the phase again.
+func TestResumeOnAFullDisk(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		fill       func(testing.TB, string) string
+		said, free string
+	}{
+		{"data", durabletest.FillDisk, "the disk is full", "free some space"},
+		{"inodes", durabletest.FillInodes, "no free inodes", "free some inodes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			claude := filepath.Join(e.project, ".claude")
+			noErr(t, os.MkdirAll(claude, 0o700))
+			durabletest.Mount(t, "tmpfs", claude, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "full disk"}))(t)
+			filler := tc.fill(t, claude)
+			r := e.open("s1").Resume(engine.ResumeOptions{Apply: true})
+			w := strings.Join(r.Warnings, "\n")
+			if !strings.Contains(w, tc.said) || !strings.Contains(w, "no change to the workflow would be kept") {
+				t.Errorf("warnings %q: want %q and that no change would be kept", r.Warnings, tc.said)
+			}
+			if !strings.Contains(r.Next, "tell the user "+tc.said) && !strings.Contains(r.Next, "tell the user the file system has "+tc.said) ||
+				!strings.Contains(r.Next, "do not delete or move files to make room") || !strings.Contains(r.Next, "resume_check again") || strings.Contains(r.Next, "Continue phase") {
+				t.Errorf("next %q: want the user told %q, no room made, resume_check again", r.Next, tc.said)
+			}
+			if p := e.open("s1").Resume(engine.ResumeOptions{Apply: true, Person: true}); !strings.Contains(p.Next, tc.free) || strings.Contains(p.Next, "tell the user") {
+				t.Errorf("a person's next %q: want %q", p.Next, tc.free)
+			}
+			noErr(t, os.RemoveAll(filler))
+			if r := e.open("s1").Resume(engine.ResumeOptions{Apply: true}); !strings.Contains(r.Next, "Continue phase analyze") || len(r.Warnings) > 0 {
+				t.Errorf("once there is space: next %q warnings %q", r.Next, r.Warnings)
+			}
+		})
+	}
+}

@@ -581,8 +581,8 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		perm := fi.Mode().Perm()
 		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), fixIn(dir, "make it private", "chmod 700 "+vars.Quote(dir)))
 		ok, detail, fix := writable(dir), dir, writeFix(dir)
-		if what, step := noRoom(dir); ok && what != "" {
-			ok, detail, fix = false, dir+": "+what, step
+		if what, inodes := noRoom(dir); ok && what != "" {
+			ok, detail, fix = false, dir+": "+what, freeStep(inodes)
 		}
 		add("state directory writable", ok, detail, fix+"; reads still work meanwhile")
 	}
@@ -610,8 +610,8 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		md := e.mem.Location().Dir
 		ok, detail, fix := creatable(md), md, writeFix(md)
 		if d, _ := nearest(md); ok {
-			if what, step := noRoom(d); what != "" {
-				ok, detail, fix = false, md+": "+what, step
+			if what, inodes := noRoom(d); what != "" {
+				ok, detail, fix = false, md+": "+what, freeStep(inodes)
 			}
 		}
 		add("auto-memory (L2)", ok, detail, fix+": L2 lines are skipped meanwhile")
@@ -1071,16 +1071,24 @@ func creatable(dir string) bool {
 }
 
 // noRoom says why dir's file system takes no new write though dir is writable: the disk is
-// full, or no inode is free (df -h then shows space); and the person's step. access(2), which
+// full, or no inode is free (df -h then shows space; inodes is true). access(2), which
 // writable asks, says neither. "" when there is room.
-func noRoom(dir string) (what, step string) {
+func noRoom(dir string) (what string, inodes bool) {
 	switch {
 	case durable.NoFreeInodes(dir):
-		return "its file system has no free inodes, though it may have room for data (df -i counts them)", "free some inodes there (each file takes one)"
+		return "the file system has no free inodes, though it may have room for data (df -i counts them)", true
 	case durable.NoFreeSpace(dir):
-		return "the disk is full (df shows no space available)", "free some space there"
+		return "the disk is full (df shows no space available)", false
 	}
-	return "", ""
+	return "", false
+}
+
+// freeStep is the person's step for noRoom's want.
+func freeStep(inodes bool) string {
+	if inodes {
+		return "free some inodes there (each file takes one)"
+	}
+	return "free some space there"
 }
 
 // nearest is dir, or when it does not exist its nearest existing ancestor; ok is false when
