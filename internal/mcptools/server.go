@@ -440,8 +440,11 @@ func usersToFix(tool string, err error) error {
 	if what == "" {
 		return err
 	}
-	msg := store.WithoutPersonStep(err)
-	return &userFix{fmt.Sprintf("%s. Tell the user: %s; %s. Call %s again once it is fixed", msg, what, noRoomMaking, tool), err}
+	msg, dont := store.WithoutPersonStep(err), noRoomMaking
+	if errors.Is(err, syscall.EIO) {
+		dont = "do not check or repair the disk yourself"
+	}
+	return &userFix{fmt.Sprintf("%s. Tell the user: %s; %s. Call %s again once it is fixed", msg, what, dont, tool), err}
 }
 
 // refusedFor says, as the model tells the user, why the file system refused a write (err):
@@ -459,6 +462,8 @@ func refusedFor(err error) string {
 		return othersChown
 	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
 		return "they can make the directory it names writable"
+	case errors.Is(err, syscall.EIO):
+		return "the disk reported an I/O error, which they can check (the system log names the disk)"
 	}
 	return ""
 }
