@@ -377,3 +377,25 @@ func TestMkdirAllRefusesWhatIsNoDirectory(t *testing.T) {
 		t.Fatal("MkdirAll made the dangling link's target")
 	}
 }
+
+// TestLockTimeoutSaysTheWaitRounded: a wait of 3 s that gave up was said as "gave up after
+// 3.001s", a timer's overshoot no one asked for; a person reads a wait of a second or more
+// to a tenth of a second, and a shorter one to the millisecond it was.
+func TestLockTimeoutSaysTheWaitRounded(t *testing.T) {
+	for _, tc := range []struct {
+		waited time.Duration
+		said   string
+	}{
+		{3*time.Second + time.Millisecond, "gave up after 3s "},
+		{3*time.Second + 449*time.Millisecond, "gave up after 3.4s "},
+		{1500 * time.Millisecond, "gave up after 1.5s "},
+		{61*time.Second + 20*time.Millisecond, "gave up after 1m1s "},
+		{87*time.Millisecond + 300*time.Microsecond, "gave up after 87ms "},
+		{0, "gave up after 0s "},
+	} {
+		te := &durable.LockTimeoutError{Path: "/s/.lock-x", Waited: tc.waited}
+		if msg := te.Error(); !strings.Contains(msg, tc.said) {
+			t.Errorf("waited %s: %q, want %q", tc.waited, msg, tc.said)
+		}
+	}
+}

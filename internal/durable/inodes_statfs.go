@@ -11,3 +11,11 @@ func NoFreeInodes(dir string) bool {
 	var st unix.Statfs_t
 	return unix.Statfs(dir, &st) == nil && st.Files > 0 && st.Ffree == 0
 }
+
+// NoFreeSpace reports whether the file system dir is on has no block left for this user (df
+// shows it 100% used): every write that needs a new block is refused with ENOSPC. False where
+// it cannot tell.
+func NoFreeSpace(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Blocks > 0 && st.Bavail == 0
+}

@@ -67,17 +67,38 @@ type LockTimeoutError struct {
 	Stopped bool
 }
 
-func (e *LockTimeoutError) Error() string {
-	if e.Stopped {
-		return fmt.Sprintf("%s; resume it (fg in its shell, or kill -CONT %d), then try again", e.GaveUp(), e.Holder.PID)
+func (e *LockTimeoutError) Error() string { return e.GaveUp() + "; " + e.Step() }
+
+// Step is the lock's next step: resume a stopped holder, else try again once it has finished.
+func (e *LockTimeoutError) Step() string {
+	if r := e.Resume(); r != "" {
+		return r + ", then try again"
 	}
-	return e.GaveUp() + "; try again once that process has finished"
+	return "try again once that process has finished"
+}
+
+// Resume is the step that frees the lock of a stopped holder, which holds it until it is
+// resumed: for a caller that says its own "try again" (none for a holder that is running).
+func (e *LockTimeoutError) Resume() string {
+	if !e.Stopped {
+		return ""
+	}
+	return fmt.Sprintf("resume it (fg in its shell, or kill -CONT %d)", e.Holder.PID)
 }
 
 // GaveUp is Error without its next step, for a caller that says its own: who holds the lock,
 // and that nothing changed.
 func (e *LockTimeoutError) GaveUp() string {
-	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed", e.Path, e.Who(), e.Waited.Round(time.Millisecond))
+	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed", e.Path, e.Who(), e.WaitedSaid())
+}
+
+// WaitedSaid is how long the wait was, as a person reads it: a second or more to a tenth of
+// a second (a timer's overshoot made 3 s "3.001s"), a shorter wait to the millisecond.
+func (e *LockTimeoutError) WaitedSaid() string {
+	if e.Waited >= time.Second {
+		return e.Waited.Round(100 * time.Millisecond).String()
+	}
+	return e.Waited.Round(time.Millisecond).String()
 }
 
 // Who says who holds the lock: "by pid N (COMMAND) since TIME" ("(COMMAND, stopped)" for a

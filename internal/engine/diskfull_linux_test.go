@@ -210,3 +210,92 @@ func TestArchiveLineOnceThereIsSpace(t *testing.T) {
 		t.Fatal("no amount of free space let the archive be made")
 	}
 }
+
+// TestDoctorOnAFullDisk: doctor said "ok  state directory writable" and "ok  auto-memory (L2)"
+// on a full disk, where every transition and memory line is refused: it asked only access(2),
+// which a full disk does not change. It fails both checks saying the disk is full (or that the
+// file system has no free inodes) and the step.
+func TestDoctorOnAFullDisk(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		fill       func(testing.TB, string) string
+		said, step string
+	}{
+		{"data", durabletest.FillDisk, "the disk is full", "free some space there"},
+		{"inodes", durabletest.FillInodes, "has no free inodes", "free some inodes there"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			claude := filepath.Join(e.project, ".claude")
+			mem := e.memoryDir()
+			var fills []string
+			for _, d := range []string{claude, mem} {
+				noErr(t, os.MkdirAll(d, 0o700))
+				durabletest.Mount(t, "tmpfs", d, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+			}
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "full disk"}))(t)
+			for _, name := range []string{"state directory writable", "auto-memory (L2)"} {
+				if c := doctorCheck(en, engine.DoctorOptions{}, name); c == nil || !c.OK {
+					t.Fatalf("before the disk fills: %+v", c)
+				}
+			}
+			for _, d := range []string{claude, mem} {
+				fills = append(fills, tc.fill(t, d))
+			}
+			for _, name := range []string{"state directory writable", "auto-memory (L2)"} {
+				if c := doctorCheck(en, engine.DoctorOptions{}, name); c == nil || c.OK || !strings.Contains(c.Detail, tc.said) || !strings.Contains(c.Fix, tc.step) {
+					t.Errorf("%s on a full disk: %+v, want it failed saying %q with the step %q", name, c, tc.said, tc.step)
+				}
+			}
+			for _, f := range fills {
+				noErr(t, os.RemoveAll(f))
+			}
+			if c := doctorCheck(en, engine.DoctorOptions{}, "state directory writable"); c == nil || !c.OK {
+				t.Errorf("once there is space: %+v", c)
+			}
+		})
+	}
+}
+
+// TestResumeOnAFullDisk: resume_check on a full disk (or one with no free inode) told the
+// model "Continue phase analyze, then move on to plan", no warning, as a read-only state
+// directory is warned of: the work it then did was refused at its first save. It warns that
+// no change would be kept, and the step is to tell the user (not to make room) and call
+// resume_check again once there is space; a person is told to free some. Once there is
+// space, the step is the phase again.
+func TestResumeOnAFullDisk(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		fill       func(testing.TB, string) string
+		said, free string
+	}{
+		{"data", durabletest.FillDisk, "the disk is full", "free some space"},
+		{"inodes", durabletest.FillInodes, "no free inodes", "free some inodes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			claude := filepath.Join(e.project, ".claude")
+			noErr(t, os.MkdirAll(claude, 0o700))
+			durabletest.Mount(t, "tmpfs", claude, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "full disk"}))(t)
+			filler := tc.fill(t, claude)
+			r := e.open("s1").Resume(engine.ResumeOptions{Apply: true})
+			w := strings.Join(r.Warnings, "\n")
+			if !strings.Contains(w, tc.said) || !strings.Contains(w, "no change to the workflow would be kept") {
+				t.Errorf("warnings %q: want %q and that no change would be kept", r.Warnings, tc.said)
+			}
+			if !strings.Contains(r.Next, "tell the user "+tc.said) && !strings.Contains(r.Next, "tell the user the file system has "+tc.said) ||
+				!strings.Contains(r.Next, "do not delete or move files to make room") || !strings.Contains(r.Next, "resume_check again") || strings.Contains(r.Next, "Continue phase") {
+				t.Errorf("next %q: want the user told %q, no room made, resume_check again", r.Next, tc.said)
+			}
+			if p := e.open("s1").Resume(engine.ResumeOptions{Apply: true, Person: true}); !strings.Contains(p.Next, tc.free) || strings.Contains(p.Next, "tell the user") {
+				t.Errorf("a person's next %q: want %q", p.Next, tc.free)
+			}
+			noErr(t, os.RemoveAll(filler))
+			if r := e.open("s1").Resume(engine.ResumeOptions{Apply: true}); !strings.Contains(r.Next, "Continue phase analyze") || len(r.Warnings) > 0 {
+				t.Errorf("once there is space: next %q warnings %q", r.Next, r.Warnings)
+			}
+		})
+	}
+}

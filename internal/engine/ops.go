@@ -661,8 +661,8 @@ type endedLockedError struct {
 }
 
 func (e *endedLockedError) Error() string {
-	return fmt.Sprintf("workflow %s was marked %s, but moving it to the archive gave up after %s: %s is locked %s; try again once that process has finished",
-		e.id, e.status, e.te.Waited.Round(time.Millisecond), e.te.Path, e.te.Who())
+	return fmt.Sprintf("workflow %s was marked %s, but moving it to the archive gave up after %s: %s is locked %s; %s",
+		e.id, e.status, e.te.WaitedSaid(), e.te.Path, e.te.Who(), e.te.Step())
 }
 
 func (e *endedLockedError) Unwrap() error { return e.te }

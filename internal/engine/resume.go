@@ -311,6 +311,20 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Next = doctorStep(head+kept, true)
 		}
 	}
+	if what, inodes := noRoom(e.st.Dir()); l1ok && what != "" && r != nil && r.Status == workflow.StatusActive {
+		// Writable, but every change would be refused for want of room: access(2) does not say
+		// so, and going on with the phase is not the step.
+		warn := e.st.Dir() + ": " + what + ", so no change to the workflow would be kept"
+		out.Warnings, eye = append(out.Warnings, warn), append(eye, warn)
+		again := "there is space"
+		if inodes {
+			again = "some inodes are freed"
+		}
+		out.Next = "The workflow state cannot be written" + seeWarning + ": tell the user " + what + "; do not delete or move files to make room. Call " + ToolPrefix + "resume_check again once " + again + "; start no new work before."
+		if opt.Person {
+			out.Next = "The workflow state cannot be written" + seeWarning + ": " + freeStep(inodes) + ", then run cairn status again."
+		}
+	}
 	var elsewhere func(string) (bool, bool, bool)
 	var lapsed []string // running on another machine whose claim lapsed: this one may take them
 	if runs != nil {
@@ -595,7 +609,12 @@ func WithoutRetry(err error) string { return withoutRetry(err.Error(), err) }
 // wait err gave up.
 func withoutRetry(msg string, err error) string {
 	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
-		return strings.Replace(msg, te.Error(), te.GaveUp(), 1)
+		// A stopped holder keeps the lock until resumed: that step stays, without the retry.
+		gaveUp := te.GaveUp()
+		if r := te.Resume(); r != "" {
+			gaveUp += "; " + r
+		}
+		return strings.Replace(msg, te.Error(), gaveUp, 1)
 	}
 	return msg
 }

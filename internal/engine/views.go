@@ -580,7 +580,11 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else {
 		perm := fi.Mode().Perm()
 		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), fixIn(dir, "make it private", "chmod 700 "+vars.Quote(dir)))
-		add("state directory writable", writable(dir), dir, writeFix(dir)+"; reads still work meanwhile")
+		ok, detail, fix := writable(dir), dir, writeFix(dir)
+		if what, inodes := noRoom(dir); ok && what != "" {
+			ok, detail, fix = false, dir+": "+what, freeStep(inodes)
+		}
+		add("state directory writable", ok, detail, fix+"; reads still work meanwhile")
 	}
 	if missing {
 		// nothing on disk to check
@@ -604,7 +608,13 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("auto-memory (L2)", e.memoryOff(), e.memWarn, fix)
 	} else {
 		md := e.mem.Location().Dir
-		add("auto-memory (L2)", creatable(md), md, writeFix(md)+": L2 lines are skipped meanwhile")
+		ok, detail, fix := creatable(md), md, writeFix(md)
+		if d, _ := nearest(md); ok {
+			if what, inodes := noRoom(d); what != "" {
+				ok, detail, fix = false, md+": "+what, freeStep(inodes)
+			}
+		}
+		add("auto-memory (L2)", ok, detail, fix+": L2 lines are skipped meanwhile")
 		// A MEMORY.md Cairn leaves as it is keeps every line and learning out of auto-memory.
 		if _, err := e.mem.Footprint(); memory.LeftAlone(err) {
 			detail := err.Error()
@@ -616,7 +626,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			add("auto-memory index", true, filepath.Join(md, memory.IndexFile), "")
 		}
 		kept, settled := memory.KeptTemps(md, e.now())
-		detail := "none kept"
+		detail = "none kept"
 		if settled > 0 {
 			detail = fmt.Sprintf("none kept; %d left by killed writes, which the next Cairn write settles", settled)
 		}
@@ -1070,6 +1080,27 @@ func ownedInside(dir string) (at string, uid int, other bool) {
 func creatable(dir string) bool {
 	d, ok := nearest(dir)
 	return ok && writable(d)
+}
+
+// noRoom says why dir's file system takes no new write though dir is writable: the disk is
+// full, or no inode is free (df -h then shows space; inodes is true). access(2), which
+// writable asks, says neither. "" when there is room.
+func noRoom(dir string) (what string, inodes bool) {
+	switch {
+	case durable.NoFreeInodes(dir):
+		return "the file system has no free inodes, though it may have room for data (df -i counts them)", true
+	case durable.NoFreeSpace(dir):
+		return "the disk is full (df shows no space available)", false
+	}
+	return "", false
+}
+
+// freeStep is the person's step for noRoom's want.
+func freeStep(inodes bool) string {
+	if inodes {
+		return "free some inodes there (each file takes one)"
+	}
+	return "free some space there"
 }
 
 // nearest is dir, or when it does not exist its nearest existing ancestor; ok is false when

@@ -424,7 +424,11 @@ func usersToFix(tool string, err error) error {
 	if engine.Classify(err) != engine.StateUnusable {
 		return err
 	}
-	if _, held := errors.AsType[*durable.LockTimeoutError](err); held {
+	if te, held := errors.AsType[*durable.LockTimeoutError](err); held {
+		if te.Stopped {
+			// Held until resumed: calls again would all give up the same way.
+			return &userFix{fmt.Sprintf("%s. Tell the user that process is stopped and holds the lock until they resume it; call %s again once they have", engine.WithoutRetry(err), tool), err}
+		}
 		// The model cannot see when the holder finishes: it can call again, then tell the user.
 		return &userFix{fmt.Sprintf("%s. Call %s again; if the lock is still held, tell the user which process holds it", engine.WithoutRetry(err), tool), err}
 	}
@@ -436,8 +440,11 @@ func usersToFix(tool string, err error) error {
 	if what == "" {
 		return err
 	}
-	msg := store.WithoutPersonStep(err)
-	return &userFix{fmt.Sprintf("%s. Tell the user: %s; %s. Call %s again once it is fixed", msg, what, noRoomMaking, tool), err}
+	msg, dont := store.WithoutPersonStep(err), noRoomMaking
+	if errors.Is(err, syscall.EIO) {
+		dont = "do not check or repair the disk yourself"
+	}
+	return &userFix{fmt.Sprintf("%s. Tell the user: %s; %s. Call %s again once it is fixed", msg, what, dont, tool), err}
 }
 
 // refusedFor says, as the model tells the user, why the file system refused a write (err):
@@ -455,6 +462,8 @@ func refusedFor(err error) string {
 		return othersChown
 	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
 		return "they can make the directory it names writable"
+	case errors.Is(err, syscall.EIO):
+		return "the disk reported an I/O error, which they can check (the system log names the disk)"
 	}
 	return ""
 }

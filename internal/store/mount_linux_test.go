@@ -279,3 +279,36 @@ func TestInodesExhausted(t *testing.T) {
 	os.RemoveAll(fill)
 	writesWork(t, s, "freeing inodes")
 }
+
+// TestSnapshotStaleOnAFullDisk: a change whose journal line fit but whose snapshot a full
+// file system refused succeeded with "revision 2 is in the journal but the snapshot could not
+// be replaced (openat .tmp-workflow-state.json-…: no space left on device); it will be on the
+// next update": the bare errno, and the next update was refused for the same want of room. The
+// notice says the change is saved, that the file system has no free inodes (or the disk is
+// full) as a refused write says, and that the next write after that brings the snapshot up to
+// date.
+func TestSnapshotStaleOnAFullDisk(t *testing.T) {
+	s, mnt := seededMount(t, "size=4m,nr_inodes=64,mode=0700")
+	fill := durabletest.FillInodes(t, mnt)
+	res, err := s.UpdateWorkflow(setNext(wfID, "plan"))
+	if err != nil {
+		t.Fatalf("the journal line needs no new inode: %v", err)
+	}
+	if len(res.Notices) != 1 || res.Notices[0].Kind != "snapshot-stale" {
+		t.Fatalf("notices %+v, want the stale snapshot's", res.Notices)
+	}
+	msg := res.Notices[0].Message
+	for _, want := range []string{"revision 2 is saved in the journal", "cannot write workflow-state.json", "no free inodes", "df -i", "brings the snapshot up to date"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("notice %q: want %q", msg, want)
+		}
+	}
+	// Not the refused write's words: nothing was left as it was, and there is nothing to try again.
+	if strings.Contains(msg, "left as it was") || strings.Contains(msg, "try again") {
+		t.Errorf("notice %q says the change was not made", msg)
+	}
+	os.RemoveAll(fill)
+	if w, err := s.ReadWorkflow(); err != nil || w.Revision != 2 {
+		t.Errorf("after freeing inodes: %+v %v", w, err)
+	}
+}

@@ -140,7 +140,7 @@ func (e *WriteError) parts() (what, then string) {
 		}
 		return fmt.Sprintf("cannot write %s: %s is read-only or not writable (%v)", e.Name, where, e.Err), "; nothing was changed and the existing state can still be read"
 	case errors.Is(e.Err, syscall.EIO):
-		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v)", e.Name, e.Dir, e.Err), "; it was left as it was; check the disk before trying again"
+		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v)", e.Name, e.Dir, e.Err), "; it was left as it was; " + CheckDiskStep
 	case errors.Is(e.Err, syscall.ENOSPC) && e.NoInodes:
 		return fmt.Sprintf("cannot write %s in %s: its file system has no free inodes, though it may have room for data (%v; df -i counts them)", e.Name, e.Dir, e.Err), "; it was left as it was; " + FreeInodesStep
 	case errors.Is(e.Err, syscall.ENOSPC):
@@ -166,11 +166,15 @@ func NoInodes(err error) bool {
 	return ok && we.NoInodes
 }
 
+// CheckDiskStep ends the message of a write the disk failed with an I/O error: a person's
+// step, which an adapter speaking to the model replaces.
+const CheckDiskStep = "check the disk before trying again"
+
 // WithoutPersonStep is err's text without the step a full disk's refusal (FreeSpaceStep,
-// FreeInodesStep) or something in a state file's place (InTheWay) gives a person, for an
+// FreeInodesStep), a disk's I/O error (CheckDiskStep) or something in a state file's place (InTheWay) gives a person, for an
 // adapter that gives its reader its own.
 func WithoutPersonStep(err error) string {
-	msg := strings.NewReplacer("; "+FreeSpaceStep, "", "; "+FreeInodesStep, "").Replace(err.Error())
+	msg := strings.NewReplacer("; "+FreeSpaceStep, "", "; "+FreeInodesStep, "", "; "+CheckDiskStep, "").Replace(err.Error())
 	if p := inTheWayPath(err); p != "" {
 		msg = strings.Replace(msg, moveOutStep(p), "", 1)
 	}

@@ -928,9 +928,10 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 	res = Result{Workflow: Workflow{Data: next, ID: m.id, Revision: m.rev, Notices: w.Notices}, Changed: true, Seq: rec.Seq}
 	if err := durable.WriteFile(s.fs, WorkflowFile, next, 0o600); err != nil && !durable.IsNotDurable(err) {
 		// Committed in the journal; readers already see it there and the next locked
-		// operation brings the snapshot up to date.
+		// operation brings the snapshot up to date. Said as a refused write says why (the disk
+		// full, read-only), without its "left as it was" and "try again": the change stands.
 		res.Notices = append(res.Notices, Notice{Kind: "snapshot-stale", Path: WorkflowFile, Revision: m.rev,
-			Message: fmt.Sprintf("revision %d is in the journal but the snapshot could not be replaced (%v); it will be on the next update", m.rev, err)})
+			Message: fmt.Sprintf("revision %d is saved in the journal, but %v; the next write brings the snapshot up to date", m.rev, ArchiveCause(s.writeErr(WorkflowFile, err)))})
 	}
 	if rec.Snapshot != nil && appended.Offset > s.o.compactAt {
 		// The change stands whatever this does; a compaction that fails is tried again at the
