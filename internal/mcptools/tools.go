@@ -147,7 +147,7 @@ var specs = []*toolSpec{
 		fields: []field{
 			{name: "id", kind: kString, required: true, max: 128, pattern: taskIDPattern, hint: taskIDHint,
 				desc: "Such as t1; a new id adds a task."},
-			{name: "status", kind: kString, required: true, enum: taskStatuses, fold: true},
+			{name: "status", kind: kString, required: true, enum: taskStatuses, fold: true, synonyms: taskSynonyms},
 			// A path, not a summary: resume checks that it exists (a missing one is a warning
 			// every session start shows) and takes a running task whose file is there as done.
 			{name: "output", kind: kString, max: 1024,
