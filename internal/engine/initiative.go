@@ -200,22 +200,36 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			res.Warnings = append(res.Warnings, e.statusName()+" not updated: "+err.Error())
 		}
 	}
-	return e.withoutStoredSecret(res), nil
+	return e.withoutStoredSecret(res, nil), nil
 }
 
 // withoutStoredSecret leaves out res's initiative document when it holds text of a secret's
 // shape (kept before a save refused it, or written by hand): the initiative's answer gives the
 // document to the model. A warning names the rule and where, never the text; the fix is the
-// user's, since no action rewrites what is already there.
-func (e *Engine) withoutStoredSecret(res *Result) *Result {
+// user's, since no action rewrites what is already there. notUpdated is why
+// WORKFLOW-STATUS.yaml was not written from the document, if it was not: refused for the same
+// secret, it is said in that one warning, not in a second.
+func (e *Engine) withoutStoredSecret(res *Result, notUpdated error) *Result {
 	f := secrets.ScanJSON(res.Workflow)
+	same := f != nil && errors.Is(notUpdated, errStatusSecret)
+	if notUpdated != nil && !same {
+		res.Warnings = append(res.Warnings, e.statusName()+" not updated: "+notUpdated.Error())
+	}
 	if f == nil {
 		return res
 	}
 	res.Workflow = nil
-	res.Warnings = append(res.Warnings, "the initiative's document is not shown: "+e.storedInitiativeSecret(f))
+	w := "the initiative's document is not shown: " + e.storedInitiativeSecret(f)
+	if same {
+		w += "; until then " + e.statusName() + " is not updated from it"
+	}
+	res.Warnings = append(res.Warnings, w)
 	return res
 }
+
+// errStatusSecret is why WORKFLOW-STATUS.yaml is not written from an initiative holding text
+// of a secret's shape.
+var errStatusSecret = errors.New("the initiative holds text of a secret's shape")
 
 // storedInitiativeSecret says that initiative.json holds text of a secret's shape (f), naming
 // the rule and where, never the text, and the step: the user's, as no action rewrites it.
@@ -346,7 +360,7 @@ func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
 	// initiative.json may hold what a write refuses (stored before a rule found it, or
 	// written by hand): it is not copied into a file of the project's.
 	if f := secrets.ScanString(string(out)); f != nil {
-		return fmt.Errorf("the initiative holds text of a secret's shape (%s), which Cairn does not write there", f.Rule)
+		return fmt.Errorf("%w (%s), which Cairn does not write there", errStatusSecret, f.Rule)
 	}
 	// No component below the project root may be a link (.claude -> /elsewhere).
 	if _, err := durable.MkdirBeneath(e.root, filepath.Dir(p), 0o755); err != nil {
@@ -409,10 +423,9 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		}
 	}
 	res := &Result{Warnings: append(warnings, d.Warnings...), Workflow: data, Changed: d.WriteInitiative}
+	var notUpdated error
 	if d.WriteStatusDoc && !keep {
-		if err := e.putStatusFile(e.statusFile(), d.StatusDoc); err != nil {
-			res.Warnings = append(res.Warnings, e.statusName()+" not updated: "+err.Error())
-		}
+		notUpdated = e.putStatusFile(e.statusFile(), d.StatusDoc)
 	}
 	title := "(" + textsafe.OneLine(d.Initiative.Title) + ")"
 	if secrets.ScanString(d.Initiative.Title) != nil {
@@ -426,5 +439,5 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	default:
 		res.Message += "; authoritative: " + d.Winner
 	}
-	return e.withoutStoredSecret(res), nil
+	return e.withoutStoredSecret(res, notUpdated), nil
 }

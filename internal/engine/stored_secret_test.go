@@ -247,6 +247,32 @@ func plant(t *testing.T, path, clean, text string, placeholders ...string) {
 	}
 }
 
+// One secret in initiative.json, newer than WORKFLOW-STATUS.yaml, is told once: the answer's
+// warning that the document is not shown says the status file is not updated from it either.
+// A second warning about the same secret ("WORKFLOW-STATUS.yaml not updated: the initiative
+// holds text of a secret's shape") told the model twice.
+func TestStoredInitiativeSecretIsToldOnce(t *testing.T) {
+	e, en := startApex(t)
+	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "placeholder-title"}))(t)
+	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "m1", Note: "milestone-title"}))(t)
+	e.clock.Add(10 * time.Minute)
+	doc := filepath.Join(en.StateDir(), "initiative.json")
+	clean := regexp.MustCompile(`"updated_at":"[^"]*"`).ReplaceAllString(string(must(os.ReadFile(doc))(t)), `"updated_at":"`+e.clock.Now().Format(time.RFC3339)+`"`)
+	s := secrettest.Shapes()[0]
+	plant(t, doc, clean, s.Text, "milestone-title")
+	r := must(en.Initiative(engine.InitiativeRequest{Action: "get"}))(t)
+	var told []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "secret's shape") {
+			told = append(told, w)
+		}
+	}
+	if len(told) != 1 || !strings.HasPrefix(told[0], "the initiative's document is not shown: it holds text of a secret's shape") ||
+		!strings.Contains(told[0], filepath.Join(".claude", "WORKFLOW-STATUS.yaml")+" is not updated from it") {
+		t.Errorf("the secret is told %d times, want once, saying the status file is not updated: %q", len(told), r.Warnings)
+	}
+}
+
 // A person's WORKFLOW-STATUS.yaml whose text has a secret's shape is not taken in: the
 // refusal names that file as where it is, not the caller as the one who sent it, and repeats
 // nothing of it.

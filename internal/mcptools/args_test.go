@@ -207,6 +207,25 @@ func TestSeverityAndStatusAreNormalised(t *testing.T) {
 	}
 }
 
+// TestTaskStatusInClaudeCodesWords: Claude Code's own task list says in_progress and
+// completed (TaskUpdate's statuses), and a model used to them sends them to update_task: they
+// are taken as running and done, not refused, with the schema's enum left as it is.
+func TestTaskStatusInClaudeCodesWords(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	for sent, want := range map[string]string{"in_progress": "running", "completed": "done", "Completed": "done"} {
+		mustOK(t, c, "update_task", `{"id":"t1","status":"`+sent+`"}`)
+		st.mu.Lock()
+		got := st.wf.Tasks["t1"]
+		st.mu.Unlock()
+		if got != want {
+			t.Errorf("status %q: task status = %q, want %q", sent, got, want)
+		}
+	}
+	mustFail(t, c, "update_task", `{"id":"t1","status":"finished"}`, `argument "status" is not one of pending, running, done, failed`)
+}
+
 // TestEveryToolRefusesBadArguments walks every tool's published schema: for each tool, an
 // unknown argument, a non-object, each argument with a value of the wrong JSON type, and each
 // required argument left out. Every one must be an isError result that names the argument,

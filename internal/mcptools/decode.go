@@ -419,8 +419,14 @@ func halfPair(name, where string) string {
 // checkString applies the field's rules to a string value named name.
 func (f *field) checkString(name, s string) (string, string) {
 	if len(f.enum) > 0 {
-		if i := slices.IndexFunc(f.enum, func(e string) bool { return s == e || f.fold && strings.EqualFold(s, e) }); i >= 0 {
+		is := func(e string) bool { return s == e || f.fold && strings.EqualFold(s, e) }
+		if i := slices.IndexFunc(f.enum, is); i >= 0 {
 			return f.enum[i], ""
+		}
+		for word, v := range f.synonyms {
+			if is(word) {
+				return v, ""
+			}
 		}
 		return "", fmt.Sprintf("argument %q is not one of %s", name, strings.Join(f.enum, ", "))
 	}

@@ -50,6 +50,9 @@ type field struct {
 	// maxUnlisted: max is checked when the call runs but left out of the schema, for the tool
 	// definitions' budget (the refusal says the limit).
 	maxUnlisted bool
+	// synonyms: other words taken for an enum value (matched as enum is), left out of the
+	// schema for the tool definitions' budget.
+	synonyms map[string]string
 }
 
 // toolSpec describes one tool: its schema, its annotations and the handler.
@@ -195,6 +198,9 @@ var (
 	severities    = []string{"CRITICAL", "HIGH", "MEDIUM", "LOW", "INFO"}
 	taskStatuses  = []string{"pending", "running", "done", "failed"}
 	initiativeOps = []string{"get", "create", "set_status", "add_milestone", "update_milestone"}
+	// taskSynonyms are Claude Code's own task statuses (TaskUpdate's), which a model sends
+	// update_task as readily as Cairn's.
+	taskSynonyms = map[string]string{"in_progress": "running", "completed": "done"}
 )
 
 // tool renders the spec as an mcp.Tool with every annotation set explicitly: mcp-go's default

@@ -222,6 +222,27 @@ func TestSync(t *testing.T) {
 			}
 		}
 	})
+	// An initiative.json from a clock ahead would win over every edit of the status file made
+	// at the right time until its time came, and the file would be rewritten from it: the
+	// person's edit lost. Cairn writes the status file with initiative.json's time, so one with
+	// another time was edited since: it is used, and initiative.json takes its time.
+	t.Run("json-from-the-future", func(t *testing.T) {
+		ahead := base.Clone()
+		ahead.LastUpdated = now.Add(4 * time.Hour)
+		edited := doc("in_progress", now.Add(-time.Minute))
+		d, err := workflow.Sync(ahead, edited, now)
+		if err != nil || d.Winner != "WORKFLOW-STATUS.yaml" || d.Initiative.Status != "in_progress" || !d.WriteInitiative ||
+			!d.Initiative.LastUpdated.Equal(now.Add(-time.Minute)) ||
+			len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "initiative.json's updated_at 2026-11-23T00:30:00Z is in the future") {
+			t.Fatalf("%+v %v", d, err)
+		}
+		// The status file as Cairn wrote it from that initiative.json (its time, the same
+		// status) is not an edit: initiative.json stands.
+		same := doc("created", ahead.LastUpdated)
+		if d, err := workflow.Sync(ahead, same, now); err != nil || d.Winner != "initiative.json" || d.WriteInitiative || d.WriteStatusDoc {
+			t.Fatalf("%+v %v", d, err)
+		}
+	})
 	t.Run("different-initiatives", func(t *testing.T) {
 		other := doc("created", t0.Add(time.Minute))
 		other.Initiative = "something-else"

@@ -181,7 +181,14 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	// The seed's protocol is for sources that disagree: task progress alone never reaches
 	// the status file (its sync table says NO-OP), so a lag there is not staleness to warn of.
 	disagree := !sameDoc(StatusDocFrom(in, doc), *doc, false)
-	if !docAt.After(inAt.Truncate(time.Second)) {
+	// An initiative.json from a clock ahead would win over every edit of the status file made
+	// at the right time until its time came, and the file be rewritten from it. Cairn writes
+	// the status file with initiative.json's time: one with another time was edited since.
+	inFuture := !future && inAt.After(now.Add(StaleGap)) && !docAt.Equal(inAt.Truncate(time.Second))
+	if inFuture {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%s's updated_at %s is in the future (a clock ahead?): %s, edited since it was written, was used", InitiativeFileName, inAt.Format(time.RFC3339), StatusFileName))
+	}
+	if !inFuture && !docAt.After(inAt.Truncate(time.Second)) {
 		d.Winner, d.Initiative = InitiativeFileName, in.Clone()
 		if disagree && d.Gap > StaleGap {
 			d.Warnings = append(d.Warnings, staleWarning(StatusFileName, docAt, InitiativeFileName, d.Gap, now))
@@ -193,7 +200,7 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 		return d, nil
 	}
 	d.Winner = StatusFileName
-	if disagree && d.Gap > StaleGap {
+	if disagree && d.Gap > StaleGap && !inFuture {
 		d.Warnings = append(d.Warnings, staleWarning(InitiativeFileName, inAt, StatusFileName, d.Gap, now))
 	}
 	n := in.Clone()
