@@ -37,7 +37,7 @@ func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml 
 		if lost != "" {
 			lost += ": "
 		}
-		r.Logf("%sopening Cairn's state: %s", lost, engine.UnusableState(err))
+		r.Logf("%sopening Cairn's state: %s", lost, unusableState(err))
 	case cfg.NoCreate:
 		r.Logf("CLAUDE_PROJECT_DIR is unset or relative: using %s as the project root, read only (nothing is created there)", OneLine(e.ProjectRoot(), 300))
 	}
