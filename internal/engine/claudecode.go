@@ -44,8 +44,8 @@ func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error)
 // one, ApplyKeptClaudeTasks): recorded only while that workflow is the active one. "" is
 // whichever is active.
 func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*Result, error) {
-	// The task the event is about, after the change: this session's, or, completed, an
-	// earlier session's of the same subject.
+	// The task the event is about, after the change: this session's (an earlier session's
+	// completed here takes this session's id).
 	var id string
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
@@ -59,13 +59,13 @@ func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*
 			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat)))
 		}
 		if completed {
-			id = workflow.CompletedTaskID(cur, t)
+			done := workflow.CompletedTaskID(cur, t)
 			// Running under another machine's claim, the task is that machine's to finish, as
 			// update_task holds: recorded here, the done would be pushed over its run.
-			if k, ok := workflow.FindTask(cur, id); ok && k.Status == workflow.TaskRunning {
+			if k, ok := workflow.FindTask(cur, done); ok && k.Status == workflow.TaskRunning {
 				if elsewhere := e.runsElsewhere(cur); elsewhere != nil {
-					if k, far := elsewhere(id); far {
-						return workflow.Result{}, fmt.Errorf("task %s of workflow %s runs on another machine sharing it, so this session's completion is not recorded: %s", id, cur.WorkflowID, elsewhereStep(k))
+					if k, far := elsewhere(done); far {
+						return workflow.Result{}, fmt.Errorf("task %s of workflow %s runs on another machine sharing it, so this session's completion is not recorded: %s", done, cur.WorkflowID, elsewhereStep(k))
 					}
 				}
 			}

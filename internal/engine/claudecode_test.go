@@ -406,3 +406,48 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 		})
 	}
 }
+
+// A completion in a session that never saw the task's creation closes an earlier session's
+// pending task of the same subject. That task kept the earlier session's id, so this
+// session's turn ends never looked at it again: set back to pending in this session's list
+// (no hook fires), or renamed there, it stayed done under its old subject, in no later
+// report. It now takes this session's id, as a task created again does, and is followed.
+func TestEarlierTaskCompletedHereIsFollowed(t *testing.T) {
+	const sess = "sess-bbbb-2"
+	for _, c := range []struct {
+		name, file string // this session's task 4 as its list holds it after the completion
+		want       []string
+		followed   engine.TasksFollowed
+	}{
+		{name: "reopened", file: `{"status":"pending","subject":"write the parser"}`, want: []string{"write the parser"}, followed: engine.TasksFollowed{Reopened: 1}},
+		{name: "reopened and renamed", file: `{"status":"in_progress","subject":"write the JSON parser"}`, want: []string{"write the JSON parser"}, followed: engine.TasksFollowed{Reopened: 1, Renamed: 1}},
+		{name: "still completed", file: `{"status":"completed","subject":"write the parser"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))(t)
+			res := must(e.open(sess).RecordClaudeTask(engine.ClaudeTask{SessionID: sess, TaskID: "4", Subject: "write the parser"}, true))(t)
+			if !strings.Contains(res.Message, "recorded as done") {
+				t.Fatalf("the completion says %q", res.Message)
+			}
+			dir := filepath.Join(e.home, ".claude", "tasks", sess)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "4.json"), []byte(c.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := e.open(sess).Stop(engine.StopInput{SessionID: sess})
+			if err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if out.Followed != c.followed {
+				t.Errorf("followed %+v, want %+v", out.Followed, c.followed)
+			}
+			if r := e.open(sess).Resume(engine.ResumeOptions{ReportOnly: true}); !slices.Equal(r.OpenTasks, c.want) {
+				t.Errorf("open tasks %q, want %q", r.OpenTasks, c.want)
+			}
+		})
+	}
+}

@@ -85,8 +85,12 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		}
 		return UpdateTask(r, TaskUpdate{ID: id, Status: TaskPending, Note: subj}, now, by)
 	}
-	if existing >= 0 {
-		id = r.Tasks[existing].ID
+	if existing >= 0 && r.Tasks[existing].ID != id {
+		// An earlier session's, completed by this one: it takes this session's id, as one
+		// created again does, so that this session's list is followed for it (reopened or
+		// renamed there, it fires no hook). The steps below are one change of this clone.
+		r = r.Clone()
+		r.Tasks[existing].ID = id
 	}
 	// Claude Code has no running state that Cairn hears of: pending → running → done in one
 	// change, along the task machine, so attempts and times stay consistent.
@@ -164,7 +168,8 @@ func mirroredTask(r *Record, t ClaudeTask, note string) int {
 }
 
 // CompletedTaskID is the id of r's task that a TaskCompleted of t completes: the task
-// mirroring t, which may be an earlier session's (see RecordClaudeTask), else t's own.
+// mirroring t, which may be an earlier session's (see RecordClaudeTask), else t's own. Once
+// completed, the task has t's own id (ClaudeTaskID).
 func CompletedTaskID(r *Record, t ClaudeTask) string {
 	note, _, _ := claudeTaskNote(t)
 	if i := mirroredTask(r, t, note); i >= 0 {
