@@ -111,8 +111,12 @@ func (e *Engine) claudeTaskList(session string) string {
 		}
 		config = filepath.Join(home, ".claude")
 	}
-	return filepath.Join(config, "tasks", claudeTaskName(cmp.Or(e.cfg.Getenv("CLAUDE_CODE_TASK_LIST_ID"), session)))
+	return filepath.Join(config, "tasks", claudeTaskName(cmp.Or(e.cfg.Getenv(claudeTaskListVar), session)))
 }
+
+// claudeTaskListVar names the task list Claude Code's sessions share; unset, each session has
+// its own.
+const claudeTaskListVar = "CLAUDE_CODE_TASK_LIST_ID"
 
 // claudeTaskName is name as Claude Code puts it in a task store path.
 func claudeTaskName(name string) string {

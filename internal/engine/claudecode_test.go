@@ -451,3 +451,45 @@ func TestEarlierTaskCompletedHereIsFollowed(t *testing.T) {
 		})
 	}
 }
+
+// With CLAUDE_CODE_TASK_LIST_ID, sessions share one task list: a new session has an earlier
+// session's tasks. The notice said it "does not have" them, and the step had the model create
+// them again with TaskCreate, a second copy of each in the shared list. It now says the list is
+// shared, and the step is to look in TaskList first.
+func TestEarlierSessionTasksInASharedList(t *testing.T) {
+	for _, c := range []struct {
+		name, list string
+		n          int
+		notice     string
+		step       string
+	}{
+		{name: "own list", n: 1,
+			notice: "1 open task came from an earlier Claude Code session's task list, which this session does not have;",
+			step:   "Also create again with TaskCreate the open task from the earlier session's list if it is still to do."},
+		{name: "shared list", list: "team-x", n: 1,
+			notice: "1 open task came from an earlier Claude Code session; this session shares its task list (CLAUDE_CODE_TASK_LIST_ID), which holds it unless it was deleted there, and Claude Code does not say when a task is deleted. Cairn says this once; the task then stands as the workflow's own",
+			step:   "Also look in TaskList for the open task from the earlier session: if it is not there and is still to do, create it again with TaskCreate."},
+		{name: "shared list, two", list: "team-x", n: 2,
+			notice: "2 open tasks came from an earlier Claude Code session; this session shares its task list (CLAUDE_CODE_TASK_LIST_ID), which holds each unless it was deleted there, and Claude Code does not say when a task is deleted. Cairn says this once; the tasks then stand as the workflow's own",
+			step:   "Also look in TaskList for each open task from the earlier session: create again with TaskCreate one that is not there and is still to do."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			if c.list != "" {
+				e.vars["CLAUDE_CODE_TASK_LIST_ID"] = c.list
+			}
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			for i := range c.n {
+				id := strconv.Itoa(i + 1)
+				must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "part " + id}, false))(t)
+			}
+			r := e.open("sess-bbbb-2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			if !slices.ContainsFunc(r.Notices, func(s string) bool { return strings.HasPrefix(s, c.notice) }) {
+				t.Errorf("notices %q, want %q", r.Notices, c.notice)
+			}
+			if !strings.HasSuffix(r.Next, c.step) {
+				t.Errorf("next step %q, want it to end with %q", r.Next, c.step)
+			}
+		})
+	}
+}

@@ -336,6 +336,16 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			earlierNotice = fmt.Sprintf("%d open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there. Cairn says this once; the tasks then stand as the workflow's own", n)
 			step = "Also create again with TaskCreate each open task from the earlier session's list that is still to do."
 		}
+		if e.cfg.Getenv(claudeTaskListVar) != "" {
+			// Sessions sharing one list: this one has the earlier tasks, unless deleted there,
+			// and creating them again blindly would put a second copy of each in that list.
+			earlierNotice = "1 open task came from an earlier Claude Code session; this session shares its task list (" + claudeTaskListVar + "), which holds it unless it was deleted there, and Claude Code does not say when a task is deleted. Cairn says this once; the task then stands as the workflow's own"
+			step = "Also look in TaskList for the open task from the earlier session: if it is not there and is still to do, create it again with TaskCreate."
+			if n > 1 {
+				earlierNotice = fmt.Sprintf("%d open tasks came from an earlier Claude Code session; this session shares its task list (%s), which holds each unless it was deleted there, and Claude Code does not say when a task is deleted. Cairn says this once; the tasks then stand as the workflow's own", n, claudeTaskListVar)
+				step = "Also look in TaskList for each open task from the earlier session: create again with TaskCreate one that is not there and is still to do."
+			}
+		}
 		out.Notices = append(out.Notices, earlierNotice)
 		// The step is Cairn's own, so it goes with the next step, after the fence: in the
 		// notice it would sit among the stored data the report says to read as data. Only
