@@ -333,7 +333,11 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 				n.Tasks[i].Note, n.Tasks[i].UpdatedAt = note, now.UTC()
 			}
 			if reopen(t) {
-				n.Tasks[i].Status, n.Tasks[i].CompletedAt, n.Tasks[i].UpdatedAt = TaskPending, time.Time{}, now.UTC()
+				// Put back as the agent's own move to pending puts a task: no run of it
+				// stands. A started_at kept would read as a run recovery took as interrupted
+				// (DoneAfterItsRun).
+				k := &n.Tasks[i]
+				k.Status, k.StartedAt, k.CompletedAt, k.UpdatedAt = TaskPending, time.Time{}, time.Time{}, now.UTC()
 			}
 		}
 		n.Owner = r.Clone().Owner
