@@ -133,6 +133,8 @@ type TasksFollowed struct {
 	Dropped  int // tasks Claude Code deleted, taken out
 	Reopened int // tasks it set back from completed, open again
 	Renamed  int // tasks it gave a new subject, which they take
+	// Completed counts tasks it completed whose TaskCompleted was lost, recorded done.
+	Completed int
 }
 
 // Said says what f counts, one line each, for the logs and the report's notices.
@@ -143,6 +145,13 @@ func (f TasksFollowed) Said() []string {
 	}
 	if f.Reopened > 0 {
 		out = append(out, fmt.Sprintf("%d task%s Claude Code set back from completed open again", f.Reopened, workflow.Plural(f.Reopened)))
+	}
+	if f.Completed > 0 {
+		its := "their"
+		if f.Completed == 1 {
+			its = "its"
+		}
+		out = append(out, fmt.Sprintf("%d task%s Claude Code completed recorded as done (%s TaskCompleted event was not recorded when it came)", f.Completed, workflow.Plural(f.Completed), its))
 	}
 	if f.Renamed > 0 {
 		their := "their"
@@ -178,6 +187,9 @@ func (e *Engine) FollowClaudeTasks() (TasksFollowed, error) {
 //   - Nor does a TaskUpdate of a task's subject: its file has the new one, and without this
 //     the reports would name the task by the old one, which a new session would create again
 //     beside it.
+//   - A pending task whose file says completed lost its TaskCompleted (the hook failed, was
+//     killed, or found no room), which Claude Code does not send again: without this it would
+//     stand open in every later report, and the compaction anchor would name it as the work.
 //
 // A list not there (another list id, a store elsewhere) proves nothing: nothing changes. It
 // costs nothing when r has no pending or done task of this session's.
@@ -214,6 +226,9 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 		if st == workflow.TaskDone && (file.Status == "pending" || file.Status == "in_progress") {
 			c.Reopened = append(c.Reopened, id)
 		}
+		if st == workflow.TaskPending && file.Status == "completed" {
+			c.Completed = append(c.Completed, id)
+		}
 		if file.Subject != "" || file.Description != "" {
 			if c.Renamed == nil {
 				c.Renamed = map[string]workflow.ClaudeTask{}
@@ -243,10 +258,12 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 			for _, t := range cur.Tasks {
 				k, ok := workflow.FindTask(res.Record, t.ID)
 				switch {
-				case !ok:
+				case !ok && t.Status == workflow.TaskPending: // not a done one pruned
 					f.Dropped++
 				case t.Status == workflow.TaskDone && k.Status == workflow.TaskPending:
 					f.Reopened++
+				case t.Status == workflow.TaskPending && k.Status == workflow.TaskDone:
+					f.Completed++
 				}
 				if ok && k.Note != t.Note {
 					f.Renamed++

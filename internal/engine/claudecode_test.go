@@ -321,7 +321,8 @@ func TestOwnersTasksOnAnotherMachineAreNotToldAsEarlier(t *testing.T) {
 // there proves nothing, another session's task is that session's, and a task done stays.
 // A TaskUpdate of a completed task back to pending or in_progress fires no hook either: its
 // file says so, and the end of the turn opens the task again (before, it stayed done, in no
-// later report).
+// later report). A pending task whose file says completed lost its TaskCompleted (the hook
+// failed, or was killed), which Claude Code does not send again: it is recorded done.
 func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 	const sess = "sess-aaaa-1"
 	for _, c := range []struct {
@@ -333,12 +334,17 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 		drops   int
 		opens   int
 		renames int
+		// completes: pending tasks its list has completed, whose TaskCompleted was lost (its
+		// hook failed or was killed): they stood open in every later report.
+		completes int
 	}{
 		{name: "deleted", list: ".claude/tasks/" + sess, files: []string{"1.json"}, wantIn: []string{"write the parser", "an earlier one"}, drops: 1},
 		{name: "none deleted", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json"}, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "reopened", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json", "3.json:pending"}, wantIn: []string{"write the parser", "drop the cache", "finished", "an earlier one"}, opens: 1},
 		{name: "reopened in progress, one deleted", list: ".claude/tasks/" + sess, files: []string{"2.json", "3.json:in_progress"}, wantIn: []string{"drop the cache", "finished", "an earlier one"}, drops: 1, opens: 1},
 		{name: "renamed", list: ".claude/tasks/" + sess, files: []string{"1.json:pending:write the JSON parser", "2.json", "3.json:completed:finished it"}, wantIn: []string{"write the JSON parser", "drop the cache", "an earlier one"}, renames: 1},
+		{name: "completed, its event lost", list: ".claude/tasks/" + sess, files: []string{"1.json:completed", "2.json", "3.json:completed"}, wantIn: []string{"drop the cache", "an earlier one"}, completes: 1},
+		{name: "completed and renamed, its event lost", list: ".claude/tasks/" + sess, files: []string{"1.json:completed:write the JSON parser", "2.json:in_progress"}, wantIn: []string{"drop the cache", "an earlier one"}, completes: 1, renames: 1},
 		{name: "still completed", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json", "3.json:completed"}, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "no list", wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "list named by CLAUDE_CODE_TASK_LIST_ID", vars: map[string]string{"CLAUDE_CODE_TASK_LIST_ID": "team/x"},
@@ -382,7 +388,7 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 			if err != nil || out.DroppedErr != nil {
 				t.Fatalf("Stop: %v, %v", err, out.DroppedErr)
 			}
-			if want := (engine.TasksFollowed{Dropped: c.drops, Reopened: c.opens, Renamed: c.renames}); out.Followed != want {
+			if want := (engine.TasksFollowed{Dropped: c.drops, Reopened: c.opens, Renamed: c.renames, Completed: c.completes}); out.Followed != want {
 				t.Errorf("followed %+v, want %+v", out.Followed, want)
 			}
 			var rec struct {

@@ -709,7 +709,8 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 		*eye = append(*eye, msg) // the person is told here; the model by the ending line
 		return nil
 	}
-	// A task the model deleted, reopened or renamed (no hook says it) in a turn whose end never ran
+	// A task the model deleted, reopened or renamed (no hook says it), or completed when its hook
+	// failed, in a turn whose end never ran
 	// (a client killed mid-turn) is as it was: a session resumed under that id has Claude
 	// Code's list, which tells. One look at the tasks when none is this session's.
 	if f, err := e.followClaudeTasks(r); err != nil {

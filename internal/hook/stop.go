@@ -136,7 +136,7 @@ func unchangedSoFar(out *engine.StopOutcome, err error) string {
 	case errors.As(err, new(*store.DamagedError)):
 		return ": "
 	case out != nil && len(out.Followed.Said()) > 0:
-		return "; only the tasks Claude Code deleted, set back from completed or renamed were recorded: "
+		return "; only the tasks Claude Code deleted, completed, set back from completed or renamed were recorded: "
 	case out != nil && out.Heartbeat:
 		return "; only this session's heartbeat was recorded: "
 	}

@@ -297,12 +297,16 @@ type ClaudeListChanges struct {
 	Gone     []string              // pending tasks deleted (TaskUpdate to status deleted)
 	Reopened []string              // done tasks set back to pending or in_progress
 	Renamed  map[string]ClaudeTask // open tasks given a new subject (or description): the task as its file holds it
+	// Completed are pending tasks the list has completed: their TaskCompleted was lost (its
+	// hook failed or was killed), and Claude Code does not send it again.
+	Completed []string
 }
 
 // FollowClaudeTasks makes r's mirrored tasks follow what Claude Code changed in its list
 // without a hook event: the pending tasks gone are taken out, the done ones reopened are
-// pending again, and those renamed take the note of their new subject (one with a secret's
-// shape keeps its note). A done task is final for Cairn's own tasks; a mirrored one is Claude
+// pending again, the pending ones completed are done (as RecordClaudeTask completes one, its
+// run and its end at once), and those renamed take the note of their new subject (one with a
+// secret's shape keeps its note). A done task is final for Cairn's own tasks; a mirrored one is Claude
 // Code's, which reopens it. A task in another status than the one named stays. The owner
 // stays too: this is bookkeeping, not the session's work, and from a session beside the live
 // owner it would take the workflow from that owner.
@@ -313,6 +317,7 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 	mirrored := func(t Task, st TaskStatus) bool { return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == st }
 	drop := func(t Task) bool { return mirrored(t, TaskPending) && slices.Contains(c.Gone, t.ID) }
 	reopen := func(t Task) bool { return mirrored(t, TaskDone) && slices.Contains(c.Reopened, t.ID) }
+	complete := func(t Task) bool { return mirrored(t, TaskPending) && slices.Contains(c.Completed, t.ID) }
 	rename := func(t Task) string {
 		l, ok := c.Renamed[t.ID]
 		if !ok || !mirrored(t, TaskPending) && !reopen(t) {
@@ -323,7 +328,7 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 		}
 		return ""
 	}
-	if !slices.ContainsFunc(r.Tasks, func(t Task) bool { return drop(t) || reopen(t) || rename(t) != "" }) {
+	if !slices.ContainsFunc(r.Tasks, func(t Task) bool { return drop(t) || reopen(t) || complete(t) || rename(t) != "" }) {
 		return unchanged(r), nil
 	}
 	return change(r, EventTask, now, by, func(n *Record) {
@@ -339,6 +344,13 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 				k := &n.Tasks[i]
 				k.Status, k.StartedAt, k.CompletedAt, k.UpdatedAt = TaskPending, time.Time{}, time.Time{}, now.UTC()
 			}
+			if complete(t) {
+				k := &n.Tasks[i]
+				k.Status, k.StartedAt, k.CompletedAt, k.UpdatedAt = TaskDone, now.UTC(), now.UTC(), now.UTC()
+			}
+		}
+		if slices.ContainsFunc(r.Tasks, complete) {
+			pruneDoneClaudeTasks(n)
 		}
 		n.Owner = r.Clone().Owner
 	}), nil
