@@ -61,3 +61,14 @@ func unusableState(err error) string {
 	}
 	return s
 }
+
+// unusableMessage is unusableState for a hook's systemMessage, one line of MaxMessage. Where
+// CAIRN_STATE_DIR names a path a file is in the way of, the store's words and their two paths
+// never fit it, and the cut took the step ("…y, or unset it"): the line says the step whole,
+// cairn doctor which file (stderr has it too).
+func unusableMessage(err error) string {
+	if v := store.DirVariable(err); v != "" {
+		return "a file is in the way of the directory " + v + " names (cairn doctor says which): set " + v + " to a directory, or unset it, then restart Claude Code"
+	}
+	return unusableState(err)
+}

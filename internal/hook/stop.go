@@ -63,7 +63,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true, "")
 	if err != nil {
 		// SessionStart said it when it was there at the start (openFailure).
-		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+unusableState(err))
+		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+unusableMessage(err))
 	}
 	defer closeState(r, e)
 	keptNotes, _ := applyKept(ctx, r, e, false) // task events kept earlier, first; one failed directory read when none
