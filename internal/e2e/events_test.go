@@ -481,3 +481,41 @@ func TestCairnRenamedClaudeTaskReported(t *testing.T) {
 		t.Errorf("the new session's report does not list the task by its new subject:\n%s", report)
 	}
 }
+
+// With CLAUDE_CODE_TASK_LIST_ID, Claude Code's sessions share one task list: a new session
+// has the tasks an earlier one created, and its TaskList shows them. The report's notice said
+// they came from a list "which this session does not have", and its next step had the model
+// create them again with TaskCreate, a second copy of each in that list. It now says the list
+// is shared and has the model look in TaskList first.
+func TestCairnSharedTaskListNotice(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.Env = append(w.Env, "CLAUDE_CODE_TASK_LIST_ID=team-x")
+	startApex(t, w)
+	r := twoTasksThen(t, w, "TASKS-PROMPT", "in_progress", "measure the backoff")
+	requireHooksOK(t, r, "TaskCreated")
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEXT-PROMPT")), mockapi.ToolUse("TaskList", map[string]any{})).Named("list"),
+		mockapi.On(afterToolResult, mockapi.Text("listed")).Named("end"),
+	)
+	next := w.runScript(t, RunOptions{Prompt: "NEXT-PROMPT: go on", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskList"}})
+	trs := requireToolResultsOK(t, next, 1)
+	if next.SessionID() == r.SessionID() {
+		t.Fatalf("the second run reused session %s", r.SessionID())
+	}
+	// The premise: the new session's list holds the earlier session's tasks.
+	if !strings.Contains(trs[0].Text, "write the retry loop") || !strings.Contains(trs[0].Text, "measure the backoff") {
+		t.Errorf("TaskList in the new session gave %q, want the earlier session's two tasks", trs[0].Text)
+	}
+	text := fromSessionStart(t, next.FirstMain(t))
+	for _, want := range []string{"2 open tasks came from an earlier Claude Code session; this session shares its task list (CLAUDE_CODE_TASK_LIST_ID)", "Also look in TaskList for each open task from the earlier session"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the new session's context lacks %q:\n%s", want, text)
+		}
+	}
+	for _, bad := range []string{"which this session does not have", "Also create again with TaskCreate each"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the new session's context says %q:\n%s", bad, text)
+		}
+	}
+}

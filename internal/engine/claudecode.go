@@ -44,8 +44,8 @@ func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error)
 // one, ApplyKeptClaudeTasks): recorded only while that workflow is the active one. "" is
 // whichever is active.
 func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*Result, error) {
-	// The task the event is about, after the change: this session's, or, completed, an
-	// earlier session's of the same subject.
+	// The task the event is about, after the change: this session's (an earlier session's
+	// completed here takes this session's id).
 	var id string
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
@@ -59,13 +59,13 @@ func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*
 			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat)))
 		}
 		if completed {
-			id = workflow.CompletedTaskID(cur, t)
+			done := workflow.CompletedTaskID(cur, t)
 			// Running under another machine's claim, the task is that machine's to finish, as
 			// update_task holds: recorded here, the done would be pushed over its run.
-			if k, ok := workflow.FindTask(cur, id); ok && k.Status == workflow.TaskRunning {
+			if k, ok := workflow.FindTask(cur, done); ok && k.Status == workflow.TaskRunning {
 				if elsewhere := e.runsElsewhere(cur); elsewhere != nil {
-					if k, far := elsewhere(id); far {
-						return workflow.Result{}, fmt.Errorf("task %s of workflow %s runs on another machine sharing it, so this session's completion is not recorded: %s", id, cur.WorkflowID, elsewhereStep(k))
+					if k, far := elsewhere(done); far {
+						return workflow.Result{}, fmt.Errorf("task %s of workflow %s runs on another machine sharing it, so this session's completion is not recorded: %s", done, cur.WorkflowID, elsewhereStep(k))
 					}
 				}
 			}
@@ -111,8 +111,12 @@ func (e *Engine) claudeTaskList(session string) string {
 		}
 		config = filepath.Join(home, ".claude")
 	}
-	return filepath.Join(config, "tasks", claudeTaskName(cmp.Or(e.cfg.Getenv("CLAUDE_CODE_TASK_LIST_ID"), session)))
+	return filepath.Join(config, "tasks", claudeTaskName(cmp.Or(e.cfg.Getenv(claudeTaskListVar), session)))
 }
+
+// claudeTaskListVar names the task list Claude Code's sessions share; unset, each session has
+// its own.
+const claudeTaskListVar = "CLAUDE_CODE_TASK_LIST_ID"
 
 // claudeTaskName is name as Claude Code puts it in a task store path.
 func claudeTaskName(name string) string {
@@ -129,6 +133,8 @@ type TasksFollowed struct {
 	Dropped  int // tasks Claude Code deleted, taken out
 	Reopened int // tasks it set back from completed, open again
 	Renamed  int // tasks it gave a new subject, which they take
+	// Completed counts tasks it completed whose TaskCompleted was lost, recorded done.
+	Completed int
 }
 
 // Said says what f counts, one line each, for the logs and the report's notices.
@@ -139,6 +145,13 @@ func (f TasksFollowed) Said() []string {
 	}
 	if f.Reopened > 0 {
 		out = append(out, fmt.Sprintf("%d task%s Claude Code set back from completed open again", f.Reopened, workflow.Plural(f.Reopened)))
+	}
+	if f.Completed > 0 {
+		its := "their"
+		if f.Completed == 1 {
+			its = "its"
+		}
+		out = append(out, fmt.Sprintf("%d task%s Claude Code completed recorded as done (%s TaskCompleted event was not recorded when it came)", f.Completed, workflow.Plural(f.Completed), its))
 	}
 	if f.Renamed > 0 {
 		their := "their"
@@ -174,6 +187,9 @@ func (e *Engine) FollowClaudeTasks() (TasksFollowed, error) {
 //   - Nor does a TaskUpdate of a task's subject: its file has the new one, and without this
 //     the reports would name the task by the old one, which a new session would create again
 //     beside it.
+//   - A pending task whose file says completed lost its TaskCompleted (the hook failed, was
+//     killed, or found no room), which Claude Code does not send again: without this it would
+//     stand open in every later report, and the compaction anchor would name it as the work.
 //
 // A list not there (another list id, a store elsewhere) proves nothing: nothing changes. It
 // costs nothing when r has no pending or done task of this session's.
@@ -210,6 +226,9 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 		if st == workflow.TaskDone && (file.Status == "pending" || file.Status == "in_progress") {
 			c.Reopened = append(c.Reopened, id)
 		}
+		if st == workflow.TaskPending && file.Status == "completed" {
+			c.Completed = append(c.Completed, id)
+		}
 		if file.Subject != "" || file.Description != "" {
 			if c.Renamed == nil {
 				c.Renamed = map[string]workflow.ClaudeTask{}
@@ -239,10 +258,12 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 			for _, t := range cur.Tasks {
 				k, ok := workflow.FindTask(res.Record, t.ID)
 				switch {
-				case !ok:
+				case !ok && t.Status == workflow.TaskPending: // not a done one pruned
 					f.Dropped++
 				case t.Status == workflow.TaskDone && k.Status == workflow.TaskPending:
 					f.Reopened++
+				case t.Status == workflow.TaskPending && k.Status == workflow.TaskDone:
+					f.Completed++
 				}
 				if ok && k.Note != t.Note {
 					f.Renamed++

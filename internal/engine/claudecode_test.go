@@ -321,7 +321,8 @@ func TestOwnersTasksOnAnotherMachineAreNotToldAsEarlier(t *testing.T) {
 // there proves nothing, another session's task is that session's, and a task done stays.
 // A TaskUpdate of a completed task back to pending or in_progress fires no hook either: its
 // file says so, and the end of the turn opens the task again (before, it stayed done, in no
-// later report).
+// later report). A pending task whose file says completed lost its TaskCompleted (the hook
+// failed, or was killed), which Claude Code does not send again: it is recorded done.
 func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 	const sess = "sess-aaaa-1"
 	for _, c := range []struct {
@@ -333,12 +334,17 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 		drops   int
 		opens   int
 		renames int
+		// completes: pending tasks its list has completed, whose TaskCompleted was lost (its
+		// hook failed or was killed): they stood open in every later report.
+		completes int
 	}{
 		{name: "deleted", list: ".claude/tasks/" + sess, files: []string{"1.json"}, wantIn: []string{"write the parser", "an earlier one"}, drops: 1},
 		{name: "none deleted", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json"}, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "reopened", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json", "3.json:pending"}, wantIn: []string{"write the parser", "drop the cache", "finished", "an earlier one"}, opens: 1},
 		{name: "reopened in progress, one deleted", list: ".claude/tasks/" + sess, files: []string{"2.json", "3.json:in_progress"}, wantIn: []string{"drop the cache", "finished", "an earlier one"}, drops: 1, opens: 1},
 		{name: "renamed", list: ".claude/tasks/" + sess, files: []string{"1.json:pending:write the JSON parser", "2.json", "3.json:completed:finished it"}, wantIn: []string{"write the JSON parser", "drop the cache", "an earlier one"}, renames: 1},
+		{name: "completed, its event lost", list: ".claude/tasks/" + sess, files: []string{"1.json:completed", "2.json", "3.json:completed"}, wantIn: []string{"drop the cache", "an earlier one"}, completes: 1},
+		{name: "completed and renamed, its event lost", list: ".claude/tasks/" + sess, files: []string{"1.json:completed:write the JSON parser", "2.json:in_progress"}, wantIn: []string{"drop the cache", "an earlier one"}, completes: 1, renames: 1},
 		{name: "still completed", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json", "3.json:completed"}, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "no list", wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 		{name: "list named by CLAUDE_CODE_TASK_LIST_ID", vars: map[string]string{"CLAUDE_CODE_TASK_LIST_ID": "team/x"},
@@ -382,7 +388,7 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 			if err != nil || out.DroppedErr != nil {
 				t.Fatalf("Stop: %v, %v", err, out.DroppedErr)
 			}
-			if want := (engine.TasksFollowed{Dropped: c.drops, Reopened: c.opens, Renamed: c.renames}); out.Followed != want {
+			if want := (engine.TasksFollowed{Dropped: c.drops, Reopened: c.opens, Renamed: c.renames, Completed: c.completes}); out.Followed != want {
 				t.Errorf("followed %+v, want %+v", out.Followed, want)
 			}
 			var rec struct {
@@ -402,6 +408,93 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 			slices.Sort(c.wantIn)
 			if !slices.Equal(r.OpenTasks, c.wantIn) {
 				t.Errorf("open tasks %q, want %q", r.OpenTasks, c.wantIn)
+			}
+		})
+	}
+}
+
+// A completion in a session that never saw the task's creation closes an earlier session's
+// pending task of the same subject. That task kept the earlier session's id, so this
+// session's turn ends never looked at it again: set back to pending in this session's list
+// (no hook fires), or renamed there, it stayed done under its old subject, in no later
+// report. It now takes this session's id, as a task created again does, and is followed.
+func TestEarlierTaskCompletedHereIsFollowed(t *testing.T) {
+	const sess = "sess-bbbb-2"
+	for _, c := range []struct {
+		name, file string // this session's task 4 as its list holds it after the completion
+		want       []string
+		followed   engine.TasksFollowed
+	}{
+		{name: "reopened", file: `{"status":"pending","subject":"write the parser"}`, want: []string{"write the parser"}, followed: engine.TasksFollowed{Reopened: 1}},
+		{name: "reopened and renamed", file: `{"status":"in_progress","subject":"write the JSON parser"}`, want: []string{"write the JSON parser"}, followed: engine.TasksFollowed{Reopened: 1, Renamed: 1}},
+		{name: "still completed", file: `{"status":"completed","subject":"write the parser"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))(t)
+			res := must(e.open(sess).RecordClaudeTask(engine.ClaudeTask{SessionID: sess, TaskID: "4", Subject: "write the parser"}, true))(t)
+			if !strings.Contains(res.Message, "recorded as done") {
+				t.Fatalf("the completion says %q", res.Message)
+			}
+			dir := filepath.Join(e.home, ".claude", "tasks", sess)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "4.json"), []byte(c.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := e.open(sess).Stop(engine.StopInput{SessionID: sess})
+			if err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if out.Followed != c.followed {
+				t.Errorf("followed %+v, want %+v", out.Followed, c.followed)
+			}
+			if r := e.open(sess).Resume(engine.ResumeOptions{ReportOnly: true}); !slices.Equal(r.OpenTasks, c.want) {
+				t.Errorf("open tasks %q, want %q", r.OpenTasks, c.want)
+			}
+		})
+	}
+}
+
+// With CLAUDE_CODE_TASK_LIST_ID, sessions share one task list: a new session has an earlier
+// session's tasks. The notice said it "does not have" them, and the step had the model create
+// them again with TaskCreate, a second copy of each in the shared list. It now says the list is
+// shared, and the step is to look in TaskList first.
+func TestEarlierSessionTasksInASharedList(t *testing.T) {
+	for _, c := range []struct {
+		name, list string
+		n          int
+		notice     string
+		step       string
+	}{
+		{name: "own list", n: 1,
+			notice: "1 open task came from an earlier Claude Code session's task list, which this session does not have;",
+			step:   "Also create again with TaskCreate the open task from the earlier session's list if it is still to do."},
+		{name: "shared list", list: "team-x", n: 1,
+			notice: "1 open task came from an earlier Claude Code session; this session shares its task list (CLAUDE_CODE_TASK_LIST_ID), which holds it unless it was deleted there, and Claude Code does not say when a task is deleted. Cairn says this once; the task then stands as the workflow's own",
+			step:   "Also look in TaskList for the open task from the earlier session: if it is not there and is still to do, create it again with TaskCreate."},
+		{name: "shared list, two", list: "team-x", n: 2,
+			notice: "2 open tasks came from an earlier Claude Code session; this session shares its task list (CLAUDE_CODE_TASK_LIST_ID), which holds each unless it was deleted there, and Claude Code does not say when a task is deleted. Cairn says this once; the tasks then stand as the workflow's own",
+			step:   "Also look in TaskList for each open task from the earlier session: create again with TaskCreate one that is not there and is still to do."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			if c.list != "" {
+				e.vars["CLAUDE_CODE_TASK_LIST_ID"] = c.list
+			}
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			for i := range c.n {
+				id := strconv.Itoa(i + 1)
+				must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "part " + id}, false))(t)
+			}
+			r := e.open("sess-bbbb-2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			if !slices.ContainsFunc(r.Notices, func(s string) bool { return strings.HasPrefix(s, c.notice) }) {
+				t.Errorf("notices %q, want %q", r.Notices, c.notice)
+			}
+			if !strings.HasSuffix(r.Next, c.step) {
+				t.Errorf("next step %q, want it to end with %q", r.Next, c.step)
 			}
 		})
 	}

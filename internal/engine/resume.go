@@ -350,6 +350,16 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			earlierNotice = fmt.Sprintf("%d open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there. Cairn says this once; the tasks then stand as the workflow's own", n)
 			step = "Also create again with TaskCreate each open task from the earlier session's list that is still to do."
 		}
+		if e.cfg.Getenv(claudeTaskListVar) != "" {
+			// Sessions sharing one list: this one has the earlier tasks, unless deleted there,
+			// and creating them again blindly would put a second copy of each in that list.
+			earlierNotice = "1 open task came from an earlier Claude Code session; this session shares its task list (" + claudeTaskListVar + "), which holds it unless it was deleted there, and Claude Code does not say when a task is deleted. Cairn says this once; the task then stands as the workflow's own"
+			step = "Also look in TaskList for the open task from the earlier session: if it is not there and is still to do, create it again with TaskCreate."
+			if n > 1 {
+				earlierNotice = fmt.Sprintf("%d open tasks came from an earlier Claude Code session; this session shares its task list (%s), which holds each unless it was deleted there, and Claude Code does not say when a task is deleted. Cairn says this once; the tasks then stand as the workflow's own", n, claudeTaskListVar)
+				step = "Also look in TaskList for each open task from the earlier session: create again with TaskCreate one that is not there and is still to do."
+			}
+		}
 		out.Notices = append(out.Notices, earlierNotice)
 		// The step is Cairn's own, so it goes with the next step, after the fence: in the
 		// notice it would sit among the stored data the report says to read as data. Only
@@ -718,7 +728,8 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 		*eye = append(*eye, msg) // the person is told here; the model by the ending line
 		return nil
 	}
-	// A task the model deleted, reopened or renamed (no hook says it) in a turn whose end never ran
+	// A task the model deleted, reopened or renamed (no hook says it), or completed when its hook
+	// failed, in a turn whose end never ran
 	// (a client killed mid-turn) is as it was: a session resumed under that id has Claude
 	// Code's list, which tells. One look at the tasks when none is this session's.
 	if f, err := e.followClaudeTasks(r); err != nil {

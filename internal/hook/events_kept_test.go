@@ -328,19 +328,40 @@ func TestResumedSessionStartLeavesOutADeletedTask(t *testing.T) {
 // TestTaskEventStateThatCannotBeOpened: a task event whose state directory cannot be made
 // (CAIRN_STATE_DIR names one under a file, outside the project) said only "opening Cairn's
 // state: ... not a directory": not that the task was lost (Claude Code does not send it
-// again), nor what to do. It now says both.
+// again), nor what to do. It now says both. The cause was then the bare "mkdir ...: not a
+// directory", and the step cairn doctor's; it now names the file in the way and the variable
+// to set again, with the restart its hooks need to see it, as Stop and SessionStart say it.
 func TestTaskEventStateThatCannotBeOpened(t *testing.T) {
 	dir, other := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(filepath.Join(other, "afile"), nil, 0o600); err != nil {
+	file := filepath.Join(other, "afile")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_STATE_DIR": filepath.Join(other, "afile", "cairn"), "HOME": dir}
-	var stdout, stderr bytes.Buffer
-	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCompleted","task_id":"7","task_subject":"write the retry loop"}`), &stdout, &stderr, func(k string) string { return env[k] }, nil)
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	if stdout.Len() != 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn-event: TaskCompleted task 7 not recorded (Claude Code does not send it again): opening Cairn's state: ") ||
-		!strings.HasSuffix(lines[0], "; cairn doctor says what to fix") {
-		t.Errorf("stdout %q, stderr %q; want one line saying the task was not recorded, and the step", stdout.String(), stderr.String())
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_STATE_DIR": filepath.Join(file, "cairn"), "HOME": dir}
+	for _, ev := range []string{
+		`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCompleted","task_id":"7","task_subject":"write the retry loop"}`,
+		`{"session_id":"sess-aaaa-1","hook_event_name":"PreCompact","trigger":"auto"}`,
+	} {
+		var stdout, stderr bytes.Buffer
+		hook.Events(strings.NewReader(ev), &stdout, &stderr, func(k string) string { return env[k] }, nil)
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if stdout.Len() != 0 || len(lines) != 1 {
+			t.Errorf("stdout %q, stderr %q; want one line on stderr", stdout.String(), stderr.String())
+			continue
+		}
+		if strings.Contains(ev, "TaskCompleted") && !strings.HasPrefix(lines[0], "cairn-event: TaskCompleted task 7 not recorded (Claude Code does not send it again): opening Cairn's state: ") {
+			t.Errorf("stderr %q does not say the task was not recorded", lines[0])
+		}
+		for _, want := range []string{file + " is a file, not a directory", "set CAIRN_STATE_DIR to a directory", "then restart Claude Code"} {
+			if !strings.Contains(lines[0], want) {
+				t.Errorf("stderr %q does not say %q", lines[0], want)
+			}
+		}
+		for _, bad := range []string{"mkdir", "cairn doctor", "at its next hook"} {
+			if strings.Contains(lines[0], bad) {
+				t.Errorf("stderr %q says %q", lines[0], bad)
+			}
+		}
 	}
 }
 

@@ -47,7 +47,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "session-start"}, true, "")
 	if err != nil {
 		saidBefore(getenv, sessionID, openFailure(err)) // marked as said, for the turns' Stop hooks
-		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it: " + unusableState(err))
+		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it: " + unusableMessage(err))
 	}
 	defer closeState(r, e)
 	// The session record is an atomic but unsynced write (advisory, rewritten every start),

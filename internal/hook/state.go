@@ -37,7 +37,7 @@ func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml 
 		if lost != "" {
 			lost += ": "
 		}
-		r.Logf("%sopening Cairn's state: %s", lost, engine.UnusableState(err))
+		r.Logf("%sopening Cairn's state: %s", lost, unusableState(err))
 	case cfg.NoCreate:
 		r.Logf("CLAUDE_PROJECT_DIR is unset or relative: using %s as the project root, read only (nothing is created there)", OneLine(e.ProjectRoot(), 300))
 	}
@@ -60,4 +60,15 @@ func unusableState(err error) string {
 		s = strings.Replace(s, "; "+engine.InTheWayStep, ", then restart Claude Code: its hooks and tools keep the environment it started with", 1)
 	}
 	return s
+}
+
+// unusableMessage is unusableState for a hook's systemMessage, one line of MaxMessage. Where
+// CAIRN_STATE_DIR names a path a file is in the way of, the store's words and their two paths
+// never fit it, and the cut took the step ("…y, or unset it"): the line says the step whole,
+// cairn doctor which file (stderr has it too).
+func unusableMessage(err error) string {
+	if v := store.DirVariable(err); v != "" {
+		return "a file is in the way of the directory " + v + " names (cairn doctor says which): set " + v + " to a directory, or unset it, then restart Claude Code"
+	}
+	return unusableState(err)
 }

@@ -63,7 +63,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true, "")
 	if err != nil {
 		// SessionStart said it when it was there at the start (openFailure).
-		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+unusableState(err))
+		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+unusableMessage(err))
 	}
 	defer closeState(r, e)
 	keptNotes, _ := applyKept(ctx, r, e, false) // task events kept earlier, first; one failed directory read when none
@@ -136,7 +136,7 @@ func unchangedSoFar(out *engine.StopOutcome, err error) string {
 	case errors.As(err, new(*store.DamagedError)):
 		return ": "
 	case out != nil && len(out.Followed.Said()) > 0:
-		return "; only the tasks Claude Code deleted, set back from completed or renamed were recorded: "
+		return "; only the tasks Claude Code deleted, completed, set back from completed or renamed were recorded: "
 	case out != nil && out.Heartbeat:
 		return "; only this session's heartbeat was recorded: "
 	}

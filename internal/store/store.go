@@ -431,20 +431,22 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		o.projectRoot = filepath.Dir(filepath.Dir(abs))
 	}
 	root := o.projectRoot
+	// A file in the way is said as such (inTheWay) beneath the project, and wherever the
+	// variable named the directory: its step is then the variable's, not the bare mkdir error.
+	sayFile := durable.Beneath(root, abs) || o.dirVar != ""
 	var seen fs.FileInfo // the directory as this first look found it, for privateDir and OpenDirSeen
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, durable.ErrSymlinkDir)
 	} else if err == nil && !fi.IsDir() {
 		return nil, inTheWay("opening", abs, abs, o.dirVar)
-	} else if errors.Is(err, syscall.ENOTDIR) && durable.Beneath(root, abs) {
-		// Outside the project (a state directory set explicitly) MkdirAll's own error says it.
+	} else if errors.Is(err, syscall.ENOTDIR) && sayFile {
 		if p := fileOnTheWay(abs); p != "" {
 			return nil, inTheWay("creating", abs, p, o.dirVar)
 		}
 	} else if errors.Is(err, fs.ErrNotExist) && (o.noCreate || o.keepRoot && rootMissing(root)) {
 		o.noCreate = true
 		if err := durable.CheckBeneath(root, abs); err != nil {
-			if p := fileOnTheWay(abs); p != "" && durable.Beneath(root, abs) {
+			if p := fileOnTheWay(abs); p != "" && sayFile {
 				return nil, inTheWay("opening", abs, p, o.dirVar)
 			}
 			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
@@ -457,7 +459,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	// Below the project root no component may be a link (.claude -> /elsewhere would put
 	// state there): MkdirBeneath checks each one and creates what is missing.
 	if _, err := durable.MkdirBeneath(root, abs, 0o700); err != nil {
-		if p := fileOnTheWay(abs); p != "" && durable.Beneath(root, abs) {
+		if p := fileOnTheWay(abs); p != "" && sayFile {
 			return nil, inTheWay("creating", abs, p, o.dirVar)
 		}
 		if errors.Is(err, durable.ErrLinkedComponent) {

@@ -85,8 +85,12 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		}
 		return UpdateTask(r, TaskUpdate{ID: id, Status: TaskPending, Note: subj}, now, by)
 	}
-	if existing >= 0 {
-		id = r.Tasks[existing].ID
+	if existing >= 0 && r.Tasks[existing].ID != id {
+		// An earlier session's, completed by this one: it takes this session's id, as one
+		// created again does, so that this session's list is followed for it (reopened or
+		// renamed there, it fires no hook). The steps below are one change of this clone.
+		r = r.Clone()
+		r.Tasks[existing].ID = id
 	}
 	// Claude Code has no running state that Cairn hears of: pending → running → done in one
 	// change, along the task machine, so attempts and times stay consistent.
@@ -164,7 +168,8 @@ func mirroredTask(r *Record, t ClaudeTask, note string) int {
 }
 
 // CompletedTaskID is the id of r's task that a TaskCompleted of t completes: the task
-// mirroring t, which may be an earlier session's (see RecordClaudeTask), else t's own.
+// mirroring t, which may be an earlier session's (see RecordClaudeTask), else t's own. Once
+// completed, the task has t's own id (ClaudeTaskID).
 func CompletedTaskID(r *Record, t ClaudeTask) string {
 	note, _, _ := claudeTaskNote(t)
 	if i := mirroredTask(r, t, note); i >= 0 {
@@ -292,12 +297,16 @@ type ClaudeListChanges struct {
 	Gone     []string              // pending tasks deleted (TaskUpdate to status deleted)
 	Reopened []string              // done tasks set back to pending or in_progress
 	Renamed  map[string]ClaudeTask // open tasks given a new subject (or description): the task as its file holds it
+	// Completed are pending tasks the list has completed: their TaskCompleted was lost (its
+	// hook failed or was killed), and Claude Code does not send it again.
+	Completed []string
 }
 
 // FollowClaudeTasks makes r's mirrored tasks follow what Claude Code changed in its list
 // without a hook event: the pending tasks gone are taken out, the done ones reopened are
-// pending again, and those renamed take the note of their new subject (one with a secret's
-// shape keeps its note). A done task is final for Cairn's own tasks; a mirrored one is Claude
+// pending again, the pending ones completed are done (as RecordClaudeTask completes one, its
+// run and its end at once), and those renamed take the note of their new subject (one with a
+// secret's shape keeps its note). A done task is final for Cairn's own tasks; a mirrored one is Claude
 // Code's, which reopens it. A task in another status than the one named stays. The owner
 // stays too: this is bookkeeping, not the session's work, and from a session beside the live
 // owner it would take the workflow from that owner.
@@ -308,6 +317,7 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 	mirrored := func(t Task, st TaskStatus) bool { return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == st }
 	drop := func(t Task) bool { return mirrored(t, TaskPending) && slices.Contains(c.Gone, t.ID) }
 	reopen := func(t Task) bool { return mirrored(t, TaskDone) && slices.Contains(c.Reopened, t.ID) }
+	complete := func(t Task) bool { return mirrored(t, TaskPending) && slices.Contains(c.Completed, t.ID) }
 	rename := func(t Task) string {
 		l, ok := c.Renamed[t.ID]
 		if !ok || !mirrored(t, TaskPending) && !reopen(t) {
@@ -318,7 +328,7 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 		}
 		return ""
 	}
-	if !slices.ContainsFunc(r.Tasks, func(t Task) bool { return drop(t) || reopen(t) || rename(t) != "" }) {
+	if !slices.ContainsFunc(r.Tasks, func(t Task) bool { return drop(t) || reopen(t) || complete(t) || rename(t) != "" }) {
 		return unchanged(r), nil
 	}
 	return change(r, EventTask, now, by, func(n *Record) {
@@ -328,8 +338,19 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 				n.Tasks[i].Note, n.Tasks[i].UpdatedAt = note, now.UTC()
 			}
 			if reopen(t) {
-				n.Tasks[i].Status, n.Tasks[i].CompletedAt, n.Tasks[i].UpdatedAt = TaskPending, time.Time{}, now.UTC()
+				// Put back as the agent's own move to pending puts a task: no run of it
+				// stands. A started_at kept would read as a run recovery took as interrupted
+				// (DoneAfterItsRun).
+				k := &n.Tasks[i]
+				k.Status, k.StartedAt, k.CompletedAt, k.UpdatedAt = TaskPending, time.Time{}, time.Time{}, now.UTC()
 			}
+			if complete(t) {
+				k := &n.Tasks[i]
+				k.Status, k.StartedAt, k.CompletedAt, k.UpdatedAt = TaskDone, now.UTC(), now.UTC(), now.UTC()
+			}
+		}
+		if slices.ContainsFunc(r.Tasks, complete) {
+			pruneDoneClaudeTasks(n)
 		}
 		n.Owner = r.Clone().Owner
 	}), nil

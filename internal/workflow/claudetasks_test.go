@@ -1,6 +1,7 @@
 package workflow_test
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -270,5 +271,38 @@ func TestOpenTasksRunningElsewhere(t *testing.T) {
 	want := []string{"t1 (running on another machine)", "t2 (running on another machine, whose claim of it lapsed)", "t3 (running)"}
 	if got := workflow.OpenTasksExcept(r, true, elsewhere); !slices.Equal(got, want) {
 		t.Errorf("OpenTasksExcept = %q, want %q", got, want)
+	}
+}
+
+// A task Claude Code set back from completed (FollowClaudeTasks) kept the started_at of its
+// run, which only recovery's put-back keeps: update_task then took it for a run interrupted by
+// a crash or /clear, saying so, and let it go to failed as if that run had been counted as an
+// attempt. Reopened, it is put back as the agent's own move to pending puts it: no run stands.
+func TestReopenedClaudeTaskHasNoInterruptedRun(t *testing.T) {
+	now := time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)
+	by := workflow.Actor{SessionID: "sess-aaaa-1"}
+	ct := workflow.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}
+	id := workflow.ClaudeTaskID(ct)
+	r := startedApex(t)
+	for _, done := range []bool{false, true} {
+		res, err := workflow.RecordClaudeTask(r, ct, done, now, by)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = res.Record
+	}
+	res, err := workflow.FollowClaudeTasks(r, workflow.ClaudeListChanges{Reopened: []string{id}}, now.Add(time.Minute), by)
+	if err != nil || !res.Changed {
+		t.Fatalf("FollowClaudeTasks: changed %v, %v", res.Changed, err)
+	}
+	for _, to := range []workflow.TaskStatus{workflow.TaskDone, workflow.TaskFailed} {
+		got, err := workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: id, Status: to}, now.Add(2*time.Minute), by)
+		var se *workflow.TaskStatusError
+		if !errors.As(err, &se) || se.From != workflow.TaskPending || len(got.Warnings) != 0 {
+			t.Errorf("update_task %s of the reopened task: %v, warnings %q; want it refused as a pending task's, which has no run to end", to, err, got.Warnings)
+		}
+	}
+	if k, _ := workflow.FindTask(res.Record, id); !k.StartedAt.IsZero() || !k.CompletedAt.IsZero() {
+		t.Errorf("reopened task %+v keeps the times of its finished run", k)
 	}
 }
