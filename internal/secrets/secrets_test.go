@@ -241,6 +241,21 @@ func TestScanString(t *testing.T) {
 		{"percent-anthropic", strings.ReplaceAll(antKey, "-", "%2D"), "anthropic-api-key"},
 		{"percent-password", "next=%2Flogin%3Fpassword%3DTr0ub4dor%263x", "password-assignment"},
 		{"percent-prose", "100% sure it is 50%off, see /a%20b%2Fc?q=%E2%9C%93", ""},
+		// One kind of escape may hide another: a percent escape written as a JSON escape, a
+		// character reference as a percent escape.
+		{"percent-in-json-escape", `ghp\u00255F` + ghClassic[4:], "github-token"},
+		{"percent-in-json-escape-twice", `ghp\\u00255F` + ghClassic[4:], "github-token"},
+		{"entity-in-percent", "ghp%26%2395%3B" + ghClassic[4:], "github-token"},
+		{"json-escape-in-entity", "&#92;u0067hp_" + ghClassic[4:], "github-token"},
+		// HTML character references of printable ASCII, as a page or an encoder writes a
+		// token, are read decoded; others, and & alone, are text.
+		{"entity-decimal", "&#103;hp_" + ghClassic[4:], "github-token"},
+		{"entity-hex", "&#x67;hp_" + ghClassic[4:], "github-token"},
+		{"entity-no-semicolon", "&#103hp_" + ghClassic[4:], "github-token"},
+		{"entity-named", "ghp&lowbar;" + ghClassic[4:], "github-token"},
+		{"entity-password", "password&#61;Tr0ub4dor&amp;3x", "password-assignment"},
+		{"entity-anthropic", strings.ReplaceAll(antKey, "-", "&#45;"), "anthropic-api-key"},
+		{"entity-prose", "Tom &amp; Jerry &lt;b&gt; caf&#233; &#128512; &#1; &nbsp; &unknown; & so on &#", ""},
 		// A Google OAuth refresh token starts 1//0 and does not expire: a / kept it from the
 		// credential rules, even after refresh_token.
 		{"google-refresh-token", `{"refresh_token": "1//0gLkX3mQ9vTzR8pW2aNcY5uJ7bHdF4eK6sQ1wE0rT9yU3iO8pA2sD5fG7hJ4kL6zX9cV1bN3mQ0wE8rT5yU2iO7pA4sD1f"}`, "google-oauth"},
