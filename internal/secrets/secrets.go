@@ -43,8 +43,12 @@ type Finding struct {
 }
 
 // Error names the rule and the path and says what to do instead. It never contains the secret.
-func (f *Finding) Error() string {
-	return f.Refusal("") + "; keep it in an environment variable or a secret manager and store a" +
+func (f *Finding) Error() string { return f.ErrorIn("") }
+
+// ErrorIn is Error for a finding of ScanString in a value the caller names as place (see
+// Refusal): a command's argument, "--note".
+func (f *Finding) ErrorIn(place string) string {
+	return f.Refusal(place) + "; keep it in an environment variable or a secret manager and store a" +
 		" reference to it (the variable's name or the secret's path) instead"
 }
 
