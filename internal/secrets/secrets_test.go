@@ -841,13 +841,13 @@ func TestFloodsWorkLittle(t *testing.T) {
 
 // A flood of a credential's name assigned where no value it may take can be one (no digit
 // within reach, which every credential value holds; "secret" with neither "aws" before it nor
-// "access key" after it) runs neither provider-credential's regexp nor aws-secret-access-key's:
-// a-secret= repeated stepped about 920 a byte through both, at every keyword, for values
-// their checks then refused.
+// "access key" after it) runs neither provider-credential's regexp nor aws-secret-access-key's
+// nor token-assignment's: a-secret= repeated stepped about 920 a byte through the first two,
+// x-token= 480 through the third, at every keyword, for values their checks then refused.
 func TestValuelessFloodsWorkLittle(t *testing.T) {
 	const n = 32 << 10
 	for _, unit := range []string{"a-secret=", "secret=", "SECRET=", "a_secret=", "client_secret: ", "a-api_key=",
-		"api_key=", `"api_key": "`, "discord=", "apiKey="} {
+		"api_key=", `"api_key": "`, "discord=", "apiKey=", "x-token=", "token=", "TOKEN: "} {
 		s := strings.Repeat(unit, n/len(unit))
 		if work := secrets.RegexpWork(s); work > 50*len(s) {
 			t.Errorf("%q repeated over %d bytes: the regexps stepped up to %d a byte", unit, len(s), work/len(s))
