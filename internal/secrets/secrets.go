@@ -185,25 +185,34 @@ func matchAt(s string) (r *rule, span string) {
 // text, whose strings are decoded apart), its HTML character references, then its URL
 // percent escapes (see entityDecoded, percentDecoded), and again on the result while it
 // changes, up to escapeLevels rounds. One kind of escape may hide another: \u0025 then 5F
-// is %5F, _ once decoded; &#37;5F and %26%2395; are too.
+// is %5F, _ once decoded; &#37;5F and %26%2395; are too. Each form is decoded further without
+// what normalize drops, as Cairn stores it: a zero-width space inside an escape (%5<U+200B>F)
+// hides nothing once stored.
 func decodings(s string, json bool) iter.Seq[string] {
 	return func(yield func(string) bool) {
+		if n, ok := normalize(s); ok {
+			s = n // scanned by the caller, as s is
+		}
 		for round := range escapeLevels {
 			was := s
+			next := func(u string) bool {
+				if !yield(u) {
+					return false
+				}
+				if n, ok := normalize(u); ok {
+					u = n
+				}
+				s = u
+				return true
+			}
 			if (json || round > 0) && strings.IndexByte(s, '\\') >= 0 {
-				if u := string(strictjson.AppendUnescaped(make([]byte, 0, len(s)), []byte(s))); u != s {
-					if !yield(u) {
-						return
-					}
-					s = u
+				if u := string(strictjson.AppendUnescaped(make([]byte, 0, len(s)), []byte(s))); u != s && !next(u) {
+					return
 				}
 			}
 			for _, decode := range [...]func(string) (string, bool){entityDecoded, percentDecoded} {
-				if u, ok := decode(s); ok {
-					if !yield(u) {
-						return
-					}
-					s = u
+				if u, ok := decode(s); ok && !next(u) {
+					return
 				}
 			}
 			if s == was {

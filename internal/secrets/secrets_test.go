@@ -255,6 +255,11 @@ func TestScanString(t *testing.T) {
 		{"entity-named", "ghp&lowbar;" + ghClassic[4:], "github-token"},
 		{"entity-password", "password&#61;Tr0ub4dor&amp;3x", "password-assignment"},
 		{"entity-anthropic", strings.ReplaceAll(antKey, "-", "&#45;"), "anthropic-api-key"},
+		// A character Cairn drops when it stores text, inside an escape, hides nothing: the
+		// escape is whole once stored.
+		{"entity-split-by-zero-width", "&#1\u200b03;hp_" + ghClassic[4:], "github-token"},
+		{"percent-split-by-zero-width", "ghp%5\u200bF" + ghClassic[4:], "github-token"},
+		{"json-escape-split-by-zero-width", `gh\u00` + "\u200b" + `70_` + ghClassic[4:], "github-token"},
 		{"entity-prose", "Tom &amp; Jerry &lt;b&gt; caf&#233; &#128512; &#1; &nbsp; &unknown; & so on &#", ""},
 		// A Google OAuth refresh token starts 1//0 and does not expire: a / kept it from the
 		// credential rules, even after refresh_token.
