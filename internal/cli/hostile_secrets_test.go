@@ -589,6 +589,7 @@ func TestSecretRefusalNamesTheArgument(t *testing.T) {
 		{[]string{"start", "debug", tok, "--replace"}, "CONTEXT"},
 		{[]string{"vars", "set", "PLAN_NOTE", tok}, "VALUE"},
 		{[]string{"archive", "--reason", tok}, "--reason"},
+		{[]string{"vars", "unset", "PLAN_NOTE", tok}, "KEY"},
 	} {
 		code, out := p.run("", c.args...)
 		want := "secret found (github-token) in " + c.named + ": secrets are not stored"

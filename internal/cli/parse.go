@@ -247,12 +247,17 @@ func notText(fs *flag.FlagSet, pos []string, usage, name string) error {
 }
 
 // argName names the positional argument pos[i] as the usage line of the command name does
-// (CONTEXT, TO), or by its place (argument 2) when the count given leaves it unclear.
+// (CONTEXT, TO; each of KEY... is KEY), or by its place (argument 2) when the count given
+// leaves it unclear.
 func argName(pos []string, i int, usage, name string) string {
-	if all, req := argNames(usage, name, true), argNames(usage, name, false); len(pos) == len(all) {
+	all, req := argNames(usage, name, true), argNames(usage, name, false)
+	switch {
+	case len(pos) == len(all):
 		return all[i]
-	} else if len(pos) == len(req) {
+	case len(pos) == len(req):
 		return req[i]
+	case len(req) > 0 && i >= len(req)-1 && strings.Contains(usage, " "+req[len(req)-1]+"..."):
+		return req[len(req)-1]
 	}
 	return fmt.Sprintf("argument %d", i+1)
 }
