@@ -193,6 +193,12 @@ func decodings(s string, json bool) iter.Seq[string] {
 		if n, ok := normalize(s); ok {
 			s = n // scanned by the caller, as s is
 		}
+		// A document's own escapes are decoded once a later round's decoding has written a
+		// backslash (&#92;, %5C), not again in its whole text.
+		own := 0
+		if !json {
+			own = strings.Count(s, `\`)
+		}
 		for round := range escapeLevels {
 			was := s
 			next := func(u string) bool {
@@ -205,7 +211,7 @@ func decodings(s string, json bool) iter.Seq[string] {
 				s = u
 				return true
 			}
-			if (json || round > 0) && strings.IndexByte(s, '\\') >= 0 {
+			if strings.IndexByte(s, '\\') >= 0 && (json || round > 0 && strings.Count(s, `\`) > own) {
 				if u := string(strictjson.AppendUnescaped(make([]byte, 0, len(s)), []byte(s))); u != s && !next(u) {
 					return
 				}
