@@ -608,7 +608,11 @@ func (a *app) parse(args []string, min, max int) ([]string, error) {
 		}
 		return nil, a.usageErr("too many arguments: want at most %d, got %d%s", max, len(pos), glob)
 	}
-	return pos, notText(fs, pos, commands[a.name].usage, a.name)
+	c := commands[a.name]
+	if err := notText(fs, pos, c.usage, a.name); err != nil || c.readOnly {
+		return pos, err
+	}
+	return pos, secretArg(fs, pos, c.usage, a.name)
 }
 
 // usageErr is a usage error of the running command, shown with its usage line.

@@ -567,3 +567,41 @@ func TestCheckpointLoadSaysSavedBeforeTheWorkflow(t *testing.T) {
 		}
 	}
 }
+
+// A secret in an argument is refused naming the argument as the person typed it (ID,
+// --note), as the agent's tools name theirs: the store's refusal named where the value was
+// bound for in the record ($.tasks[0].id, $.history[0].note), which no one typed. Nothing
+// is stored, nothing echoed.
+func TestSecretRefusalNamesTheArgument(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "name the argument")
+	const tok = "ghp_R2d2C3poLuke0Leia1Han2Solo3Chewie4xY"
+	for _, c := range []struct {
+		args  []string
+		named string
+	}{
+		{[]string{"task", tok, "pending"}, "ID"},
+		{[]string{"task", "t1", "pending", "--note", "see " + tok}, "--note"},
+		{[]string{"task", "t1", "done", "--output", tok}, "--output"},
+		{[]string{"transition", "plan", "--note", tok}, "--note"},
+		{[]string{"transition", "plan", "--output", "plan.md", "--output", tok}, "--output"},
+		{[]string{"complete", tok}, "OUTCOME"},
+		{[]string{"start", "debug", tok, "--replace"}, "CONTEXT"},
+		{[]string{"vars", "set", "PLAN_NOTE", tok}, "VALUE"},
+		{[]string{"archive", "--reason", tok}, "--reason"},
+		{[]string{"vars", "unset", "PLAN_NOTE", tok}, "KEY"},
+	} {
+		code, out := p.run("", c.args...)
+		want := "secret found (github-token) in " + c.named + ": secrets are not stored"
+		if code != cli.ExitRefused || !strings.Contains(out, want) || strings.Contains(out, "$.") || holds(out, tok) {
+			t.Errorf("cairn %s: exit %d, want %d and %q:\n%s", c.args[0], code, cli.ExitRefused, want, out)
+		}
+		if f := leaked(t, p.base, tok); f != "" {
+			t.Fatalf("cairn %s: stored in %s", c.args[0], f)
+		}
+	}
+	// A JSON value is the store's to refuse, naming the path inside it.
+	if _, out := p.run("", "transition", "plan", "--checkpoint", `{"ci": {"token": "`+tok+`"}}`); !strings.Contains(out, "secret found (github-token) at $.ci.token") {
+		t.Errorf("transition --checkpoint:\n%s", out)
+	}
+}

@@ -235,18 +235,61 @@ func notText(fs *flag.FlagSet, pos []string, usage, name string) error {
 		if utf8.ValidString(p) {
 			continue
 		}
-		what := fmt.Sprintf("argument %d", i+1)
-		if all, req := argNames(usage, name, true), argNames(usage, name, false); len(pos) == len(all) {
-			what = all[i]
-		} else if len(pos) == len(req) {
-			what = req[i]
-		}
-		return &codeError{code: ExitRefused, msg: what + " is not UTF-8 text" + step}
+		return &codeError{code: ExitRefused, msg: argName(pos, i, usage, name) + " is not UTF-8 text" + step}
 	}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		if err == nil && !utf8.ValidString(f.Value.String()) {
 			err = &codeError{code: ExitRefused, msg: "--" + f.Name + ": the value is not UTF-8 text" + step}
+		}
+	})
+	return err
+}
+
+// argName names the positional argument pos[i] as the usage line of the command name does
+// (CONTEXT, TO; each of KEY... is KEY), or by its place (argument 2) when the count given
+// leaves it unclear.
+func argName(pos []string, i int, usage, name string) string {
+	all, req := argNames(usage, name, true), argNames(usage, name, false)
+	switch {
+	case len(pos) == len(all):
+		return all[i]
+	case len(pos) == len(req):
+		return req[i]
+	case len(req) > 0 && i >= len(req)-1 && strings.Contains(usage, " "+req[len(req)-1]+"..."):
+		return req[len(req)-1]
+	}
+	return fmt.Sprintf("argument %d", i+1)
+}
+
+// secretArg refuses an argument or a flag's value of a command that stores what it is given
+// when it holds text of a secret's shape, named as the person typed it (ID, --note), as the
+// agent's tools name the argument: the store's refusal named the place in the record the
+// value was bound for ($.tasks[0].id), which no one typed. A JSON value (checkpoint save's,
+// --checkpoint) is left to the store, whose refusal names the path inside it.
+func secretArg(fs *flag.FlagSet, pos []string, usage, name string) error {
+	refuse := func(f *secrets.Finding, place string) error {
+		return &codeError{code: ExitRefused, msg: f.ErrorIn(place) + "; nothing was changed"}
+	}
+	for i, p := range pos {
+		if what := argName(pos, i, usage, name); what != "JSON" {
+			if f := secrets.ScanString(p); f != nil {
+				return refuse(f, what)
+			}
+		}
+	}
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		values := []string{fl.Value.String()}
+		if many, ok := fl.Value.(*strs); ok {
+			values = *many // each --output alone: joined, two could make one
+		}
+		for _, v := range values {
+			if err == nil && fl.Name != "checkpoint" && !isBool(fl) {
+				if f := secrets.ScanString(v); f != nil {
+					err = refuse(f, "--"+fl.Name)
+				}
+			}
 		}
 	})
 	return err

@@ -27,6 +27,11 @@ func TestEscapesThatHideAKeyword(t *testing.T) {
 		`{"a":"curl example.com -u \"bob:Zq8Wm3Rt6Yp1\""}`,               // the keyword as written, quotes escaped
 		"{\"a\":\"cu\u200brl example.com -u \\\"bob:Zq8Wm3Rt6Yp1\\\"\"}", // and split by a zero-width space as written
 		`{"a":["\u00e9t\u00e9", "curl\u0020https://example.com -u bob:Zq8Wm3Rt6Yp1"]}`,
+		`{"a":"%6\u0037hp_R2d2C3poLuke0Leia1Han2Solo3Chewie4xY"}`,            // a percent escape's digit escaped
+		`{"a":"\u0026#103;hp_R2d2C3poLuke0Leia1Han2Solo3Chewie4xY"}`,         // a character reference's &
+		`{"a":"&\u0023103;hp_R2d2C3poLuke0Leia1Han2Solo3Chewie4xY"}`,         // and its #
+		`{"a":"&#92;u0067hp_R2d2C3poLuke0Leia1Han2Solo3Chewie4xY","b":"\""}`, // a reference to a backslash
+		`{"a":"%5Cu0067hp_R2d2C3poLuke0Leia1Han2Solo3Chewie4xY","b":"\""}`,   // a percent escape of one
 	} {
 		spans, err := strictjson.Default.AppendSpans(nil, []byte(doc), nil)
 		if err != nil {

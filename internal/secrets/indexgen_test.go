@@ -149,6 +149,12 @@ func buildIndex() *keywordIndex {
 		mark(r.then[0])
 		mark(r.then[1])
 	}
+	// What decodings reads as an escape of its own (a percent escape, a character
+	// reference) may be written as a JSON escape: \u0025 then 5F, \u0026#95;.
+	mark("%&#;0123456789abcdefxABCDEF")
+	for c := 'a'; c <= 'z'; c++ { // a reference's name
+		mark(string(c))
+	}
 	// The hashes fold each byte's 0x20 bit in, so "any byte" is the 128 bytes with it set:
 	// next steps through them, and past a single byte ends its loop.
 	span := func(v int) (lo, hi int) { // -1: any byte

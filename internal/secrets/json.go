@@ -71,7 +71,7 @@ func ProbeText(doc []byte) Probe {
 	// The texts are read only while a call runs and nothing found keeps a piece of them, so
 	// they are viewed in place: copying a 1 MB document cost a tenth of its check.
 	var p Probe
-	p.found, p.named, p.exact = probe(view(doc), &p.met)
+	p.found, p.named, p.exact = probe(view(doc), &p.met, false)
 	p.some = p.found != nil
 	return p
 }
@@ -237,45 +237,40 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // probe returns the rule match finds in s, if any, and whether a named rule's keyword occurs
 // in s or in s as normalize leaves it (told for sure only when no rule matched); exact says,
 // when no rule matched, that s holds nothing normalize drops. When met is not nil, it gets
-// the places in s where a keyword occurs (see scan).
-func probe(s string, met *[]int) (found *rule, named, exact bool) {
+// the places in s where a keyword occurs (see scan). s is read decoded too, as match reads
+// it (see decodings; json as there).
+func probe(s string, met *[]int, json bool) (found *rule, named, exact bool) {
 	r, _, _, named := scan(s, met)
 	exact = true
-	if r == nil {
-		if n, ok := normalize(s); ok {
-			var more bool
-			r, _, _, more = scan(n, nil)
-			named, exact = named || more, false
+	more := func(s string) {
+		var m bool
+		r, _, _, m = scan(s, nil)
+		named, exact = named || m, false
+		if n, ok := normalize(s); ok && r == nil {
+			r, _, _, m = scan(n, nil)
+			named = named || m
 		}
 	}
 	if r == nil {
-		// As match reads it (see percentDecoded), and its keywords are not where they stand.
-		if u, ok := percentDecoded(s); ok {
-			var more bool
-			r, _, _, more = scan(u, nil)
-			named, exact = named || more, false
-			if n, ok := normalize(u); ok && r == nil {
-				r, _, _, more = scan(n, nil)
-				named = named || more
+		if n, ok := normalize(s); ok {
+			more(n)
+		}
+	}
+	if r == nil {
+		// Its keywords are not where they stand in s.
+		for u := range decodings(s, json) {
+			if more(u); r != nil {
+				break
 			}
 		}
 	}
 	return r, named, exact
 }
 
-// probeDecoded is probe for decoded strings, read also decoded again as match reads them
-// (see unescapings): JSON escaped twice or more in a document is found where ScanString
-// finds it.
+// probeDecoded is probe for decoded strings, read also decoded again as match reads them:
+// JSON escaped twice or more in a document is found where ScanString finds it.
 func probeDecoded(s string) (found *rule, named bool) {
-	found, named, _ = probe(s, nil)
-	for u := range unescapings(s) {
-		if found != nil {
-			break
-		}
-		var more bool
-		found, more, _ = probe(u, nil)
-		named = named || more
-	}
+	found, named, _ = probe(s, nil, true)
 	return found, named
 }
 

@@ -43,7 +43,9 @@ var ruleTable = [...]rule{
 		keywords: []string{"secret"},
 		fold:     true,
 		named:    true,
-		before:   assignedNear,
+		before: func(s string, i int) bool {
+			return assignedNear(s, i) && (awsBefore(s, i) || accessKeyAfter(s, i+len("secret")))
+		},
 		rx: lazyre.Regexp{Expr: `(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
 			`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`},
 		ok: func(s string, i int, m []string) bool {
@@ -504,7 +506,9 @@ var ruleTable = [...]rule{
 		// The name starts a word or a camelCase hump: webhookSecret, accessToken. The value
 		// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
 		name: "provider-credential", keywords: credentialNames, fold: true, named: true,
-		before: func(s string, i int) bool { return wordOrHump(s, i) && nameAssigned(s, i) },
+		before: func(s string, i int) bool {
+			return wordOrHump(s, i) && nameAssigned(s, i) && digitAhead(s, i, credentialSpan)
+		},
 		rx: lazyre.Regexp{Expr: `(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
 			credentialHead},
 		span: credentialSpan, tail: credentialTail,
@@ -681,8 +685,9 @@ var ruleTable = [...]rule{
 		// (holderEnds): elsewhere the JSON scan does not read members for it. The regexp's
 		// match ends within 85 bytes of the keyword, so the window is cut there: prose
 		// says "token" often.
-		name: "token-assignment", keywords: []string{"token"}, fold: true, span: 85,
-		named: true, asName: holderEnds, before: wordOrHump, tail: credentialTail,
+		name: "token-assignment", keywords: []string{"token"}, fold: true, span: tokenSpan,
+		named: true, asName: holderEnds, tail: credentialTail,
+		before: func(s string, i int) bool { return wordOrHump(s, i) && digitAhead(s, i, tokenSpan) },
 		rx: lazyre.Regexp{Expr: `(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
 			credentialHead},
 		ok: func(s string, i int, m []string) bool {
@@ -930,10 +935,51 @@ func symbolSecret(v string) bool {
 	return symbol
 }
 
+// accessKeyAfter: "access key" follows "secret" at j as aws-secret-access-key's regexp reads it
+// (a _ . - or space before each word, or none; any case), which its ok needs unless "aws" is
+// before the name; or a byte past ASCII is there, which (?i) may fold to a letter of it (the
+// Kelvin sign to k), for the regexp to judge. Where neither is, as in secret= or a-secret=
+// repeated, the regexp does not run: it cost each keyword of such a flood 149 instructions
+// at each byte it read, a fifth of the flood's work.
+func accessKeyAfter(s string, j int) bool {
+	for k := j; k < min(len(s), j+len("_access_key")); k++ {
+		if s[k] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	word := func(w string) bool {
+		if j < len(s) && strings.IndexByte("_.- ", s[j]) >= 0 {
+			j++
+		}
+		ok := len(s)-j >= len(w) && strings.EqualFold(s[j:j+len(w)], w)
+		j += len(w)
+		return ok
+	}
+	return word("access") && word("key")
+}
+
+// digitAhead: a digit is in the stretch a match of provider-credential or token-assignment
+// may cover from its keyword at i, its window of span bytes then the rest of a value of at
+// most 128 bytes (see credentialTail): every value their checks take holds one (randomish,
+// hexKey). Where none is, as in a-secret= or x-token= repeated, the regexp does not run:
+// provider-credential's 256 instructions, token-assignment's 154, at each byte it read, at
+// every keyword of such a flood, about 740 and 480 steps a byte of it.
+func digitAhead(s string, i, span int) bool {
+	w := s[i:min(len(s), i+span+128)]
+	if readAround != nil {
+		readAround(len(w))
+	}
+	return strings.ContainsAny(w, "0123456789")
+}
+
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and
 // token-assignment judge: their regexps end there, and credentialTail reads the rest. It
 // may hold a /, which credentialValue takes in base64 only.
 const credentialHead = `([A-Za-z0-9_+=.~/-]{16})`
+
+// tokenSpan cuts token-assignment's window: its regexp's match ends within 85 bytes of the
+// keyword.
+const tokenSpan = 85
 
 // credentialSpan cuts provider-credential's window: a name of up to 100 bytes, an assignment
 // (the longest is a holder's, {"value": ...) and the value's head.

@@ -43,8 +43,12 @@ type Finding struct {
 }
 
 // Error names the rule and the path and says what to do instead. It never contains the secret.
-func (f *Finding) Error() string {
-	return f.Refusal("") + "; keep it in an environment variable or a secret manager and store a" +
+func (f *Finding) Error() string { return f.ErrorIn("") }
+
+// ErrorIn is Error for a finding of ScanString in a value the caller names as place (see
+// Refusal): a command's argument, "--note".
+func (f *Finding) ErrorIn(place string) string {
+	return f.Refusal(place) + "; keep it in an environment variable or a secret manager and store a" +
 		" reference to it (the variable's name or the secret's path) instead"
 }
 
@@ -159,7 +163,7 @@ func match(s string) *rule {
 // holds characters Cairn drops before storing or showing text (zero-width, bidi and other
 // format characters, controls, invalid UTF-8: see textsafe.Dropped), s is scanned again
 // without them, so a token split by U+200B is caught as the token the writer would store.
-// When s holds JSON escapes, it is scanned again decoded (see unescapings).
+// When s holds escapes, it is scanned again decoded (see decodings).
 func matchAt(s string) (r *rule, span string) {
 	if len(s) < 2 {
 		// No keyword is shorter (buildIndex), nor decoding makes text longer: an empty field
@@ -167,18 +171,61 @@ func matchAt(s string) (r *rule, span string) {
 		return nil, ""
 	}
 	if r, span = matchStored(s); r == nil {
-		for u := range unescapings(s) {
+		for u := range decodings(s, true) {
 			if r, span = matchStored(u); r != nil {
 				break
 			}
 		}
 	}
-	if r == nil {
-		if u, ok := percentDecoded(s); ok {
-			r, span = matchStored(u)
+	return r, span
+}
+
+// decodings yields s decoded as a writer may have hidden a token in it, each form that
+// differs from the one before: its JSON escapes (unless json is false, for a document's own
+// text, whose strings are decoded apart), its HTML character references, then its URL
+// percent escapes (see entityDecoded, percentDecoded), and again on the result while it
+// changes, up to escapeLevels rounds. One kind of escape may hide another: \u0025 then 5F
+// is %5F, _ once decoded; &#37;5F and %26%2395; are too. Each form is decoded further without
+// what normalize drops, as Cairn stores it: a zero-width space inside an escape (%5<U+200B>F)
+// hides nothing once stored.
+func decodings(s string, json bool) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if n, ok := normalize(s); ok {
+			s = n // scanned by the caller, as s is
+		}
+		// A document's own escapes are decoded once a later round's decoding has written a
+		// backslash (&#92;, %5C), not again in its whole text.
+		own := 0
+		if !json {
+			own = strings.Count(s, `\`)
+		}
+		for round := range escapeLevels {
+			was := s
+			next := func(u string) bool {
+				if !yield(u) {
+					return false
+				}
+				if n, ok := normalize(u); ok {
+					u = n
+				}
+				s = u
+				return true
+			}
+			if strings.IndexByte(s, '\\') >= 0 && (json || round > 0 && strings.Count(s, `\`) > own) {
+				if u := string(strictjson.AppendUnescaped(make([]byte, 0, len(s)), []byte(s))); u != s && !next(u) {
+					return
+				}
+			}
+			for _, decode := range [...]func(string) (string, bool){entityDecoded, percentDecoded} {
+				if u, ok := decode(s); ok && !next(u) {
+					return
+				}
+			}
+			if s == was {
+				return
+			}
 		}
 	}
-	return r, span
 }
 
 // percentDecoded returns s with its URL percent escapes of printable ASCII decoded, and
@@ -207,28 +254,141 @@ func percentDecoded(s string) (string, bool) {
 	return string(append(b, s[from:]...)), true
 }
 
-// escapeLevels is how many times unescapings decodes text: JSON escaped twice more and
+// entityDecoded returns s with its HTML character references of printable ASCII decoded,
+// and whether it had any: a token pasted from a web page or encoded by hand (&#103;hp_...,
+// ghp&#x5F;..., ghp&lowbar;...) is read as the token it stands for. A numeric reference may
+// end without its ;, as browsers read it. As in percentDecoded, references to other
+// characters stay as they are.
+func entityDecoded(s string) (string, bool) {
+	if strings.IndexByte(s, '&') < 0 {
+		return s, false
+	}
+	var b []byte
+	from := 0 // s[from:] is not yet in b
+	for i := 0; i+3 < len(s); i++ {
+		if s[i] != '&' {
+			continue
+		}
+		c, n := entityAt(s[i+1:])
+		if n == 0 {
+			continue
+		}
+		b = append(append(b, s[from:i]...), c)
+		from = i + 1 + n
+		i += n
+	}
+	if b == nil {
+		return s, false
+	}
+	return string(append(b, s[from:]...)), true
+}
+
+// entityAt reads the character reference that starts s, after its &, when it stands for
+// printable ASCII: the character and the reference's length, or 0.
+func entityAt(s string) (c byte, n int) {
+	if s[0] != '#' {
+		name, _, ok := strings.Cut(s[:min(len(s), maxEntityName+1)], ";")
+		if c := asciiEntity(name); ok && c != 0 {
+			return c, len(name) + 1
+		}
+		return 0, 0
+	}
+	base, j := 10, 1
+	if j < len(s) && (s[j] == 'x' || s[j] == 'X') {
+		base, j = 16, j+1
+	}
+	v, start := 0, j
+	for ; j < len(s) && j-start < 8; j++ {
+		d := s[j]
+		if !(base == 10 && '0' <= d && d <= '9' || base == 16 && isHex(d)) {
+			break
+		}
+		v = v*base + int(hexDigit(d))
+	}
+	if j == start || v < 0x20 || v >= 0x7f {
+		return 0, 0
+	}
+	if j < len(s) && s[j] == ';' {
+		j++
+	}
+	return byte(v), j
+}
+
+// asciiEntity returns the printable ASCII that HTML's reference named name stands for, or 0:
+// the punctuation a token or an assignment holds (no name stands for a letter or a digit). A
+// switch, not a map: a map literal is built when each process starts, hooks too.
+func asciiEntity(name string) byte {
+	switch name {
+	case "excl":
+		return '!'
+	case "quot", "QUOT":
+		return '"'
+	case "num":
+		return '#'
+	case "dollar":
+		return '$'
+	case "percnt":
+		return '%'
+	case "amp", "AMP":
+		return '&'
+	case "apos":
+		return '\''
+	case "lpar":
+		return '('
+	case "rpar":
+		return ')'
+	case "ast", "midast":
+		return '*'
+	case "plus":
+		return '+'
+	case "comma":
+		return ','
+	case "period":
+		return '.'
+	case "sol":
+		return '/'
+	case "colon":
+		return ':'
+	case "semi":
+		return ';'
+	case "lt", "LT":
+		return '<'
+	case "equals":
+		return '='
+	case "gt", "GT":
+		return '>'
+	case "quest":
+		return '?'
+	case "commat":
+		return '@'
+	case "lsqb", "lbrack":
+		return '['
+	case "bsol":
+		return '\\'
+	case "rsqb", "rbrack":
+		return ']'
+	case "Hat":
+		return '^'
+	case "lowbar", "UnderBar":
+		return '_'
+	case "grave", "DiacriticalGrave":
+		return '`'
+	case "lcub", "lbrace":
+		return '{'
+	case "verbar", "vert", "VerticalLine":
+		return '|'
+	case "rcub", "rbrace":
+		return '}'
+	}
+	return 0
+}
+
+// maxEntityName is the longest name asciiEntity knows.
+const maxEntityName = len("DiacriticalGrave")
+
+// escapeLevels is how many rounds decodings decodes text: JSON escaped twice more and
 // pasted as text (a log line quoting a request body that quoted JSON) is read too.
 const escapeLevels = 3
-
-// unescapings yields s with its JSON escapes decoded, then decoded again, while it holds
-// escapes, up to escapeLevels times: JSON escaped once more or more and pasted as text
-// ({\"password\":\"...\"}, postgres:\/\/..., an env file written as one line with \n
-// escapes) is read as what it stands for.
-func unescapings(s string) iter.Seq[string] {
-	return func(yield func(string) bool) {
-		for range escapeLevels {
-			if strings.IndexByte(s, '\\') < 0 {
-				return
-			}
-			u := string(strictjson.AppendUnescaped(make([]byte, 0, len(s)), []byte(s)))
-			if u == s || !yield(u) {
-				return
-			}
-			s = u
-		}
-	}
-}
 
 // matchStored is matchAt for s as it is, and without what Cairn drops when it stores it.
 func matchStored(s string) (r *rule, span string) {
@@ -578,7 +738,7 @@ type keywordIndex struct {
 
 // hides reports whether the body of a JSON string that passed strictjson's check has an
 // escape that may make a keyword appear in its decoded text, or in that text decoded again
-// as often as match decodes it (see escapes, unescapings): one for a byte it marks, a
+// as often as match decodes it (see escapes, decodings): one for a byte it marks, a
 // character normalize drops, or a surrogate (told apart only when decoded); or an escaped
 // backslash before what may be such an escape. It runs on every escaped string of a large
 // document, so it reads escapes itself.
@@ -592,7 +752,7 @@ func (ix *keywordIndex) hides(body []byte) bool {
 		body = body[i+2:]
 		if c == '\\' && len(body) > 0 {
 			// An escaped backslash and what follows are an escape once the text is decoded
-			// again, as match reads it (see unescapings): \\/ is / then, \\u0070 is p. An
+			// again, as match reads it (see decodings): \\/ is / then, \\u0070 is p. An
 			// escaped backslash before another is one at the level after, so it counts.
 			switch n := body[0]; n {
 			case '\\', 'u':

@@ -241,6 +241,26 @@ func TestScanString(t *testing.T) {
 		{"percent-anthropic", strings.ReplaceAll(antKey, "-", "%2D"), "anthropic-api-key"},
 		{"percent-password", "next=%2Flogin%3Fpassword%3DTr0ub4dor%263x", "password-assignment"},
 		{"percent-prose", "100% sure it is 50%off, see /a%20b%2Fc?q=%E2%9C%93", ""},
+		// One kind of escape may hide another: a percent escape written as a JSON escape, a
+		// character reference as a percent escape.
+		{"percent-in-json-escape", `ghp\u00255F` + ghClassic[4:], "github-token"},
+		{"percent-in-json-escape-twice", `ghp\\u00255F` + ghClassic[4:], "github-token"},
+		{"entity-in-percent", "ghp%26%2395%3B" + ghClassic[4:], "github-token"},
+		{"json-escape-in-entity", "&#92;u0067hp_" + ghClassic[4:], "github-token"},
+		// HTML character references of printable ASCII, as a page or an encoder writes a
+		// token, are read decoded; others, and & alone, are text.
+		{"entity-decimal", "&#103;hp_" + ghClassic[4:], "github-token"},
+		{"entity-hex", "&#x67;hp_" + ghClassic[4:], "github-token"},
+		{"entity-no-semicolon", "&#103hp_" + ghClassic[4:], "github-token"},
+		{"entity-named", "ghp&lowbar;" + ghClassic[4:], "github-token"},
+		{"entity-password", "password&#61;Tr0ub4dor&amp;3x", "password-assignment"},
+		{"entity-anthropic", strings.ReplaceAll(antKey, "-", "&#45;"), "anthropic-api-key"},
+		// A character Cairn drops when it stores text, inside an escape, hides nothing: the
+		// escape is whole once stored.
+		{"entity-split-by-zero-width", "&#1\u200b03;hp_" + ghClassic[4:], "github-token"},
+		{"percent-split-by-zero-width", "ghp%5\u200bF" + ghClassic[4:], "github-token"},
+		{"json-escape-split-by-zero-width", `gh\u00` + "\u200b" + `70_` + ghClassic[4:], "github-token"},
+		{"entity-prose", "Tom &amp; Jerry &lt;b&gt; caf&#233; &#128512; &#1; &nbsp; &unknown; & so on &#", ""},
 		// A Google OAuth refresh token starts 1//0 and does not expire: a / kept it from the
 		// credential rules, even after refresh_token.
 		{"google-refresh-token", `{"refresh_token": "1//0gLkX3mQ9vTzR8pW2aNcY5uJ7bHdF4eK6sQ1wE0rT9yU3iO8pA2sD5fG7hJ4kL6zX9cV1bN3mQ0wE8rT5yU2iO7pA4sD1f"}`, "google-oauth"},
@@ -819,6 +839,22 @@ func TestFloodsWorkLittle(t *testing.T) {
 		`"curl", "-u", "a`, `"login", "-p", "`) {
 		s := strings.Repeat(unit, n/len(unit))
 		if work := secrets.RegexpWork(s); work > 2500*len(s) {
+			t.Errorf("%q repeated over %d bytes: the regexps stepped up to %d a byte", unit, len(s), work/len(s))
+		}
+	}
+}
+
+// A flood of a credential's name assigned where no value it may take can be one (no digit
+// within reach, which every credential value holds; "secret" with neither "aws" before it nor
+// "access key" after it) runs neither provider-credential's regexp nor aws-secret-access-key's
+// nor token-assignment's: a-secret= repeated stepped about 920 a byte through the first two,
+// x-token= 480 through the third, at every keyword, for values their checks then refused.
+func TestValuelessFloodsWorkLittle(t *testing.T) {
+	const n = 32 << 10
+	for _, unit := range []string{"a-secret=", "secret=", "SECRET=", "a_secret=", "client_secret: ", "a-api_key=",
+		"api_key=", `"api_key": "`, "discord=", "apiKey=", "x-token=", "token=", "TOKEN: "} {
+		s := strings.Repeat(unit, n/len(unit))
+		if work := secrets.RegexpWork(s); work > 50*len(s) {
 			t.Errorf("%q repeated over %d bytes: the regexps stepped up to %d a byte", unit, len(s), work/len(s))
 		}
 	}
