@@ -66,6 +66,9 @@ type Outcome struct {
 	Conflict *Conflict
 	// Available lists the remote's workflows when none is active here and none was chosen.
 	Available remote.Heads
+	// Running, with ErrRunningElsewhere, is how long ago the live session on another machine
+	// last changed the one workflow offered (Available), in words ("2m ago").
+	Running string `json:",omitempty"`
 	// Shared counts revisions of workflows archived here (finished) pushed so that other
 	// machines see their end.
 	Shared int
@@ -110,6 +113,11 @@ var ErrChoose = errors.New("the remote holds several workflows and none is activ
 // asked for; Outcome.Available lists the ones it holds that could be taken.
 var ErrNoSuch = errors.New("the remote holds no workflow by that id")
 
+// ErrRunningElsewhere is returned by Background when no workflow is active here and the
+// remote's only one to take is owned by a live session (workflow.OwnerLive) on another machine.
+// Outcome.Available offers it and Outcome.Running says how recent that session is; Sync takes it.
+var ErrRunningElsewhere = errors.New("the remote's only workflow to take is being worked in by a live session on another machine, so it was not taken here")
+
 // ErrOtherActive is returned when the id asked for is not the workflow active here, which a
 // sync never leaves for another; Outcome.Workflow names the active one.
 var ErrOtherActive = errors.New("another workflow is active here")
@@ -131,6 +139,19 @@ type Replayer func(ctx context.Context, c *Conflict) (applied int, err error)
 // remote's only one when id is empty) into agreement with b. from names the remote in the
 // events it writes ("origin"). replay, when not nil, is offered the changes of a lost race.
 func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replay Replayer) (Outcome, error) {
+	return syncAll(ctx, st, b, from, id, replay, false)
+}
+
+// Background is Sync with no id, run unasked (cairn-mcp's syncs, every few seconds): with
+// nothing active here, the remote's only workflow is not taken while a live session on another
+// machine works in it (ErrRunningElsewhere). Taken here unasked, the model found it in its
+// slot when the person had just finished their own, start_workflow refused it, and replacing
+// it ended it on the machine working in it. A person's cairn sync takes it, as asked.
+func Background(ctx context.Context, st *store.Store, b remote.Backend, from string, replay Replayer) (Outcome, error) {
+	return syncAll(ctx, st, b, from, "", replay, true)
+}
+
+func syncAll(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replay Replayer, unasked bool) (Outcome, error) {
 	var conflict *Conflict
 	var notices []string // every round's: a conflict round's archive is told after the push
 	if replay != nil {
@@ -146,7 +167,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 		}
 	}
 	for round := 0; ; round++ {
-		out, err := syncOnce(ctx, st, b, from, id, replay != nil)
+		out, err := syncOnce(ctx, st, b, from, id, replay != nil, unasked)
 		for _, n := range out.Notices {
 			if !slices.Contains(notices, n) { // a finished line not shared is told by every round
 				notices = append(notices, n)
@@ -242,7 +263,7 @@ func step(name string) {
 	}
 }
 
-func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying bool) (out Outcome, err error) {
+func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying, unasked bool) (out Outcome, err error) {
 	var skipped []remote.LeftOut // the remote's lines idle left out
 	var unshared []string        // ends of workflows finished here that were not shared, and why
 	var taken bool               // idle chose a line none of which is here (Outcome.Taken)
@@ -271,7 +292,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		}
 	} else {
 		var chosen string
-		shared, chosen, out, err = idle(ctx, st, b, from, id)
+		shared, chosen, out, err = idle(ctx, st, b, from, id, unasked)
 		skipped, unshared, taken = out.LeftOut, out.Notices, out.Taken
 		if err != nil || chosen == "" {
 			return out, err
@@ -623,9 +644,10 @@ func commonPrefix(a, b []Entry) int64 {
 // archived here nor finished by the machine that ended it (unfinished). A workflow archived
 // here is never taken back from the remote, except one that expired here whose remote line
 // another machine moved on and is live (shareArchive): that one is taken before any other, its
-// archive kept, and said in out.Notices. Lines that cannot be
+// archive kept, and said in out.Notices. The remote's only one is not taken unasked (Background)
+// while a live session on another machine works in it (ErrRunningElsewhere). Lines that cannot be
 // read are left out, and named in out.Unreadable and out.LeftOut whatever else it says.
-func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want string) (shared int, chosen string, out Outcome, err error) {
+func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want string, unasked bool) (shared int, chosen string, out Outcome, err error) {
 	h, err := b.Heads(ctx)
 	var skipped []remote.LeftOut
 	if ue, ok := errors.AsType[*remote.UnreadableError](err); ok {
@@ -698,7 +720,7 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 		}
 		if h[want] == 0 && remote.ValidID(want) == nil && !slices.ContainsFunc(skipped, func(l remote.LeftOut) bool { return l.ID == want }) {
 			// Taking it would find nothing and say "up to date at r0".
-			if open, err = unfinished(ctx, st, b, from, open); err != nil {
+			if open, _, err = unfinished(ctx, st, b, from, open); err != nil {
 				return shared, "", out, err
 			}
 			return shared, "", Outcome{Shared: shared, Available: open}, ErrNoSuch
@@ -710,7 +732,8 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 			return takes(k)
 		}
 	}
-	if open, err = unfinished(ctx, st, b, from, open); err != nil {
+	open, running, err := unfinished(ctx, st, b, from, open)
+	if err != nil {
 		return shared, "", out, err
 	}
 	switch len(open) {
@@ -719,6 +742,11 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 	case 1:
 		for k := range open {
 			chosen = k
+		}
+		if ago, ok := running[chosen]; ok && unasked {
+			// Another machine's, in use there: offered, never put in this machine's slot
+			// unasked, where the next start_workflow would find it and could replace it.
+			return shared, "", Outcome{Shared: shared, Available: open, Running: ago}, ErrRunningElsewhere
 		}
 		return takes(chosen)
 	}
@@ -748,8 +776,11 @@ func EndsHere(st *store.Store) ([]store.ArchiveInfo, error) {
 // on with, so an idle sync neither takes one into the active slot, where it read as the
 // workflow in progress, nor offers it (a sync naming it still takes it). It reads each line's
 // last record only; a line whose tip cannot be read stays, for the sync that takes it to say why.
-func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from string, open remote.Heads) (remote.Heads, error) {
-	keep := remote.Heads{}
+// running holds, of those kept, the ones a live session owns (none is active here, so that
+// session is another machine's), with how long ago it last changed it (workflow.Ago).
+func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from string, open remote.Heads) (keep remote.Heads, running map[string]string, err error) {
+	keep, running = remote.Heads{}, map[string]string{}
+	now := time.Now()
 	for id, h := range open {
 		key := finishedKey{st.Dir(), from, id, h}
 		if _, ok := finishedSeen.Load(key); ok {
@@ -757,17 +788,21 @@ func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from str
 		}
 		recs, err := b.Since(ctx, id, h-1)
 		if err != nil && ctx.Err() != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if es, derr := decode(b, id, recs); err == nil && derr == nil && len(es) == 1 {
-			if r, err := store.ParseRecord(es[0].Snapshot); err == nil && r.Status.Valid() && r.Status != workflow.StatusActive {
+			r, err := store.ParseRecord(es[0].Snapshot)
+			if err == nil && r.Status.Valid() && r.Status != workflow.StatusActive {
 				finishedSeen.Store(key, struct{}{})
 				continue
+			}
+			if err == nil && workflow.OwnerLive(r, workflow.Actor{}, now, workflow.DefaultLiveWindow) {
+				running[id] = workflow.Ago(now.Sub(r.Owner.Heartbeat))
 			}
 		}
 		keep[id] = h
 	}
-	return keep, nil
+	return keep, running, nil
 }
 
 // finishedSeen holds the lines unfinished found finished, by state directory, remote, id and

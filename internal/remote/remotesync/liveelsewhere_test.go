@@ -1,0 +1,66 @@
+package remotesync_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// TestIdleSyncLeavesWorkflowRunElsewhere: machine B completes its own workflow while A's live
+// session runs another on the same remote (a bare git repository). B's next idle sync (cairn-mcp
+// runs one within seconds) used to take A's workflow into B's empty slot, where start_workflow
+// refused the model and a replace archived A's workflow on every machine. Now a workflow whose
+// owner on the remote is a live session is offered (ErrRunningElsewhere, Available), not taken
+// by the unasked sync (Background); a person's cairn sync still takes it, and one whose owner
+// went quiet is taken by either as the remote's only one.
+func TestIdleSyncLeavesWorkflowRunElsewhere(t *testing.T) {
+	ctx := context.Background()
+	base := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		quiet time.Duration // how long A's session has been silent
+		taken bool
+	}{
+		{name: "live elsewhere", quiet: 0},
+		{name: "silent for an hour", quiet: time.Hour, taken: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bare := gittest.Bare(t)
+			a := newMachine(t, time.Since(base)-tc.quiet)
+			b := newMachine(t, time.Since(base))
+			ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
+			rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
+			a.en.SetSession("session-a")
+			b.en.SetSession("session-b")
+			a.start("wf-a", "A's work")
+			a.sync(ra, "")
+			b.start("wf-b", "B's work")
+			b.sync(rb, "")
+			b.complete()
+			out, err := remotesync.Background(ctx, b.st, rb, "origin", nil)
+			if !tc.taken {
+				if !errors.Is(err, remotesync.ErrRunningElsewhere) || out.Workflow != "" || out.Available["wf-a"] == 0 || out.Shared == 0 {
+					t.Fatalf("B's idle sync = %+v, %v; want wf-b's end shared and wf-a offered, not taken", out, err)
+				}
+				if _, err := os.Stat(filepath.Join(b.en.StateDir(), store.WorkflowFile)); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("B's active slot holds a workflow after its idle sync: %v", err)
+				}
+				if out := b.sync(rb, ""); out.Workflow != "wf-a" || out.Pulled == 0 {
+					t.Fatalf("B's cairn sync = %+v, want wf-a taken as asked", out)
+				}
+				return
+			}
+			if err != nil || out.Workflow != "wf-a" || !out.Taken {
+				t.Fatalf("B's idle sync = %+v, %v; want wf-a taken, its session silent", out, err)
+			}
+		})
+	}
+}
