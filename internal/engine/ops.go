@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -486,10 +487,18 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 }
 
 // whoseActive is err, when it refuses a start over the active workflow cur, with the other
-// live session working in cur named (workflow.ActiveError's LiveOwner).
+// live session working in cur named (workflow.ActiveError's LiveOwner), and the remote it is
+// shared through (SharedOn: it has been synced there, so a replace's end reaches the others).
 func (e *Engine) whoseActive(err error, cur *workflow.Record) error {
-	if ae, ok := errors.AsType[*workflow.ActiveError](err); ok && cur != nil && e.liveOwnerWarning(cur) != "" {
+	ae, ok := errors.AsType[*workflow.ActiveError](err)
+	if !ok || cur == nil {
+		return err
+	}
+	if e.liveOwnerWarning(cur) != "" {
 		ae.LiveOwner = workflow.Ago(e.now().Sub(cur.Owner.Heartbeat))
+	}
+	if s, lerr := mirror.Load(e.st); lerr == nil && s.Enabled && s.Workflow == cur.WorkflowID && s.Mirrored > 0 {
+		ae.SharedOn = secrets.Line(s.Remote, 40)
 	}
 	return err
 }

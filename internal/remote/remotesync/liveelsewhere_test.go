@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/gittest"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -62,5 +64,31 @@ func TestIdleSyncLeavesWorkflowRunElsewhere(t *testing.T) {
 				t.Fatalf("B's idle sync = %+v, %v; want wf-a taken, its session silent", out, err)
 			}
 		})
+	}
+}
+
+// TestStartRefusalSaysReplaceEndsItEverywhere: B took A's workflow from the remote (a bare git
+// repository). start_workflow's refusal on B said a replace "archives the active one, kept, not
+// lost", and the model, told so, replaced it: the next sync pushed its end and A's copy was
+// archived too. The refusal now says that a replace ends it on the other machines as well; a
+// workflow never shared is refused as before.
+func TestStartRefusalSaysReplaceEndsItEverywhere(t *testing.T) {
+	const ends = "it is shared through origin, so a replace ends it on the other machines sharing it too"
+	bare := gittest.Bare(t)
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
+	rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
+	a.start("wf-a", "A's work")
+	_, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "another", WorkflowID: "wf-n"})
+	if err == nil || strings.Contains(err.Error(), ends) {
+		t.Fatalf("A's start over its unshared workflow: %v; want it refused without %q", err, ends)
+	}
+	a.sync(ra, "")
+	b.sync(rb, "")
+	for _, m := range []*machine{a, b} {
+		_, err := m.en.Start(engine.StartRequest{Type: "apex", Context: "another", WorkflowID: "wf-n"})
+		if err == nil || !strings.Contains(err.Error(), ends) {
+			t.Errorf("start over the shared wf-a: %v; want it to say %q", err, ends)
+		}
 	}
 }
