@@ -248,9 +248,9 @@ type Waiter interface {
 // pushed stays here, and the next sync tries again.
 var ErrMoved = errors.New("the workflow kept moving on the remote or here during the sync; nothing is lost: " + NextSyncTries)
 
-// NextSyncTries is the step of a sync that did not finish and loses nothing by that: true of
-// cairn-mcp, which syncs again by itself; the CLI names the command a person runs instead.
-const NextSyncTries = "the next sync tries again"
+// NextSyncTries is remote.NextSyncTries, the step of a sync that did not finish and loses
+// nothing by that.
+const NextSyncTries = remote.NextSyncTries
 
 // stepHook, when set (by tests), is called at the steps of a lost race that run no git:
 // "intent" (the replay owed is recorded), "adopted" (the remote's line is installed),
