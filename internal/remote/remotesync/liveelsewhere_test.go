@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,23 @@ func TestStartRefusalSaysReplaceEndsItEverywhere(t *testing.T) {
 		_, err := m.en.Start(engine.StartRequest{Type: "apex", Context: "another", WorkflowID: "wf-n"})
 		if err == nil || !strings.Contains(err.Error(), ends) {
 			t.Errorf("start over the shared wf-a: %v; want it to say %q", err, ends)
+		}
+	}
+}
+
+// TestNotReplayedCutsWholeWords: a step named in the not-replayed summary is cut to fit, and
+// the cut fell inside a word: "workflow apex-20261130T2…", a date no one can read back. It now
+// ends at the last whole word, wherever the cut falls.
+func TestNotReplayedCutsWholeWords(t *testing.T) {
+	const id = "apex-20261130T224828Z-c1a5"
+	for pad := 100; pad <= 150; pad++ {
+		skip := "task " + strings.Repeat("t", pad) + ": workflow " + id + " is archived, not active; nothing was changed"
+		got := (&remotesync.Conflict{Skipped: []string{skip}}).NotReplayed()
+		words := strings.Fields(skip)
+		for _, w := range strings.Fields(strings.TrimSuffix(got, "…")) {
+			if !slices.Contains(words, w) {
+				t.Fatalf("pad %d: summary %q holds %q, cut from a word", pad, got, w)
+			}
 		}
 	}
 }
