@@ -658,7 +658,7 @@ func endedThere(out remotesync.Outcome) string {
 	if out.Ended == "" {
 		return ""
 	}
-	return ": " + remotesync.EndedThere(out.Ended)
+	return ": " + remotesync.EndedThere(out)
 }
 
 // remoteChecks is doctor's check that the host accepts Cairn's refs, when sharing is on: it

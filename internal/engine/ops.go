@@ -548,6 +548,9 @@ func (e *Engine) replacedLast(look bool) (*workflow.Record, string) {
 	return r, by
 }
 
+// ReplacedBy is replacedBy, for a sync that took r from another machine.
+func ReplacedBy(r *workflow.Record) string { return replacedBy(r) }
+
 // replacedBy is the id of the workflow a replacing start marked r replaced by, or "".
 func replacedBy(r *workflow.Record) string {
 	if r.Status != workflow.StatusArchived || len(r.History) == 0 {

@@ -551,7 +551,7 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	c := out.Conflict
 	if c == nil && out.Ended != "" {
 		return fmt.Sprintf("Notice: workflow %s ended (via %s): %s, at phase %s (revision %d).",
-			id(out.Workflow), r, remotesync.EndedThere(out.Ended), id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
+			id(out.Workflow), r, remotesync.EndedThere(out), id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
 	}
 	if c == nil && out.Taken {
 		// None of it was here: "moved" would tell the model a workflow of its own went on.
@@ -564,7 +564,7 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	}
 	now := "it is now"
 	if out.Ended != "" {
-		now = remotesync.EndedThere(out.Ended) + ","
+		now = remotesync.EndedThere(out) + ","
 	}
 	msg := fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): %s at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
 		id(out.Workflow), r, now, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))

@@ -110,3 +110,32 @@ func TestNotReplayedCutsWholeWords(t *testing.T) {
 		}
 	}
 }
+
+// TestReplacedElsewhereSaysByWhat: B replaced the shared workflow with another, pushed to the
+// remote (a bare git repository) with the end of the first. A's sync told A only "it was
+// archived on another machine", as if it had been dropped; it now says it was replaced there,
+// and by which workflow, whether A pulls the end or loses a race to it.
+func TestReplacedElsewhereSaysByWhat(t *testing.T) {
+	for _, race := range []bool{false, true} {
+		bare := gittest.Bare(t)
+		a, b := newMachine(t, 0), newMachine(t, 0)
+		ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
+		rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
+		a.start("wf-a", "shared")
+		a.sync(ra, "")
+		b.sync(rb, "")
+		if race {
+			a.move("plan")
+		}
+		if _, err := b.en.Start(engine.StartRequest{Type: "apex", Context: "instead", WorkflowID: "wf-new", Replace: true}); err != nil {
+			t.Fatal(err)
+		}
+		b.sync(rb, "")
+		out := a.sync(ra, "")
+		const want = "it was replaced on another machine by workflow wf-new"
+		if got := remotesync.EndedThere(out); out.Ended != "archived" || got != want || (out.Conflict != nil) != race {
+			t.Errorf("race %v: A's sync = %+v, told %q; want %q", race, out, got, want)
+		}
+	}
+}
+

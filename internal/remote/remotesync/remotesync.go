@@ -61,6 +61,9 @@ type Outcome struct {
 	// Ended is the status the workflow is in when what the sync pulled or adopted ended it
 	// (another machine completed it, or found it expired); "" while it goes on.
 	Ended workflow.Status `json:",omitempty"`
+	// ReplacedBy, when Ended is archived, is the workflow a start there replaced it with (on
+	// the remote too, the sync that pushed the end pushing it), or "".
+	ReplacedBy string `json:",omitempty"`
 	// Conflict is set when both sides had moved: this machine's copy was archived and the
 	// remote's adopted.
 	Conflict *Conflict
@@ -399,7 +402,8 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		if common > 0 {
 			out.Conflict.Base = mine[common-1].Snapshot
 		}
-		out.Local, out.Pulled, out.Ended = res.Revision, int(R), endedIn(tip.Snapshot)
+		out.Local, out.Pulled = res.Revision, int(R)
+		out.Ended, out.ReplacedBy = endedIn(tip.Snapshot)
 		return out, nil
 	}
 }
@@ -463,32 +467,39 @@ func pull(st *store.Store, b remote.Backend, out Outcome, entries []Entry, from 
 			return out, cmp.Or(refused(b, out.Workflow, []Entry{e}), err)
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
-		out.Ended = endedIn(e.Snapshot)
+		out.Ended, out.ReplacedBy = endedIn(e.Snapshot)
 	}
 	return out, nil
 }
 
-// EndedThere says how the workflow ended elsewhere (Outcome.Ended), for the person and the
-// model: "it was completed on another machine"; "" for "".
-func EndedThere(s workflow.Status) string {
-	switch s {
-	case "":
+// EndedThere says how the workflow ended elsewhere (out.Ended, out.ReplacedBy), for the person
+// and the model: "it was completed on another machine"; "" while it goes on.
+func EndedThere(out Outcome) string {
+	switch {
+	case out.Ended == "":
 		return ""
-	case workflow.StatusExpired:
+	case out.Ended == workflow.StatusExpired:
 		return "it expired on another machine"
+	case out.ReplacedBy != "":
+		return "it was replaced on another machine by workflow " + textsafe.Line(out.ReplacedBy, 80)
 	}
-	return "it was " + string(s) + " on another machine"
+	return "it was " + string(out.Ended) + " on another machine"
 }
 
-// endedIn is the status a workflow's snapshot holds when it is not active, else "".
-func endedIn(snapshot []byte) workflow.Status {
+// endedIn is the status a workflow's snapshot holds when it is not active, else "", and the
+// workflow that replaced it (engine.ReplacedBy), if any.
+func endedIn(snapshot []byte) (workflow.Status, string) {
 	var r struct {
 		Status workflow.Status `json:"status"`
 	}
 	if json.Unmarshal(snapshot, &r) != nil || r.Status == workflow.StatusActive {
-		return ""
+		return "", ""
 	}
-	return r.Status
+	by := ""
+	if rec, err := store.ParseRecord(snapshot); err == nil {
+		by = engine.ReplacedBy(rec)
+	}
+	return r.Status, by
 }
 
 // refused is the error for the first of es, remote entries of workflow id (from b), that the
