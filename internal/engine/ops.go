@@ -389,7 +389,7 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		var left *workflow.Record
 		if r.Replace && (cur == nil || cur.Status == workflow.StatusArchived) {
 			old, by := e.replacedLast(cur == nil)
-			if cur != nil {
+			if cur != nil && !e.takenBySync(cur) {
 				old, by = cur, replacedBy(cur)
 			}
 			if old != nil && by != "" && e.idTaken(by) == nil &&
@@ -546,6 +546,16 @@ func (e *Engine) replacedLast(look bool) (*workflow.Record, string) {
 		return nil, ""
 	}
 	return r, by
+}
+
+// takenBySync reports whether r, the active slot's record, is a revision a sync took from
+// another machine (its journal event is a sync's): a replace there marked it, not one of this
+// machine's that a crash cut short, and the workflow that replaced it is that machine's.
+func (e *Engine) takenBySync(r *workflow.Record) bool {
+	recs, err := e.st.ReadJournalSince(r.WorkflowID, r.Revision-1)
+	return err == nil && slices.ContainsFunc(recs, func(j store.Record) bool {
+		return j.Revision == r.Revision && j.Event.Kind == "sync"
+	})
 }
 
 // ReplacedBy is replacedBy, for a sync that took r from another machine.
