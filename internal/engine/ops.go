@@ -537,9 +537,13 @@ func (e *Engine) replacedLast(look bool) (*workflow.Record, string) {
 	if err != nil {
 		return nil, ""
 	}
+	var tail []store.Record // the journal's last line only: a long one's cost is a retry's
+	if last, err := e.st.ReadArchiveLast(a.Dir); err == nil && last != nil {
+		tail = append(tail, *last)
+	}
 	r, err := store.ParseRecord(data)
-	if err != nil || r.WorkflowID != a.WorkflowID {
-		return nil, ""
+	if err != nil || r.WorkflowID != a.WorkflowID || bySync(tail, r.Revision) {
+		return nil, "" // one a sync took was replaced on another machine: no crash of this one's
 	}
 	by := replacedBy(r)
 	if by == "" {
@@ -549,13 +553,17 @@ func (e *Engine) replacedLast(look bool) (*workflow.Record, string) {
 }
 
 // takenBySync reports whether r, the active slot's record, is a revision a sync took from
-// another machine (its journal event is a sync's): a replace there marked it, not one of this
-// machine's that a crash cut short, and the workflow that replaced it is that machine's.
+// another machine (bySync): a replace there marked it, not one of this machine's that a crash
+// cut short, and the workflow that replaced it is that machine's.
 func (e *Engine) takenBySync(r *workflow.Record) bool {
-	recs, err := e.st.ReadJournalSince(r.WorkflowID, r.Revision-1)
-	return err == nil && slices.ContainsFunc(recs, func(j store.Record) bool {
-		return j.Revision == r.Revision && j.Event.Kind == "sync"
-	})
+	recs, err := e.st.ReadEventsSince(r.WorkflowID, r.Revision-1)
+	return err == nil && bySync(recs, r.Revision)
+}
+
+// bySync reports whether revision rev of a workflow's journal (recs) is one a sync wrote, taken
+// from another machine (remotesync records each as an event of kind "sync").
+func bySync(recs []store.Record, rev int64) bool {
+	return slices.ContainsFunc(recs, func(j store.Record) bool { return j.Revision == rev && j.Event.Kind == "sync" })
 }
 
 // ReplacedBy is replacedBy, for a sync that took r from another machine.

@@ -146,32 +146,40 @@ func TestReplacedElsewhereSaysByWhat(t *testing.T) {
 // other than B's under the same id, which every sync on A then refused. A's start now takes an
 // id of its own, and its sync pushes it.
 func TestStartOverAReplacementPulledTakesAFreshID(t *testing.T) {
-	bare := gittest.Bare(t)
-	a, b := newMachine(t, 0), newMachine(t, 0)
-	ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
-	rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
-	a.start("wf-a", "shared")
-	a.sync(ra, "")
-	b.sync(rb, "")
-	res, err := b.en.Start(engine.StartRequest{Type: "apex", Context: "B's instead", Replace: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bs struct {
-		ID string `json:"workflow_id"`
-	}
-	if err := json.Unmarshal(res.Workflow, &bs); err != nil {
-		t.Fatal(err)
-	}
-	b.sync(rb, "")
-	a.sync(ra, "")
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "A's own next", Replace: true}); err != nil {
-		t.Fatal(err)
-	}
-	if id := a.held().WorkflowID; id == bs.ID {
-		t.Fatalf("A started its own workflow under B's replacement's id %s", id)
-	}
-	if _, err := remotesync.Sync(context.Background(), a.st, ra, "origin", "", nil); err != nil {
-		t.Fatalf("A's sync after its start: %v", err)
+	// filed: the ended workflow was filed in the archive first (the next session start does).
+	for _, filed := range []bool{false, true} {
+		bare := gittest.Bare(t)
+		a, b := newMachine(t, 0), newMachine(t, 0)
+		ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
+		rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
+		a.start("wf-a", "shared")
+		a.sync(ra, "")
+		b.sync(rb, "")
+		res, err := b.en.Start(engine.StartRequest{Type: "apex", Context: "B's instead", Replace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bs struct {
+			ID string `json:"workflow_id"`
+		}
+		if err := json.Unmarshal(res.Workflow, &bs); err != nil {
+			t.Fatal(err)
+		}
+		b.sync(rb, "")
+		a.sync(ra, "")
+		if filed {
+			if freed, w := a.en.ArchiveEnded(); !freed {
+				t.Fatalf("A's ended workflow not filed: %v", w)
+			}
+		}
+		if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "A's own next", Replace: true}); err != nil {
+			t.Fatal(err)
+		}
+		if id := a.held().WorkflowID; id == bs.ID {
+			t.Fatalf("filed %v: A started its own workflow under B's replacement's id %s", filed, id)
+		}
+		if _, err := remotesync.Sync(context.Background(), a.st, ra, "origin", "", nil); err != nil {
+			t.Fatalf("filed %v: A's sync after its start: %v", filed, err)
+		}
 	}
 }
