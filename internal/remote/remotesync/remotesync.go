@@ -69,9 +69,6 @@ type Outcome struct {
 	Conflict *Conflict
 	// Available lists the remote's workflows when none is active here and none was chosen.
 	Available remote.Heads
-	// Running, with ErrRunningElsewhere, is how long ago the live session on another machine
-	// last changed the one workflow offered (Available), in words ("2m ago").
-	Running string `json:",omitempty"`
 	// Shared counts revisions of workflows archived here (finished) pushed so that other
 	// machines see their end.
 	Shared int
@@ -118,7 +115,7 @@ var ErrNoSuch = errors.New("the remote holds no workflow by that id")
 
 // ErrRunningElsewhere is returned by Background when no workflow is active here and the
 // remote's only one to take is owned by a live session (workflow.OwnerLive) on another machine.
-// Outcome.Available offers it and Outcome.Running says how recent that session is; Sync takes it.
+// Outcome.Available offers it; Sync takes it.
 var ErrRunningElsewhere = errors.New("the remote's only workflow to take is being worked in by a live session on another machine, so it was not taken here")
 
 // ErrOtherActive is returned when the id asked for is not the workflow active here, which a
@@ -754,10 +751,10 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 		for k := range open {
 			chosen = k
 		}
-		if ago, ok := running[chosen]; ok && unasked {
+		if running[chosen] && unasked {
 			// Another machine's, in use there: offered, never put in this machine's slot
 			// unasked, where the next start_workflow would find it and could replace it.
-			return shared, "", Outcome{Shared: shared, Available: open, Running: ago}, ErrRunningElsewhere
+			return shared, "", Outcome{Shared: shared, Available: open}, ErrRunningElsewhere
 		}
 		return takes(chosen)
 	}
@@ -788,9 +785,9 @@ func EndsHere(st *store.Store) ([]store.ArchiveInfo, error) {
 // workflow in progress, nor offers it (a sync naming it still takes it). It reads each line's
 // last record only; a line whose tip cannot be read stays, for the sync that takes it to say why.
 // running holds, of those kept, the ones a live session owns (none is active here, so that
-// session is another machine's), with how long ago it last changed it (workflow.Ago).
-func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from string, open remote.Heads) (keep remote.Heads, running map[string]string, err error) {
-	keep, running = remote.Heads{}, map[string]string{}
+// session is another machine's).
+func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from string, open remote.Heads) (keep remote.Heads, running map[string]bool, err error) {
+	keep, running = remote.Heads{}, map[string]bool{}
 	now := time.Now()
 	for id, h := range open {
 		key := finishedKey{st.Dir(), from, id, h}
@@ -808,7 +805,7 @@ func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from str
 				continue
 			}
 			if err == nil && workflow.OwnerLive(r, workflow.Actor{}, now, workflow.DefaultLiveWindow) {
-				running[id] = workflow.Ago(now.Sub(r.Owner.Heartbeat))
+				running[id] = true
 			}
 		}
 		keep[id] = h
