@@ -239,11 +239,15 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 			a.warn(n.Message)
 		}
 		out.Workflow, out.Local = w.ID, w.Revision
-		b, err := gitremote.New(gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
-		if err != nil {
-			return err
+		h, err := mirroredHeads(a.ctx, e.ProjectRoot(), s) // local refs only: no network
+		if errors.Is(err, gitremote.ErrNoGit) {
+			// What it tells is this clone's: without git, the remote as the last sync left it.
+			a.warn(err.Error() + "; the remote is as the last sync left it")
+			h, err = remote.Heads{}, nil
+			if s.Workflow != "" {
+				h[s.Workflow] = s.Mirrored
+			}
 		}
-		h, err := b.Mirrored(a.ctx) // local refs only: no network
 		if ue, ok := errors.AsType[*remote.UnreadableError](err); ok {
 			err = nil // another line than Cairn's: the others' heads are there
 			for _, l := range ue.LeftOut() {
@@ -326,6 +330,16 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 			s.Remote, out.Workflow, out.Local, out.Mirrored, last, out.Unpushed)
 	}
 	return nil
+}
+
+// mirroredHeads is the remote's heads as this clone's copy of its refs holds them (s's remote,
+// fetched by the last sync), read by git from the clone at root.
+func mirroredHeads(ctx context.Context, root string, s mirror.Settings) (remote.Heads, error) {
+	b, err := gitremote.New(gitremote.Config{Dir: root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
+	if err != nil {
+		return nil, err
+	}
+	return b.Mirrored(ctx)
 }
 
 // idleView is what an idle sync would find as of the last fetch (h, the remote's heads): how
@@ -644,7 +658,7 @@ func endedThere(out remotesync.Outcome) string {
 	if out.Ended == "" {
 		return ""
 	}
-	return ": " + remotesync.EndedThere(out.Ended)
+	return ": " + remotesync.EndedThere(out)
 }
 
 // remoteChecks is doctor's check that the host accepts Cairn's refs, when sharing is on: it

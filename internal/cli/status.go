@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -103,8 +104,12 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal, agent b
 				Status string `json:"status"`
 			}
 			_ = json.Unmarshal(r.Workflow, &rec) // the engine read it; only for the word
+			how := clean(cmp.Or(rec.Status, "ended"))
+			if full, err := store.ParseRecord(r.Workflow); err == nil && engine.ReplacedBy(full) != "" {
+				how += ", replaced by " + clean(engine.ReplacedBy(full)) // the workflow that took its place
+			}
 			fmt.Fprintf(w, "%s%s (the next session start files it in the archive); cairn start begins another workflow\n",
-				label("Ended"), clean(cmp.Or(rec.Status, "ended")))
+				label("Ended"), how)
 		} else if len(r.Allowed) > 0 {
 			fmt.Fprintf(w, "%s%s\n", label("Then"), clean(secrets.JoinNames(r.Allowed, " or ")))
 		}

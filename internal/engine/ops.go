@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -388,7 +389,7 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		var left *workflow.Record
 		if r.Replace && (cur == nil || cur.Status == workflow.StatusArchived) {
 			old, by := e.replacedLast(cur == nil)
-			if cur != nil {
+			if cur != nil && !e.takenBySync(cur) {
 				old, by = cur, replacedBy(cur)
 			}
 			if old != nil && by != "" && e.idTaken(by) == nil &&
@@ -486,10 +487,18 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 }
 
 // whoseActive is err, when it refuses a start over the active workflow cur, with the other
-// live session working in cur named (workflow.ActiveError's LiveOwner).
+// live session working in cur named (workflow.ActiveError's LiveOwner), and the remote it is
+// shared through (SharedOn: it has been synced there, so a replace's end reaches the others).
 func (e *Engine) whoseActive(err error, cur *workflow.Record) error {
-	if ae, ok := errors.AsType[*workflow.ActiveError](err); ok && cur != nil && e.liveOwnerWarning(cur) != "" {
+	ae, ok := errors.AsType[*workflow.ActiveError](err)
+	if !ok || cur == nil {
+		return err
+	}
+	if e.liveOwnerWarning(cur) != "" {
 		ae.LiveOwner = workflow.Ago(e.now().Sub(cur.Owner.Heartbeat))
+	}
+	if s, lerr := mirror.Load(e.st); lerr == nil && s.Enabled && s.Workflow == cur.WorkflowID && s.Mirrored > 0 {
+		ae.SharedOn = secrets.Line(s.Remote, 40)
 	}
 	return err
 }
@@ -528,9 +537,13 @@ func (e *Engine) replacedLast(look bool) (*workflow.Record, string) {
 	if err != nil {
 		return nil, ""
 	}
+	var tail []store.Record // the journal's last line only: a long one's cost is a retry's
+	if last, err := e.st.ReadArchiveLast(a.Dir); err == nil && last != nil {
+		tail = append(tail, *last)
+	}
 	r, err := store.ParseRecord(data)
-	if err != nil || r.WorkflowID != a.WorkflowID {
-		return nil, ""
+	if err != nil || r.WorkflowID != a.WorkflowID || bySync(tail, r.Revision) {
+		return nil, "" // one a sync took was replaced on another machine: no crash of this one's
 	}
 	by := replacedBy(r)
 	if by == "" {
@@ -538,6 +551,23 @@ func (e *Engine) replacedLast(look bool) (*workflow.Record, string) {
 	}
 	return r, by
 }
+
+// takenBySync reports whether r, the active slot's record, is a revision a sync took from
+// another machine (bySync): a replace there marked it, not one of this machine's that a crash
+// cut short, and the workflow that replaced it is that machine's.
+func (e *Engine) takenBySync(r *workflow.Record) bool {
+	recs, err := e.st.ReadEventsSince(r.WorkflowID, r.Revision-1)
+	return err == nil && bySync(recs, r.Revision)
+}
+
+// bySync reports whether revision rev of a workflow's journal (recs) is one a sync wrote, taken
+// from another machine (remotesync records each as an event of kind "sync").
+func bySync(recs []store.Record, rev int64) bool {
+	return slices.ContainsFunc(recs, func(j store.Record) bool { return j.Revision == rev && j.Event.Kind == "sync" })
+}
+
+// ReplacedBy is replacedBy, for a sync that took r from another machine.
+func ReplacedBy(r *workflow.Record) string { return replacedBy(r) }
 
 // replacedBy is the id of the workflow a replacing start marked r replaced by, or "".
 func replacedBy(r *workflow.Record) string {

@@ -215,13 +215,16 @@ func (y *syncer) run() {
 		return
 	}
 	g := &turnGuard{s: y.s, Backend: b}
-	out, err := remotesync.Sync(ctx, st, g, s.Remote, "", g.replay)
+	out, err := remotesync.Background(ctx, st, g, s.Remote, g.replay)
 	g.drop()
 	choose := ""
 	if errors.Is(err, remotesync.ErrChoose) {
 		// Nothing active here and several on the remote: a person picks with cairn sync ID,
 		// and the model, told nothing, would start another beside them.
 		err, choose = nil, chooseNotice(s.Remote, out.Available)
+	}
+	if errors.Is(err, remotesync.ErrRunningElsewhere) {
+		err, choose = nil, runningNotice(s.Remote, out.Available)
 	}
 	if err == nil && choose != y.chooseTold {
 		y.chooseTold = choose
@@ -356,6 +359,18 @@ func chooseNotice(name string, open remote.Heads) string {
 	slices.Sort(ids)
 	return fmt.Sprintf("Notice: %s holds %d workflows and none is active here: %s. To go on with one of them here, ask the user to run `cairn sync ID` with its id.",
 		secrets.Line(name, 40), len(ids), refNames(ids))
+}
+
+// runningNotice tells the model that the remote's only workflow (out.Available) was not taken
+// here, a live session on another machine working in it (remotesync.ErrRunningElsewhere).
+func runningNotice(name string, open remote.Heads) string {
+	id := ""
+	for k := range open {
+		id = secrets.Shown(k)
+	}
+	// Not how recent that session is: the notice is told again whenever its text changes.
+	return fmt.Sprintf("Notice: %s holds workflow %s, which a live session on another machine works in, so it was not taken here; a workflow started here is this machine's own. To work in %[2]s here as well, ask the user to run `cairn sync %[2]s`.",
+		secrets.Line(name, 40), id)
 }
 
 // claims syncs this clone's task claims before the workflow (claimsync.Sync): a task set
@@ -536,7 +551,7 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	c := out.Conflict
 	if c == nil && out.Ended != "" {
 		return fmt.Sprintf("Notice: workflow %s ended (via %s): %s, at phase %s (revision %d).",
-			id(out.Workflow), r, remotesync.EndedThere(out.Ended), id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
+			id(out.Workflow), r, remotesync.EndedThere(out), id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
 	}
 	if c == nil && out.Taken {
 		// None of it was here: "moved" would tell the model a workflow of its own went on.
@@ -549,7 +564,7 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	}
 	now := "it is now"
 	if out.Ended != "" {
-		now = remotesync.EndedThere(out.Ended) + ","
+		now = remotesync.EndedThere(out) + ","
 	}
 	msg := fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): %s at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
 		id(out.Workflow), r, now, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))

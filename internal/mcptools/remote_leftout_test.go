@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -135,5 +136,31 @@ func TestBackgroundSyncTellsAWorkflowTaken(t *testing.T) {
 	notice := nextNoticeOf(t, c, &runs, "resume_check")
 	if want := "Notice: nothing was active here, so the sync took workflow wf-1 from origin, started on another machine (which may still be working on it): it is at phase analyze (revision 1)."; !strings.HasPrefix(notice, want) {
 		t.Errorf("notice of the workflow taken:\n got %q\nwant %q", notice, want)
+	}
+}
+
+// TestBackgroundSyncLeavesAWorkflowRunElsewhere: with nothing active here (the person just
+// finished their own workflow) and the remote's only workflow owned by a live session on
+// another machine, the server's idle sync took it into this machine's slot; start_workflow then
+// refused the model, and a replace ended it on the machine working in it. It is now offered,
+// once, and not taken.
+func TestBackgroundSyncLeavesAWorkflowRunElsewhere(t *testing.T) {
+	bare := bareRepo(t)
+	m := machineB(t, bare)
+	m.e.SetSession("session-elsewhere")
+	if _, err := m.e.Start(engine.StartRequest{Type: "apex", Context: "worked in elsewhere", WorkflowID: "wf-1"}); err != nil {
+		t.Fatal(err)
+	}
+	m.sync(t)
+	dir, env := clone(t, bare)
+	var runs atomic.Int64
+	_, c := startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, &runs))
+	notice := nextNoticeOf(t, c, &runs, "resume_check")
+	noticeSays(t, notice, "origin holds workflow wf-1, which a live session on another machine works in, so it was not taken here", "ask the user to run `cairn sync wf-1`")
+	waitRuns(t, &runs, 2)
+	noNotice(t, c, "resume_check", "the workflow worked in elsewhere is told again")
+	if _, err := os.Stat(filepath.Join(dir, ".claude", "cairn", store.WorkflowFile)); !os.IsNotExist(err) {
+		t.Fatalf("the idle sync put a workflow in this machine's slot: %v", err)
 	}
 }

@@ -91,6 +91,10 @@ func IsName(r string) bool {
 	return true
 }
 
+// NextSyncTries is the step of a sync that did not finish and loses nothing by that: true of
+// cairn-mcp, which syncs again by itself; the CLI names the command a person runs instead.
+const NextSyncTries = "the next sync tries again"
+
 // ErrConflict is what a *ConflictError matches with errors.Is.
 var ErrConflict = errors.New("remote head moved")
 

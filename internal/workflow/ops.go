@@ -84,15 +84,22 @@ type ActiveError struct {
 	// LiveOwner, when set, is how long ago another live session last changed it (Ago): the
 	// work is that session's, which the caller must not take up.
 	LiveOwner string
+	// SharedOn, when set, names the remote it is shared through: a replace ends it there, and
+	// so on every other machine sharing it, which the user decides knowing.
+	SharedOn string
 }
 
 func (e *ActiveError) Error() string {
-	if e.LiveOwner != "" {
-		return fmt.Sprintf("workflow %s (%s, at %s) is still active, and another live session is working in it (it last changed it %s); nothing was changed: the work in it is that session's, so do not take it up or complete it from here; tell the user, who decides whether this work waits for it or replaces it",
-			e.WorkflowID, e.Type, e.Phase, e.LiveOwner)
+	shared := ""
+	if e.SharedOn != "" {
+		shared = "; it is shared through " + e.SharedOn + ", so a replace ends it on the other machines sharing it too"
 	}
-	return fmt.Sprintf("workflow %s (%s, at %s) is still active; nothing was changed: continue or complete it; to start another instead, ask the user first, then start again with replace (it archives the active one, kept, not lost)",
-		e.WorkflowID, e.Type, e.Phase)
+	if e.LiveOwner != "" {
+		return fmt.Sprintf("workflow %s (%s, at %s) is still active, and another live session is working in it (it last changed it %s); nothing was changed: the work in it is that session's, so do not take it up or complete it from here; tell the user, who decides whether this work waits for it or replaces it%s",
+			e.WorkflowID, e.Type, e.Phase, e.LiveOwner, shared)
+	}
+	return fmt.Sprintf("workflow %s (%s, at %s) is still active; nothing was changed: continue or complete it; to start another instead, ask the user first, then start again with replace (it archives the active one, kept, not lost)%s",
+		e.WorkflowID, e.Type, e.Phase, shared)
 }
 
 // NotActiveError refuses to change a workflow that is no longer active.

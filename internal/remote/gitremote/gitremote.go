@@ -560,6 +560,9 @@ type RefusedError struct {
 	// Broken is set when the refusal is a damaged repository's (see Damaged): a ref there
 	// that points at an object it does not have, when one was found, and Step what ends it.
 	Broken, Step string
+	// probe is set for a probe's push (cairn remote enable, doctor), which syncs nothing: a
+	// sync's step does not follow what the host said.
+	probe bool
 }
 
 func (e *RefusedError) Error() string {
@@ -569,9 +572,13 @@ func (e *RefusedError) Error() string {
 	case e.Damaged():
 		return fmt.Sprintf("the remote refused %s (%s): its repository is damaged, and every push is refused until it is repaired (git fsck there names the ref that points at a missing object)", e.Ref, e.Reason)
 	}
-	if e.HostSaid != "" {
-		// The host said why: what to do is in its words, not in which refs it accepts.
+	if e.HostSaid != "" && e.probe {
 		return fmt.Sprintf("the remote refused %s (%s), and said: %s", e.Ref, e.Reason, e.HostSaid)
+	}
+	if e.HostSaid != "" {
+		// The host said why: what to do is in its words, not in which refs it accepts; they
+		// are the host's to act on, and the step here is to sync once it has.
+		return fmt.Sprintf("the remote refused %s (%s), and said: %s; nothing here was lost: the host's admin settles what it said, then %s", e.Ref, e.Reason, e.HostSaid, remote.NextSyncTries)
 	}
 	return fmt.Sprintf("the remote refused %s (%s): run `cairn doctor` to check which refs it accepts", e.Ref, e.Reason)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -40,9 +41,16 @@ func TestRefusalSaysWhatTheHookSaid(t *testing.T) {
 				if !errors.As(err, &re) {
 					t.Fatalf("Append refused by a hook = %v, want a *RefusedError", err)
 				}
+				// The host's words say why, not what to do here: the step follows them.
+				if step := "; nothing here was lost: the host's admin settles what it said, then " + remote.NextSyncTries; !strings.HasSuffix(err.Error(), step) {
+					t.Errorf("%s: refusal %q does not end with the step %q", url, err, step)
+				}
 				dir := t.TempDir()
 				git(t, dir, "init", "-q")
 				_, perr := gitremote.Probe(ctx, gitremote.Config{Dir: dir, Remote: url})
+				if strings.Contains(perr.Error(), remote.NextSyncTries) {
+					t.Errorf("%s: the probe's refusal %q gives a sync's step", url, perr)
+				}
 				for _, e := range []error{err, perr} {
 					for _, w := range tc.want {
 						if !strings.Contains(e.Error(), w) {

@@ -59,7 +59,7 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 		return b.refusedDamaged(ctx, ref, reason), nil
 	}
 	if reason != "" {
-		return &RefusedError{Ref: ref, Reason: reason, HostSaid: said}, nil
+		return &RefusedError{Ref: ref, Reason: reason, HostSaid: said, probe: true}, nil
 	}
 	// Read back where a fetch reads: a remote that pushes to another repository (a pushurl)
 	// takes every push and never shows one.

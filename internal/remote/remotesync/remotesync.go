@@ -61,6 +61,9 @@ type Outcome struct {
 	// Ended is the status the workflow is in when what the sync pulled or adopted ended it
 	// (another machine completed it, or found it expired); "" while it goes on.
 	Ended workflow.Status `json:",omitempty"`
+	// ReplacedBy, when Ended is archived, is the workflow a start there replaced it with (on
+	// the remote too, the sync that pushed the end pushing it), or "".
+	ReplacedBy string `json:",omitempty"`
 	// Conflict is set when both sides had moved: this machine's copy was archived and the
 	// remote's adopted.
 	Conflict *Conflict
@@ -110,6 +113,11 @@ var ErrChoose = errors.New("the remote holds several workflows and none is activ
 // asked for; Outcome.Available lists the ones it holds that could be taken.
 var ErrNoSuch = errors.New("the remote holds no workflow by that id")
 
+// ErrRunningElsewhere is returned by Background when no workflow is active here and the
+// remote's only one to take is owned by a live session (workflow.OwnerLive) on another machine.
+// Outcome.Available offers it; Sync takes it.
+var ErrRunningElsewhere = errors.New("the remote's only workflow to take is being worked in by a live session on another machine, so it was not taken here")
+
 // ErrOtherActive is returned when the id asked for is not the workflow active here, which a
 // sync never leaves for another; Outcome.Workflow names the active one.
 var ErrOtherActive = errors.New("another workflow is active here")
@@ -131,6 +139,19 @@ type Replayer func(ctx context.Context, c *Conflict) (applied int, err error)
 // remote's only one when id is empty) into agreement with b. from names the remote in the
 // events it writes ("origin"). replay, when not nil, is offered the changes of a lost race.
 func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replay Replayer) (Outcome, error) {
+	return syncAll(ctx, st, b, from, id, replay, false)
+}
+
+// Background is Sync with no id, run unasked (cairn-mcp's syncs, every few seconds): with
+// nothing active here, the remote's only workflow is not taken while a live session on another
+// machine works in it (ErrRunningElsewhere). Taken here unasked, the model found it in its
+// slot when the person had just finished their own, start_workflow refused it, and replacing
+// it ended it on the machine working in it. A person's cairn sync takes it, as asked.
+func Background(ctx context.Context, st *store.Store, b remote.Backend, from string, replay Replayer) (Outcome, error) {
+	return syncAll(ctx, st, b, from, "", replay, true)
+}
+
+func syncAll(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replay Replayer, unasked bool) (Outcome, error) {
 	var conflict *Conflict
 	var notices []string // every round's: a conflict round's archive is told after the push
 	if replay != nil {
@@ -146,7 +167,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 		}
 	}
 	for round := 0; ; round++ {
-		out, err := syncOnce(ctx, st, b, from, id, replay != nil)
+		out, err := syncOnce(ctx, st, b, from, id, replay != nil, unasked)
 		for _, n := range out.Notices {
 			if !slices.Contains(notices, n) { // a finished line not shared is told by every round
 				notices = append(notices, n)
@@ -227,9 +248,9 @@ type Waiter interface {
 // pushed stays here, and the next sync tries again.
 var ErrMoved = errors.New("the workflow kept moving on the remote or here during the sync; nothing is lost: " + NextSyncTries)
 
-// NextSyncTries is the step of a sync that did not finish and loses nothing by that: true of
-// cairn-mcp, which syncs again by itself; the CLI names the command a person runs instead.
-const NextSyncTries = "the next sync tries again"
+// NextSyncTries is remote.NextSyncTries, the step of a sync that did not finish and loses
+// nothing by that.
+const NextSyncTries = remote.NextSyncTries
 
 // stepHook, when set (by tests), is called at the steps of a lost race that run no git:
 // "intent" (the replay owed is recorded), "adopted" (the remote's line is installed),
@@ -242,7 +263,7 @@ func step(name string) {
 	}
 }
 
-func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying bool) (out Outcome, err error) {
+func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying, unasked bool) (out Outcome, err error) {
 	var skipped []remote.LeftOut // the remote's lines idle left out
 	var unshared []string        // ends of workflows finished here that were not shared, and why
 	var taken bool               // idle chose a line none of which is here (Outcome.Taken)
@@ -271,7 +292,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		}
 	} else {
 		var chosen string
-		shared, chosen, out, err = idle(ctx, st, b, from, id)
+		shared, chosen, out, err = idle(ctx, st, b, from, id, unasked)
 		skipped, unshared, taken = out.LeftOut, out.Notices, out.Taken
 		if err != nil || chosen == "" {
 			return out, err
@@ -378,7 +399,8 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		if common > 0 {
 			out.Conflict.Base = mine[common-1].Snapshot
 		}
-		out.Local, out.Pulled, out.Ended = res.Revision, int(R), endedIn(tip.Snapshot)
+		out.Local, out.Pulled = res.Revision, int(R)
+		out.Ended, out.ReplacedBy = endedIn(tip.Snapshot)
 		return out, nil
 	}
 }
@@ -442,32 +464,39 @@ func pull(st *store.Store, b remote.Backend, out Outcome, entries []Entry, from 
 			return out, cmp.Or(refused(b, out.Workflow, []Entry{e}), err)
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
-		out.Ended = endedIn(e.Snapshot)
+		out.Ended, out.ReplacedBy = endedIn(e.Snapshot)
 	}
 	return out, nil
 }
 
-// EndedThere says how the workflow ended elsewhere (Outcome.Ended), for the person and the
-// model: "it was completed on another machine"; "" for "".
-func EndedThere(s workflow.Status) string {
-	switch s {
-	case "":
+// EndedThere says how the workflow ended elsewhere (out.Ended, out.ReplacedBy), for the person
+// and the model: "it was completed on another machine"; "" while it goes on.
+func EndedThere(out Outcome) string {
+	switch {
+	case out.Ended == "":
 		return ""
-	case workflow.StatusExpired:
+	case out.Ended == workflow.StatusExpired:
 		return "it expired on another machine"
+	case out.ReplacedBy != "":
+		return "it was replaced on another machine by workflow " + textsafe.Line(out.ReplacedBy, 80)
 	}
-	return "it was " + string(s) + " on another machine"
+	return "it was " + string(out.Ended) + " on another machine"
 }
 
-// endedIn is the status a workflow's snapshot holds when it is not active, else "".
-func endedIn(snapshot []byte) workflow.Status {
+// endedIn is the status a workflow's snapshot holds when it is not active, else "", and the
+// workflow that replaced it (engine.ReplacedBy), if any.
+func endedIn(snapshot []byte) (workflow.Status, string) {
 	var r struct {
 		Status workflow.Status `json:"status"`
 	}
 	if json.Unmarshal(snapshot, &r) != nil || r.Status == workflow.StatusActive {
-		return ""
+		return "", ""
 	}
-	return r.Status
+	by := ""
+	if rec, err := store.ParseRecord(snapshot); err == nil {
+		by = engine.ReplacedBy(rec)
+	}
+	return r.Status, by
 }
 
 // refused is the error for the first of es, remote entries of workflow id (from b), that the
@@ -623,9 +652,10 @@ func commonPrefix(a, b []Entry) int64 {
 // archived here nor finished by the machine that ended it (unfinished). A workflow archived
 // here is never taken back from the remote, except one that expired here whose remote line
 // another machine moved on and is live (shareArchive): that one is taken before any other, its
-// archive kept, and said in out.Notices. Lines that cannot be
+// archive kept, and said in out.Notices. The remote's only one is not taken unasked (Background)
+// while a live session on another machine works in it (ErrRunningElsewhere). Lines that cannot be
 // read are left out, and named in out.Unreadable and out.LeftOut whatever else it says.
-func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want string) (shared int, chosen string, out Outcome, err error) {
+func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want string, unasked bool) (shared int, chosen string, out Outcome, err error) {
 	h, err := b.Heads(ctx)
 	var skipped []remote.LeftOut
 	if ue, ok := errors.AsType[*remote.UnreadableError](err); ok {
@@ -698,7 +728,7 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 		}
 		if h[want] == 0 && remote.ValidID(want) == nil && !slices.ContainsFunc(skipped, func(l remote.LeftOut) bool { return l.ID == want }) {
 			// Taking it would find nothing and say "up to date at r0".
-			if open, err = unfinished(ctx, st, b, from, open); err != nil {
+			if open, _, err = unfinished(ctx, st, b, from, open); err != nil {
 				return shared, "", out, err
 			}
 			return shared, "", Outcome{Shared: shared, Available: open}, ErrNoSuch
@@ -710,7 +740,8 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 			return takes(k)
 		}
 	}
-	if open, err = unfinished(ctx, st, b, from, open); err != nil {
+	open, running, err := unfinished(ctx, st, b, from, open)
+	if err != nil {
 		return shared, "", out, err
 	}
 	switch len(open) {
@@ -719,6 +750,11 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want str
 	case 1:
 		for k := range open {
 			chosen = k
+		}
+		if running[chosen] && unasked {
+			// Another machine's, in use there: offered, never put in this machine's slot
+			// unasked, where the next start_workflow would find it and could replace it.
+			return shared, "", Outcome{Shared: shared, Available: open}, ErrRunningElsewhere
 		}
 		return takes(chosen)
 	}
@@ -748,8 +784,11 @@ func EndsHere(st *store.Store) ([]store.ArchiveInfo, error) {
 // on with, so an idle sync neither takes one into the active slot, where it read as the
 // workflow in progress, nor offers it (a sync naming it still takes it). It reads each line's
 // last record only; a line whose tip cannot be read stays, for the sync that takes it to say why.
-func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from string, open remote.Heads) (remote.Heads, error) {
-	keep := remote.Heads{}
+// running holds, of those kept, the ones a live session owns (none is active here, so that
+// session is another machine's).
+func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from string, open remote.Heads) (keep remote.Heads, running map[string]bool, err error) {
+	keep, running = remote.Heads{}, map[string]bool{}
+	now := time.Now()
 	for id, h := range open {
 		key := finishedKey{st.Dir(), from, id, h}
 		if _, ok := finishedSeen.Load(key); ok {
@@ -757,17 +796,21 @@ func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from str
 		}
 		recs, err := b.Since(ctx, id, h-1)
 		if err != nil && ctx.Err() != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if es, derr := decode(b, id, recs); err == nil && derr == nil && len(es) == 1 {
-			if r, err := store.ParseRecord(es[0].Snapshot); err == nil && r.Status.Valid() && r.Status != workflow.StatusActive {
+			r, err := store.ParseRecord(es[0].Snapshot)
+			if err == nil && r.Status.Valid() && r.Status != workflow.StatusActive {
 				finishedSeen.Store(key, struct{}{})
 				continue
+			}
+			if err == nil && workflow.OwnerLive(r, workflow.Actor{}, now, workflow.DefaultLiveWindow) {
+				running[id] = true
 			}
 		}
 		keep[id] = h
 	}
-	return keep, nil
+	return keep, running, nil
 }
 
 // finishedSeen holds the lines unfinished found finished, by state directory, remote, id and

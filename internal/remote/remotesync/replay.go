@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // EngineReplayer replays lost changes through e, one write per change: every kind the journal
@@ -69,7 +70,18 @@ func (c *Conflict) NotReplayed() string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(c.Skipped)-few))
 			break
 		}
-		parts = append(parts, secrets.Line(s, 160))
+		parts = append(parts, wholeWords(secrets.Line(s, 160)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// wholeWords is cut, a line cut short (ending in textsafe.Ellipsis), ending at its last whole
+// word: a cut inside one left half an id or a date ("apex-20261130T2…") no one can read back.
+// A word is whole before a space, so no cut makes of it another (a secret, secrets.Cut).
+func wholeWords(cut string) string {
+	head, ok := strings.CutSuffix(cut, textsafe.Ellipsis)
+	if i := strings.LastIndexByte(head, ' '); ok && i > 0 {
+		return head[:i] + " " + textsafe.Ellipsis
+	}
+	return cut
 }
