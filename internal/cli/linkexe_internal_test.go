@@ -60,18 +60,10 @@ func TestLinkStepNamedForItsSystem(t *testing.T) {
 // uninstall run by any cairn (a checkout's, here), and still is once the plugin is removed,
 // its data directory with it.
 func TestUninstallKnowsTheLinkThroughTheStableCairn(t *testing.T) {
-	home := t.TempDir()
-	data := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn")
+	home, data, _, link := stableLink(t, "bin-1.0.0")
 	set := filepath.Join(data, "bin-1.0.0")
 	writeTestFile(t, filepath.Join(set, "cairn"), "binary")
 	writeTestFile(t, filepath.Join(set, "cairn-mcp"), "binary")
-	stable := filepath.Join(data, "cairn")
-	mustSymlink(t, filepath.Join("bin-1.0.0", "cairn"), stable)
-	link := filepath.Join(home, ".local", "bin", "cairn")
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	mustSymlink(t, stable, link)
 	other := filepath.Join(t.TempDir(), "bin", "cairn")
 	writeTestFile(t, other, "another build")
 	if got := cairnLinks(home, other, "linux"); len(got) != 1 || got[0] != link {
@@ -91,20 +83,9 @@ func TestUninstallKnowsTheLinkThroughTheStableCairn(t *testing.T) {
 // so the one step is the session. A data directory holding that link and an old build's log
 // is still Cairn's for uninstall.
 func TestOwnSetCheckThroughTheStableCairn(t *testing.T) {
-	home := t.TempDir()
-	data := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn")
+	home, data, _, link := stableLink(t, "bin-0.0.9")
 	old, cur := filepath.Join(data, "bin-0.0.9"), filepath.Join(data, "bin-0.2.0")
 	writeTestFile(t, filepath.Join(old, "cairn"), "binary")
-	stable := filepath.Join(data, "cairn")
-	link := filepath.Join(home, ".local", "bin", "cairn")
-	for from, to := range map[string]string{stable: filepath.Join("bin-0.0.9", "cairn"), link: stable} {
-		if err := os.MkdirAll(filepath.Dir(from), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(to, from); err != nil {
-			t.Fatal(err)
-		}
-	}
 	a := &app{getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
 		executable: func() (string, error) { return link, nil }}
 	want := "start a Claude Code session: the plugin installs its binaries, and " + link + " runs them from then on"
@@ -215,18 +196,7 @@ func TestLinkRepointsTheStableCairn(t *testing.T) {
 // DATA/cairn was there: it names the path that is missing.
 func TestDanglingLinkThroughTheStableCairn(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	home := t.TempDir()
-	data := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn")
-	stable := filepath.Join(data, "cairn")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	mustSymlink(t, filepath.Join("bin-0.0.9", "cairn"), stable)
-	link := filepath.Join(home, ".local", "bin", "cairn")
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	mustSymlink(t, stable, link)
+	home, data, stable, link := stableLink(t, "bin-0.0.9")
 	exe := filepath.Join(t.TempDir(), "bin-1.0.0", "cairn")
 	a := &app{getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
 		executable: func() (string, error) { return exe, nil }}
@@ -235,6 +205,25 @@ func TestDanglingLinkThroughTheStableCairn(t *testing.T) {
 	if c.OK || c.Detail != want {
 		t.Errorf("doctor: %+v, want the detail %q", c, want)
 	}
+}
+
+// stableLink makes, in a new home, the launcher's DATA/cairn linking to set/cairn (set a
+// directory in DATA, which it does not make) and ~/.local/bin/cairn linking to DATA/cairn, as
+// doctor --link makes it: it returns the home, DATA, DATA/cairn and ~/.local/bin/cairn.
+func stableLink(t *testing.T, set string) (home, data, stable, link string) {
+	t.Helper()
+	home = t.TempDir()
+	data = filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn")
+	stable = filepath.Join(data, "cairn")
+	link = filepath.Join(home, ".local", "bin", "cairn")
+	for _, dir := range []string{data, filepath.Dir(link)} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustSymlink(t, filepath.Join(set, "cairn"), stable)
+	mustSymlink(t, stable, link)
+	return home, data, stable, link
 }
 
 func mustSymlink(t *testing.T, target, link string) {

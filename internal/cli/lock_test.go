@@ -12,9 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 )
 
 // TestLockHeld: while another process holds the workflow lock, a write gives up after the
@@ -117,11 +117,11 @@ func TestLockHeldByAStoppedProcess(t *testing.T) {
 	}
 	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
 	pid := sleeper.Process.Pid
-	procState(t, pid, "(sleep) S")
+	durabletest.WaitProcState(t, pid, "sleep", "S", nil)
 	if err := sleeper.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	procState(t, pid, "(sleep) T")
+	durabletest.WaitStopped(t, pid, true)
 	if err := os.WriteFile(filepath.Join(state, ".lock-workflow"), fmt.Appendf(nil, `{"pid":%d,"command":"sleep","since":"2026-11-30T01:00:00Z"}`, pid), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -134,17 +134,4 @@ func TestLockHeldByAStoppedProcess(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, fmt.Sprintf("is held by pid %d (sleep, stopped)", pid)) || !strings.Contains(stdout, resume) || strings.Contains(stdout, "end it") {
 		t.Fatalf("doctor under a lock held by a stopped process: exit %d\n%s", code, stdout)
 	}
-}
-
-// procState waits until /proc/PID/stat says state (the command and its state letter), for as
-// long as a loaded machine may take, and fails if it never does.
-func procState(t *testing.T, pid int, state string) {
-	t.Helper()
-	var b []byte
-	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		if b, _ = os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); strings.Contains(string(b), state) {
-			return
-		}
-	}
-	t.Fatalf("pid %d is not %q after a minute: /proc says %q", pid, state, b)
 }

@@ -2,7 +2,6 @@ package durable_test
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -172,7 +171,7 @@ func TestLockHeldByAStoppedProcess(t *testing.T) {
 		if err := holder.Process.Signal(sig); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, holder.Process.Pid, stopped)
+		durabletest.WaitStopped(t, holder.Process.Pid, stopped)
 		_, err := d.Lock(".lock-w", 0)
 		var te *durable.LockTimeoutError
 		if !errors.As(err, &te) {
@@ -182,24 +181,6 @@ func TestLockHeldByAStoppedProcess(t *testing.T) {
 		says := strings.Contains(msg, "stopped") && strings.Contains(msg, "kill -CONT "+pid) && !strings.Contains(msg, "has finished")
 		if says != stopped || !strings.Contains(te.Who(), "pid "+pid) || strings.Contains(te.Who(), "stopped") != stopped {
 			t.Errorf("holder stopped %t: %q (who: %q)", stopped, msg, te.Who())
-		}
-	}
-}
-
-// waitState waits until the process pid is stopped (or running again), as /proc says.
-func waitState(t *testing.T, pid int, stopped bool) {
-	t.Helper()
-	for end := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if (f[0] == "T") == stopped {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("pid %d in state %s after a minute", pid, f[0])
 		}
 	}
 }

@@ -396,50 +396,64 @@ func TestCairnCompactionInstallerSaysText(t *testing.T) {
 	}
 }
 
+// oneTaskEdited runs a turn (its prompt starting with marker) in which the model creates
+// Claude Code task 1, "write the retry loop", and then takes the steps (each on the last tool
+// result), none of which fires a hook in Claude Code: every task tool must succeed and one
+// TaskCreated hook run (edit names what would have fired another). It calls turn with the
+// turn's run, then runs a new session, and returns the turn's last Stop hook's stderr and the
+// new session's report.
+func oneTaskEdited(t *testing.T, marker, edit string, turn func(w *World, r *Run), steps ...mockapi.Step) (stop, report string) {
+	t.Helper()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w)
+	tools := []string{cairnPlugin.AllowRule(), "TaskCreate", "TaskUpdate"}
+	w.Mock.Script(append([]mockapi.Step{
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(marker)),
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload()"})).Named("create 1"),
+	}, steps...)...)
+	r := w.runScript(t, RunOptions{Prompt: marker + ": list the work", AllowedTools: tools})
+	for _, tr := range r.ToolResults() {
+		if tr.IsError {
+			t.Fatalf("a task tool failed: %s", tr.Text)
+		}
+	}
+	if n := len(requireHooksOK(t, r, "TaskCreated")); n != 1 {
+		t.Fatalf("%d TaskCreated hooks ran, want 1: %s fired one; this test's premise (no hook) is gone", n, edit)
+	}
+	turn(w, r)
+	stops := requireHooksOK(t, r, "Stop")
+
+	next := w.run(t, RunOptions{Prompt: "NEXT-PROMPT: go on"})
+	requireOK(t, next)
+	return stops[len(stops)-1].Stderr, cairnReport(t, next.FirstMain(t))
+}
+
 // A task the model set back to pending after completing it (TaskUpdate) fires no hook in
 // Claude Code: its task file says pending again, and nothing more. The end of the turn finds
 // the file pending and opens the task again, so the next session's report lists it.
 func TestCairnReopenedClaudeTaskReported(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, cairnPlugin)
-	startApex(t, w)
-	tools := []string{cairnPlugin.AllowRule(), "TaskCreate", "TaskUpdate"}
-	w.Mock.Script(
-		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("REOPEN-PROMPT")),
-			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload()"})).Named("create 1"),
+	stop, report := oneTaskEdited(t, "REOPEN-PROMPT", "the reopening", func(w *World, r *Run) {
+		if n := len(requireHooksOK(t, r, "TaskCompleted")); n != 1 {
+			t.Fatalf("%d TaskCompleted hooks ran, want 1", n)
+		}
+		files, _ := filepath.Glob(filepath.Join(w.Home, ".claude", "tasks", "*", "1.json"))
+		if len(files) != 1 {
+			t.Fatalf("task files %q, want one 1.json", files)
+		}
+		if data, err := os.ReadFile(files[0]); err != nil || !strings.Contains(string(data), `"status": "pending"`) {
+			t.Fatalf("the reopened task's file: %s (%v); this test's premise (it says pending) is gone", data, err)
+		}
+	},
 		mockapi.On(afterToolResult,
 			mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "1", "status": "completed"})).Named("complete 1"),
 		mockapi.On(afterToolResult,
 			mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "1", "status": "pending"})).Named("reopen 1"),
 		mockapi.On(afterToolResult, mockapi.Text("tests fail; the retry loop is to do again")).Named("end"),
 	)
-	r := w.runScript(t, RunOptions{Prompt: "REOPEN-PROMPT: list the work", AllowedTools: tools})
-	for _, tr := range r.ToolResults() {
-		if tr.IsError {
-			t.Fatalf("a task tool failed: %s", tr.Text)
-		}
+	if !strings.Contains(stop, "1 task Claude Code set back from completed open again") {
+		t.Errorf("the Stop hook does not say it opened the task again: %q", stop)
 	}
-	if n := len(requireHooksOK(t, r, "TaskCompleted")); n != 1 {
-		t.Fatalf("%d TaskCompleted hooks ran, want 1", n)
-	}
-	if n := len(requireHooksOK(t, r, "TaskCreated")); n != 1 {
-		t.Fatalf("%d TaskCreated hooks ran, want 1: the reopening fired one; this test's premise (no hook) is gone", n)
-	}
-	files, _ := filepath.Glob(filepath.Join(w.Home, ".claude", "tasks", "*", "1.json"))
-	if len(files) != 1 {
-		t.Fatalf("task files %q, want one 1.json", files)
-	}
-	if data, err := os.ReadFile(files[0]); err != nil || !strings.Contains(string(data), `"status": "pending"`) {
-		t.Fatalf("the reopened task's file: %s (%v); this test's premise (it says pending) is gone", data, err)
-	}
-	stops := requireHooksOK(t, r, "Stop")
-	if !strings.Contains(stops[len(stops)-1].Stderr, "1 task Claude Code set back from completed open again") {
-		t.Errorf("the Stop hook does not say it opened the task again: %q", stops[len(stops)-1].Stderr)
-	}
-
-	next := w.run(t, RunOptions{Prompt: "NEXT-PROMPT: go on"})
-	requireOK(t, next)
-	report := cairnReport(t, next.FirstMain(t))
 	if !strings.Contains(report+"\n", "\nopen task: write the retry loop\n") {
 		t.Errorf("the new session's report does not list the task the model reopened:\n%s", report)
 	}
@@ -450,33 +464,14 @@ func TestCairnReopenedClaudeTaskReported(t *testing.T) {
 // next session's report lists the task by the subject the model gave it last.
 func TestCairnRenamedClaudeTaskReported(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, cairnPlugin)
-	startApex(t, w)
-	tools := []string{cairnPlugin.AllowRule(), "TaskCreate", "TaskUpdate"}
-	w.Mock.Script(
-		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("RENAME-PROMPT")),
-			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload()"})).Named("create 1"),
+	stop, report := oneTaskEdited(t, "RENAME-PROMPT", "the rename", func(*World, *Run) {},
 		mockapi.On(afterToolResult,
 			mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "1", "subject": "write the backoff for upload()"})).Named("rename 1"),
 		mockapi.On(afterToolResult, mockapi.Text("renamed")).Named("end"),
 	)
-	r := w.runScript(t, RunOptions{Prompt: "RENAME-PROMPT: list the work", AllowedTools: tools})
-	for _, tr := range r.ToolResults() {
-		if tr.IsError {
-			t.Fatalf("a task tool failed: %s", tr.Text)
-		}
+	if !strings.Contains(stop, "1 task Claude Code renamed given its new subject") {
+		t.Errorf("the Stop hook does not say it took up the new subject: %q", stop)
 	}
-	if n := len(requireHooksOK(t, r, "TaskCreated")); n != 1 {
-		t.Fatalf("%d TaskCreated hooks ran, want 1: the rename fired one; this test's premise (no hook) is gone", n)
-	}
-	stops := requireHooksOK(t, r, "Stop")
-	if !strings.Contains(stops[len(stops)-1].Stderr, "1 task Claude Code renamed given its new subject") {
-		t.Errorf("the Stop hook does not say it took up the new subject: %q", stops[len(stops)-1].Stderr)
-	}
-
-	next := w.run(t, RunOptions{Prompt: "NEXT-PROMPT: go on"})
-	requireOK(t, next)
-	report := cairnReport(t, next.FirstMain(t))
 	if !strings.Contains(report+"\n", "\nopen task: write the backoff for upload()\n") || strings.Contains(report, "write the retry loop") {
 		t.Errorf("the new session's report does not list the task by its new subject:\n%s", report)
 	}

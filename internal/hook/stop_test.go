@@ -214,14 +214,7 @@ func moveOwingALine(t *testing.T, getenv func(string) string) {
 // fails on damage says its own error, which names what quarantine/ keeps, and its step
 // (TestStopSaysAFailureOncePerSession).
 func TestStopFailureKeepsWhatTheStoreDid(t *testing.T) {
-	getenv, state := startedBlocking(t, "apex-aside")
-	if err := os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(filepath.Join(state, "stop-state.json"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	stdout, _ := runStop(getenv, "s1")
+	getenv, stdout := stopFailsAfterSettingAside(t, "apex-aside")
 	for _, want := range []string{"moved to quarantine/workflow-state.json-", "end-of-turn check"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the turn's end does not say %q: %s", want, stdout)
@@ -233,6 +226,22 @@ func TestStopFailureKeepsWhatTheStoreDid(t *testing.T) {
 	if stdout, _ := runStop(getenv, "s1"); stdout != "" {
 		t.Errorf("a later turn of the same session says the failure again: %s", stdout)
 	}
+}
+
+// stopFailsAfterSettingAside runs, in session s1 of a started workflow id, a turn's end whose
+// read sets a damaged snapshot aside and which then fails (a directory where stop-state.json
+// belongs), and returns the project's getenv and what the turn's end printed.
+func stopFailsAfterSettingAside(t *testing.T, id string) (getenv func(string) string, stdout string) {
+	t.Helper()
+	getenv, state := startedBlocking(t, id)
+	if err := os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(state, "stop-state.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _ = runStop(getenv, "s1")
+	return getenv, stdout
 }
 
 // TestStopPastTheHardStopLeavesTheAskForLater: a turn's end still working when the hard stop
@@ -453,14 +462,7 @@ func TestAnswersPointToNoStderr(t *testing.T) {
 		})
 	}
 	t.Run("failed-after-setting-aside", func(t *testing.T) {
-		getenv, state := startedBlocking(t, "apex-aside2")
-		if err := os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Mkdir(filepath.Join(state, "stop-state.json"), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		stdout, _ := runStop(getenv, "s1")
+		_, stdout := stopFailsAfterSettingAside(t, "apex-aside2")
 		if !strings.Contains(stdout, "end-of-turn check failed") || strings.Contains(stdout, "stderr") {
 			t.Errorf("the turn's end says %q, want the failure and no stderr", stdout)
 		}

@@ -254,20 +254,7 @@ func git(t *testing.T, dir string, args ...string) {
 // first main request must carry MEMORY.md with every line, Cairn's included.
 func TestClaudeLoadsCairnLines(t *testing.T) {
 	claude := realClaude(t)
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
-	mkdirAll(t, home)
-	mkdirAll(t, proj)
-	git(t, proj, "init", "-q")
-	env := map[string]string{"HOME": home}
-	m, err := Open(Env{Getenv: func(k string) string { return env[k] }, WorkDir: proj, ManagedSettings: filepath.Join(base, "none.json")}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mkdirAll(t, m.Location().Dir)
+	m, home, proj := memoryProject(t)
 	userLine := "- [Prefs](prefs.md) — user likes tabs"
 	if err := os.WriteFile(filepath.Join(m.Location().Dir, IndexFile), []byte("# Memory index\n"+userLine+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -279,17 +266,7 @@ func TestClaudeLoadsCairnLines(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv := mockapi.New()
-	defer srv.Close()
-	cmd := exec.Command(claude, "-p", "hi")
-	cmd.Dir = proj
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-test-dummy"}
-	runClaude(t, cmd)
-	first := srv.FirstMain()
-	if first == nil {
-		t.Fatalf("no main request reached the mock; paths %v", srv.Paths())
-	}
-	all := first.AllText()
+	all := firstMainText(t, claude, home, proj)
 	for _, want := range []string{
 		userLine,
 		"- [Cairn workflow](cairn-workflow.md) — Active APEX workflow: analyze completed, planning the login fix",
@@ -323,20 +300,7 @@ func TestClaudeLoadsAsClaudeLoadsSays(t *testing.T) {
 		{"UTF-16 units", lines(60, strings.Repeat("é", 600))}, // 36,000+ units, 72,000+ bytes
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base, err := filepath.EvalSymlinks(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
-			mkdirAll(t, home)
-			mkdirAll(t, proj)
-			git(t, proj, "init", "-q")
-			env := map[string]string{"HOME": home}
-			m, err := Open(Env{Getenv: func(k string) string { return env[k] }, WorkDir: proj, ManagedSettings: filepath.Join(base, "none.json")}, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			mkdirAll(t, m.Location().Dir)
+			m, home, proj := memoryProject(t)
 			if err := os.WriteFile(filepath.Join(m.Location().Dir, IndexFile), []byte(tc.index), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -344,17 +308,7 @@ func TestClaudeLoadsAsClaudeLoadsSays(t *testing.T) {
 			for range claudeLoads([]byte(tc.index)) {
 				n++
 			}
-			srv := mockapi.New()
-			defer srv.Close()
-			cmd := exec.Command(claude, "-p", "hi")
-			cmd.Dir = proj
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-test-dummy"}
-			runClaude(t, cmd)
-			first := srv.FirstMain()
-			if first == nil {
-				t.Fatalf("no main request reached the mock; paths %v", srv.Paths())
-			}
-			all := first.AllText()
+			all := firstMainText(t, claude, home, proj)
 			if last := fmt.Sprintf(" z%dz\n", n-1); n == 0 || !strings.Contains(all, last) {
 				t.Errorf("claudeLoads yields %d lines; the model's context lacks line %d", n, n)
 			}
@@ -363,4 +317,42 @@ func TestClaudeLoadsAsClaudeLoadsSays(t *testing.T) {
 			}
 		})
 	}
+}
+
+// memoryProject makes a home and a git project in a new directory, and opens the project's
+// auto-memory, its directory made.
+func memoryProject(t *testing.T) (m *Memory, home, proj string) {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, proj = filepath.Join(base, "home"), filepath.Join(base, "proj")
+	mkdirAll(t, home)
+	mkdirAll(t, proj)
+	git(t, proj, "init", "-q")
+	env := map[string]string{"HOME": home}
+	m, err = Open(Env{Getenv: func(k string) string { return env[k] }, WorkDir: proj, ManagedSettings: filepath.Join(base, "none.json")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkdirAll(t, m.Location().Dir)
+	return m, home, proj
+}
+
+// firstMainText runs `claude -p hi` in proj with home against the mock API, and returns all
+// the text of its first main request.
+func firstMainText(t *testing.T, claude, home, proj string) string {
+	t.Helper()
+	srv := mockapi.New()
+	defer srv.Close()
+	cmd := exec.Command(claude, "-p", "hi")
+	cmd.Dir = proj
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-test-dummy"}
+	runClaude(t, cmd)
+	first := srv.FirstMain()
+	if first == nil {
+		t.Fatalf("no main request reached the mock; paths %v", srv.Paths())
+	}
+	return first.AllText()
 }

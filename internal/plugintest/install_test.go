@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/hooktest"
@@ -746,21 +747,7 @@ func inWait(t *testing.T, pid int, done <-chan error) {
 		time.Sleep(100 * time.Millisecond)
 		return
 	}
-	for end := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile(stat)
-		// The state follows the command's name in parentheses.
-		if _, rest, ok := strings.Cut(string(b), ") "); err == nil && ok && strings.HasPrefix(rest, "S") {
-			return
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the launcher ended before waiting for its download: %v", err)
-		default:
-		}
-		if time.Now().After(end) {
-			t.Fatal("the launcher did not wait for its download in 30 s")
-		}
-	}
+	durabletest.WaitProcState(t, pid, "", "S", done)
 }
 
 // A start killed outright while it holds the install lock (SIGKILL runs no trap) leaves the

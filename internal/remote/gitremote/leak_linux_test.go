@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -93,21 +94,16 @@ func TestStalledTransportLeavesNothing(t *testing.T) {
 	}
 	data, _ := os.ReadFile(pids)
 	for _, pid := range strings.Fields(string(data)) {
-		gone := false
+		n, err := strconv.Atoi(pid)
+		if err != nil {
+			t.Fatalf("the fake ssh wrote pid %q", pid)
+		}
 		// Killed, it is gone within moments; 30 s is for a loaded machine, and far short of
 		// the 600 s the stalled transport would otherwise sleep.
-		for end := time.Now().Add(30 * time.Second); !gone && time.Now().Before(end); {
-			if _, alive := procStat(pid); !alive {
-				gone = true
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if !gone {
+		if !durabletest.WaitGone(n, 30*time.Second) {
 			t.Errorf("the stalled transport (pid %s) outlived the command's timeout", pid)
-			if n, err := strconv.Atoi(pid); err == nil {
-				if p, err := os.FindProcess(n); err == nil {
-					p.Kill()
-				}
+			if p, err := os.FindProcess(n); err == nil {
+				p.Kill()
 			}
 		}
 	}
