@@ -465,7 +465,12 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	case out.Pushed > 0:
 		fmt.Fprintf(a.stdout, "%s: pushed %d revision%s to %s, now r%d\n", out.Workflow, out.Pushed, workflow.Plural(out.Pushed), s.Remote, out.Remote)
 	case out.Pulled > 0:
-		fmt.Fprintf(a.stdout, "%s: pulled %d revision%s from %s, now r%d%s\n", out.Workflow, out.Pulled, workflow.Plural(out.Pulled), s.Remote, out.Local, endedThere(out))
+		said := endedThere(out)
+		if said == "" && out.Taken {
+			// None of it was here: the person must know whose work it is (cairn-mcp's notice says so).
+			said = ": it was started on another machine, which may still be working in it"
+		}
+		fmt.Fprintf(a.stdout, "%s: pulled %d revision%s from %s, now r%d%s\n", out.Workflow, out.Pulled, workflow.Plural(out.Pulled), s.Remote, out.Local, said)
 	default:
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}
