@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 
@@ -195,11 +197,42 @@ func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
 	defer st.Close()
 	// Settings Load refuses (planted, unreadable, naming an address) are what disable is there
 	// to clear; none of them is kept, nor repeated.
+	prev, perr := mirror.Load(st)
 	s, err := mirror.Disable(st)
 	if err != nil {
 		return err
 	}
+	if perr == nil && prev.Enabled {
+		a.warn(heldLeft(st, prev.Remote, mirror.Lease(a.getenv)))
+	}
 	return a.answer(s, "remote sync off for this clone; nothing on the remote was deleted")
+}
+
+// heldLeft says which claims this clone leaves held on remoteName as sharing stops: no sync
+// renews or releases them now, so other machines wait for them to lapse, and a task done here
+// but not pushed is one they may run again. "" when it holds none.
+func heldLeft(st *store.Store, remoteName string, lease time.Duration) string {
+	w, err := st.ReadWorkflow()
+	var r workflow.Record
+	if err != nil || json.Unmarshal(w.Data, &r) != nil {
+		return ""
+	}
+	held := mirror.HeldHere(st, w.ID)
+	if len(held) == 0 {
+		return ""
+	}
+	var tasks, done []string
+	for _, id := range held {
+		tasks = append(tasks, secrets.Line(id, 64))
+		if t, ok := workflow.FindTask(&r, id); ok && t.Status == workflow.TaskDone {
+			done = append(done, secrets.Line(id, 64))
+		}
+	}
+	msg := fmt.Sprintf("this clone still holds the claims of %s on %s: other machines cannot take those tasks until the claims lapse, within %s", strings.Join(tasks, ", "), secrets.Line(remoteName, 40), workflow.Age(lease))
+	if len(done) > 0 {
+		msg += fmt.Sprintf(", and then may run %s again, whose done was not pushed", strings.Join(done, ", "))
+	}
+	return msg + fmt.Sprintf("; to release them, cairn remote enable %s and cairn sync", secrets.Line(remoteName, 40))
 }
 
 // remoteStatus is remote status's --json answer.
