@@ -417,28 +417,31 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
 	defer cancel()
 	// Claims first: a task another machine holds goes back here before this clone pushes.
-	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: e.StateDir(), Root: root, Getenv: a.getenv},
-		func(task, note string) error {
-			_, err := e.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
-			return err
-		})
-	if a.json {
-		a.warn(notes...) // stdout holds only the JSON
-	} else {
-		for _, n := range notes {
-			fmt.Fprintln(a.stdout, clean(shellSteps(n, a.inClaudeCode())))
+	claims := func() error {
+		notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: e.StateDir(), Root: root, Getenv: a.getenv},
+			func(task, note string) error {
+				_, err := e.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
+				return err
+			})
+		if a.json {
+			a.warn(notes...) // stdout holds only the JSON
+		} else {
+			for _, n := range notes {
+				fmt.Fprintln(a.stdout, clean(shellSteps(n, a.inClaudeCode())))
+			}
 		}
-	}
-	if ne, ok := errors.AsType[*claimsync.NoticeError](err); ok {
-		// No claim made offline waits on the claims line: the workflow is synced all the same.
-		why, ok := notReached(s.Remote, ne.Err)
-		if !ok {
-			why = ne.Error()
+		if ne, ok := errors.AsType[*claimsync.NoticeError](err); ok {
+			// No claim made offline waits on the claims line: the workflow is synced all the same.
+			why, ok := notReached(s.Remote, ne.Err)
+			if !ok {
+				why = ne.Error()
+			}
+			a.warn("the task claims could not be synced: " + why)
+			err = nil
 		}
-		a.warn("the task claims could not be synced: " + why)
-		err = nil
+		return err
 	}
-	if err != nil {
+	if err := claims(); err != nil {
 		const what = "the task claims could not be synced, so nothing was pushed"
 		if ue := unreached(root, s.Remote, what, "cairn sync", err); ue != err {
 			return ue
@@ -478,6 +481,13 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	a.warn(out.Notices...)
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
 		a.warn("the sync is done but its time was not recorded: " + err.Error())
+	}
+	if out.Taken {
+		// The claims read above were of no workflow here: the one taken runs its tasks under
+		// claims of its own, which say which of them run on another machine.
+		if err := claims(); err != nil {
+			a.warn("the task claims of " + out.Workflow + " could not be read: " + err.Error() + "; the next cairn sync reads them")
+		}
 	}
 	if a.json {
 		return a.printJSON(out)
