@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 
@@ -195,11 +197,42 @@ func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
 	defer st.Close()
 	// Settings Load refuses (planted, unreadable, naming an address) are what disable is there
 	// to clear; none of them is kept, nor repeated.
+	prev, perr := mirror.Load(st)
 	s, err := mirror.Disable(st)
 	if err != nil {
 		return err
 	}
+	if perr == nil && prev.Enabled {
+		a.warn(heldLeft(st, prev.Remote, mirror.Lease(a.getenv)))
+	}
 	return a.answer(s, "remote sync off for this clone; nothing on the remote was deleted")
+}
+
+// heldLeft says which claims this clone leaves held on remoteName as sharing stops: no sync
+// renews or releases them now, so other machines wait for them to lapse, and a task done here
+// but not pushed is one they may run again. "" when it holds none.
+func heldLeft(st *store.Store, remoteName string, lease time.Duration) string {
+	w, err := st.ReadWorkflow()
+	var r workflow.Record
+	if err != nil || json.Unmarshal(w.Data, &r) != nil {
+		return ""
+	}
+	held := mirror.HeldHere(st, w.ID)
+	if len(held) == 0 {
+		return ""
+	}
+	var tasks, done []string
+	for _, id := range held {
+		tasks = append(tasks, secrets.Line(id, 64))
+		if t, ok := workflow.FindTask(&r, id); ok && t.Status == workflow.TaskDone {
+			done = append(done, secrets.Line(id, 64))
+		}
+	}
+	msg := fmt.Sprintf("this clone still holds the claims of %s on %s: other machines cannot take those tasks until the claims lapse, within %s", strings.Join(tasks, ", "), secrets.Line(remoteName, 40), workflow.Age(lease))
+	if len(done) > 0 {
+		msg += fmt.Sprintf(", and then may run %s again, whose done was not pushed", strings.Join(done, ", "))
+	}
+	return msg + fmt.Sprintf("; to release them, cairn remote enable %s and cairn sync", secrets.Line(remoteName, 40))
 }
 
 // remoteStatus is remote status's --json answer.
@@ -384,28 +417,31 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
 	defer cancel()
 	// Claims first: a task another machine holds goes back here before this clone pushes.
-	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: e.StateDir(), Root: root, Getenv: a.getenv},
-		func(task, note string) error {
-			_, err := e.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
-			return err
-		})
-	if a.json {
-		a.warn(notes...) // stdout holds only the JSON
-	} else {
-		for _, n := range notes {
-			fmt.Fprintln(a.stdout, clean(shellSteps(n, a.inClaudeCode())))
+	claims := func() error {
+		notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: e.StateDir(), Root: root, Getenv: a.getenv},
+			func(task, note string) error {
+				_, err := e.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
+				return err
+			})
+		if a.json {
+			a.warn(notes...) // stdout holds only the JSON
+		} else {
+			for _, n := range notes {
+				fmt.Fprintln(a.stdout, clean(shellSteps(n, a.inClaudeCode())))
+			}
 		}
-	}
-	if ne, ok := errors.AsType[*claimsync.NoticeError](err); ok {
-		// No claim made offline waits on the claims line: the workflow is synced all the same.
-		why, ok := notReached(s.Remote, ne.Err)
-		if !ok {
-			why = ne.Error()
+		if ne, ok := errors.AsType[*claimsync.NoticeError](err); ok {
+			// No claim made offline waits on the claims line: the workflow is synced all the same.
+			why, ok := notReached(s.Remote, ne.Err)
+			if !ok {
+				why = ne.Error()
+			}
+			a.warn("the task claims could not be synced: " + why)
+			err = nil
 		}
-		a.warn("the task claims could not be synced: " + why)
-		err = nil
+		return err
 	}
-	if err != nil {
+	if err := claims(); err != nil {
 		const what = "the task claims could not be synced, so nothing was pushed"
 		if ue := unreached(root, s.Remote, what, "cairn sync", err); ue != err {
 			return ue
@@ -446,6 +482,13 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
 		a.warn("the sync is done but its time was not recorded: " + err.Error())
 	}
+	if out.Taken {
+		// The claims read above were of no workflow here: the one taken runs its tasks under
+		// claims of its own, which say which of them run on another machine.
+		if err := claims(); err != nil {
+			a.warn("the task claims of " + out.Workflow + " could not be read: " + err.Error() + "; the next cairn sync reads them")
+		}
+	}
 	if a.json {
 		return a.printJSON(out)
 	}
@@ -465,7 +508,12 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	case out.Pushed > 0:
 		fmt.Fprintf(a.stdout, "%s: pushed %d revision%s to %s, now r%d\n", out.Workflow, out.Pushed, workflow.Plural(out.Pushed), s.Remote, out.Remote)
 	case out.Pulled > 0:
-		fmt.Fprintf(a.stdout, "%s: pulled %d revision%s from %s, now r%d%s\n", out.Workflow, out.Pulled, workflow.Plural(out.Pulled), s.Remote, out.Local, endedThere(out))
+		said := endedThere(out)
+		if said == "" && out.Taken {
+			// None of it was here: the person must know whose work it is (cairn-mcp's notice says so).
+			said = ": it was started on another machine, which may still be working in it"
+		}
+		fmt.Fprintf(a.stdout, "%s: pulled %d revision%s from %s, now r%d%s\n", out.Workflow, out.Pulled, workflow.Plural(out.Pulled), s.Remote, out.Local, said)
 	default:
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}

@@ -159,15 +159,16 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 			defTTL = def.TTL
 		}
 	}
-	writeRecord(a.stdout, r, waits, defTTL, e.OwnerExited(r))
+	writeRecord(a.stdout, r, waits, defTTL, e.OwnerExited(r), e.RunningElsewhere(r))
 	return nil
 }
 
 // writeRecord renders a workflow record for a person; waits names the approval phase that
 // waits for a person's yes ("" for none); defTTL is the TTL its definition gives workflows
 // started now ("" when not to compare: ended, or no definition loads); ownerExited says the
-// owner's Claude Code client has exited (Engine.OwnerExited).
-func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string, ownerExited bool) {
+// owner's Claude Code client has exited (Engine.OwnerExited); elsewhere words a running task
+// another machine sharing the workflow holds (Engine.RunningElsewhere; nil for none).
+func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string, ownerExited bool, elsewhere func(task string) string) {
 	field := func(name, v string) {
 		if v != "" && v != "-" {
 			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(secrets.Shown(v)))
@@ -238,6 +239,11 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string, ownerExi
 		// Attempts counts the runs that ended without success, not the runs: "attempts 0"
 		// beside a task that ran and is done read as if it never ran.
 		s := workflow.TaskID(t.ID) + " " + string(t.Status) // quoted as cairn task says it
+		if t.Status == workflow.TaskRunning && elsewhere != nil {
+			if far := elsewhere(t.ID); far != "" {
+				s = workflow.TaskID(t.ID) + " " + far
+			}
+		}
 		switch {
 		case t.Attempts == 1:
 			s += " (1 run failed or was cut off)"

@@ -131,7 +131,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		return wres.Record, e.event(string(wres.Event), eventDetail{From: wres.From, To: wres.To, Subject: wres.Subject}, note), nil
 	})
 	if je := tooLarge(err); je != nil {
-		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record))
+		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record, e.sharedOn(wres.Record)))
 	}
 	if err != nil {
 		return nil, wres, stateErr(err)
@@ -184,10 +184,15 @@ const (
 
 // fullBy names what takes the most of r, a record refused as over 1 MiB, and the step that
 // makes room without losing the workflow: a write that shrinks a record is never refused.
-// Archiving is named only after `cairn show`, for what no operation can shorten.
-func fullBy(r *workflow.Record) string {
+// Archiving is named only after `cairn show`, for what no operation can shorten, with the
+// remote r is shared through (sharedOn), where it would end too.
+func fullBy(r *workflow.Record, sharedOn string) string {
 	if r == nil {
 		return "What fills it is not known here: " + ShowWhatFills + "."
+	}
+	archive := ArchiveToGoOn
+	if sharedOn != "" {
+		archive += "; " + workflow.EndsElsewhere(sharedOn)
 	}
 	size := func(v any) int {
 		b, _ := json.Marshal(v)
@@ -203,12 +208,12 @@ func fullBy(r *workflow.Record) string {
 		{workflow.PhaseCheckpointsSize(r), "The checkpoints kept with its phases take %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and move with a small checkpoint or none."},
 		{size(r.Enforcement), "Its violations take %d KiB of it: " + ShortenViolations + "."},
 		// No operation shortens these: they are named, with the step that keeps the work.
-		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: " + ArchiveToGoOn + "."},
-		{size(r.History), "Its history of moves takes %d KiB of it, and no operation shortens it: " + ArchiveToGoOn + "."},
+		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: " + archive + "."},
+		{size(r.History), "Its history of moves takes %d KiB of it, and no operation shortens it: " + archive + "."},
 	}
 	most := slices.MaxFunc(parts, func(a, b part) int { return cmp.Compare(a.size, b.size) })
 	if most.size < 256<<10 { // something no operation shortens fills it
-		return "No one part a change shortens fills it: " + ShowWhatFills + "; if none of it can be shortened, " + ArchiveToGoOn + "."
+		return "No one part a change shortens fills it: " + ShowWhatFills + "; if none of it can be shortened, " + archive + "."
 	}
 	return fmt.Sprintf(most.step, (most.size+1023)>>10)
 }
@@ -425,7 +430,9 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		}
 		var abandoned *workflow.Record
 		var archived store.ArchiveInfo
+		var sharedOn string // read before the archive: the replaced workflow is shared there
 		if probe.Archive != nil && cur != nil {
+			sharedOn = e.sharedOn(cur)
 			if archived, err = e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
 				if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 					// Another process archived it meanwhile, and may have started another.
@@ -465,6 +472,9 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 			if e.liveOwnerWarning(cur) != "" {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("Another live session was working in %s (it last changed it %s); tell the user it was archived, as that session may still be working in it.", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat))))
 			}
+			if sharedOn != "" {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s is shared through %s: the next sync ends it on the other machines sharing it too; tell the user.", cur.WorkflowID, sharedOn))
+			}
 		}
 		if left != nil {
 			if cur == nil {
@@ -497,10 +507,17 @@ func (e *Engine) whoseActive(err error, cur *workflow.Record) error {
 	if e.liveOwnerWarning(cur) != "" {
 		ae.LiveOwner = workflow.Ago(e.now().Sub(cur.Owner.Heartbeat))
 	}
-	if s, lerr := mirror.Load(e.st); lerr == nil && s.Enabled && s.Workflow == cur.WorkflowID && s.Mirrored > 0 {
-		ae.SharedOn = secrets.Line(s.Remote, 40)
-	}
+	ae.SharedOn = e.sharedOn(cur)
 	return err
+}
+
+// sharedOn names the remote r is shared through (it has been synced there, so its end
+// reaches the other machines sharing it), or "" when it is not.
+func (e *Engine) sharedOn(r *workflow.Record) string {
+	if s, err := mirror.Load(e.st); err == nil && r != nil && s.Enabled && s.Workflow == r.WorkflowID && s.Mirrored > 0 {
+		return secrets.Line(s.Remote, 40)
+	}
+	return ""
 }
 
 // startedAlready reports whether the active workflow cur is the start r asks for, retried

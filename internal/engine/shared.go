@@ -62,3 +62,22 @@ func heldElsewhere(runs func(string) (mirror.Claim, bool)) func(task string) boo
 	}
 	return func(task string) bool { k, ok := runs(task); return ok && k.Holder != "" && !k.Lapsed() }
 }
+
+// RunningElsewhere words, for the views, each of r's running tasks another machine's claim
+// holds, as last read (workflow.RunningElsewhere, as the status and the report say it), and
+// "" for any other task; nil when none runs or r is not the workflow this clone shares.
+func (e *Engine) RunningElsewhere(r *workflow.Record) func(task string) string {
+	if r == nil || r.Status != workflow.StatusActive {
+		return nil
+	}
+	runs := e.runsElsewhere(r)
+	if runs == nil {
+		return nil
+	}
+	return func(task string) string {
+		if k, ok := runs(task); ok && k.Holder != "" {
+			return workflow.RunningElsewhere(k.Lapsed())
+		}
+		return ""
+	}
+}

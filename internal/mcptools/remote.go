@@ -217,6 +217,13 @@ func (y *syncer) run() {
 	g := &turnGuard{s: y.s, Backend: b}
 	out, err := remotesync.Background(ctx, st, g, s.Remote, g.replay)
 	g.drop()
+	if err == nil && out.Taken {
+		// The claims read above were of no workflow here: the one taken runs its tasks under
+		// claims of its own, read before the notice tells the model which run elsewhere.
+		if cerr := y.claims(ctx, stateDir, root); cerr != nil {
+			y.s.opt.Log.Printf("task claims sync with %s after taking %s failed: %v", s.Remote, out.Workflow, cerr)
+		}
+	}
 	choose := ""
 	if errors.Is(err, remotesync.ErrChoose) {
 		// Nothing active here and several on the remote: a person picks with cairn sync ID,

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -162,5 +163,42 @@ func TestBackgroundSyncLeavesAWorkflowRunElsewhere(t *testing.T) {
 	noNotice(t, c, "resume_check", "the workflow worked in elsewhere is told again")
 	if _, err := os.Stat(filepath.Join(dir, ".claude", "cairn", store.WorkflowFile)); !os.IsNotExist(err) {
 		t.Fatalf("the idle sync put a workflow in this machine's slot: %v", err)
+	}
+}
+
+// TestBackgroundSyncTakenReadsItsClaims: the idle sync takes the remote's only workflow, whose
+// task t1 runs on machine B under B's claim. The sync read the claims before it took the
+// workflow, so the model was told "t1 (running)", as if it ran here, until a later sync; the
+// claims of the workflow taken are now read before it is told, and t1 runs on another machine.
+func TestBackgroundSyncTakenReadsItsClaims(t *testing.T) {
+	bare := bareRepo(t)
+	b := machineB(t, bare)
+	if _, err := b.e.Start(engine.StartRequest{Type: "apex", Context: "claimed on B", WorkflowID: "wf-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claimsync.Task(testCtx(t), claimsync.Options{StateDir: b.e.StateDir(), Root: b.dir, Getenv: b.env}, "t1", "running",
+		func(bool) (*engine.Result, error) {
+			return b.e.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"})
+		}); err != nil {
+		t.Fatal(err)
+	}
+	b.sync(t)
+	dir, env := clone(t, bare)
+	once := func(k string) string { // one sync run: the next would read the claims anyway
+		if k == mcptools.EnvSyncInterval {
+			return "1h"
+		}
+		return env(k)
+	}
+	var runs atomic.Int64
+	_, c := startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: once, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, &runs))
+	var got string
+	waitFor(t, func() bool {
+		got = text(mustOK(t, c, "resume_check", `{}`))
+		return strings.Contains(got, "the sync took workflow wf-1")
+	})
+	if !strings.Contains(got, "t1 (running on another machine)") {
+		t.Errorf("resume_check after the take:\n%s\nwant t1 said to run on another machine", got)
 	}
 }

@@ -191,6 +191,15 @@ func pruneDoneClaudeTasks(r *Record) {
 	}
 }
 
+// RunningElsewhere words a running task another machine's claim holds, as last read; lapsed
+// says the claim went unrenewed past its lease, so this machine may take the task over.
+func RunningElsewhere(lapsed bool) string {
+	if lapsed {
+		return "running on another machine, whose claim of it lapsed"
+	}
+	return "running on another machine"
+}
+
 // OpenTasks lists the record's open tasks (pending or running) for the resume report, oldest
 // first: a mirrored Claude Code task by its subject, any other by its id and note; a task of
 // another phase than the current one says which. ended says the session that ran the running
@@ -226,10 +235,8 @@ func OpenTasksExcept(r *Record, ended bool, elsewhere func(task string) (held, l
 				held, lapsed, far = elsewhere(t.ID)
 			}
 			switch {
-			case lapsed:
-				s += sep + "running on another machine, whose claim of it lapsed"
 			case held:
-				s += sep + "running on another machine"
+				s += sep + RunningElsewhere(lapsed)
 			case ended && !far:
 				s += sep + "running when its session ended"
 			default:

@@ -92,7 +92,7 @@ type ActiveError struct {
 func (e *ActiveError) Error() string {
 	shared := ""
 	if e.SharedOn != "" {
-		shared = "; it is shared through " + e.SharedOn + ", so a replace ends it on the other machines sharing it too"
+		shared = "; " + EndsElsewhere(e.SharedOn)
 	}
 	if e.LiveOwner != "" {
 		return fmt.Sprintf("workflow %s (%s, at %s) is still active, and another live session is working in it (it last changed it %s); nothing was changed: the work in it is that session's, so do not take it up or complete it from here; tell the user, who decides whether this work waits for it or replaces it%s",
@@ -100,6 +100,12 @@ func (e *ActiveError) Error() string {
 	}
 	return fmt.Sprintf("workflow %s (%s, at %s) is still active; nothing was changed: continue or complete it; to start another instead, ask the user first, then start again with replace (it archives the active one, kept, not lost)%s",
 		e.WorkflowID, e.Type, e.Phase, shared)
+}
+
+// EndsElsewhere says that a workflow shared through remote ends on every machine sharing it
+// when it is replaced here: the next sync pushes its end.
+func EndsElsewhere(remote string) string {
+	return "it is shared through " + remote + ", so a replace ends it on the other machines sharing it too"
 }
 
 // NotActiveError refuses to change a workflow that is no longer active.

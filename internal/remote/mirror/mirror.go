@@ -153,6 +153,27 @@ func RunsElsewhere(st *store.Store, r *workflow.Record, lease time.Duration, now
 	}
 }
 
+// HeldHere lists the tasks of workflow id whose claims this clone held when it last read the
+// claims line (ClaimsDoc), sorted: what other machines see as taken until released or lapsed.
+func HeldHere(st *store.Store, id string) []string {
+	var c struct {
+		Owner string `json:"owner"`
+		Unconfirmed
+		Line claim.State `json:"line"`
+	}
+	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || id == "" || c.Workflow != id || c.Owner == "" {
+		return nil
+	}
+	var held []string
+	for task, h := range c.Line.Holders {
+		if h.Owner == c.Owner {
+			held = append(held, task)
+		}
+	}
+	slices.Sort(held)
+	return held
+}
+
 // Save writes the settings atomically, and records in the repository's git directory whether
 // sharing is on (see enabledHere): before the settings when it is switched on, after them when
 // off.

@@ -183,3 +183,61 @@ func TestStartOverAReplacementPulledTakesAFreshID(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceSaysItEndsTheSharedWorkflowEverywhere: A's workflow is shared through the remote
+// (a bare git repository). A start with replace over it succeeded with no word that the next
+// sync ends it on the other machines too, and a record too large to change named the replace
+// as "kept, not lost" alone. Both now say it is shared and ends there too; an unshared
+// workflow's replace and refusal say nothing of it.
+func TestReplaceSaysItEndsTheSharedWorkflowEverywhere(t *testing.T) {
+	const ends = "the other machines sharing it too"
+	for _, shared := range []bool{false, true} {
+		bare := gittest.Bare(t)
+		a := newMachine(t, 0)
+		ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
+		a.start("wf-a", "A's work")
+		if shared {
+			a.sync(ra, "")
+		}
+		// Fill the record with artifacts, which no operation shortens, to the edge of its cap.
+		path := filepath.Join(a.en.StateDir(), store.WorkflowFile)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatal(err)
+		}
+		arts := []string{strings.Repeat("a", 1000)}
+		for i := range 999 {
+			arts = append(arts, "out/"+strings.Repeat("b", 990)+string(rune('a'+i%26)))
+		}
+		rec["artifacts"] = arts
+		b, _ := json.Marshal(rec)
+		arts[0] += strings.Repeat("a", 1<<20-100-len(b))
+		rec["revision"] = rec["revision"].(float64) + 1
+		b, _ = json.Marshal(rec)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.en.Transition(engine.TransitionRequest{To: "plan"})
+		if err == nil || !strings.Contains(err.Error(), engine.ArchiveToGoOn) || strings.Contains(err.Error(), ends) != shared {
+			t.Errorf("shared %v: a move over the cap: %v; want the archive step, saying %q only when shared", shared, err, ends)
+		}
+		// The record as it was, for the replace (one at its cap is refused alike).
+		rec["artifacts"] = nil
+		rec["revision"] = rec["revision"].(float64) + 1
+		b, _ = json.Marshal(rec)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "instead", WorkflowID: "wf-n", Replace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if told := strings.Join(res.Warnings, "\n"); strings.Contains(told, ends) != shared || shared && !strings.Contains(told, "origin") {
+			t.Errorf("shared %v: the replace warned %q; want the remote and %q only when shared", shared, told, ends)
+		}
+	}
+}
