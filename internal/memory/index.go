@@ -53,8 +53,9 @@ func claudeLoads(content []byte) iter.Seq[string] {
 // othersLoaded is how many lines not of target's entry Claude Code loads of content.
 func othersLoaded(content []byte, target string) int {
 	n := 0
+	var f fence
 	for l := range claudeLoads(content) {
-		if !owns(l, target) {
+		if f.step(l) || !owns(l, target) {
 			n++
 		}
 	}
@@ -66,15 +67,70 @@ func othersLoaded(content []byte, target string) int {
 type line struct {
 	text string
 	eol  string
+	// code says the line is a code fence or inside a fenced code block (lines only): an
+	// example of an index line there is text, never an entry.
+	code bool
 }
+
+// target is the link target of the index entry l is, "" when it is none.
+func (l line) target() string {
+	if l.code {
+		return ""
+	}
+	return entryTarget(l.text)
+}
+
+// owns reports whether l is the index entry for target.
+func (l line) owns(target string) bool { return !l.code && owns(l.text, target) }
 
 func splitLines(b []byte) []line { return slices.Collect(lines(b)) }
 
 // lines yields MEMORY.md's lines one at a time as Claude Code reads them (2.1.330 splits it
 // on "\n"), so a search can stop at the first match without splitting a long index. A line ends
 // at "\n", with the "\r" before it when there is one; a carriage return anywhere else is part of
-// its line, which Cairn never takes apart.
-func lines(b []byte) iter.Seq[line] { return scanLines(b, "\n") }
+// its line, which Cairn never takes apart. Lines of a fenced code block are marked code.
+func lines(b []byte) iter.Seq[line] {
+	return func(yield func(line) bool) {
+		var f fence
+		for l := range scanLines(b, "\n") {
+			l.code = f.step(l.text)
+			if !yield(l) {
+				return
+			}
+		}
+	}
+}
+
+// fence follows CommonMark's fenced code blocks through a file's lines.
+type fence struct {
+	mark byte // '`' or '~' while a block is open, else 0
+	n    int  // the length of its opening fence
+}
+
+// step takes the next line and reports whether it is a fence or inside a fenced block. A fence
+// is three or more backticks or tildes after at most three spaces; a block ends at a fence of
+// its character at least as long, with nothing after it but blanks (or at the file's end).
+func (f *fence) step(text string) bool {
+	t := strings.TrimPrefix(text, bom)
+	indent := len(t) - len(strings.TrimLeft(t, " "))
+	t = t[indent:]
+	n := 0
+	for n < len(t) && (t[n] == '`' || t[n] == '~') && t[n] == t[0] {
+		n++
+	}
+	isFence := indent <= 3 && n >= 3
+	switch {
+	case f.mark != 0:
+		if isFence && t[0] == f.mark && n >= f.n && strings.TrimRight(t[n:], " \t\r") == "" {
+			f.mark = 0
+		}
+		return true
+	case isFence && !(t[0] == '`' && strings.Contains(t[n:], "`")):
+		f.mark, f.n = t[0], n
+		return true
+	}
+	return false
+}
 
 // textLines splits text that is no memory file Claude Code loads (tool input, the topic file's
 // lines), where a carriage return alone ends a line too.
@@ -184,7 +240,7 @@ func SetEntry(content []byte, target, entry string) []byte {
 	keep := -1
 	var prefix string // a byte-order mark our kept line carried
 	for i := 0; i < len(ls); i++ {
-		if !owns(ls[i].text, target) {
+		if !ls[i].owns(target) {
 			continue
 		}
 		if keep < 0 {
@@ -212,7 +268,7 @@ func SetEntry(content []byte, target, entry string) []byte {
 func RemoveEntry(content []byte, target string) []byte {
 	ls := splitLines(content)
 	for i := 0; i < len(ls); i++ {
-		if owns(ls[i].text, target) {
+		if ls[i].owns(target) {
 			if strings.HasPrefix(ls[i].text, bom) {
 				n := len(ls)
 				ls[i] = line{text: bom}
@@ -231,7 +287,7 @@ func RemoveEntry(content []byte, target string) []byte {
 // FindEntry returns the text of the first index entry for target and whether there is one.
 func FindEntry(content []byte, target string) (string, bool) {
 	for l := range lines(content) {
-		if owns(l.text, target) {
+		if l.owns(target) {
 			return strings.TrimPrefix(l.text, bom), true
 		}
 	}
@@ -245,10 +301,10 @@ func FindEntry(content []byte, target string) (string, bool) {
 func entryIs(content []byte, target, line string) bool {
 	i, off := 0, 0
 	for l := range lines(content) {
-		if strings.TrimPrefix(l.text, bom) == line {
+		if !l.code && strings.TrimPrefix(l.text, bom) == line {
 			return loaded(i, off+len(l.text))
 		}
-		if owns(l.text, target) {
+		if l.owns(target) {
 			return false
 		}
 		i, off = i+1, off+len(l.text)+len(l.eol)
@@ -261,7 +317,7 @@ func entryIs(content []byte, target, line string) bool {
 func loadedEntry(content []byte, target string) string {
 	i, off := 0, 0
 	for l := range lines(content) {
-		if owns(l.text, target) {
+		if l.owns(target) {
 			if !loaded(i, off+len(l.text)) {
 				return ""
 			}
@@ -324,7 +380,12 @@ func loaded(i, end int) bool { return i < maxIndexLine && end < maxIndexOffset }
 
 func insertEntry(ls []line, entry, eol string) []line {
 	at := len(ls)
-	if at > 0 && !fits(ls, at, len(entry)+len(eol)) {
+	// Appended after a fence left open, the line would be code: Cairn's no more.
+	var f fence
+	for _, l := range ls {
+		f.step(l.text)
+	}
+	if at > 0 && (f.mark != 0 || !fits(ls, at, len(entry)+len(eol))) {
 		at = 0
 		if first := ls[0].text; strings.HasPrefix(first, bom) || strings.HasPrefix(strings.TrimLeft(first, " "), "#") {
 			at = 1

@@ -485,8 +485,8 @@ func (m *Memory) learningRoom(name string) error {
 	}
 	n := 0
 	for l := range lines(data) {
-		if strings.Contains(l.text, learningPrefix) && namePrefix(entryTarget(l.text), learningPrefix) {
-			if owns(l.text, name) {
+		if strings.Contains(l.text, learningPrefix) && namePrefix(l.target(), learningPrefix) {
+			if l.owns(name) {
 				return nil
 			}
 			n++

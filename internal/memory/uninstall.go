@@ -112,7 +112,7 @@ func (m *Memory) Footprint() (Footprint, error) {
 	}
 	owner := m.owners()
 	for _, l := range splitLines(idx.data) {
-		if t := entryTarget(l.text); t != "" && IsCairnFile(t) && owner(t) == own {
+		if t := l.target(); t != "" && IsCairnFile(t) && owner(t) == own {
 			fp.Lines = append(fp.Lines, strings.TrimPrefix(l.text, bom))
 		}
 	}
@@ -177,7 +177,7 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 			err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 				done.Lines = done.Lines[:0]
 				for _, l := range splitLines(cur) {
-					if t := entryTarget(l.text); t != "" && cairns(t) && agreed(t) {
+					if t := l.target(); t != "" && cairns(t) && agreed(t) {
 						done.Lines = append(done.Lines, strings.TrimPrefix(l.text, bom))
 						cur = RemoveEntry(cur, t)
 					}
