@@ -187,6 +187,9 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 			if err != nil {
 				return err
 			}
+			if len(done.Lines) > 0 {
+				removeEmpty(filepath.Join(m.loc.Dir, IndexFile))
+			}
 		}
 		for _, name := range fp.Files {
 			p := filepath.Join(m.loc.Dir, name)
@@ -204,6 +207,40 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 		return syncDir(m.loc.Dir)
 	})
 	return done, err
+}
+
+// removeEmpty removes the file at path when it is empty: a MEMORY.md that held only Cairn's
+// lines, which Claude Code would load as an index of nothing. A writer may put content there
+// at any moment, so the file is first renamed aside (a temp file named as replace names one
+// that expects and writes nothing, which sweepTemps removes after a kill) and goes only if it
+// is still empty and no one has it open for writing; otherwise it is put back, unless a new
+// file took its name meanwhile: then both stay, the aside one for sweepTemps and doctor.
+func removeEmpty(path string) {
+	if cur, err := read(path); err != nil || !cur.exists || len(cur.data) > 0 {
+		return
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(path), nil, nil))
+	if err != nil {
+		return
+	}
+	tmp := f.Name()
+	f.Close()
+	if err := os.Rename(path, tmp); err != nil {
+		os.Remove(tmp)
+		return
+	}
+	if got, err := readDisplaced(tmp); err == nil && len(got.data) == 0 {
+		if busy, _ := writing(tmp); !busy {
+			os.Remove(tmp)
+			_ = syncDir(dir)
+			return
+		}
+	}
+	if os.Link(tmp, path) == nil {
+		os.Remove(tmp)
+	}
+	_ = syncDir(dir)
 }
 
 // foldNames says memory file names fold case, as on macOS and Windows, where Cairn-Workflow.md
