@@ -146,6 +146,11 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 			return a.printJSON(plan)
 		}
 		if !a.interactive() {
+			if left != "" {
+				// --yes alone would leave what auto-memory holds: the step comes first.
+				fmt.Fprintf(a.stdout, "Nothing was removed: %s, then cairn uninstall --yes removes it all.\n", left)
+				return nil
+			}
 			fmt.Fprintln(a.stdout, "Nothing was removed: cairn uninstall --yes removes it.")
 			return nil
 		}

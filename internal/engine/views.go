@@ -606,7 +606,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		md := e.mem.Location().Dir
 		add("auto-memory (L2)", creatable(md), md, writeFix(md)+": L2 lines are skipped meanwhile")
 		// A MEMORY.md Cairn leaves as it is keeps every line and learning out of auto-memory.
-		if _, err := e.mem.Footprint(); memory.LeftAlone(err) {
+		if err := e.mem.IndexLeftAlone(); memory.LeftAlone(err) {
 			detail := err.Error()
 			if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
 				detail = ue.Cause() // its learnings' words are not what failed here

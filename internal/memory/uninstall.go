@@ -106,7 +106,13 @@ func (m *Memory) Footprint() (Footprint, error) {
 		return Footprint{}, err
 	}
 	fp := Footprint{Dir: m.loc.Dir}
-	idx, err := read(filepath.Join(m.loc.Dir, IndexFile))
+	path := filepath.Join(m.loc.Dir, IndexFile)
+	idx, err := read(path)
+	linked := errors.Is(err, errLinkLeftAlone)
+	if linked {
+		// Claude Code reads through the link, and so may Cairn: only a write stops there.
+		idx, err = readThrough(path, err)
+	}
 	if err != nil {
 		return fp, unavailable("reading "+IndexFile, err)
 	}
@@ -115,6 +121,10 @@ func (m *Memory) Footprint() (Footprint, error) {
 		if t := l.target(); t != "" && IsCairnFile(t) && owner(t) == own {
 			fp.Lines = append(fp.Lines, strings.TrimPrefix(l.text, bom))
 		}
+	}
+	if linked && len(fp.Lines) > 0 {
+		target, _ := filepath.EvalSymlinks(path)
+		return fp, unavailable("reading "+IndexFile, &linkedLinesError{link: path, target: target})
 	}
 	ents, err := durable.ReadDirPath(m.loc.Dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -140,6 +150,41 @@ func (m *Memory) Footprint() (Footprint, error) {
 	sort.Strings(fp.Unproven)
 	return fp, nil
 }
+
+// IndexLeftAlone is nil when Cairn writes MEMORY.md, else why not: LeftAlone says it leaves the
+// file as it is (a symbolic link, say), which Footprint, reading through a link, does not.
+func (m *Memory) IndexLeftAlone() error {
+	if err := m.usable(); err != nil {
+		return err
+	}
+	if _, err := read(filepath.Join(m.loc.Dir, IndexFile)); err != nil {
+		return unavailable("reading "+IndexFile, err)
+	}
+	return nil
+}
+
+// readThrough reads the file the symbolic link at path leads to; a link that leads nowhere is
+// a missing file. Anything it cannot read leaves linkErr, read's refusal of the link.
+func readThrough(path string, linkErr error) (snapshot, error) {
+	data, err := readLimited(path)
+	switch {
+	case err == nil:
+		return snapshot{exists: true, data: data}, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return snapshot{}, nil
+	}
+	return snapshot{}, linkErr
+}
+
+// linkedLinesError: MEMORY.md is a symbolic link (a ~/.claude kept in dotfiles) whose file holds
+// lines of Cairn's, which Cairn writes no file through; the person takes them out there.
+type linkedLinesError struct{ link, target string }
+
+func (e *linkedLinesError) Error() string {
+	return e.link + " is a symbolic link to " + e.target + ", which holds Cairn's lines; Cairn leaves it as it is"
+}
+
+func (e *linkedLinesError) Unwrap() error { return errLeftAlone }
 
 // RemoveCairn takes Cairn out of the memory directory, for `cairn uninstall`: under Cairn's
 // memory lock it removes every MEMORY.md line pointing at a Cairn file (with the same
