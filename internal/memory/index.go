@@ -12,12 +12,13 @@ import (
 )
 
 // MEMORY.md limits: Claude Code loads its first 200 lines and then its first 25,000 UTF-16
-// units (claudeLoads). An index line of ours must end inside both, counted in bytes (never
-// fewer), with room for the model to add lines above it between two of our writes.
+// units (claudeLoads). An index line of ours must end inside both, counted as Claude Code
+// counts (a byte count is three times too strict for CJK text), with room for the model to
+// add lines above it between two of our writes.
 const (
 	IndexFile      = "MEMORY.md"
 	maxIndexLine   = 190    // 0-based line index our line must sit below
-	maxIndexOffset = 24_000 // byte offset our line must end before
+	maxIndexOffset = 24_000 // offset in UTF-16 units our line must end before
 )
 
 const bom = "\ufeff"
@@ -39,15 +40,22 @@ func claudeLoads(content []byte) iter.Seq[string] {
 		}
 		n, units := 0, 0
 		for l := range strings.SplitSeq(s, "\n") {
-			for _, r := range l {
-				units += utf16.RuneLen(r) // an invalid byte reads as U+FFFD: one unit
-			}
+			units += utf16Len(l)
 			if n == loadedLineCap || units > loadedUnitsCap || !yield(l) {
 				return
 			}
 			n, units = n+1, units+1
 		}
 	}
+}
+
+// utf16Len is the length of s in UTF-16 units, as JavaScript counts a string.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r) // an invalid byte reads as U+FFFD: one unit
+	}
+	return n
 }
 
 // othersLoaded is how many lines not of target's entry Claude Code loads of content.
@@ -253,7 +261,7 @@ func SetEntry(content []byte, target, entry string) []byte {
 		ls = removeLine(ls, i)
 		i--
 	}
-	if keep >= 0 && fits(ls, keep, len(prefix)+len(entry)) {
+	if keep >= 0 && fits(ls, keep, utf16Len(prefix+entry)) {
 		ls[keep].text = prefix + entry
 		return joinLines(ls)
 	}
@@ -302,12 +310,12 @@ func entryIs(content []byte, target, line string) bool {
 	i, off := 0, 0
 	for l := range lines(content) {
 		if !l.code && strings.TrimPrefix(l.text, bom) == line {
-			return loaded(i, off+len(l.text))
+			return loaded(i, off+utf16Len(l.text))
 		}
 		if l.owns(target) {
 			return false
 		}
-		i, off = i+1, off+len(l.text)+len(l.eol)
+		i, off = i+1, off+utf16Len(l.text)+len(l.eol)
 	}
 	return false
 }
@@ -318,12 +326,12 @@ func loadedEntry(content []byte, target string) string {
 	i, off := 0, 0
 	for l := range lines(content) {
 		if l.owns(target) {
-			if !loaded(i, off+len(l.text)) {
+			if !loaded(i, off+utf16Len(l.text)) {
 				return ""
 			}
 			return strings.TrimPrefix(l.text, bom)
 		}
-		i, off = i+1, off+len(l.text)+len(l.eol)
+		i, off = i+1, off+utf16Len(l.text)+len(l.eol)
 	}
 	return ""
 }
@@ -362,20 +370,20 @@ func insertLine(ls []line, i int, l line, eol string) []line {
 	return slices.Insert(ls, i, l)
 }
 
-// fits reports whether a line of n bytes at index i would be loaded by Claude Code.
+// fits reports whether a line of n UTF-16 units at index i would be loaded by Claude Code.
 func fits(ls []line, i, n int) bool {
 	if i >= maxIndexLine {
 		return false
 	}
 	off := 0
 	for _, l := range ls[:i] {
-		off += len(l.text) + len(l.eol)
+		off += utf16Len(l.text) + len(l.eol)
 	}
 	return loaded(i, off+n)
 }
 
-// loaded reports whether a line at index i that ends at byte offset end is in what Claude
-// Code loads of MEMORY.md, with the room SetEntry keeps.
+// loaded reports whether a line at index i that ends at offset end (UTF-16 units) is in what
+// Claude Code loads of MEMORY.md, with the room SetEntry keeps.
 func loaded(i, end int) bool { return i < maxIndexLine && end < maxIndexOffset }
 
 func insertEntry(ls []line, entry, eol string) []line {
@@ -385,7 +393,7 @@ func insertEntry(ls []line, entry, eol string) []line {
 	for _, l := range ls {
 		f.step(l.text)
 	}
-	if at > 0 && (f.mark != 0 || !fits(ls, at, len(entry)+len(eol))) {
+	if at > 0 && (f.mark != 0 || !fits(ls, at, utf16Len(entry)+len(eol))) {
 		at = 0
 		if first := ls[0].text; strings.HasPrefix(first, bom) || strings.HasPrefix(strings.TrimLeft(first, " "), "#") {
 			at = 1

@@ -128,7 +128,7 @@ func Open(env Env, opt Options) (*Memory, error) {
 // Location is where this Memory reads and writes.
 func (m *Memory) Location() Location { return m.loc }
 
-// Limits on the files handled: MEMORY.md is an index Claude Code cuts at 25,000 bytes, so
+// Limits on the files handled: MEMORY.md is an index Claude Code cuts at 25,000 UTF-16 units, so
 // anything far beyond that is left alone rather than rewritten.
 const (
 	maxFile     = 4 << 20
