@@ -44,11 +44,20 @@ func TestIndexLineInCodeFence(t *testing.T) {
 			}
 		})
 	}
-	// A block left open runs to the file's end: a line appended there would be code, so the
-	// line goes at the top instead.
-	open := "# Memory\n```\n" + example + "\n"
-	if got, want := string(SetEntry([]byte(open), TopicFile, next)), "# Memory\n"+next+"\n```\n"+example+"\n"; got != want {
-		t.Errorf("SetEntry with an open block:\n%s\nwant:\n%s", got, want)
+	// A fence nothing closes (a hand edit left it open) is text, not a block to the file's end:
+	// Cairn's line below it is still Cairn's, rewritten in place, not added a second time.
+	open := "# Memory\n```\nsome text\n" + ours + "\n"
+	if got, want := string(SetEntry([]byte(open), TopicFile, next)), "# Memory\n```\nsome text\n"+next+"\n"; got != want {
+		t.Errorf("SetEntry below a fence left open:\n%s\nwant:\n%s", got, want)
+	}
+	// A closed block after an unclosed fence of the same kind is still a block.
+	twice := "~~~~\n~~~\n" + example + "\n~~~\n" + ours + "\n"
+	if got, _ := FindEntry([]byte(twice), TopicFile); got != ours {
+		t.Errorf("after an unclosed ~~~~ and a closed block: FindEntry = %q, want %q", got, ours)
+	}
+	// What a learning's refusal counts: the example is a line of another's, Cairn's line not.
+	if n := othersLoaded([]byte("\n \n```\n"+example+"\n```\n"+ours+"\n"), TopicFile); n != 3 {
+		t.Errorf("othersLoaded = %d, want 3 (the block's three lines)", n)
 	}
 	// Not fences: two backticks, four spaces of indent, a backtick fence with a backtick after it.
 	for _, notFence := range []string{"``", "    ```", "``` a`b"} {

@@ -29,12 +29,15 @@ const (
 	loadedUnitsCap = 25_000 // UTF-16 units: Claude Code cuts a JavaScript string
 )
 
+// claudeTrims reports whether JavaScript's trim() takes r off a string's ends.
+func claudeTrims(r rune) bool { return r == '\ufeff' || r != 0x85 && unicode.IsSpace(r) }
+
 // claudeLoads yields the lines of MEMORY.md that Claude Code (2.1.330) loads whole, in order:
 // it trims the content (a byte-order mark and blank lines with it), keeps its first 200 lines,
 // and cuts those at the last line end within 25,000 UTF-16 units.
 func claudeLoads(content []byte) iter.Seq[string] {
 	return func(yield func(string) bool) {
-		s := strings.TrimFunc(string(content), func(r rune) bool { return r == '\ufeff' || r != 0x85 && unicode.IsSpace(r) })
+		s := strings.TrimFunc(string(content), claudeTrims)
 		if s == "" {
 			return // no line at all, not one empty line
 		}
@@ -61,13 +64,23 @@ func utf16Len(s string) int {
 // othersLoaded is how many lines not of target's entry Claude Code loads of content.
 func othersLoaded(content []byte, target string) int {
 	n := 0
-	var f fence
-	for l := range claudeLoads(content) {
-		if f.step(l) || !owns(l, target) {
-			n++
-		}
+	for range claudeLoads(content) {
+		n++
 	}
-	return n
+	// claudeLoads trims the blank lines the file begins with: its line i is the file's i+skip.
+	s := string(content)
+	skip := strings.Count(s[:len(s)-len(strings.TrimLeftFunc(s, claudeTrims))], "\n")
+	others, i := n, 0
+	for l := range lines(content) {
+		if i >= skip+n {
+			break
+		}
+		if i >= skip && l.owns(target) {
+			others--
+		}
+		i++
+	}
+	return others
 }
 
 // line is one line of a file and its own terminator: "\n" or "\r\n" ("\r" too in textLines), or
@@ -100,8 +113,10 @@ func splitLines(b []byte) []line { return slices.Collect(lines(b)) }
 func lines(b []byte) iter.Seq[line] {
 	return func(yield func(line) bool) {
 		var f fence
+		off := 0
 		for l := range scanLines(b, "\n") {
-			l.code = f.step(l.text)
+			off += len(l.text) + len(l.eol)
+			l.code = f.step(l.text, b[off:])
 			if !yield(l) {
 				return
 			}
@@ -109,34 +124,71 @@ func lines(b []byte) iter.Seq[line] {
 	}
 }
 
-// fence follows CommonMark's fenced code blocks through a file's lines.
+// fence follows CommonMark's fenced code blocks through a file's lines. A fence is three or
+// more backticks or tildes after at most three spaces (backticks with none in what follows);
+// its block ends at a fence of its character at least as long with nothing after it but
+// blanks. An opening fence that nothing closes is taken for text, not a block to the file's
+// end: a fence left open by a hand edit would otherwise turn every line below it, Cairn's
+// among them, into code.
 type fence struct {
 	mark byte // '`' or '~' while a block is open, else 0
 	n    int  // the length of its opening fence
+	// unclosed, for '`' and '~', is the shortest opening fence found with no close below it
+	// (0: none found): no later one as long has one either, so the file is read once.
+	unclosed [2]int
 }
 
-// step takes the next line and reports whether it is a fence or inside a fenced block. A fence
-// is three or more backticks or tildes after at most three spaces; a block ends at a fence of
-// its character at least as long, with nothing after it but blanks (or at the file's end).
-func (f *fence) step(text string) bool {
+// fenceOf takes a line apart as a fence: its character and length and what follows, or
+// mark 0 when the line is no fence.
+func fenceOf(text string) (mark byte, n int, rest string) {
 	t := strings.TrimPrefix(text, bom)
 	indent := len(t) - len(strings.TrimLeft(t, " "))
+	if indent > 3 {
+		return 0, 0, ""
+	}
 	t = t[indent:]
-	n := 0
 	for n < len(t) && (t[n] == '`' || t[n] == '~') && t[n] == t[0] {
 		n++
 	}
-	isFence := indent <= 3 && n >= 3
-	switch {
-	case f.mark != 0:
-		if isFence && t[0] == f.mark && n >= f.n && strings.TrimRight(t[n:], " \t\r") == "" {
+	if n < 3 {
+		return 0, 0, ""
+	}
+	return t[0], n, t[n:]
+}
+
+// closes reports whether text, a line, closes a block opened by a fence of mark and n.
+func closes(text string, mark byte, n int) bool {
+	m, k, rest := fenceOf(text)
+	return m == mark && k >= n && strings.TrimRight(rest, " \t\r") == ""
+}
+
+// step takes the next line and what follows it in the file, and reports whether the line is
+// a fence or inside a fenced block.
+func (f *fence) step(text string, below []byte) bool {
+	if f.mark != 0 {
+		if closes(text, f.mark, f.n) {
 			f.mark = 0
 		}
 		return true
-	case isFence && !(t[0] == '`' && strings.Contains(t[n:], "`")):
-		f.mark, f.n = t[0], n
-		return true
 	}
+	mark, n, rest := fenceOf(text)
+	if mark == 0 || mark == '`' && strings.Contains(rest, "`") {
+		return false
+	}
+	k := 0
+	if mark == '~' {
+		k = 1
+	}
+	if f.unclosed[k] != 0 && n >= f.unclosed[k] {
+		return false
+	}
+	for l := range scanLines(below, "\n") {
+		if closes(l.text, mark, n) {
+			f.mark, f.n = mark, n
+			return true
+		}
+	}
+	f.unclosed[k] = n
 	return false
 }
 
@@ -388,12 +440,7 @@ func loaded(i, end int) bool { return i < maxIndexLine && end < maxIndexOffset }
 
 func insertEntry(ls []line, entry, eol string) []line {
 	at := len(ls)
-	// Appended after a fence left open, the line would be code: Cairn's no more.
-	var f fence
-	for _, l := range ls {
-		f.step(l.text)
-	}
-	if at > 0 && (f.mark != 0 || !fits(ls, at, utf16Len(entry)+len(eol))) {
+	if at > 0 && !fits(ls, at, utf16Len(entry)+len(eol)) {
 		at = 0
 		if first := ls[0].text; strings.HasPrefix(first, bom) || strings.HasPrefix(strings.TrimLeft(first, " "), "#") {
 			at = 1
