@@ -152,15 +152,16 @@ func (m *Memory) Footprint() (Footprint, error) {
 }
 
 // IndexLeftAlone is nil when Cairn writes MEMORY.md, else why not: LeftAlone says it leaves the
-// file as it is (a symbolic link, say), which Footprint, reading through a link, does not.
+// file as it is (a symbolic link, a read-only file), which Footprint, only reading, does not.
 func (m *Memory) IndexLeftAlone() error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	if _, err := read(filepath.Join(m.loc.Dir, IndexFile)); err != nil {
+	cur, err := read(filepath.Join(m.loc.Dir, IndexFile))
+	if err != nil {
 		return unavailable("reading "+IndexFile, err)
 	}
-	return nil
+	return m.writable(IndexFile, cur)
 }
 
 // readThrough reads the file the symbolic link at path leads to; a link that leads nowhere is
