@@ -56,6 +56,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	// and files still: not removed, whatever else is.
 	unread := ""
 	left := "" // the step after which Cairn touches a memory file it leaves as it is (memory.LeftAlone)
+	// The step before --yes can take Cairn's lines out of a MEMORY.md it reads but leaves as it
+	// is (read-only): the plan shows them, and --yes alone would fail on them.
+	ahead := ""
 	mark := "" // the state dir's memory mark, removed first (removeMark), whether shown or in the state removed
 
 	// What is removed from auto-memory, no more: what the person is shown.
@@ -69,6 +72,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		}
 		for _, n := range fp.Unproven {
 			plan.Notes = append(plan.Notes, "auto-memory: "+n+" was written by an older Cairn, which kept no record to tell whether it was changed since, so it may hold lines of yours: kept, with its line in MEMORY.md")
+		}
+		if err := mem.IndexLeftAlone(); len(fp.Lines) > 0 && memory.LeftAlone(err) {
+			ahead = "auto-memory: " + memoryFailure(err) + "; " + memory.LeftAloneStep(err)
 		}
 	case memory.IsUnavailable(err) && mem.Location().Disabled:
 		// Found even where it is off (EvenOff): only Cairn's refusal of the directory is left.
@@ -146,6 +152,14 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 			return a.printJSON(plan)
 		}
 		if !a.interactive() {
+			if ahead == "" {
+				ahead = left
+			}
+			if ahead != "" {
+				// --yes alone would leave what auto-memory holds: the step comes first.
+				fmt.Fprintf(a.stdout, "Nothing was removed: %s, then cairn uninstall --yes removes it all.\n", ahead)
+				return nil
+			}
 			fmt.Fprintln(a.stdout, "Nothing was removed: cairn uninstall --yes removes it.")
 			return nil
 		}

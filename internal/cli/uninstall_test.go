@@ -73,6 +73,10 @@ func TestUninstallOverAReadOnlyIndex(t *testing.T) {
 	if err := os.Chmod(index, 0o444); err != nil {
 		t.Fatal(err)
 	}
+	// Without --yes it says the step too, not that --yes removes it, which fails.
+	if code, out := p.run("", "uninstall"); code != 0 || !strings.Contains(out, "Nothing was removed: auto-memory: writing MEMORY.md: "+index+" is read-only; Cairn leaves it as it is; make it writable (chmod u+w), then cairn uninstall --yes removes it all.") {
+		t.Errorf("uninstall (no --yes) over a read-only MEMORY.md: exit %d\n%s", code, out)
+	}
 	code, out := p.run("", "uninstall", "--yes")
 	if code == 0 || strings.Contains(out, "to retry") || !strings.Contains(out, "make it writable (chmod u+w), then run cairn uninstall again") {
 		t.Errorf("uninstall over a read-only MEMORY.md: exit %d\n%s", code, out)
@@ -81,7 +85,8 @@ func TestUninstallOverAReadOnlyIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustRun(t, p, "", "uninstall", "--yes")
-	if b, err := os.ReadFile(index); err != nil || strings.Contains(string(b), "cairn-workflow.md") {
+	// It held only Cairn's line, so it goes with it.
+	if b, err := os.ReadFile(index); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("MEMORY.md after the uninstall: %q %v", b, err)
 	}
 }
@@ -115,20 +120,27 @@ func TestUninstallOverALinkedIndex(t *testing.T) {
 			if err := os.Symlink(kept, index); err != nil {
 				t.Fatal(err)
 			}
+			// The step names the file the link leads to, and keeps the link (the person's
+			// dotfiles): replacing it with a copy would end their setup. Without --yes it is the
+			// step too, not "--yes removes it", which would fail.
+			step := "take the lines linking cairn-workflow.md and cairn-learning-*.md out of " + kept + " (the link stays), then "
+			if code, out := p.run("", "uninstall"); !strings.Contains(out, step) || strings.Contains(out, "--yes removes it.") {
+				t.Errorf("uninstall (no --yes) over a linked MEMORY.md: exit %d\n%s", code, out)
+			}
 			code, out := p.run("", "uninstall", "--yes")
 			if code == 0 || strings.Contains(out, "Removed.") || strings.Contains(out, "Nothing of Cairn's") ||
-				!strings.Contains(out, "replace the link with a copy of the file it leads to, then run cairn uninstall again") {
+				!strings.Contains(out, step+"run cairn uninstall again") {
 				t.Errorf("uninstall over a linked MEMORY.md: exit %d\n%s", code, out)
 			}
-			if err := os.Remove(index); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Rename(kept, index); err != nil {
+			if err := os.WriteFile(kept, []byte("- the user's own line\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			mustRun(t, p, "", "uninstall", "--yes")
 			if b, err := os.ReadFile(index); err != nil || string(b) != "- the user's own line\n" {
 				t.Errorf("MEMORY.md after the uninstall: %q %v", b, err)
+			}
+			if fi, err := os.Lstat(index); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				t.Errorf("the link MEMORY.md was not kept: %v %v", fi, err)
 			}
 			if _, err := os.Stat(filepath.Join(p.memory, "cairn-workflow.md")); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("cairn-workflow.md after the uninstall: %v", err)

@@ -599,6 +599,9 @@ func TestDoctorMemoryIndexLeftAlone(t *testing.T) {
 			noErr(t, os.WriteFile(real, []byte("- mine\n"), 0o600))
 			noErr(t, os.Symlink(real, index))
 		}, "replace the link with a copy of the file it leads to: L2 lines are skipped meanwhile"},
+		{"read-only", func(t *testing.T, index string) {
+			noErr(t, os.WriteFile(index, []byte("- mine\n"), 0o400))
+		}, "make it writable (chmod u+w): L2 lines are skipped meanwhile"},
 		{"too large", func(t *testing.T, index string) {
 			noErr(t, os.WriteFile(index, bytes.Repeat([]byte("x"), 5<<20), 0o600))
 		}, "shorten it to under 4 MiB: L2 lines are skipped meanwhile"},

@@ -616,7 +616,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		}
 		add("auto-memory (L2)", ok, detail, fix+": L2 lines are skipped meanwhile")
 		// A MEMORY.md Cairn leaves as it is keeps every line and learning out of auto-memory.
-		if _, err := e.mem.Footprint(); memory.LeftAlone(err) {
+		if err := e.mem.IndexLeftAlone(); memory.LeftAlone(err) {
 			detail := err.Error()
 			if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
 				detail = ue.Cause() // its learnings' words are not what failed here

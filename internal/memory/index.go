@@ -12,12 +12,13 @@ import (
 )
 
 // MEMORY.md limits: Claude Code loads its first 200 lines and then its first 25,000 UTF-16
-// units (claudeLoads). An index line of ours must end inside both, counted in bytes (never
-// fewer), with room for the model to add lines above it between two of our writes.
+// units (claudeLoads). An index line of ours must end inside both, counted as Claude Code
+// counts (a byte count is three times too strict for CJK text), with room for the model to
+// add lines above it between two of our writes.
 const (
 	IndexFile      = "MEMORY.md"
 	maxIndexLine   = 190    // 0-based line index our line must sit below
-	maxIndexOffset = 24_000 // byte offset our line must end before
+	maxIndexOffset = 24_000 // offset in UTF-16 units our line must end before
 )
 
 const bom = "\ufeff"
@@ -28,20 +29,21 @@ const (
 	loadedUnitsCap = 25_000 // UTF-16 units: Claude Code cuts a JavaScript string
 )
 
+// claudeTrims reports whether JavaScript's trim() takes r off a string's ends.
+func claudeTrims(r rune) bool { return r == '\ufeff' || r != 0x85 && unicode.IsSpace(r) }
+
 // claudeLoads yields the lines of MEMORY.md that Claude Code (2.1.330) loads whole, in order:
 // it trims the content (a byte-order mark and blank lines with it), keeps its first 200 lines,
 // and cuts those at the last line end within 25,000 UTF-16 units.
 func claudeLoads(content []byte) iter.Seq[string] {
 	return func(yield func(string) bool) {
-		s := strings.TrimFunc(string(content), func(r rune) bool { return r == '\ufeff' || r != 0x85 && unicode.IsSpace(r) })
+		s := strings.TrimFunc(string(content), claudeTrims)
 		if s == "" {
 			return // no line at all, not one empty line
 		}
 		n, units := 0, 0
 		for l := range strings.SplitSeq(s, "\n") {
-			for _, r := range l {
-				units += utf16.RuneLen(r) // an invalid byte reads as U+FFFD: one unit
-			}
+			units += utf16Len(l)
 			if n == loadedLineCap || units > loadedUnitsCap || !yield(l) {
 				return
 			}
@@ -50,15 +52,35 @@ func claudeLoads(content []byte) iter.Seq[string] {
 	}
 }
 
+// utf16Len is the length of s in UTF-16 units, as JavaScript counts a string.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r) // an invalid byte reads as U+FFFD: one unit
+	}
+	return n
+}
+
 // othersLoaded is how many lines not of target's entry Claude Code loads of content.
 func othersLoaded(content []byte, target string) int {
 	n := 0
-	for l := range claudeLoads(content) {
-		if !owns(l, target) {
-			n++
-		}
+	for range claudeLoads(content) {
+		n++
 	}
-	return n
+	// claudeLoads trims the blank lines the file begins with: its line i is the file's i+skip.
+	s := string(content)
+	skip := strings.Count(s[:len(s)-len(strings.TrimLeftFunc(s, claudeTrims))], "\n")
+	others, i := n, 0
+	for l := range lines(content) {
+		if i >= skip+n {
+			break
+		}
+		if i >= skip && l.owns(target) {
+			others--
+		}
+		i++
+	}
+	return others
 }
 
 // line is one line of a file and its own terminator: "\n" or "\r\n" ("\r" too in textLines), or
@@ -66,15 +88,109 @@ func othersLoaded(content []byte, target string) int {
 type line struct {
 	text string
 	eol  string
+	// code says the line is a code fence or inside a fenced code block (lines only): an
+	// example of an index line there is text, never an entry.
+	code bool
 }
+
+// target is the link target of the index entry l is, "" when it is none.
+func (l line) target() string {
+	if l.code {
+		return ""
+	}
+	return entryTarget(l.text)
+}
+
+// owns reports whether l is the index entry for target.
+func (l line) owns(target string) bool { return !l.code && owns(l.text, target) }
 
 func splitLines(b []byte) []line { return slices.Collect(lines(b)) }
 
 // lines yields MEMORY.md's lines one at a time as Claude Code reads them (2.1.330 splits it
 // on "\n"), so a search can stop at the first match without splitting a long index. A line ends
 // at "\n", with the "\r" before it when there is one; a carriage return anywhere else is part of
-// its line, which Cairn never takes apart.
-func lines(b []byte) iter.Seq[line] { return scanLines(b, "\n") }
+// its line, which Cairn never takes apart. Lines of a fenced code block are marked code.
+func lines(b []byte) iter.Seq[line] {
+	return func(yield func(line) bool) {
+		var f fence
+		off := 0
+		for l := range scanLines(b, "\n") {
+			off += len(l.text) + len(l.eol)
+			l.code = f.step(l.text, b[off:])
+			if !yield(l) {
+				return
+			}
+		}
+	}
+}
+
+// fence follows CommonMark's fenced code blocks through a file's lines. A fence is three or
+// more backticks or tildes after at most three spaces (backticks with none in what follows);
+// its block ends at a fence of its character at least as long with nothing after it but
+// blanks. An opening fence that nothing closes is taken for text, not a block to the file's
+// end: a fence left open by a hand edit would otherwise turn every line below it, Cairn's
+// among them, into code.
+type fence struct {
+	mark byte // '`' or '~' while a block is open, else 0
+	n    int  // the length of its opening fence
+	// unclosed, for '`' and '~', is the shortest opening fence found with no close below it
+	// (0: none found): no later one as long has one either, so the file is read once.
+	unclosed [2]int
+}
+
+// fenceOf takes a line apart as a fence: its character and length and what follows, or
+// mark 0 when the line is no fence.
+func fenceOf(text string) (mark byte, n int, rest string) {
+	t := strings.TrimPrefix(text, bom)
+	indent := len(t) - len(strings.TrimLeft(t, " "))
+	if indent > 3 {
+		return 0, 0, ""
+	}
+	t = t[indent:]
+	for n < len(t) && (t[n] == '`' || t[n] == '~') && t[n] == t[0] {
+		n++
+	}
+	if n < 3 {
+		return 0, 0, ""
+	}
+	return t[0], n, t[n:]
+}
+
+// closes reports whether text, a line, closes a block opened by a fence of mark and n.
+func closes(text string, mark byte, n int) bool {
+	m, k, rest := fenceOf(text)
+	return m == mark && k >= n && strings.TrimRight(rest, " \t\r") == ""
+}
+
+// step takes the next line and what follows it in the file, and reports whether the line is
+// a fence or inside a fenced block.
+func (f *fence) step(text string, below []byte) bool {
+	if f.mark != 0 {
+		if closes(text, f.mark, f.n) {
+			f.mark = 0
+		}
+		return true
+	}
+	mark, n, rest := fenceOf(text)
+	if mark == 0 || mark == '`' && strings.Contains(rest, "`") {
+		return false
+	}
+	k := 0
+	if mark == '~' {
+		k = 1
+	}
+	if f.unclosed[k] != 0 && n >= f.unclosed[k] {
+		return false
+	}
+	for l := range scanLines(below, "\n") {
+		if closes(l.text, mark, n) {
+			f.mark, f.n = mark, n
+			return true
+		}
+	}
+	f.unclosed[k] = n
+	return false
+}
 
 // textLines splits text that is no memory file Claude Code loads (tool input, the topic file's
 // lines), where a carriage return alone ends a line too.
@@ -184,7 +300,7 @@ func SetEntry(content []byte, target, entry string) []byte {
 	keep := -1
 	var prefix string // a byte-order mark our kept line carried
 	for i := 0; i < len(ls); i++ {
-		if !owns(ls[i].text, target) {
+		if !ls[i].owns(target) {
 			continue
 		}
 		if keep < 0 {
@@ -197,7 +313,7 @@ func SetEntry(content []byte, target, entry string) []byte {
 		ls = removeLine(ls, i)
 		i--
 	}
-	if keep >= 0 && fits(ls, keep, len(prefix)+len(entry)) {
+	if keep >= 0 && fits(ls, keep, utf16Len(prefix+entry)) {
 		ls[keep].text = prefix + entry
 		return joinLines(ls)
 	}
@@ -212,7 +328,7 @@ func SetEntry(content []byte, target, entry string) []byte {
 func RemoveEntry(content []byte, target string) []byte {
 	ls := splitLines(content)
 	for i := 0; i < len(ls); i++ {
-		if owns(ls[i].text, target) {
+		if ls[i].owns(target) {
 			if strings.HasPrefix(ls[i].text, bom) {
 				n := len(ls)
 				ls[i] = line{text: bom}
@@ -231,7 +347,7 @@ func RemoveEntry(content []byte, target string) []byte {
 // FindEntry returns the text of the first index entry for target and whether there is one.
 func FindEntry(content []byte, target string) (string, bool) {
 	for l := range lines(content) {
-		if owns(l.text, target) {
+		if l.owns(target) {
 			return strings.TrimPrefix(l.text, bom), true
 		}
 	}
@@ -245,13 +361,13 @@ func FindEntry(content []byte, target string) (string, bool) {
 func entryIs(content []byte, target, line string) bool {
 	i, off := 0, 0
 	for l := range lines(content) {
-		if strings.TrimPrefix(l.text, bom) == line {
-			return loaded(i, off+len(l.text))
+		if !l.code && strings.TrimPrefix(l.text, bom) == line {
+			return loaded(i, off+utf16Len(l.text))
 		}
-		if owns(l.text, target) {
+		if l.owns(target) {
 			return false
 		}
-		i, off = i+1, off+len(l.text)+len(l.eol)
+		i, off = i+1, off+utf16Len(l.text)+len(l.eol)
 	}
 	return false
 }
@@ -261,13 +377,13 @@ func entryIs(content []byte, target, line string) bool {
 func loadedEntry(content []byte, target string) string {
 	i, off := 0, 0
 	for l := range lines(content) {
-		if owns(l.text, target) {
-			if !loaded(i, off+len(l.text)) {
+		if l.owns(target) {
+			if !loaded(i, off+utf16Len(l.text)) {
 				return ""
 			}
 			return strings.TrimPrefix(l.text, bom)
 		}
-		i, off = i+1, off+len(l.text)+len(l.eol)
+		i, off = i+1, off+utf16Len(l.text)+len(l.eol)
 	}
 	return ""
 }
@@ -306,25 +422,25 @@ func insertLine(ls []line, i int, l line, eol string) []line {
 	return slices.Insert(ls, i, l)
 }
 
-// fits reports whether a line of n bytes at index i would be loaded by Claude Code.
+// fits reports whether a line of n UTF-16 units at index i would be loaded by Claude Code.
 func fits(ls []line, i, n int) bool {
 	if i >= maxIndexLine {
 		return false
 	}
 	off := 0
 	for _, l := range ls[:i] {
-		off += len(l.text) + len(l.eol)
+		off += utf16Len(l.text) + len(l.eol)
 	}
 	return loaded(i, off+n)
 }
 
-// loaded reports whether a line at index i that ends at byte offset end is in what Claude
-// Code loads of MEMORY.md, with the room SetEntry keeps.
+// loaded reports whether a line at index i that ends at offset end (UTF-16 units) is in what
+// Claude Code loads of MEMORY.md, with the room SetEntry keeps.
 func loaded(i, end int) bool { return i < maxIndexLine && end < maxIndexOffset }
 
 func insertEntry(ls []line, entry, eol string) []line {
 	at := len(ls)
-	if at > 0 && !fits(ls, at, len(entry)+len(eol)) {
+	if at > 0 && !fits(ls, at, utf16Len(entry)+len(eol)) {
 		at = 0
 		if first := ls[0].text; strings.HasPrefix(first, bom) || strings.HasPrefix(strings.TrimLeft(first, " "), "#") {
 			at = 1

@@ -128,7 +128,7 @@ func Open(env Env, opt Options) (*Memory, error) {
 // Location is where this Memory reads and writes.
 func (m *Memory) Location() Location { return m.loc }
 
-// Limits on the files handled: MEMORY.md is an index Claude Code cuts at 25,000 bytes, so
+// Limits on the files handled: MEMORY.md is an index Claude Code cuts at 25,000 UTF-16 units, so
 // anything far beyond that is left alone rather than rewritten.
 const (
 	maxFile     = 4 << 20
@@ -485,8 +485,8 @@ func (m *Memory) learningRoom(name string) error {
 	}
 	n := 0
 	for l := range lines(data) {
-		if strings.Contains(l.text, learningPrefix) && namePrefix(entryTarget(l.text), learningPrefix) {
-			if owns(l.text, name) {
+		if strings.Contains(l.text, learningPrefix) && namePrefix(l.target(), learningPrefix) {
+			if l.owns(name) {
 				return nil
 			}
 			n++
@@ -687,8 +687,12 @@ func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
 // as it is (LeftAlone). Claude Code loads MEMORY.md through a symbolic link: moved out of the
 // way, the person's own index would leave every session, so a link is replaced by a copy of
 // what it leads to; a file too large is shortened, for the same reason. A read-only file is made
-// writable. Anything else is moved out of the way.
+// writable. Anything else is moved out of the way. Cairn's lines in the file a linked MEMORY.md
+// leads to, which uninstall would take out, the person takes out there, keeping the link.
 func LeftAloneStep(err error) string {
+	if le, ok := errors.AsType[*linkedLinesError](err); ok {
+		return "take the lines linking cairn-workflow.md and cairn-learning-*.md out of " + le.target + " (the link stays)"
+	}
 	switch {
 	case errors.Is(err, errLinkLeftAlone):
 		return "replace the link with a copy of the file it leads to"

@@ -106,7 +106,7 @@ func (m *Memory) HeldMark() (k Mark, ok bool) {
 	}
 	own := IndexLine(TopicTitle, TopicFile, "")
 	for l := range lines(index.data) {
-		if t := strings.TrimPrefix(l.text, bom); strings.HasPrefix(t, own) {
+		if t := strings.TrimPrefix(l.text, bom); !l.code && strings.HasPrefix(t, own) {
 			if !entryIs(index.data, TopicFile, t) {
 				return Mark{}, false
 			}

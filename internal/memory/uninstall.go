@@ -106,15 +106,25 @@ func (m *Memory) Footprint() (Footprint, error) {
 		return Footprint{}, err
 	}
 	fp := Footprint{Dir: m.loc.Dir}
-	idx, err := read(filepath.Join(m.loc.Dir, IndexFile))
+	path := filepath.Join(m.loc.Dir, IndexFile)
+	idx, err := read(path)
+	linked := errors.Is(err, errLinkLeftAlone)
+	if linked {
+		// Claude Code reads through the link, and so may Cairn: only a write stops there.
+		idx, err = readThrough(path, err)
+	}
 	if err != nil {
 		return fp, unavailable("reading "+IndexFile, err)
 	}
 	owner := m.owners()
 	for _, l := range splitLines(idx.data) {
-		if t := entryTarget(l.text); t != "" && IsCairnFile(t) && owner(t) == own {
+		if t := l.target(); t != "" && IsCairnFile(t) && owner(t) == own {
 			fp.Lines = append(fp.Lines, strings.TrimPrefix(l.text, bom))
 		}
+	}
+	if linked && len(fp.Lines) > 0 {
+		target, _ := filepath.EvalSymlinks(path)
+		return fp, unavailable("reading "+IndexFile, &linkedLinesError{link: path, target: target})
 	}
 	ents, err := durable.ReadDirPath(m.loc.Dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -140,6 +150,42 @@ func (m *Memory) Footprint() (Footprint, error) {
 	sort.Strings(fp.Unproven)
 	return fp, nil
 }
+
+// IndexLeftAlone is nil when Cairn writes MEMORY.md, else why not: LeftAlone says it leaves the
+// file as it is (a symbolic link, a read-only file), which Footprint, only reading, does not.
+func (m *Memory) IndexLeftAlone() error {
+	if err := m.usable(); err != nil {
+		return err
+	}
+	cur, err := read(filepath.Join(m.loc.Dir, IndexFile))
+	if err != nil {
+		return unavailable("reading "+IndexFile, err)
+	}
+	return m.writable(IndexFile, cur)
+}
+
+// readThrough reads the file the symbolic link at path leads to; a link that leads nowhere is
+// a missing file. Anything it cannot read leaves linkErr, read's refusal of the link.
+func readThrough(path string, linkErr error) (snapshot, error) {
+	data, err := readLimited(path)
+	switch {
+	case err == nil:
+		return snapshot{exists: true, data: data}, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return snapshot{}, nil
+	}
+	return snapshot{}, linkErr
+}
+
+// linkedLinesError: MEMORY.md is a symbolic link (a ~/.claude kept in dotfiles) whose file holds
+// lines of Cairn's, which Cairn writes no file through; the person takes them out there.
+type linkedLinesError struct{ link, target string }
+
+func (e *linkedLinesError) Error() string {
+	return e.link + " is a symbolic link to " + e.target + ", which holds Cairn's lines; Cairn leaves it as it is"
+}
+
+func (e *linkedLinesError) Unwrap() error { return errLeftAlone }
 
 // RemoveCairn takes Cairn out of the memory directory, for `cairn uninstall`: under Cairn's
 // memory lock it removes every MEMORY.md line pointing at a Cairn file (with the same
@@ -177,7 +223,7 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 			err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 				done.Lines = done.Lines[:0]
 				for _, l := range splitLines(cur) {
-					if t := entryTarget(l.text); t != "" && cairns(t) && agreed(t) {
+					if t := l.target(); t != "" && cairns(t) && agreed(t) {
 						done.Lines = append(done.Lines, strings.TrimPrefix(l.text, bom))
 						cur = RemoveEntry(cur, t)
 					}
@@ -186,6 +232,9 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 			})
 			if err != nil {
 				return err
+			}
+			if len(done.Lines) > 0 {
+				removeEmpty(filepath.Join(m.loc.Dir, IndexFile))
 			}
 		}
 		for _, name := range fp.Files {
@@ -204,6 +253,40 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 		return syncDir(m.loc.Dir)
 	})
 	return done, err
+}
+
+// removeEmpty removes the file at path when it is empty: a MEMORY.md that held only Cairn's
+// lines, which Claude Code would load as an index of nothing. A writer may put content there
+// at any moment, so the file is first renamed aside (a temp file named as replace names one
+// that expects and writes nothing, which sweepTemps removes after a kill) and goes only if it
+// is still empty and no one has it open for writing; otherwise it is put back, unless a new
+// file took its name meanwhile: then both stay, the aside one for sweepTemps and doctor.
+func removeEmpty(path string) {
+	if cur, err := read(path); err != nil || !cur.exists || len(cur.data) > 0 {
+		return
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(path), nil, nil))
+	if err != nil {
+		return
+	}
+	tmp := f.Name()
+	f.Close()
+	if err := os.Rename(path, tmp); err != nil {
+		os.Remove(tmp)
+		return
+	}
+	if got, err := readDisplaced(tmp); err == nil && len(got.data) == 0 {
+		if busy, _ := writing(tmp); !busy {
+			os.Remove(tmp)
+			_ = syncDir(dir)
+			return
+		}
+	}
+	if os.Link(tmp, path) == nil {
+		os.Remove(tmp)
+	}
+	_ = syncDir(dir)
 }
 
 // foldNames says memory file names fold case, as on macOS and Windows, where Cairn-Workflow.md
