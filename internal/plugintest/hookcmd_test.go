@@ -182,3 +182,20 @@ func launchWithout(t *testing.T, root, gone string) {
 		}
 	}
 }
+
+// A plugin directory that has lost plugin.json (an update half done) has no version to name its
+// data set by: SessionStart says so and names no set on the agent's PATH. Before, it appended
+// DATA/bin-dev to CLAUDE_ENV_FILE, a set no release has, which a checkout's build there would
+// have the agent's every Bash command run for the rest of the session.
+func TestLaunchWithoutPluginJSONNamesNoSetOnTheAgentsPath(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, "hooks/hooks.json", "hooks/launch", "hooks/install", "release/checksums.txt")
+	work := t.TempDir()
+	envFile := filepath.Join(work, "sessionstart-hook-0.sh")
+	env := launchEnv(root, filepath.Join(work, "data"), work, os.Getenv("PATH"), "CLAUDE_ENV_FILE="+envFile)
+	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+	lines, _ := os.ReadFile(envFile)
+	if res.code != 0 || len(lines) != 0 || !strings.Contains(res.stderr, "plugin.json") {
+		t.Errorf("SessionStart without plugin.json = %+v and CLAUDE_ENV_FILE holds %q, want exit 0, a line naming plugin.json and no PATH line", res, lines)
+	}
+}
