@@ -849,3 +849,21 @@ printf '#!/bin/sh\necho built\n' >"$out" && chmod +x "$out"`+"\n")
 		t.Errorf("go built %d binaries for three starts of one checkout, want the %d of one build:\n%s", n, len(binarySources), got)
 	}
 }
+
+// A plugin.json written on one line with no newline at its end (as json.dump and many editors
+// write it) names the plugin's version as any other: the launcher runs that version's set. It
+// read no last line without a newline, so took "dev", and installed a set no release has.
+func TestLaunchReadsTheVersionFromAPluginJSONWithoutANewline(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	writeFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name":"cairn","version":"`+pluginVersion(t)+`"}`)
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	dir := filepath.Join(data, "bin-"+pluginVersion(t))
+	fakeBinaries(t, dir)
+	stamp(t, root, dir)
+	res := runLaunch(t, root, launchEnv(root, data, work, toolDir(t)), "", "cairn")
+	if want := "ran " + filepath.Join(dir, "cairn") + "\n"; res.stdout != want || res.code != 0 {
+		t.Errorf("launch cairn = %+v, want %q", res, want)
+	}
+}
