@@ -83,16 +83,31 @@ func installedPlugin(getenv func(string) string, home, project, goos string) (ro
 // launchVersion is the version hooks/launch names the plugin's set in its data directory
 // after (bin-VERSION): the one in the plugin's own plugin.json, "dev" when it gives none. Not
 // the one Claude Code records for the installation, which may differ (a record not rewritten
-// yet, a marketplace entry's own version).
+// yet, a marketplace entry's own version). Read as the launcher reads it, by its shell
+// patterns, not as JSON, which would name another set for a version holding an escape the
+// launcher does not decode: the first line holding "version", from the first quote after the
+// colon that follows to the next quote (the line up to its first quote where none follow).
 func launchVersion(root string) string {
-	var m struct {
-		Version string `json:"version"`
-	}
 	data, err := durable.ReadPath(filepath.Join(root, ".claude-plugin", "plugin.json"), 1<<20, true)
-	if err != nil || json.Unmarshal(data, &m) != nil || m.Version == "" {
+	if err != nil {
 		return "dev"
 	}
-	return m.Version
+	for line := range strings.Lines(string(data)) {
+		_, rest, ok := strings.Cut(strings.TrimSuffix(line, "\n"), `"version"`)
+		if !ok {
+			continue
+		}
+		if _, r, ok := strings.Cut(rest, ":"); ok {
+			if _, r, ok := strings.Cut(r, `"`); ok {
+				line = r
+			}
+		}
+		if v, _, _ := strings.Cut(line, `"`); v != "" {
+			return v
+		}
+		break
+	}
+	return "dev"
 }
 
 func fileExists(p string) bool {
