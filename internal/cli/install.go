@@ -184,6 +184,11 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 		}
 		return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + gone, Fix: vars.Quote(exe) + " doctor --link"}
 	}
+	// The link doctor --link made is there and runs this cairn: PATH lacks its directory, which
+	// another --link would not change.
+	if p, err := filepath.EvalSymlinks(dest); err == nil && home != "" && p == exe {
+		return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, add " + filepath.Dir(dest) + " to PATH (" + dest + " links to this one)"}
+	}
 	// Passes: only a person at a shell needs cairn on PATH, so the line says so first. The
 	// command is run by this cairn's path: a bare cairn is not found, or is another one.
 	return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, link " + linkStep(exe, home, goos)}
