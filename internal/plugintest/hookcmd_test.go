@@ -149,10 +149,12 @@ func TestHooksJSONCommandsOddRoot(t *testing.T) {
 // With plugin.json gone instead, the launcher took the version to be "dev" and said dash's
 // "cannot open" line, then that the release lists no cairn_dev archive and to install Go (with
 // Go, it built a "dev" set from what was left): it says the same one line, naming plugin.json.
+// With release/checksums.txt gone, it said the release lists no archive for the version (with Go,
+// it built from what was left): it says the same one line, naming the checksums.
 func TestLaunchWithoutInstall(t *testing.T) {
 	skipOnWindows(t)
 	all := []string{".claude-plugin/plugin.json", "hooks/hooks.json", "hooks/launch", "hooks/install", "release/checksums.txt"}
-	for _, gone := range []string{"hooks/install", ".claude-plugin/plugin.json"} {
+	for _, gone := range []string{"hooks/install", ".claude-plugin/plugin.json", "release/checksums.txt"} {
 		t.Run(filepath.Base(gone), func(t *testing.T) {
 			launchWithout(t, copyPlugin(t, slices.DeleteFunc(slices.Clone(all), func(f string) bool { return f == gone })...), gone)
 		})
