@@ -255,6 +255,8 @@ func TestLauncherDataLeftovers(t *testing.T) {
 		{[]string{".cairn-link", "cairn", "build-0.1.0.log"}, true},
 		{[]string{".cairn-link"}, true},
 		{[]string{".cairn-link", "cairn", "notes.txt"}, false},
+		// The marks of install failures shown (hooks/install, cairn_told).
+		{[]string{".install-said", "build-0.1.0.log"}, true},
 	} {
 		dir := t.TempDir()
 		for _, f := range tc.files {

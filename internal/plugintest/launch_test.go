@@ -867,3 +867,55 @@ func TestLaunchReadsTheVersionFromAPluginJSONWithoutANewline(t *testing.T) {
 		t.Errorf("launch cairn = %+v, want %q", res, want)
 	}
 }
+
+// An install that keeps failing is shown to the user once per session, as the Stop hook's own
+// failures are (internal/hook, saidBefore): the Stop hook runs after every turn, and gave the
+// same systemMessage after each one. Its stderr line stays (the transcript's record); a new
+// session, or another failure, is shown; SessionStart always shows it, and a Stop after it in
+// the same session does not repeat it.
+func TestLaunchStopSaysAFailedInstallOncePerSession(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	home := t.TempDir()
+	data := filepath.Join(home, "data")
+	tools := toolDir(t)
+	p, err := exec.LookPath("cksum")
+	if err != nil {
+		t.Skip("cksum is not installed")
+	}
+	if err := os.Symlink(p, filepath.Join(tools, "cksum")); err != nil {
+		t.Fatal(err)
+	}
+	run := func(session, name string) (shown bool) {
+		t.Helper()
+		env := launchEnv(root, data, home, tools, "CLAUDE_CODE_SESSION_ID="+session)
+		res := runLaunch(t, root, env, `{"session_id":"`+session+`"}`, name)
+		if res.code != 0 || strings.Count(res.stderr, "\n") != 1 || !strings.Contains(res.stderr, "install Go") {
+			t.Fatalf("%s in session %s = %+v, want exit 0 and the line on stderr", name, session, res)
+		}
+		return strings.Contains(res.stdout, `"systemMessage":"Cairn: `)
+	}
+	for i, step := range []struct {
+		session, name string
+		shown         bool
+	}{
+		{"s1", "cairn-stop", true},
+		{"s1", "cairn-stop", false},
+		{"s1", "cairn-stop", false},
+		{"s2", "cairn-stop", true},
+		{"s3", "cairn-session-start", true},
+		{"s3", "cairn-stop", false},
+		{"s3", "cairn-session-start", true}, // a resume
+	} {
+		if got := run(step.session, step.name); got != step.shown {
+			t.Errorf("step %d: %s in session %s showed the failure: %v, want %v", i, step.name, step.session, got, step.shown)
+		}
+	}
+	// Without a session id, each start shows it.
+	env := launchEnv(root, data, home, tools)
+	for range 2 {
+		if res := runLaunch(t, root, env, `{}`, "cairn-stop"); !strings.Contains(res.stdout, "systemMessage") {
+			t.Errorf("cairn-stop without a session id = %+v, want the failure shown", res)
+		}
+	}
+}
