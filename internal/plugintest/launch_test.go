@@ -911,6 +911,13 @@ func TestLaunchStopSaysAFailedInstallOncePerSession(t *testing.T) {
 			t.Errorf("step %d: %s in session %s showed the failure: %v, want %v", i, step.name, step.session, got, step.shown)
 		}
 	}
+	// A mark file grown large (not by Cairn: read a byte per system call, it would take the
+	// hook's seconds) is started afresh.
+	writeFile(t, filepath.Join(data, ".install-said"), strings.Repeat("x", 4<<20))
+	first, other := run("s1", "cairn-stop"), run("s2", "cairn-stop")
+	if again := run("s1", "cairn-stop"); !first || !other || again {
+		t.Errorf("with a large .install-said, shown in s1 %v, in s2 %v, in s1 again %v: want it shown once in each", first, other, again)
+	}
 	// Without a session id, each start shows it.
 	env := launchEnv(root, data, home, tools)
 	for range 2 {
