@@ -83,16 +83,31 @@ func installedPlugin(getenv func(string) string, home, project, goos string) (ro
 // launchVersion is the version hooks/launch names the plugin's set in its data directory
 // after (bin-VERSION): the one in the plugin's own plugin.json, "dev" when it gives none. Not
 // the one Claude Code records for the installation, which may differ (a record not rewritten
-// yet, a marketplace entry's own version).
+// yet, a marketplace entry's own version). Read as the launcher reads it, by its shell
+// patterns, not as JSON, which would name another set for a version holding an escape the
+// launcher does not decode: the first line holding "version", from the first quote after the
+// colon that follows to the next quote (the line up to its first quote where none follow).
 func launchVersion(root string) string {
-	var m struct {
-		Version string `json:"version"`
-	}
 	data, err := durable.ReadPath(filepath.Join(root, ".claude-plugin", "plugin.json"), 1<<20, true)
-	if err != nil || json.Unmarshal(data, &m) != nil || m.Version == "" {
+	if err != nil {
 		return "dev"
 	}
-	return m.Version
+	for line := range strings.Lines(string(data)) {
+		_, rest, ok := strings.Cut(strings.TrimSuffix(line, "\n"), `"version"`)
+		if !ok {
+			continue
+		}
+		if _, r, ok := strings.Cut(rest, ":"); ok {
+			if _, r, ok := strings.Cut(r, `"`); ok {
+				line = r
+			}
+		}
+		if v, _, _ := strings.Cut(line, `"`); v != "" {
+			return v
+		}
+		break
+	}
+	return "dev"
 }
 
 func fileExists(p string) bool {
@@ -168,6 +183,11 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 			gone = ", whose " + m + " is not there"
 		}
 		return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + gone, Fix: vars.Quote(exe) + " doctor --link"}
+	}
+	// The link doctor --link made is there and runs this cairn: PATH lacks its directory, which
+	// another --link would not change.
+	if p, err := filepath.EvalSymlinks(dest); err == nil && home != "" && p == exe {
+		return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, add " + filepath.Dir(dest) + " to PATH (" + dest + " links to this one)"}
 	}
 	// Passes: only a person at a shell needs cairn on PATH, so the line says so first. The
 	// command is run by this cairn's path: a bare cairn is not found, or is another one.

@@ -244,6 +244,8 @@ func TestLauncherDataLeftovers(t *testing.T) {
 		{[]string{".cairn-link", "cairn", "build-0.1.0.log"}, true},
 		{[]string{".cairn-link"}, true},
 		{[]string{".cairn-link", "cairn", "notes.txt"}, false},
+		// The marks of install failures shown (hooks/install, cairn_told).
+		{[]string{".install-said", "build-0.1.0.log"}, true},
 	} {
 		dir := t.TempDir()
 		for _, f := range tc.files {
@@ -296,5 +298,30 @@ func TestNewerVersionAsTheLauncher(t *testing.T) {
 		if want := got[i] == "y"; newerVersion(p[0], p[1]) != want {
 			t.Errorf("newerVersion(%q, %q) = %v, cairn_newer says %v", p[0], p[1], !want, want)
 		}
+	}
+}
+
+// TestLinkThereButOffPath: after cairn doctor --link, whose line says to add ~/.local/bin to
+// PATH, plain doctor in a shell whose PATH still lacks it said to make the link again
+// ("link ~/.local/bin/cairn to this one: ... doctor --link"), which changes nothing: it says the
+// link is there, and that its directory is what PATH lacks.
+func TestLinkThereButOffPath(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	home := t.TempDir()
+	exe := filepath.Join(t.TempDir(), "cairn")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(home, ".local", "bin", "cairn")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := &app{getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+		executable: func() (string, error) { return exe, nil }}
+	mustSymlink(t, exe, link)
+	c := a.linkCheck(false, "linux")
+	want := "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, add " + filepath.Dir(link) + " to PATH (" + link + " links to this one)"
+	if !c.OK || c.Detail != want {
+		t.Errorf("doctor: %+v, want the detail %q", c, want)
 	}
 }

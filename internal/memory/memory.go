@@ -961,6 +961,19 @@ func parseTemp(base string) (name, expect, wrote string, ok bool) {
 	return name, expect, wrote, err1 == nil && err2 == nil
 }
 
+// tempFiles are the paths of dir's temp files (.tmp-*), read from the directory: filepath.Glob
+// would take a '[', '*' or '?' in dir's path (from HOME or CLAUDE_CONFIG_DIR) as a pattern.
+func tempFiles(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			names = append(names, filepath.Join(dir, e.Name()))
+		}
+	}
+	return names
+}
+
 // sweepTemps settles the temp files a killed Cairn writer left behind. It runs under Cairn's
 // writer lock, which dies with its holder, so no live Cairn writer owns any of them. A temp
 // file's name says what its writer expected at the file and what it wrote, so its content
@@ -969,7 +982,7 @@ func parseTemp(base string) (name, expect, wrote string, ok bool) {
 // the killed writer's edit is still there and is otherwise kept, never removed. A temp file
 // of an older Cairn, whose name says nothing, goes once it is old enough.
 func sweepTemps(dir string) {
-	names, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	names := tempFiles(dir)
 	for _, p := range names {
 		name, expect, wrote, ok := parseTemp(filepath.Base(p))
 		switch {
@@ -996,7 +1009,7 @@ type KeptTemp struct {
 // doctor). Temp files younger than a minute are a live write's and not counted; settled
 // counts those the next write removes or puts back.
 func KeptTemps(dir string, now time.Time) (kept []KeptTemp, settled int) {
-	names, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	names := tempFiles(dir)
 	for _, p := range names {
 		name, expect, wrote, ok := parseTemp(filepath.Base(p))
 		if name == "" {

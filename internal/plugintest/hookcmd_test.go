@@ -149,10 +149,12 @@ func TestHooksJSONCommandsOddRoot(t *testing.T) {
 // With plugin.json gone instead, the launcher took the version to be "dev" and said dash's
 // "cannot open" line, then that the release lists no cairn_dev archive and to install Go (with
 // Go, it built a "dev" set from what was left): it says the same one line, naming plugin.json.
+// With release/checksums.txt gone, it said the release lists no archive for the version (with Go,
+// it built from what was left): it says the same one line, naming the checksums.
 func TestLaunchWithoutInstall(t *testing.T) {
 	skipOnWindows(t)
 	all := []string{".claude-plugin/plugin.json", "hooks/hooks.json", "hooks/launch", "hooks/install", "release/checksums.txt"}
-	for _, gone := range []string{"hooks/install", ".claude-plugin/plugin.json"} {
+	for _, gone := range []string{"hooks/install", ".claude-plugin/plugin.json", "release/checksums.txt"} {
 		t.Run(filepath.Base(gone), func(t *testing.T) {
 			launchWithout(t, copyPlugin(t, slices.DeleteFunc(slices.Clone(all), func(f string) bool { return f == gone })...), gone)
 		})
@@ -180,5 +182,22 @@ func launchWithout(t *testing.T, root, gone string) {
 		for _, event := range []string{"SessionStart", "Stop"} {
 			check(event, 0, runProcess(t, time.Minute, "hook", env, work, "{}", sh, "-c", hookCommand(t, event)))
 		}
+	}
+}
+
+// A plugin directory that has lost plugin.json (an update half done) has no version to name its
+// data set by: SessionStart says so and names no set on the agent's PATH. Before, it appended
+// DATA/bin-dev to CLAUDE_ENV_FILE, a set no release has, which a checkout's build there would
+// have the agent's every Bash command run for the rest of the session.
+func TestLaunchWithoutPluginJSONNamesNoSetOnTheAgentsPath(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, "hooks/hooks.json", "hooks/launch", "hooks/install", "release/checksums.txt")
+	work := t.TempDir()
+	envFile := filepath.Join(work, "sessionstart-hook-0.sh")
+	env := launchEnv(root, filepath.Join(work, "data"), work, os.Getenv("PATH"), "CLAUDE_ENV_FILE="+envFile)
+	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+	lines, _ := os.ReadFile(envFile)
+	if res.code != 0 || len(lines) != 0 || !strings.Contains(res.stderr, "plugin.json") {
+		t.Errorf("SessionStart without plugin.json = %+v and CLAUDE_ENV_FILE holds %q, want exit 0, a line naming plugin.json and no PATH line", res, lines)
 	}
 }

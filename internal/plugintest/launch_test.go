@@ -849,3 +849,80 @@ printf '#!/bin/sh\necho built\n' >"$out" && chmod +x "$out"`+"\n")
 		t.Errorf("go built %d binaries for three starts of one checkout, want the %d of one build:\n%s", n, len(binarySources), got)
 	}
 }
+
+// A plugin.json written on one line with no newline at its end (as json.dump and many editors
+// write it) names the plugin's version as any other: the launcher runs that version's set. It
+// read no last line without a newline, so took "dev", and installed a set no release has.
+func TestLaunchReadsTheVersionFromAPluginJSONWithoutANewline(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	writeFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name":"cairn","version":"`+pluginVersion(t)+`"}`)
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	dir := filepath.Join(data, "bin-"+pluginVersion(t))
+	fakeBinaries(t, dir)
+	stamp(t, root, dir)
+	res := runLaunch(t, root, launchEnv(root, data, work, toolDir(t)), "", "cairn")
+	if want := "ran " + filepath.Join(dir, "cairn") + "\n"; res.stdout != want || res.code != 0 {
+		t.Errorf("launch cairn = %+v, want %q", res, want)
+	}
+}
+
+// An install that keeps failing is shown to the user once per session, as the Stop hook's own
+// failures are (internal/hook, saidBefore): the Stop hook runs after every turn, and gave the
+// same systemMessage after each one. Its stderr line stays (the transcript's record); a new
+// session, or another failure, is shown; SessionStart always shows it, and a Stop after it in
+// the same session does not repeat it.
+func TestLaunchStopSaysAFailedInstallOncePerSession(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	home := t.TempDir()
+	data := filepath.Join(home, "data")
+	tools := toolDir(t)
+	p, err := exec.LookPath("cksum")
+	if err != nil {
+		t.Skip("cksum is not installed")
+	}
+	if err := os.Symlink(p, filepath.Join(tools, "cksum")); err != nil {
+		t.Fatal(err)
+	}
+	run := func(session, name string) (shown bool) {
+		t.Helper()
+		env := launchEnv(root, data, home, tools, "CLAUDE_CODE_SESSION_ID="+session)
+		res := runLaunch(t, root, env, `{"session_id":"`+session+`"}`, name)
+		if res.code != 0 || strings.Count(res.stderr, "\n") != 1 || !strings.Contains(res.stderr, "install Go") {
+			t.Fatalf("%s in session %s = %+v, want exit 0 and the line on stderr", name, session, res)
+		}
+		return strings.Contains(res.stdout, `"systemMessage":"Cairn: `)
+	}
+	for i, step := range []struct {
+		session, name string
+		shown         bool
+	}{
+		{"s1", "cairn-stop", true},
+		{"s1", "cairn-stop", false},
+		{"s1", "cairn-stop", false},
+		{"s2", "cairn-stop", true},
+		{"s3", "cairn-session-start", true},
+		{"s3", "cairn-stop", false},
+		{"s3", "cairn-session-start", true}, // a resume
+	} {
+		if got := run(step.session, step.name); got != step.shown {
+			t.Errorf("step %d: %s in session %s showed the failure: %v, want %v", i, step.name, step.session, got, step.shown)
+		}
+	}
+	// A mark file grown large (not by Cairn: read a byte per system call, it would take the
+	// hook's seconds) is started afresh.
+	writeFile(t, filepath.Join(data, ".install-said"), strings.Repeat("x", 4<<20))
+	first, other := run("s1", "cairn-stop"), run("s2", "cairn-stop")
+	if again := run("s1", "cairn-stop"); !first || !other || again {
+		t.Errorf("with a large .install-said, shown in s1 %v, in s2 %v, in s1 again %v: want it shown once in each", first, other, again)
+	}
+	// Without a session id, each start shows it.
+	env := launchEnv(root, data, home, tools)
+	for range 2 {
+		if res := runLaunch(t, root, env, `{}`, "cairn-stop"); !strings.Contains(res.stdout, "systemMessage") {
+			t.Errorf("cairn-stop without a session id = %+v, want the failure shown", res)
+		}
+	}
+}
