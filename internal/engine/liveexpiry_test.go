@@ -35,3 +35,21 @@ func TestLiveOwnersWorkflowNotExpiredBesideIt(t *testing.T) {
 		t.Errorf("after the owner went quiet: workflow %q, told %q", res.WorkflowID, res.SystemMessage)
 	}
 }
+
+// expire_ttl, called beside the live owner of a workflow past its TTL, archives it as asked,
+// and says so without a word of the owner, whose client goes on working in it; a start with
+// replace says it. It now says it too.
+func TestExpireTTLBesideLiveOwnerSaysSo(t *testing.T) {
+	client := os.Getpid() // a running client
+	e := newEnv(t)
+	must(e.openAs("sess-aaaa-1", client).Start(engine.StartRequest{Type: "apex", Context: "c", TTL: "30m"}))(t)
+	must(0, e.openAs("sess-aaaa-1", client).RecordSession(engine.Session{SessionID: "sess-aaaa-1", PID: client}))(t)
+	for range 11 {
+		e.clock.Add(3 * time.Minute)
+		must(e.openAs("sess-aaaa-1", client).Stop(engine.StopInput{SessionID: "sess-aaaa-1"}))(t)
+	}
+	res := must(e.openAs("sess-bbbb-2", 4243).ExpireTTL(false))(t)
+	if !res.Changed || !strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session was working in") {
+		t.Errorf("expire_ttl beside the live owner: %+v", res)
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -202,6 +203,15 @@ func (e *Engine) liveOwnerWarning(r *workflow.Record) string {
 		return ""
 	}
 	return workflow.OwnershipWarning(r, e.actor(), e.now(), workflow.DefaultLiveWindow)
+}
+
+// archivedUnderLiveOwner is the warning for a call that archived r while another live session
+// owned it (a start with replace, expire_ttl), which its caller is to pass on: none otherwise.
+func (e *Engine) archivedUnderLiveOwner(r *workflow.Record) []string {
+	if e.liveOwnerWarning(r) == "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("Another live session was working in %s (it last changed it %s); tell the user it was archived, as that session may still be working in it.", r.WorkflowID, workflow.Ago(e.now().Sub(r.Owner.Heartbeat)))}
 }
 
 // ClientPID is the Claude Code client a CLAUDE_PID value names, which Claude Code 2.1.330 gives

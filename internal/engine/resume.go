@@ -870,6 +870,9 @@ func (e *Engine) expireTTL(dryRun bool, again int) (*Result, error) {
 	}
 	res := &Result{Message: msg, Changed: !dryRun}
 	res.retention(info)
+	if !dryRun {
+		res.Warnings = append(res.Warnings, e.archivedUnderLiveOwner(r)...)
+	}
 	return res, nil
 }
 
