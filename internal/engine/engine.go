@@ -576,8 +576,15 @@ func (e *Engine) openMemory(found project.Found) {
 
 func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 
+// holder is this engine's session and client as workflow.OwnerLive compares an owner with
+// them: actor without the host and the client start, which it asks of the system (the host's
+// secret scan costs a fresh hook most of a millisecond) and OwnerLive does not compare.
+func (e *Engine) holder() workflow.Actor {
+	return workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
+}
+
 func (e *Engine) actor() workflow.Actor {
-	a := workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
+	a := e.holder()
 	if a.PID > 0 { // the machine a pid is on, and its process
 		a.Host, a.ClientStart = e.host(), e.clientStart()
 	}

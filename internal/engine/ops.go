@@ -469,9 +469,7 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		if probe.Archive != nil && cur != nil {
 			res.Message += fmt.Sprintf("; the previous workflow %s was archived", cur.WorkflowID)
 			res.retention(archived)
-			if e.liveOwnerWarning(cur) != "" {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("Another live session was working in %s (it last changed it %s); tell the user it was archived, as that session may still be working in it.", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat))))
-			}
+			res.Warnings = append(res.Warnings, e.archivedUnderLiveOwner(cur)...)
 			if sharedOn != "" {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("%s is shared through %s: the next sync ends it on the other machines sharing it too; tell the user.", cur.WorkflowID, sharedOn))
 			}

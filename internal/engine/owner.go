@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -129,7 +130,8 @@ func (e *Engine) ranInThisClient(o *workflow.Owner) bool {
 // onOtherHost reports whether o was recorded on another machine than this engine's (through
 // a remote, cairn remote enable), where its pid names no process of its session's.
 func (e *Engine) onOtherHost(o *workflow.Owner) bool {
-	if o.Host == "" {
+	if o.Host == "" || e.cfg.Host == "" && o.Host == hostName() {
+		// The name recorded passed the scan when it was: the same one here needs none.
 		return false
 	}
 	h := e.host()
@@ -137,18 +139,24 @@ func (e *Engine) onOtherHost(o *workflow.Owner) bool {
 }
 
 // host is this machine's name as Config.Host gives it, else thisHost. It is asked for only
-// where an owner's host is recorded or compared: thisHost's scan is the first of a process's
-// secret scans, which a Stop with nothing to write never makes (it cost that hook 0.3 ms).
+// where a host is recorded, or an owner's differs from hostName: thisHost's scan is the first
+// of a process's secret scans, which a Stop with nothing to write never makes (it cost that
+// hook 0.3 ms), a second terminal's beside the live owner included.
 func (e *Engine) host() string { return cmp.Or(e.cfg.Host, thisHost()) }
 
 // thisHost is this machine's name as an owner records it: one line, "" when unknown or of a
 // secret's shape (every stored document refuses one).
 var thisHost = sync.OnceValue(func() string {
-	h, _ := os.Hostname()
-	if h = textsafe.Line(h, 64); secrets.ScanString(h) != nil {
-		return ""
+	if h := hostName(); secrets.ScanString(h) == nil {
+		return h
 	}
-	return h
+	return ""
+})
+
+// hostName is this machine's name as thisHost records it, before its scan for a secret's shape.
+var hostName = sync.OnceValue(func() string {
+	h, _ := os.Hostname()
+	return textsafe.Line(h, 64)
 })
 
 // besideLiveOwner reports whether this engine's session works beside r's owner: a Claude Code
@@ -158,7 +166,7 @@ var thisHost = sync.OnceValue(func() string {
 // violations).
 func (e *Engine) besideLiveOwner(r *workflow.Record) bool {
 	// The heartbeat first: inOtherLiveClient may read the session records.
-	return r != nil && r.Owner != nil && workflow.OwnerLive(r, e.actor(), e.now(), workflow.DefaultLiveWindow) &&
+	return r != nil && r.Owner != nil && workflow.OwnerLive(r, e.holder(), e.now(), workflow.DefaultLiveWindow) &&
 		e.inOtherLiveClient(r.Owner)
 }
 
@@ -195,6 +203,15 @@ func (e *Engine) liveOwnerWarning(r *workflow.Record) string {
 		return ""
 	}
 	return workflow.OwnershipWarning(r, e.actor(), e.now(), workflow.DefaultLiveWindow)
+}
+
+// archivedUnderLiveOwner is the warning for a call that archived r while another live session
+// owned it (a start with replace, expire_ttl), which its caller is to pass on: none otherwise.
+func (e *Engine) archivedUnderLiveOwner(r *workflow.Record) []string {
+	if e.liveOwnerWarning(r) == "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("Another live session was working in %s (it last changed it %s); tell the user it was archived, as that session may still be working in it.", r.WorkflowID, workflow.Ago(e.now().Sub(r.Owner.Heartbeat)))}
 }
 
 // ClientPID is the Claude Code client a CLAUDE_PID value names, which Claude Code 2.1.330 gives

@@ -650,7 +650,9 @@ func (e *Engine) ownerMidWork(r *workflow.Record, opt ResumeOptions) bool {
 }
 
 // archivedAtRead reports whether the read protocol archives r as it stands: finished, or past
-// its TTL and not read by its owner mid-work (ownerMidWork).
+// its TTL and not read by its owner mid-work (ownerMidWork) nor beside it (besideLiveOwner: a
+// second terminal's session start would archive the workflow the owner's client is working
+// in, and tell that session there is none to resume).
 func (e *Engine) archivedAtRead(r *workflow.Record, now time.Time, opt ResumeOptions) bool {
 	if r == nil || !r.Status.Valid() {
 		return false
@@ -659,7 +661,7 @@ func (e *Engine) archivedAtRead(r *workflow.Record, now time.Time, opt ResumeOpt
 		return true
 	}
 	expired, err := r.Expired(now)
-	return err == nil && expired && !e.ownerMidWork(r, opt)
+	return err == nil && expired && !e.ownerMidWork(r, opt) && !e.besideLiveOwner(r)
 }
 
 // archiveFinished archives r, a finished workflow left in the active slot (a crash between
@@ -868,6 +870,9 @@ func (e *Engine) expireTTL(dryRun bool, again int) (*Result, error) {
 	}
 	res := &Result{Message: msg, Changed: !dryRun}
 	res.retention(info)
+	if !dryRun {
+		res.Warnings = append(res.Warnings, e.archivedUnderLiveOwner(r)...)
+	}
 	return res, nil
 }
 

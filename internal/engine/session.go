@@ -37,8 +37,10 @@ type Session struct {
 	ClientStart uint64 `json:"client_start,omitempty"`
 }
 
-// maxReplaced bounds Session.Replaced: an owner recorded without a pid that this client ran
-// further back has long gone quiet, which its heartbeat says.
+// maxReplaced bounds Session.Replaced. Only an owner recorded without a pid needs the list,
+// and only until this client's first turn end after that owner's last change (heartbeatEvery
+// on) stamps the client's pid on it: a client replaces few sessions in that time, however
+// many it replaces in its life (TestLongLivedClientReplacedListLosesNothing).
 const maxReplaced = 8
 
 // StopInput is what the Stop hook knows.
