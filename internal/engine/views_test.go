@@ -241,7 +241,7 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") ||
 		!strings.Contains(r.Report, "\nNext: The workflow's record is there but does not read as one and was left as it is (see the warning): ask the user to run ") ||
-		!strings.Contains(r.Report, "cairn doctor\\`, which says what to fix, then call "+engine.ToolPrefix+"resume_check again; start no new work before.") {
+		!strings.Contains(r.Report, "cairn doctor`, which says what to fix, then call "+engine.ToolPrefix+"resume_check again; start no new work before.") {
 		t.Errorf("the report of state it cannot read:\n%s", r.Report)
 	}
 }
