@@ -108,9 +108,8 @@ const InTheWayLeft = store.InTheWayLeft
 // argument; the CLI puts its --id flag in its place.
 const GiveAnID = workflow.GiveAnID
 
-// DefinitionAsk is the agent's step when an active workflow's definition does not load, as
-// resume_check gives it: the file is the user's to fix; the CLI gives a person the fix itself.
-const DefinitionAsk = "ask the user to fix or restore its definition file"
+// DefinitionAsk is the agent's step when an active workflow's definition does not load.
+const DefinitionAsk = workflow.DefinitionAsk
 
 // DamagedStep ends the refusal over a workflow whose snapshot and journal are both damaged:
 // the agent's step. DoctorSetsAside is the person's, which the CLI puts in its place and
