@@ -115,6 +115,9 @@ func TestSuggest(t *testing.T) {
 		{"impl", []string{"analyze", "plan", "implement"}, []string{"implement"}},
 		{"frobnicate", []string{"status", "start"}, nil},
 		{"status", []string{"status"}, nil}, // the word itself is no suggestion
+		// A word typed in capitals is the command of that name, not a longer one it starts.
+		{"STATUS", order, []string{"status"}},
+		{"Plan-v1", []string{"plan-v1", "plan-v2"}, []string{"plan-v1"}},
 		{"jsno", []string{"json", "id"}, []string{"json"}},
 		{"x", []string{"id", "json"}, nil},
 		// A command's first letters are that command, before a word a letter or two away:
