@@ -330,6 +330,7 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		{remotesync.AskHistory + "wf-x-20261129T194444.253Z", "list them with cairn history wf-x-20261129T194444.253Z"},
 		// Nor this: a workflow whose definition stopped loading, the person's file to fix.
 		{engine.DefinitionAsk, ": fix or restore its definition file"},
+		{engine.RecordAsk, ": run `cairn doctor`, which names what to correct, then run the command again"},
 	} {
 		got := shellSteps("nothing was changed: "+tt.agent+".", false)
 		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") || strings.Contains(got, "start_workflow") {

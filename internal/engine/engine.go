@@ -624,7 +624,18 @@ type recordError struct {
 	err error
 }
 
-func (e *recordError) Error() string { return e.err.Error() }
+func (e *recordError) Error() string {
+	who := "the active workflow's record"
+	if e.id != "" {
+		who = "workflow " + e.id + "'s record"
+	}
+	return fmt.Sprintf("%s does not read as one (%v) and was left as it is; nothing was changed: %s", who, cmp.Or(errors.Unwrap(e.err), e.err), RecordAsk)
+}
+
+// RecordAsk ends the refusal of a change to a workflow whose record does not decode (a hand
+// edit): doctor names the field. The CLI puts the person's own step in its place.
+const RecordAsk = "ask the user to run `cairn doctor`, which names what to correct, then try again"
+
 func (e *recordError) Unwrap() error { return e.err }
 
 // definitionFor finds the definition of a record's type (typeDefinition).
