@@ -695,6 +695,7 @@ func shellSteps(msg string, agent bool) string {
 		{workflow.ApproveThenMove, "approve it with `cairn approve [NOTE]`, then run the move again"},
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 		{engine.DefinitionAsk, "fix or restore its definition file"},
+		{engine.RecordAsk, "run `cairn doctor`, which names what to correct, then run the command again"},
 		{"; " + engine.InTheWayStep, ", then run the command again"},
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
 		{claimsync.ClaimStep, "run cairn sync, which claims it or says which machine holds it"},
@@ -726,6 +727,7 @@ var agentSteps = map[string]string{
 	engine.ConfirmCopy:   engine.ConfirmCopy,
 	engine.AncientCheck:  workflow.AncientAsk,
 	engine.DefinitionAsk: engine.DefinitionAsk,
+	engine.RecordAsk:     engine.RecordAsk,
 	// The person the agent asks must not run it through Claude Code.
 	workflow.ApproveThenMove: workflow.ApproveThenMove,
 }

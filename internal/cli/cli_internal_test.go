@@ -115,6 +115,9 @@ func TestSuggest(t *testing.T) {
 		{"impl", []string{"analyze", "plan", "implement"}, []string{"implement"}},
 		{"frobnicate", []string{"status", "start"}, nil},
 		{"status", []string{"status"}, nil}, // the word itself is no suggestion
+		// A word typed in capitals is the command of that name, not a longer one it starts.
+		{"STATUS", order, []string{"status"}},
+		{"Plan-v1", []string{"plan-v1", "plan-v2"}, []string{"plan-v1"}},
 		{"jsno", []string{"json", "id"}, []string{"json"}},
 		{"x", []string{"id", "json"}, nil},
 		// A command's first letters are that command, before a word a letter or two away:
@@ -327,6 +330,7 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		{remotesync.AskHistory + "wf-x-20261129T194444.253Z", "list them with cairn history wf-x-20261129T194444.253Z"},
 		// Nor this: a workflow whose definition stopped loading, the person's file to fix.
 		{engine.DefinitionAsk, ": fix or restore its definition file"},
+		{engine.RecordAsk, ": run `cairn doctor`, which names what to correct, then run the command again"},
 	} {
 		got := shellSteps("nothing was changed: "+tt.agent+".", false)
 		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") || strings.Contains(got, "start_workflow") {

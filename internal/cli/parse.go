@@ -130,11 +130,13 @@ func suggest(s string, candidates []string) []string {
 	}
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		if lc == ls {
+		if c == s {
 			continue
 		}
 		d := distance(ls, lc)
 		switch {
+		case lc == ls: // only the case differs: cairn STATUS is status, not statusline
+			d = -1
 		case len([]rune(ls)) >= 3 && strings.HasPrefix(lc, ls):
 			d = 0
 		case d <= limit:

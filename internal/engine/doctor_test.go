@@ -295,6 +295,21 @@ func TestDoctorDamagedState(t *testing.T) {
 		t.Fatalf("after cairn status, quarantine/ holds %q, want the damaged snapshot", kept)
 	}
 
+	// A record that reads as JSON but not as a workflow (a hand edit): resume_check sends the
+	// user to cairn doctor, which said every state check passed. It now says what is wrong,
+	// and its step, the field corrected, gets the workflow back.
+	e, en = startApexWith(t, "odd")
+	replaceInSlot(t, en, 1, `"context":"odd"`, `"context":5`)
+	c = doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
+	if c == nil || c.OK || !strings.Contains(c.Detail, "does not read as a workflow record: ") || !strings.Contains(c.Detail, "context") ||
+		!strings.HasPrefix(c.Fix, "correct the field the error names in ") || strings.Contains(c.Fix, "delete") {
+		t.Fatalf("a record that does not decode: doctor says %+v", c)
+	}
+	replaceInSlot(t, en, 2, `"context":5`, `"context":"odd"`)
+	if r := e.open("s2").Resume(engine.ResumeOptions{Person: true}); r.Context != "odd" {
+		t.Fatalf("after the fix, status reads %+v", r)
+	}
+
 	// Sound state: no such check fails.
 	e = newEnv(t)
 	en = e.open("s1")

@@ -108,9 +108,8 @@ const InTheWayLeft = store.InTheWayLeft
 // argument; the CLI puts its --id flag in its place.
 const GiveAnID = workflow.GiveAnID
 
-// DefinitionAsk is the agent's step when an active workflow's definition does not load, as
-// resume_check gives it: the file is the user's to fix; the CLI gives a person the fix itself.
-const DefinitionAsk = "ask the user to fix or restore its definition file"
+// DefinitionAsk is the agent's step when an active workflow's definition does not load.
+const DefinitionAsk = workflow.DefinitionAsk
 
 // DamagedStep ends the refusal over a workflow whose snapshot and journal are both damaged:
 // the agent's step. DoctorSetsAside is the person's, which the CLI puts in its place and
@@ -632,7 +631,18 @@ type recordError struct {
 	err error
 }
 
-func (e *recordError) Error() string { return e.err.Error() }
+func (e *recordError) Error() string {
+	who := "the active workflow's record"
+	if e.id != "" {
+		who = "workflow " + e.id + "'s record"
+	}
+	return fmt.Sprintf("%s does not read as one (%v) and was left as it is; nothing was changed: %s", who, cmp.Or(errors.Unwrap(e.err), e.err), RecordAsk)
+}
+
+// RecordAsk ends the refusal of a change to a workflow whose record does not decode (a hand
+// edit): doctor names the field. The CLI puts the person's own step in its place.
+const RecordAsk = "ask the user to run `cairn doctor`, which names what to correct, then try again"
+
 func (e *recordError) Unwrap() error { return e.err }
 
 // definitionFor finds the definition of a record's type (typeDefinition).

@@ -135,6 +135,9 @@ func stateErr(err error) error {
 	if n := newerState(err); n != nil {
 		return n
 	}
+	if re, ok := errors.AsType[*store.RecordError](err); ok && !errors.As(err, new(*recordError)) {
+		return &recordError{err: re} // a change read it: the one step with it
+	}
 	return err
 }
 

@@ -959,6 +959,9 @@ func notArchived(err error) string {
 // it says who held it.
 func archiveLeft(err error) string {
 	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+		if r := te.Resume(); r != "" { // a stopped holder keeps the lock until resumed
+			return te.Path + " is locked " + te.Who() + "; " + r + ": the next session start then archives it"
+		}
 		return te.Path + " is locked " + te.Who() + "; the next session start archives it"
 	}
 	return store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"

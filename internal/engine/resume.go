@@ -137,7 +137,11 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 	}
 	if err != nil {
-		msg := "the workflow state could not be read: " + inTheWayFor(err, opt.Person)
+		said := err // the report's warning says what is wrong; its next step, what to do
+		if re, ok := errors.AsType[*recordError](err); ok {
+			said = re.err
+		}
+		msg := "the workflow state could not be read: " + inTheWayFor(said, opt.Person)
 		if errors.Is(err, syscall.ENOSPC) {
 			// It reads; what the read settles first could not be written.
 			msg = "the workflow state could not be settled: " + err.Error()

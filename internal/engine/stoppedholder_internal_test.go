@@ -15,7 +15,7 @@ import (
 // (resume_check's warnings, the Stop hook's line, the MCP tools), WithoutRetry dropped the
 // resume step with the "try again", leaving "pid N (cairn-mcp, stopped)" and no way out; the
 // end committed whose archive met that lock said "try again once that process has finished",
-// which never comes. Both keep "kill -CONT N"; a running holder's texts are as they were.
+// which never comes; an archive left to the next session start said only that. All keep "kill -CONT N"; a running holder's texts are as they were.
 func TestStoppedHolderKeepsItsStep(t *testing.T) {
 	for _, stopped := range []bool{true, false} {
 		te := &durable.LockTimeoutError{Path: "/s/.lock-workflow", Waited: 3 * time.Second, Stopped: stopped,
@@ -24,6 +24,11 @@ func TestStoppedHolderKeepsItsStep(t *testing.T) {
 		without := WithoutRetry(errors.Join(errors.New("recovering"), te))
 		if strings.Contains(ended, "kill -CONT 4321") != stopped || strings.Contains(ended, "has finished") == stopped {
 			t.Errorf("holder stopped %t: %q", stopped, ended)
+		}
+		// The archive of an end just committed, left to the next session start, which cannot
+		// take the lock either until the holder is resumed.
+		if left := notArchived(te); strings.Contains(left, "kill -CONT 4321") != stopped || !strings.Contains(left, "the next session start") {
+			t.Errorf("holder stopped %t: %q", stopped, left)
 		}
 		if strings.Contains(without, "kill -CONT 4321") != stopped {
 			t.Errorf("holder stopped %t: %q", stopped, without)

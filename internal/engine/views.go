@@ -800,7 +800,14 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 						Fix: afterRemount(dir, "move "+p+" out of the state directory (it may be someone's), then run cairn status")}, false
 				}
 			}
-			return c, true
+			_, rerr := store.ParseRecord(data)
+			if rerr == nil {
+				return c, true
+			}
+			// A hand edit, which the journal may hold too: every command refuses it and Cairn
+			// leaves it as it is, so the step is the file corrected.
+			return Check{Name: name, Detail: snap + " does not read as a workflow record: " + cmp.Or(errors.Unwrap(rerr), rerr).Error(),
+				Fix: "correct the field the error names in " + snap + " by hand, or restore the file from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}, false
 		}
 		if foreignSnapshot(err) {
 			return Check{Name: name, Detail: snap + ": " + err.Error() + "; another tool's file, or a newer Cairn's that this one cannot tell: Cairn leaves it as it is",

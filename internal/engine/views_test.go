@@ -227,8 +227,12 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 	replaceInSlot(t, en, 1, `"context":"odd"`, `"context":5`)
 	requireListed(t, e.open("s2"), id, "unreadable")
 	// Nor does the read protocol send the agent to start a workflow, which would fail on it.
-	if _, err := e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "new"}); err == nil {
-		t.Fatal("a start over the unreadable record went through")
+	// A refused change says the one step too: before, the bare decode error, and no step.
+	if _, err := e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "new"}); err == nil || !strings.HasSuffix(err.Error(), "; nothing was changed: "+engine.RecordAsk) {
+		t.Fatalf("a start over the unreadable record: %v", err)
+	}
+	if _, err := e.open("s2").Transition(engine.TransitionRequest{To: "plan"}); err == nil || !strings.HasSuffix(err.Error(), "; nothing was changed: "+engine.RecordAsk) {
+		t.Fatalf("a move of the unreadable record: %v", err)
 	}
 	for _, apply := range []bool{false, true} {
 		r := e.open("s2").Resume(engine.ResumeOptions{Apply: apply})
@@ -241,7 +245,7 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") ||
 		!strings.Contains(r.Report, "\nNext: The workflow's record is there but does not read as one and was left as it is (see the warning): ask the user to run ") ||
-		!strings.Contains(r.Report, "cairn doctor\\`, which says what to fix, then call "+engine.ToolPrefix+"resume_check again; start no new work before.") {
+		!strings.Contains(r.Report, "cairn doctor`, which says what to fix, then call "+engine.ToolPrefix+"resume_check again; start no new work before.") {
 		t.Errorf("the report of state it cannot read:\n%s", r.Report)
 	}
 }

@@ -177,9 +177,36 @@ func OneLine(s string, max int) string {
 	for at[end] < 0 {
 		end++
 	}
+	b, e := atWords(s, at[start], at[end], max/8)
 	// A start cut right after the body of a key glued to more text is one: it ends before
 	// that word (secrets.Cut).
-	return secrets.Cut(s, s[:at[start]]+"…") + s[at[end]:]
+	return secrets.Cut(s, s[:b]+"…") + s[e:]
+}
+
+// atWords moves the part OneLine leaves out of s, bytes b to e, so that it cuts no word, by at
+// most slack bytes: earlier when its end falls in a word, so that the end (the next
+// step) keeps that word whole, unless that moves its start into a path; then its start back to
+// the start of the word it falls in. A word longer than slack is cut where it was.
+func atWords(s string, b, e, slack int) (int, int) {
+	inWord := func(i int) bool { return i > 0 && i < len(s) && s[i-1] != ' ' && s[i] != ' ' }
+	wordStart := func(i int) int { return strings.LastIndexByte(s[:i], ' ') + 1 }
+	if inWord(e) {
+		ws := wordStart(e)
+		nb := b // as many units fewer kept before the cut as after it are kept more
+		for need := Units(s[ws:e]); need > 0 && nb > 0; {
+			r, size := utf8.DecodeLastRuneInString(s[:nb])
+			nb, need = nb-size, need-utf16.RuneLen(r)
+		}
+		if e-ws <= slack && nb > 0 && !(inWord(nb) && isPath(s[wordStart(nb):nb+strings.IndexByte(s[nb:]+" ", ' ')])) {
+			b, e = nb, ws
+		} else if i := strings.IndexByte(s[e:], ' '); i >= 0 && i < slack {
+			e += i + 1
+		}
+	}
+	if inWord(b) && b-wordStart(b) <= slack {
+		b = wordStart(b)
+	}
+	return b, e
 }
 
 // cutAt is the part of s, in units from start to end, that OneLine leaves out to fit s (total

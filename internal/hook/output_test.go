@@ -181,7 +181,11 @@ func TestContextAndOneLine(t *testing.T) {
 		{"OneLine", "drops-invisible", "a\u200bb\u202ec\x1bd", 50, "abcd"},
 		{"OneLine", "no-escaping", "see [x](y) `z`", 50, "see [x](y) `z`"},
 		{"OneLine", "cut-keeps-both-ends", "abcdefghij", 5, "ab…ij"},
-		{"OneLine", "keeps-the-step", "Cairn: it failed: " + strings.Repeat("x", 100) + "; try again", 40, "Cairn: it failed: xx…xxxxxxxx; try again"},
+		{"OneLine", "keeps-the-step", "Cairn: it failed: " + strings.Repeat("x", 100) + "; try again", 40, "Cairn: it failed: …xxxxxxxx; try again"},
+		// Words are not cut: the part left out moves earlier, so that the step keeps its
+		// first word, and its start goes back to a word's start.
+		{"OneLine", "cuts-at-words", "Cairn: the workflow state could not be written: writing the journal entry for the task update failed because the disk is full; tell the user to free space, then try again", 100,
+			"Cairn: the workflow state could not be written: …full; tell the user to free space, then try again"},
 		{"OneLine", "astral-cut", "𝔸𝔸𝔸", 4, "𝔸…"},
 		{"OneLine", "invalid", "a\xffb", 5, "ab"},
 		// A path is never cut in two: the part left out moves beside it, nearest the middle;
@@ -194,11 +198,11 @@ func TestContextAndOneLine(t *testing.T) {
 		// Too long for any place that takes in no path: the fewest whole paths go, and the
 		// next step (with its path) stays.
 		{"OneLine", "whole-paths-go-the-step-stays", "Cairn: could not be opened: opening state directory " + longDir + ": " + longDir + " is a file, not a directory. Cairn left it untouched; move or rename it (for example to " + longDir + ".bak); Cairn then opens its state at its next hook", 200,
-			"Cairn: could not be opened: opening state directory …hed; move or rename it (for example to " + longDir + ".bak); Cairn then opens its state at its next hook"},
+			"Cairn: could not be opened: opening state …untouched; move or rename it (for example to " + longDir + ".bak); Cairn then opens its state at its next hook"},
 		{"OneLine", "no-room-for-the-path", "Cairn: kept in quarantine/" + strings.Repeat("p", 30) + ", and " + strings.Repeat("y", 60) + "; look there", 60,
 			"Cairn: kept in …yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; look there"},
 		{"OneLine", "path-before-the-middle", "Cairn: moved to quarantine/workflow-state.json-20261129T201042.494Z (" + strings.Repeat("x", 60) + "); check the disk", 80,
-			"Cairn: moved to quarantine/workflow-state.json-20261129T201042.494Z …ck the disk"},
+			"Cairn: moved to quarantine/workflow-state.json-20261129T201042.494Z …the disk"},
 		{"OneLine", "path-between-paths", "Cairn: a/b " + strings.Repeat("x", 40) + " c/d", 20, "Cairn: a/b …xxxx c/d"},
 		{"OneLine", "no-room-beside-the-path", "Cairn: " + strings.Repeat("a/", 30) + " kept", 20, "Cairn: …kept"},
 	} {

@@ -230,10 +230,14 @@ const maxResumeCheckpoints = 100
 
 // asData makes s, structured content that gives the model stored text, say so: every string
 // cleaned as the fenced report cleans stored text (one line, no control or invisible
-// characters, nothing that opens or closes a tag), and about, which says what they are, under
+// characters, nothing that opens or closes a tag; next, Cairn's step, as the report's), and about, which says what they are, under
 // "about".
 func asData(s map[string]any, about string) {
 	for k, v := range s {
+		if n, ok := v.(string); ok && k == "next" {
+			s[k] = textsafe.Step(n, maxFieldRunes) // Cairn's own step, as about says: not escaped
+			continue
+		}
 		s[k] = cleaned(v)
 	}
 	s["about"] = about

@@ -177,12 +177,11 @@ func Render(in Input) (text string, endedShown bool) {
 	if !ValidNonce(nonce) {
 		nonce = NewNonce()
 	}
-	next := in.Next
-	if step := sharedExpiry(in); step != "" && in.WorkflowID == "" {
-		next = "The last workflow expired here, but " + step
-	}
 	var tails []string
-	n := line(next, capNext)
+	n := step(in.Next, capNext)
+	if s := sharedExpiry(in); s != "" && in.WorkflowID == "" {
+		n = "The last workflow expired here, but " + s // safe already: its remote went through line
+	}
 	if n != "" {
 		tails = append(tails, "Next: "+strings.TrimSuffix(n, ".")+".")
 	}
@@ -291,11 +290,11 @@ func Render(in Input) (text string, endedShown bool) {
 	return out.String(), endedShown
 }
 
-// NextWith is next with step after it when the report's Next line holds both whole, else next
+// NextWith is next with then after it when the report's Next line holds both whole, else next
 // alone: a step cut short says less than none.
-func NextWith(next, step string) string {
-	s := next + " " + step
-	if next == "" || strings.HasSuffix(line(s, capNext), textsafe.Ellipsis) {
+func NextWith(next, then string) string {
+	s := next + " " + then
+	if next == "" || strings.HasSuffix(step(s, capNext), textsafe.Ellipsis) {
 		return next
 	}
 	return s
@@ -588,6 +587,10 @@ const fenceTag = "cairn-state"
 
 // line is textsafe.Line plus the fence tag defused.
 func line(s string, max int) string { return defuse(secrets.Line(s, max)) }
+
+// step is line for the next step, Cairn's own words after the fence: a command it names in
+// backticks reaches the reader as written, not escaped (textsafe.Step).
+func step(s string, max int) string { return defuse(secrets.Cut(s, textsafe.Step(s, max))) }
 
 // l2 is line for an L2 line, Cairn's words around quoted tool input: its quoted parts are
 // shortened before its end is, and left out when the cut makes a secret (secrets.LineQuoted),

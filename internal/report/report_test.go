@@ -577,6 +577,20 @@ func TestEndedWithWarnings(t *testing.T) {
 	}
 }
 
+// TestNextIsNotEscaped: the next step is Cairn's own words, after the fence; a command it
+// names in backticks reaches the model as written, not as \`cairn doctor\`, which it may
+// copy. Only < stays escaped, so that the step can close no tag.
+func TestNextIsNotEscaped(t *testing.T) {
+	for _, tc := range []struct{ next, want string }{
+		{"ask the user to run `cairn doctor`, then call x [again].", "\nNext: ask the user to run `cairn doctor`, then call x [again].\n"},
+		{"close </system-reminder> here", "\nNext: close \\</system-reminder> here.\n"},
+	} {
+		if out := render(report.Input{Tier: "Full", WorkflowID: "w", Next: tc.next, Nonce: nonce}); !strings.Contains(out, tc.want) {
+			t.Errorf("want %q in:\n%s", tc.want, out)
+		}
+	}
+}
+
 func render(in report.Input) string {
 	out, _ := report.Render(in)
 	return out
@@ -945,11 +959,11 @@ func TestNextCutMakesNoSecret(t *testing.T) {
 }
 
 // NextWith adds a step to the next step only when the report's Next line holds both whole:
-// escapes count (a bracket is two runes), so a step that fits by its runes alone may not.
+// escapes count (a < is two runes), so a step that fits by its runes alone may not.
 func TestNextWith(t *testing.T) {
 	const step = "Also do this."
 	fits := strings.Repeat("a", 300-len(step)-2) + "." // with the space: 299 runes, room for "…"
-	escaped := strings.Repeat("[", 40) + fits[40:]     // the same length, 40 runes more escaped
+	escaped := strings.Repeat("<", 40) + fits[40:]     // the same length, 40 runes more escaped
 	for _, tc := range []struct{ name, next, want string }{
 		{"fits", fits, fits + " " + step},
 		{"escapes-overflow", escaped, escaped},

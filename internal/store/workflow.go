@@ -867,10 +867,16 @@ func ParseRecord(data []byte) (*workflow.Record, error) {
 	// then to find its end) before calling the method, whose first pass checks it too and
 	// which answers any failure with json.Unmarshal's own error (workflow.DecodeKnown).
 	if err := r.UnmarshalJSON(data); err != nil {
-		return nil, fmt.Errorf("reading the workflow record: %w", err)
+		return nil, &RecordError{Err: err}
 	}
 	return &r, nil
 }
+
+// RecordError is a stored workflow record that does not decode (ParseRecord): Err says why.
+type RecordError struct{ Err error }
+
+func (e *RecordError) Error() string { return "reading the workflow record: " + e.Err.Error() }
+func (e *RecordError) Unwrap() error { return e.Err }
 
 // commitLocked commits next, a record given as bytes, reading what the store needs from it.
 func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (Result, error) {

@@ -29,7 +29,7 @@ const Ellipsis = "…"
 // Markdown. Every one-line rendering of stored text (hook messages, journal notes, a
 // workflow's context) is this one.
 func OneLine(s string) string {
-	return line(s, len(s)+1, false) // s has at most len(s) runes: never cut
+	return line(s, len(s)+1, none) // s has at most len(s) runes: never cut
 }
 
 // Line returns s as one safe Markdown line of at most max runes, escapes and the ellipsis
@@ -45,7 +45,19 @@ func OneLine(s string) string {
 // cancel an escape; > is escaped only at the start, where it would open a block quote, so
 // that arrows such as plan->implement stay readable (without < it can close nothing). A result longer than max is cut between characters, never inside an
 // escape, and ends with "…". max < 1 yields "".
-func Line(s string, max int) string { return line(s, max, true) }
+func Line(s string, max int) string { return line(s, max, markdown) }
+
+// Step is Line for Cairn's own words, such as a next step that names a command in backticks:
+// the same cleaning and cap, but only < is escaped (no tag can open or close), so the reader
+// sees `cairn doctor`, not \`cairn doctor\`. Text read from storage goes through Line.
+func Step(s string, max int) string { return line(s, max, tagOnly) }
+
+// The escapes of line: none, Line's Markdown ones, or Step's < alone.
+const (
+	none = iota
+	markdown
+	tagOnly
+)
 
 // Clip cuts s, already safe text, to at most max runes (max >= 1), ending a cut with "…".
 func Clip(s string, max int) string {
@@ -66,7 +78,7 @@ func Quote(s string, max int) string {
 		return ""
 	}
 	s = strings.NewReplacer("“", `"`, "”", `"`).Replace(s)
-	return "“" + line(s, max-2, false) + "”"
+	return "“" + line(s, max-2, none) + "”"
 }
 
 // WithoutQuoted is s with each “…” span (Quote's) replaced with "…": Cairn's words only. An
@@ -125,7 +137,7 @@ func LineQuoted(s string, max int) string {
 		for _, p := range parts[1:] {
 			b.WriteString("“")
 			if q, rest, ok := strings.Cut(p, "”"); ok && utf8.RuneCountInString(q) > c {
-				p = line(q, c, false) + "”" + rest
+				p = line(q, c, none) + "”" + rest
 			}
 			b.WriteString(p)
 		}
@@ -148,7 +160,7 @@ func LineQuoted(s string, max int) string {
 	return v
 }
 
-func line(s string, max int, escape bool) string {
+func line(s string, max int, escape int) string {
 	if max < 1 {
 		return ""
 	}
@@ -173,7 +185,7 @@ func line(s string, max int, escape bool) string {
 		if space {
 			w++
 		}
-		esc := escape && (Escaped(r) || r == '>' && n == 0) // a leading > would open a block quote
+		esc := escape == markdown && (Escaped(r) || r == '>' && n == 0) || escape == tagOnly && r == '<' // a leading > would open a block quote
 		if esc {
 			w++
 		}

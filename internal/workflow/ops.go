@@ -188,6 +188,11 @@ const CheckOnRecord = "check it with " + ToolPrefix + "resume_check"
 // complete command in its place.
 const CompleteStep = "call complete_workflow with the outcome to finish the workflow"
 
+// DefinitionAsk is the agent's step when an active workflow's definition does not load, in
+// resume_check's next step and in the refusal of a move: the file is the user's to fix; the
+// CLI gives a person the fix itself.
+const DefinitionAsk = "ask the user to fix or restore its definition file"
+
 // GiveAnID ends the refusal of a start whose id cannot be used. It names start_workflow's
 // argument; the CLI puts its --id flag in its place.
 const GiveAnID = "start again with workflow_id set to an id not used before"

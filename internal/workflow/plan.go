@@ -170,7 +170,7 @@ func BuildPlan(in PlanInput) Plan {
 	if !p.CanResume && !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() && f.Code != FindingNoDefinition }) {
 		// Without its definition the workflow cannot move, so resuming is no choice, and
 		// starting fresh (archiving it) is not the fix: its definition file is.
-		p.Next = "Show the user the warnings above: the definition of this workflow's type does not load, so it cannot move. Ask them to fix or restore its file in .claude/workflows; the workflow is kept as it is and goes on once it loads."
+		p.Next = "Show the user the warnings above: the definition of this workflow's type does not load, so the workflow cannot move and is kept as it is; " + DefinitionAsk + ", and it goes on once that loads."
 	} else if !p.CanResume && !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() && f.Code != FindingOutputMissing }) {
 		// Resuming leaves the files missing, and this is asked again at every session start
 		// until they exist: the step says so, and what ends it.

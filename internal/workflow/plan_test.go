@@ -124,7 +124,7 @@ func TestBuildPlanNextStep(t *testing.T) {
 		// Without its definition the workflow cannot move at all: resuming it is no choice, and
 		// starting fresh is not the fix.
 		{"no-definition", review, []workflow.Finding{{Code: workflow.FindingNoDefinition, Severity: "HIGH", Text: "no definition"}},
-			"Show the user the warnings above: the definition of this workflow's type does not load, so it cannot move. Ask them to fix or restore its file in .claude/workflows; the workflow is kept as it is and goes on once it loads."},
+			"Show the user the warnings above: the definition of this workflow's type does not load, so the workflow cannot move and is kept as it is; " + workflow.DefinitionAsk + ", and it goes on once that loads."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec, at := tc.rec, now
