@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -311,9 +312,18 @@ func (e *Engine) find(id string) (found, error) {
 		return found{}, stateErr(activeErr)
 	}
 	if activeErr != nil && len(archives) == 0 {
-		return found{}, NotFoundMsg("no workflow with that id: none is on record yet")
+		return found{}, NotFoundMsg(fmt.Sprintf("no workflow %s: none is on record yet", idSaid(id)))
 	}
-	return found{}, NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
+	return found{}, NotFoundMsg(fmt.Sprintf("no workflow %s, active or archived: cairn list shows the ids", idSaid(id)))
+}
+
+// idSaid is a workflow id typed by a caller as a message names it: as typed when it is a
+// valid id, so a typo shows, else (a secret, a path, a pasted paragraph) not repeated.
+func idSaid(id string) string {
+	if workflow.ValidID(id) == nil && secrets.ScanString(id) == nil {
+		return id
+	}
+	return "with that id"
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
