@@ -296,6 +296,15 @@ func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapsho
 			if !ok {
 				return nil
 			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// The kernel dropped events, the change's among them maybe: read it again.
+				a.warn("watching " + dir + ": the kernel's event queue overflowed and changes were not seen: the workflow is read again; checkpoint saves meanwhile are not listed")
+				if pending.IsZero() {
+					pending = time.Now()
+				}
+				timer.Reset(quiet)
+				continue
+			}
 			a.warn("watching " + dir + ": " + err.Error())
 		case <-timer.C:
 			pending = time.Time{}
