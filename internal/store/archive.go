@@ -971,7 +971,12 @@ func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing [
 		if strings.HasPrefix(n, "conflict-"+a.WorkflowID+"-") {
 			a.Reason = "conflict"
 		}
-		if m, ok := s.readArchiveInfo(archiveDir + "/" + n); ok && m.Reason != "" {
+		// Its id (checked against its snapshot) and time (its name's) stand: an archive.json
+		// copied from another archive would make it that one's, placed by that one's time.
+		if m, ok := s.readArchiveInfo(archiveDir + "/" + n); ok && m.Reason != "" && m.WorkflowID == a.WorkflowID {
+			if !m.At.Truncate(time.Millisecond).Equal(a.At) {
+				m.At = a.At
+			}
 			a = m
 			a.Dir = n
 		}
