@@ -155,14 +155,26 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 		return nil, false, notices, err
 	}
 	archives, more, skipped, err := e.st.RecentArchivesSkipped(n)
-	if err != nil {
-		return out, false, notices, err
+	indexed := err == nil
+	if !indexed {
+		// The index cannot be read (a directory or link in its place, too large): what is on
+		// record is listed all the same, the archives from their directories, as show finds
+		// them, and the index is said.
+		dirs, derr := e.st.ArchiveDirs()
+		if derr != nil {
+			return out, false, notices, err
+		}
+		notices = append(notices, err.Error()+"; the archives are listed from their directories")
+		if n > 0 && len(dirs) > n {
+			dirs, more = dirs[:n], true
+		}
+		archives = dirs
 	}
 	if skipped > 0 {
 		// Left out of the list, and kept in the index as it is: said, not hidden.
 		notices = append(notices, fmt.Sprintf("archive/index.jsonl has %d line%s naming no archive, left out of this list and kept unchanged: look in %s", skipped, workflow.Plural(skipped), filepath.Join(e.st.Dir(), "archive", "index.jsonl")))
 	}
-	if !more {
+	if indexed && !more {
 		// Read to its end, the index may still not name every archive (lost, emptied, cut
 		// short): those it does not are on record all the same, older than the indexed ones.
 		unlisted, err := e.st.UnlistedArchives()
