@@ -143,10 +143,12 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 		if err := neverSet(pos[0], kv); err != nil {
 			return err
 		}
+		// Named: one a set would take (neverSet), so no secret's shape, and a script's
+		// several gets are told apart.
 		if all, err := e.GetVars(nil); err == nil && len(all) == 0 {
-			return engine.NotFoundMsg("that variable is not set: no variable is set in this workflow yet")
+			return engine.NotFoundMsg("variable " + pos[0] + " is not set: no variable is set in this workflow yet")
 		}
-		return engine.NotFoundMsg("that variable is not set: cairn show lists the workflow's variables")
+		return engine.NotFoundMsg("variable " + pos[0] + " is not set: cairn show lists the workflow's variables")
 	}
 	// The value exactly, as $(cairn vars get KEY) expects; one newline ends it.
 	if !a.json {

@@ -33,16 +33,16 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	if err != nil && (!engine.IsNewerState(err) || len(all) == 0) {
 		return err
 	}
+	if err != nil {
+		// A row from a newer Cairn is listed as such (as a damaged one is), and the listing
+		// stands: said on stderr, exit 0, as cairn status says it.
+		a.warn(err.Error())
+	}
 	for i := range all {
 		all[i].Context = secrets.Shown(all[i].Context) // stored text may be older than a rule
 	}
-	// State from a newer Cairn: its row and the archives are listed, in either form, then
-	// it is said (exit 3).
 	if a.json {
-		if perr := a.printJSON(orEmpty(all)); perr != nil {
-			return perr
-		}
-		return err
+		return a.printJSON(orEmpty(all))
 	}
 	if len(all) == 0 {
 		fmt.Fprintln(a.stdout, "No workflows on record.")
@@ -59,10 +59,7 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	if more {
 		fmt.Fprintf(tw, "(older archives not shown: cairn list --all)\n")
 	}
-	if ferr := writeTable(a.stdout, tw, &table); ferr != nil {
-		return ferr
-	}
-	return err
+	return writeTable(a.stdout, tw, &table)
 }
 
 func newTable(b *bytes.Buffer) *tabwriter.Writer { return tabwriter.NewWriter(b, 0, 4, 2, ' ', 0) }

@@ -189,7 +189,15 @@ func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapsho
 	}
 	// The store's checkpoints/NAME.json, absent until the first save: added when it appears.
 	cpDir := filepath.Join(dir, "checkpoints")
-	cpWatched := w.Add(cpDir) == nil
+	// A checkpoints directory there but not watched (a kernel limit) is said, not lost quietly.
+	addCheckpoints := func() bool {
+		err := w.Add(cpDir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			a.warn(watchFailed("watching "+cpDir+" (checkpoint saves are not shown)", err).Error())
+		}
+		return err == nil
+	}
+	cpWatched := addCheckpoints()
 	// Watch first, then read, so a change between the two is not missed.
 	last := first
 	var lastRec *workflow.Record
@@ -258,7 +266,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapsho
 			if !cpWatched && ev.Name == cpDir && ev.Has(fsnotify.Create) {
 				// Files saved between the directory's creation and this watch were missed:
 				// the directory is new, so whatever is in it is.
-				if cpWatched = w.Add(cpDir) == nil; cpWatched {
+				if cpWatched = addCheckpoints(); cpWatched {
 					ents, _ := durable.ReadDirPath(cpDir)
 					for _, e := range ents {
 						if n, ok := checkpointName(e.Name()); ok {
@@ -295,6 +303,15 @@ func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapsho
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// The kernel dropped events, the change's among them maybe: read it again.
+				a.warn("watching " + dir + ": the kernel's event queue overflowed and changes were not seen: the workflow is read again; checkpoint saves meanwhile are not listed")
+				if pending.IsZero() {
+					pending = time.Now()
+				}
+				timer.Reset(quiet)
+				continue
 			}
 			a.warn("watching " + dir + ": " + err.Error())
 		case <-timer.C:

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"os"
@@ -49,5 +50,48 @@ func TestWatchInotifyLimits(t *testing.T) {
 				t.Errorf("exit %d, stderr %q: want 3 and %q, what to do, and no full disk", exit.ExitCode(), got, tc.want)
 			}
 		})
+	}
+}
+
+// TestWatchSaysCheckpointsAreNotWatched: with room for two inotify watches (the state
+// directory and the one above it), the checkpoints directory could not be watched, and watch
+// said nothing: checkpoint saves were never shown and nobody knew why. It says so, with the
+// limit and what to do.
+func TestWatchSaysCheckpointsAreNotWatched(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "work")
+	run(t, dir, env, "checkpoint", "save", "plan", "{}")
+	bin, err := exec.LookPath("cairn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", `echo 2 > /proc/sys/user/max_inotify_watches || exit 99; exec "$0" watch`, bin)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no user namespace here: %v", err)
+	}
+	// The first line is printed once the watches are made (or refused).
+	first, readErr := bufio.NewReader(out).ReadString('\n')
+	_ = cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	if exit, ok := errors.AsType[*exec.ExitError](err); ok && exit.ExitCode() == 99 {
+		t.Skipf("this kernel's user namespaces have no inotify limits of their own: %s", &stderr)
+	}
+	if readErr != nil {
+		t.Skipf("watch printed nothing in a user namespace (%v, %v): %s", readErr, err, &stderr)
+	}
+	want := "checkpoints (checkpoint saves are not shown): the system's limit on inotify watches is reached"
+	if got := stderr.String(); err != nil || !strings.Contains(got, want) || !strings.Contains(got, "raise the limit") {
+		t.Errorf("first line %q, exit %v, stderr %q: want 0 and %q", first, err, got, want)
 	}
 }

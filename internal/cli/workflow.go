@@ -166,8 +166,16 @@ func runTask(a *app, pos []string, e *engine.Engine) error {
 	req := engine.TaskRequest{ID: pos[0], Status: pos[1], Output: a.opt.outputs.last(), Note: a.opt.note}
 	// With sharing on, running claims the task on the remote first (claimsync).
 	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
-	return a.told(claimsync.Task(a.ctx, o, req.ID, req.Status, func(rerun bool) (*engine.Result, error) {
+	res, err := claimsync.Task(a.ctx, o, req.ID, req.Status, func(rerun bool) (*engine.Result, error) {
 		req.Rerun = rerun
 		return e.UpdateTask(req)
-	}))
+	})
+	if errors.Is(err, workflow.ErrTaskStatus) {
+		names := make([]string, len(workflow.TaskStatuses))
+		for i, s := range workflow.TaskStatuses {
+			names[i] = string(s)
+		}
+		err = fmt.Errorf("%w%s", err, hint(req.Status, names, ""))
+	}
+	return a.told(res, err)
 }

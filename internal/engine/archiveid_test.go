@@ -103,12 +103,17 @@ func TestShowAndHistoryReadAnArchiveWhenTheIndexIsTooLarge(t *testing.T) {
 }
 
 // A listing of every archive with archive/index.jsonl too large to read says so with the step
-// that mends it, not only the read's own words.
+// that mends it, not only the read's own words, and lists the archives from their
+// directories all the same (it failed, listing nothing).
 func TestListAllWithAnIndexTooLargeGivesTheStep(t *testing.T) {
 	en, index := archivedOne(t, "apex-a", "kept")
 	growIndex(t, index)
-	if _, err := en.List(); err == nil || !strings.Contains(err.Error(), "move "+index+" out of the state directory") {
-		t.Fatalf("list: %v", err)
+	list, _, notices, err := en.ListRecentNotices(0)
+	if err != nil || len(list) != 1 || list[0].WorkflowID != "apex-a" || list[0].Context != "kept" {
+		t.Fatalf("list: %+v, %v; want apex-a from its directory", list, err)
+	}
+	if !strings.Contains(strings.Join(notices, "\n"), "move "+index+" out of the state directory") {
+		t.Fatalf("list's notices %q; want the step", notices)
 	}
 }
 

@@ -1381,7 +1381,7 @@ func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, err
 	if err := e.checkpointRoom(name); err != nil {
 		return nil, err
 	}
-	changed, err := e.st.SaveCheckpointChanged(name, data)
+	changed, note, err := e.st.SaveCheckpointChanged(name, data)
 	if tooLarge(err) != nil {
 		// Its size is not told: the CLI reads stdin only to just past the limit.
 		return nil, fmt.Errorf("checkpoint %q not saved: it is over the 1 MiB (%d bytes) a checkpoint may hold; split it into several checkpoints, or keep the data in a file and save its path", name, strictjson.MaxSize)
@@ -1390,6 +1390,9 @@ func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, err
 		return nil, err
 	}
 	size := fmt.Sprintf("%d byte%s", len(data), workflow.Plural(len(data)))
+	if note != nil {
+		return &Result{Changed: true, Message: "saved checkpoint " + name + " (" + size + ")", Warnings: []string{note.Message}}, nil
+	}
 	if !changed {
 		these := "these "
 		if len(data) == 1 {

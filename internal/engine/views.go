@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -154,14 +155,26 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 		return nil, false, notices, err
 	}
 	archives, more, skipped, err := e.st.RecentArchivesSkipped(n)
-	if err != nil {
-		return out, false, notices, err
+	indexed := err == nil
+	if !indexed {
+		// The index cannot be read (a directory or link in its place, too large): what is on
+		// record is listed all the same, the archives from their directories, as show finds
+		// them, and the index is said.
+		dirs, derr := e.st.ArchiveDirs()
+		if derr != nil {
+			return out, false, notices, err
+		}
+		notices = append(notices, err.Error()+"; the archives are listed from their directories")
+		if n > 0 && len(dirs) > n {
+			dirs, more = dirs[:n], true
+		}
+		archives = dirs
 	}
 	if skipped > 0 {
 		// Left out of the list, and kept in the index as it is: said, not hidden.
 		notices = append(notices, fmt.Sprintf("archive/index.jsonl has %d line%s naming no archive, left out of this list and kept unchanged: look in %s", skipped, workflow.Plural(skipped), filepath.Join(e.st.Dir(), "archive", "index.jsonl")))
 	}
-	if !more {
+	if indexed && !more {
 		// Read to its end, the index may still not name every archive (lost, emptied, cut
 		// short): those it does not are on record all the same, older than the indexed ones.
 		unlisted, err := e.st.UnlistedArchives()
@@ -311,9 +324,18 @@ func (e *Engine) find(id string) (found, error) {
 		return found{}, stateErr(activeErr)
 	}
 	if activeErr != nil && len(archives) == 0 {
-		return found{}, NotFoundMsg("no workflow with that id: none is on record yet")
+		return found{}, NotFoundMsg(fmt.Sprintf("no workflow %s: none is on record yet", idSaid(id)))
 	}
-	return found{}, NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
+	return found{}, NotFoundMsg(fmt.Sprintf("no workflow %s, active or archived: cairn list shows the ids", idSaid(id)))
+}
+
+// idSaid is a workflow id typed by a caller as a message names it: as typed when it is a
+// valid id, so a typo shows, else (a secret, a path, a pasted paragraph) not repeated.
+func idSaid(id string) string {
+	if workflow.ValidID(id) == nil && secrets.ScanString(id) == nil {
+		return id
+	}
+	return "with that id"
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the

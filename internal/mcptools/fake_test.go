@@ -207,7 +207,7 @@ func (e *fakeEngine) Transition(r engine.TransitionRequest) (*engine.Result, err
 		return nil, &workflow.ConflictError{WorkflowID: wf.ID, ExpectedPhase: r.From, FoundPhase: wf.Phase}
 	}
 	if !slices.Contains(apexMoves[wf.Phase], r.To) {
-		return nil, &workflow.TransitionError{Type: wf.Type, From: wf.Phase, Allowed: apexMoves[wf.Phase]}
+		return nil, &workflow.TransitionError{Type: wf.Type, From: wf.Phase, Allowed: apexMoves[wf.Phase], To: r.To}
 	}
 	wf.Completed = append(wf.Completed, wf.Phase)
 	wf.Phase = r.To

@@ -971,7 +971,12 @@ func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing [
 		if strings.HasPrefix(n, "conflict-"+a.WorkflowID+"-") {
 			a.Reason = "conflict"
 		}
-		if m, ok := s.readArchiveInfo(archiveDir + "/" + n); ok && m.Reason != "" {
+		// Its id (checked against its snapshot) and time (its name's) stand: an archive.json
+		// copied from another archive would make it that one's, placed by that one's time.
+		if m, ok := s.readArchiveInfo(archiveDir + "/" + n); ok && m.Reason != "" && m.WorkflowID == a.WorkflowID {
+			if !m.At.Truncate(time.Millisecond).Equal(a.At) {
+				m.At = a.At
+			}
 			a = m
 			a.Dir = n
 		}
@@ -994,16 +999,26 @@ func (s *Store) reconcile(names []string, index []ArchiveInfo) (order, missing [
 // which retention places among the indexed ones by their times. It lists archive/: for the
 // commands a person runs, never a hook's path.
 func (s *Store) UnlistedArchives() ([]ArchiveInfo, error) {
+	index, _, err := s.readIndexLines()
+	if err != nil {
+		return nil, s.indexErr(err)
+	}
+	return s.archivesNotIn(index)
+}
+
+// ArchiveDirs returns every archive directory under archive/, newest first by the times in
+// their names, read from the directories alone: for a listing when archive/index.jsonl
+// cannot be read.
+func (s *Store) ArchiveDirs() ([]ArchiveInfo, error) { return s.archivesNotIn(nil) }
+
+// archivesNotIn returns the archive directories index does not name, newest first.
+func (s *Store) archivesNotIn(index []ArchiveInfo) ([]ArchiveInfo, error) {
 	names, err := s.fs.ReadDirNames(archiveDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, s.writeErr(archiveDir, err)
-	}
-	index, _, err := s.readIndexLines()
-	if err != nil {
-		return nil, s.indexErr(err)
 	}
 	_, missing, _ := s.reconcile(names, index)
 	slices.Reverse(missing)

@@ -684,3 +684,65 @@ func TestRetentionKeepsReadingTheIndexItWrites(t *testing.T) {
 		t.Fatalf("index: %v, %v", fi, err)
 	}
 }
+
+// TestRetentionTrustsAnUnlistedArchivesNameOverItsArchiveJSON: an archive directory the
+// index does not name took its time and workflow id from its archive.json, which a copy (one
+// archive's archive.json put in another, a directory copied and renamed) makes another
+// archive's: retention placed the newest archive among the oldest and removed it first, and
+// the index then named it as another workflow's, so cairn show of its own id did not find it.
+// What its name and snapshot say, checked when it was found, now stand.
+func TestRetentionTrustsAnUnlistedArchivesNameOverItsArchiveJSON(t *testing.T) {
+	for name, edit := range map[string]func(own, oldest []byte) []byte{
+		"another's copied": func(_, oldest []byte) []byte { return oldest },
+		"its time a year back": func(own, _ []byte) []byte {
+			return bytes.Replace(own, []byte(`"at":"2026-`), []byte(`"at":"2025-`), 1)
+		},
+	} {
+		t.Run(name, func(t *testing.T) { retentionWithArchiveJSON(t, edit) })
+	}
+}
+
+func retentionWithArchiveJSON(t *testing.T, edit func(own, oldest []byte) []byte) {
+	s, dir := newStore(t, store.WithRetention(3), store.WithClock(clockFrom(fixedNow)))
+	ip := filepath.Join(dir, "archive", "index.jsonl")
+	var made []string
+	var backup []byte
+	for i := range 4 {
+		if i == 2 {
+			backup, _ = os.ReadFile(ip)
+		}
+		if i == 3 {
+			if err := os.WriteFile(ip, backup, 0o600); err != nil { // the backup put back
+				t.Fatal(err)
+			}
+			oldest, err := os.ReadFile(filepath.Join(dir, "archive", made[0], "archive.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, "archive", made[2], "archive.json")
+			own, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Equal(edit(own, oldest), own) {
+				t.Fatalf("archive.json not changed: %s", own)
+			}
+			if err := os.WriteFile(p, edit(own, oldest), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
+		info, err := s.Archive("completed")
+		if err != nil || info.PruneErr != nil {
+			t.Fatalf("archive %d: %+v %v", i, info, err)
+		}
+		made = append(made, info.Dir)
+		if i == 3 && (len(info.Pruned) != 1 || info.Pruned[0] != made[0]) {
+			t.Fatalf("pruned %v, want the oldest archive, %s", info.Pruned, made[0])
+		}
+	}
+	list, err := s.ListArchives()
+	if err != nil || len(list) != 3 || list[1].Dir != made[2] || list[1].WorkflowID != "wf-2" {
+		t.Fatalf("list %+v %v, want %s second, of wf-2", list, err, made[2])
+	}
+}

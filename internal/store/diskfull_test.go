@@ -20,7 +20,7 @@ import (
 func TestDiskFullSaysWhatWasKept(t *testing.T) {
 	template := filepath.Join(t.TempDir(), "template")
 	setup := mustOpen(t, template)
-	if _, err := setup.SaveCheckpointChanged("old", []byte(`{"a":1}`)); err != nil {
+	if _, _, err := setup.SaveCheckpointChanged("old", []byte(`{"a":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	if err := setup.AppendLog("old", []byte(`{"a":1}`)); err != nil {
@@ -28,7 +28,7 @@ func TestDiskFullSaysWhatWasKept(t *testing.T) {
 	}
 	setup.Close()
 	save := func(s *store.Store, name string) error {
-		_, err := s.SaveCheckpointChanged(name, []byte(`{"b":2}`))
+		_, _, err := s.SaveCheckpointChanged(name, []byte(`{"b":2}`))
 		return err
 	}
 	appendLog := func(s *store.Store, name string) error { return s.AppendLog(name, []byte(`{"b":2}`)) }

@@ -251,7 +251,7 @@ func (s *Store) update(name string, own bool, fn func(cur []byte) ([]byte, error
 	var cur []byte
 	var note *Notice
 	if own {
-		cur, note, err = s.readOwn(name)
+		cur, note, err = s.readOwn(documents, name)
 	} else if cur, err = s.get(documents, name); errors.Is(err, ErrNotFound) {
 		err = nil
 	}
@@ -271,10 +271,11 @@ func (s *Store) update(name string, own bool, fn func(cur []byte) ([]byte, error
 	return next, note, nil
 }
 
-// readOwn reads the named document for UpdateOwn, under its lock: nil when there is none,
-// and a damaged one (not strict JSON, or too large) is quarantined and reads as none.
-func (s *Store) readOwn(name string) ([]byte, *Notice, error) {
-	file := documents.file(name)
+// readOwn reads the named document of c for UpdateOwn or a checkpoint's save, under its lock:
+// nil when there is none, and a damaged one (not strict JSON, or too large) is quarantined
+// and reads as none.
+func (s *Store) readOwn(c collection, name string) ([]byte, *Notice, error) {
+	file := c.file(name)
 	cur, damage := durable.ReadFile(s.fs, file, strictjson.MaxSize)
 	switch {
 	case damage == nil:
@@ -284,7 +285,7 @@ func (s *Store) readOwn(name string) ([]byte, *Notice, error) {
 	case errors.Is(damage, fs.ErrNotExist):
 		return nil, nil, nil
 	case !errors.Is(damage, durable.ErrTooLarge):
-		return nil, nil, fmt.Errorf("reading %s %q in %s: %w", documents.what, name, s.dir, damage)
+		return nil, nil, fmt.Errorf("reading %s %q in %s: %w", c.what, name, s.dir, damage)
 	}
 	n, err := s.Quarantine(file, damage)
 	if err != nil {
@@ -300,14 +301,15 @@ const checkpointsLock = "checkpoints"
 // SaveCheckpointChanged durably replaces checkpoints/NAME.json (last writer wins) and reports
 // whether it held other bytes (or none) just before. The look and the save are one step under
 // the checkpoints' lock: a save of another process between them would otherwise be replaced
-// by this one, reported unchanged.
-func (s *Store) SaveCheckpointChanged(name string, doc []byte) (changed bool, err error) {
+// by this one, reported unchanged. A damaged one in its place (not strict JSON, too large) is
+// moved to quarantine/ first, never overwritten, and note says where.
+func (s *Store) SaveCheckpointChanged(name string, doc []byte) (changed bool, note *Notice, err error) {
 	if err := checkPut(checkpoints, name, doc); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	unlock, err := s.lock(checkpointsLock)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	defer unlock()
 	prev, err := s.get(checkpoints, name)
@@ -315,12 +317,22 @@ func (s *Store) SaveCheckpointChanged(name string, doc []byte) (changed bool, er
 		// What a load refuses in the file's place (a symlink, a FIFO) a save would replace,
 		// cutting a link the user made: refused the same way, and left as it is (a directory the
 		// write refuses itself).
-		return false, fmt.Errorf("checkpoint %q not saved: %w", name, err)
+		return false, nil, fmt.Errorf("checkpoint %q not saved: %w", name, err)
+	}
+	if _, bad := errors.AsType[*strictjson.Error](err); bad || errors.Is(err, durable.ErrTooLarge) {
+		if prev, note, err = s.readOwn(checkpoints, name); err != nil {
+			return false, nil, fmt.Errorf("checkpoint %q not saved: %w", name, err)
+		}
 	}
 	if err := s.store(checkpoints, name, doc, durable.WriteFile); err != nil {
-		return false, err
+		if note != nil {
+			// The damaged file back in its place rather than gone from it with nothing there.
+			_ = s.Unquarantine(*note, checkpoints.file(name))
+			note = nil
+		}
+		return false, note, err
 	}
-	return !bytes.Equal(prev, doc), nil
+	return !bytes.Equal(prev, doc), note, nil
 }
 
 // CheckpointFile is the file that keeps checkpoint name as saved, relative to the state

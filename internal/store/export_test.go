@@ -22,7 +22,7 @@ var ErrChain = errChain
 
 // SaveCheckpoint is SaveCheckpointChanged without what changed.
 func (s *Store) SaveCheckpoint(name string, doc []byte) error {
-	_, err := s.SaveCheckpointChanged(name, doc)
+	_, _, err := s.SaveCheckpointChanged(name, doc)
 	return err
 }
 

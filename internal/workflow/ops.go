@@ -123,6 +123,10 @@ type TransitionError struct {
 	Type    string
 	From    string
 	Allowed []string
+	// To is the phase asked for, named in the message when it has a phase name's shape (what
+	// was typed may be anything a caller pasted); NoSuchPhase says it is none of the definition's.
+	To          string
+	NoSuchPhase bool
 	// Phases, set when From is not a phase of the definition (renamed or removed since the
 	// workflow entered it), are the definition's phases.
 	Phases []string
@@ -136,9 +140,14 @@ func (e *TransitionError) Error() string {
 	if len(e.Allowed) == 0 { // a terminal phase: a definition lets no move out of one
 		return fmt.Sprintf("%s workflow cannot move from %s: %s is a terminal phase of its definition, so no move leads out of it; nothing was changed: %s", e.Type, e.From, e.From, CompleteStep)
 	}
-	// The refused target is not repeated (it may be anything a caller pasted); the allowed
-	// moves come from the definition.
-	return fmt.Sprintf("%s workflow cannot move from %s to the phase asked for: allowed next: %s", e.Type, e.From, strings.Join(e.Allowed, ", "))
+	to := "the phase asked for"
+	if echoable(e.To) {
+		to = e.To
+	}
+	if e.NoSuchPhase {
+		to += " (no such phase)"
+	}
+	return fmt.Sprintf("%s workflow cannot move from %s to %s: allowed next: %s", e.Type, e.From, to, strings.Join(e.Allowed, ", "))
 }
 
 // ConflictError is a failed compare-and-swap: the workflow is not where the caller expected,
@@ -468,7 +477,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		return res, nil
 	}
 	if !def.CanMove(r.State, to) {
-		e := &TransitionError{Type: r.Type, From: r.State, Allowed: def.Allowed(r.State)}
+		e := &TransitionError{Type: r.Type, From: r.State, Allowed: def.Allowed(r.State), To: to, NoSuchPhase: !def.HasPhase(to)}
 		if !def.HasPhase(r.State) {
 			e.Phases = slices.Clone(def.Phases)
 		}

@@ -3,6 +3,7 @@ package workflow
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -106,9 +107,15 @@ const (
 	TaskFailed  TaskStatus = "failed"
 )
 
+// TaskStatuses are the task statuses, in the order a message names them.
+var TaskStatuses = []TaskStatus{TaskPending, TaskRunning, TaskDone, TaskFailed}
+
+// ErrTaskStatus is the refusal of a status that is none of TaskStatuses.
+var ErrTaskStatus = errors.New("use pending, running, done or failed")
+
 // Valid reports whether s is one of the known task statuses.
 func (s TaskStatus) Valid() bool {
-	return slices.Contains([]TaskStatus{TaskPending, TaskRunning, TaskDone, TaskFailed}, s)
+	return slices.Contains(TaskStatuses, s)
 }
 
 // Task is one unit of work inside a phase (seed 002's execution progress). Attempts counts the

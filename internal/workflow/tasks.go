@@ -152,7 +152,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		return Result{}, errors.New("the task id is not valid: use one short line")
 	}
 	if !u.Status.Valid() {
-		return Result{}, fmt.Errorf("task %s: status %s is not valid: use pending, running, done or failed", TaskID(id), Quote(string(u.Status)))
+		return Result{}, fmt.Errorf("task %s: status %s is not valid: %w", TaskID(id), Quote(string(u.Status)), ErrTaskStatus)
 	}
 	note := textsafe.OneLine(u.Note)
 	// In characters, as update_task's schema says it: a model cannot count bytes.

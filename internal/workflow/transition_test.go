@@ -142,7 +142,7 @@ func TestTransitionUnknownPhaseNamesAllowed(t *testing.T) {
 	def := mustDef(t, "apex")
 	r := mustStart(t, def)
 	_, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "deploy"}, t0, alice)
-	want := "apex workflow cannot move from analyze to the phase asked for: allowed next: plan"
+	want := "apex workflow cannot move from analyze to deploy (no such phase): allowed next: plan"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
@@ -150,6 +150,27 @@ func TestTransitionUnknownPhaseNamesAllowed(t *testing.T) {
 	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "PLAN", From: "ANALYZE"}, t0, alice)
 	if err != nil || res.Record.State != "plan" {
 		t.Fatalf("uppercase move: %v", err)
+	}
+}
+
+// TestTransitionRefusalNamesTheTarget: a refused move names the phase typed when it has a
+// phase name's shape, and says so when the definition has no such phase; anything else (a
+// secret, a control character, a pasted paragraph) is not repeated.
+func TestTransitionRefusalNamesTheTarget(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := mustStart(t, def)
+	token := "ghp_" + strings.Repeat("ab3de6gh9j", 4)[:36]
+	for _, c := range []struct{ to, want string }{
+		{"review", "cannot move from analyze to review: allowed next: plan"},
+		{"Deploy", "cannot move from analyze to deploy (no such phase): allowed next: plan"},
+		{token, "cannot move from analyze to the phase asked for (no such phase): allowed next: plan"},
+		{"dep\x1bloy", "cannot move from analyze to the phase asked for (no such phase): allowed next: plan"},
+		{strings.Repeat("x", 65), "cannot move from analyze to the phase asked for (no such phase): allowed next: plan"},
+	} {
+		_, err := workflow.Transition(def, r, workflow.TransitionRequest{To: c.to}, t0, alice)
+		if want := "apex workflow " + c.want; err == nil || err.Error() != want {
+			t.Errorf("to %q: err = %v, want %q", c.to, err, want)
+		}
 	}
 }
 
