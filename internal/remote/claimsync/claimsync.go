@@ -717,23 +717,17 @@ func Task(ctx context.Context, o Options, task, status string, rerunnable func(r
 // synced before, or whose claims this clone has read, may be other machines' runs it pulled,
 // and are left alone.
 func Adopt(o Options, synced string) error {
-	c, err := open(o)
-	if err != nil || c == nil {
-		return err
-	}
-	defer c.st.Close()
-	var aerr error
-	terr := c.turn(func(c *clone, err error) {
-		if aerr = err; c == nil || err != nil || c.tracked || c.wf.WorkflowID == synced {
-			return
+	return inTurn(o, func(c *clone) error {
+		if c.tracked || c.wf.WorkflowID == synced {
+			return nil
 		}
 		for _, t := range c.wf.Tasks {
-			if aerr = c.adopt(t); aerr != nil {
-				return
+			if err := c.adopt(t); err != nil {
+				return err
 			}
 		}
+		return nil
 	})
-	return cmp.Or(terr, aerr)
 }
 
 // adopt queues t, when it runs here and neither this clone holds it nor claimed it offline, as
@@ -749,21 +743,29 @@ func (c *clone) adopt(t workflow.Task) error {
 // adoptRun is Adopt of task, set running here by a call that found sharing off, when sharing
 // was switched on meanwhile: the enable's Adopt may have read the workflow before this run.
 func adoptRun(o Options, task string) error {
+	return inTurn(o, func(c *clone) error {
+		if i := slices.IndexFunc(c.wf.Tasks, func(t workflow.Task) bool { return t.ID == task }); i >= 0 {
+			return c.adopt(c.wf.Tasks[i])
+		}
+		return nil
+	})
+}
+
+// inTurn runs f in a turn on the clone of o's active workflow; nothing when sharing is off or
+// the turn could not read the claims.
+func inTurn(o Options, f func(c *clone) error) error {
 	c, err := open(o)
 	if err != nil || c == nil {
 		return err
 	}
 	defer c.st.Close()
-	var aerr error
+	var ferr error
 	terr := c.turn(func(c *clone, err error) {
-		if aerr = err; c == nil || err != nil {
-			return
-		}
-		if i := slices.IndexFunc(c.wf.Tasks, func(t workflow.Task) bool { return t.ID == task }); i >= 0 {
-			aerr = c.adopt(c.wf.Tasks[i])
+		if ferr = err; c != nil && err == nil {
+			ferr = f(c)
 		}
 	})
-	return cmp.Or(terr, aerr)
+	return cmp.Or(terr, ferr)
 }
 
 // unclaimed applies update without the claims rules, since the claims state could not be read
