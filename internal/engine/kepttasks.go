@@ -20,6 +20,9 @@ type keptTask struct {
 	SessionID string `json:"session_id"`
 	TaskID    string `json:"task_id"`
 	Subject   string `json:"subject"`
+	// Withheld is the refusal of a subject not kept for its secret's shape (a completion's):
+	// the task is closed by its id alone (workflow.KeptClaudeTask).
+	Withheld  string `json:"withheld,omitempty"`
 	Completed bool   `json:"completed"`
 	// PID is the Claude Code client whose hook kept it (Config.PID), so that it is recorded
 	// as that client's. Files kept before it was written have none: their events are recorded
@@ -38,7 +41,7 @@ func (e *Engine) KeepClaudeTask(t ClaudeTask, completed bool) error {
 	if err != nil {
 		return err
 	}
-	kt := keptTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Completed: completed, PID: e.cfg.PID}
+	kt := keptTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Withheld: k.Withheld, Completed: completed, PID: e.cfg.PID}
 	if w, err := e.st.ReadWorkflow(); err == nil { // without the lock when all is well
 		kt.WorkflowID = w.ID
 	}
@@ -132,7 +135,7 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, until time.Time, report func(t 
 			notes = append(notes, n.Message)
 			continue
 		}
-		t := ClaudeTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject}
+		t := ClaudeTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Withheld: k.Withheld}
 		by, err := e.keptBy(as, k)
 		if err != nil {
 			return notes, err

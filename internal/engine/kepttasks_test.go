@@ -231,3 +231,63 @@ func TestKeptClaudeTasksPastTheirTimeStayKept(t *testing.T) {
 		t.Fatalf("the next hook: %v, said %q; want both recorded", err, said)
 	}
 }
+
+// A completion whose subject has a secret's shape is kept without it, and recorded as it is
+// live: it closes the task of its id, and where there is none it is refused. Before, the kept
+// one, its subject gone, was recorded as a new done task named "task N", which live it is not.
+func TestKeptSecretCompletionIsRecordedAsLive(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		created string // the subject task 5 was recorded with, "" for none
+		want    string // what became of the completion
+		tasks   string // the record's mirrored tasks after, "<id>=<status>:<note>"
+	}{
+		{name: "a task never recorded", want: "secret found (aws-access-key-id) in the task's subject", tasks: ""},
+		{name: "a recorded task", created: "deploy", want: "Claude Code task 5 recorded as done in phase analyze", tasks: "claude-sess-aaa-5=done:deploy"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			task := engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "5", Subject: "deploy with AKIAIOSFODNN7EXAMPLE"}
+			for _, kept := range []bool{false, true} {
+				_, en := keptEnv(t)
+				if c.created != "" {
+					must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: task.SessionID, TaskID: "5", Subject: c.created}, false))(t)
+				}
+				var said []string
+				if kept {
+					noErr(t, en.KeepClaudeTask(task, true))
+					if _, err := en.ApplyKeptClaudeTasks(true, time.Time{}, collect(&said)); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					res, err := en.RecordClaudeTask(task, true)
+					collect(&said)(task, true, res, err)
+				}
+				if len(said) != 1 || !strings.Contains(said[0], c.want) {
+					t.Errorf("kept %v: said %q, want %q", kept, said, c.want)
+				}
+				if got := mirroredTasks(t, en); got != c.tasks {
+					t.Errorf("kept %v: tasks %q, want %q", kept, got, c.tasks)
+				}
+			}
+		})
+	}
+}
+
+// mirroredTasks is the record's tasks, "<id>=<status>:<note>" joined by "|".
+func mirroredTasks(t *testing.T, en *engine.Engine) string {
+	t.Helper()
+	var rec struct {
+		Tasks []struct {
+			ID, Status, Note string
+		} `json:"tasks"`
+	}
+	data, err := os.ReadFile(filepath.Join(en.StateDir(), "workflow-state.json"))
+	if err != nil || json.Unmarshal(data, &rec) != nil {
+		t.Fatalf("reading the record: %v", err)
+	}
+	var out []string
+	for _, k := range rec.Tasks {
+		out = append(out, k.ID+"="+k.Status+":"+k.Note)
+	}
+	return strings.Join(out, "|")
+}

@@ -33,6 +33,9 @@ type ClaudeTask struct {
 	TaskID      string
 	Subject     string
 	Description string
+	// Withheld, when not "", is why Subject is empty: the refusal of the secret it held, as a
+	// kept completion carries it (KeptClaudeTask). The task is then known by its id alone.
+	Withheld string
 }
 
 // ClaudeTaskID is the record's task id for t.
@@ -65,10 +68,10 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		return Result{}, fmt.Errorf("the task event carries no task_id; nothing was recorded")
 	}
 	id := ClaudeTaskID(t)
-	subj, place, secret := claudeTaskNote(t)
+	subj, refused := claudeTaskNote(t)
 	existing := mirroredTask(r, t, subj)
-	if secret != nil && existing < 0 {
-		return Result{}, errors.New(secret.Refusal(place))
+	if refused != "" && existing < 0 {
+		return Result{}, errors.New(refused)
 	}
 	if !completed {
 		switch {
@@ -98,8 +101,8 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 	var err error
 	var kept []string // the subject not stored, said
 	if existing < 0 || r.Tasks[existing].Status == TaskPending || r.Tasks[existing].Status == TaskFailed {
-		if secret != nil { // an existing task: a new one with a secret was refused above
-			subj, kept = "", []string{secret.Refusal(place) + "; the task keeps its note"}
+		if refused != "" { // an existing task: a new one with a secret was refused above
+			subj, kept = "", []string{refused + "; the task keeps its note"}
 		}
 		if res, err = UpdateTask(r, TaskUpdate{ID: id, Status: TaskRunning, Note: subj}, now, by); err != nil {
 			return Result{}, err
@@ -120,38 +123,42 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 }
 
 // claudeTaskNote is the note the record keeps for t: its subject (else its description) on
-// one line, which place names, and the secret found in it, if any. A note is never a secret:
-// a new task with one is refused, naming the field, and an existing task keeps its note.
-func claudeTaskNote(t ClaudeTask) (note, place string, secret *secrets.Finding) {
-	note, place = textsafe.OneLine(t.Subject), "the task's subject"
+// one line, and, when it has a secret's shape (or was withheld for one), the refusal that
+// names the field, with no note. A note is never a secret: a new task with one is refused,
+// and an existing task keeps its note.
+func claudeTaskNote(t ClaudeTask) (note, refused string) {
+	if t.Withheld != "" {
+		return "", t.Withheld
+	}
+	note, place := textsafe.OneLine(t.Subject), "the task's subject"
 	if note == "" {
 		note, place = textsafe.OneLine(t.Description), "the task's description"
 	}
-	secret = secrets.ScanString(note)
-	return cmp.Or(secrets.Clip(note, maxSubject), "task "+strings.TrimSpace(t.TaskID)), place, secret
+	if f := secrets.ScanString(note); f != nil {
+		return "", f.Refusal(place)
+	}
+	return cmp.Or(secrets.Clip(note, maxSubject), "task "+strings.TrimSpace(t.TaskID)), ""
 }
 
 // KeptClaudeTask is t as it may wait on disk to be recorded (see engine.KeepClaudeTask): its
 // session, its id and the note it would be recorded with, nothing more. A note with a
 // secret's shape is not kept: a creation would be refused, so it is refused now; a completion
-// still closes the task by its id. An id with a secret's shape is refused.
+// keeps the refusal instead (Withheld), and is recorded as it would be now: it closes the task
+// of its id, and with none it is refused. An id with a secret's shape is refused.
 func KeptClaudeTask(t ClaudeTask, completed bool) (ClaudeTask, error) {
 	if f := secrets.ScanString(t.TaskID); f != nil {
 		return ClaudeTask{}, errors.New(f.Refusal("the task's id"))
 	}
-	note, place, secret := claudeTaskNote(t)
-	switch {
-	case secret != nil && !completed:
-		return ClaudeTask{}, errors.New(secret.Refusal(place))
-	case secret != nil:
-		note = ""
+	note, refused := claudeTaskNote(t)
+	if refused != "" && !completed {
+		return ClaudeTask{}, errors.New(refused)
 	}
-	return ClaudeTask{SessionID: t.SessionID, TaskID: t.TaskID, Subject: note}, nil
+	return ClaudeTask{SessionID: t.SessionID, TaskID: t.TaskID, Subject: note, Withheld: refused}, nil
 }
 
 // mirroredTask returns the index of r's task that mirrors t (note its claudeTaskNote), or -1:
 // the task of t's id, else a pending one of another session with the same note (the same task,
-// created again in a new session, whose list starts empty). Within one session the ids tell
+// created again in a new session, whose list starts empty); with no note (one refused), none. Within one session the ids tell
 // tasks apart: the same subject twice there is two. Another session's running task is not
 // taken: it was set running (update_task) by a session still at it, here or on a machine
 // sharing the workflow under its claim (recovery puts an ended session's back to pending).
@@ -161,6 +168,9 @@ func mirroredTask(r *Record, t ClaudeTask, note string) int {
 		return i
 	}
 	own := id[:len(id)-len(strings.TrimSpace(t.TaskID))]
+	if note == "" {
+		return -1
+	}
 	return slices.IndexFunc(r.Tasks, func(t Task) bool {
 		return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && !strings.HasPrefix(t.ID, own) &&
 			t.Status == TaskPending && strings.EqualFold(t.Note, note)
@@ -171,7 +181,7 @@ func mirroredTask(r *Record, t ClaudeTask, note string) int {
 // mirroring t, which may be an earlier session's (see RecordClaudeTask), else t's own. Once
 // completed, the task has t's own id (ClaudeTaskID).
 func CompletedTaskID(r *Record, t ClaudeTask) string {
-	note, _, _ := claudeTaskNote(t)
+	note, _ := claudeTaskNote(t)
 	if i := mirroredTask(r, t, note); i >= 0 {
 		return r.Tasks[i].ID
 	}
@@ -330,7 +340,7 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 		if !ok || !mirrored(t, TaskPending) && !reopen(t) {
 			return ""
 		}
-		if note, _, secret := claudeTaskNote(l); secret == nil && note != t.Note {
+		if note, refused := claudeTaskNote(l); refused == "" && note != t.Note {
 			return note
 		}
 		return ""
