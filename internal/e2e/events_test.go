@@ -480,8 +480,11 @@ func TestCairnRenamedClaudeTaskReported(t *testing.T) {
 // With CLAUDE_CODE_TASK_LIST_ID, Claude Code's sessions share one task list: a new session
 // has the tasks an earlier one created, and its TaskList shows them. The report's notice said
 // they came from a list "which this session does not have", and its next step had the model
-// create them again with TaskCreate, a second copy of each in that list. It now says the list
-// is shared and has the model look in TaskList first.
+// create them again with TaskCreate, a second copy of each in that list. Then it said the list
+// was shared and had the model look in TaskList, but a task the new session deleted or renamed
+// there (no hook fires) stood open, under its old subject, in every later report. The new
+// session now takes the earlier tasks its list holds as its own: no notice, and what it
+// deletes or renames there is followed at its turn's end.
 func TestCairnSharedTaskListNotice(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
@@ -491,10 +494,12 @@ func TestCairnSharedTaskListNotice(t *testing.T) {
 	requireHooksOK(t, r, "TaskCreated")
 	w.Mock.Script(
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEXT-PROMPT")), mockapi.ToolUse("TaskList", map[string]any{})).Named("list"),
+		mockapi.On(afterToolResult, mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "1", "status": "deleted"})).Named("delete 1"),
+		mockapi.On(afterToolResult, mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "2", "subject": "measure the jitter"})).Named("rename 2"),
 		mockapi.On(afterToolResult, mockapi.Text("listed")).Named("end"),
 	)
-	next := w.runScript(t, RunOptions{Prompt: "NEXT-PROMPT: go on", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskList"}})
-	trs := requireToolResultsOK(t, next, 1)
+	next := w.runScript(t, RunOptions{Prompt: "NEXT-PROMPT: go on", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskList", "TaskUpdate"}})
+	trs := requireToolResultsOK(t, next, 3)
 	if next.SessionID() == r.SessionID() {
 		t.Fatalf("the second run reused session %s", r.SessionID())
 	}
@@ -503,14 +508,22 @@ func TestCairnSharedTaskListNotice(t *testing.T) {
 		t.Errorf("TaskList in the new session gave %q, want the earlier session's two tasks", trs[0].Text)
 	}
 	text := fromSessionStart(t, next.FirstMain(t))
-	for _, want := range []string{"2 open tasks came from an earlier Claude Code session; this session shares its task list (CLAUDE_CODE_TASK_LIST_ID)", "Also look in TaskList for each open task from the earlier session"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the new session's context lacks %q:\n%s", want, text)
+	for _, bad := range []string{"came from an earlier Claude Code session", "which this session does not have", "Also create again with TaskCreate each"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the new session's context says %q of tasks its list holds:\n%s", bad, text)
 		}
 	}
-	for _, bad := range []string{"which this session does not have", "Also create again with TaskCreate each"} {
-		if strings.Contains(text, bad) {
-			t.Errorf("the new session's context says %q:\n%s", bad, text)
+	stops := requireHooksOK(t, next, "Stop")
+	stop := stops[len(stops)-1].Stderr
+	for _, want := range []string{"1 task Claude Code deleted taken out of the workflow", "1 task Claude Code renamed given its new subject"} {
+		if !strings.Contains(stop, want) {
+			t.Errorf("the Stop hook does not say %q: %q", want, stop)
 		}
+	}
+	third := w.run(t, RunOptions{Prompt: "THIRD-PROMPT: go on"})
+	requireOK(t, third)
+	report := cairnReport(t, third.FirstMain(t))
+	if !strings.Contains(report+"\n", "\nopen task: measure the jitter\n") || strings.Contains(report, "write the retry loop") || strings.Contains(report, "measure the backoff") {
+		t.Errorf("the third session's report does not list the one task left, by its new subject:\n%s", report)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,6 +136,9 @@ type TasksFollowed struct {
 	Renamed  int // tasks it gave a new subject, which they take
 	// Completed counts tasks it completed whose TaskCompleted was lost, recorded done.
 	Completed int
+	// Taken counts earlier sessions' tasks found in the list this session shares with them,
+	// which take its id to be followed: bookkeeping, not said.
+	Taken int
 }
 
 // Said says what f counts, one line each, for the logs and the report's notices.
@@ -191,12 +195,26 @@ func (e *Engine) FollowClaudeTasks() (TasksFollowed, error) {
 //     killed, or found no room), which Claude Code does not send again: without this it would
 //     stand open in every later report, and the compaction anchor would name it as the work.
 //
+// With a list sessions share (CLAUDE_CODE_TASK_LIST_ID), an earlier session's task that it
+// holds, the same number with the same subject, is this session's to follow: it takes this
+// session's id (workflow.ClaudeListChanges.Listed), at the session's start before the model
+// changes it. Not beside a live owner, whose own tasks they may be.
+//
 // A list not there (another list id, a store elsewhere) proves nothing: nothing changes. It
-// costs nothing when r has no pending or done task of this session's.
+// costs nothing when r has no pending or done task of this session's (or of an earlier one's,
+// with a shared list).
 func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 	pending := workflow.OwnClaudeTasks(r, e.cfg.SessionID, workflow.TaskPending)
 	done := workflow.OwnClaudeTasks(r, e.cfg.SessionID, workflow.TaskDone)
-	if len(pending) == 0 && len(done) == 0 {
+	var earlier map[string]string
+	if e.cfg.Getenv(claudeTaskListVar) != "" {
+		earlier = workflow.EarlierSessionTasks(r, e.cfg.SessionID, workflow.TaskPending)
+		maps.Copy(earlier, workflow.EarlierSessionTasks(r, e.cfg.SessionID, workflow.TaskDone))
+		if len(earlier) > 0 && e.besideLiveOwner(r) {
+			earlier = nil
+		}
+	}
+	if len(pending) == 0 && len(done) == 0 && len(earlier) == 0 {
 		return TasksFollowed{}, nil
 	}
 	dir := e.claudeTaskList(e.cfg.SessionID)
@@ -207,21 +225,30 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 		return TasksFollowed{}, nil
 	}
 	var c workflow.ClaudeListChanges
-	look := func(id, task string, st workflow.TaskStatus) {
-		var file struct {
-			Subject     string `json:"subject"`
-			Description string `json:"description"`
-			Status      string `json:"status"`
-		}
+	type taskFile struct {
+		Subject     string `json:"subject"`
+		Description string `json:"description"`
+		Status      string `json:"status"`
+	}
+	// read reads task's file: gone says it is not there; ok false, that it proves nothing (a
+	// file being written, or not Claude Code's).
+	read := func(task string) (file taskFile, gone, ok bool) {
 		data, err := os.ReadFile(filepath.Join(dir, claudeTaskName(task)+".json"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return file, true, false
+		}
+		return file, false, err == nil && json.Unmarshal(data, &file) == nil
+	}
+	look := func(id, task string, st workflow.TaskStatus) {
+		file, gone, ok := read(task)
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
+		case gone:
 			if st == workflow.TaskPending {
 				c.Gone = append(c.Gone, id)
 			}
 			return
-		case err != nil || json.Unmarshal(data, &file) != nil:
-			return // a file being written, or not Claude Code's: it proves nothing
+		case !ok:
+			return
 		}
 		if st == workflow.TaskDone && (file.Status == "pending" || file.Status == "in_progress") {
 			c.Reopened = append(c.Reopened, id)
@@ -242,6 +269,14 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 	for id, task := range done {
 		look(id, task, workflow.TaskDone)
 	}
+	for id, task := range earlier {
+		if file, _, ok := read(task); ok {
+			if c.Listed == nil {
+				c.Listed = map[string]workflow.ClaudeTask{}
+			}
+			c.Listed[id] = workflow.ClaudeTask{SessionID: e.cfg.SessionID, TaskID: task, Subject: file.Subject, Description: file.Description}
+		}
+	}
 	// Every task's file has a subject, so Renamed is seldom empty: r, as read, says whether
 	// anything changes before every turn's end takes the lock (FollowClaudeTasks is pure).
 	if res, err := workflow.FollowClaudeTasks(r, c, e.now(), workflow.Actor{}); err == nil && !res.Changed {
@@ -257,6 +292,10 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 		if err == nil && res.Changed {
 			for _, t := range cur.Tasks {
 				k, ok := workflow.FindTask(res.Record, t.ID)
+				if _, listed := c.Listed[t.ID]; listed && !ok {
+					f.Taken++ // under this session's id now
+					continue
+				}
 				switch {
 				case !ok && t.Status == workflow.TaskPending: // not a done one pruned
 					f.Dropped++
@@ -265,6 +304,7 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 				case t.Status == workflow.TaskPending && k.Status == workflow.TaskDone:
 					f.Completed++
 				}
+
 				if ok && k.Note != t.Note {
 					f.Renamed++
 				}

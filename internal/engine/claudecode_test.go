@@ -499,3 +499,73 @@ func TestEarlierSessionTasksInASharedList(t *testing.T) {
 		})
 	}
 }
+
+// With CLAUDE_CODE_TASK_LIST_ID, a new session's list holds an earlier session's tasks, and the
+// model deletes, renames or reopens them there as its own, which fires no hook. Only the
+// session's own tasks were followed: a task deleted there stood open in every later report,
+// and one renamed kept its old subject. A session whose shared list holds an earlier session's
+// task (same number, same subject) now takes it as its own at its start, and follows it.
+func TestSharedListFollowsEarlierSessionTasks(t *testing.T) {
+	const old, sess = "sess-aaaa-1", "sess-bbbb-2"
+	for _, c := range []struct {
+		name     string
+		shared   bool
+		at       []string // the list at the new session's start, "<n>:<status>:<subject>"
+		after    []string // the list at its turn's end
+		want     []string // open tasks after the turn's end
+		followed engine.TasksFollowed
+	}{
+		{name: "deleted and renamed", shared: true,
+			at:       []string{"1:pending:write the parser", "2:pending:drop the cache", "3:completed:finished"},
+			after:    []string{"2:pending:drop the old cache", "3:pending:finished"},
+			want:     []string{"an earlier one", "drop the old cache", "finished"},
+			followed: engine.TasksFollowed{Dropped: 1, Renamed: 1, Reopened: 1}},
+		{name: "another task of the same number is not taken", shared: true,
+			at:       []string{"1:pending:something else", "2:pending:drop the cache"},
+			after:    []string{"2:pending:drop the old cache"},
+			want:     []string{"an earlier one", "write the parser", "drop the old cache"},
+			followed: engine.TasksFollowed{Renamed: 1}},
+		{name: "a list of its own", // the earlier session's list is not this one's
+			at:    []string{"2:pending:drop the cache"},
+			after: []string{},
+			want:  []string{"an earlier one", "write the parser", "drop the cache"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			list := filepath.Join(e.home, ".claude", "tasks", sess)
+			if c.shared {
+				e.vars["CLAUDE_CODE_TASK_LIST_ID"] = "team-x"
+				list = filepath.Join(e.home, ".claude", "tasks", "team-x")
+			}
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			must(e.open("sess-zzzz-9").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-zzzz-9", TaskID: "9", Subject: "an earlier one"}, false))(t)
+			en := e.open(old)
+			for i, s := range []string{"write the parser", "drop the cache", "finished"} {
+				must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: old, TaskID: strconv.Itoa(i + 1), Subject: s}, false))(t)
+			}
+			must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: old, TaskID: "3", Subject: "finished"}, true))(t)
+			writeList := func(files []string) {
+				t.Helper()
+				noErr(t, os.RemoveAll(list))
+				noErr(t, os.MkdirAll(list, 0o755))
+				for _, f := range files {
+					parts := strings.SplitN(f, ":", 3)
+					noErr(t, os.WriteFile(filepath.Join(list, parts[0]+".json"), []byte(`{"id":"`+parts[0]+`","status":"`+parts[1]+`","subject":"`+parts[2]+`"}`), 0o644))
+				}
+			}
+			writeList(c.at)
+			e.open(sess).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+			writeList(c.after)
+			out, err := e.open(sess).Stop(engine.StopInput{SessionID: sess})
+			if err != nil || out.DroppedErr != nil {
+				t.Fatalf("Stop: %v, %v", err, out.DroppedErr)
+			}
+			if out.Followed != c.followed {
+				t.Errorf("followed %+v, want %+v", out.Followed, c.followed)
+			}
+			if r := e.open(sess).Resume(engine.ResumeOptions{ReportOnly: true}); !slices.Equal(r.OpenTasks, c.want) {
+				t.Errorf("open tasks %q, want %q", r.OpenTasks, c.want)
+			}
+		})
+	}
+}

@@ -740,8 +740,8 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 	// Code's list, which tells. One look at the tasks when none is this session's.
 	if f, err := e.followClaudeTasks(r); err != nil {
 		out.Notices = append(out.Notices, "Claude Code's task list not followed, retried after the next turn: "+WithoutRetry(err))
-	} else if said := f.Said(); len(said) > 0 {
-		out.Notices = append(out.Notices, said...)
+	} else if f != (TasksFollowed{}) { // an earlier session's task taken is not said
+		out.Notices = append(out.Notices, f.Said()...)
 		if fresh, _, err := e.active(); err == nil && fresh != nil {
 			r = fresh
 		}

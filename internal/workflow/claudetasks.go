@@ -292,13 +292,28 @@ func EarlierClaudeTasks(r *Record, session string) int {
 // OwnClaudeTasks lists the Claude Code task ids of r's tasks in status st mirrored from
 // session's own task list, by their record ids; nil when it has none (or session is not known).
 func OwnClaudeTasks(r *Record, session string, st TaskStatus) map[string]string {
+	return claudeTasks(r, session, st, true)
+}
+
+// EarlierSessionTasks is OwnClaudeTasks of every other session than session: their Claude
+// Code task ids (the part after the session's), by record ids.
+func EarlierSessionTasks(r *Record, session string, st TaskStatus) map[string]string {
+	return claudeTasks(r, session, st, false)
+}
+
+func claudeTasks(r *Record, session string, st TaskStatus, own bool) map[string]string {
 	if r == nil || strings.TrimSpace(session) == "" {
 		return nil
 	}
-	own := ClaudeTaskID(ClaudeTask{SessionID: session})
+	prefix := ClaudeTaskID(ClaudeTask{SessionID: session})
 	var out map[string]string
 	for _, t := range r.Tasks {
-		if id, ok := strings.CutPrefix(t.ID, own); ok && id != "" && t.Status == st {
+		id, ok := strings.CutPrefix(t.ID, prefix)
+		if !own && !ok && strings.HasPrefix(t.ID, ClaudeTaskPrefix) {
+			// The session part has no '-' past its own: Claude Code's ids are numbers.
+			id, ok = t.ID[strings.LastIndexByte(t.ID, '-')+1:], true
+		}
+		if ok && id != "" && t.Status == st {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -317,10 +332,15 @@ type ClaudeListChanges struct {
 	// Completed are pending tasks the list has completed: their TaskCompleted was lost (its
 	// hook failed or was killed), and Claude Code does not send it again.
 	Completed []string
+	// Listed are earlier sessions' tasks whose number this session's list, shared with them
+	// (CLAUDE_CODE_TASK_LIST_ID), holds: the task as its file holds it, under this session.
+	// One of the same note is the same task, which takes this session's id to be followed.
+	Listed map[string]ClaudeTask
 }
 
 // FollowClaudeTasks makes r's mirrored tasks follow what Claude Code changed in its list
-// without a hook event: the pending tasks gone are taken out, the done ones reopened are
+// without a hook event: an earlier session's task listed (c.Listed) with its note takes the
+// listing session's id, unless a task has it; the pending tasks gone are taken out, the done ones reopened are
 // pending again, the pending ones completed are done (as RecordClaudeTask completes one, its
 // run and its end at once), and those renamed take the note of their new subject (one with a
 // secret's shape keeps its note). A done task is final for Cairn's own tasks; a mirrored one is Claude
@@ -332,6 +352,17 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 		return Result{}, err
 	}
 	mirrored := func(t Task, st TaskStatus) bool { return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == st }
+	adopt := func(t Task) string {
+		l, ok := c.Listed[t.ID]
+		if !ok || !mirrored(t, TaskPending) && !mirrored(t, TaskDone) {
+			return ""
+		}
+		id := ClaudeTaskID(l)
+		if note, refused := claudeTaskNote(l); refused != "" || note != t.Note || id == t.ID || slices.ContainsFunc(r.Tasks, func(k Task) bool { return k.ID == id }) {
+			return ""
+		}
+		return id
+	}
 	drop := func(t Task) bool { return mirrored(t, TaskPending) && slices.Contains(c.Gone, t.ID) }
 	reopen := func(t Task) bool { return mirrored(t, TaskDone) && slices.Contains(c.Reopened, t.ID) }
 	complete := func(t Task) bool { return mirrored(t, TaskPending) && slices.Contains(c.Completed, t.ID) }
@@ -345,10 +376,18 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 		}
 		return ""
 	}
-	if !slices.ContainsFunc(r.Tasks, func(t Task) bool { return drop(t) || reopen(t) || complete(t) || rename(t) != "" }) {
+	if !slices.ContainsFunc(r.Tasks, func(t Task) bool {
+		return adopt(t) != "" || drop(t) || reopen(t) || complete(t) || rename(t) != ""
+	}) {
 		return unchanged(r), nil
 	}
 	return change(r, EventTask, now, by, func(n *Record) {
+		for i, t := range n.Tasks {
+			// Two listed as one number (one adopted already) leave the second as it is.
+			if id := adopt(t); id != "" && !slices.ContainsFunc(n.Tasks, func(k Task) bool { return k.ID == id }) {
+				n.Tasks[i].ID = id
+			}
+		}
 		n.Tasks = slices.DeleteFunc(n.Tasks, drop)
 		for i, t := range n.Tasks {
 			if note := rename(t); note != "" {
