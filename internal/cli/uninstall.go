@@ -37,7 +37,11 @@ type uninstallPlan struct {
 	KeepState   bool     `json:"keep_state"`
 	Removed     bool     `json:"removed"`
 	Notes       []string `json:"notes,omitempty"`
+	Next        string   `json:"next,omitempty"` // the one step after this, what the text output ends with
 }
+
+// pluginNext is the step after Cairn's files are out: the plugin itself.
+const pluginNext = "claude plugin uninstall cairn@cairn, then claude plugin marketplace remove cairn"
 
 func (p *uninstallPlan) empty() bool {
 	return len(p.MemoryLines) == 0 && len(p.MemoryFiles) == 0 && len(p.DataDirs) == 0 && len(p.Links) == 0 && p.Mark == "" &&
@@ -132,6 +136,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	if plan.empty() {
 		tidyMemory(mem, &shown)
 		if a.json {
+			plan.Next = pluginNext
 			return a.printJSON(plan)
 		}
 		a.say(plan.Notes...)
@@ -146,23 +151,24 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		a.showPlan(&plan)
 	}
 	if !a.opt.yes {
+		if ahead == "" {
+			ahead = left
+		}
+		plan.Next = "cairn uninstall --yes removes it"
+		if ahead != "" {
+			// --yes alone would leave what auto-memory holds: the step comes first.
+			plan.Next = ahead + ", then cairn uninstall --yes removes it all"
+		}
 		// --json never asks: the plan it would ask about is not shown as text, and the
 		// answer's message would not be JSON. A script says --yes.
 		if a.json {
 			return a.printJSON(plan)
 		}
 		if !a.interactive() {
-			if ahead == "" {
-				ahead = left
-			}
-			if ahead != "" {
-				// --yes alone would leave what auto-memory holds: the step comes first.
-				fmt.Fprintf(a.stdout, "Nothing was removed: %s, then cairn uninstall --yes removes it all.\n", ahead)
-				return nil
-			}
-			fmt.Fprintln(a.stdout, "Nothing was removed: cairn uninstall --yes removes it.")
+			fmt.Fprintf(a.stdout, "Nothing was removed: %s.\n", plan.Next)
 			return nil
 		}
+		plan.Next = ""
 		fmt.Fprint(a.stderr, "Remove all of this? [y/N] ")
 		line, _ := bufio.NewReader(a.stdin).ReadString('\n')
 		if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
@@ -223,6 +229,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		failed = append([]string{unread}, failed...) // a note already
 	}
 	plan.Removed = len(failed) == 0
+	if plan.Removed {
+		plan.Next = pluginNext
+	}
 	if a.json {
 		if err := a.printJSON(plan); err != nil {
 			return err
@@ -374,7 +383,7 @@ func (a *app) say(notes ...string) {
 }
 
 func (a *app) uninstallNext() {
-	fmt.Fprintln(a.stdout, "To remove the plugin from Claude Code too: claude plugin uninstall cairn@cairn, then claude plugin marketplace remove cairn.")
+	fmt.Fprintln(a.stdout, "To remove the plugin from Claude Code too: "+pluginNext+".")
 }
 
 // home is the user's home directory, from the environment cairn was given.

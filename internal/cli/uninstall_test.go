@@ -77,6 +77,10 @@ func TestUninstallOverAReadOnlyIndex(t *testing.T) {
 	if code, out := p.run("", "uninstall"); code != 0 || !strings.Contains(out, "Nothing was removed: auto-memory: writing MEMORY.md: "+index+" is read-only; Cairn leaves it as it is; make it writable (chmod u+w), then cairn uninstall --yes removes it all.") {
 		t.Errorf("uninstall (no --yes) over a read-only MEMORY.md: exit %d\n%s", code, out)
 	}
+	// --json's dry run carries the same next step, for a script to follow.
+	if code, out := p.run("", "uninstall", "--json"); code != 0 || !strings.Contains(out, `"next": "auto-memory: writing MEMORY.md: `+index+` is read-only; Cairn leaves it as it is; make it writable (chmod u+w), then cairn uninstall --yes removes it all"`) {
+		t.Errorf("uninstall --json (no --yes) over a read-only MEMORY.md: exit %d\n%s", code, out)
+	}
 	code, out := p.run("", "uninstall", "--yes")
 	if code == 0 || strings.Contains(out, "to retry") || !strings.Contains(out, "make it writable (chmod u+w), then run cairn uninstall again") {
 		t.Errorf("uninstall over a read-only MEMORY.md: exit %d\n%s", code, out)
