@@ -210,6 +210,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 				later = append(later, "auto-memory: "+n+" was recorded after the list was shown, so it was kept; cairn uninstall again removes it")
 			}
 			removeMemoryLock(plan.MemoryDir)
+			removeEmptyDir(plan.MemoryDir)
 		}
 	} else if markErr == nil && unread == "" {
 		tidyMemory(mem, &shown)
@@ -320,6 +321,7 @@ func tidyMemory(mem *memory.Memory, shown *memory.Footprint) {
 	}
 	if _, err := mem.RemoveCairn(shown); err == nil {
 		removeMemoryLock(shown.Dir)
+		removeEmptyDir(shown.Dir)
 	}
 }
 
@@ -345,6 +347,16 @@ func removeMemoryLock(dir string) {
 	}
 	_ = d.Remove(memoryLockFile)
 	_ = unlock()
+}
+
+// removeEmptyDir removes the memory directory once Cairn's lines, files and lock are out and
+// nothing else is in it (Cairn made it for its line; Claude Code makes it again at a session's
+// start). Anything in it, put there at any moment, makes the removal fail: it stays. A
+// symbolic link (a moved ~/.claude) stays, and so does the directory it leads to.
+func removeEmptyDir(dir string) {
+	if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+		_ = os.Remove(dir)
+	}
 }
 
 func (a *app) showPlan(p *uninstallPlan) {

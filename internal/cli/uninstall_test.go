@@ -107,6 +107,9 @@ func TestUninstallOverALinkedIndex(t *testing.T) {
 			mustRun(t, p, "", "transition", "plan")
 			if !withState {
 				mustRun(t, p, "", "uninstall", "--yes", "--with-state")
+				if err := os.Mkdir(p.memory, 0o700); err != nil { // it went, empty
+					t.Fatal(err)
+				}
 			}
 			index := filepath.Join(p.memory, "MEMORY.md")
 			kept := filepath.Join(p.base, "dotfiles", "MEMORY.md")
@@ -198,5 +201,52 @@ func TestUninstallTakesOutCairnsMemoryBookkeeping(t *testing.T) {
 				t.Errorf("MEMORY.md became %q (%v)", b, err)
 			}
 		})
+	}
+}
+
+// The memory directory Cairn made for its line stayed behind, empty, after cairn uninstall
+// --yes. It goes when nothing is left in it; one holding anything else, or reached through a
+// symbolic link, stays.
+func TestUninstallRemovesAnEmptyMemoryDir(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, p *cliProject) // after Cairn wrote there
+		gone  bool
+	}{
+		{"only Cairn's", func(*testing.T, *cliProject) {}, true},
+		{"a memory of the user's", func(t *testing.T, p *cliProject) {
+			if err := os.WriteFile(filepath.Join(p.memory, "user.md"), []byte("mine\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newCLIProject(t)
+			if err := os.Remove(p.memory); err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, p, "", "start", "apex", "uninstall suite")
+			mustRun(t, p, "", "transition", "plan")
+			tc.plant(t, p)
+			mustRun(t, p, "", "uninstall", "--yes")
+			if _, err := os.Lstat(p.memory); errors.Is(err, fs.ErrNotExist) != tc.gone {
+				t.Errorf("after cairn uninstall --yes: %s: %v; want gone %t", p.memory, err, tc.gone)
+			}
+		})
+	}
+	// A linked memory directory: the link stays, and the directory it leads to.
+	p := newCLIProject(t)
+	real := filepath.Join(p.base, "real-memory")
+	if err := os.Rename(p.memory, real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, p.memory); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, p, "", "start", "apex", "uninstall suite")
+	mustRun(t, p, "", "transition", "plan")
+	mustRun(t, p, "", "uninstall", "--yes")
+	if _, err := os.Stat(p.memory); err != nil {
+		t.Errorf("a linked memory directory after cairn uninstall --yes: %v; want the link and its directory kept", err)
 	}
 }
