@@ -71,6 +71,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	case err == nil:
 		shown = fp
 		plan.MemoryDir, plan.MemoryLines, plan.MemoryFiles = fp.Dir, orEmpty(fp.Lines), orEmpty(fp.Files)
+		if fp.IndexLeft != "" {
+			plan.Notes = append(plan.Notes, "auto-memory: "+fp.IndexLeft+", so it holds no line of Cairn's: left as it is")
+		}
 		for _, n := range fp.Edited {
 			plan.Notes = append(plan.Notes, "auto-memory: "+n+" was changed since Cairn wrote it, so it is a memory of yours now: kept, with its line in MEMORY.md")
 		}

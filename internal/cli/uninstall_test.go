@@ -36,10 +36,8 @@ func TestUninstallMemoryFailureSaysWhatFailed(t *testing.T) {
 		said  string
 	}{
 		{"MEMORY.md not looked at", func(t *testing.T, index string) {
-			if err := os.Remove(index); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Mkdir(index, 0o700); err != nil {
+			// Larger than Cairn reads (a directory there holds no line, and is passed over).
+			if err := os.Truncate(index, 5<<20); err != nil {
 				t.Fatal(err)
 			}
 		}, "auto-memory: reading MEMORY.md: "},
@@ -248,5 +246,42 @@ func TestUninstallRemovesAnEmptyMemoryDir(t *testing.T) {
 	mustRun(t, p, "", "uninstall", "--yes")
 	if _, err := os.Stat(p.memory); err != nil {
 		t.Errorf("a linked memory directory after cairn uninstall --yes: %v; want the link and its directory kept", err)
+	}
+}
+
+// A MEMORY.md that is a directory (or a FIFO: uninstall_fifo_unix_test.go) holds no line of
+// Cairn's, yet uninstall refused all of auto-memory over it: cairn-workflow.md stayed, with
+// exit 1 and "move or rename it, then run cairn uninstall again". It removes Cairn's files and
+// the rest, says what it left, and exits 0.
+func TestUninstallOverAnIndexThatIsADirectory(t *testing.T) {
+	uninstallOverOddIndex(t, func(t *testing.T, index string) {
+		if err := os.Mkdir(index, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}, "a directory")
+}
+
+func uninstallOverOddIndex(t *testing.T, plant func(t *testing.T, index string), kind string) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "uninstall suite")
+	mustRun(t, p, "", "transition", "plan")
+	index := filepath.Join(p.memory, "MEMORY.md")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	plant(t, index)
+	topic := filepath.Join(p.memory, "cairn-workflow.md")
+	if code, out := p.run("", "uninstall"); code != 0 || !strings.Contains(out, "    file cairn-workflow.md") {
+		t.Errorf("uninstall (no --yes) over a MEMORY.md that is %s: exit %d; want cairn-workflow.md shown\n%s", kind, code, out)
+	}
+	code, out := p.run("", "uninstall", "--yes")
+	if code != 0 || !strings.Contains(out, "Removed.") || !strings.Contains(out, index+" is "+kind+", not a regular file, so it holds no line of Cairn's: left as it is") {
+		t.Errorf("uninstall --yes over a MEMORY.md that is %s: exit %d\n%s", kind, code, out)
+	}
+	if _, err := os.Lstat(topic); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("cairn-workflow.md after the uninstall: %v; want it removed", err)
+	}
+	if _, err := os.Lstat(index); err != nil {
+		t.Errorf("MEMORY.md after the uninstall: %v; want it left as it is", err)
 	}
 }

@@ -30,6 +30,9 @@ type Footprint struct {
 	// Later, from RemoveCairn only, are Cairn's files that came after the footprint it was
 	// given (a session recorded them meanwhile), by name, sorted: not removed, nor their lines.
 	Later []string
+	// IndexLeft, from Footprint, is a MEMORY.md that is no regular file (a directory, a FIFO):
+	// it holds no line of Cairn's, is left as it is, and Cairn's files go without one.
+	IndexLeft string
 }
 
 // Empty reports whether Cairn left nothing there.
@@ -112,6 +115,9 @@ func (m *Memory) Footprint() (Footprint, error) {
 	if linked {
 		// Claude Code reads through the link, and so may Cairn: only a write stops there.
 		idx, err = readThrough(path, err)
+	}
+	if errors.Is(err, errNotRegularLeftAlone) {
+		fp.IndexLeft, err = strings.TrimSuffix(err.Error(), "; Cairn "+errLeftAlone.Error()), nil
 	}
 	if err != nil {
 		return fp, unavailable("reading "+IndexFile, err)
