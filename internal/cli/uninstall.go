@@ -209,6 +209,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		} else {
 			// What was removed, as it was: a file changed since it was shown is kept.
 			plan.MemoryLines, plan.MemoryFiles = orEmpty(done.Lines), orEmpty(done.Files)
+			for _, n := range done.Edited {
+				later = append(later, "auto-memory: "+n+" was changed while cairn uninstall ran, so it is a memory of yours now: kept, with its line in MEMORY.md")
+			}
 			for _, n := range done.Later {
 				later = append(later, "auto-memory: "+n+" was recorded after the list was shown, so it was kept; cairn uninstall again removes it")
 			}
