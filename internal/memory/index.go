@@ -178,10 +178,28 @@ func (c *codeText) step(text string, below []byte) bool {
 }
 
 // opens reports whether text, outside any comment, leaves one open that a line below closes.
-// An opener inside a code span (after an odd number of backticks) is text.
+// An opener escaped ("\\<!--", as Cairn's own lines carry one) or inside a code span (after an
+// odd number of backticks) is text.
 func (c *codeText) opens(text string, below []byte) bool {
-	i := strings.LastIndex(text, "<!--")
-	if i < 0 || strings.Contains(text[i+4:], "-->") || strings.Count(text[:i], "`")%2 == 1 || c.noClose {
+	in := false
+	for i := 0; i < len(text); {
+		if in {
+			j := strings.Index(text[i:], "-->")
+			if j < 0 {
+				break
+			}
+			i, in = i+j+3, false
+			continue
+		}
+		j := strings.Index(text[i:], "<!--")
+		if j < 0 {
+			break
+		}
+		j += i
+		in = (j == 0 || text[j-1] != '\\') && strings.Count(text[:j], "`")%2 == 0
+		i = j + 4
+	}
+	if !in || c.noClose {
 		return false
 	}
 	if !bytes.Contains(below, []byte("-->")) {
