@@ -37,7 +37,11 @@ type uninstallPlan struct {
 	KeepState   bool     `json:"keep_state"`
 	Removed     bool     `json:"removed"`
 	Notes       []string `json:"notes,omitempty"`
+	Next        string   `json:"next,omitempty"` // the one step after this, what the text output ends with
 }
+
+// pluginNext is the step after Cairn's files are out: the plugin itself.
+const pluginNext = "claude plugin uninstall cairn@cairn, then claude plugin marketplace remove cairn"
 
 func (p *uninstallPlan) empty() bool {
 	return len(p.MemoryLines) == 0 && len(p.MemoryFiles) == 0 && len(p.DataDirs) == 0 && len(p.Links) == 0 && p.Mark == "" &&
@@ -67,6 +71,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	case err == nil:
 		shown = fp
 		plan.MemoryDir, plan.MemoryLines, plan.MemoryFiles = fp.Dir, orEmpty(fp.Lines), orEmpty(fp.Files)
+		if fp.IndexLeft != "" {
+			plan.Notes = append(plan.Notes, "auto-memory: "+fp.IndexLeft+", so it holds no line of Cairn's: left as it is")
+		}
 		for _, n := range fp.Edited {
 			plan.Notes = append(plan.Notes, "auto-memory: "+n+" was changed since Cairn wrote it, so it is a memory of yours now: kept, with its line in MEMORY.md")
 		}
@@ -132,6 +139,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	if plan.empty() {
 		tidyMemory(mem, &shown)
 		if a.json {
+			plan.Next = pluginNext
 			return a.printJSON(plan)
 		}
 		a.say(plan.Notes...)
@@ -146,23 +154,24 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		a.showPlan(&plan)
 	}
 	if !a.opt.yes {
+		if ahead == "" {
+			ahead = left
+		}
+		plan.Next = "cairn uninstall --yes removes it"
+		if ahead != "" {
+			// --yes alone would leave what auto-memory holds: the step comes first.
+			plan.Next = ahead + ", then cairn uninstall --yes removes it all"
+		}
 		// --json never asks: the plan it would ask about is not shown as text, and the
 		// answer's message would not be JSON. A script says --yes.
 		if a.json {
 			return a.printJSON(plan)
 		}
 		if !a.interactive() {
-			if ahead == "" {
-				ahead = left
-			}
-			if ahead != "" {
-				// --yes alone would leave what auto-memory holds: the step comes first.
-				fmt.Fprintf(a.stdout, "Nothing was removed: %s, then cairn uninstall --yes removes it all.\n", ahead)
-				return nil
-			}
-			fmt.Fprintln(a.stdout, "Nothing was removed: cairn uninstall --yes removes it.")
+			fmt.Fprintf(a.stdout, "Nothing was removed: %s.\n", plan.Next)
 			return nil
 		}
+		plan.Next = ""
 		fmt.Fprint(a.stderr, "Remove all of this? [y/N] ")
 		line, _ := bufio.NewReader(a.stdin).ReadString('\n')
 		if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
@@ -200,10 +209,14 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		} else {
 			// What was removed, as it was: a file changed since it was shown is kept.
 			plan.MemoryLines, plan.MemoryFiles = orEmpty(done.Lines), orEmpty(done.Files)
+			for _, n := range done.Edited {
+				later = append(later, "auto-memory: "+n+" was changed while cairn uninstall ran, so it is a memory of yours now: kept, with its line in MEMORY.md")
+			}
 			for _, n := range done.Later {
 				later = append(later, "auto-memory: "+n+" was recorded after the list was shown, so it was kept; cairn uninstall again removes it")
 			}
 			removeMemoryLock(plan.MemoryDir)
+			removeEmptyDir(plan.MemoryDir)
 		}
 	} else if markErr == nil && unread == "" {
 		tidyMemory(mem, &shown)
@@ -223,6 +236,9 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		failed = append([]string{unread}, failed...) // a note already
 	}
 	plan.Removed = len(failed) == 0
+	if plan.Removed {
+		plan.Next = pluginNext
+	}
 	if a.json {
 		if err := a.printJSON(plan); err != nil {
 			return err
@@ -311,6 +327,7 @@ func tidyMemory(mem *memory.Memory, shown *memory.Footprint) {
 	}
 	if _, err := mem.RemoveCairn(shown); err == nil {
 		removeMemoryLock(shown.Dir)
+		removeEmptyDir(shown.Dir)
 	}
 }
 
@@ -336,6 +353,16 @@ func removeMemoryLock(dir string) {
 	}
 	_ = d.Remove(memoryLockFile)
 	_ = unlock()
+}
+
+// removeEmptyDir removes the memory directory once Cairn's lines, files and lock are out and
+// nothing else is in it (Cairn made it for its line; Claude Code makes it again at a session's
+// start). Anything in it, put there at any moment, makes the removal fail: it stays. A
+// symbolic link (a moved ~/.claude) stays, and so does the directory it leads to.
+func removeEmptyDir(dir string) {
+	if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+		_ = os.Remove(dir)
+	}
 }
 
 func (a *app) showPlan(p *uninstallPlan) {
@@ -374,7 +401,7 @@ func (a *app) say(notes ...string) {
 }
 
 func (a *app) uninstallNext() {
-	fmt.Fprintln(a.stdout, "To remove the plugin from Claude Code too: claude plugin uninstall cairn@cairn, then claude plugin marketplace remove cairn.")
+	fmt.Fprintln(a.stdout, "To remove the plugin from Claude Code too: "+pluginNext+".")
 }
 
 // home is the user's home directory, from the environment cairn was given.

@@ -36,10 +36,8 @@ func TestUninstallMemoryFailureSaysWhatFailed(t *testing.T) {
 		said  string
 	}{
 		{"MEMORY.md not looked at", func(t *testing.T, index string) {
-			if err := os.Remove(index); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Mkdir(index, 0o700); err != nil {
+			// Larger than Cairn reads (a directory there holds no line, and is passed over).
+			if err := os.Truncate(index, 5<<20); err != nil {
 				t.Fatal(err)
 			}
 		}, "auto-memory: reading MEMORY.md: "},
@@ -77,6 +75,10 @@ func TestUninstallOverAReadOnlyIndex(t *testing.T) {
 	if code, out := p.run("", "uninstall"); code != 0 || !strings.Contains(out, "Nothing was removed: auto-memory: writing MEMORY.md: "+index+" is read-only; Cairn leaves it as it is; make it writable (chmod u+w), then cairn uninstall --yes removes it all.") {
 		t.Errorf("uninstall (no --yes) over a read-only MEMORY.md: exit %d\n%s", code, out)
 	}
+	// --json's dry run carries the same next step, for a script to follow.
+	if code, out := p.run("", "uninstall", "--json"); code != 0 || !strings.Contains(out, `"next": "auto-memory: writing MEMORY.md: `+index+` is read-only; Cairn leaves it as it is; make it writable (chmod u+w), then cairn uninstall --yes removes it all"`) {
+		t.Errorf("uninstall --json (no --yes) over a read-only MEMORY.md: exit %d\n%s", code, out)
+	}
 	code, out := p.run("", "uninstall", "--yes")
 	if code == 0 || strings.Contains(out, "to retry") || !strings.Contains(out, "make it writable (chmod u+w), then run cairn uninstall again") {
 		t.Errorf("uninstall over a read-only MEMORY.md: exit %d\n%s", code, out)
@@ -103,6 +105,9 @@ func TestUninstallOverALinkedIndex(t *testing.T) {
 			mustRun(t, p, "", "transition", "plan")
 			if !withState {
 				mustRun(t, p, "", "uninstall", "--yes", "--with-state")
+				if err := os.Mkdir(p.memory, 0o700); err != nil { // it went, empty
+					t.Fatal(err)
+				}
 			}
 			index := filepath.Join(p.memory, "MEMORY.md")
 			kept := filepath.Join(p.base, "dotfiles", "MEMORY.md")
@@ -194,5 +199,89 @@ func TestUninstallTakesOutCairnsMemoryBookkeeping(t *testing.T) {
 				t.Errorf("MEMORY.md became %q (%v)", b, err)
 			}
 		})
+	}
+}
+
+// The memory directory Cairn made for its line stayed behind, empty, after cairn uninstall
+// --yes. It goes when nothing is left in it; one holding anything else, or reached through a
+// symbolic link, stays.
+func TestUninstallRemovesAnEmptyMemoryDir(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, p *cliProject) // after Cairn wrote there
+		gone  bool
+	}{
+		{"only Cairn's", func(*testing.T, *cliProject) {}, true},
+		{"a memory of the user's", func(t *testing.T, p *cliProject) {
+			if err := os.WriteFile(filepath.Join(p.memory, "user.md"), []byte("mine\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newCLIProject(t)
+			if err := os.Remove(p.memory); err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, p, "", "start", "apex", "uninstall suite")
+			mustRun(t, p, "", "transition", "plan")
+			tc.plant(t, p)
+			mustRun(t, p, "", "uninstall", "--yes")
+			if _, err := os.Lstat(p.memory); errors.Is(err, fs.ErrNotExist) != tc.gone {
+				t.Errorf("after cairn uninstall --yes: %s: %v; want gone %t", p.memory, err, tc.gone)
+			}
+		})
+	}
+	// A linked memory directory: the link stays, and the directory it leads to.
+	p := newCLIProject(t)
+	real := filepath.Join(p.base, "real-memory")
+	if err := os.Rename(p.memory, real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, p.memory); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, p, "", "start", "apex", "uninstall suite")
+	mustRun(t, p, "", "transition", "plan")
+	mustRun(t, p, "", "uninstall", "--yes")
+	if _, err := os.Stat(p.memory); err != nil {
+		t.Errorf("a linked memory directory after cairn uninstall --yes: %v; want the link and its directory kept", err)
+	}
+}
+
+// A MEMORY.md that is a directory (or a FIFO: uninstall_fifo_unix_test.go) holds no line of
+// Cairn's, yet uninstall refused all of auto-memory over it: cairn-workflow.md stayed, with
+// exit 1 and "move or rename it, then run cairn uninstall again". It removes Cairn's files and
+// the rest, says what it left, and exits 0.
+func TestUninstallOverAnIndexThatIsADirectory(t *testing.T) {
+	uninstallOverOddIndex(t, func(t *testing.T, index string) {
+		if err := os.Mkdir(index, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}, "a directory")
+}
+
+func uninstallOverOddIndex(t *testing.T, plant func(t *testing.T, index string), kind string) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "uninstall suite")
+	mustRun(t, p, "", "transition", "plan")
+	index := filepath.Join(p.memory, "MEMORY.md")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	plant(t, index)
+	topic := filepath.Join(p.memory, "cairn-workflow.md")
+	if code, out := p.run("", "uninstall"); code != 0 || !strings.Contains(out, "    file cairn-workflow.md") {
+		t.Errorf("uninstall (no --yes) over a MEMORY.md that is %s: exit %d; want cairn-workflow.md shown\n%s", kind, code, out)
+	}
+	code, out := p.run("", "uninstall", "--yes")
+	if code != 0 || !strings.Contains(out, "Removed.") || !strings.Contains(out, index+" is "+kind+", not a regular file, so it holds no line of Cairn's: left as it is") {
+		t.Errorf("uninstall --yes over a MEMORY.md that is %s: exit %d\n%s", kind, code, out)
+	}
+	if _, err := os.Lstat(topic); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("cairn-workflow.md after the uninstall: %v; want it removed", err)
+	}
+	if _, err := os.Lstat(index); err != nil {
+		t.Errorf("MEMORY.md after the uninstall: %v; want it left as it is", err)
 	}
 }

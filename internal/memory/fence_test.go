@@ -89,3 +89,53 @@ func TestRemoveCairnKeepsFencedExample(t *testing.T) {
 		t.Errorf("MEMORY.md after RemoveCairn:\n%s\nwant:\n%s", got, block)
 	}
 }
+
+// An example of Cairn's index line in an HTML comment or an indented code block of MEMORY.md is
+// text as it is in a fenced block: Cairn neither rewrites it nor takes it for its line.
+func TestIndexLineInCommentOrIndentedCode(t *testing.T) {
+	example := "- [Cairn workflow](cairn-workflow.md) — example"
+	ours := IndexLine(TopicTitle, TopicFile, "real")
+	next := IndexLine(TopicTitle, TopicFile, "next")
+	for _, tc := range []struct{ name, block string }{
+		{"comment", "# Memory\n<!--\n" + example + "\n-->\n"},
+		{"comment opened after text", "# Memory\nnote <!-- was:\n" + example + "\nend -->\n"},
+		{"second comment on the line", "<!-- a --> <!-- b\n" + example + "\n-->\n"},
+		{"indented", "# Memory\n\n    " + example + "\n\n"},
+		{"tab indented", "Cairn's line:\n\n\t" + example + "\n"},
+		{"indented at the top", "    " + example + "\n"},
+		{"indented with a blank line inside", "text\n\n    a\n\n    " + example + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.block + ours + "\n"
+			if got, ok := FindEntry([]byte(in), TopicFile); !ok || got != ours {
+				t.Errorf("FindEntry = %q, %v; want %q", got, ok, ours)
+			}
+			if got, want := string(SetEntry([]byte(in), TopicFile, next)), tc.block+next+"\n"; got != want {
+				t.Errorf("SetEntry:\n%s\nwant:\n%s", got, want)
+			}
+			if got := string(RemoveEntry([]byte(in), TopicFile)); got != tc.block {
+				t.Errorf("RemoveEntry:\n%s\nwant:\n%s", got, tc.block)
+			}
+			if got, want := string(SetEntry([]byte(tc.block), TopicFile, next)), tc.block+next+"\n"; got != want {
+				t.Errorf("SetEntry without a line:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+	// Still Cairn's line: a comment closed on its own line, one nothing closes (a hand edit
+	// left it open), a line indented under a list item (a nested item, not code), and an
+	// indented line right below text (a continuation, which cannot start a code block).
+	for _, in := range []string{
+		"<!-- note -->\n" + ours + "\n",
+		"<!-- note\n" + ours + "\n",
+		ours + " <!-- see below\n",
+		// Escaped, as Cairn's lines carry it (a learning titled "the <!-- parser"): no
+		// comment, and the lines below it are entries.
+		"- [The \\<!-- parser](cairn-learning-the-parser.md) — x\n" + ours + "\n- [x](a.md) -->\n",
+		"- Projects\n\n    " + ours + "\n",
+		"Some text\n    " + ours + "\n",
+	} {
+		if got, _ := FindEntry([]byte(in), TopicFile); !strings.Contains(got, ours) {
+			t.Errorf("in %q: FindEntry = %q, want Cairn's line", in, got)
+		}
+	}
+}

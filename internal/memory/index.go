@@ -88,8 +88,9 @@ func othersLoaded(content []byte, target string) int {
 type line struct {
 	text string
 	eol  string
-	// code says the line is a code fence or inside a fenced code block (lines only): an
-	// example of an index line there is text, never an entry.
+	// code says the line is a code fence, inside a fenced or indented code block, or inside an
+	// HTML comment (lines only, see codeText): an example of an index line there is text,
+	// never an entry.
 	code bool
 }
 
@@ -109,10 +110,10 @@ func splitLines(b []byte) []line { return slices.Collect(lines(b)) }
 // lines yields MEMORY.md's lines one at a time as Claude Code reads them (2.1.330 splits it
 // on "\n"), so a search can stop at the first match without splitting a long index. A line ends
 // at "\n", with the "\r" before it when there is one; a carriage return anywhere else is part of
-// its line, which Cairn never takes apart. Lines of a fenced code block are marked code.
+// its line, which Cairn never takes apart. Lines of code blocks and comments are marked code.
 func lines(b []byte) iter.Seq[line] {
 	return func(yield func(line) bool) {
-		var f fence
+		var f codeText
 		off := 0
 		for l := range scanLines(b, "\n") {
 			off += len(l.text) + len(l.eol)
@@ -122,6 +123,129 @@ func lines(b []byte) iter.Seq[line] {
 			}
 		}
 	}
+}
+
+// codeText follows what of a file's lines is code or comment, where an example of an index
+// line is no entry: fenced code blocks (fence), indented code blocks and HTML comments, as
+// CommonMark has them, and as loose as a hand-edited file needs: a comment nothing closes is
+// text, as an unclosed fence is, so that one left open hides no line of Cairn's below it.
+type codeText struct {
+	fence     fence
+	comment   bool // inside an HTML comment
+	noClose   bool // no "-->" below an opener met: none below a later one either
+	indented  bool // inside an indented code block
+	afterText bool // the line before was not blank: an indented line continues it, is no code
+	list      bool // inside a list, where an indented line is the item's, not code
+}
+
+// step takes the next line and what follows it in the file, and reports whether the line is
+// code or comment.
+func (c *codeText) step(text string, below []byte) bool {
+	if c.fence.mark != 0 {
+		return c.fence.step(text, below)
+	}
+	if c.comment {
+		if j := strings.Index(text, "-->"); j >= 0 {
+			c.comment = c.opens(text[j+3:], below)
+		}
+		c.afterText = true
+		return true
+	}
+	t := strings.TrimPrefix(text, bom)
+	if strings.TrimLeft(t, " \t\r") == "" {
+		c.afterText = false
+		return c.indented
+	}
+	wasText := c.afterText
+	c.afterText = true
+	col := indentCols(t)
+	if col >= 4 && (c.indented || !wasText && !c.list) {
+		c.indented = true
+		return true
+	}
+	c.indented = false
+	switch {
+	case startsListItem(t):
+		c.list = true
+	case col < 2 && (!wasText || strings.HasPrefix(t, "#")):
+		c.list = false // a paragraph or heading at the margin ends the list
+	}
+	if c.fence.step(text, below) {
+		return true
+	}
+	c.comment = c.opens(t, below)
+	return false
+}
+
+// opens reports whether text, outside any comment, leaves one open that a line below closes.
+// An opener escaped ("\\<!--", as Cairn's own lines carry one) or inside a code span (after an
+// odd number of backticks) is text.
+func (c *codeText) opens(text string, below []byte) bool {
+	in := false
+	for i := 0; i < len(text); {
+		if in {
+			j := strings.Index(text[i:], "-->")
+			if j < 0 {
+				break
+			}
+			i, in = i+j+3, false
+			continue
+		}
+		j := strings.Index(text[i:], "<!--")
+		if j < 0 {
+			break
+		}
+		j += i
+		in = (j == 0 || text[j-1] != '\\') && strings.Count(text[:j], "`")%2 == 0
+		i = j + 4
+	}
+	if !in || c.noClose {
+		return false
+	}
+	if !bytes.Contains(below, []byte("-->")) {
+		c.noClose = true
+		return false
+	}
+	return true
+}
+
+// indentCols is the column text's first non-blank character is at, a tab going to the next
+// multiple of four.
+func indentCols(text string) int {
+	col := 0
+	for _, r := range text {
+		switch r {
+		case ' ':
+			col++
+		case '\t':
+			col += 4 - col%4
+		default:
+			return col
+		}
+	}
+	return col
+}
+
+// startsListItem reports whether text begins a list item: at most three spaces, then "-", "*", "+"
+// or one to nine digits and "." or ")", then a blank or the line's end.
+func startsListItem(text string) bool {
+	t := strings.TrimLeft(text, " ")
+	if len(text)-len(t) > 3 || t == "" {
+		return false
+	}
+	n := 0
+	if t[0] == '-' || t[0] == '*' || t[0] == '+' {
+		n = 1
+	} else {
+		for n < len(t) && n < 9 && t[n] >= '0' && t[n] <= '9' {
+			n++
+		}
+		if n == 0 || n == len(t) || t[n] != '.' && t[n] != ')' {
+			return false
+		}
+		n++
+	}
+	return n == len(t) || t[n] == ' ' || t[n] == '\t' || t[n] == '\r'
 }
 
 // fence follows CommonMark's fenced code blocks through a file's lines. A fence is three or

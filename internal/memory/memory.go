@@ -675,6 +675,10 @@ var errReadOnlyLeftAlone = fmt.Errorf("%w", errLeftAlone)
 // errTooLargeLeftAlone is errLeftAlone for a file larger than maxFile.
 var errTooLargeLeftAlone = fmt.Errorf("%w", errLeftAlone)
 
+// errNotRegularLeftAlone is errLeftAlone for a directory, a FIFO or a device: it holds no
+// line of anyone's that Cairn or Claude Code could read.
+var errNotRegularLeftAlone = fmt.Errorf("%w", errLeftAlone)
+
 // errForeignLeftAlone is errLeftAlone for a memory of the user's or the model's own at the
 // topic file's name (othersMemory).
 var errForeignLeftAlone = fmt.Errorf("%w", errLeftAlone)
@@ -713,7 +717,7 @@ func readLimited(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn %w", path, maxFile, errTooLargeLeftAlone)
 	}
 	if errors.Is(err, durable.ErrNotRegular) {
-		return nil, fmt.Errorf("%s is not a regular file; Cairn %w", path, errLeftAlone)
+		return nil, fmt.Errorf("%s is not a regular file; Cairn %w", path, errNotRegularLeftAlone)
 	}
 	return data, err
 }
@@ -733,7 +737,7 @@ func read(path string) (snapshot, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		kind := (&durable.NotRegularError{Mode: fi.Mode()}).Kind()
-		return snapshot{}, fmt.Errorf("%s is %s, not a regular file; Cairn %w", path, kind, errLeftAlone)
+		return snapshot{}, fmt.Errorf("%s is %s, not a regular file; Cairn %w", path, kind, errNotRegularLeftAlone)
 	}
 	data, err := readLimited(path)
 	if errors.Is(err, fs.ErrNotExist) {

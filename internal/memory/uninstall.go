@@ -30,6 +30,9 @@ type Footprint struct {
 	// Later, from RemoveCairn only, are Cairn's files that came after the footprint it was
 	// given (a session recorded them meanwhile), by name, sorted: not removed, nor their lines.
 	Later []string
+	// IndexLeft, from Footprint, is a MEMORY.md that is no regular file (a directory, a FIFO):
+	// it holds no line of Cairn's, is left as it is, and Cairn's files go without one.
+	IndexLeft string
 }
 
 // Empty reports whether Cairn left nothing there.
@@ -53,18 +56,24 @@ func (m *Memory) cairnsFiles() func(name string) bool {
 // owners is learningOwner for any of Cairn's file names in this memory directory; the topic
 // file is Cairn's unless it is a memory of another's (othersMemory), then edited.
 func (m *Memory) owners() func(name string) ownership {
-	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
-	others := err == nil && othersMemory(topic.data)
-	written := m.readWritten()
+	of := m.ownerOf()
 	return func(name string) ownership {
-		if sameName(name, TopicFile) {
-			if others {
-				return edited
-			}
-			return own
-		}
 		data, err := readLimited(filepath.Join(m.loc.Dir, name))
 		if err != nil {
+			return own
+		}
+		return of(name, data)
+	}
+}
+
+// ownerOf is owners for a file's content as read.
+func (m *Memory) ownerOf() func(name string, data []byte) ownership {
+	written := m.readWritten()
+	return func(name string, data []byte) ownership {
+		if sameName(name, TopicFile) {
+			if othersMemory(data) {
+				return edited
+			}
 			return own
 		}
 		return learningOwner(name, data, written)
@@ -112,6 +121,9 @@ func (m *Memory) Footprint() (Footprint, error) {
 	if linked {
 		// Claude Code reads through the link, and so may Cairn: only a write stops there.
 		idx, err = readThrough(path, err)
+	}
+	if errors.Is(err, errNotRegularLeftAlone) {
+		fp.IndexLeft, err = strings.TrimSuffix(err.Error(), "; Cairn "+errLeftAlone.Error()), nil
 	}
 	if err != nil {
 		return fp, unavailable("reading "+IndexFile, err)
@@ -224,7 +236,8 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 				done.Lines = done.Lines[:0]
 				for _, l := range splitLines(cur) {
 					if t := l.target(); t != "" && cairns(t) && agreed(t) {
-						done.Lines = append(done.Lines, strings.TrimPrefix(l.text, bom))
+						text := strings.TrimPrefix(l.text, bom)
+						done.Lines = append(done.Lines, text)
 						cur = RemoveEntry(cur, t)
 					}
 				}
@@ -237,15 +250,37 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 				removeEmpty(filepath.Join(m.loc.Dir, IndexFile))
 			}
 		}
+		owner := m.ownerOf()
 		for _, name := range fp.Files {
 			p := filepath.Join(m.loc.Dir, name)
-			if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() || !agreed(name) {
+			cur, err := read(p)
+			if err != nil || !cur.exists || !agreed(name) {
 				continue // gone meanwhile, no longer a plain file, or not shown: not ours to remove
 			}
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return unavailable("removing "+name, err)
+			removed := false
+			if owner(name, cur.data) == own {
+				if removeHook != nil {
+					removeHook(p)
+				}
+				if removed, err = removeIfSame(p, cur); err != nil {
+					return unavailable("removing "+name, err)
+				}
 			}
-			done.Files = append(done.Files, name)
+			if removed {
+				done.Files = append(done.Files, name)
+				continue
+			}
+			// Written since the footprint was read: the writer's now, kept with its line.
+			done.Edited = append(done.Edited, name)
+			for _, l := range done.Lines {
+				if t := entryTarget(l); t != "" && sameName(t, name) {
+					if err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) { return SetEntry(cur, name, l), nil }); err != nil {
+						return err
+					}
+					done.Lines = slices.DeleteFunc(done.Lines, func(s string) bool { return s == l })
+					break
+				}
+			}
 		}
 		if err := m.forgetWritten(); err != nil {
 			return err
@@ -255,38 +290,50 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 	return done, err
 }
 
+// removeHook, set by tests only, runs between RemoveCairn's read of a file of Cairn's and its
+// removal.
+var removeHook func(path string)
+
 // removeEmpty removes the file at path when it is empty: a MEMORY.md that held only Cairn's
-// lines, which Claude Code would load as an index of nothing. A writer may put content there
-// at any moment, so the file is first renamed aside (a temp file named as replace names one
-// that expects and writes nothing, which sweepTemps removes after a kill) and goes only if it
-// is still empty and no one has it open for writing; otherwise it is put back, unless a new
-// file took its name meanwhile: then both stay, the aside one for sweepTemps and doctor.
+// lines, which Claude Code would load as an index of nothing.
 func removeEmpty(path string) {
-	if cur, err := read(path); err != nil || !cur.exists || len(cur.data) > 0 {
-		return
+	if cur, err := read(path); err == nil && cur.exists && len(cur.data) == 0 {
+		_, _ = removeIfSame(path, cur)
 	}
+}
+
+// removeIfSame removes the file at path if it still holds expect, and reports whether it did.
+// A writer may write there at any moment (the model's Write tool takes no lock of Cairn's), so
+// the file is first renamed aside (a temp file named as replace names one that expected expect
+// and wrote nothing, which sweepTemps settles after a kill) and goes only if it holds expect and
+// no one has it open for writing; otherwise it is put back, unless a new file took its name
+// meanwhile: then both stay, the aside one for sweepTemps and doctor. A file gone already is
+// removed.
+func removeIfSame(path string, expect snapshot) (bool, error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(path), nil, nil))
+	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(path), expect.data, nil))
 	if err != nil {
-		return
+		return false, err
 	}
 	tmp := f.Name()
 	f.Close()
 	if err := os.Rename(path, tmp); err != nil {
 		os.Remove(tmp)
-		return
+		if errors.Is(err, fs.ErrNotExist) {
+			return true, nil
+		}
+		return false, err
 	}
-	if got, err := readDisplaced(tmp); err == nil && len(got.data) == 0 {
+	if got, err := readDisplaced(tmp); err == nil && got.same(expect) {
 		if busy, _ := writing(tmp); !busy {
 			os.Remove(tmp)
-			_ = syncDir(dir)
-			return
+			return true, syncDir(dir)
 		}
 	}
 	if os.Link(tmp, path) == nil {
 		os.Remove(tmp)
 	}
-	_ = syncDir(dir)
+	return false, syncDir(dir)
 }
 
 // foldNames says memory file names fold case, as on macOS and Windows, where Cairn-Workflow.md

@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -319,5 +321,50 @@ func TestParseTempKnowsTheRecord(t *testing.T) {
 		if name != tc.name || ok != (tc.name != "") {
 			t.Errorf("parseTemp(%q) = %q, %t; want %q", tc.base, name, ok, tc.name)
 		}
+	}
+}
+
+// RemoveCairn read a learning file, found it as Cairn wrote it, and removed it by name: what the
+// model wrote there in between (its Write tool takes no lock of Cairn's) went with it. The
+// removal compares and swaps: a file written meanwhile stays with the writer's content and its
+// index line, and is named in Edited.
+func TestRemoveCairnKeepsAWriteBeforeTheRemoval(t *testing.T) {
+	m, dir := newTestMemory(t)
+	if err := m.Record("Active APEX workflow: analyze completed, planning x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.RecordLearning(Learning{Title: "Retries", Body: "back off"}); err != nil {
+		t.Fatal(err)
+	}
+	const name = "cairn-learning-retries.md"
+	p := filepath.Join(dir, name)
+	line, ok := FindEntry([]byte(readFile(t, filepath.Join(dir, IndexFile))), name)
+	if !ok {
+		t.Fatalf("no index line for %s", name)
+	}
+	const theirs = "---\nname: retries\ndescription: mine now\n---\nback off, with jitter\n"
+	removeHook = func(path string) {
+		if filepath.Base(path) == name {
+			if err := os.WriteFile(path, []byte(theirs), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(func() { removeHook = nil })
+	done, err := m.RemoveCairn(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p); got != theirs {
+		t.Errorf("%s after RemoveCairn = %q, want what was written meanwhile, %q", name, got, theirs)
+	}
+	if _, ok := FindEntry([]byte(readFile(t, filepath.Join(dir, IndexFile))), name); !ok {
+		t.Errorf("the index line of the kept %s is gone (it was %q)", name, line)
+	}
+	if !slices.Contains(done.Edited, name) || slices.Contains(done.Files, name) {
+		t.Errorf("RemoveCairn = files %q, edited %q; want %s edited, not removed", done.Files, done.Edited, name)
+	}
+	if _, err := os.Stat(filepath.Join(dir, TopicFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("cairn-workflow.md, unchanged, was not removed: %v", err)
 	}
 }
