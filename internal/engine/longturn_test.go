@@ -113,3 +113,41 @@ func TestLongTurnOwnerLiveBesideIt(t *testing.T) {
 		})
 	}
 }
+
+// A change from a second terminal during the owner's long turn (its client in its session,
+// quiet past the live window) crosses the owner's work as one within the window does: its
+// result warned of the owner only while the heartbeat was under ten minutes old, so the second
+// session, claiming the task the owner is running or moving the workflow under it, was told
+// nothing. It now warns; once the owner's client has /cleared to another session, it does not.
+func TestLongTurnOwnerWarnedOfOnChange(t *testing.T) {
+	const owner, other = "sess-aaaa-1", "sess-bbbb-2"
+	client := os.Getpid() // a running client
+	for _, cleared := range []bool{false, true} {
+		for _, change := range []string{"claim its running task", "set a variable", "move the workflow"} {
+			t.Run(map[bool]string{false: "in its session", true: "cleared"}[cleared]+"/"+change, func(t *testing.T) {
+				e := newEnv(t)
+				en := e.openAs(owner, client)
+				must(en.Start(engine.StartRequest{Type: "apex", Context: "long turn"}))(t)
+				must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+				must(0, en.RecordSession(engine.Session{SessionID: owner, PID: client}))(t)
+				if cleared {
+					must(0, en.RecordSession(engine.Session{SessionID: "sess-cccc-3", PID: client, Source: "clear"}))(t)
+				}
+				e.clock.Add(15 * time.Minute)
+				b := e.openAs(other, 4243)
+				var res *engine.Result
+				switch change {
+				case "claim its running task":
+					res = must(b.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+				case "set a variable":
+					res = must(b.SetVars(map[string]string{"WF_K": "v"}))(t)
+				default:
+					res = must(b.Transition(engine.TransitionRequest{To: "plan"}))(t)
+				}
+				if warned := strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session last changed this workflow 15m ago"); warned == cleared {
+					t.Errorf("warned of the owner = %v: %+v", warned, res.Warnings)
+				}
+			})
+		}
+	}
+}
