@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // A person opens a second Claude Code (a new session, not --continue) on the project while the
@@ -107,5 +109,90 @@ func TestCairnSecondSessionWhileLive(t *testing.T) {
 	}
 	if out := parseHookOutput(t, requireHooksOK(t, rc, "SessionStart")[0]); out.SystemMessage != "" {
 		t.Errorf("after both sessions exited the user was told %q", out.SystemMessage)
+	}
+}
+
+// A person opens a second Claude Code on the project while the first is in one long turn (a
+// 15-minute build) on a task it set running: that turn's end, which keeps the owner's heartbeat,
+// has not come, so the owner has been quiet past the ten-minute live window. The second
+// session's start took the first as gone: it moved the running task back to pending and made
+// the workflow its own, to run the task again beside the first. Now, the first client being
+// in its session still, the second is told another live session works on the workflow, and
+// the task stays running, the first's.
+func TestCairnSecondSessionBesideALongTurn(t *testing.T) {
+	t.Parallel()
+	a := newWorld(t, cairnPlugin)
+	b := a.sibling(t)
+	aWaits, bDone := make(chan struct{}), make(chan struct{})
+	a.Mock.Script(mockapi.Step{Name: "one long turn", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("FIRST-SESSION")),
+		Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+			close(aWaits)
+			select {
+			case <-bDone:
+			case <-time.After(runTimeout / 2):
+			}
+			return mockapi.Text("built")
+		}})
+	b.Mock.Script(mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SECOND-SESSION")), mockapi.Text("second done")).Named("second session"))
+
+	var ra *Run
+	var errA error
+	aDone := make(chan struct{})
+	go func() {
+		defer close(aDone)
+		ra, errA = a.tryRun(t, RunOptions{Prompt: "FIRST-SESSION: build"})
+	}()
+	select {
+	case <-aWaits:
+	case <-aDone:
+		t.Fatalf("the first session ended before its turn: %v", errA)
+	}
+	// The first client's session, as its SessionStart recorded it; its workflow and running
+	// task, set by that session 15 minutes ago, when its long turn began.
+	recs := a.clientRecords()
+	if len(recs) != 1 {
+		close(bDone)
+		t.Fatalf("session records %v, want the first client's", recs)
+	}
+	var first engine.Session
+	readJSON(t, recs[0], &first)
+	env := map[string]string{"HOME": a.Home, "CLAUDE_PROJECT_DIR": a.Project}
+	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return env[k] }, WorkDir: a.Project,
+		Now: func() time.Time { return time.Now().Add(-15 * time.Minute) }, SessionID: first.SessionID, PID: first.PID,
+		Actor: "cli", YAML: yamldoc.Codec{}})
+	if err == nil {
+		_, err = en.Start(engine.StartRequest{Type: "apex", Context: seedContext})
+	}
+	if err == nil {
+		_, err = en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"})
+	}
+	if en != nil {
+		en.Close()
+	}
+	if err != nil {
+		close(bDone)
+		t.Fatalf("the first session's workflow: %v", err)
+	}
+
+	rb := b.run(t, RunOptions{Prompt: "SECOND-SESSION: where are we?"})
+	st := a.readState(t)
+	close(bDone)
+	<-aDone
+	if errA != nil {
+		t.Fatalf("the first session: %v\nstderr:\n%s", errA, ra.Stderr)
+	}
+	requireOK(t, ra)
+	requireOK(t, rb)
+	b.requirePluginLoaded(t, rb)
+	requireScriptUsed(t, b)
+	if len(st.Tasks) != 1 || st.Tasks[0].Status != "running" || st.Owner == nil || st.Owner.SessionID != first.SessionID {
+		t.Errorf("after the second start: tasks %+v, owner %+v; want t1 running, the first session's", st.Tasks, st.Owner)
+	}
+	report := cairnReport(t, rb.FirstMain(t))
+	if !strings.Contains(report, liveWarning) || strings.Contains(report, "back to pending") {
+		t.Errorf("the second session's report:\n%s", report)
+	}
+	if out := parseHookOutput(t, requireHooksOK(t, rb, "SessionStart")[0]); !strings.Contains(out.SystemMessage, liveWarning) {
+		t.Errorf("the second session's user was not told: systemMessage %q", out.SystemMessage)
 	}
 }

@@ -441,12 +441,16 @@ func TestUserDefinitionOverridesBuiltinInFreshProcess(t *testing.T) {
 }
 
 // Running tasks are taken as interrupted only when their session is gone: a resume_check by
-// the session that is running them (or a start after /compact, same session) leaves them be.
+// the session that is running them (or a start after /compact, same session) leaves them be,
+// and so does another session's while the owner's client runs in its session, however long
+// its turn (TestLongTurnNotTakenOver). Once that client has /cleared to another session and
+// the owner has been quiet past the live window, they were interrupted.
 func TestOwnRunningTasksAreNotRecovered(t *testing.T) {
 	e := newEnv(t)
 	en := e.openAs("s1", os.Getpid()) // a live client
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "tasks"}))(t)
 	must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+	must(0, en.RecordSession(engine.Session{SessionID: "s1", PID: os.Getpid()}))(t) // its SessionStart
 
 	r := e.openAs("s1", os.Getpid()).Resume(engine.ResumeOptions{Apply: true})
 	if containsAny(r.Notices, "t1") || !strings.Contains(string(r.Workflow), `"status":"running"`) {
@@ -457,8 +461,14 @@ func TestOwnRunningTasksAreNotRecovered(t *testing.T) {
 	if containsAny(r.Notices, "t1") {
 		t.Fatalf("a live session's running task was recovered: %v", r.Notices)
 	}
-	// Once the owner has been quiet past the live window, it was interrupted.
+	// Quiet past the live window in one long turn, its client still in its session: still its.
 	e.clock.Add(11 * time.Minute)
+	r = e.openAs("s2", 4242).Resume(engine.ResumeOptions{Apply: true})
+	if containsAny(r.Notices, "t1") {
+		t.Fatalf("a long turn's running task was recovered: %v", r.Notices)
+	}
+	// Its client /cleared to another session: the task was interrupted.
+	must(0, en.RecordSession(engine.Session{SessionID: "s3", PID: os.Getpid(), Source: "clear"}))(t)
 	r = e.openAs("s2", 4242).Resume(engine.ResumeOptions{Apply: true})
 	if !containsAny(r.Notices, "t1") {
 		t.Fatalf("an abandoned running task was not recovered: %v", r.Notices)

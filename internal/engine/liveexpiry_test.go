@@ -14,7 +14,8 @@ import (
 // expired and was told there was nothing to resume, so its model started another workflow
 // while the owner's went on working in the one archived under it. The read beside the live
 // owner now leaves it, as the owner's own reads do, and that session is told of the owner;
-// once the owner has gone quiet, the read expires it.
+// once the owner's client has left its session (/clear) and the owner has gone quiet, the read
+// expires it. (Quiet alone, its client still in its session, is one long turn: still live.)
 func TestLiveOwnersWorkflowNotExpiredBesideIt(t *testing.T) {
 	client := os.Getpid() // a running client
 	e := newEnv(t)
@@ -29,6 +30,7 @@ func TestLiveOwnersWorkflowNotExpiredBesideIt(t *testing.T) {
 	if res.WorkflowID == "" || !strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session") {
 		t.Errorf("beside the live owner: workflow %q, warnings %q, report:\n%s", res.WorkflowID, res.Warnings, res.Report)
 	}
+	must(0, e.openAs("sess-aaaa-1", client).RecordSession(engine.Session{SessionID: "sess-cccc-3", PID: client, Source: "clear"}))(t)
 	e.clock.Add(10 * time.Minute) // the owner quiet past the live window
 	res = e.openAs("sess-bbbb-2", 4243).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if res.WorkflowID != "" || !strings.Contains(res.SystemMessage, "expired after 30m without a change and was archived") {

@@ -119,11 +119,18 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 	var wres workflow.Result
 	sres, err := e.st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
 		restore := e.hideEndedOwner(r)
+		// An owner in a long turn is live past its heartbeat's window: the change warns of it.
+		if r != nil && r.Owner != nil {
+			r.Owner.ClientRuns = e.liveWindow(r, e.now()) > workflow.DefaultLiveWindow
+		}
 		var err error
 		if wres, err = f(r); err != nil {
 			return nil, store.Event{}, err
 		}
 		restore(wres.Record)
+		if wres.Record != nil && wres.Record.Owner != nil {
+			wres.Record.Owner.ClientRuns = false
+		}
 		if !wres.Changed || wres.Record == nil {
 			return nil, store.Event{}, nil
 		}

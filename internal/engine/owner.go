@@ -159,14 +159,53 @@ var hostName = sync.OnceValue(func() string {
 	return textsafe.Line(h, 64)
 })
 
+// ownerClientRuns reports whether o's session is, now, the one a Claude Code client of this
+// machine other than this engine's is in, and that client runs: the session record of o's pid
+// (the SessionStart hook's, which /clear and /resume replace) names o's session, of the same
+// client start where both are known; for an owner recorded without a pid, a running client's
+// record names it as its session (sessionClient). Such an owner is live however old its
+// heartbeat: the Stop hook keeps that at turn ends, and one long turn (a 15-minute build) ends
+// none. Without a record to go on (a pid not known, another machine's owner) it answers false,
+// and the heartbeat alone decides.
+func (e *Engine) ownerClientRuns(o *workflow.Owner) bool {
+	if o == nil || o.SessionID == "" || e.onOtherHost(o) {
+		return false
+	}
+	if o.PID <= 0 {
+		pid, ended := e.sessionClient(o.SessionID)
+		return pid > 0 && !ended && pid != e.cfg.PID
+	}
+	if o.PID == e.cfg.PID {
+		return false // this client's: its session, or one it ran before /clear (ownerEnded)
+	}
+	s, ok := e.CurrentSession(o.PID)
+	if !ok || s.SessionID != o.SessionID || o.ClientStart != 0 && s.ClientStart != 0 && o.ClientStart != s.ClientStart {
+		return false
+	}
+	return clientRunning(o.PID, cmp.Or(o.ClientStart, s.ClientStart))
+}
+
+// liveWindow is how recent r's owner's heartbeat must be, at now, for the owner to count as
+// live: workflow.DefaultLiveWindow, or its heartbeat's age when its client runs in its session
+// still (ownerClientRuns), which is looked for only past the default window.
+func (e *Engine) liveWindow(r *workflow.Record, now time.Time) time.Duration {
+	if r == nil || r.Owner == nil || r.Owner.Heartbeat.IsZero() {
+		return workflow.DefaultLiveWindow
+	}
+	if age := now.Sub(r.Owner.Heartbeat); age > workflow.DefaultLiveWindow && e.ownerClientRuns(r.Owner) {
+		return age
+	}
+	return workflow.DefaultLiveWindow
+}
+
 // besideLiveOwner reports whether this engine's session works beside r's owner: a Claude Code
-// client still running (inOtherLiveClient) that changed r within the live window. Such a
+// client still running (inOtherLiveClient) that changed r within the live window (liveWindow). Such a
 // session (a fork, a second terminal) keeps to itself what would make the workflow its own
 // (its task list) or take the owner's turn (the Stop hook's one ask about a set of blocking
 // violations).
 func (e *Engine) besideLiveOwner(r *workflow.Record) bool {
 	// The heartbeat first: inOtherLiveClient may read the session records.
-	return r != nil && r.Owner != nil && workflow.OwnerLive(r, e.holder(), e.now(), workflow.DefaultLiveWindow) &&
+	return r != nil && r.Owner != nil && workflow.OwnerLive(r, e.holder(), e.now(), e.liveWindow(r, e.now())) &&
 		e.inOtherLiveClient(r.Owner)
 }
 
@@ -202,7 +241,7 @@ func (e *Engine) liveOwnerWarning(r *workflow.Record) string {
 	if e.ownerEnded(r) {
 		return ""
 	}
-	return workflow.OwnershipWarning(r, e.actor(), e.now(), workflow.DefaultLiveWindow)
+	return workflow.OwnershipWarning(r, e.actor(), e.now(), e.liveWindow(r, e.now()))
 }
 
 // archivedUnderLiveOwner is the warning for a call that archived r while another live session

@@ -211,14 +211,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	var findings []workflow.Finding
 	if r != nil {
 		def, _ = e.definitionFor(r) // nil: the checks report it, and broken files are warned of above
-		findings = workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now, Exists: e.exists, By: e.actor()})
+		findings = workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now, Exists: e.exists, By: e.actor(), LiveWindow: e.liveWindow(r, now)})
 		if opt.Person {
 			personWords(findings)
 		}
 		if opt.Person && e.actor().SessionID == "" {
 			// Check names a live owner only for a session; a change from this terminal
 			// warns of one all the same.
-			if w := workflow.OwnershipWarning(r, e.actor(), now, workflow.DefaultLiveWindow); w != "" {
+			if w := workflow.OwnershipWarning(r, e.actor(), now, e.liveWindow(r, now)); w != "" {
 				i := slices.IndexFunc(findings, func(f workflow.Finding) bool { return f.Severity == workflow.Low || f.Severity == workflow.Info })
 				if i < 0 {
 					i = len(findings)
@@ -774,7 +774,8 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 
 // interrupted says whether the workflow's running tasks can be taken as interrupted: the
 // session that last changed it is not the caller (whose tasks may well be running: a
-// resume_check mid-session, a start after /compact) and it has ended or gone quiet. A
+// resume_check mid-session, a start after /compact) and it has ended or gone quiet, its
+// client not known to run in it still (liveWindow: one long turn refreshes no heartbeat). A
 // workflow no session owns (changed only by the CLI) counts as interrupted. The caller's own
 // session in a client that has exited (`claude --continue` after the client was killed
 // mid-turn) was interrupted too; in another client still alive it was not.
@@ -786,7 +787,7 @@ func (e *Engine) interrupted(r *workflow.Record, now time.Time) bool {
 	if o.SessionID == e.cfg.SessionID {
 		return e.ownerEnded(r)
 	}
-	return e.ownerEnded(r) || !workflow.OwnerLive(r, e.actor(), now, workflow.DefaultLiveWindow)
+	return e.ownerEnded(r) || !workflow.OwnerLive(r, e.actor(), now, e.liveWindow(r, now))
 }
 
 // lapsedTasks names tasks whose claim on another machine lapsed, for a step.

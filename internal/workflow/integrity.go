@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -50,6 +51,9 @@ type CheckInput struct {
 	Exists func(path string) bool
 	// By is the session about to resume; when set, a live owner elsewhere is reported.
 	By Actor
+	// LiveWindow is how recent the owner's heartbeat must be for it to count as live
+	// (0: DefaultLiveWindow); the caller may know it live longer (its client runs).
+	LiveWindow time.Duration
 }
 
 // Check runs the integrity checks of seed 002 before a resume: referenced outputs exist,
@@ -134,7 +138,7 @@ func Check(in CheckInput) []Finding {
 		}
 	}
 	if in.By.SessionID != "" {
-		if w := OwnershipWarning(r, in.By, in.Now, DefaultLiveWindow); w != "" {
+		if w := OwnershipWarning(r, in.By, in.Now, cmp.Or(in.LiveWindow, DefaultLiveWindow)); w != "" {
 			add(FindingOwnedElsewhere, Medium, "%s", w)
 		}
 	}

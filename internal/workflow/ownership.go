@@ -19,12 +19,12 @@ func (o *Owner) heldBy(by Actor) bool {
 
 // OwnerLive reports whether r is owned by a session other than by's, or by by's session in
 // another client, whose heartbeat is within live of now (a heartbeat in the future counts as
-// live).
+// live) or whose client the caller knows runs in it (Owner.ClientRuns).
 func OwnerLive(r *Record, by Actor, now time.Time, live time.Duration) bool {
 	if r == nil || r.Owner == nil || r.Owner.SessionID == "" || r.Owner.heldBy(by) {
 		return false
 	}
-	return !r.Owner.Heartbeat.IsZero() && now.Sub(r.Owner.Heartbeat) <= live
+	return !r.Owner.Heartbeat.IsZero() && (r.Owner.ClientRuns || now.Sub(r.Owner.Heartbeat) <= live)
 }
 
 // OwnershipWarning is the warning for session by touching a workflow that another live

@@ -162,6 +162,9 @@ type Owner struct {
 	ClientStart uint64                     `json:"client_start,omitempty"`
 	Heartbeat   time.Time                  `json:"heartbeat,omitzero"`
 	Extra       map[string]json.RawMessage `json:"-"`
+	// ClientRuns, never stored, says the caller knows the owner's client runs in its session
+	// still: the owner is live however old its heartbeat (one long turn refreshes none).
+	ClientRuns bool `json:"-"`
 }
 
 // Each type below marshals through a method-less twin with EncodeKnown and DecodeKnown
