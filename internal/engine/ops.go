@@ -131,7 +131,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		return wres.Record, e.event(string(wres.Event), eventDetail{From: wres.From, To: wres.To, Subject: wres.Subject}, note), nil
 	})
 	if je := tooLarge(err); je != nil {
-		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record, e.sharedOn(wres.Record)))
+		return nil, wres, fmt.Errorf("workflow not saved: it would not fit in the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record, e.sharedOn(wres.Record)))
 	}
 	if err != nil {
 		return nil, wres, stateErr(err)

@@ -19,3 +19,18 @@ func TrimHistory(r *Record) {
 		r.Approvals = append([]Approval(nil), r.Approvals[len(r.Approvals)-MaxHistory:]...)
 	}
 }
+
+// EndingRoom is what a record keeps free, of the 1 MiB it may hold, for its ending: a change
+// that keeps the workflow active may not grow the record into it (MayTakeEndingRoom says which
+// may). Ending it adds its status, an outcome and a note of up to 500 characters each (6 bytes
+// each when escaped), a yes with its own note, and a history entry: without the room, a record
+// filled to the cap could not be completed, archived, replaced or expired.
+const EndingRoom = 16 << 10
+
+// MayTakeEndingRoom reports whether a change that made r, by event ev, may take the room kept
+// for the ending: the ending itself (r no longer active), and the bookkeeping a turn's end and
+// a session's start make on their own (a heartbeat, running tasks recovered), which the
+// agent cannot refuse or shorten.
+func MayTakeEndingRoom(r *Record, ev Event) bool {
+	return r.Status != StatusActive || ev == EventHeartbeat || ev == EventRecover
+}
