@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/vars"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // A record an older Cairn let grow to the edge of the 1 MiB a record may hold (it took
@@ -277,5 +278,85 @@ func TestRecordFilledToTheCapCanStillEnd(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A record an older Cairn let fill to a byte short of the cap (before a record kept room
+// for its ending) is still ended, replaced, archived or completed: what gives is the oldest
+// moves the record keeps, which its journal keeps all of (cairn history lists them), and the
+// caller is told; every variable, and a replace's own entry (which a retry after a crash
+// reads), stay in the archived record.
+func TestOlderRecordAtTheCapEndsGivingOldMoves(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(en *engine.Engine) (*engine.Result, error)
+	}{
+		{"replace", func(en *engine.Engine) (*engine.Result, error) {
+			return en.Start(engine.StartRequest{Type: "loop", Context: "next", Replace: true})
+		}},
+		{"archive", func(en *engine.Engine) (*engine.Result, error) { return en.Archive("abandoned") }},
+		{"complete", func(en *engine.Engine) (*engine.Result, error) { return en.CompleteByPerson(strings.Repeat("&", 500)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			olderRecordAtTheCapEnds(t, tc.name, tc.end)
+		})
+	}
+}
+
+func olderRecordAtTheCapEnds(t *testing.T, name string, end func(en *engine.Engine) (*engine.Result, error)) {
+	e := newEnv(t)
+	en := startLoop(t, e)
+	note := strings.Repeat("<", 500) // written escaped: 3000 bytes a move
+	phase := "a"
+	const moves = workflow.MaxHistory - 10 // fewer than the record keeps: the replace's entry adds to them
+	for range moves {
+		phase = must(en.Transition(engine.TransitionRequest{To: loopNext[phase], Note: note}))(t).Phase
+	}
+	path, rec := storedRecord(t, en)
+	id := rec["workflow_id"].(string)
+	kv := map[string]any{}
+	rec["vars"] = kv
+	for i := 0; ; i++ {
+		kv[fmt.Sprintf("WF_OLD%02d", i)] = strings.Repeat("v", vars.MaxValueLen)
+		if b, _ := json.Marshal(rec); len(b) > 1<<20-vars.MaxValueLen {
+			break
+		}
+	}
+	kv["WF_LAST"] = ""
+	b, _ := json.Marshal(rec)
+	kv["WF_LAST"] = strings.Repeat("v", 1<<20-1-len(b)) // a byte short: any ending adds more
+	writeRecord(t, path, rec)
+	res := must(end(en))(t)
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "cairn history "+id) }) {
+		t.Errorf("warnings %q: want the moves left out of the archived record said, with where they all are", res.Warnings)
+	}
+	st, err := store.Open(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := st.ArchiveDirOf(id)
+	if err != nil || dir == "" {
+		t.Fatalf("archive of %s: %q, %v", id, dir, err)
+	}
+	data, err := st.ReadArchiveRecord(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.ParseRecord(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Vars) != len(kv) || r.Vars["WF_LAST"] != kv["WF_LAST"] {
+		t.Errorf("the archived record keeps %d variables of %d", len(r.Vars), len(kv))
+	}
+	if last := r.History[len(r.History)-1]; name == "replace" && (r.Status != workflow.StatusArchived || !strings.HasPrefix(last.Note, "archived: replaced by ")) {
+		t.Errorf("archived record: status %s, last entry %+v; want archived, replaced by the new one", r.Status, last)
+	}
+	if kept := slices.DeleteFunc(r.History, func(h workflow.HistoryEntry) bool { return h.Note != note }); len(kept) >= moves {
+		t.Errorf("the archived record keeps %d of the %d moves: nothing gave", len(kept), moves)
+	}
+	evs := slices.DeleteFunc(must(en.History(id))(t), func(ev engine.Event) bool { return ev.Kind != "transition" })
+	if len(evs) != moves {
+		t.Errorf("cairn history lists %d moves; want all %d", len(evs), moves)
 	}
 }

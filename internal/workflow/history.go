@@ -1,5 +1,7 @@
 package workflow
 
+import "encoding/json"
+
 // MaxHistory bounds the phase history a record carries, and its approvals (an entry each time
 // an approval phase is entered): the newest entries stay in the snapshot, so it, and every
 // write of it, stays the same size however long the workflow runs, however often it goes
@@ -33,4 +35,21 @@ const EndingRoom = 16 << 10
 // agent cannot refuse or shorten.
 func MayTakeEndingRoom(r *Record, ev Event) bool {
 	return r.Status != StatusActive || ev == EventHeartbeat || ev == EventRecover
+}
+
+// FitEnding drops from r, a record being ended whose encoding takes size bytes, its oldest
+// history entries until it fits in limit, keeping the last (the ending's own, which a replace
+// retried after a crash reads). Records an older Cairn let fill to the cap, before they kept
+// room for their ending (EndingRoom), end this way: the journal keeps every move. It returns
+// how many entries it dropped, which the caller says.
+func FitEnding(r *Record, size, limit int) int {
+	n := 0
+	for ; size > limit && n < len(r.History)-1; n++ {
+		b, _ := json.Marshal(r.History[n])
+		size -= len(b) + 1 // and its comma
+	}
+	if n > 0 {
+		r.History = append([]HistoryEntry(nil), r.History[n:]...)
+	}
+	return n
 }
