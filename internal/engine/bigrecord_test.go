@@ -360,3 +360,47 @@ func olderRecordAtTheCapEnds(t *testing.T, name string, end func(en *engine.Engi
 		t.Errorf("cairn history lists %d moves; want all %d", len(evs), moves)
 	}
 }
+
+// A record an older Cairn let moves' outputs fill to a byte short of the cap, with no moves
+// to give, is still replaced (the step the refusal names for outputs): what gives is the
+// outputs its phases keep that its artifacts list too, and the caller is told; every path
+// stays in the artifacts.
+func TestOlderRecordFullOfOutputsEndsGivingThePhasesCopies(t *testing.T) {
+	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
+	id := rec["workflow_id"].(string)
+	var outs []string
+	for i := range 500 {
+		outs = append(outs, fmt.Sprintf("out/%03d/%s", i, strings.Repeat("p", 1000)))
+	}
+	rec["phases"] = map[string]any{"analyze": map[string]any{"completed": false, "outputs": outs}}
+	rec["artifacts"] = outs
+	kv := map[string]any{"WF_LAST": ""}
+	rec["vars"] = kv
+	b, _ := json.Marshal(rec)
+	kv["WF_LAST"] = strings.Repeat("v", 1<<20-1-len(b))
+	writeRecord(t, path, rec)
+	res := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "next", Replace: true}))(t)
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "outputs from its phases, which its artifacts list") }) {
+		t.Errorf("warnings %q: want the outputs left out of the phases said", res.Warnings)
+	}
+	st, err := store.Open(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := st.ArchiveDirOf(id)
+	if err != nil || dir == "" {
+		t.Fatalf("archive of %s: %q, %v", id, dir, err)
+	}
+	data, err := st.ReadArchiveRecord(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.ParseRecord(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Artifacts, outs) || r.Vars["WF_LAST"] != kv["WF_LAST"] {
+		t.Errorf("the archived record keeps %d artifacts of %d, WF_LAST %d bytes", len(r.Artifacts), len(outs), len(r.Vars["WF_LAST"]))
+	}
+}

@@ -129,12 +129,12 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		}
 		workflow.TrimHistory(wres.Record) // the journal keeps the full history
 		if wres.Record.Status != workflow.StatusActive {
-			// An ending, which must land: a record an older Cairn filled to the cap gives its
-			// oldest moves (only this ending's write takes that long a look at its size).
+			// An ending, which must land: a record an older Cairn filled to the cap gives what is
+			// kept elsewhere (only an ending's write takes that long a look at its size).
 			if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize {
-				if n := workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize); n > 0 {
-					id := wres.Record.WorkflowID
-					wres.Warnings = append(wres.Warnings, fmt.Sprintf("to fit its end in the 1 MiB a workflow record may hold, the record of %s leaves out its %d oldest moves; its journal keeps them: `cairn history %s` lists them all", id, n, id))
+				moves, outputs := workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
+				if w := leftOut(wres.Record.WorkflowID, moves, outputs); w != "" {
+					wres.Warnings = append(wres.Warnings, w)
 				}
 			}
 		}
@@ -157,6 +157,22 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		}
 	}
 	return res, wres, nil
+}
+
+// leftOut says what workflow.FitEnding left out of the record of workflow id to fit its end,
+// and where it is kept: "" when nothing.
+func leftOut(id string, moves, outputs int) string {
+	var parts []string
+	if moves > 0 {
+		parts = append(parts, fmt.Sprintf("its %d oldest moves, which its journal keeps (`cairn history %s` lists them all)", moves, id))
+	}
+	if outputs > 0 {
+		parts = append(parts, fmt.Sprintf("%d outputs from its phases, which its artifacts list", outputs))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("to fit its end in the 1 MiB a workflow record may hold, the record of %s leaves out %s", id, strings.Join(parts, ", and "))
 }
 
 // tooLarge returns err's refusal of a document over the 1 MiB it may hold, or nil. The

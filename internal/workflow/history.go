@@ -1,6 +1,10 @@
 package workflow
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+)
 
 // MaxHistory bounds the phase history a record carries, and its approvals (an entry each time
 // an approval phase is entered): the newest entries stay in the snapshot, so it, and every
@@ -37,19 +41,36 @@ func MayTakeEndingRoom(r *Record, ev Event) bool {
 	return r.Status != StatusActive || ev == EventHeartbeat || ev == EventRecover
 }
 
-// FitEnding drops from r, a record being ended whose encoding takes size bytes, its oldest
-// history entries until it fits in limit, keeping the last (the ending's own, which a replace
-// retried after a crash reads). Records an older Cairn let fill to the cap, before they kept
-// room for their ending (EndingRoom), end this way: the journal keeps every move. It returns
-// how many entries it dropped, which the caller says.
-func FitEnding(r *Record, size, limit int) int {
-	n := 0
-	for ; size > limit && n < len(r.History)-1; n++ {
-		b, _ := json.Marshal(r.History[n])
+// FitEnding makes r, a record being ended whose encoding takes size bytes, fit in limit by
+// leaving out what is kept elsewhere: first its oldest history entries, but the last (the
+// ending's own, which a replace retried after a crash reads), which the journal keeps all of;
+// then the outputs its phases keep that its artifacts list too (a move records each in both),
+// whose paths stay in the artifacts. Records an older Cairn let fill to the cap, before they
+// kept room for their ending (EndingRoom), end this way. It returns how many entries and
+// outputs it left out, which the caller says.
+func FitEnding(r *Record, size, limit int) (moves, outputs int) {
+	for ; size > limit && moves < len(r.History)-1; moves++ {
+		b, _ := json.Marshal(r.History[moves])
 		size -= len(b) + 1 // and its comma
 	}
-	if n > 0 {
-		r.History = append([]HistoryEntry(nil), r.History[n:]...)
+	if moves > 0 {
+		r.History = append([]HistoryEntry(nil), r.History[moves:]...)
 	}
-	return n
+	for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
+		p := r.Phases[name]
+		if size <= limit || len(p.Outputs) == 0 {
+			continue
+		}
+		kept := slices.DeleteFunc(slices.Clone(p.Outputs), func(o string) bool { return slices.Contains(r.Artifacts, o) })
+		if len(kept) == len(p.Outputs) {
+			continue
+		}
+		was, _ := json.Marshal(p)
+		outputs += len(p.Outputs) - len(kept)
+		p.Outputs = kept
+		now, _ := json.Marshal(p)
+		size -= len(was) - len(now)
+		r.Phases[name] = p
+	}
+	return moves, outputs
 }
