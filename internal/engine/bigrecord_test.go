@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/vars"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // A record an older Cairn let grow to the edge of the 1 MiB a record may hold (it took
@@ -155,5 +159,248 @@ func TestRecordFilledByNoOnePartSaysRunShow(t *testing.T) {
 	}
 	if msg := err.Error(); strings.Contains(msg, "ask the user to run `cairn show`") || !strings.Contains(msg, "run `cairn show` in your Bash tool") {
 		t.Errorf("refusal %q: want the agent to run cairn show itself", msg)
+	}
+}
+
+// fillWithVars fills the workflow's record with variables as close to the 1 MiB a record may
+// hold as set_vars takes it: values of 64 KiB (set_vars's most) written in by hand to 40 KiB
+// short of the cap, as set_vars would have set them, then through set_vars as the agent
+// would, each value sized to what the record has left, halved when refused, to within a KiB. It returns the
+// variables set.
+func fillWithVars(t *testing.T, en *engine.Engine) map[string]string {
+	t.Helper()
+	path, rec := storedRecord(t, en)
+	set := map[string]string{}
+	kv, _ := rec["vars"].(map[string]any)
+	if kv == nil {
+		kv = map[string]any{}
+		rec["vars"] = kv
+	}
+	for i := 0; ; i++ {
+		name, value := fmt.Sprintf("WF_BULK%02d", i), strings.Repeat("v", vars.MaxValueLen)
+		kv[name] = value
+		if b, _ := json.Marshal(rec); len(b) > 1<<20-40<<10 {
+			delete(kv, name)
+			break
+		}
+		set[name] = value
+	}
+	writeRecord(t, path, rec)
+	for i := 0; ; i++ {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("WF_FILL%02d", i)
+		value := strings.Repeat("v", max(0, min(1<<20-int(fi.Size())-len(`,"":""`)-len(name), vars.MaxValueLen)))
+		for len(value) >= 1<<10 {
+			if _, err := en.SetVars(map[string]string{name: value}); err == nil {
+				set[name] = value
+				break
+			}
+			value = value[:len(value)/2] // refused: set_vars takes less than that
+		}
+		if len(value) < 1<<10 {
+			return set // within a KiB of what set_vars takes
+		}
+	}
+}
+
+// A record filled by set_vars to as near the 1 MiB cap as set_vars takes it can still be
+// ended every way there is: replaced by a new start (the step the refusals name), completed,
+// archived, expired, and by a move into a terminal phase carrying a long note. Each ending
+// adds to the record (its status, an outcome, a history entry), and before the record kept
+// room for it, the write of the ending was refused as over the cap: nothing could end or
+// replace the workflow. The archive keeps every variable.
+func TestRecordFilledToTheCapCanStillEnd(t *testing.T) {
+	long := strings.Repeat("<&>", 500/3) // 500 characters, each written escaped (6 bytes)
+	for _, tc := range []struct {
+		name   string
+		before func(e *env, en *engine.Engine) // moves made before the record is filled
+		end    func(e *env, en *engine.Engine) error
+		reason string
+	}{
+		{"replace", nil, func(e *env, en *engine.Engine) error {
+			_, err := en.Start(engine.StartRequest{Type: "apex", Context: "next", Replace: true})
+			return err
+		}, "replaced"},
+		{"complete", nil, func(e *env, en *engine.Engine) error { _, err := en.CompleteByPerson(long); return err }, "completed"},
+		{"archive", nil, func(e *env, en *engine.Engine) error { _, err := en.Archive("abandoned"); return err }, "abandoned"},
+		{"expire", nil, func(e *env, en *engine.Engine) error {
+			e.clock.Add(25 * time.Hour)
+			_, err := en.ExpireTTL(false)
+			return err
+		}, "expired"},
+		{"terminal move", func(e *env, en *engine.Engine) {
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			must(e.open("person").Approve("ok"))(t)
+			for _, to := range []string{"implement", "review"} {
+				must(en.Transition(engine.TransitionRequest{To: to}))(t)
+			}
+		}, func(e *env, en *engine.Engine) error {
+			_, err := en.Transition(engine.TransitionRequest{To: "git-commit", Note: long})
+			return err
+		}, "completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, en := startApex(t)
+			id := storetest.ReadRecord(t, en.StateDir()).WorkflowID
+			if tc.before != nil {
+				tc.before(e, en)
+			}
+			set := fillWithVars(t, en)
+			if err := tc.end(e, en); err != nil {
+				t.Fatalf("%s of a record filled to the cap: %v", tc.name, err)
+			}
+			st, err := store.Open(en.StateDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			archives, _, err := st.RecentArchives(5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(archives, func(a store.ArchiveInfo) bool { return a.WorkflowID == id })
+			if i < 0 || archives[i].Reason != tc.reason {
+				t.Fatalf("archives after the %s: %+v, want %s archived as %s", tc.name, archives, id, tc.reason)
+			}
+			data, err := st.ReadArchiveRecord(archives[i].Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := store.ParseRecord(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range set {
+				if r.Vars[k] != v {
+					t.Fatalf("the archived record lost %s (%d bytes of %d)", k, len(r.Vars[k]), len(v))
+				}
+			}
+		})
+	}
+}
+
+// A record an older Cairn let fill to a byte short of the cap (before a record kept room
+// for its ending) is still ended, replaced, archived or completed: what gives is the oldest
+// moves the record keeps, which its journal keeps all of (cairn history lists them), and the
+// caller is told; every variable, and a replace's own entry (which a retry after a crash
+// reads), stay in the archived record.
+func TestOlderRecordAtTheCapEndsGivingOldMoves(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(en *engine.Engine) (*engine.Result, error)
+	}{
+		{"replace", func(en *engine.Engine) (*engine.Result, error) {
+			return en.Start(engine.StartRequest{Type: "loop", Context: "next", Replace: true})
+		}},
+		{"archive", func(en *engine.Engine) (*engine.Result, error) { return en.Archive("abandoned") }},
+		{"complete", func(en *engine.Engine) (*engine.Result, error) { return en.CompleteByPerson(strings.Repeat("&", 500)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			olderRecordAtTheCapEnds(t, tc.name, tc.end)
+		})
+	}
+}
+
+func olderRecordAtTheCapEnds(t *testing.T, name string, end func(en *engine.Engine) (*engine.Result, error)) {
+	e := newEnv(t)
+	en := startLoop(t, e)
+	note := strings.Repeat("<", 500) // written escaped: 3000 bytes a move
+	phase := "a"
+	const moves = workflow.MaxHistory - 10 // fewer than the record keeps: the replace's entry adds to them
+	for range moves {
+		phase = must(en.Transition(engine.TransitionRequest{To: loopNext[phase], Note: note}))(t).Phase
+	}
+	path, rec := storedRecord(t, en)
+	id := rec["workflow_id"].(string)
+	kv := map[string]any{}
+	rec["vars"] = kv
+	for i := 0; ; i++ {
+		kv[fmt.Sprintf("WF_OLD%02d", i)] = strings.Repeat("v", vars.MaxValueLen)
+		if b, _ := json.Marshal(rec); len(b) > 1<<20-vars.MaxValueLen {
+			break
+		}
+	}
+	kv["WF_LAST"] = ""
+	b, _ := json.Marshal(rec)
+	kv["WF_LAST"] = strings.Repeat("v", 1<<20-1-len(b)) // a byte short: any ending adds more
+	writeRecord(t, path, rec)
+	res := must(end(en))(t)
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "cairn history "+id) }) {
+		t.Errorf("warnings %q: want the moves left out of the archived record said, with where they all are", res.Warnings)
+	}
+	st, err := store.Open(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := st.ArchiveDirOf(id)
+	if err != nil || dir == "" {
+		t.Fatalf("archive of %s: %q, %v", id, dir, err)
+	}
+	data, err := st.ReadArchiveRecord(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.ParseRecord(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Vars) != len(kv) || r.Vars["WF_LAST"] != kv["WF_LAST"] {
+		t.Errorf("the archived record keeps %d variables of %d", len(r.Vars), len(kv))
+	}
+	if last := r.History[len(r.History)-1]; name == "replace" && (r.Status != workflow.StatusArchived || !strings.HasPrefix(last.Note, "archived: replaced by ")) {
+		t.Errorf("archived record: status %s, last entry %+v; want archived, replaced by the new one", r.Status, last)
+	}
+	if kept := slices.DeleteFunc(r.History, func(h workflow.HistoryEntry) bool { return h.Note != note }); len(kept) >= moves {
+		t.Errorf("the archived record keeps %d of the %d moves: nothing gave", len(kept), moves)
+	}
+	evs := slices.DeleteFunc(must(en.History(id))(t), func(ev engine.Event) bool { return ev.Kind != "transition" })
+	if len(evs) != moves {
+		t.Errorf("cairn history lists %d moves; want all %d", len(evs), moves)
+	}
+}
+
+// A record an older Cairn let moves' outputs fill to a byte short of the cap, with no moves
+// to give, is still replaced (the step the refusal names for outputs): what gives is the
+// outputs its phases keep that its artifacts list too, and the caller is told; every path
+// stays in the artifacts.
+func TestOlderRecordFullOfOutputsEndsGivingThePhasesCopies(t *testing.T) {
+	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
+	id := rec["workflow_id"].(string)
+	var outs []string
+	for i := range 500 {
+		outs = append(outs, fmt.Sprintf("out/%03d/%s", i, strings.Repeat("p", 1000)))
+	}
+	rec["phases"] = map[string]any{"analyze": map[string]any{"completed": false, "outputs": outs}}
+	rec["artifacts"] = outs
+	kv := map[string]any{"WF_LAST": ""}
+	rec["vars"] = kv
+	b, _ := json.Marshal(rec)
+	kv["WF_LAST"] = strings.Repeat("v", 1<<20-1-len(b))
+	writeRecord(t, path, rec)
+	res := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "next", Replace: true}))(t)
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "outputs from its phases, which its artifacts list") }) {
+		t.Errorf("warnings %q: want the outputs left out of the phases said", res.Warnings)
+	}
+	st, err := store.Open(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := st.ArchiveDirOf(id)
+	if err != nil || dir == "" {
+		t.Fatalf("archive of %s: %q, %v", id, dir, err)
+	}
+	data, err := st.ReadArchiveRecord(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.ParseRecord(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Artifacts, outs) || r.Vars["WF_LAST"] != kv["WF_LAST"] {
+		t.Errorf("the archived record keeps %d artifacts of %d, WF_LAST %d bytes", len(r.Artifacts), len(outs), len(r.Vars["WF_LAST"]))
 	}
 }

@@ -135,10 +135,20 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 			return nil, store.Event{}, nil
 		}
 		workflow.TrimHistory(wres.Record) // the journal keeps the full history
+		if wres.Record.Status != workflow.StatusActive {
+			// An ending, which must land: a record an older Cairn filled to the cap gives what is
+			// kept elsewhere (only an ending's write takes that long a look at its size).
+			if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize {
+				moves, outputs := workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
+				if w := leftOut(wres.Record.WorkflowID, moves, outputs); w != "" {
+					wres.Warnings = append(wres.Warnings, w)
+				}
+			}
+		}
 		return wres.Record, e.event(string(wres.Event), eventDetail{From: wres.From, To: wres.To, Subject: wres.Subject}, note), nil
 	})
 	if je := tooLarge(err); je != nil {
-		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record, e.sharedOn(wres.Record)))
+		return nil, wres, fmt.Errorf("workflow not saved: it would not fit in the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record, e.sharedOn(wres.Record)))
 	}
 	if err != nil {
 		return nil, wres, stateErr(err)
@@ -154,6 +164,22 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		}
 	}
 	return res, wres, nil
+}
+
+// leftOut says what workflow.FitEnding left out of the record of workflow id to fit its end,
+// and where it is kept: "" when nothing.
+func leftOut(id string, moves, outputs int) string {
+	var parts []string
+	if moves > 0 {
+		parts = append(parts, fmt.Sprintf("its %d oldest moves, which its journal keeps (`cairn history %s` lists them all)", moves, id))
+	}
+	if outputs > 0 {
+		parts = append(parts, fmt.Sprintf("%d outputs from its phases, which its artifacts list", outputs))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("to fit its end in the 1 MiB a workflow record may hold, the record of %s leaves out %s", id, strings.Join(parts, ", and "))
 }
 
 // tooLarge returns err's refusal of a document over the 1 MiB it may hold, or nil. The
@@ -437,10 +463,11 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		}
 		var abandoned *workflow.Record
 		var archived store.ArchiveInfo
+		var ending []string // what committing the replaced workflow's end warned of
 		var sharedOn string // read before the archive: the replaced workflow is shared there
 		if probe.Archive != nil && cur != nil {
 			sharedOn = e.sharedOn(cur)
-			if archived, err = e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
+			if archived, ending, err = e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
 				if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 					// Another process archived it meanwhile, and may have started another.
 					if attempt < 2 {
@@ -476,6 +503,7 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		if probe.Archive != nil && cur != nil {
 			res.Message += fmt.Sprintf("; the previous workflow %s was archived", cur.WorkflowID)
 			res.retention(archived)
+			res.Warnings = append(res.Warnings, ending...)
 			res.Warnings = append(res.Warnings, e.archivedUnderLiveOwner(cur)...)
 			if sharedOn != "" {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("%s is shared through %s: the next sync ends it on the other machines sharing it too; tell the user.", cur.WorkflowID, sharedOn))
@@ -681,26 +709,27 @@ var errArchiveRaced = errors.New("changed while it was being archived; nothing w
 // archiveActive commits the record's final state (when it differs) and moves it to the
 // archive. A workflow that another process changed meanwhile is not archived
 // (errArchiveRaced). The caller says what the archive did besides (Result.retention,
-// pruneWarning).
-func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) (store.ArchiveInfo, error) {
+// pruneWarning), and the warnings of committing the final state.
+func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) (store.ArchiveInfo, []string, error) {
 	if final != nil && (final.Status != cur.Status || len(final.History) != len(cur.History)) {
-		_, _, err := e.change(func(now *workflow.Record) (workflow.Result, error) {
+		res, _, err := e.change(func(now *workflow.Record) (workflow.Result, error) {
 			if now == nil || now.WorkflowID != cur.WorkflowID || now.Revision != cur.Revision {
 				return workflow.Result{}, fmt.Errorf("workflow %s %w: %s", cur.WorkflowID, errArchiveRaced, CheckOnRecord)
 			}
 			return workflow.Result{Record: final, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}, reason)
 		if err != nil {
-			return store.ArchiveInfo{}, err
+			return store.ArchiveInfo{}, nil, err
 		}
 		info, err := e.st.ArchiveIf(reason, cur.WorkflowID)
 		if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
 			// The end is committed: the lock error's "nothing changed" would deny it.
-			return info, &endedLockedError{id: cur.WorkflowID, status: final.Status, te: te}
+			return info, res.Warnings, &endedLockedError{id: cur.WorkflowID, status: final.Status, te: te}
 		}
-		return info, err
+		return info, res.Warnings, err
 	}
-	return e.st.ArchiveIf(reason, cur.WorkflowID)
+	info, err := e.st.ArchiveIf(reason, cur.WorkflowID)
+	return info, nil, err
 }
 
 // endedLockedError is archiveActive's error when the workflow's end was committed but its move
@@ -1765,7 +1794,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	if note != "" {
 		msg += ": " + note
 	}
-	res := &Result{Changed: true, Message: msg}
+	res := &Result{Changed: true, Message: msg, Warnings: wres.Warnings}
 	res.retention(info)
 	if cur.WorkflowID == info.WorkflowID {
 		if w := e.ended(cur.WorkflowID, cur.Revision+1, endingLine(cur, status)); w != "" {

@@ -673,7 +673,7 @@ func (e *Engine) archivedAtRead(r *workflow.Record, now time.Time, opt ResumeOpt
 // line. It returns what is in the active slot after: nil, r when archiving failed (said in
 // out.Warnings), or what another process put there meanwhile.
 func (e *Engine) archiveFinished(r *workflow.Record, out *Resume) *workflow.Record {
-	info, err := e.archiveActive(r, nil, archiveReason(r))
+	info, _, err := e.archiveActive(r, nil, archiveReason(r)) // nothing to commit: no warnings
 	if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 		// Another process archived it since it was read (and owes its ending line): what
 		// is in the active slot now, if anything, is what there is to resume.
@@ -818,14 +818,17 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (msg string, info store
 		return fmt.Sprintf("workflow %s (%s, at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), info, nil
 	}
 	msg = fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
-	if info, err = e.archiveActive(r, res.Archive, "expired"); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+	var warnings []string
+	if info, warnings, err = e.archiveActive(r, res.Archive, "expired"); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 		// The expiry was committed; another process archived it before this one could.
 		msg = fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change; another process has since moved it out of the active slot", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
 	} else if err != nil {
 		return "", info, fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
 	}
-	if w := e.ended(r.WorkflowID, r.Revision+1, res.L2); w != "" {
-		msg += "; " + w
+	for _, w := range append(warnings, e.ended(r.WorkflowID, r.Revision+1, res.L2)) {
+		if w != "" {
+			msg += "; " + w
+		}
 	}
 	return msg, info, nil
 }

@@ -817,11 +817,17 @@ func (s *Store) UpdateRecord(fn func(cur *workflow.Record) (next *workflow.Recor
 	})
 }
 
-// commitRecord encodes r, the store's one encoding of a record, and commits it.
+// commitRecord encodes r, the store's one encoding of a record, and commits it. A change that
+// keeps the workflow active, and grows the record, may not take the room kept for its ending
+// (workflow.EndingRoom): ending a record the store took must always be possible.
 func (s *Store) commitRecord(w Workflow, ts tailState, r *workflow.Record, ev Event) (Result, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return Result{Workflow: w}, fmt.Errorf("encoding the workflow record: %w", err)
+	}
+	if limit := strictjson.MaxSize - workflow.EndingRoom; len(data) > limit && len(data) > len(w.Data) && !workflow.MayTakeEndingRoom(r, workflow.Event(ev.Kind)) {
+		return Result{Workflow: w}, fmt.Errorf("workflow not saved: %w", &strictjson.Error{Kind: strictjson.TooLarge, Offset: limit,
+			Reason: fmt.Sprintf("the record would be %d bytes, and while the workflow is active it may take %d: the last %d KiB are kept for ending it", len(data), limit, workflow.EndingRoom>>10)})
 	}
 	m := meta{version: r.Version, id: r.WorkflowID, rev: r.Revision}
 	if !m.current() {

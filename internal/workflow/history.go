@@ -1,5 +1,11 @@
 package workflow
 
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+)
+
 // MaxHistory bounds the phase history a record carries, and its approvals (an entry each time
 // an approval phase is entered): the newest entries stay in the snapshot, so it, and every
 // write of it, stays the same size however long the workflow runs, however often it goes
@@ -18,4 +24,53 @@ func TrimHistory(r *Record) {
 	if r != nil && len(r.Approvals) > MaxHistory {
 		r.Approvals = append([]Approval(nil), r.Approvals[len(r.Approvals)-MaxHistory:]...)
 	}
+}
+
+// EndingRoom is what a record keeps free, of the 1 MiB it may hold, for its ending: a change
+// that keeps the workflow active may not grow the record into it (MayTakeEndingRoom says which
+// may). Ending it adds its status, an outcome and a note of up to 500 characters each (6 bytes
+// each when escaped), a yes with its own note, and a history entry: without the room, a record
+// filled to the cap could not be completed, archived, replaced or expired.
+const EndingRoom = 16 << 10
+
+// MayTakeEndingRoom reports whether a change that made r, by event ev, may take the room kept
+// for the ending: the ending itself (r no longer active), and the bookkeeping a turn's end and
+// a session's start make on their own (a heartbeat, running tasks recovered), which the
+// agent cannot refuse or shorten.
+func MayTakeEndingRoom(r *Record, ev Event) bool {
+	return r.Status != StatusActive || ev == EventHeartbeat || ev == EventRecover
+}
+
+// FitEnding makes r, a record being ended whose encoding takes size bytes, fit in limit by
+// leaving out what is kept elsewhere: first its oldest history entries, but the last (the
+// ending's own, which a replace retried after a crash reads), which the journal keeps all of;
+// then the outputs its phases keep that its artifacts list too (a move records each in both),
+// whose paths stay in the artifacts. Records an older Cairn let fill to the cap, before they
+// kept room for their ending (EndingRoom), end this way. It returns how many entries and
+// outputs it left out, which the caller says.
+func FitEnding(r *Record, size, limit int) (moves, outputs int) {
+	for ; size > limit && moves < len(r.History)-1; moves++ {
+		b, _ := json.Marshal(r.History[moves])
+		size -= len(b) + 1 // and its comma
+	}
+	if moves > 0 {
+		r.History = append([]HistoryEntry(nil), r.History[moves:]...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
+		p := r.Phases[name]
+		if size <= limit || len(p.Outputs) == 0 {
+			continue
+		}
+		kept := slices.DeleteFunc(slices.Clone(p.Outputs), func(o string) bool { return slices.Contains(r.Artifacts, o) })
+		if len(kept) == len(p.Outputs) {
+			continue
+		}
+		was, _ := json.Marshal(p)
+		outputs += len(p.Outputs) - len(kept)
+		p.Outputs = kept
+		now, _ := json.Marshal(p)
+		size -= len(was) - len(now)
+		r.Phases[name] = p
+	}
+	return moves, outputs
 }
