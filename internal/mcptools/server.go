@@ -312,7 +312,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if s.closed {
 		return errorResult(errShuttingDown, "")
 	}
-	if !spec.readOnly && s.update.updated() {
+	// Every tool: reads repair what they find damaged, and the old binaries might take the
+	// new version's files for damage.
+	if s.update.updated() {
 		return errorResult(s.update.refusal(spec.name), "")
 	}
 	gone := s.reopenIfGone()

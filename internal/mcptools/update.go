@@ -17,7 +17,7 @@ import (
 // whole session, and an old one would go on writing state that the new hooks and CLI read.
 // So at each call it looks (one stat) whether the plugin's checksums changed since it
 // compared them, and when they no longer equal its own set's stamp (read at start: what this
-// process is, whatever replaced the set's files since), it runs nothing that writes.
+// process is, whatever replaced the set's files since), it runs no tool and no background sync.
 
 // serverName is how Claude Code names this server in /mcp: plugin:<plugin>:<server>.
 const serverName = "plugin:cairn:cairn"
