@@ -60,6 +60,11 @@ type Server struct {
 
 	turn   chan struct{} // capacity 1: holding it is holding the engine
 	update *updateCheck  // nil: not run from a stamped set
+	// restart is closed once the plugin was updated: ServeStdio stops reading, answers what
+	// it read, and returns, and Claude Code starts the server again, through the launcher,
+	// at the next call (update.go).
+	restart     chan struct{}
+	restartOnce sync.Once
 
 	// Guarded by turn.
 	eng     Engine
@@ -99,6 +104,7 @@ func New(opt Options) *Server {
 		turn:    make(chan struct{}, 1),
 		session: opt.Getenv("CLAUDE_CODE_SESSION_ID"),
 		update:  newUpdateCheck(opt.PluginRoot, opt.BinDir),
+		restart: make(chan struct{}),
 	}
 	s.mcp = server.NewMCPServer("cairn", opt.Version,
 		server.WithToolCapabilities(false),
@@ -315,6 +321,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	// Every tool: reads repair what they find damaged, and the old binaries might take the
 	// new version's files for damage.
 	if s.update.updated() {
+		s.restartOnce.Do(func() {
+			s.opt.Log.Printf("the plugin at %s was updated: exiting, for Claude Code to start its new binaries at the next call", s.update.root)
+			close(s.restart)
+		})
 		return errorResult(s.update.refusal(spec.name), "")
 	}
 	gone := s.reopenIfGone()

@@ -17,7 +17,11 @@ import (
 // whole session, and an old one would go on writing state that the new hooks and CLI read.
 // So at each call it looks (one stat) whether the plugin's checksums changed since it
 // compared them, and when they no longer equal its own set's stamp (read at start: what this
-// process is, whatever replaced the set's files since), it runs no tool and no background sync.
+// process is, whatever replaced the set's files since), it runs no tool and no background sync,
+// answers the call that found it and exits: Claude Code then starts the server again through
+// the launcher at the next call (seen with 2.1.330, -p as well), which runs the new binaries.
+// Every request read before the exit is answered; only one that arrives as it exits is not,
+// and Claude Code then says that the connection closed before the call was answered.
 
 // serverName is how Claude Code names this server in /mcp: plugin:<plugin>:<server>.
 const serverName = "plugin:cairn:cairn"
@@ -74,9 +78,10 @@ func (u *updateCheck) updated() bool {
 	return true
 }
 
-// refusal is a call's error once the plugin was updated under this server.
+// refusal is a call's error once the plugin was updated under this server, which then exits:
+// Claude Code starts it again, with the plugin's new binaries, at the next call.
 func (u *updateCheck) refusal(tool string) error {
-	return fmt.Errorf("%s was not run, nothing was changed: Cairn was updated or removed under this session (the plugin at %s changed), and this server still runs the binaries it started with, which must not write state the new version reads. Tell the user: run /mcp reconnect %s (or restart Claude Code), then call %s again", tool, u.root, serverName, tool)
+	return fmt.Errorf("%s was not run, nothing was changed: Cairn was updated under this session, and this server, still the old version, is restarting as the new one: call %s again. If cairn's tools are then unavailable, tell the user to run /mcp and reconnect %s, or restart Claude Code", tool, tool, serverName)
 }
 
 // ownBinDir is the directory of this process's executable, through symbolic links; "" when

@@ -18,7 +18,9 @@ import (
 // checkout, with or without make build; a marketplace update in place) the hooks and the CLI
 // run the new binaries, and the old server went on writing the workflow state they read. It
 // now notices at its next call that the plugin's checksums are not those it was started with,
-// and runs no tool (reads repair what they take for damage), saying the one step: reconnect it.
+// runs nothing (reads repair what they take for damage), answers that the call was not run
+// and is to be made again, and exits 0: Claude Code starts it again through the launcher at
+// the next call, which runs the new binaries.
 func TestMCPServerNoticesAPluginUpdate(t *testing.T) {
 	skipOnWindows(t)
 	goBin, err := exec.LookPath("go")
@@ -40,19 +42,20 @@ func TestMCPServerNoticesAPluginUpdate(t *testing.T) {
 		name    string
 		update  func(t *testing.T, root string)
 		refused bool
+		rebuilt bool // the launcher then runs bin/ again: the server started anew works
 	}{
 		{"git pull without make build", func(t *testing.T, root string) {
 			writeFile(t, filepath.Join(root, "release", "checksums.txt"), pulled)
-		}, true},
+		}, true, false},
 		{"git pull and make build", func(t *testing.T, root string) {
 			writeFile(t, filepath.Join(root, "release", "checksums.txt"), pulled)
 			writeFile(t, filepath.Join(root, "bin", ".checksums"), pulled)
-		}, true},
+		}, true, true},
 		{"plugin removed", func(t *testing.T, root string) {
 			if err := os.Remove(filepath.Join(root, "release", "checksums.txt")); err != nil {
 				t.Fatal(err)
 			}
-		}, true},
+		}, true, false},
 		{"checksums rewritten the same", func(t *testing.T, root string) {
 			sums, err := os.ReadFile(filepath.Join(root, "release", "checksums.txt"))
 			if err != nil {
@@ -62,7 +65,7 @@ func TestMCPServerNoticesAPluginUpdate(t *testing.T) {
 				t.Fatal(err)
 			}
 			writeFile(t, filepath.Join(root, "release", "checksums.txt"), string(sums))
-		}, false},
+		}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := copyPlugin(t, launcherFiles...)
@@ -91,17 +94,22 @@ func TestMCPServerNoticesAPluginUpdate(t *testing.T) {
 				}
 				return
 			}
-			if !res.IsError || !strings.Contains(res.Text, "Cairn was updated") || !strings.Contains(res.Text, "/mcp reconnect plugin:cairn:cairn") ||
-				!strings.Contains(res.Text, "nothing was changed") {
-				t.Fatalf("set_vars after the update = %+v, want it refused: Cairn was updated ... /mcp reconnect plugin:cairn:cairn", res)
+			if !res.IsError || !strings.Contains(res.Text, "Cairn was updated") || !strings.Contains(res.Text, "nothing was changed") ||
+				!strings.Contains(res.Text, "call set_vars again") {
+				t.Fatalf("set_vars after the update = %+v, want it refused: nothing was changed: Cairn was updated ... call set_vars again", res)
+			}
+			if code, stderr := c.exit(t); code != 0 || !strings.Contains(stderr, "was updated: exiting") {
+				t.Errorf("the old server after the update: exit %d, stderr %q; want exit 0 and one line saying why", code, stderr)
 			}
 			if after := treeText(t, state); after != before {
 				t.Errorf("the old server wrote after the update:\nbefore %s\nafter  %s", before, after)
 			}
-			// A read repairs what it finds damaged, and the old binary may take the new
-			// version's files for damage: refused too.
-			if res := c.call(t, "get_vars", map[string]any{}); !res.IsError || !strings.Contains(res.Text, "Cairn was updated") {
-				t.Errorf("get_vars after the update = %+v, want it refused", res)
+			if tc.rebuilt {
+				// As Claude Code does at the next call: the launcher again, the new set.
+				c := startServer(t, root, env, project)
+				if res := c.call(t, "set_vars", map[string]any{"vars": map[string]string{"WF_NOTE": "v"}}); res.IsError {
+					t.Errorf("set_vars in the server started after the update: %s", res.Text)
+				}
 			}
 		})
 	}
@@ -129,9 +137,12 @@ func treeText(t *testing.T, dir string) string {
 
 // mcpClient speaks MCP to a cairn-mcp started by the launcher, one request at a time.
 type mcpClient struct {
-	in  io.Writer
-	out *bufio.Reader
-	id  int
+	in     io.WriteCloser
+	out    *bufio.Reader
+	id     int
+	server *exec.Cmd
+	stderr *strings.Builder
+	waited bool
 }
 
 type callResult struct {
@@ -153,22 +164,36 @@ func startServer(t *testing.T, root string, env []string, dir string) *mcpClient
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	server.Stderr = &stderr
+	c := &mcpClient{in: in, out: bufio.NewReader(out), server: server, stderr: &strings.Builder{}}
+	server.Stderr = c.stderr
 	if err := server.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		in.Close()
-		if err := server.Wait(); err != nil {
-			t.Errorf("cairn-mcp: %v: %s", err, stderr.String())
+		if !c.waited {
+			c.in.Close() // as Claude Code's shutdown ends it
+			if err := c.server.Wait(); err != nil {
+				t.Errorf("cairn-mcp: %v: %s", err, c.stderr)
+			}
 		}
 		cancel()
 	})
-	c := &mcpClient{in: in, out: bufio.NewReader(out)}
 	c.send(t, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "update-test", "version": "0"}})
 	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
+}
+
+// exit waits for the server to end on its own, unasked (its stdout ends, with nothing more
+// written), and returns its exit code and stderr.
+func (c *mcpClient) exit(t *testing.T) (int, string) {
+	t.Helper()
+	if line, err := c.out.ReadBytes('\n'); err != io.EOF {
+		t.Errorf("cairn-mcp wrote %q after its last answer (%v), want it to exit", line, err)
+	}
+	c.waited = true
+	_ = c.server.Wait() // an exit other than 0 is the code returned
+	c.in.Close()
+	return c.server.ProcessState.ExitCode(), c.stderr.String()
 }
 
 func (c *mcpClient) send(t *testing.T, method string, params any) json.RawMessage {
