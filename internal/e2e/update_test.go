@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
 )
@@ -46,7 +47,8 @@ func TestCairnServerUpdatedUnderTheSession(t *testing.T) {
 		mockapi.On(afterToolResult, set("again")).Named("call again, as told"),
 		mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"),
 	)
-	r := w.runScript(t, RunOptions{Inputs: []string{"FIRST-PROMPT", "SECOND-PROMPT"}})
+	// The call, not the background sync, is to find the update (TestCairnServerUpdatedWhileIdle).
+	r := w.runScript(t, RunOptions{Inputs: []string{"FIRST-PROMPT", "SECOND-PROMPT"}, Env: []string{"CAIRN_SYNC_INTERVAL=1h"}})
 	trs := r.ToolResults()
 	if len(trs) != 3 {
 		t.Fatalf("%d tool results, want 3: %+v", len(trs), trs)
@@ -60,4 +62,41 @@ func TestCairnServerUpdatedUnderTheSession(t *testing.T) {
 	if trs[2].IsError {
 		t.Errorf("the call made again after the update: %s", trs[2].Text)
 	}
+}
+
+// The same update while the server is idle: its background sync finds it within the sync
+// interval and it exits, and Claude Code starts it again at the next call, which the new
+// binaries run: no call is refused.
+func TestCairnServerUpdatedWhileIdle(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	own := filepath.Join(t.TempDir(), "cairn")
+	if err := copyTree(w.Plugin, own); err != nil {
+		t.Fatal(err)
+	}
+	w.Plugin = own
+	pulled := "1111  cairn_9.9.9_linux_amd64.tar.gz\n"
+	update := func() {
+		for _, f := range []string{filepath.Join(own, "release", "checksums.txt"), filepath.Join(own, "bin", ".checksums")} {
+			if err := os.WriteFile(f, []byte(pulled), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("FIRST-PROMPT")),
+			mockapi.ToolUse(cairnTool("start_workflow"), map[string]any{"type": "debug", "context": "the update"})).Named("start"),
+		// The answer is held back 2 s: twenty of the server's sync intervals.
+		mockapi.Step{Name: "the update, then idle", When: afterToolResult, Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+			update()
+			r := mockapi.Text("started")
+			r.Delay = 2 * time.Second
+			return r
+		}},
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SECOND-PROMPT")),
+			mockapi.ToolUse(cairnTool("set_vars"), map[string]any{"vars": map[string]string{"WF_NOTE": "new"}})).Named("call after the update"),
+		mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"),
+	)
+	r := w.runScript(t, RunOptions{Inputs: []string{"FIRST-PROMPT", "SECOND-PROMPT"}, Env: []string{"CAIRN_SYNC_INTERVAL=100ms"}})
+	requireToolResultsOK(t, r, 2)
 }

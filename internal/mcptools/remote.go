@@ -184,7 +184,8 @@ func (s *Server) awaitFirstSync(ctx context.Context, tool string, eng Engine) bo
 // run is one sync, when sharing is on.
 func (y *syncer) run() {
 	if y.s.update.updated() {
-		return // old binaries: the new version's hooks and CLI sync (update.go)
+		y.s.restartAsNew() // old binaries: the new ones sync (update.go)
+		return
 	}
 	st, stateDir, root, err := y.openStore()
 	if st == nil && err == nil {

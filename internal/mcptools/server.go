@@ -321,10 +321,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	// Every tool: reads repair what they find damaged, and the old binaries might take the
 	// new version's files for damage.
 	if s.update.updated() {
-		s.restartOnce.Do(func() {
-			s.opt.Log.Printf("the plugin at %s was updated: exiting, for Claude Code to start its new binaries at the next call", s.update.root)
-			close(s.restart)
-		})
+		s.restartAsNew()
 		return errorResult(s.update.refusal(spec.name), "")
 	}
 	gone := s.reopenIfGone()

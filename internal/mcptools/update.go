@@ -20,7 +20,8 @@ import (
 // process is, whatever replaced the set's files since), it runs no tool and no background sync,
 // answers the call that found it and exits: Claude Code then starts the server again through
 // the launcher at the next call (seen with 2.1.330, -p as well), which runs the new binaries.
-// Every request read before the exit is answered; only one that arrives as it exits is not,
+// The background sync looks too, every few seconds, so that an idle server exits before the
+// next call rather than at it. Every request read before the exit is answered; only one that arrives as it exits is not,
 // and Claude Code then says that the connection closed before the call was answered.
 
 // serverName is how Claude Code names this server in /mcp: plugin:<plugin>:<server>.
@@ -82,6 +83,15 @@ func (u *updateCheck) updated() bool {
 // Claude Code starts it again, with the plugin's new binaries, at the next call.
 func (u *updateCheck) refusal(tool string) error {
 	return fmt.Errorf("%s was not run, nothing was changed: Cairn was updated under this session, and this server, still the old version, is restarting as the new one: call %s again. If cairn's tools are then unavailable, tell the user to run /mcp and reconnect %s, or restart Claude Code", tool, tool, serverName)
+}
+
+// restartAsNew has ServeStdio stop reading, answer what it read and return: Claude Code starts
+// the server again through the launcher at the next call.
+func (s *Server) restartAsNew() {
+	s.restartOnce.Do(func() {
+		s.opt.Log.Printf("the plugin at %s was updated: exiting, for Claude Code to start its new binaries at the next call", s.update.root)
+		close(s.restart)
+	})
 }
 
 // ownBinDir is the directory of this process's executable, through symbolic links; "" when

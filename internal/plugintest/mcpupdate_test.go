@@ -43,19 +43,24 @@ func TestMCPServerNoticesAPluginUpdate(t *testing.T) {
 		update  func(t *testing.T, root string)
 		refused bool
 		rebuilt bool // the launcher then runs bin/ again: the server started anew works
+		idle    bool // no call after the update: the background sync finds it, and it exits
 	}{
 		{"git pull without make build", func(t *testing.T, root string) {
 			writeFile(t, filepath.Join(root, "release", "checksums.txt"), pulled)
-		}, true, false},
+		}, true, false, false},
 		{"git pull and make build", func(t *testing.T, root string) {
 			writeFile(t, filepath.Join(root, "release", "checksums.txt"), pulled)
 			writeFile(t, filepath.Join(root, "bin", ".checksums"), pulled)
-		}, true, true},
+		}, true, true, false},
+		{"git pull and make build, server idle", func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "release", "checksums.txt"), pulled)
+			writeFile(t, filepath.Join(root, "bin", ".checksums"), pulled)
+		}, true, true, true},
 		{"plugin removed", func(t *testing.T, root string) {
 			if err := os.Remove(filepath.Join(root, "release", "checksums.txt")); err != nil {
 				t.Fatal(err)
 			}
-		}, true, false},
+		}, true, false, false},
 		{"checksums rewritten the same", func(t *testing.T, root string) {
 			sums, err := os.ReadFile(filepath.Join(root, "release", "checksums.txt"))
 			if err != nil {
@@ -65,7 +70,7 @@ func TestMCPServerNoticesAPluginUpdate(t *testing.T) {
 				t.Fatal(err)
 			}
 			writeFile(t, filepath.Join(root, "release", "checksums.txt"), string(sums))
-		}, false, false},
+		}, false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := copyPlugin(t, launcherFiles...)
@@ -79,7 +84,7 @@ func TestMCPServerNoticesAPluginUpdate(t *testing.T) {
 			stamp(t, root, bin)
 			work, project, data := launchSite(t)
 			env := launchEnv(root, data, work, toolDir(t), "CLAUDE_PROJECT_DIR="+project,
-				"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_CODE_SESSION_ID=s-1")
+				"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_CODE_SESSION_ID=s-1", "CAIRN_SYNC_INTERVAL=100ms")
 			c := startServer(t, root, env, project)
 			if res := c.call(t, "start_workflow", map[string]any{"type": "debug", "context": "the update"}); res.IsError {
 				t.Fatalf("start_workflow before the update: %s", res.Text)
@@ -87,6 +92,16 @@ func TestMCPServerNoticesAPluginUpdate(t *testing.T) {
 			state := filepath.Join(project, ".claude", "cairn")
 			before := treeText(t, state)
 			tc.update(t, root)
+			if tc.idle {
+				if code, stderr := c.exit(t); code != 0 || !strings.Contains(stderr, "was updated: exiting") {
+					t.Fatalf("the idle old server after the update: exit %d, stderr %q; want exit 0 and one line saying why", code, stderr)
+				}
+				c = startServer(t, root, env, project)
+				if res := c.call(t, "set_vars", map[string]any{"vars": map[string]string{"WF_NOTE": "v"}}); res.IsError {
+					t.Errorf("set_vars in the server started after the update: %s", res.Text)
+				}
+				return
+			}
 			res := c.call(t, "set_vars", map[string]any{"vars": map[string]string{"WF_NOTE": "v"}})
 			if !tc.refused {
 				if res.IsError {
