@@ -183,6 +183,10 @@ func (s *Server) awaitFirstSync(ctx context.Context, tool string, eng Engine) bo
 
 // run is one sync, when sharing is on.
 func (y *syncer) run() {
+	if y.s.update.updated() {
+		y.s.restartAsNew() // old binaries: the new ones sync (update.go)
+		return
+	}
 	st, stateDir, root, err := y.openStore()
 	if st == nil && err == nil {
 		return // no engine open: nothing to sync

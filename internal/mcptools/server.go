@@ -43,6 +43,9 @@ type Options struct {
 	Log      *log.Logger         // diagnostics, never stdout; default stderr
 	Debounce time.Duration       // watcher debounce; default 50 ms
 	NoWatch  bool                // do not watch the state directory
+	// The plugin this server runs for (default CLAUDE_PLUGIN_ROOT) and the directory of its
+	// binaries (default the executable's): a plugin update under it is noticed (update.go).
+	PluginRoot, BinDir string
 
 	syncRan     func() // called after each background sync run; set by tests (export_test.go)
 	syncBackoff func() // called when a background sync waits between rounds; set by tests
@@ -55,7 +58,13 @@ type Server struct {
 	opt Options
 	mcp *server.MCPServer
 
-	turn chan struct{} // capacity 1: holding it is holding the engine
+	turn   chan struct{} // capacity 1: holding it is holding the engine
+	update *updateCheck  // nil: not run from a stamped set
+	// restart is closed once the plugin was updated: ServeStdio stops reading, answers what
+	// it read, and returns, and Claude Code starts the server again, through the launcher,
+	// at the next call (update.go).
+	restart     chan struct{}
+	restartOnce sync.Once
 
 	// Guarded by turn.
 	eng     Engine
@@ -82,6 +91,10 @@ func New(opt Options) *Server {
 	}
 	opt.PPID = cmp.Or(opt.PPID, os.Getppid())
 	opt.Version = cmp.Or(opt.Version, "dev")
+	opt.PluginRoot = cmp.Or(opt.PluginRoot, opt.Getenv("CLAUDE_PLUGIN_ROOT"))
+	if opt.BinDir == "" {
+		opt.BinDir = ownBinDir()
+	}
 	opt.Debounce = cmp.Or(opt.Debounce, 50*time.Millisecond)
 	if opt.Log == nil {
 		opt.Log = log.New(os.Stderr, "cairn-mcp: ", 0)
@@ -90,6 +103,8 @@ func New(opt Options) *Server {
 		opt:     opt,
 		turn:    make(chan struct{}, 1),
 		session: opt.Getenv("CLAUDE_CODE_SESSION_ID"),
+		update:  newUpdateCheck(opt.PluginRoot, opt.BinDir),
+		restart: make(chan struct{}),
 	}
 	s.mcp = server.NewMCPServer("cairn", opt.Version,
 		server.WithToolCapabilities(false),
@@ -302,6 +317,12 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	defer s.release()
 	if s.closed {
 		return errorResult(errShuttingDown, "")
+	}
+	// Every tool: reads repair what they find damaged, and the old binaries might take the
+	// new version's files for damage.
+	if s.update.updated() {
+		s.restartAsNew()
+		return errorResult(s.update.refusal(spec.name), "")
 	}
 	gone := s.reopenIfGone()
 	s.openLocked()

@@ -176,6 +176,8 @@ loop:
 		select {
 		case <-ctx.Done():
 			break loop
+		case <-s.restart:
+			break loop
 		case <-finished:
 			done()
 		case l := <-lines:
