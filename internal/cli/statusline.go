@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -47,7 +48,7 @@ func statusline(a *app) error {
 	data, _ := hook.ReadInput(a.stdin, 1<<20, statuslineWait)
 	var in statusInput
 	if err := json.Unmarshal(data, &in); err != nil && len(strings.TrimSpace(string(data))) > 0 {
-		a.say("stdin is not Claude Code's statusLine JSON (" + err.Error() + "); using the working directory")
+		a.say("stdin is not Claude Code's statusLine JSON (" + strictjson.Explain(err).Error() + "); using the working directory")
 	}
 	// The project is where Claude Code was started (workspace.project_dir), as for the hooks.
 	dir := cmp.Or(in.Workspace.ProjectDir, in.Workspace.CurrentDir, in.CWD)
