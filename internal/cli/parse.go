@@ -123,8 +123,11 @@ func unknownFlag(fs *flag.FlagSet, dashes, name string) error {
 		// Not a flag's shape (a pasted PEM key starts with -----): never repeated.
 		return fmt.Errorf("an argument starting with - is not a flag; this command's flags are --%s (a value that starts with - goes after --)", strings.Join(known, ", --"))
 	}
-	return fmt.Errorf("no flag %s%s; %s (a value that starts with - goes after --)", dashes, name,
-		cmp.Or(meant("--", name, known), "this command's flags are --"+strings.Join(known, ", --")))
+	// The nearest flag is the one step; without one, it may have been a value.
+	if m := meant("--", name, known); m != "" {
+		return fmt.Errorf("no flag %s%s; %s", dashes, name, m)
+	}
+	return fmt.Errorf("no flag %s%s; this command's flags are --%s (a value that starts with - goes after --)", dashes, name, strings.Join(known, ", --"))
 }
 
 // suggest returns the candidates nearest to s: those it begins with its first three letters
