@@ -34,7 +34,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
-	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -227,7 +226,7 @@ func flagBeforeCommand(arg string) error {
 		return &usageError{msg: "--json: the value is not true or false"}
 	}
 	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-	if plainFlag().MatchString(name) && secrets.ScanString(name) == nil {
+	if plain(name) {
 		if m := meant("--", name, []string{"json", "help", "version"}); m != "" {
 			return &usageError{msg: "no flag --" + name + " before a command; " + m}
 		}

@@ -94,11 +94,22 @@ func valueName(f *flag.Flag) string {
 // known shape.
 var plainFlag = lazyre.New(`^[-0-9a-z]{1,24}$`)
 
-// named is ` "s"`, for a message that names what it refuses, when s is plain enough to repeat:
-// a short word (plainFlag) that holds no secret; "" for anything else, which may be anything
-// pasted.
+// plain: s is a short word (plainFlag) as a person types one, in lower case, upper case or
+// capitalised (Status, STATUS, --Json), and holds no secret. Cases mixed otherwise (qT7xWb2L)
+// are a token's shape, and are never repeated.
+func plain(s string) bool {
+	lower := strings.ToLower(s)
+	if !plainFlag().MatchString(lower) {
+		return false
+	}
+	typed := s == lower || s == strings.ToUpper(s) || s[1:] == lower[1:]
+	return typed && secrets.ScanString(s) == nil
+}
+
+// named is ` "s"`, for a message that names what it refuses, when s is plain enough to repeat
+// (plain); "" for anything else, which may be anything pasted.
 func named(s string) string {
-	if plainFlag().MatchString(s) && secrets.ScanString(s) == nil {
+	if plain(s) {
 		return " " + strconv.Quote(s)
 	}
 	return ""
@@ -108,12 +119,15 @@ func named(s string) string {
 func unknownFlag(fs *flag.FlagSet, dashes, name string) error {
 	var known []string // sorted: VisitAll goes in lexicographical order
 	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
-	if !plainFlag().MatchString(name) || secrets.ScanString(name) != nil {
+	if !plain(name) {
 		// Not a flag's shape (a pasted PEM key starts with -----): never repeated.
 		return fmt.Errorf("an argument starting with - is not a flag; this command's flags are --%s (a value that starts with - goes after --)", strings.Join(known, ", --"))
 	}
-	return fmt.Errorf("no flag %s%s; %s (a value that starts with - goes after --)", dashes, name,
-		cmp.Or(meant("--", name, known), "this command's flags are --"+strings.Join(known, ", --")))
+	// The nearest flag is the one step; without one, it may have been a value.
+	if m := meant("--", name, known); m != "" {
+		return fmt.Errorf("no flag %s%s; %s", dashes, name, m)
+	}
+	return fmt.Errorf("no flag %s%s; this command's flags are --%s (a value that starts with - goes after --)", dashes, name, strings.Join(known, ", --"))
 }
 
 // suggest returns the candidates nearest to s: those it begins with its first three letters

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -44,9 +45,16 @@ func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 
 // statusline prints the line; its only error is the write's.
 func statusline(a *app) error {
-	data, _ := hook.ReadInput(a.stdin, 1<<20, statuslineWait)
+	data, err := hook.ReadInput(a.stdin, 1<<20, statuslineWait)
 	var in statusInput
-	if err := json.Unmarshal(data, &in); err != nil && len(strings.TrimSpace(string(data))) > 0 {
+	// A person at a terminal sends nothing, and nothing is said of it; what did come is read.
+	if err == nil || errors.Is(err, hook.ErrInputTimeout) {
+		err = nil
+		if len(strings.TrimSpace(string(data))) > 0 {
+			err = strictjson.Explain(json.Unmarshal(data, &in))
+		}
+	}
+	if err != nil {
 		a.say("stdin is not Claude Code's statusLine JSON (" + err.Error() + "); using the working directory")
 	}
 	// The project is where Claude Code was started (workspace.project_dir), as for the hooks.

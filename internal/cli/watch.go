@@ -198,6 +198,21 @@ func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapsho
 		return err == nil
 	}
 	cpWatched := addCheckpoints()
+	// What checkpoints/ held when last looked at: each file's modification time by name, to
+	// tell after an overflow of the kernel's queue which were saved or deleted meanwhile.
+	look := func() map[string]time.Time {
+		held := map[string]time.Time{}
+		ents, _ := durable.ReadDirPath(cpDir)
+		for _, e := range ents {
+			if n, ok := checkpointName(e.Name()); ok {
+				if fi, err := e.Info(); err == nil {
+					held[n] = fi.ModTime()
+				}
+			}
+		}
+		return held
+	}
+	seen := look()
 	// Watch first, then read, so a change between the two is not missed.
 	last := first
 	var lastRec *workflow.Record
@@ -222,8 +237,12 @@ func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapsho
 	}
 	cps := map[string]bool{} // checkpoints changed since the last line about them
 	showCheckpoints := func() error {
+		if len(cps) == 0 {
+			return nil
+		}
 		names := slices.Sorted(maps.Keys(cps))
 		clear(cps)
+		seen = look()
 		for _, n := range names {
 			what := "checkpoint " + n + " saved"
 			if _, err := os.Lstat(filepath.Join(cpDir, n+".json")); err != nil {
@@ -305,8 +324,20 @@ func (a *app) watch(ctx context.Context, e *engine.Engine, first *engine.Snapsho
 				return nil
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				// The kernel dropped events, the change's among them maybe: read it again.
-				a.warn("watching " + dir + ": the kernel's event queue overflowed and changes were not seen: the workflow is read again; checkpoint saves meanwhile are not listed")
+				// The kernel dropped events, the change's among them maybe: read it again, and
+				// the checkpoints, whose changes are known only by their events.
+				a.warn("watching " + dir + ": the kernel's event queue overflowed and changes were not seen: the workflow and its checkpoints are read again")
+				now := look()
+				for n, t := range now {
+					if was, ok := seen[n]; !ok || !was.Equal(t) {
+						cps[n] = true
+					}
+				}
+				for n := range seen {
+					if _, ok := now[n]; !ok {
+						cps[n] = true
+					}
+				}
 				if pending.IsZero() {
 					pending = time.Now()
 				}

@@ -397,8 +397,8 @@ func TestStopSettlesOwedL2Lines(t *testing.T) {
 func TestNoActiveWorkflowErrorsAreClear(t *testing.T) {
 	en := newEnv(t).open("s1")
 	_, err := en.Transition(engine.TransitionRequest{To: "plan"})
-	// One next step: resume_check says what is on record and the one step from there.
-	if want := "no active workflow: call resume_check: it says what is on record and the one step from there"; !errors.Is(err, engine.ErrNoActiveWorkflow) || err == nil || err.Error() != want {
+	// One next step, with no colon after "workflow": the clauses read as one sentence.
+	if want := "no active workflow; call resume_check, which says what is on record and the one step from there"; !errors.Is(err, engine.ErrNoActiveWorkflow) || err == nil || err.Error() != want {
 		t.Errorf("transition without workflow: %v", err)
 	}
 	if _, err := en.LoadCheckpoint("nope"); !errors.Is(err, store.ErrNotFound) {

@@ -355,7 +355,7 @@ func errNoActive() error { return noActiveError{} }
 type noActiveError struct{}
 
 func (noActiveError) Error() string {
-	return ErrNoActiveWorkflow.Error() + ": call resume_check: it says what is on record and the one step from there"
+	return ErrNoActiveWorkflow.Error() + "; call resume_check, which says what is on record and the one step from there"
 }
 
 func (noActiveError) Unwrap() error { return ErrNoActiveWorkflow }

@@ -6,11 +6,13 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // ParseRecord calls the record's UnmarshalJSON itself (it skips json.Unmarshal's own passes
-// over the bytes): what it decodes and the errors it gives stay json.Unmarshal's.
+// over the bytes): what it decodes and the errors it gives stay json.Unmarshal's, a value of
+// the wrong type said in JSON's words (strictjson.Explain).
 func TestParseRecordAsJSONUnmarshal(t *testing.T) {
 	for _, data := range []string{
 		``, ` `, `x`, `null`, ` null `, `[1]`, `"s"`, `7`, `{`, `{} x`, `{}{}`, "{}\n",
@@ -22,7 +24,7 @@ func TestParseRecordAsJSONUnmarshal(t *testing.T) {
 		var want workflow.Record
 		wantErr := json.Unmarshal([]byte(data), &want)
 		if wantErr != nil {
-			wantErr = fmt.Errorf("reading the workflow record: %w", wantErr)
+			wantErr = fmt.Errorf("reading the workflow record: %w", strictjson.Explain(wantErr))
 		}
 		got, err := ParseRecord([]byte(data))
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {

@@ -70,3 +70,23 @@ func Mistyped(te *json.UnmarshalTypeError) (where, want, got string) {
 	}
 	return strings.Join(path, "."), want, got
 }
+
+// Explain is err, as encoding/json returned it, with its refusal of a value of the wrong type
+// said in JSON's words ("context must be a string, not a number": Mistyped) for a person or the
+// model to read, where encoding/json's names Go's struct and types; errors.As still finds the
+// refusal. Any other error is returned as it is.
+func Explain(err error) error {
+	if te, ok := err.(*json.UnmarshalTypeError); ok {
+		return &mistypedError{te}
+	}
+	return err
+}
+
+type mistypedError struct{ te *json.UnmarshalTypeError }
+
+func (e *mistypedError) Error() string {
+	where, want, got := Mistyped(e.te)
+	return cmp.Or(where, "the value") + " must be " + want + ", not " + cmp.Or(got, "a fraction or a number out of range")
+}
+
+func (e *mistypedError) Unwrap() error { return e.te }

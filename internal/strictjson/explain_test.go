@@ -1,0 +1,47 @@
+package strictjson_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/strictjson"
+)
+
+// TestExplain: a value of the wrong type is said in JSON's words, with no Go struct or type
+// name, and is still the refusal errors.As finds; any other error is left as it is.
+func TestExplain(t *testing.T) {
+	type inner struct {
+		Done bool `json:"done"`
+	}
+	type doc struct {
+		Context string  `json:"context"`
+		Rev     int64   `json:"rev"`
+		Inner   inner   `json:"inner"`
+		Tasks   []inner `json:"tasks"`
+	}
+	for _, tc := range []struct{ data, want string }{
+		{`{"context":5}`, "context must be a string, not a number"},
+		{`{"rev":1.5}`, "rev must be a whole number, not a fraction or a number out of range"},
+		{`{"inner":{"done":"yes"}}`, "inner.done must be a boolean, not a string"},
+		{`{"tasks":{}}`, "tasks must be an array, not an object"},
+		{`[1]`, "the value must be an object, not an array"},
+	} {
+		var d doc
+		err := strictjson.Explain(json.Unmarshal([]byte(tc.data), &d))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Explain(decoding %s) = %v, want %q", tc.data, err, tc.want)
+		}
+		if _, ok := errors.AsType[*json.UnmarshalTypeError](err); !ok {
+			t.Errorf("Explain(decoding %s): the refusal is no longer found by errors.As", tc.data)
+		}
+	}
+	var d doc
+	syntax := json.Unmarshal([]byte(`{`), &d)
+	if got := strictjson.Explain(syntax); got != syntax {
+		t.Errorf("Explain(%v) = %v, want it as it is", syntax, got)
+	}
+	if strictjson.Explain(nil) != nil {
+		t.Error("Explain(nil) is not nil")
+	}
+}
