@@ -693,7 +693,7 @@ func runListCheckpoints(c *call) (*outcome, error) {
 		text = fmt.Sprintf(about, "these are") + "\n" + checkpointNames(shown, before)
 		warnings = append([]string{fmt.Sprintf(about, "names holds")}, warnings...)
 	} else if len(names) > 0 {
-		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), checkpointNames(names, before))
+		text = fmt.Sprintf("%d checkpoint%s: %s", len(names), workflow.Plural(len(names)), checkpointNames(names, before))
 	} else if p := c.str("pattern"); p != "" {
 		text = fmt.Sprintf("No checkpoints match %s.", p)
 	}
