@@ -145,8 +145,11 @@ var specs = []*toolSpec{
 		title: "Update task",
 		desc:  "Call when a task starts, finishes or fails.",
 		fields: []field{
-			{name: "id", kind: kString, required: true, max: 128, pattern: taskIDPattern, hint: taskIDHint,
-				desc: "Such as t1; a new id adds a task."},
+			// Bounded in bytes (workflow.ValidTaskID, as claim lines shared with other
+			// machines keep it), which a schema's maxLength (characters) cannot say: the
+			// description says it, and 128 characters are checked here as well.
+			{name: "id", kind: kString, required: true, max: 128, maxUnlisted: true, pattern: taskIDPattern, hint: taskIDHint,
+				desc: "Such as t1, at most 128 bytes; a new id adds a task."},
 			{name: "status", kind: kString, required: true, enum: taskStatuses, fold: true, synonyms: taskSynonyms},
 			// A path, not a summary: resume checks that it exists (a missing one is a warning
 			// every session start shows) and takes a running task whose file is there as done.
