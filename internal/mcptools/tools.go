@@ -413,7 +413,7 @@ func runTask(c *call) (*outcome, error) {
 
 func runEnforcement(c *call) (*outcome, error) {
 	v, _ := c.args["violations"].([]engine.Violation)
-	return resultOf(c.eng.SetEnforcement(v))
+	return moved(c.eng.SetEnforcement(v))
 }
 
 func runExpire(c *call) (*outcome, error) {
