@@ -464,7 +464,7 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	if err != nil || halves == 0 {
 		return o, err
 	}
-	o.warn([]string{fmt.Sprintf("Checkpoint %s holds %d \\u escape(s) of half a UTF-16 surrogate pair (D800 to DFFF without the other half), which is no character: given here as U+FFFD; the file keeps them as saved.", from.label, halves)})
+	o.warn([]string{fmt.Sprintf("Checkpoint %s holds %d \\u escape%s of half a UTF-16 surrogate pair (D800 to DFFF without the other half), which is no character: given here as U+FFFD; the file is kept as saved.", from.label, halves, workflow.Plural(halves))})
 	return o, nil
 }
 
