@@ -1267,6 +1267,9 @@ func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 	}
 	if wres.Record != nil && wres.Record.Enforcement != nil {
 		res.Message = wres.Record.Enforcement.Summary
+		if n := len(wres.Record.BlockingViolations()); n > 0 {
+			res.Next = workflow.BlockingStep(n, "set_enforcement") // as resume says it: the Stop hook holds for them
+		}
 	}
 	res.Message = cmp.Or(res.Message, "no violations")
 	if !res.Changed {

@@ -52,10 +52,15 @@ func TestBadArguments(t *testing.T) {
 		{"empty-required", "complete_workflow", `{"outcome":""}`, []string{`"outcome" is empty`}},
 		{"violation-missing-severity", "set_enforcement", `{"violations":[{"code":"V1","details":"d"}]}`, []string{`"violations[0].severity" is missing`}},
 		// unknown
-		{"unknown-field", "transition", `{"to":"plan","phase":"plan"}`, []string{`an unknown argument`, "{to, from?, checkpoint?, outputs?, note?}"}},
+		{"unknown-field", "transition", `{"to":"plan","phase":"plan"}`, []string{`an unknown argument "phase"`, "{to, from?, checkpoint?, outputs?, note?}"}},
+		// Named, so that the model sees which key it misspelt; one that is no argument name
+		// (it may be text pasted in the wrong place) is counted, not repeated.
+		{"misspelt-unnamed", "get_vars", `{"kyes":["PLAN_PATH"]}`, []string{`an unknown argument "kyes" (get_vars takes {keys?})`}},
+		{"unknown-not-a-name", "get_vars", `{"my notes: x":1}`, []string{`an unknown argument (get_vars takes {keys?})`}},
+		{"unknown-named-and-not", "get_vars", `{"kyes":1,"my notes: x":1}`, []string{`2 unknown arguments, "kyes" and 1 more (get_vars takes {keys?})`}},
 		{"misspelt-field", "start_workflow", `{"type":"apex","context":"x","workflowId":"a"}`, []string{`did you mean "workflow_id"`}},
 		{"unknown-on-no-arg-tool", "resume_check", `{"verbose":true}`, []string{`an unknown argument`, "no arguments"}},
-		{"two-unknown", "initiative", `{"action":"get","verbose":1,"zz_unknown":2}`, []string{"(nothing was changed): 2 unknown arguments (initiative takes {action, title?, status?, milestone?, note?})"}},
+		{"two-unknown", "initiative", `{"action":"get","verbose":1,"zz_unknown":2}`, []string{`(nothing was changed): 2 unknown arguments, "verbose" and "zz_unknown" (initiative takes {action, title?, status?, milestone?, note?})`}},
 		{"violation-unknown-field", "set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":"d","file":"x"}]}`, []string{`an unknown field`}},
 		// enums
 		{"task-status", "update_task", `{"id":"t1","status":"finished"}`, []string{`"status" is not one of pending, running, done, failed`}},
@@ -92,6 +97,7 @@ func TestBadArguments(t *testing.T) {
 		// secrets
 		{"secret-in-data", "save_checkpoint", `{"name":"n","data":{"token":"` + ghToken + `"}}`, []string{"secret found", "$.data.token"}},
 		{"secret-in-var", "set_vars", `{"vars":{"WF_AWS":"` + awsKey + `"}}`, []string{"secret found", "$.vars.WF_AWS"}},
+		{"secret-as-unknown-argument", "get_vars", `{"` + ghToken + `":1}`, []string{"secret found"}},
 		{"secret-in-note", "transition", `{"to":"plan","note":"use ` + ghToken + `"}`, []string{"secret found", "$.note"}},
 	}
 	for _, tc := range cases {
@@ -106,7 +112,7 @@ func TestBadArguments(t *testing.T) {
 			if !strings.Contains(got, "nothing was changed") {
 				t.Errorf("error %q does not say that nothing was changed", clip(got))
 			}
-			for _, bad := range []string{ghToken, awsKey, "../../etc/passwd", `"finished"`, "A-B", "GOFLAGS", "zz_unknown", "verbose", "workflowId", "../plan", "forever"} {
+			for _, bad := range []string{ghToken, awsKey, "../../etc/passwd", `"finished"`, "A-B", "GOFLAGS", "workflowId", "../plan", "forever"} {
 				if strings.Contains(got, bad) {
 					t.Errorf("error repeats the secret: %q", got)
 				}
@@ -178,7 +184,7 @@ func TestOversizedArgumentsAreOneProblem(t *testing.T) {
 		fmt.Fprintf(&b, `"f%d":1`, i)
 	}
 	b.WriteString(`}`)
-	res := mustFail(t, c, "resume_check", b.String(), "50 unknown arguments (resume_check takes no arguments: send {})")
+	res := mustFail(t, c, "resume_check", b.String(), `50 unknown arguments, "f0", "f1", "f10" and 47 more (resume_check takes no arguments: send {})`)
 	if n := strings.Count(text(res), "\n- "); n > 6 {
 		t.Errorf("report lists %d problems; want at most 6", n)
 	}

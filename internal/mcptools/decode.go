@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -110,16 +112,16 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	// inAValue: the rule inValue broke was broken inside some argument's value, known or not,
 	// rather than by the arguments object itself (an argument named twice).
 	inAValue := false
-	unknown := 0 // arguments neither the tool's nor near one of its names: said once, counted
+	var unknown []string // arguments neither the tool's nor near one of its names: said once
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		// The unknown name is not repeated; the near miss is one of the tool's own names.
+		// The near miss is named by the tool's own name for it.
 		switch near := spec.near(k); {
 		case slices.ContainsFunc(spec.fields, func(f field) bool { return f.name == k }):
 			continue
 		case near != "":
 			add("an unknown argument: did you mean %q? (%s takes %s)", near, spec.name, spec.signature())
 		default:
-			unknown++
+			unknown = append(unknown, k)
 		}
 		if inValue != nil && !inAValue {
 			vp, _ := valueProblem("", m[k])
@@ -127,10 +129,10 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		}
 	}
 	switch {
-	case unknown == 1:
-		add("an unknown argument (%s takes %s)", spec.name, spec.signature())
-	case unknown > 1:
-		add("%d unknown arguments (%s takes %s)", unknown, spec.name, spec.signature())
+	case len(unknown) == 1:
+		add("an unknown argument%s (%s takes %s)", unknownNames(unknown), spec.name, spec.signature())
+	case len(unknown) > 1:
+		add("%d unknown arguments%s (%s takes %s)", len(unknown), unknownNames(unknown), spec.name, spec.signature())
 	}
 
 	out := make(args, len(spec.fields))
@@ -508,7 +510,37 @@ func (f *field) example() string {
 	return ""
 }
 
-// Refused values and keys are never quoted back: the caller may have pasted a secret into
+// argNamePattern is what an argument's name looks like: an unknown key of this shape is a
+// misspelt or guessed name, said back so the model sees which one it sent (a key of a secret's
+// shape never gets here: the secret scan refuses the call first).
+var argNamePattern = regexp.MustCompile(`^[A-Za-z][\w-]{0,31}$`)
+
+// maxUnknownNamed keeps the naming of many unknown arguments short.
+const maxUnknownNamed = 3
+
+// unknownNames names the unknown arguments (sorted) of an argument name's shape, at most
+// maxUnknownNamed of them, and counts the rest: `, "kyes" and 1 more`, or "" when none has
+// that shape. Any other key may be text pasted in the wrong place: it is counted, not repeated.
+func unknownNames(unknown []string) string {
+	var named []string
+	for _, k := range unknown {
+		if len(named) < maxUnknownNamed && argNamePattern.MatchString(k) {
+			named = append(named, strconv.Quote(k))
+		}
+	}
+	if len(named) == 0 {
+		return ""
+	}
+	if rest := len(unknown) - len(named); rest > 0 {
+		return fmt.Sprintf(", %s and %d more", strings.Join(named, ", "), rest)
+	}
+	if len(named) == 1 {
+		return " " + named[0]
+	}
+	return ", " + strings.Join(named[:len(named)-1], ", ") + " and " + named[len(named)-1]
+}
+
+// Refused values and other keys are never quoted back: the caller may have pasted a secret into
 // the wrong argument, and the message goes into the model's context.
 
 // near finds the argument a misspelt name most likely meant: same letters ignoring case, '_'

@@ -1092,7 +1092,7 @@ func TestCheckpointSavedBeforeTheWorkflow(t *testing.T) {
 	if got := fmt.Sprint(s["names"], s["checkpoints_before_workflow"]); got != "[new old] [old]" {
 		t.Errorf("list_checkpoints' names and checkpoints_before_workflow = %s, want [new old] [old]", got)
 	}
-	if got, want := text(res), "2 checkpoint(s): new; saved before this workflow started: old"; got != want {
+	if got, want := text(res), "2 checkpoints: new; saved before this workflow started: old"; got != want {
 		t.Errorf("list_checkpoints says %q, want %q", got, want)
 	}
 	// Claude Code gives the model the structured content, not the text: it says what the list
@@ -1182,7 +1182,7 @@ func TestListCheckpointsNamesPhaseCheckpoints(t *testing.T) {
 		t.Errorf("list_checkpoints says %q", got)
 	}
 	mustOK(t, c, "save_checkpoint", `{"name":"plan-v1","data":{}}`)
-	if got := text(mustOK(t, c, "list_checkpoints", `{}`)); got != "1 checkpoint(s): plan-v1\nCheckpoints kept with phases (load_checkpoint with phase reads one): analyze." {
+	if got := text(mustOK(t, c, "list_checkpoints", `{}`)); got != "1 checkpoint: plan-v1\nCheckpoints kept with phases (load_checkpoint with phase reads one): analyze." {
 		t.Errorf("list_checkpoints says %q", got)
 	}
 	if s := structured(t, mustOK(t, c, "list_checkpoints", `{"pattern":"plan-*"}`)); s["phase_checkpoints"] != nil {

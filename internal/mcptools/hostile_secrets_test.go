@@ -201,7 +201,7 @@ func TestCheckpointNamesJoinIntoNoSecret(t *testing.T) {
 	if f := secrets.ScanString(got); f != nil {
 		t.Errorf("list_checkpoints says a secret's shape (%s): %q", f.Rule, got)
 	}
-	if !strings.HasPrefix(got, "2 checkpoint(s): api_key, ") {
+	if !strings.HasPrefix(got, "2 checkpoints: api_key, ") {
 		t.Errorf("list_checkpoints = %q, want the count and the first name", got)
 	}
 }

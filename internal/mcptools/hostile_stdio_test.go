@@ -728,7 +728,7 @@ func TestStdioLoadCheckpointGivesNoHalfPair(t *testing.T) {
 	if !strings.Contains(text, want) {
 		t.Errorf("the text does not give the data as the structured content does: %q", text)
 	}
-	if w := resp.Result.StructuredContent.Warnings; len(w) != 1 || !strings.Contains(w[0], "2") || !strings.Contains(text, w[0]) {
+	if w := resp.Result.StructuredContent.Warnings; len(w) != 1 || !strings.Contains(w[0], `holds 2 \u escapes of half`) || !strings.Contains(text, w[0]) {
 		t.Errorf("warnings %q, text %q: want one saying 2 halves were given as U+FFFD, in both", w, text)
 	}
 	r.checkStdout()

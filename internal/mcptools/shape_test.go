@@ -242,6 +242,18 @@ func TestSchemaRefusesWhatTheServerRefuses(t *testing.T) {
 	items, _ := schema["transition.outputs"]["items"].(map[string]any)
 	most, _ = items["maxLength"].(float64)
 	mustOK(t, c, "transition", fmt.Sprintf(`{"to":"plan","outputs":[%q]}`, strings.Repeat("日", int(most))))
+	// A task id is bounded in bytes (claim lines shared with other machines keep that bound):
+	// the schema said maxLength 128, characters, and an id of 128 that UTF-8 writes in more
+	// bytes was refused. The description says the bound instead, and the server keeps it.
+	id := schema["update_task.id"]
+	if most, ok := id["maxLength"].(float64); ok {
+		mustOK(t, c, "update_task", fmt.Sprintf(`{"id":%q,"status":"pending"}`, strings.Repeat("日", int(most))))
+	}
+	if desc, _ := id["description"].(string); !strings.Contains(desc, "128 bytes") {
+		t.Errorf("update_task's id is described as %q, which does not say the server's limit of 128 bytes", desc)
+	}
+	mustOK(t, c, "update_task", fmt.Sprintf(`{"id":%q,"status":"pending"}`, strings.Repeat("日", 42)))
+	mustFail(t, c, "update_task", fmt.Sprintf(`{"id":%q,"status":"pending"}`, strings.Repeat("日", 43)), "129 bytes, the most is 128 bytes")
 	// A learning's body the schema allows (4,000 characters, lines) is refused for a line
 	// too long or too many lines: the body's description says both limits.
 	body, _ := schema["record_learning.body"]["description"].(string)

@@ -83,7 +83,7 @@ var (
 	wfIDPattern  = regexp.MustCompile(`^[a-z0-9](?:\.?[\w-])*$`)
 	globPattern  = regexp.MustCompile(`^[\w.*?\[\]-]+$`)     // with maxLength 100
 	phasePattern = regexp.MustCompile(`^[A-Za-z0-9][\w-]*$`) // with maxLength 64
-	// taskIDPattern is workflow.ValidTaskID's one line (with maxLength 128): cairn task takes
+	// taskIDPattern is workflow.ValidTaskID's one line (its 128 bytes in the description): cairn task takes
 	// such ids ("write the tests"), and the engine's messages name them; a new one the engine
 	// would read as another (control or invisible characters) it refuses itself.
 	taskIDPattern = regexp.MustCompile(`^[^\r\n\t]+$`)

@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,18 @@ func TestSync(t *testing.T) {
 		want := "Initiative state may be stale — last updated 3h ago (initiative.json); WORKFLOW-STATUS.yaml is newer by 5m and was used"
 		if d.Warnings[0] != want {
 			t.Fatalf("warning %q\nwant    %q", d.Warnings[0], want)
+		}
+	})
+	// Both files from a clock ahead (another machine's, shared through git): the stale one,
+	// still in the future here, was said to be "last updated 0s ago".
+	t.Run("stale-json-in-the-future-is-not-ago", func(t *testing.T) {
+		d, err := workflow.Sync(base, doc("in_progress", t0.Add(2*time.Hour)), t0.Add(-time.Hour))
+		if err != nil || d.Winner != "WORKFLOW-STATUS.yaml" {
+			t.Fatalf("%+v %v", d, err)
+		}
+		want := "Initiative state may be stale — last updated in the future (clock skew?) (initiative.json); WORKFLOW-STATUS.yaml is newer by 2h and was used"
+		if !slices.Contains(d.Warnings, want) {
+			t.Fatalf("warnings %q\nwant one %q", d.Warnings, want)
 		}
 	})
 	// An initiative.json without a time (written by hand) was said to be "last updated

@@ -200,10 +200,8 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 		return fmt.Sprintf("Confirm with the user that this workflow, last active %s ago, should go on before continuing phase %s.", Age(p.Age), p.Phase)
 	case owned:
 		return fmt.Sprintf("Coordinate with the other live session working on this workflow before continuing phase %s: ask the user which session goes on with it, as changes from both may cross.", p.Phase)
-	case len(p.Blocking) == 1:
-		return "Fix the blocking violation the last review recorded, then call " + ToolPrefix + "set_enforcement with what is still open (an empty list once nothing is)."
-	case len(p.Blocking) > 1:
-		return fmt.Sprintf("Fix the %d blocking violations the last review recorded, then call %sset_enforcement with what is still open (an empty list once nothing is).", len(p.Blocking), ToolPrefix)
+	case len(p.Blocking) > 0:
+		return BlockingStep(len(p.Blocking), ToolPrefix+"set_enforcement")
 	case p.AwaitingApproval != "":
 		// Entering a gate opens its approval request, so an open request alone does not say
 		// whether the phase's result was shown yet: say both cases, never "re-run".
@@ -265,6 +263,16 @@ func approvedHere(r *Record) (Approval, bool) {
 		}
 	}
 	return Approval{}, false
+}
+
+// BlockingStep is the step n (at least one) blocking violations on record ask for, calling
+// the tool set_enforcement by the name given: resume says it, and set_enforcement's own result
+// when it records them (by its short name: the model has just called it).
+func BlockingStep(n int, tool string) string {
+	if n == 1 {
+		return "Fix the blocking violation the last review recorded, then call " + tool + " with what is still open (an empty list once nothing is)."
+	}
+	return fmt.Sprintf("Fix the %d blocking violations the last review recorded, then call %s with what is still open (an empty list once nothing is).", n, tool)
 }
 
 // isAre is the verb for n things.

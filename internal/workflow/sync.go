@@ -263,8 +263,9 @@ func staleWarning(stale string, staleAt time.Time, winner string, gap time.Durat
 	if staleAt.IsZero() { // written by hand or by a tool without the time: no age to give
 		return fmt.Sprintf("Initiative state may be stale — %s gives no time it was last updated; %s gives one and was used", stale, winner)
 	}
-	return fmt.Sprintf("Initiative state may be stale — last updated %s ago (%s); %s is newer by %s and was used",
-		Age(now.Sub(staleAt)), stale, winner, Age(gap))
+	// Ago: the stale one may be ahead of this clock too (both from a machine ahead).
+	return fmt.Sprintf("Initiative state may be stale — last updated %s (%s); %s is newer by %s and was used",
+		Ago(now.Sub(staleAt)), stale, winner, Age(gap))
 }
 
 func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {

@@ -56,7 +56,8 @@ type TaskStatusError struct {
 func (e *TaskStatusError) Error() string {
 	id := TaskID(e.ID)
 	if e.From == "" {
-		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running", id, e.To)
+		// The step, not only the rule: the work was done before its start was recorded.
+		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running; set it running first, then %s", id, e.To, e.To)
 	}
 	if len(e.Allowed) == 0 {
 		if e.Phase != "" {
