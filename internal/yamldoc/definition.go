@@ -167,6 +167,11 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: the key on this line is %d characters long, more than the %d YAML reads in a key: shorten it", n, maxKeyLen)
 		}
 		line := yamlErrLine(err.Error(), offset)
+		if end := offset + bytes.Count(head, []byte("\n")); line > end {
+			// Past the front matter ("phases: [" and then its end): the line left unfinished,
+			// the last one with text, is where to look.
+			line = offset + len(bytes.Split(bytes.TrimRight(head, " \t\r\n"), []byte("\n")))
+		}
 		if strings.HasSuffix(err.Error(), "found unexpected end of stream") { // only a quoted scalar left open says this
 			return fail(offset+bytes.Count(head, []byte("\n"))+1, `the "---" on this line ends the front matter (it ends at the first line that is "---", even inside a quoted value), so the quote opened before it is never closed: close it before this line (a value cannot hold a line that is just "---")`)
 		}

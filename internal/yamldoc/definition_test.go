@@ -140,7 +140,7 @@ func TestLoadDefinitions(t *testing.T) {
 	want := map[string]string{
 		"/p/.claude/workflows/bad.md":     `:4: ttl "forever"`,
 		"/p/.claude/workflows/mine2.md":   `already defined by /p/.claude/workflows/mine.md; this file was skipped: give one of them another name (its name line, or its file name when it has none)`,
-		"/p/.claude/workflows/debug.md":   ":4:", // the "---" that ended it where a value was due
+		"/p/.claude/workflows/debug.md":   ":3:",
 		"/p/.claude/workflows/empty.md":   "no YAML front matter",
 		"/p/.claude/workflows/spaces.md":  "no YAML front matter",
 		"/p/.claude/workflows/unicode.md": "is not valid",

@@ -23,6 +23,8 @@ func TestParseDefinitionParserErrorLine(t *testing.T) {
 		{"flow mapping left open", "name: x\ntransitions: {a: [b]\nphases: [a, b]\n", 3, "did not find expected ',' or '}'"},
 		{"key indented out of place", "name: x\nphases: [a, b]\nverbs:\n  a: x\n b: y\n", 6, "did not find expected key"},
 		{"item indented out of place", "name: x\nphases:\n  - a\n  - b\n bad\n", 6, "did not find expected key"},
+		// yaml.v3 blames the end of the front matter: the line left unfinished is meant.
+		{"left open at the end", "name: x\nphases: [\n\n", 3, "did not find expected node content"},
 		// A scanner's error was, and is, at its line.
 		{"scanner", "name: x\nphases: [a, b]\ndescription: x: y\n", 4, "mapping values are not allowed in this context"},
 	} {
