@@ -120,3 +120,30 @@ func TestDefinitionsDirectoryThatIsAFileInAnOddlyNamedProject(t *testing.T) {
 		t.Errorf("doctor says %+v, want the step that makes it a directory", c)
 	}
 }
+
+// A definition put in a folder within .claude/workflows (.claude/workflows/team/review.md,
+// kept by team) was passed over in silence: start review said only that review is an unknown
+// type, doctor that the definitions were fine, the session start nothing. Cairn reads only
+// the files directly in .claude/workflows; a folder there holding .md files is told, with the
+// step, at the session start, in doctor and with the refused start. A folder of other files
+// is not.
+func TestDefinitionsInAFolderAreShown(t *testing.T) {
+	e, _ := startApex(t)
+	e.write(".claude/workflows/team/review.md", "---\nphases: [draft, done]\n---\n")
+	e.write(".claude/workflows/assets/logo.png", "png")
+	want := filepath.FromSlash(".claude/workflows/team: not read: it is a folder, and Cairn reads only the definitions directly in .claude/workflows: move its .md files up (or link them there) to use them")
+	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), want) {
+		t.Errorf("session start warnings %q, want one saying %q", r.Warnings, want)
+	}
+	if strings.Contains(strings.Join(r.Warnings, "\n"), "assets") {
+		t.Errorf("a folder with no .md file is told: %q", r.Warnings)
+	}
+	if c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "workflow definitions"); c == nil || c.OK || !strings.Contains(c.Detail, want) {
+		t.Errorf("doctor says %+v, want a failure saying %q", c, want)
+	}
+	_, err := e.open("s2").Start(engine.StartRequest{Type: "review", Context: "x", Replace: true})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("start review: %v, want an error saying %q", err, want)
+	}
+}

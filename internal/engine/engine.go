@@ -358,6 +358,9 @@ func (e *Engine) SessionID() string { return e.cfg.SessionID }
 const (
 	maxDefinitionBytes = 2 << 20
 	maxDefinitionFiles = 500
+	// maxFoldersProbed bounds the folders in the definitions directory looked into for .md
+	// files (each an open and a listing), in name order.
+	maxFoldersProbed = 8
 )
 
 // definitions returns the workflow definitions, loading them on first use: a session start
@@ -448,6 +451,7 @@ func (e *Engine) loadDefinitionsLocked() {
 	var past []string
 	byCount := false
 	var misnamed []string // files ending in .MD or another case of .md, said in one warning
+	probed := 0           // folders looked into for definitions put there
 	for _, ent := range entries {
 		if strings.HasPrefix(ent.Name(), ".#") {
 			// Emacs's lock file of a definition open in it (a link that leads nowhere): no
@@ -456,6 +460,17 @@ func (e *Engine) loadDefinitionsLocked() {
 		}
 		// A directory named NAME.md is not passed over: it is read, and told as not a regular
 		// file, as a link to a directory is (someone meant the definition there).
+		if !strings.HasSuffix(ent.Name(), ".md") && ent.IsDir() && probed < maxFoldersProbed {
+			// team/review.md: its author meant a definition, which no reader looks for there.
+			// A few folders are looked into, each up to its first .md file.
+			probed++
+			sub := filepath.Join(e.workflow, ent.Name())
+			if has, _ := durable.DirHasName(sub, func(n string) bool { return strings.HasSuffix(n, ".md") }); has {
+				errs = append(errs, fmt.Sprintf("workflow definition %s: not read: it is a folder, and Cairn reads only the definitions directly in %s: move its .md files up (or link them there) to use them",
+					workflow.ShownPath(sub), filepath.Join(".claude", "workflows")))
+			}
+			continue
+		}
 		if !strings.HasSuffix(ent.Name(), ".md") {
 			if ext := filepath.Ext(ent.Name()); !ent.IsDir() && strings.EqualFold(ext, ".md") {
 				// mine.MD: its author meant a definition; every reader takes only .md.

@@ -566,11 +566,11 @@ func TestBrokenDefinitionIsShown(t *testing.T) {
 	e := newEnv(t)
 	def := e.brokenReview()
 	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
-	if !strings.Contains(r.SystemMessage, ".claude/workflows/review.md:2: ") || !strings.Contains(r.Report, "review.md:2: ") {
+	if !strings.Contains(r.SystemMessage, ".claude/workflows/review.md:3: ") || !strings.Contains(r.Report, "review.md:3: ") {
 		t.Errorf("broken definition not shown: system message %q, report:\n%s", r.SystemMessage, r.Report)
 	}
 	_, err := e.open("s1").Start(engine.StartRequest{Type: "review", Context: "x"})
-	if err == nil || !strings.Contains(err.Error(), def+":2: ") || !strings.Contains(err.Error(), "unknown workflow type") {
+	if err == nil || !strings.Contains(err.Error(), def+":3: ") || !strings.Contains(err.Error(), "unknown workflow type") {
 		t.Errorf("start of the broken type: %v", err)
 	}
 }

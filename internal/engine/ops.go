@@ -898,15 +898,27 @@ func (e *Engine) awaiting(res *Result, def *workflow.Definition, r *workflow.Rec
 		res.Next = fmt.Sprintf("Phase %s is a terminal phase, so no move leads out of it: once its work is done, %s.", textsafe.Line(r.State, 64), workflow.CompleteStep)
 		return
 	}
-	if p, open := workflow.PendingApproval(r); !open || p != r.State {
-		return
-	}
-	if p, open := workflow.Awaiting(def, e.planView(def, r, e.now())); !open || p != r.State {
-		return
+	ahead := ""
+	if def != nil && r.Status == workflow.StatusActive {
+		ahead = def.TerminalAhead(def.Allowed(r.State))
 	}
 	p := textsafe.Line(r.State, 64)
+	if ahead != "" {
+		// The moves are in the result (allowed); entering git-commit completes the workflow
+		// before the commit it is named for, unless the step says so.
+		res.Next = fmt.Sprintf("Phase %s leads on to a terminal phase: %s.", p, ahead)
+	}
+	if q, open := workflow.PendingApproval(r); !open || q != r.State {
+		return
+	}
+	if q, open := workflow.Awaiting(def, e.planView(def, r, e.now())); !open || q != r.State {
+		return
+	}
 	res.AwaitingApproval = r.State
 	res.Next = fmt.Sprintf("Phase %s is an approval phase: finish it and ask the user to approve its result; leaving %s needs their yes.", p, p)
+	if ahead != "" {
+		res.Next = strings.TrimSuffix(res.Next, ".") + "; " + ahead + "."
+	}
 }
 
 // approvalPolicy applies the project's rule to a move out of an approval phase: without a

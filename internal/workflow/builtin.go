@@ -183,7 +183,8 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 }
 
 // FileType is the type a definition file's name gives (its base name, lowercased, without
-// ".md"): its type when its front matter names none.
+// ".md"): its type when its front matter names none. The base is the OS's own: on Unix a
+// backslash is a letter of the name, and `old\apex.md` names no apex.
 func FileType(file string) string {
-	return NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md"))
+	return NormalizeName(strings.TrimSuffix(filepath.Base(file), ".md"))
 }

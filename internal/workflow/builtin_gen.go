@@ -20,7 +20,7 @@ func builtinParsed(name string) *Definition {
 			Approvals:   []string{"plan"},
 			TTL:         "24h",
 			Blocking:    true,
-			Body:        "# APEX\n\n- **analyze**: read the code and the request; list what must change and the risks.\n- **plan**: write the plan, then present it to the user. This phase is an approval gate: do not\n  move on until the user approves. If the analysis was wrong, go back to analyze.\n- **implement**: carry out the approved plan; record the files you produce as outputs.\n- **review**: review the change against the plan; record violations. Go back to implement to\n  fix them, or on to git-commit when none block.\n- **git-commit**: commit the work; this completes the workflow with an outcome.\n",
+			Body:        "# APEX\n\n- **analyze**: read the code and the request; list what must change and the risks.\n- **plan**: write the plan, then present it to the user. This phase is an approval gate: do not\n  move on until the user approves. If the analysis was wrong, go back to analyze.\n- **implement**: carry out the approved plan; record the files you produce as outputs.\n- **review**: review the change against the plan; record violations. Go back to implement to\n  fix them; when none block, commit the work, then move on to git-commit.\n- **git-commit**: the end: entering it completes the workflow, so commit before moving here.\n",
 			Source:      "builtin:apex.md",
 			NameLine:    2,
 		}
@@ -34,7 +34,7 @@ func builtinParsed(name string) *Definition {
 			Verbs:       map[string]string{"brainstorm": "brainstorming", "design": "designing", "document": "documenting", "explore": "exploring"},
 			TTL:         "24h",
 			Blocking:    true,
-			Body:        "# BRAINSTORM\n\n- **explore**: understand the problem, constraints and prior art.\n- **brainstorm**: generate and compare options with the user; go back to explore when a gap\n  appears.\n- **design**: turn the chosen option into a design; go back to brainstorm if it falls apart.\n- **document**: write the design down where the team will find it; this completes the\n  workflow.\n",
+			Body:        "# BRAINSTORM\n\n- **explore**: understand the problem, constraints and prior art.\n- **brainstorm**: generate and compare options with the user; go back to explore when a gap\n  appears.\n- **design**: turn the chosen option into a design; go back to brainstorm if it falls apart.\n- **document**: the end: entering it completes the workflow, so write the design down where\n  the team will find it before moving here.\n",
 			Source:      "builtin:brainstorm.md",
 			NameLine:    2,
 		}
@@ -62,7 +62,7 @@ func builtinParsed(name string) *Definition {
 			Verbs:       map[string]string{"fix": "fixing", "git-commit": "committing", "implement": "implementing", "review": "reviewing", "troubleshoot": "troubleshooting"},
 			TTL:         "24h",
 			Blocking:    true,
-			Body:        "# DEBUG\n\n- **troubleshoot**: reproduce the problem and find the root cause; write it down.\n- **fix**: a small, local correction of the root cause; then review it or commit it.\n- **implement**: a larger change when the fix is not local; then review it.\n- **review**: check the fix against the root cause and the tests; go back to fix or implement,\n  or on to git-commit.\n- Go back to troubleshoot whenever the root cause turns out to be wrong.\n- **git-commit**: commit; this completes the workflow with an outcome.\n",
+			Body:        "# DEBUG\n\n- **troubleshoot**: reproduce the problem and find the root cause; write it down.\n- **fix**: a small, local correction of the root cause; then review it, or commit it and move\n  on to git-commit.\n- **implement**: a larger change when the fix is not local; then review it.\n- **review**: check the fix against the root cause and the tests; go back to fix or implement,\n  or commit and move on to git-commit.\n- Go back to troubleshoot whenever the root cause turns out to be wrong.\n- **git-commit**: the end: entering it completes the workflow, so commit before moving here.\n",
 			Source:      "builtin:debug.md",
 			NameLine:    2,
 		}
@@ -77,7 +77,7 @@ func builtinParsed(name string) *Definition {
 			Approvals:   []string{"requirements", "architecture"},
 			TTL:         "24h",
 			Blocking:    true,
-			Body:        "# DOTAGENT\n\n- **requirements**: gather the demand (memory/reports/demand.json); the user approves it.\n- **architecture**: produce candidate designs, then a final design; the user chooses. When\n  resumed here with designs but no final design, re-present the options: do not re-run the\n  architects.\n- **implementation**: run the tasks of the plan; each task is pending, running, done or failed,\n  with its output path. On resume, a running task with no output goes back to pending.\n- **verification**: QA against the requirements; back to implementation on failures.\n- **reflection**: record what was learned; this completes the workflow.\n",
+			Body:        "# DOTAGENT\n\n- **requirements**: gather the demand (memory/reports/demand.json); the user approves it.\n- **architecture**: produce candidate designs, then a final design; the user chooses. When\n  resumed here with designs but no final design, re-present the options: do not re-run the\n  architects.\n- **implementation**: run the tasks of the plan; each task is pending, running, done or failed,\n  with its output path. On resume, a running task with no output goes back to pending.\n- **verification**: QA against the requirements; back to implementation on failures.\n- **reflection**: the end: entering it completes the workflow, so record what was learned\n  before moving here.\n",
 			Source:      "builtin:dotagent.md",
 			NameLine:    2,
 		}

@@ -380,6 +380,21 @@ func (d *Definition) CanMove(from, to string) bool {
 // IsTerminal reports whether entering p completes the workflow.
 func (d *Definition) IsTerminal(p string) bool { return slices.Contains(d.Terminal, p) }
 
+// TerminalAhead is what a step that names the moves tos adds when some of them enter a
+// terminal phase: entering one completes (and archives) the workflow at once, so the work it
+// stands for (git-commit's commit) comes before the move, not after it, outside the workflow.
+// "" when none does.
+func (d *Definition) TerminalAhead(tos []string) string {
+	if d == nil {
+		return ""
+	}
+	ends := slices.DeleteFunc(slices.Clone(tos), func(p string) bool { return !d.IsTerminal(p) })
+	if len(ends) == 0 {
+		return ""
+	}
+	return "entering " + strings.Join(ends, " or ") + " completes the workflow, so do its work before moving there"
+}
+
 // IsGate reports whether p is an approval gate.
 func (d *Definition) IsGate(p string) bool { return slices.Contains(d.Approvals, p) }
 

@@ -222,8 +222,9 @@ type StartRequest struct {
 	Replace bool
 }
 
-// maxIDLen keeps ids well inside file-name limits once archive suffixes are added.
-const maxIDLen = 100
+// maxIDLen is the store's bound on a name (store.MaxNameLen), which an id is there: a longer
+// one passed here and was refused by the store with no word of why.
+const maxIDLen = 64
 
 var windowsDevices = []string{"con", "prn", "aux", "nul",
 	"com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9",
@@ -231,7 +232,7 @@ var windowsDevices = []string{"con", "prn", "aux", "nul",
 
 // ValidID checks that a workflow id is safe as a file name on every platform: letters, digits,
 // '.', '-', '_', starting with a letter or digit, no "..", not ending in '.', not a Windows
-// device name, at most 100 characters.
+// device name, at most 64 characters.
 func ValidID(id string) error {
 	switch {
 	case id == "":
@@ -260,7 +261,10 @@ func NewID(typ string, now time.Time, rnd io.Reader) (string, error) {
 	if _, err := io.ReadFull(rnd, b[:]); err != nil {
 		return "", fmt.Errorf("making a workflow id: %w", err)
 	}
-	return NormalizeName(typ) + "-" + now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
+	suffix := "-" + now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+	// A type name may be 64 characters: its id starts with as much of it as fits.
+	typ = NormalizeName(typ)
+	return typ[:min(len(typ), maxIDLen-len(suffix))] + suffix, nil
 }
 
 // Start begins a workflow of def's type in its start phase. current is the active slot's

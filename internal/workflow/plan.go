@@ -166,7 +166,7 @@ func BuildPlan(in PlanInput) Plan {
 	// A CRITICAL or HIGH finding stops an automatic resume: the user is asked whether to
 	// resume anyway or start fresh, the old state archived.
 	p.CanResume = !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() })
-	p.Next = nextStep(p, r, in.Findings, in.Def != nil && in.Def.IsTerminal(r.State))
+	p.Next = nextStep(p, r, in.Findings, in.Def != nil && in.Def.IsTerminal(r.State), in.Def.TerminalAhead(p.Allowed))
 	if !p.CanResume && !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() && f.Code != FindingNoDefinition }) {
 		// Without its definition the workflow cannot move, so resuming is no choice, and
 		// starting fresh (archiving it) is not the fix: its definition file is.
@@ -188,7 +188,7 @@ func BuildPlan(in PlanInput) Plan {
 // holds it), then blocking violations, then an approval, then a stuck phase, else the phase
 // itself. It is Cairn's own instruction, so it names only phases, counts and ages, never
 // stored text.
-func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
+func nextStep(p Plan, r *Record, findings []Finding, terminal bool, ahead string) string {
 	stale := slices.ContainsFunc(findings, func(f Finding) bool { return f.Code == FindingAncient })
 	owned := slices.ContainsFunc(findings, func(f Finding) bool { return f.Code == FindingOwnedElsewhere })
 	switch {
@@ -217,6 +217,9 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 			s += fmt.Sprintf("run its %d open task%s, then ", open, Plural(open))
 		}
 		s += "move on to " + strings.Join(p.Allowed, " or ")
+		if ahead != "" {
+			s += ": " + ahead
+		}
 		if p.Elsewhere > 0 {
 			// Not this session's to run, but not done either: moving on leaves them open there.
 			s += fmt.Sprintf("; its %d task%s running on another machine %s that machine's to finish", p.Elsewhere, Plural(p.Elsewhere), isAre(p.Elsewhere))
@@ -245,6 +248,9 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 	}
 	if len(p.Allowed) > 0 {
 		s += ", then move on to " + strings.Join(p.Allowed, " or ")
+		if ahead != "" {
+			s += ": " + ahead
+		}
 	}
 	if terminal { // active in a terminal phase: no move leads out of it
 		s += ", then call " + ToolPrefix + "complete_workflow with the outcome: " + p.Phase + " is a terminal phase, so no move leads out of it"

@@ -104,6 +104,10 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"stale-and-owned-elsewhere", withV.Record, []workflow.Finding{ancient, owned},
 			"Confirm with the user that this workflow, last active 8d ago, should go on, and which session goes on with it (another live session changed it too), before continuing phase review."},
 		{"tasks", tasks, nil, "Continue phase implement (2 tasks to run), then move on to review."},
+		// Entering git-commit completes and archives the workflow: moving there before the
+		// commit left the commit outside the workflow, and a failed one with nothing to go
+		// back to. The step says so.
+		{"terminal-ahead", review, nil, "Continue phase review, then move on to implement or git-commit: entering git-commit completes the workflow, so do its work before moving there."},
 		// A failed task is not open, but the phase's work is not done with it: it is said, with
 		// what to do about it, not left out of the step.
 		{"failed-task", failed, nil, "Continue phase implement (1 task to run, 1 failed to retry or report to the user), then move on to review."},

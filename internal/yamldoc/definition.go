@@ -167,6 +167,11 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: the key on this line is %d characters long, more than the %d YAML reads in a key: shorten it", n, maxKeyLen)
 		}
 		line := yamlErrLine(err.Error(), offset)
+		if end := offset + bytes.Count(head, []byte("\n")); line > end {
+			// Past the front matter ("phases: [" and then its end): the line left unfinished,
+			// the last one with text, is where to look.
+			line = offset + len(bytes.Split(bytes.TrimRight(head, " \t\r\n"), []byte("\n")))
+		}
 		if strings.HasSuffix(err.Error(), "found unexpected end of stream") { // only a quoted scalar left open says this
 			return fail(offset+bytes.Count(head, []byte("\n"))+1, `the "---" on this line ends the front matter (it ends at the first line that is "---", even inside a quoted value), so the quote opened before it is never closed: close it before this line (a value cannot hold a line that is just "---")`)
 		}
@@ -557,7 +562,7 @@ func unmarshalOne(b []byte, v any, fix string) error {
 		if errors.Is(err, io.EOF) { // no document at all, as yaml.Unmarshal reads it
 			return nil
 		}
-		return err
+		return parserLine(err)
 	}
 	var next yaml.Node
 	err := dec.Decode(&next)
@@ -568,10 +573,39 @@ func unmarshalOne(b []byte, v any, fix string) error {
 	if len(next.Content) > 0 {
 		line = next.Content[0].Line
 	}
-	if err != nil { // text after "..." with no "---" before it: yaml.v3 blames the "..."
-		line = yamlErrLine(err.Error(), 0)
+	if err != nil { // text after "..." with no "---" before it: blamed at its first line
+		line = yamlErrLine(parserLine(err).Error(), 0)
 	}
 	return fmt.Errorf("yaml: line %d: a second YAML document starts here, and only the first would be read (%s)", line, fix)
+}
+
+// yamlParserProblems are the errors of yaml.v3's parser (parserc.go), whose line it counts
+// from 0 (decode.go's fail adds 1 for its scanner's only): "line 2" is the third line.
+var yamlParserProblems = []string{
+	"did not find expected <stream-start>", "did not find expected <document start>",
+	"found duplicate %YAML directive", "found incompatible YAML document", "found duplicate %TAG directive",
+	"found undefined tag handle", "did not find expected node content", "did not find expected '-' indicator",
+	"did not find expected key", "did not find expected ',' or ']'", "did not find expected ',' or '}'",
+}
+
+// parserLine is err, a yaml.v3 error, with the line of a parser's error counted from 1, as
+// its scanner's are and as a person counts them. With no line (yaml.v3 names none for the
+// first line, 0) it is the first.
+func parserLine(err error) error {
+	msg := err.Error()
+	rest, ok := strings.CutPrefix(msg, "yaml: ")
+	if !ok {
+		return err
+	}
+	n := 0
+	if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
+		n, _ = strconv.Atoi(m[1])
+		rest = yamlLineRE().ReplaceAllString(msg, "")
+	}
+	if !slices.Contains(yamlParserProblems, rest) {
+		return err
+	}
+	return fmt.Errorf("yaml: line %d: %s", n+1, rest)
 }
 
 // maxExpandedNodes bounds the YAML nodes of a front matter with its aliases expanded. Without

@@ -22,7 +22,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		line   int
 		reason string
 	}{
-		{"syntax_error.md", 4, "did not find expected ',' or ']'"}, // yaml.v3 points at the mapping, after 2 blank lines
+		{"syntax_error.md", 5, "did not find expected ',' or ']'"}, // the bracket left open, after 2 blank lines
 		{"type_error.md", 4, "phases must be a list of names, not a mapping"},
 		{"unknown_key.md", 3, `unknown key "phase"`},
 		{"undeclared_transition.md", 5, `transitions names phase "c", which is not in phases (a, b)`},
@@ -46,7 +46,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"not_mapping.md", 2, "must be a YAML mapping"},
 		{"empty_frontmatter.md", 1, "front matter is empty"},
 		{"indented_end.md", 8, `the indented "---" on this line ends the front matter`},
-		{"second_document.md", 3, `a second YAML document starts here`},
+		{"second_document.md", 4, `a second YAML document starts here`}, // the line after "..."
 		{"second_document_start.md", 4, `a second YAML document starts here`},
 		// The keys after a "---" that ended the front matter are body text: the "---" is blamed.
 		{"keys_after_end.md", 4, `the "---" on this line ends the front matter, so "phases" on line 5 is read as the body`},
