@@ -44,7 +44,7 @@ var ruleTable = [...]rule{
 		fold:     true,
 		named:    true,
 		before: func(s string, i int) bool {
-			return assignedNear(s, i) && (awsBefore(s, i) || accessKeyAfter(s, i+len("secret")))
+			return assignedNear(s, i) && (awsBefore(s, i) || accessKeyAfter(s, i+len("secret"))) && base64RunAhead(s, i, 54)
 		},
 		rx: lazyre.Regexp{Expr: `(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
 			`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`},
@@ -179,7 +179,7 @@ var ruleTable = [...]rule{
 		// which provider-credential's values may not hold. Any session token this long and
 		// random is a credential, so the name need not say aws.
 		name: "aws-session-token", keywords: []string{"session_token", "sessiontoken", "session-token"}, fold: true,
-		named: true, asName: holderEnds, before: wordOrHump,
+		named: true, asName: holderEnds, before: func(s string, i int) bool { return wordOrHump(s, i) && base64RunAhead(s, i, 25) },
 		rx: lazyre.Regexp{Expr: `(?i)^session[_-]?token["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
 			`([A-Za-z0-9/+]{40,}={0,2})(?:$|[^A-Za-z0-9/+=])`},
 		ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
@@ -507,7 +507,7 @@ var ruleTable = [...]rule{
 		// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
 		name: "provider-credential", keywords: credentialNames, fold: true, named: true,
 		before: func(s string, i int) bool {
-			return wordOrHump(s, i) && nameAssigned(s, i) && digitAhead(s, i, credentialSpan)
+			return wordOrHump(s, i) && nameAssigned(s, i) && digitAhead(s, i, credentialSpan) && valueEndsAhead(s, i, credentialSpan)
 		},
 		rx: lazyre.Regexp{Expr: `(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
 			credentialHead},
@@ -687,7 +687,9 @@ var ruleTable = [...]rule{
 		// says "token" often.
 		name: "token-assignment", keywords: []string{"token"}, fold: true, span: tokenSpan,
 		named: true, asName: holderEnds, tail: credentialTail,
-		before: func(s string, i int) bool { return wordOrHump(s, i) && digitAhead(s, i, tokenSpan) },
+		before: func(s string, i int) bool {
+			return wordOrHump(s, i) && digitAhead(s, i, tokenSpan) && valueEndsAhead(s, i, tokenSpan)
+		},
 		rx: lazyre.Regexp{Expr: `(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
 			credentialHead},
 		ok: func(s string, i int, m []string) bool {
@@ -848,8 +850,9 @@ func secretKeyName(s string, i int) bool {
 }
 
 // symbolAhead: after the name at i and its assignment, the value's first 128 bytes hold a
-// symbol (see symbolSecret) and a digit: where they do not (secret=secret=..., a key of
-// letters and digits, which provider-credential judges), symbol-secret's regexp does not run.
+// symbol (see symbolSecret) and a digit, and the value is 16 bytes long or more: where it is
+// not (secret=secret=..., a key of letters and digits, which provider-credential judges,
+// client_secret: 1 repeated, whose values are 15 bytes), symbol-secret's regexp does not run.
 func symbolAhead(s string, i int) bool {
 	if !assignedNear(s, i) {
 		return false // the value's 128 bytes were read at each keyword of -secret repeated
@@ -875,12 +878,18 @@ func symbolAhead(s string, i int) bool {
 			assignment()
 		}
 	}
+	// The value may start at the = or : skipped last (secret: ==x...), not before a quote or
+	// a blank; symbolSecret takes 16 characters or more.
+	from := j
+	for from > i && strings.IndexByte(":=>", s[from-1]) >= 0 {
+		from--
+	}
 	symbol, digit := false, false
 	for stop := min(len(s), j+128); j < stop && !isBlank(s[j]) && strings.IndexByte("\"'`,;\r", s[j]) < 0; j++ {
 		symbol = symbol || symbolByte(s[j])
 		digit = digit || '0' <= s[j] && s[j] <= '9'
 	}
-	return symbol && digit
+	return symbol && digit && j-from >= 16
 }
 
 // assignedNear: a : or = follows the keyword at i within the 72 bytes where the regexps of
@@ -970,6 +979,61 @@ func digitAhead(s string, i, span int) bool {
 		readAround(len(w))
 	}
 	return strings.ContainsAny(w, "0123456789")
+}
+
+// valueEndsAhead: a value provider-credential or token-assignment may take can end in the
+// stretch digitAhead reads: a run of credentialHead's bytes, 16 or more of them from i on,
+// ends there (before a byte that cannot continue it, or at the end of s), as credentialTail
+// requires. Where none does, as in a-secret=1 or x-token=1 repeated (one run that never
+// stops) or client_secret: 1 repeated (runs too short), the regexp does not run: it cost
+// each keyword of such a flood its program's steps over the name, some 660 a byte of it. A
+// byte past ASCII, which (?i) may fold to a letter of the head, leaves it to the regexp.
+func valueEndsAhead(s string, i, span int) bool {
+	stop := min(len(s), i+span+128)
+	if readAround != nil {
+		readAround(stop - i)
+	}
+	run := 0
+	for k := i; k < stop; k++ {
+		switch c := s[k]; {
+		case c >= utf8.RuneSelf:
+			return true
+		case credentialByte(c):
+			run++
+		case run >= 16:
+			return true
+		default:
+			run = 0
+		}
+	}
+	return stop == len(s) && run >= 16
+}
+
+// base64RunAhead: a run of 40 or more of [A-Za-z0-9/+] starts within reach bytes of the
+// keyword at i: the value of aws-session-token and of aws-secret-access-key, after the
+// longest name, quotes, assignment and blanks their regexps read (25 and 54 bytes). Where
+// none does, as in session_token= or aws_secret=1 repeated, their regexps do not run: they
+// cost each keyword of such a flood some 170 steps a byte. A byte past ASCII, which (?i) may
+// fold to a letter, leaves it to the regexp.
+func base64RunAhead(s string, i, reach int) bool {
+	stop := min(len(s), i+reach+1+40)
+	if readAround != nil {
+		readAround(stop - i)
+	}
+	run := 0
+	for k := i; k < stop; k++ {
+		switch c := s[k]; {
+		case c >= utf8.RuneSelf:
+			return true
+		case isAlnum(c) || c == '/' || c == '+':
+			if run++; run >= 40 {
+				return true
+			}
+		default:
+			run = 0
+		}
+	}
+	return false
 }
 
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and

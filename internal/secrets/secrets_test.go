@@ -860,6 +860,23 @@ func TestValuelessFloodsWorkLittle(t *testing.T) {
 	}
 }
 
+// A flood of a credential's name assigned with a digit within reach of every keyword, where
+// no value can end (a-secret=1, x-token=1, aws_secret=1 repeated: one run of a value's bytes
+// that never stops, or runs too short to hold one), runs neither provider-credential's
+// regexp nor token-assignment's, nor does session_token= repeated run aws-session-token's,
+// whose value is a run of 40 or more: a-secret=1 repeated stepped about 660 a byte, and a
+// 1 MB tool argument of it took five seconds to check where plain text takes a tenth.
+func TestRunlessFloodsWorkLittle(t *testing.T) {
+	const n = 32 << 10
+	for _, unit := range []string{"a-secret=1", "secret1=", "aws_secret=1", "a_secret=1 ", "client_secret: 1",
+		`"api_key": "1`, "x-token=1", "TOKEN: 1", "a-secret=a1b2", "1 secret=", "session_token=", "session_token=1"} {
+		s := strings.Repeat(unit, n/len(unit))
+		if work := secrets.RegexpWork(s); work > 50*len(s) {
+			t.Errorf("%q repeated over %d bytes: the regexps stepped up to %d a byte", unit, len(s), work/len(s))
+		}
+	}
+}
+
 // A flood of a provider's or a credential's name glued by - or _, with no assignment anywhere
 // (-secret, _SECRET, asana_, _datadog repeated), runs no regexp: each keyword's name is read
 // in Go first. provider-credential's program stepped through five words of the name at each
