@@ -552,7 +552,7 @@ func syncEvent(e Entry, from string) store.Event {
 	if e.Event.Detail != "" {
 		detail += " " + e.Event.Detail
 	}
-	return store.Event{Kind: "sync", Detail: detail}
+	return store.Event{Kind: engine.SyncEvent, Detail: detail}
 }
 
 // remoteEvent is the remote's event that syncEvent recorded as ev, taken from from; ev itself
@@ -565,11 +565,11 @@ func remoteEvent(ev store.Event, from string) store.Event {
 }
 
 // PulledEvent reads the event a sync recorded for a revision it took from a remote (ev, of
-// kind "sync"): the remote's name (a git remote name holds no ':') and the event as the remote
+// kind engine.SyncEvent): the remote's name (a git remote name holds no ':') and the event as the remote
 // had it, of its own kind and detail; ok is false for any other event.
 func PulledEvent(ev store.Event) (from string, remote store.Event, ok bool) {
 	rest, ok := strings.CutPrefix(ev.Detail, "from ")
-	if ev.Kind != "sync" || !ok {
+	if ev.Kind != engine.SyncEvent || !ok {
 		return "", ev, false
 	}
 	from, rest, ok = strings.Cut(rest, ": ")
