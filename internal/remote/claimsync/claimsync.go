@@ -1100,10 +1100,11 @@ func unreached(err error) string {
 }
 
 // nameable reports an error of the remote that says more than that it could not be reached:
-// its repository is damaged, or it pushes elsewhere than it fetches.
+// its repository is damaged, it pushes elsewhere than it fetches, or the claims line holds
+// what Cairn did not write (reached, but no sync can read it).
 func nameable(err error) bool {
 	re, ok := errors.AsType[*gitremote.RefusedError](err)
-	return ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit)
+	return ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit) || errors.Is(err, remote.ErrUnreadable)
 }
 
 // holds reports whether this clone held task at the last read of the line.
