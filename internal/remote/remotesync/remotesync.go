@@ -347,6 +347,13 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	case common == L: // ours is a prefix of the remote's: pull
 		return pull(st, b, out, remoteEntries[L-off:], from)
 	case common == 0: // no revision in common: not a race, another workflow
+		// The remote holds none of this one's revisions (its line rewritten, or never this
+		// workflow's): recorded, so that the status counts them all unpushed, not as synced.
+		if s, err := mirror.Load(st); err == nil && s.Remote == from && s.Workflow == id {
+			if err := mirror.Reached(st, from, "", 0); err != nil {
+				out.Notices = append(out.Notices, fmt.Sprintf("that %s holds none of %s was not recorded, so cairn remote status counts it as synced up to r%d: %v", secrets.Line(from, 40), id, s.Mirrored, err))
+			}
+		}
 		return out, fmt.Errorf("%w: %s on %s shares no revision with the %s active here, so it is another workflow, started elsewhere; neither is taken for the other and nothing here changed", ErrOtherWorkflow, id, secrets.Line(from, 40), id)
 	default: // both moved: the remote's line was acknowledged first
 		// This machine's copy goes to the archive and the remote's line takes its place in
