@@ -29,3 +29,18 @@ func TestBrokenClaimsLineDoesNotStopTheSync(t *testing.T) {
 		t.Fatalf("sync with a broken claims line: exit %d\nstdout %s\nstderr %s", code, out, errb)
 	}
 }
+
+// TestBrokenClaimsLineIsNamedWhenClaiming: a task set running while the claims ref holds a
+// commit Cairn did not write is said unclaimed for that reason, with its step, not as a remote
+// out of reach (which git fetch origin would show is not so).
+func TestBrokenClaimsLineIsNamedWhenClaiming(t *testing.T) {
+	base := bareRepo(t)
+	bare := filepath.Join(base, "shared.git")
+	a := team(t, "file://"+bare, 1, nil)[0]
+	gittest.ForgeClaims(t, "file://"+bare, "wf-1")
+
+	code, _, errb := a.cairn("task", "t1", "running")
+	if code != 0 || strings.Contains(errb, "could not be reached") || !strings.Contains(errb, "refs/cairn/claims/wf-1, points at a commit Cairn did not write") {
+		t.Fatalf("task running with a broken claims line: exit %d\nstderr %s", code, errb)
+	}
+}

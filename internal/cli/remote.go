@@ -210,27 +210,35 @@ func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
 
 // heldLeft says which claims this clone leaves held on remoteName as sharing stops: no sync
 // renews or releases them now, so other machines wait for them to lapse, and a task done here
-// but not pushed is one they may run again. "" when it holds none.
+// but not pushed is one they may run again. The claims may be of a workflow no longer active
+// here (archived or replaced since the last claims call), which it then names. "" when it holds
+// none.
 func heldLeft(st *store.Store, remoteName string, lease time.Duration) string {
-	w, err := st.ReadWorkflow()
-	var r workflow.Record
-	if err != nil || json.Unmarshal(w.Data, &r) != nil {
-		return ""
-	}
-	held := mirror.HeldHere(st, w.ID)
+	id, held := mirror.HeldHere(st)
 	if len(held) == 0 {
 		return ""
 	}
+	var r workflow.Record
+	w, err := st.ReadWorkflow()
+	active := err == nil && w.ID == id && json.Unmarshal(w.Data, &r) == nil
 	var tasks, done []string
-	for _, id := range held {
-		tasks = append(tasks, secrets.Line(id, 64))
-		if t, ok := workflow.FindTask(&r, id); ok && t.Status == workflow.TaskDone {
-			done = append(done, secrets.Line(id, 64))
+	for _, task := range held {
+		tasks = append(tasks, secrets.Line(task, 64))
+		if t, ok := workflow.FindTask(&r, task); active && ok && t.Status == workflow.TaskDone {
+			done = append(done, secrets.Line(task, 64))
 		}
 	}
-	msg := fmt.Sprintf("this clone still holds the claims of %s on %s: other machines cannot take those tasks until the claims lapse, within %s", strings.Join(tasks, ", "), secrets.Line(remoteName, 40), workflow.Age(lease))
+	of := strings.Join(tasks, ", ")
+	if !active {
+		of += " of workflow " + secrets.Line(id, 64) + ", no longer active here,"
+	}
+	msg := fmt.Sprintf("this clone still holds the claims of %s on %s: other machines cannot take those tasks until the claims lapse, within %s", of, secrets.Line(remoteName, 40), workflow.Age(lease))
 	if len(done) > 0 {
 		msg += fmt.Sprintf(", and then may run %s again, whose done was not pushed", strings.Join(done, ", "))
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		// No workflow active here: no sync reads a claims line, so none releases them.
+		return msg
 	}
 	return msg + fmt.Sprintf("; to release them, cairn remote enable %s and cairn sync", secrets.Line(remoteName, 40))
 }

@@ -366,7 +366,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 // other entry.
 func pulled(ev engine.Event) (from string, remote engine.Event, ok bool) {
 	var text string
-	if ev.Kind != "sync" || json.Unmarshal(ev.Detail, &text) != nil {
+	if ev.Kind != engine.SyncEvent || json.Unmarshal(ev.Detail, &text) != nil {
 		return "", ev, false
 	}
 	from, r, ok := remotesync.PulledEvent(store.Event{Kind: ev.Kind, Detail: text})

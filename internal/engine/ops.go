@@ -610,10 +610,15 @@ func (e *Engine) takenBySync(r *workflow.Record) bool {
 	return err == nil && bySync(recs, r.Revision)
 }
 
+// SyncEvent is the kind of the journal event remotesync records for each revision a sync takes
+// from another machine. The engine tells those revisions apart by it (bySync), so it is
+// defined once, here, for both.
+const SyncEvent = "sync"
+
 // bySync reports whether revision rev of a workflow's journal (recs) is one a sync wrote, taken
-// from another machine (remotesync records each as an event of kind "sync").
+// from another machine (an event of kind SyncEvent).
 func bySync(recs []store.Record, rev int64) bool {
-	return slices.ContainsFunc(recs, func(j store.Record) bool { return j.Revision == rev && j.Event.Kind == "sync" })
+	return slices.ContainsFunc(recs, func(j store.Record) bool { return j.Revision == rev && j.Event.Kind == SyncEvent })
 }
 
 // ReplacedBy is replacedBy, for a sync that took r from another machine.

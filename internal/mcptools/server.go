@@ -558,7 +558,7 @@ func (s *Server) noticeFor(eng Engine, now engine.Snapshot, ok bool) string {
 // took from the remote are the sync notices' to tell.
 func byNoSession(eng Engine, old engine.Snapshot) bool {
 	evs, err := eng.HistorySince(old.WorkflowID, old.Revision)
-	return err == nil && slices.ContainsFunc(evs, func(ev engine.Event) bool { return ev.Session == "" && ev.Kind != "sync" })
+	return err == nil && slices.ContainsFunc(evs, func(ev engine.Event) bool { return ev.Session == "" && ev.Kind != engine.SyncEvent })
 }
 
 // settle records the workflow as this call leaves it, so the next call can tell whether

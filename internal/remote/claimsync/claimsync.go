@@ -715,19 +715,60 @@ func Task(ctx context.Context, o Options, task, status string, rerunnable func(r
 // clone's reports would take as another machine's (mirror.RunsElsewhere). synced is the
 // workflow the last sync was about before the enable ("" for none): the running tasks of one
 // synced before, or whose claims this clone has read, may be other machines' runs it pulled,
-// and are left alone.
+// and only those a revision of this clone's set running (localRuns) are adopted.
 func Adopt(o Options, synced string) error {
 	return inTurn(o, func(c *clone) error {
+		var local map[string]bool
 		if c.tracked || c.wf.WorkflowID == synced {
-			return nil
+			var err error
+			if local, err = c.localRuns(); err != nil {
+				return err
+			}
 		}
 		for _, t := range c.wf.Tasks {
+			if local != nil && !local[t.ID] {
+				continue
+			}
 			if err := c.adopt(t); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// localRuns says which tasks running in c.wf run as this clone set them running: the revision
+// of the journal that first shows the run (the task running since the same start) is one made
+// here, not one a sync took from another machine (an event of kind engine.SyncEvent). A run
+// whose first revision the journal does not hold is not counted.
+func (c *clone) localRuns() (map[string]bool, error) {
+	runs := map[string]time.Time{}
+	for _, t := range c.wf.Tasks {
+		if t.Status == workflow.TaskRunning {
+			runs[t.ID] = t.StartedAt
+		}
+	}
+	local := map[string]bool{}
+	if len(runs) == 0 {
+		return local, nil
+	}
+	recs, err := c.st.ReadJournalSince(c.wf.WorkflowID, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reading the journal of %s: %w", c.wf.WorkflowID, err)
+	}
+	for _, r := range recs {
+		rec, err := store.ParseRecord(r.Snapshot)
+		if err != nil {
+			continue // a state no record of this workflow: it shows no run
+		}
+		for _, t := range rec.Tasks {
+			if at, ok := runs[t.ID]; ok && t.Status == workflow.TaskRunning && t.StartedAt.Equal(at) {
+				local[t.ID] = r.Event.Kind != engine.SyncEvent
+				delete(runs, t.ID) // decided by the first revision that shows the run
+			}
+		}
+	}
+	return local, nil
 }
 
 // adopt queues t, when it runs here and neither this clone holds it nor claimed it offline, as
@@ -1059,10 +1100,11 @@ func unreached(err error) string {
 }
 
 // nameable reports an error of the remote that says more than that it could not be reached:
-// its repository is damaged, or it pushes elsewhere than it fetches.
+// its repository is damaged, it pushes elsewhere than it fetches, or the claims line holds
+// what Cairn did not write (reached, but no sync can read it).
 func nameable(err error) bool {
 	re, ok := errors.AsType[*gitremote.RefusedError](err)
-	return ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit)
+	return ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit) || errors.Is(err, remote.ErrUnreadable)
 }
 
 // holds reports whether this clone held task at the last read of the line.

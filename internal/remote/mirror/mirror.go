@@ -153,25 +153,29 @@ func RunsElsewhere(st *store.Store, r *workflow.Record, lease time.Duration, now
 	}
 }
 
-// HeldHere lists the tasks of workflow id whose claims this clone held when it last read the
-// claims line (ClaimsDoc), sorted: what other machines see as taken until released or lapsed.
-func HeldHere(st *store.Store, id string) []string {
+// HeldHere lists the tasks whose claims this clone held when it last read the claims line
+// (ClaimsDoc), sorted, with the workflow they are of: what other machines see as taken until
+// released or lapsed. That workflow may be one no longer active here (archived, or replaced),
+// whose claims no call released yet.
+func HeldHere(st *store.Store) (id string, held []string) {
 	var c struct {
 		Owner string `json:"owner"`
 		Unconfirmed
 		Line claim.State `json:"line"`
 	}
-	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || id == "" || c.Workflow != id || c.Owner == "" {
-		return nil
+	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Workflow == "" || c.Owner == "" {
+		return "", nil
 	}
-	var held []string
 	for task, h := range c.Line.Holders {
 		if h.Owner == c.Owner {
 			held = append(held, task)
 		}
 	}
+	if len(held) == 0 {
+		return "", nil
+	}
 	slices.Sort(held)
-	return held
+	return c.Workflow, held
 }
 
 // Save writes the settings atomically, and records in the repository's git directory whether

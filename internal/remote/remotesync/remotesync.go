@@ -347,6 +347,13 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	case common == L: // ours is a prefix of the remote's: pull
 		return pull(st, b, out, remoteEntries[L-off:], from)
 	case common == 0: // no revision in common: not a race, another workflow
+		// The remote holds none of this one's revisions (its line rewritten, or never this
+		// workflow's): recorded, so that the status counts them all unpushed, not as synced.
+		if s, err := mirror.Load(st); err == nil && s.Remote == from && s.Workflow == id {
+			if err := mirror.Reached(st, from, "", 0); err != nil {
+				out.Notices = append(out.Notices, fmt.Sprintf("that %s holds none of %s was not recorded, so cairn remote status counts it as synced up to r%d: %v", secrets.Line(from, 40), id, s.Mirrored, err))
+			}
+		}
 		return out, fmt.Errorf("%w: %s on %s shares no revision with the %s active here, so it is another workflow, started elsewhere; neither is taken for the other and nothing here changed", ErrOtherWorkflow, id, secrets.Line(from, 40), id)
 	default: // both moved: the remote's line was acknowledged first
 		// This machine's copy goes to the archive and the remote's line takes its place in
@@ -552,7 +559,7 @@ func syncEvent(e Entry, from string) store.Event {
 	if e.Event.Detail != "" {
 		detail += " " + e.Event.Detail
 	}
-	return store.Event{Kind: "sync", Detail: detail}
+	return store.Event{Kind: engine.SyncEvent, Detail: detail}
 }
 
 // remoteEvent is the remote's event that syncEvent recorded as ev, taken from from; ev itself
@@ -565,11 +572,11 @@ func remoteEvent(ev store.Event, from string) store.Event {
 }
 
 // PulledEvent reads the event a sync recorded for a revision it took from a remote (ev, of
-// kind "sync"): the remote's name (a git remote name holds no ':') and the event as the remote
+// kind engine.SyncEvent): the remote's name (a git remote name holds no ':') and the event as the remote
 // had it, of its own kind and detail; ok is false for any other event.
 func PulledEvent(ev store.Event) (from string, remote store.Event, ok bool) {
 	rest, ok := strings.CutPrefix(ev.Detail, "from ")
-	if ev.Kind != "sync" || !ok {
+	if ev.Kind != engine.SyncEvent || !ok {
 		return "", ev, false
 	}
 	from, rest, ok = strings.Cut(rest, ": ")
