@@ -343,23 +343,26 @@ func TestPowerLossCompaction(t *testing.T) {
 func TestPowerLossArchiveSealed(t *testing.T) {
 	dir := t.TempDir()
 	const total = 80
-	setup := func(f *simfs.FS) *store.Store {
+	open := func(f *simfs.FS) *store.Store {
 		s, err := store.Open(dir, store.WithFS(f), store.WithJournalCompaction(compactAt))
 		if err != nil {
 			t.Fatal(err)
 		}
-		transitions(t, s, total)
 		return s
+	}
+	// The workflow is made once; each cut archives a clone of it (a store keeps nothing of its
+	// own between calls: the files are all there is).
+	made := simfs.New()
+	s := open(made)
+	transitions(t, s, total)
+	s.Close()
+	if _, err := made.Lstat(sealed); err != nil {
+		t.Fatal("no sealed segments to archive")
 	}
 	checked := 0
 	for k := 1; ; k++ {
-		f := simfs.New()
-		s := setup(f)
-		if k == 1 {
-			if _, err := f.Lstat(sealed); err != nil {
-				t.Fatal("no sealed segments to archive")
-			}
-		}
+		f := made.Clone()
+		s := open(f)
 		f.CrashAt = f.Ops() + k
 		_, aerr := s.Archive("completed")
 		s.Close()
