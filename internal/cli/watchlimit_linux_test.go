@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,18 +26,10 @@ func TestWatchInotifyLimits(t *testing.T) {
 			t.Parallel()
 			dir, env := project(t)
 			run(t, dir, env, "start", "apex", "work")
-			bin, err := exec.LookPath("cairn")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command("/bin/sh", "-c", `echo 0 > /proc/sys/user/`+tc.sysctl+` || exit 99; exec "$0" watch`, bin)
-			cmd.Dir, cmd.Env = dir, env
-			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
-				UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-				GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}}
+			cmd := watchUnderLimit(t, dir, env, tc.sysctl, 0)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err = cmd.Run()
+			err := cmd.Run()
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) {
 				t.Skipf("no user namespace with its own inotify limits here: %v %s", err, &stderr)
@@ -62,15 +55,7 @@ func TestWatchSaysCheckpointsAreNotWatched(t *testing.T) {
 	dir, env := project(t)
 	run(t, dir, env, "start", "apex", "work")
 	run(t, dir, env, "checkpoint", "save", "plan", "{}")
-	bin, err := exec.LookPath("cairn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("/bin/sh", "-c", `echo 2 > /proc/sys/user/max_inotify_watches || exit 99; exec "$0" watch`, bin)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}}
+	cmd := watchUnderLimit(t, dir, env, "max_inotify_watches", 2)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -94,4 +79,21 @@ func TestWatchSaysCheckpointsAreNotWatched(t *testing.T) {
 	if got := stderr.String(); err != nil || !strings.Contains(got, want) || !strings.Contains(got, "raise the limit") {
 		t.Errorf("first line %q, exit %v, stderr %q: want 0 and %q", first, err, got, want)
 	}
+}
+
+// watchUnderLimit is cairn watch in dir, in a user namespace of its own (the inotify limits
+// are per user namespace, so nothing outside it is touched) whose sysctl, one of
+// /proc/sys/user's inotify limits, is set to limit first; exit 99 says it could not be.
+func watchUnderLimit(t *testing.T, dir string, env []string, sysctl string, limit int) *exec.Cmd {
+	t.Helper()
+	bin, err := exec.LookPath("cairn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", "echo "+strconv.Itoa(limit)+" > /proc/sys/user/"+sysctl+` || exit 99; exec "$0" watch`, bin)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}}
+	return cmd
 }

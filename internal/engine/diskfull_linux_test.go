@@ -18,17 +18,10 @@ import (
 // for data but no free inode, it said the disk is full too, which the user would not find (df
 // -h shows space): it says the file system has no free inodes.
 func TestRecordLearningOnAFullDisk(t *testing.T) {
-	for _, tc := range []struct {
-		name         string
-		fill         func(testing.TB, string) string
-		said, unsaid string
-	}{
-		{"data", durabletest.FillDisk, "the disk is full", "inodes"},
-		{"inodes", durabletest.FillInodes, "has no free inodes", "the disk is full"},
-	} {
+	for _, tc := range fullDisks {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			durabletest.Mount(t, "tmpfs", e.home, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+			smallDisks(t, e.home)
 			en := e.open("s1")
 			must(en.RecordLearning(engine.LearningRequest{Title: "first", Body: "b"}))(t)
 			filler := tc.fill(t, e.home)
@@ -72,10 +65,7 @@ func TestWorkflowLineOnAFullDisk(t *testing.T) {
 		if stateFull {
 			full = append(full, filepath.Join(e.project, ".claude"))
 		}
-		for _, d := range full {
-			noErr(t, os.MkdirAll(d, 0o700))
-			durabletest.Mount(t, "tmpfs", d, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
-		}
+		smallDisks(t, full...)
 		en := e.open("s1")
 		must(en.Start(engine.StartRequest{Type: "apex", Context: "full memory"}))(t)
 		var fillers []string
@@ -106,31 +96,13 @@ func TestWorkflowLineOnAFullDisk(t *testing.T) {
 // the same read once there is space finishes the archive. With room for data but no free
 // inode, it said the disk is full too: it says the file system has no free inodes.
 func TestResumeWhileAnArchiveWaitsForSpace(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		fill func(testing.TB, string) string
-		// free gives back n pages or inodes of what fill took
-		free         func(t *testing.T, filled string, n int64)
-		said, person string
-	}{
-		{"data", durabletest.FillDisk, func(t *testing.T, filler string, n int64) {
-			fi, err := os.Stat(filler)
-			noErr(t, err)
-			noErr(t, os.Truncate(filler, fi.Size()-n*4096))
-		}, "the disk is full", "free some space"},
-		{"inodes", durabletest.FillInodes, func(t *testing.T, dir string, n int64) {
-			for i := range n {
-				noErr(t, os.Remove(filepath.Join(dir, strconv.FormatInt(i, 10))))
-			}
-		}, "the file system has no free inodes", "free some inodes"},
-	} {
+	for _, tc := range fullDisks {
 		t.Run(tc.name, func(t *testing.T) {
 			tried := false
 			for free := int64(0); free <= 8 && !tried; free++ {
 				e := newEnv(t)
 				st := filepath.Join(e.project, ".claude")
-				noErr(t, os.MkdirAll(st, 0o700))
-				durabletest.Mount(t, "tmpfs", st, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+				smallDisks(t, st)
 				en := e.open("s1")
 				must(en.Start(engine.StartRequest{Type: "apex", Context: "archived on a full disk"}))(t)
 				filled := tc.fill(t, st)
@@ -147,8 +119,8 @@ func TestResumeWhileAnArchiveWaitsForSpace(t *testing.T) {
 					!strings.Contains(r.Next, "resume_check again") {
 					t.Errorf("%d free: next %q, warnings %q", free, r.Next, r.Warnings)
 				}
-				if p := en.Resume(engine.ResumeOptions{Person: true}); !strings.Contains(strings.ToLower(p.Next), tc.said) || !strings.Contains(p.Next, tc.person) {
-					t.Errorf("%d free: a person is told %q; want %q and %q", free, p.Next, tc.said, tc.person)
+				if p := en.Resume(engine.ResumeOptions{Person: true}); !strings.Contains(strings.ToLower(p.Next), tc.said) || !strings.Contains(p.Next, tc.step) {
+					t.Errorf("%d free: a person is told %q; want %q and %q", free, p.Next, tc.said, tc.step)
 				}
 				noErr(t, os.RemoveAll(filled))
 				if r := en.Resume(engine.ResumeOptions{}); len(r.Warnings) != 0 || r.Ended == "" || r.Next != workflow.NothingToResume {
@@ -216,23 +188,13 @@ func TestArchiveLineOnceThereIsSpace(t *testing.T) {
 // which a full disk does not change. It fails both checks saying the disk is full (or that the
 // file system has no free inodes) and the step.
 func TestDoctorOnAFullDisk(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		fill       func(testing.TB, string) string
-		said, step string
-	}{
-		{"data", durabletest.FillDisk, "the disk is full", "free some space there"},
-		{"inodes", durabletest.FillInodes, "has no free inodes", "free some inodes there"},
-	} {
+	for _, tc := range fullDisks {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			claude := filepath.Join(e.project, ".claude")
 			mem := e.memoryDir()
 			var fills []string
-			for _, d := range []string{claude, mem} {
-				noErr(t, os.MkdirAll(d, 0o700))
-				durabletest.Mount(t, "tmpfs", d, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
-			}
+			smallDisks(t, claude, mem)
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "full disk"}))(t)
 			for _, name := range []string{"state directory writable", "auto-memory (L2)"} {
@@ -244,8 +206,8 @@ func TestDoctorOnAFullDisk(t *testing.T) {
 				fills = append(fills, tc.fill(t, d))
 			}
 			for _, name := range []string{"state directory writable", "auto-memory (L2)"} {
-				if c := doctorCheck(en, engine.DoctorOptions{}, name); c == nil || c.OK || !strings.Contains(c.Detail, tc.said) || !strings.Contains(c.Fix, tc.step) {
-					t.Errorf("%s on a full disk: %+v, want it failed saying %q with the step %q", name, c, tc.said, tc.step)
+				if c := doctorCheck(en, engine.DoctorOptions{}, name); c == nil || c.OK || !strings.Contains(c.Detail, tc.said) || !strings.Contains(c.Fix, tc.step+" there") {
+					t.Errorf("%s on a full disk: %+v, want it failed saying %q with the step %q", name, c, tc.said, tc.step+" there")
 				}
 			}
 			for _, f := range fills {
@@ -265,19 +227,11 @@ func TestDoctorOnAFullDisk(t *testing.T) {
 // resume_check again once there is space; a person is told to free some. Once there is
 // space, the step is the phase again.
 func TestResumeOnAFullDisk(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		fill       func(testing.TB, string) string
-		said, free string
-	}{
-		{"data", durabletest.FillDisk, "the disk is full", "free some space"},
-		{"inodes", durabletest.FillInodes, "no free inodes", "free some inodes"},
-	} {
+	for _, tc := range fullDisks {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			claude := filepath.Join(e.project, ".claude")
-			noErr(t, os.MkdirAll(claude, 0o700))
-			durabletest.Mount(t, "tmpfs", claude, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+			smallDisks(t, claude)
 			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "full disk"}))(t)
 			filler := tc.fill(t, claude)
 			r := e.open("s1").Resume(engine.ResumeOptions{Apply: true})
@@ -285,17 +239,47 @@ func TestResumeOnAFullDisk(t *testing.T) {
 			if !strings.Contains(w, tc.said) || !strings.Contains(w, "no change to the workflow would be kept") {
 				t.Errorf("warnings %q: want %q and that no change would be kept", r.Warnings, tc.said)
 			}
-			if !strings.Contains(r.Next, "tell the user "+tc.said) && !strings.Contains(r.Next, "tell the user the file system has "+tc.said) ||
+			if !strings.Contains(r.Next, "tell the user "+tc.said) ||
 				!strings.Contains(r.Next, "do not delete or move files to make room") || !strings.Contains(r.Next, "resume_check again") || strings.Contains(r.Next, "Continue phase") {
 				t.Errorf("next %q: want the user told %q, no room made, resume_check again", r.Next, tc.said)
 			}
-			if p := e.open("s1").Resume(engine.ResumeOptions{Apply: true, Person: true}); !strings.Contains(p.Next, tc.free) || strings.Contains(p.Next, "tell the user") {
-				t.Errorf("a person's next %q: want %q", p.Next, tc.free)
+			if p := e.open("s1").Resume(engine.ResumeOptions{Apply: true, Person: true}); !strings.Contains(p.Next, tc.step) || strings.Contains(p.Next, "tell the user") {
+				t.Errorf("a person's next %q: want %q", p.Next, tc.step)
 			}
 			noErr(t, os.RemoveAll(filler))
 			if r := e.open("s1").Resume(engine.ResumeOptions{Apply: true}); !strings.Contains(r.Next, "Continue phase analyze") || len(r.Warnings) > 0 {
 				t.Errorf("once there is space: next %q warnings %q", r.Next, r.Warnings)
 			}
 		})
+	}
+}
+
+// fullDisks are the two ways a disk refuses a write, filled by fill: no data blocks left, or
+// no inodes. Cairn says said and never unsaid, and tells a person step. free gives back n pages
+// or inodes of what fill took.
+var fullDisks = []struct {
+	name               string
+	fill               func(testing.TB, string) string
+	free               func(t *testing.T, filled string, n int64)
+	said, unsaid, step string
+}{
+	{"data", durabletest.FillDisk, func(t *testing.T, filler string, n int64) {
+		fi, err := os.Stat(filler)
+		noErr(t, err)
+		noErr(t, os.Truncate(filler, fi.Size()-n*4096))
+	}, "the disk is full", "inodes", "free some space"},
+	{"inodes", durabletest.FillInodes, func(t *testing.T, dir string, n int64) {
+		for i := range n {
+			noErr(t, os.Remove(filepath.Join(dir, strconv.FormatInt(i, 10))))
+		}
+	}, "the file system has no free inodes", "the disk is full", "free some inodes"},
+}
+
+// smallDisks makes each of dirs and mounts a tmpfs of 256 kB and 64 inodes on it.
+func smallDisks(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		noErr(t, os.MkdirAll(d, 0o700))
+		durabletest.Mount(t, "tmpfs", d, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
 	}
 }

@@ -3,7 +3,6 @@ package hook_test
 import (
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,12 +19,8 @@ import (
 func TestStopBesideLiveOwnerRunsNoScan(t *testing.T) {
 	const childEnv = "CAIRN_TEST_BESIDE_SCAN_DIR"
 	if dir := os.Getenv(childEnv); dir != "" {
-		env := map[string]string{
-			"HOME":               filepath.Join(dir, "home"),
-			"CLAUDE_PROJECT_DIR": filepath.Join(dir, "project"),
-			"CAIRN_MEMORY_DIR":   filepath.Join(dir, "memory"),
-			"CLAUDE_PID":         "4242",
-		}
+		env := scanEnv(dir)
+		env["CLAUDE_PID"] = "4242"
 		if out := besideStop(env); strings.Contains(out, "block") {
 			t.Fatalf("the session beside the live owner was asked: %s", out)
 		}
@@ -39,7 +34,7 @@ func TestStopBesideLiveOwnerRunsNoScan(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": project, "CAIRN_MEMORY_DIR": filepath.Join(dir, "memory")}
+	env := scanEnv(dir)
 	// The owner: a running client (this test's process) in its own session.
 	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return env[k] }, SessionID: "6f1c2a9e-3b7d-4c8e-9a0f-2d5b7e1c4a93", PID: os.Getpid()})
 	if err != nil {
@@ -57,11 +52,7 @@ func TestStopBesideLiveOwnerRunsNoScan(t *testing.T) {
 	if out := besideStop(env); strings.Contains(out, "block") {
 		t.Fatalf("the session beside the live owner was asked: %s", out)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStopBesideLiveOwnerRunsNoScan$")
-	cmd.Env = append(os.Environ(), childEnv+"="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	runAgainAlone(t, childEnv, dir)
 }
 
 // besideStop runs the Stop hook of the second terminal's session in env, and returns its stdout.

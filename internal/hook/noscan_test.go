@@ -23,12 +23,8 @@ import (
 func TestHooksRunNoScan(t *testing.T) {
 	const childEnv = "CAIRN_TEST_NO_SCAN_DIR"
 	if dir := os.Getenv(childEnv); dir != "" {
-		env := map[string]string{
-			"HOME":               filepath.Join(dir, "home"),
-			"CLAUDE_PROJECT_DIR": filepath.Join(dir, "project"),
-			"CAIRN_MEMORY_DIR":   filepath.Join(dir, "memory"),
-			"CLAUDE_PID":         "4242",
-		}
+		env := scanEnv(dir)
+		env["CLAUDE_PID"] = "4242"
 		getenv := func(k string) string { return env[k] }
 		const id = `"session_id":"6f1c2a9e-3b7d-4c8e-9a0f-2d5b7e1c4a93"`
 		for _, source := range []string{"startup", "clear", "resume"} {
@@ -47,11 +43,7 @@ func TestHooksRunNoScan(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "project", ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHooksRunNoScan$")
-	cmd.Env = append(os.Environ(), childEnv+"="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	runAgainAlone(t, childEnv, dir)
 
 	// Text from outside is still checked: a secret as the session id is not recorded.
 	getenv, state := startedProject(t, "")
@@ -64,5 +56,26 @@ func TestHooksRunNoScan(t *testing.T) {
 	}
 	if strings.Contains(stdout, secret) {
 		t.Errorf("the hook repeated the secret: %s", stdout)
+	}
+}
+
+// scanEnv is the hooks' environment in dir (a temporary directory holding project/), for a
+// test of whether they scan; CLAUDE_PID is the test's to set.
+func scanEnv(dir string) map[string]string {
+	return map[string]string{
+		"HOME":               filepath.Join(dir, "home"),
+		"CLAUDE_PROJECT_DIR": filepath.Join(dir, "project"),
+		"CAIRN_MEMORY_DIR":   filepath.Join(dir, "memory"),
+	}
+}
+
+// runAgainAlone runs t's test again in a process of its own with childEnv set to dir, where
+// the test sees dir and runs its hooks: no earlier test has scanned in that process.
+func runAgainAlone(t *testing.T, childEnv, dir string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
+	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

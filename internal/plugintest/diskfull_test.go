@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cairn-dev/cairn/internal/release"
 )
 
 // A download that fills the data dir's disk failed as "downloading URL failed", and the line
@@ -145,10 +143,6 @@ func wantDiskFull(t *testing.T, root string, env []string, work, line string, hi
 // met the set first said it after rm's own line ("rm: cannot remove ..."): one line, Cairn's.
 func TestLaunchOverASetItCannotReplace(t *testing.T) {
 	skipOnWindows(t)
-	files := map[string][]byte{}
-	for name := range binarySources {
-		files[name] = []byte("#!/bin/sh\n")
-	}
 	// Either may be first: the other reads its failure. The MCP server's stderr is its log.
 	for _, c := range []struct{ left, first, then string }{
 		{"", "cairn-session-start", "cairn-mcp"},
@@ -158,7 +152,7 @@ func TestLaunchOverASetItCannotReplace(t *testing.T) {
 	} {
 		left := c.left
 		t.Run("bin-V"+left+"/"+c.first, func(t *testing.T) {
-			root, _, rs := archiveRelease(t, files)
+			root, _, rs := stubRelease(t)
 			work := t.TempDir()
 			data := filepath.Join(work, "data")
 			set := filepath.Join(data, "bin-"+pluginVersion(t))
@@ -189,7 +183,7 @@ func TestLaunchOverASetItCannotReplace(t *testing.T) {
 // is said in one line, with the step to make it writable.
 func TestLaunchOverADeadLockItCannotRemove(t *testing.T) {
 	skipOnWindows(t)
-	root, _, rs := releasedAndServed(t)
+	root, archive, rs := stubRelease(t)
 	work, _, data := launchSite(t)
 	lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
 	writeFile(t, filepath.Join(lock, "pid"), "999999999\n") // no such process
@@ -207,9 +201,20 @@ func TestLaunchOverADeadLockItCannotRemove(t *testing.T) {
 			t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), lock)
 		}
 	}
-	if n := rs.Hits(release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})); n != 0 {
+	if n := rs.Hits(archive); n != 0 {
 		t.Errorf("%d downloads under a lock another holds, want none", n)
 	}
+}
+
+// stubRelease is archiveRelease of binaries that do nothing: for the tests that show no
+// download or install happens, which need no build of the real release (minutes under load).
+func stubRelease(t *testing.T) (root, archive string, rs *releaseServer) {
+	t.Helper()
+	files := map[string][]byte{}
+	for name := range binarySources {
+		files[name] = []byte("#!/bin/sh\n")
+	}
+	return archiveRelease(t, files)
 }
 
 // A failure record the MCP server cannot rewrite (another user's .download-failed-V, from a

@@ -240,11 +240,13 @@ func TestPowerLossAdopt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			line := theirLine(2)
+			// Our line is made once; each cut adopts over a clone of it.
+			made := simfs.New()
+			ours := ourLine(t, mustOpen(t, dir, append([]store.Option{store.WithFS(made)}, tc.opts...)...), tc.ours)
 			checked := 0
 			for k := 1; ; k++ {
-				f := simfs.New()
+				f := made.Clone()
 				s := mustOpen(t, dir, append([]store.Option{store.WithFS(f)}, tc.opts...)...)
-				ours := ourLine(t, s, tc.ours)
 				f.CrashAt = f.Ops() + k
 				_, _, aerr := s.AdoptLine("conflict", line, nil)
 				s.Close()

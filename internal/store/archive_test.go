@@ -604,9 +604,25 @@ func TestRetentionSaysWhenTheIndexIsTooLarge(t *testing.T) {
 // for older than every one it names, and so removed the newest archives first, keeping the
 // oldest. An unlisted archive now takes its place among the listed ones by its time.
 func TestRetentionKeepsArchivesAnOldIndexLacks(t *testing.T) {
-	s, dir := newStore(t, store.WithRetention(3), store.WithClock(clockFrom(fixedNow)))
+	s, dir, made := archiveOverAnOldIndex(t, nil)
+	for _, d := range made[1:] {
+		if _, err := os.Stat(filepath.Join(dir, "archive", d, store.WorkflowFile)); err != nil {
+			t.Errorf("archive %s: %v", d, err)
+		}
+	}
+	list, err := s.ListArchives()
+	if err != nil || len(list) != 3 || list[0].Dir != made[3] || list[1].Dir != made[2] || list[2].Dir != made[1] {
+		t.Fatalf("list %+v %v, want %v newest first", list, err, made[1:])
+	}
+}
+
+// archiveOverAnOldIndex makes four archives under a retention of three, the index put back
+// before the last from a backup that names the first two only, and edit (if not nil) run then
+// with the archive dir and the archives made so far. The last archive must prune the oldest.
+func archiveOverAnOldIndex(t *testing.T, edit func(archives string, made []string)) (s *store.Store, dir string, made []string) {
+	t.Helper()
+	s, dir = newStore(t, store.WithRetention(3), store.WithClock(clockFrom(fixedNow)))
 	ip := filepath.Join(dir, "archive", "index.jsonl")
-	var made []string
 	var backup []byte
 	for i := range 4 {
 		if i == 2 {
@@ -615,6 +631,9 @@ func TestRetentionKeepsArchivesAnOldIndexLacks(t *testing.T) {
 		if i == 3 {
 			if err := os.WriteFile(ip, backup, 0o600); err != nil { // the backup put back
 				t.Fatal(err)
+			}
+			if edit != nil {
+				edit(filepath.Join(dir, "archive"), made)
 			}
 		}
 		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
@@ -627,15 +646,7 @@ func TestRetentionKeepsArchivesAnOldIndexLacks(t *testing.T) {
 			t.Fatalf("pruned %v, want the oldest archive, %s", info.Pruned, made[0])
 		}
 	}
-	for _, d := range made[1:] {
-		if _, err := os.Stat(filepath.Join(dir, "archive", d, store.WorkflowFile)); err != nil {
-			t.Errorf("archive %s: %v", d, err)
-		}
-	}
-	list, err := s.ListArchives()
-	if err != nil || len(list) != 3 || list[0].Dir != made[3] || list[1].Dir != made[2] || list[2].Dir != made[1] {
-		t.Fatalf("list %+v %v, want %v newest first", list, err, made[1:])
-	}
+	return s, dir, made
 }
 
 // TestRetentionKeepsReadingTheIndexItWrites: with an archive_retention whose archives' lines
@@ -703,44 +714,23 @@ func TestRetentionTrustsAnUnlistedArchivesNameOverItsArchiveJSON(t *testing.T) {
 }
 
 func retentionWithArchiveJSON(t *testing.T, edit func(own, oldest []byte) []byte) {
-	s, dir := newStore(t, store.WithRetention(3), store.WithClock(clockFrom(fixedNow)))
-	ip := filepath.Join(dir, "archive", "index.jsonl")
-	var made []string
-	var backup []byte
-	for i := range 4 {
-		if i == 2 {
-			backup, _ = os.ReadFile(ip)
+	s, _, made := archiveOverAnOldIndex(t, func(archives string, made []string) {
+		oldest, err := os.ReadFile(filepath.Join(archives, made[0], "archive.json"))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if i == 3 {
-			if err := os.WriteFile(ip, backup, 0o600); err != nil { // the backup put back
-				t.Fatal(err)
-			}
-			oldest, err := os.ReadFile(filepath.Join(dir, "archive", made[0], "archive.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := filepath.Join(dir, "archive", made[2], "archive.json")
-			own, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if bytes.Equal(edit(own, oldest), own) {
-				t.Fatalf("archive.json not changed: %s", own)
-			}
-			if err := os.WriteFile(p, edit(own, oldest), 0o600); err != nil {
-				t.Fatal(err)
-			}
+		p := filepath.Join(archives, made[2], "archive.json")
+		own, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
 		}
-		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
-		info, err := s.Archive("completed")
-		if err != nil || info.PruneErr != nil {
-			t.Fatalf("archive %d: %+v %v", i, info, err)
+		if bytes.Equal(edit(own, oldest), own) {
+			t.Fatalf("archive.json not changed: %s", own)
 		}
-		made = append(made, info.Dir)
-		if i == 3 && (len(info.Pruned) != 1 || info.Pruned[0] != made[0]) {
-			t.Fatalf("pruned %v, want the oldest archive, %s", info.Pruned, made[0])
+		if err := os.WriteFile(p, edit(own, oldest), 0o600); err != nil {
+			t.Fatal(err)
 		}
-	}
+	})
 	list, err := s.ListArchives()
 	if err != nil || len(list) != 3 || list[1].Dir != made[2] || list[1].WorkflowID != "wf-2" {
 		t.Fatalf("list %+v %v, want %s second, of wf-2", list, err, made[2])

@@ -283,8 +283,10 @@ func treeState(t *testing.T, dir string) string {
 // at the old or the new revision (the new one if acknowledged), with its whole history.
 func TestPowerLossCompaction(t *testing.T) {
 	dir := t.TempDir()
-	// Find how many transitions from empty make the first compaction.
+	// Find how many transitions from empty make the first compaction, keeping the files as
+	// they were before it: each cut makes that transition on a clone of them.
 	first := 0
+	var before *simfs.FS
 	{
 		f := simfs.New()
 		s, err := store.Open(dir, store.WithFS(f), store.WithJournalCompaction(compactAt))
@@ -292,6 +294,7 @@ func TestPowerLossCompaction(t *testing.T) {
 			t.Fatal(err)
 		}
 		for first = 1; first < 200; first++ {
+			before = f.Clone()
 			if _, err := transition(s); err != nil {
 				t.Fatal(err)
 			}
@@ -303,12 +306,11 @@ func TestPowerLossCompaction(t *testing.T) {
 	}
 	checked := 0
 	for k := 1; ; k++ {
-		f := simfs.New()
+		f := before.Clone()
 		s, err := store.Open(dir, store.WithFS(f), store.WithJournalCompaction(compactAt))
 		if err != nil {
 			t.Fatal(err)
 		}
-		transitions(t, s, first-1)
 		f.CrashAt = f.Ops() + k
 		_, terr := transition(s)
 		s.Close()
@@ -343,23 +345,26 @@ func TestPowerLossCompaction(t *testing.T) {
 func TestPowerLossArchiveSealed(t *testing.T) {
 	dir := t.TempDir()
 	const total = 80
-	setup := func(f *simfs.FS) *store.Store {
+	open := func(f *simfs.FS) *store.Store {
 		s, err := store.Open(dir, store.WithFS(f), store.WithJournalCompaction(compactAt))
 		if err != nil {
 			t.Fatal(err)
 		}
-		transitions(t, s, total)
 		return s
+	}
+	// The workflow is made once; each cut archives a clone of it (a store keeps nothing of its
+	// own between calls: the files are all there is).
+	made := simfs.New()
+	s := open(made)
+	transitions(t, s, total)
+	s.Close()
+	if _, err := made.Lstat(sealed); err != nil {
+		t.Fatal("no sealed segments to archive")
 	}
 	checked := 0
 	for k := 1; ; k++ {
-		f := simfs.New()
-		s := setup(f)
-		if k == 1 {
-			if _, err := f.Lstat(sealed); err != nil {
-				t.Fatal("no sealed segments to archive")
-			}
-		}
+		f := made.Clone()
+		s := open(f)
 		f.CrashAt = f.Ops() + k
 		_, aerr := s.Archive("completed")
 		s.Close()

@@ -143,6 +143,40 @@ func (f *FS) Recover() *FS {
 	return out
 }
 
+// Clone returns a copy of the file system as it is now, what is not yet synced included, with
+// its power on and its operations counted from 0: a test that cuts the power at every
+// operation of a step sets up the state before it once, and runs each cut on a clone.
+func (f *FS) Clone() *FS {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := &FS{nextID: f.nextID}
+	seen := map[*node]*node{}
+	var copyNode func(n *node) *node
+	copyNode = func(n *node) *node {
+		if c, ok := seen[n]; ok {
+			return c
+		}
+		c := &node{id: n.id, dir: n.dir, mtime: n.mtime}
+		seen[n] = c
+		if n.dir {
+			c.children = make(map[string]*node, len(n.children))
+			for name, ch := range n.children {
+				c.children[name] = copyNode(ch)
+			}
+			c.durable = make(map[string]*node, len(n.durable))
+			for name, ch := range n.durable {
+				c.durable[name] = copyNode(ch)
+			}
+		} else {
+			c.data = slices.Clone(n.data)
+			c.synced = slices.Clone(n.synced)
+		}
+		return c
+	}
+	out.root = copyNode(f.root)
+	return out
+}
+
 func split(name string) []string {
 	name = strings.Trim(name, "/")
 	if name == "" || name == "." {

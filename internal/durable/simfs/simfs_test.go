@@ -223,3 +223,46 @@ func TestAppendLineTakenBackAfterAFailedSyncStaysTakenBack(t *testing.T) {
 		t.Fatalf("after power loss the log holds %q, %v; want only the line acknowledged", got, err)
 	}
 }
+
+// A clone holds what the file system holds, what is not synced included (and loses it to a
+// power loss as the original would), and what either does after does not reach the other.
+func TestClone(t *testing.T) {
+	f := simfs.New()
+	if err := durable.WriteFile(f, "synced", []byte("kept"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.OpenFile("unsynced", os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Write([]byte("lost")); err != nil {
+		t.Fatal(err)
+	}
+	c := f.Clone()
+	if c.Ops() != 0 || c.Crashed() {
+		t.Fatalf("a clone starts at %d operations, crashed %v", c.Ops(), c.Crashed())
+	}
+	for _, g := range []*simfs.FS{c, c.Recover()} {
+		if got, err := content(g, "synced"); err != nil || got != "kept" {
+			t.Fatalf("synced: %q %v", got, err)
+		}
+	}
+	if got, err := content(c, "unsynced"); err != nil || got != "lost" {
+		t.Fatalf("unsynced, before a power loss: %q %v", got, err)
+	}
+	if _, err := content(c.Recover(), "unsynced"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("unsynced, after a power loss: %v", err)
+	}
+	if err := durable.WriteFile(c, "synced", []byte("the clone's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Write([]byte(" and more")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := content(f, "synced"); err != nil || got != "kept" {
+		t.Fatalf("the original after the clone wrote: %q %v", got, err)
+	}
+	if got, err := content(c, "unsynced"); err != nil || got != "lost" {
+		t.Fatalf("the clone after the original wrote: %q %v", got, err)
+	}
+}
