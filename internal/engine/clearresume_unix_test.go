@@ -77,3 +77,35 @@ func TestClearedClientYieldsSessionResumedElsewhere(t *testing.T) {
 	}
 }
 
+// The owner's session S0 goes on in another client (`claude --resume S0`) after the client it
+// ran in /cleared or crashed, and its first turn there is a long one (a 15-minute build): no
+// Stop has stamped the new client's pid on the owner yet. Only the pid recorded (the old
+// client's) was looked at, whose record names another session or which runs no more, so past
+// the live window a third terminal took the workflow over as abandoned while S0 worked in it.
+// The client whose record names S0 now keeps it live.
+func TestResumedOwnerLiveThroughLongTurn(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		first func(t *testing.T) int // the client S0 ran in first
+		clear bool
+	}{
+		{"first client cleared", runningClient, true},
+		{"first client crashed", exitedPID, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			first, second := c.first(t), runningClient(t)
+			e := newEnv(t)
+			must(e.openAs("sess-s0", first).Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			must(0, e.openAs("sess-s0", first).RecordSession(engine.Session{SessionID: "sess-s0", PID: first}))(t)
+			if c.clear {
+				must(0, e.openAs("sess-s1", first).RecordSession(engine.Session{SessionID: "sess-s1", PID: first}))(t)
+			}
+			must(0, e.openAs("sess-s0", second).RecordSession(engine.Session{SessionID: "sess-s0", PID: second}))(t)
+			e.clock.Add(15 * time.Minute) // S0's first turn in the second client
+			res := e.openAs("sess-third", os.Getpid()).Resume(engine.ResumeOptions{Apply: true})
+			if !strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session") {
+				t.Errorf("a third terminal is not told of S0 live in the second client: warnings %q", res.Warnings)
+			}
+		})
+	}
+}

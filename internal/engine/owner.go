@@ -184,7 +184,8 @@ var hostName = sync.OnceValue(func() string {
 // machine other than this engine's is in, and that client runs: the session record of o's pid
 // (the SessionStart hook's, which /clear and /resume replace) names o's session, of the same
 // client start where both are known; for an owner recorded without a pid, a running client's
-// record names it as its session (sessionClient). Such an owner is live however old its
+// record names it as its session (sessionClient), as it does for one whose client recorded has
+// left the session since (`claude --resume` elsewhere). Such an owner is live however old its
 // heartbeat: the Stop hook keeps that at turn ends, and one long turn (a 15-minute build) ends
 // none. Without a record to go on (a pid not known, another machine's owner) it answers false,
 // and the heartbeat alone decides.
@@ -192,17 +193,16 @@ func (e *Engine) ownerClientRuns(o *workflow.Owner) bool {
 	if o == nil || o.SessionID == "" || e.onOtherHost(o) {
 		return false
 	}
-	if o.PID <= 0 {
-		return e.otherClientIn(o.SessionID)
+	if o.PID > 0 && o.PID != e.cfg.PID { // this client's own pid: its session, or one it ran before /clear
+		s, ok := e.CurrentSession(o.PID)
+		if ok && s.SessionID == o.SessionID && (o.ClientStart == 0 || s.ClientStart == 0 || o.ClientStart == s.ClientStart) &&
+			clientRunning(o.PID, cmp.Or(o.ClientStart, s.ClientStart)) {
+			return true
+		}
 	}
-	if o.PID == e.cfg.PID {
-		return false // this client's: its session, or one it ran before /clear (ownerEnded)
-	}
-	s, ok := e.CurrentSession(o.PID)
-	if !ok || s.SessionID != o.SessionID || o.ClientStart != 0 && s.ClientStart != 0 && o.ClientStart != s.ClientStart {
-		return false
-	}
-	return clientRunning(o.PID, cmp.Or(o.ClientStart, s.ClientStart))
+	// The session resumed in another client (after /clear or a crash in the one recorded),
+	// whose first turn there has not ended yet to stamp its pid.
+	return e.otherClientIn(o.SessionID)
 }
 
 // liveWindow is how recent r's owner's heartbeat must be, at now, for the owner to count as
