@@ -41,8 +41,29 @@ func (e *Engine) ownerEnded(r *workflow.Record) bool {
 		return false
 	}
 	// A client exited, but its session resumed in another that runs (`claude --resume` after
-	// a kill -9) is live there before its first change records that client's pid.
-	return o.PID == e.cfg.PID || e.clientExited(o) && !e.inOtherRunningClient(o.SessionID)
+	// a kill -9) is live there before its first change records that client's pid. So is one
+	// this client /cleared, resumed in another client since (otherClientIn).
+	return o.PID == e.cfg.PID && !e.otherClientIn(o.SessionID) || e.clientExited(o) && !e.inOtherRunningClient(o.SessionID) ||
+		e.resumedHere(o)
+}
+
+// otherClientIn reports whether a running Claude Code client other than this engine's is in
+// session id now: its session record names id as its session, not one it ran before.
+func (e *Engine) otherClientIn(id string) bool {
+	pid, ended := e.sessionClient(id)
+	return pid > 0 && !ended && pid != e.cfg.PID
+}
+
+// resumedHere reports whether o's session, last in another client of this machine that runs
+// another session now (its record says: /clear or /resume there), is this engine's session
+// now (`claude --resume` here): o is then this session, continued in this client, which keeps
+// its heartbeat from here on.
+func (e *Engine) resumedHere(o *workflow.Owner) bool {
+	if o.SessionID == "" || o.SessionID != e.cfg.SessionID || o.PID <= 0 || e.cfg.PID <= 0 || o.PID == e.cfg.PID || e.onOtherHost(o) {
+		return false
+	}
+	s, ok := e.CurrentSession(o.PID)
+	return ok && s.SessionID != o.SessionID && (o.ClientStart == 0 || s.ClientStart == 0 || o.ClientStart == s.ClientStart)
 }
 
 // inOtherRunningClient reports whether a running Claude Code client other than this engine's is in
@@ -101,7 +122,7 @@ func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
 		return e.inOtherRunningClient(o.SessionID)
 	}
 	return e.onOtherHost(o) || o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID &&
-		(!e.clientExited(o) || o.SessionID != "" && e.inOtherRunningClient(o.SessionID))
+		(!e.clientExited(o) && !e.resumedHere(o) || o.SessionID != "" && e.inOtherRunningClient(o.SessionID))
 }
 
 // inThisClient reports whether o ran in this engine's Claude Code client: its pid, on this
@@ -163,7 +184,8 @@ var hostName = sync.OnceValue(func() string {
 // machine other than this engine's is in, and that client runs: the session record of o's pid
 // (the SessionStart hook's, which /clear and /resume replace) names o's session, of the same
 // client start where both are known; for an owner recorded without a pid, a running client's
-// record names it as its session (sessionClient). Such an owner is live however old its
+// record names it as its session (sessionClient), as it does for one whose client recorded has
+// left the session since (`claude --resume` elsewhere). Such an owner is live however old its
 // heartbeat: the Stop hook keeps that at turn ends, and one long turn (a 15-minute build) ends
 // none. Without a record to go on (a pid not known, another machine's owner) it answers false,
 // and the heartbeat alone decides.
@@ -171,18 +193,16 @@ func (e *Engine) ownerClientRuns(o *workflow.Owner) bool {
 	if o == nil || o.SessionID == "" || e.onOtherHost(o) {
 		return false
 	}
-	if o.PID <= 0 {
-		pid, ended := e.sessionClient(o.SessionID)
-		return pid > 0 && !ended && pid != e.cfg.PID
+	if o.PID > 0 && o.PID != e.cfg.PID { // this client's own pid: its session, or one it ran before /clear
+		s, ok := e.CurrentSession(o.PID)
+		if ok && s.SessionID == o.SessionID && (o.ClientStart == 0 || s.ClientStart == 0 || o.ClientStart == s.ClientStart) &&
+			clientRunning(o.PID, cmp.Or(o.ClientStart, s.ClientStart)) {
+			return true
+		}
 	}
-	if o.PID == e.cfg.PID {
-		return false // this client's: its session, or one it ran before /clear (ownerEnded)
-	}
-	s, ok := e.CurrentSession(o.PID)
-	if !ok || s.SessionID != o.SessionID || o.ClientStart != 0 && s.ClientStart != 0 && o.ClientStart != s.ClientStart {
-		return false
-	}
-	return clientRunning(o.PID, cmp.Or(o.ClientStart, s.ClientStart))
+	// The session resumed in another client (after /clear or a crash in the one recorded),
+	// whose first turn there has not ended yet to stamp its pid.
+	return e.otherClientIn(o.SessionID)
 }
 
 // liveWindow is how recent r's owner's heartbeat must be, at now, for the owner to count as

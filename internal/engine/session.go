@@ -297,8 +297,10 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	if due { // the actor's host and client start are asked of the system: not every turn
 		by = e.actor()
 	}
-	// Asked only when due: an owner without a pid is looked for in the session records.
-	replaced := due && r.Owner.SessionID != "" && r.Owner.SessionID != in.SessionID && e.ranInThisClient(r.Owner)
+	// Asked only when due: an owner without a pid is looked for in the session records. One
+	// resumed in another client since is that client's to keep.
+	replaced := due && r.Owner.SessionID != "" && r.Owner.SessionID != in.SessionID && e.ranInThisClient(r.Owner) &&
+		!e.otherClientIn(r.Owner.SessionID)
 	if replaced {
 		by.SessionID = r.Owner.SessionID
 	}
