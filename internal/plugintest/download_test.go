@@ -456,6 +456,46 @@ func TestLaunchPointsTheStableCairnAtTheNewestSet(t *testing.T) {
 	}
 }
 
+// Two installs of different versions at once (a session still on the old plugin and one on
+// the new) each pointed DATA/cairn at the newest set it had seen: the older version's, which
+// chose before the newer set was there, could rename its link in last, and DATA/cairn, with
+// ~/.local/bin/cairn through it, ran the older version for good (no later install comes to put
+// it back). An install now looks again after its rename and points it at the newest there is.
+func TestLaunchStableCairnRaceKeepsTheNewest(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	staged := filepath.Join(t.TempDir(), "bin-99.0.0")
+	fakeBinaries(t, staged)
+	writeFile(t, filepath.Join(staged, ".checksums"), "0000  cairn_99.0.0_linux_amd64.tar.gz\n")
+	mv, err := exec.LookPath("mv")
+	if err != nil {
+		t.Skip("mv is not installed")
+	}
+	tools := toolDir(t)
+	// The newer version's install finishes while this one makes its link aside: its set is
+	// published and DATA/cairn renamed onto it, under a name of its own.
+	wrapTool(t, tools, "ln", func(real string) string {
+		return fmt.Sprintf(`case $3 in */.cairn-link) if [ -d %[1]q ]; then
+	%[2]s %[1]q %[3]q && %[4]s -s bin-99.0.0/cairn %[5]q && %[2]s -f %[5]q %[6]q
+fi ;; esac
+exec %[4]s "$@"
+`, staged, mv, filepath.Join(pdata, "bin-99.0.0"), real, filepath.Join(pdata, ".newer-link"), filepath.Join(pdata, "cairn"))
+	})
+	env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer and nothing on stderr", res)
+	}
+	if _, err := os.Stat(staged); err == nil {
+		t.Fatal("the newer install was not made while the link was")
+	}
+	want := filepath.Join("bin-99.0.0", "cairn")
+	if got, err := os.Readlink(filepath.Join(pdata, "cairn")); err != nil || got != want {
+		t.Errorf("after two installs at once, DATA/cairn links to %q (%v), want the newest set's %q", got, err, want)
+	}
+}
+
 // The clean-up of last versions' sets after an install took any set a day old that no process
 // ran from, a newer version's too: a session still on an older plugin removed the set the
 // newer one's sessions and DATA/cairn use, and their next start downloaded it again. Only
