@@ -36,11 +36,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	var own *engine.Check
 	recorded := ""
 	if root == "" {
-		wd, _ := a.workDir()
-		if p, err := project.Root(a.getenv, wd); err == nil {
-			wd = p
-		}
-		r, b, h := installedPlugin(a.getenv, a.home(), wd, runtime.GOOS)
+		r, b, h := a.recordedPlugin(runtime.GOOS)
 		switch {
 		case a.getenv("CLAUDE_PLUGIN_ROOT") != "":
 			recorded = r // the step names it: the variable is in the way
@@ -191,6 +187,15 @@ func locatePlugin(executable func() (string, error), getenv func(string) string,
 	return "", "", "no Cairn plugin found: not in Claude Code's installed plugins, " + notInAPlugin
 }
 
+// recordedPlugin is installedPlugin for the project of the working directory.
+func (a *app) recordedPlugin(goos string) (root, bin, how string) {
+	wd, _ := a.workDir()
+	if p, err := project.Root(a.getenv, wd); err == nil {
+		wd = p
+	}
+	return installedPlugin(a.getenv, a.home(), wd, goos)
+}
+
 // notInAPlugin ends doctor's line for no plugin found: what else was looked at.
 const notInAPlugin = "this executable is not in a plugin's bin/, CLAUDE_PLUGIN_ROOT is not set"
 
@@ -234,8 +239,9 @@ func (a *app) ownSetCheck(bin, goos string) *engine.Check {
 	if !fileExists(filepath.Join(bin, engine.Exe(goos, "cairn"))) {
 		fix = "start a Claude Code session (the plugin installs its binaries), then " + fix
 		// Linked through the launcher's DATA/cairn (stableCairn), which that install points at
-		// the new set: nothing to link again.
-		if home := a.home(); home != "" {
+		// the new set: nothing to link again. Not after a downgrade: the install keeps it on
+		// this newer set, and the installed plugin's doctor --link moves it.
+		if home := a.home(); home != "" && !newerVersion(strings.TrimPrefix(filepath.Base(dir), "bin-"), strings.TrimPrefix(filepath.Base(bin), "bin-")) {
 			if t, err := os.Readlink(linkPath(home, goos)); err == nil && t == filepath.Join(filepath.Dir(bin), "cairn") {
 				fix = "start a Claude Code session: the plugin installs its binaries, and " + linkPath(home, goos) + " runs them from then on"
 			}

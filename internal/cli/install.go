@@ -152,7 +152,8 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 		if t, err := os.Readlink(dest); err == nil && len(cairnLinks(home, exe, goos)) == 0 {
 			return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + ", another program than Cairn; Cairn leaves it alone", Fix: elsewhere}
 		}
-		target, note := stableCairn(exe, goos)
+		_, recorded, _ := a.recordedPlugin(goos)
+		target, note := stableCairn(exe, recorded, goos)
 		if err := makeLink(target, dest); err != nil {
 			fix := "ln -sf " + vars.Quote(target) + " " + vars.Quote(dest)
 			if errors.Is(err, errNotLink) {
@@ -199,9 +200,11 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 // (cairn_settle in hooks/install), so the link runs the current version after an update;
 // otherwise exe. A DATA/cairn that leads elsewhere (its set removed a day after an update, or
 // an older version's) is pointed at exe first, as an install would: linked to exe's set instead,
-// the link would dangle once an update removed it. One naming a newer version's set is left so. One that is not a link is not the
+// the link would dangle once an update removed it. One naming a newer version's set is left so,
+// unless exe's set is recorded, the one Claude Code's records say is installed (the plugin was
+// put back to an older version). One that is not a link is not the
 // launcher's: note says why the link goes to exe. Not on Windows, where the launcher makes none.
-func stableCairn(exe, goos string) (target, note string) {
+func stableCairn(exe, recorded, goos string) (target, note string) {
 	dir := filepath.Dir(exe)
 	if goos == "windows" || !strings.HasPrefix(filepath.Base(dir), "bin-") {
 		return exe, ""
@@ -221,7 +224,8 @@ func stableCairn(exe, goos string) (target, note string) {
 	}
 	// A newer version's set stays named (an install keeps DATA/cairn on the newest): pointed
 	// back at this older one, which that version's install removes a day later, it dangles.
-	if p, err := filepath.EvalSymlinks(stable); err == nil {
+	// Not once the plugin is this older version again: no install of the newer one runs.
+	if p, err := filepath.EvalSymlinks(stable); err == nil && (recorded == "" || filepath.Clean(recorded) != dir) {
 		if set := filepath.Dir(p); filepath.Dir(set) == data && fileExists(filepath.Join(set, ".checksums")) &&
 			newerVersion(strings.TrimPrefix(filepath.Base(set), "bin-"), strings.TrimPrefix(filepath.Base(dir), "bin-")) {
 			return stable, "; " + stable + " runs " + p + ", the newest version installed"

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/vars"
 )
 
 // TestLinkNamedForItsSystem: on Windows, cairn doctor --link made ~/.local/bin/cairn, a link
@@ -323,5 +326,54 @@ func TestLinkThereButOffPath(t *testing.T) {
 	want := "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, add " + filepath.Dir(link) + " to PATH (" + link + " links to this one)"
 	if !c.OK || c.Detail != want {
 		t.Errorf("doctor: %+v, want the detail %q", c, want)
+	}
+}
+
+// TestLinkFollowsADowngrade: after the plugin was put back to an older version, DATA/cairn
+// (an install keeps it on the newest set) and ~/.local/bin/cairn through it ran the newer
+// version's cairn for good. doctor said it was not the installed plugin's cairn, with the step
+// to run that one's doctor --link, which left DATA/cairn on the newer set: the same line at
+// every doctor. Where the set doctor --link is run from is the one Claude Code's records name,
+// it points DATA/cairn there, over a newer set; where its binaries are not installed yet, the
+// step is a session and then that link, not the session alone (whose install keeps the newer).
+func TestLinkFollowsADowngrade(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	home, data, stable, link := stableLink(t, "bin-1.1.0")
+	newer, cur := filepath.Join(data, "bin-1.1.0"), filepath.Join(data, "bin-1.0.0")
+	for _, set := range []string{newer, cur} {
+		writeTestFile(t, filepath.Join(set, "cairn"), "binary")
+		writeTestFile(t, filepath.Join(set, "cairn-mcp"), "binary")
+		writeTestFile(t, filepath.Join(set, ".checksums"), "sums")
+	}
+	root := filepath.Join(t.TempDir(), "cairn")
+	quoted, _ := json.Marshal(root)
+	writeTestFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name": "cairn", "version": "1.0.0"}`)
+	writeTestFile(t, filepath.Join(home, ".claude", "plugins", "installed_plugins.json"),
+		`{"version": 2, "plugins": {"cairn@cairn": [{"scope": "user", "installPath": `+string(quoted)+`}]}}`)
+	getenv := func(k string) string { return map[string]string{"HOME": home}[k] }
+
+	// Its binaries not installed yet: a session installs them, and DATA/cairn stays on 1.1.0.
+	if err := os.Rename(cur, cur+".away"); err != nil {
+		t.Fatal(err)
+	}
+	a := &app{getenv: getenv, executable: func() (string, error) { return link, nil }}
+	want := "start a Claude Code session (the plugin installs its binaries), then " + vars.Quote(filepath.Join(cur, "cairn")) + " doctor --link"
+	if c := a.ownSetCheck(cur, "linux"); c == nil || c.Fix != want {
+		t.Errorf("ownSetCheck before the install = %+v, want the fix %q", c, want)
+	}
+	if err := os.Rename(cur+".away", cur); err != nil {
+		t.Fatal(err)
+	}
+
+	exe := filepath.Join(cur, "cairn")
+	a = &app{getenv: getenv, executable: func() (string, error) { return exe, nil }}
+	if c := a.linkCheck(true, "linux"); !c.OK {
+		t.Fatalf("doctor --link: %+v", c)
+	}
+	if p, err := filepath.EvalSymlinks(link); err != nil || p != exe {
+		t.Errorf("after doctor --link by the installed plugin's cairn, %s runs %q (%v), want %s", link, p, err, exe)
+	}
+	if got, err := os.Readlink(stable); err != nil || got != filepath.Join("bin-1.0.0", "cairn") {
+		t.Errorf("%s links to %q (%v), want bin-1.0.0/cairn", stable, got, err)
 	}
 }

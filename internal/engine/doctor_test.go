@@ -342,6 +342,29 @@ func TestDoctorMissingBinary(t *testing.T) {
 	}
 }
 
+// TestDoctorEmptyBinary: a power loss soon after an install can leave a binary empty, which
+// the launcher takes for no binary (it would run as an empty script, doing nothing) and
+// installs anew only where it is the one it runs. doctor passed it as there; it fails it as
+// a missing one, with the step that puts the set back.
+func TestDoctorEmptyBinary(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
+	root, _ := pluginWithBin(t, sums, "-")
+	data, set := dataSet(t, sums, "cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn")
+	if err := os.WriteFile(filepath.Join(set, "cairn-stop"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-stop")
+	if c == nil || c.OK || !strings.Contains(c.Detail, "empty") ||
+		!strings.HasPrefix(c.Fix, "rm -rf '"+set+"' && CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
+		t.Fatalf("an empty binary: doctor says %+v", c)
+	}
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-mcp"); c == nil || !c.OK {
+		t.Errorf("a whole binary beside it: doctor says %+v", c)
+	}
+}
+
 // TestDoctorMemoryNotFound: a memory directory that cannot be named gets the one step that
 // names it again, never "check that it exists" (there is none to check) nor "or that
 // auto-memory is meant to be off" (the check passes when it is). A repository's

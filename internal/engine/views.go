@@ -536,7 +536,12 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			fi, err := os.Stat(p)
 			// Windows runs a file by its name, and Go reports no execute bits there.
 			ok := err == nil && fi.Mode().IsRegular() && (goos == "windows" || fi.Mode()&0o111 != 0)
-			add("binary "+b, ok, p, fix)
+			detail := p
+			// An empty one (a power loss soon after an install) is none to the launcher.
+			if ok && fi.Size() == 0 {
+				ok, detail = false, p+" is empty (an install cut short?)"
+			}
+			add("binary "+b, ok, detail, fix)
 			if ok {
 				present = append(present, Exe(goos, b))
 			}

@@ -286,6 +286,67 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	}
 }
 
+// What the clean-up of last versions' sets passed over piled up for good: the build log and
+// the failure record of an older version whose build or download failed (no bin-V was ever
+// made, and the clean-up only removed them with their set), and an older version's set an older
+// Cairn wrote, before sets were stamped (no .checksums). They go as an old set does: a day old,
+// of a version not newer than this one's, no install of theirs under way. What is not a
+// version's (bin-mine) and a newer version's are left.
+func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	old := time.Now().Add(-49 * time.Hour)
+	file := func(name string, mtime time.Time) string {
+		p := filepath.Join(pdata, name)
+		writeFile(t, p, "left\n")
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unstamped := func(name string, mtime time.Time) string {
+		dir := filepath.Join(pdata, name)
+		fakeBinaries(t, dir)
+		if err := os.Chtimes(dir, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	gone := []string{
+		file("build-0.0.1.log", old),
+		file(".download-failed-0.0.1", old),
+		file(".download-failed-0.0.2", old),
+		unstamped("bin-0.0.3", old),
+	}
+	if err := os.MkdirAll(filepath.Join(pdata, ".install-lock-0.0.5"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kept := []string{
+		file("build-0.0.4.log", time.Now()),
+		file("build-0.0.5.log", old), // its install holds the lock
+		file("build-99.0.0.log", old),
+		file(".download-failed-99.0.0", old),
+		unstamped("bin-99.0.1", old),
+		unstamped("bin-mine", old),
+	}
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer and nothing on stderr", res)
+	}
+	for _, p := range gone {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there after installing %s", p, pluginVersion(t))
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+}
+
 // A session that runs for days on the old plugin after an update keeps its set: its MCP server
 // runs from it, and its agent's cairn is found there (CLAUDE_ENV_FILE's PATH). The install of
 // the new version removed any other version's set more than a day old, running or not, and
@@ -392,6 +453,46 @@ func TestLaunchPointsTheStableCairnAtTheNewestSet(t *testing.T) {
 				t.Errorf("the install left %q in the data directory", ents)
 			}
 		})
+	}
+}
+
+// Two installs of different versions at once (a session still on the old plugin and one on
+// the new) each pointed DATA/cairn at the newest set it had seen: the older version's, which
+// chose before the newer set was there, could rename its link in last, and DATA/cairn, with
+// ~/.local/bin/cairn through it, ran the older version for good (no later install comes to put
+// it back). An install now looks again after its rename and points it at the newest there is.
+func TestLaunchStableCairnRaceKeepsTheNewest(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	staged := filepath.Join(t.TempDir(), "bin-99.0.0")
+	fakeBinaries(t, staged)
+	writeFile(t, filepath.Join(staged, ".checksums"), "0000  cairn_99.0.0_linux_amd64.tar.gz\n")
+	mv, err := exec.LookPath("mv")
+	if err != nil {
+		t.Skip("mv is not installed")
+	}
+	tools := toolDir(t)
+	// The newer version's install finishes while this one makes its link aside: its set is
+	// published and DATA/cairn renamed onto it, under a name of its own.
+	wrapTool(t, tools, "ln", func(real string) string {
+		return fmt.Sprintf(`case $3 in */.cairn-link) if [ -d %[1]q ]; then
+	%[2]s %[1]q %[3]q && %[4]s -s bin-99.0.0/cairn %[5]q && %[2]s -f %[5]q %[6]q
+fi ;; esac
+exec %[4]s "$@"
+`, staged, mv, filepath.Join(pdata, "bin-99.0.0"), real, filepath.Join(pdata, ".newer-link"), filepath.Join(pdata, "cairn"))
+	})
+	env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer and nothing on stderr", res)
+	}
+	if _, err := os.Stat(staged); err == nil {
+		t.Fatal("the newer install was not made while the link was")
+	}
+	want := filepath.Join("bin-99.0.0", "cairn")
+	if got, err := os.Readlink(filepath.Join(pdata, "cairn")); err != nil || got != want {
+		t.Errorf("after two installs at once, DATA/cairn links to %q (%v), want the newest set's %q", got, err, want)
 	}
 }
 
