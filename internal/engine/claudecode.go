@@ -55,7 +55,7 @@ func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*
 		if under != "" && cur.WorkflowID != under {
 			return workflow.Result{}, fmt.Errorf("it came while workflow %s was active, which %s has replaced since", under, cur.WorkflowID)
 		}
-		id = workflow.ClaudeTaskID(t)
+		id = workflow.ClaudeTaskIDIn(cur, t)
 		if _, mirrored := workflow.FindTask(cur, id); !mirrored && e.besideLiveOwner(cur) {
 			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat)))
 		}

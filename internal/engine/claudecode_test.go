@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Claude Code sends no event when a task is deleted, and a new session starts with an empty
@@ -243,8 +244,9 @@ func TestRepeatedTaskEventSaysWhatTheTaskIs(t *testing.T) {
 	task("1", true)
 	task("2", false)
 	task("3", false)
-	must(en.UpdateTask(engine.TaskRequest{ID: "claude-sess-aaa-3", Status: "running"}))(t)
-	must(en.UpdateTask(engine.TaskRequest{ID: "claude-sess-aaa-3", Status: "failed"}))(t)
+	three := workflow.ClaudeTaskID(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "3"})
+	must(en.UpdateTask(engine.TaskRequest{ID: three, Status: "running"}))(t)
+	must(en.UpdateTask(engine.TaskRequest{ID: three, Status: "failed"}))(t)
 	for _, tc := range []struct {
 		id        string
 		completed bool
@@ -567,5 +569,42 @@ func TestSharedListFollowsEarlierSessionTasks(t *testing.T) {
 				t.Errorf("open tasks %q, want %q", r.OpenTasks, c.want)
 			}
 		})
+	}
+}
+
+// Two sessions whose ids share their first 8 characters (sequential --session-id values, as
+// scripts give them) made the same task ids: the second session's TaskCreated "1" was
+// answered "already recorded; nothing changed" (its task lost), and its turn's end read the
+// first session's tasks as its own, dropping one as deleted and renaming another to its
+// subject. Each session's tasks are now its own.
+func TestSessionsSharingAnIDPrefixKeepTheirTasks(t *testing.T) {
+	const a, b = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	for i, s := range []string{"write the parser", "drop the cache"} {
+		must(e.open(a).RecordClaudeTask(engine.ClaudeTask{SessionID: a, TaskID: strconv.Itoa(i + 1), Subject: s}, false))(t)
+	}
+	res := must(e.open(b).RecordClaudeTask(engine.ClaudeTask{SessionID: b, TaskID: "1", Subject: "deploy"}, false))(t)
+	if want := "Claude Code task 1 recorded as open in phase analyze"; res.Message != want {
+		t.Errorf("session %s's task 1: %q, want %q", b, res.Message, want)
+	}
+	dir := filepath.Join(e.home, ".claude", "tasks", b)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "1.json"), []byte(`{"status":"pending","subject":"deploy"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.open(b).Stop(engine.StopInput{SessionID: b})
+	if err != nil || out.DroppedErr != nil {
+		t.Fatalf("Stop: %v, %v", err, out.DroppedErr)
+	}
+	if out.Followed != (engine.TasksFollowed{}) {
+		t.Errorf("session %s's turn's end followed %+v in the other session's tasks, want nothing", b, out.Followed)
+	}
+	r := e.open(b).Resume(engine.ResumeOptions{ReportOnly: true})
+	want := []string{"deploy", "drop the cache", "write the parser"}
+	if slices.Sort(r.OpenTasks); !slices.Equal(r.OpenTasks, want) {
+		t.Errorf("open tasks %q, want %q", r.OpenTasks, want)
 	}
 }
