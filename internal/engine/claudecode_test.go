@@ -608,3 +608,53 @@ func TestSessionsSharingAnIDPrefixKeepTheirTasks(t *testing.T) {
 		t.Errorf("open tasks %q, want %q", r.OpenTasks, want)
 	}
 }
+
+// Two live clients sharing a task list (CLAUDE_CODE_TASK_LIST_ID) working on one workflow:
+// each turn's end of the one that changed the workflow last took the other's tasks in the
+// list as an earlier session's, giving them its id, and the other's took them back: the ids
+// swapped at every turn, each swap a journaled change, and the other session no longer
+// followed its own tasks. A task of a session running in another live client stays its own.
+func TestLiveSessionsSharingAListKeepTheirTasks(t *testing.T) {
+	const a, b = "sess-aaaa-1", "sess-bbbb-2"
+	e := newEnv(t)
+	e.vars["CLAUDE_CODE_TASK_LIST_ID"] = "team-x"
+	ea, eb := e.openAs(a, os.Getpid()), e.openAs(b, os.Getppid()) // two running clients
+	must(0, ea.RecordSession(engine.Session{SessionID: a, PID: os.Getpid()}))(t)
+	must(0, eb.RecordSession(engine.Session{SessionID: b, PID: os.Getppid()}))(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(ea.RecordClaudeTask(engine.ClaudeTask{SessionID: a, TaskID: "1", Subject: "write the parser"}, false))(t)
+	must(eb.SetVars(map[string]string{"WF_K": b}))(t) // b takes the workflow: its tasks are mirrored
+	must(eb.RecordClaudeTask(engine.ClaudeTask{SessionID: b, TaskID: "2", Subject: "drop the cache"}, false))(t)
+	list := filepath.Join(e.home, ".claude", "tasks", "team-x")
+	noErr(t, os.MkdirAll(list, 0o755))
+	for n, s := range map[string]string{"1": "write the parser", "2": "drop the cache"} {
+		noErr(t, os.WriteFile(filepath.Join(list, n+".json"), []byte(`{"id":"`+n+`","status":"pending","subject":"`+s+`"}`), 0o644))
+	}
+	ids := func() []string {
+		t.Helper()
+		var r struct{ Tasks []struct{ ID string } }
+		noErr(t, json.Unmarshal(ea.Resume(engine.ResumeOptions{}).Workflow, &r))
+		var out []string
+		for _, k := range r.Tasks {
+			out = append(out, k.ID)
+		}
+		return out
+	}
+	want := ids()
+	for _, turn := range []struct {
+		session string
+		en      *engine.Engine
+	}{{b, eb}, {a, ea}, {b, eb}} {
+		must(turn.en.SetVars(map[string]string{"WF_K": turn.session}))(t) // the workflow is this session's now
+		out, err := turn.en.Stop(engine.StopInput{SessionID: turn.session})
+		if err != nil || out.DroppedErr != nil {
+			t.Fatalf("Stop: %v, %v", err, out.DroppedErr)
+		}
+		if out.Followed != (engine.TasksFollowed{}) {
+			t.Errorf("%s's turn's end followed %+v, want nothing", turn.session, out.Followed)
+		}
+		if got := ids(); !slices.Equal(got, want) {
+			t.Errorf("after %s's turn the tasks are %q, want %q as created", turn.session, got, want)
+		}
+	}
+}
