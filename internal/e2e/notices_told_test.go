@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -97,7 +98,7 @@ func TestCairnEarlierSessionTasksNoticed(t *testing.T) {
 	if len(st.Tasks) != 2 {
 		t.Fatalf("the record holds %d tasks, want the 2 (created again, not added): %+v", len(st.Tasks), st.Tasks)
 	}
-	own := "claude-" + second.SessionID()[:8] + "-"
+	own := workflow.ClaudeTaskID(engine.ClaudeTask{SessionID: second.SessionID()})
 	for _, tk := range st.Tasks {
 		if !strings.HasPrefix(tk.ID, own) || tk.Status != "pending" {
 			t.Errorf("task %s is %s, want pending under the second session's id (%s…)", tk.ID, tk.Status, own)

@@ -55,7 +55,7 @@ func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*
 		if under != "" && cur.WorkflowID != under {
 			return workflow.Result{}, fmt.Errorf("it came while workflow %s was active, which %s has replaced since", under, cur.WorkflowID)
 		}
-		id = workflow.ClaudeTaskID(t)
+		id = workflow.ClaudeTaskIDIn(cur, t)
 		if _, mirrored := workflow.FindTask(cur, id); !mirrored && e.besideLiveOwner(cur) {
 			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat)))
 		}
@@ -198,7 +198,8 @@ func (e *Engine) FollowClaudeTasks() (TasksFollowed, error) {
 // With a list sessions share (CLAUDE_CODE_TASK_LIST_ID), an earlier session's task that it
 // holds, the same number with the same subject, is this session's to follow: it takes this
 // session's id (workflow.ClaudeListChanges.Listed), at the session's start before the model
-// changes it. Not beside a live owner, whose own tasks they may be.
+// changes it. Not beside a live owner, whose own tasks they may be, nor a task of a session
+// another client on this machine runs, which follows it.
 //
 // A list not there (another list id, a store elsewhere) proves nothing: nothing changes. It
 // costs nothing when r has no pending or done task of this session's (or of an earlier one's,
@@ -212,6 +213,17 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 		maps.Copy(earlier, workflow.EarlierSessionTasks(r, e.cfg.SessionID, workflow.TaskDone))
 		if len(earlier) > 0 && e.besideLiveOwner(r) {
 			earlier = nil
+		}
+		if len(earlier) > 0 {
+			// A session another client runs follows its own tasks: taken here, they would
+			// be taken back at its turn's end, their ids swapped at every turn.
+			for _, s := range e.otherClientsSessions() {
+				for _, st := range []workflow.TaskStatus{workflow.TaskPending, workflow.TaskDone} {
+					for id := range workflow.OwnClaudeTasks(r, s, st) {
+						delete(earlier, id)
+					}
+				}
+			}
 		}
 	}
 	if len(pending) == 0 && len(done) == 0 && len(earlier) == 0 {

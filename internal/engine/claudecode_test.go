@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Claude Code sends no event when a task is deleted, and a new session starts with an empty
@@ -243,8 +244,9 @@ func TestRepeatedTaskEventSaysWhatTheTaskIs(t *testing.T) {
 	task("1", true)
 	task("2", false)
 	task("3", false)
-	must(en.UpdateTask(engine.TaskRequest{ID: "claude-sess-aaa-3", Status: "running"}))(t)
-	must(en.UpdateTask(engine.TaskRequest{ID: "claude-sess-aaa-3", Status: "failed"}))(t)
+	three := workflow.ClaudeTaskID(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "3"})
+	must(en.UpdateTask(engine.TaskRequest{ID: three, Status: "running"}))(t)
+	must(en.UpdateTask(engine.TaskRequest{ID: three, Status: "failed"}))(t)
 	for _, tc := range []struct {
 		id        string
 		completed bool
@@ -567,5 +569,92 @@ func TestSharedListFollowsEarlierSessionTasks(t *testing.T) {
 				t.Errorf("open tasks %q, want %q", r.OpenTasks, c.want)
 			}
 		})
+	}
+}
+
+// Two sessions whose ids share their first 8 characters (sequential --session-id values, as
+// scripts give them) made the same task ids: the second session's TaskCreated "1" was
+// answered "already recorded; nothing changed" (its task lost), and its turn's end read the
+// first session's tasks as its own, dropping one as deleted and renaming another to its
+// subject. Each session's tasks are now its own.
+func TestSessionsSharingAnIDPrefixKeepTheirTasks(t *testing.T) {
+	const a, b = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	for i, s := range []string{"write the parser", "drop the cache"} {
+		must(e.open(a).RecordClaudeTask(engine.ClaudeTask{SessionID: a, TaskID: strconv.Itoa(i + 1), Subject: s}, false))(t)
+	}
+	res := must(e.open(b).RecordClaudeTask(engine.ClaudeTask{SessionID: b, TaskID: "1", Subject: "deploy"}, false))(t)
+	if want := "Claude Code task 1 recorded as open in phase analyze"; res.Message != want {
+		t.Errorf("session %s's task 1: %q, want %q", b, res.Message, want)
+	}
+	dir := filepath.Join(e.home, ".claude", "tasks", b)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "1.json"), []byte(`{"status":"pending","subject":"deploy"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.open(b).Stop(engine.StopInput{SessionID: b})
+	if err != nil || out.DroppedErr != nil {
+		t.Fatalf("Stop: %v, %v", err, out.DroppedErr)
+	}
+	if out.Followed != (engine.TasksFollowed{}) {
+		t.Errorf("session %s's turn's end followed %+v in the other session's tasks, want nothing", b, out.Followed)
+	}
+	r := e.open(b).Resume(engine.ResumeOptions{ReportOnly: true})
+	want := []string{"deploy", "drop the cache", "write the parser"}
+	if slices.Sort(r.OpenTasks); !slices.Equal(r.OpenTasks, want) {
+		t.Errorf("open tasks %q, want %q", r.OpenTasks, want)
+	}
+}
+
+// Two live clients sharing a task list (CLAUDE_CODE_TASK_LIST_ID) working on one workflow:
+// each turn's end of the one that changed the workflow last took the other's tasks in the
+// list as an earlier session's, giving them its id, and the other's took them back: the ids
+// swapped at every turn, each swap a journaled change, and the other session no longer
+// followed its own tasks. A task of a session running in another live client stays its own.
+func TestLiveSessionsSharingAListKeepTheirTasks(t *testing.T) {
+	const a, b = "sess-aaaa-1", "sess-bbbb-2"
+	e := newEnv(t)
+	e.vars["CLAUDE_CODE_TASK_LIST_ID"] = "team-x"
+	ea, eb := e.openAs(a, os.Getpid()), e.openAs(b, os.Getppid()) // two running clients
+	must(0, ea.RecordSession(engine.Session{SessionID: a, PID: os.Getpid()}))(t)
+	must(0, eb.RecordSession(engine.Session{SessionID: b, PID: os.Getppid()}))(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(ea.RecordClaudeTask(engine.ClaudeTask{SessionID: a, TaskID: "1", Subject: "write the parser"}, false))(t)
+	must(eb.SetVars(map[string]string{"WF_K": b}))(t) // b takes the workflow: its tasks are mirrored
+	must(eb.RecordClaudeTask(engine.ClaudeTask{SessionID: b, TaskID: "2", Subject: "drop the cache"}, false))(t)
+	list := filepath.Join(e.home, ".claude", "tasks", "team-x")
+	noErr(t, os.MkdirAll(list, 0o755))
+	for n, s := range map[string]string{"1": "write the parser", "2": "drop the cache"} {
+		noErr(t, os.WriteFile(filepath.Join(list, n+".json"), []byte(`{"id":"`+n+`","status":"pending","subject":"`+s+`"}`), 0o644))
+	}
+	ids := func() []string {
+		t.Helper()
+		var r struct{ Tasks []struct{ ID string } }
+		noErr(t, json.Unmarshal(ea.Resume(engine.ResumeOptions{}).Workflow, &r))
+		var out []string
+		for _, k := range r.Tasks {
+			out = append(out, k.ID)
+		}
+		return out
+	}
+	want := ids()
+	for _, turn := range []struct {
+		session string
+		en      *engine.Engine
+	}{{b, eb}, {a, ea}, {b, eb}} {
+		must(turn.en.SetVars(map[string]string{"WF_K": turn.session}))(t) // the workflow is this session's now
+		out, err := turn.en.Stop(engine.StopInput{SessionID: turn.session})
+		if err != nil || out.DroppedErr != nil {
+			t.Fatalf("Stop: %v, %v", err, out.DroppedErr)
+		}
+		if out.Followed != (engine.TasksFollowed{}) {
+			t.Errorf("%s's turn's end followed %+v, want nothing", turn.session, out.Followed)
+		}
+		if got := ids(); !slices.Equal(got, want) {
+			t.Errorf("after %s's turn the tasks are %q, want %q as created", turn.session, got, want)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Task events kept while the lock was held are recorded once, in order, by the next
@@ -183,7 +184,7 @@ func TestKeptClaudeTasksAreAppliedAsTheirOwnSession(t *testing.T) {
 	if err := json.Unmarshal(owner.Resume(engine.ResumeOptions{}).Workflow, &r); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Tasks) != 2 || r.Tasks[0].Note != "write the parser" || r.Tasks[0].ID != "claude-sess-aaa-1" || r.Tasks[1].ID != "claude-sess-aaa-2" {
+	if len(r.Tasks) != 2 || r.Tasks[0].Note != "write the parser" || r.Tasks[0].ID != sessAaaaTask("1") || r.Tasks[1].ID != sessAaaaTask("2") {
 		t.Errorf("tasks %+v, want the owner's two tasks only", r.Tasks)
 	}
 	if r.Owner.SessionID != "sess-aaaa-1" || r.Owner.PID != os.Getpid() {
@@ -243,7 +244,7 @@ func TestKeptSecretCompletionIsRecordedAsLive(t *testing.T) {
 		tasks   string // the record's mirrored tasks after, "<id>=<status>:<note>"
 	}{
 		{name: "a task never recorded", want: "secret found (aws-access-key-id) in the task's subject", tasks: ""},
-		{name: "a recorded task", created: "deploy", want: "Claude Code task 5 recorded as done in phase analyze", tasks: "claude-sess-aaa-5=done:deploy"},
+		{name: "a recorded task", created: "deploy", want: "Claude Code task 5 recorded as done in phase analyze", tasks: sessAaaaTask("5") + "=done:deploy"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			task := engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "5", Subject: "deploy with AKIAIOSFODNN7EXAMPLE"}
@@ -290,4 +291,9 @@ func mirroredTasks(t *testing.T, en *engine.Engine) string {
 		out = append(out, k.ID+"="+k.Status+":"+k.Note)
 	}
 	return strings.Join(out, "|")
+}
+
+// sessAaaaTask is the record's id of session sess-aaaa-1's Claude Code task.
+func sessAaaaTask(task string) string {
+	return workflow.ClaudeTaskID(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: task})
 }

@@ -73,6 +73,26 @@ func (e *Engine) inOtherRunningClient(id string) bool {
 	return pid > 0 && pid != e.cfg.PID
 }
 
+// otherClientsSessions returns the sessions other Claude Code clients on this machine run, as
+// their session records say; a record of an exited client is not read.
+func (e *Engine) otherClientsSessions() []string {
+	names, err := e.st.Sessions()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid == e.cfg.PID || !processAlive(pid) {
+			continue
+		}
+		if s, ok := e.CurrentSession(pid); ok && s.SessionID != "" && s.SessionID != e.cfg.SessionID && clientRunning(pid, s.ClientStart) {
+			out = append(out, s.SessionID)
+		}
+	}
+	return out
+}
+
 // clientExited reports whether o's Claude Code client has exited, as clientRunning tells it from
 // the start o records, else from its pid's session record; an unknown pid (0) answers false.
 func (e *Engine) clientExited(o *workflow.Owner) bool {

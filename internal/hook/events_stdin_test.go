@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // TestEventsStdinProblemsAreSaidAsTheyAre: cairn-event reads stdin as the other hooks do, so
@@ -96,7 +97,7 @@ func TestEventsOverTheSizeLimitKeepTheFieldsBeforeTheHugeOne(t *testing.T) {
 	}
 	defer e.Close()
 	res := e.Resume(engine.ResumeOptions{ReportOnly: true})
-	if len(res.OpenTasks) != 0 || !strings.Contains(string(e.Resume(engine.ResumeOptions{}).Workflow), `"claude-sess-aaa-1"`) {
+	if len(res.OpenTasks) != 0 || !strings.Contains(string(e.Resume(engine.ResumeOptions{}).Workflow), `"`+workflow.ClaudeTaskID(engine.ClaudeTask{SessionID: "sess-aaaa-1111", TaskID: "1"})+`"`) {
 		t.Errorf("open tasks %q; want the task recorded under the event's session, and done", res.OpenTasks)
 	}
 }

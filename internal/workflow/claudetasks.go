@@ -2,6 +2,8 @@ package workflow
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,7 +18,10 @@ import (
 // ClaudeTaskPrefix starts the id of a task that mirrors one of Claude Code's own tasks
 // (TaskCreate/TaskUpdate). Claude Code keeps those per session (~/.claude/tasks/<session>/),
 // numbering them "1", "2", ... afresh in each, so the id carries the session too:
-// "claude-<first 8 of the session id>-<task id>".
+// "claude-<8 hex digits of the session id's SHA-256>-<task id>". A hash of the whole id, not
+// its first characters: sequential session ids ("…-000000000001", "…-000000000002") share
+// those, and their tasks would share ids. Earlier versions stored the first 8 characters
+// (legacyClaudePrefix); such ids still read as their session's (ownClaudeTask).
 const ClaudeTaskPrefix = "claude-"
 
 // maxSubject bounds a mirrored task's subject, kept as the task's note.
@@ -38,19 +43,69 @@ type ClaudeTask struct {
 	Withheld string
 }
 
-// ClaudeTaskID is the record's task id for t.
+// ClaudeTaskID is the id a new task mirroring t takes; one t's session recorded before may
+// have an earlier version's id (ClaudeTaskIDIn).
 func ClaudeTaskID(t ClaudeTask) string {
-	return ClaudeTaskPrefix + sessionPart(t.SessionID) + "-" + strings.TrimSpace(t.TaskID)
+	return claudeSessionPrefix(t.SessionID) + strings.TrimSpace(t.TaskID)
 }
 
-// sessionPart is the part of a mirrored task's id that names session.
-func sessionPart(session string) string {
+// ClaudeTaskIDIn is the id of r's task mirroring t from t's own session's list: the one r
+// holds, which an earlier version may have named, else ClaudeTaskID(t).
+func ClaudeTaskIDIn(r *Record, t ClaudeTask) string {
+	if i := ownTask(r, t); i >= 0 {
+		return r.Tasks[i].ID
+	}
+	return ClaudeTaskID(t)
+}
+
+// claudeSessionPrefix starts the ids of session's mirrored tasks, up to the task id.
+func claudeSessionPrefix(session string) string {
+	s := strings.TrimSpace(session)
+	if s == "" {
+		return ClaudeTaskPrefix + "nosession-"
+	}
+	sum := sha256.Sum256([]byte(s))
+	return ClaudeTaskPrefix + hex.EncodeToString(sum[:4]) + "-"
+}
+
+// legacyClaudePrefix is claudeSessionPrefix as earlier versions made it: the session id's
+// first 8 bytes, cut back to a whole character.
+func legacyClaudePrefix(session string) string {
 	s := strings.TrimSpace(session)
 	n := min(len(s), 8)
 	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
 		n-- // a cut inside a character would store invalid UTF-8
 	}
-	return cmp.Or(s[:n], "nosession")
+	return ClaudeTaskPrefix + cmp.Or(s[:n], "nosession") + "-"
+}
+
+// ownClaudeTask returns the Claude Code task id of the record's task id when it mirrors one
+// of session's own: its prefix, or an earlier version's followed by a number (Claude Code's
+// ids are numbers; the session part of such an id may be another session's that began alike,
+// which an earlier version could not tell apart either).
+func ownClaudeTask(id, session string) (task string, ok bool) {
+	if task, ok := strings.CutPrefix(id, claudeSessionPrefix(session)); ok && task != "" {
+		return task, true
+	}
+	if task, ok := strings.CutPrefix(id, legacyClaudePrefix(session)); ok && task != "" &&
+		strings.Trim(task, "0123456789") == "" {
+		return task, true
+	}
+	return "", false
+}
+
+// ownTask returns the index of r's task mirroring t from t's own session's list, or -1: the
+// one of t's id, else one an earlier version named.
+func ownTask(r *Record, t ClaudeTask) int {
+	id := ClaudeTaskID(t)
+	if i := slices.IndexFunc(r.Tasks, func(k Task) bool { return k.ID == id }); i >= 0 {
+		return i
+	}
+	task := strings.TrimSpace(t.TaskID)
+	return slices.IndexFunc(r.Tasks, func(k Task) bool {
+		own, ok := ownClaudeTask(k.ID, t.SessionID)
+		return ok && own == task
+	})
 }
 
 // RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow's tasks, in
@@ -67,7 +122,7 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 	if strings.TrimSpace(t.TaskID) == "" {
 		return Result{}, fmt.Errorf("the task event carries no task_id; nothing was recorded")
 	}
-	id := ClaudeTaskID(t)
+	id := ClaudeTaskIDIn(r, t)
 	subj, refused := claudeTaskNote(t)
 	existing := mirroredTask(r, t, subj)
 	if refused != "" && existing < 0 {
@@ -163,23 +218,22 @@ func KeptClaudeTask(t ClaudeTask, completed bool) (ClaudeTask, error) {
 // taken: it was set running (update_task) by a session still at it, here or on a machine
 // sharing the workflow under its claim (recovery puts an ended session's back to pending).
 func mirroredTask(r *Record, t ClaudeTask, note string) int {
-	id := ClaudeTaskID(t)
-	if i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id }); i >= 0 {
+	if i := ownTask(r, t); i >= 0 {
 		return i
 	}
-	own := id[:len(id)-len(strings.TrimSpace(t.TaskID))]
 	if note == "" {
 		return -1
 	}
-	return slices.IndexFunc(r.Tasks, func(t Task) bool {
-		return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && !strings.HasPrefix(t.ID, own) &&
-			t.Status == TaskPending && strings.EqualFold(t.Note, note)
+	return slices.IndexFunc(r.Tasks, func(k Task) bool {
+		_, own := ownClaudeTask(k.ID, t.SessionID)
+		return strings.HasPrefix(k.ID, ClaudeTaskPrefix) && !own &&
+			k.Status == TaskPending && strings.EqualFold(k.Note, note)
 	})
 }
 
 // CompletedTaskID is the id of r's task that a TaskCompleted of t completes: the task
 // mirroring t, which may be an earlier session's (see RecordClaudeTask), else t's own. Once
-// completed, the task has t's own id (ClaudeTaskID).
+// completed, the task has t's own id (ClaudeTaskIDIn).
 func CompletedTaskID(r *Record, t ClaudeTask) string {
 	note, _ := claudeTaskNote(t)
 	if i := mirroredTask(r, t, note); i >= 0 {
@@ -275,14 +329,12 @@ func EarlierClaudeTasks(r *Record, session string) int {
 	if r == nil || strings.TrimSpace(session) == "" {
 		return 0
 	}
-	own := sessionPart(session)
 	n := 0
 	for _, t := range r.Tasks {
-		rest, mirrored := strings.CutPrefix(t.ID, ClaudeTaskPrefix)
-		if !mirrored || t.Status != TaskPending { // a running one is its session's (mirroredTask)
+		if !strings.HasPrefix(t.ID, ClaudeTaskPrefix) || t.Status != TaskPending { // a running one is its session's (mirroredTask)
 			continue
 		}
-		if rest, ok := strings.CutPrefix(rest, own); !ok || !strings.HasPrefix(rest, "-") {
+		if _, own := ownClaudeTask(t.ID, session); !own {
 			n++
 		}
 	}
@@ -305,15 +357,19 @@ func claudeTasks(r *Record, session string, st TaskStatus, own bool) map[string]
 	if r == nil || strings.TrimSpace(session) == "" {
 		return nil
 	}
-	prefix := ClaudeTaskID(ClaudeTask{SessionID: session})
 	var out map[string]string
 	for _, t := range r.Tasks {
-		id, ok := strings.CutPrefix(t.ID, prefix)
-		if !own && !ok && strings.HasPrefix(t.ID, ClaudeTaskPrefix) {
+		id, mine := ownClaudeTask(t.ID, session)
+		if !own {
+			if mine || !strings.HasPrefix(t.ID, ClaudeTaskPrefix) {
+				continue
+			}
 			// The session part has no '-' past its own: Claude Code's ids are numbers.
-			id, ok = t.ID[strings.LastIndexByte(t.ID, '-')+1:], true
+			id = t.ID[strings.LastIndexByte(t.ID, '-')+1:]
+		} else if !mine {
+			continue
 		}
-		if ok && id != "" && t.Status == st {
+		if id != "" && t.Status == st {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -358,7 +414,7 @@ func FollowClaudeTasks(r *Record, c ClaudeListChanges, now time.Time, by Actor) 
 			return ""
 		}
 		id := ClaudeTaskID(l)
-		if note, refused := claudeTaskNote(l); refused != "" || note != t.Note || id == t.ID || slices.ContainsFunc(r.Tasks, func(k Task) bool { return k.ID == id }) {
+		if note, refused := claudeTaskNote(l); refused != "" || note != t.Note || id == t.ID || ownTask(r, l) >= 0 {
 			return ""
 		}
 		return id

@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,25 +178,75 @@ func TestRecordClaudeTaskPrunesDone(t *testing.T) {
 	if c.Done != 50 || c.Pending != 1 || c.Running != 1 {
 		t.Errorf("counts %+v, want 50 done, the open one and the workflow's own", c)
 	}
-	if r.Tasks[0].ID != "own" || r.Tasks[1].ID != "claude-s1-open" || r.Tasks[2].ID != "claude-s1-10" {
-		t.Errorf("kept %s, %s, %s first; want own, claude-s1-open, claude-s1-10", r.Tasks[0].ID, r.Tasks[1].ID, r.Tasks[2].ID)
+	id := func(task string) string {
+		return workflow.ClaudeTaskID(workflow.ClaudeTask{SessionID: "s1", TaskID: task})
+	}
+	if r.Tasks[0].ID != "own" || r.Tasks[1].ID != id("open") || r.Tasks[2].ID != id("10") {
+		t.Errorf("kept %s, %s, %s first; want own, %s, %s", r.Tasks[0].ID, r.Tasks[1].ID, r.Tasks[2].ID, id("open"), id("10"))
 	}
 }
 
-// The id keeps the session id's first 8 bytes, cut back to a whole character: a cut inside
-// one would store invalid UTF-8, which the record's JSON turns into U+FFFD, so the id read
-// back would no longer be the one the next event computes.
-func TestClaudeTaskIDCutsWholeCharacters(t *testing.T) {
-	for _, c := range []struct{ session, want string }{
-		{"0f3e9a7c-1b2d-4e5f-8a9b-0c1d2e3f4a5b", "claude-0f3e9a7c-1"},
-		{"日本語のセッション", "claude-日本-1"},                    // 3-byte characters: the third ends at byte 9
-		{"ab\U0001F680cdef", "claude-ab\U0001F680cd-1"}, // 4-byte: ends at byte 6
-		{"abcdefg\u00e9", "claude-abcdefg-1"},           // 2-byte: starts at byte 7
-		{" \t", "claude-nosession-1"},
+// The id named the session by its first 8 characters, which sequential session ids share
+// ("…-000000000001", "…-000000000002"): their tasks had one id, and one session's events
+// changed the other's tasks. It names it by 8 hex digits of a hash of the whole id now, valid
+// UTF-8 whatever the session id holds.
+func TestClaudeTaskIDTellsSessionsApart(t *testing.T) {
+	ids := map[string]string{}
+	for _, session := range []string{
+		"00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002",
+		"0f3e9a7c-1b2d-4e5f-8a9b-0c1d2e3f4a5b", "日本語のセッション", "ab\U0001F680cdef", "abcdefg\u00e9",
 	} {
-		got := workflow.ClaudeTaskID(workflow.ClaudeTask{SessionID: c.session, TaskID: "1"})
-		if got != c.want || !utf8.ValidString(got) {
-			t.Errorf("ClaudeTaskID(session %q) = %q, want %q", c.session, got, c.want)
+		got := workflow.ClaudeTaskID(workflow.ClaudeTask{SessionID: session, TaskID: " 1 "})
+		hash, ok := strings.CutSuffix(strings.TrimPrefix(got, workflow.ClaudeTaskPrefix), "-1")
+		if !ok || len(hash) != 8 || strings.Trim(hash, "0123456789abcdef") != "" || !utf8.ValidString(got) {
+			t.Errorf("ClaudeTaskID(session %q) = %q, want claude-<8 hex digits>-1", session, got)
+		}
+		if other, seen := ids[got]; seen {
+			t.Errorf("sessions %q and %q both give %s", other, session, got)
+		}
+		ids[got] = session
+	}
+	if got := workflow.ClaudeTaskID(workflow.ClaudeTask{SessionID: " \t", TaskID: "1"}); got != "claude-nosession-1" {
+		t.Errorf("ClaudeTaskID(no session) = %q, want claude-nosession-1", got)
+	}
+}
+
+// Ids an earlier version stored (the session id's first 8 bytes, cut back to a whole
+// character, then the task's number) are still the session's own: its events find its tasks
+// there, its list follows them, and no report tells them as an earlier session's.
+func TestEarlierVersionsClaudeTaskIDsStayTheSessions(t *testing.T) {
+	now := time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ session, prefix string }{
+		{"0f3e9a7c-1b2d-4e5f-8a9b-0c1d2e3f4a5b", "claude-0f3e9a7c-"},
+		{"日本語のセッション", "claude-日本-"},
+		{"ab\U0001F680cdef", "claude-ab\U0001F680cd-"},
+		{"abcdefg\u00e9", "claude-abcdefg-"},
+	} {
+		r := startedApex(t)
+		for _, k := range []struct{ id, note string }{{"1", "write the parser"}, {"2", "drop the cache"}, {"x", "not a number"}} {
+			res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: c.prefix + k.id, Status: workflow.TaskPending, Note: k.note}, now, workflow.Actor{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = res.Record
+		}
+		if n := workflow.EarlierClaudeTasks(r, c.session); n != 1 {
+			t.Errorf("session %q: %d earlier session's tasks, want 1 (%sx, not a number)", c.session, n, c.prefix)
+		}
+		own := workflow.OwnClaudeTasks(r, c.session, workflow.TaskPending)
+		if want := map[string]string{c.prefix + "1": "1", c.prefix + "2": "2"}; !maps.Equal(own, want) {
+			t.Errorf("session %q: own tasks %v, want %v", c.session, own, want)
+		}
+		res, err := workflow.RecordClaudeTask(r, workflow.ClaudeTask{SessionID: c.session, TaskID: "1", Subject: "write the parser"}, false, now, workflow.Actor{})
+		if err != nil || res.Changed {
+			t.Errorf("session %q: its task 1 created again changed %v, %v; want nothing changed", c.session, res.Changed, err)
+		}
+		res, err = workflow.RecordClaudeTask(r, workflow.ClaudeTask{SessionID: c.session, TaskID: "2", Subject: "drop the cache"}, true, now, workflow.Actor{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k, ok := workflow.FindTask(res.Record, c.prefix+"2"); !ok || k.Status != workflow.TaskDone || len(res.Record.Tasks) != 3 {
+			t.Errorf("session %q: completing its task 2 left %+v; want %s2 done, no task added", c.session, res.Record.Tasks, c.prefix)
 		}
 	}
 }
@@ -230,20 +281,21 @@ func TestTaskIDOfAnOpenMirroredTasksSubject(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = res.Record
+	id := workflow.ClaudeTaskID(workflow.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1"})
 	for _, status := range []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskPending} {
 		_, err = workflow.UpdateTask(r, workflow.TaskUpdate{ID: "Write the parser", Status: status}, now, by)
-		if err == nil || !strings.Contains(err.Error(), "use claude-sess-aaa-1") {
-			t.Fatalf("update_task %s by the subject: %v; want a refusal naming claude-sess-aaa-1", status, err)
+		if err == nil || !strings.Contains(err.Error(), "use "+id) {
+			t.Fatalf("update_task %s by the subject: %v; want a refusal naming %s", status, err, id)
 		}
 	}
-	running, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "claude-sess-aaa-1", Status: workflow.TaskRunning}, now, by)
+	running, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: workflow.TaskRunning}, now, by)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := workflow.UpdateTask(running.Record, workflow.TaskUpdate{ID: "write the parser", Status: workflow.TaskRunning}, now, by); err == nil {
 		t.Fatal("a running mirrored task's subject added as a task of its own")
 	}
-	done, err := workflow.UpdateTask(running.Record, workflow.TaskUpdate{ID: "claude-sess-aaa-1", Status: workflow.TaskDone}, now, by)
+	done, err := workflow.UpdateTask(running.Record, workflow.TaskUpdate{ID: id, Status: workflow.TaskDone}, now, by)
 	if err != nil {
 		t.Fatal(err)
 	}

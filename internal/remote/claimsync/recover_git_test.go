@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // TestSessionStartLeavesAnotherMachinesRunningTask: a task running on another machine, under
@@ -79,7 +80,7 @@ func taskMirrored(t *testing.T) (a *clone, url, base string, task engine.ClaudeT
 	if _, err := a.en.RecordClaudeTask(task, false); err != nil {
 		t.Fatal(err)
 	}
-	return a, url, base, task, "claude-aaaaaaaa-1"
+	return a, url, base, task, workflow.ClaudeTaskID(task)
 }
 
 // TestTaskEventLeavesAnotherMachinesRunningTask: one of Claude Code's tasks, mirrored in and
