@@ -691,6 +691,7 @@ func shellSteps(msg string, agent bool) string {
 		{engine.CompleteAgain, "then run cairn complete OUTCOME again"},
 		{engine.ConfirmCopy, "choose which copy to keep"},
 		{engine.AncientCheck, engine.AncientCheck}, // the person's own check (cairn status)
+		{workflow.OwnedAsk, engine.OwnedOne},       // another live session holds it
 		{workflow.ApproveThenMove, "approve it with `cairn approve [NOTE]`, then run the move again"},
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 		{engine.DefinitionAsk, "fix or restore its definition file"},
@@ -725,6 +726,7 @@ var agentSteps = map[string]string{
 	restoreAsk:           restoreAsk,
 	engine.ConfirmCopy:   engine.ConfirmCopy,
 	engine.AncientCheck:  workflow.AncientAsk,
+	workflow.OwnedAsk:    workflow.OwnedAsk,
 	engine.DefinitionAsk: engine.DefinitionAsk,
 	engine.RecordAsk:     engine.RecordAsk,
 	// The person the agent asks must not run it through Claude Code.

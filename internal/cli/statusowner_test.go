@@ -16,4 +16,12 @@ func TestStatusNamesALiveOwner(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "Another live session last changed this workflow") {
 		t.Fatalf("cairn status: %v\n%s", err, out)
 	}
+	if !strings.Contains(string(out), "go on with it in one session only") || strings.Contains(string(out), "ask the user") {
+		t.Errorf("cairn status gives the person the agent's step:\n%s", out)
+	}
+	// A transition from the same terminal warns with the person's step too.
+	out, err = cairnCmd(t, dir, env, "transition", "plan").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "go on with it in one session only") || strings.Contains(string(out), "ask the user") {
+		t.Errorf("cairn transition: %v\n%s", err, out)
+	}
 }

@@ -312,7 +312,7 @@ func TestCairnTaskRunningOnAnotherMachine(t *testing.T) {
 	}
 	t.Logf("machine B's sync told the model: %q", told)
 	for _, want := range []string{"another machine changed workflow wf-elsewhere first (via origin)", "is kept in archive/conflict-wf-elsewhere-",
-		"1 of its 1 change(s) were replayed on top", "could not sync with origin", "the remote refused the push, and said: no pushes today",
+		"1 of its 1 change was replayed on top", "could not sync with origin", "the remote refused the push, and said: no pushes today",
 		"every sync fails the same way until the host takes it"} {
 		if !strings.Contains(told, want) {
 			t.Errorf("no tool result tells the model %q; they read:\n%s", want, strings.Join(toolTexts(trs), "\n"))

@@ -22,6 +22,10 @@ func TestPersonStatusNamesALiveOwner(t *testing.T) {
 	if !strings.Contains(said, "Another live session last changed this workflow 1m ago") {
 		t.Fatalf("status warnings: %q", r.Warnings)
 	}
+	// The person takes the step, not through a user.
+	if !strings.Contains(said, "; go on with it in one session only") || strings.Contains(said, "ask the user") {
+		t.Errorf("status warnings give the agent's step: %q", r.Warnings)
+	}
 	res := must(term.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	if !strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session last changed this workflow 1m ago") {
 		t.Fatalf("transition warnings: %q", res.Warnings)

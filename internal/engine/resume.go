@@ -212,9 +212,6 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if r != nil {
 		def, _ = e.definitionFor(r) // nil: the checks report it, and broken files are warned of above
 		findings = workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now, Exists: e.exists, By: e.actor(), LiveWindow: e.liveWindow(r, now)})
-		if opt.Person {
-			personWords(findings)
-		}
 		if opt.Person && e.actor().SessionID == "" {
 			// Check names a live owner only for a session; a change from this terminal
 			// warns of one all the same.
@@ -226,10 +223,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 				findings = slices.Insert(findings, i, workflow.Finding{Code: workflow.FindingOwnedElsewhere, Severity: workflow.Medium, Text: w})
 			}
 		}
+		if opt.Person {
+			personWords(findings)
+		}
 		findings = e.dropEndedOwner(r, findings)
 		for _, f := range findings {
 			if f.Code == workflow.FindingOwnedElsewhere {
-				eye = append(eye, f.Text)
+				// The user reads it: their own step, not one through them.
+				eye = append(eye, strings.Replace(f.Text, workflow.OwnedAsk, OwnedOne, 1))
 			}
 		}
 	}
@@ -583,6 +584,10 @@ const seeWarning = " (see the warning)"
 // agent's asks the user (workflow.AncientAsk).
 const AncientCheck = "; check that it still applies before going on with it"
 
+// OwnedOne is the ownership warning's step for a person (personWords, the user's
+// systemMessage), where the agent's asks the user (workflow.OwnedAsk).
+const OwnedOne = "go on with it in one session only"
+
 // personWords rewords, in place, the findings whose text tells the agent what to ask the
 // user, with the step a person takes.
 func personWords(fs []workflow.Finding) {
@@ -591,6 +596,9 @@ func personWords(fs []workflow.Finding) {
 			if head, ok := strings.CutSuffix(f.Text, workflow.AncientAsk); ok {
 				fs[i].Text = head + AncientCheck
 			}
+		}
+		if f.Code == workflow.FindingOwnedElsewhere {
+			fs[i].Text = strings.Replace(f.Text, workflow.OwnedAsk, OwnedOne, 1)
 		}
 	}
 }

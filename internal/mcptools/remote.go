@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // EnvSyncInterval overrides how often cairn-mcp syncs with the remote when sharing is on (a Go
@@ -580,7 +581,11 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	msg := fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): %s at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
 		id(out.Workflow), r, now, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
 	if c.Replayed > 0 {
-		msg += fmt.Sprintf(", and %d of its %d change(s) were replayed on top", c.Replayed, len(c.Lost))
+		was := "were"
+		if c.Replayed == 1 {
+			was = "was"
+		}
+		msg += fmt.Sprintf(", and %d of its %d change%s %s replayed on top", c.Replayed, len(c.Lost), workflow.Plural(len(c.Lost)), was)
 	}
 	if n := c.NotReplayed(); n != "" {
 		msg += "; not replayed: " + n

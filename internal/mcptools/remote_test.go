@@ -455,7 +455,7 @@ func TestBackgroundSyncServesCallsDuringItsBackoff(t *testing.T) {
 	close(ready)
 	raceWhileCut(t, bare, link, c, runs, "set_vars", `{"vars":{"WF_BRANCH":"a"}}`)
 	notice := nextNotice(t, c, runs)
-	if !strings.Contains(notice, "1 of its 1 change(s) were replayed on top") {
+	if !strings.Contains(notice, "1 of its 1 change was replayed on top") {
 		t.Fatalf("notice %q: A's change was not replayed", notice)
 	}
 	if backoffs.Load() == 0 || served.Load() != backoffs.Load() {
@@ -675,7 +675,7 @@ exit 0
 			}
 			notice := nextNotice(t, c, runs)
 			noticeSays(t, notice, "another machine changed workflow wf-1 first (via origin)", "revision 2 is kept in archive/conflict-wf-1-",
-				"1 of its 1 change(s) were replayed on top", "could not sync with origin", then[name])
+				"1 of its 1 change was replayed on top", "could not sync with origin", then[name])
 			// B's r2 and r3 came from the remote: only the replayed r4 is unpushed.
 			st, err := store.Open(filepath.Join(aDir, ".claude", "cairn"))
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // TestResumeStructuredIsData: Claude Code shows the model a result's structured content, not
@@ -282,6 +283,30 @@ func TestLoadCheckpointStructuredIsData(t *testing.T) {
 			if !reflect.DeepEqual(s["data"], want) {
 				t.Errorf("load_checkpoint(%s): data %v, not as saved %v", args, s["data"], want)
 			}
+		}
+	}
+}
+
+// TestResumeCheckSchemaListsEveryKey: every key resume_check's structured content carries is
+// in its output schema, so a model (or client) reading the schema knows it is there; open_tasks
+// (the tasks still pending or running) was given but not listed.
+func TestResumeCheckSchemaListsEveryKey(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"schema keys"}`)
+	mustOK(t, c, "update_task", `{"id":"write-parser","status":"running"}`)
+	s := structured(t, mustOK(t, c, "resume_check", `{}`))
+	if s["open_tasks"] == nil {
+		t.Fatalf("no open_tasks in %v", s)
+	}
+	var schema mcp.ToolOutputSchema
+	for _, tool := range listTools(t) {
+		if tool.Name == "resume_check" {
+			schema = tool.OutputSchema
+		}
+	}
+	for k := range s {
+		if _, ok := schema.Properties[k]; !ok {
+			t.Errorf("resume_check gives %q, which its output schema does not list", k)
 		}
 	}
 }

@@ -50,7 +50,7 @@ const (
 		`"blocking":{"type":"array","items":{"type":"object","properties":{"code":{"type":"string"},"severity":{"type":"string"},"details":{"type":"string"}}}},` +
 		`"notices":{"type":"array","items":{"type":"string"}},` +
 		`"l2_line":{"type":"string"},"last_ended":{"type":"string"},` +
-		`"tasks":{"type":"string"},"failed_tasks":{"type":"array","items":{"type":"string"}},"checkpoints":{"type":"array","items":{"type":"string"}},` +
+		`"tasks":{"type":"string"},"open_tasks":{"type":"array","items":{"type":"string"}},"failed_tasks":{"type":"array","items":{"type":"string"}},"checkpoints":{"type":"array","items":{"type":"string"}},` +
 		`"checkpoints_before_workflow":{"type":"array","items":{"type":"string"}},` +
 		phaseCheckpointsProp + `,` +
 		`"approvals":{"type":"array","items":{"type":"string"}},` + noticeProp +

@@ -295,7 +295,7 @@ func TestRender(t *testing.T) {
 		{"with-warnings-within-1000", func() report.Input {
 			in := full()
 			in.Warnings = []string{
-				"Another live session last changed this workflow 2m ago; coordinate with it before continuing, as changes from here may cross its work.",
+				"Another live session last changed this workflow 2m ago; ask the user which session goes on with it, as changes from both may cross.",
 				"referenced outputs are missing: docs/plan.md (output of plan), docs/analysis.md (output of analyze)",
 				"last activity was 9d 3h ago (2026-11-14 09:00 UTC), more than 7 days: the work may have moved on; confirm with the user before continuing",
 			}

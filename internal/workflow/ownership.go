@@ -34,8 +34,12 @@ func OwnershipWarning(r *Record, by Actor, now time.Time, live time.Duration) st
 		return ""
 	}
 	// No session id or pid: the reader can do nothing with them.
-	return fmt.Sprintf("Another live session last changed this workflow %s; coordinate with it before continuing, as changes from here may cross its work.", Ago(now.Sub(r.Owner.Heartbeat)))
+	return fmt.Sprintf("Another live session last changed this workflow %s; "+OwnedAsk+", as changes from both may cross.", Ago(now.Sub(r.Owner.Heartbeat)))
 }
+
+// OwnedAsk is the ownership warning's step for the agent, which cannot reach the other
+// session: the user can. A view for a person gives the person's own step in its place.
+const OwnedAsk = "ask the user which session goes on with it"
 
 // Heartbeat refreshes the owner's heartbeat when by is the owning session (or there is no
 // owner yet). It never takes a workflow from another session: that happens only when the

@@ -33,7 +33,7 @@ func TestOwnershipWarning(t *testing.T) {
 				t.Fatalf("warning %q, want warn=%v", w, tc.warn)
 			}
 			// The reader can do nothing with a session id or a pid: the warning says what to do.
-			if tc.warn && (strings.Contains(w, "sess-alice") || strings.Contains(w, "101") || !strings.Contains(w, "coordinate")) {
+			if tc.warn && (strings.Contains(w, "sess-alice") || strings.Contains(w, "101") || !strings.Contains(w, workflow.OwnedAsk)) {
 				t.Fatalf("warning %q names ids the reader cannot use, or no step", w)
 			}
 			// Changing the workflow carries the warning and takes ownership.
@@ -105,7 +105,7 @@ func TestAge(t *testing.T) {
 func TestOwnershipWarningFutureHeartbeat(t *testing.T) {
 	r := mustStart(t, mustDef(t, "apex")) // heartbeat t0
 	w := workflow.OwnershipWarning(r, workflow.Actor{SessionID: "sess-bob", PID: 202}, t0.Add(-time.Hour), 10*time.Minute)
-	if want := "Another live session last changed this workflow in the future (clock skew?); coordinate with it"; !strings.HasPrefix(w, want) {
+	if want := "Another live session last changed this workflow in the future (clock skew?); ask the user which session goes on with it"; !strings.HasPrefix(w, want) {
 		t.Fatalf("warning %q, want it to start %q", w, want)
 	}
 }
