@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -322,6 +323,26 @@ type Store struct {
 	fs   durable.FS
 	real io.Closer
 	o    options
+
+	mu      sync.Mutex
+	notices []Notice // said by no result yet (TakeNotices)
+}
+
+// TakeNotices returns, once, what the store did on its own in a call whose result has no room
+// to say it (AppendLog's setting aside of an unfinished last line), and forgets it.
+func (s *Store) TakeNotices() []Notice {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.notices
+	s.notices = nil
+	return n
+}
+
+// keepNotice keeps n for TakeNotices.
+func (s *Store) keepNotice(n Notice) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notices = append(s.notices, n)
 }
 
 type options struct {
