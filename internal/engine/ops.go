@@ -1000,7 +1000,7 @@ func archiveLeft(err error) string {
 		}
 		return te.Path + " is locked " + te.Who() + "; the next session start archives it"
 	}
-	return store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"
+	return store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed" + store.NoRoomTold(err)
 }
 
 // archiveCompleted files a just-completed workflow in the archive and records its ending.

@@ -167,6 +167,19 @@ func NoInodes(err error) bool {
 	return ok && we.NoInodes
 }
 
+// NoRoomStep ends what the agent reads of a write the full disk (or one out of inodes, or a
+// quota used up) refused while the call succeeded: the agent's step, which the CLI replaces
+// with the person's. The change stands, so there is nothing to try again.
+const NoRoomStep = "tell the user; do not delete or move files to make room"
+
+// NoRoomTold is "; " and NoRoomStep when err is a write refused for want of room, else "".
+func NoRoomTold(err error) string {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return "; " + NoRoomStep
+	}
+	return ""
+}
+
 // CheckDiskStep ends the message of a write the disk failed with an I/O error: a person's
 // step, which an adapter speaking to the model replaces.
 const CheckDiskStep = "check the disk before trying again"

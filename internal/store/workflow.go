@@ -955,7 +955,7 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 		// operation brings the snapshot up to date. Said as a refused write says why (the disk
 		// full, read-only), without its "left as it was" and "try again": the change stands.
 		res.Notices = append(res.Notices, Notice{Kind: "snapshot-stale", Path: WorkflowFile, Revision: m.rev,
-			Message: fmt.Sprintf("revision %d is saved in the journal, but %v; the next write brings the snapshot up to date", m.rev, ArchiveCause(s.writeErr(WorkflowFile, err)))})
+			Message: fmt.Sprintf("revision %d is saved in the journal, but %v; the next write brings the snapshot up to date%s", m.rev, ArchiveCause(s.writeErr(WorkflowFile, err)), NoRoomTold(err))})
 	}
 	if rec.Snapshot != nil && appended.Offset > s.o.compactAt {
 		// The change stands whatever this does; a compaction that fails is tried again at the
