@@ -702,6 +702,7 @@ func shellSteps(msg string, agent bool) string {
 		{remotesync.AskHistory, "list them with cairn history "}, // a take-back's changes not replayed
 		{remotesync.AskSync, "run cairn sync "},                  // take back a workflow finished here
 		{remotesync.NextSyncTries, "run cairn sync again"},       // only cairn-mcp syncs by itself
+		{store.NoRoomStep, "free some room on that file system"}, // a change that stood, its rest refused for want of room
 	} {
 		to := r[1]
 		if s, ok := agentSteps[r[0]]; agent && ok {
@@ -729,6 +730,7 @@ var agentSteps = map[string]string{
 	workflow.OwnedAsk:    workflow.OwnedAsk,
 	engine.DefinitionAsk: engine.DefinitionAsk,
 	engine.RecordAsk:     engine.RecordAsk,
+	store.NoRoomStep:     store.NoRoomStep,
 	// The person the agent asks must not run it through Claude Code.
 	workflow.ApproveThenMove: workflow.ApproveThenMove,
 }

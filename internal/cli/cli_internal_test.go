@@ -331,9 +331,11 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		// Nor this: a workflow whose definition stopped loading, the person's file to fix.
 		{engine.DefinitionAsk, ": fix or restore its definition file"},
 		{engine.RecordAsk, ": run `cairn doctor`, which names what to correct, then run the command again"},
+		// Nor this: a change that stood, its snapshot refused for want of room.
+		{store.NoRoomStep, ": free some room on that file system"},
 	} {
 		got := shellSteps("nothing was changed: "+tt.agent+".", false)
-		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") || strings.Contains(got, "start_workflow") {
+		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "tell the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") || strings.Contains(got, "start_workflow") {
 			t.Errorf("shellSteps(%q) = %q, want the person's step %q and no tool name", tt.agent, got, tt.person)
 		}
 	}

@@ -125,6 +125,33 @@ func EndLine(fsys FS, name string) (err error) {
 	return nil
 }
 
+// TornTail returns the bytes of name after its last newline: a last line without its newline,
+// which AppendLine cuts off; nil when there is none or no file. The caller must hold the
+// file's lock.
+func TornTail(fsys FS, name string) ([]byte, error) {
+	f, st, err := OpenRead(fsys, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := st.Size()
+	if size == 0 {
+		return nil, nil
+	}
+	end, err := lastNewlineEnd(f, size)
+	if err != nil || end == size {
+		return nil, err
+	}
+	tail := make([]byte, size-end)
+	if _, err := f.ReadAt(tail, end); err != nil {
+		return nil, err
+	}
+	return tail, nil
+}
+
 // lastNewlineEnd returns the offset just past the last '\n' in the first size bytes of f, or 0.
 func lastNewlineEnd(f File, size int64) (int64, error) {
 	var one [1]byte

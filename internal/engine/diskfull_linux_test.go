@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -75,7 +76,7 @@ func TestWorkflowLineOnAFullDisk(t *testing.T) {
 		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 		w := strings.Join(res.Warnings, "\n")
 		if !strings.Contains(w, "auto-memory line not written") || strings.Contains(w, "learnings") || strings.Contains(w, "nor could it be kept") ||
-			!strings.Contains(w, tc.said) || !strings.Contains(w, "Cairn retries after the next turn") {
+			!strings.Contains(w, tc.said) || !strings.Contains(w, "Cairn retries after the next turn") || !strings.Contains(w, store.NoRoomStep) {
 			t.Errorf("state directory full %v: warnings %q: want the line not written, %s and the retry, nothing of learnings", stateFull, res.Warnings, tc.said)
 		}
 		for _, f := range fillers {

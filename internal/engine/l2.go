@@ -344,7 +344,7 @@ func lineErr(err error, dir string) string {
 		msg = what + ": " + msg
 	}
 	// The line is owed and retried: the lock's "try again" would run the move once more.
-	return withoutRetry(msg, err)
+	return withoutRetry(msg, err) + store.NoRoomTold(err)
 }
 
 func isLockTimeout(err error) bool {

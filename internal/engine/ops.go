@@ -1017,7 +1017,7 @@ func archiveLeft(err error) string {
 		}
 		return te.Path + " is locked " + te.Who() + "; the next session start archives it"
 	}
-	return store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed"
+	return store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed" + store.NoRoomTold(err)
 }
 
 // archiveCompleted files a just-completed workflow in the archive and records its ending.
@@ -1676,13 +1676,23 @@ func (e *Engine) CheckpointsBefore(names []string) []string {
 
 // AppendLog appends one JSON value as a line to logs/<name>.jsonl.
 func (e *Engine) AppendLog(name string, entry json.RawMessage) (*Result, error) {
-	if err := e.st.AppendLog(name, entry); err != nil {
+	err := e.st.AppendLog(name, entry)
+	// An unfinished last line set aside, said once here: the append that moved it is what
+	// the caller reads, whether or not it then failed.
+	var told []string
+	for _, n := range e.st.TakeNotices() {
+		told = append(told, n.Message)
+	}
+	if err != nil {
 		if f := secrets.InRefusal(entry, err); f != nil {
 			return nil, fmt.Errorf("log %q entry not appended: %w", name, f)
 		}
+		if len(told) > 0 {
+			return nil, fmt.Errorf("%w (%s)", err, strings.Join(told, "; "))
+		}
 		return nil, err
 	}
-	return &Result{Changed: true, Message: "appended to log " + name}, nil
+	return &Result{Changed: true, Message: "appended to log " + name, Warnings: told}, nil
 }
 
 // RecordLearning writes a learning into auto-memory (its own file and index line).

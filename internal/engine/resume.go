@@ -316,9 +316,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Next = doctorStep(head+kept, true)
 		}
 	}
-	if what, inodes := noRoom(e.st.Dir()); l1ok && what != "" && r != nil && r.Status == workflow.StatusActive {
+	if what, inodes := noRoom(e.st.Dir()); l1ok && what != "" && (r == nil && err == nil || r != nil && r.Status == workflow.StatusActive) {
 		// Writable, but every change would be refused for want of room: access(2) does not say
-		// so, and going on with the phase is not the step.
+		// so, and going on with the phase, or starting a workflow, is not the step.
 		warn := e.st.Dir() + ": " + what + ", so no change to the workflow would be kept"
 		out.Warnings, eye = append(out.Warnings, warn), append(eye, warn)
 		again := "there is space"

@@ -144,7 +144,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 	// done now.
 	if _, err := s.finishArchive(); err != nil {
 		res.Notices = append(res.Notices, Notice{Kind: "snapshot-stale", Path: WorkflowFile, Revision: tip.Revision,
-			Message: fmt.Sprintf("workflow %s was replaced in its journal at revision %d but the rest could not be finished (%v); the next write finishes it", w.ID, tip.Revision, err)})
+			Message: fmt.Sprintf("workflow %s was replaced in its journal at revision %d but the rest could not be finished (%v); the next write finishes it%s", w.ID, tip.Revision, err, NoRoomTold(err))})
 		return info, res, nil
 	}
 	info.Pruned, info.PruneErr = s.prune(info.Dir)

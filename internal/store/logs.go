@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"path"
 	"slices"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -25,7 +26,7 @@ type Lines struct {
 	// Lines are the complete, valid lines, in order, without their newline.
 	Lines []json.RawMessage
 	// Torn is 1 when the file ends in a partial line (a writer was killed mid-append); the next
-	// append cuts it off.
+	// append moves it to quarantine/.
 	Torn int
 	// Invalid counts complete lines that are not one strict JSON value of at most
 	// MaxLogLine bytes; they are skipped.
@@ -61,8 +62,8 @@ func LogFile(name string) string { return logsDir + "/" + name + ".jsonl" }
 // AppendLog appends one JSON value as a line to logs/NAME.jsonl, durably, under the log's
 // lock. The entry is checked (strict JSON, no secret), compacted to one line and refused over
 // MaxLogLine bytes. A last line without its newline is given one when it is a whole entry, and
-// cut off when it is cut short (a writer killed mid-line); a failed write is taken back, so the
-// log only ever holds whole lines.
+// moved to quarantine/ when it is cut short (a writer killed mid-line; TakeNotices says so);
+// a failed write is taken back, so the log only ever holds whole lines.
 func (s *Store) AppendLog(name string, entry []byte) error {
 	if err := ValidName(name); err != nil {
 		return err
@@ -112,8 +113,37 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 			return s.writeErr(LogFile(name), err)
 		}
 	}
+	if last == nil {
+		// A last line cut short, which AppendLine cuts off, is kept first: never deleted.
+		if err := s.keepTornTail(name); err != nil {
+			return err
+		}
+	}
 	_, err = durable.AppendLine(s.fs, LogFile(name), line, true)
 	return s.writeErr(LogFile(name), err)
+}
+
+// keepTornTail copies the unfinished last line of log name, if it has one, to quarantine/,
+// durably, and keeps the notice that says so for TakeNotices. Opened WithNoRepair, it answers
+// ErrRepairLeft where there is one, as Quarantine does.
+func (s *Store) keepTornTail(name string) error {
+	file := LogFile(name)
+	tail, err := durable.TornTail(s.fs, file)
+	if err != nil || tail == nil {
+		return s.writeErr(file, err)
+	}
+	if s.o.noRepair {
+		return fmt.Errorf("%s: %w", file, ErrRepairLeft)
+	}
+	dst, err := s.setAside(path.Base(file), func(dst string) error {
+		return s.writeErr(dst, durable.WriteFileNoReplace(s.fs, dst, tail, 0o600))
+	})
+	if err != nil {
+		return fmt.Errorf("log %q entry not appended: its unfinished last line could not be kept in quarantine/ first: %w", name, err)
+	}
+	s.keepNotice(Notice{Kind: "quarantined", Path: dst,
+		Message: fmt.Sprintf("%s ended in an unfinished line of %d bytes (a writer stopped mid-line), cut off before the append and kept in %s", file, len(tail), dst)})
+	return nil
 }
 
 // SplitSecret reports the secret that log line line makes on the line after prev, each clean

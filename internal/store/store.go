@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -164,6 +165,19 @@ func (e *WriteError) Unwrap() error { return e.Err }
 func NoInodes(err error) bool {
 	we, ok := errors.AsType[*WriteError](err)
 	return ok && we.NoInodes
+}
+
+// NoRoomStep ends what the agent reads of a write the full disk (or one out of inodes, or a
+// quota used up) refused while the call succeeded: the agent's step, which the CLI replaces
+// with the person's. The change stands, so there is nothing to try again.
+const NoRoomStep = "tell the user; do not delete or move files to make room"
+
+// NoRoomTold is "; " and NoRoomStep when err is a write refused for want of room, else "".
+func NoRoomTold(err error) string {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return "; " + NoRoomStep
+	}
+	return ""
 }
 
 // CheckDiskStep ends the message of a write the disk failed with an I/O error: a person's
@@ -322,6 +336,26 @@ type Store struct {
 	fs   durable.FS
 	real io.Closer
 	o    options
+
+	mu      sync.Mutex
+	notices []Notice // said by no result yet (TakeNotices)
+}
+
+// TakeNotices returns, once, what the store did on its own in a call whose result has no room
+// to say it (AppendLog's setting aside of an unfinished last line), and forgets it.
+func (s *Store) TakeNotices() []Notice {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.notices
+	s.notices = nil
+	return n
+}
+
+// keepNotice keeps n for TakeNotices.
+func (s *Store) keepNotice(n Notice) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notices = append(s.notices, n)
 }
 
 type options struct {

@@ -470,29 +470,11 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	if s.o.noRepair {
 		return Notice{}, fmt.Errorf("%s: %w", file, ErrRepairLeft)
 	}
-	if err := s.mkdir(quarantineDir); err != nil {
+	dst, err := s.setAside(path.Base(file), func(dst string) error {
+		return s.writeErr(file, s.fs.RenameNoReplace(file, dst))
+	})
+	if err != nil {
 		return Notice{}, err
-	}
-	base := path.Base(file)
-	dst := QuarantineName(base, s.o.now())
-	for i := 2; ; i++ {
-		// Never onto a name taken, even one taken since it was chosen: only "exists" moves on
-		// to the next name; any other answer (an I/O error, no permission) would be the same
-		// for every name tried.
-		err := s.fs.RenameNoReplace(file, dst)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return Notice{}, s.writeErr(file, err)
-		}
-		if i > 100 {
-			return Notice{}, s.writeErr(dst, fs.ErrExist)
-		}
-		dst = quarantineDir + "/" + base + "-" + s.utc() + "-" + strconv.Itoa(i)
-	}
-	if err := s.fs.SyncDir(quarantineDir); err != nil {
-		return Notice{}, s.writeErr(dst, err)
 	}
 	if err := s.fs.SyncDir(path.Dir(file)); err != nil {
 		return Notice{}, s.writeErr(file, err)
@@ -506,6 +488,36 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	}
 	return Notice{Kind: "quarantined", Path: dst,
 		Message: fmt.Sprintf("%s %s (%s) and was moved to %s, where it is kept", file, what, reason, dst)}, nil
+}
+
+// setAside puts something under a free name in quarantine/ for base (QuarantineName, or the
+// next free one after it) with put, which answers fs.ErrExist for a name taken, and makes the
+// name durable. It returns the name, relative to the state directory.
+func (s *Store) setAside(base string, put func(dst string) error) (string, error) {
+	if err := s.mkdir(quarantineDir); err != nil {
+		return "", err
+	}
+	dst := QuarantineName(base, s.o.now())
+	for i := 2; ; i++ {
+		// Never onto a name taken, even one taken since it was chosen: only "exists" moves on
+		// to the next name; any other answer (an I/O error, no permission) would be the same
+		// for every name tried.
+		err := put(dst)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+		if i > 100 {
+			return "", s.writeErr(dst, fs.ErrExist)
+		}
+		dst = quarantineDir + "/" + base + "-" + s.utc() + "-" + strconv.Itoa(i)
+	}
+	if err := s.fs.SyncDir(quarantineDir); err != nil {
+		return "", s.writeErr(dst, err)
+	}
+	return dst, nil
 }
 
 // QuarantineName is the name, relative to the state directory, under which quarantine/ keeps
@@ -943,7 +955,7 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 		// operation brings the snapshot up to date. Said as a refused write says why (the disk
 		// full, read-only), without its "left as it was" and "try again": the change stands.
 		res.Notices = append(res.Notices, Notice{Kind: "snapshot-stale", Path: WorkflowFile, Revision: m.rev,
-			Message: fmt.Sprintf("revision %d is saved in the journal, but %v; the next write brings the snapshot up to date", m.rev, ArchiveCause(s.writeErr(WorkflowFile, err)))})
+			Message: fmt.Sprintf("revision %d is saved in the journal, but %v; the next write brings the snapshot up to date%s", m.rev, ArchiveCause(s.writeErr(WorkflowFile, err)), NoRoomTold(err))})
 	}
 	if rec.Snapshot != nil && appended.Offset > s.o.compactAt {
 		// The change stands whatever this does; a compaction that fails is tried again at the
