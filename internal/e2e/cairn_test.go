@@ -827,7 +827,7 @@ func TestCairnProjectDefinition(t *testing.T) {
 	requireOK(t, r)
 	w.requirePluginLoaded(t, r)
 	report := cairnReport(t, r.FirstMain(t))
-	if !r.FirstMain(t).Contains("Next: Continue phase read, then move on to comment or draft: entering comment completes the workflow, so do its work before moving there.") {
+	if !r.FirstMain(t).Contains("Next: Continue phase read, then move on to comment or draft: entering comment completes the workflow: do its work first.") {
 		t.Errorf("the next step does not follow the project's definition")
 	}
 	for _, want := range []string{"(review-flow)", "phase read", "completed: draft"} {

@@ -716,7 +716,7 @@ func TestCairnPassedPhaseRenamedResumes(t *testing.T) {
 		"completed: draft, review\n"+
 		"warning: the workflow passed phases the rel definition no longer has (renamed or removed since): review; it goes on from build as the definition is now\n"+
 		"</cairn-state nonce=\"{nonce}\">\n"+
-		"Next: Continue phase build, then move on to ship: entering ship completes the workflow, so do its work before moving there. Details: "+cairnTool("resume_check")+".", id)
+		"Next: Continue phase build, then move on to ship: entering ship completes the workflow: do its work first. Details: "+cairnTool("resume_check")+".", id)
 
 	trs := lastToolResults(t, r)
 	if len(trs) != 2 {

@@ -910,8 +910,9 @@ func (e *Engine) awaiting(res *Result, def *workflow.Definition, r *workflow.Rec
 	p := textsafe.Line(r.State, 64)
 	if ahead != "" {
 		// The moves are in the result (allowed); entering git-commit completes the workflow
-		// before the commit it is named for, unless the step says so.
-		res.Next = fmt.Sprintf("Phase %s leads on to a terminal phase: %s.", p, ahead)
+		// before the commit it is named for, unless the step says so. (ahead starts with
+		// "entering": ASCII.)
+		res.Next = strings.ToUpper(ahead[:1]) + ahead[1:] + "."
 	}
 	if q, open := workflow.PendingApproval(r); !open || q != r.State {
 		return

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -28,7 +27,7 @@ func TestMoveSaysTerminalPhaseAheadCompletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "entering git-commit completes the workflow, so do its work before moving there"; !strings.Contains(res.Next, want) {
-		t.Errorf("move into review: next %q, want it to say %q", res.Next, want)
+	if want := "Entering git-commit completes the workflow: do its work first."; res.Next != want {
+		t.Errorf("move into review: next %q, want %q", res.Next, want)
 	}
 }

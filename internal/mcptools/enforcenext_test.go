@@ -13,7 +13,7 @@ func TestSetEnforcementBlockingSaysTheStep(t *testing.T) {
 	_, c := realServer(t)
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
 	for _, tc := range []struct{ args, next string }{
-		{`{"violations":[{"code":"V1","severity":"HIGH","details":"d"}]}`, "Fix the blocking violation the last review recorded, then call set_enforcement with what is still open"},
+		{`{"violations":[{"code":"V1","severity":"HIGH","details":"d"}]}`, "Fix the blocking violation, then call set_enforcement with what is still open"},
 		{`{"violations":[{"code":"V1","severity":"HIGH","details":"d"}]}`, "Fix the blocking violation"}, // already on record
 		{`{"violations":[{"code":"V1","severity":"CRITICAL","details":"d"},{"code":"V2","severity":"HIGH","details":"e"},{"code":"V3","severity":"LOW","details":"f"}]}`, "Fix the 2 blocking violations"},
 		{`{"violations":[{"code":"V3","severity":"LOW","details":"f"}]}`, ""},

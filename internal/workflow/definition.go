@@ -392,7 +392,7 @@ func (d *Definition) TerminalAhead(tos []string) string {
 	if len(ends) == 0 {
 		return ""
 	}
-	return "entering " + strings.Join(ends, " or ") + " completes the workflow, so do its work before moving there"
+	return "entering " + strings.Join(ends, " or ") + " completes the workflow: do its work first"
 }
 
 // IsGate reports whether p is an approval gate.

@@ -276,9 +276,9 @@ func approvedHere(r *Record) (Approval, bool) {
 // when it records them (by its short name: the model has just called it).
 func BlockingStep(n int, tool string) string {
 	if n == 1 {
-		return "Fix the blocking violation the last review recorded, then call " + tool + " with what is still open (an empty list once nothing is)."
+		return "Fix the blocking violation, then call " + tool + " with what is still open ([] once none is)."
 	}
-	return fmt.Sprintf("Fix the %d blocking violations the last review recorded, then call %s with what is still open (an empty list once nothing is).", n, tool)
+	return fmt.Sprintf("Fix the %d blocking violations, then call %s with what is still open ([] once none is).", n, tool)
 }
 
 // isAre is the verb for n things.

@@ -93,8 +93,8 @@ func TestBuildPlanNextStep(t *testing.T) {
 		want string
 	}{
 		{"approval", inPlan, nil, "Finish phase plan (if its result was already shown, show it again without re-running it) and ask the user to approve it; leaving plan needs their yes."},
-		{"blocking-violations", withV.Record, nil, "Fix the blocking violation the last review recorded, then call " + workflow.ToolPrefix + "set_enforcement with what is still open (an empty list once nothing is)."},
-		{"blocking-violations-2", twoV.Record, nil, "Fix the 2 blocking violations the last review recorded, then call " + workflow.ToolPrefix + "set_enforcement with what is still open (an empty list once nothing is)."},
+		{"blocking-violations", withV.Record, nil, "Fix the blocking violation, then call " + workflow.ToolPrefix + "set_enforcement with what is still open ([] once none is)."},
+		{"blocking-violations-2", twoV.Record, nil, "Fix the 2 blocking violations, then call " + workflow.ToolPrefix + "set_enforcement with what is still open ([] once none is)."},
 		// A warning that asks for something before going on makes that the next step, not
 		// "continue phase ...", which would be a second one.
 		{"stale", review, []workflow.Finding{ancient},
@@ -107,7 +107,7 @@ func TestBuildPlanNextStep(t *testing.T) {
 		// Entering git-commit completes and archives the workflow: moving there before the
 		// commit left the commit outside the workflow, and a failed one with nothing to go
 		// back to. The step says so.
-		{"terminal-ahead", review, nil, "Continue phase review, then move on to implement or git-commit: entering git-commit completes the workflow, so do its work before moving there."},
+		{"terminal-ahead", review, nil, "Continue phase review, then move on to implement or git-commit: entering git-commit completes the workflow: do its work first."},
 		// A failed task is not open, but the phase's work is not done with it: it is said, with
 		// what to do about it, not left out of the step.
 		{"failed-task", failed, nil, "Continue phase implement (1 task to run, 1 failed to retry or report to the user), then move on to review."},
