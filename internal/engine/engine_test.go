@@ -1217,7 +1217,7 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
 			must(en.SetEnforcement([]engine.Violation{{Code: "V-1", Severity: "HIGH", Details: "no test"}}))(t)
-		}, "Fix the blocking violation the last review recorded"},
+		}, "Fix the blocking violation, then call"},
 		{"stale", func(t *testing.T, e *env) {
 			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x", TTL: "720h"}))(t)
 			e.clock.Add(8 * 24 * time.Hour)
