@@ -23,20 +23,7 @@ import (
 // the next call, which runs the new binaries.
 func TestMCPServerNoticesAPluginUpdate(t *testing.T) {
 	skipOnWindows(t)
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH: cannot build cairn-mcp")
-	}
-	built := filepath.Join(t.TempDir(), "cairn-mcp")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-o", built, "./mcpserver")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	binary, err := os.ReadFile(built)
-	if err != nil {
-		t.Fatal(err)
-	}
+	binary := builtBinary(t, "./mcpserver")
 	pulled := "1111  cairn_9.9.9_linux_amd64.tar.gz\n"
 	for _, tc := range []struct {
 		name    string

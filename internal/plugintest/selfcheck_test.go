@@ -18,20 +18,7 @@ import (
 // fits or the installer, so a stale hook never does any work.
 func TestLaunchHooksCheckTheirOwnStamp(t *testing.T) {
 	skipOnWindows(t)
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH: cannot build the hook")
-	}
-	built := filepath.Join(t.TempDir(), "cairn-stop")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-o", built, "./hooks/stop")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	binary, err := os.ReadFile(built)
-	if err != nil {
-		t.Fatal(err)
-	}
+	binary := builtBinary(t, "./hooks/stop")
 	// put installs the real hook in dir, stamped current or stale, with SelfCheckFile.
 	put := func(t *testing.T, root, dir string, current bool) {
 		writeFile(t, filepath.Join(dir, hook.SelfCheckFile), "")
@@ -100,4 +87,25 @@ func TestLaunchHooksCheckTheirOwnStamp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// builtBinary is the bytes of pkg (a path from the repository's root) as go build makes it;
+// the test is skipped where go is not on PATH.
+func builtBinary(t *testing.T, pkg string) []byte {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go is not on PATH: cannot build %s", pkg)
+	}
+	built := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	cmd := exec.Command(goBin, "build", "-trimpath", "-o", built, pkg)
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	binary, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return binary
 }
