@@ -33,7 +33,8 @@
 // carries its holder's lease, and a machine set to a shorter one waits for the holder's. The
 // holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter),
 // a done task's claim too until the done is pushed.
-// The claims held on a workflow replaced here are released by the next claims call.
+// The claims held on a workflow replaced here are released by the next claims call, and those
+// held on one that ended here, with none active since, by the next sync.
 //
 // The calls of one clone (the MCP server's tool calls and background sync, cairn task, cairn
 // sync) take turns (clone.turn), each deciding on the workflow and claims.json as read in its
@@ -198,16 +199,10 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 	if err != nil {
 		return nil, err
 	}
-	lease := mirror.Lease(getenv)
-	skew, _ := time.ParseDuration(getenv(EnvClockSkew))
-	now := func() time.Time { return time.Now().Add(skew) }
-	b := o.Backend
-	if b == nil {
-		b, err = gitremote.New(gitremote.Config{Dir: o.Root, Remote: s.Remote,
-			Layout: gitremote.Layout(s.Layout).Claims(), Timeout: callTimeout})
-		if err != nil {
-			return nil, err
-		}
+	lease, now := mirror.Lease(getenv), clock(getenv)
+	b, err := backend(o, s)
+	if err != nil {
+		return nil, err
 	}
 	cur, damaged, err := readState(st)
 	if damaged {
@@ -241,19 +236,90 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		c.restored = cur.Line
 		maps.Copy(c.pending, cur.Pending)
 		maps.Copy(c.unclaimed, cur.Unclaimed)
-	} else if cur.Workflow != "" {
-		for task, h := range cur.Line.Holders {
-			if h.Owner == cur.Owner {
-				if c.leftFences == nil {
-					c.leftFences = map[string]int64{}
-					c.left = claim.New(b, cur.Workflow, cur.Owner, lease, now)
-					c.left.Restore(cur.Line)
-				}
-				c.leftFences[task] = h.Rev
-			}
-		}
+	} else {
+		c.left, c.leftFences = leftOf(cur, b, lease, now)
 	}
 	return c, nil
+}
+
+// clock is the clock claims are timed by: this machine's, shifted by EnvClockSkew.
+func clock(getenv func(string) string) func() time.Time {
+	skew, _ := time.ParseDuration(getenv(EnvClockSkew))
+	return func() time.Time { return time.Now().Add(skew) }
+}
+
+// backend is the claims line's remote: o.Backend, else the git remote s names.
+func backend(o Options, s mirror.Settings) (remote.Backend, error) {
+	if o.Backend != nil {
+		return o.Backend, nil
+	}
+	return gitremote.New(gitremote.Config{Dir: o.Root, Remote: s.Remote,
+		Layout: gitremote.Layout(s.Layout).Claims(), Timeout: callTimeout})
+}
+
+// leftOf is a Claimer on the line of the workflow cur (the Doc) is about, no longer the active
+// one here, and the claims this clone holds there by task (nil, nil when none).
+func leftOf(cur state, b remote.Backend, lease time.Duration, now func() time.Time) (*claim.Claimer, map[string]int64) {
+	var left *claim.Claimer
+	var fences map[string]int64
+	for task, h := range cur.Line.Holders {
+		if cur.Workflow == "" || h.Owner != cur.Owner {
+			continue
+		}
+		if fences == nil {
+			fences = map[string]int64{}
+			left = claim.New(b, cur.Workflow, cur.Owner, lease, now)
+			left.Restore(cur.Line)
+		}
+		fences[task] = h.Rev
+	}
+	return left, fences
+}
+
+// releaseEnded releases the claims this clone holds on the workflow the Doc is about when no
+// workflow is active here: it ended here (completed, archived), and nothing of it is worked on
+// here any more, while a machine going on with it would be refused those tasks for a lease.
+// Once they are released the Doc forgets that workflow; out of reach, they are left to the
+// next sync. Nothing is read or sent when the Doc holds no claim of this clone's.
+func releaseEnded(ctx context.Context, o Options) error {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	st, err := store.Open(o.StateDir, store.WithLockWait(turnWait), store.WithNoCreate())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	s, err := mirror.Load(st)
+	if err != nil || !s.Enabled {
+		return err
+	}
+	cur, _, err := readState(st)
+	if err != nil {
+		return nil // damaged or unreadable: the next load with a workflow active rebuilds it
+	}
+	b, err := backend(o, s)
+	if err != nil {
+		return err
+	}
+	left, fences := leftOf(cur, b, mirror.Lease(getenv), clock(getenv))
+	if left == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if err := left.ReleaseAll(ctx, fences); err != nil {
+		return err
+	}
+	_, err = st.Update(Doc, func(doc []byte) ([]byte, error) {
+		var now state
+		if doc == nil || json.Unmarshal(doc, &now) != nil || now.Owner != cur.Owner || now.Workflow != cur.Workflow {
+			return nil, nil // changed meanwhile (a workflow started, an identity rebuilt): theirs to keep
+		}
+		return json.Marshal(state{Owner: now.Owner, Dir: now.Dir, Ino: now.Ino})
+	})
+	return err
 }
 
 // instance names the workflow rec among those started under its id, for its claims (claim.Of):
@@ -1244,7 +1310,13 @@ func (c *clone) settleIf(task string, at time.Time) {
 // sync may still go on is a *NoticeError.
 func Sync(ctx context.Context, o Options, revert func(task, note string) error) ([]string, error) {
 	c, err := open(o)
-	if err != nil || c == nil {
+	if c == nil && err == nil {
+		if err := releaseEnded(ctx, o); err != nil {
+			return nil, &NoticeError{Err: err} // no claim made offline waits: the workflow's sync goes on
+		}
+		return nil, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	defer c.st.Close()

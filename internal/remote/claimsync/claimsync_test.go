@@ -1180,6 +1180,50 @@ func TestReplacedWorkflowsClaimsAreReleased(t *testing.T) {
 	}
 }
 
+// TestEndedWorkflowsClaimsAreReleased: the claims this clone held on a workflow that then
+// ended here (archived, or completed with a task done and not yet pushed), with no workflow
+// started after it, are released by its next sync: nothing is worked on here any more, and a
+// machine that goes on with that workflow was refused its tasks for a lease, the released
+// claims being kept only while a workflow was active here.
+func TestEndedWorkflowsClaimsAreReleased(t *testing.T) {
+	for _, end := range []string{"archive", "complete"} {
+		t.Run(end, func(t *testing.T) {
+			b := &flaky{Backend: memremote.New()}
+			a := newClone(t, b)
+			a.vars[claimsync.EnvLease] = "1h"
+			if _, err := a.task("t1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if end == "archive" {
+				_, err = a.en.Archive("given up")
+			} else if _, err = a.task("t1", "done"); err == nil {
+				_, err = a.en.CompleteByPerson("all done")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Out of reach, the release waits for the next sync, and the workflow's own sync
+			// goes on (a notice, not an error).
+			b.set(true)
+			_, err = claimsync.Sync(context.Background(), a.opt, nil)
+			if _, ok := errors.AsType[*claimsync.NoticeError](err); !ok {
+				t.Fatalf("a sync out of reach: %v; want a *NoticeError", err)
+			}
+			b.set(false)
+			if notes := a.sync(); len(notes) != 0 {
+				t.Fatalf("sync: %v", notes)
+			}
+			if _, err := claim.New(b, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+				t.Fatalf("claiming t1 of the workflow that ended on its holder: %v", err)
+			}
+			if notes := a.sync(); len(notes) != 0 { // nothing of its own left: no network, no word
+				t.Fatalf("the sync after: %v", notes)
+			}
+		})
+	}
+}
+
 // TestInvalidTaskIDIsNotPushed: a task id update_task refuses (not one short line) is refused
 // before anything is pushed, as a secret-shaped one is: every machine reads the claims line.
 func TestInvalidTaskIDIsNotPushed(t *testing.T) {
