@@ -56,6 +56,13 @@ func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*
 			return workflow.Result{}, fmt.Errorf("it came while workflow %s was active, which %s has replaced since", under, cur.WorkflowID)
 		}
 		id = workflow.ClaudeTaskIDIn(cur, t)
+		t := t
+		t.Theirs = nil
+		if workflow.CompletedTaskID(cur, t) != id {
+			// Another session's task of the same subject: looked up only then, as it reads
+			// the session records.
+			t.Theirs = e.othersOpenTasks(cur, t)
+		}
 		if _, mirrored := workflow.FindTask(cur, id); !mirrored && e.besideLiveOwner(cur) {
 			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat)))
 		}
@@ -97,6 +104,22 @@ func (e *Engine) recordClaudeTask(t ClaudeTask, completed bool, under string) (*
 		res.Message = fmt.Sprintf("Claude Code task %s was already recorded as %s; nothing changed", strings.TrimSpace(t.TaskID), verb)
 	}
 	return res, nil
+}
+
+// othersOpenTasks lists the ids of r's pending tasks mirrored from sessions other running
+// clients run (workflow.ClaudeTask.Theirs), but for one of t's number in a list they share
+// (CLAUDE_CODE_TASK_LIST_ID): that is the same entry of the list, which t's session may complete.
+func (e *Engine) othersOpenTasks(r *workflow.Record, t ClaudeTask) []string {
+	shared := e.cfg.Getenv(claudeTaskListVar) != ""
+	var ids []string
+	for _, s := range e.otherClientsSessions() {
+		for id, n := range workflow.OwnClaudeTasks(r, s, workflow.TaskPending) {
+			if !shared || n != strings.TrimSpace(t.TaskID) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
 }
 
 // claudeTaskList is the directory of Claude Code's task list for session, one <task

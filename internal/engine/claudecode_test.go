@@ -658,3 +658,53 @@ func TestLiveSessionsSharingAListKeepTheirTasks(t *testing.T) {
 		}
 	}
 }
+
+// Two live clients working on one workflow, each with a task of the same subject (two tasks:
+// one in each session's list, or two entries of a list they share): the second one's
+// TaskCreated was taken as the first one's task created again, which took the second
+// session's id, so the workflow held one task for two; when the first session completed its
+// task, that one task was marked done, and the second session's, still open in its list, was
+// no longer listed as open. A pending task of a session still running in another client is
+// that session's, not one an earlier session left: each session's task is its own.
+func TestLiveSessionsTasksOfOneSubjectStayTwo(t *testing.T) {
+	const a, b = "sess-aaaa-1", "sess-bbbb-2"
+	for _, list := range []string{"", "team-x"} {
+		t.Run("list "+list, func(t *testing.T) {
+			e := newEnv(t)
+			e.vars["CLAUDE_CODE_TASK_LIST_ID"] = list
+			ea, eb := e.openAs(a, os.Getpid()), e.openAs(b, os.Getppid()) // two running clients
+			must(0, ea.RecordSession(engine.Session{SessionID: a, PID: os.Getpid()}))(t)
+			must(0, eb.RecordSession(engine.Session{SessionID: b, PID: os.Getppid()}))(t)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			must(ea.RecordClaudeTask(engine.ClaudeTask{SessionID: a, TaskID: "1", Subject: "run the tests"}, false))(t)
+			must(eb.SetVars(map[string]string{"WF_K": b}))(t) // b takes the workflow: its tasks are mirrored
+			bTask := "2"
+			if list == "" {
+				bTask = "1" // its own list numbers from 1
+			}
+			must(eb.RecordClaudeTask(engine.ClaudeTask{SessionID: b, TaskID: bTask, Subject: "run the tests"}, false))(t)
+			open := func() []string {
+				t.Helper()
+				return e.open(b).Resume(engine.ResumeOptions{ReportOnly: true}).OpenTasks
+			}
+			if got, want := open(), []string{"run the tests", "run the tests"}; !slices.Equal(got, want) {
+				t.Fatalf("open tasks after both sessions created theirs: %q, want %q", got, want)
+			}
+			// In a shared list, either session may complete the other's task, which has its
+			// number there.
+			by := ea
+			if list != "" {
+				by = eb
+			}
+			must(by.RecordClaudeTask(engine.ClaudeTask{SessionID: by.SessionID(), TaskID: "1", Subject: "run the tests"}, true))(t)
+			if got, want := open(), []string{"run the tests"}; !slices.Equal(got, want) {
+				t.Fatalf("open tasks after task 1 was completed: %q, want %q (the other one, still open)", got, want)
+			}
+			var r struct{ Tasks []struct{ Status string } }
+			noErr(t, json.Unmarshal(e.open(b).Resume(engine.ResumeOptions{}).Workflow, &r))
+			if len(r.Tasks) != 2 {
+				t.Fatalf("the workflow holds %+v, want two tasks, one done", r.Tasks)
+			}
+		})
+	}
+}

@@ -41,6 +41,11 @@ type ClaudeTask struct {
 	// Withheld, when not "", is why Subject is empty: the refusal of the secret it held, as a
 	// kept completion carries it (KeptClaudeTask). The task is then known by its id alone.
 	Withheld string
+	// Theirs holds the ids of pending tasks of sessions still at work beside SessionID's
+	// (their clients running): each is in its session's list, not one an earlier session
+	// left, so one of the same subject is another task, never this one created again or
+	// completed (mirroredTask).
+	Theirs []string
 }
 
 // ClaudeTaskID is the id a new task mirroring t takes; one t's session recorded before may
@@ -217,6 +222,8 @@ func KeptClaudeTask(t ClaudeTask, completed bool) (ClaudeTask, error) {
 // tasks apart: the same subject twice there is two. Another session's running task is not
 // taken: it was set running (update_task) by a session still at it, here or on a machine
 // sharing the workflow under its claim (recovery puts an ended session's back to pending).
+// Nor is one of t.Theirs, a session's at work beside t's: it is in that session's list, and
+// completed there it would close t's with it.
 func mirroredTask(r *Record, t ClaudeTask, note string) int {
 	if i := ownTask(r, t); i >= 0 {
 		return i
@@ -227,7 +234,7 @@ func mirroredTask(r *Record, t ClaudeTask, note string) int {
 	return slices.IndexFunc(r.Tasks, func(k Task) bool {
 		_, own := ownClaudeTask(k.ID, t.SessionID)
 		return strings.HasPrefix(k.ID, ClaudeTaskPrefix) && !own &&
-			k.Status == TaskPending && strings.EqualFold(k.Note, note)
+			k.Status == TaskPending && strings.EqualFold(k.Note, note) && !slices.Contains(t.Theirs, k.ID)
 	})
 }
 
