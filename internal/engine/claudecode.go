@@ -380,7 +380,9 @@ type earlierTasksTold struct {
 // untoldEarlierTasks returns the ids of r's open mirrored tasks of another session than this
 // one (workflow.EarlierClaudeTasks) that no report has told of yet. Most starts have none and
 // read nothing more. A session beside the live owner has none: the owner's open tasks are in
-// that session's list, not an earlier one's.
+// that session's list, not an earlier one's. Nor are those of a session another running client
+// runs (whoever owns the workflow) an earlier one's: they are in its list, told to be created
+// again here they would be a second copy.
 func (e *Engine) untoldEarlierTasks(r *workflow.Record) []string {
 	if workflow.EarlierClaudeTasks(r, e.cfg.SessionID) == 0 || e.besideLiveOwner(r) {
 		return nil
@@ -388,6 +390,11 @@ func (e *Engine) untoldEarlierTasks(r *workflow.Record) []string {
 	var told earlierTasksTold
 	if data, err := e.st.Read(earlierTasksDoc); err == nil && json.Unmarshal(data, &told) == nil && told.WorkflowID != r.WorkflowID {
 		told.IDs = nil
+	}
+	for _, s := range e.otherClientsSessions() {
+		for id := range workflow.OwnClaudeTasks(r, s, workflow.TaskPending) {
+			told.IDs = append(told.IDs, id) // not to tell, nor to mark told
+		}
 	}
 	var ids []string
 	for i, t := range r.Tasks {

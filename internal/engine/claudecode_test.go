@@ -708,3 +708,31 @@ func TestLiveSessionsTasksOfOneSubjectStayTwo(t *testing.T) {
 		})
 	}
 }
+
+// A session started beside another client still running was told that client's session's
+// open tasks came from an earlier session's list it does not have, with the step to create
+// them again with TaskCreate, when the workflow's owner was not that client (here, a /clear in
+// the client that took the workflow last): a second copy of a task the other session still
+// holds in its list and works on. A pending task of a session another running client runs is
+// that session's, and is not told as an earlier one's (a start once that client has exited
+// tells of it).
+func TestLiveSessionsTasksAreNotToldAsEarlier(t *testing.T) {
+	const a, b, cleared = "sess-aaaa-1", "sess-bbbb-2", "sess-bbbb-3"
+	e := newEnv(t)
+	ea, eb := e.openAs(a, os.Getpid()), e.openAs(b, os.Getppid()) // two running clients
+	must(0, ea.RecordSession(engine.Session{SessionID: a, PID: os.Getpid()}))(t)
+	must(0, eb.RecordSession(engine.Session{SessionID: b, PID: os.Getppid()}))(t)
+	must(ea.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(ea.RecordClaudeTask(engine.ClaudeTask{SessionID: a, TaskID: "1", Subject: "write the parser"}, false))(t)
+	must(eb.SetVars(map[string]string{"WF_K": b}))(t) // b's client takes the workflow
+	ec := e.openAs(cleared, os.Getppid())             // then /clear there
+	must(0, ec.RecordSession(engine.Session{SessionID: cleared, PID: os.Getppid()}))(t)
+	r := ec.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !slices.Contains(r.OpenTasks, "write the parser") {
+		t.Fatalf("open tasks %q, want the parser task", r.OpenTasks)
+	}
+	const stale = "open task came from an earlier Claude Code session"
+	if strings.Contains(r.Report, stale) || containsAny(r.Notices, stale) {
+		t.Errorf("the session beside a running client is told to create its task again:\n%s", r.Report)
+	}
+}
