@@ -236,10 +236,6 @@ func heldLeft(st *store.Store, remoteName string, lease time.Duration) string {
 	if len(done) > 0 {
 		msg += fmt.Sprintf(", and then may run %s again, whose done was not pushed", strings.Join(done, ", "))
 	}
-	if errors.Is(err, store.ErrNotFound) {
-		// No workflow active here: no sync reads a claims line, so none releases them.
-		return msg
-	}
 	return msg + fmt.Sprintf("; to release them, cairn remote enable %s and cairn sync", secrets.Line(remoteName, 40))
 }
 
