@@ -544,16 +544,25 @@ func unknownNames(unknown []string) string {
 // the wrong argument, and the message goes into the model's context.
 
 // near finds the argument a misspelt name most likely meant: same letters ignoring case, '_'
-// and '-'.
+// and '-', or those with two neighbours swapped ("kyes").
 func (t *toolSpec) near(name string) string {
 	norm := func(s string) string {
 		return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(s))
 	}
 	n := norm(name)
-	if i := slices.IndexFunc(t.fields, func(f field) bool { return norm(f.name) == n }); i >= 0 {
+	if i := slices.IndexFunc(t.fields, func(f field) bool { return norm(f.name) == n || swapped(norm(f.name), n) }); i >= 0 {
 		return t.fields[i].name
 	}
 	return ""
+}
+
+// swapped reports whether b is a with one pair of neighbouring bytes swapped.
+func swapped(a, b string) bool {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return len(a) == len(b) && i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
 }
 
 // signature lists the arguments, optional ones marked with '?'.
