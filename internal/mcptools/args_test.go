@@ -65,6 +65,9 @@ func TestBadArguments(t *testing.T) {
 		{"unknown-on-no-arg-tool", "resume_check", `{"verbose":true}`, []string{`an unknown argument`, "no arguments"}},
 		{"two-unknown", "initiative", `{"action":"get","verbose":1,"zz_unknown":2}`, []string{`(nothing was changed): 2 unknown arguments, "verbose" and "zz_unknown" (initiative takes {action, title?, status?, milestone?, note?})`}},
 		{"violation-unknown-field", "set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":"d","file":"x"}]}`, []string{`an unknown field`}},
+		// A ttl in another duration form is told its equivalent in the accepted one.
+		{"ttl-other-form", "start_workflow", `{"type":"apex","context":"x","ttl":"1d12h"}`, []string{`argument "ttl" is not a duration such as 24h, 90m or 7d; write 36h, the same in that form`}},
+		{"ttl-no-duration", "start_workflow", `{"type":"apex","context":"x","ttl":"soon"}`, []string{`argument "ttl" is not a duration such as 24h, 90m or 7d`}},
 		// enums
 		{"task-status", "update_task", `{"id":"t1","status":"finished"}`, []string{`"status" is not one of pending, running, done, failed`}},
 		{"severity", "set_enforcement", `{"violations":[{"code":"V1","severity":"urgent","details":"d"}]}`, []string{"is not one of CRITICAL, HIGH, MEDIUM, LOW, INFO"}},

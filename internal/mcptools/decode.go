@@ -442,6 +442,12 @@ func (f *field) checkString(name, s string) (string, string) {
 		return "", problem
 	}
 	if f.pattern != nil && !f.pattern.MatchString(s) || f.rule != nil && f.rule(s) != nil {
+		if f.same != nil {
+			// Computed, not the value quoted back: nothing pasted in it is repeated.
+			if v := f.same(s); v != "" {
+				return "", fmt.Sprintf("argument %q is not %s; write %s, the same in that form", name, f.hint, v)
+			}
+		}
 		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
 	}
 	if f.fileName != nil {

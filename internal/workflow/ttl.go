@@ -40,13 +40,13 @@ func ParseTTL(s string) (time.Duration, error) {
 		if '0' <= unit && unit <= '9' {
 			return bad("no unit")
 		}
-		if same := sameTTL(s); same != "" {
+		if same := SameTTL(s); same != "" {
 			return 0, sameErr(s, same)
 		}
 		return bad("unknown unit")
 	}
 	if strings.ContainsFunc(num, func(c rune) bool { return c < '0' || c > '9' }) {
-		if same := sameTTL(s); same != "" {
+		if same := SameTTL(s); same != "" {
 			return 0, sameErr(s, same)
 		}
 		return bad("the number must be whole digits")
@@ -61,10 +61,10 @@ func ParseTTL(s string) (time.Duration, error) {
 	return time.Duration(n) * per, nil
 }
 
-// sameTTL is s, a duration in another form ("1d12h", "1h30m", "1.5h", "120s"), in ParseTTL's
+// SameTTL is s, a duration in another form ("1d12h", "1h30m", "1.5h", "120s"), in ParseTTL's
 // form, in the largest unit that keeps it whole; "" when s is no such duration or has no
 // such form (not whole minutes, not positive, over the limit).
-func sameTTL(s string) string {
+func SameTTL(s string) string {
 	var d time.Duration
 	if days, rest, ok := strings.Cut(s, "d"); ok {
 		n, err := time.ParseDuration(days + "h")
