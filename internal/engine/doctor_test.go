@@ -880,3 +880,22 @@ func TestDoctorNamesALostPhaseBesideBrokenDefinitions(t *testing.T) {
 		t.Errorf("doctor's step %+v, want both steps, %q among them", c, want)
 	}
 }
+
+// TestDoctorActiveTypesDefinitionBroken: the active workflow's own definition file there but
+// not loading was told "fix the files named" and then "restore the definition of type apex"
+// (the same file), a step that reads as replacing the person's file. The step is to fix it.
+func TestDoctorActiveTypesDefinitionBroken(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+	file := filepath.Join(e.project, ".claude", "workflows", "apex.md")
+	writeFiles(t, filepath.Join(e.project, ".claude", "workflows"), map[string]string{"apex.md": "---\nname: apex\nphases: [analyze, plan\n---\nbody\n"})
+	c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "workflow definitions")
+	if c == nil || c.OK || strings.Contains(c.Fix, "restore") || !strings.HasPrefix(c.Fix, "fix the files named (the others load fine)") || !strings.Contains(c.Fix, file) {
+		t.Fatalf("doctor says %+v, want the one step to fix %s", c, file)
+	}
+	// Removed, the built-in apex loads again.
+	os.Remove(file)
+	if c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "workflow definitions"); c == nil || !c.OK {
+		t.Fatalf("removed: doctor says %+v", c)
+	}
+}

@@ -1225,7 +1225,7 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 		{"owned by another live session", func(t *testing.T, e *env) {
 			must(e.openAs("s1", os.Getpid()).Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
 			e.clock.Add(time.Minute)
-		}, "Coordinate with the other live session working on this workflow before continuing phase analyze"},
+		}, "Ask the user which session goes on with this workflow (another live session changed it too) before continuing phase analyze."},
 		{"memory only", func(t *testing.T, e *env) {
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)

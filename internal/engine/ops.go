@@ -1196,30 +1196,39 @@ func (e *Engine) Approve(note string) (*Result, error) {
 			left.Phase, wres.Record.WorkflowID, left.ApprovedAt.UTC().Format(minuteUTC), workflow.ApprovedBy(left.Source), wres.Record.State)
 		return res, nil
 	}
+	step := approvedStep(wres.From, def, defErr)
 	if !res.Changed {
 		for _, ap := range slices.Backward(wres.Record.Approvals) {
 			if ap.Phase == wres.From {
-				res.Message = fmt.Sprintf("phase %s of workflow %s is already approved (%s by %s); nothing changed",
-					wres.From, wres.Record.WorkflowID, ap.ApprovedAt.UTC().Format(minuteUTC), workflow.ApprovedBy(ap.Source))
+				// Run again by a person unsure the first took: the agent may not be told yet.
+				res.Message = fmt.Sprintf("phase %s of workflow %s is already approved (%s by %s); nothing changed; %s",
+					wres.From, wres.Record.WorkflowID, ap.ApprovedAt.UTC().Format(minuteUTC), workflow.ApprovedBy(ap.Source), step)
 				break
 			}
 		}
 		return res, nil
 	}
-	// Nothing tells the agent, which waits for the person's next word: that word is the step.
-	res.Message = fmt.Sprintf("approved phase %s of workflow %s; tell the agent to go on: it may leave %s now", wres.From, wres.Record.WorkflowID, wres.From)
+	res.Message = fmt.Sprintf("approved phase %s of workflow %s; %s", wres.From, wres.Record.WorkflowID, step)
+	return res, nil
+}
+
+// approvedStep is the person's step once phase is approved: nothing tells the agent, which
+// waits for the person's next word, so that word is the step, unless the workflow cannot
+// leave the phase (def did not load: defErr, or no longer has the phase).
+func approvedStep(phase string, def *workflow.Definition, defErr error) string {
 	switch {
 	case defErr != nil:
-		res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent cannot leave it until the definition of its type loads again: `cairn doctor` says which file to fix", wres.From, wres.Record.WorkflowID)
-	case def != nil && !def.HasPhase(wres.From):
+		return "the agent cannot leave it until the definition of its type loads again: `cairn doctor` says which file to fix"
+	case def != nil && !def.HasPhase(phase):
 		// Renamed or dropped from the definition since: no move leads out of it.
-		res.Message = fmt.Sprintf("approved phase %s of workflow %s; %s is not a phase of the %s definition now (%s), so the agent can complete the workflow there but not move on from it",
-			wres.From, wres.Record.WorkflowID, wres.From, def.Name, strings.Join(def.Phases, ", "))
+		s := fmt.Sprintf("%s is not a phase of the %s definition now (%s), so the agent can complete the workflow there but not move on from it",
+			phase, def.Name, strings.Join(def.Phases, ", "))
 		if !strings.HasPrefix(def.Source, "builtin:") {
-			res.Message += ": to go on, put the phase back in " + def.Source
+			s += ": to go on, put the phase back in " + def.Source
 		}
+		return s
 	}
-	return res, nil
+	return "tell the agent to go on: it may leave " + phase + " now"
 }
 
 // approvedThenLeft returns the approval `cairn approve [note]`, refused on cur, repeats: the

@@ -199,6 +199,11 @@ func TestApproveAgain(t *testing.T) {
 	if !strings.Contains(res.Message, "already approved") {
 		t.Errorf("message %q does not say the phase is already approved", res.Message)
 	}
+	// The person ran it again unsure whether the first took, so may not have told the agent
+	// yet: the step is the first one's.
+	if !strings.HasSuffix(res.Message, "; nothing changed; tell the agent to go on: it may leave plan now") {
+		t.Errorf("message %q does not end with the step", res.Message)
+	}
 	must(e.open("s1").Transition(engine.TransitionRequest{To: "implement"}))(t)
 	if _, err := e.open("cli").Approve(""); err == nil || !strings.Contains(err.Error(), "waits for no approval") {
 		t.Errorf("approving a phase that is no gate: %v; want a refusal", err)

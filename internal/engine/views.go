@@ -719,14 +719,19 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	// The active workflow's lost phase too: it is why the workflow cannot move.
 	doubts := e.definitionDoubts()
 	notes := e.definitionNotes()
-	lost, lostFix := e.phaseNotDefined(dir, missing)
+	lost, lostFix, lostFile := e.phaseNotDefined(dir, missing)
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
 		fix := "fix the files named (the others load fine)"
 		if e.definitionsDirTrouble() {
 			// None of the user's loads: the directory itself is in the way (unreadable, or a file).
 			fix = "make " + e.workflow + " a directory this user can read (Cairn leaves what is there untouched); the built-in definitions load meanwhile"
 		}
-		if lost != "" {
+		switch {
+		case lost == "":
+		case lostFile != "" && slices.ContainsFunc(defErrs, func(s string) bool { return strings.Contains(s, lostFile+":") }):
+			// The type's own file is there and named: fixing it is the step, not restoring it.
+			defErrs, fix = append(defErrs, lost), fix+"; the active workflow cannot move until "+lostFile+" loads"
+		default:
 			defErrs, fix = append(defErrs, lost), fix+"; "+lostFix
 		}
 		add("workflow definitions", false, strings.Join(slices.Concat(defErrs, doubts, notes), "; "), fix)
@@ -776,30 +781,31 @@ const maxQuarantineShown = 3
 // phaseNotDefined is the resume check's finding, and the step that lets the workflow move,
 // when the active workflow's type has no definition any more (its file removed, or naming
 // another type) or its phase is not a phase of its definition, read from the snapshot without
-// repairing (doctor changes nothing); "" otherwise.
-func (e *Engine) phaseNotDefined(dir string, missing bool) (finding, fix string) {
+// repairing (doctor changes nothing), and the definition file it names; "" otherwise.
+func (e *Engine) phaseNotDefined(dir string, missing bool) (finding, fix, file string) {
 	if missing {
-		return "", ""
+		return "", "", ""
 	}
 	data, err := durable.ReadPath(filepath.Join(dir, store.WorkflowFile), strictjson.MaxSize, false)
 	if err != nil {
-		return "", ""
+		return "", "", ""
 	}
 	r, err := store.ParseRecord(data)
 	if err != nil || r.Status != workflow.StatusActive {
-		return "", ""
+		return "", "", ""
 	}
 	def, _ := e.definitionFor(r)
 	for _, f := range workflow.Check(workflow.CheckInput{Def: def, Record: r}) {
 		switch f.Code {
 		case workflow.FindingUnknownPhase:
-			return "workflow " + r.WorkflowID + ": " + f.Text, "put the phase back in " + def.Source + ": the workflow cannot move from it until then"
+			return "workflow " + r.WorkflowID + ": " + f.Text, "put the phase back in " + def.Source + ": the workflow cannot move from it until then", ""
 		case workflow.FindingNoDefinition:
+			file := filepath.Join(e.workflow, workflow.DefinitionFile(workflow.NormalizeName(r.Type)))
 			return "workflow " + r.WorkflowID + ": " + f.Text, fmt.Sprintf("restore the definition of type %s (%s): the workflow cannot move until it loads",
-				workflow.Quote(r.Type), filepath.Join(e.workflow, workflow.DefinitionFile(workflow.NormalizeName(r.Type))))
+				workflow.Quote(r.Type), file), file
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // stateCheck is doctor's check of the active workflow's state, read without repairing: ok

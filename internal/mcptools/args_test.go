@@ -55,13 +55,19 @@ func TestBadArguments(t *testing.T) {
 		{"unknown-field", "transition", `{"to":"plan","phase":"plan"}`, []string{`an unknown argument "phase"`, "{to, from?, checkpoint?, outputs?, note?}"}},
 		// Named, so that the model sees which key it misspelt; one that is no argument name
 		// (it may be text pasted in the wrong place) is counted, not repeated.
-		{"misspelt-unnamed", "get_vars", `{"kyes":["PLAN_PATH"]}`, []string{`an unknown argument "kyes" (get_vars takes {keys?})`}},
+		{"misspelt-unnamed", "get_vars", `{"names":["PLAN_PATH"]}`, []string{`an unknown argument "names" (get_vars takes {keys?})`}},
 		{"unknown-not-a-name", "get_vars", `{"my notes: x":1}`, []string{`an unknown argument (get_vars takes {keys?})`}},
-		{"unknown-named-and-not", "get_vars", `{"kyes":1,"my notes: x":1}`, []string{`2 unknown arguments, "kyes" and 1 more (get_vars takes {keys?})`}},
+		{"unknown-named-and-not", "get_vars", `{"names":1,"my notes: x":1}`, []string{`2 unknown arguments, "names" and 1 more (get_vars takes {keys?})`}},
 		{"misspelt-field", "start_workflow", `{"type":"apex","context":"x","workflowId":"a"}`, []string{`did you mean "workflow_id"`}},
+		// Two neighbouring letters swapped, the commonest slip, is a near miss too.
+		{"transposed-field", "get_vars", `{"kyes":["PLAN_PATH"]}`, []string{`an unknown argument: did you mean "keys"? (get_vars takes {keys?})`}},
+		{"transposed-field-case", "start_workflow", `{"type":"apex","context":"x","Workflwo_ID":"a"}`, []string{`did you mean "workflow_id"`}},
 		{"unknown-on-no-arg-tool", "resume_check", `{"verbose":true}`, []string{`an unknown argument`, "no arguments"}},
 		{"two-unknown", "initiative", `{"action":"get","verbose":1,"zz_unknown":2}`, []string{`(nothing was changed): 2 unknown arguments, "verbose" and "zz_unknown" (initiative takes {action, title?, status?, milestone?, note?})`}},
 		{"violation-unknown-field", "set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":"d","file":"x"}]}`, []string{`an unknown field`}},
+		// A ttl in another duration form is told its equivalent in the accepted one.
+		{"ttl-other-form", "start_workflow", `{"type":"apex","context":"x","ttl":"1d12h"}`, []string{`argument "ttl" is not a duration such as 24h, 90m or 7d; write 36h, the same in that form`}},
+		{"ttl-no-duration", "start_workflow", `{"type":"apex","context":"x","ttl":"soon"}`, []string{`argument "ttl" is not a duration such as 24h, 90m or 7d`}},
 		// enums
 		{"task-status", "update_task", `{"id":"t1","status":"finished"}`, []string{`"status" is not one of pending, running, done, failed`}},
 		{"severity", "set_enforcement", `{"violations":[{"code":"V1","severity":"urgent","details":"d"}]}`, []string{"is not one of CRITICAL, HIGH, MEDIUM, LOW, INFO"}},

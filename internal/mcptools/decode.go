@@ -442,6 +442,12 @@ func (f *field) checkString(name, s string) (string, string) {
 		return "", problem
 	}
 	if f.pattern != nil && !f.pattern.MatchString(s) || f.rule != nil && f.rule(s) != nil {
+		if f.same != nil {
+			// Computed, not the value quoted back: nothing pasted in it is repeated.
+			if v := f.same(s); v != "" {
+				return "", fmt.Sprintf("argument %q is not %s; write %s, the same in that form", name, f.hint, v)
+			}
+		}
 		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
 	}
 	if f.fileName != nil {
@@ -544,16 +550,25 @@ func unknownNames(unknown []string) string {
 // the wrong argument, and the message goes into the model's context.
 
 // near finds the argument a misspelt name most likely meant: same letters ignoring case, '_'
-// and '-'.
+// and '-', or those with two neighbours swapped ("kyes").
 func (t *toolSpec) near(name string) string {
 	norm := func(s string) string {
 		return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(s))
 	}
 	n := norm(name)
-	if i := slices.IndexFunc(t.fields, func(f field) bool { return norm(f.name) == n }); i >= 0 {
+	if i := slices.IndexFunc(t.fields, func(f field) bool { return norm(f.name) == n || swapped(norm(f.name), n) }); i >= 0 {
 		return t.fields[i].name
 	}
 	return ""
+}
+
+// swapped reports whether b is a with one pair of neighbouring bytes swapped.
+func swapped(a, b string) bool {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return len(a) == len(b) && i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
 }
 
 // signature lists the arguments, optional ones marked with '?'.

@@ -47,6 +47,9 @@ type field struct {
 	// rule: strings and array items checked after pattern by the value's own rule (what the
 	// pattern cannot say), refused with hint.
 	rule func(string) error
+	// same: a value pattern refuses, in the accepted form ("1d12h" is "36h"), said as the
+	// step; "" when it has none.
+	same func(string) string
 	// maxUnlisted: max is checked when the call runs but left out of the schema, for the tool
 	// definitions' budget (the refusal says the limit).
 	maxUnlisted bool

@@ -199,7 +199,8 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool, ahead string
 	case stale:
 		return fmt.Sprintf("Confirm with the user that this workflow, last active %s ago, should go on before continuing phase %s.", Age(p.Age), p.Phase)
 	case owned:
-		return fmt.Sprintf("Coordinate with the other live session working on this workflow before continuing phase %s: ask the user which session goes on with it, as changes from both may cross.", p.Phase)
+		// The agent cannot reach the other session; the user can.
+		return fmt.Sprintf("Ask the user which session goes on with this workflow (another live session changed it too) before continuing phase %s.", p.Phase)
 	case len(p.Blocking) > 0:
 		return BlockingStep(len(p.Blocking), ToolPrefix+"set_enforcement")
 	case p.AwaitingApproval != "":

@@ -100,7 +100,7 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"stale", review, []workflow.Finding{ancient},
 			"Confirm with the user that this workflow, last active 8d ago, should go on before continuing phase review."},
 		{"owned-elsewhere", review, []workflow.Finding{owned},
-			"Coordinate with the other live session working on this workflow before continuing phase review: ask the user which session goes on with it, as changes from both may cross."},
+			"Ask the user which session goes on with this workflow (another live session changed it too) before continuing phase review."},
 		{"stale-and-owned-elsewhere", withV.Record, []workflow.Finding{ancient, owned},
 			"Confirm with the user that this workflow, last active 8d ago, should go on, and which session goes on with it (another live session changed it too), before continuing phase review."},
 		{"tasks", tasks, nil, "Continue phase implement (2 tasks to run), then move on to review."},

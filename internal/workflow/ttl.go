@@ -40,9 +40,15 @@ func ParseTTL(s string) (time.Duration, error) {
 		if '0' <= unit && unit <= '9' {
 			return bad("no unit")
 		}
+		if same := SameTTL(s); same != "" {
+			return 0, sameErr(s, same)
+		}
 		return bad("unknown unit")
 	}
 	if strings.ContainsFunc(num, func(c rune) bool { return c < '0' || c > '9' }) {
+		if same := SameTTL(s); same != "" {
+			return 0, sameErr(s, same)
+		}
 		return bad("the number must be whole digits")
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
@@ -53,6 +59,39 @@ func ParseTTL(s string) (time.Duration, error) {
 		return bad("must be more than zero")
 	}
 	return time.Duration(n) * per, nil
+}
+
+// SameTTL is s, a duration in another form ("1d12h", "1h30m", "1.5h", "120s"), in ParseTTL's
+// form, in the largest unit that keeps it whole; "" when s is no such duration or has no
+// such form (not whole minutes, not positive, over the limit).
+func SameTTL(s string) string {
+	var d time.Duration
+	if days, rest, ok := strings.Cut(s, "d"); ok {
+		n, err := time.ParseDuration(days + "h")
+		if err != nil || n < 0 || n > maxTTL/24 {
+			return ""
+		}
+		d, s = 24*n, cmp.Or(rest, "0")
+	}
+	n, err := time.ParseDuration(s)
+	if err != nil || n < 0 || n > maxTTL {
+		return ""
+	}
+	d += n
+	switch {
+	case d <= 0 || d > maxTTL || d%time.Minute != 0:
+		return ""
+	case d%(24*time.Hour) == 0:
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	case d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	}
+	return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+}
+
+// sameErr refuses ttl s, giving same, its equivalent in ParseTTL's form, as the step.
+func sameErr(s, same string) error {
+	return fmt.Errorf("ttl %s is not valid: write %s, the same time as a whole number and one unit (m, h or d)", Quote(s), same)
 }
 
 // ExpiresAt is last activity + TTL.

@@ -93,6 +93,19 @@ func TestParseTTLSaysWhatIsWrong(t *testing.T) {
 		"7D":    `ttl "7D" is not valid: units are lower case (d);`,
 		"1w":    `ttl "1w" is not valid: unknown unit;`,
 		"never": `ttl "never" is not valid: unknown unit;`,
+		// A duration in another form is told its equivalent in this one, not that "the
+		// number must be whole digits".
+		"1d12h": `ttl "1d12h" is not valid: write 36h, the same time as a whole number and one unit (m, h or d)`,
+		"1h30m": `ttl "1h30m" is not valid: write 90m,`,
+		"1.5h":  `ttl "1.5h" is not valid: write 90m,`,
+		"0.5d":  `ttl "0.5d" is not valid: write 12h,`,
+		"48h0m": `ttl "48h0m" is not valid: write 2d,`,
+		"120s":  `ttl "120s" is not valid: write 2m,`,
+		// None: the number is what is wrong.
+		"-1d":        `ttl "-1d" is not valid: the number must be whole digits;`,
+		"90s":        `ttl "90s" is not valid: unknown unit;`,
+		"1d-1h":      `ttl "1d-1h" is not valid: the number must be whole digits;`,
+		"9999999d1h": `ttl "9999999d1h" is not valid: the number must be whole digits;`,
 	} {
 		if _, err := workflow.ParseTTL(in); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("ParseTTL(%q): %v; want it to start %q", in, err, want)
