@@ -881,8 +881,12 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 				return res, nil
 			}
 		}
+		step := ClaimStep
+		if nameable(err) { // every sync fails on it alike: a sync is no step until it is ended
+			step = blockedStep
+		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (%s): %s",
-			secrets.Line(task, 64), secrets.Line(c.remote, 40), unreached(err), ClaimStep))
+			secrets.Line(task, 64), secrets.Line(c.remote, 40), unreached(err), step))
 		return res, nil
 	}
 	res, uerr := rerunnable(rerun)
@@ -1070,6 +1074,10 @@ func (c *clone) runningAny() bool {
 // ClaimStep ends the warning of a task set running out of reach: cairn-mcp syncs by itself;
 // the CLI names the command a person runs, who may run no cairn-mcp.
 const ClaimStep = "the next sync claims it or says which machine holds it"
+
+// blockedStep ends that warning when the remote fails every sync alike (nameable): its own
+// step, said before, ends that.
+const blockedStep = "no sync claims it until that is resolved"
 
 // DoctorStep ends refusedNote: the agent's step goes through the user (doctor is a command of
 // the person's); the CLI puts the person's own in its place.
