@@ -780,24 +780,20 @@ func (b *Backend) fetchOnce(ctx context.Context, id string) error {
 	return b.withMirror(ctx, func() error {
 		var err error
 		for attempt := range 3 {
-			start := time.Now()
+			// Left by gits that were killed: none holds them, and the refs they guard are
+			// this clone's copy of the remote's, which the fetch writes again. One killed a
+			// moment ago is cleared by the next attempt, once git has waited for it.
+			for _, l := range b.leftLocks(time.Now()) {
+				_ = os.Remove(l)
+			}
 			err = b.run(ctx, nil, nil, args...)
 			var ge *GitError
 			if err == nil || !errors.As(err, &ge) || !localLockBusy(ge.Stderr) {
 				return err
 			}
-			if left := b.leftLocks(ge, start); left != nil {
-				// Left by gits that were killed: none holds them, and the refs they guard
-				// are this clone's copy of the remote's, which the fetch writes again.
-				for _, l := range left {
-					if os.Remove(l) != nil {
-						return err
-					}
-				}
-				continue
-			}
-			// Another git updated a mirror ref between git's read of it and its lock (a
-			// git of the user's, or one whose Cairn was killed and that runs on).
+			// Another git holds a mirror ref's lock file, or updated the ref between git's
+			// read of it and its lock (a git of the user's, or one whose Cairn was killed
+			// and that runs on), or one that was killed left its lock file.
 			if remote.Sleep(ctx, time.Duration(attempt+1)*50*time.Millisecond) != nil {
 				return err
 			}

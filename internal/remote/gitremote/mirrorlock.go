@@ -2,14 +2,15 @@ package gitremote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/project"
 )
 
 // mirrorLock is the file, in the clone's git directory (a linked worktree's main one, which
@@ -23,32 +24,29 @@ const mirrorLock = ".lock-cairn-mirror"
 // refLockWait is how long git waits for a ref's lock file that another git holds
 // (core.filesRefLockTimeout, 100 ms by default): a git of the user's, or one whose Cairn was
 // killed and that runs on, holds it for a moment. A lock file that outlasts the wait while
-// this clone's Cairn processes are held off was left by a git that was killed (leftLock).
+// this clone's Cairn processes are held off was left by a git that was killed (leftLocks).
 var refLockWait = 5 * time.Second
 
-// gitDir is the git directory holding the clone's refs, asked of git once per Backend.
-func (b *Backend) gitDir(ctx context.Context) (string, error) {
+// gitDir is the git directory holding the clone's refs (a linked worktree's main one), found
+// once per Backend from the files git keeps, without starting git; Config.Dir when it is in
+// no work tree (a bare repository).
+func (b *Backend) gitDir() string {
 	if b.commonDir == "" {
-		out, err := b.output(ctx, nil, "rev-parse", "--git-common-dir")
-		if err != nil {
-			return "", err
-		}
-		b.commonDir = strings.TrimSpace(out)
-		if !filepath.IsAbs(b.commonDir) {
-			b.commonDir = filepath.Join(b.cfg.Dir, b.commonDir)
+		b.commonDir = b.cfg.Dir
+		if _, gd, ok := project.GitDir(b.cfg.Dir); ok && gd != "" {
+			b.commonDir = gd
+			if common, ok := project.CommonDir(gd); ok {
+				b.commonDir = common
+			}
 		}
 	}
-	return b.commonDir, nil
+	return b.commonDir
 }
 
 // lockMirror takes mirrorLock, waiting while another Cairn process of this clone holds it, at
 // most until ctx ends or for the Timeout of one git command. It returns the unlock.
 func (b *Backend) lockMirror(ctx context.Context) (func(), error) {
-	dir, err := b.gitDir(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d, err := durable.OpenDir(dir)
+	d, err := durable.OpenDir(b.gitDir())
 	if err != nil {
 		return nil, err
 	}
@@ -61,26 +59,40 @@ func (b *Backend) lockMirror(ctx context.Context) (func(), error) {
 		err    error
 	}
 	got := make(chan locked, 1)
-	go func() {
-		unlock, err := d.Lock(mirrorLock, wait)
-		got <- locked{unlock, err}
-	}()
+	if unlock, err := d.Lock(mirrorLock, 0); err == nil { // free, as it mostly is
+		got <- locked{unlock, nil}
+	} else if _, held := errors.AsType[*durable.LockTimeoutError](err); !held {
+		got <- locked{nil, err}
+	} else {
+		go func() {
+			unlock, err := d.Lock(mirrorLock, wait)
+			got <- locked{unlock, err}
+		}()
+	}
 	release := func(l locked) {
 		if l.unlock != nil {
 			_ = l.unlock()
 		}
 		d.Close()
 	}
-	select {
-	case l := <-got:
+	take := func(l locked) (func(), error) {
 		if l.err != nil {
 			release(l)
 			return nil, fmt.Errorf("another Cairn process of this clone is syncing with its remote: %w", l.err)
 		}
 		return func() { release(l) }, nil
+	}
+	select {
+	case l := <-got:
+		return take(l)
 	case <-ctx.Done():
+		select {
+		case l := <-got: // taken as the time ran out: the git after it says so
+			return take(l)
+		default:
+		}
 		go func() { release(<-got) }() // cairn-mcp stopping does not wait for the lock
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("another Cairn process of this clone was syncing with its remote until the time ran out: %w", ctx.Err())
 	}
 }
 
@@ -95,38 +107,23 @@ func (b *Backend) withMirror(ctx context.Context, fn func() error) error {
 }
 
 // leftLocks are the lock files of this Backend's mirror refs that gits that were killed left
-// (a sync cancelled as cairn-mcp stopped), when a fetch that started at start failed on one of
-// them (ge: a ref's "File exists"): those there since before it started, which outlasted
-// git's wait for them (refLockWait). Called holding mirrorLock, so no git of Cairn's holds
-// them; nil when the one git named is another ref's, or may be held yet.
-func (b *Backend) leftLocks(ge *GitError, start time.Time) []string {
-	_, rest, ok := strings.Cut(ge.Stderr, "Unable to create '")
-	named, _, found := strings.Cut(rest, lockExists)
-	if !ok || !found || b.commonDir == "" {
-		return nil
-	}
-	// git may name the directory by another path than the one asked for (a symbolic link).
-	mine, merr := filepath.EvalSymlinks(filepath.Join(b.commonDir, filepath.FromSlash(b.mirror)))
-	in, ierr := filepath.EvalSymlinks(filepath.Dir(named))
-	if merr != nil || ierr != nil || in != mine {
-		return nil
-	}
-	ents, err := os.ReadDir(mine)
+// (a sync cancelled as cairn-mcp stopped, or timed out), as a fetch that starts at start finds
+// them: those there since before it, for at least refLockWait (a git holds one for a moment).
+// Called holding mirrorLock, so no git of Cairn's holds them.
+func (b *Backend) leftLocks(start time.Time) []string {
+	dir := filepath.Join(b.gitDir(), filepath.FromSlash(b.mirror))
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
 	var left []string
 	for _, e := range ents {
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() || !strings.HasSuffix(e.Name(), ".lock") {
+		if !strings.HasSuffix(e.Name(), ".lock") || !e.Type().IsRegular() {
 			continue
 		}
-		if at := fi.ModTime(); at.Before(start) && time.Since(at) >= refLockWait {
-			left = append(left, filepath.Join(mine, e.Name()))
+		if fi, err := e.Info(); err == nil && start.Sub(fi.ModTime()) >= refLockWait {
+			left = append(left, filepath.Join(dir, e.Name()))
 		}
-	}
-	if !slices.Contains(left, filepath.Join(mine, filepath.Base(named)+".lock")) {
-		return nil // the one git waited for is not old enough: it may be held yet
 	}
 	return left
 }
