@@ -61,7 +61,9 @@ func (b *Backend) lockMirror(ctx context.Context) (func(), error) {
 	got := make(chan locked, 1)
 	if unlock, err := d.Lock(mirrorLock, 0); err == nil { // free, as it mostly is
 		got <- locked{unlock, nil}
-	} else if _, held := errors.AsType[*durable.LockTimeoutError](err); !held {
+	} else if te, held := errors.AsType[*durable.LockTimeoutError](err); !held || te.Stopped {
+		// A holder that is stopped (Ctrl-Z on a cairn sync) holds it until it is resumed:
+		// waiting for it would only hold up this sync (and a tool call) for all its time.
 		got <- locked{nil, err}
 	} else {
 		go func() {
