@@ -1109,10 +1109,14 @@ func unreached(err error) string {
 
 // nameable reports an error of the remote that says more than that it could not be reached:
 // its repository is damaged, it pushes elsewhere than it fetches, or the claims line holds
-// what Cairn did not write (reached, but no sync can read it).
+// what Cairn did not write (reached, but no sync can read it); or of this clone, which no
+// sync gets past either.
 func nameable(err error) bool {
 	re, ok := errors.AsType[*gitremote.RefusedError](err)
-	return ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit) || errors.Is(err, remote.ErrUnreadable)
+	// A Cairn process of this clone stopped while it synced holds the clone's copy of the
+	// remote's refs until it is resumed: its error says how.
+	le, locked := errors.AsType[*durable.LockTimeoutError](err)
+	return ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit) || errors.Is(err, remote.ErrUnreadable) || locked && le.Stopped
 }
 
 // holds reports whether this clone held task at the last read of the line.

@@ -78,6 +78,10 @@ func (b *Backend) lockMirror(ctx context.Context) (func(), error) {
 		d.Close()
 	}
 	take := func(l locked) (func(), error) {
+		if te, ok := errors.AsType[*durable.LockTimeoutError](l.err); ok && te.Stopped {
+			release(l)
+			return nil, fmt.Errorf("a Cairn process of this clone was stopped while it synced with its remote, and holds its copy of the remote's refs: %w", l.err)
+		}
 		if l.err != nil {
 			release(l)
 			return nil, fmt.Errorf("another Cairn process of this clone is syncing with its remote: %w", l.err)
