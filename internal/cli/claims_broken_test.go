@@ -43,4 +43,12 @@ func TestBrokenClaimsLineIsNamedWhenClaiming(t *testing.T) {
 	if code != 0 || strings.Contains(errb, "could not be reached") || !strings.Contains(errb, "refs/cairn/claims/wf-1, points at a commit Cairn did not write") {
 		t.Fatalf("task running with a broken claims line: exit %d\nstderr %s", code, errb)
 	}
+	// The warning's step was "run cairn sync, which claims it", and that sync fails the same
+	// way for as long as the ref is not Cairn's.
+	if code, _, serr := a.cairn("sync"); code == 0 || !strings.Contains(serr, "points at a commit Cairn did not write") {
+		t.Fatalf("sync with a broken claims line: exit %d\nstderr %s", code, serr)
+	}
+	if strings.Contains(errb, "run cairn sync") || !strings.Contains(errb, "no sync claims it until") {
+		t.Fatalf("task running with a broken claims line names a sync that fails the same way as its step:\n%s", errb)
+	}
 }

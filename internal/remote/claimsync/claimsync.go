@@ -947,8 +947,12 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 				return res, nil
 			}
 		}
+		step := ClaimStep
+		if nameable(err) { // every sync fails on it alike: a sync is no step until it is ended
+			step = blockedStep
+		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (%s): %s",
-			secrets.Line(task, 64), secrets.Line(c.remote, 40), unreached(err), ClaimStep))
+			secrets.Line(task, 64), secrets.Line(c.remote, 40), unreached(err), step))
 		return res, nil
 	}
 	res, uerr := rerunnable(rerun)
@@ -1137,6 +1141,10 @@ func (c *clone) runningAny() bool {
 // the CLI names the command a person runs, who may run no cairn-mcp.
 const ClaimStep = "the next sync claims it or says which machine holds it"
 
+// blockedStep ends that warning when the remote fails every sync alike (nameable): its own
+// step, said before, ends that.
+const blockedStep = "no sync claims it until that is resolved"
+
 // DoctorStep ends refusedNote: the agent's step goes through the user (doctor is a command of
 // the person's); the CLI puts the person's own in its place.
 const DoctorStep = "ask the user to run `cairn doctor`, which says what the host must allow"
@@ -1167,10 +1175,14 @@ func unreached(err error) string {
 
 // nameable reports an error of the remote that says more than that it could not be reached:
 // its repository is damaged, it pushes elsewhere than it fetches, or the claims line holds
-// what Cairn did not write (reached, but no sync can read it).
+// what Cairn did not write (reached, but no sync can read it); or of this clone, which no
+// sync gets past either.
 func nameable(err error) bool {
 	re, ok := errors.AsType[*gitremote.RefusedError](err)
-	return ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit) || errors.Is(err, remote.ErrUnreadable)
+	// A Cairn process of this clone stopped while it synced holds the clone's copy of the
+	// remote's refs until it is resumed: its error says how.
+	le, locked := errors.AsType[*durable.LockTimeoutError](err)
+	return ok && re.Damaged() || errors.Is(err, gitremote.ErrSplit) || errors.Is(err, remote.ErrUnreadable) || locked && le.Stopped
 }
 
 // holds reports whether this clone held task at the last read of the line.

@@ -86,7 +86,9 @@ const DefaultTimeout = 2 * time.Minute
 type Backend struct {
 	cfg    Config
 	mirror string // refs/cairn-mirror/<name>/
-	mu     sync.Mutex
+	// commonDir is the git directory that holds the clone's refs (gitDir), once asked.
+	commonDir string
+	mu        sync.Mutex
 	// leftOut maps each remote id that leaveOut leaves out of every fetch to the id that differs
 	// from it only in case and is fetched instead, to broken for a ref whose object the
 	// remote does not have (an oid in missing), or to "" for a name that is no workflow id.
@@ -232,10 +234,16 @@ func (b *Backend) leaveOut(ctx context.Context) (bool, error) {
 		if k == broken {
 			refs = refs[:1] // the line it held before is no longer the remote's
 		}
-		for _, ref := range refs {
-			if err := b.run(ctx, nil, nil, "update-ref", "-m", "cairn: case twin", "-d", ref); err != nil {
-				return false, err
+		err := b.withMirror(ctx, func() error {
+			for _, ref := range refs {
+				if err := b.run(ctx, nil, nil, "update-ref", "-m", "cairn: case twin", "-d", ref); err != nil {
+					return err
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			return false, err
 		}
 	}
 	changed := !maps.Equal(out, b.leftOut)
@@ -511,7 +519,9 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	// here only means the next call fetches first. The mirror moves only from the head this
 	// append read ("" for none: the ref must not exist): another process of this clone that
 	// fetched or pushed past it meanwhile must not be moved back.
-	_ = b.run(ctx, nil, nil, "update-ref", "-m", "cairn: pushed", b.mirrorRef(id), head, parent)
+	_ = b.withMirror(ctx, func() error {
+		return b.run(ctx, nil, nil, "update-ref", "-m", "cairn: pushed", b.mirrorRef(id), head, parent)
+	})
 	return after + int64(len(data)), nil
 }
 
@@ -767,20 +777,29 @@ func (b *Backend) fetchOnce(ctx context.Context, id string) error {
 	for out := range b.leftOut {
 		args = append(args, "^"+b.remoteRef(out))
 	}
-	var err error
-	for attempt := range 3 {
-		err = b.run(ctx, nil, nil, args...)
-		var ge *GitError
-		if err == nil || !errors.As(err, &ge) || !localLockBusy(ge.Stderr) {
-			return err
+	return b.withMirror(ctx, func() error {
+		var err error
+		for attempt := range 3 {
+			// Left by gits that were killed: none holds them, and the refs they guard are
+			// this clone's copy of the remote's, which the fetch writes again. One killed a
+			// moment ago is cleared by the next attempt, once git has waited for it.
+			for _, l := range b.leftLocks(time.Now()) {
+				_ = os.Remove(l)
+			}
+			err = b.run(ctx, nil, nil, args...)
+			var ge *GitError
+			if err == nil || !errors.As(err, &ge) || !localLockBusy(ge.Stderr) {
+				return err
+			}
+			// Another git holds a mirror ref's lock file, or updated the ref between git's
+			// read of it and its lock (a git of the user's, or one whose Cairn was killed
+			// and that runs on), or one that was killed left its lock file.
+			if remote.Sleep(ctx, time.Duration(attempt+1)*50*time.Millisecond) != nil {
+				return err
+			}
 		}
-		// Another git in this repository (a second cairn, or the git of a sync that was
-		// killed and left running) holds the mirror ref's lock: it is brief.
-		if remote.Sleep(ctx, time.Duration(attempt+1)*50*time.Millisecond) != nil {
-			return err
-		}
-	}
-	return err
+		return err
+	})
 }
 
 // localLockBusy reports git's refusals to update a local ref another git is updating.
@@ -994,7 +1013,7 @@ func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (
 // and the askpass programs of both (usually a window on the desktop) by an empty GIT_ASKPASS,
 // which outranks core.askPass and SSH_ASKPASS in git, and by an empty SSH_ASKPASS with
 // SSH_ASKPASS_REQUIRE=never in ssh; credential helpers and SSH agents still answer.
-// The project's hooks are off: core.hooksPath often names a directory the repository tracks,
+// git waits refLockWait for a ref's lock file another git holds. The project's hooks are off: core.hooksPath often names a directory the repository tracks,
 // and a reference-transaction hook runs on every ref update, the mirror's included. The locale
 // is C so git's porcelain is the same everywhere; the user's config, credential helpers and SSH
 // setup are used as they are.
@@ -1002,7 +1021,8 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=" + os.DevNull}, args...)...)
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=" + os.DevNull,
+		"-c", "core.filesRefLockTimeout=" + strconv.FormatInt(refLockWait.Milliseconds(), 10)}, args...)...)
 	cmd.Dir = b.cfg.Dir
 	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=", "SSH_ASKPASS_REQUIRE=never", "LC_ALL=C", "LANGUAGE=",
 		"GIT_AUTHOR_NAME=Cairn", "GIT_AUTHOR_EMAIL=cairn@localhost",
@@ -1071,8 +1091,9 @@ var ErrNoGit = errors.New("no git on PATH, and sharing workflows runs git: insta
 var ErrNoRemote = errors.New("no git remote by that name in this clone")
 
 // ErrLocked matches (errors.Is) a git that could not update a ref of this clone (Cairn's copy of
-// the remote's lines) because the ref's lock file exists even after the retries: one that a
-// stopped git left, which fails every sync until it is gone. The GitError's line names it.
+// the remote's lines) because the ref's lock file exists even after git's wait and the
+// retries: held by a git that runs on (stopped), or left where a sync does not clear it (see
+// leftLocks), which fails every sync until it is gone. The GitError's line names it.
 var ErrLocked = errors.New("a lock file holds a ref of this clone")
 
 // GitError is a git command that failed.
@@ -1127,7 +1148,8 @@ func diagnose(stderr string) string {
 			return lastLine(line) + " (this git is too old: Cairn's sharing needs git 2.29 or later)"
 		}
 		if strings.Contains(line, lockExists) {
-			return lastLine(line) + " (if no git is running in this repository, one that was stopped left it: delete it)"
+			// Never "delete it": a git that runs on would then write over what another wrote.
+			return lastLine(line) + " (a git running in this repository holds it, or one that was killed left it: try again once no git runs here; a file still there then is the user's to remove)"
 		}
 	}
 	if why, _, ok := strings.Cut(stderr, couldNotRead); ok {

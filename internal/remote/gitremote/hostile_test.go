@@ -102,37 +102,3 @@ func TestProjectHooksDoNotRun(t *testing.T) {
 		t.Fatalf("the project's hooks ran:\n%s", ran)
 	}
 }
-
-// TestLeftLockFileIsNamed: a lock file left beside a mirror ref (by a git that was killed)
-// makes every fetch fail until it is deleted. The error names the file; git's last line of
-// diagnostics, which it used to report alone, says only "remove the file manually".
-func TestLeftLockFileIsNamed(t *testing.T) {
-	ctx := bg(t)
-	url := "file://" + bareRepo(t)
-	if _, err := clone(t, url, gitremote.Refs).Append(ctx, "wf-a", 0, [][]byte{[]byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	git(t, dir, "init", "-q")
-	git(t, dir, "remote", "add", "origin", url)
-	lock := filepath.Join(dir, ".git", "refs", "cairn-mirror", "origin", "wf-a.lock")
-	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(lock, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Heads(ctx); err == nil || !strings.Contains(err.Error(), lock) {
-		t.Fatalf("Heads beside a left lock file = %v, want an error naming %s", err, lock)
-	}
-	if err := os.Remove(lock); err != nil {
-		t.Fatal(err)
-	}
-	if h, err := b.Heads(ctx); err != nil || h["wf-a"] != 1 {
-		t.Fatalf("Heads once the lock file is gone = %v, %v", h, err)
-	}
-}
