@@ -139,8 +139,8 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 			// An ending, which must land: a record an older Cairn filled to the cap gives what is
 			// kept elsewhere (only an ending's write takes that long a look at its size).
 			if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize {
-				moves, outputs := workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
-				if w := leftOut(wres.Record.WorkflowID, moves, outputs); w != "" {
+				moves, outputs, artifacts := workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
+				if w := leftOut(wres.Record.WorkflowID, moves, outputs, artifacts); w != "" {
 					wres.Warnings = append(wres.Warnings, w)
 				}
 			}
@@ -168,13 +168,16 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 
 // leftOut says what workflow.FitEnding left out of the record of workflow id to fit its end,
 // and where it is kept: "" when nothing.
-func leftOut(id string, moves, outputs int) string {
+func leftOut(id string, moves, outputs, artifacts int) string {
 	var parts []string
 	if moves > 0 {
 		parts = append(parts, fmt.Sprintf("its %d oldest moves, which its journal keeps (`cairn history %s` lists them all)", moves, id))
 	}
 	if outputs > 0 {
 		parts = append(parts, fmt.Sprintf("%d outputs from its phases, which its artifacts list", outputs))
+	}
+	if artifacts > 0 {
+		parts = append(parts, fmt.Sprintf("its %d oldest artifacts, which its journal keeps in the record as it stood before its end", artifacts))
 	}
 	if len(parts) == 0 {
 		return ""
