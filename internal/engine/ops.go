@@ -470,7 +470,7 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		var sharedOn string // read before the archive: the replaced workflow is shared there
 		if probe.Archive != nil && cur != nil {
 			sharedOn = e.sharedOn(cur)
-			if archived, ending, err = e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
+			if archived, ending, err = e.archiveActive(cur, probe.Archive, e.archiveReason(cur)); err != nil {
 				if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 					// Another process archived it meanwhile, and may have started another.
 					if attempt < 2 {
@@ -694,8 +694,9 @@ func freshID(typ string, now time.Time, rnd io.Reader, taken func(string) bool) 
 	return "", fmt.Errorf("starting a workflow: %d ids drawn for this second were all taken; %s", tries, GiveAnID)
 }
 
-// archiveReason is why a workflow in the active slot is archived when a new one starts.
-func archiveReason(cur *workflow.Record) string {
+// archiveReason is why a workflow in the active slot is archived when a new one starts, or
+// when the read protocol finds it ended.
+func (e *Engine) archiveReason(cur *workflow.Record) string {
 	switch cur.Status {
 	case workflow.StatusExpired:
 		return "expired"
@@ -703,7 +704,10 @@ func archiveReason(cur *workflow.Record) string {
 		return "completed"
 	case workflow.StatusArchived: // marked, and a crash (or another process) kept it in the slot
 		if replacedBy(cur) == "" {
-			return "archived" // cairn archive's, here or on a machine a sync took it from
+			// cairn archive's, here or on a machine a sync took it from: the reason its
+			// archive event notes, when that is the record's last change, else "archived".
+			status, _ := archiveStatus(e.lastEventNote(cur, "archive"))
+			return status
 		}
 		return "replaced"
 	default: // active, or a status not known to be finished
@@ -1763,11 +1767,18 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	// the one it replaces): a sync pushes it, so the machines that share the workflow learn it
 	// was abandoned rather than go on with it alone. Free text is kept as the note of its
 	// archive event, where cairn history shows it; the archive's status (cairn list) stays a name.
-	evNote := note
-	if note != "" {
+	// A one-word reason is noted too: an archive cut short before its move is finished by
+	// whoever comes next (the next session start, a replacing start) under the status it reads
+	// there (archiveReason).
+	kept := note
+	if kept == "" && status != "archived" {
+		kept = status
+	}
+	evNote := kept
+	if kept != "" {
 		// Noted already: an archive cut short after its note (a crash, a failed archive; by
 		// an earlier Cairn, the record still active), run again. The note stays once.
-		if cur, _, _ := e.active(); cur != nil && e.lastEventNote(cur, "archive") == note {
+		if cur, _, _ := e.active(); cur != nil && e.lastEventNote(cur, "archive") == kept {
 			evNote = ""
 		}
 	}
@@ -1782,7 +1793,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 			end.Status = workflow.StatusArchived
 		}
 		// Marked already, as cut short above: the end stays once in the journal.
-		if end.Status == cur.Status && (evNote == "" || e.lastEventNote(cur, "archive") == note) {
+		if end.Status == cur.Status && (evNote == "" || e.lastEventNote(cur, "archive") == kept) {
 			return workflow.Result{Record: cur, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}
 		return workflow.Result{Record: end, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
