@@ -404,3 +404,78 @@ func TestOlderRecordFullOfOutputsEndsGivingThePhasesCopies(t *testing.T) {
 		t.Errorf("the archived record keeps %d artifacts of %d, WF_LAST %d bytes", len(r.Artifacts), len(outs), len(r.Vars["WF_LAST"]))
 	}
 }
+
+// A record an older Cairn let artifacts alone fill to the cap (no moves, no
+// phase outputs to give) is still completed, archived, expired or replaced: what gives is its
+// oldest artifacts, which its journal keeps in the record as it stood before its end, and the
+// caller is told. Before, every ending was refused, and the refusal named replace, which was
+// refused the same way: the workflow could never end.
+func TestOlderRecordFullOfArtifactsEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(e *env, en *engine.Engine) (*engine.Result, error)
+	}{
+		{"complete", func(e *env, en *engine.Engine) (*engine.Result, error) {
+			return en.CompleteByPerson(strings.Repeat("&", 500))
+		}},
+		{"archive", func(e *env, en *engine.Engine) (*engine.Result, error) { return en.Archive("abandoned") }},
+		{"expire", func(e *env, en *engine.Engine) (*engine.Result, error) {
+			e.clock.Add(25 * time.Hour)
+			return en.ExpireTTL(false)
+		}},
+		{"replace", func(e *env, en *engine.Engine) (*engine.Result, error) {
+			return en.Start(engine.StartRequest{Type: "apex", Context: "next", Replace: true})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, en := startApex(t)
+			var id string
+			var arts []string
+			// Written through the store, as an older Cairn wrote it: its journal holds it.
+			editSlot(t, en, func(cur []byte) ([]byte, error) {
+				var rec map[string]any
+				if err := json.Unmarshal(cur, &rec); err != nil {
+					return nil, err
+				}
+				id = rec["workflow_id"].(string)
+				for i := range 1000 {
+					arts = append(arts, fmt.Sprintf("out/%04d/%s", i, strings.Repeat("a", 1000)))
+				}
+				rec["artifacts"] = arts
+				rec["revision"] = rec["revision"].(float64) + 1
+				b, _ := json.Marshal(rec)
+				arts[len(arts)-1] += strings.Repeat("a", 1<<20-len(b)) // at the cap
+				rec["artifacts"] = arts
+				return json.Marshal(rec)
+			})
+			res, err := tc.end(e, en)
+			if err != nil {
+				t.Fatalf("%s of a record artifacts fill to the cap: %v", tc.name, err)
+			}
+			// An expiry says its warnings in its message.
+			if !slices.ContainsFunc(append(res.Warnings, res.Message), func(w string) bool { return strings.Contains(w, "oldest artifacts, which its journal keeps") }) {
+				t.Errorf("%s; warnings %q: want the artifacts left out of the archived record said, with where they are kept", res.Message, res.Warnings)
+			}
+			st := must(store.Open(en.StateDir()))(t)
+			defer st.Close()
+			dir, err := st.ArchiveDirOf(id)
+			if err != nil || dir == "" {
+				t.Fatalf("archive of %s: %q, %v", id, dir, err)
+			}
+			r, err := store.ParseRecord(must(st.ReadArchiveRecord(dir))(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(r.Artifacts); n == 0 || n == len(arts) || !slices.Equal(r.Artifacts, arts[len(arts)-n:]) {
+				t.Errorf("the archived record keeps %d artifacts of %d: want the newest, some left out", n, len(arts))
+			}
+			states := must(must(st.ReadArchiveJournal(dir))(t).States())(t)
+			if !slices.ContainsFunc(states, func(s store.Record) bool {
+				r, err := store.ParseRecord(s.Snapshot)
+				return err == nil && slices.Equal(r.Artifacts, arts)
+			}) {
+				t.Errorf("the archive's journal holds no state with all %d artifacts", len(arts))
+			}
+		})
+	}
+}

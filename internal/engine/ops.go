@@ -139,8 +139,8 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 			// An ending, which must land: a record an older Cairn filled to the cap gives what is
 			// kept elsewhere (only an ending's write takes that long a look at its size).
 			if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize {
-				moves, outputs := workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
-				if w := leftOut(wres.Record.WorkflowID, moves, outputs); w != "" {
+				moves, outputs, artifacts := workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
+				if w := leftOut(wres.Record.WorkflowID, moves, outputs, artifacts); w != "" {
 					wres.Warnings = append(wres.Warnings, w)
 				}
 			}
@@ -168,13 +168,16 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 
 // leftOut says what workflow.FitEnding left out of the record of workflow id to fit its end,
 // and where it is kept: "" when nothing.
-func leftOut(id string, moves, outputs int) string {
+func leftOut(id string, moves, outputs, artifacts int) string {
 	var parts []string
 	if moves > 0 {
 		parts = append(parts, fmt.Sprintf("its %d oldest moves, which its journal keeps (`cairn history %s` lists them all)", moves, id))
 	}
 	if outputs > 0 {
 		parts = append(parts, fmt.Sprintf("%d outputs from its phases, which its artifacts list", outputs))
+	}
+	if artifacts > 0 {
+		parts = append(parts, fmt.Sprintf("its %d oldest artifacts, which its journal keeps in the record as it stood before its end", artifacts))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -467,7 +470,7 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		var sharedOn string // read before the archive: the replaced workflow is shared there
 		if probe.Archive != nil && cur != nil {
 			sharedOn = e.sharedOn(cur)
-			if archived, ending, err = e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
+			if archived, ending, err = e.archiveActive(cur, probe.Archive, e.archiveReason(cur)); err != nil {
 				if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 					// Another process archived it meanwhile, and may have started another.
 					if attempt < 2 {
@@ -691,8 +694,9 @@ func freshID(typ string, now time.Time, rnd io.Reader, taken func(string) bool) 
 	return "", fmt.Errorf("starting a workflow: %d ids drawn for this second were all taken; %s", tries, GiveAnID)
 }
 
-// archiveReason is why a workflow in the active slot is archived when a new one starts.
-func archiveReason(cur *workflow.Record) string {
+// archiveReason is why a workflow in the active slot is archived when a new one starts, or
+// when the read protocol finds it ended.
+func (e *Engine) archiveReason(cur *workflow.Record) string {
 	switch cur.Status {
 	case workflow.StatusExpired:
 		return "expired"
@@ -700,7 +704,10 @@ func archiveReason(cur *workflow.Record) string {
 		return "completed"
 	case workflow.StatusArchived: // marked, and a crash (or another process) kept it in the slot
 		if replacedBy(cur) == "" {
-			return "archived" // cairn archive's, here or on a machine a sync took it from
+			// cairn archive's, here or on a machine a sync took it from: the reason its
+			// archive event notes, when that is the record's last change, else "archived".
+			status, _ := archiveStatus(e.lastEventNote(cur, "archive"))
+			return status
 		}
 		return "replaced"
 	default: // active, or a status not known to be finished
@@ -1769,11 +1776,18 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	// the one it replaces): a sync pushes it, so the machines that share the workflow learn it
 	// was abandoned rather than go on with it alone. Free text is kept as the note of its
 	// archive event, where cairn history shows it; the archive's status (cairn list) stays a name.
-	evNote := note
-	if note != "" {
+	// A one-word reason is noted too: an archive cut short before its move is finished by
+	// whoever comes next (the next session start, a replacing start) under the status it reads
+	// there (archiveReason).
+	kept := note
+	if kept == "" && status != "archived" {
+		kept = status
+	}
+	evNote := kept
+	if kept != "" {
 		// Noted already: an archive cut short after its note (a crash, a failed archive; by
 		// an earlier Cairn, the record still active), run again. The note stays once.
-		if cur, _, _ := e.active(); cur != nil && e.lastEventNote(cur, "archive") == note {
+		if cur, _, _ := e.active(); cur != nil && e.lastEventNote(cur, "archive") == kept {
 			evNote = ""
 		}
 	}
@@ -1788,7 +1802,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 			end.Status = workflow.StatusArchived
 		}
 		// Marked already, as cut short above: the end stays once in the journal.
-		if end.Status == cur.Status && (evNote == "" || e.lastEventNote(cur, "archive") == note) {
+		if end.Status == cur.Status && (evNote == "" || e.lastEventNote(cur, "archive") == kept) {
 			return workflow.Result{Record: cur, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}
 		return workflow.Result{Record: end, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil

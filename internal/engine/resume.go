@@ -681,7 +681,7 @@ func (e *Engine) archivedAtRead(r *workflow.Record, now time.Time, opt ResumeOpt
 // line. It returns what is in the active slot after: nil, r when archiving failed (said in
 // out.Warnings), or what another process put there meanwhile.
 func (e *Engine) archiveFinished(r *workflow.Record, out *Resume) *workflow.Record {
-	info, _, err := e.archiveActive(r, nil, archiveReason(r)) // nothing to commit: no warnings
+	info, _, err := e.archiveActive(r, nil, e.archiveReason(r)) // nothing to commit: no warnings
 	if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 		// Another process archived it since it was read (and owes its ending line): what
 		// is in the active slot now, if anything, is what there is to resume.
@@ -696,7 +696,7 @@ func (e *Engine) archiveFinished(r *workflow.Record, out *Resume) *workflow.Reco
 	}
 	pruneWarning(out, info)
 	// The report's one line about the ending says it; no notice repeats it.
-	if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, archiveReason(r))); w != "" {
+	if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, e.archiveReason(r))); w != "" {
 		out.Warnings = append(out.Warnings, w)
 	}
 	return nil

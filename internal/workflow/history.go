@@ -42,13 +42,15 @@ func MayTakeEndingRoom(r *Record, ev Event) bool {
 }
 
 // FitEnding makes r, a record being ended whose encoding takes size bytes, fit in limit by
-// leaving out what is kept elsewhere: first its oldest history entries, but the last (the
-// ending's own, which a replace retried after a crash reads), which the journal keeps all of;
-// then the outputs its phases keep that its artifacts list too (a move records each in both),
-// whose paths stay in the artifacts. Records an older Cairn let fill to the cap, before they
-// kept room for their ending (EndingRoom), end this way. It returns how many entries and
-// outputs it left out, which the caller says.
-func FitEnding(r *Record, size, limit int) (moves, outputs int) {
+// leaving out what no operation shortens and the journal keeps (its line before the ending
+// holds the record whole): first its oldest history entries, but the last (the ending's own,
+// which a replace retried after a crash reads); then the outputs its phases keep that its
+// artifacts list too (a move records each in both), whose paths stay in the artifacts; then
+// its oldest artifacts. Records an older Cairn let fill to the cap, before they kept room for
+// their ending (EndingRoom), end this way. What an operation shortens (variables, tasks,
+// checkpoints, violations) is not left out: the refusal names that step. It returns how many
+// entries, outputs and artifacts it left out, which the caller says.
+func FitEnding(r *Record, size, limit int) (moves, outputs, artifacts int) {
 	for ; size > limit && moves < len(r.History)-1; moves++ {
 		b, _ := json.Marshal(r.History[moves])
 		size -= len(b) + 1 // and its comma
@@ -72,5 +74,12 @@ func FitEnding(r *Record, size, limit int) (moves, outputs int) {
 		size -= len(was) - len(now)
 		r.Phases[name] = p
 	}
-	return moves, outputs
+	for ; size > limit && artifacts < len(r.Artifacts); artifacts++ {
+		b, _ := json.Marshal(r.Artifacts[artifacts])
+		size -= len(b) + 1 // and its comma
+	}
+	if artifacts > 0 {
+		r.Artifacts = append([]string(nil), r.Artifacts[artifacts:]...)
+	}
+	return moves, outputs, artifacts
 }

@@ -360,7 +360,8 @@ type TransitionRequest struct {
 	// Outputs produced by the phase being left: recorded on it and in the artifacts.
 	Outputs []string
 	Note    string
-	// Outcome is recorded when the move enters a terminal phase ("reached <phase>" if empty).
+	// Outcome is recorded when the move enters a terminal phase (its note, or "reached
+	// <phase>", if empty).
 	Outcome string
 	// Approval, when set, is a person's yes to leaving the approval phase, recorded with its
 	// source and note. Whether a move needs one is the caller's policy (NeedsApproval).
@@ -543,7 +544,9 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	}
 	res := Result{Record: n, Changed: true, Event: EventTransition, From: from, To: to, Warnings: warnings}
 	if def.IsTerminal(to) {
-		finish(n, to, req.Outcome, now)
+		// The move's note is the model's word on the end when no outcome is given (the
+		// transition tool takes none): "reached <phase>" would drop it from the completion line.
+		finish(n, to, cmp.Or(req.Outcome, note), now)
 		res.Completed = true
 		res.L2 = CompletionLine(n)
 		return res, nil

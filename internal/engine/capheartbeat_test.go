@@ -1,0 +1,52 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// A record an older Cairn let fill to exactly the 1 MiB cap took no heartbeat whose time had
+// more digits than the one before (a change at a whole second, turns ending between
+// seconds): every Stop tried it again, wrote nothing, and logged a refusal naming steps for
+// the agent, while the owner's heartbeat went stale for the sessions that read it. A
+// heartbeat is recorded to the second, all it needs (it is refreshed every two minutes), so
+// it takes no more room than the one before.
+func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
+	for _, started := range []time.Duration{0, 123456789} { // the owner's time, past a whole second
+		t.Run(fmt.Sprint(started), func(t *testing.T) {
+			client := os.Getpid()
+			e := newEnv(t)
+			e.clock.Add(started)
+			en := e.openAs("sess-aaaa-1", client)
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			editSlot(t, en, func(cur []byte) ([]byte, error) {
+				var rec map[string]any
+				if err := json.Unmarshal(cur, &rec); err != nil {
+					return nil, err
+				}
+				var arts []string
+				for i := range 1000 {
+					arts = append(arts, fmt.Sprintf("out/%04d/%s", i, strings.Repeat("a", 1000)))
+				}
+				rec["artifacts"] = arts
+				rec["revision"] = rec["revision"].(float64) + 1
+				b, _ := json.Marshal(rec)
+				arts[len(arts)-1] += strings.Repeat("a", 1<<20-len(b)) // at the cap
+				return json.Marshal(rec)
+			})
+			for turn := range 2 {
+				e.clock.Add(3*time.Minute + 1234567)
+				out := must(e.openAs("sess-aaaa-1", client).Stop(engine.StopInput{SessionID: "sess-aaaa-1"}))(t)
+				if !out.Heartbeat || out.HeartbeatErr != nil {
+					t.Fatalf("turn %d: heartbeat %t, %v", turn, out.Heartbeat, out.HeartbeatErr)
+				}
+			}
+		})
+	}
+}
