@@ -231,17 +231,66 @@ func stableCairn(exe, recorded, goos string) (target, note string) {
 			return stable, "; " + stable + " runs " + p + ", the newest version installed"
 		}
 	}
-	// Made aside under the name the launcher's install uses, and renamed over: never missing.
-	aside := filepath.Join(data, ".cairn-link")
-	_ = os.Remove(aside)
-	if err := os.Symlink(filepath.Join(filepath.Base(dir), filepath.Base(exe)), aside); err != nil {
-		return exe, ""
-	}
-	if err := os.Rename(aside, stable); err != nil {
+	// Made aside and renamed over: never missing. Aside under a name of its own: under the
+	// install's (.cairn-link), an install at once removed or renamed doctor's link, or doctor
+	// the install's. An install of a newer version at once may rename its link in just before
+	// this one: doctor looks again after its rename, as the install does, and leaves DATA/cairn
+	// on the newest set (unless exe's is the one recorded), in bounded rounds.
+	aside := filepath.Join(data, doctorLinkAside)
+	back := recorded != "" && filepath.Clean(recorded) == dir
+	to := dir
+	for range 4 {
 		_ = os.Remove(aside)
-		return exe, ""
+		if err := os.Symlink(filepath.Join(filepath.Base(to), filepath.Base(exe)), aside); err != nil {
+			break
+		}
+		beforeLinkRename()
+		if err := os.Rename(aside, stable); err != nil {
+			_ = os.Remove(aside)
+			break
+		}
+		newest := to
+		if !back {
+			newest = newestSet(data, to)
+		}
+		if p, err := filepath.EvalSymlinks(stable); err == nil && newest == to && p == filepath.Join(to, filepath.Base(exe)) {
+			if to == dir {
+				return stable, ""
+			}
+			return stable, "; " + stable + " runs " + p + ", the newest version installed"
+		}
+		to = newest
 	}
-	return stable, ""
+	// Rounds spent against another's renames: DATA/cairn names a set that is there, which the
+	// install keeps on the newest.
+	if p, err := filepath.EvalSymlinks(stable); err == nil && to != dir {
+		return stable, "; " + stable + " runs " + p + ", the newest version installed"
+	}
+	return exe, ""
+}
+
+// beforeLinkRename is where a test has another install run, between doctor's link made aside
+// and its rename.
+var beforeLinkRename = func() {}
+
+// doctorLinkAside is where doctor --link makes DATA/cairn's link before renaming it over
+// (stableCairn); hooks/install makes its own as .cairn-link.
+const doctorLinkAside = ".cairn-link-doctor"
+
+// newestSet is the launcher's set in data of the latest version, than (a set's directory)
+// when none is later: one an install stamped (.checksums) holding cairn, as hooks/install's
+// cairn_settle chooses the set DATA/cairn names.
+func newestSet(data, than string) string {
+	sets, _ := filepath.Glob(filepath.Join(data, "bin-*"))
+	for _, s := range sets {
+		if strings.HasSuffix(s, ".tmp") || !fileExists(filepath.Join(s, ".checksums")) || !fileExists(filepath.Join(s, "cairn")) {
+			continue
+		}
+		if newerVersion(strings.TrimPrefix(filepath.Base(s), "bin-"), strings.TrimPrefix(filepath.Base(than), "bin-")) {
+			than = s
+		}
+	}
+	return than
 }
 
 // newerVersion reports whether version a is later than b, as hooks/install's cairn_newer

@@ -462,8 +462,8 @@ func dataDirs(getenv func(string) string, home string) []string {
 // launcherData: dir holds what Cairn's launcher (hooks/launch, hooks/install) writes there:
 // its .install-lock-V or .download-failed-V, or a bin-VERSION holding Cairn's cairn-mcp or the
 // stamp the launcher writes (.checksums); or nothing but bin-*, build-*.log, cairn (the link
-// to the newest set), .cairn-link (that link made aside, left by an install killed before
-// its rename) and .install-said (the install failures each session was shown) entries (a build that failed, a set from an older Cairn), or nothing. A cairn-* data directory with
+// to the newest set), .cairn-link and .cairn-link-doctor (that link made aside, left by an
+// install or doctor --link killed before its rename) and .install-said (the install failures each session was shown) entries (a build that failed, a set from an older Cairn), or nothing. A cairn-* data directory with
 // none of Cairn's own and anything else is another plugin's whose name starts with cairn-,
 // which may keep a bin-* or build log of its own.
 func launcherData(dir string) bool {
@@ -482,7 +482,7 @@ func launcherData(dir string) bool {
 			if hasCairnMCP(d) || fileExists(filepath.Join(d, ".checksums")) {
 				return true
 			}
-		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"), n == "cairn", n == ".cairn-link", n == ".install-said":
+		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"), n == "cairn", n == ".cairn-link", n == doctorLinkAside, n == ".install-said":
 		default:
 			foreign = true
 		}
