@@ -413,20 +413,8 @@ func (a *app) home() string {
 	return h
 }
 
-// pluginsDir is Claude Code's plugin directory: $CLAUDE_CODE_PLUGIN_CACHE_DIR, else
-// <config>/plugins with config $CLAUDE_CONFIG_DIR or ~/.claude (as the 2.1.330 CLI has it).
-func pluginsDir(getenv func(string) string, home string) string {
-	if d := getenv("CLAUDE_CODE_PLUGIN_CACHE_DIR"); d != "" {
-		return d
-	}
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return filepath.Join(d, "plugins")
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".claude", "plugins")
-}
+// pluginsDir is Claude Code's plugin directory.
+var pluginsDir = project.PluginsDir
 
 // dataDirs are the directories Cairn's launcher builds or downloads binaries into: Claude
 // Code's per-plugin data directories for Cairn (plugins/data/cairn-<marketplace>, named from
