@@ -4,60 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/cairn-dev/cairn/internal/project"
 )
 
-// A marketplace update (Claude Code 2.1.330, `claude plugin update` or /plugin) installs the
-// new version in a directory of its own (plugins/cache/<marketplace>/<plugin>/<version>),
-// rewrites installed_plugins.json to name it, and marks the old directory with OrphanedMark,
-// removing it 14 days later while no session uses it. A session running then keeps the old
-// directory as CLAUDE_PLUGIN_ROOT, whose checksums never change, so the launcher's checks see
-// nothing: its hooks and MCP server run the old version until Claude Code restarts. The hooks
-// look for the mark (one stat) and, where installed_plugins.json names another version for
-// this plugin, tell the user once per session to restart.
-
-// OrphanedMark is the file Claude Code writes into a plugin version's directory once
-// installed_plugins.json no longer names it.
-const OrphanedMark = ".orphaned_at"
-
 // updateNotice is the line telling the user that the plugin running at CLAUDE_PLUGIN_ROOT was
-// replaced by another version, or "" when it was not (or it cannot be told).
+// replaced by another version (project.Superseded: one stat where it was not), or "".
 func updateNotice(getenv func(string) string) string {
-	root := getenv("CLAUDE_PLUGIN_ROOT")
-	if root == "" {
-		return ""
-	}
-	if _, err := os.Lstat(filepath.Join(root, OrphanedMark)); err != nil {
-		return ""
-	}
-	root = filepath.Clean(root)
-	// <marketplace>/<plugin>/<version>: the id Claude Code records it under.
-	id := filepath.Base(filepath.Dir(root)) + "@" + filepath.Base(filepath.Dir(filepath.Dir(root)))
-	dir := project.PluginsDir(getenv, getenv("HOME"))
-	if dir == "" {
-		return ""
-	}
-	installed, best := "", 0
-	for _, in := range project.InstalledPlugins(dir)[id] {
-		if filepath.Clean(in.InstallPath) == root {
-			return "" // still installed from here: the mark is stale
-		}
-		rank := 1 // user-wide
-		if in.ProjectPath != "" {
-			if filepath.Clean(in.ProjectPath) != filepath.Clean(getenv(project.EnvProjectDir)) {
-				continue // installed for another project
-			}
-			rank = 2
-		}
-		if rank > best {
-			installed, best = in.Version, rank
-		}
-	}
-	running := project.LaunchVersion(root)
-	if installed == "" || installed == running {
+	installed, running := project.Superseded(getenv, getenv("CLAUDE_PLUGIN_ROOT"))
+	if installed == "" {
 		return ""
 	}
 	return fmt.Sprintf("Cairn was updated to version %s; this session still runs %s: restart Claude Code to use it.", installed, running)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/project"
 )
 
 // A marketplace update puts the new version in a directory of its own and marks the old one
@@ -34,7 +35,7 @@ func TestHooksTellOfAnUpdateOnce(t *testing.T) {
 			root := filepath.Join(cache, "1.0.0")
 			writeUpdateFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name":"cairn","version":"1.0.0"}`+"\n")
 			if tc.marked {
-				writeUpdateFile(t, filepath.Join(root, hook.OrphanedMark), "1796099015005")
+				writeUpdateFile(t, filepath.Join(root, project.OrphanedMark), "1796099015005")
 			}
 			path := root
 			if tc.installed != "" {

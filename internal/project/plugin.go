@@ -2,6 +2,7 @@ package project
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -74,4 +75,58 @@ func LaunchVersion(root string) string {
 		break
 	}
 	return "dev"
+}
+
+// A marketplace update (Claude Code 2.1.330, `claude plugin update` or /plugin) installs the
+// new version in a directory of its own (plugins/cache/<marketplace>/<plugin>/<version>),
+// rewrites installed_plugins.json to name it, and marks the old directory with OrphanedMark,
+// removing it 14 days after while no session uses it. A session running then keeps the old
+// directory as CLAUDE_PLUGIN_ROOT, whose checksums never change, so the launcher's checks see
+// nothing: its hooks and MCP server run the old version until Claude Code restarts.
+
+// OrphanedMark is the file Claude Code writes into a plugin version's directory once
+// installed_plugins.json no longer names it.
+const OrphanedMark = ".orphaned_at"
+
+// Superseded reports the version Claude Code has installed in place of the plugin at root,
+// and root's own version (LaunchVersion), when root is a marketplace install that an update
+// replaced by another version: marked (OrphanedMark), and installed_plugins.json naming
+// another directory of another version for its id, the installation for the project
+// (CLAUDE_PROJECT_DIR) first. "" when not, or when it cannot be told; one stat when root
+// bears no mark.
+func Superseded(getenv func(string) string, root string) (installed, running string) {
+	if root == "" {
+		return "", ""
+	}
+	if _, err := os.Lstat(filepath.Join(root, OrphanedMark)); err != nil {
+		return "", ""
+	}
+	root = filepath.Clean(root)
+	dir := PluginsDir(getenv, getenv("HOME"))
+	if dir == "" {
+		return "", ""
+	}
+	// <marketplace>/<plugin>/<version>: the id Claude Code records it under.
+	id := filepath.Base(filepath.Dir(root)) + "@" + filepath.Base(filepath.Dir(filepath.Dir(root)))
+	best := 0
+	for _, in := range InstalledPlugins(dir)[id] {
+		if filepath.Clean(in.InstallPath) == root {
+			return "", "" // still installed from here: the mark is stale
+		}
+		rank := 1 // user-wide
+		if in.ProjectPath != "" {
+			if filepath.Clean(in.ProjectPath) != filepath.Clean(getenv(EnvProjectDir)) {
+				continue // installed for another project
+			}
+			rank = 2
+		}
+		if rank > best {
+			installed, best = in.Version, rank
+		}
+	}
+	running = LaunchVersion(root)
+	if installed == "" || installed == running {
+		return "", ""
+	}
+	return installed, running
 }
