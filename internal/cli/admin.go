@@ -68,6 +68,13 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", Detail: how, Fix: fix})
 	} else {
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", OK: true, Detail: root + " (" + how + ")"})
+		// A marketplace update under a running session (project.Superseded): the session's
+		// hooks and tools run the old version until Claude Code restarts.
+		if installed, running := project.Superseded(a.getenv, root); installed != "" {
+			rep.Checks = append(rep.Checks, engine.Check{Name: "plugin version",
+				Detail: fmt.Sprintf("%s is version %s, and Claude Code has since installed %s in its place: a session started before the update runs %s", root, running, installed, running),
+				Fix:    "restart Claude Code to use version " + installed})
+		}
 	}
 	if own != nil {
 		rep.Checks = append(rep.Checks, *own)

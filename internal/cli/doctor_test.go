@@ -274,3 +274,52 @@ func thisCairn(t *testing.T) string {
 	}
 	return exe
 }
+
+// TestDoctorSaysAnUpdateNeedsARestart: after a marketplace update, a session started before it
+// runs the old version's directory (Claude Code marks it .orphaned_at and installs the new
+// version beside it), and doctor there passed every check: nothing said the session ran the
+// old version. It now fails a check whose fix is the restart.
+func TestDoctorSaysAnUpdateNeedsARestart(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	config := t.TempDir()
+	cache := filepath.Join(config, "plugins", "cache", "mkt", "cairn")
+	plugin := filepath.Join(cache, "1.0.0")
+	for name, data := range map[string]string{
+		".claude-plugin/plugin.json": `{"name":"cairn","version":"1.0.0"}`,
+		".orphaned_at":               "1796099015005",
+	} {
+		p := filepath.Join(plugin, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := `{"version":2,"plugins":{"cairn@mkt":[{"scope":"user","installPath":"` + filepath.Join(cache, "1.1.0") + `","version":"1.1.0"}]}}`
+	if err := os.WriteFile(filepath.Join(config, "plugins", "installed_plugins.json"), []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "CLAUDE_CONFIG_DIR="+config, "CLAUDE_PLUGIN_ROOT="+plugin)
+	out, _ := cairnCmd(t, dir, env, "doctor", "--json").Output()
+	var rep struct {
+		OK     bool `json:"ok"`
+		Checks []struct {
+			Name, Detail, Fix string
+			OK                bool
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	i := slices.IndexFunc(rep.Checks, func(c struct {
+		Name, Detail, Fix string
+		OK                bool
+	}) bool {
+		return c.Name == "plugin version"
+	})
+	if rep.OK || i < 0 || rep.Checks[i].OK || rep.Checks[i].Fix != "restart Claude Code to use version 1.1.0" || !strings.Contains(rep.Checks[i].Detail, "version 1.0.0") {
+		t.Fatalf("doctor --json after an update: %s\nwant a failed \"plugin version\" check whose fix is the restart", out)
+	}
+}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,22 +11,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/lazyre"
+	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/vars"
 )
-
-// installedPlugins is the part of Claude Code's plugins/installed_plugins.json (version 2)
-// that says where a plugin is: plugin id ("cairn@<marketplace>") to its installations.
-type installedPlugins struct {
-	Plugins map[string][]struct {
-		Scope       string `json:"scope"`
-		InstallPath string `json:"installPath"`
-		Version     string `json:"version"`
-		ProjectPath string `json:"projectPath"`
-	} `json:"plugins"`
-}
 
 // pluginIDChars are the characters Claude Code turns into '-' when it names a plugin's data
 // directory after its id (cairn@cairn -> cairn-cairn).
@@ -39,28 +27,27 @@ var pluginIDChars = lazyre.New(`[^a-zA-Z0-9_-]`)
 // when it has them (a checkout built with make), else the launcher's build or download in
 // the plugin's data directory (plugins/data/<id>/bin-<version>). goos is the system the
 // binaries are for (their names end in .exe on Windows).
-func installedPlugin(getenv func(string) string, home, project, goos string) (root, bin, how string) {
+func installedPlugin(getenv func(string) string, home, projectDir, goos string) (root, bin, how string) {
 	dir := pluginsDir(getenv, home)
 	if dir == "" {
 		return
 	}
-	data, err := durable.ReadPath(filepath.Join(dir, "installed_plugins.json"), 4<<20, true)
-	var recs installedPlugins
-	if err != nil || json.Unmarshal(data, &recs) != nil {
+	recs := project.InstalledPlugins(dir)
+	if recs == nil {
 		return
 	}
 	best := -1
-	for _, id := range slices.Sorted(maps.Keys(recs.Plugins)) {
+	for _, id := range slices.Sorted(maps.Keys(recs)) {
 		if !strings.HasPrefix(id, "cairn@") {
 			continue
 		}
-		for _, in := range recs.Plugins[id] {
+		for _, in := range recs[id] {
 			if in.InstallPath == "" || !dirExists(filepath.Join(in.InstallPath, ".claude-plugin")) {
 				continue
 			}
 			rank := 1 // user-wide
 			if in.ProjectPath != "" {
-				if filepath.Clean(in.ProjectPath) != filepath.Clean(project) {
+				if filepath.Clean(in.ProjectPath) != filepath.Clean(projectDir) {
 					continue // installed for another project
 				}
 				rank = 2
@@ -80,35 +67,8 @@ func installedPlugin(getenv func(string) string, home, project, goos string) (ro
 	return root, bin, how
 }
 
-// launchVersion is the version hooks/launch names the plugin's set in its data directory
-// after (bin-VERSION): the one in the plugin's own plugin.json, "dev" when it gives none. Not
-// the one Claude Code records for the installation, which may differ (a record not rewritten
-// yet, a marketplace entry's own version). Read as the launcher reads it, by its shell
-// patterns, not as JSON, which would name another set for a version holding an escape the
-// launcher does not decode: the first line holding "version", from the first quote after the
-// colon that follows to the next quote (the line up to its first quote where none follow).
-func launchVersion(root string) string {
-	data, err := durable.ReadPath(filepath.Join(root, ".claude-plugin", "plugin.json"), 1<<20, true)
-	if err != nil {
-		return "dev"
-	}
-	for line := range strings.Lines(string(data)) {
-		_, rest, ok := strings.Cut(strings.TrimSuffix(line, "\n"), `"version"`)
-		if !ok {
-			continue
-		}
-		if _, r, ok := strings.Cut(rest, ":"); ok {
-			if _, r, ok := strings.Cut(r, `"`); ok {
-				line = r
-			}
-		}
-		if v, _, _ := strings.Cut(line, `"`); v != "" {
-			return v
-		}
-		break
-	}
-	return "dev"
-}
+// launchVersion is the version hooks/launch names the plugin's set after.
+var launchVersion = project.LaunchVersion
 
 func fileExists(p string) bool {
 	fi, err := os.Stat(p)
@@ -231,17 +191,66 @@ func stableCairn(exe, recorded, goos string) (target, note string) {
 			return stable, "; " + stable + " runs " + p + ", the newest version installed"
 		}
 	}
-	// Made aside under the name the launcher's install uses, and renamed over: never missing.
-	aside := filepath.Join(data, ".cairn-link")
-	_ = os.Remove(aside)
-	if err := os.Symlink(filepath.Join(filepath.Base(dir), filepath.Base(exe)), aside); err != nil {
-		return exe, ""
-	}
-	if err := os.Rename(aside, stable); err != nil {
+	// Made aside and renamed over: never missing. Aside under a name of its own: under the
+	// install's (.cairn-link), an install at once removed or renamed doctor's link, or doctor
+	// the install's. An install of a newer version at once may rename its link in just before
+	// this one: doctor looks again after its rename, as the install does, and leaves DATA/cairn
+	// on the newest set (unless exe's is the one recorded), in bounded rounds.
+	aside := filepath.Join(data, doctorLinkAside)
+	back := recorded != "" && filepath.Clean(recorded) == dir
+	to := dir
+	for range 4 {
 		_ = os.Remove(aside)
-		return exe, ""
+		if err := os.Symlink(filepath.Join(filepath.Base(to), filepath.Base(exe)), aside); err != nil {
+			break
+		}
+		beforeLinkRename()
+		if err := os.Rename(aside, stable); err != nil {
+			_ = os.Remove(aside)
+			break
+		}
+		newest := to
+		if !back {
+			newest = newestSet(data, to)
+		}
+		if p, err := filepath.EvalSymlinks(stable); err == nil && newest == to && p == filepath.Join(to, filepath.Base(exe)) {
+			if to == dir {
+				return stable, ""
+			}
+			return stable, "; " + stable + " runs " + p + ", the newest version installed"
+		}
+		to = newest
 	}
-	return stable, ""
+	// Rounds spent against another's renames: DATA/cairn names a set that is there, which the
+	// install keeps on the newest.
+	if p, err := filepath.EvalSymlinks(stable); err == nil && to != dir {
+		return stable, "; " + stable + " runs " + p + ", the newest version installed"
+	}
+	return exe, ""
+}
+
+// beforeLinkRename is where a test has another install run, between doctor's link made aside
+// and its rename.
+var beforeLinkRename = func() {}
+
+// doctorLinkAside is where doctor --link makes DATA/cairn's link before renaming it over
+// (stableCairn); hooks/install makes its own as .cairn-link.
+const doctorLinkAside = ".cairn-link-doctor"
+
+// newestSet is the launcher's set in data of the latest version, than (a set's directory)
+// when none is later: one an install stamped (.checksums) holding cairn, as hooks/install's
+// cairn_settle chooses the set DATA/cairn names.
+func newestSet(data, than string) string {
+	sets, _ := filepath.Glob(filepath.Join(data, "bin-*"))
+	for _, s := range sets {
+		if strings.HasSuffix(s, ".tmp") || !fileExists(filepath.Join(s, ".checksums")) || !fileExists(filepath.Join(s, "cairn")) {
+			continue
+		}
+		if newerVersion(strings.TrimPrefix(filepath.Base(s), "bin-"), strings.TrimPrefix(filepath.Base(than), "bin-")) {
+			than = s
+		}
+	}
+	return than
 }
 
 // newerVersion reports whether version a is later than b, as hooks/install's cairn_newer

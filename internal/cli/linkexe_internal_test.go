@@ -377,3 +377,61 @@ func TestLinkFollowsADowngrade(t *testing.T) {
 		t.Errorf("%s links to %q (%v), want bin-1.0.0/cairn", stable, got, err)
 	}
 }
+
+// TestLinkRacesAnInstall: doctor --link made DATA/cairn's link aside under the install's own
+// name, .cairn-link, and did not look after its rename. An install of a newer version at once
+// (hooks/install, cairn_settle) removed doctor's link, made its own there and renamed it in:
+// doctor's rename found nothing and ~/.local/bin/cairn went straight to this set, which that
+// install removes a day later. An install that renamed its link in, and looked, just before
+// doctor's rename had DATA/cairn put back on the older set. Now doctor's link is its own, and
+// DATA/cairn ends on the newest set whichever renames last.
+func TestLinkRacesAnInstall(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		install string // the install's steps, run by sh in DATA between doctor's link and rename
+	}{
+		{"the install renames in between", `rm -f .cairn-link && ln -s bin-1.1.0/cairn .cairn-link && mv -f .cairn-link cairn`},
+		{"the install's link made aside", `rm -f .cairn-link && ln -s bin-1.1.0/cairn .cairn-link`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			data := filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn")
+			exe := filepath.Join(data, "bin-1.0.0", "cairn")
+			for _, set := range []string{"bin-1.0.0", "bin-1.1.0"} {
+				writeTestFile(t, filepath.Join(data, set, "cairn"), "binary")
+				writeTestFile(t, filepath.Join(data, set, "cairn-mcp"), "binary")
+			}
+			writeTestFile(t, filepath.Join(data, "bin-1.0.0", ".checksums"), "sums")
+			stable := filepath.Join(data, "cairn")
+			mustSymlink(t, filepath.Join("bin-0.0.9", "cairn"), stable) // dangling: doctor repoints it
+			ran := false
+			beforeLinkRename = func() {
+				if ran {
+					return
+				}
+				ran = true
+				writeTestFile(t, filepath.Join(data, "bin-1.1.0", ".checksums"), "sums")
+				cmd := exec.Command("sh", "-c", tc.install)
+				cmd.Dir = data
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("the install's steps: %v: %s", err, out)
+				}
+			}
+			t.Cleanup(func() { beforeLinkRename = func() {} })
+			a := &app{getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+				executable: func() (string, error) { return exe, nil }}
+			c := a.linkCheck(true, "linux")
+			link := filepath.Join(home, ".local", "bin", "cairn")
+			if got, err := os.Readlink(link); !c.OK || err != nil || got != stable {
+				t.Fatalf("doctor --link: %+v, %s links to %q (%v); want %s", c, link, got, err, stable)
+			}
+			want := filepath.Join(data, "bin-1.1.0", "cairn")
+			if p, err := filepath.EvalSymlinks(stable); err != nil || p != want {
+				t.Errorf("%s runs %q (%v), want the newest set's %s", stable, p, err, want)
+			}
+			if _, err := os.Lstat(filepath.Join(data, doctorLinkAside)); err == nil {
+				t.Errorf("doctor's link made aside is left in %s", data)
+			}
+		})
+	}
+}

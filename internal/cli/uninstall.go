@@ -413,20 +413,8 @@ func (a *app) home() string {
 	return h
 }
 
-// pluginsDir is Claude Code's plugin directory: $CLAUDE_CODE_PLUGIN_CACHE_DIR, else
-// <config>/plugins with config $CLAUDE_CONFIG_DIR or ~/.claude (as the 2.1.330 CLI has it).
-func pluginsDir(getenv func(string) string, home string) string {
-	if d := getenv("CLAUDE_CODE_PLUGIN_CACHE_DIR"); d != "" {
-		return d
-	}
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return filepath.Join(d, "plugins")
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".claude", "plugins")
-}
+// pluginsDir is Claude Code's plugin directory.
+var pluginsDir = project.PluginsDir
 
 // dataDirs are the directories Cairn's launcher builds or downloads binaries into: Claude
 // Code's per-plugin data directories for Cairn (plugins/data/cairn-<marketplace>, named from
@@ -462,8 +450,8 @@ func dataDirs(getenv func(string) string, home string) []string {
 // launcherData: dir holds what Cairn's launcher (hooks/launch, hooks/install) writes there:
 // its .install-lock-V or .download-failed-V, or a bin-VERSION holding Cairn's cairn-mcp or the
 // stamp the launcher writes (.checksums); or nothing but bin-*, build-*.log, cairn (the link
-// to the newest set), .cairn-link (that link made aside, left by an install killed before
-// its rename) and .install-said (the install failures each session was shown) entries (a build that failed, a set from an older Cairn), or nothing. A cairn-* data directory with
+// to the newest set), .cairn-link and .cairn-link-doctor (that link made aside, left by an
+// install or doctor --link killed before its rename) and .install-said (the install failures each session was shown) entries (a build that failed, a set from an older Cairn), or nothing. A cairn-* data directory with
 // none of Cairn's own and anything else is another plugin's whose name starts with cairn-,
 // which may keep a bin-* or build log of its own.
 func launcherData(dir string) bool {
@@ -482,7 +470,7 @@ func launcherData(dir string) bool {
 			if hasCairnMCP(d) || fileExists(filepath.Join(d, ".checksums")) {
 				return true
 			}
-		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"), n == "cairn", n == ".cairn-link", n == ".install-said":
+		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"), n == "cairn", n == ".cairn-link", n == doctorLinkAside, n == ".install-said":
 		default:
 			foreign = true
 		}

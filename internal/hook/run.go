@@ -166,6 +166,10 @@ func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string)
 		out = r.Run(start, func(ctx context.Context) []byte {
 			return work(ctx, r, stdin, getenv, yaml)
 		}, func(why string) []byte { return r.earlyOutput(early, why) })
+		// Not from cairn-event: its answer to PreCompact is text for the compaction request.
+		if name != EventsName {
+			out = withUpdateNotice(getenv, out)
+		}
 	}
 	if len(out) == 0 {
 		return // nothing to say: no write at all

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/release"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // fakeSums gives the plugin at root a release/checksums.txt listing this platform's archive
@@ -329,6 +331,78 @@ func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 		file(".download-failed-99.0.0", old),
 		unstamped("bin-99.0.1", old),
 		unstamped("bin-mine", old),
+	}
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer and nothing on stderr", res)
+	}
+	for _, p := range gone {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there after installing %s", p, pluginVersion(t))
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+}
+
+// An install of an older version that died left its lock, .install-lock-V, which no start of
+// a later version takes up or breaks: it stayed for good, and kept its version's build log and
+// failure record with it (an install looked under way). It now goes as the other leftovers do:
+// a day old, of a version not newer than this one's, once dead by the rule that breaks this
+// version's own lock (no holder alive); its break lock with it. A lock a day old whose holder
+// lives, a newer version's and a fresh one are left.
+func TestLaunchUpdateRemovesDeadOldLocks(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	old := time.Now().Add(-49 * time.Hour)
+	lock := func(name, pid string, mtime time.Time) string {
+		dir := filepath.Join(pdata, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if pid != "" {
+			writeFile(t, filepath.Join(dir, "pid"), pid+"\n")
+		}
+		if err := os.Chtimes(dir, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	file := func(name string) string {
+		p := filepath.Join(pdata, name)
+		writeFile(t, p, "left\n")
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// A holder alive: this test's process, its start in the lock as the holder writes it.
+	live := lock(".install-lock-0.0.8", strconv.Itoa(os.Getpid()), time.Now())
+	start, ok := store.ProcessStart(os.Getpid())
+	if !ok {
+		t.Skip("the platform does not tell a process's start")
+	}
+	writeFile(t, filepath.Join(live, "start"), strconv.FormatUint(start, 10)+"\n")
+	if err := os.Chtimes(live, old, old); err != nil {
+		t.Fatal(err)
+	}
+	gone := []string{
+		lock(".install-lock-0.0.6", "", old),
+		lock(".install-lock-0.0.6.break", "", old),
+		lock(".install-lock-0.0.7", "999999999", old), // its holder exited
+		file("build-0.0.6.log"),
+		file(".download-failed-0.0.7"),
+	}
+	kept := []string{
+		live,
+		file("build-0.0.8.log"),
+		lock(".install-lock-0.0.9", "", time.Now()),
+		lock(".install-lock-99.0.0", "", old),
 	}
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
