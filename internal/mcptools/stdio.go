@@ -57,7 +57,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 	lines := make(chan lineRead)
 	stopRead := make(chan struct{})
-	go readLines(in, lines, stopRead)
+	stdin := &stdinReader{r: in, entered: make(chan struct{}, 1)}
+	go readLines(stdin, lines, stopRead)
 	defer close(stopRead)
 
 	go func() {
@@ -78,6 +79,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		queuedID = map[string]bool{}
 		finished = make(chan struct{}, maxInFlight)
 		result   error
+		// Once the plugin was updated (restart), nothing more is read from the client, but the
+		// messages already read (in readLines's buffer, or being handed over) are answered:
+		// the client waits for each. restart is then nil, and readWait wakes the loop when
+		// readLines waits on stdin again, having handed over all it read.
+		restart  = s.restart
+		readWait <-chan struct{}
 		// The requests running, by id as sent. Their cancellation is ours, not mcp-go's: mcp-go
 		// keys the requests it runs by the id's text (%v), so that a cancellation of "1" would
 		// cancel the request 1 as well.
@@ -176,8 +183,9 @@ loop:
 		select {
 		case <-ctx.Done():
 			break loop
-		case <-s.restart:
-			break loop
+		case <-restart:
+			restart, readWait = nil, stdin.entered
+		case <-readWait:
 		case <-finished:
 			done()
 		case l := <-lines:
@@ -209,7 +217,7 @@ loop:
 					fmt.Sprintf("cairn-mcp has %d requests running and %d waiting; this one was not run and nothing was changed: send it again once earlier calls have answered", running, len(queue))))
 			}
 		}
-		if w.failed.Load() {
+		if w.failed.Load() || readWait != nil && stdin.waiting.Load() {
 			break
 		}
 	}
@@ -495,6 +503,25 @@ type lineRead struct {
 	err     error
 	tooLong bool
 	id      json.RawMessage // best effort, for a message too long to parse
+}
+
+// stdinReader is the client's stream as readLines reads it: it says whether readLines waits on
+// the stream itself, having handed over every whole message it read.
+type stdinReader struct {
+	r       io.Reader
+	waiting atomic.Bool
+	entered chan struct{} // capacity 1: a Read began since it was last received from
+}
+
+func (r *stdinReader) Read(p []byte) (int, error) {
+	r.waiting.Store(true)
+	select {
+	case r.entered <- struct{}{}:
+	default:
+	}
+	n, err := r.r.Read(p)
+	r.waiting.Store(false)
+	return n, err
 }
 
 // readLines reads newline-delimited messages, each at most MaxLineBytes; a longer one is
