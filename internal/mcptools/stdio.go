@@ -3,7 +3,6 @@ package mcptools
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -471,16 +470,7 @@ func paramsHooks() *server.Hooks {
 // mistypedText says which member of a request was of the wrong JSON type and what it takes,
 // by its JSON path; the value is not repeated.
 func mistypedText(te *json.UnmarshalTypeError) string {
-	where, want, got := strictjson.Mistyped(te)
-	where = cmp.Or(where, "a member of params")
-	switch {
-	case got == "" && want == "a number":
-		// encoding/json quotes a number it cannot store (1e999, megabytes of digits) in full.
-		return fmt.Sprintf("invalid request: %s %s; the request was not run", where, beyondFloat)
-	case got == "":
-		got = "a fraction or a number out of range"
-	}
-	return fmt.Sprintf("invalid request: %s must be %s, not %s; the request was not run", where, want, got)
+	return fmt.Sprintf("invalid request: %v; the request was not run", strictjson.Explain(te))
 }
 
 // withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a

@@ -19,6 +19,7 @@ func TestExplain(t *testing.T) {
 		Rev     int64   `json:"rev"`
 		Inner   inner   `json:"inner"`
 		Tasks   []inner `json:"tasks"`
+		Ratio   float64 `json:"ratio"`
 	}
 	for _, tc := range []struct{ data, want string }{
 		{`{"context":5}`, "context must be a string, not a number"},
@@ -26,6 +27,8 @@ func TestExplain(t *testing.T) {
 		{`{"inner":{"done":"yes"}}`, "inner.done must be a boolean, not a string"},
 		{`{"tasks":{}}`, "tasks must be an array, not an object"},
 		{`[1]`, "the value must be an object, not an array"},
+		// A fraction is a number: what it cannot take is this one's size.
+		{`{"ratio":1e999}`, "ratio " + strictjson.BeyondFloat},
 	} {
 		var d doc
 		err := strictjson.Explain(json.Unmarshal([]byte(tc.data), &d))

@@ -86,7 +86,16 @@ type mistypedError struct{ te *json.UnmarshalTypeError }
 
 func (e *mistypedError) Error() string {
 	where, want, got := Mistyped(e.te)
-	return cmp.Or(where, "the value") + " must be " + want + ", not " + cmp.Or(got, "a fraction or a number out of range")
+	where = cmp.Or(where, "the value")
+	if got == "" && want == "a number" {
+		// encoding/json quotes a number it cannot store (1e999, megabytes of digits) in full.
+		return where + " " + BeyondFloat
+	}
+	return where + " must be " + want + ", not " + cmp.Or(got, "a fraction or a number out of range")
 }
+
+// BeyondFloat says what is wrong with a member that holds a number encoding/json cannot read
+// (the number is not repeated).
+const BeyondFloat = "holds a number beyond the range of a 64-bit float (about ±1.8e308), which cannot be read"
 
 func (e *mistypedError) Unwrap() error { return e.te }
