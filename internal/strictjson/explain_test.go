@@ -48,3 +48,42 @@ func TestExplain(t *testing.T) {
 		t.Error("Explain(nil) is not nil")
 	}
 }
+
+// ownDecoding decodes itself, as the stored records' types do: encoding/json then counts the
+// offset of a refusal inside it from its own start.
+type ownDecoding struct {
+	Done bool `json:"done"`
+}
+
+func (o *ownDecoding) UnmarshalJSON(b []byte) error {
+	type plain ownDecoding
+	return json.Unmarshal(b, (*plain)(o))
+}
+
+// TestExplainInNamesKeysAndIndices: encoding/json's path leaves out map keys and array indices
+// ("vars must be a string" of a map of strings); with the data, the whole path is said.
+func TestExplainInNamesKeysAndIndices(t *testing.T) {
+	type doc struct {
+		Vars   map[string]string      `json:"vars"`
+		Phases map[string]ownDecoding `json:"phases"`
+		Tasks  []ownDecoding          `json:"tasks"`
+		Nested map[string][]int       `json:"nested"`
+		Name   string                 `json:"name"`
+	}
+	for _, tc := range []struct{ data, want string }{
+		{`{"vars":{"WF_A":"x","WF_B":3}}`, "vars.WF_B must be a string, not a number"},
+		{`{"phases":{"plan":{"done":true},"done":{"done":"yes"}}}`, "phases.done.done must be a boolean, not a string"},
+		{`{"tasks":[{"done":true},{"done":1}]}`, "tasks[1].done must be a boolean, not a number"},
+		{`{"nested":{"a":[1,2],"b":[3,"4"]}}`, "nested.b[1] must be a whole number, not a string"},
+		{` {"name":"x","vars":{"WF_A":{}}}`, "vars.WF_A must be a string, not an object"},
+		{`{"name":5}`, "name must be a string, not a number"},
+		// A key that is not a short word is not said back: the path is encoding/json's.
+		{`{"vars":{"sk-secret value":3}}`, "vars must be a string, not a number"},
+	} {
+		var d doc
+		err := strictjson.ExplainIn([]byte(tc.data), json.Unmarshal([]byte(tc.data), &d))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("ExplainIn(decoding %s) = %v, want %q", tc.data, err, tc.want)
+		}
+	}
+}
