@@ -51,7 +51,7 @@ func statusline(a *app) error {
 	if err == nil || errors.Is(err, hook.ErrInputTimeout) {
 		err = nil
 		if len(strings.TrimSpace(string(data))) > 0 {
-			err = strictjson.Explain(json.Unmarshal(data, &in))
+			err = strictjson.ExplainIn(data, json.Unmarshal(data, &in))
 		}
 	}
 	if err != nil {

@@ -236,7 +236,7 @@ func decodeRecord(id string, data []byte) (*workflow.Record, error) {
 		return nil, fmt.Errorf("workflow %s is on record but its stored record is not JSON (it goes wrong at byte %d)", id, se.Offset)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, strictjson.Explain(err))
+		return nil, fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, strictjson.ExplainIn(data, err))
 	}
 	return &r, nil
 }

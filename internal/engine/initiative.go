@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -265,11 +264,7 @@ func (e *Engine) readInitiative(cur []byte) (*workflow.Initiative, error) {
 		// The store passed it as strict JSON: only its shape is wrong, said in JSON's words.
 		what := "a member's value is not of the form it takes"
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-			where, want, got := strictjson.Mistyped(te)
-			what = fmt.Sprintf("its %s must be %s, not %s", where, want, cmp.Or(got, "a fraction or a number out of range"))
-			if where == "" {
-				what = fmt.Sprintf("it must be %s, not %s", want, cmp.Or(got, "that"))
-			}
+			what = strictjson.ExplainIn(cur, te).Error()
 		}
 		return nil, fmt.Errorf("initiative.json does not hold an initiative Cairn reads (%s) and was left as it is: correct that in %s, and the initiative can be read again",
 			what, file)

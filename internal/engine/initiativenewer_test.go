@@ -62,7 +62,7 @@ func TestNewerInitiativeIsLeftUntouched(t *testing.T) {
 func TestMisshapenInitiativeSaysWhichField(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		{`{"version":"2.0","id":"initiative-x","status":"created","milestones":"oops"}`, "milestones"},
-		{`{"version":"2.0","id":"initiative-x","status":"created","milestones":[{"id":7}]}`, "milestones.id"},
+		{`{"version":"2.0","id":"initiative-x","status":"created","milestones":[{"id":7}]}`, "milestones[0].id must be a string, not a number"},
 		{`[]`, "must be an object, not an array"},
 		{`{"version":"2.0","id":"initiative-x","status":"created","milestones":[],"updated_at":"yesterday"}`, "not of the form"},
 	} {

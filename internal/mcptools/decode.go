@@ -60,7 +60,7 @@ var argsLimits = strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth
 
 // beyondFloat says what is wrong with an argument that holds a number encoding/json cannot
 // read (the number is not repeated).
-const beyondFloat = "holds a number beyond the range of a 64-bit float (about ±1.8e308), which cannot be read; write it as a string or as a smaller number"
+const beyondFloat = strictjson.BeyondFloat + "; write it as a string or as a smaller number"
 
 // decodeArgs checks raw against spec and decodes it. Unknown, missing, mistyped, oversized and
 // malformed arguments and embedded secrets are all reported; nothing reaches the engine unless

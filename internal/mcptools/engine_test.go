@@ -396,6 +396,41 @@ func TestWatcherFollowsSymlinkedDefinition(t *testing.T) {
 	}
 }
 
+// TestWatcherSymlinkedDefinitionsDirMadeAgain: the directory a symlinked definition points
+// into removed and made again (a checkout in the dotfiles repository of a branch without it,
+// and back) is followed again: a gate added there reaches the agent's moves. Before, its watch
+// went with it and nothing looked out for it, so the server kept the definition it had read
+// until it was restarted, while every hook and cairn command met the gate.
+func TestWatcherSymlinkedDefinitionsDirMadeAgain(t *testing.T) {
+	p := newProject(t)
+	shared := filepath.Join(filepath.Dir(p.root), "dotfiles", "defs")
+	def := "---\nname: mini\nphases: [one, two, three]\nterminal: [three]\n---\n"
+	writeAtomic(t, filepath.Join(shared, "mini.md"), []byte(def))
+	link := filepath.Join(p.root, ".claude", "workflows", "mini.md")
+	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(shared, "mini.md"), link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
+	})
+	mustOK(t, c, "start_workflow", `{"type":"mini","context":"symlinked definition"}`)
+
+	if err := os.RemoveAll(shared); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { // the removal is seen: the definition is gone
+		return callRaw(t, c, "start_workflow", `{"type":"mini","context":"x","replace":true}`).IsError
+	})
+	writeAtomic(t, filepath.Join(shared, "mini.md"), []byte(strings.Replace(def, "terminal:", "approvals: [one]\nterminal:", 1)))
+	waitFor(t, func() bool {
+		return strings.Contains(text(mustOK(t, c, "resume_check", `{}`)), "leaving one needs their yes")
+	})
+}
+
 // definitionsServer starts a watching server on p with the definition mini in
 // .claude/workflows, started once. It returns that directory, a definition of a given name,
 // and whether a workflow of a given type now starts.

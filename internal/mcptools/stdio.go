@@ -3,7 +3,6 @@ package mcptools
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -57,7 +56,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 	lines := make(chan lineRead)
 	stopRead := make(chan struct{})
-	go readLines(in, lines, stopRead)
+	stdin := &stdinReader{r: in, entered: make(chan struct{}, 1)}
+	go readLines(stdin, lines, stopRead)
 	defer close(stopRead)
 
 	go func() {
@@ -78,6 +78,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		queuedID = map[string]bool{}
 		finished = make(chan struct{}, maxInFlight)
 		result   error
+		// Once the plugin was updated (restart), nothing more is read from the client, but the
+		// messages already read (in readLines's buffer, or being handed over) are answered:
+		// the client waits for each. restart is then nil, and readWait wakes the loop when
+		// readLines waits on stdin again, having handed over all it read.
+		restart  = s.restart
+		readWait <-chan struct{}
 		// The requests running, by id as sent. Their cancellation is ours, not mcp-go's: mcp-go
 		// keys the requests it runs by the id's text (%v), so that a cancellation of "1" would
 		// cancel the request 1 as well.
@@ -176,8 +182,9 @@ loop:
 		select {
 		case <-ctx.Done():
 			break loop
-		case <-s.restart:
-			break loop
+		case <-restart:
+			restart, readWait = nil, stdin.entered
+		case <-readWait:
 		case <-finished:
 			done()
 		case l := <-lines:
@@ -209,7 +216,7 @@ loop:
 					fmt.Sprintf("cairn-mcp has %d requests running and %d waiting; this one was not run and nothing was changed: send it again once earlier calls have answered", running, len(queue))))
 			}
 		}
-		if w.failed.Load() {
+		if w.failed.Load() || readWait != nil && stdin.waiting.Load() {
 			break
 		}
 	}
@@ -463,16 +470,7 @@ func paramsHooks() *server.Hooks {
 // mistypedText says which member of a request was of the wrong JSON type and what it takes,
 // by its JSON path; the value is not repeated.
 func mistypedText(te *json.UnmarshalTypeError) string {
-	where, want, got := strictjson.Mistyped(te)
-	where = cmp.Or(where, "a member of params")
-	switch {
-	case got == "" && want == "a number":
-		// encoding/json quotes a number it cannot store (1e999, megabytes of digits) in full.
-		return fmt.Sprintf("invalid request: %s %s; the request was not run", where, beyondFloat)
-	case got == "":
-		got = "a fraction or a number out of range"
-	}
-	return fmt.Sprintf("invalid request: %s must be %s, not %s; the request was not run", where, want, got)
+	return fmt.Sprintf("invalid request: %v; the request was not run", strictjson.Explain(te))
 }
 
 // withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a
@@ -495,6 +493,25 @@ type lineRead struct {
 	err     error
 	tooLong bool
 	id      json.RawMessage // best effort, for a message too long to parse
+}
+
+// stdinReader is the client's stream as readLines reads it: it says whether readLines waits on
+// the stream itself, having handed over every whole message it read.
+type stdinReader struct {
+	r       io.Reader
+	waiting atomic.Bool
+	entered chan struct{} // capacity 1: a Read began since it was last received from
+}
+
+func (r *stdinReader) Read(p []byte) (int, error) {
+	r.waiting.Store(true)
+	select {
+	case r.entered <- struct{}{}:
+	default:
+	}
+	n, err := r.r.Read(p)
+	r.waiting.Store(false)
+	return n, err
 }
 
 // readLines reads newline-delimited messages, each at most MaxLineBytes; a longer one is

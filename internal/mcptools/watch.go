@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -126,8 +127,10 @@ func (w *watcher) followLinks() {
 		if ent.Type()&fs.ModeSymlink == 0 || !strings.HasSuffix(ent.Name(), ".md") {
 			continue
 		}
-		target, err := filepath.EvalSymlinks(filepath.Join(w.workflowsDir, ent.Name()))
+		link := filepath.Join(w.workflowsDir, ent.Name())
+		target, err := filepath.EvalSymlinks(link)
 		if err != nil {
+			w.lookOutForTarget(link)
 			continue
 		}
 		dir := filepath.Dir(target)
@@ -137,10 +140,35 @@ func (w *watcher) followLinks() {
 			}
 			w.watched[dir] = true
 		}
-		if w.linked[dir] == nil {
-			w.linked[dir] = map[string]bool{}
+		w.noteLinked(dir, filepath.Base(target))
+	}
+}
+
+func (w *watcher) noteLinked(dir, name string) {
+	if w.linked[dir] == nil {
+		w.linked[dir] = map[string]bool{}
+	}
+	w.linked[dir][name] = true
+}
+
+// lookOutForTarget watches, for a definition that is a symlink to a file that is missing, the
+// nearest directory on the way to it that exists, and notes the one missing below it there:
+// its directory removed and made again (a checkout of a branch without it, and back) is then
+// followed again.
+func (w *watcher) lookOutForTarget(link string) {
+	to, err := os.Readlink(link)
+	if err != nil {
+		return
+	}
+	if !filepath.IsAbs(to) {
+		to = filepath.Join(filepath.Dir(link), to)
+	}
+	for missing, dir := to, filepath.Dir(to); dir != missing; missing, dir = dir, filepath.Dir(dir) {
+		if w.watched[dir] || w.fs.Add(dir) == nil {
+			w.watched[dir] = true
+			w.noteLinked(dir, filepath.Base(missing))
+			return
 		}
-		w.linked[dir][filepath.Base(target)] = true
 	}
 }
 
@@ -191,6 +219,9 @@ func (w *watcher) loop() {
 			// its parent: it may be back before any other event.
 			gone := ev.Has(fsnotify.Remove|fsnotify.Rename|fsnotify.Create) && w.forget(filepath.Clean(ev.Name))
 			c := w.classify(ev)
+			if gone && w.linked[filepath.Clean(ev.Name)] != nil {
+				c |= changeDefinitions // the files the definitions link to went with it
+			}
 			if gone || ev.Has(fsnotify.Create) {
 				c |= w.addMissing()
 			}

@@ -237,3 +237,74 @@ func (c *mcpClient) call(t *testing.T, tool string, args map[string]any) callRes
 	}
 	return callResult{r.IsError, strings.Join(text, "\n")}
 }
+
+// A client sends its requests without waiting for answers (Claude Code runs calls in
+// parallel). Those the server had already read when it found the update and stopped reading
+// were dropped unanswered, and the client waited for them until its timeout; each is now
+// answered (a call refused: not run, nothing changed, call it again) before the server exits.
+func TestMCPServerAnswersEveryRequestReadBeforeItRestarts(t *testing.T) {
+	skipOnWindows(t)
+	binary := builtBinary(t, "./mcpserver")
+	root := copyPlugin(t, launcherFiles...)
+	bin := filepath.Join(root, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "cairn-mcp"), binary, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stamp(t, root, bin)
+	work, project, data := launchSite(t)
+	env := launchEnv(root, data, work, toolDir(t), "CLAUDE_PROJECT_DIR="+project,
+		"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_CODE_SESSION_ID=s-1")
+	c := startServer(t, root, env, project)
+	writeFile(t, filepath.Join(root, "release", "checksums.txt"), "1111  cairn_9.9.9_linux_amd64.tar.gz\n")
+
+	// All in one write of less than a pipe's capacity: the server reads them at once, and
+	// finds the update at the first.
+	const n = 1300
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "tools/call",
+		"params": map[string]any{"name": "set_vars", "arguments": map[string]any{"vars": map[string]string{"WF_NOTE": "v"}}}})
+	batch := append(req, '\n')
+	for i := 1; i < n; i++ {
+		batch = fmt.Appendf(batch, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i)
+	}
+	if len(batch) > 64<<10 {
+		t.Fatalf("%d bytes: more than a pipe holds", len(batch))
+	}
+	if _, err := c.in.Write(batch); err != nil {
+		t.Fatal(err)
+	}
+	answered := map[int]bool{}
+	for {
+		line, err := c.out.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		var resp struct {
+			ID     int `json:"id"`
+			Result struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(line, &resp); err != nil {
+			t.Fatalf("answer %s: %v", line, err)
+		}
+		if resp.ID == 0 && (!resp.Result.IsError || len(resp.Result.Content) == 0 || !strings.Contains(resp.Result.Content[0].Text, "call set_vars again")) {
+			t.Errorf("answer %s, want set_vars refused: nothing was changed ... call set_vars again", line)
+		}
+		answered[resp.ID] = true
+	}
+	c.waited = true
+	_ = c.server.Wait()
+	c.in.Close()
+	if code := c.server.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d, want 0: %s", code, c.stderr)
+	}
+	if len(answered) != n {
+		t.Errorf("%d of the %d requests written before the server exited were answered; want every one (the client waits for each)", len(answered), n)
+	}
+}

@@ -885,7 +885,7 @@ func ParseRecord(data []byte) (*workflow.Record, error) {
 	// then to find its end) before calling the method, whose first pass checks it too and
 	// which answers any failure with json.Unmarshal's own error (workflow.DecodeKnown).
 	if err := r.UnmarshalJSON(data); err != nil {
-		return nil, &RecordError{Err: strictjson.Explain(err)}
+		return nil, &RecordError{Err: strictjson.ExplainIn(data, err)}
 	}
 	return &r, nil
 }
