@@ -989,24 +989,7 @@ func digitAhead(s string, i, span int) bool {
 // each keyword of such a flood its program's steps over the name, some 660 a byte of it. A
 // byte past ASCII, which (?i) may fold to a letter of the head, leaves it to the regexp.
 func valueEndsAhead(s string, i, span int) bool {
-	stop := min(len(s), i+span+128)
-	if readAround != nil {
-		readAround(stop - i)
-	}
-	run := 0
-	for k := i; k < stop; k++ {
-		switch c := s[k]; {
-		case c >= utf8.RuneSelf:
-			return true
-		case credentialByte(c):
-			run++
-		case run >= 16:
-			return true
-		default:
-			run = 0
-		}
-	}
-	return stop == len(s) && run >= 16
+	return runAhead(s, i, min(len(s), i+span+128), credentialByte, 16, true)
 }
 
 // base64RunAhead: a run of 40 or more of [A-Za-z0-9/+] starts within reach bytes of the
@@ -1016,7 +999,16 @@ func valueEndsAhead(s string, i, span int) bool {
 // cost each keyword of such a flood some 170 steps a byte. A byte past ASCII, which (?i) may
 // fold to a letter, leaves it to the regexp.
 func base64RunAhead(s string, i, reach int) bool {
-	stop := min(len(s), i+reach+1+40)
+	return runAhead(s, i, min(len(s), i+reach+1+40), base64Byte, 40, false)
+}
+
+// base64Byte: c is one of the standard alphabet's [A-Za-z0-9/+].
+func base64Byte(c byte) bool { return isAlnum(c) || c == '/' || c == '+' }
+
+// runAhead: s[i:stop] holds a run of need or more bytes that in takes, counted from i on, or a
+// byte past ASCII. When ended, the run must also end there: before a byte in does not take,
+// or at the end of s (stop being len(s)).
+func runAhead(s string, i, stop int, in func(byte) bool, need int, ended bool) bool {
 	if readAround != nil {
 		readAround(stop - i)
 	}
@@ -1025,15 +1017,17 @@ func base64RunAhead(s string, i, reach int) bool {
 		switch c := s[k]; {
 		case c >= utf8.RuneSelf:
 			return true
-		case isAlnum(c) || c == '/' || c == '+':
-			if run++; run >= 40 {
+		case in(c):
+			if run++; run >= need && !ended {
 				return true
 			}
+		case run >= need:
+			return true
 		default:
 			run = 0
 		}
 	}
-	return false
+	return ended && stop == len(s) && run >= need
 }
 
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and
