@@ -14,7 +14,6 @@ type look struct {
 
 // ahead lists the look-aheads a rule's keyword must pass; the zero value, none.
 type ahead struct {
-	assign bool // a : or = within 72 bytes (assignedNear)
 	base64 int  // if not 0, a run of base64 within this reach (base64RunAhead)
 	value  int  // if not 0, a digit and a value's end within this span (digitAhead, valueEndsAhead)
 	symbol bool // a value with a symbol and a digit (symbolAhead)
@@ -24,8 +23,7 @@ type ahead struct {
 // called here, not through a function a rule holds, so that l stays on the scan's stack:
 // the JSON scan runs one scan for each member it reads.
 func (l *look) passes(a *ahead, s string, i int) bool {
-	return (!a.assign || assignedNear(l, s, i)) &&
-		(a.base64 == 0 || base64RunAhead(l, s, i, a.base64)) &&
+	return (a.base64 == 0 || base64RunAhead(l, s, i, a.base64)) &&
 		(a.value == 0 || digitAhead(l, s, i, a.value) && valueEndsAhead(l, s, i, a.value)) &&
 		(!a.symbol || symbolAhead(l, s, i))
 }

@@ -35,7 +35,9 @@ var ruleTable = [...]rule{
 	{
 		// A secret access key is 40 base64 characters with nothing to recognise it by, so it
 		// is only reported after a name that says what it is: secret_access_key,
-		// SecretAccessKey, aws_secret, aws-secret-key...
+		// SecretAccessKey, aws_secret, aws-secret-key... After the whole name (secret access
+		// key), a blank may set it too, as aws configure set does, or the gap between two
+		// words of a command's list (["aws", "configure", "set", "aws_secret_access_key", ...]).
 		// A JSON member is read as this text too ("key": "value"), so this one expression
 		// is also the rule for keys, and every name it accepts holds "secret", which the
 		// gate sees (a key spelled "sec-ret" names nothing here, in text or in JSON).
@@ -44,16 +46,17 @@ var ruleTable = [...]rule{
 		fold:     true,
 		named:    true,
 		before:   func(s string, i int) bool { return awsBefore(s, i) || accessKeyAfter(s, i+len("secret")) },
-		ahead:    ahead{assign: true, base64: 54},
+		ahead:    ahead{base64: 54},
 		rx: lazyre.Regexp{Expr: `(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
-			`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`},
+			`(?:["']?\s{0,16}(?::|=>?)\s{0,16}["']?|([ \t]{1,16}|` + argvSep + `["']))([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`},
 		ok: func(s string, i int, m []string) bool {
-			if m[1] == "" && !awsBefore(s, i) {
+			if m[1] == "" && (m[2] != "" || !awsBefore(s, i)) {
 				// "secret:" or "secret_key:" alone could be anything's secret; "secret
 				// access key" may follow any word (dbSecretAccessKey, mysecretaccesskey).
+				// Without a : or =, only the whole name says the key follows.
 				return false
 			}
-			return mixedCase(m[2])
+			return mixedCase(m[3])
 		},
 	},
 	{name: "github-token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, rx: lazyre.Regexp{Expr: `^(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{36,251})(?:$|[^A-Za-z0-9_-])`}, before: notWord},
@@ -891,11 +894,12 @@ func symbolAhead(l *look, s string, i int) bool {
 	return end-from >= 16 && digitClass.before(&l.valueDigit, s, j, end) && symbolClass.before(&l.symbol, s, j, end)
 }
 
-// assignedNear: a : or = follows the keyword at i within the 72 bytes where the regexps of
-// aws-secret-access-key and symbol-secret read the one that assigns their name (at most 66
-// bytes in: symbol-secret's secret_key, in any case 13 bytes, a quote, blanks, a comma, a
-// quote and ParameterValue). Where none does, as in -secret repeated, neither runs: they
-// cost each keyword of that flood its regexp's run and a value's 128 bytes.
+// assignedNear: a : or = follows the keyword at i within the 72 bytes where symbol-secret's
+// regexp reads the one that assigns its name (at most 66 bytes in: secret_key, in any case
+// 13 bytes, a quote, blanks, a comma, a quote and ParameterValue). Where none does, as in
+// -secret repeated, it does not run: it cost each keyword of that flood its regexp's run
+// and a value's 128 bytes. (aws-secret-access-key's name may be set by a blank: its value's
+// run of 40, base64RunAhead, keeps that flood from its regexp.)
 func assignedNear(l *look, s string, i int) bool {
 	return assignClass.before(&l.assign, s, i, min(len(s), i+72))
 }

@@ -57,6 +57,12 @@ func TestScanString(t *testing.T) {
 		{"aws-id-in-env-line", "export AWS_ACCESS_KEY_ID=" + awsID + ";", "aws-access-key-id"},
 		{"aws-secret-env", "aws_secret_access_key = " + awsSecret, "aws-secret-access-key"},
 		{"aws-secret-yaml", "SecretAccessKey: '" + awsSecret + "'", "aws-secret-access-key"},
+		// The AWS CLI sets it by name, then a blank or the next word of a command's list.
+		{"aws-secret-configure", "aws configure set aws_secret_access_key " + awsSecret, "aws-secret-access-key"},
+		{"aws-secret-configure-argv", `["aws", "configure", "set", "aws_secret_access_key", "` + awsSecret + `"]`, "aws-secret-access-key"},
+		{"aws-secret-configure-tab", "aws_secret_access_key\t" + awsSecret + "\n", "aws-secret-access-key"},
+		{"aws-secret-prose-sha", "the secret access key " + gitSHA, ""},
+		{"secret-key-blank", "the secret key " + awsSecret, ""},
 		{"aws-secret-json-text", `{"AWS_SECRET_ACCESS_KEY": "` + awsSecret + `"}`, "aws-secret-access-key"},
 		{"aws-secret-camel", "awsSecretAccessKey=" + awsSecret, "aws-secret-access-key"},
 		{"github-classic", ghClassic, "github-token"},
