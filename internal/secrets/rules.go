@@ -695,7 +695,7 @@ var ruleTable = [...]rule{
 		rx: lazyre.Regexp{Expr: `(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
 			credentialHead},
 		ok: func(s string, i int, m []string) bool {
-			return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
+			return !cursorName(s, i) && (credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i))
 		},
 	},
 	{
@@ -1814,12 +1814,34 @@ func pagingToken(s string, i int) bool {
 		j--
 	}
 	name := strings.ToLower(s[j:i])
-	for _, w := range []string{"page", "next", "continuation", "pagination", "cursor", "sync", "idempotency", "request"} {
+	for _, w := range pagingWords {
 		if strings.Contains(name, w) {
 			return true
 		}
 	}
 	return false
+}
+
+var pagingWords = []string{"page", "next", "continuation", "pagination", "cursor", "sync", "idempotency", "request"}
+
+// cursorName: the word just before the token-assignment's "token" at i (after a _ or -, or
+// a camelCase hump) is one of pagingWords: nextPageToken, NextToken, continuation_token. Its
+// value is a cursor an API hands back for the next page, random-looking (base64 of a
+// position) but no credential, and a workflow checkpoints it to resume a listing. A word
+// that only holds one (PAGERDUTY_TOKEN, NEXTAUTH_TOKEN) names a credential.
+func cursorName(s string, i int) bool {
+	k := i
+	if k > 0 && (s[k-1] == '_' || s[k-1] == '-') {
+		k--
+	}
+	j := k
+	for j > 0 && isAlnum(s[j-1]) && k-j < 16 {
+		j--
+		if 'A' <= s[j] && s[j] <= 'Z' && j > 0 && 'a' <= s[j-1] && s[j-1] <= 'z' {
+			break // a camelCase hump starts the word
+		}
+	}
+	return j < k && slices.Contains(pagingWords, strings.ToLower(s[j:k]))
 }
 
 // randomish: both letters and digits, and not one word with a number (for example
