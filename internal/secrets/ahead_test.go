@@ -93,6 +93,7 @@ func TestLookAnswersAsAFreshRead(t *testing.T) {
 				{"valueEndsAhead", valueEndsAhead(&l, s, i, credentialSpan), runAheadFresh(s, i, min(len(s), i+credentialSpan+128), credentialByte, 16, true)},
 				{"base64RunAhead", base64RunAhead(&l, s, i, 25), runAheadFresh(s, i, min(len(s), i+25+41), base64Byte, 40, false)},
 				{"base64RunAhead", base64RunAhead(&l, s, i, 54), runAheadFresh(s, i, min(len(s), i+54+41), base64Byte, 40, false)},
+				{"digitAhead", digitAhead(&l, s, i, credentialSpan), strings.ContainsAny(s[i:min(len(s), i+credentialSpan+128)], "0123456789")},
 				{"digitAhead", digitAhead(&l, s, i, tokenSpan), strings.ContainsAny(s[i:min(len(s), i+tokenSpan+128)], "0123456789")},
 				{"assignedNear", assignedNear(&l, s, i), strings.ContainsAny(s[i:min(len(s), i+72)], ":=")},
 				{"symbolAhead", symbolAhead(&l, s, i), symbolAheadFresh(s, i)},
@@ -157,4 +158,17 @@ func symbolAheadFresh(s string, i int) bool {
 		digit = digit || '0' <= s[j] && s[j] <= '9'
 	}
 	return symbol && digit && j-from >= 16
+}
+
+// symbolAhead's classes, written as sets, hold the bytes symbolByte and the value's end take.
+func TestLookSets(t *testing.T) {
+	for b := range 256 {
+		c := byte(b)
+		if got := strings.IndexByte(symbolClass.set, c) >= 0; got != symbolByte(c) {
+			t.Errorf("byte %#x: in symbolClass %v, symbolByte %v", c, got, symbolByte(c))
+		}
+		if got, want := strings.IndexByte(valueEndClass.set, c) >= 0, isBlank(c) || strings.IndexByte("\"'`,;\r", c) >= 0; got != want {
+			t.Errorf("byte %#x: in valueEndClass %v, ends a value %v", c, got, want)
+		}
+	}
 }
