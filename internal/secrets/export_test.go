@@ -48,8 +48,9 @@ func ScanBoth(s string) (fast, slow string, fastAt, slowAt [2]int) {
 func scanEveryPosition(s string) (r *rule, start, end int) {
 	ix, rs := index(), rules()
 	best := len(rs)
+	var l look
 	for i := 0; i+1 < len(s) && best > 0; i++ {
-		if found, stop, idx, _, _ := ix.ruleAt(rs, s, i, best); found != nil {
+		if found, stop, idx, _, _ := ix.ruleAt(rs, s, i, best, &l); found != nil {
 			r, start, end, best = found, i, stop, idx
 		}
 	}

@@ -72,7 +72,7 @@ func TestHolderMembersFindWhatTheWholeFound(t *testing.T) {
 				whole = credentialValue(s[j-len(m[1]) : stop])
 			}
 		}
-		_, parts := r.at(s, 0)
+		_, parts := r.at(s, 0, new(look))
 		if whole && !parts {
 			t.Fatalf("the whole expression finds a credential in %q, its parts do not", s)
 		}

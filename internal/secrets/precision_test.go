@@ -317,6 +317,19 @@ func TestHexValueByName(t *testing.T) {
 		"secret_name: "+md5, "cache_key: "+md5, "api_keys: 2 of "+md5)
 }
 
+// A page's cursor, which an API hands back for the next page of a listing (Google's
+// nextPageToken, the AWS CLI's NextToken), is random-looking base64 of a position, not a
+// credential: a workflow that checkpoints it to resume the listing is not refused. A name
+// whose word only holds a paging word (PAGERDUTY_TOKEN, NEXTAUTH_TOKEN) still names one.
+func TestPageCursorsByName(t *testing.T) {
+	const cursor = "AYADeJ2Z7kQ9mN1pQ3rS5tU7vW9xY1zA3bC5d7E9f"
+	clean(t, `{"nextPageToken": "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3"}`, `{"NextToken": "`+cursor+`"}`,
+		"next_token="+cursor, `"continuationToken": "eyJvZmZzZXQiOjEwMCwia2V5IjoiYWJjMTIzIn0"`,
+		`{"pageToken":"CAoQAA8xY2Q5NjRm"}`, "PAGE_TOKEN: "+cursor, "sync-token="+cursor)
+	found(t, "token-assignment", "NEXTAUTH_TOKEN="+cursor, "TOKEN="+cursor, "X-Next-Auth-Token: "+cursor)
+	found(t, "provider-credential", "PAGERDUTY_TOKEN="+cursor, "access_token: "+cursor, `{"refreshToken": "`+cursor+`"}`)
+}
+
 // A key made by openssl rand -base64 (NEXTAUTH_SECRET, JWT_SECRET, SESSION_SECRET in a .env)
 // holds / and + where a random value of letters and digits does not: after a name for a secret
 // or a token it is one, as such a value is. A path after the same names, with / between words,

@@ -35,7 +35,9 @@ var ruleTable = [...]rule{
 	{
 		// A secret access key is 40 base64 characters with nothing to recognise it by, so it
 		// is only reported after a name that says what it is: secret_access_key,
-		// SecretAccessKey, aws_secret, aws-secret-key...
+		// SecretAccessKey, aws_secret, aws-secret-key... After the whole name (secret access
+		// key), a blank may set it too, as aws configure set does, or the gap between two
+		// words of a command's list (["aws", "configure", "set", "aws_secret_access_key", ...]).
 		// A JSON member is read as this text too ("key": "value"), so this one expression
 		// is also the rule for keys, and every name it accepts holds "secret", which the
 		// gate sees (a key spelled "sec-ret" names nothing here, in text or in JSON).
@@ -43,18 +45,18 @@ var ruleTable = [...]rule{
 		keywords: []string{"secret"},
 		fold:     true,
 		named:    true,
-		before: func(s string, i int) bool {
-			return assignedNear(s, i) && (awsBefore(s, i) || accessKeyAfter(s, i+len("secret"))) && base64RunAhead(s, i, 54)
-		},
+		before:   func(s string, i int) bool { return awsBefore(s, i) || accessKeyAfter(s, i+len("secret")) },
+		ahead:    ahead{base64: 54},
 		rx: lazyre.Regexp{Expr: `(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
-			`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`},
+			`(?:["']?\s{0,16}(?::|=>?)\s{0,16}["']?|([ \t]{1,16}|` + argvSep + `["']))([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`},
 		ok: func(s string, i int, m []string) bool {
-			if m[1] == "" && !awsBefore(s, i) {
+			if m[1] == "" && (m[2] != "" || !awsBefore(s, i)) {
 				// "secret:" or "secret_key:" alone could be anything's secret; "secret
 				// access key" may follow any word (dbSecretAccessKey, mysecretaccesskey).
+				// Without a : or =, only the whole name says the key follows.
 				return false
 			}
-			return mixedCase(m[2])
+			return mixedCase(m[3])
 		},
 	},
 	{name: "github-token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, rx: lazyre.Regexp{Expr: `^(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{36,251})(?:$|[^A-Za-z0-9_-])`}, before: notWord},
@@ -179,7 +181,8 @@ var ruleTable = [...]rule{
 		// which provider-credential's values may not hold. Any session token this long and
 		// random is a credential, so the name need not say aws.
 		name: "aws-session-token", keywords: []string{"session_token", "sessiontoken", "session-token"}, fold: true,
-		named: true, asName: holderEnds, before: func(s string, i int) bool { return wordOrHump(s, i) && base64RunAhead(s, i, 25) },
+		named: true, asName: holderEnds, before: wordOrHump,
+		ahead: ahead{base64: 25},
 		rx: lazyre.Regexp{Expr: `(?i)^session[_-]?token["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
 			`([A-Za-z0-9/+]{40,}={0,2})(?:$|[^A-Za-z0-9/+=])`},
 		ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
@@ -506,9 +509,8 @@ var ruleTable = [...]rule{
 		// The name starts a word or a camelCase hump: webhookSecret, accessToken. The value
 		// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
 		name: "provider-credential", keywords: credentialNames, fold: true, named: true,
-		before: func(s string, i int) bool {
-			return wordOrHump(s, i) && nameAssigned(s, i) && digitAhead(s, i, credentialSpan) && valueEndsAhead(s, i, credentialSpan)
-		},
+		before: func(s string, i int) bool { return wordOrHump(s, i) && nameAssigned(s, i) },
+		ahead:  ahead{value: credentialSpan},
 		rx: lazyre.Regexp{Expr: `(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
 			credentialHead},
 		span: credentialSpan, tail: credentialTail,
@@ -524,7 +526,8 @@ var ruleTable = [...]rule{
 		// symbolSecret for the value.
 		name: "symbol-secret", keywords: []string{"secret", "_key", "-key", "key"}, fold: true, named: true,
 		asName: func(s string, i, n int) bool { return secretKeyName(s, i) && holderEnds(s, i, n) },
-		before: func(s string, i int) bool { return secretKeyName(s, i) && symbolAhead(s, i) },
+		before: secretKeyName,
+		ahead:  ahead{symbol: true},
 		rx: lazyre.Regexp{Expr: `(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?(?:[ \t]{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,3}` +
 			`(["'\x60]?)([^\s"'\x60,;]{8})`},
 		tail: wordTail("\"'`,;"),
@@ -687,13 +690,12 @@ var ruleTable = [...]rule{
 		// says "token" often.
 		name: "token-assignment", keywords: []string{"token"}, fold: true, span: tokenSpan,
 		named: true, asName: holderEnds, tail: credentialTail,
-		before: func(s string, i int) bool {
-			return wordOrHump(s, i) && digitAhead(s, i, tokenSpan) && valueEndsAhead(s, i, tokenSpan)
-		},
+		before: wordOrHump,
+		ahead:  ahead{value: tokenSpan},
 		rx: lazyre.Regexp{Expr: `(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
 			credentialHead},
 		ok: func(s string, i int, m []string) bool {
-			return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
+			return !cursorName(s, i) && (credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i))
 		},
 	},
 	{
@@ -853,8 +855,8 @@ func secretKeyName(s string, i int) bool {
 // symbol (see symbolSecret) and a digit, and the value is 16 bytes long or more: where it is
 // not (secret=secret=..., a key of letters and digits, which provider-credential judges,
 // client_secret: 1 repeated, whose values are 15 bytes), symbol-secret's regexp does not run.
-func symbolAhead(s string, i int) bool {
-	if !assignedNear(s, i) {
+func symbolAhead(l *look, s string, i int) bool {
+	if !assignedNear(l, s, i) {
 		return false // the value's 128 bytes were read at each keyword of -secret repeated
 	}
 	j := i + 1
@@ -862,7 +864,7 @@ func symbolAhead(s string, i int) bool {
 		j++
 	}
 	if readAround != nil {
-		readAround(j - i + 136)
+		readAround(j - i)
 	}
 	assignment := func() {
 		for n := 0; j < len(s) && n < 10 && strings.IndexByte("\"'` \t:=>", s[j]) >= 0; n++ {
@@ -884,21 +886,22 @@ func symbolAhead(s string, i int) bool {
 	for from > i && strings.IndexByte(":=>", s[from-1]) >= 0 {
 		from--
 	}
-	symbol, digit := false, false
-	for stop := min(len(s), j+128); j < stop && !isBlank(s[j]) && strings.IndexByte("\"'`,;\r", s[j]) < 0; j++ {
-		symbol = symbol || symbolByte(s[j])
-		digit = digit || '0' <= s[j] && s[j] <= '9'
+	stop := min(len(s), j+128)
+	end := stop
+	if k := valueEndClass.first(&l.valueEnd, s, j, stop); k >= 0 && k < stop {
+		end = k
 	}
-	return symbol && digit && j-from >= 16
+	return end-from >= 16 && digitClass.before(&l.valueDigit, s, j, end) && symbolClass.before(&l.symbol, s, j, end)
 }
 
-// assignedNear: a : or = follows the keyword at i within the 72 bytes where the regexps of
-// aws-secret-access-key and symbol-secret read the one that assigns their name (at most 66
-// bytes in: symbol-secret's secret_key, in any case 13 bytes, a quote, blanks, a comma, a
-// quote and ParameterValue). Where none does, as in -secret repeated, neither runs: they
-// cost each keyword of that flood its regexp's run and a value's 128 bytes.
-func assignedNear(s string, i int) bool {
-	return strings.ContainsAny(s[i:min(len(s), i+72)], ":=")
+// assignedNear: a : or = follows the keyword at i within the 72 bytes where symbol-secret's
+// regexp reads the one that assigns its name (at most 66 bytes in: secret_key, in any case
+// 13 bytes, a quote, blanks, a comma, a quote and ParameterValue). Where none does, as in
+// -secret repeated, it does not run: it cost each keyword of that flood its regexp's run
+// and a value's 128 bytes. (aws-secret-access-key's name may be set by a blank: its value's
+// run of 40, base64RunAhead, keeps that flood from its regexp.)
+func assignedNear(l *look, s string, i int) bool {
+	return assignClass.before(&l.assign, s, i, min(len(s), i+72))
 }
 
 // valueNamed returns the length of what a name then its value put between them from j, as
@@ -973,12 +976,8 @@ func accessKeyAfter(s string, j int) bool {
 // hexKey). Where none is, as in a-secret= or x-token= repeated, the regexp does not run:
 // provider-credential's 256 instructions, token-assignment's 154, at each byte it read, at
 // every keyword of such a flood, about 740 and 480 steps a byte of it.
-func digitAhead(s string, i, span int) bool {
-	w := s[i:min(len(s), i+span+128)]
-	if readAround != nil {
-		readAround(len(w))
-	}
-	return strings.ContainsAny(w, "0123456789")
+func digitAhead(l *look, s string, i, span int) bool {
+	return digitClass.before(&l.digit, s, i, min(len(s), i+span+128))
 }
 
 // valueEndsAhead: a value provider-credential or token-assignment may take can end in the
@@ -988,25 +987,8 @@ func digitAhead(s string, i, span int) bool {
 // stops) or client_secret: 1 repeated (runs too short), the regexp does not run: it cost
 // each keyword of such a flood its program's steps over the name, some 660 a byte of it. A
 // byte past ASCII, which (?i) may fold to a letter of the head, leaves it to the regexp.
-func valueEndsAhead(s string, i, span int) bool {
-	stop := min(len(s), i+span+128)
-	if readAround != nil {
-		readAround(stop - i)
-	}
-	run := 0
-	for k := i; k < stop; k++ {
-		switch c := s[k]; {
-		case c >= utf8.RuneSelf:
-			return true
-		case credentialByte(c):
-			run++
-		case run >= 16:
-			return true
-		default:
-			run = 0
-		}
-	}
-	return stop == len(s) && run >= 16
+func valueEndsAhead(l *look, s string, i, span int) bool {
+	return valueClass.before(&l.value, s, i, min(len(s), i+span+128))
 }
 
 // base64RunAhead: a run of 40 or more of [A-Za-z0-9/+] starts within reach bytes of the
@@ -1015,26 +997,12 @@ func valueEndsAhead(s string, i, span int) bool {
 // none does, as in session_token= or aws_secret=1 repeated, their regexps do not run: they
 // cost each keyword of such a flood some 170 steps a byte. A byte past ASCII, which (?i) may
 // fold to a letter, leaves it to the regexp.
-func base64RunAhead(s string, i, reach int) bool {
-	stop := min(len(s), i+reach+1+40)
-	if readAround != nil {
-		readAround(stop - i)
-	}
-	run := 0
-	for k := i; k < stop; k++ {
-		switch c := s[k]; {
-		case c >= utf8.RuneSelf:
-			return true
-		case isAlnum(c) || c == '/' || c == '+':
-			if run++; run >= 40 {
-				return true
-			}
-		default:
-			run = 0
-		}
-	}
-	return false
+func base64RunAhead(l *look, s string, i, reach int) bool {
+	return base64Class.before(&l.base64, s, i, min(len(s), i+reach+1+40))
 }
+
+// base64Byte: c is one of the standard alphabet's [A-Za-z0-9/+].
+func base64Byte(c byte) bool { return isAlnum(c) || c == '/' || c == '+' }
 
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and
 // token-assignment judge: their regexps end there, and credentialTail reads the rest. It
@@ -1846,12 +1814,34 @@ func pagingToken(s string, i int) bool {
 		j--
 	}
 	name := strings.ToLower(s[j:i])
-	for _, w := range []string{"page", "next", "continuation", "pagination", "cursor", "sync", "idempotency", "request"} {
+	for _, w := range pagingWords {
 		if strings.Contains(name, w) {
 			return true
 		}
 	}
 	return false
+}
+
+var pagingWords = []string{"page", "next", "continuation", "pagination", "cursor", "sync", "idempotency", "request"}
+
+// cursorName: the word just before the token-assignment's "token" at i (after a _ or -, or
+// a camelCase hump) is one of pagingWords: nextPageToken, NextToken, continuation_token. Its
+// value is a cursor an API hands back for the next page, random-looking (base64 of a
+// position) but no credential, and a workflow checkpoints it to resume a listing. A word
+// that only holds one (PAGERDUTY_TOKEN, NEXTAUTH_TOKEN) names a credential.
+func cursorName(s string, i int) bool {
+	k := i
+	if k > 0 && (s[k-1] == '_' || s[k-1] == '-') {
+		k--
+	}
+	j := k
+	for j > 0 && isAlnum(s[j-1]) && k-j < 16 {
+		j--
+		if 'A' <= s[j] && s[j] <= 'Z' && j > 0 && 'a' <= s[j-1] && s[j-1] <= 'z' {
+			break // a camelCase hump starts the word
+		}
+	}
+	return j < k && slices.Contains(pagingWords, strings.ToLower(s[j:k]))
 }
 
 // randomish: both letters and digits, and not one word with a number (for example

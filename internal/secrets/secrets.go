@@ -125,6 +125,10 @@ type rule struct {
 	// before vets the text just before the keyword (word boundaries, a scheme before "://"):
 	// RE2 has no lookbehind. nil means anything may precede.
 	before func(s string, i int) bool
+	// ahead vets what follows the keyword once before passes (an assignment near, a value's
+	// run of bytes, its digits and symbols), read on from where the same look-ahead stopped
+	// at an earlier keyword of the same scan (see look).
+	ahead ahead
 	// then, for a rule whose keywords are two bytes, lists the bytes that may follow one: its
 	// third, then its fourth. The gates are set for the four, so text full of the two
 	// (capitals: NT, OD) does not stop the scan; before must refuse other bytes there.
@@ -490,8 +494,9 @@ func le64(s string, i int) uint64 {
 func scan(s string, met *[]int) (r *rule, start, end int, named bool) {
 	ix, rs := index(), rules()
 	best := len(rs)
+	var l look
 	for i := ix.next(s, 0); i < len(s) && best > 0; i = ix.next(s, i+1) {
-		found, stop, idx, more, kw := ix.ruleAt(rs, s, i, best)
+		found, stop, idx, more, kw := ix.ruleAt(rs, s, i, best, &l)
 		named = named || more
 		if kw && met != nil {
 			*met = append(*met, i)
@@ -506,7 +511,7 @@ func scan(s string, met *[]int) (r *rule, start, end int, named bool) {
 // ruleAt returns the first rule of rs (rules()) before best with a keyword at i whose regexp
 // matches there, where the match ends and the rule's place; named reports whether a named
 // rule's keyword was met on the way, kw whether any keyword was.
-func (ix *keywordIndex) ruleAt(rs []*rule, s string, i, best int) (r *rule, end, idx int, named, kw bool) {
+func (ix *keywordIndex) ruleAt(rs []*rule, s string, i, best int, l *look) (r *rule, end, idx int, named, kw bool) {
 	var tried *rule // a rule's keywords are listed together: "secret" then "secret_key"
 	for _, e := range ix.at(s[i], s[i+1]) {
 		if e.idx >= best {
@@ -529,16 +534,17 @@ func (ix *keywordIndex) ruleAt(rs []*rule, s string, i, best int) (r *rule, end,
 			continue // its regexp ran at i for another of its keywords
 		}
 		tried = r
-		if stop, ok := r.at(s, i); ok {
+		if stop, ok := r.at(s, i, l); ok {
 			return r, stop, e.idx, named, kw
 		}
 	}
 	return nil, 0, best, named, kw
 }
 
-// at runs r's regexp at i, where one of its keywords starts.
-func (r *rule) at(s string, i int) (end int, ok bool) {
-	if r.before != nil && !r.before(s, i) {
+// at runs r's regexp at i, where one of its keywords starts; l is the scan's look, its
+// keywords met in order.
+func (r *rule) at(s string, i int, l *look) (end int, ok bool) {
+	if r.before != nil && !r.before(s, i) || !l.passes(&r.ahead, s, i) {
 		return 0, false
 	}
 	var w string

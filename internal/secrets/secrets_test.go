@@ -57,6 +57,12 @@ func TestScanString(t *testing.T) {
 		{"aws-id-in-env-line", "export AWS_ACCESS_KEY_ID=" + awsID + ";", "aws-access-key-id"},
 		{"aws-secret-env", "aws_secret_access_key = " + awsSecret, "aws-secret-access-key"},
 		{"aws-secret-yaml", "SecretAccessKey: '" + awsSecret + "'", "aws-secret-access-key"},
+		// The AWS CLI sets it by name, then a blank or the next word of a command's list.
+		{"aws-secret-configure", "aws configure set aws_secret_access_key " + awsSecret, "aws-secret-access-key"},
+		{"aws-secret-configure-argv", `["aws", "configure", "set", "aws_secret_access_key", "` + awsSecret + `"]`, "aws-secret-access-key"},
+		{"aws-secret-configure-tab", "aws_secret_access_key\t" + awsSecret + "\n", "aws-secret-access-key"},
+		{"aws-secret-prose-sha", "the secret access key " + gitSHA, ""},
+		{"secret-key-blank", "the secret key " + awsSecret, ""},
 		{"aws-secret-json-text", `{"AWS_SECRET_ACCESS_KEY": "` + awsSecret + `"}`, "aws-secret-access-key"},
 		{"aws-secret-camel", "awsSecretAccessKey=" + awsSecret, "aws-secret-access-key"},
 		{"github-classic", ghClassic, "github-token"},
@@ -810,7 +816,8 @@ func TestKeywordFloodsReadLittle(t *testing.T) {
 // each keyword, not a value's 128: with the value's whole length in the expression, each
 // keyword cost a long run of the engine, 300 KB of token= about 220 ms, of pwd= 600 ms. A URL's "://" (or its
 // encoding) repeated reads no further than the next one, not on to an @ that never comes.
-// Counted, not timed: the bytes Go's engines read from the windows they are given.
+// Counted, not timed: the bytes Go's engines read from the windows they are given, and
+// the bytes the checks before them read in Go (see lookedAhead).
 func TestAssignmentFloodsReadLittle(t *testing.T) {
 	const n = 32 << 10
 	for _, unit := range assignmentFloods {
@@ -818,6 +825,7 @@ func TestAssignmentFloodsReadLittle(t *testing.T) {
 		if reads := secrets.RegexpReads(s); reads > 6*len(s) {
 			t.Errorf("%q repeated over %d bytes: the regexps read %d bytes, %d a byte", unit, len(s), reads, reads/len(s))
 		}
+		lookedAhead(t, unit, s)
 	}
 }
 
@@ -844,6 +852,18 @@ func TestFloodsWorkLittle(t *testing.T) {
 	}
 }
 
+// lookedAhead fails t when the checks around the keywords of s (unit repeated) read more
+// than 16 bytes for each of its bytes: they run at every keyword of a flood, in Go, and each
+// once read its whole stretch afresh (up to 320 bytes: secret1= repeated read 98 a byte,
+// 0.3 s a MB where plain text takes a fiftieth); a step of the regexps above costs less
+// than the byte it counts.
+func lookedAhead(t *testing.T, unit, s string) {
+	t.Helper()
+	if around := secrets.ReadAround(s); around > 16*len(s) {
+		t.Errorf("%q repeated over %d bytes: the checks around keywords read %d bytes, %d a byte", unit, len(s), around, around/len(s))
+	}
+}
+
 // A flood of a credential's name assigned where no value it may take can be one (no digit
 // within reach, which every credential value holds; "secret" with neither "aws" before it nor
 // "access key" after it) runs neither provider-credential's regexp nor aws-secret-access-key's
@@ -857,6 +877,7 @@ func TestValuelessFloodsWorkLittle(t *testing.T) {
 		if work := secrets.RegexpWork(s); work > 50*len(s) {
 			t.Errorf("%q repeated over %d bytes: the regexps stepped up to %d a byte", unit, len(s), work/len(s))
 		}
+		lookedAhead(t, unit, s)
 	}
 }
 
@@ -874,6 +895,7 @@ func TestRunlessFloodsWorkLittle(t *testing.T) {
 		if work := secrets.RegexpWork(s); work > 50*len(s) {
 			t.Errorf("%q repeated over %d bytes: the regexps stepped up to %d a byte", unit, len(s), work/len(s))
 		}
+		lookedAhead(t, unit, s)
 	}
 }
 

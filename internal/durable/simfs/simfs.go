@@ -118,29 +118,7 @@ func do0(f *FS, h *file, call func() error) error {
 func (f *FS) Recover() *FS {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := &FS{nextID: f.nextID}
-	seen := map[*node]*node{}
-	var copyNode func(n *node) *node
-	copyNode = func(n *node) *node {
-		if c, ok := seen[n]; ok {
-			return c
-		}
-		c := &node{id: n.id, dir: n.dir, mtime: n.mtime}
-		seen[n] = c
-		if n.dir {
-			c.children = map[string]*node{}
-			for name, ch := range n.durable {
-				c.children[name] = copyNode(ch)
-			}
-			c.durable = maps.Clone(c.children)
-		} else {
-			c.data = append([]byte(nil), n.synced...)
-			c.synced = append([]byte(nil), n.synced...)
-		}
-		return c
-	}
-	out.root = copyNode(f.root)
-	return out
+	return &FS{nextID: f.nextID, root: copyTree(f.root, true)}
 }
 
 // Clone returns a copy of the file system as it is now, what is not yet synced included, with
@@ -149,32 +127,42 @@ func (f *FS) Recover() *FS {
 func (f *FS) Clone() *FS {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := &FS{nextID: f.nextID}
+	return &FS{nextID: f.nextID, root: copyTree(f.root, false)}
+}
+
+// copyTree copies the tree at root, each node once (a file under two names stays one file).
+// recovered copies it as it comes back after power is lost: each directory holds its entries
+// as of its last SyncDir, each file its bytes as of its last Sync.
+func copyTree(root *node, recovered bool) *node {
 	seen := map[*node]*node{}
 	var copyNode func(n *node) *node
+	entries := func(m map[string]*node) map[string]*node {
+		out := make(map[string]*node, len(m))
+		for name, ch := range m {
+			out[name] = copyNode(ch)
+		}
+		return out
+	}
 	copyNode = func(n *node) *node {
 		if c, ok := seen[n]; ok {
 			return c
 		}
 		c := &node{id: n.id, dir: n.dir, mtime: n.mtime}
 		seen[n] = c
-		if n.dir {
-			c.children = make(map[string]*node, len(n.children))
-			for name, ch := range n.children {
-				c.children[name] = copyNode(ch)
-			}
-			c.durable = make(map[string]*node, len(n.durable))
-			for name, ch := range n.durable {
-				c.durable[name] = copyNode(ch)
-			}
-		} else {
-			c.data = slices.Clone(n.data)
-			c.synced = slices.Clone(n.synced)
+		switch {
+		case n.dir && recovered:
+			c.children = entries(n.durable)
+			c.durable = maps.Clone(c.children)
+		case n.dir:
+			c.children, c.durable = entries(n.children), entries(n.durable)
+		case recovered:
+			c.data, c.synced = slices.Clone(n.synced), slices.Clone(n.synced)
+		default:
+			c.data, c.synced = slices.Clone(n.data), slices.Clone(n.synced)
 		}
 		return c
 	}
-	out.root = copyNode(f.root)
-	return out
+	return copyNode(root)
 }
 
 func split(name string) []string {
