@@ -122,8 +122,8 @@ func (m *Memory) Footprint() (Footprint, error) {
 		// Claude Code reads through the link, and so may Cairn: only a write stops there.
 		idx, err = readThrough(path, err)
 	}
-	if errors.Is(err, errNotRegularLeftAlone) {
-		fp.IndexLeft, err = strings.TrimSuffix(err.Error(), "; Cairn "+errLeftAlone.Error()), nil
+	if ne, ok := errors.AsType[*notRegularError](err); ok {
+		fp.IndexLeft, err = ne.what, nil
 	}
 	if err != nil {
 		return fp, unavailable("reading "+IndexFile, err)
@@ -177,7 +177,8 @@ func (m *Memory) IndexLeftAlone() error {
 }
 
 // readThrough reads the file the symbolic link at path leads to; a link that leads nowhere is
-// a missing file. Anything it cannot read leaves linkErr, read's refusal of the link.
+// a missing file, and one to what is no regular file (a directory, a FIFO) is said as such: it
+// holds no line. Anything else it cannot read leaves linkErr, read's refusal of the link.
 func readThrough(path string, linkErr error) (snapshot, error) {
 	data, err := readLimited(path)
 	switch {
@@ -185,6 +186,12 @@ func readThrough(path string, linkErr error) (snapshot, error) {
 		return snapshot{exists: true, data: data}, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return snapshot{}, nil
+	case errors.Is(err, errNotRegularLeftAlone):
+		kind := "what is no regular file"
+		if fi, serr := os.Stat(path); serr == nil {
+			kind = (&durable.NotRegularError{Mode: fi.Mode()}).Kind()
+		}
+		return snapshot{}, &notRegularError{what: path + " is a symbolic link to " + kind + ", not a regular file"}
 	}
 	return snapshot{}, linkErr
 }
