@@ -237,10 +237,13 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 				done.Later = append(done.Later, name)
 			}
 		}
+		// MEMORY.md as it was and as the removal left it: a line kept below goes back to its
+		// place in the first while the file is still the second.
+		var before, after []byte
 		if len(fp.Lines) > 0 {
 			cairns := m.cairnsFiles()
 			err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
-				done.Lines = done.Lines[:0]
+				done.Lines, before = done.Lines[:0], cur
 				for _, l := range splitLines(cur) {
 					if t := l.target(); t != "" && cairns(t) && agreed(t) {
 						text := strings.TrimPrefix(l.text, bom)
@@ -248,6 +251,7 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 						cur = RemoveEntry(cur, t)
 					}
 				}
+				after = cur
 				return cur, nil
 			})
 			if err != nil {
@@ -258,6 +262,7 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 			}
 		}
 		owner := m.ownerOf()
+		var putBack []string // the lines of files kept, removed above
 		for _, name := range fp.Files {
 			p := filepath.Join(m.loc.Dir, name)
 			cur, err := read(p)
@@ -281,12 +286,29 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 			done.Edited = append(done.Edited, name)
 			for _, l := range done.Lines {
 				if t := entryTarget(l); t != "" && sameName(t, name) {
-					if err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) { return SetEntry(cur, name, l), nil }); err != nil {
-						return err
-					}
+					putBack = append(putBack, l)
 					done.Lines = slices.DeleteFunc(done.Lines, func(s string) bool { return s == l })
 					break
 				}
+			}
+		}
+		if len(putBack) > 0 {
+			err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
+				if bytes.Equal(cur, after) {
+					// Unchanged since: the removal again, of the lines removed for good only.
+					next := before
+					for _, l := range done.Lines {
+						next = RemoveEntry(next, entryTarget(l))
+					}
+					return next, nil
+				}
+				for _, l := range putBack { // changed meanwhile: where a missing line goes
+					cur = SetEntry(cur, entryTarget(l), l)
+				}
+				return cur, nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 		if err := m.forgetWritten(); err != nil {
