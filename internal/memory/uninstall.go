@@ -165,15 +165,30 @@ func (m *Memory) Footprint() (Footprint, error) {
 
 // IndexLeftAlone is nil when Cairn writes MEMORY.md, else why not: LeftAlone says it leaves the
 // file as it is (a symbolic link, a read-only file), which Footprint, only reading, does not.
-func (m *Memory) IndexLeftAlone() error {
+func (m *Memory) IndexLeftAlone() error { return m.leftAlone(IndexFile) }
+
+// TopicLeftAlone is IndexLeftAlone for cairn-workflow.md, which every workflow line is
+// written to: a memory that is not Cairn's there is left as it is too.
+func (m *Memory) TopicLeftAlone() error {
+	if err := m.leftAlone(TopicFile); err != nil {
+		return err
+	}
+	if cur, err := read(filepath.Join(m.loc.Dir, TopicFile)); err == nil && othersMemory(cur.data) {
+		return m.notCairns()
+	}
+	return nil
+}
+
+// leftAlone is IndexLeftAlone for the memory file name.
+func (m *Memory) leftAlone(name string) error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	cur, err := read(filepath.Join(m.loc.Dir, IndexFile))
+	cur, err := read(filepath.Join(m.loc.Dir, name))
 	if err != nil {
-		return unavailable("reading "+IndexFile, err)
+		return unavailable("reading "+name, err)
 	}
-	return m.writable(IndexFile, cur)
+	return m.writable(name, cur)
 }
 
 // readThrough reads the file the symbolic link at path leads to; a link that leads nowhere is
