@@ -65,12 +65,11 @@ func AppendLineKeeping(fsys FS, name string, line []byte, sync bool, keep func(t
 			_ = fsys.Remove(name)
 		}
 	}()
-	size, err := cutTornTail(f, st.Size(), keep)
+	size, cut, err := cutTornTail(f, st.Size(), keep)
 	if err != nil {
 		return res, err
 	}
-	res.Repaired = st.Size() - size
-	res.Offset = size
+	res.Repaired, res.Offset = cut, size
 	buf := append(line[:len(line):len(line)], '\n') // a new array: line is the caller's
 	// One write: a concurrent lock-free reader sees the whole line or (until it lands) none.
 	var w io.Writer = f
@@ -136,40 +135,39 @@ func EndLine(fsys FS, name string) (err error) {
 }
 
 // cutTornTail truncates f, of size size, back to just past its last newline, first handing
-// the bytes cut to keep (when not nil), and returns f's new size. A file that grew while keep
+// the bytes cut to keep (when not nil), and returns f's new size and how many bytes it cut. A file that grew while keep
 // ran is read again: only what keep was last given is ever cut. The kept size is checked
 // again just before the cut; a writer without the lock can still land between the two.
-func cutTornTail(f File, size int64, keep func([]byte) error) (int64, error) {
+func cutTornTail(f File, size int64, keep func([]byte) error) (end, cut int64, err error) {
 	kept := false // keep was last given a tail: a grown file's new end must be told to it
 	for range maxKeepRounds {
-		end := size
+		end = size
 		if size > 0 {
-			var err error
 			if end, err = lastNewlineEnd(f, size); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		if end == size && !kept {
-			return size, nil
+			return size, 0, nil
 		}
 		var tail []byte
 		if end != size {
 			tail = make([]byte, size-end)
 			if _, err := f.ReadAt(tail, end); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		if keep != nil {
 			if err := keep(tail); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			kept = tail != nil
 			st, err := f.Stat()
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			if st.Size() < size {
-				return 0, ErrChangedWhileKept
+				return 0, 0, ErrChangedWhileKept
 			}
 			if st.Size() != size {
 				size = st.Size()
@@ -178,12 +176,12 @@ func cutTornTail(f File, size int64, keep func([]byte) error) (int64, error) {
 		}
 		if end != size {
 			if err := f.Truncate(end); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
-		return end, nil
+		return end, size - end, nil
 	}
-	return 0, ErrChangedWhileKept
+	return 0, 0, ErrChangedWhileKept
 }
 
 // lastNewlineEnd returns the offset just past the last '\n' in the first size bytes of f, or 0.
