@@ -24,6 +24,25 @@ type AppendResult struct {
 // the file is fsynced before returning (and a new file's directory too); a file it created is
 // removed again when the line could not be appended. line must not contain a newline.
 func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult, err error) {
+	return AppendLineKeeping(fsys, name, line, sync, nil)
+}
+
+// maxKeepRounds bounds how often AppendLineKeeping reads a torn tail again because the file
+// grew while it was being kept.
+const maxKeepRounds = 3
+
+// ErrChangedWhileKept is AppendLineKeeping's answer when the file shrank, or kept growing,
+// while its torn tail was being kept: a process writes it without the lock. Nothing was cut.
+var ErrChangedWhileKept = errors.New("it changed while its unfinished last line was being kept (a process writes it without the lock); nothing was cut")
+
+// AppendLineKeeping is AppendLine for a caller that keeps a torn tail before it is cut: keep
+// gets the bytes after the last newline, read from the open file about to be truncated, and
+// the file is cut only when keep returned nil, and only while it still ends where they were
+// read. Should a writer that takes no lock append in between, the tail is read and kept again
+// (keep is called again, with the new tail or nil when the file now ends in a newline; the
+// tail it was given before is then in the file or in the new tail): what is cut is always
+// exactly the last tail kept. keep's own errors are returned as they are.
+func AppendLineKeeping(fsys FS, name string, line []byte, sync bool, keep func(tail []byte) error) (res AppendResult, err error) {
 	if bytes.IndexByte(line, '\n') >= 0 {
 		return res, pathErr("append", name, errors.New("line contains a newline"))
 	}
@@ -46,21 +65,11 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 			_ = fsys.Remove(name)
 		}
 	}()
-	size := st.Size()
-	if size > 0 {
-		end, err := lastNewlineEnd(f, size)
-		if err != nil {
-			return res, err
-		}
-		if end != size {
-			if err := f.Truncate(end); err != nil {
-				return res, err
-			}
-			res.Repaired = size - end
-			size = end
-		}
+	size, cut, err := cutTornTail(f, st.Size(), keep)
+	if err != nil {
+		return res, err
 	}
-	res.Offset = size
+	res.Repaired, res.Offset = cut, size
 	buf := append(line[:len(line):len(line)], '\n') // a new array: line is the caller's
 	// One write: a concurrent lock-free reader sees the whole line or (until it lands) none.
 	var w io.Writer = f
@@ -125,31 +134,54 @@ func EndLine(fsys FS, name string) (err error) {
 	return nil
 }
 
-// TornTail returns the bytes of name after its last newline: a last line without its newline,
-// which AppendLine cuts off; nil when there is none or no file. The caller must hold the
-// file's lock.
-func TornTail(fsys FS, name string) ([]byte, error) {
-	f, st, err := OpenRead(fsys, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// cutTornTail truncates f, of size size, back to just past its last newline, first handing
+// the bytes cut to keep (when not nil), and returns f's new size and how many bytes it cut. A file that grew while keep
+// ran is read again: only what keep was last given is ever cut. The kept size is checked
+// again just before the cut; a writer without the lock can still land between the two.
+func cutTornTail(f File, size int64, keep func([]byte) error) (end, cut int64, err error) {
+	kept := false // keep was last given a tail: a grown file's new end must be told to it
+	for range maxKeepRounds {
+		end = size
+		if size > 0 {
+			if end, err = lastNewlineEnd(f, size); err != nil {
+				return 0, 0, err
+			}
+		}
+		if end == size && !kept {
+			return size, 0, nil
+		}
+		var tail []byte
+		if end != size {
+			tail = make([]byte, size-end)
+			if _, err := f.ReadAt(tail, end); err != nil {
+				return 0, 0, err
+			}
+		}
+		if keep != nil {
+			if err := keep(tail); err != nil {
+				return 0, 0, err
+			}
+			kept = tail != nil
+			st, err := f.Stat()
+			if err != nil {
+				return 0, 0, err
+			}
+			if st.Size() < size {
+				return 0, 0, ErrChangedWhileKept
+			}
+			if st.Size() != size {
+				size = st.Size()
+				continue
+			}
+		}
+		if end != size {
+			if err := f.Truncate(end); err != nil {
+				return 0, 0, err
+			}
+		}
+		return end, size - end, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size := st.Size()
-	if size == 0 {
-		return nil, nil
-	}
-	end, err := lastNewlineEnd(f, size)
-	if err != nil || end == size {
-		return nil, err
-	}
-	tail := make([]byte, size-end)
-	if _, err := f.ReadAt(tail, end); err != nil {
-		return nil, err
-	}
-	return tail, nil
+	return 0, 0, ErrChangedWhileKept
 }
 
 // lastNewlineEnd returns the offset just past the last '\n' in the first size bytes of f, or 0.

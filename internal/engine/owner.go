@@ -67,7 +67,8 @@ func (e *Engine) resumedHere(o *workflow.Owner) bool {
 }
 
 // inOtherRunningClient reports whether a running Claude Code client other than this engine's is in
-// session id now, as its session record says (sessionClient).
+// session id now, or ran it before the session it is in now (/clear, /resume) and goes on with
+// its work, as its session record says (sessionClient); otherClientIn is the first alone.
 func (e *Engine) inOtherRunningClient(id string) bool {
 	pid, _ := e.sessionClient(id)
 	return pid > 0 && pid != e.cfg.PID

@@ -642,15 +642,24 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			}
 		}
 		add("auto-memory (L2)", ok, detail, fix+": L2 lines are skipped meanwhile")
-		// A MEMORY.md Cairn leaves as it is keeps every line and learning out of auto-memory.
-		if err := e.mem.IndexLeftAlone(); memory.LeftAlone(err) {
-			detail := err.Error()
-			if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
+		// A MEMORY.md Cairn leaves as it is keeps every line and learning out of auto-memory; a
+		// cairn-workflow.md, every workflow line.
+		for _, f := range []struct {
+			check, file string
+			err         error
+		}{
+			{"auto-memory index", memory.IndexFile, e.mem.IndexLeftAlone()},
+			{"auto-memory topic file", memory.TopicFile, e.mem.TopicLeftAlone()},
+		} {
+			if !memory.LeftAlone(f.err) {
+				add(f.check, true, filepath.Join(md, f.file), "")
+				continue
+			}
+			detail := f.err.Error()
+			if ue, ok := errors.AsType[*memory.UnavailableError](f.err); ok {
 				detail = ue.Cause() // its learnings' words are not what failed here
 			}
-			add("auto-memory index", false, detail, memory.LeftAloneStep(err)+": L2 lines are skipped meanwhile")
-		} else {
-			add("auto-memory index", true, filepath.Join(md, memory.IndexFile), "")
+			add(f.check, false, detail, memory.LeftAloneStep(f.err)+": L2 lines are skipped meanwhile")
 		}
 		kept, settled := memory.KeptTemps(md, e.now())
 		detail = "none kept"

@@ -679,6 +679,13 @@ var errTooLargeLeftAlone = fmt.Errorf("%w", errLeftAlone)
 // line of anyone's that Cairn or Claude Code could read.
 var errNotRegularLeftAlone = fmt.Errorf("%w", errLeftAlone)
 
+// notRegularError is errNotRegularLeftAlone for a memory file's place: what says what is there
+// ("PATH is a FIFO, not a regular file"), for a caller that words the rest itself.
+type notRegularError struct{ what string }
+
+func (e *notRegularError) Error() string { return e.what + "; Cairn " + errLeftAlone.Error() }
+func (e *notRegularError) Unwrap() error { return errNotRegularLeftAlone }
+
 // errForeignLeftAlone is errLeftAlone for a memory of the user's or the model's own at the
 // topic file's name (othersMemory).
 var errForeignLeftAlone = fmt.Errorf("%w", errLeftAlone)
@@ -717,7 +724,7 @@ func readLimited(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn %w", path, maxFile, errTooLargeLeftAlone)
 	}
 	if errors.Is(err, durable.ErrNotRegular) {
-		return nil, fmt.Errorf("%s is not a regular file; Cairn %w", path, errNotRegularLeftAlone)
+		return nil, &notRegularError{what: path + " is not a regular file"}
 	}
 	return data, err
 }
@@ -737,7 +744,7 @@ func read(path string) (snapshot, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		kind := (&durable.NotRegularError{Mode: fi.Mode()}).Kind()
-		return snapshot{}, fmt.Errorf("%s is %s, not a regular file; Cairn %w", path, kind, errNotRegularLeftAlone)
+		return snapshot{}, &notRegularError{what: path + " is " + kind + ", not a regular file"}
 	}
 	data, err := readLimited(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -122,8 +122,8 @@ func (m *Memory) Footprint() (Footprint, error) {
 		// Claude Code reads through the link, and so may Cairn: only a write stops there.
 		idx, err = readThrough(path, err)
 	}
-	if errors.Is(err, errNotRegularLeftAlone) {
-		fp.IndexLeft, err = strings.TrimSuffix(err.Error(), "; Cairn "+errLeftAlone.Error()), nil
+	if ne, ok := errors.AsType[*notRegularError](err); ok {
+		fp.IndexLeft, err = ne.what, nil
 	}
 	if err != nil {
 		return fp, unavailable("reading "+IndexFile, err)
@@ -165,19 +165,35 @@ func (m *Memory) Footprint() (Footprint, error) {
 
 // IndexLeftAlone is nil when Cairn writes MEMORY.md, else why not: LeftAlone says it leaves the
 // file as it is (a symbolic link, a read-only file), which Footprint, only reading, does not.
-func (m *Memory) IndexLeftAlone() error {
+func (m *Memory) IndexLeftAlone() error { return m.leftAlone(IndexFile) }
+
+// TopicLeftAlone is IndexLeftAlone for cairn-workflow.md, which every workflow line is
+// written to: a memory that is not Cairn's there is left as it is too.
+func (m *Memory) TopicLeftAlone() error {
+	if err := m.leftAlone(TopicFile); err != nil {
+		return err
+	}
+	if cur, err := read(filepath.Join(m.loc.Dir, TopicFile)); err == nil && othersMemory(cur.data) {
+		return m.notCairns()
+	}
+	return nil
+}
+
+// leftAlone is IndexLeftAlone for the memory file name.
+func (m *Memory) leftAlone(name string) error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	cur, err := read(filepath.Join(m.loc.Dir, IndexFile))
+	cur, err := read(filepath.Join(m.loc.Dir, name))
 	if err != nil {
-		return unavailable("reading "+IndexFile, err)
+		return unavailable("reading "+name, err)
 	}
-	return m.writable(IndexFile, cur)
+	return m.writable(name, cur)
 }
 
 // readThrough reads the file the symbolic link at path leads to; a link that leads nowhere is
-// a missing file. Anything it cannot read leaves linkErr, read's refusal of the link.
+// a missing file, and one to what is no regular file (a directory, a FIFO) is said as such: it
+// holds no line. Anything else it cannot read leaves linkErr, read's refusal of the link.
 func readThrough(path string, linkErr error) (snapshot, error) {
 	data, err := readLimited(path)
 	switch {
@@ -185,6 +201,12 @@ func readThrough(path string, linkErr error) (snapshot, error) {
 		return snapshot{exists: true, data: data}, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return snapshot{}, nil
+	case errors.Is(err, errNotRegularLeftAlone):
+		kind := "what is no regular file"
+		if fi, serr := os.Stat(path); serr == nil {
+			kind = (&durable.NotRegularError{Mode: fi.Mode()}).Kind()
+		}
+		return snapshot{}, &notRegularError{what: path + " is a symbolic link to " + kind + ", not a regular file"}
 	}
 	return snapshot{}, linkErr
 }
@@ -230,10 +252,13 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 				done.Later = append(done.Later, name)
 			}
 		}
+		// MEMORY.md as it was and as the removal left it: a line kept below goes back to its
+		// place in the first while the file is still the second.
+		var before, after []byte
 		if len(fp.Lines) > 0 {
 			cairns := m.cairnsFiles()
 			err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
-				done.Lines = done.Lines[:0]
+				done.Lines, before = done.Lines[:0], cur
 				for _, l := range splitLines(cur) {
 					if t := l.target(); t != "" && cairns(t) && agreed(t) {
 						text := strings.TrimPrefix(l.text, bom)
@@ -241,6 +266,7 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 						cur = RemoveEntry(cur, t)
 					}
 				}
+				after = cur
 				return cur, nil
 			})
 			if err != nil {
@@ -251,6 +277,7 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 			}
 		}
 		owner := m.ownerOf()
+		var putBack []string // the lines of files kept, removed above
 		for _, name := range fp.Files {
 			p := filepath.Join(m.loc.Dir, name)
 			cur, err := read(p)
@@ -274,12 +301,29 @@ func (m *Memory) RemoveCairn(shown *Footprint) (Footprint, error) {
 			done.Edited = append(done.Edited, name)
 			for _, l := range done.Lines {
 				if t := entryTarget(l); t != "" && sameName(t, name) {
-					if err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) { return SetEntry(cur, name, l), nil }); err != nil {
-						return err
-					}
+					putBack = append(putBack, l)
 					done.Lines = slices.DeleteFunc(done.Lines, func(s string) bool { return s == l })
 					break
 				}
+			}
+		}
+		if len(putBack) > 0 {
+			err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
+				if bytes.Equal(cur, after) {
+					// Unchanged since: the removal again, of the lines removed for good only.
+					next := before
+					for _, l := range done.Lines {
+						next = RemoveEntry(next, entryTarget(l))
+					}
+					return next, nil
+				}
+				for _, l := range putBack { // changed meanwhile: where a missing line goes
+					cur = SetEntry(cur, entryTarget(l), l)
+				}
+				return cur, nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 		if err := m.forgetWritten(); err != nil {

@@ -368,3 +368,56 @@ func TestRemoveCairnKeepsAWriteBeforeTheRemoval(t *testing.T) {
 		t.Errorf("cairn-workflow.md, unchanged, was not removed: %v", err)
 	}
 }
+
+// A learning file written meanwhile keeps its index line, but RemoveCairn put the line back
+// where SetEntry adds a missing one (the end), not where the user had it: their MEMORY.md's
+// order changed under an uninstall that removed nothing of theirs. It goes back where it was.
+func TestRemoveCairnKeptLineKeepsItsPlace(t *testing.T) {
+	for _, tc := range []struct{ name, head, tail string }{
+		{"between lines of theirs", "# Mine\n- [Prefs](prefs.md) — tabs\n", "- [Notes](notes.md) — more\n"},
+		{"first, with a byte-order mark", "\ufeff", "# Mine\n- [Prefs](prefs.md) — tabs\n"},
+		{"last, without a final newline", "# Mine\n- [Prefs](prefs.md) — tabs\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, dir := newTestMemory(t)
+			if err := m.Record("Active APEX workflow: analyze completed, planning x"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.RecordLearning(Learning{Title: "Retries", Body: "back off"}); err != nil {
+				t.Fatal(err)
+			}
+			const name = "cairn-learning-retries.md"
+			idx := filepath.Join(dir, IndexFile)
+			line, ok := FindEntry([]byte(readFile(t, idx)), name)
+			if !ok {
+				t.Fatalf("no index line for %s", name)
+			}
+			end := "\n"
+			if tc.tail == "" {
+				end = ""
+			}
+			index := tc.head + line + end + tc.tail
+			if err := os.WriteFile(idx, []byte(index), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			removeHook = func(path string) {
+				if filepath.Base(path) == name {
+					if err := os.WriteFile(path, []byte("---\nname: retries\ndescription: mine now\n---\nx\n"), 0o644); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			t.Cleanup(func() { removeHook = nil })
+			done, err := m.RemoveCairn(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(done.Edited, name) || slices.ContainsFunc(done.Lines, func(l string) bool { return strings.Contains(l, name) }) {
+				t.Fatalf("edited %q lines %q: want %s kept, its line not removed", done.Edited, done.Lines, name)
+			}
+			if got := readFile(t, idx); got != index {
+				t.Errorf("MEMORY.md = %q, want it as it was, %q", got, index)
+			}
+		})
+	}
+}

@@ -113,36 +113,61 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 			return s.writeErr(LogFile(name), err)
 		}
 	}
-	if last == nil {
-		// A last line cut short, which AppendLine cuts off, is kept first: never deleted.
-		if err := s.keepTornTail(name); err != nil {
-			return err
-		}
+	// A last line cut short, which the append cuts off, is kept first: never deleted.
+	var kept tornKept
+	res, err := durable.AppendLineKeeping(s.fs, LogFile(name), line, true, func(tail []byte) error {
+		return s.keepTornTail(name, tail, &kept)
+	})
+	if kept.dst != "" {
+		s.keepNotice(kept.notice(LogFile(name), res.Repaired > 0))
 	}
-	_, err = durable.AppendLine(s.fs, LogFile(name), line, true)
+	if err != nil && err == kept.err {
+		return err
+	}
 	return s.writeErr(LogFile(name), err)
 }
 
-// keepTornTail copies the unfinished last line of log name, if it has one, to quarantine/,
-// durably, and keeps the notice that says so for TakeNotices. Opened WithNoRepair, it answers
-// ErrRepairLeft where there is one, as Quarantine does.
-func (s *Store) keepTornTail(name string) error {
+// tornKept is what keepTornTail kept of a log's unfinished last line.
+type tornKept struct {
+	dst  string // where in quarantine/; "" for nothing kept
+	size int
+	err  error // keepTornTail's own error, returned as it is
+}
+
+// notice says where the unfinished line went, cut off the log (cut) or only copied.
+func (k *tornKept) notice(file string, cut bool) Notice {
+	msg := fmt.Sprintf("%s ended in an unfinished line of %d bytes (a writer stopped mid-line), cut off before the append and kept in %s", file, k.size, k.dst)
+	if !cut {
+		msg = fmt.Sprintf("%s ended in an unfinished line of %d bytes (a writer stopped mid-line), copied to %s; the log still holds it", file, k.size, k.dst)
+	}
+	return Notice{Kind: "quarantined", Path: k.dst, Message: msg}
+}
+
+// keepTornTail copies tail, the unfinished last line of log name that the append is about to
+// cut off, to quarantine/, durably, for the notice that says so (TakeNotices). A tail given
+// again (the log grew meanwhile) supersedes the copy before it, whose bytes are in the log or
+// in the new tail. Opened WithNoRepair, it answers ErrRepairLeft, as Quarantine does.
+func (s *Store) keepTornTail(name string, tail []byte, k *tornKept) error {
 	file := LogFile(name)
-	tail, err := durable.TornTail(s.fs, file)
-	if err != nil || tail == nil {
-		return s.writeErr(file, err)
+	if k.dst != "" {
+		_ = s.fs.Remove(k.dst)
+		k.dst = ""
+	}
+	if tail == nil {
+		return nil
 	}
 	if s.o.noRepair {
-		return fmt.Errorf("%s: %w", file, ErrRepairLeft)
+		k.err = fmt.Errorf("%s: %w", file, ErrRepairLeft)
+		return k.err
 	}
 	dst, err := s.setAside(path.Base(file), func(dst string) error {
 		return s.writeErr(dst, durable.WriteFileNoReplace(s.fs, dst, tail, 0o600))
 	})
 	if err != nil {
-		return fmt.Errorf("log %q entry not appended: its unfinished last line could not be kept in quarantine/ first: %w", name, err)
+		k.err = fmt.Errorf("log %q entry not appended: its unfinished last line could not be kept in quarantine/ first: %w", name, err)
+		return k.err
 	}
-	s.keepNotice(Notice{Kind: "quarantined", Path: dst,
-		Message: fmt.Sprintf("%s ended in an unfinished line of %d bytes (a writer stopped mid-line), cut off before the append and kept in %s", file, len(tail), dst)})
+	k.dst, k.size = dst, len(tail)
 	return nil
 }
 

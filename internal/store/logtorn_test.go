@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // TestAppendLogKeepsTornTail checks that the unfinished last line an append cuts off is kept
@@ -83,5 +86,73 @@ func TestAppendLogTornTailFaults(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// interleaved is a durable.FS that, once quarantine/ is synced (the kept copy of a torn tail
+// is on disk), has a writer that takes no lock (an editor, a shell's >>, another tool) append
+// more to the log, before the append goes on.
+type interleaved struct {
+	durable.FS
+	log  string
+	more []byte
+	done bool
+}
+
+func (f *interleaved) SyncDir(name string) error {
+	err := f.FS.SyncDir(name)
+	if name == "quarantine" && !f.done {
+		f.done = true
+		w, oerr := os.OpenFile(f.log, os.O_WRONLY|os.O_APPEND, 0)
+		if oerr != nil {
+			return oerr
+		}
+		defer w.Close()
+		if _, werr := w.Write(f.more); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+// TestAppendLogTornTailWriterBetween checks that what an append cuts off a log is exactly
+// what it kept in quarantine/: bytes a lockless writer appends while the torn tail is being
+// kept are neither cut unkept nor lost.
+func TestAppendLogTornTailWriterBetween(t *testing.T) {
+	for _, tc := range []struct{ name, more string }{
+		{"the line finished", "ct\"}\n"},
+		{"the line finished and another begun", "ct\"}\n{\"phase\":\"re"},
+		{"more of the line", "ct\"}{\"x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cairn")
+			mustOpen(t, dir).Close()
+			p := filepath.Join(dir, "logs", "events.jsonl")
+			os.MkdirAll(filepath.Dir(p), 0o700)
+			const before, tail = "{\"n\":1}\n", `{"phase":"impl`
+			if err := os.WriteFile(p, []byte(before+tail), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := mustOpen(t, dir, store.WithFS(&interleaved{FS: openDir(t, dir), log: p, more: []byte(tc.more)}))
+			err := s.AppendLog("events", []byte(`{"n":2}`))
+			log, _ := os.ReadFile(p)
+			var kept []byte
+			for _, n := range s.TakeNotices() {
+				b, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(n.Path)))
+				kept = append(kept, b...)
+			}
+			// Every byte written is in the log or said to be kept, in order.
+			all := before + tail + tc.more
+			got := string(log)
+			if err == nil {
+				got = strings.Replace(got, "{\"n\":2}\n", "", 1)
+			}
+			if body, cut := got, string(kept); !strings.HasPrefix(all, body) || body+cut != all {
+				t.Fatalf("err %v; log %q, kept %q: of %q, some bytes were cut and not kept", err, log, kept, all)
+			}
+			if err == nil && !bytes.HasSuffix(log, []byte("{\"n\":2}\n")) {
+				t.Fatalf("log %q does not end in the entry appended", log)
+			}
+		})
 	}
 }

@@ -1,0 +1,60 @@
+//go:build linux || darwin
+
+package memory
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestFootprintIndexLeft: a MEMORY.md that is no regular file holds no line of Cairn's and is
+// left as it is; uninstall goes on with Cairn's files and says which it left, and how.
+func TestFootprintIndexLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, path string)
+		said string
+	}{
+		{"a directory", func(t *testing.T, p string) { must(t, os.Mkdir(p, 0o700)) }, "is a directory"},
+		{"a FIFO", func(t *testing.T, p string) { must(t, syscall.Mkfifo(p, 0o600)) }, "FIFO"},
+		{"a link to a directory", func(t *testing.T, p string) {
+			d := filepath.Join(t.TempDir(), "elsewhere")
+			must(t, os.Mkdir(d, 0o700))
+			must(t, os.Symlink(d, p))
+		}, "symbolic link"},
+		{"a link to a FIFO", func(t *testing.T, p string) {
+			f := filepath.Join(t.TempDir(), "fifo")
+			must(t, syscall.Mkfifo(f, 0o600))
+			must(t, os.Symlink(f, p))
+		}, "symbolic link"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, dir := newTestMemory(t)
+			must(t, m.Record("Active APEX workflow: analyze completed, planning x"))
+			p := filepath.Join(dir, IndexFile)
+			must(t, os.Remove(p))
+			tc.make(t, p)
+			fp, err := m.Footprint()
+			if err != nil {
+				t.Fatalf("footprint: %v", err)
+			}
+			if len(fp.Lines) != 0 || len(fp.Files) != 1 || fp.Files[0] != TopicFile {
+				t.Errorf("lines %q files %q: want no line and the topic file", fp.Lines, fp.Files)
+			}
+			if !strings.HasPrefix(fp.IndexLeft, p+" ") || !strings.Contains(fp.IndexLeft, tc.said) || strings.Contains(fp.IndexLeft, "leaves it") {
+				t.Errorf("IndexLeft %q: want %s named as %q", fp.IndexLeft, p, tc.said)
+			}
+		})
+	}
+}
+
+// must fails the test on err.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
