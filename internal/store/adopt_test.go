@@ -149,7 +149,7 @@ func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 	template := filepath.Join(t.TempDir(), "template")
 	var ours store.Workflow
 	{
-		s := mustOpen(t, template, opts...)
+		s := mustOpen(t, template, append([]store.Option{noSync}, opts...)...)
 		ours = ourLine(t, s, ourN)
 		if len(opts) > 0 {
 			if segs, _ := filepath.Glob(filepath.Join(template, "journal", "*.sealed", "*")); len(segs) == 0 {

@@ -52,6 +52,10 @@ func openNoSync(t testing.TB, dir string, opts ...store.Option) *store.Store {
 	return mustOpen(t, dir, append([]store.Option{store.WithFS(durabletest.NoSync{FS: openDir(t, dir)})}, opts...)...)
 }
 
+// noSync makes a store opened by its path sync nothing, for a test that cuts no power and
+// whose many writes would otherwise wait on the disk's fsyncs (templates, long lines).
+var noSync = store.WithWrapFS(func(fsys durable.FS) durable.FS { return durabletest.NoSync{FS: fsys} })
+
 func newStore(t testing.TB, opts ...store.Option) (*store.Store, string) {
 	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
 	return mustOpen(t, dir, opts...), dir
