@@ -8,7 +8,9 @@ import (
 	"log"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
@@ -109,6 +111,21 @@ func TestSyncFailureNoticeRefLocked(t *testing.T) {
 	}
 	if !strings.Contains(got, "another git") || !strings.Contains(got, "the next sync retries") || !strings.Contains(got, "resum") {
 		t.Errorf("notice %q, want it to say another git holds the lock, that the next sync retries, and the step that frees it", got)
+	}
+}
+
+// TestSyncFailureNoticeStoppedSync: a background sync beside a cairn sync stopped with Ctrl-Z
+// (which holds the clone's mirror lock until it is resumed) was told as "could not sync with
+// origin (its log says why) ... the next sync retries", which it does in vain; the notice now
+// says a Cairn process is stopped mid-sync, and the step that resumes it.
+func TestSyncFailureNoticeStoppedSync(t *testing.T) {
+	s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
+	y := &syncer{s: s, ctx: context.Background()}
+	y.fail("origin", fmt.Errorf("a Cairn process of this clone was stopped while it synced with its remote, and holds its copy of the remote's refs: %w",
+		&durable.LockTimeoutError{Path: "/p/.git/.lock-cairn-mirror", Stopped: true, Holder: &durable.Holder{PID: 42, Command: "cairn", Since: time.Unix(0, 0)}}))
+	got := strings.Join(s.syncNotes, " ")
+	if !strings.Contains(got, "stopped") || !strings.Contains(got, "kill -CONT 42") || strings.Contains(got, "the next sync retries") {
+		t.Errorf("notice %q, want it to say a Cairn process is stopped mid-sync and how the user resumes it", got)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
@@ -498,8 +499,12 @@ func (y *syncer) failNotice(name string, err error) string {
 		what = "cairn-mcp could not sync with " + secrets.Line(name, 40)
 	}
 	then := "the next sync retries"
+	te, locked := errors.AsType[*durable.LockTimeoutError](err)
 	// A retry of these reads the same line and fails the same way.
 	switch {
+	case locked && te.Stopped: // held until it is resumed: a retry finds it held
+		what += fmt.Sprintf(": a process of this clone (pid %d) was stopped (Ctrl-Z) holding a lock the sync needs", te.Holder.PID)
+		then = "every sync fails the same way until the user " + strings.Replace(te.Resume(), "resume it", "resumes it", 1)
 	case errors.Is(err, store.ErrLineTooLarge):
 		what += ": the workflow changed both here and there, and the remote's line is too large to take here"
 		then = "every sync fails the same way until the user stops them with cairn remote disable, which loses nothing"
