@@ -378,6 +378,21 @@ func TestMkdirAllRefusesWhatIsNoDirectory(t *testing.T) {
 	}
 }
 
+// TestLockTimeoutOfAStoppedHolder: a lock held by a stopped process is not waited for (it
+// holds it until it is resumed), and the error said "gave up after 0s", a wait that was not
+// one; it now says the holder holds it until it is resumed, and nothing changed.
+func TestLockTimeoutOfAStoppedHolder(t *testing.T) {
+	for _, waited := range []time.Duration{0, 3 * time.Second} {
+		te := &durable.LockTimeoutError{Path: "/s/.lock-x", Waited: waited, Stopped: true,
+			Holder: &durable.Holder{PID: 42, Command: "cairn", Since: time.Unix(0, 0)}}
+		msg := te.Error()
+		if strings.Contains(msg, "gave up") || !strings.Contains(msg, "(cairn, stopped)") ||
+			!strings.Contains(msg, "holds it until it is resumed; nothing changed; resume it (fg in its shell, or kill -CONT 42), then try again") {
+			t.Errorf("waited %s: %q", waited, msg)
+		}
+	}
+}
+
 // TestLockTimeoutSaysTheWaitRounded: a wait of 3 s that gave up was said as "gave up after
 // 3.001s", a timer's overshoot no one asked for; a person reads a wait of a second or more
 // to a tenth of a second, and a shorter one to the millisecond it was.

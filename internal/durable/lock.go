@@ -87,8 +87,12 @@ func (e *LockTimeoutError) Resume() string {
 }
 
 // GaveUp is Error without its next step, for a caller that says its own: who holds the lock,
-// and that nothing changed.
+// and that nothing changed. A stopped holder is not waited for (waiting frees nothing), so
+// no wait is said.
 func (e *LockTimeoutError) GaveUp() string {
+	if e.Stopped {
+		return fmt.Sprintf("%s is locked %s, which holds it until it is resumed; nothing changed", e.Path, e.Who())
+	}
 	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed", e.Path, e.Who(), e.WaitedSaid())
 }
 

@@ -8,7 +8,9 @@ import (
 	"log"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
@@ -67,8 +69,7 @@ func TestSyncFailureNoticeLineTooLarge(t *testing.T) {
 }
 
 // A remote renamed or removed in the clone (gitremote.ErrNoRemote), one that pushes to another
-// repository than it fetches from (gitremote.ErrSplit), a lock file a stopped git left on a
-// ref of the clone (gitremote.ErrLocked), or a host that refuses the push (a hook, whose words
+// repository than it fetches from (gitremote.ErrSplit), or a host that refuses the push (a hook, whose words
 // say why) fails every sync the same way:
 // the notice says why and that cairn sync tells the user the step, where before it said that
 // the next sync retries.
@@ -79,8 +80,6 @@ func TestSyncFailureNoticeRemoteGone(t *testing.T) {
 	}{
 		{&gitremote.GitError{Op: "fetch", Err: errors.New("exit status 128"), NoRemote: true}, "no longer a git remote of this clone"},
 		{gitremote.ErrSplit, "pushes to another repository than it fetches from"},
-		{&gitremote.GitError{Op: "fetch", Err: errors.New("exit status 1"), Stderr: "error: cannot lock ref 'refs/cairn-mirror/origin/wf-1': Unable to create '/p/.git/refs/cairn-mirror/origin/wf-1.lock': File exists."},
-			"a lock file that a stopped git left in this clone"},
 		{&gitremote.RefusedError{Ref: "refs/cairn/wf/wf-1", Reason: "[remote rejected] (pre-receive hook declined)", HostSaid: "pushes are frozen until Monday"},
 			"refused the push, and said: pushes are frozen until Monday"},
 	} {
@@ -91,6 +90,42 @@ func TestSyncFailureNoticeRemoteGone(t *testing.T) {
 		if strings.Contains(got, "retries") || !strings.Contains(got, c.want) || !strings.Contains(got, "every sync fails the same way") || !strings.Contains(got, "cairn sync") {
 			t.Errorf("notice %q, want it to say %q, that every sync fails the same way, and where the user's step is", got, c.want)
 		}
+	}
+}
+
+// TestSyncFailureNoticeRefLocked: a ref of the clone's copy of the remote's refs locked past
+// git's wait (gitremote.ErrLocked) was told as "a lock file that a stopped git left ... every
+// sync fails the same way until that file is gone", which steered toward deleting it; a sync
+// now clears a lock file a killed git left, so what holds it is a git that runs on (the user's,
+// perhaps stopped with Ctrl-Z): the notice says so, that the next sync retries, and a safe step.
+func TestSyncFailureNoticeRefLocked(t *testing.T) {
+	s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
+	y := &syncer{s: s, ctx: context.Background()}
+	y.fail("origin", fmt.Errorf("task claims: %w", &gitremote.GitError{Op: "fetch", Err: errors.New("exit status 1"),
+		Stderr: "error: cannot lock ref 'refs/cairn-mirror/origin/wf-1': Unable to create '/p/.git/refs/cairn-mirror/origin/wf-1.lock': File exists."}))
+	got := strings.Join(s.syncNotes, " ")
+	for _, bad := range []string{"gone", "delete", "remove", "left"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("notice %q says %q: it must not steer toward removing the file", got, bad)
+		}
+	}
+	if !strings.Contains(got, "another git") || !strings.Contains(got, "the next sync retries") || !strings.Contains(got, "resum") {
+		t.Errorf("notice %q, want it to say another git holds the lock, that the next sync retries, and the step that frees it", got)
+	}
+}
+
+// TestSyncFailureNoticeStoppedSync: a background sync beside a cairn sync stopped with Ctrl-Z
+// (which holds the clone's mirror lock until it is resumed) was told as "could not sync with
+// origin (its log says why) ... the next sync retries", which it does in vain; the notice now
+// says a Cairn process is stopped mid-sync, and the step that resumes it.
+func TestSyncFailureNoticeStoppedSync(t *testing.T) {
+	s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
+	y := &syncer{s: s, ctx: context.Background()}
+	y.fail("origin", fmt.Errorf("a Cairn process of this clone was stopped while it synced with its remote, and holds its copy of the remote's refs: %w",
+		&durable.LockTimeoutError{Path: "/p/.git/.lock-cairn-mirror", Stopped: true, Holder: &durable.Holder{PID: 42, Command: "cairn", Since: time.Unix(0, 0)}}))
+	got := strings.Join(s.syncNotes, " ")
+	if !strings.Contains(got, "stopped") || !strings.Contains(got, "kill -CONT 42") || strings.Contains(got, "the next sync retries") {
+		t.Errorf("notice %q, want it to say a Cairn process is stopped mid-sync and how the user resumes it", got)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
@@ -498,8 +499,12 @@ func (y *syncer) failNotice(name string, err error) string {
 		what = "cairn-mcp could not sync with " + secrets.Line(name, 40)
 	}
 	then := "the next sync retries"
+	te, locked := errors.AsType[*durable.LockTimeoutError](err)
 	// A retry of these reads the same line and fails the same way.
 	switch {
+	case locked && te.Stopped: // held until it is resumed: a retry finds it held
+		what += fmt.Sprintf(": a process of this clone (pid %d) was stopped (Ctrl-Z) holding a lock the sync needs", te.Holder.PID)
+		then = "every sync fails the same way until the user " + strings.Replace(te.Resume(), "resume it", "resumes it", 1)
 	case errors.Is(err, store.ErrLineTooLarge):
 		what += ": the workflow changed both here and there, and the remote's line is too large to take here"
 		then = "every sync fails the same way until the user stops them with cairn remote disable, which loses nothing"
@@ -510,8 +515,10 @@ func (y *syncer) failNotice(name string, err error) string {
 		what += ": it pushes to another repository than it fetches from, so what it pushes is never read back"
 		then = "every sync fails the same way until the user shares through a remote that fetches and pushes one repository: cairn sync tells them how"
 	case errors.Is(err, gitremote.ErrLocked):
-		what += ": a lock file that a stopped git left in this clone holds its copy of the remote's refs"
-		then = "every sync fails the same way until that file is gone: cairn sync names it for the user"
+		// A sync clears a lock file a killed git left: what holds it past git's wait is a git
+		// that runs on, and removing its file would let it write over another's refs.
+		what += ": another git in this clone held a lock on its copy of the remote's refs for longer than git waits"
+		then = "the next sync retries; if the syncs keep failing so, ask the user whether a git of theirs here is stopped (Ctrl-Z): resuming it frees the lock"
 	case errors.Is(err, remotesync.ErrOtherWorkflow):
 		what += ": it holds another workflow, started elsewhere, under the id of the one active here"
 		then = "every sync fails the same way until the user starts one of the two again under another id, or stops the syncs with cairn remote disable, which loses nothing"

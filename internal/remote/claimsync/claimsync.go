@@ -1065,8 +1065,8 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 		// A damaged repository refuses every push, the claims of machines that may hold
 		// the task with them, until it is repaired: out of reach until then.
 		why := ""
-		if nameable(err) {
-			why = " (" + err.Error() + ")"
+		if nameable(err) || errors.Is(err, gitremote.ErrLocked) {
+			why = " (" + unreached(err) + ")"
 		}
 		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach%s: this machine holds no claim of it, so another machine may; nothing was changed; mark it done once %s can be reached",
 			secrets.Line(task, 64), secrets.Line(c.remote, 40), why, secrets.Line(c.remote, 40))
@@ -1164,10 +1164,11 @@ func refused(err error) bool {
 }
 
 // unreached is why a claim made offline did not reach the remote: err, when the remote's
-// repository is damaged or pushes elsewhere than it fetches (its step ends that), else that it
-// could not be reached.
+// repository is damaged or pushes elsewhere than it fetches (its step ends that) or a git of
+// this clone held a ref's lock (git's words say so, and the step), else that it could not be
+// reached.
 func unreached(err error) string {
-	if nameable(err) {
+	if nameable(err) || errors.Is(err, gitremote.ErrLocked) {
 		return err.Error()
 	}
 	return "it could not be reached"

@@ -14,3 +14,10 @@ func SetRefLockWait(t *testing.T, d time.Duration) {
 	refLockWait = d
 	t.Cleanup(func() { refLockWait = was })
 }
+
+// OnMirrorWait calls f as a sync starts waiting for the mirror lock, for the test t.
+func OnMirrorWait(t *testing.T, f func()) {
+	was := mirrorWaiting
+	mirrorWaiting = f
+	t.Cleanup(func() { mirrorWaiting = was })
+}

@@ -27,6 +27,12 @@ const mirrorLock = ".lock-cairn-mirror"
 // this clone's Cairn processes are held off was left by a git that was killed (leftLocks).
 var refLockWait = 5 * time.Second
 
+// stoppedLook is how often a wait for mirrorLock looks whether its holder was stopped.
+var stoppedLook = time.Second
+
+// mirrorWaiting is called as a sync starts waiting for mirrorLock (a test's hook).
+var mirrorWaiting = func() {}
+
 // gitDir is the git directory holding the clone's refs (a linked worktree's main one), found
 // once per Backend from the files git keeps, without starting git; Config.Dir when it is in
 // no work tree (a bare repository).
@@ -66,9 +72,22 @@ func (b *Backend) lockMirror(ctx context.Context) (func(), error) {
 		// waiting for it would only hold up this sync (and a tool call) for all its time.
 		got <- locked{nil, err}
 	} else {
+		mirrorWaiting()
 		go func() {
-			unlock, err := d.Lock(mirrorLock, wait)
-			got <- locked{unlock, err}
+			// Waited for in spans, each ending in a look at the holder: one stopped while
+			// this waits (Ctrl-Z on the cairn sync held) holds the lock until it is resumed.
+			start := time.Now()
+			for {
+				unlock, err := d.Lock(mirrorLock, max(0, min(stoppedLook, wait-time.Since(start))))
+				te, held := errors.AsType[*durable.LockTimeoutError](err)
+				if !held || te.Stopped || time.Since(start) >= wait || ctx.Err() != nil {
+					if held {
+						te.Waited = time.Since(start)
+					}
+					got <- locked{unlock, err}
+					return
+				}
+			}
 		}()
 	}
 	release := func(l locked) {

@@ -61,3 +61,50 @@ func TestStoppedSyncIsNotWaitedFor(t *testing.T) {
 		t.Fatalf("Heads waited %s for a stopped process", waited)
 	}
 }
+
+// TestSyncStoppedWhileWaitedFor: a sync waiting for the mirror lock held by a cairn sync that
+// was then stopped with Ctrl-Z waited for it for all its time (2 minutes by default, a tool
+// call's claims held up as long) before saying to resume it; it now says so within a second.
+func TestSyncStoppedWhileWaitedFor(t *testing.T) {
+	const timeout = 10 * time.Second
+	dir, _, _ := lockedClone(t, time.Time{})
+	b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin", Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("sleep", "600")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	d, err := durable.OpenDir(filepath.Join(dir, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	unlock, err := d.Lock(gitremote.MirrorLock, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	host, _ := os.Hostname()
+	rec, _ := json.Marshal(durable.Holder{PID: holder.Process.Pid, Command: "sleep", Since: time.Now(), Host: host})
+	if err := os.WriteFile(filepath.Join(dir, ".git", gitremote.MirrorLock), rec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The holder is stopped once the sync waits for it.
+	gitremote.OnMirrorWait(t, func() {
+		if err := holder.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Error(err)
+		}
+		durabletest.WaitStopped(t, holder.Process.Pid, true)
+	})
+	start := time.Now()
+	_, err = b.Heads(bg(t))
+	if err == nil || !strings.Contains(err.Error(), "kill -CONT "+strconv.Itoa(holder.Process.Pid)) {
+		t.Fatalf("Heads while the mirror lock's holder was stopped = %v, want the step that resumes it", err)
+	}
+	if waited := time.Since(start); waited > timeout/2 {
+		t.Fatalf("Heads waited %s for a holder that was stopped", waited)
+	}
+}
