@@ -640,7 +640,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else {
 		md := e.mem.Location().Dir
 		ok, detail, fix := creatable(md), md, writeFix(md)
-		if d, _ := nearest(md); ok {
+		if why, step := e.memoryNotDir(); why != "" {
+			ok, detail, fix = false, why, step
+		} else if d, _ := nearest(md); ok {
 			if what, inodes := noRoom(d); what != "" {
 				ok, detail, fix = false, md+": "+what, freeStep(inodes)
 			}
