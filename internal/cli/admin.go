@@ -288,11 +288,11 @@ func (a *app) staleSet() error {
 	if why == "" {
 		return nil
 	}
-	step := engine.RefreshCommand(root, dir, false) + ", then run it again"
+	step := engine.RefreshCommand(root, dir, "") + ", then run it again"
 	// A set of the version before a pull that changed it: the launcher installs the plugin's
 	// beside it, and this one stays as it is.
 	if cur := filepath.Join(filepath.Dir(dir), "bin-"+launchVersion(root)); dir != filepath.Join(root, "bin") && cur != dir {
-		step = "run the plugin's, " + vars.Quote(filepath.Join(cur, "cairn")) + "; where it is not there yet, " + engine.RefreshCommand(root, cur, false)
+		step = "run the plugin's, " + vars.Quote(filepath.Join(cur, "cairn")) + "; where it is not there yet, " + engine.RefreshCommand(root, cur, "")
 	}
 	return fmt.Errorf("this cairn (%s) was built from other sources than the plugin at %s (%s), so it does not run: %s", exe, root, why, step)
 }

@@ -199,8 +199,8 @@ func TestDoctorForeignBinaries(t *testing.T) {
 
 	data, set := dataSet(t, sums, "cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event")
 	c = doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, Foreign: foreign}, "binary platform")
-	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "rm -rf '"+set+"' && CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") ||
-		!strings.Contains(c.Fix, "CLAUDE_PLUGIN_DATA") || !strings.Contains(c.Fix, "shared") {
+	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn-stop </dev/null (") ||
+		strings.Contains(c.Fix, "rm ") || !strings.Contains(c.Fix, "shared") {
 		t.Fatalf("data set: doctor says %+v", c)
 	}
 }
@@ -337,7 +337,7 @@ func TestDoctorMissingBinary(t *testing.T) {
 	// missing, so the set goes first.
 	data, set := dataSet(t, "-", "cairn-mcp", "cairn-session-start", "cairn-event", "cairn")
 	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-stop")
-	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "rm -rf '"+set+"' && CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
+	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn-stop </dev/null (") || strings.Contains(c.Fix, "rm ") {
 		t.Fatalf("data set: doctor says %+v", c)
 	}
 }
@@ -357,7 +357,7 @@ func TestDoctorEmptyBinary(t *testing.T) {
 	}
 	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-stop")
 	if c == nil || c.OK || !strings.Contains(c.Detail, "empty") ||
-		!strings.HasPrefix(c.Fix, "rm -rf '"+set+"' && CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
+		!strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn-stop </dev/null (") || strings.Contains(c.Fix, "rm ") {
 		t.Fatalf("an empty binary: doctor says %+v", c)
 	}
 	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-mcp"); c == nil || !c.OK {

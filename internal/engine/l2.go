@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -318,8 +319,13 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 				// Retried after every turn, but no retry writes it until the person acts.
 				retry, step = "", ": "+memory.LeftAloneStep(err)+", and Cairn writes the line after the next turn"
 			}
+			why := lineErr(err, e.mem.Location().Dir)
+			if w, s := e.memoryNotDir(); w != "" {
+				why, step = w, ": "+s // owed, and retried after each turn as said
+
+			}
 			if !quiet || !memory.LeftAlone(err) {
-				warning = "auto-memory line not written" + retry + ": " + lineErr(err, e.mem.Location().Dir) + step
+				warning = "auto-memory line not written" + retry + ": " + why + step
 			}
 			continue
 		}
@@ -504,4 +510,32 @@ func (e *Engine) journalLines(r *workflow.Record, from int64) ([]l2Line, int64) 
 // there is none, and nothing is parsed to know it.
 func (e *Engine) waitsForDefinition(typ string) bool {
 	return e.builtinOnly(typ) == nil && e.definitions().Broken(typ) != ""
+}
+
+// memoryNotDir says, when the memory directory or a directory above it is a file, which one,
+// with the step that gives Cairn a directory to write in: naming another where it was named
+// by a variable or a setting, else one in the user's settings (Claude Code cannot keep memory
+// there either). Nothing written in the memory directory could succeed, so L2 is unavailable:
+// SessionStart's tier, Stop's warning and doctor all say it so. ("", "") when there is none.
+func (e *Engine) memoryNotDir() (why, step string) {
+	loc := e.mem.Location()
+	if loc.Dir == "" {
+		return "", ""
+	}
+	d, ok := nearest(loc.Dir)
+	if ok {
+		return "", ""
+	}
+	if _, err := os.Stat(d); err != nil {
+		return "", ""
+	}
+	why = d + " is a file, not a directory"
+	if d != loc.Dir {
+		why = d + " is a file, so the memory directory " + loc.Dir + " cannot be made"
+	}
+	if loc.Source == "default" {
+		return why, "set autoMemoryDirectory in your user settings to a directory (Claude Code cannot keep memory there either)"
+	}
+	return why, "set " + loc.Source + " to a directory" // CAIRN_MEMORY_DIR, autoMemoryDirectory in FILE
+
 }

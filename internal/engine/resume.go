@@ -236,6 +236,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	l2ok := e.memWarn == ""
+	if why, step := e.memoryNotDir(); l2ok && why != "" {
+		// The plan says L2 is unavailable; why, with its step, once (an owed line's write said it).
+		l2ok = false
+		if !slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, why) }) {
+			out.Warnings = append(out.Warnings, "auto-memory: "+why+"; "+step)
+		}
+	}
 	l2line, l2at := "", time.Time{}
 	if r == nil && l2ok {
 		if last, ok, err := e.mem.LastPosition(); err == nil && ok {

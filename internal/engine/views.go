@@ -523,12 +523,6 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		out = append(out, c)
 	}
 	if opt.BinDir != "" {
-		// The launcher installs a set only where the binary it runs is missing: a set missing
-		// one goes first.
-		fix := "start a new session: the plugin's hooks install its binaries"
-		if opt.PluginRoot != "" {
-			fix = RefreshCommand(opt.PluginRoot, opt.BinDir, true)
-		}
 		goos := cmp.Or(opt.GOOS, runtime.GOOS)
 		var present []string
 		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
@@ -541,6 +535,12 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			if ok && fi.Size() == 0 {
 				ok, detail = false, p+" is empty (an install cut short?)"
 			}
+			// The launcher installs a set only where the binary it runs is missing: the command
+			// runs this one.
+			fix := "start a new session: the plugin's hooks install its binaries"
+			if opt.PluginRoot != "" {
+				fix = RefreshCommand(opt.PluginRoot, opt.BinDir, b)
+			}
 			add("binary "+b, ok, detail, fix)
 			if ok {
 				present = append(present, Exe(goos, b))
@@ -551,22 +551,26 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 				present = append(present, Exe(goos, "cairn"))
 			}
 			ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
-			add("binary stamp", ok, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, false))
+			add("binary stamp", ok, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, ""))
 			if opt.Foreign != nil {
 				// A set made on another OS or CPU carries the plugin's stamp all the same:
 				// the launcher replaces it only once an exec of it fails (its fast path
 				// looks at nothing else), so doctor names it beforehand.
 				var foreign []string
+				run := "" // the binary the fix runs: one that cannot run here, cairn where it is one
 				for _, b := range present {
 					if f := opt.Foreign(filepath.Join(opt.BinDir, b)); f != "" {
 						foreign = append(foreign, b+" is "+f)
+						if run != "cairn" {
+							run = strings.TrimSuffix(b, ".exe")
+						}
 					}
 				}
 				detail := fmt.Sprintf("%s: for this machine (%s/%s)", opt.BinDir, runtime.GOOS, runtime.GOARCH)
 				if len(foreign) > 0 {
 					detail = fmt.Sprintf("in %s, %s; this machine is %s/%s, so they cannot run (exit 126, Exec format error)", opt.BinDir, strings.Join(foreign, ", "), runtime.GOOS, runtime.GOARCH)
 				}
-				add("binary platform", len(foreign) == 0, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, true)+
+				add("binary platform", len(foreign) == 0, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, run)+
 					"; a plugin data directory (CLAUDE_PLUGIN_DATA) or bin/ cannot be shared between machines of different OS or CPU")
 			}
 		}
@@ -636,7 +640,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else {
 		md := e.mem.Location().Dir
 		ok, detail, fix := creatable(md), md, writeFix(md)
-		if d, _ := nearest(md); ok {
+		if why, step := e.memoryNotDir(); why != "" {
+			ok, detail, fix = false, why, step
+		} else if d, _ := nearest(md); ok {
 			if what, inodes := noRoom(d); what != "" {
 				ok, detail, fix = false, md+": "+what, freeStep(inodes)
 			}
@@ -1051,22 +1057,27 @@ func SameStamp(a, b []byte) bool {
 	return (len(a) == 0) == (len(b) == 0) && bytes.Equal(bytes.TrimSuffix(a, nl), bytes.TrimSuffix(b, nl))
 }
 
-// refreshCommand is the one command that puts this machine's binaries of this plugin into
+// RefreshCommand is the one command that puts this machine's binaries of this plugin into
 // bin: make build for a checkout's bin/, else the launcher, which installs them into its data
-// directory. The launcher keeps a set that carries the plugin's stamp: with remove, the
-// command removes the set first.
-func RefreshCommand(root, bin string, remove bool) string {
+// directory. The launcher installs only when the binary it is asked to run is missing, empty,
+// stale or cannot run here, and then the whole set, each file replaced by a rename: so the
+// command runs name (cairn when ""), the binary found wanting, and needs nothing removed first.
+// A binary other than cairn runs with no input, which ends it at once (cairn-mcp) or makes it
+// a hook that has no event to act on.
+func RefreshCommand(root, bin, name string) string {
 	if filepath.Clean(bin) == filepath.Join(root, "bin") {
 		if _, err := os.Stat(filepath.Join(root, "Makefile")); err == nil {
 			return "make -C " + vars.Quote(root) + " build"
 		}
-		return "rm -rf " + vars.Quote(bin) + " (the hooks then install this plugin's binaries into their data directory)"
+		// Not a checkout (no Makefile to build it): the launcher passes over a bin/ that does
+		// not fit and installs the plugin's binaries into its data directory.
+		return "start a new session: the launcher passes over " + bin + " and installs this plugin's binaries into its data directory"
 	}
-	rm := ""
-	if remove {
-		rm = "rm -rf " + vars.Quote(bin) + " && "
+	run := "cairn version"
+	if name != "" && name != "cairn" {
+		run = name + " </dev/null"
 	}
-	return rm + "CLAUDE_PLUGIN_DATA=" + vars.Quote(filepath.Dir(bin)) + " sh " + vars.Quote(filepath.Join(root, "hooks", "launch")) + " cairn version (installs this plugin's binaries; the next session would too)"
+	return "CLAUDE_PLUGIN_DATA=" + vars.Quote(filepath.Dir(bin)) + " sh " + vars.Quote(filepath.Join(root, "hooks", "launch")) + " " + run + " (installs this plugin's binaries; the next session would too)"
 }
 
 // OwnerCheck is doctor's check of a state directory another user owns (made by cairn run with

@@ -310,3 +310,29 @@ func TestResumeCheckSchemaListsEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeStructuredKeepsBrackets: structured content is JSON, which nothing renders as
+// Markdown, so the report's Markdown escapes only garbled it: a YAML error the model was shown
+// read "did not find expected ',' or '\]'", a Windows path "C:\\work", a command "\`cairn
+// doctor\`". Only a < stays escaped there: it could open or close a tag.
+func TestResumeStructuredKeepsBrackets(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"plain"}`)
+	const details = "did not find expected ',' or ']' in C:\\work\\plan.yaml; run `cairn doctor` [then] </cairn-state>"
+	st.mu.Lock()
+	st.wf.Violations = []engine.Violation{{Code: "V1", Severity: "HIGH", Details: details}}
+	st.mu.Unlock()
+
+	s := structured(t, mustOK(t, c, "resume_check", `{}`))
+	noRawText(t, "", s)
+	raw, _ := json.Marshal(s["blocking"])
+	var vs []struct{ Details string }
+	if err := json.Unmarshal(raw, &vs); err != nil || len(vs) != 1 {
+		all, _ := json.Marshal(s)
+		t.Fatalf("blocking = %s (%v) in %s", raw, err, all)
+	}
+	if want := strings.Replace(details, "</", `\</`, 1); vs[0].Details != want {
+		t.Errorf("structured violation details = %q, want %q: JSON is not Markdown, only < is escaped", vs[0].Details, want)
+	}
+}

@@ -49,7 +49,8 @@ func Line(s string, max int) string { return line(s, max, markdown) }
 
 // Step is Line for Cairn's own words, such as a next step that names a command in backticks:
 // the same cleaning and cap, but only < is escaped (no tag can open or close), so the reader
-// sees `cairn doctor`, not \`cairn doctor\`. Text read from storage goes through Line.
+// sees `cairn doctor`, not \`cairn doctor\`. Text read from storage goes through Line where
+// it is read as Markdown; in JSON (a tool's structured content), which is not, through Step.
 func Step(s string, max int) string { return line(s, max, tagOnly) }
 
 // The escapes of line: none, Line's Markdown ones, or Step's < alone.

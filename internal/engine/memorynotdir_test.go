@@ -1,0 +1,46 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// TestMemoryDirIsAFile: where the memory directory (or a directory above it) is a file, no
+// line can ever be written there. A move's warning said "mkdir …: exists and is not a
+// directory" and that Cairn retries, with no step; SessionStart reported tier Full; doctor's
+// fix was chmod u+w on the file. Each now says the file is in the way and the one step, naming
+// a directory where the memory directory was named, and the tier is Minimal.
+func TestMemoryDirIsAFile(t *testing.T) {
+	for _, tc := range []struct{ name, under string }{{"the directory", ""}, {"a directory above it", "sub"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			file := filepath.Join(e.home, "memfile")
+			if err := os.WriteFile(file, []byte("mine\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e.vars["CAIRN_MEMORY_DIR"] = filepath.Join(file, tc.under)
+			const step = "set CAIRN_MEMORY_DIR to a directory"
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, file+" is a file") || !strings.Contains(w, step) || strings.Contains(w, "exists and is not a directory") {
+				t.Errorf("transition warnings %q: want the file named and the step", res.Warnings)
+			}
+			r := e.open("s2").Resume(engine.ResumeOptions{})
+			if w := strings.Join(r.Warnings, "\n"); r.Tier != "Minimal" || !strings.Contains(w, file+" is a file") || !strings.Contains(w, step) {
+				t.Errorf("resume: tier %s, warnings %q: want Minimal, the file named and the step", r.Tier, r.Warnings)
+			}
+			c := doctorCheck(e.open("s3"), engine.DoctorOptions{}, "auto-memory (L2)")
+			if c == nil || c.OK || !strings.Contains(c.Detail, file+" is a file") || !strings.HasPrefix(c.Fix, step) {
+				t.Errorf("doctor says %+v", c)
+			}
+			if data, _ := os.ReadFile(file); string(data) != "mine\n" {
+				t.Errorf("the file holds %q now", data)
+			}
+		})
+	}
+}
