@@ -38,6 +38,10 @@ func TestArchiveCutShortKeepsItsReason(t *testing.T) {
 			if !strings.Contains(strings.Join(res.Warnings, "\n"), "moving it to the archive failed") {
 				t.Fatalf("archive into a read-only archive/: %+v", res)
 			}
+			// The reason given is said with the end on record, as a free-text reason is.
+			if !strings.Contains(res.Message, "marked archived: abandoned") {
+				t.Errorf("archive into a read-only archive/ said %q, want its reason", res.Message)
+			}
 			unmount()
 			said := tc.finish(t, e)
 			st := must(store.Open(en.StateDir()))(t)
