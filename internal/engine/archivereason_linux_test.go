@@ -26,6 +26,10 @@ func TestArchiveCutShortKeepsItsReason(t *testing.T) {
 		{"retry", func(t *testing.T, e *env) string {
 			return must(e.open("s1").Archive("abandoned"))(t).Message
 		}, "archived workflow"},
+		// cairn expire said "is archived, not active; nothing to expire" and left it in the slot.
+		{"expire", func(t *testing.T, e *env) string {
+			return must(e.open("cli").ExpireTTL(false))(t).Message
+		}, "so it is archived now in archive/"},
 		{"session start, then retry", func(t *testing.T, e *env) string {
 			e.open("s2").Resume(engine.ResumeOptions{Apply: true})
 			return must(e.open("s1").Archive("abandoned"))(t).Message

@@ -860,12 +860,13 @@ func (e *Engine) expireTTL(dryRun bool, again int) (*Result, error) {
 		}
 		return &Result{Message: "no active workflow; nothing to expire"}, nil
 	}
-	if r.Status == workflow.StatusExpired && !dryRun {
-		// An expiry cut short between its commit and its archive (a crash): finish it.
-		return e.archiveExpired(r)
+	if r.Status != workflow.StatusActive && r.Status.Valid() && !dryRun {
+		// An end cut short between its commit and its archive (a crash, a move that failed):
+		// finish it, as the next session start would, rather than leave it in the slot.
+		return e.archiveEnded(r)
 	}
 	if r.Status != workflow.StatusActive {
-		// Finished but not yet archived: its TTL no longer applies.
+		// Finished but not yet archived (or of a status not known): its TTL no longer applies.
 		return &Result{Message: fmt.Sprintf("workflow %s is %s, not active; nothing to expire", r.WorkflowID, r.Status)}, nil
 	}
 	expired, err := r.Expired(e.now())
@@ -891,22 +892,28 @@ func (e *Engine) expireTTL(dryRun bool, again int) (*Result, error) {
 	return res, nil
 }
 
-// archiveExpired archives r, an expired record an expiry retried finds in the active slot, and
-// writes its expiry line, as the expiry would have after its commit.
-func (e *Engine) archiveExpired(r *workflow.Record) (*Result, error) {
-	res := &Result{Message: fmt.Sprintf("workflow %s already expired", r.WorkflowID), WorkflowID: r.WorkflowID, Revision: r.Revision}
-	info, err := e.st.ArchiveIf("expired", r.WorkflowID)
+// archiveEnded archives r, a record an expiry finds in the active slot ended (an expiry retried,
+// an archive or completion whose move was cut short), and writes its ending line, as the end
+// would have after its commit.
+func (e *Engine) archiveEnded(r *workflow.Record) (*Result, error) {
+	said, earlier := fmt.Sprintf("workflow %s is %s, not active; nothing to expire", r.WorkflowID, r.Status), "it had not been filed in the archive"
+	if r.Status == workflow.StatusExpired {
+		said, earlier = fmt.Sprintf("workflow %s already expired", r.WorkflowID), "the earlier call had not archived it"
+	}
+	res := &Result{Message: said, WorkflowID: r.WorkflowID, Revision: r.Revision}
+	reason := e.archiveReason(r)
+	info, err := e.st.ArchiveIf(reason, r.WorkflowID)
 	if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 		res.Message += "; another process has since archived it; nothing changed"
 		return res, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
+		return nil, fmt.Errorf("archiving the %s workflow %s failed; it is still in place: %w", r.Status, r.WorkflowID, err)
 	}
 	res.Changed = true
-	res.Message += fmt.Sprintf("; the earlier call had not archived it, so it is archived now in archive/%s", info.Dir)
+	res.Message += fmt.Sprintf("; %s, so it is archived now in archive/%s", earlier, info.Dir)
 	res.retention(info)
-	if w := e.ended(r.WorkflowID, r.Revision, workflow.ExpiryLine(r)); w != "" {
+	if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, reason)); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	return res, nil
