@@ -26,6 +26,10 @@ func TestArchiveCutShortKeepsItsReason(t *testing.T) {
 		{"retry", func(t *testing.T, e *env) string {
 			return must(e.open("s1").Archive("abandoned"))(t).Message
 		}, "archived workflow"},
+		// cairn expire said "is archived, not active; nothing to expire" and left it in the slot.
+		{"expire", func(t *testing.T, e *env) string {
+			return must(e.open("cli").ExpireTTL(false))(t).Message
+		}, "so it is archived now in archive/"},
 		{"session start, then retry", func(t *testing.T, e *env) string {
 			e.open("s2").Resume(engine.ResumeOptions{Apply: true})
 			return must(e.open("s1").Archive("abandoned"))(t).Message
@@ -37,6 +41,10 @@ func TestArchiveCutShortKeepsItsReason(t *testing.T) {
 			res := must(en.Archive("abandoned"))(t)
 			if !strings.Contains(strings.Join(res.Warnings, "\n"), "moving it to the archive failed") {
 				t.Fatalf("archive into a read-only archive/: %+v", res)
+			}
+			// The reason given is said with the end on record, as a free-text reason is.
+			if !strings.Contains(res.Message, "marked archived: abandoned") {
+				t.Errorf("archive into a read-only archive/ said %q, want its reason", res.Message)
 			}
 			unmount()
 			said := tc.finish(t, e)

@@ -1822,8 +1822,8 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 			// Marked archived, it is a finished workflow: another process may archive it first.
 			what := "marked archived"
-			if note != "" {
-				what += ": " + note
+			if kept != "" { // a one-word reason too: whoever archives it files it so
+				what += ": " + kept
 			}
 			return &Result{Changed: true, Message: fmt.Sprintf("workflow %s was %s; another process has since moved it out of the active slot, so it was not archived here", id, what)}, nil
 		}
@@ -1837,8 +1837,8 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 			// Its end is on record (a revision a sync shares): only the move failed, which
 			// the read protocol makes for a finished workflow it finds in the slot.
 			msg := fmt.Sprintf("workflow %s was marked archived", id)
-			if note != "" {
-				msg += ": " + note
+			if kept != "" { // a one-word reason too: the next session start files it so
+				msg += ": " + kept
 			}
 			return &Result{Changed: true, Message: msg, Warnings: []string{"moving it to the archive failed: " + archiveLeft(err)}}, nil
 		}

@@ -735,7 +735,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 		return e.archiveFinished(r, out)
 	}
 	if e.archivedAtRead(r, now, opt) { // past its TTL
-		msg, info, err := e.expire(r, false)
+		msg, info, warnings, err := e.expire(r, false)
 		if errors.Is(err, errArchiveRaced) && again > 0 {
 			if fresh, _, ferr := e.active(); ferr == nil && fresh != nil {
 				return e.readProtocol(fresh, e.now(), out, eye, opt, again-1)
@@ -746,6 +746,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			return r
 		}
 		pruneWarning(out, info)
+		out.Warnings = append(out.Warnings, warnings...)
 		*eye = append(*eye, msg) // the person is told here; the model by the ending line
 		return nil
 	}
@@ -823,29 +824,27 @@ func (e *Engine) runnerEnded(r *workflow.Record) bool {
 }
 
 // expire archives an expired workflow (never deletes it) and writes the expiry line. info is
-// what the archive did besides, for the caller to say.
-func (e *Engine) expire(r *workflow.Record, dryRun bool) (msg string, info store.ArchiveInfo, err error) {
+// what the archive did besides, and warnings what it warned of (what the record left out at
+// the cap, an ending line not written), for the caller to say.
+func (e *Engine) expire(r *workflow.Record, dryRun bool) (msg string, info store.ArchiveInfo, warnings []string, err error) {
 	res, err := workflow.Expire(r, e.now())
 	if err != nil {
-		return "", info, err
+		return "", info, nil, err
 	}
 	if dryRun {
-		return fmt.Sprintf("workflow %s (%s, at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), info, nil
+		return fmt.Sprintf("workflow %s (%s, at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), info, nil, nil
 	}
 	msg = fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
-	var warnings []string
 	if info, warnings, err = e.archiveActive(r, res.Archive, "expired"); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 		// The expiry was committed; another process archived it before this one could.
 		msg = fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change; another process has since moved it out of the active slot", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
 	} else if err != nil {
-		return "", info, fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
+		return "", info, warnings, fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
 	}
-	for _, w := range append(warnings, e.ended(r.WorkflowID, r.Revision+1, res.L2)) {
-		if w != "" {
-			msg += "; " + w
-		}
+	if w := e.ended(r.WorkflowID, r.Revision+1, res.L2); w != "" {
+		warnings = append(warnings, w)
 	}
-	return msg, info, nil
+	return msg, info, warnings, nil
 }
 
 // ExpireTTL expires the active workflow if its TTL has passed (dry run: only says so).
@@ -868,12 +867,13 @@ func (e *Engine) expireTTL(dryRun bool, again int) (*Result, error) {
 		}
 		return &Result{Message: "no active workflow; nothing to expire"}, nil
 	}
-	if r.Status == workflow.StatusExpired && !dryRun {
-		// An expiry cut short between its commit and its archive (a crash): finish it.
-		return e.archiveExpired(r)
+	if r.Status != workflow.StatusActive && r.Status.Valid() && !dryRun {
+		// An end cut short between its commit and its archive (a crash, a move that failed):
+		// finish it, as the next session start would, rather than leave it in the slot.
+		return e.archiveEnded(r)
 	}
 	if r.Status != workflow.StatusActive {
-		// Finished but not yet archived: its TTL no longer applies.
+		// Finished but not yet archived (or of a status not known): its TTL no longer applies.
 		return &Result{Message: fmt.Sprintf("workflow %s is %s, not active; nothing to expire", r.WorkflowID, r.Status)}, nil
 	}
 	expired, err := r.Expired(e.now())
@@ -884,14 +884,14 @@ func (e *Engine) expireTTL(dryRun bool, again int) (*Result, error) {
 		at, _ := r.ExpiresAt()
 		return &Result{Message: fmt.Sprintf("workflow %s has not expired; it expires at %s (ttl %s)", r.WorkflowID, at.UTC().Format(time.RFC3339), ttlText(r.TTL))}, nil
 	}
-	msg, info, err := e.expire(r, dryRun)
+	msg, info, warnings, err := e.expire(r, dryRun)
 	if errors.Is(err, errArchiveRaced) && again > 0 {
 		return e.expireTTL(dryRun, again-1)
 	}
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Message: msg, Changed: !dryRun}
+	res := &Result{Message: msg, Changed: !dryRun, Warnings: warnings}
 	res.retention(info)
 	if !dryRun {
 		res.Warnings = append(res.Warnings, e.archivedUnderLiveOwner(r)...)
@@ -899,22 +899,28 @@ func (e *Engine) expireTTL(dryRun bool, again int) (*Result, error) {
 	return res, nil
 }
 
-// archiveExpired archives r, an expired record an expiry retried finds in the active slot, and
-// writes its expiry line, as the expiry would have after its commit.
-func (e *Engine) archiveExpired(r *workflow.Record) (*Result, error) {
-	res := &Result{Message: fmt.Sprintf("workflow %s already expired", r.WorkflowID), WorkflowID: r.WorkflowID, Revision: r.Revision}
-	info, err := e.st.ArchiveIf("expired", r.WorkflowID)
+// archiveEnded archives r, a record an expiry finds in the active slot ended (an expiry retried,
+// an archive or completion whose move was cut short), and writes its ending line, as the end
+// would have after its commit.
+func (e *Engine) archiveEnded(r *workflow.Record) (*Result, error) {
+	said, earlier := fmt.Sprintf("workflow %s is %s, not active; nothing to expire", r.WorkflowID, r.Status), "it had not been filed in the archive"
+	if r.Status == workflow.StatusExpired {
+		said, earlier = fmt.Sprintf("workflow %s already expired", r.WorkflowID), "the earlier call had not archived it"
+	}
+	res := &Result{Message: said, WorkflowID: r.WorkflowID, Revision: r.Revision}
+	reason := e.archiveReason(r)
+	info, err := e.st.ArchiveIf(reason, r.WorkflowID)
 	if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 		res.Message += "; another process has since archived it; nothing changed"
 		return res, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
+		return nil, fmt.Errorf("archiving the %s workflow %s failed; it is still in place: %w", r.Status, r.WorkflowID, err)
 	}
 	res.Changed = true
-	res.Message += fmt.Sprintf("; the earlier call had not archived it, so it is archived now in archive/%s", info.Dir)
+	res.Message += fmt.Sprintf("; %s, so it is archived now in archive/%s", earlier, info.Dir)
 	res.retention(info)
-	if w := e.ended(r.WorkflowID, r.Revision, workflow.ExpiryLine(r)); w != "" {
+	if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, reason)); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	return res, nil

@@ -532,21 +532,26 @@ func TestQuickStatusAgreesWithTheFullLoadPastTheBudget(t *testing.T) {
 }
 
 // A record left in the active slot after it stopped being active (completed, not yet archived:
-// a crash between the two) is not there to expire: ExpireTTL says so and changes nothing,
-// whether or not its TTL has passed, instead of saying when it would expire.
+// a crash between the two) is not there to expire, whether or not its TTL has passed: a dry
+// run says so and changes nothing; ExpireTTL files it in the archive, as the next session
+// start would, where it said "nothing to expire" and left it in the slot.
 func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done", TTL: "1h"}))(t).WorkflowID
-	replaceInSlot(t, en, 1, `"status":"active"`, `"status":"completed"`) // completed, not archived: a crash between the two
-	want := "workflow " + id + " is completed, not active; nothing to expire"
 	for _, wait := range []time.Duration{0, 2 * time.Hour} {
+		e := newEnv(t)
+		en := e.open("s1")
+		id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done", TTL: "1h"}))(t).WorkflowID
+		replaceInSlot(t, en, 1, `"status":"active"`, `"status":"completed"`) // completed, not archived: a crash between the two
 		e.clock.Add(wait)
-		for _, dry := range []bool{false, true} {
-			r := must(en.ExpireTTL(dry))(t)
-			if r.Changed || r.Message != want {
-				t.Errorf("after %v, dry run %v: %+v, want unchanged and %q", wait, dry, r, want)
-			}
+		want := "workflow " + id + " is completed, not active; nothing to expire"
+		if r := must(en.ExpireTTL(true))(t); r.Changed || r.Message != want {
+			t.Errorf("after %v, dry run: %+v, want unchanged and %q", wait, r, want)
+		}
+		r := must(en.ExpireTTL(false))(t)
+		if !r.Changed || !strings.HasPrefix(r.Message, want+"; it had not been filed in the archive, so it is archived now in archive/") {
+			t.Errorf("after %v: %+v, want it said filed in the archive now", wait, r)
+		}
+		if list := must(en.List())(t); len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "completed" || list[0].Archived == "" {
+			t.Errorf("after %v: archives %+v; want %s archived as completed", wait, list, id)
 		}
 	}
 }
