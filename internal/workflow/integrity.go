@@ -282,7 +282,9 @@ func RecoverExcept(r *Record, now time.Time, written func(path string) (modified
 	if err := requireActive(r); err != nil {
 		return Result{}, nil, err
 	}
-	now = now.UTC()
+	// To the second, as a heartbeat is: the times recovery writes then take no more room
+	// than the ones they replace, and a record at its 1 MiB cap still takes it.
+	now = now.UTC().Truncate(time.Second)
 	n := r.Clone()
 	var acts, done []string // done: the ids marked done
 	for i := range n.Tasks {
