@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // AncientAge is how old a workflow's last activity may be before resuming it is warned about
@@ -86,18 +88,22 @@ func Check(in CheckInput) []Finding {
 	}
 
 	if in.Exists != nil {
-		var missing []string
+		// Each path named is cut to maxShownPath: five of 1000 characters made the session
+		// start's report 5 KB longer. lost is the outputs missing, whole.
+		var missing, lost []string
 		for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
 			for _, o := range r.Phases[name].Outputs {
 				if !in.Exists(o) {
-					missing = append(missing, fmt.Sprintf("%s (output of %s)", o, name))
+					missing = append(missing, fmt.Sprintf("%s (output of %s)", secrets.Clip(o, maxShownPath), name))
+					lost = append(lost, o)
 				}
 			}
 		}
 		for _, t := range r.Tasks {
 			// Spaces name no file (an earlier Cairn stored them as an output).
 			if t.Status == TaskDone && strings.TrimSpace(t.Output) != "" && !in.Exists(t.Output) {
-				missing = append(missing, fmt.Sprintf("%s (output of done task %s)", t.Output, TaskID(t.ID)))
+				missing = append(missing, fmt.Sprintf("%s (output of done task %s)", secrets.Clip(t.Output, maxShownPath), TaskID(t.ID)))
+				lost = append(lost, t.Output)
 			}
 		}
 		if len(missing) > 0 {
@@ -105,8 +111,8 @@ func Check(in CheckInput) []Finding {
 		}
 		var gone []string
 		for _, a := range r.Artifacts {
-			if !in.Exists(a) && !slices.ContainsFunc(missing, func(m string) bool { return strings.HasPrefix(m, a+" (") }) {
-				gone = append(gone, a)
+			if !in.Exists(a) && !slices.Contains(lost, a) {
+				gone = append(gone, secrets.Clip(a, maxShownPath))
 			}
 		}
 		if len(gone) > 0 {
@@ -241,6 +247,9 @@ func futureTimes(r *Record, now time.Time) []string {
 	}
 	return out
 }
+
+// maxShownPath is the most runes of a path a finding names: its start, which says where.
+const maxShownPath = 120
 
 func listCapped(items []string, max int) string {
 	if len(items) <= max {

@@ -1,6 +1,7 @@
 package workflow_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -276,5 +277,34 @@ func TestCheckLostPhaseSaidOnce(t *testing.T) {
 	}
 	if !strings.HasSuffix(fs[0].Text, ": put the phase back in the definition") {
 		t.Errorf("finding %q gives no step", fs[0].Text)
+	}
+}
+
+// Five missing artifacts or outputs of 1000 characters each were named whole: the session
+// start's report grew by 5 KB a finding. Each path is named by its start, cut with "…"; an
+// artifact that is also a missing output is still named once, as the output.
+func TestCheckLongPathsAreCut(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement")
+	long := func(i int) string { return fmt.Sprintf("out/%04d/%s", i, strings.Repeat("a", 1000)) }
+	for i := range 7 {
+		r.Artifacts = append(r.Artifacts, long(i))
+	}
+	r.Tasks = []workflow.Task{{ID: "t1", Status: "done", Output: long(0)}}
+	fs := workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: r.UpdatedAt.Add(time.Hour), Exists: existsIn(), By: alice})
+	texts := map[string]string{}
+	for _, f := range fs {
+		texts[f.Code] = f.Text
+	}
+	for code, want := range map[string]string{
+		workflow.FindingOutputMissing:   "referenced outputs are missing: " + long(0)[:119] + "… (output of done task t1)",
+		workflow.FindingArtifactMissing: "artifacts are missing: " + long(1)[:119] + "…, ",
+	} {
+		if got := texts[code]; !strings.HasPrefix(got, want) || len(got) > 1000 {
+			t.Errorf("%s: %d bytes %.300q, want it to start %q and be under 1000", code, len(got), got, want)
+		}
+	}
+	if got := texts[workflow.FindingArtifactMissing]; strings.Contains(got, "out/0000") || !strings.HasSuffix(got, " and 1 more") {
+		t.Errorf("artifacts: %q, want out/0001 to out/0005 named and one more", got)
 	}
 }
