@@ -255,6 +255,30 @@ func TestResumeOnAFullDisk(t *testing.T) {
 	}
 }
 
+// TestNothingToResumeOnAFullDisk: a session start on a full disk, with no workflow, told the
+// model "start no new work before" there is space: the user's request, which Cairn does not
+// track, stood blocked on Cairn's state directory. It now says no workflow started now would
+// be kept, to tell the user (not to make room), and to go on with the user's request.
+func TestNothingToResumeOnAFullDisk(t *testing.T) {
+	for _, tc := range fullDisks {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			claude := filepath.Join(e.project, ".claude")
+			smallDisks(t, claude)
+			noErr(t, os.Mkdir(filepath.Join(claude, "cairn"), 0o700)) // with no inode left, Open could not make it
+			tc.fill(t, claude)
+			r := e.open("s1").Resume(engine.ResumeOptions{Apply: true})
+			if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, tc.said) || !strings.Contains(w, ", so no workflow started now would be kept") {
+				t.Errorf("warnings %q: want %q and that no workflow started now would be kept", r.Warnings, tc.said)
+			}
+			if !strings.Contains(r.Next, "tell the user "+tc.said) || !strings.Contains(r.Next, "do not delete or move files to make room") ||
+				!strings.Contains(r.Next, "go on with the user's request") || strings.Contains(r.Next, "start no new work") {
+				t.Errorf("next %q: want the user told %q, no room made, the user's request gone on with", r.Next, tc.said)
+			}
+		})
+	}
+}
+
 // fullDisks are the two ways a disk refuses a write, filled by fill: no data blocks left, or
 // no inodes. Cairn says said and never unsaid, and tells a person step. free gives back n pages
 // or inodes of what fill took.

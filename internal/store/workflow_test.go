@@ -532,6 +532,37 @@ func TestRebuildPastABrokenChainGoesOn(t *testing.T) {
 	}
 }
 
+// TestChangeAfterADamagedLineIsRebuildable: with a line damaged in the middle of a chain of
+// deltas and the snapshot intact, the next change was written as one more delta of that chain:
+// nothing said so, and once the snapshot was lost, the rebuild stopped at the damaged line and
+// that change was gone with the ones before it. The change after the break is a full line, so
+// the journal can rebuild it and every change after it.
+func TestChangeAfterADamagedLineIsRebuildable(t *testing.T) {
+	s, dir := newStore(t)
+	for _, st := range []string{"a", "b", "c", "d", "e"} {
+		if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	b, _ := os.ReadFile(jp)
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if !bytes.Contains(lines[2], []byte(`"delta":`)) || !bytes.Contains(lines[4], []byte(`"delta":`)) {
+		t.Fatalf("lines 3 and 5 are not deltas: %s", b)
+	}
+	lines[2] = bytes.Replace(lines[2], []byte(`"transition"`), []byte(`"trAnsition"`), 1)
+	os.WriteFile(jp, bytes.Join(lines, nil), 0o600)
+	for _, st := range []string{"f", "g"} {
+		if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	if w, err := s.ReadWorkflow(); err != nil || w.Revision != 7 || !bytes.Contains(w.Data, []byte(`"g"`)) {
+		t.Fatalf("rebuilt at revision %d %s (%v), notices %v; want revision 7, state g", w.Revision, w.Data, err, w.Notices)
+	}
+}
+
 // TestNoStateToRebuildIsDamaged: with the snapshot gone and the journal's full line damaged,
 // so that none of its states can be rebuilt, the workflow is reported as damaged, naming the
 // journal and saying what to do (not a bare "chain is broken" that names nothing); with sealed
