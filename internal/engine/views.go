@@ -680,7 +680,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			detail = "in " + md + ": " + strings.Join(each, "; ")
 		}
 		add("auto-memory temp files", len(kept) == 0, detail,
-			"Cairn keeps them rather than guess which lines win: compare each with the file it names (diff), copy back into that file the lines it is missing, then delete the temp file")
+			"Cairn keeps them rather than guess which lines win: compare each with the file it names (diff) and copy back into that file the lines it is missing; the next Cairn write then removes the temp file, whose lines that file holds")
 	}
 	if !missing {
 		// Read without repairing: doctor changes nothing.
