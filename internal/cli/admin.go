@@ -289,6 +289,15 @@ func (a *app) staleSet() error {
 		return nil
 	}
 	step := engine.RefreshCommand(root, dir, "") + ", then run it again"
+	if dir == filepath.Join(root, "bin") && engine.BuildCommand(root) == "" {
+		// No checkout to build bin/ again: the launcher passes over it for good, and this
+		// cairn would refuse again; the one to run is the set it installs.
+		run := "the cairn there (a session's PATH names it), not this one"
+		if set := recordedDataSet(a.getenv, a.home(), root); set != "" {
+			run = vars.Quote(filepath.Join(set, "cairn"))
+		}
+		step = engine.RefreshCommand(root, dir, "") + ", then run " + run
+	}
 	// A set of the version before a pull that changed it: the launcher installs the plugin's
 	// beside it, and this one stays as it is.
 	if cur := filepath.Join(filepath.Dir(dir), "bin-"+launchVersion(root)); dir != filepath.Join(root, "bin") && cur != dir {

@@ -59,12 +59,36 @@ func installedPlugin(getenv func(string) string, home, projectDir, goos string) 
 			root = in.InstallPath
 			bin = filepath.Join(root, "bin")
 			if !fileExists(filepath.Join(bin, engine.Exe(goos, "cairn-mcp"))) {
-				bin = filepath.Join(dir, "data", pluginIDChars().ReplaceAllString(id, "-"), "bin-"+launchVersion(root))
+				bin = dataSet(dir, id, root)
 			}
 			how = fmt.Sprintf("from Claude Code's installed_plugins.json: %s, %s scope", id, in.Scope)
 		}
 	}
 	return root, bin, how
+}
+
+// dataSet is the set the launcher installs for the plugin id installed at root, in the plugin
+// directory dir: Claude Code's data directory for the id, bin-VERSION in it.
+func dataSet(dir, id, root string) string {
+	return filepath.Join(dir, "data", pluginIDChars().ReplaceAllString(id, "-"), "bin-"+launchVersion(root))
+}
+
+// recordedDataSet is dataSet for the installation at root that Claude Code's records name;
+// "" when none does.
+func recordedDataSet(getenv func(string) string, home, root string) string {
+	dir := pluginsDir(getenv, home)
+	if dir == "" {
+		return ""
+	}
+	recs := project.InstalledPlugins(dir)
+	for _, id := range slices.Sorted(maps.Keys(recs)) {
+		for _, in := range recs[id] {
+			if strings.HasPrefix(id, "cairn@") && in.InstallPath != "" && filepath.Clean(in.InstallPath) == filepath.Clean(root) {
+				return dataSet(dir, id, root)
+			}
+		}
+	}
+	return ""
 }
 
 // launchVersion is the version hooks/launch names the plugin's set after.

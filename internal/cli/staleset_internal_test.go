@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/vars"
 )
 
 // A cairn run by its path, not through the launcher (the agent's PATH names the plugin's bin/,
@@ -120,5 +122,37 @@ func writeTestFile(t *testing.T, path, text string) {
 	}
 	if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A stale bin/ in a plugin with no Makefile (not a checkout) said to start a new session "then
+// run it again": the launcher passes over that bin/ for good, so this cairn refused again. The
+// step names the cairn to run: the data set Claude Code's records lead to, else the one a
+// session's PATH names.
+func TestStaleBinWithoutMakefileNamesDataSet(t *testing.T) {
+	for _, recorded := range []bool{true, false} {
+		t.Run(map[bool]string{true: "recorded", false: "not recorded"}[recorded], func(t *testing.T) {
+			work := t.TempDir()
+			root := filepath.Join(work, "plugin")
+			writeTestFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name":"cairn","version":"1.0.0"}`)
+			writeTestFile(t, filepath.Join(root, "release", "checksums.txt"), "sums\n")
+			writeTestFile(t, filepath.Join(root, "bin", "cairn"), "")
+			writeTestFile(t, filepath.Join(root, "bin", ".checksums"), "old\n")
+			plugins := filepath.Join(work, ".claude", "plugins")
+			want := "then run the cairn there (a session's PATH names it), not this one"
+			if recorded {
+				writeTestFile(t, filepath.Join(plugins, "installed_plugins.json"),
+					`{"version": 2, "plugins": {"cairn@mkt.one": [{"scope": "user", "installPath": "`+root+`"}]}}`)
+				want = "then run " + vars.Quote(filepath.Join(plugins, "data", "cairn-mkt-one", "bin-1.0.0", "cairn"))
+			}
+			env := map[string]string{"HOME": work}
+			var stdout, stderr bytes.Buffer
+			a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return env[k] },
+				executable: func() (string, error) { return filepath.Join(root, "bin", "cairn"), nil }}
+			a.ctx = t.Context()
+			if code := a.main([]string{"list"}); code != ExitRefused || !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "run it again") {
+				t.Errorf("cairn list from a stale bin/ without a Makefile: exit %d, stderr %q; want refused, with %q", code, stderr.String(), want)
+			}
+		})
 	}
 }

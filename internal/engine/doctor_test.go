@@ -130,7 +130,8 @@ func sum(s string) string {
 
 // TestDoctorKeptMemoryTemps: a temp file in which a killed Cairn write left another writer's
 // MEMORY.md content is kept by Cairn for good; doctor lists it, says what it holds and what to
-// do, and removes nothing. Temp files the next Cairn write settles are no failure.
+// do (merge it: no deletion by hand, the next write removes a merged one), and removes
+// nothing. Temp files the next Cairn write settles are no failure.
 func TestDoctorKeptMemoryTemps(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
@@ -158,7 +159,7 @@ func TestDoctorKeptMemoryTemps(t *testing.T) {
 	kept := write(".tmp-MEMORY.md-"+sum("before")+"-"+sum("after")+"-333", "- the model's line\n")
 	c := doctorCheck(en, engine.DoctorOptions{}, "auto-memory temp files")
 	if c == nil || c.OK || !strings.Contains(c.Detail, filepath.Base(kept)) || strings.Contains(c.Detail, "-111") ||
-		!strings.Contains(c.Detail, "MEMORY.md") || !strings.Contains(c.Fix, "delete") {
+		!strings.Contains(c.Detail, "MEMORY.md") || strings.Contains(c.Fix, "delete") || !strings.Contains(c.Fix, "copy back") {
 		t.Fatalf("a kept temp file: doctor says %+v", c)
 	}
 	for _, p := range append(settled, kept) {

@@ -236,9 +236,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	l2ok := e.memWarn == ""
+	l2said := false // a warning here says why L2 is unavailable: the plan's generic one is not added
 	if why, step := e.memoryNotDir(); l2ok && why != "" {
 		// The plan says L2 is unavailable; why, with its step, once (an owed line's write said it).
-		l2ok = false
+		l2ok, l2said = false, true
 		if !slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, why) }) {
 			out.Warnings = append(out.Warnings, "auto-memory: "+why+"; "+step)
 		}
@@ -248,7 +249,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		if last, ok, err := e.mem.LastPosition(); err == nil && ok {
 			l2line, l2at = last.Text, last.At
 		} else if err != nil {
-			l2ok = false
+			l2ok, l2said = false, true
 			out.Warnings = append(out.Warnings, err.Error())
 		}
 	}
@@ -291,7 +292,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		runs = e.runsElsewhere(r)
 	}
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: e.planView(def, r, now), Def: def, L1Available: l1ok, L2Available: l2ok,
-		L2Off:  e.memoryOff(),
+		L2Off: e.memoryOff(), L2Said: l2said,
 		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: e.ownerMidWork(r, opt), RunsElsewhere: heldElsewhere(runs)})
 	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase

@@ -680,7 +680,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			detail = "in " + md + ": " + strings.Join(each, "; ")
 		}
 		add("auto-memory temp files", len(kept) == 0, detail,
-			"Cairn keeps them rather than guess which lines win: compare each with the file it names (diff), copy back into that file the lines it is missing, then delete the temp file")
+			"Cairn keeps them rather than guess which lines win: compare each with the file it names (diff) and copy back into that file the lines it is missing; the next Cairn write then removes the temp file, whose lines that file holds")
 	}
 	if !missing {
 		// Read without repairing: doctor changes nothing.
@@ -1057,6 +1057,18 @@ func SameStamp(a, b []byte) bool {
 	return (len(a) == 0) == (len(b) == 0) && bytes.Equal(bytes.TrimSuffix(a, nl), bytes.TrimSuffix(b, nl))
 }
 
+// BuildCommand is make build for a plugin that is a checkout (it has a Makefile), which puts
+// this machine's binaries into its bin/; "" for another install (a marketplace's has none).
+func BuildCommand(root string) string {
+	if root == "" {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(root, "Makefile")); err != nil {
+		return ""
+	}
+	return "make -C " + vars.Quote(root) + " build"
+}
+
 // RefreshCommand is the one command that puts this machine's binaries of this plugin into
 // bin: make build for a checkout's bin/, else the launcher, which installs them into its data
 // directory. The launcher installs only when the binary it is asked to run is missing, empty,
@@ -1066,8 +1078,8 @@ func SameStamp(a, b []byte) bool {
 // a hook that has no event to act on.
 func RefreshCommand(root, bin, name string) string {
 	if filepath.Clean(bin) == filepath.Join(root, "bin") {
-		if _, err := os.Stat(filepath.Join(root, "Makefile")); err == nil {
-			return "make -C " + vars.Quote(root) + " build"
+		if build := BuildCommand(root); build != "" {
+			return build
 		}
 		// Not a checkout (no Makefile to build it): the launcher passes over a bin/ that does
 		// not fit and installs the plugin's binaries into its data directory.

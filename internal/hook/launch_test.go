@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/vars"
 )
 
 // A hook started by the launcher's fast path runs only while its stamp equals the plugin's
@@ -70,7 +71,7 @@ func ptr(s string) *string { return &s }
 // A stale hook that cannot hand back says so, on stderr and in one systemMessage, and exits
 // 0 without reading stdin or doing any work.
 func TestStaleLaunchWithoutLauncher(t *testing.T) {
-	stdout, stderr := staleWithoutLauncher(t, Stop)
+	stdout, stderr := staleWithoutLauncher(t, t.TempDir(), Stop)
 	if !strings.Contains(stdout, `"systemMessage":"Cairn: this plugin's binaries are out of date`) {
 		t.Errorf("stdout = %q, want the systemMessage", stdout)
 	}
@@ -81,20 +82,41 @@ func TestStaleLaunchWithoutLauncher(t *testing.T) {
 
 // cairn-event serves PreCompact, whose stdout Claude Code adds as it is to the compaction
 // request: stale and unable to hand back, it says so in a line of text, not a JSON object,
-// still without reading stdin.
+// still without reading stdin. The step is the one that works for the install: make build
+// in a checkout (it has a Makefile); else a new session, whose launcher installs the
+// binaries. It said "run make build in the plugin, or reinstall it" to both, and a
+// marketplace install has no Makefile.
 func TestStaleLaunchWithoutLauncherEventSaysText(t *testing.T) {
-	stdout, _ := staleWithoutLauncher(t, Events)
-	const want = "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it.\n"
-	if stdout != want {
-		t.Errorf("stdout = %q, want the line as text: %q", stdout, want)
+	const said = "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; "
+	for _, tc := range []struct {
+		name     string
+		makefile bool
+		step     string
+	}{
+		{"marketplace install", false, "start a new session: its launcher installs this plugin's binaries."},
+		{"checkout", true, "run make -C ROOT build."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			if tc.makefile {
+				if err := os.WriteFile(filepath.Join(root, "Makefile"), []byte("build:\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stdout, _ := staleWithoutLauncher(t, root, Events)
+			want := said + strings.ReplaceAll(tc.step, "ROOT", vars.Quote(root)) + "\n"
+			if stdout != want {
+				t.Errorf("stdout = %q, want the line as text: %q", stdout, want)
+			}
+		})
 	}
 }
 
-// staleWithoutLauncher runs hook with binaries from other sources and a plugin that has no
-// launcher to hand back to, checks it read nothing of stdin, and returns what it printed.
-func staleWithoutLauncher(t *testing.T, hook func(io.Reader, io.Writer, io.Writer, func(string) string, engine.YAML)) (stdout, stderr string) {
+// staleWithoutLauncher runs hook with binaries from other sources and a plugin at root that
+// has no launcher to hand back to, checks it read nothing of stdin, and returns what it printed.
+func staleWithoutLauncher(t *testing.T, root string, hook func(io.Reader, io.Writer, io.Writer, func(string) string, engine.YAML)) (stdout, stderr string) {
 	t.Helper()
-	root, dir := t.TempDir(), t.TempDir() // no release/checksums.txt, no hooks/launch
+	dir := t.TempDir() // root: no release/checksums.txt, no hooks/launch
 	if err := os.WriteFile(filepath.Join(dir, ".checksums"), []byte("0000  x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -157,7 +157,14 @@ func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string)
 	signal.Ignore(syscall.SIGPIPE)
 	if stale {
 		r.Logf("these binaries were not made from the plugin's sources (%s), and running hooks/launch again failed: %v", getenv(EnvLaunchBin), backErr)
-		out = launchOutput(name, "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it.")
+		// A checkout builds its own; any other install is the launcher's to refresh, which a
+		// new session runs (where this plugin's directory was half removed by an update, the
+		// new session runs the updated plugin's).
+		step := "start a new session: its launcher installs this plugin's binaries"
+		if build := engine.BuildCommand(root); build != "" {
+			step = "run " + build
+		}
+		out = launchOutput(name, "Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; "+step+".")
 	} else {
 		var note string
 		if r.Deadline, note = DeadlineFrom(getenv); note != "" {

@@ -132,3 +132,44 @@ func TestSweepSettlesByContent(t *testing.T) {
 		t.Errorf("MEMORY.md = %q, want what was written since, kept", got)
 	}
 }
+
+// A kept temp file stays until a person has copied its lines back into the file it names:
+// then doctor counts it settled and the next write removes it, for it holds nothing the file
+// does not. Doctor's fix said to delete it by hand.
+func TestSweepRemovesMergedTemp(t *testing.T) {
+	m, dir := newTestMemory(t)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, IndexFile)
+	const theirs = "# Memory\n\n- theirs, displaced\n"
+	p := filepath.Join(dir, strings.Replace(tempPattern(IndexFile, []byte("# built on\n"), []byte("# ours\n")), "*", "abc", 1))
+	old := time.Now().Add(-time.Hour)
+	for _, tc := range []struct {
+		name, file string
+		merged     bool
+	}{
+		{"a line missing", "# Memory\n\n- written since\n", false},
+		{"merged", "# Memory\n- written since\r\n- theirs, displaced\n", true},
+	} {
+		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(theirs), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+		kept, settled := KeptTemps(dir, time.Now())
+		if tc.merged && (len(kept) != 0 || settled != 1) || !tc.merged && (len(kept) != 1 || settled != 0) {
+			t.Errorf("%s: KeptTemps = %v, %d settled", tc.name, kept, settled)
+		}
+		if err := m.Record("x y"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(p); (err == nil) == tc.merged {
+			t.Errorf("%s: after a write the temp file's stat says %v", tc.name, err)
+		}
+	}
+}

@@ -1043,6 +1043,9 @@ func KeptTemps(dir string, now time.Time) (kept []KeptTemp, settled int) {
 		if cur, err := read(filepath.Join(dir, name)); err == nil && cur.exists && contentSum(cur.data) == wrote {
 			settled++ // goes back into the file, which still holds the killed write's edit
 			continue
+		} else if t, terr := readDisplaced(p); err == nil && cur.exists && terr == nil && holdsLines(cur.data, t.data) {
+			settled++ // merged back by a person: the next write removes it
+			continue
 		}
 		kept = append(kept, KeptTemp{Name: filepath.Base(p), File: name, Size: fi.Size()})
 	}
@@ -1052,7 +1055,8 @@ func KeptTemps(dir string, now time.Time) (kept []KeptTemp, settled int) {
 // settleTemp settles the temp file p of the file at path, whose writer expected the content
 // summed expect there and wrote the content summed wrote (see sweepTemps).
 func settleTemp(p, path, expect, wrote string) {
-	if t, err := readDisplaced(p); err == nil {
+	t, terr := readDisplaced(p)
+	if terr == nil {
 		if s := contentSum(t.data); s == wrote || s == expect {
 			os.Remove(p)
 			return
@@ -1060,7 +1064,12 @@ func settleTemp(p, path, expect, wrote string) {
 	}
 	cur, err := read(path)
 	if err != nil || !cur.exists || contentSum(cur.data) != wrote {
-		return // written since: p is kept, and nothing decided for its writer
+		// Written since: p is kept, and nothing decided for its writer, until a person has
+		// copied its lines back into the file: then removing it loses nothing.
+		if terr == nil && err == nil && cur.exists && holdsLines(cur.data, t.data) {
+			os.Remove(p)
+		}
+		return
 	}
 	if exchange(p, path) != nil {
 		return
@@ -1071,6 +1080,21 @@ func settleTemp(p, path, expect, wrote string) {
 		return
 	}
 	_ = exchange(p, path) // a writer slipped in before the exchange: its content stands, p is kept
+}
+
+// holdsLines reports whether every line of temp that is not blank is a line of file (line
+// ends aside): a kept temp file whose lines a person copied back into its file.
+func holdsLines(file, temp []byte) bool {
+	have := map[string]bool{}
+	for l := range bytes.Lines(file) {
+		have[string(bytes.TrimRight(l, "\r\n"))] = true
+	}
+	for l := range bytes.Lines(temp) {
+		if l = bytes.TrimRight(l, "\r\n"); len(bytes.TrimSpace(l)) > 0 && !have[string(l)] {
+			return false
+		}
+	}
+	return true
 }
 
 // syncDir makes a rename or link in dir durable. Its failure is not reported: the new

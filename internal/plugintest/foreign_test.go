@@ -218,6 +218,11 @@ func TestLaunchInstalledBinariesForAnotherProcessor(t *testing.T) {
 			if !strings.Contains(res.stdout, `{"systemMessage":"Cairn: `+set+`/cairn-session-start cannot run on this machine`) {
 				t.Errorf("SessionStart installing another processor's binaries = %+v, want the line as its systemMessage too", res)
 			}
+			// The step that works, as later starts say it: it said the state was not being
+			// tracked "until it can", and no step.
+			if !strings.Contains(res.stderr, "install Go 1.26 or newer (https://go.dev/dl/) for the launcher to build them for this machine, then start a new session") {
+				t.Errorf("SessionStart installing another processor's binaries said %q, want the step: install Go", res.stderr)
+			}
 			// Later starts read the failure where a failed download is kept, and download no more.
 			// The network is not the cause: the line does not send the user there, only to Go.
 			res = runProcess(t, time.Minute, "cairn-mcp", env, work, initializeLine, sh, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
@@ -276,6 +281,9 @@ func TestLaunchBinariesForAnotherProcessorReadOnly(t *testing.T) {
 		}
 		if name == "cairn-session-start" && (res.code != 0 || !strings.Contains(res.stdout, `{"systemMessage":"Cairn: `+set+`/cairn-session-start cannot run on this machine`)) {
 			t.Errorf("%s = %+v, want exit 0 and the line as its systemMessage", name, res)
+		}
+		if !strings.Contains(lines[len(lines)-1], "make "+set+" writable for the launcher to install this machine's binaries there, then start a new session") {
+			t.Errorf("%s said %q, want the step: make the set writable", name, lines[len(lines)-1])
 		}
 	}
 }

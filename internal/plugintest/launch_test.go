@@ -672,6 +672,9 @@ func TestLaunchBuiltBinariesForAnotherProcessor(t *testing.T) {
 			if res.code != 1 || len(cairn) != 1 || !strings.HasPrefix(cairn[0], "cairn: "+set+"/cairn-mcp cannot run on this machine") {
 				t.Errorf("cairn-mcp over a build it cannot run = %+v, want exit 1 and one line of Cairn's saying the set cannot run", res)
 			}
+			if !strings.Contains(cairn[len(cairn)-1], "install a Go made for this machine (https://go.dev/dl/), then start a new session") {
+				t.Errorf("cairn-mcp over a build it cannot run said %q, want the step: a Go made for this machine", cairn[len(cairn)-1])
+			}
 			// The record later starts read says what was built, not "the release's binaries".
 			rec, _ := os.ReadFile(filepath.Join(work, "data", ".download-failed-"+pluginVersion(t)))
 			if want := "the binaries Go built in " + set + " cannot run on this machine"; !strings.HasPrefix(string(rec), want) {

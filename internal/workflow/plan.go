@@ -45,6 +45,9 @@ type PlanInput struct {
 	// L2Off says L2 is not available because the user switched auto-memory off: a choice, not
 	// a fault, so nothing is warned of.
 	L2Off bool
+	// L2Said says the caller warned why L2 is unavailable, with its step: a second, generic
+	// warning would only repeat it.
+	L2Said bool
 	// L2Line is the latest Cairn line in auto-memory, if any.
 	L2Line   string
 	Findings []Finding
@@ -98,7 +101,7 @@ func BuildPlan(in PlanInput) Plan {
 	if !in.L1Available {
 		p.Warnings = append(p.Warnings, WarnL1Unavailable)
 	}
-	if !in.L2Available && !in.L2Off {
+	if !in.L2Available && !in.L2Off && !in.L2Said {
 		p.Warnings = append(p.Warnings, WarnL2Unavailable)
 	}
 	r := in.Record
