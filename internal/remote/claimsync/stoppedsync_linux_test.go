@@ -1,17 +1,12 @@
 package claimsync_test
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/remote/gittest"
 )
@@ -24,36 +19,16 @@ import (
 func TestClaimBesideAStoppedSync(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a")
 	a := gitClone(t, "file://"+gittest.Bare(t), dir)
-	stopped := exec.Command("sleep", "600")
-	if err := stopped.Start(); err != nil {
+	stopped := durabletest.HeldBySleeper(t, filepath.Join(dir, ".git"), ".lock-cairn-mirror")
+	if err := stopped.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stopped.Process.Kill(); stopped.Wait() })
-	d, err := durable.OpenDir(filepath.Join(dir, ".git"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(".lock-cairn-mirror", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	// The holder, as the stopped process would have recorded itself.
-	host, _ := os.Hostname()
-	rec, _ := json.Marshal(durable.Holder{PID: stopped.Process.Pid, Command: "sleep", Since: time.Now(), Host: host})
-	if err := os.WriteFile(filepath.Join(dir, ".git", ".lock-cairn-mirror"), rec, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := stopped.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	durabletest.WaitStopped(t, stopped.Process.Pid, true)
+	durabletest.WaitStopped(t, stopped.Pid, true)
 	res, err := a.task("t1", "running")
 	if err != nil || len(res.Warnings) != 1 {
 		t.Fatalf("running beside a stopped sync: %v %+v", err, res)
 	}
-	if w := res.Warnings[0]; strings.Contains(w, "could not be reached") || !strings.Contains(w, "kill -CONT "+strconv.Itoa(stopped.Process.Pid)) {
+	if w := res.Warnings[0]; strings.Contains(w, "could not be reached") || !strings.Contains(w, "kill -CONT "+strconv.Itoa(stopped.Pid)) {
 		t.Fatalf("running beside a stopped sync warned %q; want the stopped process named, with the step that resumes it", w)
 	}
 }

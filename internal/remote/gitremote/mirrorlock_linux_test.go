@@ -1,9 +1,6 @@
 package gitremote_test
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
@@ -27,34 +23,14 @@ func TestStoppedSyncIsNotWaitedFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := exec.Command("sleep", "600")
-	if err := stopped.Start(); err != nil {
+	stopped := durabletest.HeldBySleeper(t, filepath.Join(dir, ".git"), gitremote.MirrorLock)
+	if err := stopped.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stopped.Process.Kill(); stopped.Wait() })
-	d, err := durable.OpenDir(filepath.Join(dir, ".git"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(gitremote.MirrorLock, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	// The lock's holder, as the stopped process would have recorded it.
-	host, _ := os.Hostname()
-	rec, _ := json.Marshal(durable.Holder{PID: stopped.Process.Pid, Command: "sleep", Since: time.Now(), Host: host})
-	if err := os.WriteFile(filepath.Join(dir, ".git", gitremote.MirrorLock), rec, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := stopped.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	durabletest.WaitStopped(t, stopped.Process.Pid, true)
+	durabletest.WaitStopped(t, stopped.Pid, true)
 	start := time.Now()
 	_, err = b.Heads(bg(t))
-	if err == nil || !strings.Contains(err.Error(), "kill -CONT "+strconv.Itoa(stopped.Process.Pid)) {
+	if err == nil || !strings.Contains(err.Error(), "kill -CONT "+strconv.Itoa(stopped.Pid)) {
 		t.Fatalf("Heads while a stopped process holds the mirror lock = %v, want the step that resumes it", err)
 	}
 	if waited := time.Since(start); waited > timeout/2 {
@@ -72,36 +48,17 @@ func TestSyncStoppedWhileWaitedFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder := exec.Command("sleep", "600")
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
-	d, err := durable.OpenDir(filepath.Join(dir, ".git"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(gitremote.MirrorLock, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	host, _ := os.Hostname()
-	rec, _ := json.Marshal(durable.Holder{PID: holder.Process.Pid, Command: "sleep", Since: time.Now(), Host: host})
-	if err := os.WriteFile(filepath.Join(dir, ".git", gitremote.MirrorLock), rec, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	holder := durabletest.HeldBySleeper(t, filepath.Join(dir, ".git"), gitremote.MirrorLock)
 	// The holder is stopped once the sync waits for it.
 	gitremote.OnMirrorWait(t, func() {
-		if err := holder.Process.Signal(syscall.SIGSTOP); err != nil {
+		if err := holder.Signal(syscall.SIGSTOP); err != nil {
 			t.Error(err)
 		}
-		durabletest.WaitStopped(t, holder.Process.Pid, true)
+		durabletest.WaitStopped(t, holder.Pid, true)
 	})
 	start := time.Now()
 	_, err = b.Heads(bg(t))
-	if err == nil || !strings.Contains(err.Error(), "kill -CONT "+strconv.Itoa(holder.Process.Pid)) {
+	if err == nil || !strings.Contains(err.Error(), "kill -CONT "+strconv.Itoa(holder.Pid)) {
 		t.Fatalf("Heads while the mirror lock's holder was stopped = %v, want the step that resumes it", err)
 	}
 	if waited := time.Since(start); waited > timeout/2 {
