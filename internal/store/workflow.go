@@ -390,21 +390,15 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 	if tail.Revision > w.Revision {
 		return s.rollForward(w, tail)
 	}
-	ts := tailOf(tail)
-	if tail.Delta != nil && !s.chainWhole(journalFile(w.ID), tail) {
-		// A damaged line in the chain: no state after it can be rebuilt, nor would a delta
-		// appended to it. The next line is a full one, which the journal can rebuild again.
-		ts.state = ""
-	}
-	return w, ts, nil
+	return w, tailOf(tail), nil
 }
 
-// chainWhole reports whether every line of tail's chain of deltas, from its full line to
-// tail, reads back from file: one the checksum refuses breaks it. It reads no further back
-// than the chain's full line, which the read of tail mostly read already.
-func (s *Store) chainWhole(file string, tail *Record) bool {
-	recs, err := s.tailRecords(file, func(r Record) bool { return r.Seq <= tail.Base }, false, false, nil)
-	return err == nil && len(recs) > 0 && recs[0].Seq == tail.Base && int64(len(recs)) == tail.Seq-tail.Base+1 && recs[len(recs)-1].Seq == tail.Seq
+// chainWhole reports whether every line of the chain of deltas ending at line seq, from its
+// full line base, reads back from file: one the checksum refuses breaks it. It reads no
+// further back than the chain's full line.
+func (s *Store) chainWhole(file string, base, seq int64) bool {
+	recs, err := s.tailRecords(file, func(r Record) bool { return r.Seq <= base }, false, false, nil)
+	return err == nil && len(recs) > 0 && recs[0].Seq == base && int64(len(recs)) == seq-base+1 && recs[len(recs)-1].Seq == seq
 }
 
 // rollForward writes the snapshot of w.ID's journal at tail, its last line, which the snapshot
@@ -874,6 +868,12 @@ func (s *Store) locked(fn func(w Workflow, ts tailState) (Result, error)) (Resul
 	w, ts, err := s.loadLocked()
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Result{Workflow: w}, err
+	}
+	if ts.state != "" && ts.base < ts.seq && !s.chainWhole(journalFile(w.ID), ts.base, ts.seq) {
+		// A damaged line in the chain: no state after it can be rebuilt, nor would a delta
+		// appended to it. The next line is a full one, which the journal can rebuild again.
+		// Checked here, where a line is written, and not in every read (the hooks').
+		ts.state = ""
 	}
 	return fn(w, ts)
 }
