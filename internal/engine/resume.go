@@ -237,11 +237,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 
 	l2ok := e.memWarn == ""
 	l2said := false // a warning here says why L2 is unavailable: the plan's generic one is not added
-	if why, step := e.memoryNotDir(); l2ok && why != "" {
-		// The plan says L2 is unavailable; why, with its step, once (an owed line's write said it).
-		l2ok, l2said = false, true
-		if !slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, why) }) {
-			out.Warnings = append(out.Warnings, "auto-memory: "+why+"; "+step)
+	if l2ok {
+		if why, step := e.memoryNotDir(); why != "" {
+			// The plan says L2 is unavailable; why, with its step, once (an owed line's write said it).
+			l2ok, l2said = false, true
+			if !slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, why) }) {
+				out.Warnings = append(out.Warnings, "auto-memory: "+why+"; "+step)
+			}
 		}
 	}
 	l2line, l2at := "", time.Time{}
