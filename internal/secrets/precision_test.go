@@ -326,7 +326,7 @@ func TestPageCursorsByName(t *testing.T) {
 	clean(t, `{"nextPageToken": "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3"}`, `{"NextToken": "`+cursor+`"}`,
 		"next_token="+cursor, `"continuationToken": "eyJvZmZzZXQiOjEwMCwia2V5IjoiYWJjMTIzIn0"`,
 		`{"pageToken":"CAoQAA8xY2Q5NjRm"}`, "PAGE_TOKEN: "+cursor, "sync-token="+cursor)
-	found(t, "token-assignment", "NEXTAUTH_TOKEN="+cursor, "TOKEN="+cursor, "X-Next-Auth-Token: "+cursor)
+	found(t, "token-assignment", "NEXTAUTH_TOKEN="+cursor, "TOKEN="+cursor, "X-Next-Auth-Token: "+cursor, "request_token="+cursor)
 	found(t, "provider-credential", "PAGERDUTY_TOKEN="+cursor, "access_token: "+cursor, `{"refreshToken": "`+cursor+`"}`)
 }
 

@@ -1824,8 +1824,12 @@ func pagingToken(s string, i int) bool {
 
 var pagingWords = []string{"page", "next", "continuation", "pagination", "cursor", "sync", "idempotency", "request"}
 
+// cursorWords are pagingWords less "request": OAuth 1's request_token is a credential, which a
+// hex value alone (pagingWords' use) does not make likely.
+var cursorWords = []string{"page", "next", "continuation", "pagination", "cursor", "sync", "idempotency"}
+
 // cursorName: the word just before the token-assignment's "token" at i (after a _ or -, or
-// a camelCase hump) is one of pagingWords: nextPageToken, NextToken, continuation_token. Its
+// a camelCase hump) is one of cursorWords: nextPageToken, NextToken, continuation_token. Its
 // value is a cursor an API hands back for the next page, random-looking (base64 of a
 // position) but no credential, and a workflow checkpoints it to resume a listing. A word
 // that only holds one (PAGERDUTY_TOKEN, NEXTAUTH_TOKEN) names a credential.
@@ -1841,7 +1845,7 @@ func cursorName(s string, i int) bool {
 			break // a camelCase hump starts the word
 		}
 	}
-	return j < k && slices.Contains(pagingWords, strings.ToLower(s[j:k]))
+	return j < k && slices.Contains(cursorWords, strings.ToLower(s[j:k]))
 }
 
 // randomish: both letters and digits, and not one word with a number (for example
