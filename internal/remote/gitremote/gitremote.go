@@ -1013,10 +1013,10 @@ func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (
 // and the askpass programs of both (usually a window on the desktop) by an empty GIT_ASKPASS,
 // which outranks core.askPass and SSH_ASKPASS in git, and by an empty SSH_ASKPASS with
 // SSH_ASKPASS_REQUIRE=never in ssh; credential helpers and SSH agents still answer.
-// git waits refLockWait for a ref's lock file another git holds. The project's hooks are off: core.hooksPath often names a directory the repository tracks,
+// The project's hooks are off: core.hooksPath often names a directory the repository tracks,
 // and a reference-transaction hook runs on every ref update, the mirror's included. The locale
 // is C so git's porcelain is the same everywhere; the user's config, credential helpers and SSH
-// setup are used as they are.
+// setup are used as they are. git waits refLockWait for a ref's lock file another git holds.
 func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) error {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
