@@ -16,19 +16,28 @@ import (
 // seconds): every Stop tried it again, wrote nothing, and logged a refusal naming steps for
 // the agent, while the owner's heartbeat went stale for the sessions that read it. A
 // heartbeat is recorded to the second, all it needs (it is refreshed every two minutes), so
-// it takes no more room than the one before.
+// it takes no more room than the one before. An owner an older Cairn wrote, without the
+// host and client start a heartbeat records, was refused the same way: the record leaves out
+// what its journal keeps, its oldest artifacts here, and says so.
 func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
-	for _, started := range []time.Duration{0, 123456789} { // the owner's time, past a whole second
-		t.Run(fmt.Sprint(started), func(t *testing.T) {
+	for _, tc := range []struct {
+		started time.Duration // the owner's time, past a whole second
+		older   bool          // an owner without host and client start
+	}{{0, false}, {123456789, false}, {0, true}} {
+		t.Run(fmt.Sprint(tc.started, tc.older), func(t *testing.T) {
 			client := os.Getpid()
 			e := newEnv(t)
-			e.clock.Add(started)
+			e.clock.Add(tc.started)
 			en := e.openAs("sess-aaaa-1", client)
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 			editSlot(t, en, func(cur []byte) ([]byte, error) {
 				var rec map[string]any
 				if err := json.Unmarshal(cur, &rec); err != nil {
 					return nil, err
+				}
+				if tc.older {
+					delete(rec["owner"].(map[string]any), "host")
+					delete(rec["owner"].(map[string]any), "client_start")
 				}
 				var arts []string
 				for i := range 1000 {
@@ -45,6 +54,9 @@ func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 				out := must(e.openAs("sess-aaaa-1", client).Stop(engine.StopInput{SessionID: "sess-aaaa-1"}))(t)
 				if !out.Heartbeat || out.HeartbeatErr != nil {
 					t.Fatalf("turn %d: heartbeat %t, %v", turn, out.Heartbeat, out.HeartbeatErr)
+				}
+				if said := strings.Contains(out.SystemMessage, "oldest artifacts, which its journal keeps"); said != (tc.older && turn == 0) {
+					t.Errorf("turn %d: system message %q: the artifacts left out said %t", turn, out.SystemMessage, said)
 				}
 			}
 		})

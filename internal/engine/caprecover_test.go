@@ -3,6 +3,9 @@ package engine_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,14 +17,33 @@ import (
 // no recovery whose times had more digits than the ones it replaced (a session starting past a
 // whole second): every session start tried it again and was refused, and the model was told
 // the task was open, to run the phase's task, and that recovery failed. Recovery records its
-// times to the second, so it takes no more room than the record had.
+// times to the second, so it takes no more room than the record had. A recovery that must grow
+// the record (a task whose output exists, marked done, gains a completed_at; a client whose
+// pid has more digits becomes the owner) was refused the same way: the record leaves out
+// what its journal keeps, its oldest artifacts here, and says so.
 func TestRecoveryAtTheCap(t *testing.T) {
-	for _, at := range []time.Duration{1, 123456789} { // the session start, past a whole second
-		t.Run(fmt.Sprint(at), func(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		at     time.Duration // the session start, past a whole second
+		output string
+		pid    int
+		want   string
+	}{
+		{"whole second", 1, "", 4242, "task t1 was running with no output: back to pending, to run again (attempts 1)"},
+		{"past a second", 123456789, "", 4242, "task t1 was running with no output: back to pending, to run again (attempts 1)"},
+		{"output exists", 123456789, "out.txt", 4242, "task t1 was running and its output out.txt exists: marked done"},
+		{"longer pid", 1, "", 4242000, "task t1 was running with no output: back to pending, to run again (attempts 1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			first := e.openAs("s1", 4242)
 			must(first.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
-			must(first.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+			if tc.output != "" {
+				if err := os.WriteFile(filepath.Join(e.project, tc.output), []byte("done"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(first.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running", Output: tc.output}))(t)
 			editSlot(t, first, func(cur []byte) ([]byte, error) {
 				var rec map[string]any
 				if err := json.Unmarshal(cur, &rec); err != nil {
@@ -37,16 +59,19 @@ func TestRecoveryAtTheCap(t *testing.T) {
 				arts[len(arts)-1] += strings.Repeat("a", 1<<20-len(b)) // at the cap
 				return json.Marshal(rec)
 			})
-			e.clock.Add(time.Hour + at)
-			r := e.openAs("s2", 4242).Resume(engine.ResumeOptions{Apply: true})
+			e.clock.Add(time.Hour + tc.at)
+			r := e.openAs("s2", tc.pid).Resume(engine.ResumeOptions{Apply: true})
 			for _, w := range r.Warnings {
 				if strings.Contains(w, "recovering") {
 					t.Fatalf("warning %q", w)
 				}
 			}
-			want := "task t1 was running with no output: back to pending, to run again (attempts 1)"
-			if !strings.Contains(strings.Join(r.Notices, "\n"), want) {
-				t.Fatalf("notices %q, want %q", r.Notices, want)
+			if !strings.Contains(strings.Join(r.Notices, "\n"), tc.want) {
+				t.Fatalf("notices %q, want %q", r.Notices, tc.want)
+			}
+			grew := tc.output != "" || tc.pid != 4242
+			if said := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "oldest artifacts, which its journal keeps") }); said != grew {
+				t.Errorf("warnings %q: the artifacts left out said %t, want %t", r.Warnings, said, grew)
 			}
 		})
 	}

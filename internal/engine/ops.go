@@ -135,11 +135,17 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 			return nil, store.Event{}, nil
 		}
 		workflow.TrimHistory(wres.Record) // the journal keeps the full history
-		if wres.Record.Status != workflow.StatusActive {
-			// An ending, which must land: a record an older Cairn filled to the cap gives what is
-			// kept elsewhere (only an ending's write takes that long a look at its size).
+		if workflow.MayTakeEndingRoom(wres.Record, wres.Event) {
+			// An ending, a heartbeat or a recovery, which must land though each may grow the
+			// record (a completed_at, an owner's host): a record an older Cairn filled to the cap
+			// gives what is kept elsewhere (only these writes take that long a look at its size).
 			if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize {
-				moves, outputs, artifacts := workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
+				var moves, outputs, artifacts int
+				if wres.Record.Status == workflow.StatusActive {
+					outputs, artifacts = workflow.FitKept(wres.Record, len(b), strictjson.MaxSize)
+				} else {
+					moves, outputs, artifacts = workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
+				}
 				if w := leftOut(wres.Record.WorkflowID, moves, outputs, artifacts); w != "" {
 					wres.Warnings = append(wres.Warnings, w)
 				}
@@ -166,8 +172,8 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 	return res, wres, nil
 }
 
-// leftOut says what workflow.FitEnding left out of the record of workflow id to fit its end,
-// and where it is kept: "" when nothing.
+// leftOut says what workflow.FitEnding left out of the record of workflow id to fit a write
+// that must land, and where it is kept: "" when nothing.
 func leftOut(id string, moves, outputs, artifacts int) string {
 	var parts []string
 	if moves > 0 {
@@ -177,12 +183,12 @@ func leftOut(id string, moves, outputs, artifacts int) string {
 		parts = append(parts, fmt.Sprintf("%d outputs from its phases, which its artifacts list", outputs))
 	}
 	if artifacts > 0 {
-		parts = append(parts, fmt.Sprintf("its %d oldest artifacts, which its journal keeps in the record as it stood before its end", artifacts))
+		parts = append(parts, fmt.Sprintf("its %d oldest artifacts, which its journal keeps", artifacts))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("to fit its end in the 1 MiB a workflow record may hold, the record of %s leaves out %s", id, strings.Join(parts, ", and "))
+	return fmt.Sprintf("to fit in the 1 MiB a workflow record may hold, the record of %s leaves out %s", id, strings.Join(parts, ", and "))
 }
 
 // tooLarge returns err's refusal of a document over the 1 MiB it may hold, or nil. The

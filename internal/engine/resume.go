@@ -779,7 +779,7 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 	elsewhere := elsewhereOnly(e.runsElsewhere(r))
 	res, acts, err := workflow.RecoverExcept(r, now, e.written, e.actor(), elsewhere)
 	if err == nil && res.Changed {
-		_, _, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		_, wres, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 			if cur == nil || cur.WorkflowID != r.WorkflowID {
 				return workflow.Result{Event: workflow.EventNone}, nil
 			}
@@ -790,6 +790,9 @@ func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, ey
 			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+WithoutRetry(cerr))
 			return r
 		}
+		// What a record at the cap left out to take it (no owner is warned of: an
+		// interrupted one has ended or gone quiet).
+		out.Warnings = append(out.Warnings, wres.Warnings...)
 		if fresh, _, err := e.active(); err == nil && fresh != nil {
 			r = fresh
 		}

@@ -44,12 +44,11 @@ func MayTakeEndingRoom(r *Record, ev Event) bool {
 // FitEnding makes r, a record being ended whose encoding takes size bytes, fit in limit by
 // leaving out what no operation shortens and the journal keeps (its line before the ending
 // holds the record whole): first its oldest history entries, but the last (the ending's own,
-// which a replace retried after a crash reads); then the outputs its phases keep that its
-// artifacts list too (a move records each in both), whose paths stay in the artifacts; then
-// its oldest artifacts. Records an older Cairn let fill to the cap, before they kept room for
-// their ending (EndingRoom), end this way. What an operation shortens (variables, tasks,
-// checkpoints, violations) is not left out: the refusal names that step. It returns how many
-// entries, outputs and artifacts it left out, which the caller says.
+// which a replace retried after a crash reads); then what FitKept leaves out. Records an
+// older Cairn let fill to the cap, before they kept room for their ending (EndingRoom), end
+// this way. What an operation shortens (variables, tasks, checkpoints, violations) is not left
+// out: the refusal names that step. It returns how many entries, outputs and artifacts it
+// left out, which the caller says.
 func FitEnding(r *Record, size, limit int) (moves, outputs, artifacts int) {
 	for ; size > limit && moves < len(r.History)-1; moves++ {
 		b, _ := json.Marshal(r.History[moves])
@@ -58,6 +57,16 @@ func FitEnding(r *Record, size, limit int) (moves, outputs, artifacts int) {
 	if moves > 0 {
 		r.History = append([]HistoryEntry(nil), r.History[moves:]...)
 	}
+	outputs, artifacts = FitKept(r, size, limit)
+	return moves, outputs, artifacts
+}
+
+// FitKept is FitEnding for a record that stays active, taking a heartbeat or a recovery
+// (MayTakeEndingRoom) that an older Cairn's record at the cap has no room for: its history
+// stays whole, as Check reads it to judge the path taken. It leaves out the outputs its phases
+// keep that its artifacts list too (a move records each in both), whose paths stay in the
+// artifacts, then its oldest artifacts.
+func FitKept(r *Record, size, limit int) (outputs, artifacts int) {
 	for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
 		p := r.Phases[name]
 		if size <= limit || len(p.Outputs) == 0 {
@@ -81,5 +90,5 @@ func FitEnding(r *Record, size, limit int) (moves, outputs, artifacts int) {
 	if artifacts > 0 {
 		r.Artifacts = append([]string(nil), r.Artifacts[artifacts:]...)
 	}
-	return moves, outputs, artifacts
+	return outputs, artifacts
 }
