@@ -480,3 +480,46 @@ func TestOlderRecordFullOfArtifactsEnds(t *testing.T) {
 		})
 	}
 }
+
+// A record whose checkpoints kept with phases fill it within the room kept for its ending
+// refused a move with "move with a small checkpoint or none" when the move carried none: the
+// model, doing what it was told, was refused the same way again. Only a move out of a phase
+// replaces the checkpoint kept with it: that of the phase the workflow is in gives way to a
+// small one, and the refusal names it; those kept with the phases it left earlier no
+// operation shortens, and the refusal names the step that keeps the work.
+func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
+	for _, tc := range []struct {
+		name, at, kept, to, step string
+	}{
+		{"the phase it is in", "analyze", "analyze", "plan", "leave that phase with a small checkpoint"},
+		{"a phase it left", "plan", "analyze", "analyze", engine.ArchiveToGoOn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, en := startApex(t)
+			path, rec := storedRecord(t, en)
+			rec["state"] = tc.at
+			phases := rec["phases"].(map[string]any)
+			cp, _ := json.Marshal(strings.Repeat("c", 512<<10-2))
+			phases[tc.at] = map[string]any{"completed": false}
+			phases[tc.kept] = map[string]any{"completed": tc.kept != tc.at, "metadata": map[string]any{"checkpoint": json.RawMessage(cp)}}
+			kv := map[string]any{}
+			rec["vars"] = kv
+			for i := 0; ; i++ { // to 8 KiB short of the cap, within the room kept for the ending
+				b, _ := json.Marshal(rec)
+				room := 1<<20 - 8<<10 - len(b)
+				if room <= 40 {
+					break
+				}
+				kv[fmt.Sprintf("WF_V%02d", i)] = strings.Repeat("v", min(room-20, 60<<10))
+			}
+			writeRecord(t, path, rec)
+			_, err := e.open("s1").Transition(engine.TransitionRequest{To: tc.to})
+			if err == nil || !strings.Contains(err.Error(), tc.step) || strings.Contains(err.Error(), "or none") {
+				t.Fatalf("a move with no checkpoint: %v, want a refusal naming %q", err, tc.step)
+			}
+			if tc.kept == tc.at { // the step named works
+				must(e.open("s1").Transition(engine.TransitionRequest{To: tc.to, Checkpoint: json.RawMessage(`{"in":"named"}`)}))(t)
+			}
+		})
+	}
+}

@@ -154,7 +154,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		return wres.Record, e.event(string(wres.Event), eventDetail{From: wres.From, To: wres.To, Subject: wres.Subject}, note), nil
 	})
 	if je := tooLarge(err); je != nil {
-		return nil, wres, fmt.Errorf("workflow not saved: it would not fit in the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record, e.sharedOn(wres.Record)))
+		return nil, wres, fmt.Errorf("workflow not saved: it would not fit in the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record, wres.From, e.sharedOn(wres.Record)))
 	}
 	if err != nil {
 		return nil, wres, stateErr(err)
@@ -224,11 +224,12 @@ const (
 	AskWhichCheckpoints = "ask the user which ones are no longer needed: save over one of those (the same name replaces it), or the user removes them"
 )
 
-// fullBy names what takes the most of r, a record refused as over 1 MiB, and the step that
-// makes room without losing the workflow: a write that shrinks a record is never refused.
+// fullBy names what takes the most of r, a record refused as over 1 MiB by a change out of
+// phase from (the phase it was in), and the step that makes room without losing the
+// workflow: a write that shrinks a record is never refused.
 // Archiving is named only after `cairn show`, for what no operation can shorten, with the
 // remote r is shared through (sharedOn), where it would end too.
-func fullBy(r *workflow.Record, sharedOn string) string {
+func fullBy(r *workflow.Record, from, sharedOn string) string {
 	if r == nil {
 		return "What fills it is not known here: " + ShowWhatFills + "."
 	}
@@ -244,10 +245,14 @@ func fullBy(r *workflow.Record, sharedOn string) string {
 		size int
 		step string
 	}
+	left := len(r.Phases[from].Metadata["checkpoint"])
 	parts := []part{
 		{size(r.Vars), "Its variables take %d KiB of it: " + AskWhichVars + ", or keep a large value in a file and set its path."},
 		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (" + ShortenTasks + ")."},
-		{workflow.PhaseCheckpointsSize(r), "The checkpoints kept with its phases take %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and move with a small checkpoint or none."},
+		// Only a move out of a phase replaces the checkpoint kept with it: the one of the phase
+		// the change left (from) gives way to a small one, the others to nothing.
+		{left, "The checkpoint kept with phase " + strings.ReplaceAll(from, "%", "%%") + " takes %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and leave that phase with a small checkpoint in its place."},
+		{workflow.PhaseCheckpointsSize(r) - left, "The checkpoints kept with its other phases take %d KiB of it, and no operation shortens them: " + archive + "."},
 		{size(r.Enforcement), "Its violations take %d KiB of it: " + ShortenViolations + "."},
 		// No operation shortens these: they are named, with the step that keeps the work.
 		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: " + archive + "."},
