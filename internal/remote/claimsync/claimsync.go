@@ -280,7 +280,9 @@ func leftOf(cur state, b remote.Backend, lease time.Duration, now func() time.Ti
 // workflow is active here: it ended here (completed, archived), and nothing of it is worked on
 // here any more, while a machine going on with it would be refused those tasks for a lease.
 // Once they are released the Doc forgets that workflow; out of reach, they are left to the
-// next sync. Nothing is read or sent when the Doc holds no claim of this clone's.
+// next sync. Nothing is read or sent when the Doc holds no claim of this clone's. It decides in
+// the turn, on the workflow read again there: a workflow started since the caller found none
+// may have claims in the Doc already (a task call of another process), which are not ended.
 func releaseEnded(ctx context.Context, o Options) error {
 	getenv := o.Getenv
 	if getenv == nil {
@@ -291,9 +293,22 @@ func releaseEnded(ctx context.Context, o Options) error {
 		return err
 	}
 	defer st.Close()
+	var ferr error
+	_, err = st.Update(turnLock, func([]byte) ([]byte, error) {
+		ferr = releaseEndedInTurn(ctx, st, o, getenv)
+		return nil, nil
+	})
+	return cmp.Or(err, ferr)
+}
+
+// releaseEndedInTurn is releaseEnded's work, in the turn.
+func releaseEndedInTurn(ctx context.Context, st *store.Store, o Options, getenv func(string) string) error {
 	s, err := mirror.Load(st)
 	if err != nil || !s.Enabled {
 		return err
+	}
+	if _, err := st.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+		return nil // one is active (started since), or unreadable: the next load decides
 	}
 	cur, _, err := readState(st)
 	if err != nil {
@@ -315,7 +330,7 @@ func releaseEnded(ctx context.Context, o Options) error {
 	_, err = st.Update(Doc, func(doc []byte) ([]byte, error) {
 		var now state
 		if doc == nil || json.Unmarshal(doc, &now) != nil || now.Owner != cur.Owner || now.Workflow != cur.Workflow {
-			return nil, nil // changed meanwhile (a workflow started, an identity rebuilt): theirs to keep
+			return nil, nil // changed meanwhile (an identity rebuilt): theirs to keep
 		}
 		return json.Marshal(state{Owner: now.Owner, Dir: now.Dir, Ino: now.Ino})
 	})

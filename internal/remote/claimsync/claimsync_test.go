@@ -1224,6 +1224,28 @@ func TestEndedWorkflowsClaimsAreReleased(t *testing.T) {
 	}
 }
 
+// TestEndedWorkflowsReleaseLeavesOneStartedSince: a sync that found no workflow active, and
+// so releases the claims of the one that ended here, leaves the claims alone when a workflow was
+// started and a task claimed in it by another process of this clone (cairn-mcp, cairn task)
+// before the release read the claims state: they are that workflow's, running here.
+func TestEndedWorkflowsReleaseLeavesOneStartedSince(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	a.vars[claimsync.EnvLease] = "1h"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimsync.ReleaseEnded(context.Background(), a.opt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claim.New(b, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("another machine could claim t1, running here: %v", err)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("sync: %v", notes)
+	}
+}
+
 // TestInvalidTaskIDIsNotPushed: a task id update_task refuses (not one short line) is refused
 // before anything is pushed, as a secret-shaped one is: every machine reads the claims line.
 func TestInvalidTaskIDIsNotPushed(t *testing.T) {
