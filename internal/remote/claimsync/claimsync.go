@@ -29,9 +29,10 @@
 //
 // The lease (one hour, CAIRN_CLAIM_LEASE) decides only when a claim nobody renewed may be
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
-// its last renewal (kept here between commands), never from another machine's clock; a claim
-// carries its holder's lease, and a machine set to a shorter one waits for the holder's. The
-// holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter),
+// its last renewal (kept here between commands, with the time since boot where the system
+// gives it, so that the clock set between two commands does not move it), never from another
+// machine's clock; a claim carries its holder's lease, and a machine set to a shorter one
+// waits for the holder's. The holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter),
 // a done task's claim too until the done is pushed.
 // The claims held on a workflow replaced here are released by the next claims call, and those
 // held on one that ended here, with none active since, by the next sync.
@@ -229,7 +230,7 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		}
 	}
 	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
-		cl: claim.New(b, w.ID, cur.Owner, lease, now).Of(instance(rec)), pending: map[string]time.Time{}, unclaimed: map[string]time.Time{}, notices: notices,
+		cl: claim.New(b, w.ID, cur.Owner, lease, now).Of(instance(rec)).Uptime(uptime(getenv)), pending: map[string]time.Time{}, unclaimed: map[string]time.Time{}, notices: notices,
 		pushed: s.Workflow == w.ID && rec.Revision <= s.Mirrored, tracked: cur.Workflow == w.ID}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
@@ -246,6 +247,16 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 func clock(getenv func(string) string) func() time.Time {
 	skew, _ := time.ParseDuration(getenv(EnvClockSkew))
 	return func() time.Time { return time.Now().Add(skew) }
+}
+
+// uptime is the time since boot (claim.Claimer.Uptime), shifted by EnvClockSkew as clock is: a
+// skew changed between calls is time passed, as on a wall clock set alike.
+func uptime(getenv func(string) string) func() (string, time.Duration, bool) {
+	skew, _ := time.ParseDuration(getenv(EnvClockSkew))
+	return func() (string, time.Duration, bool) {
+		boot, up, ok := sinceBoot()
+		return boot, up + skew, ok
+	}
 }
 
 // backend is the claims line's remote: o.Backend, else the git remote s names.
