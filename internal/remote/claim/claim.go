@@ -14,7 +14,9 @@
 // own. A machine that has just started has seen every claim "now", so it waits a whole lease
 // before taking anything over, unless it restores what an earlier run saw (State, Restore);
 // a claim or renewal of its own it reads back (an earlier run saved nothing since) counts from
-// the time it wrote in it, by this same clock, before it could land.
+// the time it wrote in it, by this same clock, before it could land. Times kept between runs
+// are the wall clock's, which may be set forward or back between them; given a clock that
+// counts from boot (Uptime), a run of the same boot corrects them by that step.
 // The holder may release a claim, freeing the task at once.
 //
 // A line is a workflow id's, and each entry names the workflow instance it is about (Of), so
@@ -85,6 +87,15 @@ type State struct {
 	Mark    string               `json:"mark,omitempty"`
 	Holders map[string]Holder    `json:"holders,omitempty"`
 	Seen    map[string]time.Time `json:"seen,omitempty"`
+	// Clock is the wall clock's reading of the boot Seen was saved in, when known: a run of
+	// the same boot shifts Seen by as much as the wall clock was set since.
+	Clock *Reading `json:"clock,omitempty"`
+}
+
+// Reading ties the wall clock to a clock that counts from boot and is never set (Uptime).
+type Reading struct {
+	Boot string    `json:"boot"`
+	Base time.Time `json:"base"` // the wall clock's time minus the time since boot, as read
 }
 
 // HeldError reports a task another owner holds under a lease that has not run out.
@@ -117,6 +128,9 @@ type Claimer struct {
 	wf    string // the workflow instance its entries name and it counts (see Of); "" for any
 	lease time.Duration
 	now   func() time.Time // this machine's clock; only differences between its readings count
+	// uptime is this boot's name and the time since it, never set; nil or !ok where unknown.
+	uptime func() (boot string, up time.Duration, ok bool)
+	clock  *Reading // the reading seen's times were restored on, if any (see frame)
 
 	head    int64
 	mark    string // of the record at head, "" when not known
@@ -144,6 +158,60 @@ func New(b remote.Backend, line, owner string, lease time.Duration, now func() t
 func (c *Claimer) Of(wf string) *Claimer {
 	c.wf = wf
 	return c
+}
+
+// Uptime gives c a clock that counts from boot and is never set, with the boot's name, so that
+// the times a State keeps survive the wall clock being set between runs of one boot: a claim
+// seen 20 minutes ago must not look an hour old, and free to take over, to a run after the
+// clock was set 40 minutes forward. It returns c.
+func (c *Claimer) Uptime(f func() (boot string, up time.Duration, ok bool)) *Claimer {
+	c.uptime = f
+	return c
+}
+
+// settled is the least difference between the wall clock and the clock since boot (or the
+// monotonic one) taken as the wall clock set: two clocks read a moment apart differ by less, and
+// the times saved stay as they were, so a call that changes nothing rewrites nothing.
+const settled = time.Second
+
+// reading is the wall clock's reading of this boot; nil when not known.
+func (c *Claimer) reading() *Reading {
+	if c.uptime == nil {
+		return nil
+	}
+	boot, up, ok := c.uptime()
+	if !ok || boot == "" {
+		return nil
+	}
+	return &Reading{Boot: boot, Base: c.now().Add(-up).Round(0)}
+}
+
+// frame returns how far the wall clock was set since it read r, when r is of this boot (zero
+// otherwise, or when by less than settled), and the reading to save times with from now on: r
+// itself when not set since.
+func (c *Claimer) frame(r *Reading) (time.Duration, *Reading) {
+	cur := c.reading()
+	if cur == nil || r == nil || r.Boot != cur.Boot {
+		return 0, cur
+	}
+	if step := cur.Base.Sub(r.Base); step >= settled || step <= -settled {
+		return step, cur
+	}
+	return 0, r
+}
+
+// seenOf is s.Seen on the wall clock as it reads now (see frame), and the reading that goes
+// with it. A zero time (seen at an unknown time) stays zero.
+func (c *Claimer) seenOf(s State) (map[string]time.Time, *Reading) {
+	step, r := c.frame(s.Clock)
+	seen := make(map[string]time.Time, len(s.Seen))
+	for task, at := range s.Seen {
+		if !at.IsZero() {
+			at = at.Add(step)
+		}
+		seen[task] = at
+	}
+	return seen, r
 }
 
 // rewound reports an append refused because the remote's line is shorter than what this
@@ -182,13 +250,18 @@ func (c *Claimer) Restore(s State) {
 	c.head, c.mark = s.Head, s.Mark
 	maps.Copy(c.holders, s.Holders)
 	now := c.now()
+	seen, clock := c.seenOf(s)
+	c.clock = clock
 	for task, h := range s.Holders {
-		at, ok := s.Seen[task]
-		if !ok || at.After(now) {
+		at, ok := seen[task]
+		switch {
+		case !ok || at.After(now):
 			at = now
 			if h.Owner == c.owner {
 				at = time.Time{}
 			}
+		case !at.IsZero():
+			at = now.Add(at.Sub(now)) // with now's monotonic reading: see seenNow
 		}
 		c.seen[task] = at
 	}
@@ -196,7 +269,22 @@ func (c *Claimer) Restore(s State) {
 
 // State returns what the Claimer knows, for Restore.
 func (c *Claimer) State() State {
-	return State{Head: c.head, Mark: c.mark, Holders: c.Holders(), Seen: maps.Clone(c.seen)}
+	_, clock := c.frame(c.clock)
+	return State{Head: c.head, Mark: c.mark, Holders: c.Holders(), Seen: c.seenNow(), Clock: clock}
+}
+
+// seenNow is c.seen on the wall clock as it reads now: each time holds a monotonic reading
+// (read, or restored, in this process), by which it stays put when the wall clock was set since.
+func (c *Claimer) seenNow() map[string]time.Time {
+	now := c.now()
+	seen := make(map[string]time.Time, len(c.seen))
+	for task, at := range c.seen {
+		if set := now.Sub(at.Round(0)) - now.Sub(at); !at.IsZero() && (set >= settled || set <= -settled) {
+			at = now.Add(-now.Sub(at))
+		}
+		seen[task] = at.Round(0)
+	}
+	return seen
 }
 
 // TryClaim makes owner the task's holder and returns the fencing token. It returns it at once
@@ -397,12 +485,11 @@ func (c *Claimer) Onto(base State) State {
 	if base.Head > c.head {
 		return base
 	}
-	s := State{Head: base.Head, Mark: base.Mark, Holders: maps.Clone(base.Holders), Seen: maps.Clone(base.Seen)}
+	mine := c.State()
+	seen, _ := c.seenOf(base) // on the wall clock as it reads now, as mine.Seen is
+	s := State{Head: base.Head, Mark: base.Mark, Holders: maps.Clone(base.Holders), Seen: seen, Clock: mine.Clock}
 	if s.Holders == nil {
 		s.Holders = map[string]Holder{}
-	}
-	if s.Seen == nil {
-		s.Seen = map[string]time.Time{}
 	}
 	for task, h := range base.Holders {
 		if h.Owner == c.owner {
@@ -410,9 +497,9 @@ func (c *Claimer) Onto(base State) State {
 			delete(s.Seen, task)
 		}
 	}
-	for task, h := range c.holders {
+	for task, h := range mine.Holders {
 		if _, was := base.Holders[task]; h.Owner == c.owner || (was && base.Holders[task].Owner == c.owner) {
-			s.Holders[task], s.Seen[task] = h, c.seen[task]
+			s.Holders[task], s.Seen[task] = h, mine.Seen[task]
 		}
 	}
 	return s

@@ -459,6 +459,59 @@ func TestClockSetBackAcrossARestart(t *testing.T) {
 	}
 }
 
+// TestWallClockSetBetweenRuns: a claim seen 20 minutes ago, of an hour's lease, by a run
+// whose State the next run restores after the wall clock was set 45 minutes forward (or back),
+// is another's live claim and this owner's claim due for renewal, as the time since boot says,
+// when both runs are of one boot; across a reboot only the wall clock is known, as before.
+func TestWallClockSetBetweenRuns(t *testing.T) {
+	const lease = time.Hour
+	for _, tc := range []struct {
+		name            string
+		step            time.Duration
+		boot            string // of the run that restores; the saving run's is "b1"
+		theirsHeld, due bool
+	}{
+		{"forward", 45 * time.Minute, "b1", true, true},
+		{"back", -45 * time.Minute, "b1", true, true},
+		{"back a little", -10 * time.Minute, "b1", true, true},
+		{"forward after a reboot", 45 * time.Minute, "b2", false, true},
+		{"back after a reboot", -45 * time.Minute, "b2", true, true}, // seen in the future: age unknown
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			var mu sync.Mutex
+			base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+			wall := clock{&mu, &base, 0}
+			boot := "b1"
+			booted := base.Add(-time.Hour)
+			// The time since boot, never set: wall runs on while the restoring run's is set.
+			up := func() (string, time.Duration, bool) { return boot, wall.now().Sub(booted), true }
+			b := memremote.New()
+			if _, err := claim.New(b, "claims", "B", lease, wall.now).TryClaim(ctx, "theirs"); err != nil {
+				t.Fatal(err)
+			}
+			a := claim.New(b, "claims", "A", lease, wall.now).Uptime(up)
+			if _, err := a.TryClaim(ctx, "mine"); err != nil {
+				t.Fatal(err)
+			}
+			saved := a.State()
+			mu.Lock()
+			base = base.Add(20 * time.Minute)
+			mu.Unlock()
+			boot = tc.boot
+			stepped := clock{&mu, &base, tc.step}.now
+			again := claim.New(b, "claims", "A", lease, stepped).Uptime(up)
+			again.Restore(saved)
+			if err := again.Held("theirs"); errors.Is(err, claim.ErrHeld) != tc.theirsHeld {
+				t.Errorf("B's claim seen 20m before, restored with the wall clock set %v: Held = %v, want held %v", tc.step, err, tc.theirsHeld)
+			}
+			if got := again.Due("mine"); got != tc.due {
+				t.Errorf("A's claim made 20m before, restored with the wall clock set %v: Due = %v, want %v", tc.step, got, tc.due)
+			}
+		})
+	}
+}
+
 // TestRestoredHolderWithoutSeen: a saved State whose holder has no time seen (claims.json
 // edited by hand, or half another tool's) does not make another's claim free at once: it was
 // seen at an unknown time, so it counts from the restart, as on a machine that has just started.

@@ -29,12 +29,13 @@
 //
 // The lease (one hour, CAIRN_CLAIM_LEASE) decides only when a claim nobody renewed may be
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
-// its last renewal (kept here between commands), never from another machine's clock; a claim
-// carries its holder's lease, and a machine set to a shorter one waits for the holder's. The
-// holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter),
+// its last renewal (kept here between commands, with the time since boot where the system
+// gives it, so that the clock set between two commands does not move it), never from another
+// machine's clock; a claim carries its holder's lease, and a machine set to a shorter one
+// waits for the holder's. The holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter),
 // a done task's claim too until the done is pushed.
-// The claims held on a workflow replaced here are released by the next claims call, and those
-// held on one that ended here, with none active since, by the next sync.
+// The claims held on a workflow replaced here are released by the next claims call that reaches
+// the remote, and those held on one that ended here, with none active since, by the next sync.
 //
 // The calls of one clone (the MCP server's tool calls and background sync, cairn task, cairn
 // sync) take turns (clone.turn), each deciding on the workflow and claims.json as read in its
@@ -120,6 +121,10 @@ type state struct {
 	Ino uint64 `json:"dir_inode,omitempty"`
 	mirror.Unconfirmed
 	Line claim.State `json:"line"`
+	// Left holds, by workflow id and task, the revisions of the claims this clone held on
+	// workflows the Doc was about before Workflow (replaced here) that no call could release
+	// yet, the remote out of reach: the next call that reaches it releases them.
+	Left map[string]map[string]int64 `json:"left,omitempty"`
 }
 
 // clone is one call's view: the store, the settings and a Claimer restored from the Doc.
@@ -139,11 +144,15 @@ type clone struct {
 	unclaimed map[string]time.Time
 	// restored is the line as the Doc held it when this view was loaded.
 	restored claim.State
-	// left is a Claimer on the line of the workflow the Doc was about, replaced here by the
-	// active one, and leftFences the claims this clone held there (nil when none): released
-	// by the call (releaseLeft), as its tasks are no longer worked on here.
-	left       *claim.Claimer
-	leftFences map[string]int64
+	// left holds the claims this clone held on workflows replaced here by the active one
+	// (owed), released by the call (releaseLeft), as their tasks are no longer worked on
+	// here; freed the workflows it released them on, which its saves drop from the Doc.
+	left  map[string]map[string]int64
+	freed []string
+	// doc is the Doc as this view was loaded, whose line a release on its workflow reads on
+	// from.
+	doc state
+	b   remote.Backend // the claims lines' remote
 	// notices say, for people, what this load's read of the workflow repaired (the store's
 	// notices: no later read says them again), that it found the Doc damaged and rebuilt it,
 	// or found the state directory copied and gave this copy its own identity.
@@ -229,16 +238,15 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		}
 	}
 	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
-		cl: claim.New(b, w.ID, cur.Owner, lease, now).Of(instance(rec)), pending: map[string]time.Time{}, unclaimed: map[string]time.Time{}, notices: notices,
+		cl: claim.New(b, w.ID, cur.Owner, lease, now).Of(instance(rec)).Uptime(uptime(getenv)), pending: map[string]time.Time{}, unclaimed: map[string]time.Time{}, notices: notices,
 		pushed: s.Workflow == w.ID && rec.Revision <= s.Mirrored, tracked: cur.Workflow == w.ID}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
 		c.restored = cur.Line
 		maps.Copy(c.pending, cur.Pending)
 		maps.Copy(c.unclaimed, cur.Unclaimed)
-	} else {
-		c.left, c.leftFences = leftOf(cur, b, lease, now)
 	}
+	c.left, c.doc, c.b = owed(cur, w.ID), cur, b
 	return c, nil
 }
 
@@ -246,6 +254,16 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 func clock(getenv func(string) string) func() time.Time {
 	skew, _ := time.ParseDuration(getenv(EnvClockSkew))
 	return func() time.Time { return time.Now().Add(skew) }
+}
+
+// uptime is the time since boot (claim.Claimer.Uptime), shifted by EnvClockSkew as clock is: a
+// skew changed between calls is time passed, as on a wall clock set alike.
+func uptime(getenv func(string) string) func() (string, time.Duration, bool) {
+	skew, _ := time.ParseDuration(getenv(EnvClockSkew))
+	return func() (string, time.Duration, bool) {
+		boot, up, ok := sinceBoot()
+		return boot, up + skew, ok
+	}
 }
 
 // backend is the claims line's remote: o.Backend, else the git remote s names.
@@ -257,30 +275,59 @@ func backend(o Options, s mirror.Settings) (remote.Backend, error) {
 		Layout: gitremote.Layout(s.Layout).Claims(), Timeout: callTimeout})
 }
 
-// leftOf is a Claimer on the line of the workflow cur (the Doc) is about, no longer the active
-// one here, and the claims this clone holds there by task (nil, nil when none).
-func leftOf(cur state, b remote.Backend, lease time.Duration, now func() time.Time) (*claim.Claimer, map[string]int64) {
-	var left *claim.Claimer
-	var fences map[string]int64
-	for task, h := range cur.Line.Holders {
-		if cur.Workflow == "" || h.Owner != cur.Owner {
-			continue
+// owed is the claims this clone holds, as the Doc cur says, on workflows but active: those of
+// cur.Left, and of the workflow cur is about when it is not active. nil when none.
+func owed(cur state, active string) map[string]map[string]int64 {
+	var left map[string]map[string]int64
+	add := func(wf, task string, rev int64) {
+		if wf == "" || wf == active {
+			return
 		}
-		if fences == nil {
-			fences = map[string]int64{}
-			left = claim.New(b, cur.Workflow, cur.Owner, lease, now)
-			left.Restore(cur.Line)
+		if left == nil {
+			left = map[string]map[string]int64{}
 		}
-		fences[task] = h.Rev
+		if left[wf] == nil {
+			left[wf] = map[string]int64{}
+		}
+		left[wf][task] = rev
 	}
-	return left, fences
+	for wf, fences := range cur.Left {
+		for task, rev := range fences {
+			add(wf, task, rev)
+		}
+	}
+	for task, h := range cur.Line.Holders {
+		if h.Owner == cur.Owner {
+			add(cur.Workflow, task, h.Rev)
+		}
+	}
+	return left
+}
+
+// release releases left (see owed), as doc's owner, reading on from doc's line on its
+// workflow, and returns the workflows it released them on; it stops at the first that fails
+// (out of reach, each would wait as long), with its error.
+func release(ctx context.Context, b remote.Backend, doc state, left map[string]map[string]int64, lease time.Duration, now func() time.Time) (freed []string, err error) {
+	for _, wf := range slices.Sorted(maps.Keys(left)) {
+		cl := claim.New(b, wf, doc.Owner, lease, now)
+		if wf == doc.Workflow {
+			cl.Restore(doc.Line)
+		}
+		if err := cl.ReleaseAll(ctx, left[wf]); err != nil {
+			return freed, err
+		}
+		freed = append(freed, wf)
+	}
+	return freed, nil
 }
 
 // releaseEnded releases the claims this clone holds on the workflow the Doc is about when no
 // workflow is active here: it ended here (completed, archived), and nothing of it is worked on
 // here any more, while a machine going on with it would be refused those tasks for a lease.
 // Once they are released the Doc forgets that workflow; out of reach, they are left to the
-// next sync. Nothing is read or sent when the Doc holds no claim of this clone's.
+// next sync. Nothing is read or sent when the Doc holds no claim of this clone's. It decides in
+// the turn, on the workflow read again there: a workflow started since the caller found none
+// may have claims in the Doc already (a task call of another process), which are not ended.
 func releaseEnded(ctx context.Context, o Options) error {
 	getenv := o.Getenv
 	if getenv == nil {
@@ -291,9 +338,22 @@ func releaseEnded(ctx context.Context, o Options) error {
 		return err
 	}
 	defer st.Close()
+	var ferr error
+	_, err = st.Update(turnLock, func([]byte) ([]byte, error) {
+		ferr = releaseEndedInTurn(ctx, st, o, getenv)
+		return nil, nil
+	})
+	return cmp.Or(err, ferr)
+}
+
+// releaseEndedInTurn is releaseEnded's work, in the turn.
+func releaseEndedInTurn(ctx context.Context, st *store.Store, o Options, getenv func(string) string) error {
 	s, err := mirror.Load(st)
 	if err != nil || !s.Enabled {
 		return err
+	}
+	if _, err := st.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+		return nil // one is active (started since), or unreadable: the next load decides
 	}
 	cur, _, err := readState(st)
 	if err != nil {
@@ -303,23 +363,28 @@ func releaseEnded(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	left, fences := leftOf(cur, b, mirror.Lease(getenv), clock(getenv))
+	left := owed(cur, "")
 	if left == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if err := left.ReleaseAll(ctx, fences); err != nil {
-		return err
+	freed, rerr := release(ctx, b, cur, left, mirror.Lease(getenv), clock(getenv))
+	if len(freed) == 0 {
+		return rerr
 	}
 	_, err = st.Update(Doc, func(doc []byte) ([]byte, error) {
 		var now state
 		if doc == nil || json.Unmarshal(doc, &now) != nil || now.Owner != cur.Owner || now.Workflow != cur.Workflow {
-			return nil, nil // changed meanwhile (a workflow started, an identity rebuilt): theirs to keep
+			return nil, nil // changed meanwhile (an identity rebuilt): theirs to keep
 		}
-		return json.Marshal(state{Owner: now.Owner, Dir: now.Dir, Ino: now.Ino})
+		rest := owed(now, "")
+		for _, wf := range freed {
+			delete(rest, wf)
+		}
+		return json.Marshal(state{Owner: now.Owner, Dir: now.Dir, Ino: now.Ino, Left: rest})
 	})
-	return err
+	return cmp.Or(rerr, err)
 }
 
 // instance names the workflow rec among those started under its id, for its claims (claim.Of):
@@ -332,15 +397,20 @@ func instance(rec *workflow.Record) string {
 	return rec.CreatedAt.UTC().Format(time.RFC3339Nano)
 }
 
-// releaseLeft releases the claims this clone held on the workflow it replaced with the active
-// one, then saves the Doc for the active one, which forgets them; out of reach it leaves them
-// to the next call (the Doc saved meanwhile forgets them, and they lapse with their lease).
+// releaseLeft releases the claims this clone held on the workflows it replaced with the active
+// one, then saves the Doc, which forgets them; out of reach it leaves them to the next call
+// (every save keeps them in the Doc's Left).
 func (c *clone) releaseLeft(ctx context.Context) {
-	if c.left == nil || c.left.ReleaseAll(ctx, c.leftFences) != nil {
+	if len(c.left) == 0 {
 		return
 	}
-	c.left = nil
-	c.save("")
+	freed, _ := release(ctx, c.b, c.doc, c.left, c.lease, c.now)
+	for _, wf := range freed {
+		delete(c.left, wf)
+	}
+	if c.freed = append(c.freed, freed...); len(freed) > 0 {
+		c.save("")
+	}
 }
 
 // turn runs fn as the only claims call of this clone, among all its processes (the MCP
@@ -606,8 +676,12 @@ func (c *clone) save(touched string) error {
 		// directory an identity of its own since this one was loaded (rebind).
 		s.Owner = cmp.Or(s.Owner, c.owner)
 		if s.Workflow != id {
-			s = state{Owner: s.Owner, Dir: s.Dir, Ino: s.Ino, Unconfirmed: mirror.Unconfirmed{Workflow: id}}
+			s = state{Owner: s.Owner, Dir: s.Dir, Ino: s.Ino, Unconfirmed: mirror.Unconfirmed{Workflow: id}, Left: owed(s, id)}
 		}
+		for _, wf := range c.freed {
+			delete(s.Left, wf)
+		}
+		delete(s.Left, id) // the active workflow's claims are Line's
 		kept := s.Line
 		// A shorter line replaces the Doc's only when it is the one this call started from:
 		// it then found the remote's line deleted or rewound, and read it again.

@@ -1180,6 +1180,33 @@ func TestReplacedWorkflowsClaimsAreReleased(t *testing.T) {
 	}
 }
 
+// TestReplacedOfflineWorkflowsClaimsAreReleased: the claims this clone held on a workflow it
+// replaced while the remote was out of reach are released once it is back, by the next sync,
+// however many calls on the new workflow came in between: a machine going on with the
+// replaced one would otherwise be refused those tasks for a lease.
+func TestReplacedOfflineWorkflowsClaimsAreReleased(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a := newClone(t, f)
+	a.vars[claimsync.EnvLease] = "1h"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "other", WorkflowID: "wf-2", Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range []string{"u1", "u2"} {
+		if _, err := a.task(task, "running"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.set(false)
+	a.sync()
+	if _, err := claim.New(f, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatalf("claiming t1 of the workflow the holder replaced offline: %v", err)
+	}
+}
+
 // TestEndedWorkflowsClaimsAreReleased: the claims this clone held on a workflow that then
 // ended here (archived, or completed with a task done and not yet pushed), with no workflow
 // started after it, are released by its next sync: nothing is worked on here any more, and a
@@ -1221,6 +1248,28 @@ func TestEndedWorkflowsClaimsAreReleased(t *testing.T) {
 				t.Fatalf("the sync after: %v", notes)
 			}
 		})
+	}
+}
+
+// TestEndedWorkflowsReleaseLeavesOneStartedSince: a sync that found no workflow active, and
+// so releases the claims of the one that ended here, leaves the claims alone when a workflow was
+// started and a task claimed in it by another process of this clone (cairn-mcp, cairn task)
+// before the release read the claims state: they are that workflow's, running here.
+func TestEndedWorkflowsReleaseLeavesOneStartedSince(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	a.vars[claimsync.EnvLease] = "1h"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimsync.ReleaseEnded(context.Background(), a.opt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claim.New(b, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("another machine could claim t1, running here: %v", err)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("sync: %v", notes)
 	}
 }
 

@@ -1,0 +1,62 @@
+package claimsync_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote/claim"
+	"github.com/cairn-dev/cairn/internal/remote/memremote"
+)
+
+// TestWallClockSetForwardKeepsAClaimHeld: another machine's claim this clone read a moment
+// ago is not free to take over once the wall clock was set past its lease since (NTP stepping
+// a drifted clock, a person setting it): the claims state saved at that read, in this boot,
+// says by the time since boot how long ago that was. Set forward here by shifting what was
+// saved back, as the wall clock read it then.
+func TestWallClockSetForwardKeepsAClaimHeld(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	a.vars["CAIRN_CLAIM_LEASE"] = "1h"
+	if _, err := claim.New(b, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t1", "running"); err == nil || !strings.Contains(err.Error(), "held by X") {
+		t.Fatalf("setting X's task running: %v, want held", err)
+	}
+	file := filepath.Join(a.opt.StateDir, "claims.json")
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	line := doc["line"].(map[string]any)
+	back := func(v any) string {
+		at, err := time.Parse(time.RFC3339Nano, v.(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at.Add(-61 * time.Minute).Format(time.RFC3339Nano)
+	}
+	seen := line["seen"].(map[string]any)
+	seen["t1"] = back(seen["t1"])
+	if clk, ok := line["clock"].(map[string]any); ok {
+		clk["base"] = back(clk["base"])
+	}
+	if raw, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t1", "running"); err == nil || !strings.Contains(err.Error(), "held by X") {
+		t.Fatalf("setting X's task running after the wall clock was set an hour forward: %v, want held by X", err)
+	}
+}
