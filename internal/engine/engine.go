@@ -374,6 +374,15 @@ func (e *Engine) definitions() *workflow.Definitions {
 	return e.defs
 }
 
+// WithDefinitionErrors is err, a start refused for its type, with the definitions that do not
+// load named by file and line: the type may be defined in one of them.
+func (e *Engine) WithDefinitionErrors(err error) error {
+	if broken := e.definitionErrors(); len(broken) > 0 {
+		return fmt.Errorf("%w; %s (fix the file, then start again)", err, strings.Join(broken, "; "))
+	}
+	return err
+}
+
 // definitionErrors are the broken definitions' reports (file, line, reason).
 func (e *Engine) definitionErrors() []string {
 	e.definitions()

@@ -381,11 +381,7 @@ func (e *Engine) CheckStart(r StartRequest) error {
 func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 	def, err := e.typeDefinition(r.Type)
 	if err != nil {
-		// The type may be defined in a file that does not load: name the file and line.
-		if broken := e.definitionErrors(); len(broken) > 0 {
-			return nil, fmt.Errorf("%w; %s (fix the file, then start again)", err, strings.Join(broken, "; "))
-		}
-		return nil, err
+		return nil, e.WithDefinitionErrors(err)
 	}
 	req := workflow.StartRequest{Type: r.Type, Context: r.Context, ID: r.WorkflowID, Scope: r.Scope, TTL: r.TTL, Replace: r.Replace}
 	// What the store did on its own while reading (a damaged snapshot set aside, so that the
