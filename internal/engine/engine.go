@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,7 +170,8 @@ type Engine struct {
 	memWarn  string // why L2 cannot be used, "" when it can
 	workflow string // .claude/workflows dir
 	conf     fileConfig
-	inGit    bool // the root is a git repository's, not just the launch directory
+	confBad  string // why config.json does not read as the settings, "" when it does or is not there
+	inGit    bool   // the root is a git repository's, not just the launch directory
 	// storeOpts are the options st was opened with, but WithNoCreate: OpenStore's.
 	storeOpts []store.Option
 	// clientStart is Config.ClientStart, else asked of the platform on first use: only a
@@ -213,7 +215,7 @@ func Open(cfg Config) (*Engine, error) {
 	if !cfg.NoCreate && !cfg.NoCreateRoot && durable.Beneath(root, dir) && projectGone(root) {
 		return nil, &ProjectGoneError{Root: root}
 	}
-	conf := readConfig(dir)
+	conf, confBad := readConfig(dir)
 	wait := cfg.LockWait
 	if cfg.NoLockWait {
 		wait = 0
@@ -240,10 +242,20 @@ func Open(cfg Config) (*Engine, error) {
 		// Set elsewhere by CAIRN_STATE_DIR: a file there is the variable's mistake.
 		opts = append(opts, store.WithDirFromVariable(project.EnvStateDir))
 	}
+	retention, keepAll := 0, false // 0: the store's default
 	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
-		opts = append(opts, store.WithRetention(n))
+		retention = n
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {
-		opts = append(opts, store.WithRetention(*conf.ArchiveRetention))
+		retention = *conf.ArchiveRetention
+	} else if confBad != "" {
+		// It may ask to keep more than the default: none is removed until it reads.
+		retention, keepAll = math.MaxInt32, true
+	}
+	if retention > 0 {
+		opts = append(opts, store.WithRetention(retention))
+	}
+	if confBad != "" {
+		confBad = configWarning(dir, confBad, keepAll)
 	}
 	own := opts
 	if cfg.NoCreate {
@@ -262,7 +274,7 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e = &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows"),
+	e = &Engine{cfg: cfg, root: root, st: st, conf: conf, confBad: confBad, workflow: filepath.Join(root, ".claude", "workflows"),
 		inGit: found.InGit, storeOpts: opts}
 	e.clientStart = sync.OnceValue(func() uint64 {
 		if cfg.ClientStart != 0 || cfg.PID <= 0 {
@@ -322,7 +334,8 @@ func (e *Engine) TypeDefinition(name string) (*workflow.Definition, error) {
 	return e.typeDefinition(name)
 }
 
-// Warnings are the standing problems: L2 unavailable (not switched off), and broken definitions once the
+// Warnings are the standing problems: L2 unavailable (not switched off), a config.json that does
+// not read, and broken definitions once the
 // definitions are loaded (by any operation that needs them; Doctor and Definitions load
 // them). Asking does not load them, so a hook with nothing on record parses no YAML.
 func (e *Engine) Warnings() []string {
@@ -331,6 +344,9 @@ func (e *Engine) Warnings() []string {
 	e.defsMu.Unlock()
 	if e.memWarn != "" && !e.memoryOff() {
 		w = append(w, e.memWarn)
+	}
+	if e.confBad != "" {
+		w = append(w, e.confBad)
 	}
 	return w
 }
