@@ -458,8 +458,9 @@ func (e *Engine) loadDefinitionsLocked() {
 		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: it is %s, not a directory: make it a directory that holds the definitions",
 			workflow.ShownPath(e.workflow), (&durable.NotRegularError{Mode: fi.Mode()}).Kind()))
 	} else if notDir {
-		// A definition copied to .claude/workflows before the directory was made.
-		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; make it a directory and move the file into it under that name",
+		// A definition copied to .claude/workflows before the directory was made. The model
+		// reads this too: moving the file is the user's step, not one it is sent to take.
+		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; to use it, the user makes it a directory and moves the file into it under that name",
 			workflow.ShownPath(e.workflow), filepath.Join(".claude", "workflows", "NAME.md")))
 	} else if link := linkTrouble(e.workflow, err); link != "" {
 		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: %s: point it at the directory that holds the definitions", workflow.ShownPath(e.workflow), link))
@@ -487,11 +488,12 @@ func (e *Engine) loadDefinitionsLocked() {
 		// file, as a link to a directory is (someone meant the definition there).
 		if !strings.HasSuffix(ent.Name(), ".md") && ent.IsDir() && probed < maxFoldersProbed {
 			// team/review.md: its author meant a definition, which no reader looks for there.
-			// A few folders are looked into, each up to its first .md file.
+			// A few folders are looked into, each up to its first .md file. The model reads
+			// this too: moving the files is the user's step, not one it is sent to take.
 			probed++
 			sub := filepath.Join(e.workflow, ent.Name())
 			if has, _ := durable.DirHasName(sub, func(n string) bool { return strings.HasSuffix(n, ".md") }); has {
-				errs = append(errs, fmt.Sprintf("workflow definition %s: not read: it is a folder, and Cairn reads only the definitions directly in %s: move its .md files up (or link them there) to use them",
+				errs = append(errs, fmt.Sprintf("workflow definition %s: not read: it is a folder, and Cairn reads only the definitions directly in %s; to use them, the user moves its .md files up (or links them there)",
 					workflow.ShownPath(sub), filepath.Join(".claude", "workflows")))
 			}
 			continue
