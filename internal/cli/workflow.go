@@ -41,13 +41,14 @@ func runStart(a *app, pos []string, _ *engine.Engine) error {
 	return a.told(res, nil)
 }
 
-// startRefused is start's refusal err; for a type that is none, said as cairn types says it.
+// startRefused is start's refusal err; for a type that is none, said as cairn types says it,
+// with the definitions that do not load, as the engine's refusal names them.
 func startRefused(e *engine.Engine, req engine.StartRequest, err error) error {
 	if err == nil {
 		return nil
 	}
 	if names := e.Definitions(); !slices.Contains(names, workflow.NormalizeName(req.Type)) {
-		return noType(req.Type, names)
+		return e.WithDefinitionErrors(noType(req.Type, names))
 	}
 	return err
 }

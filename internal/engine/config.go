@@ -1,7 +1,13 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
+	"reflect"
+	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
@@ -27,9 +33,61 @@ func (e *Engine) approvalsOff() bool {
 	return e.conf.Approvals != nil && !*e.conf.Approvals
 }
 
-func readConfig(stateDir string) fileConfig {
+// readConfig reads the project's settings. bad says why config.json, there, does not read as
+// them ("" when it does, or is not there): a setting misspelt, of the wrong type, or a file that
+// is not JSON was passed over without a word, and its archive_retention with it, so that
+// retention removed archives a person had asked to keep. What does read is used.
+func readConfig(stateDir string) (conf fileConfig, bad string) {
 	data, _ := durable.ReadPath(filepath.Join(stateDir, configFile), 64<<10, true) // nil when missing or unreadable
-	return decodeLenient[fileConfig](data)
+	if data == nil {
+		return conf, ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&conf)
+	if err == nil {
+		return conf, ""
+	}
+	conf = decodeLenient[fileConfig](data)
+	why := "it is not a JSON object"
+	se, syntax := errors.AsType[*json.SyntaxError](err)
+	te, typ := errors.AsType[*json.UnmarshalTypeError](err)
+	unknown, isUnknown := strings.CutPrefix(err.Error(), "json: unknown field ")
+	switch {
+	case syntax:
+		why = fmt.Sprintf("it is not JSON (it goes wrong at byte %d)", se.Offset)
+	case typ && te.Field != "":
+		want := "true or false"
+		if te.Type.Kind() != reflect.Bool {
+			want = "a whole number"
+		}
+		why = fmt.Sprintf("%q is %s, not %s", te.Field, article(te.Value), want)
+	case isUnknown:
+		why = fmt.Sprintf("it has no setting %s (the settings are archive_retention, stop_blocking, approvals)", unknown)
+	}
+	return conf, why
+}
+
+// configWarning says that config.json in stateDir does not read (why), and what follows until
+// it does: kept says that no archive is removed meanwhile.
+func configWarning(stateDir, why string, kept bool) string {
+	then := "the settings that do not read are not used until it is corrected"
+	if kept {
+		then = "the settings that do not read are not used, and no archive is removed, until it is corrected"
+	}
+	return fmt.Sprintf("%s does not read as Cairn's settings: %s; %s", filepath.Join(stateDir, configFile), why, then)
+}
+
+// article is a JSON value kind as encoding/json names it, with its article: "a string", "an
+// array", "a boolean" (its "bool" is Go's word).
+func article(kind string) string {
+	if kind == "bool" {
+		return "a boolean"
+	}
+	if strings.ContainsAny(kind[:min(1, len(kind))], "aeiou") {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // stopBlocking says whether the Stop hook may ask the agent about blocking violations.

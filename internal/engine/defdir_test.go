@@ -17,7 +17,7 @@ func TestDefinitionsDirectoryThatIsAFileIsShown(t *testing.T) {
 	e := newEnv(t)
 	e.write(".claude/workflows", "---\nname: review\nphases: [draft, done]\n---\n")
 	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
-	want := filepath.FromSlash("workflow definition .claude/workflows: is a file, not a directory: Cairn reads definitions from .claude/workflows/NAME.md; make it a directory")
+	want := filepath.FromSlash("workflow definition .claude/workflows: is a file, not a directory: Cairn reads definitions from .claude/workflows/NAME.md; to use it, the user makes it a directory")
 	if !strings.Contains(r.SystemMessage, want) || !strings.Contains(r.Report, want) {
 		t.Errorf("not shown: system message %q, report:\n%s", r.SystemMessage, r.Report)
 	}
@@ -126,12 +126,12 @@ func TestDefinitionsDirectoryThatIsAFileInAnOddlyNamedProject(t *testing.T) {
 // type, doctor that the definitions were fine, the session start nothing. Cairn reads only
 // the files directly in .claude/workflows; a folder there holding .md files is told, with the
 // step, at the session start, in doctor and with the refused start. A folder of other files
-// is not.
+// is not. The step is the user's: the model, which reads it too, was told to move the files.
 func TestDefinitionsInAFolderAreShown(t *testing.T) {
 	e, _ := startApex(t)
 	e.write(".claude/workflows/team/review.md", "---\nphases: [draft, done]\n---\n")
 	e.write(".claude/workflows/assets/logo.png", "png")
-	want := filepath.FromSlash(".claude/workflows/team: not read: it is a folder, and Cairn reads only the definitions directly in .claude/workflows: move its .md files up (or link them there) to use them")
+	want := filepath.FromSlash(".claude/workflows/team: not read: it is a folder, and Cairn reads only the definitions directly in .claude/workflows; to use them, the user moves its .md files up (or links them there)")
 	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(strings.Join(r.Warnings, "\n"), want) {
 		t.Errorf("session start warnings %q, want one saying %q", r.Warnings, want)

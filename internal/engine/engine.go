@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,7 +170,8 @@ type Engine struct {
 	memWarn  string // why L2 cannot be used, "" when it can
 	workflow string // .claude/workflows dir
 	conf     fileConfig
-	inGit    bool // the root is a git repository's, not just the launch directory
+	confBad  string // why config.json does not read as the settings, "" when it does or is not there
+	inGit    bool   // the root is a git repository's, not just the launch directory
 	// storeOpts are the options st was opened with, but WithNoCreate: OpenStore's.
 	storeOpts []store.Option
 	// clientStart is Config.ClientStart, else asked of the platform on first use: only a
@@ -213,7 +215,7 @@ func Open(cfg Config) (*Engine, error) {
 	if !cfg.NoCreate && !cfg.NoCreateRoot && durable.Beneath(root, dir) && projectGone(root) {
 		return nil, &ProjectGoneError{Root: root}
 	}
-	conf := readConfig(dir)
+	conf, confBad := readConfig(dir)
 	wait := cfg.LockWait
 	if cfg.NoLockWait {
 		wait = 0
@@ -240,10 +242,20 @@ func Open(cfg Config) (*Engine, error) {
 		// Set elsewhere by CAIRN_STATE_DIR: a file there is the variable's mistake.
 		opts = append(opts, store.WithDirFromVariable(project.EnvStateDir))
 	}
+	retention, keepAll := 0, false // 0: the store's default
 	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
-		opts = append(opts, store.WithRetention(n))
+		retention = n
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {
-		opts = append(opts, store.WithRetention(*conf.ArchiveRetention))
+		retention = *conf.ArchiveRetention
+	} else if confBad != "" {
+		// It may ask to keep more than the default: none is removed until it reads.
+		retention, keepAll = math.MaxInt32, true
+	}
+	if retention > 0 {
+		opts = append(opts, store.WithRetention(retention))
+	}
+	if confBad != "" {
+		confBad = configWarning(dir, confBad, keepAll)
 	}
 	own := opts
 	if cfg.NoCreate {
@@ -262,7 +274,7 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e = &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows"),
+	e = &Engine{cfg: cfg, root: root, st: st, conf: conf, confBad: confBad, workflow: filepath.Join(root, ".claude", "workflows"),
 		inGit: found.InGit, storeOpts: opts}
 	e.clientStart = sync.OnceValue(func() uint64 {
 		if cfg.ClientStart != 0 || cfg.PID <= 0 {
@@ -322,7 +334,8 @@ func (e *Engine) TypeDefinition(name string) (*workflow.Definition, error) {
 	return e.typeDefinition(name)
 }
 
-// Warnings are the standing problems: L2 unavailable (not switched off), and broken definitions once the
+// Warnings are the standing problems: L2 unavailable (not switched off), a config.json that does
+// not read, and broken definitions once the
 // definitions are loaded (by any operation that needs them; Doctor and Definitions load
 // them). Asking does not load them, so a hook with nothing on record parses no YAML.
 func (e *Engine) Warnings() []string {
@@ -331,6 +344,9 @@ func (e *Engine) Warnings() []string {
 	e.defsMu.Unlock()
 	if e.memWarn != "" && !e.memoryOff() {
 		w = append(w, e.memWarn)
+	}
+	if e.confBad != "" {
+		w = append(w, e.confBad)
 	}
 	return w
 }
@@ -372,6 +388,15 @@ func (e *Engine) definitions() *workflow.Definitions {
 		e.loadDefinitionsLocked()
 	}
 	return e.defs
+}
+
+// WithDefinitionErrors is err, a start refused for its type, with the definitions that do not
+// load named by file and line: the type may be defined in one of them.
+func (e *Engine) WithDefinitionErrors(err error) error {
+	if broken := e.definitionErrors(); len(broken) > 0 {
+		return fmt.Errorf("%w; %s (fix the file, then start again)", err, strings.Join(broken, "; "))
+	}
+	return err
 }
 
 // definitionErrors are the broken definitions' reports (file, line, reason).
@@ -433,8 +458,9 @@ func (e *Engine) loadDefinitionsLocked() {
 		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: it is %s, not a directory: make it a directory that holds the definitions",
 			workflow.ShownPath(e.workflow), (&durable.NotRegularError{Mode: fi.Mode()}).Kind()))
 	} else if notDir {
-		// A definition copied to .claude/workflows before the directory was made.
-		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; make it a directory and move the file into it under that name",
+		// A definition copied to .claude/workflows before the directory was made. The model
+		// reads this too: moving the file is the user's step, not one it is sent to take.
+		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; to use it, the user makes it a directory and moves the file into it under that name",
 			workflow.ShownPath(e.workflow), filepath.Join(".claude", "workflows", "NAME.md")))
 	} else if link := linkTrouble(e.workflow, err); link != "" {
 		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: %s: point it at the directory that holds the definitions", workflow.ShownPath(e.workflow), link))
@@ -462,11 +488,12 @@ func (e *Engine) loadDefinitionsLocked() {
 		// file, as a link to a directory is (someone meant the definition there).
 		if !strings.HasSuffix(ent.Name(), ".md") && ent.IsDir() && probed < maxFoldersProbed {
 			// team/review.md: its author meant a definition, which no reader looks for there.
-			// A few folders are looked into, each up to its first .md file.
+			// A few folders are looked into, each up to its first .md file. The model reads
+			// this too: moving the files is the user's step, not one it is sent to take.
 			probed++
 			sub := filepath.Join(e.workflow, ent.Name())
 			if has, _ := durable.DirHasName(sub, func(n string) bool { return strings.HasSuffix(n, ".md") }); has {
-				errs = append(errs, fmt.Sprintf("workflow definition %s: not read: it is a folder, and Cairn reads only the definitions directly in %s: move its .md files up (or link them there) to use them",
+				errs = append(errs, fmt.Sprintf("workflow definition %s: not read: it is a folder, and Cairn reads only the definitions directly in %s; to use them, the user moves its .md files up (or links them there)",
 					workflow.ShownPath(sub), filepath.Join(".claude", "workflows")))
 			}
 			continue

@@ -101,12 +101,13 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 					return nil, nil
 				}
 				// Only a completed initiative can be archived: for an open one that step
-				// would be refused.
-				room := "archiving it to create another (set_status archived) is the user's call"
+				// would be refused. A completed one has nothing to go on with: archiving it
+				// (for good) is the one step, and the user's.
+				step := "ask the user whether it may be archived (set_status archived) to make room for another"
 				if in.Status != workflow.InitiativeCompleted {
-					room = "only a completed one can be archived to make room for another"
+					step = "go on with it; only a completed one can be archived to make room for another"
 				}
-				return nil, fmt.Errorf("initiative %s (%s) already exists; nothing was changed: go on with it; %s", in.ID, in.Status, room)
+				return nil, fmt.Errorf("initiative %s (%s) already exists; nothing was changed: %s", in.ID, in.Status, step)
 			}
 			if title == "" {
 				return nil, errors.New("create needs a title: one line naming the initiative")

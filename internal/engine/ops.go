@@ -392,11 +392,7 @@ func (e *Engine) CheckStart(r StartRequest) error {
 func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 	def, err := e.typeDefinition(r.Type)
 	if err != nil {
-		// The type may be defined in a file that does not load: name the file and line.
-		if broken := e.definitionErrors(); len(broken) > 0 {
-			return nil, fmt.Errorf("%w; %s (fix the file, then start again)", err, strings.Join(broken, "; "))
-		}
-		return nil, err
+		return nil, e.WithDefinitionErrors(err)
 	}
 	req := workflow.StartRequest{Type: r.Type, Context: r.Context, ID: r.WorkflowID, Scope: r.Scope, TTL: r.TTL, Replace: r.Replace}
 	// What the store did on its own while reading (a damaged snapshot set aside, so that the
@@ -1723,6 +1719,15 @@ func (e *Engine) AppendLog(name string, entry json.RawMessage) (*Result, error) 
 	return &Result{Changed: true, Message: "appended to log " + name, Warnings: told}, nil
 }
 
+// worded is err said in other words; errors.Is and errors.As still find err.
+type worded struct {
+	msg string
+	err error
+}
+
+func (e *worded) Error() string { return e.msg }
+func (e *worded) Unwrap() error { return e.err }
+
 // RecordLearning writes a learning into auto-memory (its own file and index line).
 func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	if e.memWarn != "" {
@@ -1731,12 +1736,17 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	rec, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
 	if errors.Is(err, syscall.ENOSPC) {
 		// Not for good, as "learnings will not persist" reads: the same call records it later.
+		// Said as a store write the full disk refused is, with the person's step last, which
+		// the tools put the model's step in place of (one step, not two).
 		what, inodes := noSpace(err, e.mem.Location().Dir)
-		freed := "some space is freed"
+		step, cause := store.FreeSpaceStep, err.Error()
 		if inodes {
-			freed = "some inodes are freed"
+			step = store.FreeInodesStep
 		}
-		return nil, fmt.Errorf("%w; the learning was not recorded: %s; once %s there, call record_learning again", err, what, freed)
+		if u, ok := errors.AsType[*memory.UnavailableError](err); ok {
+			cause = u.Cause()
+		}
+		return nil, &worded{fmt.Sprintf("the learning was not recorded: %s (%s); %s", what, cause, step), err}
 	}
 	if full, ok := errors.AsType[*memory.LearningsFullError](err); ok {
 		// A step that loses no learning: the model joins this one to a related one, or the

@@ -343,6 +343,14 @@ func TestInitiativeAgain(t *testing.T) {
 		!strings.HasSuffix(err.Error(), " already exists; nothing was changed: go on with it; only a completed one can be archived to make room for another") {
 		t.Errorf("create with another title: %v; want it refused, with the initiative kept", err)
 	}
+	// A completed one has nothing to go on with: the one step is the user's archive.
+	for _, st := range []string{"in_progress", "completed"} {
+		must(e.open("s1").Initiative(engine.InitiativeRequest{Action: "set_status", Status: st}))(t)
+	}
+	if _, err := e.open("s1").Initiative(engine.InitiativeRequest{Action: "create", Title: "Uploader v3"}); err == nil ||
+		!strings.HasSuffix(err.Error(), " (completed) already exists; nothing was changed: ask the user whether it may be archived (set_status archived) to make room for another") {
+		t.Errorf("create over a completed one: %v; want it refused, with the user's archive as the one step", err)
+	}
 }
 
 func (e *env) readFile(rel string) string {

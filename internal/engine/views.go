@@ -624,6 +624,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else {
 		add("state file permissions", true, "files are 0600", "")
 	}
+	if e.confBad != "" {
+		add("settings", false, e.confBad, "correct it: archive_retention is a whole number; stop_blocking and approvals are true or false")
+	}
 	if e.memWarn != "" {
 		// Off is no failure; any other warning is a directory that cannot be named at all, or a
 		// repository's that Cairn refuses.

@@ -50,8 +50,13 @@ func TestLoadCheckpointInParts(t *testing.T) {
 	if got := structured(t, mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/files/3"}`))["data"]; got != files[3] {
 		t.Errorf("/files/3 gave %v", got)
 	}
-	if got := structured(t, mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/small"}`))["data"]; got != float64(7) {
+	small := mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/small"}`)
+	if got := structured(t, small)["data"]; got != float64(7) {
 		t.Errorf("/small gave %v", got)
+	}
+	// A part of one byte is said as one: "(1 bytes)" read wrong.
+	if got := text(small); !strings.HasPrefix(got, "Checkpoint big at /small (1 byte):\n7") {
+		t.Errorf("/small is said as %q", got)
 	}
 	if got := structured(t, mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/a~1b"}`))["data"]; got != "slash" {
 		t.Errorf("/a~1b gave %v", got)

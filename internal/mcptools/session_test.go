@@ -497,12 +497,13 @@ func TestApprovalGateOverStdio(t *testing.T) {
 
 // TestApprovalUnanswered: a person who was asked but did not answer in time is not the same as
 // a session where nobody can be asked; the agent is told which, and that asking again works.
+// The wait is said as every age is ("15m"), not as Go writes a duration ("15m0s").
 func TestApprovalUnanswered(t *testing.T) {
-	defer mcptools.SetApprovalWait(200 * time.Millisecond)()
+	defer mcptools.SetApprovalWait(1500 * time.Millisecond)()
 	p, c := elicitingServer(t, &person{away: true})
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"nobody answers"}`)
 	mustOK(t, c, "transition", `{"to":"plan"}`)
-	res := mustFail(t, c, "transition", `{"to":"implement"}`, "did not answer within", "call transition again", "nothing was changed", "in a terminal of their own")
+	res := mustFail(t, c, "transition", `{"to":"implement"}`, "did not answer within 1s,", "call transition again", "nothing was changed", "in a terminal of their own")
 	if strings.Contains(text(res), "no person could be asked") {
 		t.Errorf("the agent is told nobody can be asked, though the person was: %s", text(res))
 	}

@@ -514,7 +514,7 @@ func checkpointOutcome(from checkpointFrom, ptr string, data json.RawMessage) (*
 	before := from.before
 	if len(data) <= maxLoadBytes {
 		o := &outcome{
-			text:       fmt.Sprintf("Checkpoint %s (%d bytes):\n%s", what, len(data), data),
+			text:       fmt.Sprintf("Checkpoint %s (%d byte%s):\n%s", what, len(data), workflow.Plural(len(data)), data),
 			structured: map[string]any{from.key: from.value, "data": json.RawMessage(data), "about": checkpointAbout},
 		}
 		if before != "" {

@@ -83,3 +83,37 @@ func TestStateUncreatableStepIsTheUsers(t *testing.T) {
 		})
 	}
 }
+
+// TestLearningOnAFullDiskIsOneStep: a learning refused by a full auto-memory disk read
+// "Auto-memory unavailable — learnings will not persist: ...; the learning was not recorded:
+// the disk is full; once some space is freed there, call record_learning again. Tell the
+// user: the disk is full; ... Call record_learning again once it is fixed": for good, then
+// not, and two steps. It says the learning was not recorded and gives the model's one step.
+func TestLearningOnAFullDiskIsOneStep(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		inodes bool
+		said   string
+	}{
+		{name: "disk full", said: "the disk is full"},
+		{name: "no free inode", inodes: true, said: "the file system of the directory it names has no free inodes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t)
+			durabletest.Mount(t, "tmpfs", p.memory, "tmpfs", 0, "size=256k,nr_inodes=64,mode=0700", false)
+			c := stdioClient(t, p, protocol)
+			mustOK(t, c, "record_learning", `{"title":"first","body":"b"}`)
+			if tc.inodes {
+				durabletest.FillInodes(t, p.memory)
+			} else {
+				durabletest.FillDisk(t, p.memory)
+			}
+			res := mustFail(t, c, "record_learning", `{"title":"second","body":"b"}`,
+				"the learning was not recorded", "Tell the user: "+tc.said, "do not delete or move files")
+			got := text(res)
+			if n := strings.Count(strings.ToLower(got), "record_learning again"); n != 1 || strings.Contains(got, "will not persist") || strings.Contains(got, "free some") {
+				t.Errorf("want one step (the model's), and no \"will not persist\" nor a person's step; got %d steps: %s", n, got)
+			}
+		})
+	}
+}
