@@ -32,7 +32,15 @@ func procStat(pid string) (session string, ok bool) {
 // only git, which would leave it running (and holding its connection) after the sync gave up;
 // and it must run outside this process's session, so that it cannot open the user's terminal
 // to ask for a passphrase or a host key while nobody is there to answer.
+// A transport that ignores SIGTERM is killed once git has been waited for.
 func TestStalledTransportLeavesNothing(t *testing.T) {
+	for name, run := range map[string]string{"ends on SIGTERM": "exec sleep 600", "ignores SIGTERM": "trap '' TERM; exec sleep 600"} {
+		t.Run(name, func(t *testing.T) { stalledTransport(t, run) })
+	}
+}
+
+// stalledTransport checks that a timed-out Heads leaves no fake ssh running script.
+func stalledTransport(t *testing.T, script string) {
 	ctx := bg(t)
 	self, ok := procStat("self")
 	if !ok {
@@ -41,7 +49,7 @@ func TestStalledTransportLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	pids := filepath.Join(dir, "pids")
 	ssh := filepath.Join(dir, "fake-ssh")
-	if err := os.WriteFile(ssh, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\nexec sleep 600\n"), 0o755); err != nil {
+	if err := os.WriteFile(ssh, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\n"+script+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("GIT_SSH_COMMAND", ssh)
