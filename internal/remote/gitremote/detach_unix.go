@@ -18,17 +18,19 @@ var signalGroup = func(pgid int, sig syscall.Signal) error { return syscall.Kill
 // keeping a stalled connection open after the command timed out. Cancelling terminates rather
 // than kills: git removes the ref lock files it holds on SIGTERM, and a fetch killed with
 // SIGKILL left one that failed the next fetch. Whatever of a cancelled group is left once cmd
-// has been waited for (at most cmd.WaitDelay after cancelling) is killed by the returned func,
-// then and never later: once the group is gone its id is free, and a process group started
-// after it may have the same one.
+// has been waited for (at most cmd.WaitDelay after cancelling) is killed by waited, which the
+// goroutine that runs cmd calls then, and never later: once the group is gone its id is free,
+// and a process group started after it may have the same one.
 func detach(cmd *exec.Cmd) (waited func()) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	unpin := terminateWithParent(cmd.SysProcAttr)
 	var cancelled atomic.Bool
 	cmd.Cancel = func() error {
 		cancelled.Store(true)
 		return signalGroup(cmd.Process.Pid, syscall.SIGTERM)
 	}
 	return func() {
+		unpin()
 		if cancelled.Load() {
 			_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 		}
