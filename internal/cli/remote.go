@@ -767,8 +767,8 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	if !s.Enabled {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, doctorProbeTimeout)
-	defer cancel()
+	ctx, done := a.remoteContext(doctorProbeTimeout)
+	defer done()
 	got, err := gitremote.Probe(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout})
 	c := engine.Check{Name: "remote refs"}
 	if d, ok := damagedCheck(s.Remote, err); ok {
