@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,6 +65,41 @@ const publicCheckTimeout = 15 * time.Second
 // syncTimeout bounds one cairn sync end to end; a variable for the tests, which shorten it.
 var syncTimeout = 2 * time.Minute
 
+// remoteContext is a.ctx for a command that runs git against the remote, ended after timeout
+// or by Ctrl-C, SIGTERM or SIGHUP (the terminal closed). Its git runs in a session of its own,
+// so that it cannot prompt there (gitremote), and never has those signals: ending the context
+// ends it. done, once the command's git has ended, ends cairn by the signal, as the signal
+// would have (silently, its exit status the signal's); a second signal ends cairn at once.
+func (a *app) remoteContext(timeout time.Duration) (ctx context.Context, done func()) {
+	got := make(chan os.Signal, 1)
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) { // nohup's SIGHUP, a background job's SIGINT: left ignored
+			signal.Notify(got, s)
+		}
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, timeout)
+	ended := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case s := <-got:
+			signal.Stop(got)
+			cancel()
+			ended <- s
+		case <-ctx.Done():
+			ended <- nil
+		}
+	}()
+	return ctx, func() {
+		cancel()
+		signal.Stop(got)
+		if s := <-ended; s != nil {
+			if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(s) == nil {
+				time.Sleep(time.Second) // the signal ends cairn meanwhile
+			}
+		}
+	}
+}
+
 // remoteStore opens the store under the engine's state directory, for the sync settings and
 // the journal the sync reads, with the project's archive retention (engine.OpenStore): a lost
 // race's archive must not prune the older archives down to the store's default.
@@ -105,8 +142,8 @@ func noGitToShare(root string) string {
 
 func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	name, root := optional(pos, "origin"), e.ProjectRoot()
-	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
-	defer cancel()
+	ctx, done := a.remoteContext(syncTimeout)
+	defer done()
 	// The remote must be one of the project's: a URL typed here could carry a token into
 	// the settings file.
 	if err := gitremote.HasRemote(ctx, root, name, syncTimeout); err != nil {
@@ -418,8 +455,8 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
-	defer cancel()
+	ctx, done := a.remoteContext(syncTimeout)
+	defer done()
 	// Claims first: a task another machine holds goes back here before this clone pushes.
 	claims := func() error {
 		notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: e.StateDir(), Root: root, Getenv: a.getenv},
@@ -730,8 +767,8 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	if !s.Enabled {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, doctorProbeTimeout)
-	defer cancel()
+	ctx, done := a.remoteContext(doctorProbeTimeout)
+	defer done()
 	got, err := gitremote.Probe(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout})
 	c := engine.Check{Name: "remote refs"}
 	if d, ok := damagedCheck(s.Remote, err); ok {

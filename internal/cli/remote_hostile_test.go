@@ -7,7 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 )
 
 // cairnRefs lists the refs Cairn's sharing wrote in the bare repository at dir.
@@ -221,5 +225,53 @@ func TestHookReasonReachesThePerson(t *testing.T) {
 	_, out, errb = a.cairn("doctor")
 	if !strings.Contains(out+errb, "it "+said) {
 		t.Fatalf("cairn doctor on a host whose hook refuses every push:\n%s%s\nwant it to say %q", out, errb, said)
+	}
+}
+
+// TestInterruptedSyncEndsItsGit: Ctrl-C on a cairn sync (or doctor's probe of the remote)
+// waiting for a remote that does not answer ended cairn but not its git, which runs in a
+// session of its own (so that it cannot prompt on the terminal) and so never had the
+// terminal's SIGINT: it held its connection open for good, one more with each command
+// interrupted. cairn ends its git, then itself by the signal, as before.
+func TestInterruptedSyncEndsItsGit(t *testing.T) {
+	for _, command := range []string{"sync", "doctor"} {
+		t.Run(command, func(t *testing.T) { interruptedRemoteCommand(t, command) })
+	}
+}
+
+// interruptedRemoteCommand checks that cairn's command, sent each signal while its git waits
+// for a remote that does not answer, ends that git.
+func interruptedRemoteCommand(t *testing.T, command string) {
+	m := newMachine(t, "file://"+filepath.Join(bareRepo(t), "shared.git"))
+	m.must("remote", "enable", "--yes")
+	m.must("start", "apex", "interrupted", "--id", "wf-i")
+	hung := gittest.Hung(t)
+	// Over http git's helper holds the connection: it must end too, not only git.
+	m.git("remote", "set-url", "origin", "http://"+hung.Addr+"/shared.git")
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		was := hung.Accepted()
+		cmd := cairnCmd(t, m.dir, m.env, command)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(time.Minute); hung.Accepted() == was; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(end) {
+				cmd.Process.Kill()
+				t.Fatalf("cairn %s's git never reached the remote", command)
+			}
+		}
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		// It ends as the signal would have ended it, its git's end waited for.
+		if cmd.Wait(); !cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled() || cmd.ProcessState.Sys().(syscall.WaitStatus).Signal() != sig {
+			t.Fatalf("cairn %s sent %v ended with %v, want ended by the signal", command, sig, cmd.ProcessState)
+		}
+		// Ended, git closes its connection within moments; 30 s is for a loaded machine.
+		for end := time.Now().Add(30 * time.Second); hung.Closed() < hung.Accepted(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("cairn %s ended by %v, and its git still holds its connection to the remote", command, sig)
+			}
+		}
 	}
 }

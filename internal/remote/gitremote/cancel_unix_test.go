@@ -7,7 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
@@ -26,13 +29,12 @@ done
 exec "$CAIRN_REAL_GIT" "$@"
 `
 
-// TestCancelledFetchLeavesNoLockFile: a sync cancelled while its git fetch held a mirror ref's
-// lock file (cairn-mcp stopping as the client exits, Ctrl-C on cairn sync, a timeout) killed
-// git with SIGKILL, which leaves the lock file: the next sync, cairn sync in the terminal just
-// after, failed on it. git is now terminated, which removes its lock files.
-func TestCancelledFetchLeavesNoLockFile(t *testing.T) {
-	realGit, err := exec.LookPath("git")
-	if err != nil {
+// cancelFetch runs Heads through a git whose fetch holds a mirror ref's lock file
+// (lockHolder), cancels it once git runs, and returns the lock file and the Heads' error.
+func cancelFetch(t *testing.T) (lock string, err error) {
+	t.Helper()
+	realGit, lerr := exec.LookPath("git")
+	if lerr != nil {
 		t.Skip("no git")
 	}
 	dir := t.TempDir()
@@ -42,7 +44,7 @@ func TestCancelledFetchLeavesNoLockFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(lockHolder), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	lock := filepath.Join(dir, ".git", "refs", "cairn-mirror", "origin", "wf-a.lock")
+	lock = filepath.Join(dir, ".git", "refs", "cairn-mirror", "origin", "wf-a.lock")
 	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +64,50 @@ func TestCancelledFetchLeavesNoLockFile(t *testing.T) {
 	}()
 	waitFile(t, filepath.Join(gate, "ready"))
 	cancel()
-	if err := <-done; err == nil {
+	return lock, <-done
+}
+
+// TestCancelledFetchLeavesNoLockFile: a sync cancelled while its git fetch held a mirror ref's
+// lock file (cairn-mcp stopping as the client exits, Ctrl-C on cairn sync, a timeout) killed
+// git with SIGKILL, which leaves the lock file: the next sync, cairn sync in the terminal just
+// after, failed on it. git is now terminated, which removes its lock files.
+func TestCancelledFetchLeavesNoLockFile(t *testing.T) {
+	lock, err := cancelFetch(t)
+	if err == nil {
 		t.Fatal("a cancelled fetch succeeded")
 	}
 	if _, err := os.Lstat(lock); err == nil {
 		t.Fatalf("the cancelled fetch's git left %s", lock)
+	}
+}
+
+// TestCancelledGitGroupIsLeftAloneOnceGone: a cancelled git that ended on SIGTERM at once, as
+// git does, had its process group sent SIGKILL 2 s (WaitDelay) later all the same: by then
+// the group is gone and its id free, and a process group started since (a shell's job, any
+// daemon) can have it, and was killed. Nothing is sent to the group once its git was waited for.
+func TestCancelledGitGroupIsLeftAloneOnceGone(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		returned bool
+		late     []syscall.Signal
+	)
+	gitremote.OnSignalGroup(t, func(_ int, sig syscall.Signal) {
+		mu.Lock()
+		defer mu.Unlock()
+		if returned {
+			late = append(late, sig)
+		}
+	})
+	if _, err := cancelFetch(t); err == nil {
+		t.Fatal("a cancelled fetch succeeded")
+	}
+	mu.Lock()
+	returned = true
+	mu.Unlock()
+	time.Sleep(3 * time.Second) // past the command's WaitDelay
+	mu.Lock()
+	defer mu.Unlock()
+	if len(late) > 0 {
+		t.Fatalf("the cancelled git's process group was sent %v after the git was waited for", late)
 	}
 }

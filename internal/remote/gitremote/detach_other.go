@@ -5,4 +5,4 @@ package gitremote
 import "os/exec"
 
 // detach does nothing where there are no sessions or process groups: cancelling kills git.
-func detach(*exec.Cmd) {}
+func detach(*exec.Cmd) (waited func()) { return func() {} }

@@ -1032,8 +1032,10 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 2 * time.Second
-	detach(cmd)
-	if err := cmd.Run(); err != nil {
+	waited := detach(cmd)
+	err := cmd.Run()
+	waited()
+	if err != nil {
 		if errors.Is(parent.Err(), context.DeadlineExceeded) {
 			// The caller's time (a whole sync's) ran out while git waited: the remote did
 			// not answer in time, as with Timeout below.

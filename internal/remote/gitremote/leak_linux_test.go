@@ -3,6 +3,7 @@ package gitremote_test
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 )
 
 // procStat returns the state and session id of process pid from /proc, ok false when it is
@@ -32,7 +34,15 @@ func procStat(pid string) (session string, ok bool) {
 // only git, which would leave it running (and holding its connection) after the sync gave up;
 // and it must run outside this process's session, so that it cannot open the user's terminal
 // to ask for a passphrase or a host key while nobody is there to answer.
+// A transport that ignores SIGTERM is killed once git has been waited for.
 func TestStalledTransportLeavesNothing(t *testing.T) {
+	for name, run := range map[string]string{"ends on SIGTERM": "exec sleep 600", "ignores SIGTERM": "trap '' TERM; exec sleep 600"} {
+		t.Run(name, func(t *testing.T) { stalledTransport(t, run) })
+	}
+}
+
+// stalledTransport checks that a timed-out Heads leaves no fake ssh running script.
+func stalledTransport(t *testing.T, script string) {
 	ctx := bg(t)
 	self, ok := procStat("self")
 	if !ok {
@@ -41,7 +51,7 @@ func TestStalledTransportLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	pids := filepath.Join(dir, "pids")
 	ssh := filepath.Join(dir, "fake-ssh")
-	if err := os.WriteFile(ssh, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\nexec sleep 600\n"), 0o755); err != nil {
+	if err := os.WriteFile(ssh, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\n"+script+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("GIT_SSH_COMMAND", ssh)
@@ -105,6 +115,47 @@ func TestStalledTransportLeavesNothing(t *testing.T) {
 			if p, err := os.FindProcess(n); err == nil {
 				p.Kill()
 			}
+		}
+	}
+}
+
+// TestKilledSyncEndsItsGit: a Cairn process killed while its git waited for a remote that does
+// not answer (cairn-mcp killed with its client, kill -9 on cairn sync) left that git running,
+// in a session of its own, holding its connection for good: one more with each process
+// killed. git is now terminated as the process that started it dies.
+func TestKilledSyncEndsItsGit(t *testing.T) {
+	if dir := os.Getenv("CAIRN_TEST_KILLED_SYNC"); dir != "" {
+		// The process to be killed: Heads waits on the hung remote until then.
+		b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin", Timeout: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = b.Heads(bg(t))
+		t.Fatalf("Heads through a remote that does not answer ended: %v", err)
+	}
+	hung := gittest.Hung(t)
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	git(t, dir, "remote", "add", "origin", "git://"+hung.Addr+"/shared.git")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledSyncEndsItsGit$")
+	cmd.Env = append(os.Environ(), "CAIRN_TEST_KILLED_SYNC="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(time.Minute); hung.Accepted() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			cmd.Process.Kill()
+			t.Fatal("the sync's git never reached the remote")
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	// Ended, git closes its connection within moments; 30 s is for a loaded machine.
+	for end := time.Now().Add(30 * time.Second); hung.Closed() < hung.Accepted(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the sync was killed, and its git still holds its connection to the remote")
 		}
 	}
 }

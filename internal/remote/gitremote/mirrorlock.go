@@ -101,9 +101,13 @@ func (b *Backend) lockMirror(ctx context.Context) (func(), error) {
 			release(l)
 			return nil, fmt.Errorf("a Cairn process of this clone was stopped while it synced with its remote, and holds its copy of the remote's refs: %w", l.err)
 		}
-		if l.err != nil {
+		if _, held := errors.AsType[*durable.LockTimeoutError](l.err); held {
 			release(l)
 			return nil, fmt.Errorf("another Cairn process of this clone is syncing with its remote: %w", l.err)
+		}
+		if l.err != nil { // no holder: the file itself (a directory or link in its place)
+			release(l)
+			return nil, fmt.Errorf("taking the sync lock %s: %w", filepath.Join(b.gitDir(), mirrorLock), l.err)
 		}
 		return func() { release(l) }, nil
 	}

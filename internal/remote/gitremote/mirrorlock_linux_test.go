@@ -1,6 +1,7 @@
 package gitremote_test
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -63,5 +64,35 @@ func TestSyncStoppedWhileWaitedFor(t *testing.T) {
 	}
 	if waited := time.Since(start); waited > timeout/2 {
 		t.Fatalf("Heads waited %s for a holder that was stopped", waited)
+	}
+}
+
+// TestMirrorLockInTheWay: a directory, symlink or FIFO in place of the mirror lock's file
+// failed every sync with "another Cairn process of this clone is syncing with its remote",
+// which no waiting ends, and named the file without its directory. The error names the file
+// where it is, says nothing of another process, and the thing in its place is left alone.
+func TestMirrorLockInTheWay(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(string) error
+	}{
+		{"directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+		{"symlink", func(p string) error { return os.Symlink(os.DevNull, p) }},
+		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, b, _ := lockedClone(t, time.Time{})
+			p := filepath.Join(dir, ".git", gitremote.MirrorLock)
+			if err := tc.make(p); err != nil {
+				t.Skip(err)
+			}
+			_, err := b.Heads(bg(t))
+			if err == nil || !strings.Contains(err.Error(), p) || strings.Contains(err.Error(), "another Cairn process") {
+				t.Fatalf("Heads with a %s in place of the mirror lock = %v, want an error naming %s and no other process", tc.name, err, p)
+			}
+			if _, err := os.Lstat(p); err != nil {
+				t.Fatalf("the %s in the lock's place was touched: %v", tc.name, err)
+			}
+		})
 	}
 }

@@ -102,8 +102,9 @@ func gitOutput(ctx context.Context, dir string, timeout time.Duration, args ...s
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.WaitDelay = 2 * time.Second
-	detach(cmd)
+	waited := detach(cmd)
 	err := cmd.Run()
+	waited()
 	if errors.Is(err, exec.ErrNotFound) {
 		err = ErrNoGit
 	}

@@ -335,12 +335,16 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			return out, err
 		}
 		out.Remote, out.Pushed = head, int(L-R)
-		if R == 0 {
-			if s, err := mirror.Load(st); err == nil && s.Remote == from && s.Workflow == id && s.Mirrored > 0 {
-				// By design (every machine keeps its copy), but the one who deleted it sees it
-				// back, and the others lost it meanwhile: said once, by the sync that did it.
+		if s, err := mirror.Load(st); err == nil && s.Remote == from && s.Workflow == id && s.Mirrored > R {
+			// By design (every machine keeps its copy), but the one who deleted the line or set
+			// it back sees it return, and the others lost it meanwhile: said once, by the sync
+			// that did it.
+			if R == 0 {
 				out.Notices = append(out.Notices, fmt.Sprintf("workflow %s was gone from %s (it held r%d at the last sync: deleted there, or %[2]s now names another repository), so this machine's copy was pushed again whole, r1 to r%[4]d",
 					id, secrets.Line(from, 40), s.Mirrored, head))
+			} else {
+				out.Notices = append(out.Notices, fmt.Sprintf("workflow %s was back at r%d on %s (it held r%d at the last sync: set back there, or %[3]s now names another repository), so this machine pushed its later revisions again, now r%d",
+					id, R, secrets.Line(from, 40), s.Mirrored, head))
 			}
 		}
 		return out, nil
