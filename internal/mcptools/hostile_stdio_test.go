@@ -246,7 +246,8 @@ func TestStdioDeepArgumentsSaidPlainly(t *testing.T) {
 // TestStdioRequestIDs: a request is answered with its id exactly as sent, so that the client
 // can match the answer (an integer beyond 2^53 read as a float comes back as another number,
 // and the client waits for its answer for ever). A request whose id is neither a string nor
-// an integer (MCP's rule) is refused as an invalid request and not run.
+// an integer (MCP's rule) is refused as an invalid request and not run; one whose id is null
+// was taken for a notification and never answered.
 func TestStdioRequestIDs(t *testing.T) {
 	p := newProject(t)
 	r := startRaw(t, p)
@@ -265,6 +266,7 @@ func TestStdioRequestIDs(t *testing.T) {
 		{call(`[1]`), "null"},
 		{call(`true`), "null"},
 		{call(`1.5`), "null"},
+		{call(`null`), "null"},
 	})
 	p.noCheckpoints(t, "a request with an invalid id was run")
 	r.checkStdout()
@@ -437,6 +439,7 @@ func TestStdioBatchAnsweredPerRequest(t *testing.T) {
 			`{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"six","method":"ping"}]`, []string{"5", `"six"`}},
 		{`[]`, []string{"null"}},
 		{`[7, {"jsonrpc":"2.0","id":8,"method":"ping"}]`, []string{"null", "8"}},
+		{`[{"jsonrpc":"2.0","id":null,"method":"ping"},{"jsonrpc":"2.0","id":null,"method":"notifications/initialized"}]`, []string{"null"}},
 	} {
 		r.send(tc.batch)
 		var line []byte

@@ -319,7 +319,9 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	}
 	var method string // "" when missing or not a string
 	_ = json.Unmarshal(env.Method, &method)
-	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
+	// An id of null makes a request, which JSON-RPC answers (its error's id is null too), not
+	// a notification: the client waits for the answer. Only a notification's is let pass.
+	isRequest := len(env.ID) > 0 && (string(env.ID) != "null" || !strings.HasPrefix(method, "notifications/"))
 	switch {
 	case method == "" && (len(env.Result) > 0 || len(env.Error) > 0 || sess.waiting(env.ID)):
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
@@ -381,7 +383,7 @@ func batchRefusal(line []byte) (answers any, ok bool) {
 		switch err := json.Unmarshal(it, &env); {
 		case err != nil: // not an object
 			errs = append(errs, errorResponse(nil, mcp.INVALID_REQUEST, msg))
-		case env.Method == "" || len(env.ID) == 0 || string(env.ID) == "null":
+		case env.Method == "" || len(env.ID) == 0 || string(env.ID) == "null" && strings.HasPrefix(env.Method, "notifications/"):
 			// An answer or a notification: JSON-RPC answers neither.
 		default:
 			errs = append(errs, errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, msg))
