@@ -546,7 +546,9 @@ func TestStdioNotificationWithIDAnswered(t *testing.T) {
 // types (a member of the wrong JSON type) is refused with a text that names the member by its
 // JSON path and says what it takes, not encoding/json's "cannot unmarshal ... into Go struct
 // field ... of type mcp.params", which names Go types the client never sees. A "jsonrpc" that
-// is not a string is an invalid request, not a parse error: the line is JSON.
+// is not a string is an invalid request, not a parse error: the line is JSON; one that is
+// another string was refused in mcp-go's words ("Invalid JSON-RPC version"), which do not say
+// what it must be.
 func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 	p := newProject(t)
 	r := startRaw(t, p)
@@ -590,9 +592,11 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 	if resp := r.next(hangGuard); resp.Error == nil || string(resp.ID) != "21" || strings.Contains(resp.Error.Message, "cursor") {
 		t.Errorf("tools/list without the capabilities 2026-07-28 needs answered %+v (error %+v), want a refusal that is not about a cursor", resp, resp.Error)
 	}
-	r.send(`{"jsonrpc":2,"id":20,"method":"ping"}`)
-	if resp := r.next(hangGuard); resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "20" || !strings.Contains(resp.Error.Message, `"2.0"`) {
-		t.Errorf("a number as jsonrpc answered %+v (error %+v), want -32600 saying it must be \"2.0\"", resp, resp.Error)
+	for _, v := range []string{`2`, `"1.0"`} {
+		r.send(`{"jsonrpc":` + v + `,"id":20,"method":"ping"}`)
+		if resp := r.next(hangGuard); resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "20" || !strings.Contains(resp.Error.Message, `"2.0"`) {
+			t.Errorf("jsonrpc %s answered %+v (error %+v), want -32600 saying it must be \"2.0\"", v, resp, resp.Error)
+		}
 	}
 	p.noCheckpoints(t, "a refused call was run")
 	r.checkStdout()

@@ -325,8 +325,9 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	switch {
 	case method == "" && (len(env.Result) > 0 || len(env.Error) > 0 || sess.waiting(env.ID)):
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
-	case isRequest && strictjson.KindOf(env.JSONRPC) != "a string":
-		// mcp-go calls this a parse error, which the line is not.
+	case isRequest && string(env.JSONRPC) != `"2.0"`:
+		// mcp-go calls a number here a parse error, which the line is not, and another string
+		// an "Invalid JSON-RPC version", without the one it takes.
 		reply(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, `invalid request: "jsonrpc" must be "2.0"; it was not run`))
 	case method == "":
 		// A request with no method: answered, or the client waits for it for ever.
