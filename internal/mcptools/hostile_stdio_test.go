@@ -247,7 +247,8 @@ func TestStdioDeepArgumentsSaidPlainly(t *testing.T) {
 // can match the answer (an integer beyond 2^53 read as a float comes back as another number,
 // and the client waits for its answer for ever). A request whose id is neither a string nor
 // an integer (MCP's rule) is refused as an invalid request and not run; one whose id is null
-// was taken for a notification and never answered.
+// was taken for a notification and never answered, and one whose string id was not UTF-8 was
+// run and answered under another id (U+FFFD for the bytes).
 func TestStdioRequestIDs(t *testing.T) {
 	p := newProject(t)
 	r := startRaw(t, p)
@@ -267,6 +268,7 @@ func TestStdioRequestIDs(t *testing.T) {
 		{call(`true`), "null"},
 		{call(`1.5`), "null"},
 		{call(`null`), "null"},
+		{call("\"\xff\""), "null"},
 	})
 	p.noCheckpoints(t, "a request with an invalid id was run")
 	r.checkStdout()

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -355,7 +356,7 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		// Other notifications (initialized) are handled in order, on the read loop.
 		s.mcp.HandleMessage(ctx, line)
 	case !validID(env.ID):
-		reply(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string or an integer; the request was not run"))
+		reply(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string (UTF-8 text) or an integer; the request was not run"))
 	default:
 		return queued{id: env.ID, method: method, msg: bytes.Clone(line)}
 	}
@@ -404,11 +405,13 @@ func answerID(id json.RawMessage) json.RawMessage {
 	return nil
 }
 
-// validID says whether id is one MCP allows on a request: a string or an integer.
+// validID says whether id is one MCP allows on a request: a string or an integer. A string
+// that is not UTF-8 is none: encoding/json reads it with U+FFFD in place of the bytes, and the
+// answer would come back under an id the client never sent.
 func validID(id json.RawMessage) bool {
 	switch strictjson.KindOf(id) {
 	case "a string":
-		return true
+		return utf8.Valid(id)
 	case "a number":
 		return !bytes.ContainsAny(id, ".eE")
 	}
