@@ -651,8 +651,10 @@ func atPointer(data json.RawMessage, ptr string) (json.RawMessage, error) {
 			if err := json.Unmarshal(data, &a); err != nil {
 				return nil, err
 			}
+			// RFC 6901 writes an index as 0 or digits without a leading 0; Atoi also takes
+			// a sign ("+1").
 			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(a) || (tok != "0" && tok[0] == '0') {
+			if err != nil || tok[0] < '0' || tok[0] > '9' || i >= len(a) || (tok != "0" && tok[0] == '0') {
 				return nil, fmt.Errorf("the array has %d items, indexed from 0", len(a))
 			}
 			data = a[i]
