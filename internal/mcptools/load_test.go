@@ -27,6 +27,9 @@ func TestLoadCheckpointInParts(t *testing.T) {
 
 	res := mustOK(t, c, "load_checkpoint", `{"name":"big"}`)
 	t.Logf("outline:\n%s", text(res))
+	if strings.Contains(text(res), " 1 bytes") {
+		t.Errorf("the outline says of a part \"1 bytes\": %s", text(res))
+	}
 	s := structured(t, res)
 	raw, _ := json.Marshal(s)
 	if len(raw) > 8<<10 || s["data"] != nil {
@@ -50,8 +53,9 @@ func TestLoadCheckpointInParts(t *testing.T) {
 	if got := structured(t, mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/files/3"}`))["data"]; got != files[3] {
 		t.Errorf("/files/3 gave %v", got)
 	}
-	if got := structured(t, mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/small"}`))["data"]; got != float64(7) {
-		t.Errorf("/small gave %v", got)
+	small := mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/small"}`)
+	if got := structured(t, small)["data"]; got != float64(7) || !strings.Contains(text(small), "(1 byte):") {
+		t.Errorf("/small gave %v, said as %q", got, text(small))
 	}
 	if got := structured(t, mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/a~1b"}`))["data"]; got != "slash" {
 		t.Errorf("/a~1b gave %v", got)
