@@ -197,7 +197,7 @@ loop:
 			}
 			if l.tooLong {
 				reply(errorResponse(l.id, mcp.INVALID_REQUEST,
-					fmt.Sprintf("message is larger than %d bytes; keep large content in a file and pass its path", MaxLineBytes)))
+					fmt.Sprintf("message is larger than %d bytes; it was not run and nothing was changed: keep large content in a file and pass its path", MaxLineBytes)))
 				continue
 			}
 			req := s.dispatch(reqCtx, sess, l.data, reply, drop)
