@@ -49,6 +49,10 @@ func TestBadArguments(t *testing.T) {
 		{"missing-required", "transition", `{}`, []string{`missing required argument "to"`}},
 		{"missing-two", "start_workflow", `{}`, []string{`missing required argument "type"`, `missing required argument "context"`}},
 		{"null-required", "complete_workflow", `{"outcome":null}`, []string{`missing required argument "outcome"`}},
+		// Said with what to send: such a field's description is only its limit or its use.
+		{"missing-data", "save_checkpoint", `{"name":"n"}`, []string{`missing required argument "data": a JSON object or array.`}},
+		{"missing-entry", "append_log", `{"name":"decisions"}`, []string{`missing required argument "entry": a JSON object.`}},
+		{"missing-violations", "set_enforcement", `{}`, []string{`missing required argument "violations": an array of {"code", "severity", "details"} objects.`}},
 		{"empty-required", "complete_workflow", `{"outcome":""}`, []string{`"outcome" is empty`}},
 		{"violation-missing-severity", "set_enforcement", `{"violations":[{"code":"V1","details":"d"}]}`, []string{`"violations[0].severity" is missing`}},
 		// unknown

@@ -256,9 +256,9 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 			return item.checkString(name, s)
 		})
 	case kObject, kJSON:
-		what, keep := "a JSON object", "record its path"
+		what, keep := f.shape(), "record its path"
 		if f.kind == kJSON {
-			what, keep = "a JSON object or array", "save its path instead"
+			keep = "save its path instead"
 			// Claude Code parses a string holding an object into the object for this type
 			// (object or array) but leaves one holding an array a string. A string is never a
 			// value of this argument, so one holding an object or array is read as that value.
@@ -316,7 +316,7 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		}
 		return out, ""
 	case kViolations:
-		return decodeArray(f, v, `an array of {"code", "severity", "details"} objects (an empty array clears the list)`, decodeViolation)
+		return decodeArray(f, v, f.shape()+" (an empty array clears the list)", decodeViolation)
 	}
 	return nil, fmt.Sprintf("argument %q has a type this server cannot read", f.name)
 }
@@ -488,10 +488,15 @@ func lineProblem(name, s string, maxRunes int, multiline bool) string {
 }
 
 // takes says what the field takes, after a colon, for a refusal that it is missing: the values
-// of an enum and the description, or else what a valid value looks like; "" when nothing is
-// known.
+// of an enum or the JSON shape, and the description, or else what a valid value looks like;
+// "" when nothing is known.
 func (f *field) takes() string {
 	var say []string
+	if s := f.shape(); s != "" {
+		// The description of such a field is its limit or its use ("At most 1 MiB."), which
+		// says nothing of what to send.
+		say = append(say, s)
+	}
 	if len(f.enum) > 0 {
 		say = append(say, "one of "+strings.Join(f.enum, ", "))
 	}
@@ -504,6 +509,20 @@ func (f *field) takes() string {
 		return ""
 	}
 	return ": " + strings.Join(say, ". ") + "."
+}
+
+// shape is the JSON shape of a field's value, as its refusals say it; "" for the kinds whose
+// refusals say it otherwise.
+func (f *field) shape() string {
+	switch f.kind {
+	case kObject:
+		return "a JSON object"
+	case kJSON:
+		return "a JSON object or array"
+	case kViolations:
+		return `an array of {"code", "severity", "details"} objects`
+	}
+	return ""
 }
 
 func (f *field) example() string {

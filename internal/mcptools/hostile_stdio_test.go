@@ -246,7 +246,9 @@ func TestStdioDeepArgumentsSaidPlainly(t *testing.T) {
 // TestStdioRequestIDs: a request is answered with its id exactly as sent, so that the client
 // can match the answer (an integer beyond 2^53 read as a float comes back as another number,
 // and the client waits for its answer for ever). A request whose id is neither a string nor
-// an integer (MCP's rule) is refused as an invalid request and not run.
+// an integer (MCP's rule) is refused as an invalid request and not run; one whose id is null
+// was taken for a notification and never answered, and one whose string id was not UTF-8 was
+// run and answered under another id (U+FFFD for the bytes).
 func TestStdioRequestIDs(t *testing.T) {
 	p := newProject(t)
 	r := startRaw(t, p)
@@ -265,6 +267,8 @@ func TestStdioRequestIDs(t *testing.T) {
 		{call(`[1]`), "null"},
 		{call(`true`), "null"},
 		{call(`1.5`), "null"},
+		{call(`null`), "null"},
+		{call("\"\xff\""), "null"},
 	})
 	p.noCheckpoints(t, "a request with an invalid id was run")
 	r.checkStdout()
@@ -437,6 +441,7 @@ func TestStdioBatchAnsweredPerRequest(t *testing.T) {
 			`{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"six","method":"ping"}]`, []string{"5", `"six"`}},
 		{`[]`, []string{"null"}},
 		{`[7, {"jsonrpc":"2.0","id":8,"method":"ping"}]`, []string{"null", "8"}},
+		{`[{"jsonrpc":"2.0","id":null,"method":"ping"},{"jsonrpc":"2.0","id":null,"method":"notifications/initialized"}]`, []string{"null"}},
 	} {
 		r.send(tc.batch)
 		var line []byte
@@ -543,7 +548,9 @@ func TestStdioNotificationWithIDAnswered(t *testing.T) {
 // types (a member of the wrong JSON type) is refused with a text that names the member by its
 // JSON path and says what it takes, not encoding/json's "cannot unmarshal ... into Go struct
 // field ... of type mcp.params", which names Go types the client never sees. A "jsonrpc" that
-// is not a string is an invalid request, not a parse error: the line is JSON.
+// is not a string is an invalid request, not a parse error: the line is JSON; one that is
+// another string was refused in mcp-go's words ("Invalid JSON-RPC version"), which do not say
+// what it must be.
 func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 	p := newProject(t)
 	r := startRaw(t, p)
@@ -587,9 +594,11 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 	if resp := r.next(hangGuard); resp.Error == nil || string(resp.ID) != "21" || strings.Contains(resp.Error.Message, "cursor") {
 		t.Errorf("tools/list without the capabilities 2026-07-28 needs answered %+v (error %+v), want a refusal that is not about a cursor", resp, resp.Error)
 	}
-	r.send(`{"jsonrpc":2,"id":20,"method":"ping"}`)
-	if resp := r.next(hangGuard); resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "20" || !strings.Contains(resp.Error.Message, `"2.0"`) {
-		t.Errorf("a number as jsonrpc answered %+v (error %+v), want -32600 saying it must be \"2.0\"", resp, resp.Error)
+	for _, v := range []string{`2`, `"1.0"`} {
+		r.send(`{"jsonrpc":` + v + `,"id":20,"method":"ping"}`)
+		if resp := r.next(hangGuard); resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "20" || !strings.Contains(resp.Error.Message, `"2.0"`) {
+			t.Errorf("jsonrpc %s answered %+v (error %+v), want -32600 saying it must be \"2.0\"", v, resp, resp.Error)
+		}
 	}
 	p.noCheckpoints(t, "a refused call was run")
 	r.checkStdout()

@@ -27,6 +27,9 @@ func TestLoadCheckpointInParts(t *testing.T) {
 
 	res := mustOK(t, c, "load_checkpoint", `{"name":"big"}`)
 	t.Logf("outline:\n%s", text(res))
+	if strings.Contains(text(res), " 1 bytes") {
+		t.Errorf("the outline says of a part \"1 bytes\": %s", text(res))
+	}
 	s := structured(t, res)
 	raw, _ := json.Marshal(s)
 	if len(raw) > 8<<10 || s["data"] != nil {
@@ -71,7 +74,10 @@ func TestLoadCheckpointInParts(t *testing.T) {
 		t.Errorf("the model is sent to a command of a person's: %s", text(res))
 	}
 	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"/nope"}`, "nothing at /nope")
-	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"/files/300"}`, "nothing at /files/300")
+	// An index is written as RFC 6901 writes it: "+3" was read as 3.
+	for _, p := range []string{"/files/300", "/files/+3", "/files/03", "/files/-1"} {
+		mustFail(t, c, "load_checkpoint", `{"name":"big","part":"`+p+`"}`, "nothing at "+p)
+	}
 	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"files"}`, `argument "part"`, "such as /files/0")
 
 	// A small checkpoint comes back whole, as before.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -196,7 +197,7 @@ loop:
 			}
 			if l.tooLong {
 				reply(errorResponse(l.id, mcp.INVALID_REQUEST,
-					fmt.Sprintf("message is larger than %d bytes; keep large content in a file and pass its path", MaxLineBytes)))
+					fmt.Sprintf("message is larger than %d bytes; it was not run and nothing was changed: keep large content in a file and pass its path", MaxLineBytes)))
 				continue
 			}
 			req := s.dispatch(reqCtx, sess, l.data, reply, drop)
@@ -319,12 +320,15 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	}
 	var method string // "" when missing or not a string
 	_ = json.Unmarshal(env.Method, &method)
-	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
+	// An id of null makes a request, which JSON-RPC answers (its error's id is null too), not
+	// a notification: the client waits for the answer. Only a notification's is let pass.
+	isRequest := len(env.ID) > 0 && (string(env.ID) != "null" || !strings.HasPrefix(method, "notifications/"))
 	switch {
 	case method == "" && (len(env.Result) > 0 || len(env.Error) > 0 || sess.waiting(env.ID)):
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
-	case isRequest && strictjson.KindOf(env.JSONRPC) != "a string":
-		// mcp-go calls this a parse error, which the line is not.
+	case isRequest && string(env.JSONRPC) != `"2.0"`:
+		// mcp-go calls a number here a parse error, which the line is not, and another string
+		// an "Invalid JSON-RPC version", without the one it takes.
 		reply(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, `invalid request: "jsonrpc" must be "2.0"; it was not run`))
 	case method == "":
 		// A request with no method: answered, or the client waits for it for ever.
@@ -352,7 +356,7 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		// Other notifications (initialized) are handled in order, on the read loop.
 		s.mcp.HandleMessage(ctx, line)
 	case !validID(env.ID):
-		reply(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string or an integer; the request was not run"))
+		reply(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string (UTF-8 text) or an integer; the request was not run"))
 	default:
 		return queued{id: env.ID, method: method, msg: bytes.Clone(line)}
 	}
@@ -381,7 +385,7 @@ func batchRefusal(line []byte) (answers any, ok bool) {
 		switch err := json.Unmarshal(it, &env); {
 		case err != nil: // not an object
 			errs = append(errs, errorResponse(nil, mcp.INVALID_REQUEST, msg))
-		case env.Method == "" || len(env.ID) == 0 || string(env.ID) == "null":
+		case env.Method == "" || len(env.ID) == 0 || string(env.ID) == "null" && strings.HasPrefix(env.Method, "notifications/"):
 			// An answer or a notification: JSON-RPC answers neither.
 		default:
 			errs = append(errs, errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, msg))
@@ -401,11 +405,13 @@ func answerID(id json.RawMessage) json.RawMessage {
 	return nil
 }
 
-// validID says whether id is one MCP allows on a request: a string or an integer.
+// validID says whether id is one MCP allows on a request: a string or an integer. A string
+// that is not UTF-8 is none: encoding/json reads it with U+FFFD in place of the bytes, and the
+// answer would come back under an id the client never sent.
 func validID(id json.RawMessage) bool {
 	switch strictjson.KindOf(id) {
 	case "a string":
-		return true
+		return utf8.Valid(id)
 	case "a number":
 		return !bytes.ContainsAny(id, ".eE")
 	}

@@ -375,7 +375,9 @@ func TestStdioProtocolVersions(t *testing.T) {
 }
 
 // TestStdioMalformedInput: garbage lines get JSON-RPC errors and the server carries on; an
-// oversized message is refused with its id.
+// oversized message is refused with its id, saying that nothing of it was run, as a call
+// refused for its arguments' size says (it did not: the model could not tell whether a save
+// had happened).
 func TestStdioMalformedInput(t *testing.T) {
 	r := startRaw(t, newProject(t))
 	r.initialize()
@@ -391,7 +393,7 @@ func TestStdioMalformedInput(t *testing.T) {
 		strings.Repeat("x", 5<<20) + `"}}}}`
 	r.send(huge)
 	resp := r.next(hangGuard)
-	if resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "8" || !strings.Contains(resp.Error.Message, "larger than") {
+	if resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "8" || !strings.Contains(resp.Error.Message, "larger than") || !strings.Contains(resp.Error.Message, "not run") {
 		t.Errorf("oversized message answered %+v (error %+v)", resp, resp.Error)
 	}
 	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)

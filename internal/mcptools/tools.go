@@ -514,7 +514,7 @@ func checkpointOutcome(from checkpointFrom, ptr string, data json.RawMessage) (*
 	before := from.before
 	if len(data) <= maxLoadBytes {
 		o := &outcome{
-			text:       fmt.Sprintf("Checkpoint %s (%d byte%s):\n%s", what, len(data), workflow.Plural(len(data)), data),
+			text:       fmt.Sprintf("Checkpoint %s (%s):\n%s", what, byteCount(len(data)), data),
 			structured: map[string]any{from.key: from.value, "data": json.RawMessage(data), "about": checkpointAbout},
 		}
 		if before != "" {
@@ -545,13 +545,16 @@ func checkpointOutcome(from checkpointFrom, ptr string, data json.RawMessage) (*
 			fmt.Fprintf(&b, "\n... and %d more", len(parts)-i+more)
 			break
 		}
-		fmt.Fprintf(&b, "\n%s: %s, %d bytes", p.Part, p.Kind, p.Bytes)
+		fmt.Fprintf(&b, "\n%s: %s, %s", p.Part, p.Kind, byteCount(p.Bytes))
 	}
 	if len(parts) <= maxOutlineLines && more > 0 {
 		fmt.Fprintf(&b, "\n... and %d more", more)
 	}
 	return &outcome{text: b.String(), structured: map[string]any{from.key: from.value, "message": message, "bytes": len(data), "parts": parts, "about": checkpointAbout}}, nil
 }
+
+// byteCount is n bytes, said as a count: a part of a checkpoint may be 1 byte (a digit).
+func byteCount(n int) string { return fmt.Sprintf("%d byte%s", n, workflow.Plural(n)) }
 
 // checkpointAbout is load_checkpoint's "about", as get_vars' says what its values are. The
 // data is not cleaned as resume_check's strings are: it is the caller's JSON, which the next
@@ -651,8 +654,10 @@ func atPointer(data json.RawMessage, ptr string) (json.RawMessage, error) {
 			if err := json.Unmarshal(data, &a); err != nil {
 				return nil, err
 			}
+			// RFC 6901 writes an index as 0 or digits without a leading 0; Atoi also takes
+			// a sign ("+1").
 			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(a) || (tok != "0" && tok[0] == '0') {
+			if err != nil || tok[0] < '0' || tok[0] > '9' || i >= len(a) || (tok != "0" && tok[0] == '0') {
 				return nil, fmt.Errorf("the array has %d items, indexed from 0", len(a))
 			}
 			data = a[i]
