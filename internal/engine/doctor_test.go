@@ -198,11 +198,31 @@ func TestDoctorForeignBinaries(t *testing.T) {
 		t.Fatalf("this machine's binaries: doctor says %+v", c)
 	}
 
-	data, set := dataSet(t, sums, "cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event")
-	c = doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, Foreign: foreign}, "binary platform")
-	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn-stop </dev/null (") ||
-		strings.Contains(c.Fix, "rm ") || !strings.Contains(c.Fix, "shared") {
-		t.Fatalf("data set: doctor says %+v", c)
+	// The fix runs what the launcher finds wanting by running it, never a hook (run by hand, it
+	// acts on the project's workflow): cairn where the set lacks it, which the launcher then
+	// installs, or a foreign cairn-mcp; a foreign hook alone, the session's own run of it.
+	for _, tc := range []struct {
+		name     string
+		binaries []string
+		foreign  string
+		fix      string
+	}{
+		{"a set without cairn", []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"}, "cairn-stop", "launch' cairn version ("},
+		{"a foreign cairn-mcp", []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn"}, "cairn-mcp", "launch' cairn-mcp </dev/null ("},
+		{"a foreign hook", []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn"}, "cairn-stop", "start a new session: when it runs cairn-stop,"},
+	} {
+		data, set := dataSet(t, sums, tc.binaries...)
+		foreign := func(p string) string {
+			if filepath.Base(p) == tc.foreign {
+				return "a plan9/mips binary"
+			}
+			return ""
+		}
+		c = doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, Foreign: foreign}, "binary platform")
+		if c == nil || c.OK || !strings.Contains(c.Fix, tc.fix) || strings.HasPrefix(tc.fix, "launch") && !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/") ||
+			strings.Contains(c.Fix, "rm ") || !strings.Contains(c.Fix, "shared") {
+			t.Errorf("data set, %s: doctor says %+v", tc.name, c)
+		}
 	}
 }
 
@@ -334,11 +354,11 @@ func TestDoctorMissingBinary(t *testing.T) {
 	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin}, "binary cairn-stop"); c == nil || c.OK || c.Fix != "make -C '"+root+"' build" {
 		t.Fatalf("a checkout's bin/: doctor says %+v", c)
 	}
-	// The launcher's set in the data dir: it installs a set only where the binary it runs is
-	// missing, so the set goes first.
+	// The launcher's set in the data dir: the launcher installs a set lacking any binary for
+	// cairn, so the fix runs no hook by hand.
 	data, set := dataSet(t, "-", "cairn-mcp", "cairn-session-start", "cairn-event", "cairn")
 	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-stop")
-	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn-stop </dev/null (") || strings.Contains(c.Fix, "rm ") {
+	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version (") || strings.Contains(c.Fix, "rm ") {
 		t.Fatalf("data set: doctor says %+v", c)
 	}
 }
@@ -358,7 +378,7 @@ func TestDoctorEmptyBinary(t *testing.T) {
 	}
 	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-stop")
 	if c == nil || c.OK || !strings.Contains(c.Detail, "empty") ||
-		!strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn-stop </dev/null (") || strings.Contains(c.Fix, "rm ") {
+		!strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version (") || strings.Contains(c.Fix, "rm ") {
 		t.Fatalf("an empty binary: doctor says %+v", c)
 	}
 	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-mcp"); c == nil || !c.OK {
