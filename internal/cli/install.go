@@ -36,7 +36,7 @@ func installedPlugin(getenv func(string) string, home, projectDir, goos string) 
 	if recs == nil {
 		return
 	}
-	best := -1
+	best := 0
 	for _, id := range slices.Sorted(maps.Keys(recs)) {
 		if !strings.HasPrefix(id, "cairn@") {
 			continue
@@ -45,13 +45,7 @@ func installedPlugin(getenv func(string) string, home, projectDir, goos string) 
 			if in.InstallPath == "" || !dirExists(filepath.Join(in.InstallPath, ".claude-plugin")) {
 				continue
 			}
-			rank := 1 // user-wide
-			if in.ProjectPath != "" {
-				if filepath.Clean(in.ProjectPath) != filepath.Clean(projectDir) {
-					continue // installed for another project
-				}
-				rank = 2
-			}
+			rank := in.Rank(projectDir)
 			if rank <= best {
 				continue
 			}
