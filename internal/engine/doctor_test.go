@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -524,6 +525,51 @@ func TestDoctorPluginFileOneFix(t *testing.T) {
 		if c := doctorCheck(en, opt, "plugin file "+f); c == nil || !c.OK {
 			t.Fatalf("%s: after the fix doctor says %+v", f, c)
 		}
+	}
+}
+
+// TestDoctorLauncherFiles: without hooks/launch (or the install it sources, or the checksums it
+// compares) every hook ended at once, saying nothing, and the MCP server did not start, and
+// doctor passed every check; a launcher that is not executable stopped the MCP server alone
+// (.mcp.json runs it with no shell). Each is a failed plugin file check with its one step, and
+// without the checksums no stamp check sends the user to an install that cannot run.
+func TestDoctorLauncherFiles(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("execute bits")
+	}
+	e := newEnv(t)
+	en := e.open("s1")
+	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
+	for _, f := range []string{"hooks/launch", "hooks/install", "release/checksums.txt"} {
+		root, bin := pluginWithBin(t, sums, sums)
+		writeFiles(t, root, map[string]string{"hooks/launch": "#!/bin/sh\n", "hooks/install": "#!/bin/sh\n"})
+		opt := engine.DoctorOptions{PluginRoot: root, BinDir: bin}
+		if c := doctorCheck(en, opt, "plugin file "+f); c == nil || !c.OK {
+			t.Fatalf("%s there: doctor says %+v", f, c)
+		}
+		os.Remove(filepath.Join(root, f))
+		c := doctorCheck(en, opt, "plugin file "+f)
+		if c == nil || c.OK || c.Fix != "reinstall the plugin: claude plugin uninstall cairn@cairn && claude plugin install cairn@cairn" {
+			t.Errorf("%s missing: doctor says %+v", f, c)
+		}
+		if c := doctorCheck(en, opt, "binary stamp"); (c != nil) != (f != "release/checksums.txt") || c != nil && !c.OK {
+			t.Errorf("%s missing: the stamp check says %+v", f, c)
+		}
+	}
+	root, bin := pluginWithBin(t, sums, sums)
+	writeFiles(t, root, map[string]string{"hooks/launch": "#!/bin/sh\n"})
+	launch := filepath.Join(root, "hooks", "launch")
+	os.Chmod(launch, 0o644)
+	opt := engine.DoctorOptions{PluginRoot: root, BinDir: bin}
+	c := doctorCheck(en, opt, "plugin file hooks/launch")
+	if c == nil || c.OK || !strings.Contains(c.Detail, "not executable") || c.Fix != "chmod +x '"+launch+"'" {
+		t.Fatalf("a launcher that is not executable: doctor says %+v", c)
+	}
+	if out, err := exec.Command("sh", "-c", c.Fix).CombinedOutput(); err != nil {
+		t.Fatalf("the fix %q: %v %s", c.Fix, err, out)
+	}
+	if c := doctorCheck(en, opt, "plugin file hooks/launch"); c == nil || !c.OK {
+		t.Errorf("after the fix doctor says %+v", c)
 	}
 }
 

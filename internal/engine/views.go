@@ -548,8 +548,12 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			if fi, err := os.Stat(filepath.Join(opt.BinDir, Exe(goos, "cairn"))); err == nil && fi.Mode().IsRegular() {
 				present = append(present, Exe(goos, "cairn"))
 			}
-			ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
-			add("binary stamp", ok, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, ""))
+			// Without the plugin's checksums there is nothing to compare, and no install can
+			// help: the plugin file's check below says so, with its step.
+			if _, err := os.Stat(filepath.Join(opt.PluginRoot, "release", "checksums.txt")); err == nil {
+				ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
+				add("binary stamp", ok, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, ""))
+			}
 			if opt.Foreign != nil {
 				// A set made on another OS or CPU carries the plugin's stamp all the same:
 				// the launcher replaces it only once an exec of it fails (its fast path
@@ -583,17 +587,26 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		// One fix where the plugin is: a checkout's file comes back from git; Claude Code's
 		// copy of a marketplace install (no .git) comes back with the plugin.
 		checkout := project.HasGit(opt.PluginRoot)
-		for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/cairn/SKILL.md"} {
+		// The launcher's files too: without them every hook ends at once, saying nothing
+		// (hooks.json's "|| exit 0"), and the MCP server does not start.
+		for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/cairn/SKILL.md",
+			"hooks/launch", "hooks/install", "release/checksums.txt"} {
 			p := filepath.Join(opt.PluginRoot, f)
 			data, err := durable.ReadPath(p, 1<<20, true)
 			ok := err == nil
 			detail := p
-			if ok && strings.HasSuffix(f, ".json") && !json.Valid(data) {
-				ok, detail = false, p+" is not valid JSON"
-			}
 			fix := "reinstall the plugin: claude plugin uninstall cairn@cairn && claude plugin install cairn@cairn"
 			if checkout {
 				fix = "restore it from the checkout: git -C " + vars.Quote(opt.PluginRoot) + " checkout -- " + vars.Quote(f)
+			}
+			switch {
+			case ok && strings.HasSuffix(f, ".json") && !json.Valid(data):
+				ok, detail = false, p+" is not valid JSON"
+			case ok && f == "hooks/launch" && cmp.Or(opt.GOOS, runtime.GOOS) != "windows":
+				// .mcp.json runs it as the MCP server's command, with no shell to read it.
+				if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 == 0 {
+					ok, detail, fix = false, p+" is not executable, so Claude Code cannot start Cairn's MCP server", "chmod +x "+vars.Quote(p)
+				}
 			}
 			add("plugin file "+f, ok, detail, fix)
 		}
