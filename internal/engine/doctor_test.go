@@ -756,15 +756,21 @@ func TestDoctorWindowsBinaries(t *testing.T) {
 	if c := doctorCheck(en, opt, "binary platform"); c == nil || !c.OK || !slices.Contains(asked, "cairn.exe") || !slices.Contains(asked, "cairn-mcp.exe") {
 		t.Fatalf("platform: doctor says %+v, read %v", c, asked)
 	}
-	// One missing: named as Windows names it.
+	// One missing: named as Windows names it, and said missing (the line named the path alone,
+	// the same for a file there that cannot run).
 	os.Remove(filepath.Join(set, "cairn-stop.exe"))
-	if c := doctorCheck(en, opt, "binary cairn-stop"); c == nil || c.OK || c.Detail != filepath.Join(set, "cairn-stop.exe") || !strings.Contains(c.Fix, data) {
+	if c := doctorCheck(en, opt, "binary cairn-stop"); c == nil || c.OK || c.Detail != filepath.Join(set, "cairn-stop.exe")+" is missing" || !strings.Contains(c.Fix, data) {
 		t.Fatalf("missing: doctor says %+v", c)
 	}
 	// Elsewhere a file without x bits still fails: the launcher cannot exec it.
 	os.WriteFile(filepath.Join(set, "cairn-stop"), []byte("#!/bin/sh\n"), 0o644)
-	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, GOOS: "linux"}, "binary cairn-stop"); c == nil || c.OK {
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, GOOS: "linux"}, "binary cairn-stop"); c == nil || c.OK || c.Detail != filepath.Join(set, "cairn-stop")+" is not executable" {
 		t.Fatalf("linux, not executable: doctor says %+v", c)
+	}
+	os.Remove(filepath.Join(set, "cairn-stop"))
+	os.Mkdir(filepath.Join(set, "cairn-stop"), 0o755)
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, GOOS: "linux"}, "binary cairn-stop"); c == nil || c.OK || c.Detail != filepath.Join(set, "cairn-stop")+" is not a file" {
+		t.Fatalf("linux, a directory: doctor says %+v", c)
 	}
 }
 

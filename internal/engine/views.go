@@ -529,11 +529,21 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			p := filepath.Join(opt.BinDir, Exe(goos, b))
 			fi, err := os.Stat(p)
 			// Windows runs a file by its name, and Go reports no execute bits there.
-			ok := err == nil && fi.Mode().IsRegular() && (goos == "windows" || fi.Mode()&0o111 != 0)
-			detail := p
-			// An empty one (a power loss soon after an install) is none to the launcher.
-			if ok && fi.Size() == 0 {
-				ok, detail = false, p+" is empty (an install cut short?)"
+			ok, detail := false, p
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				detail = p + " is missing"
+			case err != nil:
+				detail = err.Error()
+			case !fi.Mode().IsRegular():
+				detail = p + " is not a file"
+			case goos != "windows" && fi.Mode()&0o111 == 0:
+				detail = p + " is not executable"
+			case fi.Size() == 0:
+				// A power loss soon after an install can leave one: none to the launcher.
+				detail = p + " is empty (an install cut short?)"
+			default:
+				ok = true
 			}
 			fix := "start a new session: the plugin's hooks install its binaries"
 			if opt.PluginRoot != "" {
