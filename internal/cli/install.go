@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/project"
@@ -245,6 +246,13 @@ func stableCairn(exe, recorded, goos string) (target, note string) {
 		return stable, "; " + stable + " runs " + p + ", the newest version installed"
 	}
 	return exe, ""
+}
+
+// sameSet reports whether a and b name one set of binaries however each is spelled: Claude
+// Code's records name it through the home it was given (a ~/.claude that links elsewhere, say),
+// this cairn's path is read through every link.
+func sameSet(a, b string) bool {
+	return filepath.Clean(a) == filepath.Clean(b) || durable.SameDir(a, b)
 }
 
 // beforeLinkRename is where a test has another install run, between doctor's link made aside

@@ -435,3 +435,23 @@ func TestLinkRacesAnInstall(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnSetCheckThroughALinkedDataDir: with ~/.claude a symbolic link (a dotfiles checkout,
+// say), Claude Code's records name the plugin's set through the link, and this cairn's path,
+// read through every link, names it by its target: doctor said this cairn was not the
+// installed plugin's, with a fix, doctor --link run from that set, that ran this same cairn and
+// said so again. One directory however it is spelled is the plugin's set.
+func TestOwnSetCheckThroughALinkedDataDir(t *testing.T) {
+	real := filepath.Join(t.TempDir(), "dotfiles-claude")
+	writeTestFile(t, filepath.Join(real, "plugins", "data", "cairn-cairn", "bin-0.2.0", "cairn"), "binary")
+	home := t.TempDir()
+	if err := os.Symlink(real, filepath.Join(home, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(real, "plugins", "data", "cairn-cairn", "bin-0.2.0", "cairn")
+	a := &app{getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+		executable: func() (string, error) { return exe, nil }}
+	if c := a.ownSetCheck(filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn", "bin-0.2.0"), "linux"); c != nil {
+		t.Errorf("ownSetCheck = %+v, want none: this cairn is the set's", c)
+	}
+}
