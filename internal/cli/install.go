@@ -204,7 +204,7 @@ func stableCairn(exe, recorded, goos string) (target, note string) {
 	// A newer version's set stays named (an install keeps DATA/cairn on the newest): pointed
 	// back at this older one, which that version's install removes a day later, it dangles.
 	// Not once the plugin is this older version again: no install of the newer one runs.
-	if p, err := filepath.EvalSymlinks(stable); err == nil && (recorded == "" || filepath.Clean(recorded) != dir) {
+	if p, err := filepath.EvalSymlinks(stable); err == nil && (recorded == "" || !sameSet(recorded, dir)) {
 		if set := filepath.Dir(p); filepath.Dir(set) == data && fileExists(filepath.Join(set, ".checksums")) &&
 			newerVersion(strings.TrimPrefix(filepath.Base(set), "bin-"), strings.TrimPrefix(filepath.Base(dir), "bin-")) {
 			return stable, "; " + stable + " runs " + p + ", the newest version installed"
@@ -216,7 +216,7 @@ func stableCairn(exe, recorded, goos string) (target, note string) {
 	// this one: doctor looks again after its rename, as the install does, and leaves DATA/cairn
 	// on the newest set (unless exe's is the one recorded), in bounded rounds.
 	aside := filepath.Join(data, doctorLinkAside)
-	back := recorded != "" && filepath.Clean(recorded) == dir
+	back := recorded != "" && sameSet(recorded, dir)
 	to := dir
 	for range 4 {
 		_ = os.Remove(aside)
