@@ -239,7 +239,7 @@ func (a *app) ownSetCheck(bin, goos string) *engine.Check {
 		return nil
 	}
 	dir := filepath.Dir(exe)
-	if !strings.HasPrefix(filepath.Base(dir), "bin-") || filepath.Clean(dir) == filepath.Clean(bin) {
+	if !strings.HasPrefix(filepath.Base(dir), "bin-") || sameSet(dir, bin) {
 		return nil
 	}
 	fix := vars.Quote(filepath.Join(bin, "cairn")) + " doctor --link"

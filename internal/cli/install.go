@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/project"
@@ -36,7 +37,7 @@ func installedPlugin(getenv func(string) string, home, projectDir, goos string) 
 	if recs == nil {
 		return
 	}
-	best := -1
+	best := 0
 	for _, id := range slices.Sorted(maps.Keys(recs)) {
 		if !strings.HasPrefix(id, "cairn@") {
 			continue
@@ -45,13 +46,7 @@ func installedPlugin(getenv func(string) string, home, projectDir, goos string) 
 			if in.InstallPath == "" || !dirExists(filepath.Join(in.InstallPath, ".claude-plugin")) {
 				continue
 			}
-			rank := 1 // user-wide
-			if in.ProjectPath != "" {
-				if filepath.Clean(in.ProjectPath) != filepath.Clean(projectDir) {
-					continue // installed for another project
-				}
-				rank = 2
-			}
+			rank := in.Rank(projectDir)
 			if rank <= best {
 				continue
 			}
@@ -209,7 +204,7 @@ func stableCairn(exe, recorded, goos string) (target, note string) {
 	// A newer version's set stays named (an install keeps DATA/cairn on the newest): pointed
 	// back at this older one, which that version's install removes a day later, it dangles.
 	// Not once the plugin is this older version again: no install of the newer one runs.
-	if p, err := filepath.EvalSymlinks(stable); err == nil && (recorded == "" || filepath.Clean(recorded) != dir) {
+	if p, err := filepath.EvalSymlinks(stable); err == nil && (recorded == "" || !sameSet(recorded, dir)) {
 		if set := filepath.Dir(p); filepath.Dir(set) == data && fileExists(filepath.Join(set, ".checksums")) &&
 			newerVersion(strings.TrimPrefix(filepath.Base(set), "bin-"), strings.TrimPrefix(filepath.Base(dir), "bin-")) {
 			return stable, "; " + stable + " runs " + p + ", the newest version installed"
@@ -221,7 +216,7 @@ func stableCairn(exe, recorded, goos string) (target, note string) {
 	// this one: doctor looks again after its rename, as the install does, and leaves DATA/cairn
 	// on the newest set (unless exe's is the one recorded), in bounded rounds.
 	aside := filepath.Join(data, doctorLinkAside)
-	back := recorded != "" && filepath.Clean(recorded) == dir
+	back := recorded != "" && sameSet(recorded, dir)
 	to := dir
 	for range 4 {
 		_ = os.Remove(aside)
@@ -251,6 +246,13 @@ func stableCairn(exe, recorded, goos string) (target, note string) {
 		return stable, "; " + stable + " runs " + p + ", the newest version installed"
 	}
 	return exe, ""
+}
+
+// sameSet reports whether a and b name one set of binaries however each is spelled: Claude
+// Code's records name it through the home it was given (a ~/.claude that links elsewhere, say),
+// this cairn's path is read through every link.
+func sameSet(a, b string) bool {
+	return filepath.Clean(a) == filepath.Clean(b) || durable.SameDir(a, b)
 }
 
 // beforeLinkRename is where a test has another install run, between doctor's link made aside

@@ -336,45 +336,59 @@ func TestLinkThereButOffPath(t *testing.T) {
 // every doctor. Where the set doctor --link is run from is the one Claude Code's records name,
 // it points DATA/cairn there, over a newer set; where its binaries are not installed yet, the
 // step is a session and then that link, not the session alone (whose install keeps the newer).
+//
+// With ~/.claude a symbolic link (a dotfiles checkout), the records name the set through it and
+// this cairn's path is read through it: the set was not taken for the one recorded, and
+// DATA/cairn stayed on the newer one.
 func TestLinkFollowsADowngrade(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	home, data, stable, link := stableLink(t, "bin-1.1.0")
-	newer, cur := filepath.Join(data, "bin-1.1.0"), filepath.Join(data, "bin-1.0.0")
-	for _, set := range []string{newer, cur} {
-		writeTestFile(t, filepath.Join(set, "cairn"), "binary")
-		writeTestFile(t, filepath.Join(set, "cairn-mcp"), "binary")
-		writeTestFile(t, filepath.Join(set, ".checksums"), "sums")
-	}
-	root := filepath.Join(t.TempDir(), "cairn")
-	quoted, _ := json.Marshal(root)
-	writeTestFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name": "cairn", "version": "1.0.0"}`)
-	writeTestFile(t, filepath.Join(home, ".claude", "plugins", "installed_plugins.json"),
-		`{"version": 2, "plugins": {"cairn@cairn": [{"scope": "user", "installPath": `+string(quoted)+`}]}}`)
-	getenv := func(k string) string { return map[string]string{"HOME": home}[k] }
+	for _, linked := range []bool{false, true} {
+		home, data, stable, link := stableLink(t, "bin-1.1.0")
+		if linked {
+			moved := filepath.Join(t.TempDir(), "dotfiles-claude")
+			if err := os.Rename(filepath.Join(home, ".claude"), moved); err != nil {
+				t.Fatal(err)
+			}
+			mustSymlink(t, moved, filepath.Join(home, ".claude"))
+		}
+		newer, cur := filepath.Join(data, "bin-1.1.0"), filepath.Join(data, "bin-1.0.0")
+		for _, set := range []string{newer, cur} {
+			writeTestFile(t, filepath.Join(set, "cairn"), "binary")
+			writeTestFile(t, filepath.Join(set, "cairn-mcp"), "binary")
+			writeTestFile(t, filepath.Join(set, ".checksums"), "sums")
+		}
+		root := filepath.Join(t.TempDir(), "cairn")
+		quoted, _ := json.Marshal(root)
+		writeTestFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name": "cairn", "version": "1.0.0"}`)
+		writeTestFile(t, filepath.Join(home, ".claude", "plugins", "installed_plugins.json"),
+			`{"version": 2, "plugins": {"cairn@cairn": [{"scope": "user", "installPath": `+string(quoted)+`}]}}`)
+		getenv := func(k string) string { return map[string]string{"HOME": home}[k] }
 
-	// Its binaries not installed yet: a session installs them, and DATA/cairn stays on 1.1.0.
-	if err := os.Rename(cur, cur+".away"); err != nil {
-		t.Fatal(err)
-	}
-	a := &app{getenv: getenv, executable: func() (string, error) { return link, nil }}
-	want := "start a Claude Code session (the plugin installs its binaries), then " + vars.Quote(filepath.Join(cur, "cairn")) + " doctor --link"
-	if c := a.ownSetCheck(cur, "linux"); c == nil || c.Fix != want {
-		t.Errorf("ownSetCheck before the install = %+v, want the fix %q", c, want)
-	}
-	if err := os.Rename(cur+".away", cur); err != nil {
-		t.Fatal(err)
-	}
+		// Its binaries not installed yet: a session installs them, and DATA/cairn stays on 1.1.0.
+		if err := os.Rename(cur, cur+".away"); err != nil {
+			t.Fatal(err)
+		}
+		a := &app{getenv: getenv, executable: func() (string, error) { return link, nil }}
+		want := "start a Claude Code session (the plugin installs its binaries), then " + vars.Quote(filepath.Join(cur, "cairn")) + " doctor --link"
+		if c := a.ownSetCheck(cur, "linux"); c == nil || c.Fix != want {
+			t.Errorf("ownSetCheck before the install = %+v, want the fix %q", c, want)
+		}
+		if err := os.Rename(cur+".away", cur); err != nil {
+			t.Fatal(err)
+		}
 
-	exe := filepath.Join(cur, "cairn")
-	a = &app{getenv: getenv, executable: func() (string, error) { return exe, nil }}
-	if c := a.linkCheck(true, "linux"); !c.OK {
-		t.Fatalf("doctor --link: %+v", c)
-	}
-	if p, err := filepath.EvalSymlinks(link); err != nil || p != exe {
-		t.Errorf("after doctor --link by the installed plugin's cairn, %s runs %q (%v), want %s", link, p, err, exe)
-	}
-	if got, err := os.Readlink(stable); err != nil || got != filepath.Join("bin-1.0.0", "cairn") {
-		t.Errorf("%s links to %q (%v), want bin-1.0.0/cairn", stable, got, err)
+		exe := filepath.Join(cur, "cairn")
+		a = &app{getenv: getenv, executable: func() (string, error) { return exe, nil }}
+		if c := a.linkCheck(true, "linux"); !c.OK {
+			t.Fatalf("doctor --link: %+v", c)
+		}
+		real, _ := filepath.EvalSymlinks(exe)
+		if p, err := filepath.EvalSymlinks(link); err != nil || p != real {
+			t.Errorf("~/.claude linked %v: after doctor --link by the installed plugin's cairn, %s runs %q (%v), want %s", linked, link, p, err, real)
+		}
+		if got, err := os.Readlink(stable); err != nil || got != filepath.Join("bin-1.0.0", "cairn") {
+			t.Errorf("~/.claude linked %v: %s links to %q (%v), want bin-1.0.0/cairn", linked, stable, got, err)
+		}
 	}
 }
 
@@ -433,5 +447,25 @@ func TestLinkRacesAnInstall(t *testing.T) {
 				t.Errorf("doctor's link made aside is left in %s", data)
 			}
 		})
+	}
+}
+
+// TestOwnSetCheckThroughALinkedDataDir: with ~/.claude a symbolic link (a dotfiles checkout,
+// say), Claude Code's records name the plugin's set through the link, and this cairn's path,
+// read through every link, names it by its target: doctor said this cairn was not the
+// installed plugin's, with a fix, doctor --link run from that set, that ran this same cairn and
+// said so again. One directory however it is spelled is the plugin's set.
+func TestOwnSetCheckThroughALinkedDataDir(t *testing.T) {
+	real := filepath.Join(t.TempDir(), "dotfiles-claude")
+	writeTestFile(t, filepath.Join(real, "plugins", "data", "cairn-cairn", "bin-0.2.0", "cairn"), "binary")
+	home := t.TempDir()
+	if err := os.Symlink(real, filepath.Join(home, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(real, "plugins", "data", "cairn-cairn", "bin-0.2.0", "cairn")
+	a := &app{getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+		executable: func() (string, error) { return exe, nil }}
+	if c := a.ownSetCheck(filepath.Join(home, ".claude", "plugins", "data", "cairn-cairn", "bin-0.2.0"), "linux"); c != nil {
+		t.Errorf("ownSetCheck = %+v, want none: this cairn is the set's", c)
 	}
 }

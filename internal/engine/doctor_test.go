@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -198,11 +199,31 @@ func TestDoctorForeignBinaries(t *testing.T) {
 		t.Fatalf("this machine's binaries: doctor says %+v", c)
 	}
 
-	data, set := dataSet(t, sums, "cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event")
-	c = doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, Foreign: foreign}, "binary platform")
-	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn-stop </dev/null (") ||
-		strings.Contains(c.Fix, "rm ") || !strings.Contains(c.Fix, "shared") {
-		t.Fatalf("data set: doctor says %+v", c)
+	// The fix runs what the launcher finds wanting by running it, never a hook (run by hand, it
+	// acts on the project's workflow): cairn where the set lacks it, which the launcher then
+	// installs, or a foreign cairn-mcp; a foreign hook alone, the session's own run of it.
+	for _, tc := range []struct {
+		name     string
+		binaries []string
+		foreign  string
+		fix      string
+	}{
+		{"a set without cairn", []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"}, "cairn-stop", "launch' cairn version ("},
+		{"a foreign cairn-mcp", []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn"}, "cairn-mcp", "launch' cairn-mcp </dev/null ("},
+		{"a foreign hook", []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn"}, "cairn-stop", "start a new session: when it runs cairn-stop,"},
+	} {
+		data, set := dataSet(t, sums, tc.binaries...)
+		foreign := func(p string) string {
+			if filepath.Base(p) == tc.foreign {
+				return "a plan9/mips binary"
+			}
+			return ""
+		}
+		c = doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, Foreign: foreign}, "binary platform")
+		if c == nil || c.OK || !strings.Contains(c.Fix, tc.fix) || strings.HasPrefix(tc.fix, "launch") && !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/") ||
+			strings.Contains(c.Fix, "rm ") || !strings.Contains(c.Fix, "shared") {
+			t.Errorf("data set, %s: doctor says %+v", tc.name, c)
+		}
 	}
 }
 
@@ -334,11 +355,11 @@ func TestDoctorMissingBinary(t *testing.T) {
 	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin}, "binary cairn-stop"); c == nil || c.OK || c.Fix != "make -C '"+root+"' build" {
 		t.Fatalf("a checkout's bin/: doctor says %+v", c)
 	}
-	// The launcher's set in the data dir: it installs a set only where the binary it runs is
-	// missing, so the set goes first.
+	// The launcher's set in the data dir: the launcher installs a set lacking any binary for
+	// cairn, so the fix runs no hook by hand.
 	data, set := dataSet(t, "-", "cairn-mcp", "cairn-session-start", "cairn-event", "cairn")
 	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-stop")
-	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn-stop </dev/null (") || strings.Contains(c.Fix, "rm ") {
+	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version (") || strings.Contains(c.Fix, "rm ") {
 		t.Fatalf("data set: doctor says %+v", c)
 	}
 }
@@ -358,7 +379,7 @@ func TestDoctorEmptyBinary(t *testing.T) {
 	}
 	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-stop")
 	if c == nil || c.OK || !strings.Contains(c.Detail, "empty") ||
-		!strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn-stop </dev/null (") || strings.Contains(c.Fix, "rm ") {
+		!strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version (") || strings.Contains(c.Fix, "rm ") {
 		t.Fatalf("an empty binary: doctor says %+v", c)
 	}
 	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-mcp"); c == nil || !c.OK {
@@ -504,6 +525,51 @@ func TestDoctorPluginFileOneFix(t *testing.T) {
 		if c := doctorCheck(en, opt, "plugin file "+f); c == nil || !c.OK {
 			t.Fatalf("%s: after the fix doctor says %+v", f, c)
 		}
+	}
+}
+
+// TestDoctorLauncherFiles: without hooks/launch (or the install it sources, or the checksums it
+// compares) every hook ended at once, saying nothing, and the MCP server did not start, and
+// doctor passed every check; a launcher that is not executable stopped the MCP server alone
+// (.mcp.json runs it with no shell). Each is a failed plugin file check with its one step, and
+// without the checksums no stamp check sends the user to an install that cannot run.
+func TestDoctorLauncherFiles(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("execute bits")
+	}
+	e := newEnv(t)
+	en := e.open("s1")
+	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
+	for _, f := range []string{"hooks/launch", "hooks/install", "release/checksums.txt"} {
+		root, bin := pluginWithBin(t, sums, sums)
+		writeFiles(t, root, map[string]string{"hooks/launch": "#!/bin/sh\n", "hooks/install": "#!/bin/sh\n"})
+		opt := engine.DoctorOptions{PluginRoot: root, BinDir: bin}
+		if c := doctorCheck(en, opt, "plugin file "+f); c == nil || !c.OK {
+			t.Fatalf("%s there: doctor says %+v", f, c)
+		}
+		os.Remove(filepath.Join(root, f))
+		c := doctorCheck(en, opt, "plugin file "+f)
+		if c == nil || c.OK || c.Fix != "reinstall the plugin: claude plugin uninstall cairn@cairn && claude plugin install cairn@cairn" {
+			t.Errorf("%s missing: doctor says %+v", f, c)
+		}
+		if c := doctorCheck(en, opt, "binary stamp"); (c != nil) != (f != "release/checksums.txt") || c != nil && !c.OK {
+			t.Errorf("%s missing: the stamp check says %+v", f, c)
+		}
+	}
+	root, bin := pluginWithBin(t, sums, sums)
+	writeFiles(t, root, map[string]string{"hooks/launch": "#!/bin/sh\n"})
+	launch := filepath.Join(root, "hooks", "launch")
+	os.Chmod(launch, 0o644)
+	opt := engine.DoctorOptions{PluginRoot: root, BinDir: bin}
+	c := doctorCheck(en, opt, "plugin file hooks/launch")
+	if c == nil || c.OK || !strings.Contains(c.Detail, "not executable") || c.Fix != "chmod +x '"+launch+"'" {
+		t.Fatalf("a launcher that is not executable: doctor says %+v", c)
+	}
+	if out, err := exec.Command("sh", "-c", c.Fix).CombinedOutput(); err != nil {
+		t.Fatalf("the fix %q: %v %s", c.Fix, err, out)
+	}
+	if c := doctorCheck(en, opt, "plugin file hooks/launch"); c == nil || !c.OK {
+		t.Errorf("after the fix doctor says %+v", c)
 	}
 }
 
@@ -690,15 +756,21 @@ func TestDoctorWindowsBinaries(t *testing.T) {
 	if c := doctorCheck(en, opt, "binary platform"); c == nil || !c.OK || !slices.Contains(asked, "cairn.exe") || !slices.Contains(asked, "cairn-mcp.exe") {
 		t.Fatalf("platform: doctor says %+v, read %v", c, asked)
 	}
-	// One missing: named as Windows names it.
+	// One missing: named as Windows names it, and said missing (the line named the path alone,
+	// the same for a file there that cannot run).
 	os.Remove(filepath.Join(set, "cairn-stop.exe"))
-	if c := doctorCheck(en, opt, "binary cairn-stop"); c == nil || c.OK || c.Detail != filepath.Join(set, "cairn-stop.exe") || !strings.Contains(c.Fix, data) {
+	if c := doctorCheck(en, opt, "binary cairn-stop"); c == nil || c.OK || c.Detail != filepath.Join(set, "cairn-stop.exe")+" is missing" || !strings.Contains(c.Fix, data) {
 		t.Fatalf("missing: doctor says %+v", c)
 	}
 	// Elsewhere a file without x bits still fails: the launcher cannot exec it.
 	os.WriteFile(filepath.Join(set, "cairn-stop"), []byte("#!/bin/sh\n"), 0o644)
-	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, GOOS: "linux"}, "binary cairn-stop"); c == nil || c.OK {
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, GOOS: "linux"}, "binary cairn-stop"); c == nil || c.OK || c.Detail != filepath.Join(set, "cairn-stop")+" is not executable" {
 		t.Fatalf("linux, not executable: doctor says %+v", c)
+	}
+	os.Remove(filepath.Join(set, "cairn-stop"))
+	os.Mkdir(filepath.Join(set, "cairn-stop"), 0o755)
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, GOOS: "linux"}, "binary cairn-stop"); c == nil || c.OK || c.Detail != filepath.Join(set, "cairn-stop")+" is not a file" {
+		t.Fatalf("linux, a directory: doctor says %+v", c)
 	}
 }
 

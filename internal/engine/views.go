@@ -525,21 +525,29 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if opt.BinDir != "" {
 		goos := cmp.Or(opt.GOOS, runtime.GOOS)
 		var present []string
-		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
+		for _, b := range append([]string{"cairn-mcp"}, hookBinaries...) {
 			p := filepath.Join(opt.BinDir, Exe(goos, b))
 			fi, err := os.Stat(p)
 			// Windows runs a file by its name, and Go reports no execute bits there.
-			ok := err == nil && fi.Mode().IsRegular() && (goos == "windows" || fi.Mode()&0o111 != 0)
-			detail := p
-			// An empty one (a power loss soon after an install) is none to the launcher.
-			if ok && fi.Size() == 0 {
-				ok, detail = false, p+" is empty (an install cut short?)"
+			ok, detail := false, p
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				detail = p + " is missing"
+			case err != nil:
+				detail = err.Error()
+			case !fi.Mode().IsRegular():
+				detail = p + " is not a file"
+			case goos != "windows" && fi.Mode()&0o111 == 0:
+				detail = p + " is not executable"
+			case fi.Size() == 0:
+				// A power loss soon after an install can leave one: none to the launcher.
+				detail = p + " is empty (an install cut short?)"
+			default:
+				ok = true
 			}
-			// The launcher installs a set only where the binary it runs is missing: the command
-			// runs this one.
 			fix := "start a new session: the plugin's hooks install its binaries"
 			if opt.PluginRoot != "" {
-				fix = RefreshCommand(opt.PluginRoot, opt.BinDir, b)
+				fix = RefreshCommand(opt.PluginRoot, opt.BinDir, "")
 			}
 			add("binary "+b, ok, detail, fix)
 			if ok {
@@ -550,19 +558,29 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			if fi, err := os.Stat(filepath.Join(opt.BinDir, Exe(goos, "cairn"))); err == nil && fi.Mode().IsRegular() {
 				present = append(present, Exe(goos, "cairn"))
 			}
-			ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
-			add("binary stamp", ok, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, ""))
+			// Without the plugin's checksums there is nothing to compare, and no install can
+			// help: the plugin file's check below says so, with its step.
+			if _, err := os.Stat(filepath.Join(opt.PluginRoot, "release", "checksums.txt")); err == nil {
+				ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
+				add("binary stamp", ok, detail, RefreshCommand(opt.PluginRoot, opt.BinDir, ""))
+			}
 			if opt.Foreign != nil {
 				// A set made on another OS or CPU carries the plugin's stamp all the same:
 				// the launcher replaces it only once an exec of it fails (its fast path
 				// looks at nothing else), so doctor names it beforehand.
 				var foreign []string
-				run := "" // the binary the fix runs: one that cannot run here, cairn where it is one
+				// The binary the fix runs: one that cannot run here, cairn where it is one, else
+				// cairn-mcp (present names it first), a hook only where neither is; cairn where
+				// the set lacks one, which the launcher installs for it.
+				run := ""
+				if len(present) < len(hookBinaries)+2 {
+					run = "cairn"
+				}
 				for _, b := range present {
 					if f := opt.Foreign(filepath.Join(opt.BinDir, b)); f != "" {
 						foreign = append(foreign, b+" is "+f)
-						if run != "cairn" {
-							run = strings.TrimSuffix(b, ".exe")
+						if b = strings.TrimSuffix(b, ".exe"); run == "" || b == "cairn" {
+							run = b
 						}
 					}
 				}
@@ -579,17 +597,26 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		// One fix where the plugin is: a checkout's file comes back from git; Claude Code's
 		// copy of a marketplace install (no .git) comes back with the plugin.
 		checkout := project.HasGit(opt.PluginRoot)
-		for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/cairn/SKILL.md"} {
+		// The launcher's files too: without them every hook ends at once, saying nothing
+		// (hooks.json's "|| exit 0"), and the MCP server does not start.
+		for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/cairn/SKILL.md",
+			"hooks/launch", "hooks/install", "release/checksums.txt"} {
 			p := filepath.Join(opt.PluginRoot, f)
 			data, err := durable.ReadPath(p, 1<<20, true)
 			ok := err == nil
 			detail := p
-			if ok && strings.HasSuffix(f, ".json") && !json.Valid(data) {
-				ok, detail = false, p+" is not valid JSON"
-			}
 			fix := "reinstall the plugin: claude plugin uninstall cairn@cairn && claude plugin install cairn@cairn"
 			if checkout {
 				fix = "restore it from the checkout: git -C " + vars.Quote(opt.PluginRoot) + " checkout -- " + vars.Quote(f)
+			}
+			switch {
+			case ok && strings.HasSuffix(f, ".json") && !json.Valid(data):
+				ok, detail = false, p+" is not valid JSON"
+			case ok && f == "hooks/launch" && cmp.Or(opt.GOOS, runtime.GOOS) != "windows":
+				// .mcp.json runs it as the MCP server's command, with no shell to read it.
+				if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 == 0 {
+					ok, detail, fix = false, p+" is not executable, so Claude Code cannot start Cairn's MCP server", "chmod +x "+vars.Quote(p)
+				}
 			}
 			add("plugin file "+f, ok, detail, fix)
 		}
@@ -1072,13 +1099,17 @@ func BuildCommand(root string) string {
 	return "make -C " + vars.Quote(root) + " build"
 }
 
+// hookBinaries are the plugin's hooks: Claude Code runs them, never a fix (RefreshCommand).
+var hookBinaries = []string{"cairn-session-start", "cairn-stop", "cairn-event"}
+
 // RefreshCommand is the one command that puts this machine's binaries of this plugin into
 // bin: make build for a checkout's bin/, else the launcher, which installs them into its data
-// directory. The launcher installs only when the binary it is asked to run is missing, empty,
-// stale or cannot run here, and then the whole set, each file replaced by a rename: so the
-// command runs name (cairn when ""), the binary found wanting, and needs nothing removed first.
-// A binary other than cairn runs with no input, which ends it at once (cairn-mcp) or makes it
-// a hook that has no event to act on.
+// directory. The launcher installs the whole set, each file replaced by a rename, when the
+// binary it is asked to run is stale or cannot run here, or for cairn when any of the set is
+// missing or empty: so the command runs cairn version, and needs nothing removed first. Never
+// a hook, which run by hand acts on the project's workflow (a session recorded, a turn's end
+// settled). name is a binary the launcher finds wanting only by running it (one made for
+// another machine), "" when none; cairn-mcp runs with no input, which ends it at once.
 func RefreshCommand(root, bin, name string) string {
 	if filepath.Clean(bin) == filepath.Join(root, "bin") {
 		if build := BuildCommand(root); build != "" {
@@ -1089,8 +1120,14 @@ func RefreshCommand(root, bin, name string) string {
 		return "start a new session: the launcher passes over " + bin + " and installs this plugin's binaries into its data directory"
 	}
 	run := "cairn version"
-	if name != "" && name != "cairn" {
+	switch name {
+	case "", "cairn":
+	case "cairn-mcp":
 		run = name + " </dev/null"
+	default:
+		// A hook that cannot run here fails its exec in the session, and the launcher then
+		// installs this machine's set.
+		return "start a new session: when it runs " + name + ", the launcher installs this machine's binaries in their place"
 	}
 	return "CLAUDE_PLUGIN_DATA=" + vars.Quote(filepath.Dir(bin)) + " sh " + vars.Quote(filepath.Join(root, "hooks", "launch")) + " " + run + " (installs this plugin's binaries; the next session would too)"
 }

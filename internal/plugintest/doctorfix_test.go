@@ -1,6 +1,8 @@
 package plugintest
 
 import (
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +14,12 @@ import (
 
 // cairn doctor's fix for a data set missing a binary (or holding an empty one) was
 // "rm -rf SET && CLAUDE_PLUGIN_DATA=… sh …/hooks/launch cairn version": a removal in text the
-// model may run. The launcher installs the whole set whenever the binary it is asked to run is
-// missing, so the fix runs that binary and removes nothing: run as printed, it puts the set
-// back, and the set's other files are replaced by renames, never missing.
+// model may run. Then it ran the missing binary through the launcher, which installs the whole
+// set when the binary it runs is missing: for a hook, the hook itself, by hand, with no event,
+// in the project: SessionStart recorded a session for the shell, a Stop settled the turn. The
+// fix runs cairn version, which the launcher runs only from a whole set: run as printed, it
+// puts the set back (the set's other files replaced by renames, never missing), removes
+// nothing, and changes nothing in the project's state.
 func TestDoctorFixPutsBackAMissingBinary(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
@@ -25,12 +30,18 @@ func TestDoctorFixPutsBackAMissingBinary(t *testing.T) {
 	if res := runShell(t, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn version`, env, project, ""); res.code != 0 {
 		t.Fatalf("first install: %+v", res)
 	}
+	// The model runs the fix in its Bash, which has the session's id.
+	env = append(env, "CLAUDE_CODE_SESSION_ID=s-1")
+	if res := runShell(t, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn start apex 'add retries'`, env, project, ""); res.code != 0 {
+		t.Fatalf("start: %+v", res)
+	}
 	set := filepath.Join(pdata, "bin-"+pluginVersion(t))
-	for i, name := range []string{"cairn-stop", "cairn-mcp", "cairn"} {
+	for i, name := range []string{"cairn-stop", "cairn-session-start", "cairn-mcp", "cairn"} {
+		state := treeOf(t, filepath.Join(project, ".claude", "cairn"))
 		if err := os.Remove(filepath.Join(set, name)); err != nil {
 			t.Fatal(err)
 		}
-		fix := engine.RefreshCommand(root, set, name)
+		fix := engine.RefreshCommand(root, set, "")
 		cmd, _, ok := strings.Cut(fix, " (")
 		if !ok || strings.Contains(fix, "rm ") {
 			t.Fatalf("fix for a missing %s = %q, want a command with no removal", name, fix)
@@ -40,5 +51,26 @@ func TestDoctorFixPutsBackAMissingBinary(t *testing.T) {
 		if res.code != 0 || err != nil || fi.Size() == 0 || rs.Hits(archive) != i+2 {
 			t.Errorf("%s missing: running %q = %+v, %v after %d downloads; want the set whole again", name, cmd, res, err, rs.Hits(archive))
 		}
+		if now := treeOf(t, filepath.Join(project, ".claude", "cairn")); !maps.Equal(now, state) || strings.Contains(res.stderr, name+":") {
+			t.Errorf("%s missing: running %q ran it (stderr %q): the state went from %v to %v", name, cmd, res.stderr, state, now)
+		}
 	}
+}
+
+// treeOf is each file under dir (its path there) and its text.
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		files[strings.TrimPrefix(p, dir)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

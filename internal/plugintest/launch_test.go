@@ -403,7 +403,8 @@ func TestLaunchGivesHooksOneProc(t *testing.T) {
 		t.Fatal(err)
 	}
 	stamp(t, root, filepath.Join(root, "bin"))
-	for _, name := range []string{"cairn-session-start", "cairn-stop", "cairn-mcp", "cairn"} {
+	// The whole set: the launcher runs cairn from no other (see cairn_whole).
+	for _, name := range []string{"cairn-session-start", "cairn-stop", "cairn-event", "cairn-mcp", "cairn"} {
 		script := "#!/bin/sh\necho \"GOMAXPROCS=${GOMAXPROCS-unset}\"\n"
 		if err := os.WriteFile(filepath.Join(root, "bin", name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)

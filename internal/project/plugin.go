@@ -34,6 +34,18 @@ type Installation struct {
 	ProjectPath string `json:"projectPath"`
 }
 
+// Rank is how well the installation fits the project at projectDir, as Claude Code picks one:
+// 2 installed for that project, 1 user-wide, 0 installed for another project (not its).
+func (in Installation) Rank(projectDir string) int {
+	switch {
+	case in.ProjectPath == "":
+		return 1
+	case filepath.Clean(in.ProjectPath) == filepath.Clean(projectDir):
+		return 2
+	}
+	return 0
+}
+
 // InstalledPlugins reads installed_plugins.json in the plugin directory dir: plugin id
 // ("cairn@<marketplace>") to its installations; nil when it cannot be read.
 func InstalledPlugins(dir string) map[string][]Installation {
@@ -113,14 +125,7 @@ func Superseded(getenv func(string) string, root string) (installed, running str
 		if filepath.Clean(in.InstallPath) == root {
 			return "", "" // still installed from here: the mark is stale
 		}
-		rank := 1 // user-wide
-		if in.ProjectPath != "" {
-			if filepath.Clean(in.ProjectPath) != filepath.Clean(getenv(EnvProjectDir)) {
-				continue // installed for another project
-			}
-			rank = 2
-		}
-		if rank > best {
+		if rank := in.Rank(getenv(EnvProjectDir)); rank > best {
 			installed, best = in.Version, rank
 		}
 	}

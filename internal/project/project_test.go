@@ -302,3 +302,44 @@ func TestHasLinkedWorktrees(t *testing.T) {
 		}
 	}
 }
+
+// Superseded and cli's installedPlugin rank installed_plugins.json's entries with one
+// Installation.Rank: the project's own installation over a user-wide one, another project's
+// never, whatever order they come in.
+func TestSupersededRanksAsInstalledPlugin(t *testing.T) {
+	config := t.TempDir()
+	root := filepath.Join(config, "plugins", "cache", "mkt", "cairn", "1.0.0")
+	for p, text := range map[string]string{
+		filepath.Join(root, ".claude-plugin", "plugin.json"): `{"name":"cairn","version":"1.0.0"}` + "\n",
+		filepath.Join(root, project.OrphanedMark):            "1796099015005",
+		filepath.Join(config, "plugins", "installed_plugins.json"): `{"version":2,"plugins":{"cairn@mkt":[
+			{"scope":"local","installPath":"/p/other","version":"9.0.0","projectPath":"/work/other"},
+			{"scope":"project","installPath":"/p/mine","version":"1.2.0","projectPath":"/work/mine/"},
+			{"scope":"user","installPath":"/p/user","version":"1.1.0"}]}}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ projectDir, want string }{{"/work/mine", "1.2.0"}, {"/work/third", "1.1.0"}, {"", "1.1.0"}} {
+		env := map[string]string{"CLAUDE_CONFIG_DIR": config, project.EnvProjectDir: tc.projectDir}
+		if got, running := project.Superseded(func(k string) string { return env[k] }, root); got != tc.want || running != "1.0.0" {
+			t.Errorf("project %q: superseded by %q (running %q), want %q (running 1.0.0)", tc.projectDir, got, running, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		in   project.Installation
+		rank int
+	}{
+		{project.Installation{Scope: "user"}, 1},
+		{project.Installation{Scope: "project", ProjectPath: "/work/mine/"}, 2},
+		{project.Installation{Scope: "local", ProjectPath: "/work/other"}, 0},
+	} {
+		if got := tc.in.Rank("/work/mine"); got != tc.rank {
+			t.Errorf("%+v ranks %d for /work/mine, want %d", tc.in, got, tc.rank)
+		}
+	}
+}
