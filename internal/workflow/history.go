@@ -92,3 +92,20 @@ func FitKept(r *Record, size, limit int) (outputs, artifacts int) {
 	}
 	return outputs, artifacts
 }
+
+// HeartbeatOnly is for a heartbeat that FitKept could not make fit (a record at the cap filled
+// by tasks or variables, which it does not leave out): the owner was keeps its host and client
+// start, or has none when the heartbeat's client is another one, so the heartbeat takes no
+// more room than was, while its time is refreshed. Refused, it would go stale every turn, and
+// another session could take this live session's running tasks as abandoned.
+func HeartbeatOnly(r *Record, was *Owner) {
+	if r.Owner == nil || was == nil || was.SessionID != r.Owner.SessionID {
+		return
+	}
+	o := *r.Owner
+	o.Host, o.ClientStart = "", 0
+	if was.PID == o.PID {
+		o.Host, o.ClientStart = was.Host, was.ClientStart
+	}
+	r.Owner = &o
+}
