@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,11 @@ func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 		started time.Duration // the owner's time, past a whole second
 		older   bool          // an owner without host and client start
 		tasks   bool          // filled by tasks, which no write that must land leaves out
-	}{{0, false, false}, {123456789, false, false}, {0, true, false}, {0, true, true}} {
-		t.Run(fmt.Sprint(tc.started, tc.older, tc.tasks), func(t *testing.T) {
+		// exited: the owner's client exited, and its session goes on in a client whose pid
+		// has more digits (claude --continue)
+		exited bool
+	}{{0, false, false, false}, {123456789, false, false, false}, {0, true, false, false}, {0, true, true, false}, {0, true, true, true}} {
+		t.Run(fmt.Sprint(tc.started, tc.older, tc.tasks, tc.exited), func(t *testing.T) {
 			client := os.Getpid()
 			e := newEnv(t)
 			e.clock.Add(tc.started)
@@ -39,6 +43,14 @@ func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 				if tc.older {
 					delete(rec["owner"].(map[string]any), "host")
 					delete(rec["owner"].(map[string]any), "client_start")
+				}
+				if tc.exited {
+					gone := exec.Command("true")
+					if err := gone.Run(); err != nil {
+						return nil, err
+					}
+					rec["owner"].(map[string]any)["pid"] = gone.Process.Pid
+					client = 99999999
 				}
 				rec["revision"] = rec["revision"].(float64) + 1
 				if tc.tasks {
