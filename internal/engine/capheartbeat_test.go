@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +24,12 @@ func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 	for _, tc := range []struct {
 		started time.Duration // the owner's time, past a whole second
 		older   bool          // an owner without host and client start
-	}{{0, false}, {123456789, false}, {0, true}} {
-		t.Run(fmt.Sprint(tc.started, tc.older), func(t *testing.T) {
+		tasks   bool          // filled by tasks, which no write that must land leaves out
+		// exited: the owner's client exited, and its session goes on in a client whose pid
+		// has more digits (claude --continue)
+		exited bool
+	}{{0, false, false, false}, {123456789, false, false, false}, {0, true, false, false}, {0, true, true, false}, {0, true, true, true}} {
+		t.Run(fmt.Sprint(tc.started, tc.older, tc.tasks, tc.exited), func(t *testing.T) {
 			client := os.Getpid()
 			e := newEnv(t)
 			e.clock.Add(tc.started)
@@ -39,12 +44,30 @@ func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 					delete(rec["owner"].(map[string]any), "host")
 					delete(rec["owner"].(map[string]any), "client_start")
 				}
+				if tc.exited {
+					gone := exec.Command("true")
+					if err := gone.Run(); err != nil {
+						return nil, err
+					}
+					rec["owner"].(map[string]any)["pid"] = gone.Process.Pid
+					client = 99999999
+				}
+				rec["revision"] = rec["revision"].(float64) + 1
+				if tc.tasks {
+					var tasks []map[string]any
+					for i := range 900 {
+						tasks = append(tasks, map[string]any{"id": fmt.Sprintf("t%04d", i), "status": "running", "attempts": 1, "note": strings.Repeat("n", 1000)})
+					}
+					rec["tasks"] = tasks
+					b, _ := json.Marshal(rec)
+					tasks[len(tasks)-1]["note"] = strings.Repeat("n", 1000+1<<20-len(b)) // at the cap
+					return json.Marshal(rec)
+				}
 				var arts []string
 				for i := range 1000 {
 					arts = append(arts, fmt.Sprintf("out/%04d/%s", i, strings.Repeat("a", 1000)))
 				}
 				rec["artifacts"] = arts
-				rec["revision"] = rec["revision"].(float64) + 1
 				b, _ := json.Marshal(rec)
 				arts[len(arts)-1] += strings.Repeat("a", 1<<20-len(b)) // at the cap
 				return json.Marshal(rec)
@@ -55,7 +78,7 @@ func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 				if !out.Heartbeat || out.HeartbeatErr != nil {
 					t.Fatalf("turn %d: heartbeat %t, %v", turn, out.Heartbeat, out.HeartbeatErr)
 				}
-				if said := strings.Contains(out.SystemMessage, "oldest artifacts, which its journal keeps"); said != (tc.older && turn == 0) {
+				if said := strings.Contains(out.SystemMessage, "oldest artifacts, which its journal keeps"); said != (tc.older && !tc.tasks && turn == 0) {
 					t.Errorf("turn %d: system message %q: the artifacts left out said %t", turn, out.SystemMessage, said)
 				}
 			}

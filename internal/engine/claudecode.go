@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -266,9 +267,10 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 		Status      string `json:"status"`
 	}
 	// read reads task's file: gone says it is not there; ok false, that it proves nothing (a
-	// file being written, or not Claude Code's).
+	// file being written, or not Claude Code's). Never a FIFO or a device, which would hold
+	// every turn's end to its deadline, nor a file past the cap of a hook's input.
 	read := func(task string) (file taskFile, gone, ok bool) {
-		data, err := os.ReadFile(filepath.Join(dir, claudeTaskName(task)+".json"))
+		data, err := durable.ReadPath(filepath.Join(dir, claudeTaskName(task)+".json"), 1<<20, true)
 		if errors.Is(err, fs.ErrNotExist) {
 			return file, true, false
 		}

@@ -65,3 +65,45 @@ func TestKeptClaudeTasksNeverFollowALinkOut(t *testing.T) {
 		}
 	}
 }
+
+// A FIFO, or a link to a device, as a task's file in Claude Code's task list held every
+// turn's end (and every compaction anchor) to the hook's deadline, which then said it stopped
+// early and did none of its work; a device that never ends grew memory until then. Neither
+// proves anything about the task: the turn ends at once, the task as it was.
+func TestClaudeTaskListNeverBlocksOnAFIFO(t *testing.T) {
+	const sess = "sess-aaaa-1"
+	for _, kind := range []string{"fifo", "device"} {
+		t.Run(kind, func(t *testing.T) {
+			e := newEnv(t)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			en := e.open(sess)
+			must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: sess, TaskID: "1", Subject: "write the parser"}, false))(t)
+			dir := filepath.Join(e.home, ".claude", "tasks", sess)
+			noErr(t, os.MkdirAll(dir, 0o700))
+			if kind == "fifo" {
+				noErr(t, syscall.Mkfifo(filepath.Join(dir, "1.json"), 0o600))
+			} else {
+				noErr(t, os.Symlink("/dev/zero", filepath.Join(dir, "1.json")))
+			}
+			done := make(chan *engine.StopOutcome, 1)
+			go func() {
+				out, err := e.open(sess).Stop(engine.StopInput{SessionID: sess})
+				if err != nil {
+					out = &engine.StopOutcome{DroppedErr: err}
+				}
+				done <- out
+			}()
+			select {
+			case out := <-done:
+				if out.DroppedErr != nil || out.Followed != (engine.TasksFollowed{}) {
+					t.Errorf("followed %+v, %v; want nothing changed", out.Followed, out.DroppedErr)
+				}
+			case <-time.After(10 * time.Second): // a guard against a hang, not a measure
+				t.Fatalf("a %s as a task's file blocks the turn's end", kind)
+			}
+			if r := e.open(sess).Resume(engine.ResumeOptions{ReportOnly: true}); len(r.OpenTasks) != 1 {
+				t.Errorf("open tasks %q, want the one recorded", r.OpenTasks)
+			}
+		})
+	}
+}

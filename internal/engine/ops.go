@@ -143,6 +143,9 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 				var moves, outputs, artifacts int
 				if wres.Record.Status == workflow.StatusActive {
 					outputs, artifacts = workflow.FitKept(wres.Record, len(b), strictjson.MaxSize)
+					if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize && wres.Event == workflow.EventHeartbeat && r != nil {
+						workflow.HeartbeatOnly(wres.Record, r.Owner)
+					}
 				} else {
 					moves, outputs, artifacts = workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
 				}

@@ -92,3 +92,21 @@ func FitKept(r *Record, size, limit int) (outputs, artifacts int) {
 	}
 	return outputs, artifacts
 }
+
+// HeartbeatOnly is for a heartbeat that FitKept could not make fit (a record at the cap filled
+// by tasks or variables, which it does not leave out): the owner was keeps its pid, host and
+// client start, and only its heartbeat time is refreshed, so it takes no more room than was.
+// Refused, the heartbeat would go stale every turn, and another session could take this live
+// session's running tasks as abandoned. A heartbeat from another client of the session leaves
+// out the pid (unknown, looked for in the session records), which a larger one may not fit.
+func HeartbeatOnly(r *Record, was *Owner) {
+	if r.Owner == nil || was == nil || was.SessionID != r.Owner.SessionID {
+		return
+	}
+	o := *was
+	o.Heartbeat, o.ClientRuns = r.Owner.Heartbeat, false
+	if was.PID != r.Owner.PID {
+		o.PID, o.Host, o.ClientStart = 0, "", 0
+	}
+	r.Owner = &o
+}
