@@ -256,14 +256,10 @@ func clock(getenv func(string) string) func() time.Time {
 	return func() time.Time { return time.Now().Add(skew) }
 }
 
-// uptime is the time since boot (claim.Claimer.Uptime), shifted by EnvClockSkew as clock is: a
-// skew changed between calls is time passed, as on a wall clock set alike.
+// uptime is the time since boot (mirror.Uptime), shifted by EnvClockSkew as clock is.
 func uptime(getenv func(string) string) func() (string, time.Duration, bool) {
 	skew, _ := time.ParseDuration(getenv(EnvClockSkew))
-	return func() (string, time.Duration, bool) {
-		boot, up, ok := sinceBoot()
-		return boot, up + skew, ok
-	}
+	return mirror.Uptime(skew)
 }
 
 // backend is the claims line's remote: o.Backend, else the git remote s names.

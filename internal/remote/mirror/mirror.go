@@ -106,6 +106,16 @@ func Lease(getenv func(string) string) time.Duration {
 	return DefaultLease
 }
 
+// Uptime is claim.Claimer.Uptime's clock (SinceBoot), here so that the hooks time claims as the
+// task tools do, shifted by skew as the wall clock the claims are timed by is: a skew changed
+// between calls is time passed, as on a wall clock set alike.
+func Uptime(skew time.Duration) func() (string, time.Duration, bool) {
+	return func() (string, time.Duration, bool) {
+		boot, up, ok := SinceBoot()
+		return boot, up + skew, ok
+	}
+}
+
 // Claim is what this clone last read of the claim on a task running on another machine.
 type Claim struct {
 	Holder string        // the owner holding it; "" when the line as read had no claim of it
@@ -135,7 +145,10 @@ func RunsElsewhere(st *store.Store, r *workflow.Record, lease time.Duration, now
 	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Workflow != id || c.Owner == "" {
 		return func(string) (Claim, bool) { return Claim{}, true } // none known to be this clone's
 	}
-	cl := claim.New(nil, id, c.Owner, lease, func() time.Time { return now })
+	// Timed as claimsync times it, the wall clock's steps since the read corrected: else the
+	// report says lapsed a claim update_task refuses as held. A now apart from this clock's (a
+	// test's) is time passed, as claimsync's skew is.
+	cl := claim.New(nil, id, c.Owner, lease, func() time.Time { return now }).Uptime(Uptime(time.Until(now)))
 	cl.Restore(c.Line)
 	return func(task string) (Claim, bool) {
 		h := c.Line.Holders[task]
