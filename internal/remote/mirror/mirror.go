@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -166,29 +167,48 @@ func RunsElsewhere(st *store.Store, r *workflow.Record, lease time.Duration, now
 	}
 }
 
-// HeldHere lists the tasks whose claims this clone held when it last read the claims line
-// (ClaimsDoc), sorted, with the workflow they are of: what other machines see as taken until
-// released or lapsed. That workflow may be one no longer active here (archived, or replaced),
-// whose claims no call released yet.
-func HeldHere(st *store.Store) (id string, held []string) {
+// Held is the claims this clone holds on one workflow (HeldHere).
+type Held struct {
+	Workflow string
+	Tasks    []string // sorted
+}
+
+// HeldHere lists the claims this clone held when it last read the claims line (ClaimsDoc), by
+// workflow, and those it held on workflows replaced here that no call could release yet (the
+// remote out of reach: claimsync keeps them as left): what other machines see as taken until
+// released or lapsed. The workflow the document is about comes first, the others by id; any of
+// them may be one no longer active here (archived, or replaced), whose claims no call released
+// yet.
+func HeldHere(st *store.Store) []Held {
 	var c struct {
 		Owner string `json:"owner"`
 		Unconfirmed
-		Line claim.State `json:"line"`
+		Line claim.State                 `json:"line"`
+		Left map[string]map[string]int64 `json:"left"`
 	}
-	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Workflow == "" || c.Owner == "" {
-		return "", nil
+	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Owner == "" {
+		return nil
 	}
-	for task, h := range c.Line.Holders {
-		if h.Owner == c.Owner {
-			held = append(held, task)
+	var held []Held
+	add := func(wf string, tasks []string) {
+		if wf != "" && len(tasks) > 0 {
+			slices.Sort(tasks)
+			held = append(held, Held{Workflow: wf, Tasks: tasks})
 		}
 	}
-	if len(held) == 0 {
-		return "", nil
+	var tasks []string
+	for task, h := range c.Line.Holders {
+		if h.Owner == c.Owner {
+			tasks = append(tasks, task)
+		}
 	}
-	slices.Sort(held)
-	return c.Workflow, held
+	add(c.Workflow, tasks)
+	for _, wf := range slices.Sorted(maps.Keys(c.Left)) {
+		if wf != c.Workflow {
+			add(wf, slices.Collect(maps.Keys(c.Left[wf])))
+		}
+	}
+	return held
 }
 
 // Save writes the settings atomically, and records in the repository's git directory whether
