@@ -1096,7 +1096,9 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	delete(c.unclaimed, task)
 	if taken && !done { // a done's claim is released once the done is pushed (decide)
 		if err := c.cl.Release(ctx, task, cur.Rev); err != nil && res != nil {
-			res.Warnings = append(res.Warnings, c.notReleased(task, err))
+			if w := c.notReleased(task, err); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 		}
 	} else if by, ok := c.cl.TakenOver(task); ok && held && res != nil {
 		res.Warnings = append(res.Warnings, c.takenAndReleased(task, by))
@@ -1177,9 +1179,17 @@ func (c *clone) tookOver(task string, h claim.Holder) string {
 
 // notReleased says that task's claim, its task out of running here, could not be released
 // (err): the next sync releases it (decide); or, when another machine took it over meanwhile
-// (fenced), that it holds it.
+// (fenced), that it holds it, or held it and released it since. "" when the claim went with
+// the line (deleted or rewound on the host meanwhile): nothing is left to release.
 func (c *clone) notReleased(task string, err error) string {
-	if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner && errors.Is(err, claim.ErrFenced) {
+	if errors.Is(err, claim.ErrFenced) {
+		h, ok := c.cl.Holders()[task]
+		if by, taken := c.cl.TakenOver(task); !ok && taken {
+			return c.takenAndReleased(task, by)
+		}
+		if !ok || h.Owner == c.owner {
+			return ""
+		}
 		return fmt.Sprintf("task %s was taken over by %s on another machine (this machine's claim lapsed) before its claim was released here: that machine may run it too; pick another task",
 			secrets.Line(task, 64), c.who(h))
 	}

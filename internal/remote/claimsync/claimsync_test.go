@@ -1612,3 +1612,56 @@ func TestNoStateDirectoryMakesNone(t *testing.T) {
 		t.Fatalf("the look for sharing made %s (%v)", filepath.Dir(dir), err)
 	}
 }
+
+// TestReleaseOnALineWipedMeanwhile: while update_task set a task this clone held back to
+// pending, the claims line was deleted on the host (the claim went with it: nothing to
+// release), or another machine took the claim over and released it; the model was told
+// origin "could not be reached" and that the next sync releases it. It is told nothing now,
+// or that the task was taken over.
+func TestReleaseOnALineWipedMeanwhile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want string // "" : no warning
+	}{
+		{"wiped", ""},
+		{"taken over and released", "task t1 was taken over by X"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &swappable{Backend: memremote.New()}
+			a := newClone(t, s)
+			if _, err := a.task("t1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			var off time.Duration
+			other := claim.New(s, "wf-1", "X", time.Hour, func() time.Time { return time.Now().Add(off) })
+			if err := other.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			res, err := claimsync.Task(context.Background(), a.opt, "t1", "pending", func(rerun bool) (*engine.Result, error) {
+				// after the call read the line, before the release
+				if tc.want == "" {
+					s.wipe()
+				} else {
+					off = 2 * time.Hour
+					fence, err := other.TryClaim(context.Background(), "t1")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := other.Release(context.Background(), "t1", fence); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "pending", Rerun: rerun})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(res.Warnings, "\n"); tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) || strings.Contains(got, "reached") {
+				t.Fatalf("setting t1 back to pending: warnings %q, want %q", got, tc.want)
+			}
+			if _, err := claim.New(s, "wf-1", "Y", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+				t.Fatalf("another machine could not claim t1: %v", err)
+			}
+		})
+	}
+}
