@@ -946,11 +946,16 @@ func inTurn(o Options, f func(c *clone) error) error {
 }
 
 // unclaimed applies update without the claims rules, since the claims state could not be read
-// (err).
+// (err). Set running, the task is not claimed; out of running, a claim this clone held of it
+// is not released, and other machines are refused it until it lapses.
 func unclaimed(running bool, err error, update func() (*engine.Result, error)) (*engine.Result, error) {
 	res, uerr := update()
-	if uerr == nil && res != nil && running {
+	switch {
+	case uerr != nil || res == nil:
+	case running:
 		res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+err.Error())
+	case res.Changed:
+		res.Warnings = append(res.Warnings, "the task's claim, if this clone held one, was not released on the remote: "+err.Error())
 	}
 	return res, uerr
 }
