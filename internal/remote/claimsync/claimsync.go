@@ -428,13 +428,18 @@ func (c *clone) turn(fn func(t *clone, loadErr error)) error {
 // JSON, too large, or not of the Doc's shape), as opposed to a failure to read it.
 func readState(st *store.Store) (s state, damaged bool, err error) {
 	found, err := st.ReadJSON(Doc, &s)
+	if err == nil && found && s.Owner == "" {
+		// Every Doc a Cairn writes names its owner: this one (null, or a newer Cairn's of
+		// another shape) is kept in quarantine/ rather than overwritten with a new identity.
+		err = errors.New("it names no owner")
+	}
 	if err == nil {
 		return s, false, nil
 	}
 	var je *strictjson.Error
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
-	damaged = errors.As(err, &je) || errors.Is(err, durable.ErrTooLarge) || (found && (errors.As(err, &te) || errors.As(err, &se)))
+	damaged = errors.As(err, &je) || errors.Is(err, durable.ErrTooLarge) || (found && (errors.As(err, &te) || errors.As(err, &se) || s.Owner == ""))
 	return s, damaged, fmt.Errorf("the claims state (%s) is not readable: %w", Doc, err)
 }
 

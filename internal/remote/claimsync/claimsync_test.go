@@ -453,29 +453,35 @@ func TestOfflineRefusesToFinishATaskKnownHeld(t *testing.T) {
 
 // TestDamagedShapeIsQuarantined: a claims.json that is strict JSON but not of the claims
 // state's shape is kept in quarantine/ and rebuilt, with a new identity said plainly, rather
-// than blocking every claims call.
+// than blocking every claims call. One that names no owner (null, {}, or a newer Cairn's of
+// another shape) was overwritten with a new identity without a word, losing what it held (the
+// claims made offline) and the old identity's claims, which were then told as another
+// machine's.
 func TestDamagedShapeIsQuarantined(t *testing.T) {
-	a := newClone(t, memremote.New())
-	bad := []byte(`{"owner":5}`)
-	if err := os.WriteFile(filepath.Join(a.opt.StateDir, "claims.json"), bad, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.task("t1", "running")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(res.Warnings, "\n"), "new identity") {
-		t.Fatalf("task on a misshapen claims.json warned %q", res.Warnings)
-	}
-	kept, _ := filepath.Glob(filepath.Join(a.opt.StateDir, "quarantine", "claims.json-*"))
-	if len(kept) != 1 {
-		t.Fatalf("quarantine holds %v", kept)
-	}
-	if b, _ := os.ReadFile(kept[0]); string(b) != string(bad) {
-		t.Fatalf("quarantined %q, want %q", b, bad)
-	}
-	if notes := a.sync(); len(notes) != 0 {
-		t.Fatalf("sync after the rebuild: %q", notes)
+	for _, bad := range []string{`{"owner":5}`, `null`, `{}`, `{"identity":{"owner":"sam@laptop#3fa2c1"},"workflow_id":"wf-1","pending":{"t2":"2026-11-23T09:00:00Z"}}`} {
+		t.Run(bad, func(t *testing.T) {
+			a := newClone(t, memremote.New())
+			if err := os.WriteFile(filepath.Join(a.opt.StateDir, "claims.json"), []byte(bad), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.task("t1", "running")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(res.Warnings, "\n"), "new identity") {
+				t.Fatalf("task on a misshapen claims.json warned %q", res.Warnings)
+			}
+			kept, _ := filepath.Glob(filepath.Join(a.opt.StateDir, "quarantine", "claims.json-*"))
+			if len(kept) != 1 {
+				t.Fatalf("quarantine holds %v", kept)
+			}
+			if b, _ := os.ReadFile(kept[0]); string(b) != bad {
+				t.Fatalf("quarantined %q, want %q", b, bad)
+			}
+			if notes := a.sync(); len(notes) != 0 {
+				t.Fatalf("sync after the rebuild: %q", notes)
+			}
+		})
 	}
 }
 
