@@ -212,9 +212,15 @@ func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
 // renews or releases them now, so other machines wait for them to lapse, and a task done here
 // but not pushed is one they may run again. The claims may be of workflows no longer active
 // here (archived or replaced since the last claims call, or replaced out of the remote's
-// reach), which it then names. "" when it holds none.
+// reach), which it then names; when the claims state is unreadable, that they are not known.
+// "" when it holds none.
 func heldLeft(st *store.Store, remoteName string, lease time.Duration) string {
-	held := mirror.HeldHere(st)
+	held, err := mirror.HeldHere(st)
+	if err != nil { // the next claims call would rebuild it: none comes now
+		// No step: a sync rebuilding it no longer knows which of the line's claims to release.
+		return fmt.Sprintf("the claims state (%s.json) is not readable, so the claims this clone may hold on %s are not known: other machines cannot take those tasks until the claims lapse, within %s",
+			mirror.ClaimsDoc, secrets.Line(remoteName, 40), workflow.Age(lease))
+	}
 	if len(held) == 0 {
 		return ""
 	}

@@ -178,8 +178,9 @@ type Held struct {
 // remote out of reach: claimsync keeps them as left): what other machines see as taken until
 // released or lapsed. The workflow the document is about comes first, the others by id; any of
 // them may be one no longer active here (archived, or replaced), whose claims no call released
-// yet.
-func HeldHere(st *store.Store) []Held {
+// yet. err says why the claims document could not be read: whichever claims it holds are
+// not known.
+func HeldHere(st *store.Store) (_ []Held, err error) {
 	var c struct {
 		Owner string `json:"owner"`
 		Unconfirmed
@@ -187,7 +188,7 @@ func HeldHere(st *store.Store) []Held {
 		Left map[string]map[string]int64 `json:"left"`
 	}
 	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Owner == "" {
-		return nil
+		return nil, err
 	}
 	var held []Held
 	add := func(wf string, tasks []string) {
@@ -208,7 +209,7 @@ func HeldHere(st *store.Store) []Held {
 			add(wf, slices.Collect(maps.Keys(c.Left[wf])))
 		}
 	}
-	return held
+	return held, nil
 }
 
 // Save writes the settings atomically, and records in the repository's git directory whether
