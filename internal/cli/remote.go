@@ -247,29 +247,42 @@ func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
 
 // heldLeft says which claims this clone leaves held on remoteName as sharing stops: no sync
 // renews or releases them now, so other machines wait for them to lapse, and a task done here
-// but not pushed is one they may run again. The claims may be of a workflow no longer active
-// here (archived or replaced since the last claims call), which it then names. "" when it holds
-// none.
+// but not pushed is one they may run again. The claims may be of workflows no longer active
+// here (archived or replaced since the last claims call, or replaced out of the remote's
+// reach), which it then names; when the claims state is unreadable, that they are not known.
+// "" when it holds none.
 func heldLeft(st *store.Store, remoteName string, lease time.Duration) string {
-	id, held := mirror.HeldHere(st)
+	held, err := mirror.HeldHere(st)
+	if err != nil { // the next claims call would rebuild it: none comes now
+		// No step: a sync rebuilding it no longer knows which of the line's claims to release.
+		return fmt.Sprintf("the claims state (%s.json) is not readable, so the claims this clone may hold on %s are not known: other machines cannot take those tasks until the claims lapse, within %s",
+			mirror.ClaimsDoc, secrets.Line(remoteName, 40), workflow.Age(lease))
+	}
 	if len(held) == 0 {
 		return ""
 	}
 	var r workflow.Record
 	w, err := st.ReadWorkflow()
-	active := err == nil && w.ID == id && json.Unmarshal(w.Data, &r) == nil
-	var tasks, done []string
-	for _, task := range held {
-		tasks = append(tasks, secrets.Line(task, 64))
-		if t, ok := workflow.FindTask(&r, task); active && ok && t.Status == workflow.TaskDone {
-			done = append(done, secrets.Line(task, 64))
+	if err != nil || json.Unmarshal(w.Data, &r) != nil {
+		w.ID = ""
+	}
+	var of, done []string
+	for _, h := range held {
+		active := h.Workflow == w.ID
+		var tasks []string
+		for _, task := range h.Tasks {
+			tasks = append(tasks, secrets.Line(task, 64))
+			if t, ok := workflow.FindTask(&r, task); active && ok && t.Status == workflow.TaskDone {
+				done = append(done, secrets.Line(task, 64))
+			}
 		}
+		s := strings.Join(tasks, ", ")
+		if !active {
+			s += " of workflow " + secrets.Line(h.Workflow, 64) + ", no longer active here,"
+		}
+		of = append(of, s)
 	}
-	of := strings.Join(tasks, ", ")
-	if !active {
-		of += " of workflow " + secrets.Line(id, 64) + ", no longer active here,"
-	}
-	msg := fmt.Sprintf("this clone still holds the claims of %s on %s: other machines cannot take those tasks until the claims lapse, within %s", of, secrets.Line(remoteName, 40), workflow.Age(lease))
+	msg := fmt.Sprintf("this clone still holds the claims of %s on %s: other machines cannot take those tasks until the claims lapse, within %s", strings.Join(of, " and "), secrets.Line(remoteName, 40), workflow.Age(lease))
 	if len(done) > 0 {
 		msg += fmt.Sprintf(", and then may run %s again, whose done was not pushed", strings.Join(done, ", "))
 	}

@@ -458,7 +458,7 @@ func (c *Claimer) holderAppend(ctx context.Context, op string, fences map[string
 		}
 		err := c.append(ctx, es...)
 		if c.rewound(err) {
-			return len(fences), nil
+			continue // read again from the start: a fence the line still holds is released
 		}
 		if err == nil || !errors.Is(err, remote.ErrConflict) {
 			return fenced, err

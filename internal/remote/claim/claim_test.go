@@ -689,3 +689,55 @@ func TestOnto(t *testing.T) {
 		}
 	}
 }
+
+// rewindOnAppend is a remote whose line is rewound to its first keep records (a ref pushed
+// back on the host) just before the next append, after the appender read it.
+type rewindOnAppend struct {
+	regrowable
+	keep int64 // 0: none pending
+}
+
+func (r *rewindOnAppend) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if r.keep > 0 {
+		recs, err := r.backend().Since(ctx, id, 0)
+		if err != nil {
+			return 0, err
+		}
+		r.regrow()
+		for _, rec := range recs[:r.keep] {
+			if _, err := r.backend().Append(ctx, id, rec.Rev-1, [][]byte{rec.Data}); err != nil {
+				return 0, err
+			}
+		}
+		r.keep = 0
+	}
+	return r.regrowable.Append(ctx, id, after, data)
+}
+
+// TestReleaseOnALineRewoundMeanwhile: the line rewound on the host between the holder's read
+// and its release, to a point that still holds its claim: the release was given up as fenced
+// (the model told the claim was not released), and the task stayed taken for a lease. It
+// reads the line again, and releases it.
+func TestReleaseOnALineRewoundMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	b := &rewindOnAppend{regrowable: regrowable{Backend: memremote.New()}}
+	a := claim.New(b, "claims", "A", time.Hour, time.Now)
+	fence, err := a.TryClaim(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := claim.New(b, "claims", "B", time.Hour, time.Now)
+	if _, err := m.TryClaim(ctx, "t2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.keep = 1
+	if err := a.Release(ctx, "t1", fence); err != nil {
+		t.Fatalf("releasing t1 on a line rewound to its claim: %v", err)
+	}
+	if _, err := m.TryClaim(ctx, "t1"); err != nil {
+		t.Fatalf("t1 released, yet: %v", err)
+	}
+}

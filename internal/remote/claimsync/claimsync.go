@@ -256,14 +256,10 @@ func clock(getenv func(string) string) func() time.Time {
 	return func() time.Time { return time.Now().Add(skew) }
 }
 
-// uptime is the time since boot (claim.Claimer.Uptime), shifted by EnvClockSkew as clock is: a
-// skew changed between calls is time passed, as on a wall clock set alike.
+// uptime is the time since boot (mirror.Uptime), shifted by EnvClockSkew as clock is.
 func uptime(getenv func(string) string) func() (string, time.Duration, bool) {
 	skew, _ := time.ParseDuration(getenv(EnvClockSkew))
-	return func() (string, time.Duration, bool) {
-		boot, up, ok := sinceBoot()
-		return boot, up + skew, ok
-	}
+	return mirror.Uptime(skew)
 }
 
 // backend is the claims line's remote: o.Backend, else the git remote s names.
@@ -432,13 +428,18 @@ func (c *clone) turn(fn func(t *clone, loadErr error)) error {
 // JSON, too large, or not of the Doc's shape), as opposed to a failure to read it.
 func readState(st *store.Store) (s state, damaged bool, err error) {
 	found, err := st.ReadJSON(Doc, &s)
+	if err == nil && found && s.Owner == "" {
+		// Every Doc a Cairn writes names its owner: this one (null, or a newer Cairn's of
+		// another shape) is kept in quarantine/ rather than overwritten with a new identity.
+		err = errors.New("it names no owner")
+	}
 	if err == nil {
 		return s, false, nil
 	}
 	var je *strictjson.Error
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
-	damaged = errors.As(err, &je) || errors.Is(err, durable.ErrTooLarge) || (found && (errors.As(err, &te) || errors.As(err, &se)))
+	damaged = errors.As(err, &je) || errors.Is(err, durable.ErrTooLarge) || (found && (errors.As(err, &te) || errors.As(err, &se) || s.Owner == ""))
 	return s, damaged, fmt.Errorf("the claims state (%s) is not readable: %w", Doc, err)
 }
 
@@ -950,11 +951,16 @@ func inTurn(o Options, f func(c *clone) error) error {
 }
 
 // unclaimed applies update without the claims rules, since the claims state could not be read
-// (err).
+// (err). Set running, the task is not claimed; out of running, a claim this clone held of it
+// is not released, and other machines are refused it until it lapses.
 func unclaimed(running bool, err error, update func() (*engine.Result, error)) (*engine.Result, error) {
 	res, uerr := update()
-	if uerr == nil && res != nil && running {
+	switch {
+	case uerr != nil || res == nil:
+	case running:
 		res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+err.Error())
+	case res.Changed:
+		res.Warnings = append(res.Warnings, "the task's claim, if this clone held one, was not released on the remote: "+err.Error())
 	}
 	return res, uerr
 }
@@ -1100,7 +1106,9 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	delete(c.unclaimed, task)
 	if taken && !done { // a done's claim is released once the done is pushed (decide)
 		if err := c.cl.Release(ctx, task, cur.Rev); err != nil && res != nil {
-			res.Warnings = append(res.Warnings, c.notReleased(task, err))
+			if w := c.notReleased(task, err); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 		}
 	} else if by, ok := c.cl.TakenOver(task); ok && held && res != nil {
 		res.Warnings = append(res.Warnings, c.takenAndReleased(task, by))
@@ -1181,9 +1189,17 @@ func (c *clone) tookOver(task string, h claim.Holder) string {
 
 // notReleased says that task's claim, its task out of running here, could not be released
 // (err): the next sync releases it (decide); or, when another machine took it over meanwhile
-// (fenced), that it holds it.
+// (fenced), that it holds it, or held it and released it since. "" when the claim went with
+// the line (deleted or rewound on the host meanwhile): nothing is left to release.
 func (c *clone) notReleased(task string, err error) string {
-	if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner && errors.Is(err, claim.ErrFenced) {
+	if errors.Is(err, claim.ErrFenced) {
+		h, ok := c.cl.Holders()[task]
+		if by, taken := c.cl.TakenOver(task); !ok && taken {
+			return c.takenAndReleased(task, by)
+		}
+		if !ok || h.Owner == c.owner {
+			return ""
+		}
 		return fmt.Sprintf("task %s was taken over by %s on another machine (this machine's claim lapsed) before its claim was released here: that machine may run it too; pick another task",
 			secrets.Line(task, 64), c.who(h))
 	}

@@ -453,29 +453,35 @@ func TestOfflineRefusesToFinishATaskKnownHeld(t *testing.T) {
 
 // TestDamagedShapeIsQuarantined: a claims.json that is strict JSON but not of the claims
 // state's shape is kept in quarantine/ and rebuilt, with a new identity said plainly, rather
-// than blocking every claims call.
+// than blocking every claims call. One that names no owner (null, {}, or a newer Cairn's of
+// another shape) was overwritten with a new identity without a word, losing what it held (the
+// claims made offline) and the old identity's claims, which were then told as another
+// machine's.
 func TestDamagedShapeIsQuarantined(t *testing.T) {
-	a := newClone(t, memremote.New())
-	bad := []byte(`{"owner":5}`)
-	if err := os.WriteFile(filepath.Join(a.opt.StateDir, "claims.json"), bad, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.task("t1", "running")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(res.Warnings, "\n"), "new identity") {
-		t.Fatalf("task on a misshapen claims.json warned %q", res.Warnings)
-	}
-	kept, _ := filepath.Glob(filepath.Join(a.opt.StateDir, "quarantine", "claims.json-*"))
-	if len(kept) != 1 {
-		t.Fatalf("quarantine holds %v", kept)
-	}
-	if b, _ := os.ReadFile(kept[0]); string(b) != string(bad) {
-		t.Fatalf("quarantined %q, want %q", b, bad)
-	}
-	if notes := a.sync(); len(notes) != 0 {
-		t.Fatalf("sync after the rebuild: %q", notes)
+	for _, bad := range []string{`{"owner":5}`, `null`, `{}`, `{"identity":{"owner":"sam@laptop#3fa2c1"},"workflow_id":"wf-1","pending":{"t2":"2026-11-23T09:00:00Z"}}`} {
+		t.Run(bad, func(t *testing.T) {
+			a := newClone(t, memremote.New())
+			if err := os.WriteFile(filepath.Join(a.opt.StateDir, "claims.json"), []byte(bad), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.task("t1", "running")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(res.Warnings, "\n"), "new identity") {
+				t.Fatalf("task on a misshapen claims.json warned %q", res.Warnings)
+			}
+			kept, _ := filepath.Glob(filepath.Join(a.opt.StateDir, "quarantine", "claims.json-*"))
+			if len(kept) != 1 {
+				t.Fatalf("quarantine holds %v", kept)
+			}
+			if b, _ := os.ReadFile(kept[0]); string(b) != bad {
+				t.Fatalf("quarantined %q, want %q", b, bad)
+			}
+			if notes := a.sync(); len(notes) != 0 {
+				t.Fatalf("sync after the rebuild: %q", notes)
+			}
+		})
 	}
 }
 
@@ -1610,5 +1616,58 @@ func TestNoStateDirectoryMakesNone(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Dir(dir)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the look for sharing made %s (%v)", filepath.Dir(dir), err)
+	}
+}
+
+// TestReleaseOnALineWipedMeanwhile: while update_task set a task this clone held back to
+// pending, the claims line was deleted on the host (the claim went with it: nothing to
+// release), or another machine took the claim over and released it; the model was told
+// origin "could not be reached" and that the next sync releases it. It is told nothing now,
+// or that the task was taken over.
+func TestReleaseOnALineWipedMeanwhile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want string // "" : no warning
+	}{
+		{"wiped", ""},
+		{"taken over and released", "task t1 was taken over by X"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &swappable{Backend: memremote.New()}
+			a := newClone(t, s)
+			if _, err := a.task("t1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			var off time.Duration
+			other := claim.New(s, "wf-1", "X", time.Hour, func() time.Time { return time.Now().Add(off) })
+			if err := other.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			res, err := claimsync.Task(context.Background(), a.opt, "t1", "pending", func(rerun bool) (*engine.Result, error) {
+				// after the call read the line, before the release
+				if tc.want == "" {
+					s.wipe()
+				} else {
+					off = 2 * time.Hour
+					fence, err := other.TryClaim(context.Background(), "t1")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := other.Release(context.Background(), "t1", fence); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "pending", Rerun: rerun})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(res.Warnings, "\n"); tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) || strings.Contains(got, "reached") {
+				t.Fatalf("setting t1 back to pending: warnings %q, want %q", got, tc.want)
+			}
+			if _, err := claim.New(s, "wf-1", "Y", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+				t.Fatalf("another machine could not claim t1: %v", err)
+			}
+		})
 	}
 }

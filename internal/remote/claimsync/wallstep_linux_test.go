@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,5 +59,31 @@ func TestWallClockSetForwardKeepsAClaimHeld(t *testing.T) {
 	}
 	if _, err := a.task("t1", "running"); err == nil || !strings.Contains(err.Error(), "held by X") {
 		t.Fatalf("setting X's task running after the wall clock was set an hour forward: %v, want held by X", err)
+	}
+}
+
+// TestTaskLeftRunningWithTheClaimsStateUnreadable: with something else in claims.json's place
+// (a FIFO here; a file root's `sudo cairn` left is alike), setting running a task said it was
+// not claimed, but setting one this clone held back to pending, or done, said nothing: its
+// claim stays on the remote, refusing it to other machines for a lease. It is said now.
+func TestTaskLeftRunningWithTheClaimsStateUnreadable(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(a.opt.StateDir, "claims.json")
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.task("t1", "pending")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "the task's claim, if this clone held one, was not released on the remote: ") || !strings.Contains(res.Warnings[0], "a FIFO is in its place") {
+		t.Fatalf("setting t1 back to pending, claims.json a FIFO: warnings %q, want that its claim was not released, and why", res.Warnings)
 	}
 }

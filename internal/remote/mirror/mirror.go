@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,6 +107,16 @@ func Lease(getenv func(string) string) time.Duration {
 	return DefaultLease
 }
 
+// Uptime is claim.Claimer.Uptime's clock (SinceBoot), here so that the hooks time claims as the
+// task tools do, shifted by skew as the wall clock the claims are timed by is: a skew changed
+// between calls is time passed, as on a wall clock set alike.
+func Uptime(skew time.Duration) func() (string, time.Duration, bool) {
+	return func() (string, time.Duration, bool) {
+		boot, up, ok := SinceBoot()
+		return boot, up + skew, ok
+	}
+}
+
 // Claim is what this clone last read of the claim on a task running on another machine.
 type Claim struct {
 	Holder string        // the owner holding it; "" when the line as read had no claim of it
@@ -135,7 +146,10 @@ func RunsElsewhere(st *store.Store, r *workflow.Record, lease time.Duration, now
 	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Workflow != id || c.Owner == "" {
 		return func(string) (Claim, bool) { return Claim{}, true } // none known to be this clone's
 	}
-	cl := claim.New(nil, id, c.Owner, lease, func() time.Time { return now })
+	// Timed as claimsync times it, the wall clock's steps since the read corrected: else the
+	// report says lapsed a claim update_task refuses as held. A now apart from this clock's (a
+	// test's) is time passed, as claimsync's skew is.
+	cl := claim.New(nil, id, c.Owner, lease, func() time.Time { return now }).Uptime(Uptime(time.Until(now)))
 	cl.Restore(c.Line)
 	return func(task string) (Claim, bool) {
 		h := c.Line.Holders[task]
@@ -153,29 +167,49 @@ func RunsElsewhere(st *store.Store, r *workflow.Record, lease time.Duration, now
 	}
 }
 
-// HeldHere lists the tasks whose claims this clone held when it last read the claims line
-// (ClaimsDoc), sorted, with the workflow they are of: what other machines see as taken until
-// released or lapsed. That workflow may be one no longer active here (archived, or replaced),
-// whose claims no call released yet.
-func HeldHere(st *store.Store) (id string, held []string) {
+// Held is the claims this clone holds on one workflow (HeldHere).
+type Held struct {
+	Workflow string
+	Tasks    []string // sorted
+}
+
+// HeldHere lists the claims this clone held when it last read the claims line (ClaimsDoc), by
+// workflow, and those it held on workflows replaced here that no call could release yet (the
+// remote out of reach: claimsync keeps them as left): what other machines see as taken until
+// released or lapsed. The workflow the document is about comes first, the others by id; any of
+// them may be one no longer active here (archived, or replaced), whose claims no call released
+// yet. err says why the claims document could not be read: whichever claims it holds are
+// not known.
+func HeldHere(st *store.Store) (_ []Held, err error) {
 	var c struct {
 		Owner string `json:"owner"`
 		Unconfirmed
-		Line claim.State `json:"line"`
+		Line claim.State                 `json:"line"`
+		Left map[string]map[string]int64 `json:"left"`
 	}
-	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Workflow == "" || c.Owner == "" {
-		return "", nil
+	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Owner == "" {
+		return nil, err
 	}
-	for task, h := range c.Line.Holders {
-		if h.Owner == c.Owner {
-			held = append(held, task)
+	var held []Held
+	add := func(wf string, tasks []string) {
+		if wf != "" && len(tasks) > 0 {
+			slices.Sort(tasks)
+			held = append(held, Held{Workflow: wf, Tasks: tasks})
 		}
 	}
-	if len(held) == 0 {
-		return "", nil
+	var tasks []string
+	for task, h := range c.Line.Holders {
+		if h.Owner == c.Owner {
+			tasks = append(tasks, task)
+		}
 	}
-	slices.Sort(held)
-	return c.Workflow, held
+	add(c.Workflow, tasks)
+	for _, wf := range slices.Sorted(maps.Keys(c.Left)) {
+		if wf != c.Workflow {
+			add(wf, slices.Collect(maps.Keys(c.Left[wf])))
+		}
+	}
+	return held, nil
 }
 
 // Save writes the settings atomically, and records in the repository's git directory whether

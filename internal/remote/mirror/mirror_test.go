@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 func open(t *testing.T) *store.Store {
@@ -527,4 +528,42 @@ func loadSettings(t *testing.T, dir string) (mirror.Settings, error) {
 	}
 	defer st.Close()
 	return mirror.Load(st)
+}
+
+// TestRunsElsewhereAfterAWallClockStep: another machine's claim this clone read a minute ago
+// is not reported lapsed by the hooks once the wall clock was set past its lease since, as
+// update_task refuses it as held: the claims state's reading of this boot corrects the step.
+// Set forward here by shifting what was saved back, as the wall clock read it then.
+func TestRunsElsewhereAfterAWallClockStep(t *testing.T) {
+	boot, up, ok := mirror.SinceBoot()
+	if !ok {
+		t.Skip("no clock since boot here")
+	}
+	st := open(t)
+	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	then := now.Add(-time.Minute - time.Hour) // seen a minute ago, the clock set an hour forward since
+	doc := map[string]any{"owner": "me", "workflow_id": "wf-1", "line": map[string]any{
+		"head": 1, "holders": map[string]any{"t1": map[string]any{"owner": "X", "rev": 1, "lease": int64(time.Hour)}},
+		"seen":  map[string]any{"t1": then},
+		"clock": map[string]any{"boot": boot, "base": now.Add(-up - time.Hour)},
+	}}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Write(mirror.ClaimsDoc, raw); err != nil {
+		t.Fatal(err)
+	}
+	r := &workflow.Record{WorkflowID: "wf-1", Tasks: []workflow.Task{{ID: "t1", Status: workflow.TaskRunning}}}
+	elsewhere := mirror.RunsElsewhere(st, r, time.Hour, now)
+	if elsewhere == nil {
+		t.Fatal("sharing on, yet RunsElsewhere is nil")
+	}
+	k, ok := elsewhere("t1")
+	if !ok || k.Holder != "X" || k.Lapsed() || k.Left < 58*time.Minute {
+		t.Errorf("X's claim seen a minute ago, the clock set an hour forward since: %+v (elsewhere %v), want held by X for about an hour more", k, ok)
+	}
 }

@@ -1,4 +1,4 @@
-package claimsync
+package mirror
 
 import (
 	"os"
@@ -18,9 +18,9 @@ var bootID = sync.OnceValue(func() string {
 	return strings.TrimSpace(string(b))
 })
 
-// sinceBoot is this boot's name and the time since it, suspended time included (others' lease
+// SinceBoot is this boot's name and the time since it, suspended time included (others' lease
 // clocks run on meanwhile), by a clock nobody sets; ok is false when either is not known.
-func sinceBoot() (boot string, up time.Duration, ok bool) {
+func SinceBoot() (boot string, up time.Duration, ok bool) {
 	var ts unix.Timespec
 	if boot = bootID(); boot == "" || unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
 		return "", 0, false
