@@ -69,7 +69,7 @@ func dataSet(dir, id, root string) string {
 }
 
 // recordedDataSet is dataSet for the installation at root that Claude Code's records name;
-// "" when none does.
+// "" when none does. The records may spell root through a linked ~/.claude.
 func recordedDataSet(getenv func(string) string, home, root string) string {
 	dir := pluginsDir(getenv, home)
 	if dir == "" {
@@ -78,7 +78,7 @@ func recordedDataSet(getenv func(string) string, home, root string) string {
 	recs := project.InstalledPlugins(dir)
 	for _, id := range slices.Sorted(maps.Keys(recs)) {
 		for _, in := range recs[id] {
-			if strings.HasPrefix(id, "cairn@") && in.InstallPath != "" && filepath.Clean(in.InstallPath) == filepath.Clean(root) {
+			if strings.HasPrefix(id, "cairn@") && in.InstallPath != "" && sameSet(in.InstallPath, root) {
 				return dataSet(dir, id, root)
 			}
 		}

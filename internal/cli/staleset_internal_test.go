@@ -128,12 +128,24 @@ func writeTestFile(t *testing.T, path, text string) {
 // A stale bin/ in a plugin with no Makefile (not a checkout) said to start a new session "then
 // run it again": the launcher passes over that bin/ for good, so this cairn refused again. The
 // step names the cairn to run: the data set Claude Code's records lead to, else the one a
-// session's PATH names.
+// session's PATH names. With ~/.claude a symbolic link (a dotfiles checkout), the records name
+// the plugin through it and this cairn's path is read through it: the set was not found.
 func TestStaleBinWithoutMakefileNamesDataSet(t *testing.T) {
-	for _, recorded := range []bool{true, false} {
-		t.Run(map[bool]string{true: "recorded", false: "not recorded"}[recorded], func(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		recorded, linked bool
+	}{{"recorded", true, false}, {"not recorded", false, false}, {"recorded through a linked ~/.claude", true, true}} {
+		recorded := tc.recorded
+		t.Run(tc.name, func(t *testing.T) {
 			work := t.TempDir()
-			root := filepath.Join(work, "plugin")
+			root := filepath.Join(work, ".claude", "plugins", "cache", "mkt.one", "cairn", "1.0.0")
+			if tc.linked {
+				moved := filepath.Join(work, "dotfiles", "claude")
+				if err := os.MkdirAll(moved, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				mustSymlink(t, moved, filepath.Join(work, ".claude"))
+			}
 			writeTestFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name":"cairn","version":"1.0.0"}`)
 			writeTestFile(t, filepath.Join(root, "release", "checksums.txt"), "sums\n")
 			writeTestFile(t, filepath.Join(root, "bin", "cairn"), "")

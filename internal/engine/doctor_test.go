@@ -703,13 +703,13 @@ func TestDoctorMemoryIndexLeftAlone(t *testing.T) {
 			real := filepath.Join(t.TempDir(), "MEMORY.md")
 			noErr(t, os.WriteFile(real, []byte("- mine\n"), 0o600))
 			noErr(t, os.Symlink(real, index))
-		}, "replace the link with a copy of the file it leads to: L2 lines are skipped meanwhile"},
+		}, "replace the link with a copy of the file it leads to; Cairn retries L2 lines after each turn"},
 		{"read-only", func(t *testing.T, index string) {
 			noErr(t, os.WriteFile(index, []byte("- mine\n"), 0o400))
-		}, "make it writable (chmod u+w): L2 lines are skipped meanwhile"},
+		}, "make it writable (chmod u+w); Cairn retries L2 lines after each turn"},
 		{"too large", func(t *testing.T, index string) {
 			noErr(t, os.WriteFile(index, bytes.Repeat([]byte("x"), 5<<20), 0o600))
-		}, "shorten it to under 4 MiB: L2 lines are skipped meanwhile"},
+		}, "shorten it to under 4 MiB; Cairn retries L2 lines after each turn"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

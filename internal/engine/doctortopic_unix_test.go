@@ -22,16 +22,16 @@ func TestDoctorMemoryTopicLeftAlone(t *testing.T) {
 		lay  func(t *testing.T, topic string)
 		fix  string
 	}{
-		{"fifo", func(t *testing.T, topic string) { noErr(t, syscall.Mkfifo(topic, 0o600)) }, "move or rename it: L2 lines are skipped meanwhile"},
-		{"directory", func(t *testing.T, topic string) { noErr(t, os.Mkdir(topic, 0o700)) }, "move or rename it: L2 lines are skipped meanwhile"},
+		{"fifo", func(t *testing.T, topic string) { noErr(t, syscall.Mkfifo(topic, 0o600)) }, "move or rename it; Cairn retries L2 lines after each turn"},
+		{"directory", func(t *testing.T, topic string) { noErr(t, os.Mkdir(topic, 0o700)) }, "move or rename it; Cairn retries L2 lines after each turn"},
 		{"link", func(t *testing.T, topic string) {
 			real := filepath.Join(t.TempDir(), "cairn-workflow.md")
 			noErr(t, os.WriteFile(real, []byte("x\n"), 0o600))
 			noErr(t, os.Symlink(real, topic))
-		}, "replace the link with a copy of the file it leads to: L2 lines are skipped meanwhile"},
+		}, "replace the link with a copy of the file it leads to; Cairn retries L2 lines after each turn"},
 		{"read-only", func(t *testing.T, topic string) {
 			noErr(t, os.WriteFile(topic, []byte("x\n"), 0o400))
-		}, "make it writable (chmod u+w): L2 lines are skipped meanwhile"},
+		}, "make it writable (chmod u+w); Cairn retries L2 lines after each turn"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -677,7 +677,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 				ok, detail, fix = false, md+": "+what, freeStep(inodes)
 			}
 		}
-		add("auto-memory (L2)", ok, detail, fix+": L2 lines are skipped meanwhile")
+		add("auto-memory (L2)", ok, detail, fix+l2Retried)
 		// A MEMORY.md Cairn leaves as it is keeps every line and learning out of auto-memory; a
 		// cairn-workflow.md, every workflow line.
 		for _, f := range []struct {
@@ -695,7 +695,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			if ue, ok := errors.AsType[*memory.UnavailableError](f.err); ok {
 				detail = ue.Cause() // its learnings' words are not what failed here
 			}
-			add(f.check, false, detail, memory.LeftAloneStep(f.err)+": L2 lines are skipped meanwhile")
+			add(f.check, false, detail, memory.LeftAloneStep(f.err)+l2Retried)
 		}
 		kept, settled := memory.KeptTemps(md, e.now())
 		detail = "none kept"
@@ -1421,3 +1421,7 @@ func staleTemps(dir string, now time.Time) []string {
 	}
 	return stale
 }
+
+// l2Retried ends doctor's step where the memory directory is named: a line that could not be
+// written there is owed and retried after each turn, as a move's warning and SessionStart say.
+const l2Retried = "; Cairn retries L2 lines after each turn"

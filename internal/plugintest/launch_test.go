@@ -455,37 +455,61 @@ func stamp(t *testing.T, root, dir string) {
 	}
 }
 
-// A data directory that cannot be written (here: under a regular file; read-only and full
-// disks fail the same mkdir) is said at once, for what it is: not after waiting for a lock no
-// one holds, as if another start were installing, and with no Go build that could not land.
+// A data directory that cannot be made (here: under a regular file, or a file or a link to
+// nothing in its place) is said at once, for what it is: not after waiting for a lock no one
+// holds, as if another start were installing, and with no Go build that could not land. The
+// step was to make it writable, which cannot help: the file in the way is named, for the user
+// to move aside.
 func TestLaunchUnwritableData(t *testing.T) {
 	skipOnWindows(t)
 	root := copyPlugin(t, launcherFiles...)
-	home := t.TempDir()
-	writeFile(t, filepath.Join(home, "file"), "not a directory\n")
-	data := filepath.Join(home, "file", "data")
-	tools := toolDir(t)
-	calls := goThatFails(t, tools, home)
-	env := launchEnv(root, data, home, tools)
-	rounds := lockWaitRounds(t, env)
-	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		res := launchAs(t, root, env, home, name)
-		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") {
-			t.Errorf("%s = %+v, want exit %d and one line saying %s cannot be written", name, res, launchFailCode(name), data)
-		}
-		if n := rounds(); n != 0 {
-			t.Errorf("%s waited %d rounds, want no wait for a lock that cannot exist", name, n)
-		}
-		if name == "cairn-session-start" {
-			var out map[string]string
-			if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || !strings.Contains(out["systemMessage"], "cannot be written") {
-				t.Errorf("%s stdout = %q (%v), want a systemMessage saying so", name, res.stdout, err)
+	for _, tc := range []struct {
+		name string
+		make func(home string) (data, blocker string)
+	}{
+		{"under a file", func(home string) (string, string) {
+			writeFile(t, filepath.Join(home, "file"), "not a directory\n")
+			return filepath.Join(home, "file", "data"), filepath.Join(home, "file")
+		}},
+		{"a file", func(home string) (string, string) {
+			writeFile(t, filepath.Join(home, "data"), "the user's\n")
+			return filepath.Join(home, "data"), filepath.Join(home, "data")
+		}},
+		{"a link to nothing", func(home string) (string, string) {
+			if err := os.Symlink(filepath.Join(home, "gone"), filepath.Join(home, "data")); err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	if b, err := os.ReadFile(calls); err == nil {
-		t.Errorf("go ran for a data dir it cannot write to:\n%s", b)
+			return filepath.Join(home, "data", "cairn"), filepath.Join(home, "data")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			data, blocker := tc.make(home)
+			tools := toolDir(t)
+			calls := goThatFails(t, tools, home)
+			env := launchEnv(root, data, home, tools)
+			rounds := lockWaitRounds(t, env)
+			want := blocker + " is not a directory, so the data directory " + data + " cannot be made; the user may move it aside, then start a new session."
+			for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+				res := launchAs(t, root, env, home, name)
+				lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+				if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], want) {
+					t.Errorf("%s = %+v, want exit %d and one line saying %q", name, res, launchFailCode(name), want)
+				}
+				if n := rounds(); n != 0 {
+					t.Errorf("%s waited %d rounds, want no wait for a lock that cannot exist", name, n)
+				}
+				if name == "cairn-session-start" {
+					var out map[string]string
+					if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || !strings.Contains(out["systemMessage"], want) {
+						t.Errorf("%s stdout = %q (%v), want a systemMessage saying so", name, res.stdout, err)
+					}
+				}
+			}
+			if b, err := os.ReadFile(calls); err == nil {
+				t.Errorf("go ran for a data dir it cannot write to:\n%s", b)
+			}
+		})
 	}
 }
 
