@@ -768,7 +768,7 @@ func endedThere(out remotesync.Outcome) string {
 // and says in one line whether refs/cairn/* work, the branch fallback is in use, the host refuses
 // both, or it refuses only the claims (tasks then run unclaimed).
 func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
-	st, err := store.Open(e.StateDir(), store.WithNoCreate()) // doctor creates no state
+	st, err := store.Open(e.StateDir(), store.WithNoCreate(), store.WithNoRepair()) // doctor creates and repairs nothing
 	if err != nil {
 		return nil // the state checks already say why
 	}
@@ -780,12 +780,17 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	if !s.Enabled {
 		return nil
 	}
+	var out []engine.Check
+	// What the next sync would refuse of this machine's own line, before the remote is asked.
+	if je, ok := errors.AsType[*remotesync.JournalError](remotesync.CheckJournal(st, s.Remote)); ok {
+		out = append(out, engine.Check{Name: "workflow journal", Detail: je.Why, Fix: je.Step})
+	}
 	ctx, done := a.remoteContext(doctorProbeTimeout)
 	defer done()
 	got, err := gitremote.Probe(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout})
 	c := engine.Check{Name: "remote refs"}
 	if d, ok := damagedCheck(s.Remote, err); ok {
-		return []engine.Check{d}
+		return append(out, d)
 	}
 	switch {
 	case errors.Is(err, gitremote.ErrRefused):
@@ -806,7 +811,7 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	default:
 		c = claimsCheck(s.Remote, got, gitremote.ProbeClaims(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout}, got))
 	}
-	return []engine.Check{c}
+	return append(out, c)
 }
 
 // claimsCheck is doctor's line once the host took the workflow layout l: whether it also takes

@@ -232,16 +232,18 @@ func TestHookReasonReachesThePerson(t *testing.T) {
 // waiting for a remote that does not answer ended cairn but not its git, which runs in a
 // session of its own (so that it cannot prompt on the terminal) and so never had the
 // terminal's SIGINT: it held its connection open for good, one more with each command
-// interrupted. cairn ends its git, then itself by the signal, as before.
+// interrupted. cairn ends its git, then itself by the signal, as before. A cairn task that
+// claims the task on the remote did the same; ended so, it sets the task running neither.
 func TestInterruptedSyncEndsItsGit(t *testing.T) {
-	for _, command := range []string{"sync", "doctor"} {
-		t.Run(command, func(t *testing.T) { interruptedRemoteCommand(t, command) })
+	for _, args := range [][]string{{"sync"}, {"doctor"}, {"task", "t1", "running"}} {
+		t.Run(args[0], func(t *testing.T) { interruptedRemoteCommand(t, args...) })
 	}
 }
 
-// interruptedRemoteCommand checks that cairn's command, sent each signal while its git waits
-// for a remote that does not answer, ends that git.
-func interruptedRemoteCommand(t *testing.T, command string) {
+// interruptedRemoteCommand checks that cairn's command (args), sent each signal while its git
+// waits for a remote that does not answer, ends that git.
+func interruptedRemoteCommand(t *testing.T, args ...string) {
+	command := strings.Join(args, " ")
 	m := newMachine(t, "file://"+filepath.Join(bareRepo(t), "shared.git"))
 	m.must("remote", "enable", "--yes")
 	m.must("start", "apex", "interrupted", "--id", "wf-i")
@@ -250,7 +252,7 @@ func interruptedRemoteCommand(t *testing.T, command string) {
 	m.git("remote", "set-url", "origin", "http://"+hung.Addr+"/shared.git")
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
 		was := hung.Accepted()
-		cmd := cairnCmd(t, m.dir, m.env, command)
+		cmd := cairnCmd(t, m.dir, m.env, args...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -272,6 +274,10 @@ func interruptedRemoteCommand(t *testing.T, command string) {
 			if time.Now().After(end) {
 				t.Fatalf("cairn %s ended by %v, and its git still holds its connection to the remote", command, sig)
 			}
+		}
+		// Ended before the remote answered, the claim the user aborted is not made here.
+		if out := m.must("status"); args[0] == "task" && strings.Contains(out, "t1") {
+			t.Fatalf("cairn %s ended by %v, and the task is on record:\n%s", command, sig, out)
 		}
 	}
 }

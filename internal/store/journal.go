@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -715,6 +716,17 @@ func states(recs []Record, want func(Record) bool) ([]Record, error) {
 // errChain: a delta line does not follow the line before it (a damaged line in between) or
 // its state does not check out. The states after it cannot be rebuilt.
 var errChain = errors.New("the journal's chain of changes is broken")
+
+// BrokenChain reports whether err is a journal read's broken chain: a damaged line leaves the
+// states after it, up to the next full line, beyond rebuilding.
+func BrokenChain(err error) bool { return errors.Is(err, errChain) }
+
+// JournalPaths are the files that hold workflow id's journal in the state directory: its
+// active file, and the directory its sealed segments go to once there are any.
+func (s *Store) JournalPaths(id string) (active, sealed string) {
+	f := journalFile(id)
+	return filepath.Join(s.dir, filepath.FromSlash(f)), filepath.Join(s.dir, filepath.FromSlash(sealedDir(f)))
+}
 
 // replay rebuilds states from recs (oldest first, from a full line on) and returns the last
 // record, its state in Snapshot. each, when set, sees every rebuilt record want is true for

@@ -149,6 +149,9 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		// 128 of them can be over.
 		return Result{}, fmt.Errorf("the task id is %d bytes, the most is %d bytes: use a shorter one", len(id), maxTaskID)
 	}
+	if id == "" {
+		return Result{}, errors.New("the task id is empty: give the task's id")
+	}
 	if !ValidTaskID(id) {
 		return Result{}, errors.New("the task id is not valid: use one short line")
 	}

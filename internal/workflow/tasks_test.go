@@ -254,7 +254,7 @@ func TestTaskCountCap(t *testing.T) {
 // schema's limits, which the engine counted in bytes), or an id over 128 bytes is refused by
 // name, for every caller (the MCP schema bounds them too, the CLI and the hooks did not).
 // An id of 128 characters that UTF-8 writes in 384 bytes, which update_task's schema allows,
-// was refused as "not valid: use one short line", though it is one line.
+// was refused as "not valid: use one short line", though it is one line; so was a blank id.
 func TestTaskFieldCaps(t *testing.T) {
 	def := mustDef(t, "dotagent")
 	r := walk(t, def, mustStart(t, def), "architecture")
@@ -265,6 +265,9 @@ func TestTaskFieldCaps(t *testing.T) {
 		{workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Note: strings.Repeat("x", 501)}, "task t1: the note is 501 characters, the most is 500; nothing was changed"},
 		{workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Output: strings.Repeat("a", 1025)}, "output"},
 		{workflow.TaskUpdate{ID: strings.Repeat("日", 128), Status: workflow.TaskPending}, "the task id is 384 bytes, the most is 128 bytes: use a shorter one"},
+		// A blank id is none: it was refused as "not valid: use one short line".
+		{workflow.TaskUpdate{ID: "   ", Status: workflow.TaskPending}, "the task id is empty: give the task's id"},
+		{workflow.TaskUpdate{ID: "", Status: workflow.TaskPending}, "the task id is empty: give the task's id"},
 	} {
 		_, err := workflow.UpdateTask(r, tc.u, t0.Add(time.Hour), alice)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

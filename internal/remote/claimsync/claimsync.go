@@ -985,6 +985,13 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 		}
 	}
 	fence, err := c.cl.TryClaim(ctx, task)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		// Interrupted (Ctrl-C) before the remote answered, not out of reach: the run the
+		// caller gave up is not made here, nor queued as a claim for the next sync.
+		unintend()
+		c.save(task)
+		return nil, fmt.Errorf("interrupted: task %s was not set running", secrets.Line(task, 64))
+	}
 	var he *claim.HeldError
 	if errors.As(err, &he) {
 		unintend()

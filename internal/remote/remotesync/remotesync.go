@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -424,9 +425,8 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 // rather than the whole line, every record of which carries a full snapshot. Anything else
 // (another workflow under the same id, a remote line rewritten) falls back to reading all.
 func readLines(ctx context.Context, st *store.Store, b remote.Backend, from, id string, w store.Workflow) (off int64, mine, theirs []Entry, err error) {
-	if s, err := mirror.Load(st); err == nil && w.Data != nil && s.Remote == from && s.Workflow == id &&
-		s.Mirrored > 0 && s.Mirrored <= w.Revision {
-		off = s.Mirrored - 1
+	s, err := mirror.Load(st)
+	if off, ok := resumeAt(s, from, id, w); err == nil && ok {
 		mine, theirs, err := readFrom(ctx, st, b, id, w, off)
 		if err != nil {
 			return 0, nil, nil, err
@@ -450,6 +450,9 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 	}
 	if w.Data != nil {
 		local, err := st.ReadJournalSince(w.ID, off)
+		if store.BrokenChain(err) {
+			return nil, nil, brokenJournal(st, w.ID, off, local)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -458,6 +461,59 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 		}
 	}
 	return mine, theirs, nil
+}
+
+// brokenJournal is the sync's error when a damaged line breaks the chain of workflow id's
+// journal: the revisions after the last it rebuilt (good, read after revision off) up to the
+// next full line cannot be sent. Its step keeps the file as it is: only a copy made before the
+// damage holds those revisions.
+func brokenJournal(st *store.Store, id string, off int64, good []store.Record) error {
+	last := off
+	if len(good) > 0 {
+		last = good[len(good)-1].Revision
+	}
+	active, sealed := st.JournalPaths(id)
+	where := active
+	if _, err := os.Stat(sealed); err == nil {
+		where += " or " + sealed
+	}
+	return &JournalError{
+		Why:  fmt.Sprintf("a damaged line in this machine's journal of %s (%s) breaks its chain of changes after revision %d, so the revisions after it cannot be rebuilt or shared; the workflow goes on here", id, where, last),
+		Step: "restore the journal from a backup made before the damage, if there is one, then run cairn sync again",
+	}
+}
+
+// JournalError is brokenJournal's: why this machine's line cannot be sent, and the step.
+type JournalError struct{ Why, Step string }
+
+func (e *JournalError) Error() string { return e.Why + ": " + e.Step }
+
+// CheckJournal reads this machine's journal of the active workflow as far back as its next
+// sync reads it (from the revision the last sync left, resumeAt) and returns brokenJournal's
+// error when a damaged line breaks it there: cairn doctor names what the sync would refuse.
+func CheckJournal(st *store.Store, from string) error {
+	w, err := st.ReadWorkflow()
+	if err != nil || w.Data == nil {
+		return nil // the state checks say why, or there is nothing to send
+	}
+	off := int64(0)
+	if s, err := mirror.Load(st); err == nil {
+		off, _ = resumeAt(s, from, w.ID, w)
+	}
+	if local, err := st.ReadJournalSince(w.ID, off); store.BrokenChain(err) {
+		return brokenJournal(st, w.ID, off, local)
+	}
+	return nil
+}
+
+// resumeAt is the revision after which a sync of workflow id (held here as w) with from reads
+// both lines, and whether that is the revision the last sync left (the mirror, s, was about
+// id on from): else 0.
+func resumeAt(s mirror.Settings, from, id string, w store.Workflow) (int64, bool) {
+	if w.Data != nil && s.Remote == from && s.Workflow == id && s.Mirrored > 0 && s.Mirrored <= w.Revision {
+		return s.Mirrored - 1, true
+	}
+	return 0, false
 }
 
 // pull writes the remote entries (of b) through the store, each as a change whose revision

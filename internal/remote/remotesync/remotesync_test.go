@@ -1239,3 +1239,43 @@ func TestSameIDAnotherWorkflowIsNotTaken(t *testing.T) {
 		t.Errorf("B's archives after the sync: %+v, %v; want none", archives, err)
 	}
 }
+
+// TestBrokenJournalIsNamed: a damaged line in the middle of this machine's journal leaves the
+// revisions after it, up to the next full line, beyond rebuilding, so they cannot be pushed.
+// The sync said only "the journal's chain of changes is broken": it now names the workflow,
+// the journal and the revision, and one step that keeps the file (no delete, no move).
+func TestBrokenJournalIsNamed(t *testing.T) {
+	r := memremote.New()
+	a := newMachine(t, 0)
+	a.start("wf-gap", "gap")
+	for i := range 6 {
+		if _, err := a.en.SetVars(map[string]string{"WF_N": fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jp := filepath.Join(a.en.StateDir(), "journal", "wf-gap.jsonl")
+	b, err := os.ReadFile(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if len(lines) < 6 || !bytes.Contains(lines[3], []byte(`"delta":`)) {
+		t.Fatalf("line 4 is not a delta: %.100s", lines[3])
+	}
+	lines[3] = bytes.Replace(lines[3], []byte(`"delta":`), []byte(`"dElta":`), 1)
+	if err := os.WriteFile(jp, bytes.Join(lines, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = remotesync.Sync(context.Background(), a.st, r, "origin", "", nil)
+	msg := fmt.Sprint(err)
+	for _, want := range []string{"wf-gap", jp, "after revision 3", "restore"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("sync: %v\nwant it to say %q", err, want)
+		}
+	}
+	for _, never := range []string{"delete", "rm ", "remove", "move "} {
+		if strings.Contains(msg, never) {
+			t.Errorf("sync: %v\nsays %q", err, never)
+		}
+	}
+}
