@@ -590,6 +590,20 @@ func TestResumeCheckOwnRunningTaskIsToFinish(t *testing.T) {
 	}
 }
 
+// TestCompleteAfterTheTerminalMove: complete_workflow right after a move into a terminal
+// phase, which completes the workflow on entry, said "no active workflow; call resume_check";
+// it now says the move completed it, with its outcome, and the next step.
+func TestCompleteAfterTheTerminalMove(t *testing.T) {
+	_, c := realServer(t)
+	id, _ := structured(t, mustOK(t, c, "start_workflow", `{"type":"debug","context":"terminal"}`))["workflow_id"].(string)
+	mustOK(t, c, "transition", `{"to":"fix"}`)
+	mustOK(t, c, "transition", `{"to":"git-commit"}`)
+	res := mustOK(t, c, "complete_workflow", `{"outcome":"fixed it"}`)
+	if want := "Workflow " + id + " was already completed by the move fix -> git-commit: reached git-commit; nothing changed. start_workflow begins the next piece of work."; text(res) != want {
+		t.Errorf("complete_workflow after the move says\n%s\nwant\n%s", text(res), want)
+	}
+}
+
 // TestResumeCheckFailedIDsJoinNoSecret: failed task ids, each clean alone, may join into a
 // secret ("api_key, qk7ab..."); the structured content the model reads leaves that id out, as
 // the text report does.

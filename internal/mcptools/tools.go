@@ -389,8 +389,9 @@ func runComplete(c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The engine's message ("completed and archived") is the CLI's, which names no workflow.
-	if r.WorkflowID != "" {
+	// The engine's message ("completed and archived") is the CLI's, which names no workflow
+	// (one that was already completed names it).
+	if r.WorkflowID != "" && !strings.Contains(o.text, r.WorkflowID) {
 		o.text = onFirstLine(o.text, "Workflow "+textsafe.Line(r.WorkflowID, 120)+" has ended.")
 	}
 	return then(o, "start_workflow begins the next piece of work."), nil
