@@ -158,7 +158,9 @@ func BuildPlan(in PlanInput) Plan {
 	// Past its TTL: the read protocol archives it, so a view that did not (a read-only one, or
 	// a state directory that cannot be written) does not send the agent on with it either.
 	if expired, _ := r.Expired(in.Now); expired && !in.OwnerMidWork {
-		p.Allowed = nil // not resumed: no move is a step from here
+		// Not resumed: no move is a step from here, nor an approval (a person's yes would
+		// revive it beside the expiry the step is).
+		p.Allowed, p.AwaitingApproval = nil, ""
 		if in.L1Available {
 			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
 		} else {
