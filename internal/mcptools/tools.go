@@ -99,7 +99,7 @@ var specs = []*toolSpec{
 				desc: "What the workflow is for, in one line."},
 			{name: "workflow_id", kind: kString, max: 64, pattern: wfIDPattern, hint: wfIDHint, fileName: store.ValidWorkflowID},
 			{name: "scope", kind: kString, max: workflow.MaxScopeRunes},
-			{name: "ttl", kind: kString, max: 32, pattern: ttlPattern, hint: ttlHint, same: workflow.SameTTL,
+			{name: "ttl", kind: kString, max: 32, pattern: ttlPattern, hint: ttlHint, same: workflow.SameTTL, why: workflow.TTLWhy,
 				desc: "Idle time to expiry: 24h."},
 			{name: "replace", kind: kBool,
 				desc: "Archive the active one first."},
