@@ -171,6 +171,16 @@ func (e *Engine) completedAlready(err error, same func(r *workflow.Record) bool)
 	return r, inSlot
 }
 
+// completingMove returns the move that completed r on entering a terminal phase, if one did
+// (not complete_workflow after it).
+func completingMove(r *workflow.Record) (workflow.HistoryEntry, bool) {
+	n := len(r.History)
+	if n == 0 || r.State != r.History[n-1].To || !r.History[n-1].At.Equal(r.CompletedAt) {
+		return workflow.HistoryEntry{}, false
+	}
+	return r.History[n-1], true
+}
+
 // finishCompleted answers a completion retried after it landed, res saying so: when the
 // workflow r is still in the active slot (inSlot: a crash, or a failed archive, came between
 // the completion and its archive), the retry archives it and records its ending, as the

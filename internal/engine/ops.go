@@ -811,12 +811,11 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		return workflow.Transition(def, cur, req, e.now(), e.actor())
 	}), r.Note)
 	if done, inSlot := e.completedAlready(err, func(d *workflow.Record) bool {
-		n := len(d.History)
+		h, ok := completingMove(d)
 		to, from := workflow.NormalizeName(r.To), workflow.NormalizeName(r.From)
-		return n > 0 && d.State == to && d.History[n-1].To == to && (from == "" || d.History[n-1].From == from) &&
-			d.History[n-1].At.Equal(d.CompletedAt) // that move completed it, not complete_workflow after it
+		return ok && h.To == to && (from == "" || h.From == from)
 	}); done != nil {
-		h := done.History[len(done.History)-1]
+		h, _ := completingMove(done)
 		res := &Result{Message: fmt.Sprintf("workflow %s was already completed by the move %s -> %s", done.WorkflowID, h.From, h.To)}
 		e.finishCompleted(res, done, inSlot)
 		return res, nil
@@ -1168,8 +1167,16 @@ func (e *Engine) complete(outcome string, person bool, ap *workflow.Approval, fo
 		res.Warnings = append(approved, res.Warnings...)
 		return res, err
 	}), outcome)
-	if r, inSlot := e.completedAlready(err, func(r *workflow.Record) bool { return r.Outcome == textsafe.OneLine(outcome) }); r != nil {
+	// A move into a terminal phase completes the workflow on entry: complete_workflow right
+	// after it finds that completion, whatever outcome it carries.
+	if r, inSlot := e.completedAlready(err, func(r *workflow.Record) bool {
+		_, moved := completingMove(r)
+		return moved || r.Outcome == textsafe.OneLine(outcome)
+	}); r != nil {
 		res := &Result{Message: fmt.Sprintf("workflow %s was already completed: %s", r.WorkflowID, r.Outcome)}
+		if h, ok := completingMove(r); ok {
+			res.Message = fmt.Sprintf("workflow %s was already completed by the move %s -> %s: %s", r.WorkflowID, h.From, h.To, r.Outcome)
+		}
 		e.finishCompleted(res, r, inSlot)
 		return res, nil
 	}

@@ -257,6 +257,12 @@ func TestTransitionToTerminalAgain(t *testing.T) {
 	if !strings.Contains(res.Message, "already completed") {
 		t.Errorf("message %q does not say the workflow was already completed", res.Message)
 	}
+	// complete_workflow after the move, with any outcome, is told the move completed it (it
+	// was "no active workflow; call resume_check").
+	res = again(t, e, "complete_workflow after the move", nil, func() (*engine.Result, error) { return e.open("s1").Complete("shipped") })
+	if want := " was already completed by the move review -> git-commit: reached git-commit; nothing changed"; !strings.HasSuffix(res.Message, want) || res.WorkflowID == "" {
+		t.Errorf("complete_workflow after the move: message %q, workflow %q; want one ending %q", res.Message, res.WorkflowID, want)
+	}
 	if _, err := e.open("s1").Transition(engine.TransitionRequest{To: "review"}); err == nil {
 		t.Error("another move, no workflow active: want an error")
 	}

@@ -448,6 +448,11 @@ func (f *field) checkString(name, s string) (string, string) {
 				return "", fmt.Sprintf("argument %q is not %s; write %s, the same in that form", name, f.hint, v)
 			}
 		}
+		if f.why != nil {
+			if w := f.why(s); w != "" {
+				return "", fmt.Sprintf("argument %q is not %s: %s", name, f.hint, w)
+			}
+		}
 		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
 	}
 	if f.fileName != nil {

@@ -572,6 +572,38 @@ func TestResumeCheckStructuredTaskCounts(t *testing.T) {
 	}
 }
 
+// TestResumeCheckOwnRunningTaskIsToFinish: resume_check from the client of the session that
+// runs a task said "Continue phase analyze (2 tasks to run)" with one of them running here,
+// a step to start it again; the session's own running task is now one to finish.
+func TestResumeCheckOwnRunningTaskIsToFinish(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"own task"}`)
+	mustOK(t, c, "update_task", `{"id":"t1","status":"running"}`)
+	res := mustOK(t, c, "resume_check", `{}`)
+	if want := "Next: Continue phase analyze (1 task to finish), then move on to plan."; !strings.Contains(text(res), want) {
+		t.Errorf("one running task of this session's: the report lacks %q:\n%s", want, text(res))
+	}
+	mustOK(t, c, "update_task", `{"id":"t2","status":"pending"}`)
+	res = mustOK(t, c, "resume_check", `{}`)
+	if want := "Continue phase analyze (1 task to run, 1 to finish), then move on to plan."; structured(t, res)["next"] != want {
+		t.Errorf("next = %v, want %q", structured(t, res)["next"], want)
+	}
+}
+
+// TestCompleteAfterTheTerminalMove: complete_workflow right after a move into a terminal
+// phase, which completes the workflow on entry, said "no active workflow; call resume_check";
+// it now says the move completed it, with its outcome, and the next step.
+func TestCompleteAfterTheTerminalMove(t *testing.T) {
+	_, c := realServer(t)
+	id, _ := structured(t, mustOK(t, c, "start_workflow", `{"type":"debug","context":"terminal"}`))["workflow_id"].(string)
+	mustOK(t, c, "transition", `{"to":"fix"}`)
+	mustOK(t, c, "transition", `{"to":"git-commit"}`)
+	res := mustOK(t, c, "complete_workflow", `{"outcome":"fixed it"}`)
+	if want := "Workflow " + id + " was already completed by the move fix -> git-commit: reached git-commit; nothing changed. start_workflow begins the next piece of work."; text(res) != want {
+		t.Errorf("complete_workflow after the move says\n%s\nwant\n%s", text(res), want)
+	}
+}
+
 // TestResumeCheckFailedIDsJoinNoSecret: failed task ids, each clean alone, may join into a
 // secret ("api_key, qk7ab..."); the structured content the model reads leaves that id out, as
 // the text report does.

@@ -50,6 +50,9 @@ type field struct {
 	// same: a value pattern refuses, in the accepted form ("1d12h" is "36h"), said as the
 	// step; "" when it has none.
 	same func(string) string
+	// why: why a value pattern refuses, when hint alone does not say it ("1s": seconds are
+	// no unit); "" when it has no more to say.
+	why func(string) string
 	// maxUnlisted: max is checked when the call runs but left out of the schema, for the tool
 	// definitions' budget (the refusal says the limit).
 	maxUnlisted bool

@@ -99,7 +99,7 @@ var specs = []*toolSpec{
 				desc: "What the workflow is for, in one line."},
 			{name: "workflow_id", kind: kString, max: 64, pattern: wfIDPattern, hint: wfIDHint, fileName: store.ValidWorkflowID},
 			{name: "scope", kind: kString, max: workflow.MaxScopeRunes},
-			{name: "ttl", kind: kString, max: 32, pattern: ttlPattern, hint: ttlHint, same: workflow.SameTTL,
+			{name: "ttl", kind: kString, max: 32, pattern: ttlPattern, hint: ttlHint, same: workflow.SameTTL, why: workflow.TTLWhy,
 				desc: "Idle time to expiry: 24h."},
 			{name: "replace", kind: kBool,
 				desc: "Archive the active one first."},
@@ -389,8 +389,9 @@ func runComplete(c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The engine's message ("completed and archived") is the CLI's, which names no workflow.
-	if r.WorkflowID != "" {
+	// The engine's message ("completed and archived") is the CLI's, which names no workflow
+	// (one that was already completed names it).
+	if r.WorkflowID != "" && !strings.Contains(o.text, r.WorkflowID) {
 		o.text = onFirstLine(o.text, "Workflow "+textsafe.Line(r.WorkflowID, 120)+" has ended.")
 	}
 	return then(o, "start_workflow begins the next piece of work."), nil

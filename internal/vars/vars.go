@@ -73,7 +73,8 @@ func ValidKey(k string) error {
 		} else if c >= 0x80 {
 			what = "a non-ASCII character"
 		}
-		return fmt.Errorf("%w: the name has %s at byte %d; %s", ErrInvalid, what, i, rule)
+		// Counted from one, as a person counts: every byte before i is ASCII, one character each.
+		return fmt.Errorf("%w: the name has %s as character %d; %s", ErrInvalid, what, i+1, rule)
 	}
 	first, rest, ok := strings.Cut(k, "_")
 	if !ok || rest == "" || !slices.Contains(Words, first) || strings.Contains(k, "__") || strings.HasSuffix(k, "_") {

@@ -158,7 +158,9 @@ func BuildPlan(in PlanInput) Plan {
 	// Past its TTL: the read protocol archives it, so a view that did not (a read-only one, or
 	// a state directory that cannot be written) does not send the agent on with it either.
 	if expired, _ := r.Expired(in.Now); expired && !in.OwnerMidWork {
-		p.Allowed = nil // not resumed: no move is a step from here
+		// Not resumed: no move is a step from here, nor an approval (a person's yes would
+		// revive it beside the expiry the step is).
+		p.Allowed, p.AwaitingApproval = nil, ""
 		if in.L1Available {
 			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
 		} else {
@@ -169,7 +171,7 @@ func BuildPlan(in PlanInput) Plan {
 	// A CRITICAL or HIGH finding stops an automatic resume: the user is asked whether to
 	// resume anyway or start fresh, the old state archived.
 	p.CanResume = !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() })
-	p.Next = nextStep(p, r, in.Findings, in.Def != nil && in.Def.IsTerminal(r.State), in.Def.TerminalAhead(p.Allowed))
+	p.Next = nextStep(p, r, in.Findings, in.Def != nil && in.Def.IsTerminal(r.State), in.Def.TerminalAhead(p.Allowed), in.OwnerMidWork)
 	if !p.CanResume && !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() && f.Code != FindingNoDefinition }) {
 		// Without its definition the workflow cannot move, so resuming is no choice, and
 		// starting fresh (archiving it) is not the fix: its definition file is.
@@ -190,8 +192,9 @@ func BuildPlan(in PlanInput) Plan {
 // doubt, then what a warning asks for before going on (the work is stale, another live session
 // holds it), then blocking violations, then an approval, then a stuck phase, else the phase
 // itself. It is Cairn's own instruction, so it names only phases, counts and ages, never
-// stored text.
-func nextStep(p Plan, r *Record, findings []Finding, terminal bool, ahead string) string {
+// stored text. mine says the owner reads it mid-work: its running tasks are its own, to
+// finish, not to run again.
+func nextStep(p Plan, r *Record, findings []Finding, terminal bool, ahead string, mine bool) string {
 	stale := slices.ContainsFunc(findings, func(f Finding) bool { return f.Code == FindingAncient })
 	owned := slices.ContainsFunc(findings, func(f Finding) bool { return f.Code == FindingOwnedElsewhere })
 	switch {
@@ -214,11 +217,19 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool, ahead string
 		return fmt.Sprintf("Phase %s is %s: deal with that, then continue it.", p.Phase, r.PhaseStatus)
 	}
 	open := p.Tasks.Pending + p.Tasks.Running
+	toRun, toFinish := open, 0
+	if mine {
+		toRun, toFinish = p.Tasks.Pending, p.Tasks.Running
+	}
 	if a, ok := approvedHere(r); ok && len(p.Allowed) > 0 {
 		// The person's yes is for the phase's result: going on with it would do it again.
 		s := fmt.Sprintf("Phase %s is approved (by %s): ", p.Phase, ApprovedBy(a.Source))
 		if open > 0 {
-			s += fmt.Sprintf("run its %d open task%s, then ", open, Plural(open))
+			verb := "run"
+			if toFinish > 0 {
+				verb = "finish"
+			}
+			s += fmt.Sprintf("%s its %d open task%s, then ", verb, open, Plural(open))
 		}
 		s += "move on to " + strings.Join(p.Allowed, " or ")
 		if ahead != "" {
@@ -244,7 +255,8 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool, ahead string
 			parts = append(parts, fmt.Sprintf("%d %s%s", n, adj, what))
 		}
 	}
-	say(open, "", "to run")
+	say(toRun, "", "to run")
+	say(toFinish, "", "to finish")
 	say(p.Elsewhere, "", "running on another machine")
 	say(p.Tasks.Failed, "failed ", "to retry or report to the user")
 	if len(parts) > 0 {

@@ -287,9 +287,13 @@ func TestBuildPlanTasksRunningElsewhere(t *testing.T) {
 		{"approved-one-elsewhere", approved.Record, []string{"a"}, "Phase plan is approved (by a person, with cairn approve): run its 1 open task, then move on to implement or analyze; its 1 task running on another machine is that machine's to finish."},
 		{"approved-all-elsewhere", approvedBoth, []string{"a", "b"}, "Phase plan is approved (by a person, with cairn approve): move on to implement or analyze; its 2 tasks running on another machine are that machine's to finish."},
 		{"approved-none-elsewhere", approvedBoth, nil, "Phase plan is approved (by a person, with cairn approve): run its 2 open tasks, then move on to implement or analyze."},
+		// The owner reading it mid-work runs its running tasks: to finish, not to run again.
+		{"mine", oneRunning, nil, "Continue phase implement (1 task to run, 1 to finish), then"},
+		{"mine-one-elsewhere", bothRunning, []string{"a"}, "Continue phase implement (1 task to finish, 1 running on another machine), then"},
+		{"mine-approved", approved.Record, nil, "Phase plan is approved (by a person, with cairn approve): finish its 2 open tasks, then move on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := workflow.PlanInput{Record: tc.rec, Def: def, L1Available: true, L2Available: true, Now: tc.rec.UpdatedAt}
+			in := workflow.PlanInput{Record: tc.rec, Def: def, L1Available: true, L2Available: true, Now: tc.rec.UpdatedAt, OwnerMidWork: strings.HasPrefix(tc.name, "mine")}
 			if tc.elsewhere != nil {
 				in.RunsElsewhere = func(task string) bool { return slices.Contains(tc.elsewhere, task) }
 			}

@@ -43,6 +43,9 @@ func ParseTTL(s string) (time.Duration, error) {
 		if same := SameTTL(s); same != "" {
 			return 0, sameErr(s, same)
 		}
+		if why := TTLWhy(s); why != "" {
+			return bad(why)
+		}
 		return bad("unknown unit")
 	}
 	if strings.ContainsFunc(num, func(c rune) bool { return c < '0' || c > '9' }) {
@@ -65,21 +68,9 @@ func ParseTTL(s string) (time.Duration, error) {
 // form, in the largest unit that keeps it whole; "" when s is no such duration or has no
 // such form (not whole minutes, not positive, over the limit).
 func SameTTL(s string) string {
-	var d time.Duration
-	if days, rest, ok := strings.Cut(s, "d"); ok {
-		n, err := time.ParseDuration(days + "h")
-		if err != nil || n < 0 || n > maxTTL/24 {
-			return ""
-		}
-		d, s = 24*n, cmp.Or(rest, "0")
-	}
-	n, err := time.ParseDuration(s)
-	if err != nil || n < 0 || n > maxTTL {
-		return ""
-	}
-	d += n
+	d, ok := goTTL(s)
 	switch {
-	case d <= 0 || d > maxTTL || d%time.Minute != 0:
+	case !ok || d%time.Minute != 0:
 		return ""
 	case d%(24*time.Hour) == 0:
 		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
@@ -87,6 +78,33 @@ func SameTTL(s string) string {
 		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
 	}
 	return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+}
+
+// goTTL reads s as a Go duration, with days ("1d12h"), within ParseTTL's range.
+func goTTL(s string) (time.Duration, bool) {
+	var d time.Duration
+	if days, rest, ok := strings.Cut(s, "d"); ok {
+		n, err := time.ParseDuration(days + "h")
+		if err != nil || n < 0 || n > maxTTL/24 {
+			return 0, false
+		}
+		d, s = 24*n, cmp.Or(rest, "0")
+	}
+	n, err := time.ParseDuration(s)
+	if err != nil || n < 0 || n > maxTTL {
+		return 0, false
+	}
+	d += n
+	return d, d > 0 && d <= maxTTL
+}
+
+// TTLWhy says why ttl s is refused when a refusal's hint ("a duration such as 24h") would
+// not: s counts seconds ("1s", "90s") that no whole number of minutes gives. "" otherwise.
+func TTLWhy(s string) string {
+	if d, ok := goTTL(s); ok && d%time.Minute != 0 {
+		return "seconds are not a unit; the shortest ttl is 1m"
+	}
+	return ""
 }
 
 // sameErr refuses ttl s, giving same, its equivalent in ParseTTL's form, as the step.

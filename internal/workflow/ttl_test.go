@@ -102,8 +102,11 @@ func TestParseTTLSaysWhatIsWrong(t *testing.T) {
 		"48h0m": `ttl "48h0m" is not valid: write 2d,`,
 		"120s":  `ttl "120s" is not valid: write 2m,`,
 		// None: the number is what is wrong.
-		"-1d":        `ttl "-1d" is not valid: the number must be whole digits;`,
-		"90s":        `ttl "90s" is not valid: unknown unit;`,
+		"-1d": `ttl "-1d" is not valid: the number must be whole digits;`,
+		// Seconds that are no whole minutes: seconds are no unit (it said "unknown unit").
+		"90s":        `ttl "90s" is not valid: seconds are not a unit; the shortest ttl is 1m;`,
+		"1s":         `ttl "1s" is not valid: seconds are not a unit;`,
+		"1m30s":      `ttl "1m30s" is not valid: seconds are not a unit;`,
 		"1d-1h":      `ttl "1d-1h" is not valid: the number must be whole digits;`,
 		"9999999d1h": `ttl "9999999d1h" is not valid: the number must be whole digits;`,
 	} {
