@@ -112,49 +112,65 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, until time.Time, report func(t 
 		if !until.IsZero() && time.Now().After(until) {
 			return notes, fmt.Errorf("%w; %d stay kept for the next Cairn hook", ErrKeptLeft, len(names)-i)
 		}
-		data, err := e.st.ReadKeptTask(name)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // recorded and dropped by another hook meanwhile
-		}
-		if fileSystemFailed(err) {
-			// Not damage: the disk failed the read. Moved to quarantine/, it would be lost.
-			return notes, fmt.Errorf("a kept task event could not be read and stays kept for the next Cairn hook: %w", err)
-		}
-		var k keptTask
-		if err == nil {
-			err = json.Unmarshal(data, &k)
-		}
-		if err != nil {
-			// Kept, never deleted: moved aside as the store moves any damaged file.
-			n, qerr := st.Quarantine(store.KeptTaskFile(name), fmt.Errorf("kept task event could not be read: %w", err))
-			if qerr != nil {
-				// Left where it is, and said: the events kept after it are recorded all the same.
-				notes = append(notes, fmt.Sprintf("kept task event %s could not be read (%v) and stays where it is: %v", store.KeptTaskFile(name), err, qerr))
-				continue
-			}
-			notes = append(notes, n.Message)
-			continue
-		}
-		t := ClaudeTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Withheld: k.Withheld}
-		by, err := e.keptBy(as, k)
-		if err != nil {
-			return notes, err
-		}
-		res, err := by.recordClaudeTask(t, k.Completed, k.WorkflowID)
-		if isLockTimeout(err) || errors.Is(err, store.ErrRepairLeft) {
-			return notes, err
-		}
-		if err != nil && Classify(err) == StateUnusable {
-			// Not a refusal: the state cannot be written now. Dropped, it would be lost.
-			return notes, fmt.Errorf("a kept task event was not recorded and stays kept for the next Cairn hook: %w", err)
-		}
-		report(t, k.Completed, res, err)
-		if err := e.st.DropKeptTask(name); err != nil {
+		if err := e.applyKeptTask(as, st, name, &notes, report); err != nil {
 			return notes, err
 		}
 	}
 	e.st.DropKeptTasksDir() // empty now, so the next look costs one failed read; kept if one came meanwhile
 	return notes, nil
+}
+
+// applyKeptTask records the kept task event name and drops it (ApplyKeptClaudeTasks), under the
+// kept events' lock: hooks running at once each applied the same events, and said "already
+// recorded; nothing changed" for each one another had applied. Under it, the next finds it
+// gone and says nothing. Notes of an event that cannot be read are added to notes.
+func (e *Engine) applyKeptTask(as map[workflow.Actor]*Engine, st *store.Store, name string, notes *[]string, report func(t ClaudeTask, completed bool, res *Result, err error)) error {
+	unlock, err := e.st.LockKeptTasks()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	data, err := e.st.ReadKeptTask(name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // recorded and dropped by another hook meanwhile
+	}
+	if fileSystemFailed(err) {
+		// Not damage: the disk failed the read. Moved to quarantine/, it would be lost.
+		return fmt.Errorf("a kept task event could not be read and stays kept for the next Cairn hook: %w", err)
+	}
+	var k keptTask
+	if err == nil {
+		err = json.Unmarshal(data, &k)
+	}
+	if err != nil {
+		// Kept, never deleted: moved aside as the store moves any damaged file.
+		n, qerr := st.Quarantine(store.KeptTaskFile(name), fmt.Errorf("kept task event could not be read: %w", err))
+		if qerr != nil {
+			// Left where it is, and said: the events kept after it are recorded all the same.
+			*notes = append(*notes, fmt.Sprintf("kept task event %s could not be read (%v) and stays where it is: %v", store.KeptTaskFile(name), err, qerr))
+			return nil
+		}
+		*notes = append(*notes, n.Message)
+		return nil
+	}
+	t := ClaudeTask{SessionID: k.SessionID, TaskID: k.TaskID, Subject: k.Subject, Withheld: k.Withheld}
+	by, err := e.keptBy(as, k)
+	if err != nil {
+		return err
+	}
+	res, err := by.recordClaudeTask(t, k.Completed, k.WorkflowID)
+	if isLockTimeout(err) || errors.Is(err, store.ErrRepairLeft) {
+		return err
+	}
+	if err != nil && Classify(err) == StateUnusable {
+		// Not a refusal: the state cannot be written now. Dropped, it would be lost.
+		return fmt.Errorf("a kept task event was not recorded and stays kept for the next Cairn hook: %w", err)
+	}
+	report(t, k.Completed, res, err)
+	if err := e.st.DropKeptTask(name); err != nil {
+		return err
+	}
+	return nil
 }
 
 // ErrKeptLeft is ApplyKeptClaudeTasks' answer when its caller's share of time ran out before

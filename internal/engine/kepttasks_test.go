@@ -3,9 +3,11 @@ package engine_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,6 +119,38 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 	}
 	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); strings.Join(r.OpenTasks, "|") != "update the docs" {
 		t.Errorf("open tasks %q, want the docs task once", r.OpenTasks)
+	}
+}
+
+// Hooks running at once each applied the same kept events: stderr said "already recorded;
+// nothing changed" for each one another hook had applied (123 lines for 50 events). Each is
+// now said once, by the hook that applied it.
+func TestKeptClaudeTasksAppliedAtOnceAreSaidOnce(t *testing.T) {
+	e, en := keptEnv(t)
+	const n = 30
+	for i := range n {
+		noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: fmt.Sprint(i), Subject: fmt.Sprint("task ", i)}, false))
+	}
+	var mu sync.Mutex
+	var said []string
+	report := collect(&said)
+	var wg sync.WaitGroup
+	for h := range 3 {
+		hook := e.openAs(fmt.Sprint("sess-hook-", h), 5000+h)
+		wg.Go(func() {
+			_, err := hook.ApplyKeptClaudeTasks(true, time.Time{}, func(t engine.ClaudeTask, c bool, res *engine.Result, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				report(t, c, res, err)
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(said) != n {
+		t.Errorf("%d lines said for %d events:\n%s", len(said), n, strings.Join(said, "\n"))
 	}
 }
 

@@ -200,6 +200,10 @@ func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result,
 		}
 		r.Logf("%s task %s not recorded (Claude Code does not send it again): %s; free %s so that the next events are recorded",
 			taskEvent(completed), stderrShown(t.TaskID), store.WithoutPersonStep(err), free)
+	case isFinding(err) && secrets.ScanString(t.SessionID) != nil:
+		// Claude Code's session id, not the model's text: advice to keep it in an environment
+		// variable would make no sense.
+		r.Logf("%s task %s not recorded: the session id has a secret's shape (not stored)", taskEvent(completed), stderrShown(t.TaskID))
 	case err != nil:
 		r.Logf("%s task %s not recorded: %v", taskEvent(completed), stderrShown(t.TaskID), err)
 	default:
@@ -292,4 +296,10 @@ func stderrShown(id string) string {
 		return workflow.NotRepeated
 	}
 	return cmp.Or(OneLine(id, 40), "-")
+}
+
+// isFinding says whether err is a refusal of a secret (secrets.Finding).
+func isFinding(err error) bool {
+	_, ok := errors.AsType[*secrets.Finding](err)
+	return ok
 }

@@ -2,11 +2,13 @@ package hook
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -96,5 +98,20 @@ func TestTaskNotRecordedOnAFullDiskSaysNoRetry(t *testing.T) {
 			!strings.Contains(got, "Claude Code does not send it again") || !strings.Contains(got, tc.step) {
 			t.Errorf("stderr %q: want %s, no retry promised, and what freeing it does", got, tc.said)
 		}
+	}
+}
+
+// A task event from a session whose id has a secret's shape was refused with advice to keep
+// the secret in an environment variable: a session id is Claude Code's, not anyone's secret
+// to move. It is said plainly, the id not repeated.
+func TestTaskOfASecretShapedSessionSaysSo(t *testing.T) {
+	id := "ghp_" + strings.Repeat("a1B2c3", 6)
+	var stderr strings.Builder
+	r := &Runner{Name: EventsName, Stderr: &stderr}
+	err := fmt.Errorf("workflow not saved: %w", &secrets.Finding{Rule: "github-token", Path: "$.owner.session_id"})
+	sayTask(r, engine.ClaudeTask{SessionID: id, TaskID: "7"}, false, nil, err)
+	got := stderr.String()
+	if strings.Contains(got, "environment variable") || !strings.Contains(got, "session id has a secret's shape") || strings.Contains(got, id) {
+		t.Errorf("stderr %q: want the session id's shape said plainly, the id not repeated", got)
 	}
 }

@@ -17,6 +17,9 @@ func SessionStartOutput(additionalContext, systemMessage string) []byte {
 // have fired.
 func SetHardStop(r *Runner, stop func(at time.Time) <-chan time.Time) { r.hardStop = stop }
 
+// SetSignalsArmed calls armed once r's Run stops on signals.
+func SetSignalsArmed(r *Runner, armed func()) { r.signalsArmed = armed }
+
 // ReadInputUntil is ReadInput(r, limit, wait) with the wait over when timeout is ready.
 func ReadInputUntil(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte, error) {
 	return whole(readInput(r, limit, timeout))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"runtime/debug"
 	"sync"
@@ -61,7 +62,13 @@ type Runner struct {
 	// timer would fire and returns the channel Run gives up on. Tests decide with it which of
 	// the body and the hard stop comes first, which a loaded machine's scheduler otherwise does.
 	hardStop func(at time.Time) <-chan time.Time
+	// signalsArmed, when set, is called once Run stops on signals (signalsAfter).
+	signalsArmed func()
 }
+
+// signalsAfter is how long a hook works before a signal stops it with a line said (Run):
+// a hook with nothing to do is done well before, and pays nothing for it.
+const signalsAfter = 20 * time.Millisecond
 
 // Logf writes one line to stderr, prefixed with the hook's name. Safe for concurrent use.
 func (r *Runner) Logf(format string, args ...any) {
@@ -86,6 +93,20 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 	ctx, cancel := context.WithDeadline(context.Background(), end)
 	defer cancel()
 
+	// Claude Code interrupted (Esc, Ctrl-C) or exiting mid-hook ends it by a signal: without
+	// this the hook died with 143 and no word. It stops as at the hard stop instead: one line
+	// said, exit 0; its writes are atomic and its locks die with the process. Notify starts a
+	// thread for its watcher, a tenth of a hook that has nothing to do, so it is armed only
+	// once the hook has worked signalsAfter; it is never undone: a later signal (the answer
+	// being written) is ignored.
+	sig := make(chan os.Signal, 1)
+	arm := time.AfterFunc(signalsAfter, func() {
+		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		if r.signalsArmed != nil {
+			r.signalsArmed()
+		}
+	})
+	defer arm.Stop()
 	type result struct {
 		out      []byte
 		panicked string
@@ -115,6 +136,10 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 		hard = t.C
 	}
 	select {
+	case s := <-sig:
+		why := "interrupted by " + signalName(s)
+		r.Logf("%s; printing what it has and exiting", why)
+		return fallback(why)
 	case res := <-done:
 		if res.panicked != "" {
 			return fallback(res.panicked)
@@ -125,6 +150,17 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 		r.Logf("%s; printing what it has and exiting", why)
 		return fallback(why)
 	}
+}
+
+// signalName is how a person names the signals Run stops on.
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return "SIGTERM"
 }
 
 // runHook is a hook binary's whole life with its I/O passed in: it reads the deadline from the

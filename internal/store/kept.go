@@ -75,3 +75,8 @@ func (s *Store) DropKeptTask(name string) error {
 // DropKeptTasksDir removes KeptTasksDir if it is empty, so the next look costs one failed
 // read; one a keep wrote into meanwhile stays.
 func (s *Store) DropKeptTasksDir() { _ = s.fs.Remove(KeptTasksDir) }
+
+// LockKeptTasks takes the lock a hook holds while it records one kept task event and drops
+// it, so that hooks running at once record each once: the next finds it gone (ReadKeptTask:
+// ErrNotFound).
+func (s *Store) LockKeptTasks() (func() error, error) { return s.lock("kept-tasks") }
