@@ -77,7 +77,7 @@ func TestDefinitionsDirectoryLinkThatLeadsNowhereIsShown(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
-			want := "reading workflow definitions in " + filepath.Join(e.project, ".claude", "workflows") + ": not read: " + tc.want + ": point it at the directory that holds the definitions"
+			want := "reading workflow definitions in " + filepath.Join(e.project, ".claude", "workflows") + ": not read: " + tc.want + "; to use them, the user points it at the directory that holds the definitions"
 			if !strings.Contains(r.SystemMessage, want) {
 				t.Errorf("system message %q, want it to contain %q", r.SystemMessage, want)
 			}
@@ -119,17 +119,17 @@ func TestDefinitionsDirectoryOfAnotherKindIsNamed(t *testing.T) {
 		want  string
 	}{
 		{"fifo", func(_ *env, p string) error { return syscall.Mkfifo(p, 0o644) },
-			"not read: it is a FIFO, not a directory: make it a directory that holds the definitions"},
+			"not read: it is a FIFO, not a directory; to use them, the user makes it a directory that holds the definitions"},
 		{"symlink to a fifo", func(e *env, p string) error {
 			if err := syscall.Mkfifo(filepath.Join(e.project, "pipe"), 0o644); err != nil {
 				return err
 			}
 			return os.Symlink("../pipe", p)
-		}, "not read: it is a symbolic link to ../pipe, which is a FIFO, not a directory: point it at the directory that holds the definitions"},
+		}, "not read: it is a symbolic link to ../pipe, which is a FIFO, not a directory; to use them, the user points it at the directory that holds the definitions"},
 		{"symlink to a file", func(e *env, p string) error {
 			e.write("notes.txt", "x")
 			return os.Symlink("../notes.txt", p)
-		}, "not read: it is a symbolic link to ../notes.txt, which is a file, not a directory: point it at the directory that holds the definitions"},
+		}, "not read: it is a symbolic link to ../notes.txt, which is a file, not a directory; to use them, the user points it at the directory that holds the definitions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -451,11 +451,13 @@ func (e *Engine) loadDefinitionsLocked() {
 	if notDir {
 		target, lerr = os.Readlink(e.workflow)
 	}
+	// The model reads these too: changing what is in the directory's place is the user's step.
+	const pointIt = "; to use them, the user points it at the directory that holds the definitions"
 	if notDir && lerr == nil {
-		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: it is a symbolic link to %s, which is %s, not a directory: point it at the directory that holds the definitions",
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: it is a symbolic link to %s, which is %s, not a directory"+pointIt,
 			workflow.ShownPath(e.workflow), workflow.ShownPath(target), (&durable.NotRegularError{Mode: fi.Mode()}).Kind()))
 	} else if notDir && !fi.Mode().IsRegular() {
-		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: it is %s, not a directory: make it a directory that holds the definitions",
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: it is %s, not a directory; to use them, the user makes it a directory that holds the definitions",
 			workflow.ShownPath(e.workflow), (&durable.NotRegularError{Mode: fi.Mode()}).Kind()))
 	} else if notDir {
 		// A definition copied to .claude/workflows before the directory was made. The model
@@ -463,7 +465,7 @@ func (e *Engine) loadDefinitionsLocked() {
 		errs = append(errs, fmt.Sprintf("workflow definition %s: is a file, not a directory: Cairn reads definitions from %s; to use it, the user makes it a directory and moves the file into it under that name",
 			workflow.ShownPath(e.workflow), filepath.Join(".claude", "workflows", "NAME.md")))
 	} else if link := linkTrouble(e.workflow, err); link != "" {
-		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: %s: point it at the directory that holds the definitions", workflow.ShownPath(e.workflow), link))
+		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: not read: %s"+pointIt, workflow.ShownPath(e.workflow), link))
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Sprintf(readingDefinitions+"%s: %v", workflow.ShownPath(e.workflow), err))
 	}
