@@ -514,7 +514,7 @@ func (e *Engine) waitsForDefinition(typ string) bool {
 
 // memoryNotDir says, when the memory directory or a directory above it is a file, which one,
 // with the step that gives Cairn a directory to write in: naming another where it was named
-// by a variable or a setting, else one in the user's settings (Claude Code cannot keep memory
+// by a variable or a setting, else one in user settings, said so that it reads to the person and the model alike (Claude Code cannot keep memory
 // there either). Nothing written in the memory directory could succeed, so L2 is unavailable:
 // SessionStart's tier, Stop's warning and doctor all say it so. ("", "") when there is none.
 func (e *Engine) memoryNotDir() (why, step string) {
@@ -534,7 +534,7 @@ func (e *Engine) memoryNotDir() (why, step string) {
 		why = d + " is a file, so the memory directory " + loc.Dir + " cannot be made"
 	}
 	if loc.Source == "default" {
-		return why, "set autoMemoryDirectory in your user settings to a directory (Claude Code cannot keep memory there either)"
+		return why, "set autoMemoryDirectory in user settings to a directory (Claude Code cannot keep memory there either)"
 	}
 	return why, "set " + loc.Source + " to a directory" // CAIRN_MEMORY_DIR, autoMemoryDirectory in FILE
 

@@ -13,7 +13,7 @@ import (
 // line can ever be written there. A move's warning said "mkdir …: exists and is not a
 // directory" and that Cairn retries, with no step; SessionStart reported tier Full; doctor's
 // fix was chmod u+w on the file, then said lines are skipped where the move's warning says
-// they are retried. Each now says the file is in the way and the one step, naming a directory
+// they are retried; record_learning said "mkdir …" with no step. Each now says the file is in the way and the one step, naming a directory
 // where the memory directory was named, that lines are retried, and the tier is Minimal.
 func TestMemoryDirIsAFile(t *testing.T) {
 	for _, tc := range []struct{ name, under string }{{"the directory", ""}, {"a directory above it", "sub"}} {
@@ -38,6 +38,10 @@ func TestMemoryDirIsAFile(t *testing.T) {
 			c := doctorCheck(e.open("s3"), engine.DoctorOptions{}, "auto-memory (L2)")
 			if c == nil || c.OK || !strings.Contains(c.Detail, file+" is a file") || c.Fix != step+"; Cairn retries L2 lines after each turn" {
 				t.Errorf("doctor says %+v", c)
+			}
+			_, err := e.open("s4").RecordLearning(engine.LearningRequest{Title: "Flaky tests", Body: "Run them with -count=3."})
+			if want := "the learning was not recorded: " + file + " is a file"; err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), ": ask the user to "+step+", then call "+engine.ToolPrefix+"record_learning again") {
+				t.Errorf("record_learning: %v\nwant it to start %q and end with the user's step", err, want)
 			}
 			if data, _ := os.ReadFile(file); string(data) != "mine\n" {
 				t.Errorf("the file holds %q now", data)

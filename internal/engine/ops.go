@@ -1758,6 +1758,12 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 		}
 		return nil, &worded{fmt.Sprintf("the learning was not recorded: %s (%s); %s", what, cause, step), err}
 	}
+	if err != nil {
+		// A file where the memory directory belongs: no call records it until the user acts.
+		if why, step := e.memoryNotDir(); why != "" {
+			return nil, &worded{fmt.Sprintf("the learning was not recorded: %s: ask the user to %s, then call %srecord_learning again", why, step, ToolPrefix), err}
+		}
+	}
 	if full, ok := errors.AsType[*memory.LearningsFullError](err); ok {
 		// A step that loses no learning: the model joins this one to a related one, or the
 		// user says which may go.
