@@ -19,7 +19,7 @@ import (
 // heartbeat is recorded to the second, all it needs (it is refreshed every two minutes), so
 // it takes no more room than the one before. An owner an older Cairn wrote, without the
 // host and client start a heartbeat records, was refused the same way: the record leaves out
-// what its journal keeps, its oldest artifacts here, and says so.
+// what its journal keeps, its oldest artifact here, and says so (as one, not "its 1 oldest artifacts").
 func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 	for _, tc := range []struct {
 		started time.Duration // the owner's time, past a whole second
@@ -78,7 +78,7 @@ func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 				if !out.Heartbeat || out.HeartbeatErr != nil {
 					t.Fatalf("turn %d: heartbeat %t, %v", turn, out.Heartbeat, out.HeartbeatErr)
 				}
-				if said := strings.Contains(out.SystemMessage, "oldest artifacts, which its journal keeps"); said != (tc.older && !tc.tasks && turn == 0) {
+				if said := strings.Contains(out.SystemMessage, "its oldest artifact, which its journal keeps"); said != (tc.older && !tc.tasks && turn == 0) {
 					t.Errorf("turn %d: system message %q: the artifacts left out said %t", turn, out.SystemMessage, said)
 				}
 			}

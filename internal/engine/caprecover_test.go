@@ -20,7 +20,7 @@ import (
 // times to the second, so it takes no more room than the record had. A recovery that must grow
 // the record (a task whose output exists, marked done, gains a completed_at; a client whose
 // pid has more digits becomes the owner) was refused the same way: the record leaves out
-// what its journal keeps, its oldest artifacts here, and says so.
+// what its journal keeps, its oldest artifact here, and says so (as one, not "its 1 oldest artifacts").
 func TestRecoveryAtTheCap(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -70,7 +70,7 @@ func TestRecoveryAtTheCap(t *testing.T) {
 				t.Fatalf("notices %q, want %q", r.Notices, tc.want)
 			}
 			grew := tc.output != "" || tc.pid != 4242
-			if said := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "oldest artifacts, which its journal keeps") }); said != grew {
+			if said := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "its oldest artifact, which its journal keeps") }); said != grew {
 				t.Errorf("warnings %q: the artifacts left out said %t, want %t", r.Warnings, said, grew)
 			}
 		})

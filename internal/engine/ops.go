@@ -178,15 +178,22 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 // leftOut says what workflow.FitEnding left out of the record of workflow id to fit a write
 // that must land, and where it is kept: "" when nothing.
 func leftOut(id string, moves, outputs, artifacts int) string {
+	// counted says n things, one as one: "its oldest move", "its 3 oldest moves".
+	counted := func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return fmt.Sprintf(many, n)
+	}
 	var parts []string
 	if moves > 0 {
-		parts = append(parts, fmt.Sprintf("its %d oldest moves, which its journal keeps (`cairn history %s` lists them all)", moves, id))
+		parts = append(parts, counted(moves, "its oldest move", "its %d oldest moves")+fmt.Sprintf(", which its journal keeps (`cairn history %s` lists them all)", id))
 	}
 	if outputs > 0 {
-		parts = append(parts, fmt.Sprintf("%d outputs from its phases, which its artifacts list", outputs))
+		parts = append(parts, counted(outputs, "1 output", "%d outputs")+" from its phases, which its artifacts list")
 	}
 	if artifacts > 0 {
-		parts = append(parts, fmt.Sprintf("its %d oldest artifacts, which its journal keeps", artifacts))
+		parts = append(parts, counted(artifacts, "its oldest artifact", "its %d oldest artifacts")+", which its journal keeps")
 	}
 	if len(parts) == 0 {
 		return ""
