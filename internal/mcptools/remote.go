@@ -500,6 +500,7 @@ func (y *syncer) failNotice(name string, err error) string {
 	}
 	then := "the next sync retries"
 	te, locked := errors.AsType[*durable.LockTimeoutError](err)
+	je, broken := errors.AsType[*remotesync.JournalError](err)
 	// A retry of these reads the same line and fails the same way.
 	switch {
 	case locked && te.Stopped: // held until it is resumed: a retry finds it held
@@ -529,6 +530,9 @@ func (y *syncer) failNotice(name string, err error) string {
 			what += ", and said: " + re.HostSaid
 		}
 		then = "every sync fails the same way until the host takes it: cairn sync tells the user why"
+	case broken: // its words name the journal and the revision; only the user has a copy to restore
+		what += ": " + je.Why
+		then = "every sync fails the same way; ask the user to " + je.Step
 	case errors.Is(err, remote.ErrUnreadable):
 		what += ": its line of the workflow is not one Cairn can read"
 		then = "every sync fails the same way until the user acts on the remote: cairn sync tells them why"

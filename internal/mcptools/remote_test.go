@@ -719,3 +719,42 @@ func TestBackgroundSyncRefusesAnotherWorkflowUnderTheID(t *testing.T) {
 		t.Errorf("the workflow active here after the sync: %s", clip(got))
 	}
 }
+
+// TestBackgroundSyncTellsABrokenJournal: a damaged line in this machine's journal, after the
+// revision the last sync left, breaks the chain of changes no sync can send. The notice said
+// "the next sync retries" (after a cut, the same words, so not told again), which fails the
+// same way each time; it names the journal and the revision, and the user's step, as cairn
+// sync does.
+func TestBackgroundSyncTellsABrokenJournal(t *testing.T) {
+	bare, link := linkedRemote(t)
+	dir, c, runs := machineARuns(t, link, "a gap")
+	waitRuns(t, runs, 2)                    // r1 is shared
+	if err := os.Remove(link); err != nil { // A is cut off while it makes r2 to r4
+		t.Fatal(err)
+	}
+	nextNotice(t, c, runs)
+	for _, v := range []string{"a.md", "b.md", "c.md"} {
+		mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"`+v+`"}}`)
+	}
+	journal := filepath.Join(dir, ".claude", "cairn", "journal", "wf-1.jsonl")
+	data, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if len(lines) < 4 || !strings.Contains(lines[2], `"delta":`) {
+		t.Fatalf("journal %q: want r3 a delta line", data)
+	}
+	lines[2] = strings.Replace(lines[2], `"delta":`, `"dElta":`, 1)
+	if err := os.WriteFile(journal, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bare, link); err != nil { // the link heals
+		t.Fatal(err)
+	}
+	notice := nextNotice(t, c, runs)
+	noticeSays(t, notice, "journal of wf-1", "breaks its chain of changes after revision 2", "every sync fails the same way; ask the user to restore the journal from a backup")
+	if strings.Contains(notice, "retries") {
+		t.Errorf("notice %q says a retry, which fails the same way", notice)
+	}
+}
