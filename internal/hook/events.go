@@ -243,6 +243,8 @@ func keptUntil(err error) string {
 // repair the state needs (store.ErrRepairLeft); "" when err is neither.
 func keptWhy(err error) string {
 	switch {
+	case store.KeptTasksLocked(err): // another hook records them now
+		return "the kept task events are locked " + engine.LockedBy(err)
 	case engine.LockedBy(err) != "":
 		return "the workflow is locked " + engine.LockedBy(err)
 	case errors.Is(err, store.ErrRepairLeft):

@@ -385,3 +385,22 @@ func withADeletedTask(t *testing.T) func(string) string {
 	}
 	return getenv
 }
+
+// TestKeptTasksLockIsNamed: a turn's end that finds the kept task events' lock held by
+// another hook said "task events kept earlier wait: the workflow is locked by pid N", naming
+// a lock no one held; it names the kept events' lock.
+func TestKeptTasksLockIsNamed(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1", "CAIRN_HOOK_DEADLINE", "400ms")
+	release := holdLocks(t, en.StateDir(), ".lock-workflow")
+	var stdout, stderr bytes.Buffer
+	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"1","task_subject":"write the retry loop"}`), &stdout, &stderr, getenv, nil)
+	if !strings.Contains(stderr.String(), "TaskCreated task 1 kept") {
+		t.Fatalf("stderr %q: want the event kept", stderr.String())
+	}
+	release()
+	holdLocks(t, en.StateDir(), ".lock-kept-tasks")
+	_, got := runStopToItsAnswer(getenv, "sess-aaaa-1")
+	if !strings.Contains(got, "task events kept earlier wait: the kept task events are locked by pid") || strings.Contains(got, "the workflow is locked") {
+		t.Errorf("stderr:\n%s\nwant the kept task events' lock named", got)
+	}
+}

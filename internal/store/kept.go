@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -79,4 +80,13 @@ func (s *Store) DropKeptTasksDir() { _ = s.fs.Remove(KeptTasksDir) }
 // LockKeptTasks takes the lock a hook holds while it records one kept task event and drops
 // it, so that hooks running at once record each once: the next finds it gone (ReadKeptTask:
 // ErrNotFound).
-func (s *Store) LockKeptTasks() (func() error, error) { return s.lock("kept-tasks") }
+func (s *Store) LockKeptTasks() (func() error, error) { return s.lock(keptTasksLock) }
+
+const keptTasksLock = "kept-tasks"
+
+// KeptTasksLocked reports whether err is LockKeptTasks' wait giving up: another hook holds the
+// kept events' lock, not the workflow's, and its words say which.
+func KeptTasksLocked(err error) bool {
+	te, ok := errors.AsType[*durable.LockTimeoutError](err)
+	return ok && filepath.Base(te.Path) == ".lock-"+keptTasksLock
+}
