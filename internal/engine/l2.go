@@ -513,9 +513,9 @@ func (e *Engine) waitsForDefinition(typ string) bool {
 }
 
 // memoryNotDir says, when the memory directory or a directory above it is a file, which one,
-// with the step that gives Cairn a directory to write in: naming another where it was named
-// by a variable or a setting, else one in user settings, said so that it reads to the person and the model alike (Claude Code cannot keep memory
-// there either). Nothing written in the memory directory could succeed, so L2 is unavailable:
+// with the step that gives Cairn a directory to write in (worded for the person and the model
+// alike): another where a variable or a setting named it, else one in user settings (Claude
+// Code cannot keep memory there either). Nothing written in the memory directory could succeed, so L2 is unavailable:
 // SessionStart's tier, Stop's warning and doctor all say it so. ("", "") when there is none.
 func (e *Engine) memoryNotDir() (why, step string) {
 	loc := e.mem.Location()

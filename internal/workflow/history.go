@@ -94,8 +94,8 @@ func FitKept(r *Record, size, limit int) (outputs, artifacts int) {
 }
 
 // HeartbeatOnly is for a heartbeat that FitKept could not make fit (a record at the cap filled
-// by tasks or variables, which it does not leave out): the owner was keeps its pid, host and
-// client start, and only its heartbeat time is refreshed, so it takes no more room than was.
+// by tasks or variables, which it does not leave out): the owner as it was keeps its pid, host
+// and client start, and only its heartbeat time is refreshed, so it takes no more room.
 // Refused, the heartbeat would go stale every turn, and another session could take this live
 // session's running tasks as abandoned. A heartbeat from another client of the session leaves
 // out the pid (unknown, looked for in the session records), which a larger one may not fit.
