@@ -370,22 +370,7 @@ func TestWatcherRealEngine(t *testing.T) {
 // .claude/workflows: the server reloads it all the same, so a gate added there is the one the
 // agent's moves meet, as every hook and cairn command, which read the file anew, meets it.
 func TestWatcherFollowsSymlinkedDefinition(t *testing.T) {
-	p := newProject(t)
-	shared := filepath.Join(filepath.Dir(p.root), "dotfiles")
-	def := "---\nname: mini\nphases: [one, two, three]\nterminal: [three]\n---\n"
-	writeAtomic(t, filepath.Join(shared, "mini.md"), []byte(def))
-	link := filepath.Join(p.root, ".claude", "workflows", "mini.md")
-	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(shared, "mini.md"), link); err != nil {
-		t.Skipf("no symlinks here: %v", err)
-	}
-	_, c := startServer(t, mcptools.Options{
-		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
-		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
-	})
-	mustOK(t, c, "start_workflow", `{"type":"mini","context":"symlinked definition"}`)
+	shared, def, c := startSymlinkedMini(t, "dotfiles")
 
 	writeAtomic(t, filepath.Join(shared, "mini.md"), []byte(strings.Replace(def, "terminal:", "approvals: [one]\nterminal:", 1)))
 	waitFor(t, func() bool {
@@ -402,22 +387,7 @@ func TestWatcherFollowsSymlinkedDefinition(t *testing.T) {
 // went with it and nothing looked out for it, so the server kept the definition it had read
 // until it was restarted, while every hook and cairn command met the gate.
 func TestWatcherSymlinkedDefinitionsDirMadeAgain(t *testing.T) {
-	p := newProject(t)
-	shared := filepath.Join(filepath.Dir(p.root), "dotfiles", "defs")
-	def := "---\nname: mini\nphases: [one, two, three]\nterminal: [three]\n---\n"
-	writeAtomic(t, filepath.Join(shared, "mini.md"), []byte(def))
-	link := filepath.Join(p.root, ".claude", "workflows", "mini.md")
-	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(shared, "mini.md"), link); err != nil {
-		t.Skipf("no symlinks here: %v", err)
-	}
-	_, c := startServer(t, mcptools.Options{
-		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
-		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
-	})
-	mustOK(t, c, "start_workflow", `{"type":"mini","context":"symlinked definition"}`)
+	shared, def, c := startSymlinkedMini(t, filepath.Join("dotfiles", "defs"))
 
 	if err := os.RemoveAll(shared); err != nil {
 		t.Fatal(err)
@@ -1295,4 +1265,29 @@ func TestDamagedStateToolsCallAgain(t *testing.T) {
 	} {
 		mustFail(t, c, call.tool, call.args, "cannot be read", "ask the user to run `cairn doctor`, which says what to fix, then call "+call.tool+" again")
 	}
+}
+
+// startSymlinkedMini writes a three-phase definition into under (a directory beside the
+// project, as a dotfiles repository is), links .claude/workflows/mini.md to it, and starts a
+// mini workflow on a server that watches it; it returns that directory, the definition and
+// the client.
+func startSymlinkedMini(t *testing.T, under string) (shared, def string, c *client.Client) {
+	t.Helper()
+	p := newProject(t)
+	shared = filepath.Join(filepath.Dir(p.root), under)
+	def = "---\nname: mini\nphases: [one, two, three]\nterminal: [three]\n---\n"
+	writeAtomic(t, filepath.Join(shared, "mini.md"), []byte(def))
+	link := filepath.Join(p.root, ".claude", "workflows", "mini.md")
+	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(shared, "mini.md"), link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	_, c = startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
+	})
+	mustOK(t, c, "start_workflow", `{"type":"mini","context":"symlinked definition"}`)
+	return shared, def, c
 }
