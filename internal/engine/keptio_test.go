@@ -54,7 +54,7 @@ func TestKeptClaudeTaskStaysKeptThroughAnIOError(t *testing.T) {
 			noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
 			var said []string
 			on.Store(true)
-			notes, err := en.ApplyKeptClaudeTasks(true, time.Time{}, collect(&said))
+			notes, err := en.ApplyKeptClaudeTasks(3*time.Second, time.Time{}, collect(&said))
 			on.Store(false)
 			if err == nil || !strings.Contains(err.Error(), "stays kept") {
 				t.Errorf("applying with %s unreadable: %v (notes %q, reported %q); want the read error, saying the event stays kept", tc.name, err, notes, said)
@@ -62,7 +62,10 @@ func TestKeptClaudeTaskStaysKeptThroughAnIOError(t *testing.T) {
 			if kept, _ := filepath.Glob(filepath.Join(en.StateDir(), engine.KeptTasksDir, "*.json")); len(kept) != 1 {
 				t.Fatalf("kept task events after a failed read: %q, want the one kept", kept)
 			}
-			noErr(t, func() error { _, err := en.ApplyKeptClaudeTasks(true, time.Time{}, collect(&said)); return err }())
+			noErr(t, func() error {
+				_, err := en.ApplyKeptClaudeTasks(3*time.Second, time.Time{}, collect(&said))
+				return err
+			}())
 			if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); strings.Join(r.OpenTasks, "|") != "write the parser" {
 				t.Errorf("open tasks %q, want the kept one", r.OpenTasks)
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -71,15 +72,20 @@ func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 // with those after it, and returns that error. When none is kept it costs one directory read
 // that finds nothing.
 //
-// wait false is for a caller whose own work needs the lock wait it has (a session start, the
-// end of a turn): the kept events are recorded only if the lock is free now, so a held lock
-// does not cost it a second wait, and only if the state needs no repair, which the caller's
-// own read then makes and says (a repair made here would be said only on stderr).
+// The kept events' lock is held around them all and never waited for: a hook that finds it
+// held gets ErrKeptBusy at once, as the holder records them, those kept while it holds them
+// too (it looks again once it lets go).
+//
+// wait bounds each wait for the workflow lock. 0 is for a caller whose own work needs the
+// lock wait it has (a session start, the end of a turn): the kept events are recorded only if
+// the lock is free now, so a held lock does not cost it a second wait, and only if the state
+// needs no repair, which the caller's own read then makes and says (a repair made here would
+// be said only on stderr).
 //
 // until, when not zero, is when such a caller's share of its time ends: those not recorded by
 // then stay kept for the next hook (ErrKeptLeft), so that many of them on a slow disk do not
 // take the time of its own work (the anchor, the report) past its deadline.
-func (e *Engine) ApplyKeptClaudeTasks(wait bool, until time.Time, report func(t ClaudeTask, completed bool, res *Result, err error)) (notes []string, err error) {
+func (e *Engine) ApplyKeptClaudeTasks(wait time.Duration, until time.Time, report func(t ClaudeTask, completed bool, res *Result, err error)) (notes []string, err error) {
 	names, err := e.st.KeptTasks()
 	if err != nil || len(names) == 0 {
 		if err == nil && names != nil {
@@ -88,11 +94,13 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, until time.Time, report func(t 
 		return nil, err
 	}
 	st := e.st // a kept event that cannot be read is set aside by the caller's own store
-	if !wait {
-		cfg := e.cfg
-		cfg.LockWait = time.Millisecond
-		// A repair the state needs is left to the caller's own read, which says it.
-		cfg.NoRepair = true
+	if cfg := e.cfg; wait <= 0 || wait != cfg.LockWait {
+		cfg.LockWait = wait
+		if wait <= 0 {
+			cfg.LockWait = time.Millisecond
+			// A repair the state needs is left to the caller's own read, which says it.
+			cfg.NoRepair = true
+		}
 		now, err := Open(cfg)
 		if err != nil {
 			return nil, err
@@ -108,31 +116,62 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, until time.Time, report func(t 
 			}
 		}
 	}()
-	for i, name := range names {
-		if !until.IsZero() && time.Now().After(until) {
-			return notes, fmt.Errorf("%w; %d stay kept for the next Cairn hook", ErrKeptLeft, len(names)-i)
+	seen := map[string]bool{}
+	for {
+		unlock, err := e.st.LockKeptTasks()
+		switch {
+		case store.KeptTasksLocked(err):
+			if len(seen) > 0 {
+				return notes, nil // those kept since are the holder's, which looks again too
+			}
+			return notes, ErrKeptBusy
+		case err != nil:
+			return notes, err
 		}
-		if err := e.applyKeptTask(as, st, name, &notes, report); err != nil {
+		err = e.applyKeptTasks(as, st, names, seen, until, &notes, report)
+		if err == nil {
+			e.st.DropKeptTasksDir() // empty now, so the next look costs one failed read; kept if one came meanwhile
+		}
+		unlock()
+		if err != nil {
+			return notes, err
+		}
+		// One kept while the lock was held, by a hook that then found it held, is this
+		// hook's: that one said so.
+		if names, err = e.st.KeptTasks(); err != nil || !slices.ContainsFunc(names, func(n string) bool { return !seen[n] }) {
 			return notes, err
 		}
 	}
-	e.st.DropKeptTasksDir() // empty now, so the next look costs one failed read; kept if one came meanwhile
-	return notes, nil
 }
 
-// applyKeptTask records the kept task event name and drops it (ApplyKeptClaudeTasks), under the
-// kept events' lock: hooks running at once each applied the same events, and said "already
-// recorded; nothing changed" for each one another had applied. Under it, the next finds it
-// gone and says nothing. Notes of an event that cannot be read are added to notes.
-func (e *Engine) applyKeptTask(as map[workflow.Actor]*Engine, st *store.Store, name string, notes *[]string, report func(t ClaudeTask, completed bool, res *Result, err error)) error {
-	unlock, err := e.st.LockKeptTasks()
-	if err != nil {
-		return err
+// ErrKeptBusy is ApplyKeptClaudeTasks' answer when another hook holds the kept events' lock:
+// it records them now, and those kept while it does.
+var ErrKeptBusy = errors.New("another Cairn hook records the kept task events now")
+
+// applyKeptTasks records the kept task events names not seen yet, under the kept events' lock
+// (ApplyKeptClaudeTasks), adding each to seen.
+func (e *Engine) applyKeptTasks(as map[workflow.Actor]*Engine, st *store.Store, names []string, seen map[string]bool, until time.Time, notes *[]string, report func(t ClaudeTask, completed bool, res *Result, err error)) error {
+	left := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return seen[n] })
+	for i, name := range left {
+		if !until.IsZero() && time.Now().After(until) {
+			return fmt.Errorf("%w; %d stay kept for the next Cairn hook", ErrKeptLeft, len(left)-i)
+		}
+		if err := e.applyKeptTask(as, st, name, notes, report); err != nil {
+			return err
+		}
+		seen[name] = true
 	}
-	defer unlock()
+	return nil
+}
+
+// applyKeptTask records the kept task event name and drops it, under the kept events' lock
+// (ApplyKeptClaudeTasks): without it, hooks running at once each applied the same events, and
+// said "already recorded; nothing changed" for each one another had applied. Notes of an event
+// that cannot be read are added to notes.
+func (e *Engine) applyKeptTask(as map[workflow.Actor]*Engine, st *store.Store, name string, notes *[]string, report func(t ClaudeTask, completed bool, res *Result, err error)) error {
 	data, err := e.st.ReadKeptTask(name)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil // recorded and dropped by another hook meanwhile
+		return nil // gone meanwhile (removed by hand)
 	}
 	if fileSystemFailed(err) {
 		// Not damage: the disk failed the read. Moved to quarantine/, it would be lost.

@@ -25,7 +25,7 @@ func TestKeptClaudeTaskStaysKeptWhileTheStateCannotBeWritten(t *testing.T) {
 
 	var said []string
 	report := collect(&said)
-	_, err := en.ApplyKeptClaudeTasks(true, time.Time{}, report)
+	_, err := en.ApplyKeptClaudeTasks(3*time.Second, time.Time{}, report)
 	if err == nil || !strings.Contains(err.Error(), "read-only") || !strings.Contains(err.Error(), "stays kept") {
 		t.Errorf("applying with the journal read-only: %v; want the write error, saying the event stays kept", err)
 	}
@@ -34,7 +34,7 @@ func TestKeptClaudeTaskStaysKeptWhileTheStateCannotBeWritten(t *testing.T) {
 	}
 	unmount()
 	said = nil
-	if _, err := en.ApplyKeptClaudeTasks(true, time.Time{}, report); err != nil {
+	if _, err := en.ApplyKeptClaudeTasks(3*time.Second, time.Time{}, report); err != nil {
 		t.Fatal(err)
 	}
 	if want := "Claude Code task 1 recorded as open in phase analyze"; strings.Join(said, "|") != want {

@@ -24,7 +24,7 @@ func TestKeptClaudeTasksNeverBlockOnAFIFO(t *testing.T) {
 		noErr(t, syscall.Mkfifo(filepath.Join(dir, name), 0o600))
 		done := make(chan error, 1)
 		go func() {
-			_, err := en.ApplyKeptClaudeTasks(true, time.Time{}, func(engine.ClaudeTask, bool, *engine.Result, error) {})
+			_, err := en.ApplyKeptClaudeTasks(3*time.Second, time.Time{}, func(engine.ClaudeTask, bool, *engine.Result, error) {})
 			done <- err
 		}()
 		select {
@@ -49,7 +49,7 @@ func TestKeptClaudeTasksNeverFollowALinkOut(t *testing.T) {
 	}
 	noErr(t, os.Symlink(elsewhere, filepath.Join(en.StateDir(), engine.KeptTasksDir)))
 	_ = en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write it"}, false)
-	_, _ = en.ApplyKeptClaudeTasks(true, time.Time{}, func(engine.ClaudeTask, bool, *engine.Result, error) {})
+	_, _ = en.ApplyKeptClaudeTasks(3*time.Second, time.Time{}, func(engine.ClaudeTask, bool, *engine.Result, error) {})
 	ents, err := os.ReadDir(elsewhere)
 	noErr(t, err)
 	var names []string

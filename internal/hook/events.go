@@ -104,7 +104,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		// event waits past "the next Cairn hook" its keeping promised. Only if the lock is free
 		// now, and the state needs no repair (left to the next Stop or session start, which
 		// applies them after it); one failed directory read when none is kept.
-		applyKept(ctx, r, e, false)
+		applyKept(ctx, r, e, 0)
 	}
 	switch ev.HookEventName {
 	case EventStopFailure:
@@ -151,7 +151,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	// changed it. Applying them may wait for the lock more than once, past the hard stop, so
 	// this one is kept after them before they are applied, and applied with them.
 	kept := e.HasKeptClaudeTasks() && e.KeepClaudeTask(t, completed) == nil
-	if _, err := applyKept(ctx, r, e, true); err != nil {
+	if _, err := applyKept(ctx, r, e, taskLockWait); err != nil {
 		if kept {
 			sayKept(r, t, completed, err)
 		} else {
@@ -229,22 +229,26 @@ func sayKept(r *Runner, t engine.ClaudeTask, completed bool, locked error) {
 	r.Logf("%s task %s kept: %s; it will be recorded by %s", taskEvent(completed), stderrShown(t.TaskID), keptWhy(locked), keptUntil(locked))
 }
 
-// keptUntil says which hook records task events kept for err (keptWhy): the next one, or,
-// when they wait for a repair, the first after it (the Stop that makes it applies them first,
-// and a task event makes none).
+// keptUntil says which hook records task events kept for err (keptWhy): the next one; when
+// they wait for a repair, the first after it (the Stop that makes it applies them first, and
+// a task event makes none); when another hook records them now, that one.
 func keptUntil(err error) string {
-	if errors.Is(err, store.ErrRepairLeft) {
+	switch {
+	case errors.Is(err, store.ErrRepairLeft):
 		return "the first Cairn hook after that repair"
+	case errors.Is(err, engine.ErrKeptBusy): // unless a lock keeps that one out too
+		return "that hook or the next"
 	}
 	return "the next Cairn hook"
 }
 
-// keptWhy says why a task event is kept for a later hook: the lock err gave up on, or the
-// repair the state needs (store.ErrRepairLeft); "" when err is neither.
+// keptWhy says why a task event is kept for a later hook: the lock err gave up on, another
+// hook recording the kept ones (engine.ErrKeptBusy), or the repair the state needs
+// (store.ErrRepairLeft); "" when err is none of them.
 func keptWhy(err error) string {
 	switch {
-	case store.KeptTasksLocked(err): // another hook records them now
-		return "the kept task events are locked " + engine.LockedBy(err)
+	case errors.Is(err, engine.ErrKeptBusy):
+		return err.Error()
 	case engine.LockedBy(err) != "":
 		return "the workflow is locked " + engine.LockedBy(err)
 	case errors.Is(err, store.ErrRepairLeft):
@@ -257,11 +261,12 @@ func keptWhy(err error) string {
 // saying on stderr what became of each. It returns the notes of kept events that could not be
 // read (moved to quarantine/, or left), said on stderr too, for a hook whose output is read to
 // say (no later hook says them), and the lock wait's error when the lock still keeps them
-// out. With none kept it costs one directory read that finds nothing. wait false: only if the
-// lock is free now, and for half the time ctx leaves (see engine.ApplyKeptClaudeTasks).
-func applyKept(ctx context.Context, r *Runner, e *engine.Engine, wait bool) ([]string, error) {
+// out, or another hook records them (said by that one). With none kept it costs one directory
+// read that finds nothing. wait, each lock wait's bound (engine.ApplyKeptClaudeTasks); 0: only
+// if the lock is free now, and for half the time ctx leaves.
+func applyKept(ctx context.Context, r *Runner, e *engine.Engine, wait time.Duration) ([]string, error) {
 	var until time.Time
-	if d, ok := ctx.Deadline(); ok && !wait {
+	if d, ok := ctx.Deadline(); ok && wait == 0 {
 		// Half the time left: the caller's own work (the anchor, the report, the turn's end)
 		// comes after, and what is not recorded now stays kept for the next hook.
 		until = time.Now().Add(time.Until(d) / 2)
@@ -273,6 +278,8 @@ func applyKept(ctx context.Context, r *Runner, e *engine.Engine, wait bool) ([]s
 		r.Logf("%s", n)
 	}
 	switch {
+	case errors.Is(err, engine.ErrKeptBusy):
+		return notes, err
 	case keptWhy(err) != "":
 		r.Logf("task events kept earlier wait: %s; they will be recorded by %s", keptWhy(err), keptUntil(err))
 		return notes, err

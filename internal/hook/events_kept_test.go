@@ -3,6 +3,7 @@ package hook_test
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -386,21 +387,110 @@ func withADeletedTask(t *testing.T) func(string) string {
 	return getenv
 }
 
-// TestKeptTasksLockIsNamed: a turn's end that finds the kept task events' lock held by
-// another hook said "task events kept earlier wait: the workflow is locked by pid N", naming
-// a lock no one held; it names the kept events' lock.
-func TestKeptTasksLockIsNamed(t *testing.T) {
-	getenv, en := startedAs(t, "sess-aaaa-1", "CAIRN_HOOK_DEADLINE", "400ms")
+// TestKeptTasksRecordedByTheHookThatHoldsThem: a hook records the kept task events under
+// their lock, which it holds around them all. A second hook waited on that lock for each kept
+// event, and when it gave up said its own event "will be recorded by the next Cairn hook"
+// while the first recorded them; the first recorded only those kept when it began, so the
+// second's waited for a later hook. The second does not wait now, says which hook records its
+// event, and the first records it; a Stop meanwhile says nothing of them.
+func TestKeptTasksRecordedByTheHookThatHoldsThem(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1", hook.EnvDeadline, "9s", "CLAUDE_PID", strconv.Itoa(os.Getpid()))
+	if err := en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the retry loop"}, false); err != nil {
+		t.Fatal(err)
+	}
+	// A Stop that finds their lock held says nothing of them.
+	releaseKept := holdLocks(t, en.StateDir(), ".lock-kept-tasks")
+	if _, got := runStopToItsAnswer(getenv, "sess-aaaa-1"); strings.Contains(got, "kept") {
+		t.Errorf("a Stop while another hook records the kept events said:\n%s", got)
+	}
+	releaseKept()
 	release := holdLocks(t, en.StateDir(), ".lock-workflow")
+	// The first hook, another process, holds the kept events' lock while it waits for the
+	// workflow's (a second: the rest is quick).
+	first := startEventsProcess(t, getenv, `{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"2","task_subject":"update the docs"}`)
 	var stdout, stderr bytes.Buffer
-	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"1","task_subject":"write the retry loop"}`), &stdout, &stderr, getenv, nil)
-	if !strings.Contains(stderr.String(), "TaskCreated task 1 kept") {
-		t.Fatalf("stderr %q: want the event kept", stderr.String())
+	start := time.Now()
+	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"3","task_subject":"tag the release"}`), &stdout, &stderr, getenv, nil)
+	took := time.Since(start)
+	if got := stderr.String(); got != "cairn-event: TaskCreated task 3 kept: another Cairn hook records the kept task events now; it will be recorded by that hook or the next\n" {
+		t.Errorf("the second hook said %q, want its event kept for the first", got)
+	}
+	if took > 500*time.Millisecond { // a second's wait before; room for a loaded machine
+		t.Errorf("the second hook took %s: it waited for the kept events' lock", took)
 	}
 	release()
-	holdLocks(t, en.StateDir(), ".lock-kept-tasks")
-	_, got := runStopToItsAnswer(getenv, "sess-aaaa-1")
-	if !strings.Contains(got, "task events kept earlier wait: the kept task events are locked by pid") || strings.Contains(got, "the workflow is locked") {
-		t.Errorf("stderr:\n%s\nwant the kept task events' lock named", got)
+	out := first.wait(t)
+	if kept, _ := filepath.Glob(filepath.Join(en.StateDir(), engine.KeptTasksDir, "*.json")); len(kept) != 0 {
+		t.Errorf("task events still kept: %q\nthe first hook said:\n%s", kept, out)
 	}
+	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
+	if got := strings.Join(res.OpenTasks, "|"); got != "write the retry loop|update the docs|tag the release" {
+		t.Errorf("open tasks %q, want each once, in order\nthe first hook said:\n%s", got, out)
+	}
+}
+
+// eventsChildEnv, set, makes this test binary run cairn-event (eventsChild) instead of its
+// tests: a hook in a process of its own, as Claude Code runs it, which a signal can end.
+const eventsChildEnv = "CAIRN_TEST_EVENTS_CHILD"
+
+func TestMain(m *testing.M) {
+	if ready := os.Getenv(eventsChildEnv); ready != "" {
+		eventsChild(ready)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// eventsChild runs cairn-event on this process's stdin, stdout and stderr; once it stops on
+// signals and waits for the workflow lock, it makes the file ready.
+func eventsChild(ready string) {
+	r := &hook.Runner{Name: hook.EventsName, Stderr: os.Stderr}
+	armed := make(chan struct{})
+	hook.SetSignalsArmed(r, func() { close(armed) })
+	go func() {
+		<-armed
+		durabletest.WaitLockWaiter(filepath.Join(os.Getenv("CLAUDE_PROJECT_DIR"), ".claude", "cairn", ".lock-workflow"), make(chan error, 1))
+		os.WriteFile(ready, nil, 0o600)
+	}()
+	hook.EventsAs(r, os.Stdin, os.Stdout, os.Getenv)
+}
+
+// eventsProcess is cairn-event running in a process of its own (startEventsProcess).
+type eventsProcess struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+}
+
+// startEventsProcess starts cairn-event in a process of its own, with getenv's variables and
+// event on its stdin, and returns once the hook waits for the workflow lock.
+func startEventsProcess(t *testing.T, getenv func(string) string, event string) *eventsProcess {
+	t.Helper()
+	ready := filepath.Join(t.TempDir(), "ready")
+	p := &eventsProcess{cmd: exec.Command(os.Args[0], "-test.run=^$")}
+	p.cmd.Env = append(os.Environ(), eventsChildEnv+"="+ready)
+	for _, k := range []string{"CLAUDE_PROJECT_DIR", "CAIRN_MEMORY_DIR", "HOME", "CLAUDE_PID", hook.EnvDeadline} {
+		p.cmd.Env = append(p.cmd.Env, k+"="+getenv(k))
+	}
+	p.cmd.Stdin, p.cmd.Stderr = strings.NewReader(event), &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	for end := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) { // a guard, not a measure
+		if _, err := os.Stat(ready); err == nil {
+			return p
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the hook did not wait for the workflow lock within a minute:\n%s", &p.stderr)
+		}
+	}
+}
+
+// wait waits for the hook's exit, which must be 0, and returns its stderr.
+func (p *eventsProcess) wait(t *testing.T) string {
+	t.Helper()
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("the hook's exit: %v\n%s", err, &p.stderr)
+	}
+	return p.stderr.String()
 }

@@ -91,7 +91,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 			if !e.HasKeptClaudeTasks() {
 				return false
 			}
-			keptNotes, _ = applyKept(ctx, r, e, false)
+			keptNotes, _ = applyKept(ctx, r, e, 0)
 			return true
 		}})
 	for _, w := range e.Warnings() {

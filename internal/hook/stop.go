@@ -66,7 +66,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+unusableMessage(err))
 	}
 	defer closeState(r, e)
-	keptNotes, _ := applyKept(ctx, r, e, false) // task events kept earlier, first; one failed directory read when none
+	keptNotes, _ := applyKept(ctx, r, e, 0) // task events kept earlier, first; one failed directory read when none
 
 	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read || otherEvent,
 		Late: func() bool { return ctx.Err() != nil }})

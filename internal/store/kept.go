@@ -77,15 +77,15 @@ func (s *Store) DropKeptTask(name string) error {
 // read; one a keep wrote into meanwhile stays.
 func (s *Store) DropKeptTasksDir() { _ = s.fs.Remove(KeptTasksDir) }
 
-// LockKeptTasks takes the lock a hook holds while it records one kept task event and drops
-// it, so that hooks running at once record each once: the next finds it gone (ReadKeptTask:
-// ErrNotFound).
-func (s *Store) LockKeptTasks() (func() error, error) { return s.lock(keptTasksLock) }
+// LockKeptTasks takes the lock a hook holds while it records the kept task events and drops
+// them, so that hooks running at once record each once. It is tried once, never waited for:
+// its holder records them all (engine.ApplyKeptClaudeTasks).
+func (s *Store) LockKeptTasks() (func() error, error) { return s.lockWaiting(keptTasksLock, 0) }
 
 const keptTasksLock = "kept-tasks"
 
-// KeptTasksLocked reports whether err is LockKeptTasks' wait giving up: another hook holds the
-// kept events' lock, not the workflow's, and its words say which.
+// KeptTasksLocked reports whether err is LockKeptTasks finding the lock held: another hook
+// records the kept events now.
 func KeptTasksLocked(err error) bool {
 	te, ok := errors.AsType[*durable.LockTimeoutError](err)
 	return ok && filepath.Base(te.Path) == ".lock-"+keptTasksLock

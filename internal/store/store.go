@@ -666,7 +666,12 @@ func rootMissing(root string) bool {
 
 // lock takes the named lock ("NAME" -> .lock-NAME).
 func (s *Store) lock(name string) (func() error, error) {
-	unlock, err := s.fs.Lock(".lock-"+name, durable.WaitBefore(s.o.lockWait, s.o.lockUntil))
+	return s.lockWaiting(name, durable.WaitBefore(s.o.lockWait, s.o.lockUntil))
+}
+
+// lockWaiting is lock waiting up to wait (0: tried once).
+func (s *Store) lockWaiting(name string, wait time.Duration) (func() error, error) {
+	unlock, err := s.fs.Lock(".lock-"+name, wait)
 	if err != nil {
 		var te *durable.LockTimeoutError
 		if errors.As(err, &te) {
