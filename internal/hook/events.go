@@ -86,8 +86,13 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	// Stop or session start, which says it.
 	cfg := engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName), NoRepair: true}
 	lost := ""
+	release := func() {}
 	if ev.HookEventName == EventTaskCreated || ev.HookEventName == EventTaskCompleted {
-		cfg.LockWait = taskLockWait
+		// Until it is recorded or kept, a signal or the hard stop waits: the process's end
+		// would lose it, and no one sends it again.
+		release = r.hold()
+		defer release()
+		cfg.LockWait = time.Millisecond // a held lock is waited for once the event is kept
 		// Without the state the event cannot even be kept for a later hook.
 		lost = fmt.Sprintf("%s task %s not recorded (Claude Code does not send it again)", ev.HookEventName, stderrShown(ev.TaskID))
 	}
@@ -147,27 +152,35 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 
 	completed := ev.HookEventName == EventTaskCompleted
 	t := engine.ClaudeTask{SessionID: sessionID, TaskID: ev.TaskID, Subject: ev.TaskSubject, Description: ev.TaskDescription}
-	// Those kept before come first, so the task list is changed in the order Claude Code
-	// changed it. Applying them may wait for the lock more than once, past the hard stop, so
-	// this one is kept after them before they are applied, and applied with them.
-	kept := e.HasKeptClaudeTasks() && e.KeepClaudeTask(t, completed) == nil
-	if _, err := applyKept(ctx, r, e, taskLockWait); err != nil {
-		if kept {
-			sayKept(r, t, completed, err)
-		} else {
-			keepTask(r, e, t, completed, err)
+	// At once when none is kept and the workflow lock is free: e waits for no lock.
+	if !e.HasKeptClaudeTasks() {
+		res, err := e.RecordClaudeTask(t, completed)
+		if keptWhy(err) == "" {
+			sayTask(r, t, completed, res, err)
+			return nil
 		}
-		return nil
 	}
-	if kept {
-		return nil // applied with them, and said; what kept any from being applied, applyKept said
+	// Else kept first, then applied after those kept before it (the order Claude Code changed
+	// its list in), with a wait for the lock: a signal or the hard stop in that wait (Esc,
+	// Claude Code exiting) ends the process with the event kept for the next hook, not lost.
+	keepErr := e.KeepClaudeTask(t, completed)
+	release()
+	_, err = applyKept(ctx, r, e, taskLockWait)
+	switch {
+	case keepErr == nil && err != nil:
+		sayKept(r, t, completed, err)
+	case keepErr == nil: // applied with them, and said
+	case err == nil:
+		// Not kept (refused, or the write failed): recorded now if the lock lets it.
+		res, err := e.RecordClaudeTask(t, completed)
+		if keptWhy(err) == "" {
+			sayTask(r, t, completed, res, err)
+			return nil
+		}
+		notKept(r, t, completed, err, keepErr)
+	default:
+		notKept(r, t, completed, err, keepErr)
 	}
-	res, err := e.RecordClaudeTask(t, completed)
-	if keptWhy(err) != "" {
-		keepTask(r, e, t, completed, err)
-		return nil
-	}
-	sayTask(r, t, completed, res, err)
 	return nil
 }
 
@@ -175,8 +188,8 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 // TaskCreate or TaskUpdate call until the hook ends, and a write holds the workflow lock for
 // milliseconds: a lock held past this is held by something slow (a sync, a stalled disk), and
 // waiting the hook's whole lock wait (3.75 s of its 5 s) for it would only stall the model,
-// each task it creates again. The event is kept instead (keepTask) and recorded by the next
-// Cairn hook, in order: nothing is lost.
+// each task it creates again. The event, kept before the wait, is left kept and recorded by
+// the next Cairn hook, in order: nothing is lost.
 const taskLockWait = time.Second
 
 // taskEvent is the hook event that carries a task's creation, or its completion.
@@ -214,14 +227,10 @@ func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result,
 	}
 }
 
-// keepTask keeps a task event the lock kept out (locked is the lock wait's error), for the
-// next hook to record: no one can send a hook event again.
-func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, locked error) {
-	if err := e.KeepClaudeTask(t, completed); err != nil {
-		r.Logf("%s task %s not recorded: %s, and keeping the event failed: %v", taskEvent(completed), stderrShown(t.TaskID), keptWhy(locked), err)
-		return
-	}
-	sayKept(r, t, completed, locked)
+// notKept says on stderr that a task event the lock kept out (locked, keptWhy) could not be
+// kept either (keepErr).
+func notKept(r *Runner, t engine.ClaudeTask, completed bool, locked, keepErr error) {
+	r.Logf("%s task %s not recorded: %s, and keeping the event failed: %v", taskEvent(completed), stderrShown(t.TaskID), keptWhy(locked), keepErr)
 }
 
 // sayKept says on stderr that a task event the lock kept out is kept.
@@ -281,7 +290,9 @@ func applyKept(ctx context.Context, r *Runner, e *engine.Engine, wait time.Durat
 	case errors.Is(err, engine.ErrKeptBusy):
 		return notes, err
 	case keptWhy(err) != "":
-		r.Logf("task events kept earlier wait: %s; they will be recorded by %s", keptWhy(err), keptUntil(err))
+		if wait == 0 { // a task event says it of its own, kept with them
+			r.Logf("task events kept earlier wait: %s; they will be recorded by %s", keptWhy(err), keptUntil(err))
+		}
 		return notes, err
 	case err != nil:
 		r.Logf("task events kept earlier: %v", err)

@@ -2,12 +2,15 @@ package hook_test
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -426,6 +429,62 @@ func TestKeptTasksRecordedByTheHookThatHoldsThem(t *testing.T) {
 	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
 	if got := strings.Join(res.OpenTasks, "|"); got != "write the retry loop|update the docs|tag the release" {
 		t.Errorf("open tasks %q, want each once, in order\nthe first hook said:\n%s", got, out)
+	}
+}
+
+// TestInterruptedTaskEventIsKept: Claude Code ends a hook by a signal when the person
+// presses Esc or Claude Code exits, and the hook ends itself at its hard stop. A task event
+// waiting for the workflow lock, held by another process, was lost then: no one sends it
+// again. It is kept now, and the next hook records it, once.
+func TestInterruptedTaskEventIsKept(t *testing.T) {
+	const event = `{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"1","task_subject":"write the retry loop"}`
+	for _, how := range []string{"SIGTERM", "SIGINT", "hard stop"} {
+		t.Run(how, func(t *testing.T) {
+			getenv, en := startedAs(t, "sess-aaaa-1", hook.EnvDeadline, "9s", "CLAUDE_PID", strconv.Itoa(os.Getpid()))
+			release := holdLocks(t, en.StateDir(), ".lock-workflow")
+			var said string
+			abandoned := func() {}
+			if how == "hard stop" {
+				fired := make(chan time.Time)
+				stderr := &lineHook{do: func() {}}
+				r := &hook.Runner{Name: hook.EventsName, Stderr: stderr}
+				hook.SetHardStop(r, func(time.Time) <-chan time.Time { return fired })
+				ran, work := make(chan error, 1), make(chan (<-chan struct{}), 1)
+				go func() {
+					work <- hook.EventsAs(r, strings.NewReader(event), io.Discard, getenv)
+					ran <- nil
+				}()
+				if durabletest.WaitLockWaiter(filepath.Join(en.StateDir(), ".lock-workflow"), ran) {
+					t.Fatalf("the hook did not wait for the lock:\n%s", stderr)
+				}
+				close(fired)
+				<-ran
+				said = stderr.String()
+				// Not ended with the process, the abandoned work records the event once the
+				// lock is free: the next hook comes after it.
+				abandoned = func() { <-<-work }
+			} else {
+				if runtime.GOOS == "windows" {
+					t.Skip("no signals to send")
+				}
+				p := startEventsProcess(t, getenv, event)
+				p.cmd.Process.Signal(map[string]os.Signal{"SIGTERM": syscall.SIGTERM, "SIGINT": syscall.SIGINT}[how])
+				said = p.wait(t)
+			}
+			// The lock is still held: the event is kept, or nowhere.
+			kept, _ := filepath.Glob(filepath.Join(en.StateDir(), engine.KeptTasksDir, "*.json"))
+			if len(kept) != 1 {
+				t.Errorf("%d task events kept when the hook ended, want 1; it said:\n%s", len(kept), said)
+			}
+			release()
+			abandoned()
+			var stderr bytes.Buffer
+			hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"2","task_subject":"update the docs"}`), io.Discard, &stderr, getenv, nil)
+			res := en.Resume(engine.ResumeOptions{ReportOnly: true})
+			if got := strings.Join(res.OpenTasks, "|"); got != "write the retry loop|update the docs" {
+				t.Errorf("open tasks %q, want each once, in order\nthe next hook said:\n%s", got, &stderr)
+			}
+		})
 	}
 }
 

@@ -64,6 +64,52 @@ type Runner struct {
 	hardStop func(at time.Time) <-chan time.Time
 	// signalsArmed, when set, is called once Run stops on signals (signalsAfter).
 	signalsArmed func()
+	// held counts the work a stop waits for (hold): an event no one sends again, until it is
+	// recorded or kept. heldDone is closed when it drops to 0. Both under heldMu, not mu: a
+	// stderr write that blocks must not block them.
+	heldMu   sync.Mutex
+	held     int
+	heldDone chan struct{}
+}
+
+// heldWait bounds how long a signal or the hard stop waits for held work (hold): a write or
+// two, with the hard stop's answer still well inside hooks.json's 10 s.
+const heldWait = 200 * time.Millisecond
+
+// hold marks work that a signal or the hard stop lets finish, for heldWait at most, before the
+// hook answers and exits: the event in hand until it is recorded or kept, which the process's
+// end would lose. release (safe to call again) ends it.
+func (r *Runner) hold() (release func()) {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	if r.held == 0 {
+		r.heldDone = make(chan struct{})
+	}
+	r.held++
+	return sync.OnceFunc(func() {
+		r.heldMu.Lock()
+		defer r.heldMu.Unlock()
+		if r.held--; r.held == 0 {
+			close(r.heldDone)
+		}
+	})
+}
+
+// waitHeld waits for held work (hold), for heldWait at most.
+func (r *Runner) waitHeld() {
+	r.heldMu.Lock()
+	done := r.heldDone
+	if r.held == 0 {
+		done = nil
+	}
+	r.heldMu.Unlock()
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(heldWait):
+	}
 }
 
 // signalsAfter is how long a hook works before a signal stops it with a line said (Run):
@@ -139,6 +185,7 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 	case s := <-sig:
 		why := "interrupted by " + signalName(s)
 		r.Logf("%s; printing what it has and exiting", why)
+		r.waitHeld()
 		return fallback(why)
 	case res := <-done:
 		if res.panicked != "" {
@@ -148,6 +195,7 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 	case <-hard:
 		why := fmt.Sprintf("did not finish within %s", r.Deadline)
 		r.Logf("%s; printing what it has and exiting", why)
+		r.waitHeld()
 		return fallback(why)
 	}
 }
