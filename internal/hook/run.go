@@ -135,6 +135,14 @@ func (r *Runner) raw(b []byte) {
 // instead; a body still running is abandoned (the process is about to exit). The deadline
 // counts from start, so time already spent reading stdin is included.
 func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fallback func(why string) []byte) []byte {
+	out, disarm := r.run(start, body, fallback)
+	disarm()
+	return out
+}
+
+// run is Run, still stopping on signals until disarm is called: a signal while the answer is
+// written is ignored.
+func (r *Runner) run(start time.Time, body func(ctx context.Context) []byte, fallback func(why string) []byte) (out []byte, disarm func()) {
 	end := start.Add(r.Deadline)
 	ctx, cancel := context.WithDeadline(context.Background(), end)
 	defer cancel()
@@ -143,16 +151,29 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 	// this the hook died with 143 and no word. It stops as at the hard stop instead: one line
 	// said, exit 0; its writes are atomic and its locks die with the process. Notify starts a
 	// thread for its watcher, a tenth of a hook that has nothing to do, so it is armed only
-	// once the hook has worked signalsAfter; it is never undone: a later signal (the answer
-	// being written) is ignored.
+	// once the hook has worked signalsAfter. disarm undoes it: the signals are a caller's that
+	// runs on (a test) again.
 	sig := make(chan os.Signal, 1)
+	var armMu sync.Mutex
+	disarmed := false
 	arm := time.AfterFunc(signalsAfter, func() {
+		armMu.Lock()
+		defer armMu.Unlock()
+		if disarmed {
+			return
+		}
 		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 		if r.signalsArmed != nil {
 			r.signalsArmed()
 		}
 	})
-	defer arm.Stop()
+	disarm = func() {
+		armMu.Lock()
+		defer armMu.Unlock()
+		disarmed = true
+		arm.Stop()
+		signal.Stop(sig)
+	}
 	type result struct {
 		out      []byte
 		panicked string
@@ -186,17 +207,17 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 		why := "interrupted by " + signalName(s)
 		r.Logf("%s; printing what it has and exiting", why)
 		r.waitHeld()
-		return fallback(why)
+		return fallback(why), disarm
 	case res := <-done:
 		if res.panicked != "" {
-			return fallback(res.panicked)
+			return fallback(res.panicked), disarm
 		}
-		return res.out
+		return res.out, disarm
 	case <-hard:
 		why := fmt.Sprintf("did not finish within %s", r.Deadline)
 		r.Logf("%s; printing what it has and exiting", why)
 		r.waitHeld()
-		return fallback(why)
+		return fallback(why), disarm
 	}
 }
 
@@ -254,9 +275,11 @@ func runHookAs(r *Runner, stdin io.Reader, stdout io.Writer, getenv func(string)
 		if r.Deadline, note = DeadlineFrom(getenv); note != "" {
 			r.Logf("%s", note)
 		}
-		out = r.Run(start, func(ctx context.Context) []byte {
+		var disarm func()
+		out, disarm = r.run(start, func(ctx context.Context) []byte {
 			return work(ctx, r, stdin, getenv, yaml)
 		}, func(why string) []byte { return r.earlyOutput(early, why) })
+		defer disarm() // after the answer is written
 		// Not from cairn-event: its answer to PreCompact is text for the compaction request.
 		if name != EventsName {
 			out = withUpdateNotice(getenv, out)

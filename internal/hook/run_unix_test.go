@@ -5,7 +5,9 @@ package hook_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 	"testing"
@@ -40,5 +42,27 @@ func TestRunnerRunSignals(t *testing.T) {
 				t.Fatalf("Run = %q, stderr %q", got, stderr.String())
 			}
 		})
+	}
+}
+
+// TestRunnerLetsGoOfSignals: Run caught SIGTERM, SIGINT and SIGHUP for good, so a caller that
+// runs on after it (a test binary, Ctrl-C on it) had them dropped. Once Run returns, a signal
+// does what it did before. A process of its own takes the signal.
+func TestRunnerLetsGoOfSignals(t *testing.T) {
+	const childEnv = "CAIRN_TEST_SIGNAL_AFTER_RUN"
+	if os.Getenv(childEnv) != "" {
+		r := &hook.Runner{Name: "cairn-event", Stderr: io.Discard, Deadline: time.Minute}
+		armed := make(chan struct{})
+		hook.SetSignalsArmed(r, func() { close(armed) })
+		r.Run(time.Now(), func(context.Context) []byte { <-armed; return nil }, func(string) []byte { return nil })
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		time.Sleep(2 * time.Second) // ended by the signal well before
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	out, _ := cmd.CombinedOutput()
+	if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("a SIGTERM after Run left the process to %s, want it ended by the signal\n%s", cmd.ProcessState, out)
 	}
 }
