@@ -213,10 +213,10 @@ func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result,
 		}
 		r.Logf("%s task %s not recorded (Claude Code does not send it again): %s; free %s so that the next events are recorded",
 			taskEvent(completed), stderrShown(t.TaskID), store.WithoutPersonStep(err), free)
-	case isFinding(err) && secrets.ScanString(t.SessionID) != nil:
-		// Claude Code's session id, not the model's text: advice to keep it in an environment
+	case isFinding(err) && shapedIDs(t) != "":
+		// Claude Code's ids, not the model's text: advice to keep them in an environment
 		// variable would make no sense.
-		r.Logf("%s task %s not recorded: the session id has a secret's shape (not stored)", taskEvent(completed), stderrShown(t.TaskID))
+		r.Logf("%s task %s not recorded: %s a secret's shape (not stored)", taskEvent(completed), stderrShown(t.TaskID), shapedIDs(t))
 	case err != nil:
 		r.Logf("%s task %s not recorded: %v", taskEvent(completed), stderrShown(t.TaskID), err)
 	default:
@@ -225,6 +225,21 @@ func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result,
 			r.Logf("warning: %s", w)
 		}
 	}
+}
+
+// shapedIDs names the ids of t, Claude Code's, that have a secret's shape, with their verb
+// ("the task id has"), or is "".
+func shapedIDs(t engine.ClaudeTask) string {
+	session, task := secrets.ScanString(t.SessionID) != nil, secrets.ScanString(t.TaskID) != nil
+	switch {
+	case session && task:
+		return "the session id and the task id have"
+	case session:
+		return "the session id has"
+	case task:
+		return "the task id has"
+	}
+	return ""
 }
 
 // notKept says on stderr that a task event the lock kept out (locked, keptWhy) could not be

@@ -103,15 +103,25 @@ func TestTaskNotRecordedOnAFullDiskSaysNoRetry(t *testing.T) {
 
 // A task event from a session whose id has a secret's shape was refused with advice to keep
 // the secret in an environment variable: a session id is Claude Code's, not anyone's secret
-// to move. It is said plainly, the id not repeated.
+// to move. It is said plainly, the id not repeated. So is a task id of a secret's shape, which
+// got that advice and the record's path; and one beside such a session id was blamed on the
+// session id alone.
 func TestTaskOfASecretShapedSessionSaysSo(t *testing.T) {
-	id := "ghp_" + strings.Repeat("a1B2c3", 6)
-	var stderr strings.Builder
-	r := &Runner{Name: EventsName, Stderr: &stderr}
-	err := fmt.Errorf("workflow not saved: %w", &secrets.Finding{Rule: "github-token", Path: "$.owner.session_id"})
-	sayTask(r, engine.ClaudeTask{SessionID: id, TaskID: "7"}, false, nil, err)
-	got := stderr.String()
-	if strings.Contains(got, "environment variable") || !strings.Contains(got, "session id has a secret's shape") || strings.Contains(got, id) {
-		t.Errorf("stderr %q: want the session id's shape said plainly, the id not repeated", got)
+	id, other := "ghp_"+strings.Repeat("a1B2c3", 6), "ghp_"+strings.Repeat("d4E5f6", 6)
+	for _, tc := range []struct {
+		session, task, path, want string
+	}{
+		{id, "7", "$.owner.session_id", "task 7 not recorded: the session id has a secret's shape (not stored)"},
+		{"sess-aaaa-1", other, "$.tasks[0].id", "not recorded: the task id has a secret's shape (not stored)"},
+		{id, other, "$.tasks[0].id", "not recorded: the session id and the task id have a secret's shape (not stored)"},
+	} {
+		var stderr strings.Builder
+		r := &Runner{Name: EventsName, Stderr: &stderr}
+		err := fmt.Errorf("workflow not saved: %w", &secrets.Finding{Rule: "github-token", Path: tc.path})
+		sayTask(r, engine.ClaudeTask{SessionID: tc.session, TaskID: tc.task}, false, nil, err)
+		got := stderr.String()
+		if strings.Contains(got, "environment variable") || strings.Contains(got, "$.") || !strings.Contains(got, tc.want) || strings.Contains(got, id) || strings.Contains(got, other) {
+			t.Errorf("stderr %q: want %q, no id repeated", got, tc.want)
+		}
 	}
 }
