@@ -74,7 +74,7 @@ func (e *Engine) HasKeptClaudeTasks() bool { return e.st.HasKeptTasks() }
 //
 // The kept events' lock is held around them all and never waited for: a hook that finds it
 // held gets ErrKeptBusy at once, as the holder records them, those kept while it holds them
-// too (it looks again once it lets go).
+// too (it looks again once it lets go); held by a stopped process, the lock's error.
 //
 // wait bounds each wait for the workflow lock. 0 is for a caller whose own work needs the
 // lock wait it has (a session start, the end of a turn): the kept events are recorded only if
@@ -121,6 +121,9 @@ func (e *Engine) ApplyKeptClaudeTasks(wait time.Duration, until time.Time, repor
 		unlock, err := e.st.LockKeptTasks()
 		switch {
 		case store.KeptTasksLocked(err):
+			if te, _ := errors.AsType[*durable.LockTimeoutError](err); te.Stopped {
+				return notes, err // a stopped holder records none until it is resumed: said
+			}
 			if len(seen) > 0 {
 				return notes, nil // those kept since are the holder's, which looks again too
 			}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -273,12 +274,23 @@ func keptWhy(err error) string {
 	switch {
 	case errors.Is(err, engine.ErrKeptBusy):
 		return err.Error()
+	case store.KeptTasksLocked(err): // by a stopped hook
+		return "the kept task events are locked " + lockedSaid(err)
 	case engine.LockedBy(err) != "":
-		return "the workflow is locked " + engine.LockedBy(err)
+		return "the workflow is locked " + lockedSaid(err)
 	case errors.Is(err, store.ErrRepairLeft):
 		return "the workflow state needs a repair, left to the next Stop or session start, which says it"
 	}
 	return ""
+}
+
+// lockedSaid says who holds the lock err gave up on, and, when that process is stopped, the
+// step that frees it.
+func lockedSaid(err error) string {
+	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok && te.Resume() != "" {
+		return te.Who() + "; " + te.Resume()
+	}
+	return engine.LockedBy(err)
 }
 
 // applyKept records the task events kept by earlier hooks (engine.ApplyKeptClaudeTasks),
