@@ -548,8 +548,10 @@ func workflowLine(in Input) string {
 	id, typ := line(in.WorkflowID, capID), line(in.Type, capName)
 	p, st, a := line(in.Phase, capName), line(in.PhaseStatus, capName), age(in.Age)
 	var parts []string
-	if id != "" || typ != "" {
-		parts = append(parts, "workflow: "+strings.TrimSpace(paren(id, typ)))
+	if id != "" {
+		parts = append(parts, "workflow: "+paren(id, typ))
+	} else if typ != "" { // no id known (damaged state): no parentheses after nothing
+		parts = append(parts, "workflow: "+typ)
 	}
 	if p != "" || st != "" {
 		parts = append(parts, paren("phase "+cmp.Or(p, "unknown"), st))

@@ -328,6 +328,13 @@ func TestRender(t *testing.T) {
 			in.Blocking = []report.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no tests"}, {Details: "only details"}}
 			return in
 		}, []string{"blocking: V-TEST-03 (HIGH): no tests", "blocking: only details"}, nil, 0},
+		// State on record whose workflow id could not be read (a journal that is not a
+		// directory): the type "unknown" stood in parentheses after no id.
+		{"damaged-without-id", func() report.Input {
+			in := full()
+			in.Tier, in.WorkflowID, in.Type, in.Phase, in.PhaseStatus, in.Age = "Damaged", "", "unknown", "unknown", "", 0
+			return in
+		}, []string{"\nworkflow: unknown, phase unknown\n"}, []string{"(unknown)"}, 0},
 		{"markdown-neutralised", func() report.Input { in := full(); in.Context = "[a](b) <i>x</i>"; return in },
 			[]string{`context: \[a\](b) \<i>x\</i>`}, nil, 0},
 		{"odd-tool-left-out", func() report.Input { in := full(); in.Tool = "x\ny [z](w)"; return in },
