@@ -149,8 +149,18 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		if n := newerState(err); n != nil {
 			msg, newer = n.Error(), n
 		}
-		out.Warnings = append(out.Warnings, msg)
 		told := msg
+		if ue, ok := errors.AsType[*store.UnmigratableError](err); ok && !opt.Person && errors.Unwrap(ue.Err) != nil {
+			// What to correct first, then the file, which a cut may drop: the store's text,
+			// with the directory first and the next step's step after, was cut in the report
+			// before it said what.
+			file := filepath.Join(e.st.Dir(), store.WorkflowFile)
+			if rel, rerr := filepath.Rel(e.root, file); rerr == nil && filepath.IsLocal(rel) {
+				file = rel
+			}
+			msg = "the workflow snapshot is in an older format that could not be migrated and was left as it is: " + errors.Unwrap(ue.Err).Error() + "; it is " + file
+		}
+		out.Warnings = append(out.Warnings, msg)
 		if foreignSnapshot(err) {
 			// The user's one line, cut at a few hundred characters, starts with the step:
 			// the store's text says why at a length that would cut it off.
