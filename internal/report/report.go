@@ -505,6 +505,13 @@ func sentences(s string, max, room int) string {
 	if v == "" || v == whole {
 		return v
 	}
+	// A parenthesis gives the why or the details; the clause around it, what happened and
+	// where ("... is not Cairn's (why) and was moved to quarantine/..."): it goes first.
+	if short := withoutAside(s); short != s {
+		if w := fit(line, short, max, room); w != "" && w == line(short, 1<<20) {
+			return w
+		}
+	}
 	v = strings.TrimSuffix(v, "…")
 	for _, sep := range []string{". ", "; "} {
 		if i := strings.LastIndex(v, sep); i > 0 {
@@ -519,6 +526,35 @@ func sentences(s string, max, room int) string {
 		}
 	}
 	return v + "…"
+}
+
+// withoutAside is s less its longest parenthesis (nested ones with it) and the space before
+// it, or s when it has none.
+func withoutAside(s string) string {
+	from, to, depth, open := 0, 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			if depth == 0 {
+				open = i
+			}
+			depth++
+		case ')':
+			if depth == 0 {
+				continue
+			}
+			if depth--; depth == 0 && i+1-open > to-from {
+				from, to = open, i+1
+			}
+		}
+	}
+	if to == 0 {
+		return s
+	}
+	if from > 0 && s[from-1] == ' ' {
+		from--
+	}
+	return s[:from] + s[to:]
 }
 
 // visible reports whether any of ss has something left after sanitising.
