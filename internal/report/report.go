@@ -595,6 +595,9 @@ func workflowLine(in Input) string {
 	if a != "" {
 		parts = append(parts, "last change "+a)
 	}
+	if len(parts) > 0 && id == "" && typ == "" {
+		parts[0] = "workflow: " + parts[0] // every line has its label
+	}
 	return strings.Join(parts, ", ")
 }
 
