@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -505,12 +506,11 @@ func sentences(s string, max, room int) string {
 	if v == "" || v == whole {
 		return v
 	}
-	// A parenthesis gives the why or the details; the clause around it, what happened and
-	// where ("... is not Cairn's (why) and was moved to quarantine/..."): it goes first.
-	if short := withoutAside(s); short != s {
-		if w := fit(line, short, max, room); w != "" && w == line(short, 1<<20) {
-			return w
-		}
+	// A parenthesis gives the why or the details; the clause around it, what happened, where
+	// and what to do ("... is not Cairn's (why) and was moved to quarantine/..."): the
+	// parenthesis is cut first.
+	if w := asideCut(s, max, room); w != "" {
+		return w
 	}
 	v = strings.TrimSuffix(v, "…")
 	for _, sep := range []string{". ", "; "} {
@@ -528,9 +528,11 @@ func sentences(s string, max, room int) string {
 	return v + "…"
 }
 
-// withoutAside is s less its longest parenthesis (nested ones with it) and the space before
-// it, or s when it has none.
-func withoutAside(s string) string {
+// asideCut is s fitted like fit with its longest parenthesis (nested ones in it) cut short
+// and the rest whole, or the parenthesis left out when too little of it would stay; "" when s
+// has none, or does not fit even so.
+func asideCut(s string, runes, room int) string {
+	const least = 12 // fit's: below this a cut says nothing
 	from, to, depth, open := 0, 0, 0, 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
@@ -549,12 +551,26 @@ func withoutAside(s string) string {
 		}
 	}
 	if to == 0 {
-		return s
+		return ""
 	}
-	if from > 0 && s[from-1] == ' ' {
-		from--
+	room = min(room, 2*runes)
+	inner := s[from+1 : to-1]
+	// At most runes of it can stay: no line of huge stored text to shorten rune by rune.
+	for n := min(utf8.RuneCountInString(inner)-1, runes); ; {
+		t := s[:from+1] + secrets.Clip(inner, n) + s[to-1:]
+		if n < least {
+			t = strings.TrimSuffix(s[:from], " ") + s[to:]
+		}
+		w := line(t, 1<<20)
+		over := max(len(w)-room, utf8.RuneCountInString(w)-runes)
+		switch {
+		case over <= 0:
+			return w
+		case n < least:
+			return ""
+		}
+		n = max(n-over, least-1)
 	}
-	return s[:from] + s[to:]
 }
 
 // visible reports whether any of ss has something left after sanitising.
