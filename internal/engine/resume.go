@@ -303,9 +303,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if r != nil {
 		runs = e.runsElsewhere(r)
 	}
+	mid := e.ownerMidWork(r, opt)
+	if expired, _ := r.Expired(now); expired && !mid {
+		// Beside the live owner the read leaves it (archivedAtRead), as the owner goes on with
+		// it: a step to expire_ttl would archive it under that owner's work.
+		mid = e.besideLiveOwner(r)
+	}
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: e.planView(def, r, now), Def: def, L1Available: l1ok, L2Available: l2ok,
 		L2Off: e.memoryOff(), L2Said: l2said,
-		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: e.ownerMidWork(r, opt), RunsElsewhere: heldElsewhere(runs)})
+		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: mid, RunsElsewhere: heldElsewhere(runs)})
 	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
