@@ -233,7 +233,9 @@ func (e *Engine) followClaudeTasks(r *workflow.Record) (TasksFollowed, error) {
 	done := workflow.OwnClaudeTasks(r, e.cfg.SessionID, workflow.TaskDone)
 	var earlier map[string]string
 	if e.cfg.Getenv(claudeTaskListVar) != "" {
-		earlier = workflow.EarlierSessionTasks(r, e.cfg.SessionID, workflow.TaskPending)
+		// Either may be nil (none of that status): a copy into a nil map panics.
+		earlier = map[string]string{}
+		maps.Copy(earlier, workflow.EarlierSessionTasks(r, e.cfg.SessionID, workflow.TaskPending))
 		maps.Copy(earlier, workflow.EarlierSessionTasks(r, e.cfg.SessionID, workflow.TaskDone))
 		if len(earlier) > 0 && e.besideLiveOwner(r) {
 			earlier = nil

@@ -572,6 +572,24 @@ func TestSharedListFollowsEarlierSessionTasks(t *testing.T) {
 	}
 }
 
+// With CLAUDE_CODE_TASK_LIST_ID, an earlier session whose tasks were all completed (none
+// pending) made every later session's start, resume_check and turn's end panic (a write
+// into a nil map), so the hooks said only "internal error". They now read as with none.
+func TestSharedListWithOnlyDoneEarlierTasks(t *testing.T) {
+	const old, sess = "sess-aaaa-1", "sess-bbbb-2"
+	e := newEnv(t)
+	e.vars["CLAUDE_CODE_TASK_LIST_ID"] = "team-x"
+	must(e.open(old).Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(e.open(old).RecordClaudeTask(engine.ClaudeTask{SessionID: old, TaskID: "1", Subject: "write the parser"}, true))(t)
+	r := e.open(sess).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "Next: Continue phase analyze, then move on to plan.") {
+		t.Errorf("report:\n%s", r.Report)
+	}
+	if _, err := e.open(sess).Stop(engine.StopInput{SessionID: sess}); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+}
+
 // Two sessions whose ids share their first 8 characters (sequential --session-id values, as
 // scripts give them) made the same task ids: the second session's TaskCreated "1" was
 // answered "already recorded; nothing changed" (its task lost), and its turn's end read the

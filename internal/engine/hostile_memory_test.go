@@ -144,11 +144,12 @@ func TestAnchorTaskCutMakesNoSecret(t *testing.T) {
 
 // A directory (or other non-file) in a memory file's place is one Cairn leaves as it is: no
 // retry writes the line until the person moves it, so the warning says that step, not only
-// that Cairn retries. A symbolic link is left as it is too, but Claude Code reads MEMORY.md
+// that Cairn retries, as the user's: said bare ("move or rename it"), the model reading it in
+// a tool's result took it as its own, to move a file that may be the user's. A symbolic link is left as it is too, but Claude Code reads MEMORY.md
 // through one (2.1.330 loads the file it leads to): moved or renamed, the person's own index
 // would leave every session. Its step keeps that index where Claude Code loads it.
 func TestMemoryFileLeftAloneGivesTheStep(t *testing.T) {
-	const moveIt = "; Cairn leaves it as it is: move or rename it, and Cairn writes the line after the next turn"
+	const moveIt = "; Cairn leaves it as it is for the user to move or rename it, and Cairn writes the line after the next turn"
 	tests := []struct {
 		name, file string
 		plant      func(t *testing.T, path string)
@@ -164,7 +165,7 @@ func TestMemoryFileLeftAloneGivesTheStep(t *testing.T) {
 			if err := os.Symlink(target, path); err != nil {
 				t.Fatal(err)
 			}
-		}, " is a symbolic link; Cairn leaves it as it is: replace the link with a copy of the file it leads to, and Cairn writes the line after the next turn", "move or rename"},
+		}, " is a symbolic link; Cairn leaves it as it is for the user to replace the link with a copy of the file it leads to, and Cairn writes the line after the next turn", "move or rename"},
 		// A MEMORY.md over 4 MiB: moved or renamed, the person's own index would leave every
 		// session, as a link's would. Shortened, it stays, and Cairn's line goes in.
 		{"index-too-large", memory.IndexFile, func(t *testing.T, path string) {
@@ -172,14 +173,14 @@ func TestMemoryFileLeftAloneGivesTheStep(t *testing.T) {
 			if err := os.WriteFile(path, []byte(big), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, " is larger than 4194304 bytes; Cairn leaves it as it is: shorten it to under 4 MiB, and Cairn writes the line after the next turn", "move or rename"},
+		}, " is larger than 4194304 bytes; Cairn leaves it as it is for the user to shorten it to under 4 MiB, and Cairn writes the line after the next turn", "move or rename"},
 		// A memory of the user's own at the topic file's name: renamed with its index line, it
 		// stays indexed, and Cairn's file and line go in beside it.
 		{"topic-users-own", memory.TopicFile, func(t *testing.T, path string) {
 			if err := os.WriteFile(path, []byte("---\nname: cairn-workflow\ndescription: How we run Cairn\n---\n\nWe always run analyze before plan.\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, " is a memory that is not Cairn's (none of Cairn's lines are in it); Cairn leaves it as it is: rename it, and its link in MEMORY.md, to a name of its own, and Cairn writes the line after the next turn", "move or rename"},
+		}, " is a memory that is not Cairn's (none of Cairn's lines are in it); Cairn leaves it as it is for the user to rename it, and its link in MEMORY.md, to a name of its own, and Cairn writes the line after the next turn", "move or rename"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

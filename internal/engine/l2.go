@@ -317,7 +317,9 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 			}
 			if memory.LeftAlone(err) {
 				// Retried after every turn, but no retry writes it until the person acts.
-				retry, step = "", ": "+memory.LeftAloneStep(err)+", and Cairn writes the line after the next turn"
+				// The user's to take, not the model's (it reads this in a tool's result): the
+				// file may be the user's own.
+				retry, step = "", " for the user to "+memory.LeftAloneStep(err)+", and Cairn writes the line after the next turn"
 			}
 			why := lineErr(err, e.mem.Location().Dir)
 			if w, s := e.memoryNotDir(); w != "" {

@@ -62,3 +62,23 @@ func TestMigratedCheckpointsAreNotCalledTheAgents(t *testing.T) {
 		t.Errorf("approvals %q (workflow %q); want the checkpoint's approver said as not recorded, not as the agent", res.Approvals, res.WorkflowID)
 	}
 }
+
+// TestUnmigratableWarningSaysWhatToCorrect: the report's warning about an older snapshot that
+// could not be migrated was the store's text, its state directory first, cut at its first
+// clause: "... could not be migrated." and no more, so the step "ask the user to correct it by
+// hand as the warning says" pointed at a warning that did not say what. It now says what, then
+// the file.
+func TestUnmigratableWarningSaysWhatToCorrect(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/cairn/workflow-state.json", `{"version":"1.0","type":"weird","state":"","workflow_id":"wf-1"}`)
+	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	const want = "\nwarning: the workflow snapshot is in an older format that could not be migrated and was left as it is: migrating a schema 1.x Cairn record: " +
+		"it names no current phase, and no definition of \"weird\" gives the phases to pick one from; it is .claude/cairn/workflow-state.json\n"
+	if !strings.Contains(r.Report, want) {
+		t.Errorf("report:\n%s\nwant the warning %q", r.Report, want)
+	}
+	// The person's line keeps the store's words, with the directory.
+	if !strings.Contains(r.SystemMessage, filepath.Join(e.project, ".claude", "cairn")+" is in an older format") {
+		t.Errorf("systemMessage %q", r.SystemMessage)
+	}
+}

@@ -16,6 +16,7 @@ import (
 // owner now leaves it, as the owner's own reads do, and that session is told of the owner;
 // once the owner's client has left its session (/clear) and the owner has gone quiet, the read
 // expires it. (Quiet alone, its client still in its session, is one long turn: still live.)
+// Its step, though, was to call expire_ttl: it is now to ask the user which session goes on.
 func TestLiveOwnersWorkflowNotExpiredBesideIt(t *testing.T) {
 	client := os.Getpid() // a running client
 	e := newEnv(t)
@@ -29,6 +30,10 @@ func TestLiveOwnersWorkflowNotExpiredBesideIt(t *testing.T) {
 	res := e.openAs("sess-bbbb-2", 4243).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if res.WorkflowID == "" || !strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session") {
 		t.Errorf("beside the live owner: workflow %q, warnings %q, report:\n%s", res.WorkflowID, res.Warnings, res.Report)
+	}
+	// Its step was to call expire_ttl, which archives the workflow the owner works in.
+	if want := "Ask the user which session goes on with this workflow (another live session changed it too) before continuing phase analyze."; res.Next != want {
+		t.Errorf("beside the live owner: next step %q, want %q", res.Next, want)
 	}
 	must(0, e.openAs("sess-aaaa-1", client).RecordSession(engine.Session{SessionID: "sess-cccc-3", PID: client, Source: "clear"}))(t)
 	e.clock.Add(10 * time.Minute) // the owner quiet past the live window

@@ -149,8 +149,18 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		if n := newerState(err); n != nil {
 			msg, newer = n.Error(), n
 		}
-		out.Warnings = append(out.Warnings, msg)
 		told := msg
+		if ue, ok := errors.AsType[*store.UnmigratableError](err); ok && !opt.Person && errors.Unwrap(ue.Err) != nil {
+			// What to correct first, then the file, which a cut may drop: the store's text,
+			// with the directory first and the next step's step after, was cut in the report
+			// before it said what.
+			file := filepath.Join(e.st.Dir(), store.WorkflowFile)
+			if rel, rerr := filepath.Rel(e.root, file); rerr == nil && filepath.IsLocal(rel) {
+				file = rel
+			}
+			msg = "the workflow snapshot is in an older format that could not be migrated and was left as it is: " + errors.Unwrap(ue.Err).Error() + "; it is " + file
+		}
+		out.Warnings = append(out.Warnings, msg)
 		if foreignSnapshot(err) {
 			// The user's one line, cut at a few hundred characters, starts with the step:
 			// the store's text says why at a length that would cut it off.
@@ -293,9 +303,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if r != nil {
 		runs = e.runsElsewhere(r)
 	}
+	mid := e.ownerMidWork(r, opt)
+	if expired, _ := r.Expired(now); expired && !mid {
+		// Beside the live owner the read leaves it (archivedAtRead), as the owner goes on with
+		// it: a step to expire_ttl would archive it under that owner's work.
+		mid = e.besideLiveOwner(r)
+	}
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: e.planView(def, r, now), Def: def, L1Available: l1ok, L2Available: l2ok,
 		L2Off: e.memoryOff(), L2Said: l2said,
-		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: e.ownerMidWork(r, opt), RunsElsewhere: heldElsewhere(runs)})
+		L2Line: l2line, Findings: findings, Now: now, OwnerMidWork: mid, RunsElsewhere: heldElsewhere(runs)})
 	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -505,6 +506,12 @@ func sentences(s string, max, room int) string {
 	if v == "" || v == whole {
 		return v
 	}
+	// A parenthesis gives the why or the details; the clause around it, what happened, where
+	// and what to do ("... is not Cairn's (why) and was moved to quarantine/..."): the
+	// parenthesis is cut first.
+	if w := asideCut(s, max, room); w != "" {
+		return w
+	}
 	v = strings.TrimSuffix(v, "…")
 	for _, sep := range []string{". ", "; "} {
 		if i := strings.LastIndex(v, sep); i > 0 {
@@ -519,6 +526,51 @@ func sentences(s string, max, room int) string {
 		}
 	}
 	return v + "…"
+}
+
+// asideCut is s fitted like fit with its longest parenthesis (nested ones in it) cut short
+// and the rest whole, or the parenthesis left out when too little of it would stay; "" when s
+// has none, or does not fit even so.
+func asideCut(s string, runes, room int) string {
+	const least = 12 // fit's: below this a cut says nothing
+	from, to, depth, open := 0, 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			if depth == 0 {
+				open = i
+			}
+			depth++
+		case ')':
+			if depth == 0 {
+				continue
+			}
+			if depth--; depth == 0 && i+1-open > to-from {
+				from, to = open, i+1
+			}
+		}
+	}
+	if to == 0 {
+		return ""
+	}
+	room = min(room, 2*runes)
+	inner := s[from+1 : to-1]
+	// At most runes of it can stay: no line of huge stored text to shorten rune by rune.
+	for n := min(utf8.RuneCountInString(inner)-1, runes); ; {
+		t := s[:from+1] + secrets.Clip(inner, n) + s[to-1:]
+		if n < least {
+			t = strings.TrimSuffix(s[:from], " ") + s[to:]
+		}
+		w := line(t, 1<<20)
+		over := max(len(w)-room, utf8.RuneCountInString(w)-runes)
+		switch {
+		case over <= 0:
+			return w
+		case n < least:
+			return ""
+		}
+		n = max(n-over, least-1)
+	}
 }
 
 // visible reports whether any of ss has something left after sanitising.
@@ -548,14 +600,19 @@ func workflowLine(in Input) string {
 	id, typ := line(in.WorkflowID, capID), line(in.Type, capName)
 	p, st, a := line(in.Phase, capName), line(in.PhaseStatus, capName), age(in.Age)
 	var parts []string
-	if id != "" || typ != "" {
-		parts = append(parts, "workflow: "+strings.TrimSpace(paren(id, typ)))
+	if id != "" {
+		parts = append(parts, "workflow: "+paren(id, typ))
+	} else if typ != "" { // no id known (damaged state): no parentheses after nothing
+		parts = append(parts, "workflow: "+typ)
 	}
 	if p != "" || st != "" {
 		parts = append(parts, paren("phase "+cmp.Or(p, "unknown"), st))
 	}
 	if a != "" {
 		parts = append(parts, "last change "+a)
+	}
+	if len(parts) > 0 && id == "" && typ == "" {
+		parts[0] = "workflow: " + parts[0] // every line has its label
 	}
 	return strings.Join(parts, ", ")
 }

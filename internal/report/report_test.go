@@ -328,6 +328,21 @@ func TestRender(t *testing.T) {
 			in.Blocking = []report.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no tests"}, {Details: "only details"}}
 			return in
 		}, []string{"blocking: V-TEST-03 (HIGH): no tests", "blocking: only details"}, nil, 0},
+		// State on record whose workflow id could not be read (a journal that is not a
+		// directory): the type "unknown" stood in parentheses after no id.
+		{"damaged-without-id", func() report.Input {
+			in := full()
+			in.Tier, in.WorkflowID, in.Type, in.Phase, in.PhaseStatus, in.Age = "Damaged", "", "unknown", "unknown", "", 0
+			return in
+		}, []string{"\nworkflow: unknown, phase unknown\n"}, []string{"(unknown)"}, 0},
+		// A notice too long for its line lost its end, where the file was moved to, cut inside
+		// the parenthesis that said why, its parentheses left open. The parenthesis is cut.
+		{"quarantine-notice-keeps-where", func() report.Input {
+			in := full()
+			in.Notices = []string{`workflow-state.json is not Cairn's (not a workflow state format Cairn knows (version "1.2.3" but not the fields of a schema 1 record (type and state)); it holds no workflow record: no workflow_id, and not two of a record's other fields) and was moved to quarantine/workflow-state.json-20261122T100000.000Z, where it is kept`}
+			return in
+		}, []string{"\nnotice: workflow-state.json is not Cairn's (not a workflow state format Cairn knows (version \"1.2.3\" but not the fields of a schema 1 record (type and state)); " +
+			"it holds no workflow record: no workflow_id, and not two of a record's other fi…) and was moved to quarantine/workflow-state.json-20261122T100000.000Z, where it is kept\n"}, nil, 0},
 		{"markdown-neutralised", func() report.Input { in := full(); in.Context = "[a](b) <i>x</i>"; return in },
 			[]string{`context: \[a\](b) \<i>x\</i>`}, nil, 0},
 		{"odd-tool-left-out", func() report.Input { in := full(); in.Tool = "x\ny [z](w)"; return in },
