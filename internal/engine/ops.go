@@ -141,13 +141,13 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 			// gives what is kept elsewhere (only these writes take that long a look at its size).
 			if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize {
 				var moves, outputs, artifacts int
-				if wres.Record.Status == workflow.StatusActive {
-					outputs, artifacts = workflow.FitKept(wres.Record, len(b), strictjson.MaxSize)
-					if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize && wres.Event == workflow.EventHeartbeat && r != nil {
-						workflow.HeartbeatOnly(wres.Record, r.Owner)
-					}
-				} else {
+				switch {
+				case wres.Record.Status != workflow.StatusActive:
 					moves, outputs, artifacts = workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
+				case wres.Event == workflow.EventHeartbeat && r != nil:
+					outputs, artifacts, _ = workflow.FitHeartbeat(wres.Record, r.Owner, len(b), strictjson.MaxSize)
+				default:
+					outputs, artifacts, _ = workflow.FitKept(wres.Record, len(b), strictjson.MaxSize)
 				}
 				if w := leftOut(wres.Record.WorkflowID, moves, outputs, artifacts); w != "" {
 					wres.Warnings = append(wres.Warnings, w)
