@@ -148,7 +148,8 @@ func TestRecordFilledByNoOnePartSaysRunShow(t *testing.T) {
 		tasks = append(tasks, map[string]any{"id": fmt.Sprintf("t%04d", i), "phase": "analyze", "status": "pending", "attempts": 0, "note": strings.Repeat("n", 1100)})
 	}
 	rec["vars"], rec["tasks"], rec["history"] = kv, tasks, history
-	rec["phases"] = map[string]any{"analyze": map[string]any{"completed": false, "metadata": map[string]any{"checkpoint": strings.Repeat("c", 230_000)}}}
+	// Kept with a phase left before: the move would replace analyze's, and be told that.
+	rec["phases"] = map[string]any{"analyze": map[string]any{"completed": false}, "review": map[string]any{"completed": true, "metadata": map[string]any{"checkpoint": strings.Repeat("c", 230_000)}}}
 	rec["artifacts"] = []string{""}
 	b, _ := json.Marshal(rec)
 	rec["artifacts"] = []string{strings.Repeat("a", 1<<20-100-len(b))}
@@ -488,13 +489,18 @@ func TestOlderRecordFullOfArtifactsEnds(t *testing.T) {
 // model, doing what it was told, was refused the same way again. Only a move out of a phase
 // replaces the checkpoint kept with it: that of the phase the workflow is in gives way to a
 // small one, and the refusal names it; those kept with the phases it left earlier no
-// operation shortens, and the refusal names the step that keeps the work.
+// operation shortens, and the refusal names the step that keeps the work. A move whose own
+// checkpoint took the record into that room was told what filled the record most (its
+// variables here, to ask the user to unset), though the same move with a smaller checkpoint
+// fits: it is told that.
 func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
 	for _, tc := range []struct {
 		name, at, kept, to, step string
+		carried                  int // the size of the checkpoint the move carries
 	}{
-		{"the phase it is in", "analyze", "analyze", "plan", "leave that phase with a small checkpoint"},
-		{"a phase it left", "plan", "analyze", "analyze", engine.ArchiveToGoOn},
+		{"the phase it is in", "analyze", "analyze", "plan", "leave that phase with a small checkpoint", 0},
+		{"a phase it left", "plan", "analyze", "analyze", engine.ArchiveToGoOn, 0},
+		{"the move's own", "analyze", "", "plan", "move with a smaller checkpoint", 100 << 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, en := startApex(t)
@@ -503,23 +509,29 @@ func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
 			phases := rec["phases"].(map[string]any)
 			cp, _ := json.Marshal(strings.Repeat("c", 512<<10-2))
 			phases[tc.at] = map[string]any{"completed": false}
-			phases[tc.kept] = map[string]any{"completed": tc.kept != tc.at, "metadata": map[string]any{"checkpoint": json.RawMessage(cp)}}
+			if tc.kept != "" {
+				phases[tc.kept] = map[string]any{"completed": tc.kept != tc.at, "metadata": map[string]any{"checkpoint": json.RawMessage(cp)}}
+			}
 			kv := map[string]any{}
 			rec["vars"] = kv
 			for i := 0; ; i++ { // to 8 KiB short of the cap, within the room kept for the ending
 				b, _ := json.Marshal(rec)
-				room := 1<<20 - 8<<10 - len(b)
+				room := 1<<20 - 8<<10 - tc.carried - len(b)
 				if room <= 40 {
 					break
 				}
 				kv[fmt.Sprintf("WF_V%02d", i)] = strings.Repeat("v", min(room-20, 60<<10))
 			}
 			writeRecord(t, path, rec)
-			_, err := e.open("s1").Transition(engine.TransitionRequest{To: tc.to})
-			if err == nil || !strings.Contains(err.Error(), tc.step) || strings.Contains(err.Error(), "or none") {
-				t.Fatalf("a move with no checkpoint: %v, want a refusal naming %q", err, tc.step)
+			var carried json.RawMessage
+			if tc.carried > 0 {
+				carried, _ = json.Marshal(map[string]string{"data": strings.Repeat("c", tc.carried)})
 			}
-			if tc.kept == tc.at { // the step named works
+			_, err := e.open("s1").Transition(engine.TransitionRequest{To: tc.to, Checkpoint: carried})
+			if err == nil || !strings.Contains(err.Error(), tc.step) || strings.Contains(err.Error(), "or none") || strings.Contains(err.Error(), "variables") {
+				t.Fatalf("a move with %d bytes of checkpoint: %v, want a refusal naming %q", len(carried), err, tc.step)
+			}
+			if tc.kept == tc.at || tc.carried > 0 { // the step named works
 				must(e.open("s1").Transition(engine.TransitionRequest{To: tc.to, Checkpoint: json.RawMessage(`{"in":"named"}`)}))(t)
 			}
 		})

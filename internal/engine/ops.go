@@ -157,7 +157,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		return wres.Record, e.event(string(wres.Event), eventDetail{From: wres.From, To: wres.To, Subject: wres.Subject}, note), nil
 	})
 	if je := tooLarge(err); je != nil {
-		return nil, wres, fmt.Errorf("workflow not saved: it would not fit in the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record, wres.From, e.sharedOn(wres.Record)))
+		return nil, wres, fmt.Errorf("workflow not saved: it would not fit in the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres, e.sharedOn(wres.Record)))
 	}
 	if err != nil {
 		return nil, wres, stateErr(err)
@@ -234,12 +234,15 @@ const (
 	AskWhichCheckpoints = "ask the user which ones are no longer needed: save over one of those (the same name replaces it), or the user removes them"
 )
 
-// fullBy names what takes the most of r, a record refused as over 1 MiB by a change out of
-// phase from (the phase it was in), and the step that makes room without losing the
-// workflow: a write that shrinks a record is never refused.
+// fullBy names what takes the most of res.Record, a record refused as over 1 MiB by a change
+// out of phase res.From (the phase it was in), and the step that makes room without losing
+// the workflow: a write that shrinks a record is never refused. A move that a small checkpoint
+// in place of the one it leaves with that phase (its own, or one kept before) would fit is
+// told that step alone.
 // Archiving is named only after `cairn show`, for what no operation can shorten, with the
 // remote r is shared through (sharedOn), where it would end too.
-func fullBy(r *workflow.Record, from, sharedOn string) string {
+func fullBy(res workflow.Result, sharedOn string) string {
+	r, from := res.Record, res.From
 	if r == nil {
 		return "What fills it is not known here: " + ShowWhatFills + "."
 	}
@@ -256,12 +259,27 @@ func fullBy(r *workflow.Record, from, sharedOn string) string {
 		step string
 	}
 	left := len(r.Phases[from].Metadata["checkpoint"])
+	leftStep := "The checkpoint kept with phase " + strings.ReplaceAll(from, "%", "%%") + " takes %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and leave that phase with a small checkpoint in its place."
+	if res.Event == workflow.EventTransition && left > 0 {
+		limit := strictjson.MaxSize
+		if !workflow.MayTakeEndingRoom(r, res.Event) {
+			limit -= workflow.EndingRoom
+		}
+		// The move fits with a small checkpoint in its place: that is the step, however much
+		// more anything else takes.
+		if b, err := json.Marshal(r); err == nil && len(b)-left+1<<10 <= limit {
+			if h := r.History; len(h) > 0 && h[len(h)-1].Checkpoint != "" {
+				leftStep = "This move's checkpoint takes %d KiB of it: move with a smaller checkpoint (keep large data with " + SplitCheckpoint + ")."
+			}
+			return fmt.Sprintf(leftStep, (left+1023)>>10)
+		}
+	}
 	parts := []part{
 		{size(r.Vars), "Its variables take %d KiB of it: " + AskWhichVars + ", or keep a large value in a file and set its path."},
 		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (" + ShortenTasks + ")."},
 		// Only a move out of a phase replaces the checkpoint kept with it: the one of the phase
 		// the change left (from) gives way to a small one, the others to nothing.
-		{left, "The checkpoint kept with phase " + strings.ReplaceAll(from, "%", "%%") + " takes %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and leave that phase with a small checkpoint in its place."},
+		{left, leftStep},
 		{workflow.PhaseCheckpointsSize(r) - left, "The checkpoints kept with its other phases take %d KiB of it, and no operation shortens them: " + archive + "."},
 		{size(r.Enforcement), "Its violations take %d KiB of it: " + ShortenViolations + "."},
 		// No operation shortens these: they are named, with the step that keeps the work.
