@@ -492,15 +492,17 @@ func TestOlderRecordFullOfArtifactsEnds(t *testing.T) {
 // operation shortens, and the refusal names the step that keeps the work. A move whose own
 // checkpoint took the record into that room was told what filled the record most (its
 // variables here, to ask the user to unset), though the same move with a smaller checkpoint
-// fits: it is told that.
+// fits: it is told that. So is a move whose own outputs took it there, that fewer fit.
 func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
 	for _, tc := range []struct {
 		name, at, kept, to, step string
 		carried                  int // the size of the checkpoint the move carries
+		outputs                  int // how many outputs of about a KiB the move carries
 	}{
-		{"the phase it is in", "analyze", "analyze", "plan", "leave that phase with a small checkpoint", 0},
-		{"a phase it left", "plan", "analyze", "analyze", engine.ArchiveToGoOn, 0},
-		{"the move's own", "analyze", "", "plan", "move with a smaller checkpoint", 100 << 10},
+		{"the phase it is in", "analyze", "analyze", "plan", "leave that phase with a small checkpoint", 0, 0},
+		{"a phase it left", "plan", "analyze", "analyze", engine.ArchiveToGoOn, 0, 0},
+		{"the move's own", "analyze", "", "plan", "move with a smaller checkpoint", 100 << 10, 0},
+		{"the move's outputs", "analyze", "", "plan", "move with fewer, naming the directory", 0, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, en := startApex(t)
@@ -516,7 +518,7 @@ func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
 			rec["vars"] = kv
 			for i := 0; ; i++ { // to 8 KiB short of the cap, within the room kept for the ending
 				b, _ := json.Marshal(rec)
-				room := 1<<20 - 8<<10 - tc.carried - len(b)
+				room := 1<<20 - 8<<10 - tc.carried - tc.outputs<<10 - len(b)
 				if room <= 40 {
 					break
 				}
@@ -527,12 +529,16 @@ func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
 			if tc.carried > 0 {
 				carried, _ = json.Marshal(map[string]string{"data": strings.Repeat("c", tc.carried)})
 			}
-			_, err := e.open("s1").Transition(engine.TransitionRequest{To: tc.to, Checkpoint: carried})
-			if err == nil || !strings.Contains(err.Error(), tc.step) || strings.Contains(err.Error(), "or none") || strings.Contains(err.Error(), "variables") {
-				t.Fatalf("a move with %d bytes of checkpoint: %v, want a refusal naming %q", len(carried), err, tc.step)
+			var outputs []string
+			for i := range tc.outputs {
+				outputs = append(outputs, fmt.Sprintf("out/%02d/%s", i, strings.Repeat("o", 1000)))
 			}
-			if tc.kept == tc.at || tc.carried > 0 { // the step named works
-				must(e.open("s1").Transition(engine.TransitionRequest{To: tc.to, Checkpoint: json.RawMessage(`{"in":"named"}`)}))(t)
+			_, err := e.open("s1").Transition(engine.TransitionRequest{To: tc.to, Checkpoint: carried, Outputs: outputs})
+			if err == nil || !strings.Contains(err.Error(), tc.step) || strings.Contains(err.Error(), "or none") || strings.Contains(err.Error(), "variables") {
+				t.Fatalf("a move with %d bytes of checkpoint and %d outputs: %v, want a refusal naming %q", len(carried), len(outputs), err, tc.step)
+			}
+			if tc.kept == tc.at || tc.carried > 0 || tc.outputs > 0 { // the step named works
+				must(e.open("s1").Transition(engine.TransitionRequest{To: tc.to, Checkpoint: json.RawMessage(`{"in":"named"}`), Outputs: []string{"out"}}))(t)
 			}
 		})
 	}

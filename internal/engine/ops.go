@@ -117,7 +117,9 @@ type eventDetail struct {
 // Nothing is written when f reports no change.
 func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 	var wres workflow.Result
+	var was *workflow.Record // the record f changed, for a refusal to weigh what f added
 	sres, err := e.st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+		was = r
 		restore := e.hideEndedOwner(r)
 		// An owner in a long turn is live past its heartbeat's window: the change warns of it.
 		if r != nil && r.Owner != nil {
@@ -157,7 +159,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		return wres.Record, e.event(string(wres.Event), eventDetail{From: wres.From, To: wres.To, Subject: wres.Subject}, note), nil
 	})
 	if je := tooLarge(err); je != nil {
-		return nil, wres, fmt.Errorf("workflow not saved: it would not fit in the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres, e.sharedOn(wres.Record)))
+		return nil, wres, fmt.Errorf("workflow not saved: it would not fit in the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres, was, e.sharedOn(wres.Record)))
 	}
 	if err != nil {
 		return nil, wres, stateErr(err)
@@ -235,13 +237,13 @@ const (
 )
 
 // fullBy names what takes the most of res.Record, a record refused as over 1 MiB by a change
-// out of phase res.From (the phase it was in), and the step that makes room without losing
-// the workflow: a write that shrinks a record is never refused. A move that a small checkpoint
-// in place of the one it leaves with that phase (its own, or one kept before) would fit is
-// told that step alone.
+// of was out of phase res.From (the phase it was in), and the step that makes room without
+// losing the workflow: a write that shrinks a record is never refused. A move that fits with a
+// small checkpoint in place of the one it leaves with that phase (its own, or one kept
+// before), or without the outputs it adds, is told that step alone.
 // Archiving is named only after `cairn show`, for what no operation can shorten, with the
 // remote r is shared through (sharedOn), where it would end too.
-func fullBy(res workflow.Result, sharedOn string) string {
+func fullBy(res workflow.Result, was *workflow.Record, sharedOn string) string {
 	r, from := res.Record, res.From
 	if r == nil {
 		return "What fills it is not known here: " + ShowWhatFills + "."
@@ -260,18 +262,22 @@ func fullBy(res workflow.Result, sharedOn string) string {
 	}
 	left := len(r.Phases[from].Metadata["checkpoint"])
 	leftStep := "The checkpoint kept with phase " + strings.ReplaceAll(from, "%", "%%") + " takes %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and leave that phase with a small checkpoint in its place."
-	if res.Event == workflow.EventTransition && left > 0 {
+	if b, err := json.Marshal(r); err == nil && res.Event == workflow.EventTransition && was != nil {
 		limit := strictjson.MaxSize
 		if !workflow.MayTakeEndingRoom(r, res.Event) {
 			limit -= workflow.EndingRoom
 		}
-		// The move fits with a small checkpoint in its place: that is the step, however much
-		// more anything else takes.
-		if b, err := json.Marshal(r); err == nil && len(b)-left+1<<10 <= limit {
+		// A step of the move's own that makes it fit, with a KiB to spare, loses nothing: it
+		// is the step, however much more anything else takes.
+		over := len(b) + 1<<10 - limit
+		if left > 0 && left >= over {
 			if h := r.History; len(h) > 0 && h[len(h)-1].Checkpoint != "" {
 				leftStep = "This move's checkpoint takes %d KiB of it: move with a smaller checkpoint (keep large data with " + SplitCheckpoint + ")."
 			}
 			return fmt.Sprintf(leftStep, (left+1023)>>10)
+		}
+		if added := workflow.OutputsSize(r) - workflow.OutputsSize(was); added > 0 && added >= over {
+			return fmt.Sprintf("This move's outputs take %d KiB of it: move with fewer, naming the directory that holds them instead of each file.", (added+1023)>>10)
 		}
 	}
 	parts := []part{
