@@ -83,6 +83,38 @@ func TestVarsFillingTheRecordSayUnset(t *testing.T) {
 	must(en.SetVars(map[string]string{name(set): value}))(t)
 }
 
+// A variable set that took the record into the room kept for its ending, the checkpoint kept
+// with a phase it left taking more of it than the variables, was told to archive the
+// workflow (start_workflow with replace), as no operation shortens those: a smaller value, or
+// one kept in a file, fits. It is told the variables' step.
+func TestVarSetThatFillsTheRecordNamesItsOwnStep(t *testing.T) {
+	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
+	cp, _ := json.Marshal(strings.Repeat("c", 500<<10))
+	rec["phases"] = map[string]any{"analyze": map[string]any{"completed": false}, "review": map[string]any{"completed": true, "metadata": map[string]any{"checkpoint": json.RawMessage(cp)}}}
+	var tasks []any
+	for i := range 200 {
+		tasks = append(tasks, map[string]any{"id": fmt.Sprintf("t%04d", i), "phase": "analyze", "status": "pending", "attempts": 0, "note": strings.Repeat("n", 1000)})
+	}
+	rec["tasks"] = tasks
+	kv := map[string]any{}
+	rec["vars"] = kv
+	for i := 0; ; i++ { // to a value, less 4 KiB, short of the room kept for the ending
+		b, _ := json.Marshal(rec)
+		room := 1<<20 - 16<<10 - vars.MaxValueLen + 4<<10 - len(b)
+		if room <= 40 {
+			break
+		}
+		kv[fmt.Sprintf("WF_V%02d", i)] = strings.Repeat("v", min(room-20, vars.MaxValueLen))
+	}
+	writeRecord(t, path, rec)
+	_, err := e.open("s1").SetVars(map[string]string{"WF_BIG": strings.Repeat("v", vars.MaxValueLen)})
+	if err == nil || !strings.Contains(err.Error(), "keep a large value in a file") || strings.Contains(err.Error(), "replace") {
+		t.Fatalf("a value that took the record into its last 16 KiB: %v, want the variables' step", err)
+	}
+	must(e.open("s1").SetVars(map[string]string{"WF_BIG": "in a file"}))(t)
+}
+
 // A record an older Cairn filled with artifacts (it took outputs without bound) is refused
 // in words that name them, not "run cairn show", and with the agent's step that keeps the
 // work (its tools, asking the user first), not `cairn archive`.

@@ -240,7 +240,8 @@ const (
 // of was out of phase res.From (the phase it was in), and the step that makes room without
 // losing the workflow: a write that shrinks a record is never refused. A move that fits with a
 // small checkpoint in place of the one it leaves with that phase (its own, or one kept
-// before), or without the outputs it adds, is told that step alone.
+// before), or without the outputs it adds, is told that step alone; a change that grew the
+// variables, the tasks or the violations by what must go, that part's step.
 // Archiving is named only after `cairn show`, for what no operation can shorten, with the
 // remote r is shared through (sharedOn), where it would end too.
 func fullBy(res workflow.Result, was *workflow.Record, sharedOn string) string {
@@ -259,17 +260,22 @@ func fullBy(res workflow.Result, was *workflow.Record, sharedOn string) string {
 	type part struct {
 		size int
 		step string
+		grew int // what the change added to it, whose step loses nothing (0: weighed above)
 	}
 	left := len(r.Phases[from].Metadata["checkpoint"])
 	leftStep := "The checkpoint kept with phase " + strings.ReplaceAll(from, "%", "%%") + " takes %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and leave that phase with a small checkpoint in its place."
-	if b, err := json.Marshal(r); err == nil && res.Event == workflow.EventTransition && was != nil {
+	// What must go for the record to fit, with a KiB to spare: a step of the change's own
+	// that frees that much loses nothing, and is the step, however much more anything else
+	// takes.
+	over := strictjson.MaxSize
+	if b, err := json.Marshal(r); err == nil {
 		limit := strictjson.MaxSize
 		if !workflow.MayTakeEndingRoom(r, res.Event) {
 			limit -= workflow.EndingRoom
 		}
-		// A step of the move's own that makes it fit, with a KiB to spare, loses nothing: it
-		// is the step, however much more anything else takes.
-		over := len(b) + 1<<10 - limit
+		over = len(b) + 1<<10 - limit
+	}
+	if res.Event == workflow.EventTransition && was != nil {
 		if left > 0 && left >= over {
 			if h := r.History; len(h) > 0 && h[len(h)-1].Checkpoint != "" {
 				leftStep = "This move's checkpoint takes %d KiB of it: move with a smaller checkpoint (keep large data with " + SplitCheckpoint + ")."
@@ -280,17 +286,24 @@ func fullBy(res workflow.Result, was *workflow.Record, sharedOn string) string {
 			return fmt.Sprintf("This move's outputs take %d KiB of it: move with fewer, naming the directory that holds them instead of each file.", (added+1023)>>10)
 		}
 	}
+	if was == nil {
+		was = &workflow.Record{}
+	}
 	parts := []part{
-		{size(r.Vars), "Its variables take %d KiB of it: " + AskWhichVars + ", or keep a large value in a file and set its path."},
-		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (" + ShortenTasks + ")."},
+		{size(r.Vars), "Its variables take %d KiB of it: " + AskWhichVars + ", or keep a large value in a file and set its path.", size(r.Vars) - size(was.Vars)},
+		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (" + ShortenTasks + ").", size(r.Tasks) - size(was.Tasks)},
 		// Only a move out of a phase replaces the checkpoint kept with it: the one of the phase
 		// the change left (from) gives way to a small one, the others to nothing.
-		{left, leftStep},
-		{workflow.PhaseCheckpointsSize(r) - left, "The checkpoints kept with its other phases take %d KiB of it, and no operation shortens them: " + archive + "."},
-		{size(r.Enforcement), "Its violations take %d KiB of it: " + ShortenViolations + "."},
+		{size: left, step: leftStep},
+		{size: workflow.PhaseCheckpointsSize(r) - left, step: "The checkpoints kept with its other phases take %d KiB of it, and no operation shortens them: " + archive + "."},
+		{size(r.Enforcement), "Its violations take %d KiB of it: " + ShortenViolations + ".", size(r.Enforcement) - size(was.Enforcement)},
 		// No operation shortens these: they are named, with the step that keeps the work.
-		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: " + archive + "."},
-		{size(r.History), "Its history of moves takes %d KiB of it, and no operation shortens it: " + archive + "."},
+		{size: workflow.OutputsSize(r), step: "Its outputs and artifacts take %d KiB of it, and no operation shortens them: " + archive + "."},
+		{size: size(r.History), step: "Its history of moves takes %d KiB of it, and no operation shortens it: " + archive + "."},
+	}
+	// The part the change grew by what must go (variables it set, a task's note, violations).
+	if i := slices.IndexFunc(parts, func(p part) bool { return p.grew > 0 && p.grew >= over }); i >= 0 {
+		return fmt.Sprintf(parts[i].step, (parts[i].size+1023)>>10)
 	}
 	most := slices.MaxFunc(parts, func(a, b part) int { return cmp.Compare(a.size, b.size) })
 	if most.size < 256<<10 { // something no operation shortens fills it
