@@ -83,6 +83,38 @@ func TestVarsFillingTheRecordSayUnset(t *testing.T) {
 	must(en.SetVars(map[string]string{name(set): value}))(t)
 }
 
+// A variable set that took the record into the room kept for its ending, the checkpoint kept
+// with a phase it left taking more of it than the variables, was told to archive the
+// workflow (start_workflow with replace), as no operation shortens those: a smaller value, or
+// one kept in a file, fits. It is told the variables' step.
+func TestVarSetThatFillsTheRecordNamesItsOwnStep(t *testing.T) {
+	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
+	cp, _ := json.Marshal(strings.Repeat("c", 500<<10))
+	rec["phases"] = map[string]any{"analyze": map[string]any{"completed": false}, "review": map[string]any{"completed": true, "metadata": map[string]any{"checkpoint": json.RawMessage(cp)}}}
+	var tasks []any
+	for i := range 200 {
+		tasks = append(tasks, map[string]any{"id": fmt.Sprintf("t%04d", i), "phase": "analyze", "status": "pending", "attempts": 0, "note": strings.Repeat("n", 1000)})
+	}
+	rec["tasks"] = tasks
+	kv := map[string]any{}
+	rec["vars"] = kv
+	for i := 0; ; i++ { // to a value, less 4 KiB, short of the room kept for the ending
+		b, _ := json.Marshal(rec)
+		room := 1<<20 - 16<<10 - vars.MaxValueLen + 4<<10 - len(b)
+		if room <= 40 {
+			break
+		}
+		kv[fmt.Sprintf("WF_V%02d", i)] = strings.Repeat("v", min(room-20, vars.MaxValueLen))
+	}
+	writeRecord(t, path, rec)
+	_, err := e.open("s1").SetVars(map[string]string{"WF_BIG": strings.Repeat("v", vars.MaxValueLen)})
+	if err == nil || !strings.Contains(err.Error(), "keep a large value in a file") || strings.Contains(err.Error(), "replace") {
+		t.Fatalf("a value that took the record into its last 16 KiB: %v, want the variables' step", err)
+	}
+	must(e.open("s1").SetVars(map[string]string{"WF_BIG": "in a file"}))(t)
+}
+
 // A record an older Cairn filled with artifacts (it took outputs without bound) is refused
 // in words that name them, not "run cairn show", and with the agent's step that keeps the
 // work (its tools, asking the user first), not `cairn archive`.
@@ -148,7 +180,8 @@ func TestRecordFilledByNoOnePartSaysRunShow(t *testing.T) {
 		tasks = append(tasks, map[string]any{"id": fmt.Sprintf("t%04d", i), "phase": "analyze", "status": "pending", "attempts": 0, "note": strings.Repeat("n", 1100)})
 	}
 	rec["vars"], rec["tasks"], rec["history"] = kv, tasks, history
-	rec["phases"] = map[string]any{"analyze": map[string]any{"completed": false, "metadata": map[string]any{"checkpoint": strings.Repeat("c", 230_000)}}}
+	// Kept with a phase left before: the move would replace analyze's, and be told that.
+	rec["phases"] = map[string]any{"analyze": map[string]any{"completed": false}, "review": map[string]any{"completed": true, "metadata": map[string]any{"checkpoint": strings.Repeat("c", 230_000)}}}
 	rec["artifacts"] = []string{""}
 	b, _ := json.Marshal(rec)
 	rec["artifacts"] = []string{strings.Repeat("a", 1<<20-100-len(b))}
@@ -488,13 +521,20 @@ func TestOlderRecordFullOfArtifactsEnds(t *testing.T) {
 // model, doing what it was told, was refused the same way again. Only a move out of a phase
 // replaces the checkpoint kept with it: that of the phase the workflow is in gives way to a
 // small one, and the refusal names it; those kept with the phases it left earlier no
-// operation shortens, and the refusal names the step that keeps the work.
+// operation shortens, and the refusal names the step that keeps the work. A move whose own
+// checkpoint took the record into that room was told what filled the record most (its
+// variables here, to ask the user to unset), though the same move with a smaller checkpoint
+// fits: it is told that. So is a move whose own outputs took it there, that fewer fit.
 func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
 	for _, tc := range []struct {
 		name, at, kept, to, step string
+		carried                  int // the size of the checkpoint the move carries
+		outputs                  int // how many outputs of about a KiB the move carries
 	}{
-		{"the phase it is in", "analyze", "analyze", "plan", "leave that phase with a small checkpoint"},
-		{"a phase it left", "plan", "analyze", "analyze", engine.ArchiveToGoOn},
+		{"the phase it is in", "analyze", "analyze", "plan", "leave that phase with a small checkpoint", 0, 0},
+		{"a phase it left", "plan", "analyze", "analyze", engine.ArchiveToGoOn, 0, 0},
+		{"the move's own", "analyze", "", "plan", "move with a smaller checkpoint", 100 << 10, 0},
+		{"the move's outputs", "analyze", "", "plan", "move with fewer, naming the directory", 0, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, en := startApex(t)
@@ -503,24 +543,34 @@ func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
 			phases := rec["phases"].(map[string]any)
 			cp, _ := json.Marshal(strings.Repeat("c", 512<<10-2))
 			phases[tc.at] = map[string]any{"completed": false}
-			phases[tc.kept] = map[string]any{"completed": tc.kept != tc.at, "metadata": map[string]any{"checkpoint": json.RawMessage(cp)}}
+			if tc.kept != "" {
+				phases[tc.kept] = map[string]any{"completed": tc.kept != tc.at, "metadata": map[string]any{"checkpoint": json.RawMessage(cp)}}
+			}
 			kv := map[string]any{}
 			rec["vars"] = kv
 			for i := 0; ; i++ { // to 8 KiB short of the cap, within the room kept for the ending
 				b, _ := json.Marshal(rec)
-				room := 1<<20 - 8<<10 - len(b)
+				room := 1<<20 - 8<<10 - tc.carried - tc.outputs<<10 - len(b)
 				if room <= 40 {
 					break
 				}
 				kv[fmt.Sprintf("WF_V%02d", i)] = strings.Repeat("v", min(room-20, 60<<10))
 			}
 			writeRecord(t, path, rec)
-			_, err := e.open("s1").Transition(engine.TransitionRequest{To: tc.to})
-			if err == nil || !strings.Contains(err.Error(), tc.step) || strings.Contains(err.Error(), "or none") {
-				t.Fatalf("a move with no checkpoint: %v, want a refusal naming %q", err, tc.step)
+			var carried json.RawMessage
+			if tc.carried > 0 {
+				carried, _ = json.Marshal(map[string]string{"data": strings.Repeat("c", tc.carried)})
 			}
-			if tc.kept == tc.at { // the step named works
-				must(e.open("s1").Transition(engine.TransitionRequest{To: tc.to, Checkpoint: json.RawMessage(`{"in":"named"}`)}))(t)
+			var outputs []string
+			for i := range tc.outputs {
+				outputs = append(outputs, fmt.Sprintf("out/%02d/%s", i, strings.Repeat("o", 1000)))
+			}
+			_, err := e.open("s1").Transition(engine.TransitionRequest{To: tc.to, Checkpoint: carried, Outputs: outputs})
+			if err == nil || !strings.Contains(err.Error(), tc.step) || strings.Contains(err.Error(), "or none") || strings.Contains(err.Error(), "variables") {
+				t.Fatalf("a move with %d bytes of checkpoint and %d outputs: %v, want a refusal naming %q", len(carried), len(outputs), err, tc.step)
+			}
+			if tc.kept == tc.at || tc.carried > 0 || tc.outputs > 0 { // the step named works
+				must(e.open("s1").Transition(engine.TransitionRequest{To: tc.to, Checkpoint: json.RawMessage(`{"in":"named"}`), Outputs: []string{"out"}}))(t)
 			}
 		})
 	}

@@ -18,8 +18,12 @@ import (
 // the agent, while the owner's heartbeat went stale for the sessions that read it. A
 // heartbeat is recorded to the second, all it needs (it is refreshed every two minutes), so
 // it takes no more room than the one before. An owner an older Cairn wrote, without the
-// host and client start a heartbeat records, was refused the same way: the record leaves out
-// what its journal keeps, its oldest artifact here, and says so (as one, not "its 1 oldest artifacts").
+// host and client start a heartbeat records, was refused the same way. The same client keeps
+// its owner as it was, with a fresh time, and leaves out nothing (it left out an artifact for
+// the host it added). Another client of the session, whose pid tells it from this one, leaves
+// out what its journal keeps, its oldest artifact here, and says so (as one, not "its 1 oldest
+// artifacts"); when that is not enough, its pid goes, and no artifact goes for nothing (all
+// did, and the pid too).
 func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 	for _, tc := range []struct {
 		started time.Duration // the owner's time, past a whole second
@@ -28,7 +32,7 @@ func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 		// exited: the owner's client exited, and its session goes on in a client whose pid
 		// has more digits (claude --continue)
 		exited bool
-	}{{0, false, false, false}, {123456789, false, false, false}, {0, true, false, false}, {0, true, true, false}, {0, true, true, true}} {
+	}{{0, false, false, false}, {123456789, false, false, false}, {0, true, false, false}, {0, true, true, false}, {0, true, false, true}, {0, true, true, true}} {
 		t.Run(fmt.Sprint(tc.started, tc.older, tc.tasks, tc.exited), func(t *testing.T) {
 			client := os.Getpid()
 			e := newEnv(t)
@@ -59,6 +63,7 @@ func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 						tasks = append(tasks, map[string]any{"id": fmt.Sprintf("t%04d", i), "status": "running", "attempts": 1, "note": strings.Repeat("n", 1000)})
 					}
 					rec["tasks"] = tasks
+					rec["artifacts"] = []string{"out/kept"}
 					b, _ := json.Marshal(rec)
 					tasks[len(tasks)-1]["note"] = strings.Repeat("n", 1000+1<<20-len(b)) // at the cap
 					return json.Marshal(rec)
@@ -78,9 +83,16 @@ func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
 				if !out.Heartbeat || out.HeartbeatErr != nil {
 					t.Fatalf("turn %d: heartbeat %t, %v", turn, out.Heartbeat, out.HeartbeatErr)
 				}
-				if said := strings.Contains(out.SystemMessage, "its oldest artifact, which its journal keeps"); said != (tc.older && !tc.tasks && turn == 0) {
+				if said := strings.Contains(out.SystemMessage, "its oldest artifact, which its journal keeps"); said != (tc.exited && !tc.tasks && turn == 0) {
 					t.Errorf("turn %d: system message %q: the artifacts left out said %t", turn, out.SystemMessage, said)
 				}
+			}
+			_, rec := storedRecord(t, en)
+			if arts, _ := rec["artifacts"].([]any); len(arts) == 0 || (tc.tasks && arts[0] != "out/kept") {
+				t.Errorf("artifacts %v", arts)
+			}
+			if pid, _ := rec["owner"].(map[string]any)["pid"].(float64); int(pid) != client && !tc.tasks {
+				t.Errorf("owner's pid %v, want %d", pid, client)
 			}
 		})
 	}

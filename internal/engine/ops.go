@@ -117,7 +117,9 @@ type eventDetail struct {
 // Nothing is written when f reports no change.
 func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 	var wres workflow.Result
+	var was *workflow.Record // the record f changed, for a refusal to weigh what f added
 	sres, err := e.st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+		was = r
 		restore := e.hideEndedOwner(r)
 		// An owner in a long turn is live past its heartbeat's window: the change warns of it.
 		if r != nil && r.Owner != nil {
@@ -141,13 +143,13 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 			// gives what is kept elsewhere (only these writes take that long a look at its size).
 			if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize {
 				var moves, outputs, artifacts int
-				if wres.Record.Status == workflow.StatusActive {
-					outputs, artifacts = workflow.FitKept(wres.Record, len(b), strictjson.MaxSize)
-					if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize && wres.Event == workflow.EventHeartbeat && r != nil {
-						workflow.HeartbeatOnly(wres.Record, r.Owner)
-					}
-				} else {
+				switch {
+				case wres.Record.Status != workflow.StatusActive:
 					moves, outputs, artifacts = workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
+				case wres.Event == workflow.EventHeartbeat && r != nil:
+					outputs, artifacts, _ = workflow.FitHeartbeat(wres.Record, r.Owner, len(b), strictjson.MaxSize)
+				default:
+					outputs, artifacts, _ = workflow.FitKept(wres.Record, len(b), strictjson.MaxSize)
 				}
 				if w := leftOut(wres.Record.WorkflowID, moves, outputs, artifacts); w != "" {
 					wres.Warnings = append(wres.Warnings, w)
@@ -157,7 +159,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		return wres.Record, e.event(string(wres.Event), eventDetail{From: wres.From, To: wres.To, Subject: wres.Subject}, note), nil
 	})
 	if je := tooLarge(err); je != nil {
-		return nil, wres, fmt.Errorf("workflow not saved: it would not fit in the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record, wres.From, e.sharedOn(wres.Record)))
+		return nil, wres, fmt.Errorf("workflow not saved: it would not fit in the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres, was, e.sharedOn(wres.Record)))
 	}
 	if err != nil {
 		return nil, wres, stateErr(err)
@@ -234,12 +236,16 @@ const (
 	AskWhichCheckpoints = "ask the user which ones are no longer needed: save over one of those (the same name replaces it), or the user removes them"
 )
 
-// fullBy names what takes the most of r, a record refused as over 1 MiB by a change out of
-// phase from (the phase it was in), and the step that makes room without losing the
-// workflow: a write that shrinks a record is never refused.
+// fullBy names what takes the most of res.Record, a record refused as over 1 MiB by a change
+// of was out of phase res.From (the phase it was in), and the step that makes room without
+// losing the workflow: a write that shrinks a record is never refused. A move that fits with a
+// small checkpoint in place of the one it leaves with that phase (its own, or one kept
+// before), or without the outputs it adds, is told that step alone; a change that grew the
+// variables, the tasks or the violations by what must go, that part's step.
 // Archiving is named only after `cairn show`, for what no operation can shorten, with the
 // remote r is shared through (sharedOn), where it would end too.
-func fullBy(r *workflow.Record, from, sharedOn string) string {
+func fullBy(res workflow.Result, was *workflow.Record, sharedOn string) string {
+	r, from := res.Record, res.From
 	if r == nil {
 		return "What fills it is not known here: " + ShowWhatFills + "."
 	}
@@ -254,19 +260,50 @@ func fullBy(r *workflow.Record, from, sharedOn string) string {
 	type part struct {
 		size int
 		step string
+		grew int // what the change added to it, whose step loses nothing (0: weighed above)
 	}
 	left := len(r.Phases[from].Metadata["checkpoint"])
+	leftStep := "The checkpoint kept with phase " + strings.ReplaceAll(from, "%", "%%") + " takes %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and leave that phase with a small checkpoint in its place."
+	// What must go for the record to fit, with a KiB to spare: a step of the change's own
+	// that frees that much loses nothing, and is the step, however much more anything else
+	// takes.
+	over := strictjson.MaxSize
+	if b, err := json.Marshal(r); err == nil {
+		limit := strictjson.MaxSize
+		if !workflow.MayTakeEndingRoom(r, res.Event) {
+			limit -= workflow.EndingRoom
+		}
+		over = len(b) + 1<<10 - limit
+	}
+	if res.Event == workflow.EventTransition && was != nil {
+		if left > 0 && left >= over {
+			if h := r.History; len(h) > 0 && h[len(h)-1].Checkpoint != "" {
+				leftStep = "This move's checkpoint takes %d KiB of it: move with a smaller checkpoint (keep large data with " + SplitCheckpoint + ")."
+			}
+			return fmt.Sprintf(leftStep, (left+1023)>>10)
+		}
+		if added := workflow.OutputsSize(r) - workflow.OutputsSize(was); added > 0 && added >= over {
+			return fmt.Sprintf("This move's outputs take %d KiB of it: move with fewer, naming the directory that holds them instead of each file.", (added+1023)>>10)
+		}
+	}
+	if was == nil {
+		was = &workflow.Record{}
+	}
 	parts := []part{
-		{size(r.Vars), "Its variables take %d KiB of it: " + AskWhichVars + ", or keep a large value in a file and set its path."},
-		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (" + ShortenTasks + ")."},
+		{size(r.Vars), "Its variables take %d KiB of it: " + AskWhichVars + ", or keep a large value in a file and set its path.", size(r.Vars) - size(was.Vars)},
+		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (" + ShortenTasks + ").", size(r.Tasks) - size(was.Tasks)},
 		// Only a move out of a phase replaces the checkpoint kept with it: the one of the phase
 		// the change left (from) gives way to a small one, the others to nothing.
-		{left, "The checkpoint kept with phase " + strings.ReplaceAll(from, "%", "%%") + " takes %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and leave that phase with a small checkpoint in its place."},
-		{workflow.PhaseCheckpointsSize(r) - left, "The checkpoints kept with its other phases take %d KiB of it, and no operation shortens them: " + archive + "."},
-		{size(r.Enforcement), "Its violations take %d KiB of it: " + ShortenViolations + "."},
+		{size: left, step: leftStep},
+		{size: workflow.PhaseCheckpointsSize(r) - left, step: "The checkpoints kept with its other phases take %d KiB of it, and no operation shortens them: " + archive + "."},
+		{size(r.Enforcement), "Its violations take %d KiB of it: " + ShortenViolations + ".", size(r.Enforcement) - size(was.Enforcement)},
 		// No operation shortens these: they are named, with the step that keeps the work.
-		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: " + archive + "."},
-		{size(r.History), "Its history of moves takes %d KiB of it, and no operation shortens it: " + archive + "."},
+		{size: workflow.OutputsSize(r), step: "Its outputs and artifacts take %d KiB of it, and no operation shortens them: " + archive + "."},
+		{size: size(r.History), step: "Its history of moves takes %d KiB of it, and no operation shortens it: " + archive + "."},
+	}
+	// The part the change grew by what must go (variables it set, a task's note, violations).
+	if i := slices.IndexFunc(parts, func(p part) bool { return p.grew > 0 && p.grew >= over }); i >= 0 {
+		return fmt.Sprintf(parts[i].step, (parts[i].size+1023)>>10)
 	}
 	most := slices.MaxFunc(parts, func(a, b part) int { return cmp.Compare(a.size, b.size) })
 	if most.size < 256<<10 { // something no operation shortens fills it

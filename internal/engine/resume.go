@@ -342,11 +342,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Next = doctorStep(head+kept, true)
 		}
 	}
-	if what, inodes := noRoom(e.st.Dir()); l1ok && what != "" && (r == nil && err == nil || r != nil && r.Status == workflow.StatusActive) {
+	// Nothing to resume: none, or one that ended, whose archiving waits for room.
+	none := r == nil || r.Status != workflow.StatusActive
+	if what, inodes := noRoom(e.st.Dir()); l1ok && what != "" && (none && err == nil || !none) {
 		// Writable, but every change would be refused for want of room: access(2) does not say
 		// so, and going on with the phase, or starting a workflow, is not the step.
 		warn := e.st.Dir() + ": " + what + ", so no change to the workflow would be kept"
-		if r == nil {
+		if none {
 			warn = e.st.Dir() + ": " + what + ", so no workflow started now would be kept"
 		}
 		out.Warnings, eye = append(out.Warnings, warn), append(eye, warn)
@@ -355,7 +357,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			again = "some inodes are freed"
 		}
 		out.Next = "The workflow state cannot be written" + seeWarning + ": tell the user " + what + "; do not delete or move files to make room. Call " + ToolPrefix + "resume_check again once " + again + "; start no new work before."
-		if r == nil {
+		if none {
 			// Nothing to resume: the user's request, which Cairn does not track, need not wait.
 			out.Next = "No workflow can be recorded" + seeWarning + ": tell the user " + what + "; do not delete or move files to make room. Then go on with the user's request; a workflow can be started once " + again + "."
 		}

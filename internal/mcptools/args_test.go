@@ -72,7 +72,7 @@ func TestBadArguments(t *testing.T) {
 		// A ttl in another duration form is told its equivalent in the accepted one.
 		{"ttl-other-form", "start_workflow", `{"type":"apex","context":"x","ttl":"1d12h"}`, []string{`argument "ttl" is not a duration such as 24h, 90m or 7d; write 36h, the same in that form`}},
 		// Seconds are no unit: the refusal says so (it said only "not a duration such as 24h").
-		{"ttl-seconds", "start_workflow", `{"type":"apex","context":"x","ttl":"1s"}`, []string{`argument "ttl" is not a duration such as 24h, 90m or 7d: seconds are not a unit; the shortest ttl is 1m`}},
+		{"ttl-seconds", "start_workflow", `{"type":"apex","context":"x","ttl":"1s"}`, []string{`argument "ttl" is not a duration such as 24h, 90m or 7d: a ttl is whole minutes, at least 1m`}},
 		{"ttl-no-duration", "start_workflow", `{"type":"apex","context":"x","ttl":"soon"}`, []string{`argument "ttl" is not a duration such as 24h, 90m or 7d`}},
 		// enums
 		{"task-status", "update_task", `{"id":"t1","status":"finished"}`, []string{`"status" is not one of pending, running, done, failed`}},

@@ -57,7 +57,7 @@ func FitEnding(r *Record, size, limit int) (moves, outputs, artifacts int) {
 	if moves > 0 {
 		r.History = append([]HistoryEntry(nil), r.History[moves:]...)
 	}
-	outputs, artifacts = FitKept(r, size, limit)
+	outputs, artifacts, _ = FitKept(r, size, limit)
 	return moves, outputs, artifacts
 }
 
@@ -65,8 +65,9 @@ func FitEnding(r *Record, size, limit int) (moves, outputs, artifacts int) {
 // (MayTakeEndingRoom) that an older Cairn's record at the cap has no room for: its history
 // stays whole, as Check reads it to judge the path taken. It leaves out the outputs its phases
 // keep that its artifacts list too (a move records each in both), whose paths stay in the
-// artifacts, then its oldest artifacts.
-func FitKept(r *Record, size, limit int) (outputs, artifacts int) {
+// artifacts, then its oldest artifacts. It returns how many outputs and artifacts it left out
+// and the size it left (which, past the limit, nothing it leaves out brings under).
+func FitKept(r *Record, size, limit int) (outputs, artifacts, left int) {
 	for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
 		p := r.Phases[name]
 		if size <= limit || len(p.Outputs) == 0 {
@@ -90,23 +91,53 @@ func FitKept(r *Record, size, limit int) (outputs, artifacts int) {
 	if artifacts > 0 {
 		r.Artifacts = append([]string(nil), r.Artifacts[artifacts:]...)
 	}
-	return outputs, artifacts
+	return outputs, artifacts, size
 }
 
-// HeartbeatOnly is for a heartbeat that FitKept could not make fit (a record at the cap filled
-// by tasks or variables, which it does not leave out): the owner as it was keeps its pid, host
-// and client start, and only its heartbeat time is refreshed, so it takes no more room.
-// Refused, the heartbeat would go stale every turn, and another session could take this live
-// session's running tasks as abandoned. A heartbeat from another client of the session leaves
-// out the pid (unknown, looked for in the session records), which a larger one may not fit.
-func HeartbeatOnly(r *Record, was *Owner) {
+// FitHeartbeat is FitKept for a heartbeat whose owner was was before it (nil: none). The same
+// client's heartbeat first keeps its owner as it was, refreshing only its time (heartbeatOnly),
+// which leaves out nothing and almost always fits. Another client's would lose its pid there,
+// which tells a second client of the session from this one (Owner.heldBy): what FitKept leaves
+// out goes first, when that is enough; when it is not, the pid goes and FitKept leaves out only
+// what is still needed, not all it can for nothing.
+func FitHeartbeat(r *Record, was *Owner, size, limit int) (outputs, artifacts, left int) {
+	if size <= limit {
+		return 0, 0, size
+	}
+	if !sameClient(was, r.Owner) {
+		c := r.Clone()
+		if outputs, artifacts, left = FitKept(c, size, limit); left <= limit {
+			*r = *c
+			return outputs, artifacts, left
+		}
+	}
+	return FitKept(r, heartbeatOnly(r, was, size), limit)
+}
+
+// sameClient reports whether n, a heartbeat's owner, is was's client: the same session and
+// pid, and no host or client start that says otherwise (an older Cairn wrote neither).
+func sameClient(was, n *Owner) bool {
+	return was != nil && n != nil && was.SessionID == n.SessionID && was.PID == n.PID &&
+		(was.Host == "" || was.Host == n.Host) && (was.ClientStart == 0 || was.ClientStart == n.ClientStart)
+}
+
+// heartbeatOnly makes the heartbeat's owner of r, a record of size bytes, the owner as it was
+// (was), its pid, host and client start kept and only its heartbeat time refreshed, so it
+// takes no more room; it returns the record's size then. Refused, the heartbeat would go stale
+// every turn, and another session could take this live session's running tasks as abandoned.
+// A heartbeat from another client of the session leaves out the pid (unknown, looked for in
+// the session records), which a larger one may not fit.
+func heartbeatOnly(r *Record, was *Owner, size int) int {
 	if r.Owner == nil || was == nil || was.SessionID != r.Owner.SessionID {
-		return
+		return size
 	}
 	o := *was
 	o.Heartbeat, o.ClientRuns = r.Owner.Heartbeat, false
 	if was.PID != r.Owner.PID {
 		o.PID, o.Host, o.ClientStart = 0, "", 0
 	}
+	before, _ := json.Marshal(r.Owner)
+	after, _ := json.Marshal(&o)
 	r.Owner = &o
+	return size - len(before) + len(after)
 }

@@ -19,11 +19,21 @@ const maxTTL = 3650 * 24 * time.Hour
 // (1.5h, 1h30m, 24, 0h, -1d, 24H) is refused.
 func ParseTTL(s string) (time.Duration, error) {
 	s = cmp.Or(s, DefaultTTL)
-	bad := func(why string) (time.Duration, error) {
+	d, same, why := readTTL(s)
+	switch {
+	case same != "":
+		return 0, sameErr(s, same)
+	case why != "":
 		return 0, fmt.Errorf("ttl %s is not valid: %s; write a whole number and one unit, m, h or d (for example 30m, 24h, 7d)", Quote(s), why)
 	}
+	return d, nil
+}
+
+// readTTL reads s: d when it is in ParseTTL's form; else same, the same time in that form,
+// when it has one, or why, what is wrong with it.
+func readTTL(s string) (d time.Duration, same, why string) {
 	if len(s) < 2 {
-		return bad("no unit")
+		return 0, "", "no unit"
 	}
 	num, unit := s[:len(s)-1], s[len(s)-1]
 	var per time.Duration
@@ -35,76 +45,109 @@ func ParseTTL(s string) (time.Duration, error) {
 	case 'd':
 		per = 24 * time.Hour
 	case 'M', 'H', 'D':
-		return bad(fmt.Sprintf("units are lower case (%c)", unit+'a'-'A'))
+		return 0, "", fmt.Sprintf("units are lower case (%c)", unit+'a'-'A')
 	default:
 		if '0' <= unit && unit <= '9' {
-			return bad("no unit")
+			return 0, "", "no unit"
 		}
-		if same := SameTTL(s); same != "" {
-			return 0, sameErr(s, same)
+		if same, why = otherTTL(s); same != "" || why != "" {
+			return 0, same, why
 		}
-		if why := TTLWhy(s); why != "" {
-			return bad(why)
-		}
-		return bad("unknown unit")
+		return 0, "", "unknown unit"
 	}
 	if strings.ContainsFunc(num, func(c rune) bool { return c < '0' || c > '9' }) {
-		if same := SameTTL(s); same != "" {
-			return 0, sameErr(s, same)
+		if same, why = otherTTL(s); same != "" || why != "" {
+			return 0, same, why
 		}
-		return bad("the number must be whole digits")
+		return 0, "", "the number must be whole digits"
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n > int64(maxTTL/per) {
-		return bad("too large (at most 3650d)")
+		return 0, "", tooLong
 	}
 	if n == 0 {
-		return bad("must be more than zero")
+		return 0, "", noTime
 	}
-	return time.Duration(n) * per, nil
+	return time.Duration(n) * per, "", ""
 }
+
+// What is wrong with a ttl that says a time, in any form.
+const (
+	tooLong = "too large (at most 3650d)"
+	noTime  = "must be more than zero"
+)
 
 // SameTTL is s, a duration in another form ("1d12h", "1h30m", "1.5h", "120s"), in ParseTTL's
 // form, in the largest unit that keeps it whole; "" when s is no such duration or has no
 // such form (not whole minutes, not positive, over the limit).
 func SameTTL(s string) string {
+	_, same, _ := readTTL(s)
+	return same
+}
+
+// TTLWhy says why ttl s, not in ParseTTL's form, is refused (too large, not whole minutes):
+// what ParseTTL says, for a refusal whose hint ("a duration such as 24h") would not.
+func TTLWhy(s string) string {
+	_, _, why := readTTL(s)
+	return why
+}
+
+// otherTTL reads s, in no form of ParseTTL's, as a Go duration, which may start with days
+// ("1d12h", "1.5h", "90s"), parsing it once: same is the same time in ParseTTL's form, in
+// the largest unit that keeps it whole, or why says what is wrong with the time it says;
+// both are "" when s says no time.
+func otherTTL(s string) (same, why string) {
 	d, ok := goTTL(s)
 	switch {
-	case !ok || d%time.Minute != 0:
-		return ""
+	case !ok:
+		return "", ""
+	case d > maxTTL:
+		return "", tooLong
+	case d <= 0:
+		return "", noTime
+	case d%time.Minute != 0:
+		return "", "a ttl is whole minutes, at least 1m"
 	case d%(24*time.Hour) == 0:
-		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d", ""
 	case d%time.Hour == 0:
-		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h", ""
 	}
-	return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+	return strconv.FormatInt(int64(d/time.Minute), 10) + "m", ""
 }
 
-// goTTL reads s as a Go duration, with days ("1d12h"), within ParseTTL's range.
+// goTTL reads s as a Go duration, signed as a whole ("-1d12h"), that may start with a number
+// of days ("1d12h", "0.5d"); one past maxTTL is given as maxTTL+1, as it may not fit in a
+// Duration.
 func goTTL(s string) (time.Duration, bool) {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
 	var d time.Duration
 	if days, rest, ok := strings.Cut(s, "d"); ok {
-		n, err := time.ParseDuration(days + "h")
-		if err != nil || n < 0 || n > maxTTL/24 {
+		// The days are a number alone: in "1h1d" they are no "1h1".
+		if days == "" || strings.ContainsFunc(days, func(c rune) bool { return c != '.' && (c < '0' || c > '9') }) || strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "+") {
 			return 0, false
 		}
-		d, s = 24*n, cmp.Or(rest, "0")
+		n, err := strconv.ParseFloat(days, 64)
+		if err != nil {
+			return 0, false
+		}
+		if n > float64(maxTTL/(24*time.Hour)) {
+			return maxTTL + 1, true
+		}
+		if d, err = time.ParseDuration(days + "h"); err != nil {
+			return 0, false
+		}
+		d, s = 24*d, cmp.Or(rest, "0")
 	}
 	n, err := time.ParseDuration(s)
-	if err != nil || n < 0 || n > maxTTL {
+	if err != nil {
 		return 0, false
 	}
-	d += n
-	return d, d > 0 && d <= maxTTL
-}
-
-// TTLWhy says why ttl s is refused when a refusal's hint ("a duration such as 24h") would
-// not: s counts seconds ("1s", "90s") that no whole number of minutes gives. "" otherwise.
-func TTLWhy(s string) string {
-	if d, ok := goTTL(s); ok && d%time.Minute != 0 {
-		return "seconds are not a unit; the shortest ttl is 1m"
+	d = min(d+n, maxTTL+1)
+	if neg {
+		d = -d
 	}
-	return ""
+	return d, true
 }
 
 // sameErr refuses ttl s, giving same, its equivalent in ParseTTL's form, as the step.

@@ -102,13 +102,26 @@ func TestParseTTLSaysWhatIsWrong(t *testing.T) {
 		"48h0m": `ttl "48h0m" is not valid: write 2d,`,
 		"120s":  `ttl "120s" is not valid: write 2m,`,
 		// None: the number is what is wrong.
-		"-1d": `ttl "-1d" is not valid: the number must be whole digits;`,
-		// Seconds that are no whole minutes: seconds are no unit (it said "unknown unit").
-		"90s":        `ttl "90s" is not valid: seconds are not a unit; the shortest ttl is 1m;`,
-		"1s":         `ttl "1s" is not valid: seconds are not a unit;`,
-		"1m30s":      `ttl "1m30s" is not valid: seconds are not a unit;`,
-		"1d-1h":      `ttl "1d-1h" is not valid: the number must be whole digits;`,
-		"9999999d1h": `ttl "9999999d1h" is not valid: the number must be whole digits;`,
+		"1d-1h": `ttl "1d-1h" is not valid: the number must be whole digits;`,
+		"1h1d":  `ttl "1h1d" is not valid: the number must be whole digits;`, // it was told "write 2d"
+		// Not whole minutes, in any unit: it told "500ms" that seconds are not a unit.
+		"90s":   `ttl "90s" is not valid: a ttl is whole minutes, at least 1m;`,
+		"1s":    `ttl "1s" is not valid: a ttl is whole minutes, at least 1m;`,
+		"1m30s": `ttl "1m30s" is not valid: a ttl is whole minutes, at least 1m;`,
+		"500ms": `ttl "500ms" is not valid: a ttl is whole minutes, at least 1m;`,
+		// A time not more than zero, or too large, in another form is told so, not that "the
+		// number must be whole digits".
+		"0m":                    `ttl "0m" is not valid: must be more than zero;`,
+		"0h30s":                 `ttl "0h30s" is not valid: a ttl is whole minutes, at least 1m;`,
+		"0d0h":                  `ttl "0d0h" is not valid: must be more than zero;`,
+		"-1h":                   `ttl "-1h" is not valid: must be more than zero;`,
+		"-1d":                   `ttl "-1d" is not valid: must be more than zero;`,
+		"3651d":                 `ttl "3651d" is not valid: too large (at most 3650d);`,
+		"99999999999999999999h": `ttl "99999999999999999999h" is not valid: too large (at most 3650d);`,
+		"9999999d1h":            `ttl "9999999d1h" is not valid: too large (at most 3650d);`,
+		"87601h0m":              `ttl "87601h0m" is not valid: too large (at most 3650d);`,
+		"3650d1m":               `ttl "3650d1m" is not valid: too large (at most 3650d);`,
+		"1e3h":                  `ttl "1e3h" is not valid: the number must be whole digits;`,
 	} {
 		if _, err := workflow.ParseTTL(in); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("ParseTTL(%q): %v; want it to start %q", in, err, want)
