@@ -153,6 +153,9 @@ type clone struct {
 	// from.
 	doc state
 	b   remote.Backend // the claims lines' remote
+	// missed says a call to b went unanswered in this call (shared by the views of one call,
+	// turn): releaseLeft then leaves its claims to the next call rather than wait once more.
+	missed *bool
 	// notices say, for people, what this load's read of the workflow repaired (the store's
 	// notices: no later read says them again), that it found the Doc damaged and rebuilt it,
 	// or found the state directory copied and gave this copy its own identity.
@@ -181,14 +184,14 @@ func open(o Options) (*clone, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := load(st, o, getenv)
+	c, err := load(st, o, getenv, new(bool))
 	if c == nil {
 		st.Close()
 	}
 	return c, err
 }
 
-func load(st *store.Store, o Options, getenv func(string) string) (*clone, error) {
+func load(st *store.Store, o Options, getenv func(string) string, missed *bool) (*clone, error) {
 	s, err := mirror.Load(st)
 	if err != nil || !s.Enabled {
 		return nil, err
@@ -213,6 +216,7 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 	if err != nil {
 		return nil, err
 	}
+	b = reach{b, missed}
 	cur, damaged, err := readState(st)
 	if damaged {
 		var notice string
@@ -246,8 +250,39 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		maps.Copy(c.pending, cur.Pending)
 		maps.Copy(c.unclaimed, cur.Unclaimed)
 	}
-	c.left, c.doc, c.b = owed(cur, w.ID), cur, b
+	c.left, c.doc, c.b, c.missed = owed(cur, w.ID), cur, b, missed
 	return c, nil
+}
+
+// reach is a call's claims remote, noting in missed that it did not answer (an error that is
+// not its answer about one line: a conflict, a line it cannot read, a ref its rules refuse).
+type reach struct {
+	remote.Backend
+	missed *bool
+}
+
+func (r reach) note(err error) {
+	if err != nil && !errors.Is(err, remote.ErrConflict) && !errors.Is(err, remote.ErrUnreadable) && !refused(err) {
+		*r.missed = true
+	}
+}
+
+func (r reach) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	head, err := r.Backend.Append(ctx, id, after, data)
+	r.note(err)
+	return head, err
+}
+
+func (r reach) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	recs, err := r.Backend.Since(ctx, id, rev)
+	r.note(err)
+	return recs, err
+}
+
+func (r reach) Heads(ctx context.Context) (remote.Heads, error) {
+	h, err := r.Backend.Heads(ctx)
+	r.note(err)
+	return h, err
 }
 
 // clock is the clock claims are timed by: this machine's, shifted by EnvClockSkew.
@@ -394,10 +429,11 @@ func instance(rec *workflow.Record) string {
 }
 
 // releaseLeft releases the claims this clone held on the workflows it replaced with the active
-// one, then saves the Doc, which forgets them; out of reach it leaves them to the next call
+// one, then saves the Doc, which forgets them; out of reach, or when the remote did not answer
+// earlier in this call (each try would wait as long again), it leaves them to the next call
 // (every save keeps them in the Doc's Left).
 func (c *clone) releaseLeft(ctx context.Context) {
-	if len(c.left) == 0 {
+	if len(c.left) == 0 || *c.missed {
 		return
 	}
 	freed, _ := release(ctx, c.b, c.doc, c.left, c.lease, c.now)
@@ -418,7 +454,7 @@ func (c *clone) releaseLeft(ctx context.Context) {
 // not called then.
 func (c *clone) turn(fn func(t *clone, loadErr error)) error {
 	_, err := c.st.Update(turnLock, func([]byte) ([]byte, error) {
-		fn(load(c.st, c.o, c.getenv))
+		fn(load(c.st, c.o, c.getenv, c.missed))
 		return nil, nil
 	})
 	return err
@@ -1430,8 +1466,8 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		return nil, err
 	}
 	defer c.st.Close()
-	c.releaseLeft(ctx)
 	notes, last, err := c.sync(ctx, revert)
+	last.releaseLeft(ctx) // after: out of reach, the sync's own part says so, once
 	notes = append(slices.Clone(c.notices), notes...)
 	if err != nil && len(last.pending) == 0 {
 		err = &NoticeError{Err: err}

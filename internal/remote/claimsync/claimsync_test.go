@@ -31,30 +31,36 @@ import (
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
-// flaky is a remote that can be switched off, as a network that drops.
+// flaky is a remote that can be switched off, as a network that drops; missed counts the
+// calls it failed, by workflow.
 type flaky struct {
 	remote.Backend
-	mu  sync.Mutex
-	off bool
+	mu     sync.Mutex
+	off    bool
+	missed map[string]int
 }
 
 func (f *flaky) set(off bool) { f.mu.Lock(); f.off = off; f.mu.Unlock() }
-func (f *flaky) down() error {
+func (f *flaky) down(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.off {
+		if f.missed == nil {
+			f.missed = map[string]int{}
+		}
+		f.missed[id]++
 		return errors.New("connection refused")
 	}
 	return nil
 }
 func (f *flaky) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
-	if err := f.down(); err != nil {
+	if err := f.down(id); err != nil {
 		return nil, err
 	}
 	return f.Backend.Since(ctx, id, rev)
 }
 func (f *flaky) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
-	if err := f.down(); err != nil {
+	if err := f.down(id); err != nil {
 		return 0, err
 	}
 	return f.Backend.Append(ctx, id, after, data)
@@ -1205,6 +1211,44 @@ func TestReplacedOfflineWorkflowsClaimsAreReleased(t *testing.T) {
 		if _, err := a.task(task, "running"); err != nil {
 			t.Fatal(err)
 		}
+	}
+	f.set(false)
+	a.sync()
+	if _, err := claim.New(f, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatalf("claiming t1 of the workflow the holder replaced offline: %v", err)
+	}
+}
+
+// TestReplacedWorkflowsClaimsWaitOutOfReach: out of reach, the claims left on a replaced
+// workflow are not tried again by a call that already found the remote out of reach: each try
+// waits as long (git's 20 s against a host that never answers), after every task call and
+// before every sync. A call that asks nothing of the remote tries them, and so does the sync
+// that reaches it.
+func TestReplacedWorkflowsClaimsWaitOutOfReach(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a := newClone(t, f)
+	a.vars[claimsync.EnvLease] = "1h"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "other", WorkflowID: "wf-2", Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("u1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claimsync.Sync(context.Background(), a.opt, nil); err == nil {
+		t.Fatal("a sync out of reach reported no error")
+	}
+	if got := f.missed["wf-1"]; got != 0 {
+		t.Fatalf("out of reach, a task call and a sync tried the replaced workflow's claims %d times after their own call failed; want 0", got)
+	}
+	if _, err := a.task("u2", "pending"); err != nil { // asks nothing of the remote
+		t.Fatal(err)
+	}
+	if got := f.missed["wf-1"]; got != 1 {
+		t.Fatalf("a call that asked nothing of the remote tried the replaced workflow's claims %d times; want 1", got)
 	}
 	f.set(false)
 	a.sync()
