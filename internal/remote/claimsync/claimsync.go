@@ -125,6 +125,11 @@ type state struct {
 	// workflows the Doc was about before Workflow (replaced here) that no call could release
 	// yet, the remote out of reach: the next call that reaches it releases them.
 	Left map[string]map[string]int64 `json:"left,omitempty"`
+	// Of is the instance (claim.Of) of Workflow, LeftOf those of Left's workflows: another
+	// workflow started apart under one id shares the line, and a release read as both would
+	// take its claim of a task for this clone's. Empty in what an older Cairn saved (any).
+	Of     string            `json:"of,omitempty"`
+	LeftOf map[string]string `json:"left_of,omitempty"`
 }
 
 // clone is one call's view: the store, the settings and a Claimer restored from the Doc.
@@ -335,12 +340,31 @@ func owed(cur state, active string) map[string]map[string]int64 {
 	return left
 }
 
+// instances is the instance (claim.Of) of each workflow of left that cur knows; nil when none.
+func instances(cur state, left map[string]map[string]int64) map[string]string {
+	var of map[string]string
+	for wf := range left {
+		i := cur.LeftOf[wf]
+		if wf == cur.Workflow {
+			i = cur.Of
+		}
+		if i != "" {
+			if of == nil {
+				of = map[string]string{}
+			}
+			of[wf] = i
+		}
+	}
+	return of
+}
+
 // release releases left (see owed), as doc's owner, reading on from doc's line on its
 // workflow, and returns the workflows it released them on; it stops at the first that fails
 // (out of reach, each would wait as long), with its error.
 func release(ctx context.Context, b remote.Backend, doc state, left map[string]map[string]int64, lease time.Duration, now func() time.Time) (freed []string, err error) {
+	of := instances(doc, left)
 	for _, wf := range slices.Sorted(maps.Keys(left)) {
-		cl := claim.New(b, wf, doc.Owner, lease, now)
+		cl := claim.New(b, wf, doc.Owner, lease, now).Of(of[wf])
 		if wf == doc.Workflow {
 			cl.Restore(doc.Line)
 		}
@@ -413,7 +437,7 @@ func releaseEndedInTurn(ctx context.Context, st *store.Store, o Options, getenv 
 		for _, wf := range freed {
 			delete(rest, wf)
 		}
-		return json.Marshal(state{Owner: now.Owner, Dir: now.Dir, Ino: now.Ino, Left: rest})
+		return json.Marshal(state{Owner: now.Owner, Dir: now.Dir, Ino: now.Ino, Left: rest, LeftOf: instances(now, rest)})
 	})
 	return cmp.Or(rerr, err)
 }
@@ -713,12 +737,16 @@ func (c *clone) save(touched string) error {
 		// directory an identity of its own since this one was loaded (rebind).
 		s.Owner = cmp.Or(s.Owner, c.owner)
 		if s.Workflow != id {
-			s = state{Owner: s.Owner, Dir: s.Dir, Ino: s.Ino, Unconfirmed: mirror.Unconfirmed{Workflow: id}, Left: owed(s, id)}
+			left := owed(s, id)
+			s = state{Owner: s.Owner, Dir: s.Dir, Ino: s.Ino, Unconfirmed: mirror.Unconfirmed{Workflow: id}, Left: left, LeftOf: instances(s, left)}
 		}
 		for _, wf := range c.freed {
 			delete(s.Left, wf)
+			delete(s.LeftOf, wf)
 		}
 		delete(s.Left, id) // the active workflow's claims are Line's
+		delete(s.LeftOf, id)
+		s.Of = instance(c.wf)
 		kept := s.Line
 		// A shorter line replaces the Doc's only when it is the one this call started from:
 		// it then found the remote's line deleted or rewound, and read it again.
