@@ -1049,12 +1049,11 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 		}
 	}
 	fence, err := c.cl.TryClaim(ctx, task)
-	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
-		// Interrupted (Ctrl-C) before the remote answered, not out of reach: the run the
-		// caller gave up is not made here, nor queued as a claim for the next sync.
+	if interrupted(ctx, err) {
+		// The run the caller gave up is not made here, nor queued as a claim for the next sync.
 		unintend()
 		c.save(task)
-		return nil, fmt.Errorf("interrupted: task %s was not set running", secrets.Line(task, 64))
+		return nil, interruptedError(task)
 	}
 	var he *claim.HeldError
 	if errors.As(err, &he) {
@@ -1136,7 +1135,9 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	if !known && !pend && !runs {
 		return update()
 	}
-	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
+	if err := c.cl.Refresh(ctx); interrupted(ctx, err) {
+		return nil, interruptedError(task)
+	} else if err != nil { // out of reach: the claim lapses with its lease
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
 			c.save("")
 			return nil, c.takenError(task, h, pend)
@@ -1210,6 +1211,9 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 	case refused(err): // no machine can claim it there
 		c.save(task)
 		return update()
+	case interrupted(ctx, err): // a claim that landed is released by the next sync, or kept running
+		c.save(task)
+		return nil, interruptedError(task)
 	case err != nil:
 		c.save(task)
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
@@ -1326,13 +1330,26 @@ func refused(err error) bool {
 
 // unreached is why a claim made offline did not reach the remote: err, when the remote's
 // repository is damaged or pushes elsewhere than it fetches (its step ends that) or a git of
-// this clone held a ref's lock (git's words say so, and the step), else that it could not be
-// reached.
+// this clone held a ref's lock (git's words say so, and the step), that the call was
+// interrupted, else that it could not be reached.
 func unreached(err error) string {
-	if nameable(err) || errors.Is(err, gitremote.ErrLocked) {
+	switch {
+	case nameable(err) || errors.Is(err, gitremote.ErrLocked):
 		return err.Error()
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
 	}
 	return "it could not be reached"
+}
+
+// interrupted reports a call interrupted (Ctrl-C) before the remote answered err, which is not
+// the remote out of reach: the call changes nothing, rather than go on as offline.
+func interrupted(ctx context.Context, err error) bool {
+	return err != nil && errors.Is(ctx.Err(), context.Canceled)
+}
+
+func interruptedError(task string) error {
+	return fmt.Errorf("interrupted: task %s was not changed", secrets.Line(task, 64))
 }
 
 // nameable reports an error of the remote that says more than that it could not be reached:

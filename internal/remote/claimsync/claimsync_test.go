@@ -1145,6 +1145,99 @@ func TestReleaseThatFailedIsSaidAndDoneBySync(t *testing.T) {
 	}
 }
 
+// interrupting is a remote whose next read (or, with onAppend, push) is interrupted by Ctrl-C:
+// it ends the call's context and fails with its error, as git killed by it does.
+type interrupting struct {
+	remote.Backend
+	mu       sync.Mutex
+	cancel   context.CancelFunc
+	onAppend bool
+}
+
+func (i *interrupting) interrupt(ctx context.Context, push bool) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.cancel == nil || push != i.onAppend {
+		return nil
+	}
+	i.cancel()
+	i.cancel = nil
+	return fmt.Errorf("git fetch: %w", ctx.Err())
+}
+
+func (i *interrupting) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	if err := i.interrupt(ctx, false); err != nil {
+		return nil, err
+	}
+	return i.Backend.Since(ctx, id, rev)
+}
+
+func (i *interrupting) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if err := i.interrupt(ctx, true); err != nil {
+		return 0, err
+	}
+	return i.Backend.Append(ctx, id, after, data)
+}
+
+// TestInterruptedTaskOutOfRunning: a task call out of running interrupted (Ctrl-C) before the
+// remote answered changes nothing and says so, as setting one running does: it went ahead as
+// if out of reach (a done recorded after Ctrl-C), or refused the done as "out of reach". One
+// interrupted after the change, as its claim is released, says so, not that the remote could
+// not be reached, and the next sync releases it.
+func TestInterruptedTaskOutOfRunning(t *testing.T) {
+	for _, tc := range []struct {
+		name, to string
+		unheld   bool // running here without a claim (a sync brought it): done claims it first
+		onAppend bool
+		want     string // the task's status after
+		says     string
+	}{
+		{"pending", "pending", false, false, "running", "interrupted: task t1 was not changed"},
+		{"done", "done", false, false, "running", "interrupted: task t1 was not changed"},
+		{"done unheld", "done", true, false, "running", "interrupted: task t1 was not changed"},
+		{"release", "pending", false, true, "pending", "task t1's claim could not be released on origin (interrupted): the next sync releases it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			i := &interrupting{Backend: memremote.New(), onAppend: tc.onAppend}
+			a := newClone(t, i)
+			a.vars[claimsync.EnvLease] = "1h"
+			var err error
+			if tc.unheld {
+				_, err = a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"})
+			} else {
+				_, err = a.task("t1", "running")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			i.mu.Lock()
+			i.cancel = cancel
+			i.mu.Unlock()
+			res, err := claimsync.Task(ctx, a.opt, "t1", tc.to, func(bool) (*engine.Result, error) {
+				return a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: tc.to})
+			})
+			said := fmt.Sprint(err)
+			if res != nil {
+				said = strings.Join(res.Warnings, "; ")
+			}
+			if said != tc.says {
+				t.Errorf("interrupted, setting t1 %s said %q; want %q", tc.to, said, tc.says)
+			}
+			if got := taskStatus(t, a, "t1"); got != tc.want {
+				t.Fatalf("interrupted, setting t1 %s left it %s; want %s", tc.to, got, tc.want)
+			}
+			if tc.want == "pending" {
+				a.sync()
+				if _, err := claim.New(i, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+					t.Fatalf("claiming t1 after the sync: %v", err)
+				}
+			}
+		})
+	}
+}
+
 // TestRenewalByTheClaimsLease: a claim is renewed by the lease it carries when this call's is
 // longer (the claim made by the agent's server, the sync run from a shell set to a longer
 // lease): other machines take it over after the lease it carries, so a renewal that waited for
