@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -739,5 +740,50 @@ func TestReleaseOnALineRewoundMeanwhile(t *testing.T) {
 	}
 	if _, err := m.TryClaim(ctx, "t1"); err != nil {
 		t.Fatalf("t1 released, yet: %v", err)
+	}
+}
+
+// shortWrites is a remote whose pushes all say its line is shorter than its reads show (a host
+// serving reads from a copy of the ref its pushes no longer hold): each append looks like a
+// line rewound since it was read.
+type shortWrites struct {
+	remote.Backend
+	appends atomic.Int64
+}
+
+func (s *shortWrites) Append(_ context.Context, id string, after int64, _ [][]byte) (int64, error) {
+	s.appends.Add(1)
+	return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: 0}
+}
+
+// TestRewoundAgainAndAgainEnds: a line that reads as rewound at every append is read again a
+// few times, with a pause, and the call then ends with the conflict: it read the line again
+// and pushed, with no pause, until its time ran out (twenty seconds of git against the host,
+// for each task call).
+func TestRewoundAgainAndAgainEnds(t *testing.T) {
+	for _, op := range []string{"claim", "release"} {
+		t.Run(op, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			m := memremote.New()
+			a := claim.New(m, "claims", "A", time.Hour, time.Now)
+			fence, err := a.TryClaim(ctx, "t1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &shortWrites{Backend: m}
+			a = claim.New(s, "claims", "A", time.Hour, time.Now)
+			if op == "claim" {
+				_, err = a.TryClaim(ctx, "t2")
+			} else {
+				err = a.Release(ctx, "t1", fence)
+			}
+			if !errors.Is(err, remote.ErrConflict) || ctx.Err() != nil {
+				t.Fatalf("%s on a line that reads as rewound at every push: %v (context: %v); want the conflict, before the time runs out", op, err, ctx.Err())
+			}
+			if n := s.appends.Load(); n > 5 {
+				t.Fatalf("%s pushed %d times; want a few", op, n)
+			}
+		})
 	}
 }
