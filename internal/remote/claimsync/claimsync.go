@@ -110,27 +110,8 @@ type Options struct {
 	Backend remote.Backend
 }
 
-// state is the Doc. Its Unconfirmed part (the workflow Line is about, and the tasks set
-// running here while the remote was out of reach, with when by this clone's clock: the next
-// sync confirms or undoes each) is package mirror's, which the hooks read.
-type state struct {
-	Owner string `json:"owner"`
-	// Dir is the state directory the owner was made in or last moved to, Ino its inode (0
-	// where there is none); empty in what an older Cairn saved.
-	Dir string `json:"dir,omitempty"`
-	Ino uint64 `json:"dir_inode,omitempty"`
-	mirror.Unconfirmed
-	Line claim.State `json:"line"`
-	// Left holds, by workflow id and task, the revisions of the claims this clone held on
-	// workflows the Doc was about before Workflow (replaced here) that no call could release
-	// yet, the remote out of reach: the next call that reaches it releases them.
-	Left map[string]map[string]int64 `json:"left,omitempty"`
-	// Of is the instance (claim.Of) of Workflow, LeftOf those of Left's workflows: another
-	// workflow started apart under one id shares the line, and a release read as both would
-	// take its claim of a task for this clone's. Empty in what an older Cairn saved (any).
-	Of     string            `json:"of,omitempty"`
-	LeftOf map[string]string `json:"left_of,omitempty"`
-}
+// state is the Doc, whose shape is package mirror's, which the hooks read.
+type state = mirror.Claims
 
 // clone is one call's view: the store, the settings and a Claimer restored from the Doc.
 type clone struct {

@@ -46,6 +46,28 @@ type Unconfirmed struct {
 	Unclaimed map[string]time.Time `json:"unclaimed,omitempty"`
 }
 
+// Claims is the claims document (ClaimsDoc), which package claimsync writes: this clone's
+// identity, what it last read of the claims line of the workflow Unconfirmed names, and the
+// claims it made offline or left on workflows replaced here.
+type Claims struct {
+	Owner string `json:"owner"`
+	// Dir is the state directory the owner was made in or last moved to, Ino its inode (0
+	// where there is none); empty in what an older Cairn saved.
+	Dir string `json:"dir,omitempty"`
+	Ino uint64 `json:"dir_inode,omitempty"`
+	Unconfirmed
+	Line claim.State `json:"line"`
+	// Left holds, by workflow id and task, the revisions of the claims this clone held on
+	// workflows the document was about before Workflow (replaced here) that no call could
+	// release yet, the remote out of reach: the next call that reaches it releases them.
+	Left map[string]map[string]int64 `json:"left,omitempty"`
+	// Of is the instance (claim.Of) of Workflow, LeftOf those of Left's workflows: another
+	// workflow started apart under one id shares the line, and a release read as both would
+	// take its claim of a task for this clone's. Empty in what an older Cairn saved (any).
+	Of     string            `json:"of,omitempty"`
+	LeftOf map[string]string `json:"left_of,omitempty"`
+}
+
 // Settings is this project's remote sync configuration and the mirror's state, kept in the
 // state directory (per machine: each clone opts in on its own).
 type Settings struct {
@@ -181,12 +203,7 @@ type Held struct {
 // yet. err says why the claims document could not be read: whichever claims it holds are
 // not known.
 func HeldHere(st *store.Store) (_ []Held, err error) {
-	var c struct {
-		Owner string `json:"owner"`
-		Unconfirmed
-		Line claim.State                 `json:"line"`
-		Left map[string]map[string]int64 `json:"left"`
-	}
+	var c Claims
 	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Owner == "" {
 		return nil, err
 	}
