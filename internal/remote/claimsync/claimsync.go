@@ -418,7 +418,7 @@ func releaseEndedInTurn(ctx context.Context, st *store.Store, o Options, getenv 
 		for _, wf := range freed {
 			delete(rest, wf)
 		}
-		return json.Marshal(state{Owner: now.Owner, Dir: now.Dir, Ino: now.Ino, Left: rest, LeftOf: instances(now, rest)})
+		return json.Marshal(state{Owner: now.Owner, Dir: now.Dir, Ino: now.Ino, Left: rest, LeftOf: instances(now, rest), Extra: now.Extra})
 	})
 	return cmp.Or(rerr, err)
 }
@@ -719,7 +719,7 @@ func (c *clone) save(touched string) error {
 		s.Owner = cmp.Or(s.Owner, c.owner)
 		if s.Workflow != id {
 			left := owed(s, id)
-			s = state{Owner: s.Owner, Dir: s.Dir, Ino: s.Ino, Unconfirmed: mirror.Unconfirmed{Workflow: id}, Left: left, LeftOf: instances(s, left)}
+			s = state{Owner: s.Owner, Dir: s.Dir, Ino: s.Ino, Unconfirmed: mirror.Unconfirmed{Workflow: id}, Left: left, LeftOf: instances(s, left), Extra: s.Extra}
 		}
 		for _, wf := range c.freed {
 			delete(s.Left, wf)

@@ -1,6 +1,7 @@
 package claimsync_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -454,6 +455,33 @@ func TestOfflineRefusesToFinishATaskKnownHeld(t *testing.T) {
 	}
 	if got := taskStatus(t, b, "t1"); got != "" {
 		t.Fatalf("t1 is %q on b, want absent", got)
+	}
+}
+
+// TestNewerCairnsFieldsAreKept: members a newer Cairn wrote in claims.json that this one has no
+// field for survive the rewrite of every task call and sync, as the workflow record's do: they
+// were dropped, and the newer Cairn lost what it kept there.
+func TestNewerCairnsFieldsAreKept(t *testing.T) {
+	a := newClone(t, memremote.New())
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(a.opt.StateDir, claimsync.Doc+".json")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const newer = `"newer":{"kept":[1,2]}`
+	data = append(append(bytes.TrimSuffix(bytes.TrimSpace(data), []byte("}")), ","+newer...), '}')
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t2", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.sync()
+	if data, err = os.ReadFile(file); err != nil || !bytes.Contains(data, []byte(newer)) || bytes.Count(data, []byte(`"workflow_id"`)) != 1 {
+		t.Fatalf("claims.json after a task call and a sync: %s %v; want %s kept, and each member once", data, err, newer)
 	}
 }
 

@@ -66,6 +66,17 @@ type Claims struct {
 	// take its claim of a task for this clone's. Empty in what an older Cairn saved (any).
 	Of     string            `json:"of,omitempty"`
 	LeftOf map[string]string `json:"left_of,omitempty"`
+	// Extra holds the members a newer Cairn wrote that this one has no field for, written
+	// back unchanged.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// claimsJSON is Claims without its methods, for workflow.EncodeKnown and DecodeKnown.
+type claimsJSON Claims
+
+func (c Claims) MarshalJSON() ([]byte, error) { return workflow.EncodeKnown(claimsJSON(c), c.Extra) }
+func (c *Claims) UnmarshalJSON(b []byte) error {
+	return workflow.DecodeKnown(b, (*claimsJSON)(c), &c.Extra)
 }
 
 // Settings is this project's remote sync configuration and the mirror's state, kept in the
