@@ -843,7 +843,7 @@ func Task(ctx context.Context, o Options, task, status string, rerunnable func(r
 		if err == nil && running && res != nil && res.Changed {
 			// A run of this call's: sharing may have been switched on since open read it off.
 			if aerr := adoptRun(o, task); aerr != nil {
-				res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+aerr.Error())
+				res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+said(aerr))
 			}
 		}
 		return res, err
@@ -878,7 +878,7 @@ func Task(ctx context.Context, o Options, task, status string, rerunnable func(r
 			lost = c.takenOver(task)
 			c.releaseLeft(ctx) // after the task's own part, which has the call's time first
 			if e := cmp.Or(c.unsaved, c.over); e != nil {
-				lost = append(lost, e.Error())
+				lost = append(lost, said(e))
 			}
 		}
 	})
@@ -995,6 +995,20 @@ func inTurn(o Options, f func(c *clone) error) error {
 	return cmp.Or(terr, ferr)
 }
 
+// InTheWayStep ends what a task call says of something in the place of the claims state (a
+// FIFO): the store's step, to move it out of the state directory, is not the agent's to take,
+// and what is there may be someone's. The CLI puts the person's own in its place.
+const InTheWayStep = "ask the user what it is: it may be someone's"
+
+// said is err for a task call's result: with InTheWayStep in place of the store's step for
+// something in a claims file's place.
+func said(err error) string {
+	if !store.InTheWay(err) {
+		return err.Error()
+	}
+	return store.WithoutPersonStep(err) + "; " + InTheWayStep
+}
+
 // unclaimed applies update without the claims rules, since the claims state could not be read
 // (err). Set running, the task is not claimed; out of running, a claim this clone held of it
 // is not released, and other machines are refused it until it lapses.
@@ -1003,9 +1017,9 @@ func unclaimed(running bool, err error, update func() (*engine.Result, error)) (
 	switch {
 	case uerr != nil || res == nil:
 	case running:
-		res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+err.Error())
+		res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+said(err))
 	case res.Changed:
-		res.Warnings = append(res.Warnings, "the task's claim, if this clone held one, was not released on the remote: "+err.Error())
+		res.Warnings = append(res.Warnings, "the task's claim, if this clone held one, was not released on the remote: "+said(err))
 	}
 	return res, uerr
 }
@@ -1074,7 +1088,7 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 		if res.Changed || !pend {
 			c.pending[task] = c.now().UTC()
 			if serr := c.save(task); serr != nil {
-				res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+serr.Error())
+				res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+said(serr))
 				return res, nil
 			}
 		}
