@@ -245,6 +245,31 @@ func again(ctx context.Context, n *int) bool {
 	return true
 }
 
+// stalls counts the lost races of one call after which the line, read again, held nothing new:
+// a host whose pushes say the line moved while its reads show it as it was would otherwise be
+// read and pushed to until the call's time ran out. Another machine's append is read, and
+// tried after.
+type stalls struct {
+	err error // the last lost race's, not yet read after
+	at  int64 // the head it was written after
+	n   int
+}
+
+// conflict records err, an append's after head that another writer's seemed to beat.
+func (s *stalls) conflict(err error, head int64) { s.err, s.at = err, head }
+
+// read is called with the head the line was read again to: it returns the lost race's error
+// once maxRewinds reads after one found nothing new.
+func (s *stalls) read(head int64) error {
+	if s.err != nil && head == s.at {
+		if s.n++; s.n >= maxRewinds {
+			return s.err
+		}
+	}
+	s.err = nil
+	return nil
+}
+
 // forget drops what was read of the line, so that it is read again from the start.
 func (c *Claimer) forget() {
 	c.head, c.mark = 0, ""
@@ -318,6 +343,7 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 	delete(c.replaced, task)
 	var unknown error // the error of an append of ours that may have landed
 	rewinds := 0
+	var lost stalls
 	for attempt := 0; ; attempt++ {
 		if err := c.Refresh(ctx); err != nil {
 			if ctx.Err() != nil || unknown == nil {
@@ -325,6 +351,9 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 			}
 			pause(ctx, attempt)
 			continue
+		}
+		if err := lost.read(c.head); err != nil {
+			return 0, err
 		}
 		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC(), Lease: c.lease}
 		h, held := c.holders[task]
@@ -358,6 +387,8 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 				return 0, err
 			}
 			unknown = err
+		} else {
+			lost.conflict(err, c.head)
 		}
 		pause(ctx, attempt)
 		// Lost the race or unknown: the line says which.
@@ -460,9 +491,13 @@ func (c *Claimer) one(ctx context.Context, op, task string, fence int64) error {
 // append, retrying lost races for those still their task's claim; fenced counts the others.
 func (c *Claimer) holderAppend(ctx context.Context, op string, fences map[string]int64) (fenced int, _ error) {
 	rewinds := 0
+	var lost stalls
 	for attempt := 0; ; attempt++ {
 		if err := c.Refresh(ctx); err != nil {
 			return 0, err
+		}
+		if err := lost.read(c.head); err != nil {
+			return fenced, err
 		}
 		var es []entry
 		fenced = 0
@@ -490,6 +525,7 @@ func (c *Claimer) holderAppend(ctx context.Context, op string, fences map[string
 		if err == nil || !errors.Is(err, remote.ErrConflict) {
 			return fenced, err
 		}
+		lost.conflict(err, c.head)
 		pause(ctx, attempt)
 	}
 }

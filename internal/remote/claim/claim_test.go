@@ -749,20 +749,25 @@ func TestReleaseOnALineRewoundMeanwhile(t *testing.T) {
 type shortWrites struct {
 	remote.Backend
 	appends atomic.Int64
+	current int64 // the head each push says the line has
 }
 
 func (s *shortWrites) Append(_ context.Context, id string, after int64, _ [][]byte) (int64, error) {
 	s.appends.Add(1)
-	return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: 0}
+	return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: s.current}
 }
 
-// TestRewoundAgainAndAgainEnds: a line that reads as rewound at every append is read again a
-// few times, with a pause, and the call then ends with the conflict: it read the line again
-// and pushed, with no pause, until its time ran out (twenty seconds of git against the host,
-// for each task call).
+// TestRewoundAgainAndAgainEnds: a line that reads as rewound at every append (or as moved on,
+// with nothing more to read) is read again a few times, with a pause, and the call then ends
+// with the conflict: it read the line again and pushed, with no pause, until its time ran out
+// (twenty seconds of git against the host, for each task call).
 func TestRewoundAgainAndAgainEnds(t *testing.T) {
-	for _, op := range []string{"claim", "release"} {
-		t.Run(op, func(t *testing.T) {
+	for _, tc := range []struct {
+		op      string
+		current int64
+	}{{"claim", 0}, {"release", 0}, {"claim", 99}, {"release", 99}} {
+		op := tc.op
+		t.Run(fmt.Sprint(op, tc.current), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			m := memremote.New()
@@ -771,7 +776,7 @@ func TestRewoundAgainAndAgainEnds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := &shortWrites{Backend: m}
+			s := &shortWrites{Backend: m, current: tc.current}
 			a = claim.New(s, "claims", "A", time.Hour, time.Now)
 			if op == "claim" {
 				_, err = a.TryClaim(ctx, "t2")
