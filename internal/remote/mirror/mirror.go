@@ -171,11 +171,7 @@ func RunsElsewhere(st *store.Store, r *workflow.Record, lease time.Duration, now
 	if s, err := Load(st); err != nil || !s.Enabled {
 		return nil
 	}
-	var c struct {
-		Owner string `json:"owner"`
-		Unconfirmed
-		Line claim.State `json:"line"`
-	}
+	var c Claims
 	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Workflow != id || c.Owner == "" {
 		return func(string) (Claim, bool) { return Claim{}, true } // none known to be this clone's
 	}
