@@ -139,9 +139,8 @@ type clone struct {
 	// from.
 	doc state
 	b   remote.Backend // the claims lines' remote
-	// missed says a call to b went unanswered in this call (shared by the views of one call,
-	// turn): releaseLeft then leaves its claims to the next call rather than wait once more.
-	missed *bool
+	// net says how this call's calls to b went (shared by the views of one call, turn).
+	net *reached
 	// notices say, for people, what this load's read of the workflow repaired (the store's
 	// notices: no later read says them again), that it found the Doc damaged and rebuilt it,
 	// or found the state directory copied and gave this copy its own identity.
@@ -170,14 +169,14 @@ func open(o Options) (*clone, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := load(st, o, getenv, new(bool))
+	c, err := load(st, o, getenv, new(reached))
 	if c == nil {
 		st.Close()
 	}
 	return c, err
 }
 
-func load(st *store.Store, o Options, getenv func(string) string, missed *bool) (*clone, error) {
+func load(st *store.Store, o Options, getenv func(string) string, net *reached) (*clone, error) {
 	s, err := mirror.Load(st)
 	if err != nil || !s.Enabled {
 		return nil, err
@@ -202,7 +201,7 @@ func load(st *store.Store, o Options, getenv func(string) string, missed *bool) 
 	if err != nil {
 		return nil, err
 	}
-	b = reach{b, missed}
+	b = reach{b, net}
 	cur, damaged, err := readState(st)
 	if damaged {
 		var notice string
@@ -236,20 +235,28 @@ func load(st *store.Store, o Options, getenv func(string) string, missed *bool) 
 		maps.Copy(c.pending, cur.Pending)
 		maps.Copy(c.unclaimed, cur.Unclaimed)
 	}
-	c.left, c.doc, c.b, c.missed = owed(cur, w.ID), cur, b, missed
+	c.left, c.doc, c.b, c.net = owed(cur, w.ID), cur, b, net
 	return c, nil
 }
 
-// reach is a call's claims remote, noting in missed that it did not answer (an error that is
-// not its answer about one line: a conflict, a line it cannot read, a ref its rules refuse).
+// reached says whether the remote answered a call of this one, and whether it failed to: an
+// error that is not its answer about one line (a conflict, a line it cannot read, a ref its
+// rules refuse). The claims left on replaced workflows (releaseLeft) are tried only by a task
+// call the remote answered and a sync, and not after it failed to answer: each try against a
+// host that does not answer waits as long (callTimeout) again.
+type reached struct{ answered, missed bool }
+
+// reach is a call's claims remote, noting in net how it answered.
 type reach struct {
 	remote.Backend
-	missed *bool
+	net *reached
 }
 
 func (r reach) note(err error) {
 	if err != nil && !errors.Is(err, remote.ErrConflict) && !errors.Is(err, remote.ErrUnreadable) && !refused(err) {
-		*r.missed = true
+		r.net.missed = true
+	} else {
+		r.net.answered = true
 	}
 }
 
@@ -435,10 +442,10 @@ func instance(rec *workflow.Record) string {
 
 // releaseLeft releases the claims this clone held on the workflows it replaced with the active
 // one, then saves the Doc, which forgets them; out of reach, or when the remote did not answer
-// earlier in this call (each try would wait as long again), it leaves them to the next call
-// (every save keeps them in the Doc's Left).
+// earlier in this call (reached), it leaves them to the next call (every save keeps them in the
+// Doc's Left).
 func (c *clone) releaseLeft(ctx context.Context) {
-	if len(c.left) == 0 || *c.missed {
+	if len(c.left) == 0 || c.net.missed {
 		return
 	}
 	freed, _ := release(ctx, c.b, c.doc, c.left, c.lease, c.now)
@@ -459,7 +466,7 @@ func (c *clone) releaseLeft(ctx context.Context) {
 // not called then.
 func (c *clone) turn(fn func(t *clone, loadErr error)) error {
 	_, err := c.st.Update(turnLock, func([]byte) ([]byte, error) {
-		fn(load(c.st, c.o, c.getenv, c.missed))
+		fn(load(c.st, c.o, c.getenv, c.net))
 		return nil, nil
 	})
 	return err
@@ -876,7 +883,9 @@ func Task(ctx context.Context, o Options, task, status string, rerunnable func(r
 		}
 		if err == nil && c != nil {
 			lost = c.takenOver(task)
-			c.releaseLeft(ctx) // after the task's own part, which has the call's time first
+			if c.net.answered { // a call that asks nothing of the remote leaves them to a sync
+				c.releaseLeft(ctx) // after the task's own part, which has the call's time first
+			}
 			if e := cmp.Or(c.unsaved, c.over); e != nil {
 				lost = append(lost, said(e))
 			}
