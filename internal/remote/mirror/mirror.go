@@ -306,7 +306,7 @@ func change(st *store.Store, fn func(prev Settings, err error) Settings) (Settin
 				return nil, fmt.Errorf("recording in the git directory that sharing is on: %w", err)
 			}
 		}
-		return json.Marshal(s)
+		return withNewer(s, cur)
 	})
 	var timeout *durable.LockTimeoutError
 	if !ran && err != nil && !errors.As(err, &timeout) { // errDamaged, or too large to read
@@ -517,9 +517,19 @@ func record(st *store.Store, remote, workflow string, head int64, at time.Time) 
 			s.LastSync = at.UTC()
 		}
 		s.Workflow, s.Mirrored = workflow, head
-		return json.Marshal(s)
+		return withNewer(s, cur)
 	})
 	return err
+}
+
+// withNewer is s as JSON, with the members of cur, the settings as read, that a newer Cairn
+// wrote and s has no field for, written back unchanged.
+func withNewer(s Settings, cur []byte) ([]byte, error) {
+	var all map[string]json.RawMessage
+	if cur != nil {
+		_ = json.Unmarshal(cur, &all) // not an object: nothing to keep
+	}
+	return workflow.EncodeKnown(s, all)
 }
 
 // Shared is s's view of the active workflow id at local revision rev, for the report line
