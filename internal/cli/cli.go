@@ -699,6 +699,7 @@ func shellSteps(msg string, agent bool) string {
 		{"; " + engine.InTheWayStep, ", then run the command again"},
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
 		{claimsync.ClaimStep, "run cairn sync, which claims it or says which machine holds it"},
+		{claimsync.InTheWayStep, "look at what it is: it may be someone's"},
 		{remotesync.AskHistory, "list them with cairn history "}, // a take-back's changes not replayed
 		{remotesync.AskSync, "run cairn sync "},                  // take back a workflow finished here
 		{remotesync.NextSyncTries, "run cairn sync again"},       // only cairn-mcp syncs by itself
@@ -723,14 +724,15 @@ const (
 // user it is told to ask is not the reader, so the ask stays; only a tool's words become the
 // command's.
 var agentSteps = map[string]string{
-	startAsk:             " continue or complete it; to start another instead, ask the user first, then start again with --replace ",
-	restoreAsk:           restoreAsk,
-	engine.ConfirmCopy:   engine.ConfirmCopy,
-	engine.AncientCheck:  workflow.AncientAsk,
-	workflow.OwnedAsk:    workflow.OwnedAsk,
-	engine.DefinitionAsk: engine.DefinitionAsk,
-	engine.RecordAsk:     engine.RecordAsk,
-	store.NoRoomStep:     store.NoRoomStep,
+	startAsk:               " continue or complete it; to start another instead, ask the user first, then start again with --replace ",
+	restoreAsk:             restoreAsk,
+	engine.ConfirmCopy:     engine.ConfirmCopy,
+	engine.AncientCheck:    workflow.AncientAsk,
+	workflow.OwnedAsk:      workflow.OwnedAsk,
+	engine.DefinitionAsk:   engine.DefinitionAsk,
+	engine.RecordAsk:       engine.RecordAsk,
+	store.NoRoomStep:       store.NoRoomStep,
+	claimsync.InTheWayStep: claimsync.InTheWayStep,
 	// The person the agent asks must not run it through Claude Code.
 	workflow.ApproveThenMove: workflow.ApproveThenMove,
 }

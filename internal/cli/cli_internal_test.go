@@ -333,6 +333,8 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		{engine.RecordAsk, ": run `cairn doctor`, which names what to correct, then run the command again"},
 		// Nor this: a change that stood, its snapshot refused for want of room.
 		{store.NoRoomStep, ": free some room on that file system"},
+		// Nor this: something in the claims state's place, which may be someone's.
+		{claimsync.InTheWayStep, ": look at what it is: it may be someone's"},
 	} {
 		got := shellSteps("nothing was changed: "+tt.agent+".", false)
 		if !strings.Contains(got, tt.person) || strings.Contains(got, "ask the user") || strings.Contains(got, "tell the user") || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") || strings.Contains(got, "start_workflow") {

@@ -129,6 +129,25 @@ func TestSyncFailureNoticeStoppedSync(t *testing.T) {
 	}
 }
 
+// TestSyncFailureNoticeSaysWhyOnce: a failure whose reason the notice gives (a broken journal,
+// here) ended with "(its log says why)" after it, sending the model to a log that says no more;
+// only a failure told without its reason points at the log.
+func TestSyncFailureNoticeSaysWhyOnce(t *testing.T) {
+	for _, tc := range []struct {
+		err error
+		log bool
+	}{
+		{&remotesync.JournalError{Why: "this machine's journal of wf-1 is damaged at revision 4", Step: "restore it from a backup"}, false},
+		{errors.New("exit status 128"), true},
+	} {
+		s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
+		y := &syncer{s: s, ctx: context.Background()}
+		if got := y.failNotice("origin", tc.err); strings.Contains(got, "(its log says why)") != tc.log {
+			t.Errorf("notice for %v: %q; want the log named: %v", tc.err, got, tc.log)
+		}
+	}
+}
+
 // A notice the sync told is cut to 400 characters: a cut that ends right after a token glued to
 // more text (a path such as /home/u/ghp_…-x/) ends before that word, so the model is never shown
 // a secret's shape the notice did not hold.

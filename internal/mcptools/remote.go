@@ -498,7 +498,7 @@ func (y *syncer) failNotice(name string, err error) string {
 	if name != "" {
 		what = "cairn-mcp could not sync with " + secrets.Line(name, 40)
 	}
-	then := "the next sync retries"
+	then, unsaid := "the next sync retries", what
 	te, locked := errors.AsType[*durable.LockTimeoutError](err)
 	je, broken := errors.AsType[*remotesync.JournalError](err)
 	// A retry of these reads the same line and fails the same way.
@@ -537,7 +537,10 @@ func (y *syncer) failNotice(name string, err error) string {
 		what += ": its line of the workflow is not one Cairn can read"
 		then = "every sync fails the same way until the user acts on the remote: cairn sync tells them why"
 	}
-	if n := "Notice: " + what + " (its log says why); your changes are kept here and " + then + "."; n != y.failTold {
+	if what == unsaid { // the log has git's words, which may name a host or a credential helper
+		what += " (its log says why)"
+	}
+	if n := "Notice: " + what + "; your changes are kept here and " + then + "."; n != y.failTold {
 		y.failTold = n
 		return n
 	}

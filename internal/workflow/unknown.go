@@ -87,7 +87,8 @@ func EncodeKnown(v any, extra unknown) ([]byte, error) {
 
 var knownCache sync.Map // reflect.Type -> map[string]bool
 
-// knownFields returns the JSON names of t's fields (t a struct type).
+// knownFields returns the JSON names of t's fields (t a struct type), those of an embedded
+// struct's too, which encoding/json writes as its own.
 func knownFields(t reflect.Type) map[string]bool {
 	if v, ok := knownCache.Load(t); ok {
 		return v.(map[string]bool)
@@ -100,6 +101,10 @@ func knownFields(t reflect.Type) map[string]bool {
 			continue
 		}
 		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			maps.Copy(m, knownFields(f.Type))
+			continue
+		}
 		m[cmp.Or(name, f.Name)] = true
 	}
 	knownCache.Store(t, m)

@@ -226,6 +226,50 @@ func (c *Claimer) rewound(err error) bool {
 	return true
 }
 
+// maxRewinds bounds how often one call reads again a line its appends found rewound: a line
+// deleted on the host is read again at once, but a host whose pushes keep finding the line
+// shorter than its reads show (reads served from an older copy) would be read and pushed to
+// until the call's time ran out.
+const maxRewinds = 3
+
+// again reports whether a call that found its line rewound (rewound) *n times before may read
+// it again, after a pause past the first time, and counts this one.
+func again(ctx context.Context, n *int) bool {
+	if *n >= maxRewinds {
+		return false
+	}
+	if *n > 0 {
+		pause(ctx, *n-1)
+	}
+	*n++
+	return true
+}
+
+// stalls counts the lost races of one call after which the line, read again, held nothing new:
+// a host whose pushes say the line moved while its reads show it as it was would otherwise be
+// read and pushed to until the call's time ran out. Another machine's append is read, and
+// tried after.
+type stalls struct {
+	err error // the last lost race's, not yet read after
+	at  int64 // the head it was written after
+	n   int
+}
+
+// conflict records err, an append's after head that another writer's seemed to beat.
+func (s *stalls) conflict(err error, head int64) { s.err, s.at = err, head }
+
+// read is called with the head the line was read again to: it returns the lost race's error
+// once maxRewinds reads after one found nothing new.
+func (s *stalls) read(head int64) error {
+	if s.err != nil && head == s.at {
+		if s.n++; s.n >= maxRewinds {
+			return s.err
+		}
+	}
+	s.err = nil
+	return nil
+}
+
 // forget drops what was read of the line, so that it is read again from the start.
 func (c *Claimer) forget() {
 	c.head, c.mark = 0, ""
@@ -298,6 +342,8 @@ func (c *Claimer) seenNow() map[string]time.Time {
 func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 	delete(c.replaced, task)
 	var unknown error // the error of an append of ours that may have landed
+	rewinds := 0
+	var lost stalls
 	for attempt := 0; ; attempt++ {
 		if err := c.Refresh(ctx); err != nil {
 			if ctx.Err() != nil || unknown == nil {
@@ -305,6 +351,9 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 			}
 			pause(ctx, attempt)
 			continue
+		}
+		if err := lost.read(c.head); err != nil {
+			return 0, err
 		}
 		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC(), Lease: c.lease}
 		h, held := c.holders[task]
@@ -328,6 +377,9 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 			return c.head, nil
 		}
 		if c.rewound(err) {
+			if !again(ctx, &rewinds) {
+				return 0, err
+			}
 			continue
 		}
 		if !errors.Is(err, remote.ErrConflict) {
@@ -335,8 +387,10 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 				return 0, err
 			}
 			unknown = err
-			pause(ctx, attempt)
+		} else {
+			lost.conflict(err, c.head)
 		}
+		pause(ctx, attempt)
 		// Lost the race or unknown: the line says which.
 	}
 }
@@ -436,9 +490,14 @@ func (c *Claimer) one(ctx context.Context, op, task string, fence int64) error {
 // holderAppend appends op for the holder of each fence (a task's claim revision) in one
 // append, retrying lost races for those still their task's claim; fenced counts the others.
 func (c *Claimer) holderAppend(ctx context.Context, op string, fences map[string]int64) (fenced int, _ error) {
+	rewinds := 0
+	var lost stalls
 	for attempt := 0; ; attempt++ {
 		if err := c.Refresh(ctx); err != nil {
 			return 0, err
+		}
+		if err := lost.read(c.head); err != nil {
+			return fenced, err
 		}
 		var es []entry
 		fenced = 0
@@ -458,11 +517,15 @@ func (c *Claimer) holderAppend(ctx context.Context, op string, fences map[string
 		}
 		err := c.append(ctx, es...)
 		if c.rewound(err) {
+			if !again(ctx, &rewinds) {
+				return fenced, err
+			}
 			continue // read again from the start: a fence the line still holds is released
 		}
 		if err == nil || !errors.Is(err, remote.ErrConflict) {
 			return fenced, err
 		}
+		lost.conflict(err, c.head)
 		pause(ctx, attempt)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -739,5 +740,55 @@ func TestReleaseOnALineRewoundMeanwhile(t *testing.T) {
 	}
 	if _, err := m.TryClaim(ctx, "t1"); err != nil {
 		t.Fatalf("t1 released, yet: %v", err)
+	}
+}
+
+// shortWrites is a remote whose pushes all say its line is shorter than its reads show (a host
+// serving reads from a copy of the ref its pushes no longer hold): each append looks like a
+// line rewound since it was read.
+type shortWrites struct {
+	remote.Backend
+	appends atomic.Int64
+	current int64 // the head each push says the line has
+}
+
+func (s *shortWrites) Append(_ context.Context, id string, after int64, _ [][]byte) (int64, error) {
+	s.appends.Add(1)
+	return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: s.current}
+}
+
+// TestRewoundAgainAndAgainEnds: a line that reads as rewound at every append (or as moved on,
+// with nothing more to read) is read again a few times, with a pause, and the call then ends
+// with the conflict: it read the line again and pushed, with no pause, until its time ran out
+// (twenty seconds of git against the host, for each task call).
+func TestRewoundAgainAndAgainEnds(t *testing.T) {
+	for _, tc := range []struct {
+		op      string
+		current int64
+	}{{"claim", 0}, {"release", 0}, {"claim", 99}, {"release", 99}} {
+		op := tc.op
+		t.Run(fmt.Sprint(op, tc.current), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			m := memremote.New()
+			a := claim.New(m, "claims", "A", time.Hour, time.Now)
+			fence, err := a.TryClaim(ctx, "t1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &shortWrites{Backend: m, current: tc.current}
+			a = claim.New(s, "claims", "A", time.Hour, time.Now)
+			if op == "claim" {
+				_, err = a.TryClaim(ctx, "t2")
+			} else {
+				err = a.Release(ctx, "t1", fence)
+			}
+			if !errors.Is(err, remote.ErrConflict) || ctx.Err() != nil {
+				t.Fatalf("%s on a line that reads as rewound at every push: %v (context: %v); want the conflict, before the time runs out", op, err, ctx.Err())
+			}
+			if n := s.appends.Load(); n > 5 {
+				t.Fatalf("%s pushed %d times; want a few", op, n)
+			}
+		})
 	}
 }

@@ -110,22 +110,8 @@ type Options struct {
 	Backend remote.Backend
 }
 
-// state is the Doc. Its Unconfirmed part (the workflow Line is about, and the tasks set
-// running here while the remote was out of reach, with when by this clone's clock: the next
-// sync confirms or undoes each) is package mirror's, which the hooks read.
-type state struct {
-	Owner string `json:"owner"`
-	// Dir is the state directory the owner was made in or last moved to, Ino its inode (0
-	// where there is none); empty in what an older Cairn saved.
-	Dir string `json:"dir,omitempty"`
-	Ino uint64 `json:"dir_inode,omitempty"`
-	mirror.Unconfirmed
-	Line claim.State `json:"line"`
-	// Left holds, by workflow id and task, the revisions of the claims this clone held on
-	// workflows the Doc was about before Workflow (replaced here) that no call could release
-	// yet, the remote out of reach: the next call that reaches it releases them.
-	Left map[string]map[string]int64 `json:"left,omitempty"`
-}
+// state is the Doc, whose shape is package mirror's, which the hooks read.
+type state = mirror.Claims
 
 // clone is one call's view: the store, the settings and a Claimer restored from the Doc.
 type clone struct {
@@ -153,6 +139,8 @@ type clone struct {
 	// from.
 	doc state
 	b   remote.Backend // the claims lines' remote
+	// net says how this call's calls to b went (shared by the views of one call, turn).
+	net *reached
 	// notices say, for people, what this load's read of the workflow repaired (the store's
 	// notices: no later read says them again), that it found the Doc damaged and rebuilt it,
 	// or found the state directory copied and gave this copy its own identity.
@@ -181,14 +169,14 @@ func open(o Options) (*clone, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := load(st, o, getenv)
+	c, err := load(st, o, getenv, new(reached))
 	if c == nil {
 		st.Close()
 	}
 	return c, err
 }
 
-func load(st *store.Store, o Options, getenv func(string) string) (*clone, error) {
+func load(st *store.Store, o Options, getenv func(string) string, net *reached) (*clone, error) {
 	s, err := mirror.Load(st)
 	if err != nil || !s.Enabled {
 		return nil, err
@@ -213,6 +201,7 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 	if err != nil {
 		return nil, err
 	}
+	b = reach{b, net}
 	cur, damaged, err := readState(st)
 	if damaged {
 		var notice string
@@ -246,8 +235,47 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		maps.Copy(c.pending, cur.Pending)
 		maps.Copy(c.unclaimed, cur.Unclaimed)
 	}
-	c.left, c.doc, c.b = owed(cur, w.ID), cur, b
+	c.left, c.doc, c.b, c.net = owed(cur, w.ID), cur, b, net
 	return c, nil
+}
+
+// reached says whether the remote answered a call of this one, and whether it failed to: an
+// error that is not its answer about one line (a conflict, a line it cannot read, a ref its
+// rules refuse). The claims left on replaced workflows (releaseLeft) are tried only by a task
+// call the remote answered and a sync, and not after it failed to answer: each try against a
+// host that does not answer waits as long (callTimeout) again.
+type reached struct{ answered, missed bool }
+
+// reach is a call's claims remote, noting in net how it answered.
+type reach struct {
+	remote.Backend
+	net *reached
+}
+
+func (r reach) note(err error) {
+	if err != nil && !errors.Is(err, remote.ErrConflict) && !errors.Is(err, remote.ErrUnreadable) && !refused(err) {
+		r.net.missed = true
+	} else {
+		r.net.answered = true
+	}
+}
+
+func (r reach) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	head, err := r.Backend.Append(ctx, id, after, data)
+	r.note(err)
+	return head, err
+}
+
+func (r reach) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	recs, err := r.Backend.Since(ctx, id, rev)
+	r.note(err)
+	return recs, err
+}
+
+func (r reach) Heads(ctx context.Context) (remote.Heads, error) {
+	h, err := r.Backend.Heads(ctx)
+	r.note(err)
+	return h, err
 }
 
 // clock is the clock claims are timed by: this machine's, shifted by EnvClockSkew.
@@ -300,12 +328,31 @@ func owed(cur state, active string) map[string]map[string]int64 {
 	return left
 }
 
+// instances is the instance (claim.Of) of each workflow of left that cur knows; nil when none.
+func instances(cur state, left map[string]map[string]int64) map[string]string {
+	var of map[string]string
+	for wf := range left {
+		i := cur.LeftOf[wf]
+		if wf == cur.Workflow {
+			i = cur.Of
+		}
+		if i != "" {
+			if of == nil {
+				of = map[string]string{}
+			}
+			of[wf] = i
+		}
+	}
+	return of
+}
+
 // release releases left (see owed), as doc's owner, reading on from doc's line on its
 // workflow, and returns the workflows it released them on; it stops at the first that fails
 // (out of reach, each would wait as long), with its error.
 func release(ctx context.Context, b remote.Backend, doc state, left map[string]map[string]int64, lease time.Duration, now func() time.Time) (freed []string, err error) {
+	of := instances(doc, left)
 	for _, wf := range slices.Sorted(maps.Keys(left)) {
-		cl := claim.New(b, wf, doc.Owner, lease, now)
+		cl := claim.New(b, wf, doc.Owner, lease, now).Of(of[wf])
 		if wf == doc.Workflow {
 			cl.Restore(doc.Line)
 		}
@@ -378,7 +425,7 @@ func releaseEndedInTurn(ctx context.Context, st *store.Store, o Options, getenv 
 		for _, wf := range freed {
 			delete(rest, wf)
 		}
-		return json.Marshal(state{Owner: now.Owner, Dir: now.Dir, Ino: now.Ino, Left: rest})
+		return json.Marshal(state{Owner: now.Owner, Dir: now.Dir, Ino: now.Ino, Left: rest, LeftOf: instances(now, rest), Extra: now.Extra})
 	})
 	return cmp.Or(rerr, err)
 }
@@ -394,10 +441,11 @@ func instance(rec *workflow.Record) string {
 }
 
 // releaseLeft releases the claims this clone held on the workflows it replaced with the active
-// one, then saves the Doc, which forgets them; out of reach it leaves them to the next call
-// (every save keeps them in the Doc's Left).
+// one, then saves the Doc, which forgets them; out of reach, or when the remote did not answer
+// earlier in this call (reached), it leaves them to the next call (every save keeps them in the
+// Doc's Left).
 func (c *clone) releaseLeft(ctx context.Context) {
-	if len(c.left) == 0 {
+	if len(c.left) == 0 || c.net.missed {
 		return
 	}
 	freed, _ := release(ctx, c.b, c.doc, c.left, c.lease, c.now)
@@ -418,7 +466,7 @@ func (c *clone) releaseLeft(ctx context.Context) {
 // not called then.
 func (c *clone) turn(fn func(t *clone, loadErr error)) error {
 	_, err := c.st.Update(turnLock, func([]byte) ([]byte, error) {
-		fn(load(c.st, c.o, c.getenv))
+		fn(load(c.st, c.o, c.getenv, c.net))
 		return nil, nil
 	})
 	return err
@@ -677,12 +725,16 @@ func (c *clone) save(touched string) error {
 		// directory an identity of its own since this one was loaded (rebind).
 		s.Owner = cmp.Or(s.Owner, c.owner)
 		if s.Workflow != id {
-			s = state{Owner: s.Owner, Dir: s.Dir, Ino: s.Ino, Unconfirmed: mirror.Unconfirmed{Workflow: id}, Left: owed(s, id)}
+			left := owed(s, id)
+			s = state{Owner: s.Owner, Dir: s.Dir, Ino: s.Ino, Unconfirmed: mirror.Unconfirmed{Workflow: id}, Left: left, LeftOf: instances(s, left), Extra: s.Extra}
 		}
 		for _, wf := range c.freed {
 			delete(s.Left, wf)
+			delete(s.LeftOf, wf)
 		}
 		delete(s.Left, id) // the active workflow's claims are Line's
+		delete(s.LeftOf, id)
+		s.Of = instance(c.wf)
 		kept := s.Line
 		// A shorter line replaces the Doc's only when it is the one this call started from:
 		// it then found the remote's line deleted or rewound, and read it again.
@@ -798,7 +850,7 @@ func Task(ctx context.Context, o Options, task, status string, rerunnable func(r
 		if err == nil && running && res != nil && res.Changed {
 			// A run of this call's: sharing may have been switched on since open read it off.
 			if aerr := adoptRun(o, task); aerr != nil {
-				res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+aerr.Error())
+				res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+said(aerr))
 			}
 		}
 		return res, err
@@ -831,9 +883,11 @@ func Task(ctx context.Context, o Options, task, status string, rerunnable func(r
 		}
 		if err == nil && c != nil {
 			lost = c.takenOver(task)
-			c.releaseLeft(ctx) // after the task's own part, which has the call's time first
+			if c.net.answered { // a call that asks nothing of the remote leaves them to a sync
+				c.releaseLeft(ctx) // after the task's own part, which has the call's time first
+			}
 			if e := cmp.Or(c.unsaved, c.over); e != nil {
-				lost = append(lost, e.Error())
+				lost = append(lost, said(e))
 			}
 		}
 	})
@@ -950,6 +1004,20 @@ func inTurn(o Options, f func(c *clone) error) error {
 	return cmp.Or(terr, ferr)
 }
 
+// InTheWayStep ends what a task call says of something in the place of the claims state (a
+// FIFO): the store's step, to move it out of the state directory, is not the agent's to take,
+// and what is there may be someone's. The CLI puts the person's own in its place.
+const InTheWayStep = "ask the user what it is: it may be someone's"
+
+// said is err for a task call's result: with InTheWayStep in place of the store's step for
+// something in a claims file's place.
+func said(err error) string {
+	if !store.InTheWay(err) {
+		return err.Error()
+	}
+	return store.WithoutPersonStep(err) + "; " + InTheWayStep
+}
+
 // unclaimed applies update without the claims rules, since the claims state could not be read
 // (err). Set running, the task is not claimed; out of running, a claim this clone held of it
 // is not released, and other machines are refused it until it lapses.
@@ -958,9 +1026,9 @@ func unclaimed(running bool, err error, update func() (*engine.Result, error)) (
 	switch {
 	case uerr != nil || res == nil:
 	case running:
-		res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+err.Error())
+		res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+said(err))
 	case res.Changed:
-		res.Warnings = append(res.Warnings, "the task's claim, if this clone held one, was not released on the remote: "+err.Error())
+		res.Warnings = append(res.Warnings, "the task's claim, if this clone held one, was not released on the remote: "+said(err))
 	}
 	return res, uerr
 }
@@ -985,12 +1053,11 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 		}
 	}
 	fence, err := c.cl.TryClaim(ctx, task)
-	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
-		// Interrupted (Ctrl-C) before the remote answered, not out of reach: the run the
-		// caller gave up is not made here, nor queued as a claim for the next sync.
+	if interrupted(ctx, err) {
+		// The run the caller gave up is not made here, nor queued as a claim for the next sync.
 		unintend()
 		c.save(task)
-		return nil, fmt.Errorf("interrupted: task %s was not set running", secrets.Line(task, 64))
+		return nil, interruptedError(task)
 	}
 	var he *claim.HeldError
 	if errors.As(err, &he) {
@@ -1030,7 +1097,7 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 		if res.Changed || !pend {
 			c.pending[task] = c.now().UTC()
 			if serr := c.save(task); serr != nil {
-				res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+serr.Error())
+				res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+said(serr))
 				return res, nil
 			}
 		}
@@ -1072,7 +1139,9 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	if !known && !pend && !runs {
 		return update()
 	}
-	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
+	if err := c.cl.Refresh(ctx); interrupted(ctx, err) {
+		return nil, interruptedError(task)
+	} else if err != nil { // out of reach: the claim lapses with its lease
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
 			c.save("")
 			return nil, c.takenError(task, h, pend)
@@ -1146,6 +1215,9 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 	case refused(err): // no machine can claim it there
 		c.save(task)
 		return update()
+	case interrupted(ctx, err): // a claim that landed is released by the next sync, or kept running
+		c.save(task)
+		return nil, interruptedError(task)
 	case err != nil:
 		c.save(task)
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
@@ -1262,13 +1334,26 @@ func refused(err error) bool {
 
 // unreached is why a claim made offline did not reach the remote: err, when the remote's
 // repository is damaged or pushes elsewhere than it fetches (its step ends that) or a git of
-// this clone held a ref's lock (git's words say so, and the step), else that it could not be
-// reached.
+// this clone held a ref's lock (git's words say so, and the step), that the call was
+// interrupted, else that it could not be reached.
 func unreached(err error) string {
-	if nameable(err) || errors.Is(err, gitremote.ErrLocked) {
+	switch {
+	case nameable(err) || errors.Is(err, gitremote.ErrLocked):
 		return err.Error()
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
 	}
 	return "it could not be reached"
+}
+
+// interrupted reports a call interrupted (Ctrl-C) before the remote answered err, which is not
+// the remote out of reach: the call changes nothing, rather than go on as offline.
+func interrupted(ctx context.Context, err error) bool {
+	return err != nil && errors.Is(ctx.Err(), context.Canceled)
+}
+
+func interruptedError(task string) error {
+	return fmt.Errorf("interrupted: task %s was not changed", secrets.Line(task, 64))
 }
 
 // nameable reports an error of the remote that says more than that it could not be reached:
@@ -1430,8 +1515,8 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		return nil, err
 	}
 	defer c.st.Close()
-	c.releaseLeft(ctx)
 	notes, last, err := c.sync(ctx, revert)
+	last.releaseLeft(ctx) // after: out of reach, the sync's own part says so, once
 	notes = append(slices.Clone(c.notices), notes...)
 	if err != nil && len(last.pending) == 0 {
 		err = &NoticeError{Err: err}

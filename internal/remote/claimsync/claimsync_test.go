@@ -1,6 +1,7 @@
 package claimsync_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,30 +32,36 @@ import (
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
-// flaky is a remote that can be switched off, as a network that drops.
+// flaky is a remote that can be switched off, as a network that drops; missed counts the
+// calls it failed, by workflow.
 type flaky struct {
 	remote.Backend
-	mu  sync.Mutex
-	off bool
+	mu     sync.Mutex
+	off    bool
+	missed map[string]int
 }
 
 func (f *flaky) set(off bool) { f.mu.Lock(); f.off = off; f.mu.Unlock() }
-func (f *flaky) down() error {
+func (f *flaky) down(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.off {
+		if f.missed == nil {
+			f.missed = map[string]int{}
+		}
+		f.missed[id]++
 		return errors.New("connection refused")
 	}
 	return nil
 }
 func (f *flaky) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
-	if err := f.down(); err != nil {
+	if err := f.down(id); err != nil {
 		return nil, err
 	}
 	return f.Backend.Since(ctx, id, rev)
 }
 func (f *flaky) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
-	if err := f.down(); err != nil {
+	if err := f.down(id); err != nil {
 		return 0, err
 	}
 	return f.Backend.Append(ctx, id, after, data)
@@ -448,6 +455,33 @@ func TestOfflineRefusesToFinishATaskKnownHeld(t *testing.T) {
 	}
 	if got := taskStatus(t, b, "t1"); got != "" {
 		t.Fatalf("t1 is %q on b, want absent", got)
+	}
+}
+
+// TestNewerCairnsFieldsAreKept: members a newer Cairn wrote in claims.json that this one has no
+// field for survive the rewrite of every task call and sync, as the workflow record's do: they
+// were dropped, and the newer Cairn lost what it kept there.
+func TestNewerCairnsFieldsAreKept(t *testing.T) {
+	a := newClone(t, memremote.New())
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(a.opt.StateDir, claimsync.Doc+".json")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const newer = `"newer":{"kept":[1,2]}`
+	data = append(append(bytes.TrimSuffix(bytes.TrimSpace(data), []byte("}")), ","+newer...), '}')
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t2", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.sync()
+	if data, err = os.ReadFile(file); err != nil || !bytes.Contains(data, []byte(newer)) || bytes.Count(data, []byte(`"workflow_id"`)) != 1 {
+		t.Fatalf("claims.json after a task call and a sync: %s %v; want %s kept, and each member once", data, err, newer)
 	}
 }
 
@@ -1139,6 +1173,99 @@ func TestReleaseThatFailedIsSaidAndDoneBySync(t *testing.T) {
 	}
 }
 
+// interrupting is a remote whose next read (or, with onAppend, push) is interrupted by Ctrl-C:
+// it ends the call's context and fails with its error, as git killed by it does.
+type interrupting struct {
+	remote.Backend
+	mu       sync.Mutex
+	cancel   context.CancelFunc
+	onAppend bool
+}
+
+func (i *interrupting) interrupt(ctx context.Context, push bool) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.cancel == nil || push != i.onAppend {
+		return nil
+	}
+	i.cancel()
+	i.cancel = nil
+	return fmt.Errorf("git fetch: %w", ctx.Err())
+}
+
+func (i *interrupting) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	if err := i.interrupt(ctx, false); err != nil {
+		return nil, err
+	}
+	return i.Backend.Since(ctx, id, rev)
+}
+
+func (i *interrupting) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if err := i.interrupt(ctx, true); err != nil {
+		return 0, err
+	}
+	return i.Backend.Append(ctx, id, after, data)
+}
+
+// TestInterruptedTaskOutOfRunning: a task call out of running interrupted (Ctrl-C) before the
+// remote answered changes nothing and says so, as setting one running does: it went ahead as
+// if out of reach (a done recorded after Ctrl-C), or refused the done as "out of reach". One
+// interrupted after the change, as its claim is released, says so, not that the remote could
+// not be reached, and the next sync releases it.
+func TestInterruptedTaskOutOfRunning(t *testing.T) {
+	for _, tc := range []struct {
+		name, to string
+		unheld   bool // running here without a claim (a sync brought it): done claims it first
+		onAppend bool
+		want     string // the task's status after
+		says     string
+	}{
+		{"pending", "pending", false, false, "running", "interrupted: task t1 was not changed"},
+		{"done", "done", false, false, "running", "interrupted: task t1 was not changed"},
+		{"done unheld", "done", true, false, "running", "interrupted: task t1 was not changed"},
+		{"release", "pending", false, true, "pending", "task t1's claim could not be released on origin (interrupted): the next sync releases it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			i := &interrupting{Backend: memremote.New(), onAppend: tc.onAppend}
+			a := newClone(t, i)
+			a.vars[claimsync.EnvLease] = "1h"
+			var err error
+			if tc.unheld {
+				_, err = a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"})
+			} else {
+				_, err = a.task("t1", "running")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			i.mu.Lock()
+			i.cancel = cancel
+			i.mu.Unlock()
+			res, err := claimsync.Task(ctx, a.opt, "t1", tc.to, func(bool) (*engine.Result, error) {
+				return a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: tc.to})
+			})
+			said := fmt.Sprint(err)
+			if res != nil {
+				said = strings.Join(res.Warnings, "; ")
+			}
+			if said != tc.says {
+				t.Errorf("interrupted, setting t1 %s said %q; want %q", tc.to, said, tc.says)
+			}
+			if got := taskStatus(t, a, "t1"); got != tc.want {
+				t.Fatalf("interrupted, setting t1 %s left it %s; want %s", tc.to, got, tc.want)
+			}
+			if tc.want == "pending" {
+				a.sync()
+				if _, err := claim.New(i, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+					t.Fatalf("claiming t1 after the sync: %v", err)
+				}
+			}
+		})
+	}
+}
+
 // TestRenewalByTheClaimsLease: a claim is renewed by the lease it carries when this call's is
 // longer (the claim made by the agent's server, the sync run from a shell set to a longer
 // lease): other machines take it over after the lease it carries, so a renewal that waited for
@@ -1205,6 +1332,44 @@ func TestReplacedOfflineWorkflowsClaimsAreReleased(t *testing.T) {
 		if _, err := a.task(task, "running"); err != nil {
 			t.Fatal(err)
 		}
+	}
+	f.set(false)
+	a.sync()
+	if _, err := claim.New(f, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatalf("claiming t1 of the workflow the holder replaced offline: %v", err)
+	}
+}
+
+// TestReplacedWorkflowsClaimsWaitOutOfReach: out of reach, the claims left on a replaced
+// workflow are not tried again by a call that already found the remote out of reach, nor by a
+// task call that asks nothing of it: each try waits as long (git's 20 s against a host that
+// never answers), after every task call and before every sync. The sync that reaches it
+// releases them.
+func TestReplacedWorkflowsClaimsWaitOutOfReach(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a := newClone(t, f)
+	a.vars[claimsync.EnvLease] = "1h"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "other", WorkflowID: "wf-2", Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("u1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claimsync.Sync(context.Background(), a.opt, nil); err == nil {
+		t.Fatal("a sync out of reach reported no error")
+	}
+	if got := f.missed["wf-1"]; got != 0 {
+		t.Fatalf("out of reach, a task call and a sync tried the replaced workflow's claims %d times after their own call failed; want 0", got)
+	}
+	if _, err := a.task("u2", "pending"); err != nil { // asks nothing of the remote
+		t.Fatal(err)
+	}
+	if got := f.missed["wf-1"]; got != 0 {
+		t.Fatalf("a call that asked nothing of the remote tried the replaced workflow's claims %d times; want 0: a sync tries them", got)
 	}
 	f.set(false)
 	a.sync()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote/claim"
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 )
 
@@ -65,7 +66,8 @@ func TestWallClockSetForwardKeepsAClaimHeld(t *testing.T) {
 // TestTaskLeftRunningWithTheClaimsStateUnreadable: with something else in claims.json's place
 // (a FIFO here; a file root's `sudo cairn` left is alike), setting running a task said it was
 // not claimed, but setting one this clone held back to pending, or done, said nothing: its
-// claim stays on the remote, refusing it to other machines for a lease. It is said now.
+// claim stays on the remote, refusing it to other machines for a lease. It is said now, without
+// the store's step of moving the FIFO out, which the agent reading it could take.
 func TestTaskLeftRunningWithTheClaimsStateUnreadable(t *testing.T) {
 	b := memremote.New()
 	a := newClone(t, b)
@@ -85,5 +87,9 @@ func TestTaskLeftRunningWithTheClaimsStateUnreadable(t *testing.T) {
 	}
 	if len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "the task's claim, if this clone held one, was not released on the remote: ") || !strings.Contains(res.Warnings[0], "a FIFO is in its place") {
 		t.Fatalf("setting t1 back to pending, claims.json a FIFO: warnings %q, want that its claim was not released, and why", res.Warnings)
+	}
+	// What is there may be someone's: no step to move it, which the agent could take.
+	if !strings.HasSuffix(res.Warnings[0], "it was left as it is; "+claimsync.InTheWayStep) || strings.Contains(res.Warnings[0], "move") {
+		t.Fatalf("setting t1 back to pending, claims.json a FIFO: warning %q; want it to end %q, and no step to move it", res.Warnings[0], claimsync.InTheWayStep)
 	}
 }

@@ -177,3 +177,27 @@ func TestTagThatReadsAsCairnsIsNotALine(t *testing.T) {
 		t.Fatalf("Append on the tag = %v; want it refused as not Cairn's", err)
 	}
 }
+
+// TestRefToABlobOrTreeIsSaidAsOne: a ref under refs/cairn/wf/ that points at a blob or a tree
+// is said to, with a step that shows it (git show FETCH_HEAD): it was said to point at a commit
+// Cairn did not write, with git log FETCH_HEAD to see it, which shows nothing of a blob.
+func TestRefToABlobOrTreeIsSaidAsOne(t *testing.T) {
+	ctx := bg(t)
+	bare := bareRepo(t)
+	blob := gitIn(t, bare, "not cairn\n", "hash-object", "-w", "--stdin")
+	git(t, bare, "update-ref", "refs/cairn/wf/wf-blob", blob)
+	git(t, bare, "update-ref", "refs/cairn/wf/wf-tree", gitIn(t, bare, "100644 blob "+blob+"\tf\n", "mktree"))
+	b := clone(t, "file://"+bare, gitremote.Refs)
+	for _, kind := range []string{"blob", "tree"} {
+		id := "wf-" + kind
+		want := "the remote's ref for workflow " + id + ", refs/cairn/wf/" + id + ", points at a " + kind + ", which Cairn did not write: see what it holds (git fetch origin refs/cairn/wf/" + id + ", then git show FETCH_HEAD)"
+		if _, err := b.Since(ctx, id, 0); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Since on a ref to a %s = %v; want it to start %q", kind, err, want)
+		}
+	}
+	_, err := b.Heads(ctx)
+	ue, ok := errors.AsType[*remote.UnreadableError](err)
+	if l := ue.LeftOut(); !ok || len(l) != 2 || !strings.Contains(l[1].Step, "git show FETCH_HEAD") || strings.Contains(l[1].Step, "git log") {
+		t.Errorf("Heads beside refs to a blob and a tree: %v, lines left out %+v; want each with git show FETCH_HEAD", err, l)
+	}
+}

@@ -300,16 +300,21 @@ func (b *Backend) leftOutError(id string) error {
 	return remote.Unreadable(fmt.Errorf("workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: %s", k, id, k, b.twinStep(id, k)))
 }
 
-// notCairnsError is the error for workflow id, whose ref points at a commit Cairn did not write.
-func (b *Backend) notCairnsError(id string) error {
-	return remote.Unreadable(fmt.Errorf("the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id)))
+// notCairnsError is the error for workflow id, whose ref points at a commit Cairn did not write,
+// or at an object of another kind (git's objecttype: a tag, a tree, a blob).
+func (b *Backend) notCairnsError(id, kind string) error {
+	what := "a commit Cairn did not write"
+	if kind != "commit" {
+		what = "a " + kind + ", which Cairn did not write"
+	}
+	return remote.Unreadable(fmt.Errorf("the remote's ref for workflow %s, %s, points at %s: %s", id, b.remoteRef(id), what, b.notCairnsStep(id, kind)))
 }
 
 // rewrittenError is the error for workflow id's line, whose commits read as Cairn's up to where
 // what says it is not: a history rewritten by hand (squashed, a revision dropped) and
 // force-pushed. No sync can read it, so it gets the step of a line Cairn did not write.
 func (b *Backend) rewrittenError(id, what string) error {
-	return remote.Unreadable(fmt.Errorf("the remote's line for workflow %s %s: it was rewritten by something other than Cairn; %s", id, what, b.notCairnsStep(id)))
+	return remote.Unreadable(fmt.Errorf("the remote's line for workflow %s %s: it was rewritten by something other than Cairn; %s", id, what, b.notCairnsStep(id, "commit")))
 }
 
 // The steps below name the one ref to act on and say why acting loses no work: a ref deleted
@@ -317,9 +322,13 @@ func (b *Backend) rewrittenError(id, what string) error {
 
 // notCairnsStep is the step for workflow id's ref holding commits Cairn did not write: they
 // may be someone's work pushed to the wrong place, so they are looked at and kept first.
-func (b *Backend) notCairnsStep(id string) string {
-	r, ref := b.remoteName(), b.remoteRef(id)
-	see := fmt.Sprintf("see what it holds (git fetch %s %s, then git log FETCH_HEAD) and keep any work there on a branch", r, ref)
+// git log shows a commit's history, and nothing of another kind of object.
+func (b *Backend) notCairnsStep(id, kind string) string {
+	r, ref, show := b.remoteName(), b.remoteRef(id), "log"
+	if kind != "commit" {
+		show = "show"
+	}
+	see := fmt.Sprintf("see what it holds (git fetch %s %s, then git %s FETCH_HEAD) and keep any work there on a branch", r, ref, show)
 	if b.claimsLine() {
 		return see + " before anything deletes it"
 	}
@@ -328,7 +337,7 @@ func (b *Backend) notCairnsStep(id string) string {
 
 // UnreadableStep implements remote.Stepper: the step for workflow id's line, one of whose
 // records Cairn did not write.
-func (b *Backend) UnreadableStep(id string) string { return b.notCairnsStep(id) }
+func (b *Backend) UnreadableStep(id string) string { return b.notCairnsStep(id, "commit") }
 
 // claimsLine reports whether b's lines are task claims rather than workflows, which no machine
 // pushes again whole.
@@ -688,12 +697,12 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 		switch {
 		case !ok && id == "":
 			if skipped == nil {
-				skipped = &remote.UnreadableError{Err: b.notCairnsError(ref)}
+				skipped = &remote.UnreadableError{Err: b.notCairnsError(ref, f[1])}
 			}
 			skipped.IDs = append(skipped.IDs, ref) // for-each-ref lists them sorted
-			skipped.Lines = append(skipped.Lines, remote.LeftOut{ID: ref, Reason: remote.NotCairns, Ref: b.remoteRef(ref), Step: b.notCairnsStep(ref)})
+			skipped.Lines = append(skipped.Lines, remote.LeftOut{ID: ref, Reason: remote.NotCairns, Ref: b.remoteRef(ref), Step: b.notCairnsStep(ref, f[1])})
 		case !ok:
-			return b.notCairnsError(ref)
+			return b.notCairnsError(ref, f[1])
 		default:
 			tips[ref] = tipInfo{oid: f[0], rev: rev}
 		}
@@ -823,7 +832,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 		f := strings.Fields(head)
 		got, ok := parseSubject(subj, id)
 		if !ok {
-			return b.notCairnsError(id)
+			return b.notCairnsError(id, "commit")
 		}
 		if len(f) == 0 || got != want || (got == 1) != (len(f) == 1) || len(f) > 2 {
 			return b.rewrittenError(id, fmt.Sprintf("is broken at revision %d", want))
@@ -833,7 +842,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 		return nil
 	}, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--")
 	if errors.Is(err, errLongLine) {
-		return nil, b.notCairnsError(id)
+		return nil, b.notCairnsError(id, "commit")
 	}
 	if err != nil {
 		return nil, err
@@ -879,7 +888,7 @@ func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int) ([]rem
 			return nil, fmt.Errorf("git cat-file gave a bad size for revision %d of %s", rev+int64(i)+1, id)
 		}
 		if size > remote.MaxRecord {
-			return nil, remote.Unreadable(fmt.Errorf("revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; %s", rev+int64(i)+1, id, size, b.notCairnsStep(id)))
+			return nil, remote.Unreadable(fmt.Errorf("revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; %s", rev+int64(i)+1, id, size, b.notCairnsStep(id, "commit")))
 		}
 		d := make([]byte, size+1) // the object and cat-file's newline
 		if _, err := io.ReadFull(r, d); err != nil {

@@ -121,6 +121,9 @@ func (b *Backend) lockMirror(ctx context.Context) (func(), error) {
 		default:
 		}
 		go func() { release(<-got) }() // cairn-mcp stopping does not wait for the lock
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return nil, fmt.Errorf("interrupted while another Cairn process of this clone was syncing with its remote: %w", ctx.Err())
+		}
 		return nil, fmt.Errorf("another Cairn process of this clone was syncing with its remote until the time ran out: %w", ctx.Err())
 	}
 }

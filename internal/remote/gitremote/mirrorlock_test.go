@@ -1,6 +1,7 @@
 package gitremote_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,5 +131,28 @@ func TestHeldLockFileIsNamedSafely(t *testing.T) {
 	}
 	if h, err := b.Heads(bg(t)); err != nil || h["wf-a"] != 1 {
 		t.Fatalf("Heads once the lock file is gone = %v, %v", h, err)
+	}
+}
+
+// TestInterruptedWaitForTheMirrorIsSaid: a sync interrupted (Ctrl-C, cairn-mcp stopping) while
+// it waited for another Cairn process's sync says so: it said the other synced "until the time
+// ran out", as if the wait had timed out, when none had.
+func TestInterruptedWaitForTheMirrorIsSaid(t *testing.T) {
+	dir, b, _ := lockedClone(t, time.Time{})
+	d, err := durable.OpenDir(filepath.Join(dir, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	unlock, err := d.Lock(gitremote.MirrorLock, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithCancel(bg(t))
+	gitremote.OnMirrorWait(t, cancel)
+	_, err = b.Heads(ctx)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") || strings.Contains(err.Error(), "time ran out") {
+		t.Fatalf("Heads interrupted while it waited for another sync = %v; want it said interrupted", err)
 	}
 }

@@ -1,6 +1,7 @@
 package gitremote
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -64,8 +65,12 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	// Read back where a fetch reads: a remote that pushes to another repository (a pushurl)
 	// takes every push and never shows one.
 	listed, lerr := b.output(ctx, nil, "ls-remote", "--", b.cfg.Remote, ref)
-	if reason, _, err := b.push(ctx, ref, oid, ""); err != nil || reason != "" {
-		return nil, fmt.Errorf("the remote took the probe ref %s but would not delete it (%s %v): delete it by hand", ref, reason, err)
+	if reason, said, err := b.push(ctx, ref, oid, ""); err != nil || reason != "" {
+		why := cmp.Or(said, reason)
+		if err != nil {
+			why = err.Error()
+		}
+		return nil, fmt.Errorf("the remote took the probe ref %s but did not delete it (%s): it holds nothing, and git push %s :%s deletes it where the host allows", ref, why, b.remoteName(), ref)
 	}
 	if ge, ok := errors.AsType[*GitError](lerr); ok {
 		ge.Op = "fetch" // the fetch side out of reach, as a fetch's error says it

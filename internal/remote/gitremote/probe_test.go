@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/remote"
@@ -110,5 +111,22 @@ func TestProbeClaims(t *testing.T) {
 	err := gitremote.ProbeClaims(ctx, gitremote.Config{Dir: dir, Remote: "file://" + filepath.Join(dir, "gone.git")}, gitremote.Refs)
 	if err == nil || errors.Is(err, gitremote.ErrRefused) {
 		t.Fatalf("ProbeClaims on a missing remote = %v, want an error that is not a refusal", err)
+	}
+}
+
+// TestProbeOnAHostThatKeepsRefs: a host that takes pushes but refuses deletions
+// (receive.denyDeletes) keeps the probe ref: the error names it and the host's reason, not
+// git's "<nil>" in place of an error there was none of.
+func TestProbeOnAHostThatKeepsRefs(t *testing.T) {
+	bare := bareRepo(t)
+	hook := "#!/bin/sh\nwhile read old new ref; do case \"$new\" in 0000000000000000000000000000000000000000) echo \"deletion prohibited\" >&2; exit 1;; esac; done\n"
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	_, err := gitremote.Probe(bg(t), gitremote.Config{Dir: dir, Remote: "file://" + bare})
+	if err == nil || !strings.Contains(err.Error(), "deletion prohibited") || strings.Contains(err.Error(), "<nil>") {
+		t.Fatalf("Probe on a host that refuses deletions = %v; want the host's words, and no <nil>", err)
 	}
 }

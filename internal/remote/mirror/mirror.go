@@ -46,6 +46,39 @@ type Unconfirmed struct {
 	Unclaimed map[string]time.Time `json:"unclaimed,omitempty"`
 }
 
+// Claims is the claims document (ClaimsDoc), which package claimsync writes: this clone's
+// identity, what it last read of the claims line of the workflow Unconfirmed names, and the
+// claims it made offline or left on workflows replaced here.
+type Claims struct {
+	Owner string `json:"owner"`
+	// Dir is the state directory the owner was made in or last moved to, Ino its inode (0
+	// where there is none); empty in what an older Cairn saved.
+	Dir string `json:"dir,omitempty"`
+	Ino uint64 `json:"dir_inode,omitempty"`
+	Unconfirmed
+	Line claim.State `json:"line"`
+	// Left holds, by workflow id and task, the revisions of the claims this clone held on
+	// workflows the document was about before Workflow (replaced here) that no call could
+	// release yet, the remote out of reach: the next call that reaches it releases them.
+	Left map[string]map[string]int64 `json:"left,omitempty"`
+	// Of is the instance (claim.Of) of Workflow, LeftOf those of Left's workflows: another
+	// workflow started apart under one id shares the line, and a release read as both would
+	// take its claim of a task for this clone's. Empty in what an older Cairn saved (any).
+	Of     string            `json:"of,omitempty"`
+	LeftOf map[string]string `json:"left_of,omitempty"`
+	// Extra holds the members a newer Cairn wrote that this one has no field for, written
+	// back unchanged.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// claimsJSON is Claims without its methods, for workflow.EncodeKnown and DecodeKnown.
+type claimsJSON Claims
+
+func (c Claims) MarshalJSON() ([]byte, error) { return workflow.EncodeKnown(claimsJSON(c), c.Extra) }
+func (c *Claims) UnmarshalJSON(b []byte) error {
+	return workflow.DecodeKnown(b, (*claimsJSON)(c), &c.Extra)
+}
+
 // Settings is this project's remote sync configuration and the mirror's state, kept in the
 // state directory (per machine: each clone opts in on its own).
 type Settings struct {
@@ -138,11 +171,7 @@ func RunsElsewhere(st *store.Store, r *workflow.Record, lease time.Duration, now
 	if s, err := Load(st); err != nil || !s.Enabled {
 		return nil
 	}
-	var c struct {
-		Owner string `json:"owner"`
-		Unconfirmed
-		Line claim.State `json:"line"`
-	}
+	var c Claims
 	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Workflow != id || c.Owner == "" {
 		return func(string) (Claim, bool) { return Claim{}, true } // none known to be this clone's
 	}
@@ -181,12 +210,7 @@ type Held struct {
 // yet. err says why the claims document could not be read: whichever claims it holds are
 // not known.
 func HeldHere(st *store.Store) (_ []Held, err error) {
-	var c struct {
-		Owner string `json:"owner"`
-		Unconfirmed
-		Line claim.State                 `json:"line"`
-		Left map[string]map[string]int64 `json:"left"`
-	}
+	var c Claims
 	if _, err := st.ReadJSON(ClaimsDoc, &c); err != nil || c.Owner == "" {
 		return nil, err
 	}
@@ -282,7 +306,7 @@ func change(st *store.Store, fn func(prev Settings, err error) Settings) (Settin
 				return nil, fmt.Errorf("recording in the git directory that sharing is on: %w", err)
 			}
 		}
-		return json.Marshal(s)
+		return withNewer(s, cur)
 	})
 	var timeout *durable.LockTimeoutError
 	if !ran && err != nil && !errors.As(err, &timeout) { // errDamaged, or too large to read
@@ -493,9 +517,19 @@ func record(st *store.Store, remote, workflow string, head int64, at time.Time) 
 			s.LastSync = at.UTC()
 		}
 		s.Workflow, s.Mirrored = workflow, head
-		return json.Marshal(s)
+		return withNewer(s, cur)
 	})
 	return err
+}
+
+// withNewer is s as JSON, with the members of cur, the settings as read, that a newer Cairn
+// wrote and s has no field for, written back unchanged.
+func withNewer(s Settings, cur []byte) ([]byte, error) {
+	var all map[string]json.RawMessage
+	if cur != nil {
+		_ = json.Unmarshal(cur, &all) // not an object: nothing to keep
+	}
+	return workflow.EncodeKnown(s, all)
 }
 
 // Shared is s's view of the active workflow id at local revision rev, for the report line

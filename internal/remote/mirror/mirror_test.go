@@ -1,6 +1,7 @@
 package mirror_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,6 +50,35 @@ func TestSynced(t *testing.T) {
 	}
 	if again, _ := mirror.Load(st); again != want {
 		t.Errorf("a refused record changed the settings: %+v", again)
+	}
+}
+
+// TestNewerCairnsSettingsAreKept: members a newer Cairn wrote in remote.json that this one has
+// no field for survive each sync's record of its result and an enable again: they were
+// dropped, and the newer Cairn lost what it kept there.
+func TestNewerCairnsSettingsAreKept(t *testing.T) {
+	st := open(t)
+	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(st.Dir(), mirror.Doc+".json")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const newer = `"newer":{"kept":true}`
+	data = append(append(bytes.TrimSuffix(bytes.TrimSpace(data), []byte("}")), ","+newer...), '}')
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := mirror.Synced(st, "origin", "wf-1", 3, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.Enable(st, "origin", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if data, err = os.ReadFile(file); err != nil || !bytes.Contains(data, []byte(newer)) || !bytes.Contains(data, []byte(`"remote_revision":3`)) {
+		t.Fatalf("remote.json after a sync's record and an enable: %s %v; want %s kept", data, err, newer)
 	}
 }
 
