@@ -29,6 +29,13 @@ const MaxLineBytes = 4 << 20
 // DrainTimeout bounds how long shutdown waits for calls already running.
 const DrainTimeout = 5 * time.Second
 
+// updateQuiet is how long stdin must stay quiet, once the plugin was updated, before the
+// server answers what it read and exits; updateHold bounds the whole wait.
+const (
+	updateQuiet = 50 * time.Millisecond
+	updateHold  = 1500 * time.Millisecond
+)
+
 // maxInFlight bounds the requests running at once. More are queued in order, up to
 // maxQueuedBytes, rather than left unread: stdin must always be read, because the answer to
 // an elicitation comes in on it while calls wait behind the one that asked.
@@ -45,7 +52,7 @@ const maxQueuedBytes = 32 << 20
 // of waiting 2.8 s), must not cancel running engine calls on shutdown, and must bound the size
 // of a message.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	w := &lineWriter{w: out}
+	w := &lineWriter{w: out, hold: s.restart}
 	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64), w: w, gone: make(chan struct{})}
 	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("registering the stdio session: %w", err)
@@ -57,7 +64,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 	lines := make(chan lineRead)
 	stopRead := make(chan struct{})
-	stdin := &stdinReader{r: in, entered: make(chan struct{}, 1)}
+	stdin := &stdinReader{r: in}
 	go readLines(stdin, lines, stopRead)
 	defer close(stopRead)
 
@@ -79,12 +86,15 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		queuedID = map[string]bool{}
 		finished = make(chan struct{}, maxInFlight)
 		result   error
-		// Once the plugin was updated (restart), nothing more is read from the client, but the
-		// messages already read (in readLines's buffer, or being handed over) are answered:
-		// the client waits for each. restart is then nil, and readWait wakes the loop when
-		// readLines waits on stdin again, having handed over all it read.
+		// Once the plugin was updated (restart, then nil), the answers are held (lineWriter)
+		// and stdin is read on until the client has been quiet for updateQuiet (at most
+		// updateHold): the calls of a turn arrive a few milliseconds apart, and each must be
+		// answered, not lost when the server exits. Answering at once would let the model's
+		// retry reach this old server again.
 		restart  = s.restart
-		readWait <-chan struct{}
+		quiet    *time.Timer
+		quietC   <-chan time.Time
+		holdEnds <-chan time.Time
 		// The requests running, by id as sent. Their cancellation is ours, not mcp-go's: mcp-go
 		// keys the requests it runs by the id's text (%v), so that a cancellation of "1" would
 		// cancel the request 1 as well.
@@ -123,7 +133,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				}
 			}
 			if resp != nil {
-				w.write(withID(unquoted(q, resp, refused.err), q.id))
+				w.answer(withID(unquoted(q, resp, refused.err), q.id))
 			}
 		}()
 	}
@@ -164,28 +174,37 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		cancelMu.Unlock()
 		return running || queuedID[string(id)]
 	}
-	// reply writes the read loop's own answers. It waits for the write, so that a client that
-	// reads slowly is read from slowly, but not past ctx: a client that has stopped reading
-	// stdout and then signals must see the server shut down, not wait for the pipe for ever.
-	reply := func(v any) {
+	// writing runs a write of the read loop's and waits for it, so that a client that reads
+	// slowly is read from slowly, but not past ctx: a client that has stopped reading stdout
+	// and then signals must see the server shut down, not wait for the pipe for ever.
+	writing := func(write func()) {
 		written := make(chan struct{})
 		go func() {
 			defer close(written)
-			w.write(v)
+			write()
 		}()
 		select {
 		case <-written:
 		case <-ctx.Done():
 		}
 	}
+	// reply writes the read loop's own answers.
+	reply := func(v any) { writing(func() { w.answer(v) }) }
 loop:
 	for {
 		select {
 		case <-ctx.Done():
 			break loop
 		case <-restart:
-			restart, readWait = nil, stdin.entered
-		case <-readWait:
+			restart, quiet, holdEnds = nil, time.NewTimer(updateQuiet), time.After(updateHold)
+			quietC = quiet.C
+		case <-quietC:
+			if stdin.waiting.Load() {
+				break loop // readLines waits on stdin, having handed over all it read
+			}
+			quiet.Reset(updateQuiet)
+		case <-holdEnds:
+			break loop
 		case <-finished:
 			done()
 		case l := <-lines:
@@ -194,6 +213,9 @@ loop:
 					result = fmt.Errorf("reading stdin: %w", l.err)
 				}
 				break loop
+			}
+			if quiet != nil {
+				quiet.Reset(updateQuiet)
 			}
 			if l.tooLong {
 				reply(errorResponse(l.id, mcp.INVALID_REQUEST,
@@ -217,7 +239,7 @@ loop:
 					fmt.Sprintf("cairn-mcp has %d requests running and %d waiting; this one was not run and nothing was changed: send it again once earlier calls have answered", running, len(queue))))
 			}
 		}
-		if w.failed.Load() || readWait != nil && stdin.waiting.Load() {
+		if w.failed.Load() {
 			break
 		}
 	}
@@ -228,15 +250,17 @@ loop:
 	// Every request read is run, as it would have been had the client stayed; the drain is
 	// bounded all the same.
 	timeout := time.After(DrainTimeout)
+drain:
 	for running > 0 {
 		select {
 		case <-finished:
 			done()
 		case <-timeout:
 			s.opt.Log.Printf("shutting down with calls still running after %s (%d not started)", DrainTimeout, len(queue))
-			return result
+			break drain
 		}
 	}
+	writing(w.release)
 	return result
 }
 
@@ -506,15 +530,10 @@ type lineRead struct {
 type stdinReader struct {
 	r       io.Reader
 	waiting atomic.Bool
-	entered chan struct{} // capacity 1: a Read began since it was last received from
 }
 
 func (r *stdinReader) Read(p []byte) (int, error) {
 	r.waiting.Store(true)
-	select {
-	case r.entered <- struct{}{}:
-	default:
-	}
 	n, err := r.r.Read(p)
 	r.waiting.Store(false)
 	return n, err
@@ -680,14 +699,23 @@ func errorResponse(id json.RawMessage, code int, msg string) mcp.JSONRPCError {
 }
 
 // lineWriter writes one message per line; the lock keeps concurrent responses whole. After a
-// failed write (the client is gone) it stops writing and the server shuts down.
+// failed write (the client is gone) it stops writing and the server shuts down. Answers to
+// requests are held from when hold is closed (the plugin was updated) until release.
 type lineWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	failed atomic.Bool
+	mu       sync.Mutex
+	w        io.Writer
+	failed   atomic.Bool
+	hold     <-chan struct{}
+	held     [][]byte
+	released bool
 }
 
-func (lw *lineWriter) write(v any) {
+func (lw *lineWriter) write(v any) { lw.put(v, false) }
+
+// answer writes the answer to a request, or holds it.
+func (lw *lineWriter) answer(v any) { lw.put(v, true) }
+
+func (lw *lineWriter) put(v any, answer bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b, _ = json.Marshal(errorResponse(nil, mcp.INTERNAL_ERROR, "response could not be encoded"))
@@ -695,6 +723,29 @@ func (lw *lineWriter) write(v any) {
 	b = append(b, '\n')
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
+	if answer && !lw.released {
+		select {
+		case <-lw.hold:
+			lw.held = append(lw.held, b)
+			return
+		default:
+		}
+	}
+	lw.writeLocked(b)
+}
+
+// release writes the answers held, and those to come at once.
+func (lw *lineWriter) release() {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.released = true
+	for _, b := range lw.held {
+		lw.writeLocked(b)
+	}
+	lw.held = nil
+}
+
+func (lw *lineWriter) writeLocked(b []byte) {
 	if lw.failed.Load() {
 		return
 	}

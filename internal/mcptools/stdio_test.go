@@ -19,6 +19,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -59,6 +60,25 @@ func (b *builtBinary) get(t testing.TB) string {
 	return b.path
 }
 
+// copyBinary copies the built cairn-mcp to dst, for a test that runs it from a directory
+// of its own.
+func copyBinary(t testing.TB, dst string) {
+	t.Helper()
+	in, err := os.Open(mcpBinary.get(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+}
+
 func TestMain(m *testing.M) {
 	var err error
 	if binDir, err = os.MkdirTemp("", "cairn-mcp-test-"); err != nil {
@@ -85,6 +105,7 @@ type project struct {
 	// bin, when set, is the binary run in place of the one built.
 	asUser func(*exec.Cmd)
 	bin    string
+	more   []string // added to env
 }
 
 func newProject(t testing.TB) *project {
@@ -110,14 +131,14 @@ func newProject(t testing.TB) *project {
 
 // env is the whole environment the binary runs with: nothing leaks in from the test's own.
 func (p *project) env() []string {
-	return []string{
+	return append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + p.home,
 		"CLAUDE_PROJECT_DIR=" + p.root,
 		"CAIRN_STATE_DIR=" + p.state,
 		"CAIRN_MEMORY_DIR=" + p.memory,
 		"CLAUDE_CODE_SESSION_ID=" + p.session,
-	}
+	}, p.more...)
 }
 
 func (p *project) getenv(session string) func(string) string {
@@ -187,7 +208,7 @@ type rawServer struct {
 
 func startRaw(t testing.TB, p *project) *rawServer {
 	t.Helper()
-	cmd := exec.Command(mcpBinary.get(t))
+	cmd := exec.Command(cmp.Or(p.bin, mcpBinary.get(t)))
 	cmd.Dir, cmd.Env = p.root, p.env()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -758,4 +779,84 @@ func nextAsk(t *testing.T, r *rawServer, missing string) json.RawMessage {
 		t.Fatalf("%s; stderr:\n%s", missing, r.stderr)
 	}
 	return ask.ID
+}
+
+// TestStdioUpdateAnswersEveryCallInFlight: the plugin is updated under the server, and the
+// client then sends ten calls a few milliseconds apart (Claude Code runs a turn's calls side by
+// side). The first finds the update; the server exited as soon as stdin was empty for an
+// instant, so calls written just after were never read and the client saw the connection
+// close. Now every call is answered once, with its id, as not run (call it again), and the
+// server exits.
+func TestStdioUpdateAnswersEveryCallInFlight(t *testing.T) {
+	p := newProject(t)
+	base := t.TempDir()
+	plugin, bin := filepath.Join(base, "plugin"), filepath.Join(base, "bin")
+	sums := filepath.Join(plugin, "release", "checksums.txt")
+	for _, d := range []string{filepath.Dir(sums), bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stamp := func(path, text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stamp(sums, "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
+	stamp(filepath.Join(bin, ".checksums"), "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
+	p.bin = filepath.Join(bin, "cairn-mcp")
+	copyBinary(t, p.bin)
+	// The calls, not the background sync, are to find the update.
+	p.more = []string{"CLAUDE_PLUGIN_ROOT=" + plugin, mcptools.EnvSyncInterval + "=1h"}
+	r := startRaw(t, p)
+	r.initialize()
+	r.send(`{"jsonrpc":"2.0","id":"before","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	if resp := r.next(hangGuard); strings.Contains(string(resp.Result), "Cairn was updated") {
+		t.Fatalf("refused before the update: %s", resp.Result)
+	}
+
+	stamp(sums, "bbbb  cairn_1.0.1_linux_amd64.tar.gz\n")
+	const calls = 10
+	for i := range calls {
+		// Not r.send: a server gone already is what this test is to report.
+		_, _ = fmt.Fprintf(r.stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`+"\n", i)
+		time.Sleep(3 * time.Millisecond)
+	}
+	answers := map[string]int{}
+	hung := time.After(hangGuard)
+	for done := false; !done; {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				done = true
+				break
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Result struct {
+					IsError bool `json:"isError"`
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(line, &m); err != nil || !m.Result.IsError || len(m.Result.Content) != 1 ||
+				!strings.Contains(m.Result.Content[0].Text, "get_vars was not run, nothing was changed") ||
+				!strings.Contains(m.Result.Content[0].Text, "call get_vars again") {
+				t.Errorf("answer = %s, want get_vars refused as not run: call it again", clip(string(line)))
+			}
+			answers[string(m.ID)]++
+		case <-hung:
+			t.Fatalf("the server did not answer and exit; answers %v; stderr:\n%s", answers, r.stderr)
+		}
+	}
+	for i := range calls {
+		if n := answers[fmt.Sprint(i)]; n != 1 {
+			t.Errorf("call %d answered %d times, want once (answers by id: %v)", i, n, answers)
+		}
+	}
+	if code := r.wait(hangGuard); code != 0 {
+		t.Errorf("exit code %d, want 0; stderr:\n%s", code, r.stderr)
+	}
 }
