@@ -260,6 +260,18 @@ drain:
 			break drain
 		}
 	}
+	select {
+	case <-s.restart:
+		// The answers held go last, once the engine is closed (tens of milliseconds): the
+		// model's retry, sent as soon as it reads "call it again", must find this process
+		// gone, or Claude Code hands it to this old server and reports the connection closed.
+		closeCtx, cancel := context.WithTimeout(context.Background(), DrainTimeout)
+		if err := s.Close(closeCtx); err != nil {
+			s.opt.Log.Printf("closing: %v", err)
+		}
+		cancel()
+	default:
+	}
 	writing(w.release)
 	return result
 }

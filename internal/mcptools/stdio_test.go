@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -781,6 +782,28 @@ func nextAsk(t *testing.T, r *rawServer, missing string) json.RawMessage {
 	return ask.ID
 }
 
+// stampedPlugin makes a plugin root and a directory of binaries stamped with its checksums, as
+// make build leaves them, and returns them with update, which gives the plugin other checksums
+// (git pull).
+func stampedPlugin(t testing.TB) (plugin, bin string, update func()) {
+	t.Helper()
+	base := t.TempDir()
+	plugin, bin = filepath.Join(base, "plugin"), filepath.Join(base, "bin")
+	sums := filepath.Join(plugin, "release", "checksums.txt")
+	stamp := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stamp(sums, "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
+	stamp(filepath.Join(bin, ".checksums"), "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
+	return plugin, bin, func() { stamp(sums, "bbbb  cairn_1.0.1_linux_amd64.tar.gz\n") }
+}
+
 // TestStdioUpdateAnswersEveryCallInFlight: the plugin is updated under the server, and the
 // client then sends ten calls a few milliseconds apart (Claude Code runs a turn's calls side by
 // side). The first finds the update; the server exited as soon as stdin was empty for an
@@ -789,22 +812,7 @@ func nextAsk(t *testing.T, r *rawServer, missing string) json.RawMessage {
 // server exits.
 func TestStdioUpdateAnswersEveryCallInFlight(t *testing.T) {
 	p := newProject(t)
-	base := t.TempDir()
-	plugin, bin := filepath.Join(base, "plugin"), filepath.Join(base, "bin")
-	sums := filepath.Join(plugin, "release", "checksums.txt")
-	for _, d := range []string{filepath.Dir(sums), bin} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stamp := func(path, text string) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stamp(sums, "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
-	stamp(filepath.Join(bin, ".checksums"), "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
+	plugin, bin, update := stampedPlugin(t)
 	p.bin = filepath.Join(bin, "cairn-mcp")
 	copyBinary(t, p.bin)
 	// The calls, not the background sync, are to find the update.
@@ -816,7 +824,7 @@ func TestStdioUpdateAnswersEveryCallInFlight(t *testing.T) {
 		t.Fatalf("refused before the update: %s", resp.Result)
 	}
 
-	stamp(sums, "bbbb  cairn_1.0.1_linux_amd64.tar.gz\n")
+	update()
 	const calls = 10
 	for i := range calls {
 		// Not r.send: a server gone already is what this test is to report.
@@ -859,4 +867,78 @@ func TestStdioUpdateAnswersEveryCallInFlight(t *testing.T) {
 	if code := r.wait(hangGuard); code != 0 {
 		t.Errorf("exit code %d, want 0; stderr:\n%s", code, r.stderr)
 	}
+}
+
+// TestStdioUpdateAnswersOnceClosed: after a plugin update, the answer "call it again" is
+// written only once the server has closed its engine, just before it exits. Claude Code sends
+// the model's retry the moment it reads that answer; written before the close (tens of
+// milliseconds under load), the retry reached the old server, which then exited under it, and
+// the model was told "Connection closed" (TestCairnServerUpdatedUnderTheSession, 2 runs in 5).
+func TestStdioUpdateAnswersOnceClosed(t *testing.T) {
+	opts, st := fakeOptions(t)
+	var update func()
+	opts.PluginRoot, opts.BinDir, update = stampedPlugin(t)
+	srv := mcptools.New(opts)
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	out := &closedWhenWritten{st: st}
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeStdio(testCtx(t), inR, out) }()
+	send := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":"before","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	waitFor(t, func() bool { return len(out.answers()) == 2 })
+	update()
+	send(`{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the server did not return after the update")
+	}
+	answers := out.answers()
+	if len(answers) != 3 || !strings.Contains(answers[2].line, `"id":"after"`) || !strings.Contains(answers[2].line, "Cairn was updated") {
+		t.Fatalf("answers = %+v, want the call after the update refused as the third", answers)
+	}
+	if !answers[2].closed {
+		t.Error("the call after the update was answered while the engine was still open: the model's retry reaches this old server")
+	}
+}
+
+// closedWhenWritten is a server's stdout that notes, for each line, whether the engine was
+// closed when it was written.
+type closedWhenWritten struct {
+	st    *fakeState
+	mu    sync.Mutex
+	lines []writtenLine
+}
+
+type writtenLine struct {
+	line   string
+	closed bool
+}
+
+func (w *closedWhenWritten) Write(p []byte) (int, error) {
+	w.st.mu.Lock()
+	closed := w.st.closes > 0
+	w.st.mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = append(w.lines, writtenLine{string(p), closed})
+	return len(p), nil
+}
+
+func (w *closedWhenWritten) answers() []writtenLine {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.lines)
 }
