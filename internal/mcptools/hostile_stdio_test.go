@@ -742,3 +742,33 @@ func TestStdioLoadCheckpointGivesNoHalfPair(t *testing.T) {
 	}
 	r.checkStdout()
 }
+
+// TestStdioDuplicateMembersRefused: a request that names a member of its envelope or of its
+// params twice (as encoding/json reads names: "\u006eame" and "Name" are "name" too) ran
+// with the last one, so that a client, or a proxy that read the first, saw list_checkpoints
+// and the server ran save_checkpoint; tool arguments already refuse a duplicate. It is now an
+// invalid request, answered to its id when the id can be told, and nothing is run.
+func TestStdioDuplicateMembersRefused(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	const save = `"arguments":{"name":"c","data":{"a":1}}`
+	answeredWithTheirIDs(t, r, "duplicate-member", -32600, hangGuard, []idCase{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_checkpoints",` + save + `,"name":"save_checkpoint"}}`, "1"},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_checkpoints",` + save + `,"\u006eame":"save_checkpoint"}}`, "2"},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_checkpoints",` + save + `,"Name":"save_checkpoint"}}`, "3"},
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/list","method":"tools/call","params":{"name":"save_checkpoint",` + save + `}}`, "4"},
+		{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"save_checkpoint",` + save + `},"params":{}}`, "5"},
+		{`{"jsonrpc":"2.0","id":"s","id":"s","method":"tools/call","params":{"name":"save_checkpoint",` + save + `}}`, `"s"`},
+		// White space, and brackets and quotes inside strings, in the members read past.
+		{` { "jsonrpc" : "2.0" , "id" : 10 , "method" : "tools/call" , "params" : { "name" : "list_checkpoints" , "arguments" : {"name":"c\"}","data":{"a":[1,{"b":"]\\"}]}} , "name" : "save_checkpoint" } } `, "10"},
+		// Two ids: the client could match the answer to neither.
+		{`{"jsonrpc":"2.0","id":6,"id":7,"method":"tools/call","params":{"name":"save_checkpoint",` + save + `}}`, "null"},
+	})
+	r.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"list_checkpoints","arguments":{},"Name":"save_checkpoint"}}`)
+	if resp := r.next(hangGuard); resp.Error == nil || !strings.Contains(resp.Error.Message, "params.name is given twice") {
+		t.Errorf("the refusal = %+v, want it to name params.name", resp.Error)
+	}
+	p.noCheckpoints(t, "a request with a member given twice was run")
+	r.checkStdout()
+}

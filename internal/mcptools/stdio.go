@@ -359,6 +359,16 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	// An id of null makes a request, which JSON-RPC answers (its error's id is null too), not
 	// a notification: the client waits for the answer. Only a notification's is let pass.
 	isRequest := len(env.ID) > 0 && (string(env.ID) != "null" || !strings.HasPrefix(method, "notifications/"))
+	if method != "" {
+		// encoding/json, and so mcp-go, takes the last of a member given twice: what runs
+		// would not be what a reader of the first (the client, a proxy) took it for.
+		if member, id := givenTwice(line, env.ID); member != "" {
+			if isRequest {
+				reply(errorResponse(id, mcp.INVALID_REQUEST, fmt.Sprintf("invalid request: %s is given twice; it was not run and nothing was changed: give each member once", member)))
+			}
+			return queued{}
+		}
+	}
 	switch {
 	case method == "" && (len(env.Result) > 0 || len(env.Error) > 0 || sess.waiting(env.ID)):
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
@@ -398,6 +408,130 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	}
 	return queued{}
 }
+
+// givenTwice names the first member the request line, or its params, gives twice, as
+// encoding/json matches names (unescaped, whatever their case), and returns the id to answer
+// with: the request's, or none when it gave two different ones. The name is "" when there is
+// no such member.
+func givenTwice(line []byte, id json.RawMessage) (member string, answer json.RawMessage) {
+	var ids [][]byte
+	var params []byte
+	member = repeated(line, func(key string, v []byte) {
+		switch foldName(key) {
+		case "id":
+			ids = append(ids, v)
+		case "params":
+			params = v
+		}
+	})
+	if member == "" && len(params) > 0 {
+		if member = repeated(params, nil); member != "" {
+			member = "params." + member
+		}
+	}
+	if member == "" {
+		return "", nil
+	}
+	for _, other := range ids {
+		if !bytes.Equal(other, ids[0]) {
+			return member, nil
+		}
+	}
+	return member, answerID(id)
+}
+
+// repeated returns the first name the JSON object b gives twice, as said back ("a member" when
+// it is not a plain name: the client's text is not repeated), or "" when none is or b is not an
+// object. f, when not nil, is called with each member.
+func repeated(b []byte, f func(key string, value []byte)) string {
+	first := map[string]string{} // folded name -> as first written
+	dup := ""
+	members(b, func(key string, v []byte) bool {
+		if f != nil {
+			f(key, v)
+		}
+		k := foldName(key)
+		name, seen := first[k]
+		if !seen {
+			first[k] = key
+			return true
+		}
+		if dup == "" {
+			dup = "a member"
+			if plainName().MatchString(name) {
+				dup = name
+			}
+		}
+		return f != nil
+	})
+	return dup
+}
+
+// members calls f with the name (unescaped) and the value of each member of the object b, a
+// valid JSON text, in order, until f returns false; it reads b in place, as a call's arguments
+// may be megabytes. Nothing is called when b is not an object.
+func members(b []byte, f func(name string, value []byte) bool) {
+	i := skipSpace(b, 0)
+	if i == len(b) || b[i] != '{' {
+		return
+	}
+	for i = skipSpace(b, i+1); i < len(b) && b[i] == '"'; i = skipSpace(b, i+1) {
+		end := valueEnd(b, i)
+		name := string(b[i+1 : end-1])
+		if bytes.IndexByte(b[i:end], '\\') >= 0 && json.Unmarshal(b[i:end], &name) != nil {
+			return
+		}
+		from := skipSpace(b, skipSpace(b, end)+1) // past the colon
+		i = valueEnd(b, from)
+		if !f(name, b[from:i]) {
+			return
+		}
+		if i = skipSpace(b, i); i == len(b) || b[i] != ',' {
+			return
+		}
+	}
+}
+
+// skipSpace is the index of the first byte of b at or after i that is not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd is the index just past the JSON value that starts at b[i] (b is valid JSON).
+func valueEnd(b []byte, i int) int {
+	if c := b[i]; c != '"' && !opens(c) { // a number or a literal
+		if n := bytes.IndexAny(b[i:], ",}] \t\n\r"); n >= 0 {
+			return i + n
+		}
+		return len(b)
+	}
+	end, depth, quotes := len(b), 0, 0
+	brackets(b[i:], func(j int, c byte) bool {
+		switch {
+		case c == '"':
+			quotes++
+		case opens(c):
+			depth++
+		default:
+			depth--
+		}
+		if depth == 0 && quotes%2 == 0 {
+			end = i + j + 1
+			return true
+		}
+		return false
+	})
+	return end
+}
+
+// foldName is a member's name as encoding/json matches it to a field: without regard to case.
+func foldName(s string) string { return strings.ToLower(strings.ToUpper(s)) }
+
+// plainName is a member name said back in a refusal.
+var plainName = lazyre.New(`^[A-Za-z_$][A-Za-z0-9_$]{0,63}$`)
 
 // batchRefusal answers a JSON-RPC batch (a JSON array of messages), which this server does
 // not run: each request in it gets an error with its id, in one array as JSON-RPC answers a
@@ -633,33 +767,43 @@ func sniffID(head, tail []byte) json.RawMessage {
 }
 
 // brackets calls f with the index of each bracket ({, [, } or ]) outside strings in the JSON
-// text b, and whether it opens, and says whether b ends inside a string.
-func brackets(b []byte, f func(i int, open bool)) (inString bool) {
+// text b and of each quote that opens or closes a string, with the byte, until f says stop,
+// and says whether b ends inside a string.
+func brackets(b []byte, f func(i int, c byte) (stop bool)) (inString bool) {
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; {
 		case inString && c == '\\':
 			i++
 		case c == '"':
 			inString = !inString
+			if f(i, c) {
+				return inString
+			}
 		case inString:
-		case c == '{' || c == '[':
-			f(i, true)
-		case c == '}' || c == ']':
-			f(i, false)
+		case c == '{' || c == '[' || c == '}' || c == ']':
+			if f(i, c) {
+				return inString
+			}
 		}
 	}
 	return inString
 }
 
+// opens says whether a bracket opens an array or an object.
+func opens(c byte) bool { return c == '{' || c == '[' }
+
 // depthAt is how deep in objects and arrays the end of the JSON text b is; -1 inside a string.
 func depthAt(b []byte) int {
 	depth := 0
-	inString := brackets(b, func(_ int, open bool) {
-		if open {
+	inString := brackets(b, func(_ int, c byte) bool {
+		switch {
+		case c == '"':
+		case opens(c):
 			depth++
-		} else {
+		default:
 			depth--
 		}
+		return false
 	})
 	if inString {
 		return -1
@@ -678,9 +822,10 @@ const clipDepth = 1000
 func clipDeep(b []byte, depth int) ([]byte, bool) {
 	var out []byte
 	level, from, cut := 0, 0, -1 // cut: where the array or object cut opened
-	brackets(b, func(i int, open bool) {
+	brackets(b, func(i int, c byte) bool {
 		switch {
-		case open:
+		case c == '"':
+		case opens(c):
 			if level++; level == depth+1 {
 				cut = i
 			}
@@ -691,6 +836,7 @@ func clipDeep(b []byte, depth int) ([]byte, bool) {
 		default:
 			level--
 		}
+		return false
 	})
 	if cut >= 0 { // never closed: cut to the end
 		out = append(append(out, b[from:cut]...), '0')
