@@ -567,6 +567,8 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 		{`"method":"ping","params":[1]`, "params must be an object, not an array"},
 		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":5},"clientInfo":{"name":"x","version":"1"}}`, "params.capabilities.elicitation must be an object, not a number"},
 		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":"yes"}},"clientInfo":{"name":"x","version":"1"}}`, "params.capabilities.roots.listChanged must be a boolean, not a string"},
+		// Which element of an array, as a tool argument's refusal says it.
+		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1","icons":[{"src":"a"},{"src":5}]}}`, "params.clientInfo.icons[1].src must be a string, not a number"},
 	} {
 		id := i + 1
 		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s}`, id, tc.msg))

@@ -617,7 +617,7 @@ func unquoted(q queued, resp mcp.JSONRPCMessage, refused error) mcp.JSONRPCMessa
 		e.Error.Message = "invalid params: params.cursor is not one this server gave; the request was not run: call tools/list without a cursor"
 		return e
 	case e.Error.Code == mcp.INVALID_REQUEST && isType:
-		e.Error.Message = mistypedText(mistyped)
+		e.Error.Message = mistypedText(q.msg, mistyped)
 		return e
 	}
 	return resp
@@ -644,9 +644,10 @@ func paramsHooks() *server.Hooks {
 }
 
 // mistypedText says which member of a request was of the wrong JSON type and what it takes,
-// by its JSON path; the value is not repeated.
-func mistypedText(te *json.UnmarshalTypeError) string {
-	return fmt.Sprintf("invalid request: %v; the request was not run", strictjson.Explain(te))
+// by its whole JSON path (array indices too, as a tool argument is named); the value is not
+// repeated.
+func mistypedText(msg []byte, te *json.UnmarshalTypeError) string {
+	return fmt.Sprintf("invalid request: %v; the request was not run", strictjson.ExplainIn(msg, te))
 }
 
 // withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a
