@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
@@ -416,11 +418,11 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 func givenTwice(line []byte, id json.RawMessage) (member string, answer json.RawMessage) {
 	var ids [][]byte
 	var params []byte
-	member = repeated(line, func(key string, v []byte) {
-		switch foldName(key) {
-		case "id":
+	member = repeated(line, func(key []byte, v []byte) {
+		switch {
+		case bytes.EqualFold(key, []byte("id")):
 			ids = append(ids, v)
-		case "params":
+		case bytes.EqualFold(key, []byte("params")):
 			params = v
 		}
 	})
@@ -442,44 +444,89 @@ func givenTwice(line []byte, id json.RawMessage) (member string, answer json.Raw
 
 // repeated returns the first name the JSON object b gives twice, as said back ("a member" when
 // it is not a plain name: the client's text is not repeated), or "" when none is or b is not an
-// object. f, when not nil, is called with each member.
-func repeated(b []byte, f func(key string, value []byte)) string {
-	first := map[string]string{} // folded name -> as first written
-	dup := ""
-	members(b, func(key string, v []byte) bool {
+// object. f, when not nil, is called with each member. It keeps a hash of each name, not the
+// name: a message of megabytes may hold hundreds of thousands of members.
+func repeated(b []byte, f func(key, value []byte)) string {
+	n := 0
+	members(b, func(_, _ []byte) bool { n++; return true })
+	seed := maphash.MakeSeed()
+	hashes := make([]uint64, 0, n) // counted first: grown by append, it costs several times more
+	members(b, func(key, v []byte) bool {
 		if f != nil {
 			f(key, v)
 		}
-		k := foldName(key)
-		name, seen := first[k]
-		if !seen {
-			first[k] = key
+		hashes = append(hashes, foldHash(seed, key))
+		return true
+	})
+	slices.Sort(hashes)
+	twice := map[uint64]bool{}
+	for i := 1; i < len(hashes); i++ {
+		if hashes[i] == hashes[i-1] {
+			twice[hashes[i]] = true
+		}
+	}
+	if len(twice) == 0 {
+		return ""
+	}
+	// Read again for the names whose hashes met: they may differ all the same.
+	first := map[string]string{} // name as encoding/json folds it -> as first written
+	dup := ""
+	members(b, func(key, _ []byte) bool {
+		if !twice[foldHash(seed, key)] {
 			return true
 		}
-		if dup == "" {
-			dup = "a member"
-			if plainName().MatchString(name) {
-				dup = name
-			}
+		k := string(bytes.Map(foldRune, key))
+		name, seen := first[k]
+		if !seen {
+			first[k] = string(key)
+			return true
 		}
-		return f != nil
+		dup = "a member"
+		if plainName().MatchString(name) {
+			dup = name
+		}
+		return false
 	})
 	return dup
 }
 
+// foldRune folds a rune as encoding/json does to match a member to a field, so that two names
+// are one when bytes.EqualFold says so.
+func foldRune(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }
+
+// foldHash is a hash of key folded (foldRune).
+func foldHash(seed maphash.Seed, key []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	var buf [utf8.UTFMax]byte
+	for len(key) > 0 {
+		r, n := utf8.DecodeRune(key)
+		h.Write(utf8.AppendRune(buf[:0], foldRune(r)))
+		key = key[n:]
+	}
+	return h.Sum64()
+}
+
+// plainName is a member name said back in a refusal.
+var plainName = lazyre.New(`^[A-Za-z_$][A-Za-z0-9_$]{0,63}$`)
+
 // members calls f with the name (unescaped) and the value of each member of the object b, a
 // valid JSON text, in order, until f returns false; it reads b in place, as a call's arguments
 // may be megabytes. Nothing is called when b is not an object.
-func members(b []byte, f func(name string, value []byte) bool) {
+func members(b []byte, f func(name, value []byte) bool) {
 	i := skipSpace(b, 0)
 	if i == len(b) || b[i] != '{' {
 		return
 	}
 	for i = skipSpace(b, i+1); i < len(b) && b[i] == '"'; i = skipSpace(b, i+1) {
 		end := valueEnd(b, i)
-		name := string(b[i+1 : end-1])
-		if bytes.IndexByte(b[i:end], '\\') >= 0 && json.Unmarshal(b[i:end], &name) != nil {
-			return
+		name := b[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			var s string
+			if json.Unmarshal(b[i:end], &s) != nil {
+				return
+			}
+			name = []byte(s)
 		}
 		from := skipSpace(b, skipSpace(b, end)+1) // past the colon
 		i = valueEnd(b, from)
@@ -526,12 +573,6 @@ func valueEnd(b []byte, i int) int {
 	})
 	return end
 }
-
-// foldName is a member's name as encoding/json matches it to a field: without regard to case.
-func foldName(s string) string { return strings.ToLower(strings.ToUpper(s)) }
-
-// plainName is a member name said back in a refusal.
-var plainName = lazyre.New(`^[A-Za-z_$][A-Za-z0-9_$]{0,63}$`)
 
 // batchRefusal answers a JSON-RPC batch (a JSON array of messages), which this server does
 // not run: each request in it gets an error with its id, in one array as JSON-RPC answers a
