@@ -253,7 +253,9 @@ func TestStdioRequestIDs(t *testing.T) {
 	p := newProject(t)
 	r := startRaw(t, p)
 	r.initialize()
-	for _, id := range []string{`9007199254740993`, `9223372036854775808`, `-12345678901234567890123`, `"req-1"`} {
+	// An integer of 400 digits is beyond a float64, which mcp-go reads ids as: it answered
+	// "Failed to parse message", a parse error, for a message that is JSON-RPC.
+	for _, id := range []string{`9007199254740993`, `9223372036854775808`, `-12345678901234567890123`, `"req-1"`, strings.Repeat("9", 400), "-" + strings.Repeat("1", 400)} {
 		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"list_checkpoints","arguments":{}}}`)
 		if resp := r.next(hangGuard); string(resp.ID) != id || resp.Error != nil {
 			t.Errorf("a request with id %s answered with id %s (error %+v)", id, resp.ID, resp.Error)

@@ -406,9 +406,32 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	case !validID(env.ID):
 		reply(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string (UTF-8 text) or an integer; the request was not run"))
 	default:
-		return queued{id: env.ID, method: method, msg: bytes.Clone(line)}
+		return queued{id: env.ID, method: method, msg: readableID(line, env.ID)}
 	}
 	return queued{}
+}
+
+// readableID is a copy of the request line for mcp-go to run, with an integer id beyond the
+// range of a float64, which mcp-go reads ids as (it answered "Failed to parse message"), written
+// 0 in it: the answer goes out with the id as sent (withID). The id is given once (givenTwice).
+func readableID(line []byte, id json.RawMessage) []byte {
+	var f float64
+	if strictjson.KindOf(id) != "a number" || json.Unmarshal(id, &f) == nil {
+		return bytes.Clone(line)
+	}
+	var out []byte
+	members(line, func(key, v []byte) bool {
+		if !bytes.EqualFold(key, []byte("id")) {
+			return true
+		}
+		at := cap(line) - cap(v) // v is line[at:...]
+		out = slices.Concat(line[:at], []byte("0"), line[at+len(v):])
+		return false
+	})
+	if out == nil {
+		return bytes.Clone(line)
+	}
+	return out
 }
 
 // givenTwice names the first member the request line, or its params, gives twice, as
