@@ -253,7 +253,9 @@ func TestStdioRequestIDs(t *testing.T) {
 	p := newProject(t)
 	r := startRaw(t, p)
 	r.initialize()
-	for _, id := range []string{`9007199254740993`, `9223372036854775808`, `-12345678901234567890123`, `"req-1"`} {
+	// An integer of 400 digits is beyond a float64, which mcp-go reads ids as: it answered
+	// "Failed to parse message", a parse error, for a message that is JSON-RPC.
+	for _, id := range []string{`9007199254740993`, `9223372036854775808`, `-12345678901234567890123`, `"req-1"`, strings.Repeat("9", 400), "-" + strings.Repeat("1", 400)} {
 		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"list_checkpoints","arguments":{}}}`)
 		if resp := r.next(hangGuard); string(resp.ID) != id || resp.Error != nil {
 			t.Errorf("a request with id %s answered with id %s (error %+v)", id, resp.ID, resp.Error)
@@ -567,6 +569,8 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 		{`"method":"ping","params":[1]`, "params must be an object, not an array"},
 		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":5},"clientInfo":{"name":"x","version":"1"}}`, "params.capabilities.elicitation must be an object, not a number"},
 		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":"yes"}},"clientInfo":{"name":"x","version":"1"}}`, "params.capabilities.roots.listChanged must be a boolean, not a string"},
+		// Which element of an array, as a tool argument's refusal says it.
+		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1","icons":[{"src":"a"},{"src":5}]}}`, "params.clientInfo.icons[1].src must be a string, not a number"},
 	} {
 		id := i + 1
 		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s}`, id, tc.msg))
@@ -740,5 +744,35 @@ func TestStdioLoadCheckpointGivesNoHalfPair(t *testing.T) {
 	if w := resp.Result.StructuredContent.Warnings; len(w) != 1 || !strings.Contains(w[0], `holds 2 \u escapes of half`) || !strings.Contains(text, w[0]) {
 		t.Errorf("warnings %q, text %q: want one saying 2 halves were given as U+FFFD, in both", w, text)
 	}
+	r.checkStdout()
+}
+
+// TestStdioDuplicateMembersRefused: a request that names a member of its envelope or of its
+// params twice (as encoding/json reads names: "\u006eame" and "Name" are "name" too) ran
+// with the last one, so that a client, or a proxy that read the first, saw list_checkpoints
+// and the server ran save_checkpoint; tool arguments already refuse a duplicate. It is now an
+// invalid request, answered to its id when the id can be told, and nothing is run.
+func TestStdioDuplicateMembersRefused(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	const save = `"arguments":{"name":"c","data":{"a":1}}`
+	answeredWithTheirIDs(t, r, "duplicate-member", -32600, hangGuard, []idCase{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_checkpoints",` + save + `,"name":"save_checkpoint"}}`, "1"},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_checkpoints",` + save + `,"\u006eame":"save_checkpoint"}}`, "2"},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_checkpoints",` + save + `,"Name":"save_checkpoint"}}`, "3"},
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/list","method":"tools/call","params":{"name":"save_checkpoint",` + save + `}}`, "4"},
+		{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"save_checkpoint",` + save + `},"params":{}}`, "5"},
+		{`{"jsonrpc":"2.0","id":"s","id":"s","method":"tools/call","params":{"name":"save_checkpoint",` + save + `}}`, `"s"`},
+		// White space, and brackets and quotes inside strings, in the members read past.
+		{` { "jsonrpc" : "2.0" , "id" : 10 , "method" : "tools/call" , "params" : { "name" : "list_checkpoints" , "arguments" : {"name":"c\"}","data":{"a":[1,{"b":"]\\"}]}} , "name" : "save_checkpoint" } } `, "10"},
+		// Two ids: the client could match the answer to neither.
+		{`{"jsonrpc":"2.0","id":6,"id":7,"method":"tools/call","params":{"name":"save_checkpoint",` + save + `}}`, "null"},
+	})
+	r.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"list_checkpoints","arguments":{},"Name":"save_checkpoint"}}`)
+	if resp := r.next(hangGuard); resp.Error == nil || !strings.Contains(resp.Error.Message, "params.name is given twice") {
+		t.Errorf("the refusal = %+v, want it to name params.name", resp.Error)
+	}
+	p.noCheckpoints(t, "a request with a member given twice was run")
 	r.checkStdout()
 }

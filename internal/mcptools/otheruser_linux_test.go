@@ -1,7 +1,6 @@
 package mcptools_test
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,19 +109,7 @@ func nobodysProject(t *testing.T) *project {
 	}
 	p.state = filepath.Join(p.root, ".claude", "cairn")
 	p.bin = filepath.Join(base, "cairn-mcp")
-	in, err := os.Open(mcpBinary.get(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(p.bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err != nil || cerr != nil {
-		t.Fatal(err, cerr)
-	}
+	copyBinary(t, p.bin)
 	p.asUser = func(cmd *exec.Cmd) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	}

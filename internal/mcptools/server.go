@@ -60,9 +60,9 @@ type Server struct {
 
 	turn   chan struct{} // capacity 1: holding it is holding the engine
 	update *updateCheck  // nil: not run from a stamped set
-	// restart is closed once the plugin was updated: ServeStdio stops reading, answers what
-	// it read, and returns, and Claude Code starts the server again, through the launcher,
-	// at the next call (update.go).
+	// restart is closed once the plugin was updated: ServeStdio reads until the client is
+	// quiet, answers what it read, and returns, and Claude Code starts the server again,
+	// through the launcher, at the next call (update.go).
 	restart     chan struct{}
 	restartOnce sync.Once
 

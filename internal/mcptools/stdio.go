@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
@@ -28,6 +30,13 @@ const MaxLineBytes = 4 << 20
 
 // DrainTimeout bounds how long shutdown waits for calls already running.
 const DrainTimeout = 5 * time.Second
+
+// updateQuiet is how long stdin must stay quiet, once the plugin was updated, before the
+// server answers what it read and exits; updateHold bounds the whole wait.
+const (
+	updateQuiet = 50 * time.Millisecond
+	updateHold  = 1500 * time.Millisecond
+)
 
 // maxInFlight bounds the requests running at once. More are queued in order, up to
 // maxQueuedBytes, rather than left unread: stdin must always be read, because the answer to
@@ -45,7 +54,7 @@ const maxQueuedBytes = 32 << 20
 // of waiting 2.8 s), must not cancel running engine calls on shutdown, and must bound the size
 // of a message.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	w := &lineWriter{w: out}
+	w := &lineWriter{w: out, hold: s.restart}
 	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64), w: w, gone: make(chan struct{})}
 	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("registering the stdio session: %w", err)
@@ -57,7 +66,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 	lines := make(chan lineRead)
 	stopRead := make(chan struct{})
-	stdin := &stdinReader{r: in, entered: make(chan struct{}, 1)}
+	stdin := &stdinReader{r: in}
 	go readLines(stdin, lines, stopRead)
 	defer close(stopRead)
 
@@ -79,12 +88,15 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		queuedID = map[string]bool{}
 		finished = make(chan struct{}, maxInFlight)
 		result   error
-		// Once the plugin was updated (restart), nothing more is read from the client, but the
-		// messages already read (in readLines's buffer, or being handed over) are answered:
-		// the client waits for each. restart is then nil, and readWait wakes the loop when
-		// readLines waits on stdin again, having handed over all it read.
+		// Once the plugin was updated (restart, then nil), the answers are held (lineWriter)
+		// and stdin is read on until the client has been quiet for updateQuiet (at most
+		// updateHold): the calls of a turn arrive a few milliseconds apart, and each must be
+		// answered, not lost when the server exits. Answering at once would let the model's
+		// retry reach this old server again.
 		restart  = s.restart
-		readWait <-chan struct{}
+		quiet    *time.Timer
+		quietC   <-chan time.Time
+		holdEnds <-chan time.Time
 		// The requests running, by id as sent. Their cancellation is ours, not mcp-go's: mcp-go
 		// keys the requests it runs by the id's text (%v), so that a cancellation of "1" would
 		// cancel the request 1 as well.
@@ -123,7 +135,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				}
 			}
 			if resp != nil {
-				w.write(withID(unquoted(q, resp, refused.err), q.id))
+				w.answer(withID(unquoted(q, resp, refused.err), q.id))
 			}
 		}()
 	}
@@ -164,28 +176,37 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		cancelMu.Unlock()
 		return running || queuedID[string(id)]
 	}
-	// reply writes the read loop's own answers. It waits for the write, so that a client that
-	// reads slowly is read from slowly, but not past ctx: a client that has stopped reading
-	// stdout and then signals must see the server shut down, not wait for the pipe for ever.
-	reply := func(v any) {
+	// writing runs a write of the read loop's and waits for it, so that a client that reads
+	// slowly is read from slowly, but not past ctx: a client that has stopped reading stdout
+	// and then signals must see the server shut down, not wait for the pipe for ever.
+	writing := func(write func()) {
 		written := make(chan struct{})
 		go func() {
 			defer close(written)
-			w.write(v)
+			write()
 		}()
 		select {
 		case <-written:
 		case <-ctx.Done():
 		}
 	}
+	// reply writes the read loop's own answers.
+	reply := func(v any) { writing(func() { w.answer(v) }) }
 loop:
 	for {
 		select {
 		case <-ctx.Done():
 			break loop
 		case <-restart:
-			restart, readWait = nil, stdin.entered
-		case <-readWait:
+			restart, quiet, holdEnds = nil, time.NewTimer(updateQuiet), time.After(updateHold)
+			quietC = quiet.C
+		case <-quietC:
+			if stdin.waiting.Load() {
+				break loop // readLines waits on stdin, having handed over all it read
+			}
+			quiet.Reset(updateQuiet)
+		case <-holdEnds:
+			break loop
 		case <-finished:
 			done()
 		case l := <-lines:
@@ -194,6 +215,9 @@ loop:
 					result = fmt.Errorf("reading stdin: %w", l.err)
 				}
 				break loop
+			}
+			if quiet != nil {
+				quiet.Reset(updateQuiet)
 			}
 			if l.tooLong {
 				reply(errorResponse(l.id, mcp.INVALID_REQUEST,
@@ -217,7 +241,7 @@ loop:
 					fmt.Sprintf("cairn-mcp has %d requests running and %d waiting; this one was not run and nothing was changed: send it again once earlier calls have answered", running, len(queue))))
 			}
 		}
-		if w.failed.Load() || readWait != nil && stdin.waiting.Load() {
+		if w.failed.Load() {
 			break
 		}
 	}
@@ -228,15 +252,29 @@ loop:
 	// Every request read is run, as it would have been had the client stayed; the drain is
 	// bounded all the same.
 	timeout := time.After(DrainTimeout)
+drain:
 	for running > 0 {
 		select {
 		case <-finished:
 			done()
 		case <-timeout:
 			s.opt.Log.Printf("shutting down with calls still running after %s (%d not started)", DrainTimeout, len(queue))
-			return result
+			break drain
 		}
 	}
+	select {
+	case <-s.restart:
+		// The answers held go last, once the engine is closed (tens of milliseconds): the
+		// model's retry, sent as soon as it reads "call it again", must find this process
+		// gone, or Claude Code hands it to this old server and reports the connection closed.
+		closeCtx, cancel := context.WithTimeout(context.Background(), DrainTimeout)
+		if err := s.Close(closeCtx); err != nil {
+			s.opt.Log.Printf("closing: %v", err)
+		}
+		cancel()
+	default:
+	}
+	writing(w.release)
 	return result
 }
 
@@ -323,6 +361,16 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	// An id of null makes a request, which JSON-RPC answers (its error's id is null too), not
 	// a notification: the client waits for the answer. Only a notification's is let pass.
 	isRequest := len(env.ID) > 0 && (string(env.ID) != "null" || !strings.HasPrefix(method, "notifications/"))
+	if method != "" {
+		// encoding/json, and so mcp-go, takes the last of a member given twice: what runs
+		// would not be what a reader of the first (the client, a proxy) took it for.
+		if member, id := givenTwice(line, env.ID); member != "" {
+			if isRequest {
+				reply(errorResponse(id, mcp.INVALID_REQUEST, fmt.Sprintf("invalid request: %s is given twice; it was not run and nothing was changed: give each member once", member)))
+			}
+			return queued{}
+		}
+	}
 	switch {
 	case method == "" && (len(env.Result) > 0 || len(env.Error) > 0 || sess.waiting(env.ID)):
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
@@ -358,9 +406,195 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	case !validID(env.ID):
 		reply(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string (UTF-8 text) or an integer; the request was not run"))
 	default:
-		return queued{id: env.ID, method: method, msg: bytes.Clone(line)}
+		return queued{id: env.ID, method: method, msg: readableID(line, env.ID)}
 	}
 	return queued{}
+}
+
+// readableID is a copy of the request line for mcp-go to run, with an integer id beyond the
+// range of a float64, which mcp-go reads ids as (it answered "Failed to parse message"), written
+// 0 in it: the answer goes out with the id as sent (withID). The id is given once (givenTwice).
+func readableID(line []byte, id json.RawMessage) []byte {
+	var f float64
+	if strictjson.KindOf(id) != "a number" || json.Unmarshal(id, &f) == nil {
+		return bytes.Clone(line)
+	}
+	var out []byte
+	members(line, func(key, v []byte) bool {
+		if !bytes.EqualFold(key, []byte("id")) {
+			return true
+		}
+		at := cap(line) - cap(v) // v is line[at:...]
+		out = slices.Concat(line[:at], []byte("0"), line[at+len(v):])
+		return false
+	})
+	if out == nil {
+		return bytes.Clone(line)
+	}
+	return out
+}
+
+// givenTwice names the first member the request line, or its params, gives twice, as
+// encoding/json matches names (unescaped, whatever their case), and returns the id to answer
+// with: the request's, or none when it gave two different ones. The name is "" when there is
+// no such member.
+func givenTwice(line []byte, id json.RawMessage) (member string, answer json.RawMessage) {
+	var ids [][]byte
+	var params []byte
+	member = repeated(line, func(key []byte, v []byte) {
+		switch {
+		case bytes.EqualFold(key, []byte("id")):
+			ids = append(ids, v)
+		case bytes.EqualFold(key, []byte("params")):
+			params = v
+		}
+	})
+	if member == "" && len(params) > 0 {
+		if member = repeated(params, nil); member != "" {
+			member = "params." + member
+		}
+	}
+	if member == "" {
+		return "", nil
+	}
+	for _, other := range ids {
+		if !bytes.Equal(other, ids[0]) {
+			return member, nil
+		}
+	}
+	return member, answerID(id)
+}
+
+// repeated returns the first name the JSON object b gives twice, as said back ("a member" when
+// it is not a plain name: the client's text is not repeated), or "" when none is or b is not an
+// object. f, when not nil, is called with each member. It keeps a hash of each name, not the
+// name: a message of megabytes may hold hundreds of thousands of members.
+func repeated(b []byte, f func(key, value []byte)) string {
+	n := 0
+	members(b, func(_, _ []byte) bool { n++; return true })
+	seed := maphash.MakeSeed()
+	hashes := make([]uint64, 0, n) // counted first: grown by append, it costs several times more
+	members(b, func(key, v []byte) bool {
+		if f != nil {
+			f(key, v)
+		}
+		hashes = append(hashes, foldHash(seed, key))
+		return true
+	})
+	slices.Sort(hashes)
+	twice := map[uint64]bool{}
+	for i := 1; i < len(hashes); i++ {
+		if hashes[i] == hashes[i-1] {
+			twice[hashes[i]] = true
+		}
+	}
+	if len(twice) == 0 {
+		return ""
+	}
+	// Read again for the names whose hashes met: they may differ all the same.
+	first := map[string]string{} // name as encoding/json folds it -> as first written
+	dup := ""
+	members(b, func(key, _ []byte) bool {
+		if !twice[foldHash(seed, key)] {
+			return true
+		}
+		k := string(bytes.Map(foldRune, key))
+		name, seen := first[k]
+		if !seen {
+			first[k] = string(key)
+			return true
+		}
+		dup = "a member"
+		if plainName().MatchString(name) {
+			dup = name
+		}
+		return false
+	})
+	return dup
+}
+
+// foldRune folds a rune as encoding/json does to match a member to a field, so that two names
+// are one when bytes.EqualFold says so.
+func foldRune(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }
+
+// foldHash is a hash of key folded (foldRune).
+func foldHash(seed maphash.Seed, key []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	var buf [utf8.UTFMax]byte
+	for len(key) > 0 {
+		r, n := utf8.DecodeRune(key)
+		h.Write(utf8.AppendRune(buf[:0], foldRune(r)))
+		key = key[n:]
+	}
+	return h.Sum64()
+}
+
+// plainName is a member name said back in a refusal.
+var plainName = lazyre.New(`^[A-Za-z_$][A-Za-z0-9_$]{0,63}$`)
+
+// members calls f with the name (unescaped) and the value of each member of the object b, a
+// valid JSON text, in order, until f returns false; it reads b in place, as a call's arguments
+// may be megabytes. Nothing is called when b is not an object.
+func members(b []byte, f func(name, value []byte) bool) {
+	i := skipSpace(b, 0)
+	if i == len(b) || b[i] != '{' {
+		return
+	}
+	for i = skipSpace(b, i+1); i < len(b) && b[i] == '"'; i = skipSpace(b, i+1) {
+		end := valueEnd(b, i)
+		name := b[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			var s string
+			if json.Unmarshal(b[i:end], &s) != nil {
+				return
+			}
+			name = []byte(s)
+		}
+		from := skipSpace(b, skipSpace(b, end)+1) // past the colon
+		i = valueEnd(b, from)
+		if !f(name, b[from:i]) {
+			return
+		}
+		if i = skipSpace(b, i); i == len(b) || b[i] != ',' {
+			return
+		}
+	}
+}
+
+// skipSpace is the index of the first byte of b at or after i that is not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd is the index just past the JSON value that starts at b[i] (b is valid JSON).
+func valueEnd(b []byte, i int) int {
+	if c := b[i]; c != '"' && !opens(c) { // a number or a literal
+		if n := bytes.IndexAny(b[i:], ",}] \t\n\r"); n >= 0 {
+			return i + n
+		}
+		return len(b)
+	}
+	end, depth, quotes := len(b), 0, 0
+	brackets(b[i:], func(j int, c byte) bool {
+		switch {
+		case c == '"':
+			quotes++
+		case opens(c):
+			depth++
+		default:
+			depth--
+		}
+		if depth == 0 && quotes%2 == 0 {
+			end = i + j + 1
+			return true
+		}
+		return false
+	})
+	return end
 }
 
 // batchRefusal answers a JSON-RPC batch (a JSON array of messages), which this server does
@@ -447,7 +681,7 @@ func unquoted(q queued, resp mcp.JSONRPCMessage, refused error) mcp.JSONRPCMessa
 		e.Error.Message = "invalid params: params.cursor is not one this server gave; the request was not run: call tools/list without a cursor"
 		return e
 	case e.Error.Code == mcp.INVALID_REQUEST && isType:
-		e.Error.Message = mistypedText(mistyped)
+		e.Error.Message = mistypedText(q.msg, mistyped)
 		return e
 	}
 	return resp
@@ -474,9 +708,10 @@ func paramsHooks() *server.Hooks {
 }
 
 // mistypedText says which member of a request was of the wrong JSON type and what it takes,
-// by its JSON path; the value is not repeated.
-func mistypedText(te *json.UnmarshalTypeError) string {
-	return fmt.Sprintf("invalid request: %v; the request was not run", strictjson.Explain(te))
+// by its whole JSON path (array indices too, as a tool argument is named); the value is not
+// repeated.
+func mistypedText(msg []byte, te *json.UnmarshalTypeError) string {
+	return fmt.Sprintf("invalid request: %v; the request was not run", strictjson.ExplainIn(msg, te))
 }
 
 // withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a
@@ -506,15 +741,10 @@ type lineRead struct {
 type stdinReader struct {
 	r       io.Reader
 	waiting atomic.Bool
-	entered chan struct{} // capacity 1: a Read began since it was last received from
 }
 
 func (r *stdinReader) Read(p []byte) (int, error) {
 	r.waiting.Store(true)
-	select {
-	case r.entered <- struct{}{}:
-	default:
-	}
 	n, err := r.r.Read(p)
 	r.waiting.Store(false)
 	return n, err
@@ -602,33 +832,43 @@ func sniffID(head, tail []byte) json.RawMessage {
 }
 
 // brackets calls f with the index of each bracket ({, [, } or ]) outside strings in the JSON
-// text b, and whether it opens, and says whether b ends inside a string.
-func brackets(b []byte, f func(i int, open bool)) (inString bool) {
+// text b and of each quote that opens or closes a string, with the byte, until f says stop,
+// and says whether b ends inside a string.
+func brackets(b []byte, f func(i int, c byte) (stop bool)) (inString bool) {
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; {
 		case inString && c == '\\':
 			i++
 		case c == '"':
 			inString = !inString
+			if f(i, c) {
+				return inString
+			}
 		case inString:
-		case c == '{' || c == '[':
-			f(i, true)
-		case c == '}' || c == ']':
-			f(i, false)
+		case c == '{' || c == '[' || c == '}' || c == ']':
+			if f(i, c) {
+				return inString
+			}
 		}
 	}
 	return inString
 }
 
+// opens says whether a bracket opens an array or an object.
+func opens(c byte) bool { return c == '{' || c == '[' }
+
 // depthAt is how deep in objects and arrays the end of the JSON text b is; -1 inside a string.
 func depthAt(b []byte) int {
 	depth := 0
-	inString := brackets(b, func(_ int, open bool) {
-		if open {
+	inString := brackets(b, func(_ int, c byte) bool {
+		switch {
+		case c == '"':
+		case opens(c):
 			depth++
-		} else {
+		default:
 			depth--
 		}
+		return false
 	})
 	if inString {
 		return -1
@@ -647,9 +887,10 @@ const clipDepth = 1000
 func clipDeep(b []byte, depth int) ([]byte, bool) {
 	var out []byte
 	level, from, cut := 0, 0, -1 // cut: where the array or object cut opened
-	brackets(b, func(i int, open bool) {
+	brackets(b, func(i int, c byte) bool {
 		switch {
-		case open:
+		case c == '"':
+		case opens(c):
 			if level++; level == depth+1 {
 				cut = i
 			}
@@ -660,6 +901,7 @@ func clipDeep(b []byte, depth int) ([]byte, bool) {
 		default:
 			level--
 		}
+		return false
 	})
 	if cut >= 0 { // never closed: cut to the end
 		out = append(append(out, b[from:cut]...), '0')
@@ -680,14 +922,23 @@ func errorResponse(id json.RawMessage, code int, msg string) mcp.JSONRPCError {
 }
 
 // lineWriter writes one message per line; the lock keeps concurrent responses whole. After a
-// failed write (the client is gone) it stops writing and the server shuts down.
+// failed write (the client is gone) it stops writing and the server shuts down. Answers to
+// requests are held from when hold is closed (the plugin was updated) until release.
 type lineWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	failed atomic.Bool
+	mu       sync.Mutex
+	w        io.Writer
+	failed   atomic.Bool
+	hold     <-chan struct{}
+	held     [][]byte
+	released bool
 }
 
-func (lw *lineWriter) write(v any) {
+func (lw *lineWriter) write(v any) { lw.put(v, false) }
+
+// answer writes the answer to a request, or holds it.
+func (lw *lineWriter) answer(v any) { lw.put(v, true) }
+
+func (lw *lineWriter) put(v any, answer bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b, _ = json.Marshal(errorResponse(nil, mcp.INTERNAL_ERROR, "response could not be encoded"))
@@ -695,6 +946,29 @@ func (lw *lineWriter) write(v any) {
 	b = append(b, '\n')
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
+	if answer && !lw.released {
+		select {
+		case <-lw.hold:
+			lw.held = append(lw.held, b)
+			return
+		default:
+		}
+	}
+	lw.writeLocked(b)
+}
+
+// release writes the answers held, and those to come at once.
+func (lw *lineWriter) release() {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.released = true
+	for _, b := range lw.held {
+		lw.writeLocked(b)
+	}
+	lw.held = nil
+}
+
+func (lw *lineWriter) writeLocked(b []byte) {
 	if lw.failed.Load() {
 		return
 	}

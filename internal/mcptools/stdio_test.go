@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -59,6 +61,25 @@ func (b *builtBinary) get(t testing.TB) string {
 	return b.path
 }
 
+// copyBinary copies the built cairn-mcp to dst, for a test that runs it from a directory
+// of its own.
+func copyBinary(t testing.TB, dst string) {
+	t.Helper()
+	in, err := os.Open(mcpBinary.get(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+}
+
 func TestMain(m *testing.M) {
 	var err error
 	if binDir, err = os.MkdirTemp("", "cairn-mcp-test-"); err != nil {
@@ -85,6 +106,7 @@ type project struct {
 	// bin, when set, is the binary run in place of the one built.
 	asUser func(*exec.Cmd)
 	bin    string
+	more   []string // added to env
 }
 
 func newProject(t testing.TB) *project {
@@ -110,14 +132,14 @@ func newProject(t testing.TB) *project {
 
 // env is the whole environment the binary runs with: nothing leaks in from the test's own.
 func (p *project) env() []string {
-	return []string{
+	return append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + p.home,
 		"CLAUDE_PROJECT_DIR=" + p.root,
 		"CAIRN_STATE_DIR=" + p.state,
 		"CAIRN_MEMORY_DIR=" + p.memory,
 		"CLAUDE_CODE_SESSION_ID=" + p.session,
-	}
+	}, p.more...)
 }
 
 func (p *project) getenv(session string) func(string) string {
@@ -187,7 +209,7 @@ type rawServer struct {
 
 func startRaw(t testing.TB, p *project) *rawServer {
 	t.Helper()
-	cmd := exec.Command(mcpBinary.get(t))
+	cmd := exec.Command(cmp.Or(p.bin, mcpBinary.get(t)))
 	cmd.Dir, cmd.Env = p.root, p.env()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -758,4 +780,165 @@ func nextAsk(t *testing.T, r *rawServer, missing string) json.RawMessage {
 		t.Fatalf("%s; stderr:\n%s", missing, r.stderr)
 	}
 	return ask.ID
+}
+
+// stampedPlugin makes a plugin root and a directory of binaries stamped with its checksums, as
+// make build leaves them, and returns them with update, which gives the plugin other checksums
+// (git pull).
+func stampedPlugin(t testing.TB) (plugin, bin string, update func()) {
+	t.Helper()
+	base := t.TempDir()
+	plugin, bin = filepath.Join(base, "plugin"), filepath.Join(base, "bin")
+	sums := filepath.Join(plugin, "release", "checksums.txt")
+	stamp := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stamp(sums, "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
+	stamp(filepath.Join(bin, ".checksums"), "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
+	return plugin, bin, func() { stamp(sums, "bbbb  cairn_1.0.1_linux_amd64.tar.gz\n") }
+}
+
+// TestStdioUpdateAnswersEveryCallInFlight: the plugin is updated under the server, and the
+// client then sends ten calls a few milliseconds apart (Claude Code runs a turn's calls side by
+// side). The first finds the update; the server exited as soon as stdin was empty for an
+// instant, so calls written just after were never read and the client saw the connection
+// close. Now every call is answered once, with its id, as not run (call it again), and the
+// server exits.
+func TestStdioUpdateAnswersEveryCallInFlight(t *testing.T) {
+	p := newProject(t)
+	plugin, bin, update := stampedPlugin(t)
+	p.bin = filepath.Join(bin, "cairn-mcp")
+	copyBinary(t, p.bin)
+	// The calls, not the background sync, are to find the update.
+	p.more = []string{"CLAUDE_PLUGIN_ROOT=" + plugin, mcptools.EnvSyncInterval + "=1h"}
+	r := startRaw(t, p)
+	r.initialize()
+	r.send(`{"jsonrpc":"2.0","id":"before","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	if resp := r.next(hangGuard); strings.Contains(string(resp.Result), "Cairn was updated") {
+		t.Fatalf("refused before the update: %s", resp.Result)
+	}
+
+	update()
+	const calls = 10
+	for i := range calls {
+		// Not r.send: a server gone already is what this test is to report.
+		_, _ = fmt.Fprintf(r.stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`+"\n", i)
+		time.Sleep(3 * time.Millisecond)
+	}
+	answers := map[string]int{}
+	hung := time.After(hangGuard)
+	for done := false; !done; {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				done = true
+				break
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Result struct {
+					IsError bool `json:"isError"`
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(line, &m); err != nil || !m.Result.IsError || len(m.Result.Content) != 1 ||
+				!strings.Contains(m.Result.Content[0].Text, "get_vars was not run, nothing was changed") ||
+				!strings.Contains(m.Result.Content[0].Text, "call get_vars again") {
+				t.Errorf("answer = %s, want get_vars refused as not run: call it again", clip(string(line)))
+			}
+			answers[string(m.ID)]++
+		case <-hung:
+			t.Fatalf("the server did not answer and exit; answers %v; stderr:\n%s", answers, r.stderr)
+		}
+	}
+	for i := range calls {
+		if n := answers[fmt.Sprint(i)]; n != 1 {
+			t.Errorf("call %d answered %d times, want once (answers by id: %v)", i, n, answers)
+		}
+	}
+	if code := r.wait(hangGuard); code != 0 {
+		t.Errorf("exit code %d, want 0; stderr:\n%s", code, r.stderr)
+	}
+}
+
+// TestStdioUpdateAnswersOnceClosed: after a plugin update, the answer "call it again" is
+// written only once the server has closed its engine, just before it exits. Claude Code sends
+// the model's retry the moment it reads that answer; written before the close (tens of
+// milliseconds under load), the retry reached the old server, which then exited under it, and
+// the model was told "Connection closed" (TestCairnServerUpdatedUnderTheSession, 2 runs in 5).
+func TestStdioUpdateAnswersOnceClosed(t *testing.T) {
+	opts, st := fakeOptions(t)
+	var update func()
+	opts.PluginRoot, opts.BinDir, update = stampedPlugin(t)
+	srv := mcptools.New(opts)
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	out := &closedWhenWritten{st: st}
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeStdio(testCtx(t), inR, out) }()
+	send := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":"before","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	waitFor(t, func() bool { return len(out.answers()) == 2 })
+	update()
+	send(`{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the server did not return after the update")
+	}
+	answers := out.answers()
+	if len(answers) != 3 || !strings.Contains(answers[2].line, `"id":"after"`) || !strings.Contains(answers[2].line, "Cairn was updated") {
+		t.Fatalf("answers = %+v, want the call after the update refused as the third", answers)
+	}
+	if !answers[2].closed {
+		t.Error("the call after the update was answered while the engine was still open: the model's retry reaches this old server")
+	}
+}
+
+// closedWhenWritten is a server's stdout that notes, for each line, whether the engine was
+// closed when it was written.
+type closedWhenWritten struct {
+	st    *fakeState
+	mu    sync.Mutex
+	lines []writtenLine
+}
+
+type writtenLine struct {
+	line   string
+	closed bool
+}
+
+func (w *closedWhenWritten) Write(p []byte) (int, error) {
+	w.st.mu.Lock()
+	closed := w.st.closes > 0
+	w.st.mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = append(w.lines, writtenLine{string(p), closed})
+	return len(p), nil
+}
+
+func (w *closedWhenWritten) answers() []writtenLine {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.lines)
 }

@@ -21,8 +21,10 @@ import (
 // answers the call that found it and exits: Claude Code then starts the server again through
 // the launcher at the next call (seen with 2.1.330, -p as well), which runs the new binaries.
 // The background sync looks too, every few seconds, so that an idle server exits before the
-// next call rather than at it. Every request read before the exit is answered; only one that arrives as it exits is not,
-// and Claude Code then says that the connection closed before the call was answered.
+// next call rather than at it. The calls of a turn come a few milliseconds apart: the server
+// reads on until stdin has been quiet a moment (ServeStdio), and only then answers them all and
+// exits, so that none is lost and no retry reaches the old server. A call that arrives later
+// still, as it exits, is not answered: Claude Code says the connection closed before it was.
 
 // serverName is how Claude Code names this server in /mcp: plugin:<plugin>:<server>.
 const serverName = "plugin:cairn:cairn"
@@ -85,8 +87,8 @@ func (u *updateCheck) refusal(tool string) error {
 	return fmt.Errorf("%s was not run, nothing was changed: Cairn was updated under this session, and this server, still the old version, is restarting as the new one: call %s again. If cairn's tools are then unavailable, tell the user to run /mcp and reconnect %s, or restart Claude Code", tool, tool, serverName)
 }
 
-// restartAsNew has ServeStdio stop reading, answer what it read and return: Claude Code starts
-// the server again through the launcher at the next call.
+// restartAsNew has ServeStdio read until the client is quiet, answer what it read and return:
+// Claude Code starts the server again through the launcher at the next call.
 func (s *Server) restartAsNew() {
 	s.restartOnce.Do(func() {
 		s.opt.Log.Printf("the plugin at %s was updated: exiting, for Claude Code to start its new binaries at the next call", s.update.root)
