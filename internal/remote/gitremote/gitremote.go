@@ -1026,12 +1026,13 @@ func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (
 // and a reference-transaction hook runs on every ref update, the mirror's included. The locale
 // is C so git's porcelain is the same everywhere; the user's config, credential helpers and SSH
 // setup are used as they are. git waits refLockWait for a ref's lock file another git holds.
+// An http(s) transfer that stalls ends on its own (stallEnds).
 func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) error {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=" + os.DevNull,
-		"-c", "core.filesRefLockTimeout=" + strconv.FormatInt(refLockWait.Milliseconds(), 10)}, args...)...)
+		"-c", "core.filesRefLockTimeout=" + strconv.FormatInt(refLockWait.Milliseconds(), 10)}, stallEnds(b.cfg.Timeout, args)...)...)
 	cmd.Dir = b.cfg.Dir
 	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=", "SSH_ASKPASS_REQUIRE=never", "LC_ALL=C", "LANGUAGE=",
 		"GIT_AUTHOR_NAME=Cairn", "GIT_AUTHOR_EMAIL=cairn@localhost",
@@ -1068,6 +1069,13 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 		return ge
 	}
 	return nil
+}
+
+// stallEnds is args with git told to end an http(s) transfer that stalls for timeout (rounded
+// up, so that the caller's timeout says so first): the remote helper that holds its connection
+// is no child the kernel ends with Cairn (terminateWithParent), and outlived git after kill -9.
+func stallEnds(timeout time.Duration, args []string) []string {
+	return append([]string{"-c", "http.lowSpeedLimit=1", "-c", "http.lowSpeedTime=" + strconv.Itoa(int((timeout+time.Second-1)/time.Second))}, args...)
 }
 
 // gitEnv is this process's environment for a git run in Config.Dir, then extra. It leaves out

@@ -122,21 +122,30 @@ func stalledTransport(t *testing.T, script string) {
 // TestKilledSyncEndsItsGit: a Cairn process killed while its git waited for a remote that does
 // not answer (cairn-mcp killed with its client, kill -9 on cairn sync) left that git running,
 // in a session of its own, holding its connection for good: one more with each process
-// killed. git is now terminated as the process that started it dies.
+// killed. git is now terminated as the process that started it dies. Over http, git's remote
+// helper holds the connection and outlived git: it now ends once the command's time is out.
 func TestKilledSyncEndsItsGit(t *testing.T) {
 	if dir := os.Getenv("CAIRN_TEST_KILLED_SYNC"); dir != "" {
 		// The process to be killed: Heads waits on the hung remote until then.
-		b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin", Timeout: time.Hour})
+		b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin", Timeout: 3 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = b.Heads(bg(t))
 		t.Fatalf("Heads through a remote that does not answer ended: %v", err)
 	}
+	for _, scheme := range []string{"git", "http"} {
+		t.Run(scheme, func(t *testing.T) { killedSync(t, scheme) })
+	}
+}
+
+// killedSync is TestKilledSyncEndsItsGit through a hung remote reached by scheme: over http,
+// git's remote helper (git-remote-http) holds the connection, not git.
+func killedSync(t *testing.T, scheme string) {
 	hung := gittest.Hung(t)
 	dir := t.TempDir()
 	git(t, dir, "init", "-q")
-	git(t, dir, "remote", "add", "origin", "git://"+hung.Addr+"/shared.git")
+	git(t, dir, "remote", "add", "origin", scheme+"://"+hung.Addr+"/shared.git")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledSyncEndsItsGit$")
 	cmd.Env = append(os.Environ(), "CAIRN_TEST_KILLED_SYNC="+dir)
 	if err := cmd.Start(); err != nil {

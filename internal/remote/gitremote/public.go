@@ -96,7 +96,7 @@ func anonymousURL(raw string) string {
 func gitOutput(ctx context.Context, dir string, timeout time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", stallEnds(timeout, args)...)
 	cmd.Dir = dir
 	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true", "SSH_ASKPASS=true", "LC_ALL=C")
 	var out bytes.Buffer
