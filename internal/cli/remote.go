@@ -179,6 +179,10 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 		readers = name + " can be read without credentials: anyone can read the workflows cairn sync pushes there (context, phases, tasks, notes, variables)"
 	}
 	layout, err := gitremote.Probe(ctx, gitremote.Config{Dir: root, Remote: name})
+	if _, kept := errors.AsType[*gitremote.KeptError](err); kept {
+		a.warn(err.Error()) // the layout works: Cairn deletes no ref
+		err = nil
+	}
 	if err != nil {
 		return unreached(root, name, "nothing here changed", "cairn remote enable", err)
 	}
@@ -788,6 +792,10 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	ctx, done := a.remoteContext(doctorProbeTimeout)
 	defer done()
 	got, err := gitremote.Probe(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout})
+	kept, _ := errors.AsType[*gitremote.KeptError](err)
+	if kept != nil {
+		err = nil // the layout works: Cairn deletes no ref
+	}
 	c := engine.Check{Name: "remote refs"}
 	if d, ok := damagedCheck(s.Remote, err); ok {
 		return append(out, d)
@@ -809,16 +817,24 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 		c.Detail = fmt.Sprintf("%s now takes %s<id>, but this clone is set up for %s<id>", s.Remote, got, s.Layout)
 		c.Fix = "run cairn remote enable " + s.Remote + " again"
 	default:
-		c = claimsCheck(s.Remote, got, gitremote.ProbeClaims(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout}, got))
+		c = claimsCheck(s.Remote, got, kept, gitremote.ProbeClaims(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout}, got))
 	}
 	return append(out, c)
 }
 
 // claimsCheck is doctor's line once the host took the workflow layout l: whether it also takes
-// the claims line's namespace (probed with gitremote.ProbeClaims, which returned err).
-func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
+// the claims line's namespace (probed with gitremote.ProbeClaims, which returned err), and,
+// when the host kept a probe ref (kept, or err), that it keeps it.
+func claimsCheck(remote string, l gitremote.Layout, kept *gitremote.KeptError, err error) engine.Check {
 	if d, ok := damagedCheck(remote, err); ok {
 		return d
+	}
+	if k, ok := errors.AsType[*gitremote.KeptError](err); ok {
+		kept, err = cmp.Or(kept, k), nil
+	}
+	keeps := ""
+	if kept != nil {
+		keeps = "; " + kept.Error()
 	}
 	c := engine.Check{Name: "remote refs"}
 	wf, claims := "refs/cairn/wf/*", "refs/cairn/claims/*"
@@ -832,9 +848,9 @@ func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
 	case err != nil:
 		c.Detail, c.Fix = probeFailed(remote, " its claims refs", err)
 	case l == gitremote.Branches:
-		c.OK, c.Detail = true, remote+" refuses custom refs; fallback in use: one branch per workflow under cairn-state/ (they show in the host's branch list and may start CI)"
+		c.OK, c.Detail = true, remote+" refuses custom refs; fallback in use: one branch per workflow under cairn-state/ (they show in the host's branch list and may start CI)"+keeps
 	default:
-		c.OK, c.Detail = true, remote+" accepts refs/cairn/* (a probe ref was pushed and deleted)"
+		c.OK, c.Detail = true, remote+" accepts refs/cairn/*"+cmp.Or(keeps, " (a probe ref was pushed and deleted)")
 	}
 	return c
 }

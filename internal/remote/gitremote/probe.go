@@ -24,6 +24,9 @@ func Probe(ctx context.Context, cfg Config) (Layout, error) {
 			return "", err
 		}
 		ok, err := b.probe(ctx)
+		if _, kept := errors.AsType[*KeptError](err); kept {
+			return l, err
+		}
 		if err != nil {
 			return "", err
 		}
@@ -38,9 +41,18 @@ func Probe(ctx context.Context, cfg Config) (Layout, error) {
 	return "", fmt.Errorf("the remote accepts neither refs/cairn/* nor cairn-state/* branches: %w", errors.Join(reasons...))
 }
 
+// KeptError is Probe's (with the layout) and ProbeClaims's error when the host took the probe
+// ref but refused to delete it (receive.denyDeletes, a hook): Cairn deletes no ref, so the
+// layout works there all the same; the ref stays.
+type KeptError struct{ Remote, Ref, Why string }
+
+func (e *KeptError) Error() string {
+	return fmt.Sprintf("%s refuses to delete refs (%s), so it keeps the probe ref %s, which holds nothing", e.Remote, e.Why, e.Ref)
+}
+
 // probe returns nil when the host took and deleted the probe ref, a *RefusedError when it
-// refused it, ErrSplit when a fetch does not find it there, and an error when git could not
-// reach it.
+// refused it, ErrSplit when a fetch does not find it there, a *KeptError when it took it but
+// refused its deletion, and an error when git could not reach it.
 func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -65,12 +77,11 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	// Read back where a fetch reads: a remote that pushes to another repository (a pushurl)
 	// takes every push and never shows one.
 	listed, lerr := b.output(ctx, nil, "ls-remote", "--", b.cfg.Remote, ref)
-	if reason, said, err := b.push(ctx, ref, oid, ""); err != nil || reason != "" {
-		why := cmp.Or(said, reason)
-		if err != nil {
-			why = err.Error()
-		}
-		return nil, fmt.Errorf("the remote took the probe ref %s but did not delete it (%s): it holds nothing, and git push %s :%s deletes it where the host allows", ref, why, b.remoteName(), ref)
+	var kept error
+	if reason, said, err := b.push(ctx, ref, oid, ""); err != nil {
+		return nil, fmt.Errorf("the remote took the probe ref %s but did not delete it (%s): it holds nothing, and git push %s :%s deletes it where the host allows", ref, err, b.remoteName(), ref)
+	} else if reason != "" {
+		kept = &KeptError{Remote: b.remoteName(), Ref: ref, Why: cmp.Or(said, reason)}
 	}
 	if ge, ok := errors.AsType[*GitError](lerr); ok {
 		ge.Op = "fetch" // the fetch side out of reach, as a fetch's error says it
@@ -81,14 +92,14 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	if !strings.Contains(listed, oid) {
 		return nil, splitError{b.remoteName(), "what Cairn pushes"}
 	}
-	return nil, nil
+	return nil, kept
 }
 
 // ProbeClaims checks that the remote takes the claims lines that go with workflows kept in
 // layout l (l.Claims()): some hosts take one namespace and refuse the other. It pushes a
 // throwaway commit there and deletes it again, and returns nil when the host took it, a
-// *RefusedError when it refused it, and another error when git could not reach the host.
-// cfg.Layout is ignored.
+// *RefusedError when it refused it, a *KeptError when it took it but kept it, and another
+// error when git could not reach the host. cfg.Layout is ignored.
 func ProbeClaims(ctx context.Context, cfg Config, l Layout) error {
 	cfg.Layout = l.Claims()
 	b, err := New(cfg)

@@ -115,8 +115,9 @@ func TestProbeClaims(t *testing.T) {
 }
 
 // TestProbeOnAHostThatKeepsRefs: a host that takes pushes but refuses deletions
-// (receive.denyDeletes) keeps the probe ref: the error names it and the host's reason, not
-// git's "<nil>" in place of an error there was none of.
+// (receive.denyDeletes, a hook) keeps the probe ref: Cairn deletes no ref, so the layout works
+// there; Probe returns it with a *KeptError naming the ref and the host's reason, not git's
+// "<nil>" in place of an error there was none of.
 func TestProbeOnAHostThatKeepsRefs(t *testing.T) {
 	bare := bareRepo(t)
 	hook := "#!/bin/sh\nwhile read old new ref; do case \"$new\" in 0000000000000000000000000000000000000000) echo \"deletion prohibited\" >&2; exit 1;; esac; done\n"
@@ -125,8 +126,12 @@ func TestProbeOnAHostThatKeepsRefs(t *testing.T) {
 	}
 	dir := t.TempDir()
 	git(t, dir, "init", "-q")
-	_, err := gitremote.Probe(bg(t), gitremote.Config{Dir: dir, Remote: "file://" + bare})
-	if err == nil || !strings.Contains(err.Error(), "deletion prohibited") || strings.Contains(err.Error(), "<nil>") {
-		t.Fatalf("Probe on a host that refuses deletions = %v; want the host's words, and no <nil>", err)
+	got, err := gitremote.Probe(bg(t), gitremote.Config{Dir: dir, Remote: "file://" + bare})
+	ke, kept := errors.AsType[*gitremote.KeptError](err)
+	if got != gitremote.Refs || !kept || !strings.Contains(err.Error(), "deletion prohibited") || strings.Contains(err.Error(), "<nil>") {
+		t.Fatalf("Probe on a host that refuses deletions = %q, %v; want refs and the host's words, and no <nil>", got, err)
+	}
+	if refs := git(t, bare, "for-each-ref", "--format=%(refname)"); refs != ke.Ref {
+		t.Fatalf("the host keeps %q, the error names %s", refs, ke.Ref)
 	}
 }
