@@ -16,7 +16,7 @@ import (
 // runs on, not one every sync fails on).
 func TestUnreachedSaysARefLock(t *testing.T) {
 	err := fmt.Errorf("claims: %w", &gitremote.GitError{Op: "fetch", Err: errors.New("exit status 1"),
-		Stderr: "error: cannot lock ref 'refs/cairn-mirror/origin/claims': Unable to create '/p/.git/refs/cairn-mirror/origin/claims.lock': File exists. (a git running in this repository holds it, or one that was killed left it: try again once no git runs here; a file still there then is the user's to remove)"})
+		Stderr: "error: cannot lock ref 'refs/cairn-mirror/origin/claims': Unable to create '/p/.git/refs/cairn-mirror/origin/claims.lock': File exists. (a git running in this repository holds it, or one that was killed left it: try again once no git runs here; one stopped with Ctrl-Z holds it until it is resumed)"})
 	got := unreached(err)
 	if strings.Contains(got, "could not be reached") || !strings.Contains(got, "cannot lock ref") || !strings.Contains(got, "try again once no git runs here") {
 		t.Errorf("unreached = %q, want git's words on the lock and their step", got)

@@ -1168,7 +1168,7 @@ func diagnose(stderr string) string {
 		}
 		if strings.Contains(line, lockExists) {
 			// Never "delete it": a git that runs on would then write over what another wrote.
-			return lastLine(line) + " (a git running in this repository holds it, or one that was killed left it: try again once no git runs here; a file still there then is the user's to remove)"
+			return lastLine(line) + " (a git running in this repository holds it, or one that was killed left it: try again once no git runs here; one stopped with Ctrl-Z holds it until it is resumed)"
 		}
 	}
 	if why, _, ok := strings.Cut(stderr, couldNotRead); ok {

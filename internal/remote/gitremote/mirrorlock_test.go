@@ -120,7 +120,7 @@ func TestHeldLockFileIsNamedSafely(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), lock) {
 		t.Fatalf("Heads beside a held lock file = %v, want an error naming %s", err, lock)
 	}
-	if strings.Contains(err.Error(), "delete") || strings.Contains(err.Error(), "remove the file") {
+	if strings.Contains(err.Error(), "delete") || strings.Contains(err.Error(), "remove") {
 		t.Fatalf("the error steers the agent to delete a lock file a git may hold: %v", err)
 	}
 	if _, serr := os.Lstat(lock); serr != nil {
