@@ -922,7 +922,7 @@ func (b *Backend) commit(ctx context.Context, id string, rev int64, parent strin
 }
 
 // push sends head to ref if the remote's ref is still old ("" for none). It returns git's
-// reason when the remote refused the update, with what the remote's side said about it (a
+// reason when the remote refused the update (which the host may word: safeSaid), with what the remote's side said about it (a
 // hook's reason: GitError.Host), and an error when the outcome is unknown.
 func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected, said string, err error) {
 	var out bytes.Buffer
@@ -936,7 +936,7 @@ func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected, sa
 				if ge, ok := errors.AsType[*GitError](err); ok {
 					said = ge.Host
 				}
-				return f[2], said, nil
+				return safeSaid(f[2]), said, nil // the host's words, as said is
 			}
 			if err == nil {
 				return "", "", nil
@@ -1206,7 +1206,13 @@ func hostSaid(stderr string) string {
 	if len(said) == 0 {
 		return ""
 	}
-	return secrets.Line(masked(userinfo().ReplaceAllString(strings.Join(said, " "), "${1}***@")), maxHostSaid)
+	return safeSaid(strings.Join(said, " "))
+}
+
+// safeSaid is what the host said (its words, or its reason for a refusal) as one safe line of
+// at most maxHostSaid runes, credentials in URLs masked.
+func safeSaid(s string) string {
+	return secrets.Line(masked(userinfo().ReplaceAllString(s, "${1}***@")), maxHostSaid)
 }
 
 // urlPart is a run of text between the characters that part a URL (and a line of git's).
