@@ -291,8 +291,9 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	// The owner's heartbeat is this client's to keep while the owner's session runs here, or
 	// ran here until /clear replaced it: the client goes on with the workflow, and a second
 	// terminal is to be warned of it as before. The replaced owner keeps it (a heartbeat never
-	// takes a workflow: a change does).
-	due := in.SessionID != "" && r.Owner != nil && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery
+	// takes a workflow: a change does). One in the future (a clock put right since) is due, or
+	// it would stay live until then, for ever at year 9999.
+	due := in.SessionID != "" && r.Owner != nil && (now.Sub(r.Owner.Heartbeat) >= heartbeatEvery || r.Owner.Heartbeat.After(now))
 	var by workflow.Actor
 	if due { // the actor's host and client start are asked of the system: not every turn
 		by = e.actor()
