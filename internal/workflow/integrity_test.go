@@ -113,8 +113,10 @@ func TestCheckFindings(t *testing.T) {
 				r.State = "deploy"
 				r.History = nil
 			}},
-		{name: "bad-ttl", code: "bad-ttl", sev: "MEDIUM", text: `ttl "forever"`,
-			mutate: func(r *workflow.Record) { r.TTL = "forever" }},
+		// No tool or command sets a running workflow's ttl: it said "write 90m ... until it is
+		// fixed", a step nowhere to take. It says what still works and what ends it.
+		{name: "bad-ttl", code: "bad-ttl", sev: "MEDIUM", text: "ttl \"1.5h\" on record is not one Cairn reads, so the workflow does not expire; all else works, and `cairn archive` ends it (kept, not lost) when the user wants",
+			mutate: func(r *workflow.Record) { r.TTL = "1.5h" }},
 		{name: "owned-elsewhere", code: "owned-by-live-session", sev: "MEDIUM", text: "Another live session",
 			by: workflow.Actor{SessionID: "sess-bob"}, now: base.UpdatedAt.Add(5 * time.Minute)},
 		{name: "approval-pending", code: "approval-pending", sev: "INFO", text: "present it again rather than re-running it",
