@@ -83,8 +83,8 @@ func Check(in CheckInput) []Finding {
 	if r.PhaseStatus != "" && !r.PhaseStatus.Valid() {
 		add(FindingBadPhaseStatus, Medium, "phase_status %q is not one of pending, in_progress, complete, failed, blocked", r.PhaseStatus)
 	}
-	if _, err := ParseTTL(r.TTL); err != nil { // no tool sets a running workflow's ttl
-		add(FindingBadTTL, Medium, "ttl %s on record is not one Cairn reads, so the workflow does not expire; all else works, and `cairn archive` ends it (kept, not lost) when the user wants", Quote(r.TTL))
+	if _, err := ParseTTL(r.TTL); err != nil {
+		add(FindingBadTTL, Medium, "%s", r.ttlUnread())
 	}
 
 	if in.Exists != nil {
