@@ -645,3 +645,33 @@ func TestOlderRecordFullOfPhaseCheckpointsEnds(t *testing.T) {
 		})
 	}
 }
+
+// A move into a terminal phase carrying a checkpoint that takes the record past 1 MiB is
+// refused with the step that fits (a smaller checkpoint), as any move is: the checkpoint is in
+// no record before the ending, so leaving it out to fit would lose it.
+func TestEndingMoveKeepsItsOwnCheckpoint(t *testing.T) {
+	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
+	rec["state"] = "review"
+	rec["phases"] = map[string]any{"review": map[string]any{"completed": false}}
+	kv := map[string]any{}
+	rec["vars"] = kv
+	for i := 0; ; i++ { // to 8 KiB short of the cap, within the room kept for the ending
+		b, _ := json.Marshal(rec)
+		room := 1<<20 - 8<<10 - len(b)
+		if room <= 40 {
+			break
+		}
+		kv[fmt.Sprintf("WF_V%02d", i)] = strings.Repeat("v", min(room-20, 60<<10))
+	}
+	before := writeRecord(t, path, rec)
+	carried, _ := json.Marshal(map[string]string{"data": strings.Repeat("c", 100<<10)})
+	_, err := e.open("s1").Transition(engine.TransitionRequest{To: "git-commit", Checkpoint: carried})
+	if err == nil || !strings.Contains(err.Error(), "move with a smaller checkpoint") {
+		t.Fatalf("an ending move with %d bytes of checkpoint past the cap: %v, want a refusal naming a smaller checkpoint", len(carried), err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Errorf("the refused move changed the record")
+	}
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "git-commit", Checkpoint: json.RawMessage(`{"in":"named"}`)}))(t)
+}

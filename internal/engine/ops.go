@@ -145,7 +145,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 				var moves, outputs, artifacts, checkpoints int
 				switch {
 				case wres.Record.Status != workflow.StatusActive:
-					moves, outputs, artifacts, checkpoints = workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
+					moves, outputs, artifacts, checkpoints = workflow.FitEnding(wres.Record, r, len(b), strictjson.MaxSize)
 				case wres.Event == workflow.EventHeartbeat && r != nil:
 					outputs, artifacts, _ = workflow.FitHeartbeat(wres.Record, r.Owner, len(b), strictjson.MaxSize)
 				default:
