@@ -138,10 +138,14 @@ func Check(in CheckInput) []Finding {
 	case !*r.InterruptionSafe:
 		add(FindingInterrupted, High, "interruption_safe is false: the last change was interrupted before it finished; check the phase's outputs before continuing")
 	}
+	var unknown []string // tasks of a status not known, said in one finding
 	for _, t := range r.Tasks {
 		if !t.Status.Valid() {
-			add(FindingUnknownTaskState, Medium, "task %s has unknown status %q", TaskID(t.ID), t.Status)
+			unknown = append(unknown, TaskID(t.ID)+" "+secrets.Clip(Quote(string(t.Status)), 40))
 		}
+	}
+	if len(unknown) > 0 {
+		add(FindingUnknownTaskState, Medium, "tasks of a status this Cairn does not know: %s", listCapped(unknown, 5))
 	}
 	if in.By.SessionID != "" {
 		if w := OwnershipWarning(r, in.By, in.Now, cmp.Or(in.LiveWindow, DefaultLiveWindow)); w != "" {

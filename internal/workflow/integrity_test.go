@@ -70,6 +70,14 @@ func TestCheckFindings(t *testing.T) {
 			mutate: func(r *workflow.Record) {
 				r.Tasks = []workflow.Task{{ID: "write the tests", Status: "done", Output: "t1.json"}}
 			}},
+		// 300 tasks of a status a newer Cairn wrote were 300 findings, each a line of the
+		// resume report and a warning of resume_check's result: they are one.
+		{name: "tasks-of-unknown-status", code: "bad-task-status", sev: "MEDIUM", text: `tasks of a status this Cairn does not know: t000 "skipped", t001 "skipped", t002 "skipped", t003 "skipped", t004 "skipped" and 295 more`,
+			mutate: func(r *workflow.Record) {
+				for i := range 300 {
+					r.Tasks = append(r.Tasks, workflow.Task{ID: fmt.Sprintf("t%03d", i), Status: "skipped"})
+				}
+			}},
 		{name: "artifact-missing", code: "artifact-missing", sev: "MEDIUM", text: "design.md",
 			mutate: func(r *workflow.Record) { r.Artifacts = []string{"design.md", "here.md"} }, exists: existsIn("here.md")},
 		{name: "future-updated-at", code: "future-timestamp", sev: "HIGH", text: "updated_at 2026-11-22T18:32:01Z",
