@@ -59,3 +59,21 @@ func TestCheckFindingsDoNotEchoSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A phase of a secret's shape on record (a hand edit) is not repeated by the refusals of a
+// move out of it or of an approval there (cairn transition, cairn approve printed it).
+func TestRefusalsInAPhaseOnRecordDoNotEchoSecrets(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	base := mustStart(t, def)
+	for _, s := range secrettest.Shapes() {
+		r := base.Clone()
+		r.State = s.Text
+		_, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "architecture"}, t0, alice)
+		_, aerr := workflow.Approve(def, r, workflow.ApprovalCLI, "", t0, alice)
+		for _, err := range []error{err, aerr} {
+			if err == nil || strings.Contains(err.Error(), s.Core) {
+				t.Errorf("%s: %v, want a refusal that does not repeat the phase", s.Name, err)
+			}
+		}
+	}
+}
