@@ -575,3 +575,103 @@ func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
 		})
 	}
 }
+
+// A record an older Cairn let the checkpoints kept with the phases it left fill to the cap
+// (no moves, outputs or artifacts to give) was refused every ending, and the refusal named
+// replace, refused the same way: it could never end. It ends leaving out those checkpoints,
+// which no move replaces now and its journal keeps, and the caller is told.
+func TestOlderRecordFullOfPhaseCheckpointsEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(e *env, en *engine.Engine) (*engine.Result, error)
+	}{
+		{"complete", func(e *env, en *engine.Engine) (*engine.Result, error) {
+			return en.CompleteByPerson(strings.Repeat("&", 500))
+		}},
+		{"archive", func(e *env, en *engine.Engine) (*engine.Result, error) { return en.Archive("abandoned") }},
+		{"expire", func(e *env, en *engine.Engine) (*engine.Result, error) {
+			e.clock.Add(25 * time.Hour)
+			return en.ExpireTTL(false)
+		}},
+		{"replace", func(e *env, en *engine.Engine) (*engine.Result, error) {
+			return en.Start(engine.StartRequest{Type: "apex", Context: "next", Replace: true})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, en := startApex(t)
+			var id string
+			editSlot(t, en, func(cur []byte) ([]byte, error) {
+				var rec map[string]any
+				if err := json.Unmarshal(cur, &rec); err != nil {
+					return nil, err
+				}
+				id = rec["workflow_id"].(string)
+				phases := rec["phases"].(map[string]any)
+				cp := func(n int) json.RawMessage { b, _ := json.Marshal(strings.Repeat("c", n)); return b }
+				for _, p := range []string{"plan", "implement", "review"} {
+					phases[p] = map[string]any{"completed": true, "metadata": map[string]any{"checkpoint": cp(300 << 10)}}
+				}
+				rec["revision"] = rec["revision"].(float64) + 1
+				b, _ := json.Marshal(rec)
+				phases["review"] = map[string]any{"completed": true, "metadata": map[string]any{"checkpoint": cp(300<<10 + 1<<20 - len(b))}}
+				return json.Marshal(rec)
+			})
+			res, err := tc.end(e, en)
+			if err != nil {
+				t.Fatalf("%s of a record phase checkpoints fill to the cap: %v", tc.name, err)
+			}
+			if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+				return strings.Contains(w, "leaves out the checkpoint kept with a phase, which its journal keeps")
+			}) {
+				t.Errorf("%s; warnings %q: want the checkpoints left out of the archived record said, with where they are kept", res.Message, res.Warnings)
+			}
+			st := must(store.Open(en.StateDir()))(t)
+			defer st.Close()
+			dir, err := st.ArchiveDirOf(id)
+			if err != nil || dir == "" {
+				t.Fatalf("archive of %s: %q, %v", id, dir, err)
+			}
+			r, err := store.ParseRecord(must(st.ReadArchiveRecord(dir))(t))
+			if err != nil || r.Status == workflow.StatusActive {
+				t.Fatalf("archived record: %v", err)
+			}
+			states := must(must(st.ReadArchiveJournal(dir))(t).States())(t)
+			if !slices.ContainsFunc(states, func(s store.Record) bool {
+				r, err := store.ParseRecord(s.Snapshot)
+				return err == nil && workflow.PhaseCheckpointsSize(r) > 900<<10
+			}) {
+				t.Errorf("the archive's journal holds no state with the checkpoints")
+			}
+		})
+	}
+}
+
+// A move into a terminal phase carrying a checkpoint that takes the record past 1 MiB is
+// refused with the step that fits (a smaller checkpoint), as any move is: the checkpoint is in
+// no record before the ending, so leaving it out to fit would lose it.
+func TestEndingMoveKeepsItsOwnCheckpoint(t *testing.T) {
+	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
+	rec["state"] = "review"
+	rec["phases"] = map[string]any{"review": map[string]any{"completed": false}}
+	kv := map[string]any{}
+	rec["vars"] = kv
+	for i := 0; ; i++ { // to 8 KiB short of the cap, within the room kept for the ending
+		b, _ := json.Marshal(rec)
+		room := 1<<20 - 8<<10 - len(b)
+		if room <= 40 {
+			break
+		}
+		kv[fmt.Sprintf("WF_V%02d", i)] = strings.Repeat("v", min(room-20, 60<<10))
+	}
+	before := writeRecord(t, path, rec)
+	carried, _ := json.Marshal(map[string]string{"data": strings.Repeat("c", 100<<10)})
+	_, err := e.open("s1").Transition(engine.TransitionRequest{To: "git-commit", Checkpoint: carried})
+	if err == nil || !strings.Contains(err.Error(), "move with a smaller checkpoint") {
+		t.Fatalf("an ending move with %d bytes of checkpoint past the cap: %v, want a refusal naming a smaller checkpoint", len(carried), err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Errorf("the refused move changed the record")
+	}
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "git-commit", Checkpoint: json.RawMessage(`{"in":"named"}`)}))(t)
+}

@@ -142,16 +142,16 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 			// record (a completed_at, an owner's host): a record an older Cairn filled to the cap
 			// gives what is kept elsewhere (only these writes take that long a look at its size).
 			if b, err := json.Marshal(wres.Record); err == nil && len(b) > strictjson.MaxSize {
-				var moves, outputs, artifacts int
+				var moves, outputs, artifacts, checkpoints int
 				switch {
 				case wres.Record.Status != workflow.StatusActive:
-					moves, outputs, artifacts = workflow.FitEnding(wres.Record, len(b), strictjson.MaxSize)
+					moves, outputs, artifacts, checkpoints = workflow.FitEnding(wres.Record, r, len(b), strictjson.MaxSize)
 				case wres.Event == workflow.EventHeartbeat && r != nil:
 					outputs, artifacts, _ = workflow.FitHeartbeat(wres.Record, r.Owner, len(b), strictjson.MaxSize)
 				default:
 					outputs, artifacts, _ = workflow.FitKept(wres.Record, len(b), strictjson.MaxSize)
 				}
-				if w := leftOut(wres.Record.WorkflowID, moves, outputs, artifacts); w != "" {
+				if w := leftOut(wres.Record.WorkflowID, moves, outputs, artifacts, checkpoints); w != "" {
 					wres.Warnings = append(wres.Warnings, w)
 				}
 			}
@@ -179,7 +179,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 
 // leftOut says what workflow.FitEnding left out of the record of workflow id to fit a write
 // that must land, and where it is kept: "" when nothing.
-func leftOut(id string, moves, outputs, artifacts int) string {
+func leftOut(id string, moves, outputs, artifacts, checkpoints int) string {
 	// counted says n things, one as one: "its oldest move", "its 3 oldest moves".
 	counted := func(n int, one, many string) string {
 		if n == 1 {
@@ -196,6 +196,9 @@ func leftOut(id string, moves, outputs, artifacts int) string {
 	}
 	if artifacts > 0 {
 		parts = append(parts, counted(artifacts, "its oldest artifact", "its %d oldest artifacts")+", which its journal keeps")
+	}
+	if checkpoints > 0 {
+		parts = append(parts, counted(checkpoints, "the checkpoint kept with a phase", "the checkpoints kept with %d phases")+", which its journal keeps")
 	}
 	if len(parts) == 0 {
 		return ""

@@ -559,7 +559,7 @@ func hideSecrets(out *Resume) {
 		}
 		out.Next = secrets.Shown(out.Next)
 	}
-	for _, s := range []*string{&out.WorkflowID, &out.Type, &out.Context, &out.Phase, &out.AwaitingApproval, &out.L2Line, &out.Ended, &out.Tasks} {
+	for _, s := range []*string{&out.WorkflowID, &out.Type, &out.Context, &out.Phase, &out.PhaseStatus, &out.AwaitingApproval, &out.L2Line, &out.Ended, &out.Tasks} {
 		*s = secrets.Shown(*s)
 	}
 	for _, l := range []*[]string{&out.Completed, &out.Allowed, &out.Warnings, &out.Notices, &out.FailedTasks, &out.Checkpoints, &out.CheckpointsBefore, &out.PhaseCheckpoints, &out.Approvals, &out.OpenTasks} {

@@ -416,3 +416,30 @@ func TestStoredSecretIsNotLoadedFromAPhaseCheckpoint(t *testing.T) {
 		t.Errorf("the record was rewritten")
 	}
 }
+
+// A phase_status of a secret's shape in the record (a hand edit) was repeated by the resume
+// answer's phase_status, which cairn status --json prints and cairn status shows.
+func TestStoredSecretPhaseStatusIsNotRepeated(t *testing.T) {
+	for _, s := range secrettest.Shapes() {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "phase status"}))(t)
+		snap := filepath.Join(en.StateDir(), "workflow-state.json")
+		q, _ := json.Marshal(s.Text)
+		data := strings.Replace(string(must(os.ReadFile(snap))(t)), `"phase_status":"in_progress"`, `"phase_status":`+string(q), 1)
+		if err := os.WriteFile(snap, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, opt := range []engine.ResumeOptions{{Person: true}, {FromClient: true}, {ReportOnly: true}} {
+			r := e.open("s1").Resume(opt)
+			r.Workflow = nil // the record itself: cairn show's
+			raw, _ := json.Marshal(r)
+			if strings.Contains(string(raw), s.Core) || strings.Contains(r.Report, s.Core) {
+				t.Fatalf("%s (%+v): repeated:\n%s\n%s", s.Name, opt, raw, r.Report)
+			}
+		}
+		if anchor, problem := e.open("s1").CompactAnchor(); strings.Contains(anchor, s.Core) || strings.Contains(problem, s.Core) {
+			t.Fatalf("%s: the compaction anchor: %q, %q", s.Name, anchor, problem)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -44,12 +45,14 @@ func MayTakeEndingRoom(r *Record, ev Event) bool {
 // FitEnding makes r, a record being ended whose encoding takes size bytes, fit in limit by
 // leaving out what no operation shortens and the journal keeps (its line before the ending
 // holds the record whole): first its oldest history entries, but the last (the ending's own,
-// which a replace retried after a crash reads); then what FitKept leaves out. Records an
-// older Cairn let fill to the cap, before they kept room for their ending (EndingRoom), end
-// this way. What an operation shortens (variables, tasks, checkpoints, violations) is not left
-// out: the refusal names that step. It returns how many entries, outputs and artifacts it
-// left out, which the caller says.
-func FitEnding(r *Record, size, limit int) (moves, outputs, artifacts int) {
+// which a replace retried after a crash reads); then what FitKept leaves out; then the
+// checkpoints kept with its phases that was, the record before the ending, kept too (not one
+// the ending move carries, which no line before it holds). Records an older Cairn let fill to
+// the cap, before they kept room for their ending (EndingRoom), end this way. What an
+// operation shortens (variables, tasks, violations, the move's checkpoint) is not left out:
+// the refusal names that step. It returns how many entries, outputs, artifacts and
+// checkpoints it left out, which the caller says.
+func FitEnding(r, was *Record, size, limit int) (moves, outputs, artifacts, checkpoints int) {
 	for ; size > limit && moves < len(r.History)-1; moves++ {
 		b, _ := json.Marshal(r.History[moves])
 		size -= len(b) + 1 // and its comma
@@ -57,8 +60,18 @@ func FitEnding(r *Record, size, limit int) (moves, outputs, artifacts int) {
 	if moves > 0 {
 		r.History = append([]HistoryEntry(nil), r.History[moves:]...)
 	}
-	outputs, artifacts, _ = FitKept(r, size, limit)
-	return moves, outputs, artifacts
+	outputs, artifacts, size = FitKept(r, size, limit)
+	for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
+		if p := r.Phases[name]; size > limit && p.Metadata["checkpoint"] != nil && was != nil &&
+			bytes.Equal(p.Metadata["checkpoint"], was.Phases[name].Metadata["checkpoint"]) {
+			was, _ := json.Marshal(p)
+			delete(p.Metadata, "checkpoint") // r's own map: r is the ending's copy
+			now, _ := json.Marshal(p)
+			size -= len(was) - len(now)
+			checkpoints++
+		}
+	}
+	return moves, outputs, artifacts, checkpoints
 }
 
 // FitKept is FitEnding for a record that stays active, taking a heartbeat or a recovery

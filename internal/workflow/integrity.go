@@ -75,16 +75,16 @@ func Check(in CheckInput) []Finding {
 	if def == nil {
 		add(FindingNoDefinition, High, "no workflow definition %q is loaded, so its phases and moves cannot be checked; the state was kept as it is", r.Type)
 	} else if !def.HasPhase(r.State) {
-		add(FindingUnknownPhase, Critical, "phase %q is not a phase of the %s definition now (%s), so the workflow cannot move: put the phase back in the definition", r.State, def.Name, strings.Join(def.Phases, ", "))
+		add(FindingUnknownPhase, Critical, "phase %s is not a phase of the %s definition now (%s), so the workflow cannot move: put the phase back in the definition", Quote(r.State), def.Name, strings.Join(def.Phases, ", "))
 	}
 	if !r.Status.Valid() {
 		add(FindingBadStatus, High, "the workflow's status is not one of active, completed, expired, archived; the state was kept as it is")
 	}
 	if r.PhaseStatus != "" && !r.PhaseStatus.Valid() {
-		add(FindingBadPhaseStatus, Medium, "phase_status %q is not one of pending, in_progress, complete, failed, blocked", r.PhaseStatus)
+		add(FindingBadPhaseStatus, Medium, "phase_status %s is not one of pending, in_progress, complete, failed, blocked", Quote(string(r.PhaseStatus)))
 	}
 	if _, err := ParseTTL(r.TTL); err != nil {
-		add(FindingBadTTL, Medium, "%v; the workflow cannot expire until it is fixed", err)
+		add(FindingBadTTL, Medium, "%s", r.ttlUnread())
 	}
 
 	if in.Exists != nil {
@@ -138,10 +138,14 @@ func Check(in CheckInput) []Finding {
 	case !*r.InterruptionSafe:
 		add(FindingInterrupted, High, "interruption_safe is false: the last change was interrupted before it finished; check the phase's outputs before continuing")
 	}
+	var unknown []string // tasks of a status not known, said in one finding
 	for _, t := range r.Tasks {
 		if !t.Status.Valid() {
-			add(FindingUnknownTaskState, Medium, "task %s has unknown status %q", TaskID(t.ID), t.Status)
+			unknown = append(unknown, TaskID(t.ID)+" "+secrets.Clip(Quote(string(t.Status)), 40))
 		}
+	}
+	if len(unknown) > 0 {
+		add(FindingUnknownTaskState, Medium, "tasks of a status this Cairn does not know: %s", listCapped(unknown, 5))
 	}
 	if in.By.SessionID != "" {
 		if w := OwnershipWarning(r, in.By, in.Now, cmp.Or(in.LiveWindow, DefaultLiveWindow)); w != "" {
@@ -234,9 +238,10 @@ func futureTimes(r *Record, now time.Time) []string {
 		check(fmt.Sprintf("history[%d].at", i), h.At)
 	}
 	for _, t := range r.Tasks {
-		check("task "+t.ID+" started_at", t.StartedAt)
-		check("task "+t.ID+" completed_at", t.CompletedAt)
-		check("task "+t.ID+" updated_at", t.UpdatedAt)
+		id := TaskID(t.ID)
+		check("task "+id+" started_at", t.StartedAt)
+		check("task "+id+" completed_at", t.CompletedAt)
+		check("task "+id+" updated_at", t.UpdatedAt)
 	}
 	for i, a := range r.Approvals {
 		check(fmt.Sprintf("approvals[%d].requested_at", i), a.RequestedAt)

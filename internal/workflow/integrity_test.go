@@ -70,6 +70,14 @@ func TestCheckFindings(t *testing.T) {
 			mutate: func(r *workflow.Record) {
 				r.Tasks = []workflow.Task{{ID: "write the tests", Status: "done", Output: "t1.json"}}
 			}},
+		// 300 tasks of a status a newer Cairn wrote were 300 findings, each a line of the
+		// resume report and a warning of resume_check's result: they are one.
+		{name: "tasks-of-unknown-status", code: "bad-task-status", sev: "MEDIUM", text: `tasks of a status this Cairn does not know: t000 "skipped", t001 "skipped", t002 "skipped", t003 "skipped", t004 "skipped" and 295 more`,
+			mutate: func(r *workflow.Record) {
+				for i := range 300 {
+					r.Tasks = append(r.Tasks, workflow.Task{ID: fmt.Sprintf("t%03d", i), Status: "skipped"})
+				}
+			}},
 		{name: "artifact-missing", code: "artifact-missing", sev: "MEDIUM", text: "design.md",
 			mutate: func(r *workflow.Record) { r.Artifacts = []string{"design.md", "here.md"} }, exists: existsIn("here.md")},
 		{name: "future-updated-at", code: "future-timestamp", sev: "HIGH", text: "updated_at 2026-11-22T18:32:01Z",
@@ -113,8 +121,10 @@ func TestCheckFindings(t *testing.T) {
 				r.State = "deploy"
 				r.History = nil
 			}},
-		{name: "bad-ttl", code: "bad-ttl", sev: "MEDIUM", text: `ttl "forever"`,
-			mutate: func(r *workflow.Record) { r.TTL = "forever" }},
+		// No tool or command sets a running workflow's ttl: it said "write 90m ... until it is
+		// fixed", a step nowhere to take. It says what still works and what ends it.
+		{name: "bad-ttl", code: "bad-ttl", sev: "MEDIUM", text: "ttl \"1.5h\" on record is not one Cairn reads, so the workflow does not expire; all else works, and `cairn archive` ends it (kept, not lost) when the user wants",
+			mutate: func(r *workflow.Record) { r.TTL = "1.5h" }},
 		{name: "owned-elsewhere", code: "owned-by-live-session", sev: "MEDIUM", text: "Another live session",
 			by: workflow.Actor{SessionID: "sess-bob"}, now: base.UpdatedAt.Add(5 * time.Minute)},
 		{name: "approval-pending", code: "approval-pending", sev: "INFO", text: "present it again rather than re-running it",

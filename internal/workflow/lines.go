@@ -27,7 +27,7 @@ func quote(s string) string { return secrets.Quote(s, quoted) }
 func PositionLine(def *Definition, r *Record, from string) string {
 	verb, done := r.State, from+" completed, "
 	if def != nil {
-		verb = def.Verb(r.State)
+		verb = secrets.Clip(def.Verb(r.State), maxNameLen) // the context after it stays in the line
 		if len(def.DoneSoFar(r.State, []string{from})) == 0 {
 			done = "back from " + from + ", "
 		}

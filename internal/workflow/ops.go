@@ -135,7 +135,7 @@ type TransitionError struct {
 func (e *TransitionError) Error() string {
 	if len(e.Phases) > 0 {
 		return fmt.Sprintf("%s workflow is in phase %s, which is not a phase of its definition now (%s): it cannot move from there; nothing was changed: tell the user, who can restore the phase in the definition",
-			e.Type, e.From, strings.Join(e.Phases, ", "))
+			e.Type, said(e.From), strings.Join(e.Phases, ", ")) // a phase on record only: a hand edit, say
 	}
 	if len(e.Allowed) == 0 { // a terminal phase: a definition lets no move out of one
 		return fmt.Sprintf("%s workflow cannot move from %s: %s is a terminal phase of its definition, so no move leads out of it; nothing was changed: %s", e.Type, e.From, e.From, CompleteStep)
@@ -761,7 +761,7 @@ func Approve(def *Definition, r *Record, source, note string, now time.Time, by 
 		if approved(r, r.State) && (def == nil || !def.HasPhase(r.State) || def.IsGate(r.State)) {
 			return unchanged(r), nil // approved already: a repeat changes nothing
 		}
-		return Result{}, fmt.Errorf("workflow %s is in phase %s, which %w; nothing was changed", r.WorkflowID, r.State, ErrNothingWaits)
+		return Result{}, fmt.Errorf("workflow %s is in phase %s, which %w; nothing was changed", r.WorkflowID, said(r.State), ErrNothingWaits)
 	}
 	if err := textFits("the approval's note", textsafe.OneLine(note), maxNoteRunes); err != nil {
 		return Result{}, fmt.Errorf("phase %s not approved: %w", p, err)

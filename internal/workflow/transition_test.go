@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
@@ -344,6 +345,13 @@ func TestLineBuilders(t *testing.T) {
 	r := &workflow.Record{Type: "plain", Context: "the memo", State: "edit", Outcome: "sent"}
 	if got := workflow.PositionLine(def, r, "draft"); got != "Active PLAIN workflow: draft completed, editing “the memo”" {
 		t.Fatal(got)
+	}
+	// A verb of hundreds of characters took memory's line past the 300 it keeps, which lost
+	// the context: the verb is cut to 64, and the line ends with the context.
+	long := strings.Repeat("reviewing ", 40)
+	def.Verbs["edit"] = long
+	if got := workflow.PositionLine(def, r, "draft"); !strings.HasSuffix(got, "… “the memo”") || utf8.RuneCountInString(got) > 150 {
+		t.Fatalf("a verb of %d characters: %q", len(long), got)
 	}
 	r.State = "done"
 	if got := workflow.PositionLine(def, r, "edit"); got != "Active PLAIN workflow: edit completed, done “the memo”" {

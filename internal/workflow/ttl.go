@@ -159,13 +159,19 @@ func sameErr(s, same string) error {
 func (r *Record) ExpiresAt() (time.Time, error) {
 	ttl, err := ParseTTL(r.TTL)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("workflow %s: %w", r.WorkflowID, err)
+		return time.Time{}, fmt.Errorf("workflow %s: %s", r.WorkflowID, r.ttlUnread())
 	}
 	last := r.LastActivity()
 	if last.IsZero() {
 		return time.Time{}, fmt.Errorf("workflow %s records no time of last activity (changed_at, updated_at, created_at), so its ttl cannot be counted; it does not expire until one is set", r.WorkflowID)
 	}
 	return last.Add(ttl), nil
+}
+
+// ttlUnread says that r's ttl, one ParseTTL refuses, keeps it from expiring, and the step
+// that ends it: no tool or command sets a running workflow's ttl.
+func (r *Record) ttlUnread() string {
+	return fmt.Sprintf("ttl %s on record is not one Cairn reads, so the workflow does not expire; all else works, and `cairn archive` ends it (kept, not lost) when the user wants", Quote(r.TTL))
 }
 
 // Expired reports whether an active workflow has outlived its TTL: now > last activity + TTL,

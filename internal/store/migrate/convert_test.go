@@ -395,7 +395,7 @@ func TestConvertTakesTheDefinitionsTTL(t *testing.T) {
 	}
 	for _, tc := range []struct{ doc, want string }{
 		{`{"type":"release","phase":"draft","lastUpdated":"2026-01-01T00:00:00Z"}`, "72h"},
-		{`{"type":"release","phase":"draft","ttl":"7d","lastUpdated":"2026-01-01T00:00:00Z"}`, "168h"},
+		{`{"type":"release","phase":"draft","ttl":"7d","lastUpdated":"2026-01-01T00:00:00Z"}`, "7d"},
 		{`{"type":"release","phase":"draft","ttl":"30s","lastUpdated":"2026-01-01T00:00:00Z"}`, "72h"},
 		{`{"type":"odd","phase":"draft","lastUpdated":"2026-01-01T00:00:00Z"}`, "24h"},
 		{`{"type":"other","phase":"draft","lastUpdated":"2026-01-01T00:00:00Z"}`, "24h"},

@@ -145,40 +145,25 @@ func rawJSON(v any) json.RawMessage {
 	return b
 }
 
-// normTTL accepts a positive Go duration ("24h", "1h30m") and the seeds' days and weeks
-// ("7d", "2w"), written back as the record holds a ttl: a whole number of hours, else of
-// minutes ("1h30m" is "90m"), at most workflow.ParseTTL's limit. Seconds and longer ttls
-// are refused (and so kept under legacy).
+// normTTL accepts a ttl the record reads (workflow.ParseTTL), any other form of a time it
+// reads too ("1h30m", "1d12h", "0.5d": workflow.SameTTL, in the largest unit that keeps it
+// whole) and the seeds' weeks ("2w" is "14d"), in any case and spacing. Seconds and ttls
+// past ParseTTL's limit are refused (and so kept under legacy).
 func normTTL(v any) (string, bool) {
 	s, ok := v.(string)
 	if !ok {
 		return "", false
 	}
 	s = strings.ToLower(strings.TrimSpace(s))
-	if d, err := time.ParseDuration(s); err == nil {
-		switch {
-		case d <= 0 || d%time.Minute != 0:
-			return "", false
-		case d%time.Hour == 0:
-			s = strconv.FormatInt(int64(d/time.Hour), 10) + "h"
-		default:
-			s = strconv.FormatInt(int64(d/time.Minute), 10) + "m"
-		}
-		_, err := workflow.ParseTTL(s)
-		return s, err == nil
+	if n, ok := strings.CutSuffix(s, "w"); ok && len(n) <= 3 && n != "" && strings.Trim(n, "0123456789") == "" {
+		w, _ := strconv.Atoi(n)
+		s = strconv.Itoa(7*w) + "d"
 	}
-	num, unit := s[:max(len(s)-1, 0)], s[max(len(s)-1, 0):]
-	hours, digits := 24, 4 // days, up to 9999
-	if unit == "w" {
-		hours, digits = 24*7, 3
+	if _, err := workflow.ParseTTL(s); err == nil && s != "" {
+		return s, true
 	}
-	if unit != "d" && unit != "w" || num == "" || len(num) > digits || strings.Trim(num, "0123456789") != "" {
-		return "", false
-	}
-	n, _ := strconv.Atoi(num)
-	s = strconv.Itoa(n*hours) + "h"
-	_, err := workflow.ParseTTL(s)
-	return s, err == nil // ParseTTL refuses 0 too
+	s = workflow.SameTTL(s)
+	return s, s != ""
 }
 
 // sanitizeName turns a seed's name ("APEX", "Git Commit", "REQUIREMENTS") into a Cairn name

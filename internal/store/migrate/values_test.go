@@ -84,11 +84,14 @@ func TestNormTTL(t *testing.T) {
 		want string // "" means refused
 	}{
 		{"24h", "24h"}, {"1h30m", "90m"}, {" 48H ", "48h"}, {"90m", "90m"}, {"0.5h", "30m"},
-		{"7d", "168h"}, {"1d", "24h"}, {"2w", "336h"}, {"3650d", "87600h"}, {"120m0s", "2h"},
+		{"7d", "7d"}, {"1d", "1d"}, {"2w", "14d"}, {"3650d", "3650d"}, {"120m0s", "2h"}, {"1440m0s", "1d"},
 		{"0h", ""}, {"-1h", ""}, {"0d", ""}, {"forever", ""}, {"", ""}, {"24", ""},
 		{json.Number("24"), ""}, {true, ""}, {"99999d", ""},
 		// The record holds whole minutes, hours or days up to 3650d (workflow.ParseTTL).
 		{"30s", ""}, {"90s", ""}, {"3651d", ""}, {"999w", ""}, {"87601h", ""},
+		// Whatever the record reads as a time (workflow.SameTTL), migration reads the same:
+		// these were refused, and the record took the default 24h.
+		{"1d12h", "36h"}, {"0.5d", "12h"}, {"1.5d", "36h"},
 	}
 	for _, tc := range tests {
 		got, ok := normTTL(tc.in)
