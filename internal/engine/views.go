@@ -661,8 +661,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		switch {
 		case e.mem.Location().Refused:
 			fix = "set autoMemoryDirectory in your user settings, or " + memory.EnvCairnMemoryDir + ", to use that directory; L2 lines are skipped meanwhile"
-		case strings.Contains(e.memWarn, memory.EnvCairnMemoryDir+"="):
-			fix = "give " + memory.EnvCairnMemoryDir + " an absolute path; L2 lines are skipped meanwhile"
+		case strings.Contains(e.memWarn, `="`): // a variable whose path Cairn cannot use, as VAR="value"
+			before, _, _ := strings.Cut(e.memWarn, `="`)
+			fix = "give " + before[strings.LastIndexByte(before, ' ')+1:] + " an absolute path; L2 lines are skipped meanwhile"
 		case strings.Contains(e.memWarn, "HOME"):
 			fix = "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"
 		}
