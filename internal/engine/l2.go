@@ -533,7 +533,7 @@ func (e *Engine) memoryNotDir() (why, step string) {
 	}
 	why = d + " is a file, not a directory"
 	if d != loc.Dir {
-		why = d + " is a file, so the memory directory " + loc.Dir + " cannot be made"
+		why = d + " is a file, so the memory directory below it cannot be made" // its path repeats d's: too long a line cuts the step
 	}
 	if loc.Source == "default" {
 		return why, "set autoMemoryDirectory in user settings to a directory (Claude Code cannot keep memory there either)"
