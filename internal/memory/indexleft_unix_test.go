@@ -58,3 +58,35 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestLinkToNoFileGetsNoCopyStep: a memory file that is a symbolic link to a device, a FIFO
+// or a directory was refused as a link, with the step "replace the link with a copy of the
+// file it leads to": a copy of /dev/zero fills the disk, one of a FIFO waits for ever, and a
+// directory is no file. It is said for what the link leads to, and no copy is asked for.
+func TestLinkToNoFileGetsNoCopyStep(t *testing.T) {
+	for _, tc := range []struct{ name, target, said string }{
+		{"a device", "/dev/zero", "symbolic link to a device"},
+		{"a FIFO", "fifo", "symbolic link to a FIFO"},
+		{"a directory", "dir", "symbolic link to a directory"},
+	} {
+		for _, file := range []string{IndexFile, TopicFile} {
+			t.Run(tc.name+" "+file, func(t *testing.T) {
+				m, dir := newTestMemory(t)
+				must(t, os.MkdirAll(dir, 0o700))
+				target := tc.target
+				switch target {
+				case "fifo":
+					target = filepath.Join(t.TempDir(), "fifo")
+					must(t, syscall.Mkfifo(target, 0o600))
+				case "dir":
+					target = t.TempDir()
+				}
+				must(t, os.Symlink(target, filepath.Join(dir, file)))
+				err := m.Record("Active APEX workflow: analyze completed, planning x")
+				if !LeftAlone(err) || !strings.Contains(err.Error(), tc.said) || strings.Contains(LeftAloneStep(err), "copy") {
+					t.Errorf("Record: %v\nstep %q: want it said as a %s and no copy asked for", err, LeftAloneStep(err), tc.said)
+				}
+			})
+		}
+	}
+}

@@ -739,12 +739,17 @@ func read(path string) (snapshot, error) {
 	if err != nil {
 		return snapshot{}, err
 	}
+	link := ""
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		return snapshot{}, fmt.Errorf("%s is a symbolic link; Cairn %w", path, errLinkLeftAlone)
+		// One to a device, a FIFO or a directory holds no line, and no copy of it is one to make.
+		if fi, err = os.Stat(path); err != nil || fi.Mode().IsRegular() {
+			return snapshot{}, fmt.Errorf("%s is a symbolic link; Cairn %w", path, errLinkLeftAlone)
+		}
+		link = "a symbolic link to "
 	}
 	if !fi.Mode().IsRegular() {
 		kind := (&durable.NotRegularError{Mode: fi.Mode()}).Kind()
-		return snapshot{}, &notRegularError{what: path + " is " + kind + ", not a regular file"}
+		return snapshot{}, &notRegularError{what: path + " is " + link + kind + ", not a regular file"}
 	}
 	data, err := readLimited(path)
 	if errors.Is(err, fs.ErrNotExist) {
