@@ -90,3 +90,33 @@ func TestLinkToNoFileGetsNoCopyStep(t *testing.T) {
 		}
 	}
 }
+
+// TestLockInTheWayGivesTheStep: a directory, a FIFO or a link where Cairn keeps its memory lock
+// kept every L2 line and learning out for good, said as "the memory lock … cannot be taken"
+// with no step, and retried after every turn. It is a file Cairn leaves as it is, with the
+// step that lets Cairn write again.
+func TestLockInTheWayGivesTheStep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(p string) error
+		said string
+	}{
+		{"a directory", func(p string) error { return os.Mkdir(p, 0o700) }, "is a directory"},
+		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }, "is a FIFO"},
+		{"a link to a device", func(p string) error { return os.Symlink("/dev/zero", p) }, "is a symbolic link to a device"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, dir := newTestMemory(t)
+			must(t, os.MkdirAll(dir, 0o700))
+			p := filepath.Join(dir, LockFile)
+			must(t, tc.make(p))
+			err := m.Record("Active APEX workflow: analyze completed, planning x")
+			if !LeftAlone(err) || !strings.Contains(err.Error(), p+" "+tc.said) || LeftAloneStep(err) != "move or rename it" {
+				t.Errorf("Record: %v (step %q): want %s said as it is, with the step", err, LeftAloneStep(err), p)
+			}
+			if err := m.LockLeftAlone(); !LeftAlone(err) {
+				t.Errorf("LockLeftAlone: %v", err)
+			}
+		})
+	}
+}

@@ -179,6 +179,10 @@ func (m *Memory) TopicLeftAlone() error {
 	return nil
 }
 
+// LockLeftAlone is IndexLeftAlone for LockFile: what is in its place keeps Cairn from every
+// write in the memory directory.
+func (m *Memory) LockLeftAlone() error { return m.leftAlone(LockFile) }
+
 // leftAlone is IndexLeftAlone for the memory file name.
 func (m *Memory) leftAlone(name string) error {
 	if err := m.usable(); err != nil {
