@@ -367,6 +367,9 @@ func isLockTimeout(err error) bool {
 // written, else when it is. It never fails the operation: a failure becomes an owed line and
 // a warning.
 func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
+	if e.memoryOff() {
+		return "" // the user's choice, no fault: doctor says it
+	}
 	if e.memWarn != "" {
 		return e.memWarn
 	}
