@@ -308,9 +308,6 @@ func removeMark(path string) error {
 	return err
 }
 
-// memoryLockFile is the memory package's writer lock in the memory directory (its lockName).
-const memoryLockFile = ".cairn-memory.lock"
-
 // writtenRecordFile is the memory package's record of the learnings Cairn wrote (its writtenFile).
 const writtenRecordFile = ".cairn-written.json"
 
@@ -319,7 +316,7 @@ const writtenRecordFile = ".cairn-written.json"
 // nothing to show there, and they stayed for good. A file shown is never touched here: with
 // shown empty, RemoveCairn only drops the record's names that are no longer Cairn's.
 func tidyMemory(mem *memory.Memory, shown *memory.Footprint) {
-	if shown.Dir == "" || !slices.ContainsFunc([]string{memoryLockFile, writtenRecordFile}, func(n string) bool {
+	if shown.Dir == "" || !slices.ContainsFunc([]string{memory.LockFile, writtenRecordFile}, func(n string) bool {
 		_, err := os.Lstat(filepath.Join(shown.Dir, n))
 		return err == nil
 	}) {
@@ -344,14 +341,14 @@ func removeMemoryLock(dir string) {
 		return
 	}
 	defer d.Close()
-	if fi, err := d.Lstat(memoryLockFile); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := d.Lstat(memory.LockFile); err != nil || !fi.Mode().IsRegular() {
 		return
 	}
-	unlock, err := d.Lock(memoryLockFile, 0)
+	unlock, err := d.Lock(memory.LockFile, 0)
 	if err != nil {
 		return
 	}
-	_ = d.Remove(memoryLockFile)
+	_ = d.Remove(memory.LockFile)
 	_ = unlock()
 }
 

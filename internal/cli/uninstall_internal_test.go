@@ -26,11 +26,11 @@ func TestRemoveMemoryLockLeavesAHeldLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	unlock, err := d.Lock(memoryLockFile, time.Second)
+	unlock, err := d.Lock(memory.LockFile, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock := filepath.Join(dir, memoryLockFile)
+	lock := filepath.Join(dir, memory.LockFile)
 	removeMemoryLock(dir)
 	if _, err := os.Stat(lock); err != nil {
 		t.Fatalf("the held lock file: %v; want it left", err)

@@ -401,6 +401,8 @@ func TestDoctorMemoryNotFound(t *testing.T) {
 	}{
 		{"no home", map[string]string{"HOME": ""}, nil, "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"},
 		{"bad override", map[string]string{"CAIRN_MEMORY_DIR": "~nobody/mem"}, nil, "give CAIRN_MEMORY_DIR an absolute path; L2 lines are skipped meanwhile"},
+		{"relative config dir", map[string]string{"CLAUDE_CONFIG_DIR": "rel/dir"}, nil, "give CLAUDE_CONFIG_DIR an absolute path; L2 lines are skipped meanwhile"},
+		{"relative home", map[string]string{"HOME": "."}, nil, "give HOME an absolute path; L2 lines are skipped meanwhile"},
 		{"a repository's directory refused", nil, map[string]string{".claude/settings.json": `{"autoMemoryDirectory": "/elsewhere/memory"}`},
 			"set autoMemoryDirectory in your user settings, or CAIRN_MEMORY_DIR, to use that directory; L2 lines are skipped meanwhile"},
 	} {

@@ -49,3 +49,19 @@ func TestDoctorMemoryTopicLeftAlone(t *testing.T) {
 		t.Fatalf("no cairn-workflow.md yet: doctor says %+v", c)
 	}
 }
+
+// TestDoctorMemoryLockLeftAlone: a FIFO or a directory where Cairn keeps its memory lock keeps
+// every L2 line and learning out, and cairn doctor said "ok" for auto-memory. It fails a check
+// of its own with the step.
+func TestDoctorMemoryLockLeftAlone(t *testing.T) {
+	e := newEnv(t)
+	if c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "auto-memory lock"); c == nil || !c.OK {
+		t.Fatalf("no lock file yet: doctor says %+v", c)
+	}
+	noErr(t, os.MkdirAll(e.memoryDir(), 0o700))
+	noErr(t, syscall.Mkfifo(filepath.Join(e.memoryDir(), ".cairn-memory.lock"), 0o600))
+	c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "auto-memory lock")
+	if c == nil || c.OK || c.Fix != "move or rename it; Cairn retries L2 lines after each turn" || !strings.Contains(c.Detail, ".cairn-memory.lock is a FIFO") {
+		t.Fatalf("doctor says %+v", c)
+	}
+}

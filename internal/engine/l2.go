@@ -367,6 +367,9 @@ func isLockTimeout(err error) bool {
 // written, else when it is. It never fails the operation: a failure becomes an owed line and
 // a warning.
 func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
+	if e.memoryOff() {
+		return "" // the user's choice, no fault: doctor says it
+	}
 	if e.memWarn != "" {
 		return e.memWarn
 	}
@@ -533,7 +536,7 @@ func (e *Engine) memoryNotDir() (why, step string) {
 	}
 	why = d + " is a file, not a directory"
 	if d != loc.Dir {
-		why = d + " is a file, so the memory directory " + loc.Dir + " cannot be made"
+		why = d + " is a file, so the memory directory below it cannot be made" // its path repeats d's: too long a line cuts the step
 	}
 	if loc.Source == "default" {
 		return why, "set autoMemoryDirectory in user settings to a directory (Claude Code cannot keep memory there either)"

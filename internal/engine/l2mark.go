@@ -33,8 +33,8 @@ func (e *Engine) markNow(cur []byte) []byte {
 // RestoreL2 puts Cairn's index line and topic file back where they differ from what Cairn
 // last wrote, unless Claude Code's memory consolidation holds its lock or another Cairn
 // process is writing L2 (then deferred is true and the next Stop or SessionStart checks
-// again). It returns what it put back ("MEMORY.md line", "cairn-workflow.md") and a warning
-// when L2 could not be written.
+// again; the warning then names the process). It returns what it put back ("MEMORY.md line",
+// "cairn-workflow.md") and a warning when L2 could not be written.
 func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) {
 	restored, deferred, warning, _ = e.restoreL2(false)
 	return restored, deferred, warning
@@ -85,8 +85,11 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 		return nil, false, aside.Message, "" // damaged since it was read: nothing to restore to
 	case ran:
 		err = rerr
-	case isLockTimeout(err):
+	case isLockTimeout(err) && quiet:
 		return nil, true, "", "" // another Cairn process is writing L2, and marks what it wrote
+	case isLockTimeout(err):
+		// Said by who holds it: no consolidation, as a deferral alone is told.
+		return nil, true, "Cairn's auto-memory line is checked again later: " + withoutRetry(err.Error(), err), ""
 	default:
 		res, err = e.mem.Restore(k, e.now(), processAlive) // no lock to be had: as before
 	}

@@ -50,3 +50,17 @@ func TestAutoMemoryOffIsNoWarning(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoMemoryOffMovesWarnNothing: with auto-memory switched off by the user, every move
+// that owes an L2 line told the model "Auto-memory is off (…): Cairn writes no L2 lines", in
+// each result, for a choice that is no fault; the moves say nothing of it.
+func TestAutoMemoryOffMovesWarnNothing(t *testing.T) {
+	e := newEnv(t)
+	e.vars["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "the work"}))(t)
+	res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if containsAny(res.Warnings, "Auto-memory") {
+		t.Errorf("the move warns %q", res.Warnings)
+	}
+}

@@ -661,8 +661,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		switch {
 		case e.mem.Location().Refused:
 			fix = "set autoMemoryDirectory in your user settings, or " + memory.EnvCairnMemoryDir + ", to use that directory; L2 lines are skipped meanwhile"
-		case strings.Contains(e.memWarn, memory.EnvCairnMemoryDir+"="):
-			fix = "give " + memory.EnvCairnMemoryDir + " an absolute path; L2 lines are skipped meanwhile"
+		case strings.Contains(e.memWarn, `="`): // a variable whose path Cairn cannot use, as VAR="value"
+			before, _, _ := strings.Cut(e.memWarn, `="`)
+			fix = "give " + before[strings.LastIndexByte(before, ' ')+1:] + " an absolute path; L2 lines are skipped meanwhile"
 		case strings.Contains(e.memWarn, "HOME"):
 			fix = "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"
 		}
@@ -678,14 +679,15 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			}
 		}
 		add("auto-memory (L2)", ok, detail, fix+l2Retried)
-		// A MEMORY.md Cairn leaves as it is keeps every line and learning out of auto-memory; a
-		// cairn-workflow.md, every workflow line.
+		// A MEMORY.md Cairn leaves as it is keeps every line and learning out of auto-memory, as
+		// does what is in the lock's place; a cairn-workflow.md, every workflow line.
 		for _, f := range []struct {
 			check, file string
 			err         error
 		}{
 			{"auto-memory index", memory.IndexFile, e.mem.IndexLeftAlone()},
 			{"auto-memory topic file", memory.TopicFile, e.mem.TopicLeftAlone()},
+			{"auto-memory lock", memory.LockFile, e.mem.LockLeftAlone()},
 		} {
 			if !memory.LeftAlone(f.err) {
 				add(f.check, true, filepath.Join(md, f.file), "")

@@ -95,19 +95,19 @@ type Location struct {
 // Claude Code would refuse (relative, "~/..", a UNC path, NUL) is skipped as Claude Code skips
 // it. Whether auto-memory is on is decided first (unless env.EvenOff) and applies to every
 // override. An error means the directory cannot be named at all (no home and no config dir,
-// no usable working directory); callers treat it as L2 unavailable.
+// a relative one, no usable working directory); callers treat it as L2 unavailable.
 func Dir(env Env) (Location, error) {
 	launch, err := project.LaunchDir(env.Getenv, env.WorkDir)
 	if err != nil {
 		return Location{}, err
 	}
-	configDir := env.getenv(EnvConfigDir)
+	configDir, from, given := env.getenv(EnvConfigDir), EnvConfigDir, env.getenv(EnvConfigDir)
 	if configDir == "" {
 		h := env.home()
 		if h == "" {
 			return Location{}, fmt.Errorf("finding the auto-memory directory: neither HOME nor %s is set", EnvConfigDir)
 		}
-		configDir = filepath.Join(h, ".claude")
+		configDir, from, given = filepath.Join(h, ".claude"), "HOME", h
 	}
 	settings := loadSettings(env, configDir, launch)
 	if env.getenv(project.EnvProjectDir) == "" {
@@ -164,7 +164,14 @@ func Dir(env Env) (Location, error) {
 	if err != nil {
 		return Location{}, err
 	}
-	base := cmp.Or(env.getenv(EnvRemoteMemoryDir), configDir)
+	base := configDir
+	if v := env.getenv(EnvRemoteMemoryDir); v != "" {
+		base, from, given = v, EnvRemoteMemoryDir, v
+	}
+	if !filepath.IsAbs(base) {
+		// Relative, it would name another directory for each process's working directory.
+		return Location{}, fmt.Errorf("finding the auto-memory directory: %s=%q is not an absolute path; set it to one", from, given)
+	}
 	key := SanitizePath(root)
 	return Location{Dir: filepath.Join(base, "projects", key, "memory"), Source: "default", Key: key}, nil
 }

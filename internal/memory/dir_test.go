@@ -398,3 +398,22 @@ func TestDirNoHome(t *testing.T) {
 		t.Fatal("Dir with no HOME and no CLAUDE_CONFIG_DIR: want an error")
 	}
 }
+
+// A relative HOME, CLAUDE_CONFIG_DIR or CLAUDE_CODE_REMOTE_MEMORY_DIR named a memory directory
+// relative to each process's working directory (a hook's, the server's, cairn's in a shell),
+// so lines went wherever each ran: it is refused, naming the variable.
+func TestDirRelativeBaseRefused(t *testing.T) {
+	for _, tc := range []struct{ name, v, want string }{
+		{"HOME", ".", `HOME="."`},
+		{"CLAUDE_CONFIG_DIR", "rel/dir", `CLAUDE_CONFIG_DIR="rel/dir"`},
+		{"CLAUDE_CODE_REMOTE_MEMORY_DIR", "rel", `CLAUDE_CODE_REMOTE_MEMORY_DIR="rel"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"HOME": "/home/u", tc.name: tc.v}
+			loc, err := Dir(Env{Getenv: func(k string) string { return env[k] }, WorkDir: t.TempDir(), ManagedSettings: "/nonexistent"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "absolute") {
+				t.Fatalf("Dir = %+v, %v; want an error naming %s and asking for an absolute path", loc, err, tc.want)
+			}
+		})
+	}
+}

@@ -13,11 +13,11 @@ import (
 // for a process that is not there.
 func TestLockThatCannotBeTakenIsToldAsSuch(t *testing.T) {
 	m, dir := newTestMemory(t)
-	if err := os.MkdirAll(filepath.Join(dir, lockName), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, LockFile), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	err := m.Record("Active APEX workflow: a completed, b c")
-	if !IsUnavailable(err) || strings.Contains(err.Error(), "another Cairn process") || !strings.Contains(err.Error(), filepath.Join(dir, lockName)) {
+	if !IsUnavailable(err) || strings.Contains(err.Error(), "another Cairn process") || !strings.Contains(err.Error(), filepath.Join(dir, LockFile)) {
 		t.Errorf("Record with the lock file a directory: %v", err)
 	}
 }

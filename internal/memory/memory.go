@@ -133,9 +133,12 @@ func (m *Memory) Location() Location { return m.loc }
 const (
 	maxFile     = 4 << 20
 	maxAttempts = 12
-	lockName    = ".cairn-memory.lock"
 	newFilePerm = 0o600
 )
+
+// LockFile is the writer lock's file in the memory directory: empty whenever no Cairn
+// process is writing there.
+const LockFile = ".cairn-memory.lock"
 
 func (m *Memory) usable() error {
 	if m.openErr != nil {
@@ -612,6 +615,9 @@ func (m *Memory) locked(fn func() error) error {
 	}
 	unlock, err := dirLock(m.loc.Dir, durable.WaitBefore(m.opt.LockWait, m.opt.LockUntil))
 	if err != nil {
+		if left := m.LockLeftAlone(); LeftAlone(left) {
+			return left // no write here until the person acts: said as any such file is, with its step
+		}
 		return unavailable(lockFailure(m.loc.Dir, err), err)
 	}
 	defer unlock()
@@ -628,7 +634,7 @@ func lockFailure(dir string, err error) string {
 	if _, held := errors.AsType[*durable.LockTimeoutError](err); held {
 		return "another Cairn process holds the memory lock"
 	}
-	return "the memory lock " + filepath.Join(dir, lockName) + " cannot be taken"
+	return "the memory lock " + filepath.Join(dir, LockFile) + " cannot be taken"
 }
 
 // dirLock takes the writer lock: durable's lock on a hidden lock file in the memory
@@ -642,7 +648,7 @@ func dirLock(dir string, wait time.Duration) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := d.Lock(lockName, wait)
+	unlock, err := d.Lock(LockFile, wait)
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -739,12 +745,17 @@ func read(path string) (snapshot, error) {
 	if err != nil {
 		return snapshot{}, err
 	}
+	link := ""
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		return snapshot{}, fmt.Errorf("%s is a symbolic link; Cairn %w", path, errLinkLeftAlone)
+		// One to a device, a FIFO or a directory holds no line, and no copy of it is one to make.
+		if fi, err = os.Stat(path); err != nil || fi.Mode().IsRegular() {
+			return snapshot{}, fmt.Errorf("%s is a symbolic link; Cairn %w", path, errLinkLeftAlone)
+		}
+		link = "a symbolic link to "
 	}
 	if !fi.Mode().IsRegular() {
 		kind := (&durable.NotRegularError{Mode: fi.Mode()}).Kind()
-		return snapshot{}, &notRegularError{what: path + " is " + kind + ", not a regular file"}
+		return snapshot{}, &notRegularError{what: path + " is " + link + kind + ", not a regular file"}
 	}
 	data, err := readLimited(path)
 	if errors.Is(err, fs.ErrNotExist) {

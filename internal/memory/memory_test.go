@@ -434,7 +434,7 @@ func TestWriterLockSerialises(t *testing.T) {
 	if err := m.Record("x y"); err != nil {
 		t.Errorf("Record after unlock: %v", err)
 	}
-	fi, err := os.Stat(filepath.Join(dir, lockName))
+	fi, err := os.Stat(filepath.Join(dir, LockFile))
 	if err != nil || fi.Size() != 0 {
 		t.Errorf("lock file after use: %v size %d, want empty", err, fi.Size())
 	}

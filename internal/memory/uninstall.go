@@ -179,6 +179,10 @@ func (m *Memory) TopicLeftAlone() error {
 	return nil
 }
 
+// LockLeftAlone is IndexLeftAlone for LockFile: what is in its place keeps Cairn from every
+// write in the memory directory.
+func (m *Memory) LockLeftAlone() error { return m.leftAlone(LockFile) }
+
 // leftAlone is IndexLeftAlone for the memory file name.
 func (m *Memory) leftAlone(name string) error {
 	if err := m.usable(); err != nil {
@@ -192,8 +196,8 @@ func (m *Memory) leftAlone(name string) error {
 }
 
 // readThrough reads the file the symbolic link at path leads to; a link that leads nowhere is
-// a missing file, and one to what is no regular file (a directory, a FIFO) is said as such: it
-// holds no line. Anything else it cannot read leaves linkErr, read's refusal of the link.
+// a missing file (one to what is no regular file read said as such: it holds no line).
+// Anything else it cannot read leaves linkErr, read's refusal of the link.
 func readThrough(path string, linkErr error) (snapshot, error) {
 	data, err := readLimited(path)
 	switch {
@@ -201,12 +205,6 @@ func readThrough(path string, linkErr error) (snapshot, error) {
 		return snapshot{exists: true, data: data}, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return snapshot{}, nil
-	case errors.Is(err, errNotRegularLeftAlone):
-		kind := "what is no regular file"
-		if fi, serr := os.Stat(path); serr == nil {
-			kind = (&durable.NotRegularError{Mode: fi.Mode()}).Kind()
-		}
-		return snapshot{}, &notRegularError{what: path + " is a symbolic link to " + kind + ", not a regular file"}
 	}
 	return snapshot{}, linkErr
 }
