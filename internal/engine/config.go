@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // configFile holds the project's Cairn settings, beside its state:
@@ -57,11 +57,7 @@ func readConfig(stateDir string) (conf fileConfig, bad string) {
 	case syntax:
 		why = fmt.Sprintf("it is not JSON (it goes wrong at byte %d)", se.Offset)
 	case typ && te.Field != "":
-		want := "true or false"
-		if te.Type.Kind() != reflect.Bool {
-			want = "a whole number"
-		}
-		why = fmt.Sprintf("%q is %s, not %s", te.Field, article(te.Value), want)
+		why = strictjson.Explain(te).Error()
 	case isUnknown:
 		why = fmt.Sprintf("it has no setting %s (the settings are archive_retention, stop_blocking, approvals)", unknown)
 	}
@@ -76,18 +72,6 @@ func configWarning(stateDir, why string, kept bool) string {
 		then = "the settings that do not read are not used, and no archive is removed, until it is corrected"
 	}
 	return fmt.Sprintf("%s does not read as Cairn's settings: %s; %s", filepath.Join(stateDir, configFile), why, then)
-}
-
-// article is a JSON value kind as encoding/json names it, with its article: "a string", "an
-// array", "a boolean" (its "bool" is Go's word).
-func article(kind string) string {
-	if kind == "bool" {
-		return "a boolean"
-	}
-	if strings.ContainsAny(kind[:min(1, len(kind))], "aeiou") {
-		return "an " + kind
-	}
-	return "a " + kind
 }
 
 // stopBlocking says whether the Stop hook may ask the agent about blocking violations.

@@ -219,7 +219,7 @@ func tooLarge(err error) *strictjson.Error {
 // tools; the CLI puts the person's commands in their place.
 const (
 	ShortenTasks      = "update_task with the task's status and a shorter note"
-	SplitCheckpoint   = "save_checkpoint, split to fit"
+	SplitCheckpoint   = workflow.SplitCheckpoint
 	ShortenViolations = "set_enforcement with shorter details replaces them"
 	// KeepData is the step for a move's checkpoint that was not recorded.
 	KeepData = "save_checkpoint keeps the data"

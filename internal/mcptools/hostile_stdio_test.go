@@ -306,6 +306,22 @@ func TestStdioUnknownNamesNotEchoed(t *testing.T) {
 	}
 }
 
+// TestStdioCallWithoutName: a tools/call that names no tool (params null or missing, no
+// name, a name of null or "") is refused as invalid params saying what to send, not as
+// "tool not found", which reads as though a name was sent and misspelt.
+func TestStdioCallWithoutName(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	r.initialize()
+	for i, params := range []string{`,"params":null`, ``, `,"params":{}`, `,"params":{"name":null}`, `,"params":{"name":"","arguments":{}}`} {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call"%s}`, i+1, params))
+		resp := r.next(hangGuard)
+		if resp.Error == nil || resp.Error.Code != -32602 || string(resp.ID) != fmt.Sprint(i+1) ||
+			!strings.Contains(resp.Error.Message, "params.name") || strings.Contains(resp.Error.Message, "not found") {
+			t.Errorf("params %q answered %s (error %+v), want -32602 naming params.name", params, clip(string(resp.Result)), resp.Error)
+		}
+	}
+}
+
 // TestStdioUnsupportedVersionNotEchoed: a request declaring a protocol version the server
 // does not speak (2026-07-28's per-request _meta) is refused with the versions it does speak,
 // without the declared one repeated: it may be megabytes long, or a secret pasted in the wrong

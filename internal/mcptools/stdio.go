@@ -667,6 +667,12 @@ func unquoted(q queued, resp mcp.JSONRPCMessage, refused error) mcp.JSONRPCMessa
 		return e
 	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsCall) && strings.Contains(e.Error.Message, "not found"):
 		e.Error.Message = "tool not found: tools/list names cairn's tools"
+		var call struct {
+			Params struct{ Name string } `json:"params"`
+		}
+		if json.Unmarshal(q.msg, &call) == nil && call.Params.Name == "" { // params null, no name
+			e.Error.Message = "invalid params: params.name is required, the name of one of cairn's tools (tools/list gives them); the request was not run"
+		}
 		return e
 	case e.Error.Code == mcp.UNSUPPORTED_PROTOCOL_VERSION:
 		d, _ := e.Error.Data.(mcp.UnsupportedProtocolVersionData)

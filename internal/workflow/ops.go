@@ -1036,6 +1036,9 @@ func OutputsSize(r *Record) int {
 	return s
 }
 
+// SplitCheckpoint is the step, in the agent's tools, for data too large for the record.
+const SplitCheckpoint = "save_checkpoint, split to fit"
+
 // phaseCheckpointsFit refuses n, what a move to to made of was, when it takes the checkpoints
 // kept with the phases past maxPhaseCheckpointsBytes.
 func phaseCheckpointsFit(was, n *Record, to string) error {
@@ -1043,7 +1046,7 @@ func phaseCheckpointsFit(was, n *Record, to string) error {
 	if s <= maxPhaseCheckpointsBytes || s <= PhaseCheckpointsSize(was) {
 		return nil
 	}
-	return fmt.Errorf("move to %s not made, nothing was changed: the checkpoints kept with the phases would take %d KiB, over the %d KiB they may take; keep the data in a named checkpoint (save_checkpoint, a file of its own) and move with a small checkpoint naming it, or none", to, (s+1023)>>10, maxPhaseCheckpointsBytes>>10)
+	return fmt.Errorf("move to %s not made, nothing was changed: the checkpoints kept with the phases would take %d KiB, over the %d KiB they may take; keep the data in named checkpoints ("+SplitCheckpoint+") and move with a small checkpoint naming them, or none", to, (s+1023)>>10, maxPhaseCheckpointsBytes>>10)
 }
 
 // PhaseCheckpointsSize is what the checkpoints kept with r's phases take.
