@@ -300,7 +300,10 @@ func change(st *store.Store, fn func(prev Settings, err error) Settings) (Settin
 			return nil, errDamaged
 		}
 		ran = true
-		s = fn(Load(st))
+		prev, err := Load(st)
+		if s = fn(prev, err); err != nil {
+			cur = nil // settings Load refuses are cleared, what a newer Cairn would read in them too
+		}
 		if s.Enabled {
 			if _, err := recordEnabled(st.Dir(), s.Remote, true, false); err != nil {
 				return nil, fmt.Errorf("recording in the git directory that sharing is on: %w", err)

@@ -597,3 +597,21 @@ func TestRunsElsewhereAfterAWallClockStep(t *testing.T) {
 		t.Errorf("X's claim seen a minute ago, the clock set an hour forward since: %+v (elsewhere %v), want held by X for about an hour more", k, ok)
 	}
 }
+
+// TestDisableClearsRefusedSettingsWhole: settings Load refuses (naming an address, planted) are
+// cleared by cairn remote disable, the members a newer Cairn would read in them too: they were
+// written back unchanged, and one holding an address with its token made disable fail.
+func TestDisableClearsRefusedSettingsWhole(t *testing.T) {
+	st := open(t)
+	file := filepath.Join(st.Dir(), mirror.Doc+".json")
+	doc := `{"enabled":true,"remote":"https://x:tok3n@attacker.example/x.git","push_url":"https://x:tok3n@attacker.example/x.git"}`
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.Disable(st); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(file); err != nil || bytes.Contains(data, []byte("tok3n")) {
+		t.Fatalf("remote.json after cairn remote disable of settings Load refuses: %s %v; want them cleared", data, err)
+	}
+}
