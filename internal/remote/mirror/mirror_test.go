@@ -67,12 +67,17 @@ func TestNewerCairnsSettingsAreKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	const newer = `"newer":{"kept":true}`
-	data = append(append(bytes.TrimSuffix(bytes.TrimSpace(data), []byte("}")), ","+newer...), '}')
+	// A secret's shape is no Cairn's: kept, it had every sync's record refused.
+	token := "ghp_" + strings.Repeat("a1B2c3", 6)
+	data = append(append(bytes.TrimSuffix(bytes.TrimSpace(data), []byte("}")), ","+newer+`,"url":"`+token+`"`...), '}')
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := mirror.Synced(st, "origin", "wf-1", 3, time.Now()); err != nil {
 		t.Fatal(err)
+	}
+	if data, err = os.ReadFile(file); err != nil || bytes.Contains(data, []byte(token)) {
+		t.Fatalf("remote.json after a sync's record: %s %v; want the secret-shaped member left out", data, err)
 	}
 	if _, err := mirror.Enable(st, "origin", "", ""); err != nil {
 		t.Fatal(err)
