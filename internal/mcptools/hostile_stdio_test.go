@@ -789,6 +789,11 @@ func TestStdioDuplicateMembersRefused(t *testing.T) {
 	if resp := r.next(hangGuard); resp.Error == nil || !strings.Contains(resp.Error.Message, "params.name is given twice") {
 		t.Errorf("the refusal = %+v, want it to name params.name", resp.Error)
 	}
+	// A name not said back is "a member", of params when it is one of params'.
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_checkpoints","arguments":{},"x y":1,"x y":2}}`)
+	if resp := r.next(hangGuard); resp.Error == nil || !strings.Contains(resp.Error.Message, "invalid request: a member of params is given twice") {
+		t.Errorf("the refusal = %+v, want it to say a member of params", resp.Error)
+	}
 	p.noCheckpoints(t, "a request with a member given twice was run")
 	r.checkStdout()
 }

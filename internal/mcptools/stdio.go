@@ -450,7 +450,11 @@ func givenTwice(line []byte, id json.RawMessage) (member string, answer json.Raw
 		}
 	})
 	if member == "" && len(params) > 0 {
-		if member = repeated(params, nil); member != "" {
+		switch member = repeated(params, nil); member {
+		case "":
+		case "a member": // not said back
+			member += " of params"
+		default:
 			member = "params." + member
 		}
 	}

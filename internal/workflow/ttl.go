@@ -143,7 +143,7 @@ func goTTL(s string) (time.Duration, bool) {
 	if err != nil {
 		return 0, false
 	}
-	d = min(d+n, maxTTL+1)
+	d = min(d+min(n, maxTTL+1), maxTTL+1) // n alone may be near the largest Duration
 	if neg {
 		d = -d
 	}

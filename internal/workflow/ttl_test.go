@@ -122,6 +122,7 @@ func TestParseTTLSaysWhatIsWrong(t *testing.T) {
 		"9999999d1h":            `ttl "9999999d1h" is not valid: too large (at most 3650d);`,
 		"87601h0m":              `ttl "87601h0m" is not valid: too large (at most 3650d);`,
 		"3650d1m":               `ttl "3650d1m" is not valid: too large (at most 3650d);`,
+		"1d2562047h":            `ttl "1d2562047h" is not valid: too large (at most 3650d);`, // days and hours past a Duration
 		"1e3h":                  `ttl "1e3h" is not valid: the number must be whole digits;`,
 	} {
 		if _, err := workflow.ParseTTL(in); err == nil || !strings.HasPrefix(err.Error(), want) {

@@ -259,9 +259,11 @@ type stalls struct {
 func (s *stalls) conflict(err error, head int64) { s.err, s.at = err, head }
 
 // read is called with the head the line was read again to: it returns the lost race's error
-// once maxRewinds reads after one found nothing new.
+// once maxRewinds reads in a row after one found nothing new.
 func (s *stalls) read(head int64) error {
-	if s.err != nil && head == s.at {
+	if s.err != nil && head != s.at {
+		s.n = 0 // another's append was read: the races lost are real
+	} else if s.err != nil {
 		if s.n++; s.n >= maxRewinds {
 			return s.err
 		}

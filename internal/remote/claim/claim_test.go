@@ -792,3 +792,57 @@ func TestRewoundAgainAndAgainEnds(t *testing.T) {
 		})
 	}
 }
+
+// racedBy answers each append in turn as pattern says: 's', a lost race the line read again
+// does not show (a read served from an older copy); 'p', a race lost to another machine's
+// append, which the line read again shows; then as the line does.
+type racedBy struct {
+	remote.Backend
+	other   *claim.Claimer
+	pattern string
+	n       int
+}
+
+func (r *racedBy) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if r.n < len(r.pattern) {
+		r.n++
+		switch r.pattern[r.n-1] {
+		case 's':
+			return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: after + 1}
+		case 'p':
+			if _, err := r.other.TryClaim(ctx, fmt.Sprint("other", r.n)); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return r.Backend.Append(ctx, id, after, data)
+}
+
+// TestStallsBetweenOthersAppendsDoNotEnd: a call ends with the conflict after a few lost races
+// in a row that the line read again does not show; such races between which another machine's
+// appends were read (the line moving on, as contention makes it) are not in a row, and the
+// call goes on to claim or release.
+func TestStallsBetweenOthersAppendsDoNotEnd(t *testing.T) {
+	for _, op := range []string{"claim", "release"} {
+		t.Run(op, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			m := memremote.New()
+			a := claim.New(m, "claims", "A", time.Hour, time.Now)
+			fence, err := a.TryClaim(ctx, "t1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &racedBy{Backend: m, other: claim.New(m, "claims", "B", time.Hour, time.Now), pattern: "spsps"}
+			a = claim.New(r, "claims", "A", time.Hour, time.Now)
+			if op == "claim" {
+				_, err = a.TryClaim(ctx, "t2")
+			} else {
+				err = a.Release(ctx, "t1", fence)
+			}
+			if err != nil {
+				t.Fatalf("%s with one stall at a time between other machines' appends: %v; want it done", op, err)
+			}
+		})
+	}
+}

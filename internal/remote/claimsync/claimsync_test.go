@@ -485,6 +485,34 @@ func TestNewerCairnsFieldsAreKept(t *testing.T) {
 	}
 }
 
+// TestSecretShapedMemberIsNotKept: a member of claims.json this Cairn has no field for is
+// written back unchanged (a newer Cairn's), but none holds a secret's shape, which no Cairn
+// writes: kept, it made every task call warn that the claims were not saved, with advice to
+// keep a secret in an environment variable, and no claim was queued or released.
+func TestSecretShapedMemberIsNotKept(t *testing.T) {
+	a := newClone(t, memremote.New())
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(a.opt.StateDir, claimsync.Doc+".json")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := "ghp_" + strings.Repeat("a1B2c3", 6)
+	data = append(append(bytes.TrimSuffix(bytes.TrimSpace(data), []byte("}")), `,"newer":"`+token+`"`...), '}')
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.task("t2", "running")
+	if err != nil || len(res.Warnings) > 0 {
+		t.Fatalf("task beside a secret-shaped member of claims.json: %v, warnings %q; want none", err, res.Warnings)
+	}
+	if data, err = os.ReadFile(file); err != nil || bytes.Contains(data, []byte(token)) || !bytes.Contains(data, []byte(`"t2"`)) {
+		t.Fatalf("claims.json after the task call: %s %v; want t2 saved, the token not", data, err)
+	}
+}
+
 // TestDamagedShapeIsQuarantined: a claims.json that is strict JSON but not of the claims
 // state's shape is kept in quarantine/ and rebuilt, with a new identity said plainly, rather
 // than blocking every claims call. One that names no owner (null, {}, or a newer Cairn's of

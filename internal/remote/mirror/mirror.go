@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -74,7 +75,9 @@ type Claims struct {
 // claimsJSON is Claims without its methods, for workflow.EncodeKnown and DecodeKnown.
 type claimsJSON Claims
 
-func (c Claims) MarshalJSON() ([]byte, error) { return workflow.EncodeKnown(claimsJSON(c), c.Extra) }
+func (c Claims) MarshalJSON() ([]byte, error) {
+	return workflow.EncodeKnown(claimsJSON(c), newer(c.Extra))
+}
 func (c *Claims) UnmarshalJSON(b []byte) error {
 	return workflow.DecodeKnown(b, (*claimsJSON)(c), &c.Extra)
 }
@@ -300,7 +303,10 @@ func change(st *store.Store, fn func(prev Settings, err error) Settings) (Settin
 			return nil, errDamaged
 		}
 		ran = true
-		s = fn(Load(st))
+		prev, err := Load(st)
+		if s = fn(prev, err); err != nil {
+			cur = nil // settings Load refuses are cleared, what a newer Cairn would read in them too
+		}
 		if s.Enabled {
 			if _, err := recordEnabled(st.Dir(), s.Remote, true, false); err != nil {
 				return nil, fmt.Errorf("recording in the git directory that sharing is on: %w", err)
@@ -529,7 +535,18 @@ func withNewer(s Settings, cur []byte) ([]byte, error) {
 	if cur != nil {
 		_ = json.Unmarshal(cur, &all) // not an object: nothing to keep
 	}
-	return workflow.EncodeKnown(s, all)
+	return workflow.EncodeKnown(s, newer(all))
+}
+
+// newer is extra, the members a newer Cairn wrote, without any that has a secret's shape: no
+// Cairn writes one (its store refuses it), and kept, it would have every write refused.
+func newer(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	kept := maps.Clone(extra)
+	maps.DeleteFunc(kept, func(k string, v json.RawMessage) bool {
+		one, _ := json.Marshal(map[string]json.RawMessage{k: v})
+		return secrets.ScanJSON(one) != nil
+	})
+	return kept
 }
 
 // Shared is s's view of the active workflow id at local revision rev, for the report line

@@ -67,12 +67,17 @@ func TestNewerCairnsSettingsAreKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	const newer = `"newer":{"kept":true}`
-	data = append(append(bytes.TrimSuffix(bytes.TrimSpace(data), []byte("}")), ","+newer...), '}')
+	// A secret's shape is no Cairn's: kept, it had every sync's record refused.
+	token := "ghp_" + strings.Repeat("a1B2c3", 6)
+	data = append(append(bytes.TrimSuffix(bytes.TrimSpace(data), []byte("}")), ","+newer+`,"url":"`+token+`"`...), '}')
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := mirror.Synced(st, "origin", "wf-1", 3, time.Now()); err != nil {
 		t.Fatal(err)
+	}
+	if data, err = os.ReadFile(file); err != nil || bytes.Contains(data, []byte(token)) {
+		t.Fatalf("remote.json after a sync's record: %s %v; want the secret-shaped member left out", data, err)
 	}
 	if _, err := mirror.Enable(st, "origin", "", ""); err != nil {
 		t.Fatal(err)
@@ -595,5 +600,23 @@ func TestRunsElsewhereAfterAWallClockStep(t *testing.T) {
 	k, ok := elsewhere("t1")
 	if !ok || k.Holder != "X" || k.Lapsed() || k.Left < 58*time.Minute {
 		t.Errorf("X's claim seen a minute ago, the clock set an hour forward since: %+v (elsewhere %v), want held by X for about an hour more", k, ok)
+	}
+}
+
+// TestDisableClearsRefusedSettingsWhole: settings Load refuses (naming an address, planted) are
+// cleared by cairn remote disable, the members a newer Cairn would read in them too: they were
+// written back unchanged, and one holding an address with its token made disable fail.
+func TestDisableClearsRefusedSettingsWhole(t *testing.T) {
+	st := open(t)
+	file := filepath.Join(st.Dir(), mirror.Doc+".json")
+	doc := `{"enabled":true,"remote":"https://x:tok3n@attacker.example/x.git","push_url":"https://x:tok3n@attacker.example/x.git"}`
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.Disable(st); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(file); err != nil || bytes.Contains(data, []byte("tok3n")) {
+		t.Fatalf("remote.json after cairn remote disable of settings Load refuses: %s %v; want them cleared", data, err)
 	}
 }
