@@ -272,9 +272,11 @@ drain:
 			s.opt.Log.Printf("closing: %v", err)
 		}
 		cancel()
+		writing(w.release)
 	default:
+		// Nothing is held without an update; a notification write blocked on a client that
+		// stopped reading must not keep the server from returning once stdin has ended.
 	}
-	writing(w.release)
 	return result
 }
 
