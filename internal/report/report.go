@@ -625,13 +625,10 @@ func paren(s, in string) string {
 	return s + " (" + in + ")"
 }
 
-// age words how long ago something was: "just now", "12m ago", "2h 5m ago", "3d 4h ago".
+// age words how long ago something was (workflow.Ago), or "" when d is 0, unknown.
 func age(d time.Duration) string {
-	switch {
-	case d == 0:
+	if d == 0 {
 		return ""
-	case d > 0 && d < time.Minute:
-		return "just now"
 	}
 	return workflow.Ago(d)
 }
