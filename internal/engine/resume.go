@@ -48,7 +48,8 @@ type ResumeOptions struct {
 	// AfterRead, with Apply, runs once the workflow is read and any repair that read needed is
 	// made, before the report is built from it: the SessionStart hook records there the task
 	// events earlier hooks kept, which may have waited for that repair, so that the report
-	// lists them. When it says it changed the workflow, the workflow is read again.
+	// lists them. When it says it changed the workflow, the workflow is read again. Nil
+	// (resume_check) records them here, those that could not be read said in the notices.
 	AfterRead func() (changed bool)
 }
 
@@ -118,7 +119,18 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 
 	r, read, err := e.activeRead()
 	notices := read.Notices
-	if err == nil && opt.Apply && opt.AfterRead != nil && opt.AfterRead() {
+	var kept []string // what became of kept task events that could not be read
+	after := opt.AfterRead
+	if after == nil { // resume_check records the task events hooks kept, as SessionStart does
+		after = func() bool {
+			if !e.HasKeptClaudeTasks() {
+				return false
+			}
+			kept, _ = e.ApplyKeptClaudeTasks(0, time.Time{}, func(ClaudeTask, bool, *Result, error) {})
+			return true
+		}
+	}
+	if err == nil && opt.Apply && after() {
 		r, read, err = e.activeRead()
 		notices = append(notices, read.Notices...)
 	}
@@ -136,6 +148,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			eye = append(eye, n.Message)
 		}
 	}
+	out.Notices = append(out.Notices, kept...)
 	if err != nil {
 		said := err // the report's warning says what is wrong; its next step, what to do
 		if re, ok := errors.AsType[*recordError](err); ok {
