@@ -25,7 +25,7 @@ func TestToldEndingOnceThenNothing(t *testing.T) {
 	}
 	e.Close()
 
-	want := `Cairn: no active workflow, nothing to resume; the last one ended ("Completed DEBUG for “fix the flaky upload test”: “race fixed”").`
+	want := `Cairn: no active workflow, nothing to resume; the last one ended ("Completed DEBUG for “fix the flaky upload test”: “race fixed”"); go on with the user's request.`
 	for i, prompt := range []string{"FIRST-AFTER: anything to resume?", "SECOND-AFTER: anything to resume?"} {
 		r := w.run(t, RunOptions{Prompt: prompt})
 		requireOK(t, r)
