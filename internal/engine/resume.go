@@ -1117,6 +1117,9 @@ func tierName(t workflow.Tier) string {
 	return "None"
 }
 
+// shownFailed is how many failed tasks' ids the task counts name.
+const shownFailed = 5
+
 // details adds what only the details view (resume_check) shows: tasks and checkpoints.
 // runs says which running tasks run on another machine (nil when none can): those another
 // machine's claim holds, lapsed or not, are counted apart, as the open tasks say them.
@@ -1146,8 +1149,13 @@ func (e *Engine) details(out *Resume, r *workflow.Record, runs func(string) (mir
 		}
 	}
 	out.Tasks = strings.Join(parts, ", ")
-	if len(out.FailedTasks) > 0 {
-		out.Tasks += " (failed: " + secrets.JoinNames(out.FailedTasks, ", ") + ")" // two clean ids may join into a secret
+	if n := len(out.FailedTasks); n > 0 {
+		// The first few: FailedTasks lists them all. Two clean ids may join into a secret.
+		out.Tasks += " (failed: " + secrets.JoinNames(out.FailedTasks[:min(n, shownFailed)], ", ")
+		if n > shownFailed {
+			out.Tasks += fmt.Sprintf(" +%d more", n-shownFailed)
+		}
+		out.Tasks += ")"
 	}
 	for i, a := range r.Approvals {
 		// A later entry of the phase (it was entered again) is what stands now: the earlier
