@@ -70,7 +70,7 @@ func TestToldEndingLongContext(t *testing.T) {
 	requireOK(t, r)
 	first := r.FirstMain(t)
 	const outcome = "…”: “race fixed”"
-	if want := outcome + `").`; !first.Contains(sessionStartContext) || !first.Contains(want) {
+	if want := outcome + `"); go on with the user's request.`; !first.Contains(sessionStartContext) || !first.Contains(want) {
 		t.Errorf("the session was not told how the work ended (%q):\n%s", want, tail(first.MessagesText(), 2000))
 	}
 	text, _, ok := AutoMemory(first)
