@@ -45,13 +45,16 @@ func statusLinesUp(t *testing.T, line string, col int, checkpoints ...string) {
 }
 
 // TestStatusAgeInTheFuture: a workflow last changed after now (a negative age) is "in the
-// future" in cairn status, as in the report, not "0s ago"; a normal age is worded as before.
+// future" in cairn status, as in the report, not "0s ago"; one changed under a minute ago is
+// "just now", as the report says it, not "0s ago"; a normal age is worded as before.
 func TestStatusAgeInTheFuture(t *testing.T) {
 	for _, tc := range []struct {
 		age  int64
 		want string
 	}{{-3600, "Phase:      plan (in progress), last change in the future (clock skew?)\n"},
 		{-1, "Phase:      plan (in progress), last change in the future (clock skew?)\n"},
+		{0, "Phase:      plan (in progress), last change just now\n"},
+		{59, "Phase:      plan (in progress), last change just now\n"},
 		{7500, "Phase:      plan (in progress), last change 2h 5m ago\n"}} {
 		var b strings.Builder
 		writeStatus(&b, &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress", AgeSeconds: tc.age}, "", false, false)

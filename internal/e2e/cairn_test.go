@@ -790,7 +790,7 @@ func TestCairnExpiredWorkflowArchived(t *testing.T) {
 	}
 
 	// The model is told, in one line: what ended, and that there is nothing to resume.
-	wantLine := `Cairn: no active workflow, nothing to resume; the last one ended ("Expired APEX workflow at plan for “migrate the billing tables”, archived").`
+	wantLine := `Cairn: no active workflow, nothing to resume; the last one ended ("Expired APEX workflow at plan for “migrate the billing tables”, archived"); go on with the user's request.`
 	if first := r.FirstMain(t); !first.Contains(sessionStartContext) || !first.Contains(wantLine) || first.Contains("<cairn-state") {
 		t.Errorf("the first request does not carry the one ending line %q:\n%s", wantLine, tail(first.MessagesText(), 2000))
 	}

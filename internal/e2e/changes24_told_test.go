@@ -242,7 +242,7 @@ func TestCairnArchiveCutShortByAFullDisk(t *testing.T) {
 	// hook writes the ending's line), which calls the workflow active: the hook's line says
 	// it was archived. The session after loads the ending's line and is not told again.
 	const ending = "Abandoned APEX workflow at plan for “" + seedContext + "”, archived"
-	want := `Cairn: no active workflow, nothing to resume; the last one ended ("` + ending + `").`
+	want := `Cairn: no active workflow, nothing to resume; the last one ended ("` + ending + `"); go on with the user's request.`
 	for i, prompt := range []string{"AFTER-FULL-DISK: anything to resume?", "SECOND-AFTER: anything to resume?"} {
 		r := w.run(t, RunOptions{Prompt: prompt})
 		requireOK(t, r)

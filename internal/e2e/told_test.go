@@ -25,7 +25,7 @@ func TestToldEndingOnceThenNothing(t *testing.T) {
 	}
 	e.Close()
 
-	want := `Cairn: no active workflow, nothing to resume; the last one ended ("Completed DEBUG for “fix the flaky upload test”: “race fixed”").`
+	want := `Cairn: no active workflow, nothing to resume; the last one ended ("Completed DEBUG for “fix the flaky upload test”: “race fixed”"); go on with the user's request.`
 	for i, prompt := range []string{"FIRST-AFTER: anything to resume?", "SECOND-AFTER: anything to resume?"} {
 		r := w.run(t, RunOptions{Prompt: prompt})
 		requireOK(t, r)
@@ -70,7 +70,7 @@ func TestToldEndingLongContext(t *testing.T) {
 	requireOK(t, r)
 	first := r.FirstMain(t)
 	const outcome = "…”: “race fixed”"
-	if want := outcome + `").`; !first.Contains(sessionStartContext) || !first.Contains(want) {
+	if want := outcome + `"); go on with the user's request.`; !first.Contains(sessionStartContext) || !first.Contains(want) {
 		t.Errorf("the session was not told how the work ended (%q):\n%s", want, tail(first.MessagesText(), 2000))
 	}
 	text, _, ok := AutoMemory(first)

@@ -331,3 +331,23 @@ func mirroredTasks(t *testing.T, en *engine.Engine) string {
 func sessAaaaTask(task string) string {
 	return workflow.ClaudeTaskID(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: task})
 }
+
+// Task events a hook kept (the lock was held) are recorded before resume_check answers, as
+// the SessionStart report records them: resume_check listed a task a kept TaskCompleted had
+// closed as open, and left out one a kept TaskCreated had opened, until the next hook.
+func TestResumeCheckRecordsKeptTasks(t *testing.T) {
+	_, en := keptEnv(t)
+	task := func(id, subject string) engine.ClaudeTask {
+		return engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: subject}
+	}
+	must(en.RecordClaudeTask(task("1", "write the parser"), false))(t)
+	noErr(t, en.KeepClaudeTask(task("1", "write the parser"), true))
+	noErr(t, en.KeepClaudeTask(task("2", "test the parser"), false))
+	res := en.Resume(engine.ResumeOptions{Apply: true, FromClient: true}) // resume_check's
+	if len(res.OpenTasks) != 1 || !strings.Contains(res.OpenTasks[0], "test the parser") {
+		t.Errorf("resume_check lists open tasks %q, want task 2 alone", res.OpenTasks)
+	}
+	if en.HasKeptClaudeTasks() {
+		t.Errorf("the kept task events are still kept after resume_check recorded them")
+	}
+}

@@ -48,7 +48,8 @@ type ResumeOptions struct {
 	// AfterRead, with Apply, runs once the workflow is read and any repair that read needed is
 	// made, before the report is built from it: the SessionStart hook records there the task
 	// events earlier hooks kept, which may have waited for that repair, so that the report
-	// lists them. When it says it changed the workflow, the workflow is read again.
+	// lists them. When it says it changed the workflow, the workflow is read again. Nil
+	// (resume_check) records them here, those that could not be read said in the notices.
 	AfterRead func() (changed bool)
 }
 
@@ -118,7 +119,18 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 
 	r, read, err := e.activeRead()
 	notices := read.Notices
-	if err == nil && opt.Apply && opt.AfterRead != nil && opt.AfterRead() {
+	var kept []string // what became of kept task events that could not be read
+	after := opt.AfterRead
+	if after == nil { // resume_check records the task events hooks kept, as SessionStart does
+		after = func() bool {
+			if !e.HasKeptClaudeTasks() {
+				return false
+			}
+			kept, _ = e.ApplyKeptClaudeTasks(0, time.Time{}, func(ClaudeTask, bool, *Result, error) {})
+			return true
+		}
+	}
+	if err == nil && opt.Apply && after() {
 		r, read, err = e.activeRead()
 		notices = append(notices, read.Notices...)
 	}
@@ -136,6 +148,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			eye = append(eye, n.Message)
 		}
 	}
+	out.Notices = append(out.Notices, kept...)
 	if err != nil {
 		said := err // the report's warning says what is wrong; its next step, what to do
 		if re, ok := errors.AsType[*recordError](err); ok {
@@ -1104,6 +1117,9 @@ func tierName(t workflow.Tier) string {
 	return "None"
 }
 
+// shownFailed is how many failed tasks' ids the task counts name.
+const shownFailed = 5
+
 // details adds what only the details view (resume_check) shows: tasks and checkpoints.
 // runs says which running tasks run on another machine (nil when none can): those another
 // machine's claim holds, lapsed or not, are counted apart, as the open tasks say them.
@@ -1133,8 +1149,13 @@ func (e *Engine) details(out *Resume, r *workflow.Record, runs func(string) (mir
 		}
 	}
 	out.Tasks = strings.Join(parts, ", ")
-	if len(out.FailedTasks) > 0 {
-		out.Tasks += " (failed: " + secrets.JoinNames(out.FailedTasks, ", ") + ")" // two clean ids may join into a secret
+	if n := len(out.FailedTasks); n > 0 {
+		// The first few: FailedTasks lists them all. Two clean ids may join into a secret.
+		out.Tasks += " (failed: " + secrets.JoinNames(out.FailedTasks[:min(n, shownFailed)], ", ")
+		if n > shownFailed {
+			out.Tasks += fmt.Sprintf(" +%d more", n-shownFailed)
+		}
+		out.Tasks += ")"
 	}
 	for i, a := range r.Approvals {
 		// A later entry of the phase (it was entered again) is what stands now: the earlier

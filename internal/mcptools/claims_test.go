@@ -61,7 +61,7 @@ func TestUpdateTaskClaims(t *testing.T) {
 	}
 	git(t, aDir, "remote", "set-url", "origin", "file://"+bare)
 	want := regexp.MustCompile(`Notice: Task t3 was set running here offline, but ` + regexp.QuoteMeta(bOwner) +
-		` \(claimed \d+s ago\) holds it: it went back to pending here\.`)
+		` \(claimed just now\) holds it: it went back to pending here\.`)
 	waitFor(t, func() bool { return want.MatchString(text(mustOK(t, c, "get_vars", `{}`))) })
 }
 

@@ -40,7 +40,7 @@ const (
 	capNext    = 300
 	capItem    = 320 // one warning, notice or violation's details: whole sentences up to this
 	capL2      = 200
-	capEnded   = 170 // the stored part of the one line said after an ending
+	capEnded   = 145 // the stored part of the one line said after an ending, which stays under 250 with its step
 	capTool    = 100
 	maxItems   = 5 // per list, before "+N more" (Details: all)
 )
@@ -167,7 +167,7 @@ func Render(in Input) (text string, endedShown bool) {
 			if step := sharedExpiry(in); step != "" {
 				return `Cairn: no active workflow here; the last one ended ("` + v + `"), but ` + step + ".\n", true
 			}
-			return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + "\").\n", true
+			return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + "\"); go on with the user's request.\n", true
 		}
 	}
 	if (tier == "none" || tier == "") && !visible(in.Warnings...) && !visible(in.Notices...) &&
@@ -625,13 +625,10 @@ func paren(s, in string) string {
 	return s + " (" + in + ")"
 }
 
-// age words how long ago something was: "just now", "12m ago", "2h 5m ago", "3d 4h ago".
+// age words how long ago something was (workflow.Ago), or "" when d is 0, unknown.
 func age(d time.Duration) string {
-	switch {
-	case d == 0:
+	if d == 0 {
 		return ""
-	case d > 0 && d < time.Minute:
-		return "just now"
 	}
 	return workflow.Ago(d)
 }

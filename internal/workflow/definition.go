@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // MaxDefinitionSize caps one definition file; a larger one is refused, not parsed.
@@ -116,7 +118,7 @@ func ValidName(s string) error {
 		// Escaped past ASCII: a letter that only looks like one ('а', Cyrillic) is then seen.
 		shown := Quote(s)
 		if shown != NotRepeated {
-			shown = strconv.QuoteToASCII(s)
+			shown = strconv.QuoteToASCII(secrets.Clip(s, maxQuoted))
 		}
 		return fmt.Errorf("name %s is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit", shown)
 	}

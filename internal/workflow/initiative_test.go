@@ -403,3 +403,22 @@ func TestSyncTakesMilestoneTitlesAsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// WORKFLOW-STATUS.yaml's lastUpdated and status were repeated whole in the refusal, unlike
+// its other values (Quote): a hand-written 100 KB value came back whole, and one of a secret's
+// shape was said to the model.
+func TestStatusFileValuesAreQuotedInRefusals(t *testing.T) {
+	for _, v := range []string{strings.Repeat("x", 100_000), "AKIAIOSFODNN7EXAMPLE"} {
+		d := workflow.StatusDocFrom(newInit(t), nil)
+		d.LastUpdated = v
+		_, errTime := workflow.Sync(nil, &d, t0)
+		d = workflow.StatusDocFrom(newInit(t), nil)
+		d.Status = workflow.InitiativeStatus(v)
+		_, errStatus := workflow.Sync(nil, &d, t0)
+		for _, err := range []error{errTime, errStatus} {
+			if err == nil || len(err.Error()) > 300 || strings.Contains(err.Error(), "AKIA") {
+				t.Errorf("refusal %.200v", err)
+			}
+		}
+	}
+}

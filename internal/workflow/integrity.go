@@ -306,17 +306,17 @@ func RecoverExcept(r *Record, now time.Time, written func(path string) (modified
 		if t.Status != TaskRunning || (elsewhere != nil && elsewhere(t.ID)) {
 			continue
 		}
-		why := "with no output"
+		why, shown := "with no output", secrets.Clip(t.Output, maxShownPath)
 		if t.Output != "" && written != nil {
 			if mod, ok := written(t.Output); ok && (t.StartedAt.IsZero() || !mod.Before(t.StartedAt.Add(-outputTimeSlack))) {
 				t.Status = TaskDone
 				t.CompletedAt = now
 				t.UpdatedAt = now
-				acts = append(acts, fmt.Sprintf("task %s was running and its output %s exists: marked done", spaced(t.ID), t.Output))
+				acts = append(acts, fmt.Sprintf("task %s was running and its output %s exists: marked done", spaced(t.ID), shown))
 				done = append(done, spaced(t.ID))
 				continue
 			} else if ok {
-				why = "and its output " + t.Output + " was written before this run started"
+				why = "and its output " + shown + " was written before this run started"
 			}
 		}
 		t.Status = TaskPending

@@ -240,6 +240,16 @@ func TestRecoverScenarios(t *testing.T) {
 			}
 		})
 	}
+	// A 1,000-character output path was said whole: the report cut the line inside the path,
+	// so "marked done" or "back to pending" never reached the model. It is cut as a finding's.
+	long := strings.Repeat("d/", 500)
+	for _, written := range []time.Time{later, base.UpdatedAt.Add(-time.Hour)} {
+		r := mk(workflow.Task{ID: "t1", Status: "running", Output: long, StartedAt: base.UpdatedAt})
+		_, acts, _ := workflow.Recover(r, later, writtenIn(written, long), alice)
+		if len(acts) != 1 || len(acts[0]) > 250 {
+			t.Errorf("recovery with a long output says %d bytes: %.200q", len(acts[0]), acts)
+		}
+	}
 	t.Run("interrupted-during-approval", func(t *testing.T) {
 		r := walk(t, def, mustStart(t, def), "architecture") // in a gate, approval requested
 		res, acts, err := workflow.Recover(r, later, writtenIn(later), alice)

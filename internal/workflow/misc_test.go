@@ -103,3 +103,16 @@ func TestCountTasksByPhase(t *testing.T) {
 		t.Fatal(c)
 	}
 }
+
+// A value an error repeats (Quote) is cut: a 100 KB phase name, ttl or severity came back
+// whole in the refusal, 100 KB of tool result or hook output for one wrong argument.
+func TestQuotedValuesAreCut(t *testing.T) {
+	long := strings.Repeat("x", 100_000)
+	_, ttlErr := workflow.ParseTTL(long)
+	_, sevErr := workflow.ParseSeverity(long)
+	for name, err := range map[string]error{"name": workflow.ValidName(long), "name with a space": workflow.ValidName(long + " "), "ttl": ttlErr, "severity": sevErr} {
+		if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), "xxx…") {
+			t.Errorf("%s: %d bytes, want the value cut to a few dozen characters: %.200v", name, len(err.Error()), err)
+		}
+	}
+}

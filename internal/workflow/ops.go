@@ -837,15 +837,19 @@ func unclearRune(r rune) bool {
 	return r != ' ' && textsafe.Dropped(r) || r == '\u2028' || r == '\u2029'
 }
 
-// Quote is a caller's value as an error may repeat it: quoted, or, when it has a secret's
-// shape, a phrase saying it is not repeated (the caller pasted it; it is never stored, and an
-// error must not say it back).
+// Quote is a caller's value as an error may repeat it: quoted and cut at maxQuoted runes, or,
+// when it has a secret's shape, a phrase saying it is not repeated (the caller pasted it; it
+// is never stored, and an error must not say it back).
 func Quote(s string) string {
 	if secrets.ScanString(s) != nil {
 		return NotRepeated
 	}
-	return strconv.Quote(s)
+	return strconv.Quote(secrets.Clip(s, maxQuoted))
 }
+
+// maxQuoted caps a value Quote repeats: longer than any name or id taken, so a valid one is
+// never cut, and a 100 KB argument does not come back whole in its refusal.
+const maxQuoted = 80
 
 // said is s, or the phrase Quote uses when s has a secret's shape.
 func said(s string) string {

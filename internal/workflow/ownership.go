@@ -86,10 +86,14 @@ func ResolveConflict(a, b *Record) ConflictDecision {
 	return ConflictDecision{Tie: true, Reason: fmt.Sprintf("both copies updated at %s with revision %d; kept the first, archived the other: confirm with the user which to keep", fmtTime(ta), a.Revision)}
 }
 
-// Ago words how long ago a time d before now was ("5m ago"), or that it is InTheFuture.
+// Ago words how long ago a time d before now was ("just now" under a minute, "5m ago"), or
+// that it is InTheFuture.
 func Ago(d time.Duration) string {
-	if d < 0 {
+	switch {
+	case d < 0:
 		return InTheFuture
+	case d < time.Minute:
+		return "just now"
 	}
 	return Age(d) + " ago"
 }

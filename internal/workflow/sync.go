@@ -58,7 +58,7 @@ func StatusDocFrom(in *Initiative, prev *StatusDoc) StatusDoc {
 func (d *StatusDoc) Updated() (time.Time, error) {
 	t, err := time.Parse(time.RFC3339, d.LastUpdated)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("reading %s: lastUpdated %q is not an RFC 3339 time", StatusFileName, d.LastUpdated)
+		return time.Time{}, fmt.Errorf("reading %s: lastUpdated %s is not an RFC 3339 time", StatusFileName, Quote(d.LastUpdated))
 	}
 	return t.UTC(), nil
 }
@@ -273,7 +273,7 @@ func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
 		return nil, fmt.Errorf("reading %s: initiative: %w", StatusFileName, err)
 	}
 	if !doc.Status.Valid() {
-		return nil, fmt.Errorf("reading %s: status %q is not an initiative status", StatusFileName, doc.Status)
+		return nil, fmt.Errorf("reading %s: status %s is not an initiative status", StatusFileName, Quote(string(doc.Status)))
 	}
 	n := &Initiative{Version: SchemaVersion, ID: doc.Initiative, Title: textsafe.OneLine(doc.Title), Status: doc.Status,
 		Milestones: []Milestone{}, CurrentMilestone: strings.TrimSpace(doc.CurrentMilestone), LastUpdated: at}

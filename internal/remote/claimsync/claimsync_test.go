@@ -175,7 +175,7 @@ func TestOfflineClaim(t *testing.T) {
 	}
 	f.set(false)
 	notes := a.sync()
-	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t2 was set running here offline, but X (claimed 0s ago) holds it: it went back to pending here") {
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t2 was set running here offline, but X (claimed just now) holds it: it went back to pending here") {
 		t.Fatalf("notes = %q", notes)
 	}
 	for _, tk := range storetest.ReadRecord(t, a.opt.StateDir).Tasks {
@@ -345,7 +345,7 @@ func TestSyncReclaimsAClaimTheLineLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := a.sync()
-	if len(notes) != 1 || notes[0] != "task t2, running here, is now held by X (claimed 0s ago) on another machine (this machine's claim lapsed or went from origin): save_checkpoint keeps the data, then pick another task" {
+	if len(notes) != 1 || notes[0] != "task t2, running here, is now held by X (claimed just now) on another machine (this machine's claim lapsed or went from origin): save_checkpoint keeps the data, then pick another task" {
 		t.Fatalf("notes = %q", notes)
 	}
 	if _, err := other.TryClaim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
@@ -1646,7 +1646,7 @@ func TestClaimsStepsNameTheTool(t *testing.T) {
 	f.set(false)
 	notes, err := claimsync.Sync(context.Background(), b.opt, func(string, string) error { return errors.New("the server is stopping") })
 	const step = "save_checkpoint keeps the data, then pick another task"
-	want := "task t2 was set running here offline, but X (claimed 0s ago) holds it: it is still running here; " + step
+	want := "task t2 was set running here offline, but X (claimed just now) holds it: it is still running here; " + step
 	if err != nil || len(notes) != 1 || notes[0] != want {
 		t.Fatalf("revert failed: %v %q\nwant %q", err, notes, want)
 	}
