@@ -1060,12 +1060,13 @@ func stampCheck(root, bin string, names []string) (bool, string) {
 func StaleSet(root, bin string) string {
 	sums := filepath.Join(root, "release", "checksums.txt")
 	stamp := filepath.Join(bin, ".checksums")
-	want, _ := os.ReadFile(sums)
-	got, err := os.ReadFile(stamp)
+	// Read as the launcher reads them, files alone: a FIFO would hang doctor and every command.
+	want, _ := durable.ReadPath(sums, 1<<20, true)
+	got, err := durable.ReadPath(stamp, 1<<20, true)
 	// A set Go built names the plugin it was built from, and the launcher runs it only for that
 	// one: checkouts with the same checksums share a data dir (see cairn_mine in hooks/launch).
 	// It is that one however its path is spelled (a symlink to the checkout, a bind mount).
-	from, ferr := os.ReadFile(filepath.Join(bin, ".built-from"))
+	from, ferr := durable.ReadPath(filepath.Join(bin, ".built-from"), 1<<20, true)
 	mine := ferr != nil || SameStamp(from, []byte(root+"\n")) || durable.SameDir(strings.TrimSuffix(string(from), "\n"), root)
 	switch {
 	case SameStamp(got, want) && mine:
