@@ -50,3 +50,38 @@ done
 		}
 	}
 }
+
+// TestMakefileBuildReplacesADirectoryAtABinary: a directory at bin/cairn-stop, or a link at it
+// to a directory elsewhere, took make build's binary inside it (mv into a directory), so
+// doctor's step for it, make build, left the hooks failing, or wrote where the link led.
+func TestMakefileBuildReplacesADirectoryAtABinary(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "go")
+	script := "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n\tif [ \"$1\" = -o ]; then mkdir -p \"$(dirname \"$2\")\" && echo built >\"$2\"; fi\n\tshift\ndone\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin, elsewhere := filepath.Join(dir, "bin"), filepath.Join(dir, "elsewhere")
+	for _, d := range []string{filepath.Join(bin, "cairn-stop"), elsewhere} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(bin, "cairn-event")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("make", "build", "GO="+fake, "BIN="+bin).CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	for _, b := range []string{"cairn-stop", "cairn-event"} {
+		if fi, err := os.Lstat(filepath.Join(bin, b)); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("after make build, bin/%s is %v (%v), want the binary", b, fi, err)
+		}
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) > 0 {
+		t.Errorf("make build wrote into %s, where the link led: %v", elsewhere, ents)
+	}
+}
