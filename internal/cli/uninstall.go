@@ -100,7 +100,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		if pluginsDir(a.getenv, home) == "" {
 			what = "Claude Code's plugin data and " + what
 		}
-		return &codeError{code: ExitRefused, msg: "HOME is not set, so " + what + " cannot be found; set HOME, then run cairn uninstall again"}
+		return &codeError{code: ExitRefused, msg: "HOME is not set to an absolute path, so " + what + " cannot be found; set HOME, then run cairn uninstall again"}
 	}
 	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))
 	exe, _ := a.executable()
@@ -404,12 +404,16 @@ func (a *app) uninstallNext() {
 	fmt.Fprintln(a.stdout, "To remove the plugin from Claude Code too: "+pluginNext+".")
 }
 
-// home is the user's home directory, from the environment cairn was given.
+// home is the user's home directory, from the environment cairn was given; "" when it is not an
+// absolute path (HOME=foo names a directory under wherever cairn runs, not the user's).
 func (a *app) home() string {
-	if h := a.getenv("HOME"); h != "" {
-		return h
+	h := a.getenv("HOME")
+	if h == "" {
+		h, _ = os.UserHomeDir()
 	}
-	h, _ := os.UserHomeDir()
+	if !filepath.IsAbs(h) {
+		return ""
+	}
 	return h
 }
 
