@@ -657,16 +657,16 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if e.memWarn != "" {
 		// Off is no failure; any other warning is a directory that cannot be named at all, or a
 		// repository's that Cairn refuses.
-		fix := "set CLAUDE_PROJECT_DIR to the project's absolute path: the memory directory is named from it; L2 lines are skipped meanwhile"
+		fix := "set CLAUDE_PROJECT_DIR to the project's absolute path: the memory directory is named from it"
 		switch {
 		case e.mem.Location().Refused:
-			fix = "set autoMemoryDirectory in your user settings, or " + memory.EnvCairnMemoryDir + ", to use that directory; L2 lines are skipped meanwhile"
+			fix = "set autoMemoryDirectory in your user settings, or " + memory.EnvCairnMemoryDir + ", to use that directory"
 		case strings.Contains(e.memWarn, memory.EnvCairnMemoryDir+"="):
-			fix = "give " + memory.EnvCairnMemoryDir + " an absolute path; L2 lines are skipped meanwhile"
+			fix = "give " + memory.EnvCairnMemoryDir + " an absolute path"
 		case strings.Contains(e.memWarn, "HOME"):
-			fix = "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"
+			fix = "set HOME as Claude Code has it: the memory directory is named from it"
 		}
-		add("auto-memory (L2)", e.memoryOff(), e.memWarn, fix)
+		add("auto-memory (L2)", e.memoryOff(), e.memWarn, fix+l2Retried)
 	} else {
 		md := e.mem.Location().Dir
 		ok, detail, fix := creatable(md), md, writeFix(md)
@@ -1423,6 +1423,7 @@ func staleTemps(dir string, now time.Time) []string {
 	return stale
 }
 
-// l2Retried ends doctor's step where the memory directory is named: a line that could not be
-// written there is owed and retried after each turn, as a move's warning and SessionStart say.
+// l2Retried ends doctor's step for the memory directory: a line that could not be written there
+// is owed and retried after each turn, as a move's warning and SessionStart say; one of a move
+// made while the directory could not be named is read from the journal once it can be.
 const l2Retried = "; Cairn retries L2 lines after each turn"
