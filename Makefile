@@ -12,7 +12,9 @@ BINARIES := $(BIN)/cairn-mcp $(BIN)/cairn-session-start $(BIN)/cairn-stop $(BIN)
 # bin/.checksums marks the binaries as built from these sources: hooks/launch runs bin/ only
 # while it equals release/checksums.txt, so a checkout changed by git pull without make build
 # falls back to binaries of its own (see hooks/install). bin/.self-check says the hooks compare
-# the stamp themselves (faster than the shell; see hooks/launch).
+# the stamp themselves (faster than the shell; see hooks/launch). A directory at a binary's name
+# (or a link to one) is bin/'s and goes, as make clean's: mv would move the binary into it. The
+# stamp is renamed into place too: cp would write into a FIFO there, waiting for a reader.
 build:
 	$(GO) build -trimpath -buildvcs=auto -o $(BIN)/.link/cairn-mcp ./mcpserver
 	$(GO) build -trimpath -buildvcs=auto -o $(BIN)/.link/cairn-session-start ./hooks/sessionstart
@@ -20,10 +22,11 @@ build:
 	$(GO) build -trimpath -buildvcs=auto -o $(BIN)/.link/cairn-event ./hooks/event
 	$(GO) build -trimpath -buildvcs=auto -o $(BIN)/.link/cairn ./cmd/cairn
 	for b in cairn-mcp cairn-session-start cairn-stop cairn-event cairn; do \
-		cp $(BIN)/.link/$$b $(BIN)/$$b.new && mv -f $(BIN)/$$b.new $(BIN)/$$b || exit 1; \
+		rm -f $(BIN)/$$b.new && cp $(BIN)/.link/$$b $(BIN)/$$b.new && { [ ! -d $(BIN)/$$b ] || rm -rf $(BIN)/$$b; } && \
+			mv -f $(BIN)/$$b.new $(BIN)/$$b || exit 1; \
 	done
 	rm -rf $(BIN)/.link
-	cp release/checksums.txt $(BIN)/.checksums
+	rm -f $(BIN)/.checksums.new && cp release/checksums.txt $(BIN)/.checksums.new && mv -f $(BIN)/.checksums.new $(BIN)/.checksums
 	touch $(BIN)/.self-check
 
 # Builds, registers this checkout as a marketplace and installs the plugin from it, then checks

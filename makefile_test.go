@@ -3,11 +3,14 @@
 package cairn
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestMakefileBuildsWithoutWorkspace: every Makefile target that builds runs go with
@@ -48,5 +51,76 @@ done
 		if !strings.HasPrefix(l, "GOWORK=off ") {
 			t.Errorf("go ran without GOWORK=off: %s", l)
 		}
+	}
+}
+
+// TestMakefileBuildReplacesADirectoryAtABinary: a directory at bin/cairn-stop, or a link at it
+// to a directory elsewhere, took make build's binary inside it (mv into a directory), so
+// doctor's step for it, make build, left the hooks failing, or wrote where the link led.
+func TestMakefileBuildReplacesADirectoryAtABinary(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "go")
+	script := "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n\tif [ \"$1\" = -o ]; then mkdir -p \"$(dirname \"$2\")\" && echo built >\"$2\"; fi\n\tshift\ndone\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin, elsewhere := filepath.Join(dir, "bin"), filepath.Join(dir, "elsewhere")
+	for _, d := range []string{filepath.Join(bin, "cairn-stop"), elsewhere} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(bin, "cairn-event")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("make", "build", "GO="+fake, "BIN="+bin).CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	for _, b := range []string{"cairn-stop", "cairn-event"} {
+		if fi, err := os.Lstat(filepath.Join(bin, b)); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("after make build, bin/%s is %v (%v), want the binary", b, fi, err)
+		}
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) > 0 {
+		t.Errorf("make build wrote into %s, where the link led: %v", elsewhere, ents)
+	}
+}
+
+// TestMakefileBuildOverAFIFOStamp: a FIFO at bin/.checksums (the launcher passes over such a
+// set, and doctor's step for it is make build) hung make build: cp opened it to write and
+// waited for a reader. The stamp is written aside and renamed into place.
+func TestMakefileBuildOverAFIFOStamp(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "go")
+	script := "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n\tif [ \"$1\" = -o ]; then mkdir -p \"$(dirname \"$2\")\" && echo built >\"$2\"; fi\n\tshift\ndone\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(bin, ".checksums"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The bound only turns the hang into a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "make", "build", "GO="+fake, "BIN="+bin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v (hangs: %v)\n%s", err, ctx.Err() != nil, out)
+	}
+	want, _ := os.ReadFile("release/checksums.txt")
+	if got, err := os.ReadFile(filepath.Join(bin, ".checksums")); err != nil || string(got) != string(want) {
+		t.Errorf("bin/.checksums = %q (%v), want release/checksums.txt", got, err)
 	}
 }

@@ -62,7 +62,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 			fix = "set CLAUDE_PLUGIN_ROOT to the plugin's directory, the one that holds .claude-plugin/"
 		case pluginsDir(a.getenv, a.home()) == "":
 			// Claude Code's records were not looked at: they are under a home there is none of.
-			how = "no Cairn plugin found: HOME is not set, so Claude Code's installed plugins cannot be read; " + notInAPlugin
+			how = "no Cairn plugin found: HOME is not set to an absolute path, so Claude Code's installed plugins cannot be read; " + notInAPlugin
 			fix = "set HOME, then run cairn doctor again"
 		}
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", Detail: how, Fix: fix})

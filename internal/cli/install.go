@@ -129,7 +129,11 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 		elsewhere := "link this cairn from another directory on your PATH: ln -s " + vars.Quote(exe) + " DIR/cairn"
 		// A link of the user's to another program called cairn is theirs, as uninstall tells.
 		if t, err := os.Readlink(dest); err == nil && len(cairnLinks(home, exe, goos)) == 0 {
-			return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + ", another program than Cairn; Cairn leaves it alone", Fix: elsewhere}
+			what := ", another program than Cairn"
+			if _, err := os.Stat(dest); errors.Is(err, fs.ErrNotExist) {
+				what = ", which is not there and not Cairn's"
+			}
+			return engine.Check{Name: "cairn on PATH", Detail: dest + " links to " + t + what + "; Cairn leaves it alone", Fix: elsewhere}
 		}
 		_, recorded, _ := a.recordedPlugin(goos)
 		target, note := stableCairn(exe, recorded, goos)

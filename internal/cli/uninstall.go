@@ -100,7 +100,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		if pluginsDir(a.getenv, home) == "" {
 			what = "Claude Code's plugin data and " + what
 		}
-		return &codeError{code: ExitRefused, msg: "HOME is not set, so " + what + " cannot be found; set HOME, then run cairn uninstall again"}
+		return &codeError{code: ExitRefused, msg: "HOME is not set to an absolute path, so " + what + " cannot be found; set HOME, then run cairn uninstall again"}
 	}
 	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))
 	exe, _ := a.executable()
@@ -221,7 +221,12 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	} else if markErr == nil && unread == "" {
 		tidyMemory(mem, &shown)
 	}
+	cache := project.CacheDir(a.getenv, home)
 	for _, d := range plan.DataDirs {
+		if d == cache {
+			check(removeOwn(d))
+			continue
+		}
 		check(os.RemoveAll(d))
 	}
 	for _, l := range plan.Links {
@@ -401,12 +406,16 @@ func (a *app) uninstallNext() {
 	fmt.Fprintln(a.stdout, "To remove the plugin from Claude Code too: "+pluginNext+".")
 }
 
-// home is the user's home directory, from the environment cairn was given.
+// home is the user's home directory, from the environment cairn was given; "" when it is not an
+// absolute path (HOME=foo names a directory under wherever cairn runs, not the user's).
 func (a *app) home() string {
-	if h := a.getenv("HOME"); h != "" {
-		return h
+	h := a.getenv("HOME")
+	if h == "" {
+		h, _ = os.UserHomeDir()
 	}
-	h, _ := os.UserHomeDir()
+	if !filepath.IsAbs(h) {
+		return ""
+	}
 	return h
 }
 
@@ -459,20 +468,38 @@ func launcherData(dir string) bool {
 	foreign := false
 	for _, e := range ents {
 		n := e.Name()
+		d := filepath.Join(dir, n)
 		switch {
 		case strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-"):
 			return true
-		case strings.HasPrefix(n, "bin-"):
-			d := filepath.Join(dir, n)
-			if hasCairnMCP(d) || fileExists(filepath.Join(d, ".checksums")) {
-				return true
-			}
-		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"), n == "cairn", n == ".cairn-link", n == doctorLinkAside, n == ".install-said":
-		default:
+		case strings.HasPrefix(n, "bin-") && (hasCairnMCP(d) || fileExists(filepath.Join(d, ".checksums"))):
+			return true
+		case !launcherName(n):
 			foreign = true
 		}
 	}
 	return !foreign
+}
+
+// launcherName: n is a name the launcher writes in its data directory (see launcherData).
+func launcherName(n string) bool {
+	return strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-") || strings.HasPrefix(n, "bin-") ||
+		strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log") || slices.Contains([]string{"cairn", ".cairn-link", doctorLinkAside, ".install-said"}, n)
+}
+
+// removeOwn removes from the user's cache directory dir (project.CacheDir) what the launcher
+// and the Stop hook write there, then dir once that leaves it empty: anything else is another
+// program's (a cache of its own called cairn), and stays.
+func removeOwn(dir string) error {
+	ents, err := os.ReadDir(dir)
+	var errs []error
+	for _, e := range ents {
+		if e.Name() == hook.StopMarkFile || launcherName(e.Name()) {
+			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+		}
+	}
+	_ = os.Remove(dir)
+	return errors.Join(append(errs, err)...)
 }
 
 // cairnLinks are the links to cairn that `make install` or `cairn doctor --link` made:

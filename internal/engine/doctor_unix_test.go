@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,5 +52,35 @@ func TestDoctorHardLinkedCheckpoint(t *testing.T) {
 	c := doctorCheck(en, engine.DoctorOptions{}, "checkpoint and log files")
 	if c == nil || c.OK || !strings.Contains(c.Detail, cp) || !strings.Contains(c.Detail, "hard link") || !strings.Contains(c.Fix, "out of the state directory") {
 		t.Errorf("doctor says %+v, want the hard-linked checkpoint named with its step", c)
+	}
+}
+
+// TestStaleSetReadsNoFIFO: a FIFO at the plugin's checksums or at a set's stamp (.checksums,
+// .built-from) hung cairn doctor and every cairn command run from a stamped set, which compare
+// them (StaleSet): opened for reading, a FIFO waits for a writer that never comes. It reads as
+// a file that cannot be read, as the launcher's test -f has it.
+func TestStaleSetReadsNoFIFO(t *testing.T) {
+	for _, fifo := range []string{"plugin/release/checksums.txt", "plugin/bin/.checksums", "plugin/bin/.built-from"} {
+		t.Run(fifo, func(t *testing.T) {
+			work := t.TempDir()
+			root, bin := filepath.Join(work, "plugin"), filepath.Join(work, "plugin", "bin")
+			noErr(t, os.MkdirAll(filepath.Join(root, "release"), 0o755))
+			noErr(t, os.MkdirAll(bin, 0o755))
+			noErr(t, os.WriteFile(filepath.Join(root, "release", "checksums.txt"), []byte("sums\n"), 0o644))
+			noErr(t, os.WriteFile(filepath.Join(bin, ".checksums"), []byte("sums\n"), 0o644))
+			p := filepath.Join(work, fifo)
+			_ = os.Remove(p)
+			noErr(t, syscall.Mkfifo(p, 0o600))
+			done := make(chan string, 1)
+			go func() { done <- engine.StaleSet(root, bin) }()
+			select {
+			case why := <-done:
+				if fifo != "plugin/bin/.built-from" && why == "" {
+					t.Errorf("StaleSet = \"\", want the set stale with a FIFO at %s", fifo)
+				}
+			case <-time.After(30 * time.Second): // a guard against the hang only
+				t.Fatalf("StaleSet hangs on a FIFO at %s", fifo)
+			}
+		})
 	}
 }

@@ -657,17 +657,17 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if e.memWarn != "" {
 		// Off is no failure; any other warning is a directory that cannot be named at all, or a
 		// repository's that Cairn refuses.
-		fix := "set CLAUDE_PROJECT_DIR to the project's absolute path: the memory directory is named from it; L2 lines are skipped meanwhile"
+		fix := "set CLAUDE_PROJECT_DIR to the project's absolute path: the memory directory is named from it"
 		switch {
 		case e.mem.Location().Refused:
-			fix = "set autoMemoryDirectory in your user settings, or " + memory.EnvCairnMemoryDir + ", to use that directory; L2 lines are skipped meanwhile"
+			fix = "set autoMemoryDirectory in your user settings, or " + memory.EnvCairnMemoryDir + ", to use that directory"
 		case strings.Contains(e.memWarn, `="`): // a variable whose path Cairn cannot use, as VAR="value"
 			before, _, _ := strings.Cut(e.memWarn, `="`)
-			fix = "give " + before[strings.LastIndexByte(before, ' ')+1:] + " an absolute path; L2 lines are skipped meanwhile"
+			fix = "give " + before[strings.LastIndexByte(before, ' ')+1:] + " an absolute path"
 		case strings.Contains(e.memWarn, "HOME"):
-			fix = "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"
+			fix = "set HOME as Claude Code has it: the memory directory is named from it"
 		}
-		add("auto-memory (L2)", e.memoryOff(), e.memWarn, fix)
+		add("auto-memory (L2)", e.memoryOff(), e.memWarn, fix+l2Retried)
 	} else {
 		md := e.mem.Location().Dir
 		ok, detail, fix := creatable(md), md, writeFix(md)
@@ -1062,12 +1062,13 @@ func stampCheck(root, bin string, names []string) (bool, string) {
 func StaleSet(root, bin string) string {
 	sums := filepath.Join(root, "release", "checksums.txt")
 	stamp := filepath.Join(bin, ".checksums")
-	want, _ := os.ReadFile(sums)
-	got, err := os.ReadFile(stamp)
+	// Read as the launcher reads them, files alone: a FIFO would hang doctor and every command.
+	want, _ := durable.ReadPath(sums, 1<<20, true)
+	got, err := durable.ReadPath(stamp, 1<<20, true)
 	// A set Go built names the plugin it was built from, and the launcher runs it only for that
 	// one: checkouts with the same checksums share a data dir (see cairn_mine in hooks/launch).
 	// It is that one however its path is spelled (a symlink to the checkout, a bind mount).
-	from, ferr := os.ReadFile(filepath.Join(bin, ".built-from"))
+	from, ferr := durable.ReadPath(filepath.Join(bin, ".built-from"), 1<<20, true)
 	mine := ferr != nil || SameStamp(from, []byte(root+"\n")) || durable.SameDir(strings.TrimSuffix(string(from), "\n"), root)
 	switch {
 	case SameStamp(got, want) && mine:
@@ -1424,6 +1425,7 @@ func staleTemps(dir string, now time.Time) []string {
 	return stale
 }
 
-// l2Retried ends doctor's step where the memory directory is named: a line that could not be
-// written there is owed and retried after each turn, as a move's warning and SessionStart say.
+// l2Retried ends doctor's step for the memory directory: a line that could not be written there
+// is owed and retried after each turn, as a move's warning and SessionStart say; one of a move
+// made while the directory could not be named is read from the journal once it can be.
 const l2Retried = "; Cairn retries L2 lines after each turn"

@@ -74,3 +74,44 @@ func treeOf(t *testing.T, dir string) map[string]string {
 	}
 	return files
 }
+
+// A directory where a set's binary goes (cairn-stop), or a link to one (cairn-event, leading
+// out of the data directory): doctor says the binary is not a file, and its fix ran the
+// launcher, which took the directory for the binary (test -x and -s pass for one) and ran cairn
+// from the set as it was, installing nothing; an install moved the new binary into the
+// directory, into the one the link leads to (outside the plugin's data) for the link. The
+// hooks kept failing. The fix puts the binaries in their place, and writes nothing elsewhere.
+func TestDoctorFixReplacesADirectoryAtABinary(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, rs := releasedAndServed(t)
+	work, project, pdata := launchSite(t)
+	env := launchEnv(root, pdata, filepath.Join(work, "home"), toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	if res := runShell(t, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn version`, env, project, ""); res.code != 0 {
+		t.Fatalf("first install: %+v", res)
+	}
+	set := filepath.Join(pdata, "bin-"+pluginVersion(t))
+	elsewhere := filepath.Join(work, "elsewhere")
+	writeFile(t, filepath.Join(elsewhere, "notes"), "the user's\n")
+	for _, p := range []string{"cairn-stop", "cairn-event"} {
+		if err := os.Remove(filepath.Join(set, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(set, "cairn-stop"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(set, "cairn-event")); err != nil {
+		t.Fatal(err)
+	}
+	fix := engine.RefreshCommand(root, set, "")
+	cmd, _, _ := strings.Cut(fix, " (")
+	res := runShell(t, cmd, env, project, "")
+	for _, name := range []string{"cairn-stop", "cairn-event"} {
+		if fi, err := os.Lstat(filepath.Join(set, name)); res.code != 0 || err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+			t.Errorf("running %q = %+v after %d downloads: %s is %v (%v), want the binary", cmd, res, rs.Hits(archive), name, fi, err)
+		}
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 1 || ents[0].Name() != "notes" {
+		t.Errorf("the install wrote into %s, where the link led: %v", elsewhere, ents)
+	}
+}

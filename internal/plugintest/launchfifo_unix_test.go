@@ -1,0 +1,66 @@
+//go:build unix
+
+package plugintest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A FIFO where the launcher reads a file (the plugin's checksums, plugin.json or install, a
+// set's stamp, the install's record of what each session was shown) hung the hook, the MCP
+// server and cairn: the shell's redirect opens it for reading and waits for a writer that
+// never comes, past Claude Code's deadline. It is read as a file that is not there.
+func TestLaunchReadsNoFIFO(t *testing.T) {
+	skipOnWindows(t)
+	tools := toolDir(t)
+	if p, err := exec.LookPath("cksum"); err == nil {
+		if err := os.Symlink(p, filepath.Join(tools, "cksum")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, fifo := range []string{"@root/release/checksums.txt", "@root/.claude-plugin/plugin.json", "@root/hooks/install",
+		"@set/.checksums", "@set/.built-from", "@data/.install-said", "@data/.download-failed-@version"} {
+		t.Run(fifo, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			data := filepath.Join(work, "data")
+			set := filepath.Join(data, "bin-"+pluginVersion(t))
+			if strings.HasPrefix(fifo, "@set") {
+				fakeBinaries(t, set) // else none: the launcher goes on to install
+				stamp(t, root, set)
+			}
+			if err := os.MkdirAll(data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p := strings.NewReplacer("@root", root, "@set", set, "@data", data, "@version", pluginVersion(t)).Replace(fifo)
+			_ = os.Remove(p)
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env := launchEnv(root, data, work, tools, "CLAUDE_CODE_SESSION_ID=s1")
+			for _, name := range []string{"cairn", "cairn-stop"} {
+				// The bound only turns the hang into a failure: nothing here waits on a clock. A
+				// hang is ended with the processes it started (one blocked on the FIFO holds
+				// the output open).
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				c := exec.CommandContext(ctx, filepath.Join(root, "hooks", "launch"), name)
+				c.Env, c.Dir, c.Stdin = env, work, strings.NewReader(`{"session_id":"s1"}`)
+				c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+				c.WaitDelay = time.Second
+				out, _ := c.CombinedOutput()
+				if ctx.Err() != nil {
+					t.Errorf("launch %s with a FIFO at %s hangs: %s", name, fifo, out)
+				}
+				cancel()
+			}
+		})
+	}
+}
