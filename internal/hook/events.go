@@ -96,6 +96,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		cfg.LockWait = time.Millisecond // a held lock is waited for once the event is kept
 		// Without the state the event cannot even be kept for a later hook.
 		lost = fmt.Sprintf("%s task %s not recorded (Claude Code does not send it again)", ev.HookEventName, stderrShown(ev.TaskID))
+		r.stopSays.Store(&lost) // until it is recorded or kept
 	}
 	e, err := openState(ctx, r, getenv, yaml, cfg, true, lost)
 	if err != nil {
@@ -157,6 +158,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	if !e.HasKeptClaudeTasks() {
 		res, err := e.RecordClaudeTask(t, completed)
 		if keptWhy(err) == "" {
+			r.stopSays.Store(nil)
 			sayTask(r, t, completed, res, err)
 			return nil
 		}
@@ -165,6 +167,10 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	// its list in), with a wait for the lock: a signal or the hard stop in that wait (Esc,
 	// Claude Code exiting) ends the process with the event kept for the next hook, not lost.
 	keepErr := e.KeepClaudeTask(t, completed)
+	if keepErr == nil {
+		kept := fmt.Sprintf("%s task %s was kept before the stop: the next Cairn hook records it if this one did not", taskEvent(completed), stderrShown(t.TaskID))
+		r.stopSays.Store(&kept)
+	}
 	release()
 	_, err = applyKept(ctx, r, e, taskLockWait)
 	switch {
@@ -175,6 +181,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		// Not kept (refused, or the write failed): recorded now if the lock lets it.
 		res, err := e.RecordClaudeTask(t, completed)
 		if keptWhy(err) == "" {
+			r.stopSays.Store(nil)
 			sayTask(r, t, completed, res, err)
 			return nil
 		}

@@ -24,7 +24,7 @@ import (
 // first, after a wait for the lock that another process frees late and takes again at once;
 // the hook's own event then waits again, and the hard stop comes. No one can send that event
 // again: by then it must be kept (or recorded), not lost with the process; and the answer
-// does not say that nothing changed, as the kept event was recorded.
+// does not say that nothing changed, as the kept event was recorded; stderr says it is kept.
 func TestTaskEventOutlivesTheHardStopWhileKeptOnesApply(t *testing.T) {
 	getenv, en := startedAs(t, "sess-aaaa-1", hook.EnvDeadline, "9s")
 	if err := en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the retry loop"}, false); err != nil {
@@ -84,6 +84,11 @@ func TestTaskEventOutlivesTheHardStopWhileKeptOnesApply(t *testing.T) {
 	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
 	if !found && !strings.Contains(strings.Join(res.OpenTasks, "|"), "update the docs") {
 		t.Errorf("task 2 is neither kept nor recorded when the hard stop comes (kept %q, open tasks %q):\n%s", kept, res.OpenTasks, stderr)
+	}
+	// The stop's line says what became of the event: kept for the next hook. Before, it said
+	// only "did not finish within 9s; printing what it has and exiting".
+	if !strings.Contains(stderr.String(), "TaskCreated task 2 was kept before the stop: the next Cairn hook records it if this one did not") {
+		t.Errorf("the stop does not say the event was kept:\n%s", stderr)
 	}
 	// Task 1 was recorded before the stop: the answer must not say nothing changed.
 	if out := stdout.String(); !strings.Contains(out, "stopped early") || strings.Contains(out, "not changed") {
