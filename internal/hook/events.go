@@ -253,7 +253,17 @@ func shapedIDs(t engine.ClaudeTask) string {
 // notKept says on stderr that a task event the lock kept out (locked, keptWhy) could not be
 // kept either (keepErr).
 func notKept(r *Runner, t engine.ClaudeTask, completed bool, locked, keepErr error) {
-	r.Logf("%s task %s not recorded: %s, and keeping the event failed: %v", taskEvent(completed), stderrShown(t.TaskID), keptWhy(locked), keepErr)
+	r.Logf("%s task %s not recorded (Claude Code does not send it again): %s, and keeping the event failed: %s", taskEvent(completed), stderrShown(t.TaskID), keptWhy(locked), keepFailed(keepErr))
+}
+
+// keepFailed is err, a failure to keep or read kept task events, with the store's step ending
+// in ", then try again" ended by what it is for: no one can send a hook event again.
+func keepFailed(err error) string {
+	msg := err.Error()
+	if cut, ok := strings.CutSuffix(msg, ", then try again"); ok {
+		return cut + " so that the next events are kept"
+	}
+	return msg
 }
 
 // sayKept says on stderr that a task event the lock kept out is kept.
@@ -329,7 +339,7 @@ func applyKept(ctx context.Context, r *Runner, e *engine.Engine, wait time.Durat
 		}
 		return notes, err
 	case err != nil:
-		r.Logf("task events kept earlier: %v", err)
+		r.Logf("task events kept earlier: %s", keepFailed(err))
 	}
 	return notes, nil
 }

@@ -558,3 +558,31 @@ func (p *eventsProcess) wait(t *testing.T) string {
 	}
 	return p.stderr.String()
 }
+
+// TestTaskEventNeitherRecordedNorKeptSaysItIsLost: a task event the workflow lock keeps out,
+// that cannot be kept either (a file, which may be someone's, where kept-tasks/ goes), is
+// lost: Claude Code does not send it again. Before, the line ended with the store's "then try
+// again", which no one can, and did not say it was lost.
+func TestTaskEventNeitherRecordedNorKeptSaysItIsLost(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1")
+	if err := os.WriteFile(filepath.Join(en.StateDir(), engine.KeptTasksDir), []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	unlock, err := d.Lock(".lock-workflow", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	var stdout, stderr bytes.Buffer
+	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"2","task_subject":"update the docs"}`), &stdout, &stderr, getenv, nil)
+	got := stderr.String()
+	if !strings.Contains(got, "TaskCreated task 2 not recorded (Claude Code does not send it again): the workflow is locked") ||
+		!strings.Contains(got, "so that the next events are kept") || strings.Contains(got, "try again") {
+		t.Errorf("stderr:\n%s", got)
+	}
+}
