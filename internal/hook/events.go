@@ -278,6 +278,8 @@ func keptUntil(err error) string {
 	switch {
 	case errors.Is(err, store.ErrRepairLeft):
 		return "the first Cairn hook after that repair"
+	case store.InTheWay(err):
+		return "the first Cairn hook after that"
 	case errors.Is(err, engine.ErrKeptBusy): // unless a lock keeps that one out too
 		return "that hook or the next"
 	}
@@ -285,8 +287,9 @@ func keptUntil(err error) string {
 }
 
 // keptWhy says why a task event is kept for a later hook: the lock err gave up on, another
-// hook recording the kept ones (engine.ErrKeptBusy), or the repair the state needs
-// (store.ErrRepairLeft); "" when err is none of them.
+// hook recording the kept ones (engine.ErrKeptBusy), the repair the state needs
+// (store.ErrRepairLeft), or something in a state file's place (store.InTheWay), with the
+// person's step; "" when err is none of them.
 func keptWhy(err error) string {
 	switch {
 	case errors.Is(err, engine.ErrKeptBusy):
@@ -297,6 +300,8 @@ func keptWhy(err error) string {
 		return "the workflow is locked " + lockedSaid(err)
 	case errors.Is(err, store.ErrRepairLeft):
 		return "the workflow state needs a repair, left to the next Stop or session start, which says it"
+	case store.InTheWay(err) && !store.KeptTasksInTheWay(err):
+		return strings.TrimSuffix(err.Error(), ", then try again")
 	}
 	return ""
 }

@@ -586,3 +586,35 @@ func TestTaskEventNeitherRecordedNorKeptSaysItIsLost(t *testing.T) {
 		t.Errorf("stderr:\n%s", got)
 	}
 }
+
+// TestTaskEventKeptWhileSomethingIsInTheSnapshotsPlace: a task event that finds something in
+// a state file's place (a directory where the snapshot goes, which may be someone's) is kept,
+// as one a repair waits for, and recorded by the first hook that can after it is moved out. Before, it
+// was lost, said as "not recorded: ..., then try again", which no one can.
+func TestTaskEventKeptWhileSomethingIsInTheSnapshotsPlace(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1")
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	if err := os.Remove(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(snap, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"2","task_subject":"update the docs"}`), io.Discard, &stderr, getenv, nil)
+	if got := stderr.String(); !strings.Contains(got, "TaskCreated task 2 kept: ") || !strings.Contains(got, "move "+snap+" out of the state directory (it may be someone's); it will be recorded by the first Cairn hook after that") || strings.Contains(got, "try again") {
+		t.Errorf("stderr:\n%s", got)
+	}
+	if err := os.Rename(snap, filepath.Join(t.TempDir(), "moved")); err != nil {
+		t.Fatal(err)
+	}
+	// The first Stop makes the repair (the snapshot rebuilt from the journal), the next hook
+	// records what waited for it.
+	_, said := runStopToItsAnswer(getenv, "sess-aaaa-1")
+	_, again := runStopToItsAnswer(getenv, "sess-aaaa-1")
+	said += again
+	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
+	if open := strings.Join(res.OpenTasks, "|"); !strings.Contains(open, "update the docs") {
+		t.Errorf("open tasks %q after the directory was moved out:\n%s", res.OpenTasks, said)
+	}
+}
