@@ -288,8 +288,9 @@ func keptUntil(err error) string {
 
 // keptWhy says why a task event is kept for a later hook: the lock err gave up on, another
 // hook recording the kept ones (engine.ErrKeptBusy), the repair the state needs
-// (store.ErrRepairLeft), or something in a state file's place (store.InTheWay), with the
-// person's step; "" when err is none of them.
+// (store.ErrRepairLeft), or a state that cannot take it now (engine.StateUnusable: something
+// in a state file's place, with the person's step; a read-only directory); "" when err is
+// none of them, or a full disk (said as not recorded), or kept-tasks/ itself in the way.
 func keptWhy(err error) string {
 	switch {
 	case errors.Is(err, engine.ErrKeptBusy):
@@ -300,7 +301,9 @@ func keptWhy(err error) string {
 		return "the workflow is locked " + lockedSaid(err)
 	case errors.Is(err, store.ErrRepairLeft):
 		return "the workflow state needs a repair, left to the next Stop or session start, which says it"
-	case store.InTheWay(err) && !store.KeptTasksInTheWay(err):
+	case errors.Is(err, syscall.ENOSPC), store.KeptTasksInTheWay(err):
+		// Said as not recorded (sayTask), or no event can be kept.
+	case engine.Classify(err) == engine.StateUnusable:
 		return strings.TrimSuffix(err.Error(), ", then try again")
 	}
 	return ""
