@@ -704,6 +704,7 @@ func shellSteps(msg string, agent bool) string {
 		{remotesync.AskSync, "run cairn sync "},                  // take back a workflow finished here
 		{remotesync.NextSyncTries, "run cairn sync again"},       // only cairn-mcp syncs by itself
 		{store.NoRoomStep, "free some room on that file system"}, // a change that stood, its rest refused for want of room
+		{store.IndexTooLargeStep, "move it out of the state directory (it may be someone's); the next archive then makes a new index from the archive directories"},
 	} {
 		to := r[1]
 		if s, ok := agentSteps[r[0]]; agent && ok {
@@ -724,15 +725,16 @@ const (
 // user it is told to ask is not the reader, so the ask stays; only a tool's words become the
 // command's.
 var agentSteps = map[string]string{
-	startAsk:               " continue or complete it; to start another instead, ask the user first, then start again with --replace ",
-	restoreAsk:             restoreAsk,
-	engine.ConfirmCopy:     engine.ConfirmCopy,
-	engine.AncientCheck:    workflow.AncientAsk,
-	workflow.OwnedAsk:      workflow.OwnedAsk,
-	engine.DefinitionAsk:   engine.DefinitionAsk,
-	engine.RecordAsk:       engine.RecordAsk,
-	store.NoRoomStep:       store.NoRoomStep,
-	claimsync.InTheWayStep: claimsync.InTheWayStep,
+	startAsk:                " continue or complete it; to start another instead, ask the user first, then start again with --replace ",
+	restoreAsk:              restoreAsk,
+	engine.ConfirmCopy:      engine.ConfirmCopy,
+	engine.AncientCheck:     workflow.AncientAsk,
+	workflow.OwnedAsk:       workflow.OwnedAsk,
+	engine.DefinitionAsk:    engine.DefinitionAsk,
+	engine.RecordAsk:        engine.RecordAsk,
+	store.NoRoomStep:        store.NoRoomStep,
+	store.IndexTooLargeStep: store.IndexTooLargeStep,
+	claimsync.InTheWayStep:  claimsync.InTheWayStep,
 	// The person the agent asks must not run it through Claude Code.
 	workflow.ApproveThenMove: workflow.ApproveThenMove,
 }

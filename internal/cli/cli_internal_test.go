@@ -333,6 +333,8 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 		{engine.RecordAsk, ": run `cairn doctor`, which names what to correct, then run the command again"},
 		// Nor this: a change that stood, its snapshot refused for want of room.
 		{store.NoRoomStep, ": free some room on that file system"},
+		// Nor this: an archive index too large to read, which may be someone's.
+		{store.IndexTooLargeStep, ": move it out of the state directory (it may be someone's)"},
 		// Nor this: something in the claims state's place, which may be someone's.
 		{claimsync.InTheWayStep, ": look at what it is: it may be someone's"},
 	} {

@@ -112,8 +112,25 @@ func TestListAllWithAnIndexTooLargeGivesTheStep(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].WorkflowID != "apex-a" || list[0].Context != "kept" {
 		t.Fatalf("list: %+v, %v; want apex-a from its directory", list, err)
 	}
-	if !strings.Contains(strings.Join(notices, "\n"), "move "+index+" out of the state directory") {
+	if !strings.Contains(strings.Join(notices, "\n"), index) || !strings.Contains(strings.Join(notices, "\n"), engine.IndexTooLargeStep) {
 		t.Fatalf("list's notices %q; want the step", notices)
+	}
+}
+
+// An archive made while archive/index.jsonl is too large to read warns that retention did not
+// run, with the step that mends it as the user's: the model reads the warning, and the file
+// may be someone's. Before, it read "move INDEX out of the state directory", the model's step.
+func TestArchiveWithAnIndexTooLargeAsksTheUser(t *testing.T) {
+	en, index := archivedOne(t, "apex-a", "kept")
+	growIndex(t, index)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "b", WorkflowID: "apex-b"}))(t)
+	res, err := en.Archive("abandoned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(res.Warnings, "\n")
+	if !strings.Contains(w, index) || !strings.Contains(w, engine.IndexTooLargeStep) || strings.Contains(w, ": move ") {
+		t.Fatalf("the archive's warnings %q; want the user's step", res.Warnings)
 	}
 }
 

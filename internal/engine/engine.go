@@ -105,6 +105,10 @@ const InTheWayStep = store.InTheWayStep
 // InTheWayLeft begins the step of that refusal, after what is wrong.
 const InTheWayLeft = store.InTheWayLeft
 
+// IndexTooLargeStep ends what is said of an archive index too large to read: the agent's
+// step, which the CLI replaces with the person's.
+const IndexTooLargeStep = store.IndexTooLargeStep
+
 // GiveAnID ends the refusal of a start whose id cannot be used. It names start_workflow's
 // argument; the CLI puts its --id flag in its place.
 const GiveAnID = workflow.GiveAnID

@@ -96,6 +96,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		cfg.LockWait = time.Millisecond // a held lock is waited for once the event is kept
 		// Without the state the event cannot even be kept for a later hook.
 		lost = fmt.Sprintf("%s task %s not recorded (Claude Code does not send it again)", ev.HookEventName, stderrShown(ev.TaskID))
+		r.stopSays.Store(&lost) // until it is recorded or kept
 	}
 	e, err := openState(ctx, r, getenv, yaml, cfg, true, lost)
 	if err != nil {
@@ -157,6 +158,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	if !e.HasKeptClaudeTasks() {
 		res, err := e.RecordClaudeTask(t, completed)
 		if keptWhy(err) == "" {
+			r.stopSays.Store(nil)
 			sayTask(r, t, completed, res, err)
 			return nil
 		}
@@ -165,6 +167,10 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	// its list in), with a wait for the lock: a signal or the hard stop in that wait (Esc,
 	// Claude Code exiting) ends the process with the event kept for the next hook, not lost.
 	keepErr := e.KeepClaudeTask(t, completed)
+	if keepErr == nil {
+		kept := fmt.Sprintf("%s task %s was kept before the stop: the next Cairn hook records it if this one did not", taskEvent(completed), stderrShown(t.TaskID))
+		r.stopSays.Store(&kept)
+	}
 	release()
 	_, err = applyKept(ctx, r, e, taskLockWait)
 	switch {
@@ -175,6 +181,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		// Not kept (refused, or the write failed): recorded now if the lock lets it.
 		res, err := e.RecordClaudeTask(t, completed)
 		if keptWhy(err) == "" {
+			r.stopSays.Store(nil)
 			sayTask(r, t, completed, res, err)
 			return nil
 		}
@@ -246,7 +253,17 @@ func shapedIDs(t engine.ClaudeTask) string {
 // notKept says on stderr that a task event the lock kept out (locked, keptWhy) could not be
 // kept either (keepErr).
 func notKept(r *Runner, t engine.ClaudeTask, completed bool, locked, keepErr error) {
-	r.Logf("%s task %s not recorded: %s, and keeping the event failed: %v", taskEvent(completed), stderrShown(t.TaskID), keptWhy(locked), keepErr)
+	r.Logf("%s task %s not recorded (Claude Code does not send it again): %s, and keeping the event failed: %s", taskEvent(completed), stderrShown(t.TaskID), keptWhy(locked), keepFailed(keepErr))
+}
+
+// keepFailed is err, a failure to keep or read kept task events, with the store's step ending
+// in ", then try again" ended by what it is for: no one can send a hook event again.
+func keepFailed(err error) string {
+	msg := err.Error()
+	if cut, ok := strings.CutSuffix(msg, ", then try again"); ok {
+		return cut + " so that the next events are kept"
+	}
+	return msg
 }
 
 // sayKept says on stderr that a task event the lock kept out is kept.
@@ -261,6 +278,8 @@ func keptUntil(err error) string {
 	switch {
 	case errors.Is(err, store.ErrRepairLeft):
 		return "the first Cairn hook after that repair"
+	case store.InTheWay(err):
+		return "the first Cairn hook after that"
 	case errors.Is(err, engine.ErrKeptBusy): // unless a lock keeps that one out too
 		return "that hook or the next"
 	}
@@ -268,8 +287,10 @@ func keptUntil(err error) string {
 }
 
 // keptWhy says why a task event is kept for a later hook: the lock err gave up on, another
-// hook recording the kept ones (engine.ErrKeptBusy), or the repair the state needs
-// (store.ErrRepairLeft); "" when err is none of them.
+// hook recording the kept ones (engine.ErrKeptBusy), the repair the state needs
+// (store.ErrRepairLeft), or a state that cannot take it now (engine.StateUnusable: something
+// in a state file's place, with the person's step; a read-only directory); "" when err is
+// none of them, or a full disk (said as not recorded), or kept-tasks/ itself in the way.
 func keptWhy(err error) string {
 	switch {
 	case errors.Is(err, engine.ErrKeptBusy):
@@ -280,6 +301,10 @@ func keptWhy(err error) string {
 		return "the workflow is locked " + lockedSaid(err)
 	case errors.Is(err, store.ErrRepairLeft):
 		return "the workflow state needs a repair, left to the next Stop or session start, which says it"
+	case errors.Is(err, syscall.ENOSPC), store.KeptTasksInTheWay(err):
+		// Said as not recorded (sayTask), or no event can be kept.
+	case engine.Classify(err) == engine.StateUnusable:
+		return strings.TrimSuffix(err.Error(), ", then try again")
 	}
 	return ""
 }
@@ -322,7 +347,7 @@ func applyKept(ctx context.Context, r *Runner, e *engine.Engine, wait time.Durat
 		}
 		return notes, err
 	case err != nil:
-		r.Logf("task events kept earlier: %v", err)
+		r.Logf("task events kept earlier: %s", keepFailed(err))
 	}
 	return notes, nil
 }

@@ -70,6 +70,9 @@ type Runner struct {
 	heldMu   sync.Mutex
 	held     int
 	heldDone chan struct{}
+	// stopSays, when set, is what a stop says of the work in hand once it has waited for it
+	// (waitHeld): whether the event no one sends again was kept, or lost.
+	stopSays atomic.Pointer[string]
 }
 
 // heldWait bounds how long a signal or the hard stop waits for held work (hold): a write or
@@ -95,7 +98,7 @@ func (r *Runner) hold() (release func()) {
 	})
 }
 
-// waitHeld waits for held work (hold), for heldWait at most.
+// waitHeld waits for held work (hold), for heldWait at most, then says what stopSays holds.
 func (r *Runner) waitHeld() {
 	r.heldMu.Lock()
 	done := r.heldDone
@@ -103,12 +106,14 @@ func (r *Runner) waitHeld() {
 		done = nil
 	}
 	r.heldMu.Unlock()
-	if done == nil {
-		return
+	if done != nil {
+		select {
+		case <-done:
+		case <-time.After(heldWait):
+		}
 	}
-	select {
-	case <-done:
-	case <-time.After(heldWait):
+	if s := r.stopSays.Load(); s != nil {
+		r.Logf("%s", *s)
 	}
 }
 

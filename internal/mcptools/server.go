@@ -442,6 +442,11 @@ func usersToFix(tool string, err error) error {
 		// to the call made again.
 		return &userFix{fmt.Sprintf("%s, then call %s again", err, tool), err}
 	}
+	if store.InTheWay(err) {
+		// What is in the file's place may be someone's (another tool's snapshot, refused
+		// rather than unusable, too): not the model's to move.
+		return &userFix{fmt.Sprintf("%s: %s, then call %s again; %s", store.WithoutPersonStep(err), store.DamagedStep, tool, notYours), err}
+	}
 	if engine.Classify(err) != engine.StateUnusable {
 		return err
 	}
@@ -452,10 +457,6 @@ func usersToFix(tool string, err error) error {
 		}
 		// The model cannot see when the holder finishes: it can call again, then tell the user.
 		return &userFix{fmt.Sprintf("%s. Call %s again; if the lock is still held, tell the user which process holds it", engine.WithoutRetry(err), tool), err}
-	}
-	if store.InTheWay(err) {
-		// What is in the file's place may be someone's: not the model's to move.
-		return &userFix{fmt.Sprintf("%s: %s, then call %s again; %s", store.WithoutPersonStep(err), store.DamagedStep, tool, notYours), err}
 	}
 	what := refusedFor(err)
 	if what == "" {

@@ -1215,12 +1215,16 @@ func (s *Store) ListArchives() ([]ArchiveInfo, error) {
 	return out, nil
 }
 
+// IndexTooLargeStep ends what is said of an archive index too large to read: the model's step
+// (what is there may be someone's), which the CLI replaces with the person's.
+const IndexTooLargeStep = "ask the user to move it out of the state directory (it may be someone's); the next archive then makes a new index from the archive directories"
+
 func (s *Store) indexErr(err error) error {
 	if s.dirInTheWay(archiveDir) != nil {
 		return s.readErr("the archive index", archiveIndex, err) // archive/ is what is in the way
 	}
 	if errors.Is(err, durable.ErrTooLarge) {
-		return fmt.Errorf("%s is too large to read (%w): move %s out of the state directory, and the next archive makes a new index from the archive directories", archiveIndex, err, filepath.Join(s.dir, filepath.FromSlash(archiveIndex)))
+		return fmt.Errorf("%s is too large to read (%w) and was left as it is; it is %s: %s", archiveIndex, err, filepath.Join(s.dir, filepath.FromSlash(archiveIndex)), IndexTooLargeStep)
 	}
 	return fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
 }

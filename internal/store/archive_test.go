@@ -578,7 +578,7 @@ func TestRetentionSaysWhenTheIndexIsTooLarge(t *testing.T) {
 		}
 		if len(info.Pruned) != 0 || info.PruneErr == nil ||
 			!strings.Contains(info.PruneErr.Error(), "too large") ||
-			!strings.Contains(info.PruneErr.Error(), "move "+filepath.Join(dir, "archive", "index.jsonl")+" out of the state directory") {
+			!strings.Contains(info.PruneErr.Error(), filepath.Join(dir, "archive", "index.jsonl")+": "+store.IndexTooLargeStep) {
 			t.Fatalf("retention with an index too large to read: pruned %v, %v", info.Pruned, info.PruneErr)
 		}
 	}

@@ -90,3 +90,7 @@ func KeptTasksLocked(err error) bool {
 	te, ok := errors.AsType[*durable.LockTimeoutError](err)
 	return ok && filepath.Base(te.Path) == ".lock-"+keptTasksLock
 }
+
+// KeptTasksInTheWay reports whether err is something in KeptTasksDir's own place (InTheWay):
+// no task event can be kept there.
+func KeptTasksInTheWay(err error) bool { return filepath.Base(inTheWayPath(err)) == KeptTasksDir }

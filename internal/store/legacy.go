@@ -242,7 +242,8 @@ func maybeNewer(err error) bool {
 // foreignSnapshot is the error for such a snapshot: it is left in place, and nothing starts
 // over it.
 func (s *Store) foreignSnapshot(err error) *UnreadableError {
-	return s.unreadable(fmt.Errorf("the workflow snapshot %s in %s was left as it is: %w; another tool's file, or a newer Cairn's that this one cannot tell, is not Cairn's to move: move it out of %s, then %s (Cairn then reads the workflow from its journal, if there is one)", WorkflowFile, s.dir, err, s.dir, CheckOnRecord))
+	// The step is the person's (moveOutStep), which an adapter speaking to the model replaces.
+	return s.unreadable(&inTheWayError{msg: fmt.Sprintf("the workflow snapshot %s in %s was left as it is: %v; another tool's file, or a newer Cairn's that this one cannot tell, is not Cairn's to move (once it is out of the way Cairn reads the workflow from its journal, if there is one)", WorkflowFile, s.dir, err), path: filepath.Join(s.dir, WorkflowFile), err: err})
 }
 
 // UnmigratableError is an older snapshot that could not be migrated, left as it is: a

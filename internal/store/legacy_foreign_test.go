@@ -47,7 +47,7 @@ func TestForeignSnapshotIsLeftInPlace(t *testing.T) {
 					t.Fatalf("read %d: %+v %v, want a refusal that is neither newer nor not found", i, w.Notices, err)
 				}
 				msg := err.Error()
-				for _, want := range []string{"holds no workflow record", "left as it is", "move it out of " + dir} {
+				for _, want := range []string{"holds no workflow record", "left as it is", "move " + filepath.Join(dir, store.WorkflowFile) + " out of the state directory"} {
 					if !strings.Contains(msg, want) {
 						t.Fatalf("read %d: %q does not say %q", i, msg, want)
 					}
