@@ -3,12 +3,16 @@
 package engine_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
@@ -105,5 +109,39 @@ func TestClaudeTaskListNeverBlocksOnAFIFO(t *testing.T) {
 				t.Errorf("open tasks %q, want the one recorded", r.OpenTasks)
 			}
 		})
+	}
+}
+
+// A hook stopped (Ctrl-Z on its Claude Code) while it held the kept task events' lock keeps
+// them out of resume_check's record until it is resumed: resume_check answered with the task
+// list as it was before them and said nothing; it says who holds the lock and the step that
+// frees it, once, as the hooks say it.
+func TestResumeCheckSaysAStoppedHolderOfKeptTasks(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("a stopped process is told through /proc")
+	}
+	_, en := keptEnv(t)
+	noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
+	holdLock(t, en.StateDir(), ".lock-kept-tasks")
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
+	pid := sleeper.Process.Pid
+	durabletest.WaitProcState(t, pid, "sleep", "S", nil)
+	noErr(t, sleeper.Process.Signal(syscall.SIGSTOP))
+	durabletest.WaitStopped(t, pid, true)
+	noErr(t, os.WriteFile(filepath.Join(en.StateDir(), ".lock-kept-tasks"), fmt.Appendf(nil, `{"pid":%d,"command":"sleep","since":"2026-11-30T01:00:00Z"}`, pid), 0o600))
+	res := en.Resume(engine.ResumeOptions{Apply: true, FromClient: true}) // resume_check's
+	step := fmt.Sprintf("kill -CONT %d", pid)
+	var said int
+	for _, w := range res.Warnings {
+		if strings.Contains(w, step) {
+			said++
+		}
+	}
+	if said != 1 {
+		t.Errorf("resume_check warnings %q, notices %q: want the stopped holder and %q said once", res.Warnings, res.Notices, step)
 	}
 }

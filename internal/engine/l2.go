@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -534,9 +535,10 @@ func (e *Engine) memoryNotDir() (why, step string) {
 	if _, err := os.Stat(d); err != nil {
 		return "", ""
 	}
-	why = d + " is a file, not a directory"
+	shown := textsafe.Clip(d, 120) // a path cut where it is long: the report cuts a longer line's step
+	why = shown + " is a file, not a directory"
 	if d != loc.Dir {
-		why = d + " is a file, so the memory directory below it cannot be made" // its path repeats d's: too long a line cuts the step
+		why = shown + " is a file, so the memory directory below it cannot be made" // its path repeats d's: too long a line cuts the step
 	}
 	if loc.Source == "default" {
 		return why, "set autoMemoryDirectory in user settings to a directory (Claude Code cannot keep memory there either)"

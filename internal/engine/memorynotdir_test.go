@@ -49,3 +49,24 @@ func TestMemoryDirIsAFile(t *testing.T) {
 		})
 	}
 }
+
+// A memory directory of a long path under a file: the warning named the whole path before
+// its step, and the report, which cuts a warning at 320 characters, cut the step off. The
+// path is clipped, as other paths are, and the step is in the report.
+func TestMemoryDirIsAFileOfALongPathKeepsItsStep(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.home, strings.Repeat("a", 200), strings.Repeat("b", 200))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "memfile")
+	if err := os.WriteFile(file, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.vars["CAIRN_MEMORY_DIR"] = filepath.Join(file, "sub")
+	const step = "set CAIRN_MEMORY_DIR to a directory"
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	if r := e.open("s2").Resume(engine.ResumeOptions{}); !strings.Contains(r.Report, step) {
+		t.Errorf("resume report:\n%s\nwant the step %q", r.Report, step)
+	}
+}

@@ -126,7 +126,12 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			if !e.HasKeptClaudeTasks() {
 				return false
 			}
-			kept, _ = e.ApplyKeptClaudeTasks(0, time.Time{}, func(ClaudeTask, bool, *Result, error) {})
+			var err error
+			kept, err = e.ApplyKeptClaudeTasks(0, time.Time{}, func(ClaudeTask, bool, *Result, error) {})
+			// A stopped hook holding them keeps them out until it is resumed: said, as hooks say it.
+			if te, _ := errors.AsType[*durable.LockTimeoutError](err); store.KeptTasksLocked(err) && te.Stopped {
+				out.Warnings = append(out.Warnings, "task events kept by hooks are not in the task list: they are locked "+te.Who()+"; "+te.Resume())
+			}
 			return true
 		}
 	}

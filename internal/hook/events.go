@@ -251,8 +251,12 @@ func shapedIDs(t engine.ClaudeTask) string {
 }
 
 // notKept says on stderr that a task event the lock kept out (locked, keptWhy) could not be
-// kept either (keepErr).
+// kept either (keepErr). One refused for Claude Code's ids is said as sayTask says it.
 func notKept(r *Runner, t engine.ClaudeTask, completed bool, locked, keepErr error) {
+	if isFinding(keepErr) && shapedIDs(t) != "" {
+		sayTask(r, t, completed, nil, keepErr)
+		return
+	}
 	r.Logf("%s task %s not recorded (Claude Code does not send it again): %s, and keeping the event failed: %s", taskEvent(completed), stderrShown(t.TaskID), keptWhy(locked), keepFailed(keepErr))
 }
 

@@ -125,3 +125,18 @@ func TestTaskOfASecretShapedSessionSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// A task event the lock kept out, from a session whose id has a secret's shape, could not be
+// kept either: the store's refusal was said as it was, with advice to keep the id in an
+// environment variable. It is said as the recorded path says it, the id not repeated.
+func TestTaskNotKeptForASecretShapedSessionSaysSo(t *testing.T) {
+	id := "ghp_" + strings.Repeat("a1B2c3", 6)
+	var stderr strings.Builder
+	r := &Runner{Name: EventsName, Stderr: &stderr}
+	keepErr := fmt.Errorf("kept task event \"1-1\" not saved: %w", &secrets.Finding{Rule: "github-token", Path: "$.session_id"})
+	notKept(r, engine.ClaudeTask{SessionID: id, TaskID: "7"}, false, engine.ErrKeptBusy, keepErr)
+	got := stderr.String()
+	if want := "task 7 not recorded: the session id has a secret's shape (not stored)"; strings.Contains(got, "environment variable") || strings.Contains(got, "$.") || !strings.Contains(got, want) || strings.Contains(got, id) {
+		t.Errorf("stderr %q: want %q, no advice, the id not repeated", got, want)
+	}
+}

@@ -54,6 +54,9 @@ func TestBadArguments(t *testing.T) {
 		{"missing-entry", "append_log", `{"name":"decisions"}`, []string{`missing required argument "entry": a JSON object.`}},
 		{"missing-violations", "set_enforcement", `{}`, []string{`missing required argument "violations": an array of {"code", "severity", "details"} objects.`}},
 		{"empty-required", "complete_workflow", `{"outcome":""}`, []string{`"outcome" is empty`}},
+		// A description goes on after the colon in lower case: it read "is empty: Such as plan-v1."
+		{"empty-name", "save_checkpoint", `{"name":"","data":{}}`, []string{`argument "name" is empty: such as plan-v1.`}},
+		{"missing-name", "save_checkpoint", `{"data":{}}`, []string{`missing required argument "name": such as plan-v1.`}},
 		{"violation-missing-severity", "set_enforcement", `{"violations":[{"code":"V1","details":"d"}]}`, []string{`"violations[0].severity" is missing`}},
 		// unknown
 		{"unknown-field", "transition", `{"to":"plan","phase":"plan"}`, []string{`an unknown argument "phase"`, "{to, from?, checkpoint?, outputs?, note?}"}},

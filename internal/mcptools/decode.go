@@ -433,10 +433,7 @@ func (f *field) checkString(name, s string) (string, string) {
 		return "", fmt.Sprintf("argument %q is not one of %s", name, strings.Join(f.enum, ", "))
 	}
 	if f.required && utf8.RuneCountInString(s) < max(f.minLen, 1) {
-		if f.desc == "" {
-			return "", fmt.Sprintf("argument %q is empty", name)
-		}
-		return "", fmt.Sprintf("argument %q is empty: %s", name, f.desc)
+		return "", fmt.Sprintf("argument %q is empty%s", name, f.takes())
 	}
 	if problem := lineProblem(name, s, f.max, f.multiline); problem != "" {
 		return "", problem
@@ -513,7 +510,12 @@ func (f *field) takes() string {
 	if say == nil {
 		return ""
 	}
-	return ": " + strings.Join(say, ". ") + "."
+	// After the colon a description goes on in lower case ("such as plan-v1"), an acronym as it is.
+	s := strings.Join(say, ". ")
+	if len(s) > 1 && s[1] >= 'a' && s[1] <= 'z' {
+		s = strings.ToLower(s[:1]) + s[1:]
+	}
+	return ": " + s + "."
 }
 
 // shape is the JSON shape of a field's value, as its refusals say it; "" for the kinds whose

@@ -197,7 +197,11 @@ func fitLists(s map[string]any) {
 		if n, ok := kept[k]; ok {
 			l := s[k].([]any)
 			s[k] = l[:n]
-			told = append(told, fmt.Sprintf("%s holds the first %d of %d; the others did not fit in one result.", k, n, len(l)))
+			said := fmt.Sprintf("%s holds the first %d of %d; the others did not fit in one result.", k, n, len(l))
+			if k == "open_tasks" || k == "failed_tasks" { // cairn show lists the tasks; no tool does
+				said += " Run `cairn show` in your Bash tool for them all."
+			}
+			told = append(told, said)
 		}
 	}
 	warnings, _ := s["warnings"].([]any)

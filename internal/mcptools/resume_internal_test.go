@@ -47,3 +47,18 @@ func TestResumeCheckBoundsCheckpointsBefore(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenTasksLeftOutSayWhereTheyAre: open tasks past one result were said to be left out,
+// with no way to see them; the warning gives the one step that lists them all.
+func TestOpenTasksLeftOutSayWhereTheyAre(t *testing.T) {
+	var open []any
+	for i := range 200 {
+		open = append(open, fmt.Sprintf("t%d pending: %0300d", i, i))
+	}
+	s := map[string]any{"open_tasks": open}
+	fitLists(s)
+	want := fmt.Sprintf("open_tasks holds the first %d of 200; the others did not fit in one result. Run `cairn show` in your Bash tool for them all.", len(s["open_tasks"].([]any)))
+	if w, _ := s["warnings"].([]any); !slices.Contains(w, any(want)) {
+		t.Errorf("warnings %q, want %q", w, want)
+	}
+}
