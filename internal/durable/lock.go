@@ -167,12 +167,13 @@ func lockFile(d *Dir, name string, start time.Time, wait time.Duration) (*os.Fil
 			f.Close()
 			return nil, &os.PathError{Op: "lock", Path: filepath.Join(d.path, name), Err: err}
 		}
-		waited := time.Since(start)
-		if waited >= wait {
+		// A holder that is stopped, before this came or while it waits, holds the lock until
+		// it is resumed: waiting for it frees nothing.
+		waited, h := time.Since(start), readHolder(osf)
+		if stopped := h != nil && h.Elsewhere() == "" && holderStopped(h); stopped || waited >= wait {
 			closeWait(held)
-			h := readHolder(osf)
 			f.Close()
-			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h, Stopped: h != nil && h.Elsewhere() == "" && holderStopped(h)}
+			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h, Stopped: stopped}
 		}
 		if held == nil {
 			held = watchRelease(osf)
