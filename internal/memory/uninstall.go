@@ -184,20 +184,14 @@ func (m *Memory) TopicLeftAlone() error {
 func (m *Memory) LockLeftAlone() error { return m.leftAlone(LockFile) }
 
 // StoppedHolder is the memory lock's refusal when a stopped process holds it (Ctrl-Z on a
-// Cairn process as it wrote), which keeps every write out until it is resumed; else nil. It
-// is tried without waiting, and only where the lock file is: none is made.
+// Cairn process as it wrote), which keeps every write out until it is resumed; else nil
+// (durable.StoppedHolder). Like dirLock, it looks where a symlinked directory really is.
 func (m *Memory) StoppedHolder() *durable.LockTimeoutError {
-	if fi, err := os.Lstat(filepath.Join(m.loc.Dir, LockFile)); err != nil || !fi.Mode().IsRegular() {
-		return nil
+	dir := m.loc.Dir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
 	}
-	unlock, err := dirLock(m.loc.Dir, 0)
-	if err == nil {
-		unlock()
-	}
-	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok && te.Stopped {
-		return te
-	}
-	return nil
+	return durable.StoppedHolder(dir, LockFile)
 }
 
 // leftAlone is IndexLeftAlone for the memory file name.
