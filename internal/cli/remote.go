@@ -789,6 +789,13 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	if je, ok := errors.AsType[*remotesync.JournalError](remotesync.CheckJournal(st, s.Remote)); ok {
 		out = append(out, engine.Check{Name: "workflow journal", Detail: je.Why, Fix: je.Step})
 	}
+	// Every sync fails while a stopped one holds the clone's copy of the remote's refs.
+	if b, err := gitremote.New(gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote}); err == nil {
+		if te := b.StoppedSync(); te != nil {
+			return append(out, engine.Check{Name: "remote refs", Detail: "every sync fails while a stopped Cairn process holds this clone's copy of the remote's refs: " + te.Path + " is held " + te.Who(),
+				Fix: te.Resume() + ", then run cairn doctor again"})
+		}
+	}
 	ctx, done := a.remoteContext(doctorProbeTimeout)
 	defer done()
 	got, err := gitremote.Probe(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout})

@@ -308,7 +308,11 @@ func removeMark(path string) error {
 		return nil, nil
 	})
 	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
-		return errors.New("memory mark: a Cairn session is restoring its auto-memory lines from it, so they were left too: " + te.GaveUp())
+		said := te.GaveUp()
+		if r := te.Resume(); r != "" { // a stopped holder keeps the lock until resumed
+			said += "; " + r
+		}
+		return errors.New("memory mark: a Cairn session is restoring its auto-memory lines from it, so they were left too: " + said)
 	}
 	return err
 }

@@ -121,6 +121,28 @@ func (e *LockTimeoutError) Who() string {
 	return "by a process that did not record itself"
 }
 
+// StoppedHolder is the refusal of lock name in dir when a stopped process holds it (Ctrl-Z on
+// a Cairn process), which keeps every writer out until it is resumed; else nil. The lock is
+// tried once, and only where its file is: none is made. For cairn doctor.
+func StoppedHolder(dir, name string) *LockTimeoutError {
+	d, err := OpenDir(dir)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	if fi, err := d.Lstat(name); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	unlock, err := d.Lock(name, 0)
+	if err == nil {
+		_ = unlock()
+	}
+	if te, ok := errors.AsType[*LockTimeoutError](err); ok && te.Stopped {
+		return te
+	}
+	return nil
+}
+
 func lockIn(d *Dir, name string, wait time.Duration) (func() error, error) {
 	start := time.Now()
 	for {
@@ -167,12 +189,13 @@ func lockFile(d *Dir, name string, start time.Time, wait time.Duration) (*os.Fil
 			f.Close()
 			return nil, &os.PathError{Op: "lock", Path: filepath.Join(d.path, name), Err: err}
 		}
-		waited := time.Since(start)
-		if waited >= wait {
+		// A holder that is stopped, before this came or while it waits, holds the lock until
+		// it is resumed: waiting for it frees nothing.
+		waited, h := time.Since(start), readHolder(osf)
+		if stopped := h != nil && h.Elsewhere() == "" && holderStopped(h); stopped || waited >= wait {
 			closeWait(held)
-			h := readHolder(osf)
 			f.Close()
-			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h, Stopped: h != nil && h.Elsewhere() == "" && holderStopped(h)}
+			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h, Stopped: stopped}
 		}
 		if held == nil {
 			held = watchRelease(osf)

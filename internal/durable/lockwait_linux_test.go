@@ -223,3 +223,31 @@ func startHolder(t *testing.T, dir string, env ...string) *exec.Cmd {
 	}
 	return holder
 }
+
+// TestStoppedHolderIsNotWaitedFor: a waiter whose lock's holder is stopped (SIGSTOP, Ctrl-Z),
+// before it came or while it waits, waited out all its time (a workflow write its seconds,
+// a memory write or uninstall its own) to say at the end to resume it; it says so at once.
+func TestStoppedHolderIsNotWaitedFor(t *testing.T) {
+	const wait = 20 * time.Second
+	for _, before := range []bool{true, false} {
+		d, dir := mustDir(t)
+		holder := startHolder(t, dir)
+		stop := func() {
+			if err := holder.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Error(err)
+			}
+			durabletest.WaitStopped(t, holder.Process.Pid, true)
+		}
+		if before {
+			stop()
+		} else {
+			go func() { waitWatched(t, filepath.Join(dir, ".lock-w"), true); stop() }()
+		}
+		start := time.Now()
+		_, err := d.Lock(".lock-w", wait)
+		var te *durable.LockTimeoutError
+		if !errors.As(err, &te) || !te.Stopped || time.Since(start) > wait/4 {
+			t.Errorf("stopped before the wait %t: %v after %s, want at once that the holder is stopped", before, err, time.Since(start))
+		}
+	}
+}

@@ -39,3 +39,32 @@ func TestFutureHeartbeatIsRefreshed(t *testing.T) {
 		})
 	}
 }
+
+// An owner that never came back after changing the workflow with its clock far ahead (a day or
+// more ahead, a record saying year 9999) counted as live for as long as its heartbeat was
+// in the future: every other session was told of another live session, for ever, and its
+// running tasks were never taken as interrupted. A heartbeat that far ahead is no proof of
+// life; one an hour ahead (a clock off by its time zone) still is.
+func TestFarFutureHeartbeatOfAGoneOwner(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		ahead time.Duration
+		live  bool
+	}{
+		{"an hour ahead", time.Hour, true},
+		{"two days ahead", 48 * time.Hour, false},
+		{"a century ahead", 100 * 365 * 24 * time.Hour, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			now := e.clock.Now()
+			e.clock.t = now.Add(c.ahead)
+			must(e.openAs("sess-aaaa-1", 0).Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+			e.clock.t = now.Add(11 * time.Minute) // the clock put right; the owner is gone
+			res := e.openAs("sess-bbbb-2", 0).Resume(engine.ResumeOptions{})
+			if live := strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session"); live != c.live {
+				t.Errorf("another session told of a live owner %t, want %t: %q", live, c.live, res.Warnings)
+			}
+		})
+	}
+}

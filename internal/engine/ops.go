@@ -811,8 +811,12 @@ type endedLockedError struct {
 }
 
 func (e *endedLockedError) Error() string {
-	return fmt.Sprintf("workflow %s was marked %s, but moving it to the archive gave up after %s: %s is locked %s; %s",
-		e.id, e.status, e.te.WaitedSaid(), e.te.Path, e.te.Who(), e.te.Step())
+	after := "after " + e.te.WaitedSaid()
+	if e.te.Stopped {
+		after = "at once" // a stopped holder is not waited for
+	}
+	return fmt.Sprintf("workflow %s was marked %s, but moving it to the archive gave up %s: %s is locked %s; %s",
+		e.id, e.status, after, e.te.Path, e.te.Who(), e.te.Step())
 }
 
 func (e *endedLockedError) Unwrap() error { return e.te }

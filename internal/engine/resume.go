@@ -360,6 +360,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Next = doctorStep(head+kept, true)
 		}
 	}
+	if !l1ok && out.Next == workflow.NothingToResume {
+		// The user's request need not wait, but the user is told: a workflow started would be refused.
+		const head = "No workflow can be recorded"
+		out.Next = head + seeWarning + ": ask the user to run `cairn doctor`, which says what to fix. Then go on with the user's request; a workflow can be started once the state directory is writable."
+		if opt.Person {
+			out.Next = head + ": run `cairn doctor`, which says what to fix."
+		}
+	}
 	// Nothing to resume: none, or one that ended, whose archiving waits for room.
 	none := r == nil || r.Status != workflow.StatusActive
 	if what, inodes := noRoom(e.st.Dir()); l1ok && what != "" && (none && err == nil || !none) {

@@ -20,9 +20,13 @@ func TestStoppedHolderKeepsItsStep(t *testing.T) {
 	for _, stopped := range []bool{true, false} {
 		te := &durable.LockTimeoutError{Path: "/s/.lock-workflow", Waited: 3 * time.Second, Stopped: stopped,
 			Holder: &durable.Holder{PID: 4321, Command: "cairn-mcp", Since: time.Unix(0, 0)}}
-		ended := (&endedLockedError{id: "apex-1", status: workflow.StatusCompleted, te: te}).Error()
 		without := WithoutRetry(errors.Join(errors.New("recovering"), te))
-		if strings.Contains(ended, "kill -CONT 4321") != stopped || strings.Contains(ended, "has finished") == stopped {
+		// A stopped holder is not waited for: no wait is said.
+		if stopped {
+			te.Waited = 0
+		}
+		ended := (&endedLockedError{id: "apex-1", status: workflow.StatusCompleted, te: te}).Error()
+		if strings.Contains(ended, "kill -CONT 4321") != stopped || strings.Contains(ended, "has finished") == stopped || strings.Contains(ended, "after 0s") {
 			t.Errorf("holder stopped %t: %q", stopped, ended)
 		}
 		// The archive of an end just committed, left to the next session start, which cannot

@@ -31,3 +31,26 @@ func TestUnwritableStateStep(t *testing.T) {
 		}
 	}
 }
+
+// With no workflow and a state directory this user cannot write, the session start said
+// "Nothing to resume; go on with the user's request." beside "Cannot write state files": the
+// user was never told, and a workflow the model then started was refused. Like a full disk,
+// it says no workflow can be recorded, with the one step: cairn doctor, which names the fix.
+func TestUnwritableStateStepWithoutWorkflow(t *testing.T) {
+	e := newEnv(t)
+	e.open("s1").Close() // the state directory made, with no workflow
+	dir := filepath.Join(e.project, ".claude", "cairn")
+	durabletest.Mount(t, dir, dir, "", syscall.MS_BIND, "", true)
+	for _, c := range []struct {
+		person bool
+		want   string
+	}{
+		{false, "No workflow can be recorded (see the warning): ask the user to run `cairn doctor`, which says what to fix. Then go on with the user's request; a workflow can be started once the state directory is writable."},
+		{true, "No workflow can be recorded: run `cairn doctor`, which says what to fix."},
+	} {
+		r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, Person: c.person})
+		if r.Next != c.want || !strings.Contains(r.Report, "Cannot write state files") {
+			t.Errorf("person %v: next %q\nwant %q\n%s", c.person, r.Next, c.want, r.Report)
+		}
+	}
+}

@@ -690,6 +690,12 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			{"auto-memory lock", memory.LockFile, e.mem.LockLeftAlone()},
 		} {
 			if !memory.LeftAlone(f.err) {
+				if f.file == memory.LockFile {
+					if te := e.mem.StoppedHolder(); te != nil {
+						add(f.check, false, te.Path+" is held "+te.Who(), te.Resume()+l2Retried)
+						continue
+					}
+				}
 				add(f.check, true, filepath.Join(md, f.file), "")
 				continue
 			}

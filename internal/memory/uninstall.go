@@ -183,6 +183,17 @@ func (m *Memory) TopicLeftAlone() error {
 // write in the memory directory.
 func (m *Memory) LockLeftAlone() error { return m.leftAlone(LockFile) }
 
+// StoppedHolder is the memory lock's refusal when a stopped process holds it (Ctrl-Z on a
+// Cairn process as it wrote), which keeps every write out until it is resumed; else nil
+// (durable.StoppedHolder). Like dirLock, it looks where a symlinked directory really is.
+func (m *Memory) StoppedHolder() *durable.LockTimeoutError {
+	dir := m.loc.Dir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return durable.StoppedHolder(dir, LockFile)
+}
+
 // leftAlone is IndexLeftAlone for the memory file name.
 func (m *Memory) leftAlone(name string) error {
 	if err := m.usable(); err != nil {

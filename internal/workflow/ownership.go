@@ -18,14 +18,20 @@ func (o *Owner) heldBy(by Actor) bool {
 }
 
 // OwnerLive reports whether r is owned by a session other than by's, or by by's session in
-// another client, whose heartbeat is within live of now (a heartbeat in the future counts as
-// live) or whose client the caller knows runs in it (Owner.ClientRuns).
+// another client, whose heartbeat is within live of now (a heartbeat up to maxAhead in the
+// future counts as live) or whose client the caller knows runs in it (Owner.ClientRuns).
 func OwnerLive(r *Record, by Actor, now time.Time, live time.Duration) bool {
 	if r == nil || r.Owner == nil || r.Owner.SessionID == "" || r.Owner.heldBy(by) {
 		return false
 	}
-	return !r.Owner.Heartbeat.IsZero() && (r.Owner.ClientRuns || now.Sub(r.Owner.Heartbeat) <= live)
+	age := now.Sub(r.Owner.Heartbeat)
+	return !r.Owner.Heartbeat.IsZero() && (r.Owner.ClientRuns || age <= live && age >= -maxAhead)
 }
+
+// maxAhead is how far in the future a heartbeat is still proof of life: a clock off by its
+// time zone is hours ahead, while one a day or more ahead (a record saying year 9999) would
+// keep an owner that never comes back live for ever.
+const maxAhead = 24 * time.Hour
 
 // OwnershipWarning is the warning for session by touching a workflow that another live
 // session owns; empty when there is nothing to warn about.

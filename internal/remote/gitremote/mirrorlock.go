@@ -128,6 +128,12 @@ func (b *Backend) lockMirror(ctx context.Context) (func(), error) {
 	}
 }
 
+// StoppedSync is mirrorLock's refusal while a stopped process holds it (Ctrl-Z on a cairn
+// sync), which every sync of this clone meets until it is resumed, else nil: for cairn doctor.
+func (b *Backend) StoppedSync() *durable.LockTimeoutError {
+	return durable.StoppedHolder(b.gitDir(), mirrorLock)
+}
+
 // withMirror runs fn holding mirrorLock.
 func (b *Backend) withMirror(ctx context.Context, fn func() error) error {
 	unlock, err := b.lockMirror(ctx)
