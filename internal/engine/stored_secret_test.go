@@ -443,3 +443,38 @@ func TestStoredSecretPhaseStatusIsNotRepeated(t *testing.T) {
 		}
 	}
 }
+
+// A record holding text of a secret's shape kept before a scan refused it (an older Cairn's
+// rules, a hand edit) could never end: every write of it, its ending too (archive, expiry, a
+// replacing start), was refused as if the caller had sent the secret. A change is refused only
+// for what it brings in: the record ends and goes on, and a new secret is still refused.
+func TestStoredSecretDoesNotBlockChanges(t *testing.T) {
+	shapes := secrettest.Shapes()
+	s, other := shapes[3], shapes[0]
+	for name, change := range map[string]func(e *env) (*engine.Result, error){
+		"update task": func(e *env) (*engine.Result, error) {
+			return e.open("s1").UpdateTask(engine.TaskRequest{ID: "t2", Status: "running", Note: "x"})
+		},
+		"archive": func(e *env) (*engine.Result, error) { return e.open("s1").Archive("") },
+		"expire": func(e *env) (*engine.Result, error) {
+			e.clock.Add(2 * time.Hour)
+			return e.open("s1").ExpireTTL(false)
+		},
+		"replacing start": func(e *env) (*engine.Result, error) {
+			return e.open("s1").Start(engine.StartRequest{Type: "debug", Context: "two", Replace: true})
+		},
+	} {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "placeholder-context", TTL: "1h"}))(t)
+		must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running", Note: "placeholder-note"}))(t)
+		snap := filepath.Join(en.StateDir(), "workflow-state.json")
+		plant(t, snap, string(must(os.ReadFile(snap))(t)), s.Text, "placeholder-note")
+		if _, err := e.open("s1").UpdateTask(engine.TaskRequest{ID: "t3", Status: "running", Note: other.Text}); err == nil || strings.Contains(err.Error(), other.Core) {
+			t.Fatalf("%s: a new secret beside the kept one: %v", name, err)
+		}
+		if _, err := change(e); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -921,7 +921,7 @@ func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (R
 
 func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) (Result, error) {
 	res := Result{Workflow: w}
-	if err := cmp.Or(CheckDocument(next), checkEvent(&ev)); err != nil {
+	if err := cmp.Or(checkChange(w.Data, next), checkEvent(&ev)); err != nil {
 		return res, fmt.Errorf("workflow not saved: %w", err)
 	}
 	if w.Data != nil {
