@@ -464,17 +464,23 @@ func TestStoredSecretDoesNotBlockChanges(t *testing.T) {
 			return e.open("s1").Start(engine.StartRequest{Type: "debug", Context: "two", Replace: true})
 		},
 	} {
-		e := newEnv(t)
-		en := e.open("s1")
-		must(en.Start(engine.StartRequest{Type: "apex", Context: "placeholder-context", TTL: "1h"}))(t)
-		must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running", Note: "placeholder-note"}))(t)
-		snap := filepath.Join(en.StateDir(), "workflow-state.json")
-		plant(t, snap, string(must(os.ReadFile(snap))(t)), s.Text, "placeholder-note")
-		if _, err := e.open("s1").UpdateTask(engine.TaskRequest{ID: "t3", Status: "running", Note: other.Text}); err == nil || strings.Contains(err.Error(), other.Core) {
-			t.Fatalf("%s: a new secret beside the kept one: %v", name, err)
-		}
-		if _, err := change(e); err != nil {
-			t.Errorf("%s: %v", name, err)
+		for _, in := range []string{"note", "phase"} {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "placeholder-context", TTL: "1h"}))(t)
+			must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running", Note: "placeholder-note"}))(t)
+			snap := filepath.Join(en.StateDir(), "workflow-state.json")
+			clean := string(must(os.ReadFile(snap))(t))
+			if in == "phase" { // named in each change's event too
+				clean = strings.Replace(clean, `"state":"analyze"`, `"state":"placeholder-note"`, 1)
+			}
+			plant(t, snap, clean, s.Text, "placeholder-note")
+			if _, err := e.open("s1").UpdateTask(engine.TaskRequest{ID: "t3", Status: "running", Note: other.Text}); err == nil || strings.Contains(err.Error(), other.Core) {
+				t.Fatalf("%s (%s): a new secret beside the kept one: %v", name, in, err)
+			}
+			if _, err := change(e); err != nil {
+				t.Errorf("%s (%s): %v", name, in, err)
+			}
 		}
 	}
 }

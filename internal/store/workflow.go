@@ -922,7 +922,7 @@ func (s *Store) commitLocked(w Workflow, ts tailState, next, kept []byte, ev Eve
 
 func (s *Store) commit(w Workflow, ts tailState, next, kept []byte, m meta, ev Event) (Result, error) {
 	res := Result{Workflow: w}
-	if err := cmp.Or(checkChange(kept, next), checkEvent(&ev)); err != nil {
+	if err := cmp.Or(checkChange(kept, next), checkEvent(&ev, kept)); err != nil {
 		return res, fmt.Errorf("workflow not saved: %w", err)
 	}
 	if w.Data != nil {
