@@ -502,3 +502,22 @@ func TestStoredSecretPhaseIsNotRepeatedByTheHistory(t *testing.T) {
 		}
 	}
 }
+
+// A seed's state file holding text of a secret's shape (written before any scan) that appears
+// beside the active workflow is settled as any second copy: archived when older, made active
+// when newer. Each was refused as if the caller had sent the secret, at every session start.
+func TestSecondCopyWithAStoredSecretIsSettled(t *testing.T) {
+	s := secrettest.Shapes()[3]
+	for name, age := range map[string]time.Duration{"seed-file-newer": -time.Minute, "active-newer": -2 * time.Hour} {
+		e := newEnv(t)
+		e.clock.Add(-time.Hour)
+		must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
+		e.clock.Add(2 * time.Hour)
+		p := e.seedCopy(age)
+		plant(t, p, string(must(os.ReadFile(p))(t)), s.Text, "seed copy")
+		r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+		if !containsAny(r.Notices, "two copies") || containsAny(r.Warnings, "secret") {
+			t.Errorf("%s: notices %q, warnings %q", name, r.Notices, r.Warnings)
+		}
+	}
+}

@@ -591,8 +591,9 @@ func (s *Store) RetireLegacy(l Legacy) (string, error) {
 
 // ReplaceWorkflow puts rec in the active slot after archiving the current active workflow
 // with reason (e.g. "conflict"), all under the workflow lock, so no other process sees the
-// slot empty in between. rec becomes revision 1 of its own journal.
-func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInfo, Result, error) {
+// slot empty in between. rec becomes revision 1 of its own journal; text of a secret's shape
+// kept holds (Legacy.Source) does not refuse it (checkChange).
+func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event, kept []byte) (ArchiveInfo, Result, error) {
 	w, unlock, err := s.lockActive(reason)
 	if err != nil {
 		return ArchiveInfo{}, Result{}, err
@@ -602,7 +603,7 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInf
 	if err != nil {
 		return info, Result{}, err
 	}
-	res, err := s.commitLocked(Workflow{}, tailState{}, rec, nil, ev)
+	res, err := s.commitLocked(Workflow{}, tailState{}, rec, kept, ev)
 	if err != nil {
 		return info, res, fmt.Errorf("the active workflow was archived as %s but its replacement was not saved: %w", info.Dir, err)
 	}
