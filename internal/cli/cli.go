@@ -751,6 +751,7 @@ func (a *app) result(res *engine.Result, err error, quiet bool) error {
 	a.warn(res.Warnings...)
 	if a.json {
 		a.personNext(res)
+		a.hideRecord(res.WorkflowID, &res.Workflow)
 		err = a.printJSON(res)
 	} else if !quiet && res.Message != "" {
 		fmt.Fprintln(a.stdout, clean(res.Message))

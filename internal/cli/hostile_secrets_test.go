@@ -605,3 +605,18 @@ func TestSecretRefusalNamesTheArgument(t *testing.T) {
 		t.Errorf("transition --checkpoint:\n%s", out)
 	}
 }
+
+// A change to a workflow whose record holds text of a secret's shape (stored before a rule found
+// it, or written by hand) is made, and its --json answer leaves the record out, saying why, as
+// cairn status --json does: it printed the record whole, the secret in it.
+func TestJSONAnswerOfAChangePrintsNoStoredSecret(t *testing.T) {
+	p := newCLIProject(t)
+	const key = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
+	withVarPlanted(t, p, "PLAN_NOTE", key)
+	for _, args := range [][]string{{"vars", "set", "PLAN_PATH", "plans/002.md", "--json"}, {"transition", "fix", "--json"}} {
+		code, out := p.run("", args...)
+		if code != 0 || strings.Contains(out, key) || !strings.Contains(out, "$.vars.PLAN_NOTE") {
+			t.Errorf("cairn %v: %d\n%s", args, code, clipTo(out, 800))
+		}
+	}
+}

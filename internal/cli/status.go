@@ -25,10 +25,7 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 			// text leaves it out too. Damaged or newer state's is a person's as well.
 			r.Next = ""
 		}
-		if err := recordHidden(r.WorkflowID, r.Workflow); r.Workflow != nil && err != nil {
-			a.warn(err.Error())
-			r.Workflow = nil
-		}
+		a.hideRecord(r.WorkflowID, &r.Workflow)
 		out := statusJSON{Resume: r}
 		if !e.InGit() {
 			out.ProjectRoot = e.ProjectRoot()

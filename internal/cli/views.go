@@ -90,6 +90,15 @@ func recordHidden(id string, data []byte) error {
 	return nil
 }
 
+// hideRecord leaves out of a --json answer the record *w of workflow id when it holds text of
+// a secret's shape (recordHidden), and says why on stderr.
+func (a *app) hideRecord(id string, w *json.RawMessage) {
+	if err := recordHidden(id, *w); *w != nil && err != nil {
+		a.warn(err.Error())
+		*w = nil
+	}
+}
+
 // workflowID is show's and history's [ID], by default the active workflow's id.
 func (a *app) workflowID(pos []string, e *engine.Engine) (string, error) {
 	if len(pos) > 0 {

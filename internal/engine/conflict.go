@@ -27,7 +27,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 	d := workflow.ResolveConflict(r, other)
 	var msg string
 	if d.KeepIndex == 0 {
-		info, err := e.st.ArchiveRecord(l.Record, "conflict")
+		info, err := e.st.ArchiveRecord(l.Record, "conflict", l.Source)
 		if err != nil {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is a second copy of the workflow state and could not be archived; it was left as it is: %v", l.Name, err))
 			return r
@@ -35,7 +35,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 		msg = fmt.Sprintf("two copies of the workflow state: kept the active %s, archived %s as archive/%s (%s)", r.WorkflowID, l.Name, info.Dir, d.Reason)
 		msg += pruneWarning(out, info)
 	} else {
-		info, res, err := e.st.ReplaceWorkflow(l.Record, "conflict", e.event("migrated", eventDetail{To: other.State}, "newer copy from "+l.Name))
+		info, res, err := e.st.ReplaceWorkflow(l.Record, "conflict", e.event("migrated", eventDetail{To: other.State}, "newer copy from "+l.Name), l.Source)
 		if err != nil {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is a newer copy of the workflow state but could not replace the active one; nothing was lost: %v", l.Name, err))
 			return r

@@ -443,3 +443,81 @@ func TestStoredSecretPhaseStatusIsNotRepeated(t *testing.T) {
 		}
 	}
 }
+
+// A record holding text of a secret's shape kept before a scan refused it (an older Cairn's
+// rules, a hand edit) could never end: every write of it, its ending too (archive, expiry, a
+// replacing start), was refused as if the caller had sent the secret. A change is refused only
+// for what it brings in: the record ends and goes on, and a new secret is still refused.
+func TestStoredSecretDoesNotBlockChanges(t *testing.T) {
+	shapes := secrettest.Shapes()
+	s, other := shapes[3], shapes[0]
+	for name, change := range map[string]func(e *env) (*engine.Result, error){
+		"update task": func(e *env) (*engine.Result, error) {
+			return e.open("s1").UpdateTask(engine.TaskRequest{ID: "t2", Status: "running", Note: "x"})
+		},
+		"archive": func(e *env) (*engine.Result, error) { return e.open("s1").Archive("") },
+		"expire": func(e *env) (*engine.Result, error) {
+			e.clock.Add(2 * time.Hour)
+			return e.open("s1").ExpireTTL(false)
+		},
+		"replacing start": func(e *env) (*engine.Result, error) {
+			return e.open("s1").Start(engine.StartRequest{Type: "debug", Context: "two", Replace: true})
+		},
+	} {
+		for _, in := range []string{"note", "phase"} {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "placeholder-context", TTL: "1h"}))(t)
+			must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running", Note: "placeholder-note"}))(t)
+			snap := filepath.Join(en.StateDir(), "workflow-state.json")
+			clean := string(must(os.ReadFile(snap))(t))
+			if in == "phase" { // named in each change's event too
+				clean = strings.Replace(clean, `"state":"analyze"`, `"state":"placeholder-note"`, 1)
+			}
+			plant(t, snap, clean, s.Text, "placeholder-note")
+			if _, err := e.open("s1").UpdateTask(engine.TaskRequest{ID: "t3", Status: "running", Note: other.Text}); err == nil || strings.Contains(err.Error(), other.Core) {
+				t.Fatalf("%s (%s): a new secret beside the kept one: %v", name, in, err)
+			}
+			if _, err := change(e); err != nil {
+				t.Errorf("%s (%s): %v", name, in, err)
+			}
+		}
+	}
+}
+
+// A change to a record whose phase name has a secret's shape (kept from before a rule found
+// it, or a hand edit) keeps the phase in its journal event, as the record keeps it: the history
+// (cairn history, cairn watch, the changes told at a resume) shows the event without it.
+func TestStoredSecretPhaseIsNotRepeatedByTheHistory(t *testing.T) {
+	s := secrettest.Shapes()[3]
+	e := newEnv(t)
+	plantPhase(t, e, s.Text)
+	en := e.open("s1")
+	must(en.UpdateTask(engine.TaskRequest{ID: "t2", Status: "running", Note: "x"}))(t)
+	id := must(en.Snapshot())(t).WorkflowID
+	for name, evs := range map[string][]engine.Event{"history": must(en.History(id))(t), "since": must(en.HistorySince(id, 0))(t)} {
+		raw, _ := json.Marshal(evs)
+		if strings.Contains(string(raw), s.Core) || !strings.Contains(string(raw), "not shown") {
+			t.Errorf("%s: %s", name, raw)
+		}
+	}
+}
+
+// A seed's state file holding text of a secret's shape (written before any scan) that appears
+// beside the active workflow is settled as any second copy: archived when older, made active
+// when newer. Each was refused as if the caller had sent the secret, at every session start.
+func TestSecondCopyWithAStoredSecretIsSettled(t *testing.T) {
+	s := secrettest.Shapes()[3]
+	for name, age := range map[string]time.Duration{"seed-file-newer": -time.Minute, "active-newer": -2 * time.Hour} {
+		e := newEnv(t)
+		e.clock.Add(-time.Hour)
+		must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
+		e.clock.Add(2 * time.Hour)
+		p := e.seedCopy(age)
+		plant(t, p, string(must(os.ReadFile(p))(t)), s.Text, "seed copy")
+		r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+		if !containsAny(r.Notices, "two copies") || containsAny(r.Warnings, "secret") {
+			t.Errorf("%s: notices %q, warnings %q", name, r.Notices, r.Warnings)
+		}
+	}
+}

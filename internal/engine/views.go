@@ -483,11 +483,18 @@ func events(recs []store.Record) []Event {
 	for _, r := range recs {
 		ev := Event{Seq: r.Seq, Revision: r.Revision, At: r.At, Kind: r.Event.Kind}
 		var d eventDetail
+		hide := secrets.ScanString(r.Event.Detail) != nil // a phase's name the record kept (store.checkEvent)
 		if json.Unmarshal([]byte(r.Event.Detail), &d) == nil {
+			if hide {
+				d = eventDetail{secrets.Shown(d.Actor), secrets.Shown(d.Session), secrets.Shown(d.From), secrets.Shown(d.To), secrets.Shown(d.Note), secrets.Shown(d.Subject)}
+			}
 			ev.Actor, ev.Session = d.Actor, d.Session
 			ev.Detail = json.RawMessage(r.Event.Detail)
+			if hide {
+				ev.Detail, _ = json.Marshal(d)
+			}
 		} else if r.Event.Detail != "" {
-			ev.Detail, _ = json.Marshal(r.Event.Detail)
+			ev.Detail, _ = json.Marshal(secrets.Shown(r.Event.Detail))
 		}
 		out = append(out, ev)
 	}

@@ -171,7 +171,7 @@ func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error)
 			return nil, Record{}, fmt.Errorf("revision %d of the line is not revision %d of %s", l.Revision, i+1, id)
 		}
 		ev := l.Event
-		if err := cmp.Or(CheckDocument(l.Snapshot), checkEvent(&ev)); err != nil {
+		if err := cmp.Or(CheckDocument(l.Snapshot), checkEvent(&ev, nil)); err != nil {
 			return nil, Record{}, fmt.Errorf("revision %d of the line: %w", i+1, err)
 		}
 		var c bytes.Buffer
@@ -193,14 +193,15 @@ func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error)
 }
 
 // checkEvent applies the checks every journal event passes: a valid kind, a detail free of
-// secrets, scanned whole (a cut would keep the start of one past it), then cut to
+// secrets but those the record kept holds already (checkChange: a phase's name in an event of a
+// JSON detail), scanned whole (a cut would keep the start of one past it), then cut to
 // MaxEventDetail bytes between characters, before a word the cut would make a secret of
 // (secrets.Cut: a token glued to more text).
-func checkEvent(ev *Event) error {
+func checkEvent(ev *Event, kept []byte) error {
 	if err := ValidName(ev.Kind); err != nil {
 		return fmt.Errorf("event kind: %w", err)
 	}
-	if f := secrets.ScanString(ev.Detail); f != nil {
+	if f := secrets.ScanString(ev.Detail); f != nil && checkChange(kept, []byte(ev.Detail)) != nil {
 		f.Path = "event.detail"
 		return f
 	}

@@ -361,7 +361,7 @@ func TestRetentionKeepsTheActiveWorkflowsConflictArchive(t *testing.T) {
 	fileOthers := func(from int) {
 		for i := from; i < from+store.DefaultRetention+1; i++ {
 			doc := record(fmt.Sprintf("debug-20261123T1000%02dZ-dddd", i), 1, "x")
-			if _, err := s.ArchiveRecord(doc, "conflict"); err != nil {
+			if _, err := s.ArchiveRecord(doc, "conflict", nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -404,7 +404,7 @@ func TestRetentionKeepsTheConflictArchiveAReplayIsOwed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := s.ArchiveRecord(record(wfID, 2, "legacy-copy"), "conflict")
+	second, err := s.ArchiveRecord(record(wfID, 2, "legacy-copy"), "conflict", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func TestRetentionKeepsTheConflictArchiveAReplayIsOwed(t *testing.T) {
 	if err := s.Write("remote-replay", []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ArchiveRecord(record(wfID, 2, "legacy-copy-2"), "conflict"); err != nil {
+	if _, err := s.ArchiveRecord(record(wfID, 2, "legacy-copy-2"), "conflict", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "archive", owed.Dir)); !os.IsNotExist(err) {
@@ -436,7 +436,7 @@ func TestRetentionKeepsConflictArchivesWhileTheIntentIsUnreadable(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ArchiveRecord(record(wfID, 2, "legacy-copy"), "conflict"); err != nil {
+	if _, err := s.ArchiveRecord(record(wfID, 2, "legacy-copy"), "conflict", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "archive", first.Dir, store.WorkflowFile)); err != nil {

@@ -153,12 +153,13 @@ func (s *Store) lockActive(reason string) (w Workflow, unlock func() error, err 
 
 // ArchiveRecord files a workflow record that is not the active one (the losing side of a
 // conflict, a replaced import) as an archive, without touching the active workflow, then
-// applies retention as ArchiveIf does.
-func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
+// applies retention as ArchiveIf does. Text of a secret's shape kept holds (the seed file doc
+// was migrated from, Legacy.Source) does not refuse it (checkChange).
+func (s *Store) ArchiveRecord(doc []byte, reason string, kept []byte) (ArchiveInfo, error) {
 	if err := ValidName(reason); err != nil {
 		return ArchiveInfo{}, fmt.Errorf("archive reason: %w", err)
 	}
-	if err := CheckDocument(doc); err != nil {
+	if err := checkChange(kept, doc); err != nil {
 		return ArchiveInfo{}, fmt.Errorf("record not archived: %w", err)
 	}
 	m, err := readMeta(doc)

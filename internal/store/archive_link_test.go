@@ -31,7 +31,7 @@ func TestPruneRemovesOnlyASymlinkedArchiveEntry(t *testing.T) {
 	if _, err := s.UpdateWorkflow(setNext("debug-20261123T100000Z-dddd", "x")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ArchiveRecord(record("debug-20261123T100001Z-eeee", 1, "y"), "replaced"); err != nil {
+	if _, err := s.ArchiveRecord(record("debug-20261123T100001Z-eeee", 1, "y"), "replaced", nil); err != nil {
 		t.Fatal(err)
 	}
 	w, err := s.ReadWorkflow()

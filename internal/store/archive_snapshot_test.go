@@ -71,7 +71,7 @@ func TestArchiveWritesNeverReplaceAFileInItsDirectory(t *testing.T) {
 	}{
 		{"archive.json", func(s *store.Store) (store.ArchiveInfo, error) { return s.ArchiveIf("completed", wfID) }},
 		{store.WorkflowFile, func(s *store.Store) (store.ArchiveInfo, error) {
-			return s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict")
+			return s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict", nil)
 		}},
 		{"journal.jsonl", func(s *store.Store) (store.ArchiveInfo, error) {
 			info, _, err := s.AdoptLine("conflict", theirLine(2), nil)

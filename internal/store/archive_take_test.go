@@ -400,10 +400,10 @@ func TestArchiveSaysWhatItsRecoveryLeft(t *testing.T) {
 	}{
 		{"ArchiveIf", func(s *store.Store) (store.ArchiveInfo, error) { return s.ArchiveIf("completed", wfID) }},
 		{"ArchiveRecord", func(s *store.Store) (store.ArchiveInfo, error) {
-			return s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict")
+			return s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict", nil)
 		}},
 		{"ReplaceWorkflow", func(s *store.Store) (store.ArchiveInfo, error) {
-			info, _, err := s.ReplaceWorkflow(record("incoming-1", 1, "plan"), "conflict", store.Event{Kind: "migrated"})
+			info, _, err := s.ReplaceWorkflow(record("incoming-1", 1, "plan"), "conflict", store.Event{Kind: "migrated"}, nil)
 			return info, err
 		}},
 	} {

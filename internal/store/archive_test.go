@@ -127,7 +127,7 @@ func TestRetentionNeverTouchesActiveWorkflowOrForeignFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "archive", "notes.txt"), []byte("mine"), 0o600)
 	os.Mkdir(filepath.Join(dir, "archive", "my-stuff"), 0o700)
 	s.UpdateWorkflow(setNext("active-1", "plan"))
-	if _, err := s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict"); err != nil {
+	if _, err := s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict", nil); err != nil {
 		t.Fatal(err)
 	}
 	w, err := s.ReadWorkflow()
@@ -451,7 +451,7 @@ func TestReplaceWorkflowStandsWhenPruneFails(t *testing.T) {
 	d := openDir(t, dir)
 	s := mustOpen(t, dir, store.WithRetention(1), store.WithClock(clockFrom(fixedNow.Add(time.Hour))),
 		store.WithFS(removeFailFS{d, syscall.ENOSPC}))
-	info, res, err := s.ReplaceWorkflow(record("apex-20261124T100000Z-eeee", 1, "plan"), "conflict", store.Event{Kind: "migrated"})
+	info, res, err := s.ReplaceWorkflow(record("apex-20261124T100000Z-eeee", 1, "plan"), "conflict", store.Event{Kind: "migrated"}, nil)
 	if err != nil {
 		t.Fatalf("ReplaceWorkflow: %v, want the replacement to stand with the prune's error in PruneErr", err)
 	}

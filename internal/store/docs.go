@@ -97,6 +97,65 @@ func CheckDocument(doc []byte) error {
 	return nil
 }
 
+// checkChange is CheckDocument for next, a change of the document old (nil for none): text of
+// a secret's shape old holds already (kept before a rule found it, or written by hand) does not
+// refuse it, only text the change brings in does. The refusal is then for that text: next is
+// scanned again with each string old holds as a value, and each key of a secret's shape old
+// holds, put out of the way.
+func checkChange(old, next []byte) error {
+	err := CheckDocument(next)
+	if _, ok := errors.AsType[*secrets.Finding](err); !ok || old == nil || secrets.ScanJSON(old) == nil {
+		return err
+	}
+	var was, is any
+	if decodeNumbers(old, &was) != nil || decodeNumbers(next, &is) != nil {
+		return err
+	}
+	kept := map[string]bool{}
+	strs(was, func(s string, _ bool) string { kept[s] = true; return s })
+	rest, _ := json.Marshal(strs(is, func(s string, key bool) string {
+		if kept[s] && (!key || secrets.ScanString(s) != nil) {
+			return ""
+		}
+		return s
+	}))
+	return CheckDocument(rest)
+}
+
+func decodeNumbers(doc []byte, v *any) error {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// strs is v, decoded JSON, with f applied to each string in it, each object key too (key set),
+// a key f changes given a name no other key of its object has.
+func strs(v any, f func(s string, key bool) string) any {
+	switch v := v.(type) {
+	case string:
+		return f(v, false)
+	case []any:
+		for i := range v {
+			v[i] = strs(v[i], f)
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			n := f(k, true)
+			for {
+				_, inV := v[n]
+				if _, inOut := out[n]; !inOut && (n == k || !inV) {
+					break
+				}
+				n += "_"
+			}
+			out[n] = strs(x, f)
+		}
+		return out
+	}
+	return v
+}
+
 // gateError is strictjson's refusal of doc, or, for a repeated key, the secret doc holds
 // (secrets.InRefusal).
 func gateError(doc []byte, err error) error {

@@ -135,7 +135,7 @@ func TestFaultInjectionArchive(t *testing.T) {
 	{
 		s := mustOpen(t, crowded)
 		for _, id := range []string{"apex-20261120T100000Z-aaaa", "apex-20261121T100000Z-bbbb", "apex-20261122T100000Z-cccc"} {
-			if _, err := s.ArchiveRecord(record(id, 3, "done"), "completed"); err != nil {
+			if _, err := s.ArchiveRecord(record(id, 3, "done"), "completed", nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -288,7 +288,7 @@ func TestFaultInjectionArchive(t *testing.T) {
 					if active {
 						_, err = s.Archive("completed")
 					} else {
-						_, err = s.ArchiveRecord(record("apex-20261122T173000Z-ffff", 1, "x"), "conflict")
+						_, err = s.ArchiveRecord(record("apex-20261122T173000Z-ffff", 1, "x"), "conflict", nil)
 					}
 					if err != nil {
 						fail("the next archive: %v", err)

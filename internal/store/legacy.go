@@ -84,7 +84,7 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
 	name = l.Name
-	out, err := s.commitLocked(Workflow{}, tailState{}, l.Record, Event{Kind: "migrated", Detail: "from " + l.From.String() + " " + name})
+	out, err := s.commitLocked(Workflow{}, tailState{}, l.Record, l.Source, Event{Kind: "migrated", Detail: "from " + l.From.String() + " " + name})
 	if err != nil {
 		return w, tailState{}, fmt.Errorf("migrating %s: %w", name, err)
 	}
@@ -206,12 +206,13 @@ func (s *Store) readLegacy(root, name string, now time.Time) (Legacy, error) {
 	if err != nil {
 		return Legacy{}, legacyReadErr(err)
 	}
-	extra := s.migrateExtra(name)
+	extra, source := s.migrateExtra(name), data
 	if name == seed002Phase {
 		exec, err := durable.ReadFile(pd, seed002Exec, strictjson.MaxSize)
 		switch {
 		case err == nil:
 			extra.Execution = exec
+			source = slices.Concat([]byte("["), data, []byte(","), exec, []byte("]"))
 		case !errors.Is(err, fs.ErrNotExist):
 			// Migrating without it would start the workflow without its tasks.
 			return Legacy{}, fmt.Errorf("%s beside it: %w", seed002Exec, legacyReadErr(err))
@@ -228,7 +229,7 @@ func (s *Store) readLegacy(root, name string, now time.Time) (Legacy, error) {
 	if err != nil {
 		return Legacy{}, err
 	}
-	return Legacy{Name: name, From: res.From, Record: rec, Backup: res.Backup}, nil
+	return Legacy{Name: name, From: res.From, Record: rec, Backup: res.Backup, Source: source}, nil
 }
 
 // maybeNewer reports whether err, a snapshot's, is of a document that holds no workflow record
@@ -427,6 +428,9 @@ type Legacy struct {
 	From   migrate.Format
 	Record []byte
 	Backup string // the .v<old>.json.bak name it is renamed to once settled
+	// Source is the file (with seed 002's execution.json, in a list): text of a secret's shape
+	// it holds does not refuse the record (checkChange).
+	Source []byte
 }
 
 // FindLegacy reports a seed's state file that the store left alone because a workflow is
@@ -588,8 +592,9 @@ func (s *Store) RetireLegacy(l Legacy) (string, error) {
 
 // ReplaceWorkflow puts rec in the active slot after archiving the current active workflow
 // with reason (e.g. "conflict"), all under the workflow lock, so no other process sees the
-// slot empty in between. rec becomes revision 1 of its own journal.
-func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInfo, Result, error) {
+// slot empty in between. rec becomes revision 1 of its own journal; text of a secret's shape
+// kept holds (Legacy.Source) does not refuse it (checkChange).
+func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event, kept []byte) (ArchiveInfo, Result, error) {
 	w, unlock, err := s.lockActive(reason)
 	if err != nil {
 		return ArchiveInfo{}, Result{}, err
@@ -599,7 +604,7 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInf
 	if err != nil {
 		return info, Result{}, err
 	}
-	res, err := s.commitLocked(Workflow{}, tailState{}, rec, ev)
+	res, err := s.commitLocked(Workflow{}, tailState{}, rec, kept, ev)
 	if err != nil {
 		return info, res, fmt.Errorf("the active workflow was archived as %s but its replacement was not saved: %w", info.Dir, err)
 	}

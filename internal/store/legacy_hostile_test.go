@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -225,5 +227,22 @@ func TestLegacyRefusalStepFitsTheCause(t *testing.T) {
 				t.Fatal("the file changed")
 			}
 		})
+	}
+}
+
+// A seed's state file holding text of a secret's shape (written before any scan) could never
+// be migrated: every read refused it, as if the caller had sent the secret, and told it to keep
+// it in an environment variable. The text is on record already: it migrates, and no notice
+// repeats it.
+func TestLegacyFileWithASecretMigrates(t *testing.T) {
+	s := secrettest.Shapes()[3]
+	q, _ := json.Marshal(s.Text)
+	root := filepath.Join(t.TempDir(), "proj")
+	p := filepath.Join(root, ".claude", "workflow-state.json")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	content([]byte(`{"type":"APEX","phase":"plan","context":`+string(q)+`,"lastUpdated":"2026-02-11T09:00:00Z"}`))(t, p)
+	w, err := mustOpen(t, filepath.Join(root, ".claude", "cairn")).ReadWorkflow()
+	if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" || strings.Contains(w.Notices[0].Message, s.Core) {
+		t.Fatalf("%v, %+v", err, w.Notices)
 	}
 }

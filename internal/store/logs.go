@@ -171,9 +171,13 @@ func (s *Store) keepTornTail(name string, tail []byte, k *tornKept) error {
 	return nil
 }
 
-// SplitSecret reports the secret that log line line makes on the line after prev, each clean
-// alone (a key file appended a line at a time), or nil.
+// SplitSecret reports the secret that log line line, clean alone, makes on the line after
+// prev (a key file appended a line at a time), or nil. Text of a secret's shape prev holds
+// alone (written before a rule found it, or by hand) is no secret line makes.
 func SplitSecret(prev, line []byte) *secrets.Finding {
+	if secrets.ScanString(string(prev)) != nil {
+		return nil
+	}
 	return secrets.ScanString(string(prev) + "\n" + string(line))
 }
 

@@ -2,12 +2,14 @@ package store_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -154,5 +156,22 @@ func TestAppendLogTornTailWriterBetween(t *testing.T) {
 				t.Fatalf("log %q does not end in the entry appended", log)
 			}
 		})
+	}
+}
+
+// A log whose last line holds text of a secret's shape (written before a rule found it, or by
+// hand) took no entry again: each was refused as making a secret with that line, and told to
+// keep in an environment variable a secret it never sent. A clean entry is appended.
+func TestLogWithAStoredSecretTakesEntries(t *testing.T) {
+	s, dir := newStore(t)
+	if err := s.AppendLog("run", []byte(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := json.Marshal(secrettest.Shapes()[3].Text)
+	if err := os.WriteFile(filepath.Join(dir, "logs", "run.jsonl"), []byte(`{"note":`+string(q)+"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendLog("run", []byte(`{"n":2}`)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -806,7 +806,7 @@ func (s *Store) UpdateWorkflow(fn func(cur []byte) (next []byte, ev Event, err e
 		if err != nil || next == nil {
 			return Result{Workflow: w}, err
 		}
-		return s.commitLocked(w, ts, next, ev)
+		return s.commitLocked(w, ts, next, w.Data, ev)
 	})
 }
 
@@ -853,7 +853,7 @@ func (s *Store) commitRecord(w Workflow, ts tailState, r *workflow.Record, ev Ev
 	if !m.current() {
 		return Result{Workflow: w}, errors.New("workflow not saved: the record must be schema 2.x with a valid workflow_id and a revision")
 	}
-	return s.commit(w, ts, data, m, ev)
+	return s.commit(w, ts, data, w.Data, m, ev)
 }
 
 // locked runs fn on the active workflow (nil Data when there is none; repaired as
@@ -910,18 +910,19 @@ type RecordError struct{ Err error }
 func (e *RecordError) Error() string { return "reading the workflow record: " + e.Err.Error() }
 func (e *RecordError) Unwrap() error { return e.Err }
 
-// commitLocked commits next, a record given as bytes, reading what the store needs from it.
-func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (Result, error) {
+// commitLocked commits next, a record given as bytes, reading what the store needs from it;
+// text of a secret's shape kept holds does not refuse it (checkChange).
+func (s *Store) commitLocked(w Workflow, ts tailState, next, kept []byte, ev Event) (Result, error) {
 	m, err := readMeta(next)
 	if err != nil {
 		return Result{Workflow: w}, fmt.Errorf("workflow not saved: the record must be schema 2.x with workflow_id and revision: %w", err)
 	}
-	return s.commit(w, ts, next, m, ev)
+	return s.commit(w, ts, next, kept, m, ev)
 }
 
-func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) (Result, error) {
+func (s *Store) commit(w Workflow, ts tailState, next, kept []byte, m meta, ev Event) (Result, error) {
 	res := Result{Workflow: w}
-	if err := cmp.Or(CheckDocument(next), checkEvent(&ev)); err != nil {
+	if err := cmp.Or(checkChange(kept, next), checkEvent(&ev, kept)); err != nil {
 		return res, fmt.Errorf("workflow not saved: %w", err)
 	}
 	if w.Data != nil {

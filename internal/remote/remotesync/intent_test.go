@@ -54,7 +54,7 @@ func TestDamagedIntentDoesNotBlockSync(t *testing.T) {
 			}
 			if name == "two conflict archives" {
 				doc := `{"version":"2.0","workflow_id":"wf-dmg","type":"apex","state":"analyze","status":"active","revision":1}`
-				if _, err := st.ArchiveRecord([]byte(doc), "conflict"); err != nil {
+				if _, err := st.ArchiveRecord([]byte(doc), "conflict", nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -85,7 +85,7 @@ func TestDamagedIntentDoesNotBlockSync(t *testing.T) {
 			// More archives than retention keeps: the one owed stays all the same.
 			for i := range 4 {
 				doc := fmt.Sprintf(`{"version":"2.0","workflow_id":"other-%d","type":"apex","state":"analyze","status":"active","revision":1}`, i)
-				if _, err := st.ArchiveRecord([]byte(doc), "replaced"); err != nil {
+				if _, err := st.ArchiveRecord([]byte(doc), "replaced", nil); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -727,7 +727,7 @@ func TestOwedReplayIsFoundExactly(t *testing.T) {
 			if name == "many archives since" {
 				for i := range 21 {
 					doc := fmt.Sprintf(`{"version":"2.0","workflow_id":"other-%d","type":"apex","state":"analyze","status":"active","revision":1}`, i)
-					if _, err := st.ArchiveRecord([]byte(doc), "replaced"); err != nil {
+					if _, err := st.ArchiveRecord([]byte(doc), "replaced", nil); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -1,0 +1,43 @@
+package store
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+)
+
+// checkChange refuses only text of a secret's shape a change brings in, never what the
+// document held already: as a value, as a key, whichever other text is new beside it.
+func TestCheckChangeRefusesOnlyNewText(t *testing.T) {
+	shapes := secrettest.Shapes()
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	kept, other := q(shapes[3].Text), q(shapes[0].Text)
+	for _, c := range []struct {
+		name, old, next string
+		refused         bool
+	}{
+		{"kept value", `{"a":` + kept + `}`, `{"a":` + kept + `,"b":"x"}`, false},
+		{"kept value moved", `{"a":` + kept + `}`, `{"b":[` + kept + `]}`, false},
+		{"kept key", `{"v":{` + kept + `:"1"}}`, `{"v":{` + kept + `:"2","x":"1"}}`, false},
+		{"new value beside a kept one", `{"a":` + kept + `}`, `{"a":` + kept + `,"b":` + other + `}`, true},
+		{"new value under a kept key", `{"v":{` + kept + `:"1"}}`, `{"v":{` + kept + `:` + other + `}}`, true},
+		{"new key beside a kept one", `{"v":{` + kept + `:"1"}}`, `{"v":{` + kept + `:"1",` + other + `:"1"}}`, true},
+		{"new password for a kept one", `{"a":` + kept + `}`, `{"a":` + kept + `,"password":"Tr0ub4dor&3xQz"}`, true},
+		{"a clean record", `{"a":"x"}`, `{"a":` + other + `}`, true},
+		{"no record", ``, `{"a":` + other + `}`, true},
+	} {
+		var old []byte
+		if c.old != "" {
+			old = []byte(c.old)
+		}
+		err := checkChange(old, []byte(c.next))
+		if (err != nil) != c.refused {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), shapes[3].Core) || strings.Contains(err.Error(), shapes[0].Core)) {
+			t.Errorf("%s: the refusal repeats the secret: %v", c.name, err)
+		}
+	}
+}
