@@ -64,3 +64,22 @@ func TestLaunchReadsNoFIFO(t *testing.T) {
 		})
 	}
 }
+
+// A set for another processor whose exec fails again (cairn_ran) kept that failure at the data
+// directory's .download-failed-VERSION by writing into it: a FIFO there hung the hook and the
+// MCP server, past Claude Code's deadline. A record that is no file is not written.
+func TestLaunchForeignSetWritesNoFIFO(t *testing.T) {
+	root := copyPlugin(t, launcherFiles...)
+	fakeSums(t, root)
+	work, _, pdata := launchSite(t)
+	foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
+	if err := syscall.Mkfifo(filepath.Join(pdata, ".download-failed-"+pluginVersion(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_LAUNCH_RAN= data")
+	// The bound only turns the hang into a failure: nothing here waits on a clock.
+	res, _ := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, filepath.Join(root, "hooks", "launch"), "cairn-stop")
+	if res.code != 0 || !strings.Contains(res.stderr, "cannot run on this machine") {
+		t.Errorf("Stop hook over another processor's set with a FIFO at its failure record = %+v, want exit 0 and a line saying the set cannot run", res)
+	}
+}
