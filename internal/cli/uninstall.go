@@ -221,9 +221,11 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	} else if markErr == nil && unread == "" {
 		tidyMemory(mem, &shown)
 	}
-	cache := project.CacheDir(a.getenv, home)
+	// Claude Code's data directories are Cairn's whole; another (the cache, a CLAUDE_PLUGIN_DATA
+	// of the user's) holds the user's files too.
+	claudes := filepath.Join(pluginsDir(a.getenv, home), "data")
 	for _, d := range plan.DataDirs {
-		if d == cache {
+		if filepath.Dir(d) != claudes {
 			check(removeOwn(d))
 			continue
 		}
@@ -487,9 +489,9 @@ func launcherName(n string) bool {
 		strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log") || slices.Contains([]string{"cairn", ".cairn-link", doctorLinkAside, ".install-said"}, n)
 }
 
-// removeOwn removes from the user's cache directory dir (project.CacheDir) what the launcher
-// and the Stop hook write there, then dir once that leaves it empty: anything else is another
-// program's (a cache of its own called cairn), and stays.
+// removeOwn removes from dir (the user's cache, project.CacheDir, or a CLAUDE_PLUGIN_DATA of
+// theirs) what the launcher and the Stop hook write there, then dir once that leaves it empty:
+// anything else is the user's or another program's, and stays.
 func removeOwn(dir string) error {
 	ents, err := os.ReadDir(dir)
 	var errs []error
