@@ -457,7 +457,7 @@ func dataDirs(getenv func(string) string, home string) []string {
 
 // launcherData: dir holds what Cairn's launcher (hooks/launch, hooks/install) writes there:
 // its .install-lock-V or .download-failed-V, or a bin-VERSION holding Cairn's cairn-mcp or the
-// stamp the launcher writes (.checksums); or nothing but bin-*, build-*.log, cairn (the link
+// stamp the launcher writes (.checksums); or nothing but bin-V, build-*.log, cairn (the link
 // to the newest set), .cairn-link and .cairn-link-doctor (that link made aside, left by an
 // install or doctor --link killed before its rename) and .install-said (the install failures each session was shown) entries (a build that failed, a set from an older Cairn), or nothing. A cairn-* data directory with
 // none of Cairn's own and anything else is another plugin's whose name starts with cairn-,
@@ -483,9 +483,12 @@ func launcherData(dir string) bool {
 	return !foreign
 }
 
-// launcherName: n is a name the launcher writes in its data directory (see launcherData).
+// launcherName: n is a name the launcher writes in its data directory (see launcherData); a
+// set is named after a version (bin-V, bin-V.tmp), as hooks/install takes them: another bin-*
+// is not the launcher's.
 func launcherName(n string) bool {
-	return strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-") || strings.HasPrefix(n, "bin-") ||
+	v := strings.TrimSuffix(strings.TrimPrefix(n, "bin-"), ".tmp")
+	return strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-") || strings.HasPrefix(n, "bin-") && (v == "dev" || v != "" && v[0] >= '0' && v[0] <= '9') ||
 		strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log") || slices.Contains([]string{"cairn", ".cairn-link", doctorLinkAside, ".install-said"}, n)
 }
 
