@@ -499,7 +499,8 @@ func removeOwn(dir string) error {
 	ents, err := os.ReadDir(dir)
 	var errs []error
 	for _, e := range ents {
-		if e.Name() == hook.StopMarkFile || launcherName(e.Name()) {
+		// The launcher's cairn is a link (see stableCairn).
+		if e.Name() == hook.StopMarkFile || launcherName(e.Name()) && (e.Name() != "cairn" || e.Type()&os.ModeSymlink != 0) {
 			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
 		}
 	}
