@@ -221,9 +221,11 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	} else if markErr == nil && unread == "" {
 		tidyMemory(mem, &shown)
 	}
-	cache := project.CacheDir(a.getenv, home)
+	// Claude Code's data directories are Cairn's whole; another (the cache, a CLAUDE_PLUGIN_DATA
+	// of the user's) holds the user's files too.
+	claudes := filepath.Join(pluginsDir(a.getenv, home), "data")
 	for _, d := range plan.DataDirs {
-		if d == cache {
+		if filepath.Dir(d) != claudes {
 			check(removeOwn(d))
 			continue
 		}
@@ -459,7 +461,7 @@ func dataDirs(getenv func(string) string, home string) []string {
 
 // launcherData: dir holds what Cairn's launcher (hooks/launch, hooks/install) writes there:
 // its .install-lock-V or .download-failed-V, or a bin-VERSION holding Cairn's cairn-mcp or the
-// stamp the launcher writes (.checksums); or nothing but bin-*, build-*.log, cairn (the link
+// stamp the launcher writes (.checksums); or nothing but bin-V, build-*.log, cairn (the link
 // to the newest set), .cairn-link and .cairn-link-doctor (that link made aside, left by an
 // install or doctor --link killed before its rename) and .install-said (the install failures each session was shown) entries (a build that failed, a set from an older Cairn), or nothing. A cairn-* data directory with
 // none of Cairn's own and anything else is another plugin's whose name starts with cairn-,
@@ -485,20 +487,24 @@ func launcherData(dir string) bool {
 	return !foreign
 }
 
-// launcherName: n is a name the launcher writes in its data directory (see launcherData).
+// launcherName: n is a name the launcher writes in its data directory (see launcherData); a
+// set is named after a version (bin-V, bin-V.tmp), as hooks/install takes them: another bin-*
+// is not the launcher's.
 func launcherName(n string) bool {
-	return strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-") || strings.HasPrefix(n, "bin-") ||
+	v := strings.TrimSuffix(strings.TrimPrefix(n, "bin-"), ".tmp")
+	return strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-") || strings.HasPrefix(n, "bin-") && (v == "dev" || v != "" && v[0] >= '0' && v[0] <= '9') ||
 		strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log") || slices.Contains([]string{"cairn", ".cairn-link", doctorLinkAside, ".install-said"}, n)
 }
 
-// removeOwn removes from the user's cache directory dir (project.CacheDir) what the launcher
-// and the Stop hook write there, then dir once that leaves it empty: anything else is another
-// program's (a cache of its own called cairn), and stays.
+// removeOwn removes from dir (the user's cache, project.CacheDir, or a CLAUDE_PLUGIN_DATA of
+// theirs) what the launcher and the Stop hook write there, then dir once that leaves it empty:
+// anything else is the user's or another program's, and stays.
 func removeOwn(dir string) error {
 	ents, err := os.ReadDir(dir)
 	var errs []error
 	for _, e := range ents {
-		if e.Name() == hook.StopMarkFile || launcherName(e.Name()) {
+		// The launcher's cairn is a link (see stableCairn).
+		if e.Name() == hook.StopMarkFile || launcherName(e.Name()) && (e.Name() != "cairn" || e.Type()&os.ModeSymlink != 0) {
 			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
 		}
 	}

@@ -256,8 +256,8 @@ func TestLaunchOverABuildLogItCannotWrite(t *testing.T) {
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
 		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write its log, "+log) || !strings.Contains(lines[0], "make it writable") {
-			t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it writable", name, res, launchFailCode(name), log)
+		if res.code != launchFailCode(name) || len(lines) != 1 || !strings.Contains(lines[0], "cannot write its log, "+log) || !strings.Contains(lines[0], "make it a writable file") {
+			t.Errorf("%s: %+v, want exit %d and one line: cannot write %s ... make it a writable file", name, res, launchFailCode(name), log)
 		}
 	}
 	waitUnlocked(t, data)

@@ -64,3 +64,54 @@ func TestLaunchReadsNoFIFO(t *testing.T) {
 		})
 	}
 }
+
+// A set for another processor whose exec fails again (cairn_ran) kept that failure at the data
+// directory's .download-failed-VERSION by writing into it: a FIFO there hung the hook and the
+// MCP server, past Claude Code's deadline. A record that is no file is not written.
+func TestLaunchForeignSetWritesNoFIFO(t *testing.T) {
+	root := copyPlugin(t, launcherFiles...)
+	fakeSums(t, root)
+	work, _, pdata := launchSite(t)
+	foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
+	if err := syscall.Mkfifo(filepath.Join(pdata, ".download-failed-"+pluginVersion(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_LAUNCH_RAN= data")
+	// The bound only turns the hang into a failure: nothing here waits on a clock.
+	res, _ := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, filepath.Join(root, "hooks", "launch"), "cairn-stop")
+	if res.code != 0 || !strings.Contains(res.stderr, "cannot run on this machine") {
+		t.Errorf("Stop hook over another processor's set with a FIFO at its failure record = %+v, want exit 0 and a line saying the set cannot run", res)
+	}
+}
+
+// A FIFO at the data directory's build-VERSION.log hung the hook (sed read its last line) and
+// the MCP server (the build's ': >LOG' waited for a reader, holding the install lock). It is
+// said as a log the build cannot write, and go does not run.
+func TestLaunchBuildLogIsNoFIFO(t *testing.T) {
+	root := copyPlugin(t, launcherFiles...)
+	work, _, data := launchSite(t)
+	log := filepath.Join(data, "build-"+pluginVersion(t)+".log")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(log, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tools := toolDir(t)
+	calls := goThatFails(t, tools, work)
+	env := launchEnv(root, data, work, tools)
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		args := []string{filepath.Join(root, "hooks", "launch"), name}
+		if name == "cairn-session-start" {
+			args = []string{"/bin/sh", "-c", hookCommand(t, "SessionStart")}
+		}
+		// The bound only turns the hang into a failure: nothing here waits on a clock.
+		res, _ := runBounded(t, 20*time.Second, env, work, initializeLine, args[0], args[1:]...)
+		if res.code != launchFailCode(name) || !strings.Contains(res.stderr, "cannot write its log, "+log+": make it a writable file") {
+			t.Errorf("%s over a FIFO at its build log: %+v, want exit %d and a line: cannot write %s ... make it a writable file", name, res, launchFailCode(name), log)
+		}
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("go ran over a FIFO at its build log: %s", b)
+	}
+}

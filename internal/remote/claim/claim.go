@@ -90,6 +90,16 @@ type State struct {
 	// Clock is the wall clock's reading of the boot Seen was saved in, when known: a run of
 	// the same boot shifts Seen by as much as the wall clock was set since.
 	Clock *Reading `json:"clock,omitempty"`
+	// Extra holds the members a newer Cairn wrote that this one has no field for.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// stateJSON is State without its methods, for workflow.EncodeKnown and DecodeKnown.
+type stateJSON State
+
+func (s State) MarshalJSON() ([]byte, error) { return workflow.EncodeKnown(stateJSON(s), s.Extra) }
+func (s *State) UnmarshalJSON(b []byte) error {
+	return workflow.DecodeKnown(b, (*stateJSON)(s), &s.Extra)
 }
 
 // Reading ties the wall clock to a clock that counts from boot and is never set (Uptime).

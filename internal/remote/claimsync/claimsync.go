@@ -740,6 +740,7 @@ func (c *clone) save(touched string) error {
 		// it then found the remote's line deleted or rewound, and read it again.
 		if line.Head >= s.Line.Head || (s.Line.Head == c.restored.Head && s.Line.Mark == c.restored.Mark) {
 			s.Line = line
+			s.Line.Extra = kept.Extra // a newer Cairn's, kept as the Doc's are
 		}
 		if at, ok := c.pending[touched]; ok {
 			if s.Pending == nil {

@@ -471,8 +471,10 @@ func TestNewerCairnsFieldsAreKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const newer = `"newer":{"kept":[1,2]}`
+	// The claims line's own members too: they were dropped.
+	const newer, newerLine = `"newer":{"kept":[1,2]}`, `"newer_line":[3]`
 	data = append(append(bytes.TrimSuffix(bytes.TrimSpace(data), []byte("}")), ","+newer...), '}')
+	data = bytes.Replace(data, []byte(`"line":{`), []byte(`"line":{`+newerLine+","), 1)
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -480,8 +482,12 @@ func TestNewerCairnsFieldsAreKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.sync()
-	if data, err = os.ReadFile(file); err != nil || !bytes.Contains(data, []byte(newer)) || bytes.Count(data, []byte(`"workflow_id"`)) != 1 {
-		t.Fatalf("claims.json after a task call and a sync: %s %v; want %s kept, and each member once", data, err, newer)
+	var doc struct {
+		Line map[string]json.RawMessage `json:"line"`
+	}
+	if data, err = os.ReadFile(file); err != nil || !bytes.Contains(data, []byte(newer)) || bytes.Count(data, []byte(`"workflow_id"`)) != 1 ||
+		json.Unmarshal(data, &doc) != nil || string(doc.Line["newer_line"]) != "[3]" || doc.Line["holders"] == nil {
+		t.Fatalf("claims.json after a task call and a sync: %s %v; want %s kept, %s in its line, and each member once", data, err, newer, newerLine)
 	}
 }
 
@@ -501,6 +507,7 @@ func TestSecretShapedMemberIsNotKept(t *testing.T) {
 	}
 	token := "ghp_" + strings.Repeat("a1B2c3", 6)
 	data = append(append(bytes.TrimSuffix(bytes.TrimSpace(data), []byte("}")), `,"newer":"`+token+`"`...), '}')
+	data = bytes.Replace(data, []byte(`"line":{`), []byte(`"line":{"newer_line":"`+token+`",`), 1)
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}

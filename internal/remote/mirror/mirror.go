@@ -76,6 +76,7 @@ type Claims struct {
 type claimsJSON Claims
 
 func (c Claims) MarshalJSON() ([]byte, error) {
+	c.Line.Extra = newer(c.Line.Extra)
 	return workflow.EncodeKnown(claimsJSON(c), newer(c.Extra))
 }
 func (c *Claims) UnmarshalJSON(b []byte) error {
