@@ -145,7 +145,7 @@ func stateFiles(t *testing.T) map[string]string {
 			case strings.HasPrefix(v, ".lock-"):
 				add(pkg, name, ".lock-<name>")
 			case strings.HasSuffix(name, "Dir") || strings.HasSuffix(name, "File") || name == "archiveIndex" ||
-				name == "pendingArchive" || name == "lockName" || name == "workflowName":
+				name == "pendingArchive" || name == "workflowName":
 				if name == "workflowName" {
 					v += ".json" // the snapshot's name without its extension
 				}
@@ -163,7 +163,7 @@ func stateFiles(t *testing.T) map[string]string {
 func TestStateLayoutNamesEveryFile(t *testing.T) {
 	layout := fenced(t, readDoc(t, "docs/INTERNALS.md"), "## Where state lives")
 	files := stateFiles(t)
-	for _, want := range []string{"internal/engine.l2MarkDoc", "internal/store.archiveIndex", "internal/remote/mirror.sharingFile", "internal/memory.lockName"} {
+	for _, want := range []string{"internal/engine.l2MarkDoc", "internal/store.archiveIndex", "internal/remote/mirror.sharingFile", "internal/memory.LockFile"} {
 		if _, ok := files[want]; !ok {
 			t.Fatalf("the constant %s was not found: the test no longer reads the names it should (found %v)", want, files)
 		}
