@@ -25,6 +25,7 @@ func TestCheckChangeRefusesOnlyNewText(t *testing.T) {
 		{"new value under a kept key", `{"v":{` + kept + `:"1"}}`, `{"v":{` + kept + `:` + other + `}}`, true},
 		{"new key beside a kept one", `{"v":{` + kept + `:"1"}}`, `{"v":{` + kept + `:"1",` + other + `:"1"}}`, true},
 		{"new password for a kept one", `{"a":` + kept + `}`, `{"a":` + kept + `,"password":"Tr0ub4dor&3xQz"}`, true},
+		{"new value under a repeated key", `{"a":` + kept + `}`, `{"a":` + kept + `,"b":` + other + `,"b":"x"}`, true},
 		{"a clean record", `{"a":"x"}`, `{"a":` + other + `}`, true},
 		{"no record", ``, `{"a":` + other + `}`, true},
 	} {

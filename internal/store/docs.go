@@ -104,7 +104,8 @@ func CheckDocument(doc []byte) error {
 // holds, put out of the way.
 func checkChange(old, next []byte) error {
 	err := CheckDocument(next)
-	if _, ok := errors.AsType[*secrets.Finding](err); !ok || old == nil || secrets.ScanJSON(old) == nil {
+	if _, ok := errors.AsType[*secrets.Finding](err); !ok || old == nil || secrets.ScanJSON(old) == nil ||
+		strictjson.Check(next) != nil { // a repeated key: decoding keeps one of its values
 		return err
 	}
 	var was, is any
