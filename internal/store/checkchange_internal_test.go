@@ -2,8 +2,10 @@ package store
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
@@ -40,5 +42,30 @@ func TestCheckChangeRefusesOnlyNewText(t *testing.T) {
 		if err != nil && (strings.Contains(err.Error(), shapes[3].Core) || strings.Contains(err.Error(), shapes[0].Core)) {
 			t.Errorf("%s: the refusal repeats the secret: %v", c.name, err)
 		}
+	}
+}
+
+// A record of many keys of a secret's shape, all kept, is checked in linear time: each key
+// put out of the way once took a name past all those before it, a character longer each.
+func TestCheckChangeOfManyKeptKeysIsLinear(t *testing.T) {
+	core := secrettest.Shapes()[3].Text
+	var b strings.Builder
+	b.WriteString(`{"v":{`)
+	for i := range 5000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		k, _ := json.Marshal(core + strconv.Itoa(i))
+		b.Write(k)
+		b.WriteString(":1")
+	}
+	old := b.String() + `}}`
+	next := b.String() + `},"x":"y"}`
+	start := time.Now()
+	if err := checkChange([]byte(old), []byte(next)); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("checkChange of %d bytes took %v", len(next), d)
 	}
 }

@@ -141,14 +141,15 @@ func strs(v any, f func(s string, key bool) string) any {
 		}
 	case map[string]any:
 		out := make(map[string]any, len(v))
+		i := 0 // names tried go on from the last: a name longer for each made it quadratic
 		for k, x := range v {
 			n := f(k, true)
-			for {
+			for n != k {
 				_, inV := v[n]
-				if _, inOut := out[n]; !inOut && (n == k || !inV) {
+				if _, inOut := out[n]; !inOut && !inV {
 					break
 				}
-				n += "_"
+				n, i = "_"+strconv.Itoa(i), i+1
 			}
 			out[n] = strs(x, f)
 		}
