@@ -476,7 +476,7 @@ func launcherData(dir string) bool {
 		switch {
 		case strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-"):
 			return true
-		case strings.HasPrefix(n, "bin-") && (hasCairnMCP(d) || fileExists(filepath.Join(d, ".checksums"))):
+		case strings.HasPrefix(n, "bin-") && cairnSet(d):
 			return true
 		case !launcherName(n):
 			foreign = true
@@ -498,8 +498,10 @@ func removeOwn(dir string) error {
 	ents, err := os.ReadDir(dir)
 	var errs []error
 	for _, e := range ents {
-		if e.Name() == hook.StopMarkFile || launcherName(e.Name()) {
-			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+		n, d := e.Name(), filepath.Join(dir, e.Name())
+		// A bin- directory without Cairn's binaries is the other program's too.
+		if n == hook.StopMarkFile || launcherName(n) && (!strings.HasPrefix(n, "bin-") || cairnSet(d)) {
+			errs = append(errs, os.RemoveAll(d))
 		}
 	}
 	_ = os.Remove(dir)
@@ -533,6 +535,11 @@ func cairnLinks(home, exe, goos string) []string {
 		}
 	}
 	return []string{l}
+}
+
+// cairnSet: dir, a launcher's bin-VERSION, holds a set of Cairn's binaries or its stamp.
+func cairnSet(dir string) bool {
+	return hasCairnMCP(dir) || fileExists(filepath.Join(dir, ".checksums"))
 }
 
 // hasCairnMCP: dir holds Cairn's cairn-mcp, as a set for Windows names it or as any other.
