@@ -28,6 +28,9 @@ func TestCheckChangeRefusesOnlyNewText(t *testing.T) {
 		{"new key beside a kept one", `{"v":{` + kept + `:"1"}}`, `{"v":{` + kept + `:"1",` + other + `:"1"}}`, true},
 		{"new password for a kept one", `{"a":` + kept + `}`, `{"a":` + kept + `,"password":"Tr0ub4dor&3xQz"}`, true},
 		{"new value under a repeated key", `{"a":` + kept + `}`, `{"a":` + kept + `,"b":` + other + `,"b":"x"}`, true},
+		{"new value beside a kept name", `{"a":` + kept + `,"b":"api_key"}`, `{"a":` + kept + `,"b":["api_key", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7"]}`, true},
+		{"new flag beside a kept command", `{"a":` + kept + `,"c":"curl https://x.example"}`, `{"a":` + kept + `,"c":["curl https://x.example", " -u bob:Tr0ub4dor3x"]}`, true},
+		{"kept password moved", `{"a":{"password":"Tr0ub4dor&3xQz"}}`, `{"b":[{"password":"Tr0ub4dor&3xQz"}]}`, false},
 		{"a clean record", `{"a":"x"}`, `{"a":` + other + `}`, true},
 		{"no record", ``, `{"a":` + other + `}`, true},
 	} {
