@@ -478,7 +478,7 @@ func launcherData(dir string) bool {
 		switch {
 		case strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-"):
 			return true
-		case strings.HasPrefix(n, "bin-") && (hasCairnMCP(d) || fileExists(filepath.Join(d, ".checksums"))):
+		case strings.HasPrefix(n, "bin-") && cairnSet(d):
 			return true
 		case !launcherName(n):
 			foreign = true
@@ -503,9 +503,11 @@ func removeOwn(dir string) error {
 	ents, err := os.ReadDir(dir)
 	var errs []error
 	for _, e := range ents {
-		// The launcher's cairn is a link (see stableCairn).
-		if e.Name() == hook.StopMarkFile || launcherName(e.Name()) && (e.Name() != "cairn" || e.Type()&os.ModeSymlink != 0) {
-			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+		n, d := e.Name(), filepath.Join(dir, e.Name())
+		// The launcher's cairn is a link (see stableCairn); a bin- directory without Cairn's
+		// binaries is the other program's.
+		if n == hook.StopMarkFile || launcherName(n) && (n != "cairn" || e.Type()&os.ModeSymlink != 0) && (!strings.HasPrefix(n, "bin-") || cairnSet(d)) {
+			errs = append(errs, os.RemoveAll(d))
 		}
 	}
 	_ = os.Remove(dir)
@@ -539,6 +541,11 @@ func cairnLinks(home, exe, goos string) []string {
 		}
 	}
 	return []string{l}
+}
+
+// cairnSet: dir, a launcher's bin-VERSION, holds a set of Cairn's binaries or its stamp.
+func cairnSet(dir string) bool {
+	return hasCairnMCP(dir) || fileExists(filepath.Join(dir, ".checksums"))
 }
 
 // hasCairnMCP: dir holds Cairn's cairn-mcp, as a set for Windows names it or as any other.

@@ -2,8 +2,10 @@ package store
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
@@ -25,6 +27,10 @@ func TestCheckChangeRefusesOnlyNewText(t *testing.T) {
 		{"new value under a kept key", `{"v":{` + kept + `:"1"}}`, `{"v":{` + kept + `:` + other + `}}`, true},
 		{"new key beside a kept one", `{"v":{` + kept + `:"1"}}`, `{"v":{` + kept + `:"1",` + other + `:"1"}}`, true},
 		{"new password for a kept one", `{"a":` + kept + `}`, `{"a":` + kept + `,"password":"Tr0ub4dor&3xQz"}`, true},
+		{"new value under a repeated key", `{"a":` + kept + `}`, `{"a":` + kept + `,"b":` + other + `,"b":"x"}`, true},
+		{"new value beside a kept name", `{"a":` + kept + `,"b":"api_key"}`, `{"a":` + kept + `,"b":["api_key", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7"]}`, true},
+		{"new flag beside a kept command", `{"a":` + kept + `,"c":"curl https://x.example"}`, `{"a":` + kept + `,"c":["curl https://x.example", " -u bob:Tr0ub4dor3x"]}`, true},
+		{"kept password moved", `{"a":{"password":"Tr0ub4dor&3xQz"}}`, `{"b":[{"password":"Tr0ub4dor&3xQz"}]}`, false},
 		{"a clean record", `{"a":"x"}`, `{"a":` + other + `}`, true},
 		{"no record", ``, `{"a":` + other + `}`, true},
 	} {
@@ -39,5 +45,30 @@ func TestCheckChangeRefusesOnlyNewText(t *testing.T) {
 		if err != nil && (strings.Contains(err.Error(), shapes[3].Core) || strings.Contains(err.Error(), shapes[0].Core)) {
 			t.Errorf("%s: the refusal repeats the secret: %v", c.name, err)
 		}
+	}
+}
+
+// A record of many keys of a secret's shape, all kept, is checked in linear time: each key
+// put out of the way once took a name past all those before it, a character longer each.
+func TestCheckChangeOfManyKeptKeysIsLinear(t *testing.T) {
+	core := secrettest.Shapes()[3].Text
+	var b strings.Builder
+	b.WriteString(`{"v":{`)
+	for i := range 5000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		k, _ := json.Marshal(core + strconv.Itoa(i))
+		b.Write(k)
+		b.WriteString(":1")
+	}
+	old := b.String() + `}}`
+	next := b.String() + `},"x":"y"}`
+	start := time.Now()
+	if err := checkChange([]byte(old), []byte(next)); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("checkChange of %d bytes took %v", len(next), d)
 	}
 }

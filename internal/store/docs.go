@@ -101,31 +101,49 @@ func CheckDocument(doc []byte) error {
 // a secret's shape old holds already (kept before a rule found it, or written by hand) does not
 // refuse it, only text the change brings in does. The refusal is then for that text: next is
 // scanned again with each string old holds as a value, and each key of a secret's shape old
-// holds, put out of the way.
+// holds, put out of the way. Text a kept string makes with a new one beside it (a name, then a
+// value) is new too: unless old makes such text itself, next is also scanned with only the
+// strings of a secret's shape alone put out of the way.
 func checkChange(old, next []byte) error {
 	err := CheckDocument(next)
-	if _, ok := errors.AsType[*secrets.Finding](err); !ok || old == nil || secrets.ScanJSON(old) == nil {
-		return err
-	}
-	var was, is any
-	if decodeNumbers(old, &was) != nil || decodeNumbers(next, &is) != nil {
+	if _, ok := errors.AsType[*secrets.Finding](err); !ok || old == nil || secrets.ScanJSON(old) == nil ||
+		strictjson.Check(next) != nil { // a repeated key: decoding keeps one of its values
 		return err
 	}
 	kept := map[string]bool{}
-	strs(was, func(s string, _ bool) string { kept[s] = true; return s })
-	rest, _ := json.Marshal(strs(is, func(s string, key bool) string {
+	if _, ok := scrubbed(old, func(s string, _ bool) string { kept[s] = true; return s }); !ok {
+		return err
+	}
+	alone := func(s string, _ bool) string {
+		if kept[s] && secrets.ScanString(s) != nil {
+			return ""
+		}
+		return s
+	}
+	if o, _ := scrubbed(old, alone); secrets.ScanJSON(o) == nil {
+		if n, _ := scrubbed(next, alone); secrets.ScanJSON(n) != nil {
+			return CheckDocument(n)
+		}
+	}
+	rest, _ := scrubbed(next, func(s string, key bool) string {
 		if kept[s] && (!key || secrets.ScanString(s) != nil) {
 			return ""
 		}
 		return s
-	}))
+	})
 	return CheckDocument(rest)
 }
 
-func decodeNumbers(doc []byte, v *any) error {
+// scrubbed is doc with f applied to its strings (strs), or false when doc does not decode.
+func scrubbed(doc []byte, f func(s string, key bool) string) ([]byte, bool) {
 	d := json.NewDecoder(bytes.NewReader(doc))
 	d.UseNumber()
-	return d.Decode(v)
+	var v any
+	if d.Decode(&v) != nil {
+		return nil, false
+	}
+	b, _ := json.Marshal(strs(v, f))
+	return b, true
 }
 
 // strs is v, decoded JSON, with f applied to each string in it, each object key too (key set),
@@ -140,14 +158,15 @@ func strs(v any, f func(s string, key bool) string) any {
 		}
 	case map[string]any:
 		out := make(map[string]any, len(v))
+		i := 0 // names tried go on from the last: a name longer for each made it quadratic
 		for k, x := range v {
 			n := f(k, true)
-			for {
+			for n != k {
 				_, inV := v[n]
-				if _, inOut := out[n]; !inOut && (n == k || !inV) {
+				if _, inOut := out[n]; !inOut && !inV {
 					break
 				}
-				n += "_"
+				n, i = "_"+strconv.Itoa(i), i+1
 			}
 			out[n] = strs(x, f)
 		}

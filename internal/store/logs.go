@@ -11,6 +11,7 @@ import (
 	"math"
 	"path"
 	"slices"
+	"sort"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -173,12 +174,14 @@ func (s *Store) keepTornTail(name string, tail []byte, k *tornKept) error {
 
 // SplitSecret reports the secret that log line line, clean alone, makes on the line after
 // prev (a key file appended a line at a time), or nil. Text of a secret's shape prev holds
-// alone (written before a rule found it, or by hand) is no secret line makes.
+// alone (written before a rule found it, or by hand) is no secret line makes: only the end of
+// prev after it, the longest that holds none, is read with line.
 func SplitSecret(prev, line []byte) *secrets.Finding {
-	if secrets.ScanString(string(prev)) != nil {
-		return nil
+	p := string(prev)
+	if secrets.ScanString(p) != nil {
+		p = p[sort.Search(len(p), func(i int) bool { return secrets.ScanString(p[i:]) == nil }):]
 	}
-	return secrets.ScanString(string(prev) + "\n" + string(line))
+	return secrets.ScanString(p + "\n" + string(line))
 }
 
 // lastEntry returns the size of the log file (0 when there is none) and its last line when

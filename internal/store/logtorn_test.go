@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -173,5 +174,19 @@ func TestLogWithAStoredSecretTakesEntries(t *testing.T) {
 	}
 	if err := s.AppendLog("run", []byte(`{"n":2}`)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A last line holding text of a secret's shape alone still refuses an entry that makes a new
+// secret with it: a key's first line after the kept text, its body in the entry.
+func TestSplitSecretAfterKeptText(t *testing.T) {
+	q, _ := json.Marshal(secrettest.Shapes()[3].Text)
+	prev := string(q) + ` "-----BEGIN RSA ` + `PRIVATE KEY-----"`
+	body := `"MIIEowIBAAKCAQEAx9MIIEowIBAAKCAQEAx9MIIEowIBAAKCAQEAx9MIIEowIBAAKC"`
+	if secrets.ScanString(body) != nil {
+		t.Fatal("the body is a secret alone")
+	}
+	if store.SplitSecret([]byte(prev), []byte(body)) == nil {
+		t.Error("a key's body after its first line, beside kept text, was taken")
 	}
 }
