@@ -21,10 +21,3 @@ func OnMirrorWait(t *testing.T, f func()) {
 	mirrorWaiting = f
 	t.Cleanup(func() { mirrorWaiting = was })
 }
-
-// SetMaxRead sets how many bytes of records one Since reads, for the test t.
-func SetMaxRead(t *testing.T, n int) {
-	was := maxRead
-	maxRead = n
-	t.Cleanup(func() { maxRead = was })
-}

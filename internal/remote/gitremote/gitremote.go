@@ -871,15 +871,9 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 	return recs, err
 }
 
-// maxRead bounds the records one read takes, as remote.MaxRecord bounds each: a line of many
-// records, pushed by anyone with access, must be an error rather than read whole into memory.
-// It is the largest journal a store takes (store.MaxJournalSize); lowered by tests.
-var maxRead = 256 << 20
-
 // readBatch reads n records, revisions rev+1 on, from git cat-file --batch's output.
 func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int) ([]remote.Record, error) {
 	recs := make([]remote.Record, 0, n)
-	total := 0
 	for i := range n {
 		hdr, err := r.ReadString('\n')
 		if err != nil {
@@ -895,9 +889,6 @@ func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int) ([]rem
 		}
 		if size > remote.MaxRecord {
 			return nil, remote.Unreadable(fmt.Errorf("revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; %s", rev+int64(i)+1, id, size, b.notCairnsStep(id, "commit")))
-		}
-		if total += size; total > maxRead {
-			return nil, remote.Unreadable(fmt.Errorf("the remote's line for workflow %s holds more than %d MiB of records after revision %d, more than Cairn takes in one step; %s", id, maxRead>>20, rev, b.notCairnsStep(id, "commit")))
 		}
 		d := make([]byte, size+1) // the object and cat-file's newline
 		if _, err := io.ReadFull(r, d); err != nil {

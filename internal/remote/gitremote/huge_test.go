@@ -88,26 +88,3 @@ func TestHugeSubjectLeavesTheOthers(t *testing.T) {
 		t.Fatalf("Since(wf-z) beside wf-m = %d records, %v", len(recs), err)
 	}
 }
-
-// TestHugeLineIsRefused: each record read from the remote was bounded, their sum was not, so a
-// line of many records each under remote.MaxRecord, pushed by anyone with access, was read
-// whole into memory by one Since. A line over the bound is an error naming the workflow, with
-// its step, found before the record past it is read; one within it is read as before.
-func TestHugeLineIsRefused(t *testing.T) {
-	ctx := bg(t)
-	bare := bareRepo(t)
-	url := "file://" + bare
-	rec := []byte(strings.Repeat("x", 1000))
-	if _, err := clone(t, url, gitremote.Refs).Append(ctx, "wf-a", 0, [][]byte{rec, rec, rec}); err != nil {
-		t.Fatal(err)
-	}
-	gitremote.SetMaxRead(t, 2500)
-	b := clone(t, url, gitremote.Refs)
-	if recs, err := b.Since(ctx, "wf-a", 1); err != nil || len(recs) != 2 {
-		t.Fatalf("Since(1) over 2000 bytes = %d records, %v; want both", len(recs), err)
-	}
-	recs, err := b.Since(ctx, "wf-a", 0)
-	if err == nil || !strings.Contains(err.Error(), "workflow wf-a") || !strings.Contains(err.Error(), "git fetch origin refs/cairn/wf/wf-a") {
-		t.Fatalf("Since(0) over 3000 bytes = %d records, %v; want an error naming the workflow, with the step", len(recs), err)
-	}
-}
