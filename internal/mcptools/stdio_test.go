@@ -942,3 +942,71 @@ func (w *closedWhenWritten) answers() []writtenLine {
 	defer w.mu.Unlock()
 	return slices.Clone(w.lines)
 }
+
+// TestStdioUpdateShutdownIsBoundedOnce: after a plugin update, a call hung in the engine (a
+// hung disk, a lock held) kept the server up for DrainTimeout waiting for it, then as long
+// again waiting to close the engine under it, and main's Close after ServeStdio as long again:
+// the answers held went out seconds late and the model's retry met a server that no longer
+// read. The whole shutdown is bounded once, by DrainTimeout.
+func TestStdioUpdateShutdownIsBoundedOnce(t *testing.T) {
+	const drain = 300 * time.Millisecond
+	defer mcptools.SetDrainTimeout(drain)()
+	opts, st := fakeOptions(t)
+	var update func()
+	opts.PluginRoot, opts.BinDir, update = stampedPlugin(t)
+	srv := mcptools.New(opts)
+	release := make(chan struct{})
+	t.Cleanup(func() {
+		close(release)
+		srv.Close(context.Background())
+	})
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	out := &closedWhenWritten{st: st}
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeStdio(testCtx(t), inR, out) }()
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool { return len(out.answers()) == 1 })
+	st.mu.Lock()
+	st.block = release
+	st.mu.Unlock()
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"hung","method":"tools/call","params":{"name":"start_workflow","arguments":{"type":"apex","context":"x"}}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return slices.Contains(st.calls, "start")
+	})
+	update()
+	began := time.Now()
+	srv.RestartAsNew() // as the background sync does when it finds the update
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the server did not return after the update")
+	}
+	if took := time.Since(began); took >= 2*drain {
+		t.Errorf("ServeStdio returned %s after the update, want within about DrainTimeout (%s)", took, drain)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Close(context.Background()) }()
+	select {
+	case err := <-closed:
+		if err == nil {
+			t.Error("Close with the call still hung reported the engine closed")
+		}
+	case <-time.After(2 * drain):
+		t.Error("Close after ServeStdio waited again for the hung call, past the shutdown's bound")
+	}
+}
