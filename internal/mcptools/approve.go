@@ -60,7 +60,7 @@ func askApproval(c *call, refused error, ae *workflow.ApprovalError) (*workflow.
 	// from the approval phase (runTransition, CompleteApproved), whatever they did.
 	var res *mcp.ElicitationResult
 	var err error
-	if !c.unlocked(func() { res, err = c.srv.RequestElicitation(ctx, req) }) {
+	if !c.unlocked(func() { res, err = c.srv.RequestElicitation(ctx, req) }) || errors.Is(err, errClientGone) {
 		return nil, fmt.Errorf("leaving phase %s: cairn-mcp shut down or reopened the workflow state while the person was asked; nothing was changed: call %s again", phase, tool)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && c.live.Err() == nil {

@@ -1049,3 +1049,55 @@ func TestStdioUnreadableApprovalAnswer(t *testing.T) {
 	}
 	r.checkStdout()
 }
+
+// TestStdioUpdateWhileThePersonIsAsked: a transition waiting for the person's approval when
+// the plugin is updated under the server was answered "no person could be asked here", sent
+// to have the user run cairn approve, though the person was being asked: the server, exiting,
+// withdrew the question. It says so, nothing changed: call transition again.
+func TestStdioUpdateWhileThePersonIsAsked(t *testing.T) {
+	p := newProject(t)
+	seed := p.other(t, "seed")
+	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "asked"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	plugin, bin, update := stampedPlugin(t)
+	p.bin = filepath.Join(bin, "cairn-mcp")
+	copyBinary(t, p.bin)
+	p.more = []string{"CLAUDE_PLUGIN_ROOT=" + plugin, mcptools.EnvSyncInterval + "=1h"}
+	r := startRaw(t, p)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.next(hangGuard); resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(`{"jsonrpc":"2.0","id":"move","method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+	nextAsk(t, r, "the server did not ask the person")
+	update()
+	r.send(`{"jsonrpc":"2.0","id":"vars","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	for {
+		line, ok := <-r.lines
+		if !ok {
+			t.Fatalf("the transition was not answered; stderr:\n%s", r.stderr)
+		}
+		var m struct {
+			ID     string `json:"id"`
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID != "move" {
+			continue
+		}
+		if len(m.Result.Content) != 1 || strings.Contains(m.Result.Content[0].Text, "no person could be asked") ||
+			!strings.Contains(m.Result.Content[0].Text, "nothing was changed: call transition again") {
+			t.Errorf("the transition asked about when the server exited answered %s", clip(string(line)))
+		}
+		break
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow moved to %s", snap.Phase)
+	}
+}
