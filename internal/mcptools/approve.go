@@ -61,7 +61,7 @@ func askApproval(c *call, refused error, ae *workflow.ApprovalError) (*workflow.
 	var res *mcp.ElicitationResult
 	var err error
 	if !c.unlocked(func() { res, err = c.srv.RequestElicitation(ctx, req) }) || errors.Is(err, errClientGone) {
-		return nil, fmt.Errorf("leaving phase %s: cairn-mcp shut down or reopened the workflow state while the person was asked; nothing was changed: call %s again", phase, tool)
+		return nil, fmt.Errorf("leaving phase %s: cairn-mcp shut down or reopened the workflow state before the person's answer came; nothing was changed: call %s again", phase, tool)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && c.live.Err() == nil {
 		return nil, fmt.Errorf("leaving phase %s needs a person's approval; they were asked but did not answer within %s, so nothing was changed: call %s again to ask again, or %s", phase, workflow.Age(approvalWait), tool, engine.UserApproves)

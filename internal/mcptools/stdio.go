@@ -1024,6 +1024,11 @@ func load[T any](p *atomic.Pointer[T]) T {
 // RequestElicitation asks the client to put a question to the person and waits for the
 // answer, or for ctx.
 func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	select {
+	case <-s.gone:
+		return nil, errClientGone // not asked: no answer could be read
+	default:
+	}
 	id := fmt.Sprintf(`"cairn-%d"`, s.nextID.Add(1))
 	ch := make(chan rpcReply, 1)
 	s.pending.Store(id, ch)

@@ -1101,3 +1101,21 @@ func TestStdioUpdateWhileThePersonIsAsked(t *testing.T) {
 		t.Errorf("the workflow moved to %s", snap.Phase)
 	}
 }
+
+// TestStdioNoQuestionOnceStdinEnded: a transition out of an approval phase that only starts
+// once stdin has ended (it waited for a free slot) put its question to the person, whose answer
+// could no longer be read, and withdrew it at once. It is not asked; the transition says the
+// server shut down, nothing was changed.
+func TestStdioNoQuestionOnceStdinEnded(t *testing.T) {
+	_, r, _ := askingServer(t)
+	r.send(`{"jsonrpc":"2.0","id":"late","method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+	r.stdin.Close()
+	for line := range r.lines {
+		if strings.Contains(string(line), `"elicitation/create"`) {
+			t.Errorf("asked the person once stdin had ended: %s", clip(string(line)))
+		}
+		if strings.Contains(string(line), `"id":"late"`) && !strings.Contains(string(line), "cairn-mcp shut down") {
+			t.Errorf("the late transition answered %s", clip(string(line)))
+		}
+	}
+}
