@@ -167,8 +167,17 @@ func runTask(a *app, pos []string, e *engine.Engine) error {
 	req := engine.TaskRequest{ID: pos[0], Status: pos[1], Output: a.opt.outputs.last(), Note: a.opt.note}
 	// With sharing on, running claims the task on the remote first (claimsync).
 	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
-	// Its git, in a session of its own, ends with cairn on Ctrl-C, SIGTERM or SIGHUP.
-	ctx, done := a.remoteContext(syncTimeout)
+	// Its git, in a session of its own, ends with cairn on Ctrl-C, SIGTERM or SIGHUP. With
+	// sharing off no git runs: a signal ends cairn at once, as it does a transition, not after
+	// the change is made.
+	ctx, done := a.ctx, func() {}
+	st, s, err := remoteSettings(e)
+	if err == nil {
+		st.Close()
+	}
+	if err != nil || s.Enabled {
+		ctx, done = a.remoteContext(syncTimeout)
+	}
 	defer done()
 	res, err := claimsync.Task(ctx, o, req.ID, req.Status, func(rerun bool) (*engine.Result, error) {
 		req.Rerun = rerun

@@ -60,8 +60,8 @@ func askApproval(c *call, refused error, ae *workflow.ApprovalError) (*workflow.
 	// from the approval phase (runTransition, CompleteApproved), whatever they did.
 	var res *mcp.ElicitationResult
 	var err error
-	if !c.unlocked(func() { res, err = c.srv.RequestElicitation(ctx, req) }) {
-		return nil, fmt.Errorf("leaving phase %s: cairn-mcp shut down or reopened the workflow state while the person was asked; nothing was changed: call %s again", phase, tool)
+	if !c.unlocked(func() { res, err = c.srv.RequestElicitation(ctx, req) }) || errors.Is(err, errClientGone) {
+		return nil, fmt.Errorf("leaving phase %s: cairn-mcp shut down or reopened the workflow state before the person's answer came; nothing was changed: call %s again", phase, tool)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && c.live.Err() == nil {
 		return nil, fmt.Errorf("leaving phase %s needs a person's approval; they were asked but did not answer within %s, so nothing was changed: call %s again to ask again, or %s", phase, workflow.Age(approvalWait), tool, engine.UserApproves)
@@ -70,7 +70,7 @@ func askApproval(c *call, refused error, ae *workflow.ApprovalError) (*workflow.
 		return nil, cannot
 	}
 	content, _ := res.Content.(map[string]any)
-	yes, _ := content["approve"].(bool)
+	yes, answered := content["approve"].(bool)
 	switch {
 	case res.Action == mcp.ElicitationResponseActionAccept && yes:
 		note, _ := content["note"].(string)
@@ -83,6 +83,9 @@ func askApproval(c *call, refused error, ae *workflow.ApprovalError) (*workflow.
 	case res.Action == mcp.ElicitationResponseActionCancel:
 		// claude -p answers every elicitation so, at once: no person saw it.
 		return nil, fmt.Errorf("leaving phase %s needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): %s, then call %s again", phase, engine.UserApproves, tool)
+	case res.Action != mcp.ElicitationResponseActionDecline && (res.Action != mcp.ElicitationResponseActionAccept || !answered):
+		// No answer a person gives (a null result, an unknown action, a form of the wrong type).
+		return nil, fmt.Errorf("leaving phase %s needs a person's approval and the client's answer to the prompt could not be read, so nothing was changed: %s, then call %s again", phase, engine.UserApproves, tool)
 	}
 	// A no's note says what to change: the agent is given it, unless it has a secret's shape.
 	if note, _ := content["note"].(string); strings.TrimSpace(note) != "" && secrets.ScanString(note) == nil {

@@ -54,3 +54,13 @@ const MaxLoadBytes = maxLoadBytes
 
 // LeftOutNotice is leftOutNotice, for its tests.
 var LeftOutNotice = leftOutNotice
+
+// SetDrainTimeout changes how long shutdown waits for the calls running, and returns the undo.
+func SetDrainTimeout(d time.Duration) (restore func()) {
+	old := DrainTimeout
+	DrainTimeout = d
+	return func() { DrainTimeout = old }
+}
+
+// RestartAsNew is what the background sync does when it finds the plugin updated.
+func (s *Server) RestartAsNew() { s.restartAsNew() }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,6 +66,9 @@ type Server struct {
 	// through the launcher, at the next call (update.go).
 	restart     chan struct{}
 	restartOnce sync.Once
+	// stopBy, once ServeStdio stops reading, is when its shutdown ends (unix ns): Close waits
+	// for a call no later, whoever calls it.
+	stopBy atomic.Int64
 
 	// Guarded by turn.
 	eng     Engine
@@ -124,6 +128,11 @@ func New(opt Options) *Server {
 }
 
 func (s *Server) acquire(ctx context.Context) error {
+	select {
+	case s.turn <- struct{}{}: // free: taken even when ctx is done (a Close past stopBy)
+		return nil
+	default:
+	}
 	select {
 	case s.turn <- struct{}{}:
 		return nil
@@ -268,9 +277,14 @@ func (s *Server) whenOpen(ctx context.Context, fn func()) {
 	}
 }
 
-// Close stops the watcher, waits for the call in progress (bounded by ctx) and closes the
-// engine. Calls after Close get an error result.
+// Close stops the watcher, waits for the call in progress (bounded by ctx, and by the end of
+// ServeStdio's shutdown) and closes the engine. Calls after Close get an error result.
 func (s *Server) Close(ctx context.Context) error {
+	if by := s.stopBy.Load(); by != 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Unix(0, by))
+		defer cancel()
+	}
 	if err := s.acquire(ctx); err != nil {
 		return fmt.Errorf("waiting for the call in progress: %w", err)
 	}

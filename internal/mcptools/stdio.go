@@ -28,8 +28,8 @@ import (
 // oversized tool call still reaches the tool and gets a readable isError result.
 const MaxLineBytes = 4 << 20
 
-// DrainTimeout bounds how long shutdown waits for calls already running.
-const DrainTimeout = 5 * time.Second
+// DrainTimeout bounds how long shutdown waits for calls already running (a variable for tests).
+var DrainTimeout = 5 * time.Second
 
 // updateQuiet is how long stdin must stay quiet, once the plugin was updated, before the
 // server answers what it read and exits; updateHold bounds the whole wait.
@@ -249,8 +249,9 @@ loop:
 	// calls waiting for one give up now rather than at the drain timeout.
 	close(sess.gone)
 
-	// Every request read is run, as it would have been had the client stayed; the drain is
-	// bounded all the same.
+	// Every request read is run, as it would have been had the client stayed; the drain and
+	// closing the engine after it (here or in main) are bounded all the same, once.
+	s.stopBy.Store(time.Now().Add(DrainTimeout).UnixNano())
 	timeout := time.After(DrainTimeout)
 drain:
 	for running > 0 {
@@ -267,11 +268,9 @@ drain:
 		// The answers held go last, once the engine is closed (tens of milliseconds): the
 		// model's retry, sent as soon as it reads "call it again", must find this process
 		// gone, or Claude Code hands it to this old server and reports the connection closed.
-		closeCtx, cancel := context.WithTimeout(context.Background(), DrainTimeout)
-		if err := s.Close(closeCtx); err != nil {
+		if err := s.Close(context.Background()); err != nil {
 			s.opt.Log.Printf("closing: %v", err)
 		}
-		cancel()
 		writing(w.release)
 	default:
 		// Nothing is held without an update; a notification write blocked on a client that
@@ -1025,6 +1024,11 @@ func load[T any](p *atomic.Pointer[T]) T {
 // RequestElicitation asks the client to put a question to the person and waits for the
 // answer, or for ctx.
 func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	select {
+	case <-s.gone:
+		return nil, errClientGone // not asked: no answer could be read
+	default:
+	}
 	id := fmt.Sprintf(`"cairn-%d"`, s.nextID.Add(1))
 	ch := make(chan rpcReply, 1)
 	s.pending.Store(id, ch)
@@ -1041,8 +1045,8 @@ func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.Elicitati
 			return nil, fmt.Errorf("the client refused the elicitation: %s (code %d)", r.Error.Message, r.Error.Code)
 		}
 		var res mcp.ElicitationResult
-		if err := json.Unmarshal(r.Result, &res); err != nil {
-			return nil, fmt.Errorf("the client's elicitation answer is not valid: %w", err)
+		if json.Unmarshal(r.Result, &res) != nil {
+			res = mcp.ElicitationResult{} // no action: the caller says the answer could not be read
 		}
 		return &res, nil
 	case <-ctx.Done():

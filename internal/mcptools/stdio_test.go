@@ -942,3 +942,180 @@ func (w *closedWhenWritten) answers() []writtenLine {
 	defer w.mu.Unlock()
 	return slices.Clone(w.lines)
 }
+
+// TestStdioUpdateShutdownIsBoundedOnce: after a plugin update, a call hung in the engine (a
+// hung disk, a lock held) kept the server up for DrainTimeout waiting for it, then as long
+// again waiting to close the engine under it, and main's Close after ServeStdio as long again:
+// the answers held went out seconds late and the model's retry met a server that no longer
+// read. The whole shutdown is bounded once, by DrainTimeout.
+func TestStdioUpdateShutdownIsBoundedOnce(t *testing.T) {
+	const drain = 300 * time.Millisecond
+	defer mcptools.SetDrainTimeout(drain)()
+	opts, st := fakeOptions(t)
+	var update func()
+	opts.PluginRoot, opts.BinDir, update = stampedPlugin(t)
+	srv := mcptools.New(opts)
+	release := make(chan struct{})
+	t.Cleanup(func() {
+		close(release)
+		srv.Close(context.Background())
+	})
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	out := &closedWhenWritten{st: st}
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeStdio(testCtx(t), inR, out) }()
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool { return len(out.answers()) == 1 })
+	st.mu.Lock()
+	st.block = release
+	st.mu.Unlock()
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"hung","method":"tools/call","params":{"name":"start_workflow","arguments":{"type":"apex","context":"x"}}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return slices.Contains(st.calls, "start")
+	})
+	update()
+	began := time.Now()
+	srv.RestartAsNew() // as the background sync does when it finds the update
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the server did not return after the update")
+	}
+	if took := time.Since(began); took >= 2*drain {
+		t.Errorf("ServeStdio returned %s after the update, want within about DrainTimeout (%s)", took, drain)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Close(context.Background()) }()
+	select {
+	case err := <-closed:
+		if err == nil {
+			t.Error("Close with the call still hung reported the engine closed")
+		}
+	case <-time.After(2 * drain):
+		t.Error("Close after ServeStdio waited again for the hung call, past the shutdown's bound")
+	}
+}
+
+// TestStdioUnreadableApprovalAnswer: a client that answered the approval prompt with no answer
+// a person gives (a null result, no action, an action MCP has not, a form of the wrong type)
+// was reported as "the user did not approve": the agent was sent to ask what to change of a
+// person who said nothing. It says the answer could not be read, with the step that approves;
+// the gate stays.
+func TestStdioUnreadableApprovalAnswer(t *testing.T) {
+	p, r := atTheGate(t, "unreadable answers")
+	for i, result := range []string{
+		`null`,
+		`{}`,
+		`{"action":"maybe"}`,
+		`{"action":"maybe","content":{"approve":false}}`,
+		`{"action":5}`,
+		`{"action":"accept","content":"yes"}`,
+		`{"action":"accept","content":{"approve":"yes"}}`,
+		`{"action":"accept"}`,
+	} {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`, i+1))
+		ask := nextAsk(t, r, "the server did not ask the person")
+		r.send(`{"jsonrpc":"2.0","id":` + string(ask) + `,"result":` + result + `}`)
+		resp := r.next(hangGuard)
+		var res struct {
+			Content []struct{ Text string } `json:"content"`
+			IsError bool                    `json:"isError"`
+		}
+		if json.Unmarshal(resp.Result, &res) != nil || !res.IsError || len(res.Content) != 1 {
+			t.Fatalf("answer %s: transition answered %s", result, clip(string(resp.Result)))
+		}
+		got := res.Content[0].Text
+		if strings.Contains(got, "did not approve") || !strings.Contains(got, "could not be read") || !strings.Contains(got, "cairn approve") {
+			t.Errorf("answer %s: transition said %q, want the answer said unreadable, with the step that approves", result, got)
+		}
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow moved to %s", snap.Phase)
+	}
+	r.checkStdout()
+}
+
+// TestStdioUpdateWhileThePersonIsAsked: a transition waiting for the person's approval when
+// the plugin is updated under the server was answered "no person could be asked here", sent
+// to have the user run cairn approve, though the person was being asked: the server, exiting,
+// withdrew the question. It says so, nothing changed: call transition again.
+func TestStdioUpdateWhileThePersonIsAsked(t *testing.T) {
+	p := newProject(t)
+	seed := p.other(t, "seed")
+	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "asked"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	plugin, bin, update := stampedPlugin(t)
+	p.bin = filepath.Join(bin, "cairn-mcp")
+	copyBinary(t, p.bin)
+	p.more = []string{"CLAUDE_PLUGIN_ROOT=" + plugin, mcptools.EnvSyncInterval + "=1h"}
+	r := startRaw(t, p)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.next(hangGuard); resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(`{"jsonrpc":"2.0","id":"move","method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+	nextAsk(t, r, "the server did not ask the person")
+	update()
+	r.send(`{"jsonrpc":"2.0","id":"vars","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	for {
+		line, ok := <-r.lines
+		if !ok {
+			t.Fatalf("the transition was not answered; stderr:\n%s", r.stderr)
+		}
+		var m struct {
+			ID     string `json:"id"`
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID != "move" {
+			continue
+		}
+		if len(m.Result.Content) != 1 || strings.Contains(m.Result.Content[0].Text, "no person could be asked") ||
+			!strings.Contains(m.Result.Content[0].Text, "nothing was changed: call transition again") {
+			t.Errorf("the transition asked about when the server exited answered %s", clip(string(line)))
+		}
+		break
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow moved to %s", snap.Phase)
+	}
+}
+
+// TestStdioNoQuestionOnceStdinEnded: a transition out of an approval phase that only starts
+// once stdin has ended (it waited for a free slot) put its question to the person, whose answer
+// could no longer be read, and withdrew it at once. It is not asked; the transition says the
+// server shut down, nothing was changed.
+func TestStdioNoQuestionOnceStdinEnded(t *testing.T) {
+	_, r, _ := askingServer(t)
+	r.send(`{"jsonrpc":"2.0","id":"late","method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+	r.stdin.Close()
+	for line := range r.lines {
+		if strings.Contains(string(line), `"elicitation/create"`) {
+			t.Errorf("asked the person once stdin had ended: %s", clip(string(line)))
+		}
+		if strings.Contains(string(line), `"id":"late"`) && !strings.Contains(string(line), "cairn-mcp shut down") {
+			t.Errorf("the late transition answered %s", clip(string(line)))
+		}
+	}
+}
