@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -735,5 +736,36 @@ func retentionWithArchiveJSON(t *testing.T, edit func(own, oldest []byte) []byte
 	list, err := s.ListArchives()
 	if err != nil || len(list) != 3 || list[1].Dir != made[2] || list[1].WorkflowID != "wf-2" {
 		t.Fatalf("list %+v %v, want %s second, of wf-2", list, err, made[2])
+	}
+}
+
+// TestReplaceWorkflowRefusedLeavesTheActiveOne: a replacement the store refuses (a secret, a
+// record it cannot read, an event detail of a secret's shape) is refused before the active
+// workflow is archived. Before, the active one was archived first, and the refusal left no
+// workflow active.
+func TestReplaceWorkflowRefusedLeavesTheActiveOne(t *testing.T) {
+	key := secrettest.Shapes()[0].Text
+	secret, _ := json.Marshal(map[string]any{"version": "2.0", "workflow_id": "apex-20261124T100000Z-eeee",
+		"type": "apex", "state": "plan", "status": "active", "revision": 1, "context": key})
+	for name, c := range map[string]struct {
+		rec []byte
+		ev  store.Event
+	}{
+		"secret":        {secret, store.Event{Kind: "migrated"}},
+		"no id":         {[]byte(`{"version":"2.0","state":"plan","revision":1}`), store.Event{Kind: "migrated"}},
+		"secret detail": {record("apex-20261124T100000Z-eeee", 1, "plan"), store.Event{Kind: "migrated", Detail: "from " + key}},
+		"bad kind":      {record("apex-20261124T100000Z-eeee", 1, "plan"), store.Event{Kind: "a b"}},
+	} {
+		s, _ := newStore(t, noSync)
+		if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+			t.Fatal(err)
+		}
+		info, _, err := s.ReplaceWorkflow(c.rec, "conflict", c.ev, nil)
+		if err == nil || info.Dir != "" {
+			t.Errorf("%s: archived %q, err %v; want it refused with nothing archived", name, info.Dir, err)
+		}
+		if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+			t.Errorf("%s: active after: %q %v, want %s", name, w.ID, err, wfID)
+		}
 	}
 }

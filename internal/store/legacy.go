@@ -600,6 +600,13 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event, kept []byte
 		return ArchiveInfo{}, Result{}, err
 	}
 	defer unlock()
+	// Refused before the archive: refused after it, it would leave no workflow active.
+	if _, err := readNext(rec); err != nil {
+		return ArchiveInfo{}, Result{}, err
+	}
+	if err := checkSave(rec, kept, &ev); err != nil {
+		return ArchiveInfo{}, Result{}, err
+	}
 	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data, w.Notices)
 	if err != nil {
 		return info, Result{}, err
