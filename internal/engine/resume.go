@@ -782,6 +782,9 @@ func (e *Engine) ArchiveEnded() (freed bool, warnings []string) {
 // with that, again times at most.
 func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, opt ResumeOptions, again int) *workflow.Record {
 	r = e.resolveLegacy(r, out, eye)
+	if r == nil {
+		return nil
+	}
 	if !r.Status.Valid() {
 		return r // not known to be finished: kept where it is, and Check says why
 	}
