@@ -196,7 +196,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 	unlock, err := s.lock("workflow")
 	if err != nil {
 		var we *WriteError
-		if errors.As(err, &we) || s.o.lockWait == 0 && errors.As(err, new(*durable.LockTimeoutError)) {
+		if errors.As(err, &we) || errors.As(err, new(*durable.LockTimeoutError)) {
 			return s.rebuildInMemory(err)
 		}
 		return Workflow{}, err
@@ -207,8 +207,8 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 }
 
 // rebuildInMemory answers a read when the snapshot needs repair but the state directory
-// cannot be written, or its lock is held and this store waits for none (WithLockWait(0)):
-// the newest journal record is returned and nothing is changed.
+// cannot be written, or its lock is held past the wait (none with WithLockWait(0)): the
+// newest journal record is returned and nothing is changed.
 func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 	why, busy := "the state directory cannot be written", errors.As(lockErr, new(*durable.LockTimeoutError))
 	if busy {
