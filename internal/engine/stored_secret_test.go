@@ -543,3 +543,20 @@ func TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
 		t.Errorf("active %q (started %s), warnings %q", r.WorkflowID, started.Message, r.Warnings)
 	}
 }
+
+// TestReplaceNotStartedAfterTheArchiveSaysNoneIsActive: a replace whose new workflow cannot be
+// saved once the old one is archived (its journal's place taken) says no workflow is active,
+// where the old one is and how to see it. Before, it said only that the new one was not
+// started, and a model took the old one for active still.
+func TestReplaceNotStartedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	old := must(en.Start(engine.StartRequest{Type: "apex", Context: "old", WorkflowID: "apex-20261122T100000Z-0ld1"}))(t)
+	if err := os.MkdirAll(filepath.Join(en.StateDir(), "journal", "apex-20261122T100000Z-beef.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := en.Start(engine.StartRequest{Type: "apex", Context: "new", Replace: true, WorkflowID: "apex-20261122T100000Z-beef"})
+	if err == nil || !strings.Contains(err.Error(), "no workflow is active") || !strings.Contains(err.Error(), "`cairn show apex-20261122T100000Z-0ld1`") {
+		t.Errorf("replace: %v (started %s)", err, old.Message)
+	}
+}
