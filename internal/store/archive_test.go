@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -767,5 +768,36 @@ func TestReplaceWorkflowRefusedLeavesTheActiveOne(t *testing.T) {
 		if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
 			t.Errorf("%s: active after: %q %v, want %s", name, w.ID, err, wfID)
 		}
+	}
+}
+
+// mkdirFailFS fails making a directory under archive/ with err.
+type mkdirFailFS struct {
+	durable.FS
+	err error
+}
+
+func (m mkdirFailFS) Mkdir(name string, perm fs.FileMode) error {
+	if strings.HasPrefix(name, "archive/") {
+		return &os.PathError{Op: "mkdir", Path: name, Err: m.err}
+	}
+	return m.FS.Mkdir(name, perm)
+}
+
+// TestReplaceWorkflowNotArchivedSaysNoArchive: a replacement whose archive of the active
+// workflow fails (its directory cannot be made: a full disk) returns no archive directory, so
+// its caller does not say the active workflow was archived: it is active still.
+func TestReplaceWorkflowNotArchivedSaysNoArchive(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	if _, err := mustOpen(t, dir, noSync).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir, store.WithFS(mkdirFailFS{durabletest.NoSync{FS: openDir(t, dir)}, syscall.ENOSPC}))
+	info, _, err := s.ReplaceWorkflow(record("apex-20261124T100000Z-eeee", 1, "plan"), "conflict", store.Event{Kind: "migrated"}, nil)
+	if err == nil || info.Dir != "" {
+		t.Errorf("archived %q, err %v; want an error and no archive", info.Dir, err)
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+		t.Errorf("active after: %q %v, want %s", w.ID, err, wfID)
 	}
 }

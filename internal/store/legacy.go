@@ -593,7 +593,8 @@ func (s *Store) RetireLegacy(l Legacy) (string, error) {
 // ReplaceWorkflow puts rec in the active slot after archiving the current active workflow
 // with reason (e.g. "conflict"), all under the workflow lock, so no other process sees the
 // slot empty in between. rec becomes revision 1 of its own journal; text of a secret's shape
-// kept holds (Legacy.Source) does not refuse it (checkChange).
+// kept holds (Legacy.Source) does not refuse it (checkChange). On an error, the ArchiveInfo
+// names a directory only when the active workflow was moved into it: none is active then.
 func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event, kept []byte) (ArchiveInfo, Result, error) {
 	w, unlock, err := s.lockActive(reason)
 	if err != nil {
@@ -608,6 +609,9 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event, kept []byte
 		return ArchiveInfo{}, Result{}, err
 	}
 	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data, w.Notices)
+	if _, made := errors.AsType[*unfinishedError](err); err != nil && !made && !errors.As(err, new(*moveUnconfirmedError)) {
+		return ArchiveInfo{}, Result{}, err // nothing archived: no directory to name
+	}
 	if err != nil {
 		return info, Result{}, err
 	}
