@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cairn-dev/cairn/internal/store"
@@ -36,6 +37,10 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 		msg += pruneWarning(out, info)
 	} else {
 		info, res, err := e.st.ReplaceWorkflow(l.Record, "conflict", e.event("migrated", eventDetail{To: other.State}, "newer copy from "+l.Name), l.Source)
+		if err != nil && info.Dir != "" {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("no workflow is active: the active %[2]s was archived as archive/%[3]s to make room for %[1]s, a newer copy of the workflow state, and `cairn show %[2]s` shows it; the copy could not be saved: %[4]v", l.Name, r.WorkflowID, info.Dir, errors.Unwrap(err)))
+			return nil
+		}
 		if err != nil {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is a newer copy of the workflow state but could not replace the active one; nothing was lost: %v", l.Name, err))
 			return r

@@ -554,7 +554,11 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		if err != nil && archived.Dir != "" {
 			// The old workflow has left the active slot: the refusal's "nothing was changed"
 			// is of the file it names. The same start again takes up from here (left above).
-			return nil, fmt.Errorf("the previous workflow %s was archived in archive/%s, but the new one was not started: %w", cur.WorkflowID, archived.Dir, err)
+			none := ", so no workflow is active now" // unless another process started one meanwhile
+			if _, ok := errors.AsType[*workflow.ActiveError](err); ok {
+				none = ""
+			}
+			return nil, fmt.Errorf("the previous workflow %[1]s was archived in archive/%[2]s (`cairn show %[1]s` shows it), but the new one was not started%[3]s: %[4]w", cur.WorkflowID, archived.Dir, none, err)
 		}
 		if err != nil {
 			return nil, err

@@ -360,8 +360,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.Next = doctorStep(head+kept, true)
 		}
 	}
-	if !l1ok && out.Next == workflow.NothingToResume {
-		// The user's request need not wait, but the user is told: a workflow started would be refused.
+	if !l1ok && (out.Next == workflow.NothingToResume || plan.Tier == workflow.TierL2Only) {
+		// The user's request need not wait, but the user is told: a workflow started would be
+		// refused, memory's position line or not.
 		const head = "No workflow can be recorded"
 		out.Next = head + seeWarning + ": ask the user to run `cairn doctor`, which says what to fix. Then go on with the user's request; a workflow can be started once the state directory is writable."
 		if opt.Person {
@@ -782,6 +783,9 @@ func (e *Engine) ArchiveEnded() (freed bool, warnings []string) {
 // with that, again times at most.
 func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, opt ResumeOptions, again int) *workflow.Record {
 	r = e.resolveLegacy(r, out, eye)
+	if r == nil {
+		return nil
+	}
 	if !r.Status.Valid() {
 		return r // not known to be finished: kept where it is, and Check says why
 	}

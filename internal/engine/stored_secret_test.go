@@ -521,3 +521,42 @@ func TestSecondCopyWithAStoredSecretIsSettled(t *testing.T) {
 		}
 	}
 }
+
+// TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive: a newer seed copy that replaces the
+// active workflow but cannot be saved once that one is archived (its journal's place is taken)
+// is said as it stands: the previous one is archived, where, and none is active. Before, the
+// warning said the copy could not replace the active one and nothing was lost, and the report
+// went on with the archived workflow as active.
+func TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
+	e := newEnv(t)
+	e.clock.Add(-time.Hour)
+	en := e.open("s1")
+	started := must(en.Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
+	e.clock.Add(2 * time.Hour)
+	e.write(".claude/workflow-state.json", `{"workflowId":"apex-20261122T100000Z-eeee","type":"APEX","phase":"implement","lastUpdated":"`+
+		e.clock.Now().Add(-time.Minute).Format(time.RFC3339)+`","ttl":"24h","context":"seed copy"}`)
+	if err := os.MkdirAll(filepath.Join(en.StateDir(), "journal", "apex-20261122t100000z-eeee.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+	if r.WorkflowID != "" || containsAny(r.Warnings, "nothing was lost") || !containsAny(r.Warnings, "no workflow is active") {
+		t.Errorf("active %q (started %s), warnings %q", r.WorkflowID, started.Message, r.Warnings)
+	}
+}
+
+// TestReplaceNotStartedAfterTheArchiveSaysNoneIsActive: a replace whose new workflow cannot be
+// saved once the old one is archived (its journal's place taken) says no workflow is active,
+// where the old one is and how to see it. Before, it said only that the new one was not
+// started, and a model took the old one for active still.
+func TestReplaceNotStartedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	old := must(en.Start(engine.StartRequest{Type: "apex", Context: "old", WorkflowID: "apex-20261122T100000Z-0ld1"}))(t)
+	if err := os.MkdirAll(filepath.Join(en.StateDir(), "journal", "apex-20261122T100000Z-beef.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := en.Start(engine.StartRequest{Type: "apex", Context: "new", Replace: true, WorkflowID: "apex-20261122T100000Z-beef"})
+	if err == nil || !strings.Contains(err.Error(), "no workflow is active") || !strings.Contains(err.Error(), "`cairn show apex-20261122T100000Z-0ld1`") {
+		t.Errorf("replace: %v (started %s)", err, old.Message)
+	}
+}

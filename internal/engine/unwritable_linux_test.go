@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -52,5 +53,24 @@ func TestUnwritableStateStepWithoutWorkflow(t *testing.T) {
 		if r.Next != c.want || !strings.Contains(r.Report, "Cannot write state files") {
 			t.Errorf("person %v: next %q\nwant %q\n%s", c.person, r.Next, c.want, r.Report)
 		}
+	}
+}
+
+// With only memory's position line and a state directory this user cannot write, the session
+// start told the model to call start_workflow if the work goes on, which would be refused. It
+// says, as with nothing at all, that no workflow can be recorded and the step that helps.
+func TestUnwritableStateStepWithOnlyMemory(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "gone"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	state := en.StateDir()
+	for _, f := range []string{"workflow-state.json", "journal"} {
+		noErr(t, os.RemoveAll(filepath.Join(state, f)))
+	}
+	durabletest.Mount(t, state, state, "", syscall.MS_BIND, "", true)
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+	if r.Tier != "L2-only" || strings.Contains(r.Next, "start_workflow") || !strings.Contains(r.Next, "cairn doctor") {
+		t.Errorf("tier %s, next %q", r.Tier, r.Next)
 	}
 }

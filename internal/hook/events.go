@@ -346,7 +346,8 @@ func applyKept(ctx context.Context, r *Runner, e *engine.Engine, wait time.Durat
 	case errors.Is(err, engine.ErrKeptBusy):
 		return notes, err
 	case keptWhy(err) != "":
-		if wait == 0 { // a task event says it of its own, kept with them
+		// A task event says it of its own, kept with them; Stop tries again after its repair.
+		if wait == 0 && !(r.Name == StopName && errors.Is(err, store.ErrRepairLeft)) {
 			r.Logf("task events kept earlier wait: %s; they will be recorded by %s", keptWhy(err), keptUntil(err))
 		}
 		return notes, err

@@ -202,6 +202,23 @@ func TestSessionStartRecordsKeptTasksAfterItsRepair(t *testing.T) {
 	}
 }
 
+// TestStopRecordsKeptTasksAfterItsRepair: task events kept while the state needed a repair are
+// recorded by the Stop that makes it. Before, the Stop tried them before its repair, said on
+// stderr they were left to the next Stop or session start, made the repair, and left them.
+func TestStopRecordsKeptTasksAfterItsRepair(t *testing.T) {
+	getenv, en := startedAs(t, "sess-aaaa-1")
+	if err := en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the retry loop"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(en.StateDir(), "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := runStopToItsAnswer(getenv, "sess-aaaa-1")
+	if kept, _ := filepath.Glob(filepath.Join(en.StateDir(), engine.KeptTasksDir, "*.json")); len(kept) != 0 || strings.Contains(stderr, "left to the next Stop") {
+		t.Errorf("task events still kept after the Stop: %q; stderr:\n%s", kept, stderr)
+	}
+}
+
 // TestPreCompactStoppedEarlyPrintsText: Claude Code adds a PreCompact hook's stdout, as it is,
 // to the compaction request (after "Additional Instructions:") and shows it to the user as the
 // hook's output; it reads no systemMessage there. A PreCompact that stopped early printed the

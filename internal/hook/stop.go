@@ -66,10 +66,16 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+unusableMessage(err))
 	}
 	defer closeState(r, e)
-	keptNotes, _ := applyKept(ctx, r, e, 0) // task events kept earlier, first; one failed directory read when none
+	// Task events kept earlier, first (one failed directory read when none); those that wait
+	// for a repair, after the one this turn's end makes.
+	keptNotes, keptErr := applyKept(ctx, r, e, 0)
 
 	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read || otherEvent,
 		Late: func() bool { return ctx.Err() != nil }})
+	if errors.Is(keptErr, store.ErrRepairLeft) && err == nil {
+		more, _ := applyKept(ctx, r, e, 0)
+		keptNotes = append(keptNotes, more...)
+	}
 	if out != nil {
 		// What applying them set aside no later hook says either.
 		out.SystemMessage = engine.WithNotes(out.SystemMessage, keptNotes)

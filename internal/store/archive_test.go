@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -735,5 +737,67 @@ func retentionWithArchiveJSON(t *testing.T, edit func(own, oldest []byte) []byte
 	list, err := s.ListArchives()
 	if err != nil || len(list) != 3 || list[1].Dir != made[2] || list[1].WorkflowID != "wf-2" {
 		t.Fatalf("list %+v %v, want %s second, of wf-2", list, err, made[2])
+	}
+}
+
+// TestReplaceWorkflowRefusedLeavesTheActiveOne: a replacement the store refuses (a secret, a
+// record it cannot read, an event detail of a secret's shape) is refused before the active
+// workflow is archived. Before, the active one was archived first, and the refusal left no
+// workflow active.
+func TestReplaceWorkflowRefusedLeavesTheActiveOne(t *testing.T) {
+	key := secrettest.Shapes()[0].Text
+	secret, _ := json.Marshal(map[string]any{"version": "2.0", "workflow_id": "apex-20261124T100000Z-eeee",
+		"type": "apex", "state": "plan", "status": "active", "revision": 1, "context": key})
+	for name, c := range map[string]struct {
+		rec []byte
+		ev  store.Event
+	}{
+		"secret":        {secret, store.Event{Kind: "migrated"}},
+		"no id":         {[]byte(`{"version":"2.0","state":"plan","revision":1}`), store.Event{Kind: "migrated"}},
+		"secret detail": {record("apex-20261124T100000Z-eeee", 1, "plan"), store.Event{Kind: "migrated", Detail: "from " + key}},
+		"bad kind":      {record("apex-20261124T100000Z-eeee", 1, "plan"), store.Event{Kind: "a b"}},
+	} {
+		s, _ := newStore(t, noSync)
+		if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+			t.Fatal(err)
+		}
+		info, _, err := s.ReplaceWorkflow(c.rec, "conflict", c.ev, nil)
+		if err == nil || info.Dir != "" {
+			t.Errorf("%s: archived %q, err %v; want it refused with nothing archived", name, info.Dir, err)
+		}
+		if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+			t.Errorf("%s: active after: %q %v, want %s", name, w.ID, err, wfID)
+		}
+	}
+}
+
+// mkdirFailFS fails making a directory under archive/ with err.
+type mkdirFailFS struct {
+	durable.FS
+	err error
+}
+
+func (m mkdirFailFS) Mkdir(name string, perm fs.FileMode) error {
+	if strings.HasPrefix(name, "archive/") {
+		return &os.PathError{Op: "mkdir", Path: name, Err: m.err}
+	}
+	return m.FS.Mkdir(name, perm)
+}
+
+// TestReplaceWorkflowNotArchivedSaysNoArchive: a replacement whose archive of the active
+// workflow fails (its directory cannot be made: a full disk) returns no archive directory, so
+// its caller does not say the active workflow was archived: it is active still.
+func TestReplaceWorkflowNotArchivedSaysNoArchive(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	if _, err := mustOpen(t, dir, noSync).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir, store.WithFS(mkdirFailFS{durabletest.NoSync{FS: openDir(t, dir)}, syscall.ENOSPC}))
+	info, _, err := s.ReplaceWorkflow(record("apex-20261124T100000Z-eeee", 1, "plan"), "conflict", store.Event{Kind: "migrated"}, nil)
+	if err == nil || info.Dir != "" {
+		t.Errorf("archived %q, err %v; want an error and no archive", info.Dir, err)
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+		t.Errorf("active after: %q %v, want %s", w.ID, err, wfID)
 	}
 }

@@ -593,14 +593,25 @@ func (s *Store) RetireLegacy(l Legacy) (string, error) {
 // ReplaceWorkflow puts rec in the active slot after archiving the current active workflow
 // with reason (e.g. "conflict"), all under the workflow lock, so no other process sees the
 // slot empty in between. rec becomes revision 1 of its own journal; text of a secret's shape
-// kept holds (Legacy.Source) does not refuse it (checkChange).
+// kept holds (Legacy.Source) does not refuse it (checkChange). On an error, the ArchiveInfo
+// names a directory only when the active workflow was moved into it: none is active then.
 func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event, kept []byte) (ArchiveInfo, Result, error) {
 	w, unlock, err := s.lockActive(reason)
 	if err != nil {
 		return ArchiveInfo{}, Result{}, err
 	}
 	defer unlock()
+	// Refused before the archive: refused after it, it would leave no workflow active.
+	if _, err := readNext(rec); err != nil {
+		return ArchiveInfo{}, Result{}, err
+	}
+	if err := checkSave(rec, kept, &ev); err != nil {
+		return ArchiveInfo{}, Result{}, err
+	}
 	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data, w.Notices)
+	if _, made := errors.AsType[*unfinishedError](err); err != nil && !made && !errors.As(err, new(*moveUnconfirmedError)) {
+		return ArchiveInfo{}, Result{}, err // nothing archived: no directory to name
+	}
 	if err != nil {
 		return info, Result{}, err
 	}

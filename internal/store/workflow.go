@@ -196,7 +196,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 	unlock, err := s.lock("workflow")
 	if err != nil {
 		var we *WriteError
-		if errors.As(err, &we) || s.o.lockWait == 0 && errors.As(err, new(*durable.LockTimeoutError)) {
+		if errors.As(err, &we) || errors.As(err, new(*durable.LockTimeoutError)) {
 			return s.rebuildInMemory(err)
 		}
 		return Workflow{}, err
@@ -207,8 +207,8 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 }
 
 // rebuildInMemory answers a read when the snapshot needs repair but the state directory
-// cannot be written, or its lock is held and this store waits for none (WithLockWait(0)):
-// the newest journal record is returned and nothing is changed.
+// cannot be written, or its lock is held past the wait (none with WithLockWait(0)): the
+// newest journal record is returned and nothing is changed.
 func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 	why, busy := "the state directory cannot be written", errors.As(lockErr, new(*durable.LockTimeoutError))
 	if busy {
@@ -913,17 +913,34 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // commitLocked commits next, a record given as bytes, reading what the store needs from it;
 // text of a secret's shape kept holds does not refuse it (checkChange).
 func (s *Store) commitLocked(w Workflow, ts tailState, next, kept []byte, ev Event) (Result, error) {
-	m, err := readMeta(next)
+	m, err := readNext(next)
 	if err != nil {
-		return Result{Workflow: w}, fmt.Errorf("workflow not saved: the record must be schema 2.x with workflow_id and revision: %w", err)
+		return Result{Workflow: w}, err
 	}
 	return s.commit(w, ts, next, kept, m, ev)
 }
 
+// readNext reads what the store needs from next, a record given as bytes.
+func readNext(next []byte) (meta, error) {
+	m, err := readMeta(next)
+	if err != nil {
+		return m, fmt.Errorf("workflow not saved: the record must be schema 2.x with workflow_id and revision: %w", err)
+	}
+	return m, nil
+}
+
+// checkSave is commit's refusal of next and ev (text of a secret's shape kept holds aside).
+func checkSave(next, kept []byte, ev *Event) error {
+	if err := cmp.Or(checkChange(kept, next), checkEvent(ev, kept)); err != nil {
+		return fmt.Errorf("workflow not saved: %w", err)
+	}
+	return nil
+}
+
 func (s *Store) commit(w Workflow, ts tailState, next, kept []byte, m meta, ev Event) (Result, error) {
 	res := Result{Workflow: w}
-	if err := cmp.Or(checkChange(kept, next), checkEvent(&ev, kept)); err != nil {
-		return res, fmt.Errorf("workflow not saved: %w", err)
+	if err := checkSave(next, kept, &ev); err != nil {
+		return res, err
 	}
 	if w.Data != nil {
 		if m.id != w.ID {

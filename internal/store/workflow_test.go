@@ -773,3 +773,27 @@ func TestDamagedNamesTheNewestQuarantinedSnapshot(t *testing.T) {
 		t.Errorf("%v: does not say 6 older snapshots are kept", err)
 	}
 }
+
+// TestReadNeedingARepairUnderAHeldLockReadsTheJournal: a read whose snapshot needs a repair
+// while another process holds the workflow lock past the wait (a stopped hook, a long write)
+// answers from the journal, as it does when it waits for none. Before, it failed with the
+// lock's timeout, and the session start, the hooks and resume_check showed no workflow.
+func TestReadNeedingARepairUnderAHeldLockReadsTheJournal(t *testing.T) {
+	s, dir := newStore(t, noSync)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, store.WorkflowFile)); err != nil {
+		t.Fatal(err)
+	}
+	d := openDir(t, dir)
+	unlock, err := d.Lock(".lock-workflow", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	w, err := mustOpen(t, dir, store.WithLockWait(time.Millisecond)).ReadWorkflow()
+	if err != nil || w.ID != wfID || len(w.Notices) != 1 || !strings.Contains(w.Notices[0].Message, "another process holds the workflow lock") {
+		t.Fatalf("read: %q %+v %v; want %s from its journal, said", w.ID, w.Notices, err, wfID)
+	}
+}
