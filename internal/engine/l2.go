@@ -219,7 +219,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	}
 	ran := false
 	var stateAside, noMark *store.Notice
-	var stateErr error
+	var stateErr, restoreErr error
 	_, markAside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
 		noMark = e.setNoMarkAside(cur) // told, as RestoreL2 tells it, not replaced without a word
@@ -228,10 +228,14 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 			// a Stop does (restoreL2): lines written onto it would mark it as Cairn's own, and
 			// lose for good the lines it dropped. A restore that fails leaves the write to say
 			// what fails, and the next Stop to try again.
-			_, _ = e.mem.Restore(k, e.now(), processAlive)
+			_, err := e.mem.Restore(k, e.now(), processAlive)
+			restoreErr = err
 		}
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
+		if p, ok := errors.AsType[*memory.PushedError](restoreErr); ok && warning == "" {
+			warning = p.Error() // restored, which pushed them: said once
+		}
 		stateAside, stateErr = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
 		if stateErr != nil && !quiet && !inJournal(owed, active) {
 			warning = notOwed(warning, stateErr)
@@ -309,6 +313,9 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 				after = append(after, memory.Entry{At: a.Of.At, Text: a.Text})
 			}
 			err = e.mem.RecordAt(l.Text, l.Of.At, after)
+		}
+		if p, ok := errors.AsType[*memory.PushedError](err); ok {
+			warning, err = p.Error(), nil // written: said once, by the write that pushed them
 		}
 		if err != nil {
 			retry, step := "", ""
