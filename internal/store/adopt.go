@@ -62,7 +62,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 			return ArchiveInfo{}, res, err
 		}
 	}
-	journal, tip, err := s.encodeLine(w.ID, line)
+	journal, tip, err := s.encodeLine(w.ID, line, w.Data)
 	if err != nil {
 		return ArchiveInfo{}, res, fmt.Errorf("workflow %s was not replaced: %w", w.ID, err)
 	}
@@ -151,9 +151,10 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 	return info, res, nil
 }
 
-// encodeLine checks line (revisions 1..n of workflow id, each a record the store would save)
-// and encodes it as a journal; tip is its last line, with its state in Snapshot.
-func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error) {
+// encodeLine checks line (revisions 1..n of workflow id, each a record the store would save as
+// a change of kept, the record here it replaces: checkChange) and encodes it as a journal; tip
+// is its last line, with its state in Snapshot.
+func (s *Store) encodeLine(id string, line []LineRecord, kept []byte) ([]byte, Record, error) {
 	if len(line) == 0 {
 		return nil, Record{}, errors.New("the line to adopt is empty")
 	}
@@ -171,7 +172,7 @@ func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error)
 			return nil, Record{}, fmt.Errorf("revision %d of the line is not revision %d of %s", l.Revision, i+1, id)
 		}
 		ev := l.Event
-		if err := cmp.Or(CheckDocument(l.Snapshot), checkEvent(&ev, nil)); err != nil {
+		if err := cmp.Or(checkChange(kept, l.Snapshot), checkEvent(&ev, kept)); err != nil {
 			return nil, Record{}, fmt.Errorf("revision %d of the line: %w", i+1, err)
 		}
 		var c bytes.Buffer
