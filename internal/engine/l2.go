@@ -349,7 +349,8 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 
 // lineErr is why a workflow's line could not be written in the memory directory dir: the
 // memory's words without its warning about learnings, which a line's failure does not say,
-// and a full disk (or one out of inodes) said.
+// and a full disk (or one out of inodes) said. dir is clipped, as memoryNotDir clips it: the
+// report cuts a longer line's step.
 func lineErr(err error, dir string) string {
 	msg := err.Error()
 	if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
@@ -358,6 +359,9 @@ func lineErr(err error, dir string) string {
 	if errors.Is(err, syscall.ENOSPC) {
 		what, _ := noSpace(err, dir)
 		msg = what + ": " + msg
+	}
+	if dir != "" {
+		msg = strings.ReplaceAll(msg, dir, textsafe.Clip(dir, 120))
 	}
 	// The line is owed and retried: the lock's "try again" would run the move once more.
 	return withoutRetry(msg, err) + store.NoRoomTold(err)
