@@ -209,13 +209,14 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 	})
 }
 
-// PushedError says Cairn's line was written near the top of MEMORY.md, and that pushed N
-// other lines past what Claude Code loads: said by the write that did it, once. The line wins
-// (a session without it knows no workflow); the person shortens the file.
+// PushedError says Cairn's line was written (near the top, where the end of MEMORY.md is not
+// loaded) and that pushed N other lines past what Claude Code loads: said by the write that
+// did it, once. The line wins (a session without it knows no workflow); the person shortens
+// the file.
 type PushedError struct{ N int }
 
 func (e *PushedError) Error() string {
-	return fmt.Sprintf("Cairn's line went near the top of %s, which put %d other line%s past what Claude Code loads (its first %d lines, %d characters): shorten %s",
+	return fmt.Sprintf("Cairn's line in %s now puts %d other line%s past what Claude Code loads (its first %d lines, %d characters): shorten %s",
 		IndexFile, e.N, workflow.Plural(e.N), loadedLineCap, loadedUnitsCap, IndexFile)
 }
 
