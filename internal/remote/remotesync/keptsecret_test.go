@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
@@ -69,5 +71,38 @@ func TestRemoteLineKeepingAStoredSecretIsTaken(t *testing.T) {
 				t.Fatalf("B is at r%d, want the remote's r2", rev)
 			}
 		})
+	}
+}
+
+// A workflow whose phase has a secret's shape both machines' records kept: a task changed in it
+// on one machine, whose event names the phase, was refused by every sync of the other.
+func TestRemoteChangeNamingAStoredSecretPhaseIsTaken(t *testing.T) {
+	secret := secrettest.Shapes()[3]
+	r := memremote.New()
+	a := newSharing(t, r, "wf-ph", "c")
+	b := newMachine(t, time.Minute)
+	b.sync(r, "")
+	q, _ := json.Marshal(secret.Text)
+	for _, m := range []*machine{a, b} {
+		snap := filepath.Join(m.dir, ".claude", "cairn", "workflow-state.json")
+		data, err := os.ReadFile(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		planted := bytes.Replace(data, []byte(`"state":"analyze"`), []byte(`"state":`+string(q)), 1)
+		if bytes.Equal(planted, data) {
+			t.Fatalf("no phase to plant in: %s", data)
+		}
+		if err := os.WriteFile(snap, planted, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running", Note: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	out, err := remotesync.Sync(context.Background(), b.st, r, "origin", "", nil)
+	if err != nil {
+		t.Fatalf("B's sync = %+v, %v; want A's change taken: it keeps only what B's record holds", out, err)
 	}
 }
