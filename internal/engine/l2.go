@@ -360,11 +360,12 @@ func lineErr(err error, dir string) string {
 		what, _ := noSpace(err, dir)
 		msg = what + ": " + msg
 	}
+	// The line is owed and retried: the lock's "try again" would run the move once more.
+	msg = withoutRetry(msg, err) + store.NoRoomTold(err)
 	if dir != "" {
 		msg = strings.ReplaceAll(msg, dir, textsafe.Clip(dir, 120))
 	}
-	// The line is owed and retried: the lock's "try again" would run the move once more.
-	return withoutRetry(msg, err) + store.NoRoomTold(err)
+	return msg
 }
 
 func isLockTimeout(err error) bool {
