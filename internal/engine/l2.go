@@ -219,7 +219,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	}
 	ran := false
 	var stateAside, noMark *store.Notice
-	var stateErr error
+	var stateErr, restoreErr error
 	_, markAside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
 		noMark = e.setNoMarkAside(cur) // told, as RestoreL2 tells it, not replaced without a word
@@ -228,10 +228,14 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 			// a Stop does (restoreL2): lines written onto it would mark it as Cairn's own, and
 			// lose for good the lines it dropped. A restore that fails leaves the write to say
 			// what fails, and the next Stop to try again.
-			_, _ = e.mem.Restore(k, e.now(), processAlive)
+			_, err := e.mem.Restore(k, e.now(), processAlive)
+			restoreErr = err
 		}
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
+		if p, ok := errors.AsType[*memory.PushedError](restoreErr); ok && warning == "" {
+			warning = p.Error() // restored, which pushed them: said once
+		}
 		stateAside, stateErr = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
 		if stateErr != nil && !quiet && !inJournal(owed, active) {
 			warning = notOwed(warning, stateErr)
@@ -310,6 +314,9 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 			}
 			err = e.mem.RecordAt(l.Text, l.Of.At, after)
 		}
+		if p, ok := errors.AsType[*memory.PushedError](err); ok {
+			warning, err = p.Error(), nil // written: said once, by the write that pushed them
+		}
 		if err != nil {
 			retry, step := "", ""
 			if memory.IsUnavailable(err) {
@@ -342,7 +349,8 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 
 // lineErr is why a workflow's line could not be written in the memory directory dir: the
 // memory's words without its warning about learnings, which a line's failure does not say,
-// and a full disk (or one out of inodes) said.
+// and a full disk (or one out of inodes) said. dir is clipped, as memoryNotDir clips it: the
+// report cuts a longer line's step.
 func lineErr(err error, dir string) string {
 	msg := err.Error()
 	if ue, ok := errors.AsType[*memory.UnavailableError](err); ok {
@@ -353,7 +361,11 @@ func lineErr(err error, dir string) string {
 		msg = what + ": " + msg
 	}
 	// The line is owed and retried: the lock's "try again" would run the move once more.
-	return withoutRetry(msg, err) + store.NoRoomTold(err)
+	msg = withoutRetry(msg, err) + store.NoRoomTold(err)
+	if dir != "" {
+		msg = strings.ReplaceAll(msg, dir, textsafe.Clip(dir, 120))
+	}
+	return msg
 }
 
 func isLockTimeout(err error) bool {

@@ -93,6 +93,9 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 	default:
 		res, err = e.mem.Restore(k, e.now(), processAlive) // no lock to be had: as before
 	}
+	if p, ok := errors.AsType[*memory.PushedError](err); ok {
+		warning, err = p.Error(), nil // restored: said once, by the restore that pushed them
+	}
 	if err != nil {
 		failed = "Cairn's auto-memory line not restored (retried after the next turn): " + lineErr(err, e.mem.Location().Dir)
 		if quiet && memory.LeftAlone(err) {
@@ -106,7 +109,7 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 	if res.Topic {
 		restored = append(restored, memory.TopicFile+" (restored)")
 	}
-	return restored, res.Deferred, "", ""
+	return restored, res.Deferred, warning, ""
 }
 
 // setMarkAside moves a damaged l2-mark to quarantine/, as UpdateOwn does any document of

@@ -134,7 +134,7 @@ func TestRestoreFailureSaysWhatFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, w := e.open("s1").RestoreL2()
-	if !strings.HasPrefix(w, "Cairn's auto-memory line not restored (retried after the next turn): reading .cairn-memory.lock: "+lock+" is a directory") || strings.Contains(w, "learnings") {
+	if !strings.HasPrefix(w, "Cairn's auto-memory line not restored (retried after the next turn): reading .cairn-memory.lock: ") || !strings.Contains(w, ".cairn-memory.lock is a directory") || strings.Contains(w, "learnings") {
 		t.Errorf("RestoreL2's warning: %q", w)
 	}
 }

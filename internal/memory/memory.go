@@ -36,6 +36,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // UnavailableMessage is the seed's warning when L2 cannot be written.
@@ -203,11 +204,35 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 		if err != nil {
 			return err
 		}
-		entry := topicEntry(latest)
-		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
-			return SetEntry(cur, TopicFile, entry), nil
-		})
+		_, err = m.setIndex(topicEntry(latest))
+		return err
 	})
+}
+
+// PushedError says Cairn's line was written (near the top, where the end of MEMORY.md is not
+// loaded) and that pushed N other lines past what Claude Code loads: said by the write that
+// did it, once. The line wins (a session without it knows no workflow); the person shortens
+// the file.
+type PushedError struct{ N int }
+
+func (e *PushedError) Error() string {
+	return fmt.Sprintf("Cairn's line in %s now puts %d other line%s past what Claude Code loads (its first %d lines, %d characters): shorten %s",
+		IndexFile, e.N, workflow.Plural(e.N), loadedLineCap, loadedUnitsCap, IndexFile)
+}
+
+// setIndex makes entry MEMORY.md's line of the topic file, and says whether it changed it;
+// a *PushedError, once written, when it pushed other lines past what Claude Code loads.
+func (m *Memory) setIndex(entry string) (changed bool, err error) {
+	pushed := 0
+	err = m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
+		next := SetEntry(cur, TopicFile, entry)
+		changed, pushed = !bytes.Equal(next, cur), othersLoaded(cur, TopicFile)-othersLoaded(next, TopicFile)
+		return next, nil
+	})
+	if err == nil && pushed > 0 {
+		err = &PushedError{N: pushed}
+	}
+	return changed, err
 }
 
 // written tells whether entries hold e followed by lines of after only (RecordAt).
@@ -288,10 +313,8 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			// it shows, is newer than this line.
 			return err
 		}
-		entry := topicEntry(latest)
-		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
-			return SetEntry(cur, TopicFile, entry), nil
-		})
+		_, err = m.setIndex(topicEntry(latest))
+		return err
 	})
 }
 

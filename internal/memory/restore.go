@@ -145,7 +145,8 @@ func ConsolidationHeld(dir string, now time.Time, alive func(pid int) bool) bool
 // for byte, in its order) and the topic file. While a consolidation holds its lock it
 // touches nothing and says Deferred; nor does it over a memory of the user's own at the topic
 // file's name, which it leaves as a write does (LeftAlone). A Memory that is off or unusable
-// returns its error.
+// returns its error; a line put back near the top, past which it pushed other lines, a
+// *PushedError.
 func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Restored, error) {
 	var out Restored
 	if want.Empty() {
@@ -208,14 +209,9 @@ func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Re
 			}
 		}
 		if index != "" {
-			return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
-				if entryIs(cur, TopicFile, index) {
-					return cur, nil
-				}
-				next := SetEntry(cur, TopicFile, index)
-				out.Index = !bytes.Equal(next, cur) // equal when no place is loaded (a first line of 24 KB)
-				return next, nil
-			})
+			var err error
+			out.Index, err = m.setIndex(index) // unchanged when no place is loaded (a first line of 24 KB)
+			return err
 		}
 		return nil
 	})

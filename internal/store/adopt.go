@@ -62,7 +62,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 			return ArchiveInfo{}, res, err
 		}
 	}
-	journal, tip, err := s.encodeLine(w.ID, line)
+	journal, tip, err := s.encodeLine(w.ID, line, w.Data)
 	if err != nil {
 		return ArchiveInfo{}, res, fmt.Errorf("workflow %s was not replaced: %w", w.ID, err)
 	}
@@ -151,9 +151,10 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 	return info, res, nil
 }
 
-// encodeLine checks line (revisions 1..n of workflow id, each a record the store would save)
-// and encodes it as a journal; tip is its last line, with its state in Snapshot.
-func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error) {
+// encodeLine checks line (revisions 1..n of workflow id, each a record the store would save as
+// a change of kept, the record here it replaces: checkChange) and encodes it as a journal; tip
+// is its last line, with its state in Snapshot.
+func (s *Store) encodeLine(id string, line []LineRecord, kept []byte) ([]byte, Record, error) {
 	if len(line) == 0 {
 		return nil, Record{}, errors.New("the line to adopt is empty")
 	}
@@ -171,7 +172,7 @@ func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error)
 			return nil, Record{}, fmt.Errorf("revision %d of the line is not revision %d of %s", l.Revision, i+1, id)
 		}
 		ev := l.Event
-		if err := cmp.Or(CheckDocument(l.Snapshot), checkEvent(&ev, nil)); err != nil {
+		if err := cmp.Or(checkChange(kept, l.Snapshot), checkEvent(&ev, kept)); err != nil {
 			return nil, Record{}, fmt.Errorf("revision %d of the line: %w", i+1, err)
 		}
 		var c bytes.Buffer
@@ -194,14 +195,14 @@ func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error)
 
 // checkEvent applies the checks every journal event passes: a valid kind, a detail free of
 // secrets but those the record kept holds already (checkChange: a phase's name in an event of a
-// JSON detail), scanned whole (a cut would keep the start of one past it), then cut to
+// JSON detail; withoutKept, in one of text, a sync's), scanned whole (a cut would keep the start of one past it), then cut to
 // MaxEventDetail bytes between characters, before a word the cut would make a secret of
 // (secrets.Cut: a token glued to more text).
 func checkEvent(ev *Event, kept []byte) error {
 	if err := ValidName(ev.Kind); err != nil {
 		return fmt.Errorf("event kind: %w", err)
 	}
-	if f := secrets.ScanString(ev.Detail); f != nil && checkChange(kept, []byte(ev.Detail)) != nil {
+	if f := secrets.ScanString(ev.Detail); f != nil && checkChange(kept, []byte(ev.Detail)) != nil && secrets.ScanString(withoutKept(kept, ev.Detail)) != nil {
 		f.Path = "event.detail"
 		return f
 	}

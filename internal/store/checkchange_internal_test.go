@@ -72,3 +72,23 @@ func TestCheckChangeOfManyKeptKeysIsLinear(t *testing.T) {
 		t.Errorf("checkChange of %d bytes took %v", len(next), d)
 	}
 }
+
+// An event's detail of text (a sync's, quoting the remote's event) is refused only for text of
+// a secret's shape the record does not hold already, as a JSON one is.
+func TestCheckEventTextDetail(t *testing.T) {
+	shapes := secrettest.Shapes()
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	old := []byte(`{"state":` + q(shapes[3].Text) + `}`)
+	for _, c := range []struct {
+		name, detail string
+		refused      bool
+	}{
+		{"kept", `from origin: task_update {"phase":` + q(shapes[3].Text) + `}`, false},
+		{"new beside a kept one", `from origin: task_update {"phase":` + q(shapes[3].Text) + `,"note":` + q(shapes[0].Text) + `}`, true},
+	} {
+		ev := Event{Kind: "sync", Detail: c.detail}
+		if err := checkEvent(&ev, old); (err != nil) != c.refused {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}

@@ -134,12 +134,32 @@ func checkChange(old, next []byte) error {
 	return CheckDocument(rest)
 }
 
-// scrubbed is doc with f applied to its strings (strs), or false when doc does not decode.
-func scrubbed(doc []byte, f func(s string, key bool) string) ([]byte, bool) {
+// withoutKept is text, an event's detail that is no JSON (a sync's, which quotes the remote's
+// event), without each string of a secret's shape the document old holds: checkChange for text.
+func withoutKept(old []byte, text string) string {
+	var was any
+	if old == nil || decodeNumbers(old, &was) != nil {
+		return text
+	}
+	strs(was, func(s string, _ bool) string {
+		if secrets.ScanString(s) != nil {
+			text = strings.ReplaceAll(text, s, "")
+		}
+		return s
+	})
+	return text
+}
+
+func decodeNumbers(doc []byte, v *any) error {
 	d := json.NewDecoder(bytes.NewReader(doc))
 	d.UseNumber()
+	return d.Decode(v)
+}
+
+// scrubbed is doc with f applied to its strings (strs), or false when doc does not decode.
+func scrubbed(doc []byte, f func(s string, key bool) string) ([]byte, bool) {
 	var v any
-	if d.Decode(&v) != nil {
+	if decodeNumbers(doc, &v) != nil {
 		return nil, false
 	}
 	b, _ := json.Marshal(strs(v, f))
