@@ -134,7 +134,7 @@ func TestCairnLearningReplacedIsQuoted(t *testing.T) {
 	if err := json.Unmarshal([]byte(read[2].Text), &moved); err != nil || read[2].IsError {
 		t.Fatalf("transition's result %q (error %v): %v", read[2].Text, read[2].IsError, err)
 	}
-	if ws := strings.Join(moved.Warnings, "\n"); !strings.Contains(ws, topic+" is a memory that is not Cairn's (none of Cairn's lines are in it); Cairn leaves it as it is for the user to rename it, and its link in MEMORY.md, to a name of its own") {
+	if ws := strings.Join(moved.Warnings, "\n"); !strings.Contains(ws, memory.TopicFile+" is a memory that is not Cairn's (none of Cairn's lines are in it); Cairn leaves it as it is for the user to rename it, and its link in MEMORY.md, to a name of its own") {
 		t.Errorf("the move's warnings do not say to rename the memory at %s: %q", memory.TopicFile, moved.Warnings)
 	}
 	requireHooksOK(t, next, "Stop")
