@@ -36,7 +36,7 @@ func TestLinePushedPastTheLoadLimitSaidOnce(t *testing.T) {
 	}
 	n := 0
 	for _, w := range said {
-		if strings.Contains(w, "shorten MEMORY.md") {
+		if strings.Contains(w, "for the user to shorten MEMORY.md") {
 			n++
 			if !strings.Contains(w, "1 other line") {
 				t.Errorf("warning %q: want it to say how many lines are past the limit", w)

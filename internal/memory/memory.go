@@ -216,7 +216,7 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 type PushedError struct{ N int }
 
 func (e *PushedError) Error() string {
-	return fmt.Sprintf("Cairn's line in %s now puts %d other line%s past what Claude Code loads (its first %d lines, %d characters): shorten %s",
+	return fmt.Sprintf("Cairn's line in %s now puts %d other line%s past what Claude Code loads (its first %d lines, %d characters): it is for the user to shorten %s",
 		IndexFile, e.N, workflow.Plural(e.N), loadedLineCap, loadedUnitsCap, IndexFile)
 }
 
