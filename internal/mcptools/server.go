@@ -129,11 +129,6 @@ func New(opt Options) *Server {
 
 func (s *Server) acquire(ctx context.Context) error {
 	select {
-	case s.turn <- struct{}{}: // free: taken even when ctx is done (a Close past stopBy)
-		return nil
-	default:
-	}
-	select {
 	case s.turn <- struct{}{}:
 		return nil
 	case <-ctx.Done():
@@ -285,8 +280,12 @@ func (s *Server) Close(ctx context.Context) error {
 		ctx, cancel = context.WithDeadline(ctx, time.Unix(0, by))
 		defer cancel()
 	}
-	if err := s.acquire(ctx); err != nil {
-		return fmt.Errorf("waiting for the call in progress: %w", err)
+	select {
+	case s.turn <- struct{}{}: // free: taken even past stopBy, as closing then waits for nothing
+	default:
+		if err := s.acquire(ctx); err != nil {
+			return fmt.Errorf("waiting for the call in progress: %w", err)
+		}
 	}
 	defer s.release()
 	if s.closed {
