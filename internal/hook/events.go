@@ -111,7 +111,8 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		// event waits past "the next Cairn hook" its keeping promised. Only if the lock is free
 		// now, and the state needs no repair (left to the next Stop or session start, which
 		// applies them after it); one failed directory read when none is kept.
-		applyKept(ctx, r, e, 0)
+		_, kerr := applyKept(ctx, r, e, 0)
+		sayKeptWait(r, kerr)
 	}
 	switch ev.HookEventName {
 	case EventStopFailure:
@@ -345,16 +346,20 @@ func applyKept(ctx context.Context, r *Runner, e *engine.Engine, wait time.Durat
 	switch {
 	case errors.Is(err, engine.ErrKeptBusy):
 		return notes, err
-	case keptWhy(err) != "":
-		// A task event says it of its own, kept with them; Stop tries again after its repair.
-		if wait == 0 && !(r.Name == StopName && errors.Is(err, store.ErrRepairLeft)) {
-			r.Logf("task events kept earlier wait: %s; they will be recorded by %s", keptWhy(err), keptUntil(err))
-		}
+	case keptWhy(err) != "": // said by the caller (sayKeptWait); a task event's own line says it
 		return notes, err
 	case err != nil:
 		r.Logf("task events kept earlier: %s", keepFailed(err))
 	}
 	return notes, nil
+}
+
+// sayKeptWait says on stderr that the task events kept earlier still wait, when err
+// (applyKept's) says they do and no other hook is recording them.
+func sayKeptWait(r *Runner, err error) {
+	if !errors.Is(err, engine.ErrKeptBusy) && keptWhy(err) != "" {
+		r.Logf("task events kept earlier wait: %s; they will be recorded by %s", keptWhy(err), keptUntil(err))
+	}
 }
 
 // eventShown is an event's name as the log repeats it: quoted, or workflow.NotRepeated.

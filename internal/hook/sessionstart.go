@@ -91,7 +91,9 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 			if !e.HasKeptClaudeTasks() {
 				return false
 			}
-			keptNotes, _ = applyKept(ctx, r, e, 0)
+			var err error
+			keptNotes, err = applyKept(ctx, r, e, 0)
+			sayKeptWait(r, err)
 			return true
 		}})
 	for _, w := range e.Warnings() {

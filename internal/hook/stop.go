@@ -73,9 +73,11 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read || otherEvent,
 		Late: func() bool { return ctx.Err() != nil }})
 	if errors.Is(keptErr, store.ErrRepairLeft) && err == nil {
-		more, _ := applyKept(ctx, r, e, 0)
+		var more []string
+		more, keptErr = applyKept(ctx, r, e, 0)
 		keptNotes = append(keptNotes, more...)
 	}
+	sayKeptWait(r, keptErr) // still waiting: this turn's end made no repair, or failed
 	if out != nil {
 		// What applying them set aside no later hook says either.
 		out.SystemMessage = engine.WithNotes(out.SystemMessage, keptNotes)
