@@ -305,6 +305,28 @@ func TestSecretTaskIDIsNotPushed(t *testing.T) {
 	}
 }
 
+// TestTaskNamedForAPasswordKeepsTheClaimsState: a task named for a password (reset-password,
+// rotate_db_passwd) is set running and claimed, but claims.json keys its claim's times by the
+// task's id, which the store's scan read as a password assigned a date: every save of the
+// claims state was refused from then on, for every task, with a warning to move a secret to an
+// environment variable. A date is no password: the state is kept and nothing is said.
+func TestTaskNamedForAPasswordKeepsTheClaimsState(t *testing.T) {
+	a := newClone(t, memremote.New())
+	for _, id := range []string{"reset-password", "rotate_db_passwd"} {
+		if res, err := a.task(id, "running"); err != nil || len(res.Warnings) != 0 {
+			t.Fatalf("setting %s running: %v %q", id, err, res.Warnings)
+		}
+	}
+	a.vars[claimsync.EnvClockSkew] = "20s" // past a quarter of the lease: the sync renews
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("notes: %q", notes)
+	}
+	if data, err := os.ReadFile(filepath.Join(a.opt.StateDir, claimsync.Doc+".json")); err != nil ||
+		!strings.Contains(string(data), `"seen":{"reset-password":`) || !strings.Contains(string(data), `"rotate_db_passwd":`) {
+		t.Fatalf("claims state: %v\n%s", err, data)
+	}
+}
+
 // swappable is a remote whose lines can be deleted on the host, as a person deleting the
 // claims branch in the host's web page, or a git push --mirror from a clone without them, does.
 type swappable struct {
