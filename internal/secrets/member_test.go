@@ -84,6 +84,9 @@ var members = []member{
 	// A time kept by a task's id (claims.json's), which a name may end in password.
 	{key: "reset-password", value: "2026-12-02T02:25:07.398861442Z"},
 	{key: "rotate_db_passwd", value: "2024-05-01T10:00:00+02:00"},
+	{key: "rotate-secret", value: "2026-12-02T02:25:07.398861442Z"},
+	{key: "add-api-key", value: "2026-12-02T02:25:07Z"},
+	{key: "fix-pwd", value: "2026-12-02T02:25:07Z"},
 	{key: "password", value: "true", lit: true},
 	{key: "password", value: "null", lit: true},
 	{key: "api_key_id", value: "550e8400-e29b-41d4-a716-446655440000"},

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
@@ -563,7 +562,7 @@ var ruleTable = [...]rule{
 			if m[1] != "" {
 				return saidPassword(pw, m[2] != "")
 			}
-			if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\") || classes(pw) < 2 || dateTime(pw) {
+			if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\") || classes(pw) < 2 {
 				return false
 			}
 			// Unquoted, the value may be code: a call, a field, another variable. And the
@@ -1403,13 +1402,6 @@ func flagBefore(s string, i int) bool {
 // bareKeyword: kw (lower case) starts at i, in any case.
 func bareKeyword(s string, i int, kw string) bool {
 	return len(s)-i >= len(kw) && strings.EqualFold(s[i:i+len(kw)], kw)
-}
-
-// dateTime: pw is a time as JSON writes one (2024-05-01T10:00:00Z), no password: a document
-// that keeps a time for each of its tasks by the task's id ({"reset-password": "2024-..."}).
-func dateTime(pw string) bool {
-	_, err := time.Parse(time.RFC3339Nano, pw)
-	return err == nil
 }
 
 // barePass: what follows "pass" alone, rest, assigns it pw, a password: test results count

@@ -305,14 +305,15 @@ func TestSecretTaskIDIsNotPushed(t *testing.T) {
 	}
 }
 
-// TestTaskNamedForAPasswordKeepsTheClaimsState: a task named for a password (reset-password,
-// rotate_db_passwd) is set running and claimed, but claims.json keys its claim's times by the
-// task's id, which the store's scan read as a password assigned a date: every save of the
-// claims state was refused from then on, for every task, with a warning to move a secret to an
-// environment variable. A date is no password: the state is kept and nothing is said.
+// TestTaskNamedForAPasswordKeepsTheClaimsState: a task named for a password or a secret
+// (reset-password, rotate-secret, add-api-key) is set running and claimed, but claims.json
+// keys its claim's times by the task's id, which the store's scan read as a secret assigned a
+// date: every save of the claims state was refused from then on, for every task, with a
+// warning to move a secret to an environment variable. A date is no secret: the state is kept
+// and nothing is said.
 func TestTaskNamedForAPasswordKeepsTheClaimsState(t *testing.T) {
 	a := newClone(t, memremote.New())
-	for _, id := range []string{"reset-password", "rotate_db_passwd"} {
+	for _, id := range []string{"reset-password", "rotate_db_passwd", "rotate-secret", "add-api-key", "fix-pwd"} {
 		if res, err := a.task(id, "running"); err != nil || len(res.Warnings) != 0 {
 			t.Fatalf("setting %s running: %v %q", id, err, res.Warnings)
 		}
@@ -322,7 +323,7 @@ func TestTaskNamedForAPasswordKeepsTheClaimsState(t *testing.T) {
 		t.Fatalf("notes: %q", notes)
 	}
 	if data, err := os.ReadFile(filepath.Join(a.opt.StateDir, claimsync.Doc+".json")); err != nil ||
-		!strings.Contains(string(data), `"seen":{"reset-password":`) || !strings.Contains(string(data), `"rotate_db_passwd":`) {
+		!strings.Contains(string(data), `"seen":{"add-api-key":`) || !strings.Contains(string(data), `"reset-password":`) {
 		t.Fatalf("claims state: %v\n%s", err, data)
 	}
 }
