@@ -29,9 +29,10 @@ func OwnerLive(r *Record, by Actor, now time.Time, live time.Duration) bool {
 }
 
 // maxAhead is how far in the future a heartbeat is still proof of life: a clock off by its
-// time zone is hours ahead, while one a day or more ahead (a record saying year 9999) would
-// keep an owner that never comes back live for ever.
-const maxAhead = 24 * time.Hour
+// time zone (local time taken for UTC) is up to 14 hours ahead, the largest offset (UTC+14).
+// Further ahead it is no clock a live owner keeps, and would keep an owner that never comes
+// back live for as long (for ever, in a record saying year 9999).
+const maxAhead = 14 * time.Hour
 
 // OwnershipWarning is the warning for session by touching a workflow that another live
 // session owns; empty when there is nothing to warn about.

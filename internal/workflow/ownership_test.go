@@ -26,6 +26,11 @@ func TestOwnershipWarning(t *testing.T) {
 		{"other-fresh", bob, t0.Add(9 * time.Minute), true},
 		{"other-at-window", bob, t0.Add(10 * time.Minute), true},
 		{"other-stale", bob, t0.Add(10*time.Minute + time.Second), false},
+		// A heartbeat ahead of now: from a clock off by its time zone (up to UTC+14) it is
+		// still proof of life; further ahead, a gone owner's would hold for as long.
+		{"other-ahead-by-a-zone", bob, t0.Add(-14 * time.Hour), true},
+		{"other-ahead-past-any-zone", bob, t0.Add(-14*time.Hour - time.Minute), false},
+		{"other-a-day-ahead", bob, t0.Add(-24 * time.Hour), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := workflow.OwnershipWarning(r, tc.by, tc.now, live)
