@@ -40,11 +40,11 @@ func TestFutureHeartbeatIsRefreshed(t *testing.T) {
 	}
 }
 
-// An owner that never came back after changing the workflow with its clock far ahead (a day or
-// more ahead, a record saying year 9999) counted as live for as long as its heartbeat was
-// in the future: every other session was told of another live session, for ever, and its
-// running tasks were never taken as interrupted. A heartbeat that far ahead is no proof of
-// life; one an hour ahead (a clock off by its time zone) still is.
+// An owner that never came back after changing the workflow with its clock far ahead (more
+// than any time zone's 14 hours, a record saying year 9999) counted as live for as long as its
+// heartbeat was in the future: every other session was told of another live session, for
+// ever, and its running tasks were never taken as interrupted. A heartbeat that far ahead is
+// no proof of life; one an hour ahead (a clock off by its time zone) still is.
 func TestFarFutureHeartbeatOfAGoneOwner(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -52,6 +52,7 @@ func TestFarFutureHeartbeatOfAGoneOwner(t *testing.T) {
 		live  bool
 	}{
 		{"an hour ahead", time.Hour, true},
+		{"fifteen hours ahead", 15 * time.Hour, false},
 		{"two days ahead", 48 * time.Hour, false},
 		{"a century ahead", 100 * 365 * 24 * time.Hour, false},
 	} {
