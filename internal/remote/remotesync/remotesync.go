@@ -390,7 +390,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			if errors.Is(err, ErrMoved) {
 				return out, err
 			}
-			if rerr := refused(b, id, remoteEntries); rerr != nil {
+			if rerr := refused(b, id, remoteEntries, err); rerr != nil {
 				return out, rerr
 			}
 			return out, fmt.Errorf("keeping this machine's copy of %s while taking the remote's: %w", id, err)
@@ -528,7 +528,7 @@ func pull(st *store.Store, b remote.Backend, out Outcome, entries []Entry, from 
 		})
 		out.Notices = append(out.Notices, noticeMessages(res.Notices)...)
 		if err != nil {
-			return out, cmp.Or(refused(b, out.Workflow, []Entry{e}), err)
+			return out, cmp.Or(refused(b, out.Workflow, []Entry{e}, err), err)
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
 		out.Ended, out.ReplacedBy = endedIn(e.Snapshot)
@@ -569,9 +569,11 @@ func endedIn(snapshot []byte) (workflow.Status, string) {
 // refused is the error for the first of es, remote entries of workflow id (from b), that the
 // store refuses for what it holds (store.CheckDocument: too large, not strict JSON, a secret by
 // this machine's rules, named by rule and place, never repeated), or nil for none. Every sync
-// refuses it alike, so it gets b's step; the store's error is the one to say for any other
-// failure to write them.
-func refused(b remote.Backend, id string, es []Entry) error {
+// refuses it alike, so it gets b's step; the store's error (werr, the write's) is the one to say
+// for any other failure to write them. A secret is blamed only when werr is its refusal: one the
+// record here holds already (kept) does not refuse a change, which may fail for another reason.
+func refused(b remote.Backend, id string, es []Entry, werr error) error {
+	wf, _ := errors.AsType[*secrets.Finding](werr)
 	for _, e := range es {
 		err := store.CheckDocument(e.Snapshot)
 		if err == nil {
@@ -579,6 +581,9 @@ func refused(b remote.Backend, id string, es []Entry) error {
 		}
 		why := err.Error()
 		if f, ok := errors.AsType[*secrets.Finding](err); ok {
+			if wf == nil || *wf != *f {
+				continue
+			}
 			why = f.Refusal("") // not the advice on where to keep one: the step is the remote's
 		}
 		return &entryError{fmt.Sprintf("the remote's revision %d of %s cannot be kept here (%s), so no sync can take its line", e.Revision, id, why), remote.UnreadableStep(b, id)}
