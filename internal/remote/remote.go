@@ -84,6 +84,15 @@ func Each(ctx context.Context, b Backend, workflow string, rev int64, fn func(Re
 	return nil
 }
 
+// Records is Since for a Reader: its records, collected.
+func Records(ctx context.Context, r Reader, workflow string, rev int64) ([]Record, error) {
+	var recs []Record
+	if err := r.Each(ctx, workflow, rev, func(rec Record) error { recs = append(recs, rec); return nil }); err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
 // Stepper is a Backend that names, for a person, the step that ends a line no sync can read
 // because one of its records is not Cairn's: where to look at what it holds, and how clearing
 // it loses no workflow. Backends that are not Steppers get UnreadableStep's words.

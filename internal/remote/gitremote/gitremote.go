@@ -398,11 +398,7 @@ func (b *Backend) Watch(ctx context.Context, known remote.Heads) (remote.Heads, 
 
 // Since implements remote.Backend: a fetch of the workflow's ref, then a local read.
 func (b *Backend) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
-	var recs []remote.Record
-	if err := b.Each(ctx, id, rev, func(r remote.Record) error { recs = append(recs, r); return nil }); err != nil {
-		return nil, err
-	}
-	return recs, nil
+	return remote.Records(ctx, b, id, rev)
 }
 
 // Each implements remote.Reader: Since, with each record handed to fn as git gives it, so that
