@@ -439,18 +439,22 @@ func (g *turnGuard) drop() {
 }
 
 func (g *turnGuard) Since(ctx context.Context, workflow string, rev int64) ([]remote.Record, error) {
+	return remote.Records(ctx, g, workflow, rev)
+}
+
+// Each reads without the turn, as Since does: the sync's fn only reads what it is handed.
+func (g *turnGuard) Each(ctx context.Context, workflow string, rev int64, fn func(remote.Record) error) error {
 	g.drop()
-	recs, err := g.Backend.Since(ctx, workflow, rev)
-	if err != nil {
-		return nil, err
+	if err := remote.Each(ctx, g.Backend, workflow, rev, fn); err != nil {
+		return err
 	}
 	if err := g.take(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	if g.s.closed {
-		return nil, errors.New("cairn-mcp is shutting down")
+		return errors.New("cairn-mcp is shutting down")
 	}
-	return recs, nil
+	return nil
 }
 
 func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, data [][]byte) (int64, error) {

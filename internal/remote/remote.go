@@ -59,6 +59,40 @@ type Backend interface {
 	Watch(ctx context.Context, known Heads) (Heads, error)
 }
 
+// Reader is a Backend that hands a line's records over one at a time as it reads them (Since,
+// record by record), so that a caller keeping only some of them never holds the whole line:
+// every record carries a full snapshot, and a long workflow's line can be hundreds of MB.
+type Reader interface {
+	Each(ctx context.Context, workflow string, rev int64, fn func(Record) error) error
+}
+
+// Each calls fn with each record of workflow after rev, oldest first, one at a time when b is a
+// Reader (else from Since); an error from fn stops the read and is returned.
+func Each(ctx context.Context, b Backend, workflow string, rev int64, fn func(Record) error) error {
+	if r, ok := b.(Reader); ok {
+		return r.Each(ctx, workflow, rev, fn)
+	}
+	recs, err := b.Since(ctx, workflow, rev)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Records is Since for a Reader: its records, collected.
+func Records(ctx context.Context, r Reader, workflow string, rev int64) ([]Record, error) {
+	var recs []Record
+	if err := r.Each(ctx, workflow, rev, func(rec Record) error { recs = append(recs, rec); return nil }); err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
 // Stepper is a Backend that names, for a person, the step that ends a line no sync can read
 // because one of its records is not Cairn's: where to look at what it holds, and how clearing
 // it loses no workflow. Backends that are not Steppers get UnreadableStep's words.

@@ -398,22 +398,28 @@ func (b *Backend) Watch(ctx context.Context, known remote.Heads) (remote.Heads, 
 
 // Since implements remote.Backend: a fetch of the workflow's ref, then a local read.
 func (b *Backend) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	return remote.Records(ctx, b, id, rev)
+}
+
+// Each implements remote.Reader: Since, with each record handed to fn as git gives it, so that
+// the line is never held whole here. fn must not call b.
+func (b *Backend) Each(ctx context.Context, id string, rev int64, fn func(remote.Record) error) error {
 	if err := remote.ValidID(id); err != nil {
-		return nil, err
+		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.leftOut[id] != "" {
-		return nil, b.leftOutError(id)
+		return b.leftOutError(id)
 	}
 	if err := b.fetch(ctx, id); err != nil {
-		return nil, err
+		return err
 	}
 	t, ok, err := b.tip(ctx, id)
 	if err != nil || !ok || t.rev <= rev {
-		return nil, err
+		return err
 	}
-	return b.read(ctx, id, t, max(rev, 0))
+	return b.read(ctx, id, t, max(rev, 0), fn)
 }
 
 // Holds reports whether b's remote holds, in its line of workflow id, the head of that line as
@@ -819,9 +825,10 @@ func localLockBusy(stderr string) bool {
 // lockExists is git's words for a ref's lock file found in its place.
 const lockExists = ".lock': File exists"
 
-// read returns the records after rev up to t, walking back from t and reading the blobs in one
-// cat-file. It checks that the line is Cairn's: one parent each, subjects counting down.
-func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]remote.Record, error) {
+// read hands fn the records after rev up to t, oldest first, walking back from t and reading
+// the blobs in one cat-file, one at a time as it writes them. It checks that the line is
+// Cairn's: one parent each, subjects counting down.
+func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64, fn func(remote.Record) error) error {
 	n := t.rev - rev
 	// Grown by what git prints, never sized by n: the revision comes from a subject anyone who
 	// can push may write, and a forged one must be an error rather than a huge allocation.
@@ -842,13 +849,13 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 		return nil
 	}, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--")
 	if errors.Is(err, errLongLine) {
-		return nil, b.notCairnsError(id, "commit")
+		return b.notCairnsError(id, "commit")
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if int64(len(oids)) != n {
-		return nil, fmt.Errorf("the remote's line for workflow %s is shorter than its head says", id)
+		return fmt.Errorf("the remote's line for workflow %s is shorter than its head says", id)
 	}
 	var in bytes.Buffer
 	for i := len(oids) - 1; i >= 0; i-- {
@@ -863,40 +870,42 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 		pw.CloseWithError(err) // nil: the reader sees the end
 		ran <- err
 	}()
-	recs, err := b.readBatch(bufio.NewReader(pr), id, rev, len(oids))
+	err = b.readBatch(bufio.NewReader(pr), id, rev, len(oids), fn)
 	pr.Close()
 	if runErr := <-ran; runErr != nil && (err == nil || errors.Is(err, runErr)) {
-		return nil, runErr // git failed, rather than a record found wrong
+		return runErr // git failed, rather than a record found wrong
 	}
-	return recs, err
+	return err
 }
 
-// readBatch reads n records, revisions rev+1 on, from git cat-file --batch's output.
-func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int) ([]remote.Record, error) {
-	recs := make([]remote.Record, 0, n)
+// readBatch reads n records, revisions rev+1 on, from git cat-file --batch's output, and hands
+// each to fn before it reads the next.
+func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int, fn func(remote.Record) error) error {
 	for i := range n {
 		hdr, err := r.ReadString('\n')
 		if err != nil {
-			return nil, fmt.Errorf("reading revision %d of %s: %w", rev+int64(i)+1, id, err)
+			return fmt.Errorf("reading revision %d of %s: %w", rev+int64(i)+1, id, err)
 		}
 		f := strings.Fields(hdr)
 		if len(f) != 3 || f[1] != "blob" {
-			return nil, b.rewrittenError(id, fmt.Sprintf("has no record in revision %d's commit", rev+int64(i)+1))
+			return b.rewrittenError(id, fmt.Sprintf("has no record in revision %d's commit", rev+int64(i)+1))
 		}
 		size, err := strconv.Atoi(f[2])
 		if err != nil || size < 0 {
-			return nil, fmt.Errorf("git cat-file gave a bad size for revision %d of %s", rev+int64(i)+1, id)
+			return fmt.Errorf("git cat-file gave a bad size for revision %d of %s", rev+int64(i)+1, id)
 		}
 		if size > remote.MaxRecord {
-			return nil, remote.Unreadable(fmt.Errorf("revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; %s", rev+int64(i)+1, id, size, b.notCairnsStep(id, "commit")))
+			return remote.Unreadable(fmt.Errorf("revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; %s", rev+int64(i)+1, id, size, b.notCairnsStep(id, "commit")))
 		}
 		d := make([]byte, size+1) // the object and cat-file's newline
 		if _, err := io.ReadFull(r, d); err != nil {
-			return nil, fmt.Errorf("reading revision %d of %s: %w", rev+int64(i)+1, id, err)
+			return fmt.Errorf("reading revision %d of %s: %w", rev+int64(i)+1, id, err)
 		}
-		recs = append(recs, remote.Record{Rev: rev + int64(i) + 1, Data: d[:size]})
+		if err := fn(remote.Record{Rev: rev + int64(i) + 1, Data: d[:size]}); err != nil {
+			return err
+		}
 	}
-	return recs, nil
+	return nil
 }
 
 // commit writes one record as a commit on parent ("" for the first) and returns its oid. The

@@ -49,20 +49,26 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 
 // Since implements remote.Backend.
 func (b *Backend) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	return remote.Records(ctx, b, id, rev)
+}
+
+// Each implements remote.Reader: each record is a copy, made as fn is called with it.
+func (b *Backend) Each(ctx context.Context, id string, rev int64, fn func(remote.Record) error) error {
 	if err := remote.ValidID(id); err != nil {
-		return nil, err
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	line := b.lines[id]
-	var out []remote.Record
+	line := b.lines[id] // append-only: the records read here never change
+	b.mu.Unlock()
 	for i := max(rev, 0); i < int64(len(line)); i++ {
-		out = append(out, remote.Record{Rev: i + 1, Data: slices.Clone(line[i])})
+		if err := fn(remote.Record{Rev: i + 1, Data: slices.Clone(line[i])}); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // Heads implements remote.Backend.

@@ -4,15 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
+
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // A workflow whose context holds text of a secret's shape both machines' records kept from
@@ -104,5 +112,67 @@ func TestRemoteChangeNamingAStoredSecretPhaseIsTaken(t *testing.T) {
 	out, err := remotesync.Sync(context.Background(), b.st, r, "origin", "", nil)
 	if err != nil {
 		t.Fatalf("B's sync = %+v, %v; want A's change taken: it keeps only what B's record holds", out, err)
+	}
+}
+
+// noRoom is a durable.FS on which every write fails for want of space; reads go through.
+type noRoom struct{ durable.FS }
+
+func (f noRoom) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_APPEND) != 0 {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+	}
+	return f.FS.OpenFile(name, flag, perm)
+}
+
+func (f noRoom) Rename(oldname, newname string) error {
+	return &fs.PathError{Op: "rename", Path: newname, Err: syscall.ENOSPC}
+}
+
+// A remote revision keeping text of a secret's shape the record here holds already, pulled onto
+// a full disk: the write failed for want of space, and the sync blamed the secret, saying no sync
+// could take the line, with the step to clear it on the remote. The full disk is said.
+func TestKeptSecretIsNotBlamedForAnotherFailure(t *testing.T) {
+	secret := secrettest.Shapes()[0]
+	kept := "deploy with " + secret.Text
+	ctx := context.Background()
+	r := memremote.New()
+	newSharing(t, r, "wf-kept", "big")
+	b := newMachine(t, 0)
+	b.sync(r, "")
+	snap := filepath.Join(b.dir, ".claude", "cairn", "workflow-state.json")
+	data, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := json.Marshal(kept)
+	planted := bytes.Replace(data, []byte(`"context":"big"`), []byte(`"context":`+string(q)), 1)
+	if err := os.WriteFile(snap, planted, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := r.Since(ctx, "wf-kept", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e map[string]any
+	if err := json.Unmarshal(recs[0].Data, &e); err != nil {
+		t.Fatal(err)
+	}
+	s := e["snapshot"].(map[string]any)
+	s["revision"], s["context"], e["revision"] = 2, kept, 2
+	if data, err = json.Marshal(e); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Append(ctx, "wf-kept", 1, [][]byte{data}); err != nil {
+		t.Fatal(err)
+	}
+	full, err := store.Open(b.st.Dir(), store.WithWrapFS(func(f durable.FS) durable.FS { return noRoom{f} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	out, err := remotesync.Sync(ctx, full, r, "origin", "", nil)
+	if err == nil || errors.Is(err, remote.ErrUnreadable) || strings.Contains(err.Error(), "no sync can take") || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("B's sync onto a full disk = %+v, %v; want the full disk said, not the kept secret blamed", out, err)
 	}
 }

@@ -390,7 +390,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			if errors.Is(err, ErrMoved) {
 				return out, err
 			}
-			if rerr := refused(b, id, remoteEntries); rerr != nil {
+			if rerr := refused(b, id, remoteEntries, err); rerr != nil {
 				return out, rerr
 			}
 			return out, fmt.Errorf("keeping this machine's copy of %s while taking the remote's: %w", id, err)
@@ -439,26 +439,31 @@ func readLines(ctx context.Context, st *store.Store, b remote.Backend, from, id 
 	return 0, mine, theirs, err
 }
 
-// readFrom reads both lines of workflow w (id) after revision off.
+// readFrom reads both lines of workflow w (id) after revision off. This machine's is read
+// first, so that each remote record the same as its own revision here is held once, not twice;
+// the remote's error, should both fail, is the one said.
 func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string, w store.Workflow, off int64) (mine, theirs []Entry, err error) {
-	recs, err := b.Since(ctx, id, off)
-	if err != nil {
-		return nil, nil, err
-	}
-	if theirs, err = decode(b, id, recs); err != nil {
-		return nil, nil, err
-	}
+	var local []store.Record
+	var lerr error
 	if w.Data != nil {
-		local, err := st.ReadJournalSince(w.ID, off)
-		if store.BrokenChain(err) {
-			return nil, nil, brokenJournal(st, w.ID, off, local)
+		if local, lerr = st.ReadJournalSince(w.ID, off); lerr == nil {
+			mine, lerr = entries(w.ID, off, w.Revision, local)
 		}
-		if err != nil {
-			return nil, nil, err
+	}
+	err = read(ctx, b, id, off, func(e Entry) error {
+		if i := len(theirs); i < len(mine) && sameSnapshot(mine[i].Snapshot, e.Snapshot) {
+			e.Snapshot = mine[i].Snapshot
 		}
-		if mine, err = entries(w.ID, off, w.Revision, local); err != nil {
-			return nil, nil, err
-		}
+		theirs = append(theirs, e)
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case store.BrokenChain(lerr):
+		return nil, nil, brokenJournal(st, w.ID, off, local)
+	case lerr != nil:
+		return nil, nil, lerr
 	}
 	return mine, theirs, nil
 }
@@ -528,7 +533,7 @@ func pull(st *store.Store, b remote.Backend, out Outcome, entries []Entry, from 
 		})
 		out.Notices = append(out.Notices, noticeMessages(res.Notices)...)
 		if err != nil {
-			return out, cmp.Or(refused(b, out.Workflow, []Entry{e}), err)
+			return out, cmp.Or(refused(b, out.Workflow, []Entry{e}, err), err)
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
 		out.Ended, out.ReplacedBy = endedIn(e.Snapshot)
@@ -569,9 +574,11 @@ func endedIn(snapshot []byte) (workflow.Status, string) {
 // refused is the error for the first of es, remote entries of workflow id (from b), that the
 // store refuses for what it holds (store.CheckDocument: too large, not strict JSON, a secret by
 // this machine's rules, named by rule and place, never repeated), or nil for none. Every sync
-// refuses it alike, so it gets b's step; the store's error is the one to say for any other
-// failure to write them.
-func refused(b remote.Backend, id string, es []Entry) error {
+// refuses it alike, so it gets b's step; the store's error (werr, the write's) is the one to say
+// for any other failure to write them. A secret is blamed only when werr is its refusal: one the
+// record here holds already (kept) does not refuse a change, which may fail for another reason.
+func refused(b remote.Backend, id string, es []Entry, werr error) error {
+	wf, _ := errors.AsType[*secrets.Finding](werr)
 	for _, e := range es {
 		err := store.CheckDocument(e.Snapshot)
 		if err == nil {
@@ -579,6 +586,9 @@ func refused(b remote.Backend, id string, es []Entry) error {
 		}
 		why := err.Error()
 		if f, ok := errors.AsType[*secrets.Finding](err); ok {
+			if wf == nil || *wf != *f {
+				continue
+			}
 			why = f.Refusal("") // not the advice on where to keep one: the step is the remote's
 		}
 		return &entryError{fmt.Sprintf("the remote's revision %d of %s cannot be kept here (%s), so no sync can take its line", e.Revision, id, why), remote.UnreadableStep(b, id)}
@@ -662,16 +672,18 @@ func entries(id string, after, rev int64, recs []store.Record) ([]Entry, error) 
 	return out, nil
 }
 
-// decode reads the remote's records of workflow id, from b, as entries. One that is not a
-// Cairn entry of that workflow fails every sync alike, so its error is b's step that ends it.
-func decode(b remote.Backend, id string, recs []remote.Record) ([]Entry, error) {
-	out := make([]Entry, len(recs))
-	for i, r := range recs {
+// read hands fn, one at a time as b reads them, the remote's records of workflow id after
+// revision rev as entries (a line is never held whole here unless fn keeps it). One that is
+// not a Cairn entry of that workflow fails every sync alike, so its error is b's step that
+// ends it.
+func read(ctx context.Context, b remote.Backend, id string, rev int64, fn func(Entry) error) error {
+	return remote.Each(ctx, b, id, rev, func(r remote.Record) error {
 		// A revision is a whole record: without one, writing it would change nothing here
 		// while the sync counted it as taken.
-		if err := json.Unmarshal(r.Data, &out[i]); err != nil || out[i].Revision != r.Rev ||
-			len(out[i].Snapshot) == 0 || out[i].Snapshot[0] != '{' {
-			return nil, &entryError{fmt.Sprintf("the remote's revision %d of %s is not a Cairn entry, so no sync can read its line", r.Rev, id), remote.UnreadableStep(b, id)}
+		var e Entry
+		if err := json.Unmarshal(r.Data, &e); err != nil || e.Revision != r.Rev ||
+			len(e.Snapshot) == 0 || e.Snapshot[0] != '{' {
+			return &entryError{fmt.Sprintf("the remote's revision %d of %s is not a Cairn entry, so no sync can read its line", r.Rev, id), remote.UnreadableStep(b, id)}
 		}
 		// The record must be that revision of that workflow: with nothing active here, the
 		// store takes whatever workflow the first one holds, even one archived here (which a
@@ -680,14 +692,14 @@ func decode(b remote.Backend, id string, recs []remote.Record) ([]Entry, error) 
 			ID  string `json:"workflow_id"`
 			Rev int64  `json:"revision"`
 		}
-		if json.Unmarshal(out[i].Snapshot, &m) != nil || m.ID != id || m.Rev != r.Rev {
-			return nil, &entryError{fmt.Sprintf("the remote's revision %d of %s holds another workflow or revision (%.64q r%d), so no sync can read its line", r.Rev, id, m.ID, m.Rev), remote.UnreadableStep(b, id)}
+		if json.Unmarshal(e.Snapshot, &m) != nil || m.ID != id || m.Rev != r.Rev {
+			return &entryError{fmt.Sprintf("the remote's revision %d of %s holds another workflow or revision (%.64q r%d), so no sync can read its line", r.Rev, id, m.ID, m.Rev), remote.UnreadableStep(b, id)}
 		}
-	}
-	return out, nil
+		return fn(e)
+	})
 }
 
-// entryError is decode's error: why a remote record is not a Cairn entry of its workflow, and
+// entryError is read's error: why a remote record is not a Cairn entry of its workflow, and
 // the backend's step for a person, which names the remote's refs and git commands (not for the
 // model: notices leave it out). It is remote.ErrUnreadable: every sync fails on it alike.
 type entryError struct{ why, step string }
@@ -861,11 +873,12 @@ func unfinished(ctx context.Context, st *store.Store, b remote.Backend, from str
 		if _, ok := finishedSeen.Load(key); ok {
 			continue
 		}
-		recs, err := b.Since(ctx, id, h-1)
+		var es []Entry
+		err := read(ctx, b, id, h-1, func(e Entry) error { es = append(es, e); return nil })
 		if err != nil && ctx.Err() != nil {
 			return nil, nil, err
 		}
-		if es, derr := decode(b, id, recs); err == nil && derr == nil && len(es) == 1 {
+		if err == nil && len(es) == 1 {
 			r, err := store.ParseRecord(es[0].Snapshot)
 			if err == nil && r.Status.Valid() && r.Status != workflow.StatusActive {
 				finishedSeen.Store(key, struct{}{})
@@ -925,22 +938,29 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	if err != nil {
 		return 0, "", false, err
 	}
-	recs, err := b.Since(ctx, a.WorkflowID, 0)
-	if err != nil {
-		return 0, "", false, err
-	}
-	theirs, err := decode(b, a.WorkflowID, recs)
+	// Only the remote's last record is kept, and how far its line is the archive's.
+	var R, common int64
+	var last Entry
+	err = read(ctx, b, a.WorkflowID, 0, func(e Entry) error {
+		if common == R && R < int64(len(mine)) && sameSnapshot(mine[R].Snapshot, e.Snapshot) {
+			common++
+		}
+		R, last = R+1, e
+		return nil
+	})
 	if ee, ok := errors.AsType[*entryError](err); ok {
 		// A line that cannot take it: said, so that the end is not left unshared in silence
 		// (without the step, whose git commands are a person's: the notice reaches the model).
 		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, ee.why), false, nil
 	}
-	R := int64(len(theirs))
-	if common := commonPrefix(mine, theirs); common != R {
+	if err != nil {
+		return 0, "", false, err
+	}
+	if common != R {
 		if common >= int64(len(mine)) {
 			return 0, "", false, nil
 		}
-		tip, err := store.ParseRecord(theirs[R-1].Snapshot)
+		tip, err := store.ParseRecord(last.Snapshot)
 		if err != nil {
 			tip = &workflow.Record{} // only for the notice
 		}
@@ -1035,6 +1055,9 @@ func revisionOf(doc []byte) int64 {
 // sameSnapshot compares two records as JSON text without insignificant space: the journal
 // and the wire may indent differently.
 func sameSnapshot(a, b []byte) bool {
+	if len(a) > 0 && len(a) == len(b) && &a[0] == &b[0] {
+		return true // one copy, compared once already (readFrom)
+	}
 	var ca, cb bytes.Buffer
 	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
 		return false
