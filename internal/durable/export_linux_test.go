@@ -17,3 +17,6 @@ func RenameLinked(d *Dir, oldname, newname string) error {
 
 // SetHostname is the machine name this process's lock holders record.
 func SetHostname(name string) { hostname = func() string { return name } }
+
+// StoppedStat is stoppedStat: whether a /proc/PID/stat is of a stopped process running cmd.
+var StoppedStat = stoppedStat

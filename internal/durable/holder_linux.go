@@ -11,14 +11,20 @@ import (
 // resumed. A process at h's pid running another command is not h.
 func holderStopped(h *Holder) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(h.PID) + "/stat")
+	return err == nil && stoppedStat(b, h.Command)
+}
+
+// stoppedStat reports whether b, a /proc/PID/stat, is of a process running cmd and stopped by
+// a signal (state T), which kill -CONT resumes. A tracing stop (t: a debugger's, or strace's at
+// each system call of a running process) is no such stop: SIGCONT does not end it.
+func stoppedStat(b []byte, cmd string) bool {
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if err != nil || open < 0 || end < open || len(b) < end+3 {
+	if open < 0 || end < open || len(b) < end+3 {
 		return false
 	}
 	// The kernel keeps a command's first 15 bytes.
-	comm, cmd := string(b[open+1:end]), h.Command
 	if len(cmd) > 15 {
 		cmd = cmd[:15]
 	}
-	return comm == cmd && (b[end+2] == 'T' || b[end+2] == 't')
+	return string(b[open+1:end]) == cmd && b[end+2] == 'T'
 }

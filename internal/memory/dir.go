@@ -309,13 +309,16 @@ func projectMayUse(d, configDir, launch string, env Env) bool {
 // loadSettings reads the settings files in Claude Code's precedence, highest first: managed
 // (policy), local project, shared project, user. Project files live under the launch
 // directory (Claude Code's project settings are keyed on where it was started). Missing or
-// malformed files are skipped, as Claude Code skips them.
+// malformed files are skipped, as Claude Code skips them. A relative configDir names no user's
+// file, only one under wherever this process runs: none is read there.
 func loadSettings(env Env, configDir, launch string) []settingsSource {
 	paths := []string{
 		cmp.Or(env.ManagedSettings, defaultManagedSettings),
 		filepath.Join(launch, ".claude", "settings.local.json"),
 		filepath.Join(launch, ".claude", "settings.json"),
-		filepath.Join(configDir, "settings.json"),
+	}
+	if filepath.IsAbs(configDir) {
+		paths = append(paths, filepath.Join(configDir, "settings.json"))
 	}
 	var out []settingsSource
 	for _, p := range paths {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -413,6 +414,34 @@ func TestDirRelativeBaseRefused(t *testing.T) {
 			loc, err := Dir(Env{Getenv: func(k string) string { return env[k] }, WorkDir: t.TempDir(), ManagedSettings: "/nonexistent"})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "absolute") {
 				t.Fatalf("Dir = %+v, %v; want an error naming %s and asking for an absolute path", loc, err, tc.want)
+			}
+		})
+	}
+}
+
+// A relative HOME or CLAUDE_CONFIG_DIR names no settings of the user's either: read relative to
+// wherever the process ran (a subdirectory's .claude/settings.json, say), a file there was taken
+// for the user's settings, its autoMemoryDirectory trusted as the user's own (no check that it
+// stays in the project), so one process wrote L2 lines where another never looks.
+func TestDirRelativeConfigDirReadsNoSettings(t *testing.T) {
+	for _, tc := range []struct{ name, v, settings string }{
+		{"HOME", ".", ".claude/settings.json"},
+		{"CLAUDE_CONFIG_DIR", "rel/dir", "rel/dir/settings.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cwd, elsewhere := t.TempDir(), t.TempDir()
+			p := filepath.Join(cwd, filepath.FromSlash(tc.settings))
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(`{"autoMemoryDirectory": `+strconv.Quote(elsewhere)+`}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Chdir(cwd)
+			env := map[string]string{"HOME": "/home/u", tc.name: tc.v}
+			loc, err := Dir(Env{Getenv: func(k string) string { return env[k] }, WorkDir: t.TempDir(), ManagedSettings: "/nonexistent"})
+			if err == nil || loc.Dir != "" {
+				t.Fatalf("Dir = %+v, %v; want the relative %s refused, %s not read", loc, err, tc.name, tc.settings)
 			}
 		})
 	}

@@ -847,9 +847,10 @@ func Quote(s string) string {
 	return strconv.Quote(secrets.Clip(s, maxQuoted))
 }
 
-// maxQuoted caps a value Quote repeats: longer than any name or id taken, so a valid one is
-// never cut, and a 100 KB argument does not come back whole in its refusal.
-const maxQuoted = 80
+// maxQuoted caps a value Quote repeats: as long as any name or id taken (a milestone's is the
+// longest), so a valid one is never cut, and a 100 KB argument does not come back whole in
+// its refusal.
+const maxQuoted = maxMilestoneID
 
 // said is s, or the phrase Quote uses when s has a secret's shape.
 func said(s string) string {

@@ -121,6 +121,9 @@ func otherTTL(s string) (same, why string) {
 func goTTL(s string) (time.Duration, bool) {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+") {
+		return 0, false // one sign: ParseDuration would read a second ("--5h" as 5h)
+	}
 	var d time.Duration
 	if days, rest, ok := strings.Cut(s, "d"); ok {
 		// The days are a number alone: in "1h1d" they are no "1h1".

@@ -124,6 +124,9 @@ func TestParseTTLSaysWhatIsWrong(t *testing.T) {
 		"3650d1m":               `ttl "3650d1m" is not valid: too large (at most 3650d);`,
 		"1d2562047h":            `ttl "1d2562047h" is not valid: too large (at most 3650d);`, // days and hours past a Duration
 		"1e3h":                  `ttl "1e3h" is not valid: the number must be whole digits;`,
+		// One sign: "--5h" was told to write 5h, the same time.
+		"--5h": `ttl "--5h" is not valid: the number must be whole digits;`,
+		"+-1d": `ttl "+-1d" is not valid: the number must be whole digits;`,
 	} {
 		if _, err := workflow.ParseTTL(in); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("ParseTTL(%q): %v; want it to start %q", in, err, want)

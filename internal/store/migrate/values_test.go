@@ -92,6 +92,8 @@ func TestNormTTL(t *testing.T) {
 		// Whatever the record reads as a time (workflow.SameTTL), migration reads the same:
 		// these were refused, and the record took the default 24h.
 		{"1d12h", "36h"}, {"0.5d", "12h"}, {"1.5d", "36h"},
+		// A sign given twice says no time: it was migrated as 5h.
+		{"--5h", ""},
 	}
 	for _, tc := range tests {
 		got, ok := normTTL(tc.in)
