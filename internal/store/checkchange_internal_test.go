@@ -86,8 +86,10 @@ func TestCheckEventTextDetail(t *testing.T) {
 		refused      bool
 	}{
 		{"kept", `from origin: task_update {"phase":` + q(shapes[3].Text) + `}`, false},
+		{"kept, escaped", `from origin: task_update {"phase":` + q(amp) + `}`, false},
 		{"kept, of a task", `{"phase":` + q(amp) + `}`, false},
 		{"new beside a kept one", `from origin: task_update {"phase":` + q(shapes[3].Text) + `,"note":` + q(shapes[0].Text) + `}`, true},
+		{"a kept one made longer", `from origin: task_update {"phase":` + q(shapes[3].Text+"Zz9") + `}`, true},
 	} {
 		ev := Event{Kind: "sync", Detail: c.detail}
 		if err := checkEvent(&ev, old); (err != nil) != c.refused {

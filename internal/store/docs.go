@@ -114,20 +114,21 @@ func checkChange(old, next []byte) error {
 	return CheckDocument(n)
 }
 
-// withoutKept is text, an event's detail that is no JSON (a sync's, which quotes the remote's
-// event), without each string of a secret's shape the document old holds: checkChange for text.
-func withoutKept(old []byte, text string) string {
-	var was any
-	if old == nil || decodeNumbers(old, &was) != nil {
-		return text
+// checkText is checkChange for text, an event's detail, with the same rule: a task's is JSON,
+// and a sync's is text that ends with the remote's event it quotes, JSON from its first '{' or
+// '[' on. The secret it returns is one of text but those old holds (keptOut, in the JSON).
+func checkText(old []byte, text string) *secrets.Finding {
+	f := secrets.ScanString(text)
+	i := strings.IndexAny(text, "{[")
+	if f == nil || i < 0 || strictjson.Check([]byte(text[i:])) != nil {
+		return f
 	}
-	strs(was, "", func(s, _ string, _ bool) string {
-		if secrets.ScanString(s) != nil {
-			text = strings.ReplaceAll(text, s, "")
-		}
-		return s
-	})
-	return text
+	out := keptOut(old)
+	if out == nil {
+		return f
+	}
+	n, _ := scrubbed([]byte(text[i:]), out)
+	return cmp.Or(secrets.ScanString(text[:i]+string(n)), secrets.ScanJSON(n))
 }
 
 // keptOut is the rule checkChange and checkText share: what of old, a record, is put out of
