@@ -481,11 +481,14 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	dst, err := s.setAside(path.Base(file), func(dst string) error {
 		return s.writeErr(file, s.fs.RenameNoReplace(file, dst))
 	})
+	if err == nil {
+		err = s.fs.SyncDir(path.Dir(file))
+	}
+	if dst != "" && err != nil {
+		return Notice{}, fmt.Errorf("%s was moved to %s, where it is kept, but the disk did not confirm the move (%v): after a power loss it may be back in its place; %s", file, dst, err, CheckDiskStep)
+	}
 	if err != nil {
 		return Notice{}, err
-	}
-	if err := s.fs.SyncDir(path.Dir(file)); err != nil {
-		return Notice{}, s.writeErr(file, err)
 	}
 	// Whole characters, never half of one; a cut that would make a secret of a token glued to more
 	// text ends before that word.
@@ -500,7 +503,8 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 
 // setAside puts something under a free name in quarantine/ for base (QuarantineName, or the
 // next free one after it) with put, which answers fs.ErrExist for a name taken, and makes the
-// name durable. It returns the name, relative to the state directory.
+// name durable. It returns the name, relative to the state directory: on an error too once put
+// has put it there, with the sync's error as it is.
 func (s *Store) setAside(base string, put func(dst string) error) (string, error) {
 	if err := s.mkdir(quarantineDir); err != nil {
 		return "", err
@@ -522,10 +526,7 @@ func (s *Store) setAside(base string, put func(dst string) error) (string, error
 		}
 		dst = quarantineDir + "/" + base + "-" + s.utc() + "-" + strconv.Itoa(i)
 	}
-	if err := s.fs.SyncDir(quarantineDir); err != nil {
-		return "", s.writeErr(dst, err)
-	}
-	return dst, nil
+	return dst, s.fs.SyncDir(quarantineDir)
 }
 
 // QuarantineName is the name, relative to the state directory, under which quarantine/ keeps
