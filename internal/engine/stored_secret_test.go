@@ -522,12 +522,11 @@ func TestSecondCopyWithAStoredSecretIsSettled(t *testing.T) {
 	}
 }
 
-// TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive: a newer seed copy that replaces the
-// active workflow but cannot be saved once that one is archived (its journal's place is taken)
-// is said as it stands: the previous one is archived, where, and none is active. Before, the
-// warning said the copy could not replace the active one and nothing was lost, and the report
-// went on with the archived workflow as active.
-func TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
+// TestNewerCopyWithItsJournalInTheWayLeavesTheActiveOne: a newer seed copy whose journal's place
+// is taken (a directory there) is refused before the active workflow is archived: that one stays
+// active, and the warning says the copy could not replace it. Before, the active one was
+// archived first, and the refusal left no workflow active.
+func TestNewerCopyWithItsJournalInTheWayLeavesTheActiveOne(t *testing.T) {
 	e := newEnv(t)
 	e.clock.Add(-time.Hour)
 	en := e.open("s1")
@@ -539,7 +538,7 @@ func TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
-	if r.WorkflowID != "" || containsAny(r.Warnings, "nothing was lost") || !containsAny(r.Warnings, "no workflow is active") {
+	if r.WorkflowID != started.WorkflowID || !containsAny(r.Warnings, "could not replace the active one") || containsAny(r.Warnings, "no workflow is active") {
 		t.Errorf("active %q (started %s), warnings %q", r.WorkflowID, started.Message, r.Warnings)
 	}
 }

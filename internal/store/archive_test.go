@@ -835,3 +835,25 @@ func TestReplaceWorkflowMoveUnknownSaysWhere(t *testing.T) {
 		t.Errorf("archive %q, err %v; want an error saying where it may be, and no archive", info.Dir, err)
 	}
 }
+
+// TestReplaceWorkflowJournalInTheWayLeavesTheActiveOne: a replacement whose journal's place
+// holds something other than a file (a directory here, a FIFO alike) is refused before the
+// active workflow is archived. Before, the active one was archived first, and the refusal left
+// no workflow active.
+func TestReplaceWorkflowJournalInTheWayLeavesTheActiveOne(t *testing.T) {
+	s, dir := newStore(t, noSync)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	const id = "apex-20261124T100000Z-eeee"
+	if err := os.MkdirAll(filepath.Join(dir, "journal", id+".jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	info, _, err := s.ReplaceWorkflow(record(id, 1, "plan"), "conflict", store.Event{Kind: "migrated"}, nil)
+	if err == nil || info.Dir != "" {
+		t.Errorf("archived %q, err %v; want it refused with nothing archived", info.Dir, err)
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+		t.Errorf("active after: %q %v, want %s", w.ID, err, wfID)
+	}
+}

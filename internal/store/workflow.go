@@ -854,7 +854,10 @@ func (s *Store) commitRecord(w Workflow, ts tailState, r *workflow.Record, ev Ev
 	if !m.current() {
 		return Result{Workflow: w}, errors.New("workflow not saved: the record must be schema 2.x with a valid workflow_id and a revision")
 	}
-	return s.commit(w, ts, data, w.Data, m, ev)
+	if err := checkSave(data, w.Data, &ev); err != nil {
+		return Result{Workflow: w}, err
+	}
+	return s.commit(w, ts, data, m, ev)
 }
 
 // locked runs fn on the active workflow (nil Data when there is none; repaired as
@@ -915,10 +918,13 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // text of a secret's shape kept holds does not refuse it (checkChange).
 func (s *Store) commitLocked(w Workflow, ts tailState, next, kept []byte, ev Event) (Result, error) {
 	m, err := readNext(next)
+	if err == nil {
+		err = checkSave(next, kept, &ev)
+	}
 	if err != nil {
 		return Result{Workflow: w}, err
 	}
-	return s.commit(w, ts, next, kept, m, ev)
+	return s.commit(w, ts, next, m, ev)
 }
 
 // readNext reads what the store needs from next, a record given as bytes.
@@ -938,11 +944,9 @@ func checkSave(next, kept []byte, ev *Event) error {
 	return nil
 }
 
-func (s *Store) commit(w Workflow, ts tailState, next, kept []byte, m meta, ev Event) (Result, error) {
+// commit commits next, read as m, with ev, both checked (checkSave).
+func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) (Result, error) {
 	res := Result{Workflow: w}
-	if err := checkSave(next, kept, &ev); err != nil {
-		return res, err
-	}
 	if w.Data != nil {
 		if m.id != w.ID {
 			return res, fmt.Errorf("workflow %s not saved: %w (%s); archive it first", m.id, ErrWorkflowMismatch, w.ID)
