@@ -146,10 +146,9 @@ func keptOut(old []byte) func(s, name string, key bool) string {
 	all, alone, members := map[string]bool{}, map[string]bool{}, map[[2]string]bool{}
 	strs(was, "", func(s, name string, _ bool) string {
 		all[s] = true
-		switch m, _ := json.Marshal(map[string]string{name: s}); {
-		case secrets.ScanString(s) != nil:
+		if secrets.ScanString(s) != nil {
 			alone[s] = true
-		case name != "" && secrets.ScanJSON(m) != nil:
+		} else if m, _ := json.Marshal(map[string]string{name: s}); name != "" && secrets.ScanJSON(m) != nil {
 			members[[2]string{name, s}] = true
 		}
 		return s
