@@ -513,9 +513,9 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 				return nil, err
 			}
 		}
-		// The new record must pass the store's checks (size, secrets) before anything is
-		// archived: a refused start must leave the active workflow where it was.
-		if err := store.CheckRecord(probe.Record); err != nil {
+		// The new record must pass the store's checks (size, secrets, its journal's place)
+		// before anything is archived: a refused start must leave the active workflow where it was.
+		if err := cmp.Or(store.CheckRecord(probe.Record), e.st.JournalInTheWay(probe.Record.WorkflowID)); err != nil {
 			return nil, fmt.Errorf("workflow not started, nothing was changed: %w", err)
 		}
 		if check {

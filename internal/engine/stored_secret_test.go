@@ -522,12 +522,11 @@ func TestSecondCopyWithAStoredSecretIsSettled(t *testing.T) {
 	}
 }
 
-// TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive: a newer seed copy that replaces the
-// active workflow but cannot be saved once that one is archived (its journal's place is taken)
-// is said as it stands: the previous one is archived, where, and none is active. Before, the
-// warning said the copy could not replace the active one and nothing was lost, and the report
-// went on with the archived workflow as active.
-func TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
+// TestNewerCopyWithItsJournalInTheWayLeavesTheActiveOne: a newer seed copy whose journal's place
+// is taken (a directory there) is refused before the active workflow is archived: that one stays
+// active, and the warning says the copy could not replace it. Before, the active one was
+// archived first, and the refusal left no workflow active.
+func TestNewerCopyWithItsJournalInTheWayLeavesTheActiveOne(t *testing.T) {
 	e := newEnv(t)
 	e.clock.Add(-time.Hour)
 	en := e.open("s1")
@@ -539,16 +538,16 @@ func TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
-	if r.WorkflowID != "" || containsAny(r.Warnings, "nothing was lost") || !containsAny(r.Warnings, "no workflow is active") {
+	if r.WorkflowID != started.WorkflowID || !containsAny(r.Warnings, "could not replace the active one") || containsAny(r.Warnings, "no workflow is active") {
 		t.Errorf("active %q (started %s), warnings %q", r.WorkflowID, started.Message, r.Warnings)
 	}
 }
 
-// TestReplaceNotStartedAfterTheArchiveSaysNoneIsActive: a replace whose new workflow cannot be
-// saved once the old one is archived (its journal's place taken) says no workflow is active,
-// where the old one is and how to see it. Before, it said only that the new one was not
-// started, and a model took the old one for active still.
-func TestReplaceNotStartedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
+// TestReplaceWithItsJournalInTheWayLeavesTheOldOneActive: a replace with a given workflow_id
+// whose journal's place is taken (a directory there) is refused before the old workflow is
+// archived: that one stays active. Before, it was archived first, and the refusal left no
+// workflow active.
+func TestReplaceWithItsJournalInTheWayLeavesTheOldOneActive(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	old := must(en.Start(engine.StartRequest{Type: "apex", Context: "old", WorkflowID: "apex-20261122T100000Z-0ld1"}))(t)
@@ -556,7 +555,10 @@ func TestReplaceNotStartedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := en.Start(engine.StartRequest{Type: "apex", Context: "new", Replace: true, WorkflowID: "apex-20261122T100000Z-beef"})
-	if err == nil || !strings.Contains(err.Error(), "no workflow is active") || !strings.Contains(err.Error(), "`cairn show apex-20261122T100000Z-0ld1`") {
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Errorf("replace: %v (started %s)", err, old.Message)
+	}
+	if id := must(en.Snapshot())(t).WorkflowID; id != "apex-20261122T100000Z-0ld1" {
+		t.Errorf("active after the refusal: %q, want the old one", id)
 	}
 }

@@ -194,15 +194,15 @@ func (s *Store) encodeLine(id string, line []LineRecord, kept []byte) ([]byte, R
 }
 
 // checkEvent applies the checks every journal event passes: a valid kind, a detail free of
-// secrets but those the record kept holds already (checkChange: a phase's name in an event of a
-// JSON detail; withoutKept, in one of text, a sync's), scanned whole (a cut would keep the start of one past it), then cut to
+// secrets but those the record kept holds already (checkText: a phase's name in a task's event
+// or in a sync's quote of one), scanned whole (a cut would keep the start of one past it), then cut to
 // MaxEventDetail bytes between characters, before a word the cut would make a secret of
 // (secrets.Cut: a token glued to more text).
 func checkEvent(ev *Event, kept []byte) error {
 	if err := ValidName(ev.Kind); err != nil {
 		return fmt.Errorf("event kind: %w", err)
 	}
-	if f := secrets.ScanString(ev.Detail); f != nil && checkChange(kept, []byte(ev.Detail)) != nil && secrets.ScanString(withoutKept(kept, ev.Detail)) != nil {
+	if f := checkText(kept, ev.Detail); f != nil {
 		f.Path = "event.detail"
 		return f
 	}

@@ -259,7 +259,7 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 				return undo(s.writeErr(WorkflowFile, err))
 			} else if serr != nil {
 				// Unknown whether it moved: recovery decides from what is on disk.
-				return info, fmt.Errorf("archiving %s: %w; whether it is archived or still active is settled on the next read", id, s.writeErr(WorkflowFile, err))
+				return info, fmt.Errorf("archiving %s: %w; whether it is archived in %s or still active is settled on the next read", id, ArchiveCause(s.writeErr(WorkflowFile, err)), dir)
 			} else if _, ok := errors.AsType[*moveUnconfirmedError](err); ok {
 				return info, err // moved, but not archived for sure: the marker stays
 			}

@@ -801,3 +801,59 @@ func TestReplaceWorkflowNotArchivedSaysNoArchive(t *testing.T) {
 		t.Errorf("active after: %q %v, want %s", w.ID, err, wfID)
 	}
 }
+
+// moveUnknownFS fails the active workflow's move into its archive and the look that would say
+// whether it moved, as a disk that stops answering does.
+type moveUnknownFS struct{ durable.FS }
+
+func (m moveUnknownFS) RenameNoReplace(from, to string) error {
+	if from == store.WorkflowFile {
+		return &os.PathError{Op: "rename", Path: from, Err: syscall.EIO}
+	}
+	return m.FS.RenameNoReplace(from, to)
+}
+
+func (m moveUnknownFS) Lstat(name string) (fs.FileInfo, error) {
+	if strings.HasPrefix(name, "archive/") && strings.HasSuffix(name, "/"+store.WorkflowFile) {
+		return nil, &os.PathError{Op: "lstat", Path: name, Err: syscall.EIO}
+	}
+	return m.FS.Lstat(name)
+}
+
+// TestReplaceWorkflowMoveUnknownSaysWhere: a replacement whose archive of the active workflow
+// may have moved it (the move failed and whether it happened could not be looked at) names no
+// archive, as none is sure, and its error says where the workflow may be. Before, the error
+// said the workflow's file was left as it was, and its caller, that nothing moved.
+func TestReplaceWorkflowMoveUnknownSaysWhere(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	if _, err := mustOpen(t, dir, noSync).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir, store.WithFS(moveUnknownFS{durabletest.NoSync{FS: openDir(t, dir)}}))
+	info, _, err := s.ReplaceWorkflow(record("apex-20261124T100000Z-eeee", 1, "plan"), "conflict", store.Event{Kind: "migrated"}, nil)
+	if err == nil || info.Dir != "" || strings.Contains(err.Error(), "left as it was") || !strings.Contains(err.Error(), "archived in archive/conflict-") {
+		t.Errorf("archive %q, err %v; want an error saying where it may be, and no archive", info.Dir, err)
+	}
+}
+
+// TestReplaceWorkflowJournalInTheWayLeavesTheActiveOne: a replacement whose journal's place
+// holds something other than a file (a directory here, a FIFO alike) is refused before the
+// active workflow is archived. Before, the active one was archived first, and the refusal left
+// no workflow active.
+func TestReplaceWorkflowJournalInTheWayLeavesTheActiveOne(t *testing.T) {
+	s, dir := newStore(t, noSync)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	const id = "apex-20261124T100000Z-eeee"
+	if err := os.MkdirAll(filepath.Join(dir, "journal", id+".jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	info, _, err := s.ReplaceWorkflow(record(id, 1, "plan"), "conflict", store.Event{Kind: "migrated"}, nil)
+	if err == nil || info.Dir != "" {
+		t.Errorf("archived %q, err %v; want it refused with nothing archived", info.Dir, err)
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+		t.Errorf("active after: %q %v, want %s", w.ID, err, wfID)
+	}
+}

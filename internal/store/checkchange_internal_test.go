@@ -30,6 +30,7 @@ func TestCheckChangeRefusesOnlyNewText(t *testing.T) {
 		{"new value under a repeated key", `{"a":` + kept + `}`, `{"a":` + kept + `,"b":` + other + `,"b":"x"}`, true},
 		{"new value beside a kept name", `{"a":` + kept + `,"b":"api_key"}`, `{"a":` + kept + `,"b":["api_key", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7"]}`, true},
 		{"new flag beside a kept command", `{"a":` + kept + `,"c":"curl https://x.example"}`, `{"a":` + kept + `,"c":["curl https://x.example", " -u bob:Tr0ub4dor3x"]}`, true},
+		{"new value beside a kept name, a password kept", `{"a":{"password":"Tr0ub4dor&3xQz"},"b":"api_key"}`, `{"a":{"password":"Tr0ub4dor&3xQz"},"b":["api_key", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7"]}`, true},
 		{"kept password moved", `{"a":{"password":"Tr0ub4dor&3xQz"}}`, `{"b":[{"password":"Tr0ub4dor&3xQz"}]}`, false},
 		{"a clean record", `{"a":"x"}`, `{"a":` + other + `}`, true},
 		{"no record", ``, `{"a":` + other + `}`, true},
@@ -78,13 +79,17 @@ func TestCheckChangeOfManyKeptKeysIsLinear(t *testing.T) {
 func TestCheckEventTextDetail(t *testing.T) {
 	shapes := secrettest.Shapes()
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	old := []byte(`{"state":` + q(shapes[3].Text) + `}`)
+	amp := shapes[19].Text + "?a=1&b=2" // kept; json.Marshal writes & as \u0026, as the remote did
+	old := []byte(`{"state":` + q(shapes[3].Text) + `,"url":` + q(amp) + `}`)
 	for _, c := range []struct {
 		name, detail string
 		refused      bool
 	}{
 		{"kept", `from origin: task_update {"phase":` + q(shapes[3].Text) + `}`, false},
+		{"kept, escaped", `from origin: task_update {"phase":` + q(amp) + `}`, false},
+		{"kept, of a task", `{"phase":` + q(amp) + `}`, false},
 		{"new beside a kept one", `from origin: task_update {"phase":` + q(shapes[3].Text) + `,"note":` + q(shapes[0].Text) + `}`, true},
+		{"a kept one made longer", `from origin: task_update {"phase":` + q(shapes[3].Text+"Zz9") + `}`, true},
 	} {
 		ev := Event{Kind: "sync", Detail: c.detail}
 		if err := checkEvent(&ev, old); (err != nil) != c.refused {

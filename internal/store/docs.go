@@ -99,55 +99,75 @@ func CheckDocument(doc []byte) error {
 
 // checkChange is CheckDocument for next, a change of the document old (nil for none): text of
 // a secret's shape old holds already (kept before a rule found it, or written by hand) does not
-// refuse it, only text the change brings in does. The refusal is then for that text: next is
-// scanned again with each string old holds as a value, and each key of a secret's shape old
-// holds, put out of the way. Text a kept string makes with a new one beside it (a name, then a
-// value) is new too: unless old makes such text itself, next is also scanned with only the
-// strings of a secret's shape alone put out of the way.
+// refuse it, only text the change brings in does (keptOut: next is scanned again with what old
+// keeps put out of the way).
 func checkChange(old, next []byte) error {
 	err := CheckDocument(next)
-	if _, ok := errors.AsType[*secrets.Finding](err); !ok || old == nil || secrets.ScanJSON(old) == nil ||
-		strictjson.Check(next) != nil { // a repeated key: decoding keeps one of its values
+	if _, ok := errors.AsType[*secrets.Finding](err); !ok || strictjson.Check(next) != nil { // a repeated key: decoding keeps one of its values
 		return err
 	}
-	kept := map[string]bool{}
-	if _, ok := scrubbed(old, func(s string, _ bool) string { kept[s] = true; return s }); !ok {
+	out := keptOut(old)
+	if out == nil {
 		return err
 	}
-	alone := func(s string, _ bool) string {
-		if kept[s] && secrets.ScanString(s) != nil {
-			return ""
-		}
-		return s
-	}
-	if o, _ := scrubbed(old, alone); secrets.ScanJSON(o) == nil {
-		if n, _ := scrubbed(next, alone); secrets.ScanJSON(n) != nil {
-			return CheckDocument(n)
-		}
-	}
-	rest, _ := scrubbed(next, func(s string, key bool) string {
-		if kept[s] && (!key || secrets.ScanString(s) != nil) {
-			return ""
-		}
-		return s
-	})
-	return CheckDocument(rest)
+	n, _ := scrubbed(next, out)
+	return CheckDocument(n)
 }
 
-// withoutKept is text, an event's detail that is no JSON (a sync's, which quotes the remote's
-// event), without each string of a secret's shape the document old holds: checkChange for text.
-func withoutKept(old []byte, text string) string {
-	var was any
-	if old == nil || decodeNumbers(old, &was) != nil {
-		return text
+// checkText is checkChange for text, an event's detail, with the same rule: a task's is JSON,
+// and a sync's is text that ends with the remote's event it quotes, JSON from its first '{' or
+// '[' on. The secret it returns is one of text but those old holds (keptOut, in the JSON).
+func checkText(old []byte, text string) *secrets.Finding {
+	f := secrets.ScanString(text)
+	i := strings.IndexAny(text, "{[")
+	if f == nil || i < 0 || strictjson.Check([]byte(text[i:])) != nil {
+		return f
 	}
-	strs(was, func(s string, _ bool) string {
+	out := keptOut(old)
+	if out == nil {
+		return f
+	}
+	n, _ := scrubbed([]byte(text[i:]), out)
+	return cmp.Or(secrets.ScanString(text[:i]+string(n)), secrets.ScanJSON(n))
+}
+
+// keptOut is the rule checkChange and checkText share: what of old, a record, is put out of
+// the way (made "") in a change of it before the change is scanned again, nil when old holds no
+// secret (or is no JSON). It is each string of a secret's shape old holds (as a value or a key),
+// and each value whose member is one ("password": "…") wherever it stands with that name: so a
+// secret the change brings in is found, beside a kept one or a name old holds. When old holds a
+// secret neither makes (a name and a value in strings side by side), all its strings are put
+// out of the way (its keys of a secret's shape): text beside them is then not refused.
+func keptOut(old []byte) func(s, name string, key bool) string {
+	var was any
+	if old == nil || secrets.ScanJSON(old) == nil || decodeNumbers(old, &was) != nil {
+		return nil
+	}
+	all, alone, members := map[string]bool{}, map[string]bool{}, map[[2]string]bool{}
+	strs(was, "", func(s, name string, _ bool) string {
+		all[s] = true
 		if secrets.ScanString(s) != nil {
-			text = strings.ReplaceAll(text, s, "")
+			alone[s] = true
+		} else if m, _ := json.Marshal(map[string]string{name: s}); name != "" && secrets.ScanJSON(m) != nil {
+			members[[2]string{name, s}] = true
 		}
 		return s
 	})
-	return text
+	out := func(s, name string, _ bool) string {
+		if alone[s] || members[[2]string{name, s}] {
+			return ""
+		}
+		return s
+	}
+	if o, _ := scrubbed(old, out); secrets.ScanJSON(o) == nil {
+		return out
+	}
+	return func(s, _ string, key bool) string {
+		if all[s] && (!key || alone[s]) {
+			return ""
+		}
+		return s
+	}
 }
 
 func decodeNumbers(doc []byte, v *any) error {
@@ -156,31 +176,36 @@ func decodeNumbers(doc []byte, v *any) error {
 	return d.Decode(v)
 }
 
-// scrubbed is doc with f applied to its strings (strs), or false when doc does not decode.
-func scrubbed(doc []byte, f func(s string, key bool) string) ([]byte, bool) {
+// scrubbed is doc with f applied to its strings (strs), or false when doc does not decode;
+// its text is written as json.Marshal writes it, but &, < and > as they are.
+func scrubbed(doc []byte, f func(s, name string, key bool) string) ([]byte, bool) {
 	var v any
 	if decodeNumbers(doc, &v) != nil {
 		return nil, false
 	}
-	b, _ := json.Marshal(strs(v, f))
-	return b, true
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(strs(v, "", f))
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), true
 }
 
 // strs is v, decoded JSON, with f applied to each string in it, each object key too (key set),
-// a key f changes given a name no other key of its object has.
-func strs(v any, f func(s string, key bool) string) any {
+// a key f changes given a name no other key of its object has. name is the key of the member
+// whose value v is, "" elsewhere (a key, an item of an array).
+func strs(v any, name string, f func(s, name string, key bool) string) any {
 	switch v := v.(type) {
 	case string:
-		return f(v, false)
+		return f(v, name, false)
 	case []any:
 		for i := range v {
-			v[i] = strs(v[i], f)
+			v[i] = strs(v[i], "", f)
 		}
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		i := 0 // names tried go on from the last: a name longer for each made it quadratic
 		for k, x := range v {
-			n := f(k, true)
+			n := f(k, "", true)
 			for n != k {
 				_, inV := v[n]
 				if _, inOut := out[n]; !inOut && !inV {
@@ -188,7 +213,7 @@ func strs(v any, f func(s string, key bool) string) any {
 				}
 				n, i = "_"+strconv.Itoa(i), i+1
 			}
-			out[n] = strs(x, f)
+			out[n] = strs(x, k, f)
 		}
 		return out
 	}

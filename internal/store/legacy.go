@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -602,10 +603,11 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event, kept []byte
 	}
 	defer unlock()
 	// Refused before the archive: refused after it, it would leave no workflow active.
-	if _, err := readNext(rec); err != nil {
-		return ArchiveInfo{}, Result{}, err
+	m, err := readNext(rec)
+	if err == nil {
+		err = cmp.Or(checkSave(rec, kept, &ev), s.JournalInTheWay(m.id))
 	}
-	if err := checkSave(rec, kept, &ev); err != nil {
+	if err != nil {
 		return ArchiveInfo{}, Result{}, err
 	}
 	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data, w.Notices)
@@ -615,7 +617,7 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event, kept []byte
 	if err != nil {
 		return info, Result{}, err
 	}
-	res, err := s.commitLocked(Workflow{}, tailState{}, rec, kept, ev)
+	res, err := s.commit(Workflow{}, tailState{}, rec, m, ev)
 	if err != nil {
 		return info, res, fmt.Errorf("the active workflow was archived as %s but its replacement was not saved: %w", info.Dir, err)
 	}

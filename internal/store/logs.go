@@ -165,7 +165,7 @@ func (s *Store) keepTornTail(name string, tail []byte, k *tornKept) error {
 		return s.writeErr(dst, durable.WriteFileNoReplace(s.fs, dst, tail, 0o600))
 	})
 	if err != nil {
-		k.err = fmt.Errorf("log %q entry not appended: its unfinished last line could not be kept in quarantine/ first: %w", name, err)
+		k.err = fmt.Errorf("log %q entry not appended: its unfinished last line could not be kept in quarantine/ first: %w", name, s.writeErr(dst, err))
 		return k.err
 	}
 	k.dst, k.size = dst, len(tail)

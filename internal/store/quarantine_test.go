@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/durable/simfs"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
@@ -119,5 +120,27 @@ func TestQuarantineNoticeCutsReason(t *testing.T) {
 				t.Errorf("notice %q lost the reason's start", n.Message)
 			}
 		})
+	}
+}
+
+// TestQuarantineSyncFailedSaysWhere: a move into quarantine/ whose directory sync then fails
+// (either end) is refused naming where the file is now, never saying it was left in place.
+// Before, the error named no place: the file was gone from where the user would look.
+func TestQuarantineSyncFailedSaysWhere(t *testing.T) {
+	for _, d := range []string{".", "quarantine"} {
+		dir := t.TempDir()
+		f := &durabletest.DirSyncFails{FS: openDir(t, dir), Dir: d}
+		s := mustOpen(t, dir, store.WithFS(f), store.WithClock(func() time.Time { return fixedNow }))
+		if err := os.WriteFile(filepath.Join(dir, "claims.json"), []byte("{damaged"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(filepath.Join(dir, "quarantine"), 0o700); err != nil { // its sync is not the move's
+			t.Fatal(err)
+		}
+		f.Fails.Store(1)
+		_, err := s.Quarantine("claims.json", errors.New("damaged"))
+		if err == nil || !strings.Contains(err.Error(), "quarantine/claims.json-") || strings.Contains(err.Error(), "left as it was") {
+			t.Errorf("sync of %s failed: %v; want the error to say where the file is", d, err)
+		}
 	}
 }

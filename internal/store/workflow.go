@@ -481,11 +481,14 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	dst, err := s.setAside(path.Base(file), func(dst string) error {
 		return s.writeErr(file, s.fs.RenameNoReplace(file, dst))
 	})
+	if err == nil {
+		err = s.fs.SyncDir(path.Dir(file))
+	}
+	if dst != "" && err != nil {
+		return Notice{}, fmt.Errorf("%s was moved to %s, where it is kept, but the disk did not confirm the move (%v): after a power loss it may be back in its place; %s", file, dst, err, CheckDiskStep)
+	}
 	if err != nil {
 		return Notice{}, err
-	}
-	if err := s.fs.SyncDir(path.Dir(file)); err != nil {
-		return Notice{}, s.writeErr(file, err)
 	}
 	// Whole characters, never half of one; a cut that would make a secret of a token glued to more
 	// text ends before that word.
@@ -500,7 +503,8 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 
 // setAside puts something under a free name in quarantine/ for base (QuarantineName, or the
 // next free one after it) with put, which answers fs.ErrExist for a name taken, and makes the
-// name durable. It returns the name, relative to the state directory.
+// name durable. It returns the name, relative to the state directory: on an error too once put
+// has put it there, with the sync's error as it is.
 func (s *Store) setAside(base string, put func(dst string) error) (string, error) {
 	if err := s.mkdir(quarantineDir); err != nil {
 		return "", err
@@ -522,10 +526,7 @@ func (s *Store) setAside(base string, put func(dst string) error) (string, error
 		}
 		dst = quarantineDir + "/" + base + "-" + s.utc() + "-" + strconv.Itoa(i)
 	}
-	if err := s.fs.SyncDir(quarantineDir); err != nil {
-		return "", s.writeErr(dst, err)
-	}
-	return dst, nil
+	return dst, s.fs.SyncDir(quarantineDir)
 }
 
 // QuarantineName is the name, relative to the state directory, under which quarantine/ keeps
@@ -853,7 +854,10 @@ func (s *Store) commitRecord(w Workflow, ts tailState, r *workflow.Record, ev Ev
 	if !m.current() {
 		return Result{Workflow: w}, errors.New("workflow not saved: the record must be schema 2.x with a valid workflow_id and a revision")
 	}
-	return s.commit(w, ts, data, w.Data, m, ev)
+	if err := checkSave(data, w.Data, &ev); err != nil {
+		return Result{Workflow: w}, err
+	}
+	return s.commit(w, ts, data, m, ev)
 }
 
 // locked runs fn on the active workflow (nil Data when there is none; repaired as
@@ -914,10 +918,13 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // text of a secret's shape kept holds does not refuse it (checkChange).
 func (s *Store) commitLocked(w Workflow, ts tailState, next, kept []byte, ev Event) (Result, error) {
 	m, err := readNext(next)
+	if err == nil {
+		err = checkSave(next, kept, &ev)
+	}
 	if err != nil {
 		return Result{Workflow: w}, err
 	}
-	return s.commit(w, ts, next, kept, m, ev)
+	return s.commit(w, ts, next, m, ev)
 }
 
 // readNext reads what the store needs from next, a record given as bytes.
@@ -937,11 +944,9 @@ func checkSave(next, kept []byte, ev *Event) error {
 	return nil
 }
 
-func (s *Store) commit(w Workflow, ts tailState, next, kept []byte, m meta, ev Event) (Result, error) {
+// commit commits next, read as m, with ev, both checked (checkSave).
+func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) (Result, error) {
 	res := Result{Workflow: w}
-	if err := checkSave(next, kept, &ev); err != nil {
-		return res, err
-	}
 	if w.Data != nil {
 		if m.id != w.ID {
 			return res, fmt.Errorf("workflow %s not saved: %w (%s); archive it first", m.id, ErrWorkflowMismatch, w.ID)
