@@ -38,7 +38,9 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 	} else {
 		info, res, err := e.st.ReplaceWorkflow(l.Record, "conflict", e.event("migrated", eventDetail{To: other.State}, "newer copy from "+l.Name), l.Source)
 		if err != nil && info.Dir != "" {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("no workflow is active: the active %[2]s was archived as archive/%[3]s to make room for %[1]s, a newer copy of the workflow state, and `cairn show %[2]s` shows it; the copy could not be saved: %[4]v", l.Name, r.WorkflowID, info.Dir, errors.Unwrap(err)))
+			// The copy waits in its file, which the next start takes up as any seed's; the
+			// cause's own "nothing was changed" and step are of a write that changed nothing.
+			out.Warnings = append(out.Warnings, fmt.Sprintf("no workflow is active: the active %[2]s was archived as archive/%[3]s to make room for %[1]s, a newer copy of the workflow state, and `cairn show %[2]s` shows it; the copy could not be saved: %[4]v; the next session start takes the copy up once that is fixed%[5]s", l.Name, r.WorkflowID, info.Dir, store.ArchiveCause(errors.Unwrap(err)), store.NoRoomTold(err)))
 			return nil
 		}
 		if err != nil {

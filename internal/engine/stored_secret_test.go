@@ -523,24 +523,36 @@ func TestSecondCopyWithAStoredSecretIsSettled(t *testing.T) {
 }
 
 // TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive: a newer seed copy that replaces the
-// active workflow but cannot be saved once that one is archived (its journal's place is taken)
-// is said as it stands: the previous one is archived, where, and none is active. Before, the
-// warning said the copy could not replace the active one and nothing was lost, and the report
-// went on with the archived workflow as active.
+// active workflow but cannot be saved once that one is archived (its journal's place is taken),
+// or whose archive could not be finished (the index's place taken), is said as it stands: the
+// previous one is archived, where, none is active, and the next session start takes the copy
+// up once the cause is fixed, as it does. Before, the warning said the copy could not replace
+// the active one and nothing was lost; then the unfinished archive's cause said nothing was
+// changed, to try again, and no step.
 func TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
-	e := newEnv(t)
-	e.clock.Add(-time.Hour)
-	en := e.open("s1")
-	started := must(en.Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
-	e.clock.Add(2 * time.Hour)
-	e.write(".claude/workflow-state.json", `{"workflowId":"apex-20261122T100000Z-eeee","type":"APEX","phase":"implement","lastUpdated":"`+
-		e.clock.Now().Add(-time.Minute).Format(time.RFC3339)+`","ttl":"24h","context":"seed copy"}`)
-	if err := os.MkdirAll(filepath.Join(en.StateDir(), "journal", "apex-20261122t100000z-eeee.jsonl"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
-	if r.WorkflowID != "" || containsAny(r.Warnings, "nothing was lost") || !containsAny(r.Warnings, "no workflow is active") {
-		t.Errorf("active %q (started %s), warnings %q", r.WorkflowID, started.Message, r.Warnings)
+	for _, taken := range []string{"journal/apex-20261122t100000z-eeee.jsonl", "archive/index.jsonl"} {
+		e := newEnv(t)
+		e.clock.Add(-time.Hour)
+		en := e.open("s1")
+		started := must(en.Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
+		e.clock.Add(2 * time.Hour)
+		e.write(".claude/workflow-state.json", `{"workflowId":"apex-20261122T100000Z-eeee","type":"APEX","phase":"implement","lastUpdated":"`+
+			e.clock.Now().Add(-time.Minute).Format(time.RFC3339)+`","ttl":"24h","context":"seed copy"}`)
+		p := filepath.Join(en.StateDir(), filepath.FromSlash(taken))
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+		if r.WorkflowID != "" || len(r.Warnings) != 1 || containsAny(r.Warnings, "nothing was") || containsAny(r.Warnings, "try again") ||
+			!containsAny(r.Warnings, "no workflow is active") || !strings.HasSuffix(r.Warnings[0], "; the next session start takes the copy up once that is fixed") {
+			t.Errorf("%s: active %q (started %s), warnings %q", taken, r.WorkflowID, started.Message, r.Warnings)
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.open("s3").Resume(engine.ResumeOptions{Apply: true}); r.WorkflowID != "apex-20261122t100000z-eeee" {
+			t.Errorf("%s: once fixed, active %q, warnings %q", taken, r.WorkflowID, r.Warnings)
+		}
 	}
 }
 
