@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,5 +47,41 @@ func TestLinePushedPastTheLoadLimitSaidOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("said %q: want the lines pushed past what Claude Code loads said once, with the step", said)
+	}
+}
+
+// A Stop whose restore keeps another writer's topic file (here a note added to it) and puts
+// Cairn's line back into a MEMORY.md that has filled meanwhile, pushing a line past what
+// Claude Code loads, marks what L2 then holds, as a restore that pushes nothing does. It did
+// not (the push is the restore's error), so the next Stop restored again, every turn.
+func TestRestoreThatPushesLinesOutMarksWhatItKept(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var user strings.Builder
+	for i := range 199 {
+		fmt.Fprintf(&user, "- [Note %d](note-%d.md) — the user's\n", i, i)
+	}
+	index := filepath.Join(e.memoryDir(), "MEMORY.md")
+	noErr(t, os.WriteFile(index, []byte(user.String()), 0o644))
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	// A background writer drops Cairn's line for one of its own and adds a note to the topic.
+	noErr(t, os.WriteFile(index, []byte(user.String()+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
+	topic := filepath.Join(e.memoryDir(), "cairn-workflow.md")
+	noErr(t, os.WriteFile(topic, []byte(e.readMemory("cairn-workflow.md")+"\n- The team ships OAuth today\n"), 0o644))
+
+	out, _ := e.open("s1").Stop(engine.StopInput{SessionID: "s1"})
+	if !strings.Contains(out.SystemMessage, "for the user to shorten MEMORY.md") || !strings.Contains(e.readMemory("MEMORY.md"), "cairn-workflow.md") {
+		t.Fatalf("the first Stop said %q; MEMORY.md:\n%s", out.SystemMessage, e.readMemory("MEMORY.md"))
+	}
+	var mark struct {
+		TopicHex string `json:"topic_hex"`
+	}
+	noErr(t, json.Unmarshal([]byte(e.readFile(".claude/cairn/l2-mark.json")), &mark))
+	if want := hex.EncodeToString([]byte(e.readMemory("cairn-workflow.md"))); mark.TopicHex != want {
+		t.Errorf("the mark is not what the restore kept: the next Stop restores again")
 	}
 }
