@@ -191,10 +191,15 @@ func withNotice(warning string, n *store.Notice) string {
 	if n == nil {
 		return warning
 	}
-	if warning == "" {
-		return n.Message
+	return also(warning, n.Message)
+}
+
+// also is warning and more, either of which may be "".
+func also(warning, more string) string {
+	if warning == "" || more == "" {
+		return warning + more
 	}
-	return warning + "; " + n.Message
+	return warning + "; " + more
 }
 
 // recordL2 writes the lines pick chooses from l2-state to L2, and has record note in l2-state

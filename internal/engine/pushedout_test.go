@@ -85,3 +85,30 @@ func TestRestoreThatPushesLinesOutMarksWhatItKept(t *testing.T) {
 		t.Errorf("the mark is not what the restore kept: the next Stop restores again")
 	}
 }
+
+// A Stop whose restore pushes a line past what Claude Code loads, and whose settling has
+// something else to say (here l2-state.json damaged and set aside), says both: the restore's
+// note is said by that restore only. The settling's warning stood in its place, and the note
+// was never said.
+func TestPushedOutSaidBesideTheSettlingsWarning(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var user strings.Builder
+	for i := range 199 {
+		fmt.Fprintf(&user, "- [Note %d](note-%d.md) — the user's\n", i, i)
+	}
+	index := filepath.Join(e.memoryDir(), "MEMORY.md")
+	noErr(t, os.WriteFile(index, []byte(user.String()), 0o644))
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	noErr(t, os.WriteFile(index, []byte(user.String()+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
+	e.write(".claude/cairn/l2-state.json", "{damaged")
+
+	out, _ := e.open("s1").Stop(engine.StopInput{SessionID: "s1"})
+	if !strings.Contains(out.SystemMessage, "for the user to shorten MEMORY.md") || !strings.Contains(out.SystemMessage, "l2-state.json") {
+		t.Errorf("the Stop said %q: want the line pushed out and the damaged l2-state both said", out.SystemMessage)
+	}
+}
