@@ -224,7 +224,8 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	}
 	ran := false
 	var stateAside, noMark *store.Notice
-	var stateErr, restoreErr error
+	var stateErr error
+	pushed := 0 // lines the restore pushed past what Claude Code loads
 	_, markAside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
 		noMark = e.setNoMarkAside(cur) // told, as RestoreL2 tells it, not replaced without a word
@@ -234,13 +235,12 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 			// lose for good the lines it dropped. A restore that fails leaves the write to say
 			// what fails, and the next Stop to try again.
 			_, err := e.mem.Restore(k, e.now(), processAlive)
-			restoreErr = err
+			if p, ok := errors.AsType[*memory.PushedError](err); ok {
+				pushed = p.N // restored, which pushed them: said with what the lines push
+			}
 		}
 		picked()
-		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
-		if p, ok := errors.AsType[*memory.PushedError](restoreErr); ok && warning == "" {
-			warning = p.Error() // restored, which pushed them: said once
-		}
+		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet, pushed)
 		stateAside, stateErr = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
 		if stateErr != nil && !quiet && !inJournal(owed, active) {
 			warning = notOwed(warning, stateErr)
@@ -265,7 +265,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	default:
 		// No lock to be had in the state directory: write without it, as before it had one.
 		picked()
-		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
+		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet, 0)
 	}
 	aside, err := e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
 	if err != nil && !quiet && !inJournal(owed, active) {
@@ -289,8 +289,9 @@ func inJournal(owed []l2Line, active string) bool {
 // quiet (the Stop hook settling what is owed), a line refused because a memory file is one
 // Cairn leaves as it is (not a regular file, or over 4 MiB) stays owed without a word: the
 // move that owed it said so, and that lasts until the person changes the file, after every
-// turn.
-func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet bool) (wrote []string, owed []l2Line, _ lineOf, warning string) {
+// turn. pushed is how many lines a restore before pushed past what Claude Code loads: said
+// once, with those the writes push, before the last failure.
+func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet bool, pushed int) (wrote []string, owed []l2Line, _ lineOf, warning string) {
 	for i, l := range lines {
 		if l.Of.Revision != 0 && l.Of.WorkflowID == shown.WorkflowID && l.Of.Revision == shown.Revision {
 			// The change L2 shows, written again (a completion line the move wrote, written
@@ -320,7 +321,7 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 			err = e.mem.RecordAt(l.Text, l.Of.At, after)
 		}
 		if p, ok := errors.AsType[*memory.PushedError](err); ok {
-			warning, err = p.Error(), nil // written: said once, by the write that pushed them
+			pushed, err = pushed+p.N, nil // written: said once, by the write that pushed them
 		}
 		if err != nil {
 			retry, step := "", ""
@@ -348,6 +349,9 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 		if !older && l.Of.Revision != 0 {
 			shown = l.Of
 		}
+	}
+	if pushed > 0 {
+		warning = also((&memory.PushedError{N: pushed}).Error(), warning)
 	}
 	return wrote, owed, shown, warning
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
 // A MEMORY.md of 200 lines of the user's: Cairn's line goes near the top, which pushes the
@@ -110,5 +111,34 @@ func TestPushedOutSaidBesideTheSettlingsWarning(t *testing.T) {
 	out, _ := e.open("s1").Stop(engine.StopInput{SessionID: "s1"})
 	if !strings.Contains(out.SystemMessage, "for the user to shorten MEMORY.md") || !strings.Contains(out.SystemMessage, "l2-state.json") {
 		t.Errorf("the Stop said %q: want the line pushed out and the damaged l2-state both said", out.SystemMessage)
+	}
+}
+
+// A settling whose first owed line pushes a line past what Claude Code loads, and whose next
+// is refused (text of a secret's shape), says both: the push is said by the write that did it
+// only, and the refused line is not kept. The refusal stood in the push's place.
+func TestPushedOutSaidBesideALineRefused(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var user strings.Builder
+	for i := range 199 {
+		fmt.Fprintf(&user, "- [Note %d](note-%d.md) — the user's\n", i, i)
+	}
+	index := filepath.Join(e.memoryDir(), "MEMORY.md")
+	noErr(t, os.WriteFile(index, []byte(user.String()), 0o644))
+	en := e.open("s1")
+	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	noErr(t, os.WriteFile(index, []byte(user.String()+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
+	_ = os.Remove(filepath.Join(en.StateDir(), "l2-mark.json")) // no restore: the write itself pushes
+	s := secrettest.Shapes()[3]
+	owed, _ := json.Marshal(map[string]any{"workflow_id": res.WorkflowID, "revision": 1,
+		"owed": []string{"Active APEX workflow: analyzing “c”", "Active APEX workflow: " + s.Text}})
+	e.write(".claude/cairn/l2-state.json", string(owed))
+
+	out, _ := e.open("s1").Stop(engine.StopInput{SessionID: "s1"})
+	if !strings.Contains(out.SystemMessage, "for the user to shorten MEMORY.md") || !strings.Contains(out.SystemMessage, "not written") || strings.Contains(out.SystemMessage, s.Core) {
+		t.Errorf("the Stop said %q: want the line pushed out and the line refused both said", out.SystemMessage)
 	}
 }
