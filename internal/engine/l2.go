@@ -329,11 +329,8 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 				owed = append(owed, l)
 				retry = retryNote
 			}
-			if memory.LeftAlone(err) {
-				// Retried after every turn, but no retry writes it until the person acts.
-				// The user's to take, not the model's (it reads this in a tool's result): the
-				// file may be the user's own.
-				retry, step = "", " for the user to "+memory.LeftAloneStep(err)+", and Cairn writes the line after the next turn"
+			if step = userStep(err, "writes the line"); step != "" {
+				retry = ""
 			}
 			why := lineErr(err, e.mem.Location().Dir)
 			if w, s := e.memoryNotDir(); w != "" {
@@ -354,6 +351,17 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 		warning = also((&memory.PushedError{N: pushed}).Error(), warning)
 	}
 	return wrote, owed, shown, warning
+}
+
+// userStep is, for a memory file Cairn leaves as it is (memory.LeftAlone), the person's step
+// and what Cairn then does after the next turn (done), else "". Retried after every turn,
+// no retry succeeds until the person acts. The user's to take, not the model's (it reads
+// this in a tool's result): the file may be the user's own.
+func userStep(err error, done string) string {
+	if !memory.LeftAlone(err) {
+		return ""
+	}
+	return " for the user to " + memory.LeftAloneStep(err) + ", and Cairn " + done + " after the next turn"
 }
 
 // lineErr is why a workflow's line could not be written in the memory directory dir: the

@@ -98,7 +98,11 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 		warning, err = p.Error(), nil // restored: said once, by the restore that pushed them
 	}
 	if err != nil {
-		failed = "Cairn's auto-memory line not restored (retried after the next turn): " + lineErr(err, e.mem.Location().Dir)
+		retry, step := " (retried after the next turn)", userStep(err, "puts the line back")
+		if step != "" {
+			retry = ""
+		}
+		failed = "Cairn's auto-memory line not restored" + retry + ": " + lineErr(err, e.mem.Location().Dir) + step
 		if quiet && memory.LeftAlone(err) {
 			return nil, false, "", failed
 		}

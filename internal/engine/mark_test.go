@@ -134,7 +134,26 @@ func TestRestoreFailureSaysWhatFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, w := e.open("s1").RestoreL2()
-	if !strings.HasPrefix(w, "Cairn's auto-memory line not restored (retried after the next turn): reading .cairn-memory.lock: ") || !strings.Contains(w, ".cairn-memory.lock is a directory") || strings.Contains(w, "learnings") {
+	if !strings.HasPrefix(w, "Cairn's auto-memory line not restored: reading .cairn-memory.lock: ") || !strings.Contains(w, ".cairn-memory.lock is a directory") || strings.Contains(w, "learnings") {
+		t.Errorf("RestoreL2's warning: %q", w)
+	}
+}
+
+// A restore that a memory file Cairn leaves as it is refuses (here MEMORY.md became a
+// symbolic link) said the line was retried after the next turn, and no step: every retry
+// fails until the person acts. It says the person's step, as a move's write does.
+func TestRestoreRefusedByALinkSaysTheStep(t *testing.T) {
+	e, en := startApex(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	index := filepath.Join(e.memoryDir(), memory.IndexFile)
+	other := filepath.Join(e.home, "other.md")
+	noErr(t, os.WriteFile(other, []byte("- [Prefs](prefs.md) — tabs\n"), 0o644))
+	noErr(t, os.Remove(index))
+	if err := os.Symlink(other, index); err != nil {
+		t.Skip(err)
+	}
+	_, _, w := e.open("s1").RestoreL2()
+	if strings.Contains(w, "retried") || !strings.HasSuffix(w, " for the user to replace the link with a copy of the file it leads to, and Cairn puts the line back after the next turn") {
 		t.Errorf("RestoreL2's warning: %q", w)
 	}
 }
