@@ -572,3 +572,29 @@ func TestReplaceNotStartedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
 		t.Errorf("replace: %v (started %s)", err, old.Message)
 	}
 }
+
+// TestSecondCopyNotSettledSaysTheNextStartDoes: a second copy of the workflow state that
+// cannot be settled (a file where archive/ belongs) said "it was left as it is" twice and
+// "then try again", which no one reading a session start's report can: it says the cause and
+// that the next session start settles it once that is fixed, as it does.
+func TestSecondCopyNotSettledSaysTheNextStartDoes(t *testing.T) {
+	for name, age := range map[string]time.Duration{"seed-file-newer": -time.Minute, "active-newer": -2 * time.Hour} {
+		e := newEnv(t)
+		e.clock.Add(-time.Hour)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
+		e.clock.Add(2 * time.Hour)
+		e.seedCopy(age)
+		archive := filepath.Join(en.StateDir(), "archive")
+		noErr(t, os.WriteFile(archive, []byte("x"), 0o600))
+		r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+		if len(r.Warnings) != 1 || containsAny(r.Warnings, "try again") || strings.Count(r.Warnings[0], "left as it is") > 0 ||
+			!strings.HasSuffix(r.Warnings[0], "; the next session start settles the two copies once that is fixed") {
+			t.Errorf("%s: warnings %q", name, r.Warnings)
+		}
+		noErr(t, os.Remove(archive))
+		if r := e.open("s3").Resume(engine.ResumeOptions{Apply: true}); !containsAny(r.Notices, "two copies") {
+			t.Errorf("%s: once fixed, notices %q, warnings %q", name, r.Notices, r.Warnings)
+		}
+	}
+}
