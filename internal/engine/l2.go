@@ -260,7 +260,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		picked()
 		owed = lines
 		if len(lines) > 0 {
-			warning = "auto-memory line not written" + retryNote + ": " + err.Error()
+			warning = "auto-memory line not written" + retryNote + ": " + withoutRetry(err.Error(), err)
 		}
 	default:
 		// No lock to be had in the state directory: write without it, as before it had one.

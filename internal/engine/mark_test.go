@@ -157,3 +157,18 @@ func TestRestoreRefusedByALinkSaysTheStep(t *testing.T) {
 		t.Errorf("RestoreL2's warning: %q", w)
 	}
 }
+
+// A move whose L2 line waits for the mark's lock another Cairn process holds said, in the
+// result the model reads, the lock's "try again once that process has finished": run again,
+// the move would move the workflow once more. The line is owed and retried after the next turn,
+// as said: the lock's retry is not.
+func TestMoveWhoseLineWaitsForTheMarkSaysNoRetry(t *testing.T) {
+	e := newEnv(t)
+	en := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "marks"}))(t)
+	holdLock(t, en.StateDir(), ".lock-l2-mark")
+	res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if !containsAny(res.Warnings, "auto-memory line not written (Cairn retries after the next turn)") || containsAny(res.Warnings, "try again") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}
