@@ -164,7 +164,7 @@ const retryNote = " (Cairn retries after the next turn)"
 // with err: no retry is promised, and what failed is said. A settling's lines (quiet) stay
 // owed in the l2-state it could not replace, or in the journal it reads them from again.
 func notOwed(warning string, err error) string {
-	return strings.Replace(warning, retryNote, "", 1) + "; nor could it be kept to be retried: " + err.Error()
+	return strings.Replace(warning, retryNote, "", 1) + "; nor could it be kept to be retried: " + withoutRetry(err.Error(), err)
 }
 
 // activeID names the workflow in the active slot, "" when there is none or it cannot be read,

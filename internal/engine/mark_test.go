@@ -172,3 +172,19 @@ func TestMoveWhoseLineWaitsForTheMarkSaysNoRetry(t *testing.T) {
 		t.Errorf("warnings %q", res.Warnings)
 	}
 }
+
+// A replace whose line of the replaced workflow could be neither written (the memory
+// directory is a file) nor kept to be retried (another process held l2-state's lock) told
+// the model the lock's "try again once that process has finished": run again, the replace
+// would replace the workflow just started. The line is not retried, and nothing says to.
+func TestLineNotKeptSaysNoRetry(t *testing.T) {
+	e := newEnv(t)
+	en := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "old"}))(t)
+	e.blockMemory(t)
+	holdLock(t, en.StateDir(), ".lock-l2-state")
+	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "new", Replace: true}))(t)
+	if !containsAny(res.Warnings, "nor could it be kept to be retried") || containsAny(res.Warnings, "try again") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}
