@@ -30,7 +30,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 	if d.KeepIndex == 0 {
 		info, err := e.st.ArchiveRecord(l.Record, "conflict", l.Source)
 		if err != nil {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is a second copy of the workflow state and could not be archived; it was left as it is: %v", l.Name, err))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is a second copy of the workflow state and could not be archived: %s", l.Name, leftToNextStart(err, settles)))
 			return r
 		}
 		msg = fmt.Sprintf("two copies of the workflow state: kept the active %s, archived %s as archive/%s (%s)", r.WorkflowID, l.Name, info.Dir, d.Reason)
@@ -38,11 +38,13 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 	} else {
 		info, res, err := e.st.ReplaceWorkflow(l.Record, "conflict", e.event("migrated", eventDetail{To: other.State}, "newer copy from "+l.Name), l.Source)
 		if err != nil && info.Dir != "" {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("no workflow is active: the active %[2]s was archived as archive/%[3]s to make room for %[1]s, a newer copy of the workflow state, and `cairn show %[2]s` shows it; the copy could not be saved: %[4]v", l.Name, r.WorkflowID, info.Dir, errors.Unwrap(err)))
+			// The copy waits in its file, which the next start takes up as any seed's; the
+			// cause's own "nothing was changed" and step are of a write that changed nothing.
+			out.Warnings = append(out.Warnings, fmt.Sprintf("no workflow is active: the active %[2]s was archived as archive/%[3]s to make room for %[1]s, a newer copy of the workflow state, and `cairn show %[2]s` shows it; the copy could not be saved: %[4]s", l.Name, r.WorkflowID, info.Dir, leftToNextStart(errors.Unwrap(err), "takes the copy up")))
 			return nil
 		}
 		if err != nil {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is a newer copy of the workflow state but could not replace the active one; nothing was lost: %v", l.Name, err))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is a newer copy of the workflow state but could not replace the active one; nothing was lost: %s", l.Name, leftToNextStart(err, settles)))
 			return r
 		}
 		msg = fmt.Sprintf("two copies of the workflow state: %s was newer and is now active; the previous active %s was archived as archive/%s (%s)", l.Name, r.WorkflowID, info.Dir, d.Reason)
@@ -63,6 +65,10 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 	*eye = append(*eye, msg)
 	return r
 }
+
+// settles is what the next session start does with two copies not settled now (FindLegacy
+// finds the second again).
+const settles = "settles the two copies"
 
 // ConfirmCopy ends the notice of two copies of the workflow state that neither wins: the agent
 // goes through the user; the CLI puts the person's own step in its place.

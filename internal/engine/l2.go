@@ -164,7 +164,7 @@ const retryNote = " (Cairn retries after the next turn)"
 // with err: no retry is promised, and what failed is said. A settling's lines (quiet) stay
 // owed in the l2-state it could not replace, or in the journal it reads them from again.
 func notOwed(warning string, err error) string {
-	return strings.Replace(warning, retryNote, "", 1) + "; nor could it be kept to be retried: " + err.Error()
+	return strings.Replace(warning, retryNote, "", 1) + "; nor could it be kept to be retried: " + withoutRetry(err.Error(), err)
 }
 
 // activeID names the workflow in the active slot, "" when there is none or it cannot be read,
@@ -191,10 +191,15 @@ func withNotice(warning string, n *store.Notice) string {
 	if n == nil {
 		return warning
 	}
-	if warning == "" {
-		return n.Message
+	return also(warning, n.Message)
+}
+
+// also is warning and more, either of which may be "".
+func also(warning, more string) string {
+	if warning == "" || more == "" {
+		return warning + more
 	}
-	return warning + "; " + n.Message
+	return warning + "; " + more
 }
 
 // recordL2 writes the lines pick chooses from l2-state to L2, and has record note in l2-state
@@ -219,7 +224,8 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	}
 	ran := false
 	var stateAside, noMark *store.Notice
-	var stateErr, restoreErr error
+	var stateErr error
+	pushed := 0 // lines the restore pushed past what Claude Code loads
 	_, markAside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
 		noMark = e.setNoMarkAside(cur) // told, as RestoreL2 tells it, not replaced without a word
@@ -229,13 +235,12 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 			// lose for good the lines it dropped. A restore that fails leaves the write to say
 			// what fails, and the next Stop to try again.
 			_, err := e.mem.Restore(k, e.now(), processAlive)
-			restoreErr = err
+			if p, ok := errors.AsType[*memory.PushedError](err); ok {
+				pushed = p.N // restored, which pushed them: said with what the lines push
+			}
 		}
 		picked()
-		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
-		if p, ok := errors.AsType[*memory.PushedError](restoreErr); ok && warning == "" {
-			warning = p.Error() // restored, which pushed them: said once
-		}
+		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet, pushed)
 		stateAside, stateErr = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
 		if stateErr != nil && !quiet && !inJournal(owed, active) {
 			warning = notOwed(warning, stateErr)
@@ -255,12 +260,12 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		picked()
 		owed = lines
 		if len(lines) > 0 {
-			warning = "auto-memory line not written" + retryNote + ": " + err.Error()
+			warning = "auto-memory line not written" + retryNote + ": " + withoutRetry(err.Error(), err)
 		}
 	default:
 		// No lock to be had in the state directory: write without it, as before it had one.
 		picked()
-		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
+		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet, 0)
 	}
 	aside, err := e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
 	if err != nil && !quiet && !inJournal(owed, active) {
@@ -284,8 +289,9 @@ func inJournal(owed []l2Line, active string) bool {
 // quiet (the Stop hook settling what is owed), a line refused because a memory file is one
 // Cairn leaves as it is (not a regular file, or over 4 MiB) stays owed without a word: the
 // move that owed it said so, and that lasts until the person changes the file, after every
-// turn.
-func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet bool) (wrote []string, owed []l2Line, _ lineOf, warning string) {
+// turn. pushed is how many lines a restore before pushed past what Claude Code loads: said
+// once, with those the writes push, before the last failure.
+func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet bool, pushed int) (wrote []string, owed []l2Line, _ lineOf, warning string) {
 	for i, l := range lines {
 		if l.Of.Revision != 0 && l.Of.WorkflowID == shown.WorkflowID && l.Of.Revision == shown.Revision {
 			// The change L2 shows, written again (a completion line the move wrote, written
@@ -315,7 +321,7 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 			err = e.mem.RecordAt(l.Text, l.Of.At, after)
 		}
 		if p, ok := errors.AsType[*memory.PushedError](err); ok {
-			warning, err = p.Error(), nil // written: said once, by the write that pushed them
+			pushed, err = pushed+p.N, nil // written: said once, by the write that pushed them
 		}
 		if err != nil {
 			retry, step := "", ""
@@ -323,11 +329,8 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 				owed = append(owed, l)
 				retry = retryNote
 			}
-			if memory.LeftAlone(err) {
-				// Retried after every turn, but no retry writes it until the person acts.
-				// The user's to take, not the model's (it reads this in a tool's result): the
-				// file may be the user's own.
-				retry, step = "", " for the user to "+memory.LeftAloneStep(err)+", and Cairn writes the line after the next turn"
+			if step = userStep(err, "writes the line"); step != "" {
+				retry = ""
 			}
 			why := lineErr(err, e.mem.Location().Dir)
 			if w, s := e.memoryNotDir(); w != "" {
@@ -344,7 +347,21 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 			shown = l.Of
 		}
 	}
+	if pushed > 0 {
+		warning = also((&memory.PushedError{N: pushed}).Error(), warning)
+	}
 	return wrote, owed, shown, warning
+}
+
+// userStep is, for a memory file Cairn leaves as it is (memory.LeftAlone), the person's step
+// and what Cairn then does after the next turn (done), else "". Retried after every turn,
+// no retry succeeds until the person acts. The user's to take, not the model's (it reads
+// this in a tool's result): the file may be the user's own.
+func userStep(err error, done string) string {
+	if !memory.LeftAlone(err) {
+		return ""
+	}
+	return " for the user to " + memory.LeftAloneStep(err) + ", and Cairn " + done + " after the next turn"
 }
 
 // lineErr is why a workflow's line could not be written in the memory directory dir: the

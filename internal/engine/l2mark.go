@@ -74,8 +74,9 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 		if k, ok := decodeMark(cur); ok && !k.Empty() {
 			res, rerr = e.mem.Restore(k, e.now(), processAlive)
 		}
-		if rerr == nil && !res.Kept.Empty() {
-			// Another Cairn's write (memory.Restored.Kept): what L2 holds now is the mark.
+		if _, pushed := errors.AsType[*memory.PushedError](rerr); (rerr == nil || pushed) && !res.Kept.Empty() {
+			// Another Cairn's write (memory.Restored.Kept): what L2 holds now is the mark,
+			// also when putting the line back pushed others out (written, said below).
 			return e.markNow(cur), nil
 		}
 		return nil, nil
@@ -97,7 +98,11 @@ func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warnin
 		warning, err = p.Error(), nil // restored: said once, by the restore that pushed them
 	}
 	if err != nil {
-		failed = "Cairn's auto-memory line not restored (retried after the next turn): " + lineErr(err, e.mem.Location().Dir)
+		retry, step := " (retried after the next turn)", userStep(err, "puts the line back")
+		if step != "" {
+			retry = ""
+		}
+		failed = "Cairn's auto-memory line not restored" + retry + ": " + lineErr(err, e.mem.Location().Dir) + step
 		if quiet && memory.LeftAlone(err) {
 			return nil, false, "", failed
 		}

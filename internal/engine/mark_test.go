@@ -134,7 +134,57 @@ func TestRestoreFailureSaysWhatFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, w := e.open("s1").RestoreL2()
-	if !strings.HasPrefix(w, "Cairn's auto-memory line not restored (retried after the next turn): reading .cairn-memory.lock: ") || !strings.Contains(w, ".cairn-memory.lock is a directory") || strings.Contains(w, "learnings") {
+	if !strings.HasPrefix(w, "Cairn's auto-memory line not restored: reading .cairn-memory.lock: ") || !strings.Contains(w, ".cairn-memory.lock is a directory") || strings.Contains(w, "learnings") {
 		t.Errorf("RestoreL2's warning: %q", w)
+	}
+}
+
+// A restore that a memory file Cairn leaves as it is refuses (here MEMORY.md became a
+// symbolic link) said the line was retried after the next turn, and no step: every retry
+// fails until the person acts. It says the person's step, as a move's write does.
+func TestRestoreRefusedByALinkSaysTheStep(t *testing.T) {
+	e, en := startApex(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	index := filepath.Join(e.memoryDir(), memory.IndexFile)
+	other := filepath.Join(e.home, "other.md")
+	noErr(t, os.WriteFile(other, []byte("- [Prefs](prefs.md) — tabs\n"), 0o644))
+	noErr(t, os.Remove(index))
+	if err := os.Symlink(other, index); err != nil {
+		t.Skip(err)
+	}
+	_, _, w := e.open("s1").RestoreL2()
+	if strings.Contains(w, "retried") || !strings.HasSuffix(w, " for the user to replace the link with a copy of the file it leads to, and Cairn puts the line back after the next turn") {
+		t.Errorf("RestoreL2's warning: %q", w)
+	}
+}
+
+// A move whose L2 line waits for the mark's lock another Cairn process holds said, in the
+// result the model reads, the lock's "try again once that process has finished": run again,
+// the move would move the workflow once more. The line is owed and retried after the next turn,
+// as said: the lock's retry is not.
+func TestMoveWhoseLineWaitsForTheMarkSaysNoRetry(t *testing.T) {
+	e := newEnv(t)
+	en := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "marks"}))(t)
+	holdLock(t, en.StateDir(), ".lock-l2-mark")
+	res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if !containsAny(res.Warnings, "auto-memory line not written (Cairn retries after the next turn)") || containsAny(res.Warnings, "try again") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}
+
+// A replace whose line of the replaced workflow could be neither written (the memory
+// directory is a file) nor kept to be retried (another process held l2-state's lock) told
+// the model the lock's "try again once that process has finished": run again, the replace
+// would replace the workflow just started. The line is not retried, and nothing says to.
+func TestLineNotKeptSaysNoRetry(t *testing.T) {
+	e := newEnv(t)
+	en := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "old"}))(t)
+	e.blockMemory(t)
+	holdLock(t, en.StateDir(), ".lock-l2-state")
+	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "new", Replace: true}))(t)
+	if !containsAny(res.Warnings, "nor could it be kept to be retried") || containsAny(res.Warnings, "try again") {
+		t.Errorf("warnings %q", res.Warnings)
 	}
 }

@@ -1082,14 +1082,18 @@ func notArchived(err error) string {
 // that the next session start archives it. A lock another process held is no failure to fix
 // nor to retry by hand, and its error's "nothing changed" would deny the end just committed:
 // it says who held it.
-func archiveLeft(err error) string {
+func archiveLeft(err error) string { return leftToNextStart(err, "archives it") }
+
+// leftToNextStart says why an archive failed (err) and that the next session start does what
+// next says, once what err names is fixed (archiveLeft).
+func leftToNextStart(err error, next string) string {
 	if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
 		if r := te.Resume(); r != "" { // a stopped holder keeps the lock until resumed
-			return te.Path + " is locked " + te.Who() + "; " + r + ": the next session start then archives it"
+			return te.Path + " is locked " + te.Who() + "; " + r + ": the next session start then " + next
 		}
-		return te.Path + " is locked " + te.Who() + "; the next session start archives it"
+		return te.Path + " is locked " + te.Who() + "; the next session start " + next
 	}
-	return store.ArchiveCause(err).Error() + "; the next session start archives it once that is fixed" + store.NoRoomTold(err)
+	return store.ArchiveCause(err).Error() + "; the next session start " + next + " once that is fixed" + store.NoRoomTold(err)
 }
 
 // archiveCompleted files a just-completed workflow in the archive and records its ending.

@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
 // A MEMORY.md of 200 lines of the user's: Cairn's line goes near the top, which pushes the
@@ -45,5 +48,97 @@ func TestLinePushedPastTheLoadLimitSaidOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("said %q: want the lines pushed past what Claude Code loads said once, with the step", said)
+	}
+}
+
+// A Stop whose restore keeps another writer's topic file (here a note added to it) and puts
+// Cairn's line back into a MEMORY.md that has filled meanwhile, pushing a line past what
+// Claude Code loads, marks what L2 then holds, as a restore that pushes nothing does. It did
+// not (the push is the restore's error), so the next Stop restored again, every turn.
+func TestRestoreThatPushesLinesOutMarksWhatItKept(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var user strings.Builder
+	for i := range 199 {
+		fmt.Fprintf(&user, "- [Note %d](note-%d.md) — the user's\n", i, i)
+	}
+	index := filepath.Join(e.memoryDir(), "MEMORY.md")
+	noErr(t, os.WriteFile(index, []byte(user.String()), 0o644))
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	// A background writer drops Cairn's line for one of its own and adds a note to the topic.
+	noErr(t, os.WriteFile(index, []byte(user.String()+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
+	topic := filepath.Join(e.memoryDir(), "cairn-workflow.md")
+	noErr(t, os.WriteFile(topic, []byte(e.readMemory("cairn-workflow.md")+"\n- The team ships OAuth today\n"), 0o644))
+
+	out, _ := e.open("s1").Stop(engine.StopInput{SessionID: "s1"})
+	if !strings.Contains(out.SystemMessage, "for the user to shorten MEMORY.md") || !strings.Contains(e.readMemory("MEMORY.md"), "cairn-workflow.md") {
+		t.Fatalf("the first Stop said %q; MEMORY.md:\n%s", out.SystemMessage, e.readMemory("MEMORY.md"))
+	}
+	var mark struct {
+		TopicHex string `json:"topic_hex"`
+	}
+	noErr(t, json.Unmarshal([]byte(e.readFile(".claude/cairn/l2-mark.json")), &mark))
+	if want := hex.EncodeToString([]byte(e.readMemory("cairn-workflow.md"))); mark.TopicHex != want {
+		t.Errorf("the mark is not what the restore kept: the next Stop restores again")
+	}
+}
+
+// A Stop whose restore pushes a line past what Claude Code loads, and whose settling has
+// something else to say (here l2-state.json damaged and set aside), says both: the restore's
+// note is said by that restore only. The settling's warning stood in its place, and the note
+// was never said.
+func TestPushedOutSaidBesideTheSettlingsWarning(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var user strings.Builder
+	for i := range 199 {
+		fmt.Fprintf(&user, "- [Note %d](note-%d.md) — the user's\n", i, i)
+	}
+	index := filepath.Join(e.memoryDir(), "MEMORY.md")
+	noErr(t, os.WriteFile(index, []byte(user.String()), 0o644))
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	noErr(t, os.WriteFile(index, []byte(user.String()+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
+	e.write(".claude/cairn/l2-state.json", "{damaged")
+
+	out, _ := e.open("s1").Stop(engine.StopInput{SessionID: "s1"})
+	if !strings.Contains(out.SystemMessage, "for the user to shorten MEMORY.md") || !strings.Contains(out.SystemMessage, "l2-state.json") {
+		t.Errorf("the Stop said %q: want the line pushed out and the damaged l2-state both said", out.SystemMessage)
+	}
+}
+
+// A settling whose first owed line pushes a line past what Claude Code loads, and whose next
+// is refused (text of a secret's shape), says both: the push is said by the write that did it
+// only, and the refused line is not kept. The refusal stood in the push's place.
+func TestPushedOutSaidBesideALineRefused(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var user strings.Builder
+	for i := range 199 {
+		fmt.Fprintf(&user, "- [Note %d](note-%d.md) — the user's\n", i, i)
+	}
+	index := filepath.Join(e.memoryDir(), "MEMORY.md")
+	noErr(t, os.WriteFile(index, []byte(user.String()), 0o644))
+	en := e.open("s1")
+	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	noErr(t, os.WriteFile(index, []byte(user.String()+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
+	_ = os.Remove(filepath.Join(en.StateDir(), "l2-mark.json")) // no restore: the write itself pushes
+	s := secrettest.Shapes()[3]
+	owed, _ := json.Marshal(map[string]any{"workflow_id": res.WorkflowID, "revision": 1,
+		"owed": []string{"Active APEX workflow: analyzing “c”", "Active APEX workflow: " + s.Text}})
+	e.write(".claude/cairn/l2-state.json", string(owed))
+
+	out, _ := e.open("s1").Stop(engine.StopInput{SessionID: "s1"})
+	if !strings.Contains(out.SystemMessage, "for the user to shorten MEMORY.md") || !strings.Contains(out.SystemMessage, "not written") || strings.Contains(out.SystemMessage, s.Core) {
+		t.Errorf("the Stop said %q: want the line pushed out and the line refused both said", out.SystemMessage)
 	}
 }

@@ -280,7 +280,13 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 		// this read set aside too, and the step, as every later read's does.
 		return out, err
 	}
-	if warn = withNotices(cmp.Or(warn, w), notices); warn != "" {
+	if failed == "" || warn == "" {
+		// What the restore says once (lines it pushed out, a mark set aside) is said beside
+		// the settling's; a failed restore only where the settling says nothing, which would
+		// say the same cause, and it is retried after the next turn.
+		warn = also(w, warn)
+	}
+	if warn = withNotices(warn, notices); warn != "" {
 		out.SystemMessage = "Cairn: " + warn
 	}
 	if err != nil || r == nil || r.Status != workflow.StatusActive {

@@ -543,6 +543,40 @@ func TestNewerCopyWithItsJournalInTheWayLeavesTheActiveOne(t *testing.T) {
 	}
 }
 
+// TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive: a newer seed copy that replaces the
+// active workflow but whose archive could not be finished (the index's place taken; a journal
+// in the way is refused before the archive, above), is said as it stands: the
+// previous one is archived, where, none is active, and the next session start takes the copy
+// up once the cause is fixed, as it does. Before, the warning said the copy could not replace
+// the active one and nothing was lost; then the unfinished archive's cause said nothing was
+// changed, to try again, and no step.
+func TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
+	for _, taken := range []string{"archive/index.jsonl"} {
+		e := newEnv(t)
+		e.clock.Add(-time.Hour)
+		en := e.open("s1")
+		started := must(en.Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
+		e.clock.Add(2 * time.Hour)
+		e.write(".claude/workflow-state.json", `{"workflowId":"apex-20261122T100000Z-eeee","type":"APEX","phase":"implement","lastUpdated":"`+
+			e.clock.Now().Add(-time.Minute).Format(time.RFC3339)+`","ttl":"24h","context":"seed copy"}`)
+		p := filepath.Join(en.StateDir(), filepath.FromSlash(taken))
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+		if r.WorkflowID != "" || len(r.Warnings) != 1 || containsAny(r.Warnings, "nothing was") || containsAny(r.Warnings, "try again") ||
+			!containsAny(r.Warnings, "no workflow is active") || !strings.HasSuffix(r.Warnings[0], "; the next session start takes the copy up once that is fixed") {
+			t.Errorf("%s: active %q (started %s), warnings %q", taken, r.WorkflowID, started.Message, r.Warnings)
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.open("s3").Resume(engine.ResumeOptions{Apply: true}); r.WorkflowID != "apex-20261122t100000z-eeee" {
+			t.Errorf("%s: once fixed, active %q, warnings %q", taken, r.WorkflowID, r.Warnings)
+		}
+	}
+}
+
 // TestReplaceWithItsJournalInTheWayLeavesTheOldOneActive: a replace with a given workflow_id
 // whose journal's place is taken (a directory there) is refused before the old workflow is
 // archived: that one stays active. Before, it was archived first, and the refusal left no
@@ -560,5 +594,31 @@ func TestReplaceWithItsJournalInTheWayLeavesTheOldOneActive(t *testing.T) {
 	}
 	if id := must(en.Snapshot())(t).WorkflowID; id != "apex-20261122T100000Z-0ld1" {
 		t.Errorf("active after the refusal: %q, want the old one", id)
+	}
+}
+
+// TestSecondCopyNotSettledSaysTheNextStartDoes: a second copy of the workflow state that
+// cannot be settled (a file where archive/ belongs) said "it was left as it is" twice and
+// "then try again", which no one reading a session start's report can: it says the cause and
+// that the next session start settles it once that is fixed, as it does.
+func TestSecondCopyNotSettledSaysTheNextStartDoes(t *testing.T) {
+	for name, age := range map[string]time.Duration{"seed-file-newer": -time.Minute, "active-newer": -2 * time.Hour} {
+		e := newEnv(t)
+		e.clock.Add(-time.Hour)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
+		e.clock.Add(2 * time.Hour)
+		e.seedCopy(age)
+		archive := filepath.Join(en.StateDir(), "archive")
+		noErr(t, os.WriteFile(archive, []byte("x"), 0o600))
+		r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+		if len(r.Warnings) != 1 || containsAny(r.Warnings, "try again") || strings.Count(r.Warnings[0], "left as it is") > 0 ||
+			!strings.HasSuffix(r.Warnings[0], "; the next session start settles the two copies once that is fixed") {
+			t.Errorf("%s: warnings %q", name, r.Warnings)
+		}
+		noErr(t, os.Remove(archive))
+		if r := e.open("s3").Resume(engine.ResumeOptions{Apply: true}); !containsAny(r.Notices, "two copies") {
+			t.Errorf("%s: once fixed, notices %q, warnings %q", name, r.Notices, r.Warnings)
+		}
 	}
 }
