@@ -8,7 +8,9 @@ import (
 
 // holderStopped reports whether the lock holder h is a process of this machine that is
 // stopped (SIGSTOP, or Ctrl-Z on the shell it runs in), as /proc says: it holds the lock until
-// resumed. A process at h's pid running another command is not h.
+// resumed. A traced process ('t': strace or gdb stops it at each syscall or breakpoint) is
+// not: its tracer lets it go on, and kill -CONT would not. A process at h's pid running
+// another command is not h.
 func holderStopped(h *Holder) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(h.PID) + "/stat")
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
@@ -20,5 +22,5 @@ func holderStopped(h *Holder) bool {
 	if len(cmd) > 15 {
 		cmd = cmd[:15]
 	}
-	return comm == cmd && (b[end+2] == 'T' || b[end+2] == 't')
+	return comm == cmd && b[end+2] == 'T'
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -249,5 +250,27 @@ func TestStoppedHolderIsNotWaitedFor(t *testing.T) {
 		if !errors.As(err, &te) || !te.Stopped || time.Since(start) > wait/4 {
 			t.Errorf("stopped before the wait %t: %v after %s, want at once that the holder is stopped", before, err, time.Since(start))
 		}
+	}
+}
+
+// TestTracedHolderIsNotStopped: a holder under strace or gdb stops for its tracer at each
+// syscall ('t' in /proc, tracing stop) and goes on: a waiter that came at such a moment gave
+// up at once, saying to resume it with kill -CONT, which does nothing to a traced process.
+// Only a job-control stop ('T') holds the lock until resumed; a traced holder is waited for.
+func TestTracedHolderIsNotStopped(t *testing.T) {
+	d, dir := mustDir(t)
+	holder := startHolder(t, dir)
+	pid := holder.Process.Pid
+	runtime.LockOSThread() // ptrace requests must come from the tracing thread
+	defer runtime.UnlockOSThread()
+	if err := syscall.PtraceAttach(pid); err != nil {
+		t.Skipf("cannot trace a child here: %v", err)
+	}
+	durabletest.WaitProcState(t, pid, "", "t", nil)
+	defer syscall.PtraceDetach(pid)
+	_, err := d.Lock(".lock-w", 50*time.Millisecond)
+	var te *durable.LockTimeoutError
+	if !errors.As(err, &te) || te.Stopped || strings.Contains(err.Error(), "kill -CONT") {
+		t.Errorf("a traced holder: %v, want a timeout that does not say it is stopped", err)
 	}
 }
