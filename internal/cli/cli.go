@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -143,6 +144,13 @@ type app struct {
 	eng  *engine.Engine
 
 	color, colorErr bool // stdout, stderr take colour (color.go)
+
+	// sig is what remoteContext's signal handler and local share: a signal came, a change
+	// is being made here.
+	sig struct {
+		sync.Mutex
+		signaled, local bool
+	}
 }
 
 func (a *app) main(args []string) int {

@@ -83,7 +83,13 @@ func (a *app) remoteContext(timeout time.Duration) (ctx context.Context, done fu
 		select {
 		case s := <-got:
 			signal.Stop(got)
+			a.sig.Lock()
+			if a.sig.local { // no git to end: as without sharing
+				endBy(s)
+			}
+			a.sig.signaled = true
 			cancel()
+			a.sig.Unlock()
 			ended <- s
 		case <-ctx.Done():
 			ended <- nil
@@ -93,11 +99,35 @@ func (a *app) remoteContext(timeout time.Duration) (ctx context.Context, done fu
 		cancel()
 		signal.Stop(got)
 		if s := <-ended; s != nil {
-			if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(s) == nil {
-				time.Sleep(time.Second) // the signal ends cairn meanwhile
-			}
+			endBy(s)
 		}
 	}
+}
+
+// endBy ends cairn by the signal s, as s would have.
+func endBy(s os.Signal) {
+	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(s) == nil {
+		time.Sleep(time.Second) // the signal ends cairn meanwhile
+	}
+}
+
+// local makes a change here alone, with no git running (a task's update once its claim is
+// made), under remoteContext: not at all when a signal came already, and a signal while it
+// runs (waiting for the workflow lock) ends cairn at once, as without sharing, rather than
+// once the change is made. It reports whether change ran.
+func (a *app) local(change func()) bool {
+	a.sig.Lock()
+	if a.sig.signaled {
+		a.sig.Unlock()
+		return false
+	}
+	a.sig.local = true
+	a.sig.Unlock()
+	change()
+	a.sig.Lock()
+	a.sig.local = false
+	a.sig.Unlock()
+	return true
 }
 
 // remoteStore opens the store under the engine's state directory, for the sync settings and

@@ -169,7 +169,7 @@ func runTask(a *app, pos []string, e *engine.Engine) error {
 	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
 	// Its git, in a session of its own, ends with cairn on Ctrl-C, SIGTERM or SIGHUP. With
 	// sharing off no git runs: a signal ends cairn at once, as it does a transition, not after
-	// the change is made.
+	// the change is made; with it on, so does one while the change is made (local).
 	ctx, done := a.ctx, func() {}
 	st, s, err := remoteSettings(e)
 	if err == nil {
@@ -179,9 +179,12 @@ func runTask(a *app, pos []string, e *engine.Engine) error {
 		ctx, done = a.remoteContext(syncTimeout)
 	}
 	defer done()
-	res, err := claimsync.Task(ctx, o, req.ID, req.Status, func(rerun bool) (*engine.Result, error) {
+	res, err := claimsync.Task(ctx, o, req.ID, req.Status, func(rerun bool) (res *engine.Result, err error) {
 		req.Rerun = rerun
-		return e.UpdateTask(req)
+		if !a.local(func() { res, err = e.UpdateTask(req) }) {
+			return nil, ctx.Err() // ended by the signal (remoteContext)
+		}
+		return res, err
 	})
 	if errors.Is(err, workflow.ErrTaskStatus) {
 		names := make([]string, len(workflow.TaskStatuses))

@@ -6,11 +6,11 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 )
 
-// TestTracedHolderIsNotStopped: a holder in a tracing stop (t: strace stops a running process
+// TestStoppedStat: a holder in a tracing stop (t: strace stops a running process
 // at each system call, a debugger at a breakpoint) was taken for one stopped by Ctrl-Z, so a
 // waiter gave up on a running holder at once and said to resume it with kill -CONT, which
 // does not end a tracing stop. Only a stop by a signal (T) is one.
-func TestTracedHolderIsNotStopped(t *testing.T) {
+func TestStoppedStat(t *testing.T) {
 	for _, tc := range []struct {
 		stat, cmd string
 		want      bool

@@ -239,8 +239,10 @@ func writeHolder(f *os.File) {
 	_, _ = f.WriteAt(b, 0)
 }
 
+// readHolder reads the record writeHolder wrote: 4 KiB holds the longest (a 255-byte file
+// name and a host name, each byte written as a 6-byte JSON escape at worst).
 func readHolder(f *os.File) *Holder {
-	b := make([]byte, 512)
+	b := make([]byte, 4<<10)
 	n, _ := f.ReadAt(b, 0)
 	var h Holder
 	if n == 0 || json.Unmarshal(b[:n], &h) != nil || h.PID == 0 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,6 +84,9 @@ func TestLockHolderProcess(t *testing.T) {
 	}
 	if host := os.Getenv("DURABLE_HOLD_HOST"); host != "" {
 		durable.SetHostname(host)
+	}
+	if cmd := os.Getenv("DURABLE_HOLD_COMMAND"); cmd != "" {
+		os.Args[0] = cmd // as a shell's exec -a names it
 	}
 	d, err := durable.OpenDir(dir)
 	if err != nil {
@@ -248,6 +252,46 @@ func TestStoppedHolderIsNotWaitedFor(t *testing.T) {
 		var te *durable.LockTimeoutError
 		if !errors.As(err, &te) || !te.Stopped || time.Since(start) > wait/4 {
 			t.Errorf("stopped before the wait %t: %v after %s, want at once that the holder is stopped", before, err, time.Since(start))
+		}
+	}
+}
+
+// TestTracedHolderIsNotStopped: a holder under strace or gdb stops for its tracer at each
+// syscall ('t' in /proc, tracing stop) and goes on: a waiter that came at such a moment gave
+// up at once, saying to resume it with kill -CONT, which does nothing to a traced process.
+// Only a job-control stop ('T') holds the lock until resumed; a traced holder is waited for.
+func TestTracedHolderIsNotStopped(t *testing.T) {
+	d, dir := mustDir(t)
+	holder := startHolder(t, dir)
+	pid := holder.Process.Pid
+	runtime.LockOSThread() // ptrace requests must come from the tracing thread
+	defer runtime.UnlockOSThread()
+	if err := syscall.PtraceAttach(pid); err != nil {
+		t.Skipf("cannot trace a child here: %v", err)
+	}
+	durabletest.WaitProcState(t, pid, "", "t", nil)
+	defer syscall.PtraceDetach(pid)
+	_, err := d.Lock(".lock-w", 50*time.Millisecond)
+	var te *durable.LockTimeoutError
+	if !errors.As(err, &te) || te.Stopped || strings.Contains(err.Error(), "kill -CONT") {
+		t.Errorf("a traced holder: %v, want a timeout that does not say it is stopped", err)
+	}
+}
+
+// TestLongHolderCommandIsRead: a holder whose command name is long (a file name may be 255
+// bytes, and JSON writes each of <, > and & in 6) recorded more than the 512 bytes a waiter
+// read of it, and a waiter that gave up said it was held "by a process that did not record
+// itself". The whole record is read.
+func TestLongHolderCommandIsRead(t *testing.T) {
+	host := strings.Repeat("h", 64)
+	for _, cmd := range []string{strings.Repeat("a", 255), strings.Repeat("<&>", 85)} {
+		d, dir := mustDir(t)
+		holder := startHolder(t, dir, "DURABLE_HOLD_COMMAND=/usr/local/bin/"+cmd, "DURABLE_HOLD_HOST="+host)
+		_, err := d.Lock(".lock-w", 0)
+		var te *durable.LockTimeoutError
+		want := fmt.Sprintf("by pid %d (%s) on %s since ", holder.Process.Pid, cmd, host)
+		if !errors.As(err, &te) || !strings.HasPrefix(te.Who(), want) {
+			t.Errorf("command of %d bytes: %v, want it held %q", len(cmd), err, want)
 		}
 	}
 }

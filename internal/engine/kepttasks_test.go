@@ -351,3 +351,38 @@ func TestResumeCheckRecordsKeptTasks(t *testing.T) {
 		t.Errorf("the kept task events are still kept after resume_check recorded them")
 	}
 }
+
+// Task events hooks kept that resume_check could not record before it answered (the workflow
+// lock held, or its time for them spent) left its task list without them and said nothing;
+// and it gave them no time limit. It gives them its lock wait, says in one line that they
+// are not listed yet and what records them, and they stay kept.
+func TestResumeCheckSaysKeptTasksNotRecorded(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		wait time.Duration // resume_check's lock wait
+		hold bool          // the workflow lock is held
+		said string
+	}{
+		{name: "workflow locked", wait: 3 * time.Second, hold: true, said: "task events kept by hooks are not in the task list yet: the workflow is locked by pid "},
+		{name: "time spent", wait: time.Nanosecond, said: "task events kept by hooks are not in the task list yet; the next Cairn hook records them"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, _ := keptEnv(t)
+			en := e.openWaiting("sess-aaaa-1", 4242, c.wait)
+			noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
+			if c.hold {
+				holdLock(t, en.StateDir(), ".lock-workflow")
+			}
+			res := en.Resume(engine.ResumeOptions{Apply: true, FromClient: true}) // resume_check's
+			var said int
+			for _, w := range res.Warnings {
+				if strings.Contains(w, c.said) && strings.HasSuffix(w, "; the next Cairn hook records them") {
+					said++
+				}
+			}
+			if said != 1 || len(res.OpenTasks) != 0 || !en.HasKeptClaudeTasks() {
+				t.Errorf("warnings %q, open tasks %q, still kept %t: want %q said once, the event kept", res.Warnings, res.OpenTasks, en.HasKeptClaudeTasks(), c.said)
+			}
+		})
+	}
+}

@@ -49,7 +49,8 @@ type ResumeOptions struct {
 	// made, before the report is built from it: the SessionStart hook records there the task
 	// events earlier hooks kept, which may have waited for that repair, so that the report
 	// lists them. When it says it changed the workflow, the workflow is read again. Nil
-	// (resume_check) records them here, those that could not be read said in the notices.
+	// (resume_check) records them here, for one lock wait at most, those that could not be
+	// read said in the notices, and those left kept in one warning (keptNotListed).
 	AfterRead func() (changed bool)
 }
 
@@ -109,6 +110,27 @@ type Resume struct {
 // active slot: nothing is left to do in it, and the next read with Apply archives it.
 func (r *Resume) Finished() bool { return r.finished }
 
+// keptNotListed is resume_check's line when the task events hooks kept were not all recorded
+// before it answered (err, ApplyKeptClaudeTasks'): they stay kept, and what records them.
+func keptNotListed(err error) string {
+	said := "task events kept by hooks are not in the task list yet"
+	te, _ := errors.AsType[*durable.LockTimeoutError](err)
+	switch {
+	case errors.Is(err, ErrKeptBusy):
+		return said + ": " + err.Error()
+	case te == nil:
+		return said + "; the next Cairn hook records them"
+	case store.KeptTasksLocked(err):
+		said += ": they are locked " + te.Who()
+	default:
+		said += ": the workflow is locked " + te.Who()
+	}
+	if te.Stopped { // it keeps them out until it is resumed
+		return said + "; " + te.Resume()
+	}
+	return said + "; the next Cairn hook records them"
+}
+
 // Resume runs the read protocol: L1 (with the store's repairs), TTL expiry, recovery,
 // integrity checks, then L2, then the directory scan, and builds the resume plan and report.
 // With opt.Apply it changes state as the protocol says (expire and archive, recover tasks,
@@ -126,11 +148,11 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			if !e.HasKeptClaudeTasks() {
 				return false
 			}
+			// For as long as one lock wait: those left stay kept for the next hook.
 			var err error
-			kept, err = e.ApplyKeptClaudeTasks(0, time.Time{}, func(ClaudeTask, bool, *Result, error) {})
-			// A stopped hook holding them keeps them out until it is resumed: said, as hooks say it.
-			if te, _ := errors.AsType[*durable.LockTimeoutError](err); store.KeptTasksLocked(err) && te.Stopped {
-				out.Warnings = append(out.Warnings, "task events kept by hooks are not in the task list: they are locked "+te.Who()+"; "+te.Resume())
+			kept, err = e.ApplyKeptClaudeTasks(0, time.Now().Add(e.cfg.LockWait), func(ClaudeTask, bool, *Result, error) {})
+			if err != nil {
+				out.Warnings = append(out.Warnings, keptNotListed(err))
 			}
 			return true
 		}
