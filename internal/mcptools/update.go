@@ -87,6 +87,16 @@ func (u *updateCheck) refusal(tool string) error {
 	return fmt.Errorf("%s was not run, nothing was changed: Cairn was updated under this session, and this server, still the old version, is restarting as the new one: call %s again. If cairn's tools are then unavailable, tell the user to run /mcp and reconnect %s, or restart Claude Code", tool, tool, serverName)
 }
 
+// updateRefusal is a call's (tool) error once the plugin was updated under this server, nil
+// before: the server then answers what it read and exits (restartAsNew).
+func (s *Server) updateRefusal(tool string) error {
+	if !s.update.updated() {
+		return nil
+	}
+	s.restartAsNew()
+	return s.update.refusal(tool)
+}
+
 // restartAsNew has ServeStdio read until the client is quiet, answer what it read and return:
 // Claude Code starts the server again through the launcher at the next call.
 func (s *Server) restartAsNew() {
