@@ -152,7 +152,8 @@ func (y *syncer) loop() {
 // before it would stay the only one. Called holding the turn, it lets go of it while the first
 // sync, run now, ends (it needs the turn), and returns why the call (tool) cannot go on with
 // eng, or nil. It waits firstSyncWait at most: past that the call goes on, and its result says
-// why. A plugin update ends the wait at once: the call is not run (updateRefusal).
+// why. A plugin update ends the wait at once, and so does the client's cancelling the call:
+// neither is then run.
 func (s *Server) awaitFirstSync(ctx context.Context, tool string, eng Engine) error {
 	y := s.sync
 	if y == nil {
@@ -181,6 +182,9 @@ func (s *Server) awaitFirstSync(ctx context.Context, tool string, eng Engine) er
 	_ = s.acquire(context.Background()) // held again for the caller's release
 	if err := s.updateRefusal(tool); err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s was not run: the call was cancelled while waiting for the first sync with the remote; nothing was changed", tool)
 	}
 	if s.closed || s.eng != eng {
 		return errShuttingDown

@@ -111,15 +111,25 @@ func TestStartDoesNotWaitOnAHungRemote(t *testing.T) {
 // call it again; nothing is started, and the server exits well within the bound. Cancelled
 // after the update, it is not run either.
 func TestUpdateWhileStartWaitsOnAHungRemote(t *testing.T) {
-	for _, tc := range []struct{ name, then string }{
-		{"another call finds it", `{"jsonrpc":"2.0","id":"vars","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`},
-		{"the call is cancelled", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"start"}}`},
+	const (
+		vars   = `{"jsonrpc":"2.0","id":"vars","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`
+		cancel = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"start"}}`
+	)
+	for _, tc := range []struct {
+		name, then       string
+		update, answered bool
+	}{
+		{"another call finds it", vars, true, true},
+		{"the call is cancelled", cancel, true, false},
+		// No update: the person interrupted the call. It went on once the wait ended, and
+		// started the workflow without the first sync, the client told nothing of it.
+		{"the call is cancelled, no update", cancel, false, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) { updateWhileStartWaits(t, tc.then, tc.name == "another call finds it") })
+		t.Run(tc.name, func(t *testing.T) { updateWhileStartWaits(t, tc.then, tc.update, tc.answered) })
 	}
 }
 
-func updateWhileStartWaits(t *testing.T, then string, answered bool) {
+func updateWhileStartWaits(t *testing.T, then string, updated, answered bool) {
 	const drain = 3 * time.Second
 	defer mcptools.SetDrainTimeout(drain)()
 	defer mcptools.SetFirstSyncWait(time.Minute)()
@@ -157,9 +167,14 @@ func updateWhileStartWaits(t *testing.T, then string, answered bool) {
 	<-answers
 	send(`{"jsonrpc":"2.0","id":"start","method":"tools/call","params":{"name":"start_workflow","arguments":{"type":"apex","context":"x","workflow_id":"wf-old"}}}`)
 	waitFor(t, func() bool { return hung.Accepted() > 0 }) // the first sync, kicked by the call, hangs
-	update()
+	if updated {
+		update()
+	}
 	began := time.Now()
 	send(then)
+	if !updated {
+		inW.Close() // the client's end: the server drains the call and returns
+	}
 	select {
 	case err := <-served:
 		if err != nil {
@@ -189,6 +204,6 @@ func updateWhileStartWaits(t *testing.T, then string, answered bool) {
 	}
 	defer e.Close()
 	if snap, err := e.Snapshot(); err != nil || snap.WorkflowID != "" {
-		t.Errorf("after the update, workflow %q is active (%v); want none started by the old server", snap.WorkflowID, err)
+		t.Errorf("workflow %q is active (%v); want none started by the call", snap.WorkflowID, err)
 	}
 }
