@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,9 @@ import (
 // next call is refused (nothing was changed: call it again) and it exits; the model calls
 // again, as told, in the same turn, and Claude Code starts the server again through the
 // launcher, whose new binaries run the call.
+// Claude Code notices the old server's exit tens of milliseconds late (more under load), and a
+// call made again at once may still go to it: Claude Code answers that call "Connection closed",
+// and the model, told so by the refusal, calls once more.
 func TestCairnServerUpdatedUnderTheSession(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
@@ -45,11 +49,21 @@ func TestCairnServerUpdatedUnderTheSession(t *testing.T) {
 		}},
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SECOND-PROMPT")), set("old")).Named("call the old server"),
 		mockapi.On(afterToolResult, set("again")).Named("call again, as told"),
-		mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"),
+		mockapi.Step{Name: "once more if the connection closed, as told", When: afterToolResult, Reply: func(m *mockapi.MessagesRequest) mockapi.Reply {
+			if trs := m.ToolResults(); strings.Contains(trs[len(trs)-1].Text, connectionClosed) {
+				return set("again")
+			}
+			return mockapi.Text("done")
+		}},
 	)
 	// The call, not the background sync, is to find the update (TestCairnServerUpdatedWhileIdle).
 	r := w.runScript(t, RunOptions{Inputs: []string{"FIRST-PROMPT", "SECOND-PROMPT"}, Env: []string{"CAIRN_SYNC_INTERVAL=1h"}})
 	trs := r.ToolResults()
+	if len(trs) == 4 && trs[2].IsError && strings.Contains(trs[2].Text, connectionClosed) {
+		// Claude Code sent the call made again to the old server before it noticed its exit.
+		t.Logf("the call made again met the old server's exit: %s", trs[2].Text)
+		trs = slices.Delete(trs, 2, 3)
+	}
 	if len(trs) != 3 {
 		t.Fatalf("%d tool results, want 3: %+v", len(trs), trs)
 	}
@@ -63,6 +77,9 @@ func TestCairnServerUpdatedUnderTheSession(t *testing.T) {
 		t.Errorf("the call made again after the update: %s", trs[2].Text)
 	}
 }
+
+// connectionClosed is what Claude Code answers a call sent to an MCP server that exited.
+const connectionClosed = "Connection closed"
 
 // The same update while the server is idle: its background sync finds it within the sync
 // interval and it exits, and Claude Code starts it again at the next call, which the new

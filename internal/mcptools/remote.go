@@ -150,16 +150,18 @@ func (y *syncer) loop() {
 // resume_check): a shared workflow this machine expired at session start while another kept it
 // going is taken back only by a sync that finds nothing active here, so a workflow started
 // before it would stay the only one. Called holding the turn, it lets go of it while the first
-// sync, run now, ends (it needs the turn), and says whether the call (tool) can go on with eng.
-// It waits firstSyncWait at most: past that the call goes on, and its result says why.
-func (s *Server) awaitFirstSync(ctx context.Context, tool string, eng Engine) bool {
+// sync, run now, ends (it needs the turn), and returns why the call (tool) cannot go on with
+// eng, or nil. It waits firstSyncWait at most: past that the call goes on, and its result says
+// why. A plugin update ends the wait at once, and so does the client's cancelling the call:
+// neither is then run.
+func (s *Server) awaitFirstSync(ctx context.Context, tool string, eng Engine) error {
 	y := s.sync
 	if y == nil {
-		return true
+		return nil
 	}
 	select {
 	case <-y.first:
-		return true
+		return nil
 	default:
 	}
 	select {
@@ -173,14 +175,24 @@ func (s *Server) awaitFirstSync(ctx context.Context, tool string, eng Engine) bo
 	select {
 	case <-y.first:
 	case <-ctx.Done():
+	case <-s.restart:
 	case <-t.C:
 		late = true
 	}
 	_ = s.acquire(context.Background()) // held again for the caller's release
+	if err := s.updateRefusal(tool); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s was not run: the call was cancelled while waiting for the first sync with the remote; nothing was changed", tool)
+	}
+	if s.closed || s.eng != eng {
+		return errShuttingDown
+	}
 	if late {
 		s.addSyncNoticeLocked(nil, firstSyncLate(tool))
 	}
-	return !s.closed && s.eng == eng
+	return nil
 }
 
 // run is one sync, when sharing is on.

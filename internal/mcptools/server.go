@@ -333,9 +333,8 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	}
 	// Every tool: reads repair what they find damaged, and the old binaries might take the
 	// new version's files for damage.
-	if s.update.updated() {
-		s.restartAsNew()
-		return errorResult(s.update.refusal(spec.name), "")
+	if err := s.updateRefusal(spec.name); err != nil {
+		return errorResult(err, "")
 	}
 	gone := s.reopenIfGone()
 	s.openLocked()
@@ -343,8 +342,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 		return errorResult(cmp.Or(argErr, openRefusal(spec.name, s.openErr)), "") // a bad argument is said first
 	}
 	eng := s.eng
-	if (spec.name == "start_workflow" || spec.name == "resume_check") && !s.awaitFirstSync(ctx, spec.name, eng) {
-		return errorResult(errShuttingDown, "")
+	if spec.name == "start_workflow" || spec.name == "resume_check" {
+		if err := s.awaitFirstSync(ctx, spec.name, eng); err != nil {
+			return errorResult(err, "")
+		}
 	}
 	// The watcher learns a new session after /clear only after its debounce; a call that
 	// arrives first reads sessions/<ppid>.json itself (one small read), so it is never

@@ -1,6 +1,10 @@
 package mcptools_test
 
 import (
+	"bufio"
+	"context"
+	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +101,109 @@ func TestStartDoesNotWaitOnAHungRemote(t *testing.T) {
 	waitFor(t, func() bool { return hung.Accepted() > 0 })
 	if hung.Closed() != 0 {
 		t.Fatalf("the hung remote took %d connections, %d closed since: want the sync still waiting on one", hung.Accepted(), hung.Closed())
+	}
+}
+
+// TestUpdateWhileStartWaitsOnAHungRemote: start_workflow waits for the first sync, which hangs
+// on a remote that never answers, and the plugin is updated meanwhile (another call finds it).
+// The call went on waiting through the whole shutdown's bound, was not answered, and once
+// cancelled could have started the workflow from the old binary. It ends at once, not run,
+// call it again; nothing is started, and the server exits well within the bound. Cancelled
+// after the update, it is not run either.
+func TestUpdateWhileStartWaitsOnAHungRemote(t *testing.T) {
+	const (
+		vars   = `{"jsonrpc":"2.0","id":"vars","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`
+		cancel = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"start"}}`
+	)
+	for _, tc := range []struct {
+		name, then       string
+		update, answered bool
+	}{
+		{"another call finds it", vars, true, true},
+		{"the call is cancelled", cancel, true, false},
+		// No update: the person interrupted the call. It went on once the wait ended, and
+		// started the workflow without the first sync, the client told nothing of it.
+		{"the call is cancelled, no update", cancel, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) { updateWhileStartWaits(t, tc.then, tc.update, tc.answered) })
+	}
+}
+
+func updateWhileStartWaits(t *testing.T, then string, updated, answered bool) {
+	const drain = 3 * time.Second
+	defer mcptools.SetDrainTimeout(drain)()
+	defer mcptools.SetFirstSyncWait(time.Minute)()
+	bare := bareRepo(t)
+	dir, env := clone(t, bare)
+	hung := gittest.Hung(t)
+	git(t, dir, "remote", "set-url", "origin", "git://"+hung.Addr+"/shared.git")
+	plugin, bin, update := stampedPlugin(t)
+	srv := mcptools.New(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242, Log: quietLog(), NoWatch: true, PluginRoot: plugin, BinDir: bin})
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.ServeStdio(testCtx(t), inR, outW)
+		outW.Close()
+	}()
+	answers := make(chan string, 16)
+	go func() {
+		defer close(answers)
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			answers <- sc.Text()
+		}
+	}()
+	send := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	<-answers
+	send(`{"jsonrpc":"2.0","id":"start","method":"tools/call","params":{"name":"start_workflow","arguments":{"type":"apex","context":"x","workflow_id":"wf-old"}}}`)
+	waitFor(t, func() bool { return hung.Accepted() > 0 }) // the first sync, kicked by the call, hangs
+	if updated {
+		update()
+	}
+	began := time.Now()
+	send(then)
+	if !updated {
+		inW.Close() // the client's end: the server drains the call and returns
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the server did not return after the update")
+	}
+	if took := time.Since(began); took >= drain {
+		t.Errorf("ServeStdio returned %s after the update: it waited out the shutdown's bound for the waiting call", took)
+	}
+	var got []string
+	for a := range answers {
+		got = append(got, a)
+	}
+	if answered && !slices.ContainsFunc(got, func(a string) bool {
+		return strings.Contains(a, `"id":"start"`) && strings.Contains(a, "start_workflow was not run, nothing was changed") && strings.Contains(a, "call start_workflow again")
+	}) {
+		t.Errorf("answers = %q; want start_workflow answered: not run, call it again", got)
+	}
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(engine.Config{Getenv: env, WorkDir: dir, Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if snap, err := e.Snapshot(); err != nil || snap.WorkflowID != "" {
+		t.Errorf("workflow %q is active (%v); want none started by the call", snap.WorkflowID, err)
 	}
 }

@@ -82,9 +82,22 @@ func (u *updateCheck) updated() bool {
 }
 
 // refusal is a call's error once the plugin was updated under this server, which then exits:
-// Claude Code starts it again, with the plugin's new binaries, at the next call.
+// Claude Code starts it again, with the plugin's new binaries, at the next call. It notices the
+// exit tens of milliseconds late, and more under load: a call made again at once may still be
+// sent to this server, gone, and fail with "Connection closed"; the call after that finds the
+// new one.
 func (u *updateCheck) refusal(tool string) error {
-	return fmt.Errorf("%s was not run, nothing was changed: Cairn was updated under this session, and this server, still the old version, is restarting as the new one: call %s again. If cairn's tools are then unavailable, tell the user to run /mcp and reconnect %s, or restart Claude Code", tool, tool, serverName)
+	return fmt.Errorf("%s was not run, nothing was changed: Cairn was updated under this session, and this server, still the old version, is restarting as the new one: call %s again, and once more if that call says the connection closed. If cairn's tools are then unavailable, tell the user to run /mcp and reconnect %s, or restart Claude Code", tool, tool, serverName)
+}
+
+// updateRefusal is a call's (tool) error once the plugin was updated under this server, nil
+// before: the server then answers what it read and exits (restartAsNew).
+func (s *Server) updateRefusal(tool string) error {
+	if !s.update.updated() {
+		return nil
+	}
+	s.restartAsNew()
+	return s.update.refusal(tool)
 }
 
 // restartAsNew has ServeStdio read until the client is quiet, answer what it read and return:
