@@ -530,6 +530,52 @@ func TestLaunchPointsTheStableCairnAtTheNewestSet(t *testing.T) {
 	}
 }
 
+// A CLAUDE_PLUGIN_DATA of the user's own may hold a file of theirs named cairn: an install
+// renamed its link to the newest set over it, and the file was gone. Only a link (the
+// launcher's) is replaced; anything else there stays, said in one line, and the server runs.
+func TestLaunchLeavesAUsersCairnInTheDataDir(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, path string)
+	}{
+		{"a file", func(t *testing.T, path string) { writeFile(t, path, "mine\n") }},
+		{"a link to a directory", func(t *testing.T, path string) {
+			if err := os.MkdirAll(path+"-dir", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(path+"-dir", path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work, _, pdata := launchSite(t)
+			stable := filepath.Join(pdata, "cairn")
+			tc.make(t, stable)
+			before, _ := os.Lstat(stable)
+			env := launchEnv(root, pdata, filepath.Join(work, "home"), toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+			res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+			if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+				t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
+			}
+			if after, err := os.Lstat(stable); err != nil || !os.SameFile(before, after) {
+				t.Errorf("the install replaced the user's %s (%v)", stable, err)
+			}
+			if b, err := os.ReadFile(stable); tc.name == "a file" && (err != nil || string(b) != "mine\n") {
+				t.Errorf("the user's %s holds %d bytes (%v), want its own %q", stable, len(b), err, "mine\n")
+			}
+			if lines := strings.Split(strings.TrimSpace(res.stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: "+stable+" is not ") {
+				t.Errorf("stderr = %q, want one line saying %s was left", res.stderr, stable)
+			}
+			if ents, err := filepath.Glob(filepath.Join(pdata, ".cairn*")); err != nil || len(ents) != 0 {
+				t.Errorf("the install left %q in the data directory", ents)
+			}
+		})
+	}
+}
+
 // Two installs of different versions at once (a session still on the old plugin and one on
 // the new) each pointed DATA/cairn at the newest set it had seen: the older version's, which
 // chose before the newer set was there, could rename its link in last, and DATA/cairn, with
