@@ -293,7 +293,8 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 // made, and the clean-up only removed them with their set), and an older version's set an older
 // Cairn wrote, before sets were stamped (no .checksums). They go as an old set does: a day old,
 // of a version not newer than this one's, no install of theirs under way. What is not a
-// version's (bin-mine) and a newer version's are left.
+// version's (bin-mine), a newer version's, and a directory named after a version that holds no
+// Cairn binary (a user's, in a CLAUDE_PLUGIN_DATA of theirs) are left.
 func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 	skipOnWindows(t)
 	root, _, rs := releasedAndServed(t)
@@ -331,6 +332,11 @@ func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 		file(".download-failed-99.0.0", old),
 		unstamped("bin-99.0.1", old),
 		unstamped("bin-mine", old),
+		// Named after a version but holding no Cairn binary: not a set, the user's.
+		file(filepath.Join("bin-0.0.6", "notes.txt"), old),
+	}
+	if err := os.Chtimes(filepath.Join(pdata, "bin-0.0.6"), old, old); err != nil {
+		t.Fatal(err)
 	}
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
