@@ -537,8 +537,9 @@ func TestLaunchPointsTheStableCairnAtTheNewestSet(t *testing.T) {
 }
 
 // A CLAUDE_PLUGIN_DATA of the user's own may hold a file of theirs named cairn: an install
-// renamed its link to the newest set over it, and the file was gone. Only a link (the
-// launcher's) is replaced; anything else there stays, said in one line, and the server runs.
+// renamed its link to the newest set over it, and the file was gone. Only the launcher's link
+// (to bin-VERSION/cairn) is replaced; anything else there stays, said in one line, and the
+// server runs.
 func TestLaunchLeavesAUsersCairnInTheDataDir(t *testing.T) {
 	skipOnWindows(t)
 	root, _, rs := releasedAndServed(t)
@@ -547,6 +548,12 @@ func TestLaunchLeavesAUsersCairnInTheDataDir(t *testing.T) {
 		make func(t *testing.T, path string)
 	}{
 		{"a file", func(t *testing.T, path string) { writeFile(t, path, "mine\n") }},
+		{"a link elsewhere", func(t *testing.T, path string) {
+			writeFile(t, path+"-mine", "mine\n")
+			if err := os.Symlink(path+"-mine", path); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"a link to a directory", func(t *testing.T, path string) {
 			if err := os.MkdirAll(path+"-dir", 0o755); err != nil {
 				t.Fatal(err)
