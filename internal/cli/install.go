@@ -185,8 +185,8 @@ func (a *app) linkCheck(link bool, goos string) engine.Check {
 // an older version's) is pointed at exe first, as an install would: linked to exe's set instead,
 // the link would dangle once an update removed it. One naming a newer version's set is left so,
 // unless exe's set is recorded, the one Claude Code's records say is installed (the plugin was
-// put back to an older version). One that is not a link is not the
-// launcher's: note says why the link goes to exe. Not on Windows, where the launcher makes none.
+// put back to an older version). One that is not the launcher's (launcherLink) is left as it
+// is: note says why the link goes to exe. Not on Windows, where the launcher makes none.
 func stableCairn(exe, recorded, goos string) (target, note string) {
 	dir := filepath.Dir(exe)
 	if goos == "windows" || !strings.HasPrefix(filepath.Base(dir), "bin-") {
@@ -197,9 +197,9 @@ func stableCairn(exe, recorded, goos string) (target, note string) {
 	if p, err := filepath.EvalSymlinks(stable); err == nil && p == exe {
 		return stable, ""
 	}
-	fi, err := os.Lstat(stable)
+	_, err := os.Lstat(stable)
 	switch {
-	case err == nil && fi.Mode()&fs.ModeSymlink == 0:
+	case err == nil && !launcherLink(stable):
 		return exe, "; " + stable + " is not the launcher's link, so this one does not follow updates"
 	case err != nil || !fileExists(filepath.Join(dir, ".checksums")):
 		// None there (an install older than DATA/cairn), or exe is in no set an install made.
@@ -262,6 +262,15 @@ func sameSet(a, b string) bool {
 // beforeLinkRename is where a test has another install run, between doctor's link made aside
 // and its rename.
 var beforeLinkRename = func() {}
+
+// launcherLink: path, a data directory's cairn, is the link hooks/install and doctor --link
+// make there: to bin-VERSION/cairn beside it. Anything else there (a file, a link elsewhere, in
+// a CLAUDE_PLUGIN_DATA of the user's) is not Cairn's.
+func launcherLink(path string) bool {
+	t, err := os.Readlink(path)
+	set, name, _ := strings.Cut(t, string(filepath.Separator))
+	return err == nil && strings.HasPrefix(set, "bin-") && name == "cairn"
+}
 
 // doctorLinkAside is where doctor --link makes DATA/cairn's link before renaming it over
 // (stableCairn); hooks/install makes its own as .cairn-link.

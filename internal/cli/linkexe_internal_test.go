@@ -112,7 +112,8 @@ func TestOwnSetCheckThroughTheStableCairn(t *testing.T) {
 // straight to this cairn's set, which the next update's install removes a day later: the link
 // dangled again, and followed no install. DATA/cairn, the launcher's own link, is now pointed at
 // this cairn and linked to, so the link runs this cairn and follows each install from then on.
-// A DATA/cairn that is no link is not the launcher's to replace: the link goes to this cairn.
+// A DATA/cairn that is not the launcher's link (to bin-VERSION/cairn: a file, a link elsewhere)
+// is not the launcher's to replace: the link goes to this cairn.
 // One that names a newer version's set stays (an install keeps it naming the newest): doctor
 // --link run by the cairn of a session still on the plugin before an update pointed it back at
 // that older set, which the newer version's install removes a day later, and the link dangled.
@@ -136,6 +137,10 @@ func TestLinkRepointsTheStableCairn(t *testing.T) {
 		}, true, ""},
 		{"not a link", func(t *testing.T, data, stable string) {
 			writeTestFile(t, stable, "someone's file")
+		}, false, ""},
+		{"a link elsewhere", func(t *testing.T, data, stable string) {
+			writeTestFile(t, stable+"-mine", "someone's file")
+			mustSymlink(t, stable+"-mine", stable)
 		}, false, ""},
 		{"a newer set", func(t *testing.T, data, stable string) {
 			writeTestFile(t, filepath.Join(data, "bin-1.1.0", "cairn"), "binary")

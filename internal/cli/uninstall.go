@@ -504,9 +504,12 @@ func removeOwn(dir string) error {
 	var errs []error
 	for _, e := range ents {
 		n, d := e.Name(), filepath.Join(dir, e.Name())
-		// The launcher's cairn is a link (see stableCairn); a bin- directory without Cairn's
-		// binaries is the other program's.
-		if n == hook.StopMarkFile || launcherName(n) && (n != "cairn" || e.Type()&os.ModeSymlink != 0) && (!strings.HasPrefix(n, "bin-") || cairnSet(d)) {
+		// The launcher's cairn is its link (launcherLink). A set is its own as hooks/install
+		// takes them: named after a version and holding Cairn's binaries, or stamped whatever
+		// plugin.json named its version; another bin- directory is the other program's.
+		set := strings.HasPrefix(n, "bin-")
+		if n == hook.StopMarkFile || set && (launcherName(n) && cairnSet(d) || fileExists(filepath.Join(d, ".checksums"))) ||
+			!set && launcherName(n) && (n != "cairn" || launcherLink(d)) {
 			errs = append(errs, os.RemoveAll(d))
 		}
 	}

@@ -293,7 +293,8 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 // made, and the clean-up only removed them with their set), and an older version's set an older
 // Cairn wrote, before sets were stamped (no .checksums). They go as an old set does: a day old,
 // of a version not newer than this one's, no install of theirs under way. What is not a
-// version's (bin-mine) and a newer version's are left.
+// version's (bin-mine), a newer version's, and a directory named after a version that holds no
+// Cairn binary (a user's, in a CLAUDE_PLUGIN_DATA of theirs) are left.
 func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 	skipOnWindows(t)
 	root, _, rs := releasedAndServed(t)
@@ -331,6 +332,11 @@ func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 		file(".download-failed-99.0.0", old),
 		unstamped("bin-99.0.1", old),
 		unstamped("bin-mine", old),
+		// Named after a version but holding no Cairn binary: not a set, the user's.
+		file(filepath.Join("bin-0.0.6", "notes.txt"), old),
+	}
+	if err := os.Chtimes(filepath.Join(pdata, "bin-0.0.6"), old, old); err != nil {
+		t.Fatal(err)
 	}
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
@@ -522,6 +528,59 @@ func TestLaunchPointsTheStableCairnAtTheNewestSet(t *testing.T) {
 			}
 			if got, err := filepath.EvalSymlinks(link); err != nil || got != filepath.Join(pdata, want) {
 				t.Errorf("after installing %s, %s runs %q (%v), want %s", pluginVersion(t), link, got, err, filepath.Join(pdata, want))
+			}
+			if ents, err := filepath.Glob(filepath.Join(pdata, ".cairn*")); err != nil || len(ents) != 0 {
+				t.Errorf("the install left %q in the data directory", ents)
+			}
+		})
+	}
+}
+
+// A CLAUDE_PLUGIN_DATA of the user's own may hold a file of theirs named cairn: an install
+// renamed its link to the newest set over it, and the file was gone. Only the launcher's link
+// (to bin-VERSION/cairn) is replaced; anything else there stays, said in one line, and the
+// server runs.
+func TestLaunchLeavesAUsersCairnInTheDataDir(t *testing.T) {
+	skipOnWindows(t)
+	root, _, rs := releasedAndServed(t)
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, path string)
+	}{
+		{"a file", func(t *testing.T, path string) { writeFile(t, path, "mine\n") }},
+		{"a link elsewhere", func(t *testing.T, path string) {
+			writeFile(t, path+"-mine", "mine\n")
+			if err := os.Symlink(path+"-mine", path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a link to a directory", func(t *testing.T, path string) {
+			if err := os.MkdirAll(path+"-dir", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(path+"-dir", path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work, _, pdata := launchSite(t)
+			stable := filepath.Join(pdata, "cairn")
+			tc.make(t, stable)
+			before, _ := os.Lstat(stable)
+			env := launchEnv(root, pdata, filepath.Join(work, "home"), toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+			res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+			if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+				t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
+			}
+			if after, err := os.Lstat(stable); err != nil || !os.SameFile(before, after) {
+				t.Errorf("the install replaced the user's %s (%v)", stable, err)
+			}
+			if b, err := os.ReadFile(stable); tc.name == "a file" && (err != nil || string(b) != "mine\n") {
+				t.Errorf("the user's %s holds %d bytes (%v), want its own %q", stable, len(b), err, "mine\n")
+			}
+			if lines := strings.Split(strings.TrimSpace(res.stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: "+stable+" is not ") {
+				t.Errorf("stderr = %q, want one line saying %s was left", res.stderr, stable)
 			}
 			if ents, err := filepath.Glob(filepath.Join(pdata, ".cairn*")); err != nil || len(ents) != 0 {
 				t.Errorf("the install left %q in the data directory", ents)

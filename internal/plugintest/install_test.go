@@ -146,6 +146,10 @@ func TestLaunchPutsTheDataSetOnTheAgentsPath(t *testing.T) {
 		{"dollar", "a$HOME"},
 		{"backquote", "a`b"},
 		{"backslash", `a\b`},
+		// A relative CLAUDE_PLUGIN_DATA (a user's; Claude Code gives an absolute one) is the
+		// working directory's: on PATH as it was, the agent's commands looked for the set under
+		// whatever directory they ran in.
+		{"relative", "-data"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := copyPlugin(t, launcherFiles...)
@@ -167,6 +171,9 @@ func TestLaunchPutsTheDataSetOnTheAgentsPath(t *testing.T) {
 			stamp(t, root, dir)
 			envFile := filepath.Join(work, "sessionstart-hook-0.sh")
 			env := launchEnv(root, data, work, toolDir(t), "CLAUDE_ENV_FILE="+envFile)
+			if tc.name == "relative" {
+				env = append(env, "CLAUDE_PLUGIN_DATA="+tc.data)
+			}
 			for range 2 { // a start and a resume of the session
 				if res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`); !strings.HasPrefix(res.stdout, "ran ") {
 					t.Fatalf("SessionStart = %+v, want the data dir's hook run", res)

@@ -113,7 +113,7 @@ func runProcess(t testing.TB, timeout time.Duration, what string, env []string, 
 func toolDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, tool := range []string{"sh", "sed", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat", "uname", "curl", "sha256sum", "tar", "gzip", "tr", "date", "sync", "od", "touch", "ln"} {
+	for _, tool := range []string{"sh", "sed", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat", "uname", "curl", "sha256sum", "tar", "gzip", "tr", "date", "sync", "od", "touch", "ln", "readlink"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
 			t.Skipf("host tool %s is missing: %v", tool, err)

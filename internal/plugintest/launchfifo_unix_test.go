@@ -115,3 +115,39 @@ func TestLaunchBuildLogIsNoFIFO(t *testing.T) {
 		t.Errorf("go ran over a FIFO at its build log: %s", b)
 	}
 }
+
+// A hook's install, left to a process of its own (cairn_handoff), keeps why it failed in the
+// data directory's .download-failed-VERSION, where the hook reads it: with a FIFO or a
+// directory there nothing was kept, and the hook said only that installing the archive failed,
+// not that it was refused, and why. What is no file goes where it can without being opened.
+func TestLaunchHookSaysWhyOverARecordThatIsNoFile(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	fakeSums(t, root)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	for _, tc := range []struct {
+		name string
+		make func(path string) error
+	}{
+		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work, _, pdata := launchSite(t)
+			if err := os.MkdirAll(pdata, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.make(filepath.Join(pdata, ".download-failed-"+pluginVersion(t))); err != nil {
+				t.Fatal(err)
+			}
+			tools := toolDir(t)
+			stoppedClock(t, tools) // the hook waits for its install to the end
+			env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+			// The bound only turns a hang into a failure: nothing here waits on a clock.
+			res, _ := runBounded(t, time.Minute, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
+			if res.code != 0 || !strings.Contains(res.stdout, "refused the downloaded "+archive+": its sha256 does not match") {
+				t.Errorf("SessionStart over %s at the failure record = %+v, want exit 0 and the line saying the archive was refused", tc.name, res)
+			}
+		})
+	}
+}
