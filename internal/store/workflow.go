@@ -210,9 +210,13 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 // cannot be written, or its lock is held past the wait (none with WithLockWait(0)): the
 // newest journal record is returned and nothing is changed.
 func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
-	why, busy := "the state directory cannot be written", errors.As(lockErr, new(*durable.LockTimeoutError))
+	why := "the state directory cannot be written"
+	te, busy := errors.AsType[*durable.LockTimeoutError](lockErr)
 	if busy {
-		why = "another process holds the workflow lock"
+		why = "the workflow lock is held " + te.Who()
+		if r := te.Resume(); r != "" {
+			why += "; " + r
+		}
 	} else if errors.Is(lockErr, ErrRepairLeft) {
 		why = "this reader leaves repairs to the next"
 	}
