@@ -857,3 +857,39 @@ func TestReplaceWorkflowJournalInTheWayLeavesTheActiveOne(t *testing.T) {
 		t.Errorf("active after: %q %v, want %s", w.ID, err, wfID)
 	}
 }
+
+// TestReplaceWorkflowJournalTailLeavesTheActiveOne: a replacement whose id has a journal with
+// lines already (an older Cairn's, a cut archive's) that its revision does not follow is
+// refused before the active workflow is archived. Before, the archive ran first and the
+// revision mismatch that followed left no workflow active.
+func TestReplaceWorkflowJournalTailLeavesTheActiveOne(t *testing.T) {
+	s, dir := newStore(t, noSync)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	const id = "apex-20261124T100000Z-eeee"
+	other, odir := newStore(t, noSync)
+	for _, state := range []string{"analyze", "plan"} {
+		if _, err := other.UpdateWorkflow(setNext(id, state)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(odir, "journal", id+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "journal", id+".jsonl"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, _, err := s.ReplaceWorkflow(record(id, 1, "plan"), "conflict", store.Event{Kind: "migrated"}, nil)
+	if !errors.Is(err, store.ErrRevision) || info.Dir != "" {
+		t.Errorf("archived %q, err %v; want it refused with nothing archived", info.Dir, err)
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+		t.Errorf("active after: %q %v, want %s", w.ID, err, wfID)
+	}
+	// A replacement that follows the journal's lines is taken.
+	if _, _, err := s.ReplaceWorkflow(record(id, 3, "plan"), "conflict", store.Event{Kind: "migrated"}, nil); err != nil {
+		t.Errorf("a replacement at revision 3: %v", err)
+	}
+}

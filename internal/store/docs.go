@@ -136,15 +136,20 @@ func checkText(old []byte, text string) *secrets.Finding {
 // secret (or is no JSON). It is each string of a secret's shape old holds (as a value or a key),
 // and each value whose member is one ("password": "…") wherever it stands with that name: so a
 // secret the change brings in is found, beside a kept one or a name old holds. When old holds a
-// secret neither makes (a name and a value in strings side by side), all its strings are put
-// out of the way (its keys of a secret's shape): text beside them is then not refused.
+// secret neither makes (a name and a value in strings side by side), its strings are put out of
+// the way (its keys of a secret's shape) but each value old is clean without (the name): a new
+// value beside it is found. Past a few scans of old, all are: text beside them is not refused.
 func keptOut(old []byte) func(s, name string, key bool) string {
 	var was any
 	if old == nil || secrets.ScanJSON(old) == nil || decodeNumbers(old, &was) != nil {
 		return nil
 	}
 	all, alone, members := map[string]bool{}, map[string]bool{}, map[[2]string]bool{}
-	strs(was, "", func(s, name string, _ bool) string {
+	var vals []string // old's values, each once, in order
+	strs(was, "", func(s, name string, key bool) string {
+		if !all[s] && !key {
+			vals = append(vals, s)
+		}
 		all[s] = true
 		if secrets.ScanString(s) != nil {
 			alone[s] = true
@@ -162,12 +167,22 @@ func keptOut(old []byte) func(s, name string, key bool) string {
 	if o, _ := scrubbed(old, out); secrets.ScanJSON(o) == nil {
 		return out
 	}
-	return func(s, _ string, key bool) string {
+	out = func(s, _ string, key bool) string {
 		if all[s] && (!key || alone[s]) {
 			return ""
 		}
 		return s
 	}
+	for _, v := range vals { // in order: a name is tried before its value
+		if len(vals)*len(old) > 4<<20 {
+			break // all are put out of the way
+		}
+		delete(all, v)
+		if o, _ := scrubbed(old, out); alone[v] || secrets.ScanJSON(o) != nil {
+			all[v] = true
+		}
+	}
+	return out
 }
 
 func decodeNumbers(doc []byte, v *any) error {

@@ -607,6 +607,9 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event, kept []byte
 	if err == nil {
 		err = cmp.Or(checkSave(rec, kept, &ev), s.JournalInTheWay(m.id))
 	}
+	if err == nil && m.id != w.ID {
+		err = s.followsJournal(m) // the active one's journal is archived with it
+	}
 	if err != nil {
 		return ArchiveInfo{}, Result{}, err
 	}

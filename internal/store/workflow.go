@@ -210,9 +210,13 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 // cannot be written, or its lock is held past the wait (none with WithLockWait(0)): the
 // newest journal record is returned and nothing is changed.
 func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
-	why, busy := "the state directory cannot be written", errors.As(lockErr, new(*durable.LockTimeoutError))
+	why := "the state directory cannot be written"
+	te, busy := errors.AsType[*durable.LockTimeoutError](lockErr)
 	if busy {
-		why = "another process holds the workflow lock"
+		why = "the workflow lock is held " + te.Who()
+		if r := te.Resume(); r != "" {
+			why += "; " + r
+		}
 	} else if errors.Is(lockErr, ErrRepairLeft) {
 		why = "this reader leaves repairs to the next"
 	}
@@ -944,6 +948,24 @@ func checkSave(next, kept []byte, ev *Event) error {
 	return nil
 }
 
+// follows refuses m unless its revision is the one after prev (0: none before it).
+func follows(m meta, prev int64) error {
+	if prev > 0 && m.rev != prev+1 {
+		return fmt.Errorf("workflow %s not saved: %w: got %d, the current revision is %d (another process may have changed it; read it again)", m.id, ErrRevision, m.rev, prev)
+	}
+	return nil
+}
+
+// followsJournal is commit's refusal of m, the first record of a new chain, when a journal
+// of its id holds lines already that m does not follow: said before anything changes.
+func (s *Store) followsJournal(m meta) error {
+	tail, err := s.journalTail(journalFile(m.id))
+	if err != nil || tail == nil {
+		return err
+	}
+	return follows(m, tail.Revision)
+}
+
 // commit commits next, read as m, with ev, both checked (checkSave).
 func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) (Result, error) {
 	res := Result{Workflow: w}
@@ -966,9 +988,8 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 			w.Notices = append(w.Notices, *n)
 		}
 	}
-	prev := max(w.Revision, ts.rev)
-	if prev > 0 && m.rev != prev+1 {
-		return res, fmt.Errorf("workflow %s not saved: %w: got %d, the current revision is %d (another process may have changed it; read it again)", m.id, ErrRevision, m.rev, prev)
+	if err := follows(m, max(w.Revision, ts.rev)); err != nil {
+		return res, err
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, next); err != nil {
