@@ -602,44 +602,69 @@ func (c *Claimer) Holders() map[string]Holder {
 
 // Refresh reads what others appended since the last read. It reads the record at the last
 // read's head too, when its mark is known: a line deleted on the host and grown again by
-// others holds another record there, and is then read again from the start.
+// others holds another record there, and is then read again from the start. Records are
+// folded as the remote hands them over, one at a time, so that a long line anyone may push to
+// is never held whole; a read that fails midway keeps what it folded, as read up to c.head.
 func (c *Claimer) Refresh(ctx context.Context) error {
-	from := c.head
-	if c.mark != "" {
+	from, check := c.head, c.mark != ""
+	if check {
 		from--
 	}
-	recs, err := c.b.Since(ctx, c.line, from)
-	if err != nil {
-		return err
-	}
-	if c.mark != "" {
-		if len(recs) == 0 || recs[0].Rev != c.head || mark(recs[0].Data) != c.mark {
-			c.forget()
-			if recs, err = c.b.Since(ctx, c.line, 0); err != nil {
-				return err
+	read := map[string]entry{} // each task's last entry read that changed its claim
+	fn := func(r remote.Record) error {
+		if check {
+			if check = false; r.Rev != c.head || mark(r.Data) != c.mark {
+				return errRegrown
 			}
-		} else {
-			recs = recs[1:]
+			return nil
 		}
+		return c.read(r, read)
 	}
+	err := remote.Each(ctx, c.b, c.line, from, fn)
+	if errors.Is(err, errRegrown) || (err == nil && check) {
+		c.forget()
+		check = false
+		err = remote.Each(ctx, c.b, c.line, 0, fn)
+	}
+	c.started(read)
+	return err
+}
+
+// errRegrown stops a Refresh's read at a record other than the one its last read ended on.
+var errRegrown = errors.New("claim: line regrown")
+
+// read folds r, the record after c.head, and notes in changed each task whose claim it changed.
+func (c *Claimer) read(r remote.Record, changed map[string]entry) error {
+	if r.Rev != c.head+1 {
+		return fmt.Errorf("claim: line %s skipped from revision %d to %d", c.line, c.head, r.Rev)
+	}
+	c.head, c.mark = r.Rev, mark(r.Data)
+	var e entry
+	if json.Unmarshal(r.Data, &e) != nil || e.Task == "" || e.Owner == "" {
+		return nil // not a claim: ignored, as every machine ignores it
+	}
+	if !workflow.ValidTaskID(e.Task) || len(e.Owner) > maxOwner {
+		// Not a claim either: no task has such an id, and no Cairn makes such an owner;
+		// kept, it would make the line too large to save between runs.
+		return nil
+	}
+	if secrets.ScanString(e.Task) != nil || secrets.ScanString(e.Owner) != nil {
+		// Not a claim either: no task has such an id (the store refuses it), and kept
+		// with the line it would make every save of the line refused.
+		return nil
+	}
+	if c.fold(e, time.Time{}) { // its clock starts when the read ends (started)
+		changed[e.Task] = e
+	}
+	return nil
+}
+
+// started starts, at the end of a read, the lease clocks of the tasks still held whose claim
+// it changed, each by the last entry that changed it.
+func (c *Claimer) started(changed map[string]entry) {
 	now := c.now()
-	for _, r := range recs {
-		if r.Rev != c.head+1 {
-			return fmt.Errorf("claim: line %s skipped from revision %d to %d", c.line, c.head, r.Rev)
-		}
-		c.head, c.mark = r.Rev, mark(r.Data)
-		var e entry
-		if json.Unmarshal(r.Data, &e) != nil || e.Task == "" || e.Owner == "" {
-			continue // not a claim: ignored, as every machine ignores it
-		}
-		if !workflow.ValidTaskID(e.Task) || len(e.Owner) > maxOwner {
-			// Not a claim either: no task has such an id, and no Cairn makes such an owner;
-			// kept, it would make the line too large to save between runs.
-			continue
-		}
-		if secrets.ScanString(e.Task) != nil || secrets.ScanString(e.Owner) != nil {
-			// Not a claim either: no task has such an id (the store refuses it), and kept
-			// with the line it would make every save of the line refused.
+	for task, e := range changed {
+		if _, held := c.seen[task]; !held {
 			continue
 		}
 		at := now
@@ -653,20 +678,21 @@ func (c *Claimer) Refresh(ctx context.Context) error {
 				at = time.Time{}
 			}
 		}
-		c.fold(e, at)
+		c.seen[task] = at
 	}
-	return nil
 }
 
 // fold applies e, the record at revision c.head, and starts the task's lease clock at at if
-// it changed the task's claim or renewed it.
-func (c *Claimer) fold(e entry, at time.Time) {
-	if c.apply(e, c.head) {
+// it changed the task's claim or renewed it, which it reports.
+func (c *Claimer) fold(e entry, at time.Time) bool {
+	changed := c.apply(e, c.head)
+	if changed {
 		c.seen[e.Task] = at
 	}
 	if _, held := c.holders[e.Task]; !held {
 		delete(c.seen, e.Task)
 	}
+	return changed
 }
 
 // apply folds one entry into the holders, the same on every machine of c's workflow instance:

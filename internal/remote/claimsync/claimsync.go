@@ -267,9 +267,20 @@ func (r reach) Append(ctx context.Context, id string, after int64, data [][]byte
 }
 
 func (r reach) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
-	recs, err := r.Backend.Since(ctx, id, rev)
-	r.note(err)
-	return recs, err
+	return remote.Records(ctx, r, id, rev)
+}
+
+// Each hands fn each record as the remote reads it (remote.Reader); fn stopping the read is
+// the remote's answer.
+func (r reach) Each(ctx context.Context, id string, rev int64, fn func(remote.Record) error) error {
+	var stop error
+	err := remote.Each(ctx, r.Backend, id, rev, func(rec remote.Record) error { stop = fn(rec); return stop })
+	if stop != nil {
+		r.note(nil)
+	} else {
+		r.note(err)
+	}
+	return err
 }
 
 func (r reach) Heads(ctx context.Context) (remote.Heads, error) {
