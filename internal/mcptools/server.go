@@ -77,7 +77,9 @@ type Server struct {
 	closed  bool
 	session string           // the Claude Code session the engine acts for
 	seen    *engine.Snapshot // the workflow as this server last left or saw it
-	watch   *watcher
+	// What a call the client cancelled changed, its answer dropped: the next result says it.
+	cancelledRan string
+	watch        *watcher
 	// The background sync with the remote (remote.go) and what it has to tell.
 	sync      *syncer
 	syncNotes []string
@@ -362,7 +364,8 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if lost {
 		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user before going on.", textsafe.Line(s.seen.WorkflowID, 120))
 	}
-	notice := s.withSyncNotices(pre, preOK, changed)
+	notice := strings.TrimSpace(s.cancelledRan + " " + s.withSyncNotices(pre, preOK, changed))
+	s.cancelledRan = ""
 	if spec.name == "resume_check" {
 		notice = stepless(notice) // this result is that call
 	}
@@ -374,6 +377,14 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 			warnText(res, told)
 		}
 		s.settle(eng, pre, preOK, o)
+		if o != nil && o.wrote && ctx.Err() != nil {
+			// Cancelled after it began: it ran on, and its answer is not sent.
+			where := ""
+			if s.seen != nil && s.seen.WorkflowID == o.workflowID && s.seen.Phase != "" {
+				where = fmt.Sprintf(" (workflow %s is at phase %s)", textsafe.Line(o.workflowID, 120), textsafe.Line(s.seen.Phase, 120))
+			}
+			s.cancelledRan = fmt.Sprintf("Notice: your cancelled call %s made its change before the cancel arrived%s; do not make it again.", spec.name, where)
+		}
 	}()
 	if lost && spec.name != "start_workflow" {
 		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed", spec.name), notice), told)
