@@ -134,4 +134,16 @@ func TestProbeOnAHostThatKeepsRefs(t *testing.T) {
 	if refs := git(t, bare, "for-each-ref", "--format=%(refname)"); refs != ke.Ref {
 		t.Fatalf("the host keeps %q, the error names %s", refs, ke.Ref)
 	}
+	// Probing again (as each cairn doctor does) reuses the kept refs rather than leaving more.
+	for range 3 {
+		if _, err := gitremote.Probe(bg(t), gitremote.Config{Dir: dir, Remote: "file://" + bare}); !errors.As(err, &ke) {
+			t.Fatalf("Probe again = %v; want the kept ref", err)
+		}
+		if err := gitremote.ProbeClaims(bg(t), gitremote.Config{Dir: dir, Remote: "file://" + bare}, gitremote.Refs); !errors.As(err, &ke) {
+			t.Fatalf("ProbeClaims = %v; want the kept ref", err)
+		}
+	}
+	if refs := strings.Fields(git(t, bare, "for-each-ref", "--format=%(refname)")); len(refs) != 2 {
+		t.Fatalf("after three more probes the host keeps %d refs, want 2 (one per namespace): %q", len(refs), refs)
+	}
 }
