@@ -3,6 +3,7 @@ package gitremote
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -56,21 +57,30 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	defer b.mu.Unlock()
 	ref := b.remoteRef(probeName)
 	var oid, parent, reason, said string
-	for range 3 {
+	for try := range 3 {
 		var err error
+		if try == 2 {
+			// Another probe's updates of the ref at the same time: this one takes a name of
+			// its own, which nothing else moves.
+			nonce := make([]byte, 6)
+			rand.Read(nonce)
+			ref, parent = b.remoteRef(fmt.Sprintf("%s-%x", probeName, nonce)), ""
+		}
 		if oid, err = b.commit(ctx, probeName, 1, parent, []byte("cairn probe: safe to delete\n")); err != nil {
 			return nil, err
 		}
 		if reason, said, err = b.push(ctx, ref, parent, oid); err != nil {
 			return nil, err
 		}
-		if !strings.Contains(reason, "stale info") {
+		if !strings.Contains(reason, "stale info") && !localLockBusy(said) || try == 2 {
 			break
 		}
-		// The ref is there: kept by a host that refuses deletions, or another probe's. The
-		// probe builds on it (a fast-forward, which such hosts take) rather than add a ref.
-		if parent, err = b.probeTip(ctx, ref); err != nil {
-			return nil, err
+		if try == 0 {
+			// The ref is there: kept by a host that refuses deletions (or another probe's).
+			// The probe builds on it (a fast-forward, which such hosts take), adding no ref.
+			if parent, err = b.probeTip(ctx, ref); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if strings.Contains(reason, "stale info") {
@@ -86,9 +96,12 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	// takes every push and never shows one.
 	listed, lerr := b.output(ctx, nil, "ls-remote", "--", b.cfg.Remote, ref)
 	var kept error
-	if reason, said, err := b.push(ctx, ref, oid, ""); err != nil {
+	reason, said, err = b.push(ctx, ref, oid, "")
+	// Stale: another probe moved the ref on since, so what the read found tells nothing.
+	raced := strings.Contains(reason, "stale info")
+	if err != nil {
 		return nil, fmt.Errorf("the remote took the probe ref %s but did not delete it (%s): it holds nothing, and git push %s :%s deletes it where the host allows", ref, err, b.remoteName(), ref)
-	} else if reason != "" && !strings.Contains(reason, "stale info") { // stale: another probe's now
+	} else if reason != "" && !raced {
 		kept = &KeptError{Remote: b.remoteName(), Ref: ref, Why: cmp.Or(said, reason)}
 	}
 	if ge, ok := errors.AsType[*GitError](lerr); ok {
@@ -97,7 +110,7 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	if lerr != nil {
 		return nil, lerr
 	}
-	if !strings.Contains(listed, oid) {
+	if !raced && !strings.Contains(listed, oid) {
 		return nil, splitError{b.remoteName(), "what Cairn pushes"}
 	}
 	return nil, kept
@@ -117,6 +130,9 @@ func (b *Backend) probeTip(ctx context.Context, ref string) (string, error) {
 	}
 	if err := b.run(ctx, nil, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
 		"--no-recurse-submodules", "--no-auto-gc", "--no-filter", "--", b.cfg.Remote, ref); err != nil {
+		if ge, ok := errors.AsType[*GitError](err); ok && strings.Contains(ge.Stderr, "couldn't find remote ref") {
+			return "", nil // deleted meanwhile
+		}
 		return "", err
 	}
 	if b.run(ctx, nil, nil, "cat-file", "-e", oid+"^{commit}") != nil {
