@@ -12,9 +12,8 @@ import (
 // FallbackNote is what to tell the user when Probe chose Branches.
 const FallbackNote = "the remote refuses refs outside branches and tags, so Cairn keeps each workflow on a branch cairn-state/<id> instead: they show in the host's branch list and may start CI"
 
-// Probe finds the layout the remote accepts: it pushes a throwaway commit to a ref of each
-// layout in turn (Refs first) and deletes it again. cfg.Layout is ignored. The probe refs'
-// names are not workflow ids, so a concurrent Heads never reports them.
+// Probe finds the layout the remote accepts: it pushes a throwaway commit to the probe ref
+// (probeName) of each layout in turn (Refs first) and deletes it again. cfg.Layout is ignored.
 func Probe(ctx context.Context, cfg Config) (Layout, error) {
 	var reasons []error
 	for _, l := range []Layout{Refs, Branches} {
@@ -56,17 +55,36 @@ func (e *KeptError) Error() string {
 func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	nonce := make([]byte, 6)
-	rand.Read(nonce)
-	name := fmt.Sprintf("_probe-%x", nonce)
-	oid, err := b.commit(ctx, name, 1, "", []byte("cairn probe: safe to delete\n"))
-	if err != nil {
-		return nil, err
+	ref := b.remoteRef(probeName)
+	var oid, parent, reason, said string
+	for try := range 3 {
+		var err error
+		if try == 2 {
+			// Another probe's updates of the ref at the same time: this one takes a name of
+			// its own, which nothing else moves.
+			nonce := make([]byte, 6)
+			rand.Read(nonce)
+			ref, parent = b.remoteRef(fmt.Sprintf("%s-%x", probeName, nonce)), ""
+		}
+		if oid, err = b.commit(ctx, probeName, 1, parent, []byte("cairn probe: safe to delete\n")); err != nil {
+			return nil, err
+		}
+		if reason, said, err = b.push(ctx, ref, parent, oid); err != nil {
+			return nil, err
+		}
+		if !strings.Contains(reason, "stale info") && !localLockBusy(said) || try == 2 {
+			break
+		}
+		if try == 0 {
+			// The ref is there: kept by a host that refuses deletions (or another probe's).
+			// The probe builds on it (a fast-forward, which such hosts take), adding no ref.
+			if parent, err = b.probeTip(ctx, ref); err != nil {
+				return nil, err
+			}
+		}
 	}
-	ref := b.remoteRef(name)
-	reason, said, err := b.push(ctx, ref, "", oid)
-	if err != nil {
-		return nil, err
+	if strings.Contains(reason, "stale info") {
+		return nil, splitError{b.remoteName(), "what Cairn pushes"} // the lease never matches what a fetch reads
 	}
 	if damaged(reason) {
 		return b.refusedDamaged(ctx, ref, reason), nil
@@ -78,9 +96,12 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	// takes every push and never shows one.
 	listed, lerr := b.output(ctx, nil, "ls-remote", "--", b.cfg.Remote, ref)
 	var kept error
-	if reason, said, err := b.push(ctx, ref, oid, ""); err != nil {
+	reason, said, err = b.push(ctx, ref, oid, "")
+	// Stale: another probe moved the ref on since, so what the read found tells nothing.
+	raced := strings.Contains(reason, "stale info")
+	if err != nil {
 		return nil, fmt.Errorf("the remote took the probe ref %s but did not delete it (%s): it holds nothing, and git push %s :%s deletes it where the host allows", ref, err, b.remoteName(), ref)
-	} else if reason != "" {
+	} else if reason != "" && !raced {
 		kept = &KeptError{Remote: b.remoteName(), Ref: ref, Why: cmp.Or(said, reason)}
 	}
 	if ge, ok := errors.AsType[*GitError](lerr); ok {
@@ -89,10 +110,35 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	if lerr != nil {
 		return nil, lerr
 	}
-	if !strings.Contains(listed, oid) {
+	if !raced && !strings.Contains(listed, oid) {
 		return nil, splitError{b.remoteName(), "what Cairn pushes"}
 	}
 	return nil, kept
+}
+
+// probeName is the probe ref's name in each namespace: one fixed name, which no workflow id
+// takes (a Heads never reports it), so that a host that keeps it keeps one, not one per probe.
+const probeName = "_probe"
+
+// probeTip is the commit ref holds on the remote, fetched here, or "" when the remote has no
+// ref or it moved on before the fetch.
+func (b *Backend) probeTip(ctx context.Context, ref string) (string, error) {
+	listed, err := b.output(ctx, nil, "ls-remote", "--", b.cfg.Remote, ref)
+	oid, _, _ := strings.Cut(listed, "\t")
+	if err != nil || oid == "" {
+		return "", err
+	}
+	if err := b.run(ctx, nil, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+		"--no-recurse-submodules", "--no-auto-gc", "--no-filter", "--", b.cfg.Remote, ref); err != nil {
+		if ge, ok := errors.AsType[*GitError](err); ok && strings.Contains(ge.Stderr, "couldn't find remote ref") {
+			return "", nil // deleted meanwhile
+		}
+		return "", err
+	}
+	if b.run(ctx, nil, nil, "cat-file", "-e", oid+"^{commit}") != nil {
+		return "", nil
+	}
+	return oid, nil
 }
 
 // ProbeClaims checks that the remote takes the claims lines that go with workflows kept in

@@ -134,4 +134,52 @@ func TestProbeOnAHostThatKeepsRefs(t *testing.T) {
 	if refs := git(t, bare, "for-each-ref", "--format=%(refname)"); refs != ke.Ref {
 		t.Fatalf("the host keeps %q, the error names %s", refs, ke.Ref)
 	}
+	// Probing again (as each cairn doctor does) reuses the kept refs rather than leaving more.
+	for range 3 {
+		if _, err := gitremote.Probe(bg(t), gitremote.Config{Dir: dir, Remote: "file://" + bare}); !errors.As(err, &ke) {
+			t.Fatalf("Probe again = %v; want the kept ref", err)
+		}
+		if err := gitremote.ProbeClaims(bg(t), gitremote.Config{Dir: dir, Remote: "file://" + bare}, gitremote.Refs); !errors.As(err, &ke) {
+			t.Fatalf("ProbeClaims = %v; want the kept ref", err)
+		}
+	}
+	if refs := strings.Fields(git(t, bare, "for-each-ref", "--format=%(refname)")); len(refs) != 2 {
+		t.Fatalf("after three more probes the host keeps %d refs, want 2 (one per namespace): %q", len(refs), refs)
+	}
+}
+
+// TestConcurrentProbes: probes run at once (cairn doctors) share the one probe ref; none takes
+// another's push for a remote that pushes elsewhere, and none is refused.
+func TestConcurrentProbes(t *testing.T) {
+	for _, keeps := range []bool{false, true} {
+		bare := bareRepo(t)
+		if keeps {
+			git(t, bare, "config", "receive.denyDeletes", "true")
+			git(t, bare, "config", "receive.denyNonFastForwards", "true")
+		}
+		errs := make(chan error, 4)
+		for range cap(errs) {
+			go func() {
+				dir := t.TempDir()
+				git(t, dir, "init", "-q")
+				got, err := gitremote.Probe(bg(t), gitremote.Config{Dir: dir, Remote: "file://" + bare})
+				if _, kept := errors.AsType[*gitremote.KeptError](err); kept && keeps {
+					err = nil
+				}
+				if err == nil && got != gitremote.Refs {
+					err = errors.New("layout " + string(got))
+				}
+				errs <- err
+			}()
+		}
+		for range cap(errs) {
+			if err := <-errs; err != nil {
+				t.Errorf("keeps=%v: concurrent Probe: %v", keeps, err)
+			}
+		}
+		// Each probe that lost the race to the shared ref took one of its own.
+		if refs := strings.Fields(git(t, bare, "for-each-ref", "--format=%(refname)")); len(refs) > cap(errs) || !keeps && len(refs) > 0 {
+			t.Errorf("keeps=%v: the host holds %q", keeps, refs)
+		}
+	}
 }
