@@ -18,16 +18,7 @@ import (
 // says how many lines and the step, once: the moves and Stops after it say nothing of it.
 func TestLinePushedPastTheLoadLimitSaidOnce(t *testing.T) {
 	e := newEnv(t)
-	if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var user strings.Builder
-	for i := range 200 {
-		fmt.Fprintf(&user, "- [Note %d](note-%d.md) — the user's\n", i, i)
-	}
-	if err := os.WriteFile(filepath.Join(e.memoryDir(), "MEMORY.md"), []byte(user.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e.userIndex(t, 200)
 	en := e.open("s1")
 	var said []string
 	said = append(said, must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t).Warnings...)
@@ -57,20 +48,12 @@ func TestLinePushedPastTheLoadLimitSaidOnce(t *testing.T) {
 // not (the push is the restore's error), so the next Stop restored again, every turn.
 func TestRestoreThatPushesLinesOutMarksWhatItKept(t *testing.T) {
 	e := newEnv(t)
-	if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var user strings.Builder
-	for i := range 199 {
-		fmt.Fprintf(&user, "- [Note %d](note-%d.md) — the user's\n", i, i)
-	}
-	index := filepath.Join(e.memoryDir(), "MEMORY.md")
-	noErr(t, os.WriteFile(index, []byte(user.String()), 0o644))
+	index, user := e.userIndex(t, 199)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	// A background writer drops Cairn's line for one of its own and adds a note to the topic.
-	noErr(t, os.WriteFile(index, []byte(user.String()+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
+	noErr(t, os.WriteFile(index, []byte(user+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
 	topic := filepath.Join(e.memoryDir(), "cairn-workflow.md")
 	noErr(t, os.WriteFile(topic, []byte(e.readMemory("cairn-workflow.md")+"\n- The team ships OAuth today\n"), 0o644))
 
@@ -93,19 +76,11 @@ func TestRestoreThatPushesLinesOutMarksWhatItKept(t *testing.T) {
 // was never said.
 func TestPushedOutSaidBesideTheSettlingsWarning(t *testing.T) {
 	e := newEnv(t)
-	if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var user strings.Builder
-	for i := range 199 {
-		fmt.Fprintf(&user, "- [Note %d](note-%d.md) — the user's\n", i, i)
-	}
-	index := filepath.Join(e.memoryDir(), "MEMORY.md")
-	noErr(t, os.WriteFile(index, []byte(user.String()), 0o644))
+	index, user := e.userIndex(t, 199)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	noErr(t, os.WriteFile(index, []byte(user.String()+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
+	noErr(t, os.WriteFile(index, []byte(user+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
 	e.write(".claude/cairn/l2-state.json", "{damaged")
 
 	out, _ := e.open("s1").Stop(engine.StopInput{SessionID: "s1"})
@@ -119,18 +94,10 @@ func TestPushedOutSaidBesideTheSettlingsWarning(t *testing.T) {
 // only, and the refused line is not kept. The refusal stood in the push's place.
 func TestPushedOutSaidBesideALineRefused(t *testing.T) {
 	e := newEnv(t)
-	if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var user strings.Builder
-	for i := range 199 {
-		fmt.Fprintf(&user, "- [Note %d](note-%d.md) — the user's\n", i, i)
-	}
-	index := filepath.Join(e.memoryDir(), "MEMORY.md")
-	noErr(t, os.WriteFile(index, []byte(user.String()), 0o644))
+	index, user := e.userIndex(t, 199)
 	en := e.open("s1")
 	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
-	noErr(t, os.WriteFile(index, []byte(user.String()+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
+	noErr(t, os.WriteFile(index, []byte(user+"- [Note 199](note-199.md) — the writer's\n"), 0o644))
 	_ = os.Remove(filepath.Join(en.StateDir(), "l2-mark.json")) // no restore: the write itself pushes
 	s := secrettest.Shapes()[3]
 	owed, _ := json.Marshal(map[string]any{"workflow_id": res.WorkflowID, "revision": 1,
@@ -141,4 +108,17 @@ func TestPushedOutSaidBesideALineRefused(t *testing.T) {
 	if !strings.Contains(out.SystemMessage, "for the user to shorten MEMORY.md") || !strings.Contains(out.SystemMessage, "not written") || strings.Contains(out.SystemMessage, s.Core) {
 		t.Errorf("the Stop said %q: want the line pushed out and the line refused both said", out.SystemMessage)
 	}
+}
+
+// userIndex writes a MEMORY.md of n lines of the user's and returns its path and text.
+func (e *env) userIndex(t *testing.T, n int) (index, user string) {
+	t.Helper()
+	noErr(t, os.MkdirAll(e.memoryDir(), 0o755))
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "- [Note %d](note-%d.md) — the user's\n", i, i)
+	}
+	index = filepath.Join(e.memoryDir(), "MEMORY.md")
+	noErr(t, os.WriteFile(index, []byte(b.String()), 0o644))
+	return index, b.String()
 }
