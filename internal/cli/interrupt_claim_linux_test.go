@@ -6,8 +6,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // TestInterruptAfterClaimChangesNothing: with sharing on, Ctrl-C (or SIGTERM) on cairn task
@@ -18,27 +16,8 @@ func TestInterruptAfterClaimChangesNothing(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		ms := team(t, "file://"+bareRepo(t)+"/shared.git", 2, nil)
 		a, b := ms[0], ms[1]
-		d, err := durable.OpenDir(filepath.Join(a.dir, ".claude", "cairn"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		unlock, err := d.Lock(".lock-workflow", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := cairnCmd(t, a.dir, a.env, "task", "t1", "running")
-		var out strings.Builder
-		cmd.Stdout = &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		// Waiting for the lock, which it takes only to set the task once it is claimed.
-		for end := time.Now().Add(time.Minute); !hasOpen(cmd.Process.Pid, ".lock-workflow"); time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(end) {
-				cmd.Process.Kill()
-				t.Fatal("cairn task never waited for the lock")
-			}
-		}
+		cmd, out, unlock := waitingForTheLock(t, filepath.Join(a.dir, ".claude", "cairn"), a.dir, a.env, "task", "t1", "running")
 		if err := cmd.Process.Signal(sig); err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +28,6 @@ func TestInterruptAfterClaimChangesNothing(t *testing.T) {
 		case <-time.After(2 * time.Second):
 		}
 		unlock()
-		d.Close()
 		<-ended
 		if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != sig || out.Len() > 0 || a.taskStatus("t1") != "" {
 			t.Fatalf("cairn task sent %v after its claim: ended %v, printed %q, t1 is %q here; want ended by the signal, nothing printed, t1 not on record", sig, cmd.ProcessState, out.String(), a.taskStatus("t1"))
