@@ -37,37 +37,7 @@ func TestRemoteLineKeepingAStoredSecretIsTaken(t *testing.T) {
 			newSharing(t, r, "wf-kept", "big")
 			b := newMachine(t, 0)
 			b.sync(r, "")
-			// B's record holds it, as an older Cairn kept it.
-			snap := filepath.Join(b.dir, ".claude", "cairn", "workflow-state.json")
-			data, err := os.ReadFile(snap)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q, _ := json.Marshal(kept)
-			planted := bytes.Replace(data, []byte(`"context":"big"`), []byte(`"context":`+string(q)), 1)
-			if bytes.Equal(planted, data) {
-				t.Fatalf("no context to plant in: %s", data)
-			}
-			if err := os.WriteFile(snap, planted, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			recs, err := r.Since(ctx, "wf-kept", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var e map[string]any
-			if err := json.Unmarshal(recs[0].Data, &e); err != nil {
-				t.Fatal(err)
-			}
-			s := e["snapshot"].(map[string]any)
-			s["revision"], s["context"], e["revision"] = 2, kept, 2
-			data, err = json.Marshal(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := r.Append(ctx, "wf-kept", 1, [][]byte{data}); err != nil {
-				t.Fatal(err)
-			}
+			plantKept(t, r, b, kept)
 			if raced {
 				b.move("plan")
 			}
@@ -140,6 +110,22 @@ func TestKeptSecretIsNotBlamedForAnotherFailure(t *testing.T) {
 	newSharing(t, r, "wf-kept", "big")
 	b := newMachine(t, 0)
 	b.sync(r, "")
+	plantKept(t, r, b, kept)
+	full, err := store.Open(b.st.Dir(), store.WithWrapFS(func(f durable.FS) durable.FS { return noRoom{f} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	out, err := remotesync.Sync(ctx, full, r, "origin", "", nil)
+	if err == nil || errors.Is(err, remote.ErrUnreadable) || strings.Contains(err.Error(), "no sync can take") || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("B's sync onto a full disk = %+v, %v; want the full disk said, not the kept secret blamed", out, err)
+	}
+}
+
+// plantKept puts kept, text of a secret's shape, into the context of b's record, as an older
+// Cairn kept it, and appends to r a revision 2 of workflow wf-kept keeping it too.
+func plantKept(t *testing.T, r *memremote.Backend, b *machine, kept string) {
+	t.Helper()
 	snap := filepath.Join(b.dir, ".claude", "cairn", "workflow-state.json")
 	data, err := os.ReadFile(snap)
 	if err != nil {
@@ -147,9 +133,13 @@ func TestKeptSecretIsNotBlamedForAnotherFailure(t *testing.T) {
 	}
 	q, _ := json.Marshal(kept)
 	planted := bytes.Replace(data, []byte(`"context":"big"`), []byte(`"context":`+string(q)), 1)
+	if bytes.Equal(planted, data) {
+		t.Fatalf("no context to plant in: %s", data)
+	}
 	if err := os.WriteFile(snap, planted, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ctx := context.Background()
 	recs, err := r.Since(ctx, "wf-kept", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -165,14 +155,5 @@ func TestKeptSecretIsNotBlamedForAnotherFailure(t *testing.T) {
 	}
 	if _, err := r.Append(ctx, "wf-kept", 1, [][]byte{data}); err != nil {
 		t.Fatal(err)
-	}
-	full, err := store.Open(b.st.Dir(), store.WithWrapFS(func(f durable.FS) durable.FS { return noRoom{f} }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer full.Close()
-	out, err := remotesync.Sync(ctx, full, r, "origin", "", nil)
-	if err == nil || errors.Is(err, remote.ErrUnreadable) || strings.Contains(err.Error(), "no sync can take") || !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("B's sync onto a full disk = %+v, %v; want the full disk said, not the kept secret blamed", out, err)
 	}
 }
