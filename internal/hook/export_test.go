@@ -13,6 +13,13 @@ func SessionStartOutput(additionalContext, systemMessage string) []byte {
 	return sessionTitleOutput(additionalContext, systemMessage, "")
 }
 
+// Run is run with its signals disarmed once it returns.
+func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fallback func(why string) []byte) []byte {
+	out, disarm := r.run(start, body, fallback)
+	disarm()
+	return out
+}
+
 // SetHardStop makes r's hard stop the channel stop returns, given the moment its timer would
 // have fired.
 func SetHardStop(r *Runner, stop func(at time.Time) <-chan time.Time) { r.hardStop = stop }

@@ -52,17 +52,17 @@ func DeadlineFrom(getenv func(string) string) (time.Duration, string) {
 type Runner struct {
 	Name     string        // the binary, e.g. "cairn-session-start": the prefix of stderr lines
 	Stderr   io.Writer     // diagnostics; stdout is protocol only
-	Deadline time.Duration // counted from Run's start; runHook sets it from DeadlineFrom
+	Deadline time.Duration // counted from run's start; runHook sets it from DeadlineFrom
 
 	mu sync.Mutex
 	// eventName is the event's hook_event_name once read from stdin, for the answer of a hook
 	// that stops early (earlyOutput); apart from mu, which a stderr write holds.
 	eventName atomic.Pointer[string]
-	// hardStop, when set, stands in for the timer of Run's hard stop: it gets the moment the
-	// timer would fire and returns the channel Run gives up on. Tests decide with it which of
+	// hardStop, when set, stands in for the timer of run's hard stop: it gets the moment the
+	// timer would fire and returns the channel run gives up on. Tests decide with it which of
 	// the body and the hard stop comes first, which a loaded machine's scheduler otherwise does.
 	hardStop func(at time.Time) <-chan time.Time
-	// signalsArmed, when set, is called once Run stops on signals (signalsAfter).
+	// signalsArmed, when set, is called once run stops on signals (signalsAfter).
 	signalsArmed func()
 	// held counts the work a stop waits for (hold): an event no one sends again, until it is
 	// recorded or kept. heldDone is closed when it drops to 0. Both under heldMu, not mu: a
@@ -117,7 +117,7 @@ func (r *Runner) waitHeld() {
 	}
 }
 
-// signalsAfter is how long a hook works before a signal stops it with a line said (Run):
+// signalsAfter is how long a hook works before a signal stops it with a line said (run):
 // a hook with nothing to do is done well before, and pays nothing for it.
 const signalsAfter = 20 * time.Millisecond
 
@@ -135,18 +135,11 @@ func (r *Runner) raw(b []byte) {
 	r.Stderr.Write(b)
 }
 
-// Run calls body with a context that ends at the deadline and returns what body returns. When
-// body panics, or has not returned by the deadline, Run logs why and returns fallback(why)
+// run calls body with a context that ends at the deadline and returns what body returns. When
+// body panics, or has not returned by the deadline, run logs why and returns fallback(why)
 // instead; a body still running is abandoned (the process is about to exit). The deadline
-// counts from start, so time already spent reading stdin is included.
-func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fallback func(why string) []byte) []byte {
-	out, disarm := r.run(start, body, fallback)
-	disarm()
-	return out
-}
-
-// run is Run, still stopping on signals until disarm is called: a signal while the answer is
-// written is ignored.
+// counts from start, so time already spent reading stdin is included. It still stops on
+// signals until disarm is called: a signal while the answer is written is ignored.
 func (r *Runner) run(start time.Time, body func(ctx context.Context) []byte, fallback func(why string) []byte) (out []byte, disarm func()) {
 	end := start.Add(r.Deadline)
 	ctx, cancel := context.WithDeadline(context.Background(), end)
@@ -226,7 +219,7 @@ func (r *Runner) run(start time.Time, body func(ctx context.Context) []byte, fal
 	}
 }
 
-// signalName is how a person names the signals Run stops on.
+// signalName is how a person names the signals run stops on.
 func signalName(s os.Signal) string {
 	switch s {
 	case syscall.SIGINT:
@@ -238,7 +231,7 @@ func signalName(s os.Signal) string {
 }
 
 // runHook is a hook binary's whole life with its I/O passed in: it reads the deadline from the
-// environment, runs work under it (see Run) and writes the answer to stdout. It has no exit
+// environment, runs work under it (see run) and writes the answer to stdout. It has no exit
 // code to give: a hook that exits other than 0 shows the user a failure and helps no one, so
 // every failure is printed as an answer instead. early is the one-line systemMessage printed
 // when work panics or overruns the deadline, its %s the reason (for a PreCompact event, the
@@ -318,7 +311,7 @@ func launchOutput(name, msg string) []byte {
 const compactEarly = "Cairn: the workflow position was not read before this compaction (%s). After compaction, call " +
 	engine.ToolPrefix + "resume_check to see where the work stands.\n"
 
-// earlyOutput is the answer of a hook that stops early (Run's fallback): the one-line
+// earlyOutput is the answer of a hook that stops early (run's fallback): the one-line
 // systemMessage early says, its %s why; for PreCompact, compactEarly.
 func (r *Runner) earlyOutput(early, why string) []byte {
 	if name := r.eventName.Load(); name != nil && *name == EventPreCompact {
