@@ -444,3 +444,8 @@ func TestHoldsIsCurrentMarkEqual(t *testing.T) {
 		})
 	}
 }
+
+// renderTopic is renderTopicIn in today's words, with no notes.
+func renderTopic(entries []Entry, place string) []byte {
+	return renderTopicIn(entries, place, topicNow, topicNotes{})
+}

@@ -246,14 +246,10 @@ func firstLine(body []byte) string {
 	return ""
 }
 
-// renderTopic writes the topic file for entries (newest last), keeping the newest
+// renderTopicIn writes the topic file for entries (newest last) in words w, keeping the newest
 // MaxTopicLines, inside one fenced data block, its intro naming place (topicPlace's) as where
-// Cairn's full state is. Every line is sanitised.
-func renderTopic(entries []Entry, place string) []byte {
-	return renderTopicIn(entries, place, topicNow, topicNotes{})
-}
-
-// renderTopicIn is renderTopic in words w, with notes kept above and below the data block.
+// Cairn's full state is, with notes kept above and below the data block. Every line is
+// sanitised.
 func renderTopicIn(entries []Entry, place string, w topicWords, notes topicNotes) []byte {
 	if len(entries) > MaxTopicLines {
 		entries = entries[len(entries)-MaxTopicLines:]
