@@ -427,15 +427,6 @@ func (c *Claimer) leaseOf(h Holder) time.Duration {
 	return max(c.lease, min(h.Lease, maxHonoredLease))
 }
 
-// Stale reports how long this machine has watched the task's current claim (or its last
-// renewal) on the line, by its own clock; zero when nobody holds the task.
-func (c *Claimer) Stale(task string) time.Duration {
-	if _, ok := c.holders[task]; !ok {
-		return 0
-	}
-	return c.now().Sub(c.seen[task])
-}
-
 // Lapsed reports whether this owner's claim of task may have been taken over unseen: as of the
 // last Refresh it is this owner's, and its claim or last renewal landed, by this machine's
 // clock, at least as long ago as other machines wait before taking it over (the lease it
@@ -471,11 +462,6 @@ func (c *Claimer) Release(ctx context.Context, task string, fence int64) error {
 	return c.one(ctx, "release", task, fence)
 }
 
-// Renew tells other machines the holder of fence is alive, restarting their lease clocks.
-func (c *Claimer) Renew(ctx context.Context, task string, fence int64) error {
-	return c.one(ctx, "renew", task, fence)
-}
-
 // ReleaseAll is Release of each task's fence in one append; a fence no longer its task's
 // claim is left out.
 func (c *Claimer) ReleaseAll(ctx context.Context, fences map[string]int64) error {
@@ -483,8 +469,8 @@ func (c *Claimer) ReleaseAll(ctx context.Context, fences map[string]int64) error
 	return err
 }
 
-// RenewAll is Renew of each task's fence in one append; a fence no longer its task's claim is
-// left out.
+// RenewAll tells other machines the holder of each task's fence is alive, restarting their
+// lease clocks, in one append; a fence no longer its task's claim is left out.
 func (c *Claimer) RenewAll(ctx context.Context, fences map[string]int64) error {
 	_, err := c.holderAppend(ctx, "renew", fences)
 	return err
