@@ -140,7 +140,7 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 			return unchanged(r), nil
 		default:
 			// Created again by this session: the task is in this session's list now, and
-			// takes its id, so OpenTasks no longer reads it as an earlier session's.
+			// takes its id, so OpenTasksExcept no longer reads it as an earlier session's.
 			return change(r, EventTask, now, by, func(n *Record) {
 				n.Tasks[existing].ID = id
 				n.Tasks[existing].UpdatedAt = now.UTC()
@@ -271,18 +271,15 @@ func RunningElsewhere(lapsed bool) string {
 	return "running on another machine"
 }
 
-// OpenTasks lists the record's open tasks (pending or running) for the resume report, oldest
-// first: a mirrored Claude Code task by its subject, any other by its id and note; a task of
-// another phase than the current one says which. ended says the session that ran the running
-// tasks has ended (and nothing recovered them yet): they read as running when it ended, not
-// as running.
-func OpenTasks(r *Record, ended bool) []string { return OpenTasksExcept(r, ended, nil) }
-
-// OpenTasksExcept is OpenTasks, where ended leaves out the running tasks elsewhere reports
-// (when not nil): they run on another machine sharing the workflow, whose session is not the
-// one that ended (see RecoverExcept). One whose claim there was read (held) says it runs there,
-// not this session's to work on; one whose claim lapsed says so: that machine may be gone, and
-// this one may take the task over.
+// OpenTasksExcept lists the record's open tasks (pending or running) for the resume report,
+// oldest first: a mirrored Claude Code task by its subject, any other by its id and note; a
+// task of another phase than the current one says which. ended says the session that ran the
+// running tasks has ended (and nothing recovered them yet): they read as running when it
+// ended, not as running. ended leaves out the running tasks elsewhere reports (when not nil):
+// they run on another machine sharing the workflow, whose session is not the one that ended
+// (see RecoverExcept). One whose claim there was read (held) says it runs there, not this
+// session's to work on; one whose claim lapsed says so: that machine may be gone, and this
+// one may take the task over.
 func OpenTasksExcept(r *Record, ended bool, elsewhere func(task string) (held, lapsed, ok bool)) []string {
 	if r == nil {
 		return nil

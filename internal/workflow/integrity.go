@@ -277,21 +277,16 @@ func PendingApproval(r *Record) (string, bool) {
 	return "", false
 }
 
-// Recover repairs what an interruption leaves behind (seed 002's scenarios) and says what it
-// did, a line each: a running task with no output of its run (none recorded, the file is
-// missing, or it was written before the run started, by an earlier run) goes back to pending
-// with attempts + 1, to be run again; a running task whose output was written since it started
-// is marked done. (A workflow waiting in an approval gate needs no repair: Check's
+// RecoverExcept repairs what an interruption leaves behind (seed 002's scenarios) and says
+// what it did, a line each: a running task with no output of its run (none recorded, the file
+// is missing, or it was written before the run started, by an earlier run) goes back to
+// pending with attempts + 1, to be run again; a running task whose output was written since it
+// started is marked done. (A workflow waiting in an approval gate needs no repair: Check's
 // approval-pending finding asks for the approval to be re-presented, not re-run.) written
 // says whether a recorded output exists and when it was last modified; it may be nil (then
 // every recorded output counts as missing). The result is unchanged when there was nothing to
-// repair.
-func Recover(r *Record, now time.Time, written func(path string) (modified time.Time, ok bool), by Actor) (Result, []string, error) {
-	return RecoverExcept(r, now, written, by, nil)
-}
-
-// RecoverExcept is Recover leaving running the tasks elsewhere reports (nil for none): their
-// runs are not this machine's to judge, as when another machine sharing the workflow runs them.
+// repair. It leaves running the tasks elsewhere reports (nil for none): their runs are not
+// this machine's to judge, as when another machine sharing the workflow runs them.
 func RecoverExcept(r *Record, now time.Time, written func(path string) (modified time.Time, ok bool), by Actor, elsewhere func(task string) bool) (Result, []string, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, nil, err
@@ -339,12 +334,12 @@ func RecoverExcept(r *Record, now time.Time, written func(path string) (modified
 	return res, acts, nil
 }
 
-// maxRecoverLines is the most tasks Recover says a line each of: past it, a line for those put
-// back (the open tasks list them) and one for those marked done, naming the first few. The
-// resume report shows only a few notices, and a recovery done is not said again.
+// maxRecoverLines is the most tasks RecoverExcept says a line each of: past it, a line for
+// those put back (the open tasks list them) and one for those marked done, naming the first
+// few. The resume report shows only a few notices, and a recovery done is not said again.
 const maxRecoverLines = 3
 
-// recoveredBriefly is Recover's lines for many tasks: pending put back, done marked done.
+// recoveredBriefly is RecoverExcept's lines for many tasks: pending put back, done marked done.
 func recoveredBriefly(pending int, done []string) []string {
 	// tasks is "N tasks were ... their", or "1 task was ... its".
 	tasks := func(n int, s string) string {
