@@ -1101,19 +1101,8 @@ func urlWindow(s string, i int) string {
 
 // percentDecode undoes URL percent-encoding (%XX); a malformed escape is left as it is.
 func percentDecode(s string) string {
-	if strings.IndexByte(s, '%') < 0 {
-		return s
-	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			b = append(b, hexDigit(s[i+1])<<4|hexDigit(s[i+2]))
-			i += 2
-			continue
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
+	u, _ := unescaped(s, '%', hexAt)
+	return u
 }
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }

@@ -238,25 +238,20 @@ func decodings(s string, json bool) iter.Seq[string] {
 // sk%2Dant%2D...) is read as the token it stands for. Tokens are ASCII, and an escape of
 // another byte is more often text: %DB_PASS% is a Windows variable, not byte 0xDB.
 func percentDecoded(s string) (string, bool) {
-	if strings.IndexByte(s, '%') < 0 {
-		return s, false
-	}
-	var b []byte
-	from := 0 // s[from:] is not yet in b
-	for i := 0; i+2 < len(s); i++ {
-		if s[i] != '%' || !isHex(s[i+1]) || !isHex(s[i+2]) {
-			continue
+	return unescaped(s, '%', func(s string) (byte, int) {
+		if c, n := hexAt(s); c >= 0x20 && c < 0x7f {
+			return c, n
 		}
-		if c := hexDigit(s[i+1])<<4 | hexDigit(s[i+2]); c >= 0x20 && c < 0x7f {
-			b = append(append(b, s[from:i]...), c)
-			from = i + 3
-			i += 2
-		}
+		return 0, 0
+	})
+}
+
+// hexAt reads the two hex digits that start s (after a %): the byte they stand for and 2, or 0.
+func hexAt(s string) (c byte, n int) {
+	if len(s) < 2 || !isHex(s[0]) || !isHex(s[1]) {
+		return 0, 0
 	}
-	if b == nil {
-		return s, false
-	}
-	return string(append(b, s[from:]...)), true
+	return hexDigit(s[0])<<4 | hexDigit(s[1]), 2
 }
 
 // entityDecoded returns s with its HTML character references of printable ASCII decoded,
@@ -264,17 +259,21 @@ func percentDecoded(s string) (string, bool) {
 // ghp&#x5F;..., ghp&lowbar;...) is read as the token it stands for. A numeric reference may
 // end without its ;, as browsers read it. As in percentDecoded, references to other
 // characters stay as they are.
-func entityDecoded(s string) (string, bool) {
-	if strings.IndexByte(s, '&') < 0 {
+func entityDecoded(s string) (string, bool) { return unescaped(s, '&', entityAt) }
+
+// unescaped returns s with each escape decoded that starts with mark and that at reads (what
+// follows mark: the byte it stands for and how long it is, or 0), and whether it had any.
+func unescaped(s string, mark byte, at func(string) (c byte, n int)) (string, bool) {
+	if strings.IndexByte(s, mark) < 0 {
 		return s, false
 	}
 	var b []byte
 	from := 0 // s[from:] is not yet in b
-	for i := 0; i+3 < len(s); i++ {
-		if s[i] != '&' {
+	for i := 0; i < len(s); i++ {
+		if s[i] != mark {
 			continue
 		}
-		c, n := entityAt(s[i+1:])
+		c, n := at(s[i+1:])
 		if n == 0 {
 			continue
 		}
@@ -291,6 +290,9 @@ func entityDecoded(s string) (string, bool) {
 // entityAt reads the character reference that starts s, after its &, when it stands for
 // printable ASCII: the character and the reference's length, or 0.
 func entityAt(s string) (c byte, n int) {
+	if len(s) < 3 {
+		return 0, 0
+	}
 	if s[0] != '#' {
 		name, _, ok := strings.Cut(s[:min(len(s), maxEntityName+1)], ";")
 		if c := asciiEntity(name); ok && c != 0 {
