@@ -322,72 +322,30 @@ func entityAt(s string) (c byte, n int) {
 }
 
 // asciiEntity returns the printable ASCII that HTML's reference named name stands for, or 0:
-// the punctuation a token or an assignment holds (no name stands for a letter or a digit). A
-// switch, not a map: a map literal is built when each process starts, hooks too.
+// the punctuation a token or an assignment holds (no name stands for a letter or a digit).
 func asciiEntity(name string) byte {
-	switch name {
-	case "excl":
-		return '!'
-	case "quot", "QUOT":
-		return '"'
-	case "num":
-		return '#'
-	case "dollar":
-		return '$'
-	case "percnt":
-		return '%'
-	case "amp", "AMP":
-		return '&'
-	case "apos":
-		return '\''
-	case "lpar":
-		return '('
-	case "rpar":
-		return ')'
-	case "ast", "midast":
-		return '*'
-	case "plus":
-		return '+'
-	case "comma":
-		return ','
-	case "period":
-		return '.'
-	case "sol":
-		return '/'
-	case "colon":
-		return ':'
-	case "semi":
-		return ';'
-	case "lt", "LT":
-		return '<'
-	case "equals":
-		return '='
-	case "gt", "GT":
-		return '>'
-	case "quest":
-		return '?'
-	case "commat":
-		return '@'
-	case "lsqb", "lbrack":
-		return '['
-	case "bsol":
-		return '\\'
-	case "rsqb", "rbrack":
-		return ']'
-	case "Hat":
-		return '^'
-	case "lowbar", "UnderBar":
-		return '_'
-	case "grave", "DiacriticalGrave":
-		return '`'
-	case "lcub", "lbrace":
-		return '{'
-	case "verbar", "vert", "VerticalLine":
-		return '|'
-	case "rcub", "rbrace":
-		return '}'
+	for _, e := range asciiEntities {
+		if e.name == name {
+			return e.c
+		}
 	}
 	return 0
+}
+
+// asciiEntities are the names asciiEntity knows. Static data, not a map: a map literal is
+// built when each process starts, hooks too.
+var asciiEntities = [...]struct {
+	name string
+	c    byte
+}{
+	{"excl", '!'}, {"quot", '"'}, {"QUOT", '"'}, {"num", '#'}, {"dollar", '$'}, {"percnt", '%'},
+	{"amp", '&'}, {"AMP", '&'}, {"apos", '\''}, {"lpar", '('}, {"rpar", ')'}, {"ast", '*'},
+	{"midast", '*'}, {"plus", '+'}, {"comma", ','}, {"period", '.'}, {"sol", '/'}, {"colon", ':'},
+	{"semi", ';'}, {"lt", '<'}, {"LT", '<'}, {"equals", '='}, {"gt", '>'}, {"GT", '>'},
+	{"quest", '?'}, {"commat", '@'}, {"lsqb", '['}, {"lbrack", '['}, {"bsol", '\\'},
+	{"rsqb", ']'}, {"rbrack", ']'}, {"Hat", '^'}, {"lowbar", '_'}, {"UnderBar", '_'},
+	{"grave", '`'}, {"DiacriticalGrave", '`'}, {"lcub", '{'}, {"lbrace", '{'}, {"verbar", '|'},
+	{"vert", '|'}, {"VerticalLine", '|'}, {"rcub", '}'}, {"rbrace", '}'},
 }
 
 // maxEntityName is the longest name asciiEntity knows.
