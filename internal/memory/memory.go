@@ -21,7 +21,6 @@ package memory
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -968,10 +967,7 @@ func handBack(tmp, path string, data []byte) bool {
 const sumLen = 16
 
 // contentSum names content in a temp file's name: the first 8 bytes of its SHA-256, in hex.
-func contentSum(data []byte) string {
-	h := sha256.Sum256(data)
-	return hex.EncodeToString(h[:sumLen/2])
-}
+func contentSum(data []byte) string { return contentHash(data)[:sumLen] }
 
 // tempPattern is the os.CreateTemp pattern of a temp file that replaces the file base, which
 // held expect, with data: ".tmp-<base>-<sum of expect>-<sum of data>-<random>". The two sums
