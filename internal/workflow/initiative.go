@@ -43,11 +43,7 @@ func initiativeMoves(s InitiativeStatus) []InitiativeStatus {
 
 // Valid reports whether s is a known initiative status.
 func (s InitiativeStatus) Valid() bool {
-	switch s {
-	case InitiativeCreated, InitiativeInProgress, InitiativeBlocked, InitiativeCompleted, InitiativeArchived:
-		return true
-	}
-	return false
+	return slices.Contains([]InitiativeStatus{InitiativeCreated, InitiativeInProgress, InitiativeBlocked, InitiativeCompleted, InitiativeArchived}, s)
 }
 
 // MilestoneStatus is the state of one milestone.
