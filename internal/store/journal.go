@@ -715,11 +715,19 @@ func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reach
 // complete state in Snapshot (what ReadJournalSince gives for the active workflow, here for a
 // journal already read, such as an archive's).
 func (j Journal) States() ([]Record, error) {
+	var out []Record
+	err := j.EachState(func(r Record) error { out = append(out, r); return nil })
+	return out, err
+}
+
+// EachState is States handing fn each record as its state is built, so that the states are not
+// held at once (each a full copy of the record); fn's error stops it and is returned.
+func (j Journal) EachState(fn func(Record) error) error {
 	start := slices.IndexFunc(j.Records, func(r Record) bool { return r.Snapshot != nil })
 	if start < 0 {
-		return nil, nil
+		return nil
 	}
-	return states(j.Records[start:], func(Record) bool { return true })
+	return eachState(j.Records[start:], func(Record) bool { return true }, fn)
 }
 
 // states replays recs (from a full line on) and returns those want is true for, oldest first,

@@ -15,9 +15,10 @@ import (
 // TestLongLineIsNotHeldWhole: a sync held a long workflow's line whole, every revision a full
 // copy of the record (hundreds of MB for a long workflow): the remote's, on a new machine's first
 // sync and when it adopted the remote's line after a lost race, and this machine's states, when
-// it read its journal from the start. The remote's revisions are spooled as they are read and
-// taken from there, and of this machine's only those after the last both lines share are kept:
-// the heap a sync holds stays a few records however long the line, with the same outcomes.
+// it read its journal from the start or shared the end of a workflow finished here. The remote's
+// revisions are spooled as they are read and taken from there, and of this machine's only those
+// after the last both lines share are kept: the heap a sync holds stays a few records however
+// long the line, with the same outcomes.
 func TestLongLineIsNotHeldWhole(t *testing.T) {
 	const n = 80
 	r := memremote.New()
@@ -66,6 +67,15 @@ func TestLongLineIsNotHeldWhole(t *testing.T) {
 		t.Errorf("B's adoption of a line of %d bytes held %d bytes at once; want at most %d", line, held, bound)
 	}
 	agree(t, r, a, b)
+
+	// B completes it, which archives it here: the next sync shares its end from the archive.
+	b.complete()
+	held, out = peakHeap(func() remotesync.Outcome { return b.sync(r, "") })
+	if out.Shared == 0 {
+		t.Fatalf("B's sync after completing it = %+v; want its end shared", out)
+	} else if held > bound {
+		t.Errorf("B's sharing of the end of a line of %d bytes held %d bytes at once; want at most %d", line, held, bound)
+	}
 }
 
 // peakHeap runs f and returns the most heap it kept in use while it ran beyond what was in use

@@ -975,15 +975,20 @@ func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id 
 // that is not a Cairn entry of it, notice says that this end stays here, and how to take the
 // workflow back when it is live.
 func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo, from string, named bool) (n int, notice string, back bool, err error) {
-	mine, err := archived(st, a.Dir, a.WorkflowID, a.Revision)
+	// Of the two lines only sums are kept, the remote's last record, and how far its line is the
+	// archive's.
+	line, err := archiveLine(st, a.Dir, a.WorkflowID, a.Revision)
+	var sums []string
+	if err == nil {
+		err = line(func(e Entry) error { sums = append(sums, lostSum(e.Snapshot)); return nil })
+	}
 	if err != nil {
 		return 0, "", false, err
 	}
-	// Only the remote's last record is kept, and how far its line is the archive's.
 	var R, common int64
 	var last Entry
 	err = read(ctx, b, a.WorkflowID, 0, func(e Entry) error {
-		if common == R && R < int64(len(mine)) && sameSnapshot(mine[R].Snapshot, e.Snapshot) {
+		if common == R && R < int64(len(sums)) && sums[R] != "" && lostSum(e.Snapshot) == sums[R] {
 			common++
 		}
 		R, last = R+1, e
@@ -998,7 +1003,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 		return 0, "", false, err
 	}
 	if common != R {
-		if common >= int64(len(mine)) {
+		if common >= int64(len(sums)) {
 			return 0, "", false, nil
 		}
 		tip, err := store.ParseRecord(last.Snapshot)
@@ -1025,13 +1030,22 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 		}
 		return 0, notice, false, nil
 	}
-	if R >= int64(len(mine)) {
+	if R >= int64(len(sums)) {
 		return 0, "", false, nil
 	}
-	if _, err := push(ctx, b, a.WorkflowID, R, mine[R:]); err != nil {
+	var mine []Entry // the archive's revisions the remote lacks
+	if err := line(func(e Entry) error {
+		if e.Revision > R {
+			mine = append(mine, e)
+		}
+		return nil
+	}); err != nil {
 		return 0, "", false, err
 	}
-	return len(mine[R:]), "", false, nil
+	if _, err := push(ctx, b, a.WorkflowID, R, mine); err != nil {
+		return 0, "", false, err
+	}
+	return len(mine), "", false, nil
 }
 
 // AskHistory is the step of a take-back's notice for this machine's changes left in the
@@ -1069,24 +1083,22 @@ func push(ctx context.Context, b remote.Backend, id string, after int64, es []En
 
 // archived is the history of the archive in dir (workflow id, up to revision rev) as entries.
 func archived(st *store.Store, dir, id string, rev int64) ([]Entry, error) {
+	each, err := archiveLine(st, dir, id, rev)
+	var out []Entry
+	if err == nil {
+		err = each(func(e Entry) error { out = append(out, e); return nil })
+	}
+	return out, err
+}
+
+// archiveLine is archived handing fn its entries one at a time, oldest first, built again at each
+// call (a long workflow's line, every revision a full copy of the record, is not held whole).
+func archiveLine(st *store.Store, dir, id string, rev int64) (func(fn func(Entry) error) error, error) {
 	_, j, err := st.ReadArchive(dir)
 	if err != nil {
 		return nil, err
 	}
-	states, err := j.States()
-	if err != nil {
-		return nil, err
-	}
-	var out []Entry
-	err = entries(id, 0, rev, func(take func(store.Record) error) error {
-		for _, r := range states {
-			if err := take(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, func(e Entry) error { out = append(out, e); return nil })
-	return out, err
+	return func(fn func(Entry) error) error { return entries(id, 0, rev, j.EachState, fn) }, nil
 }
 
 func revisionOf(doc []byte) int64 {
