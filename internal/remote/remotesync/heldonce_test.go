@@ -1,12 +1,14 @@
 package remotesync_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -106,4 +108,33 @@ func peakHeap[T any](f func() T) (int64, T) {
 	close(done)
 	wg.Wait()
 	return peak, out
+}
+
+// endsWhileRead is a Backend whose first read of a line runs end (the workflow completed here
+// by a tool call while the sync waited on the network) once it has handed the records over.
+type endsWhileRead struct {
+	remote.Backend
+	end func()
+}
+
+func (b *endsWhileRead) Each(ctx context.Context, id string, rev int64, fn func(remote.Record) error) error {
+	err := remote.Each(ctx, b.Backend, id, rev, fn)
+	if end := b.end; end != nil {
+		b.end = nil
+		end()
+	}
+	return err
+}
+
+// TestEndedHereWhileTheRemoteIsRead: this machine's line is read after the remote's, and a tool
+// call may complete the workflow meanwhile (cairn-mcp lets go of its turn for the network); the
+// sync starts over and shares the end, as one that read this machine's line first pushed what it
+// had, rather than failing on a journal no longer there.
+func TestEndedHereWhileTheRemoteIsRead(t *testing.T) {
+	r := memremote.New()
+	a := newSharing(t, r, "wf-end", "ends")
+	a.setVar(1)
+	if out := a.sync(&endsWhileRead{Backend: r, end: a.complete}, ""); out.Pushed+out.Shared < 1 {
+		t.Fatalf("sync = %+v; want the change made before it pushed", out)
+	}
 }

@@ -505,6 +505,11 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 	if store.BrokenChain(err) {
 		return l, brokenJournal(st, w.ID, last)
 	}
+	if err != nil {
+		if cur, cerr := st.ReadWorkflow(); (cerr == nil || errors.Is(cerr, store.ErrNotFound)) && cur.ID != w.ID {
+			return l, ErrMoved // ended or replaced here while the remote's line was read: compare again
+		}
+	}
 	l.L = w.Revision
 	return l, err
 }
