@@ -3,6 +3,7 @@ package remotesync_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -137,4 +138,21 @@ func TestEndedHereWhileTheRemoteIsRead(t *testing.T) {
 	if out := a.sync(&endsWhileRead{Backend: r, end: a.complete}, ""); out.Pushed+out.Shared < 1 {
 		t.Fatalf("sync = %+v; want the change made before it pushed", out)
 	}
+}
+
+// TestLineTakenWithoutATemporaryFile: where no temporary file can be made, the remote's line is
+// kept in memory to be taken, as before it was spooled.
+func TestLineTakenWithoutATemporaryFile(t *testing.T) {
+	r := memremote.New()
+	a := newSharing(t, r, "wf-tmp", "no temporary file")
+	for i := range 6 { // records up to 360 KiB, 1.3 MiB in all: more than a spool keeps in memory
+		a.setVarKey(fmt.Sprintf("WF_BIG_%c", 'A'+i), strings.Repeat("a long value ", 60<<10/13))
+	}
+	a.sync(r, "")
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	b := newMachine(t, 0)
+	if out := b.sync(r, ""); out.Pulled != 7 {
+		t.Fatalf("B's first sync = %+v; want 7 revisions pulled", out)
+	}
+	agree(t, r, a, b)
 }

@@ -13,24 +13,26 @@ const spoolMem = 1 << 20
 
 // spool keeps records (the remote's, as a sync read them) to be read again, in order: in memory
 // up to spoolMem bytes, the rest in a temporary file, so that a long line is never held whole.
+// Where no temporary file can be made, all are kept in memory, as before there were spools.
 type spool struct {
-	mem  [][]byte
-	size int
-	f    *os.File
-	w    *bufio.Writer
+	mem    [][]byte
+	size   int
+	f      *os.File
+	w      *bufio.Writer
+	noFile bool
 }
 
 func (s *spool) add(data []byte) error {
-	if s.f == nil && s.size+len(data) <= spoolMem {
-		s.mem, s.size = append(s.mem, data), s.size+len(data)
-		return nil
+	if s.f == nil && !s.noFile && s.size+len(data) > spoolMem {
+		f, err := os.CreateTemp("", "cairn-line-")
+		s.f, s.noFile = f, err != nil
+		if err == nil {
+			s.w = bufio.NewWriter(f)
+		}
 	}
 	if s.f == nil {
-		f, err := os.CreateTemp("", "cairn-line-")
-		if err != nil {
-			return err
-		}
-		s.f, s.w = f, bufio.NewWriter(f)
+		s.mem, s.size = append(s.mem, data), s.size+len(data)
+		return nil
 	}
 	s.w.Write(binary.AppendUvarint(nil, uint64(len(data))))
 	_, err := s.w.Write(data)
