@@ -21,6 +21,10 @@ type LineRecord struct {
 	Snapshot []byte
 }
 
+// Line hands yield a line's records, oldest first, one at a time (a long workflow's line, every
+// record a full copy of it, is not held whole), and returns yield's first error, or its own.
+type Line func(yield func(LineRecord) error) error
+
 // ErrLineTooLarge is AdoptLine's refusal of a line whose journal would be larger than a journal
 // may be (MaxJournalSize): nothing was written, and the same line is refused every time.
 var ErrLineTooLarge = fmt.Errorf("the line is too large to take in one step: its journal would exceed %d MiB", MaxJournalSize>>20)
@@ -49,7 +53,7 @@ type adoptMark struct {
 // are moved into it; the journal is replaced (commit);
 // the snapshot follows; the index line comes last. Recovery (finishArchive) finishes or undoes
 // a cut-short adoption by comparing the journal's last line with the marker's.
-func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workflow) error) (ArchiveInfo, Result, error) {
+func (s *Store) AdoptLine(reason string, line Line, check func(cur Workflow) error) (ArchiveInfo, Result, error) {
 	w, unlock, err := s.lockActive(reason)
 	if err != nil {
 		return ArchiveInfo{}, Result{Workflow: w}, err
@@ -153,41 +157,49 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 
 // encodeLine checks line (revisions 1..n of workflow id, each a record the store would save as
 // a change of kept, the record here it replaces: checkChange) and encodes it as a journal; tip
-// is its last line, with its state in Snapshot.
-func (s *Store) encodeLine(id string, line []LineRecord, kept []byte) ([]byte, Record, error) {
-	if len(line) == 0 {
-		return nil, Record{}, errors.New("the line to adopt is empty")
-	}
+// is its last line, with its state in Snapshot. A line too large is read to its end all the
+// same, so that a record it refuses is said as such, without more of it kept.
+func (s *Store) encodeLine(id string, line Line, kept []byte) ([]byte, Record, error) {
 	var buf bytes.Buffer
 	var ts tailState
 	var prev []byte
 	var tip Record
+	n := int64(0)
 	now := s.o.now().UTC()
-	for i, l := range line {
+	err := line(func(l LineRecord) error {
+		n++
 		m, err := readMeta(l.Snapshot)
 		if err != nil {
-			return nil, Record{}, fmt.Errorf("revision %d of the line: %w", i+1, err)
+			return fmt.Errorf("revision %d of the line: %w", n, err)
 		}
-		if m.id != id || m.rev != int64(i+1) || l.Revision != m.rev {
-			return nil, Record{}, fmt.Errorf("revision %d of the line is not revision %d of %s", l.Revision, i+1, id)
+		if m.id != id || m.rev != n || l.Revision != m.rev {
+			return fmt.Errorf("revision %d of the line is not revision %d of %s", l.Revision, n, id)
 		}
 		ev := l.Event
 		if err := cmp.Or(checkChange(kept, l.Snapshot), checkEvent(&ev, kept)); err != nil {
-			return nil, Record{}, fmt.Errorf("revision %d of the line: %w", i+1, err)
+			return fmt.Errorf("revision %d of the line: %w", n, err)
 		}
 		var c bytes.Buffer
 		if err := json.Compact(&c, l.Snapshot); err != nil {
-			return nil, Record{}, err
+			return err
 		}
 		rec := journalRecord(ts, prev, c.Bytes())
-		rec.Seq, rec.Revision, rec.At, rec.Event = int64(i+1), m.rev, now, ev
-		buf.Write(encodeRecord(rec))
-		buf.WriteByte('\n')
+		rec.Seq, rec.Revision, rec.At, rec.Event = n, m.rev, now, ev
+		if buf.Len() <= maxLine {
+			buf.Write(encodeRecord(rec))
+			buf.WriteByte('\n')
+		}
 		ts, prev = tailOf(&rec), c.Bytes()
 		tip = rec
 		tip.Snapshot = prev
-	}
-	if buf.Len() > maxLine {
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, Record{}, err
+	case n == 0:
+		return nil, Record{}, errors.New("the line to adopt is empty")
+	case buf.Len() > maxLine:
 		return nil, Record{}, ErrLineTooLarge
 	}
 	return buf.Bytes(), tip, nil

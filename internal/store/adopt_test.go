@@ -72,7 +72,7 @@ func TestAdoptLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, dir := newStore(t, store.WithClock(clockFrom(fixedNow)))
 			before := ourLine(t, s, tc.ours)
-			info, res, err := s.AdoptLine("conflict", tc.line, tc.check)
+			info, res, err := s.AdoptLine("conflict", store.LineOf(tc.line), tc.check)
 			w, rerr := s.ReadWorkflow()
 			if rerr != nil {
 				t.Fatal(rerr)
@@ -161,7 +161,7 @@ func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 	run := func(t *testing.T, k int, persistent bool) (*durabletest.Faulty, string, error) {
 		s, ff, dir, done := faultyCopy(t, template, k, persistent, opts...)
 		defer done()
-		_, _, err := s.AdoptLine("conflict", line, nil)
+		_, _, err := s.AdoptLine("conflict", store.LineOf(line), nil)
 		return ff, dir, err
 	}
 	ff, _, err := run(t, 0, false)
@@ -248,7 +248,7 @@ func TestPowerLossAdopt(t *testing.T) {
 				f := made.Clone()
 				s := mustOpen(t, dir, append([]store.Option{store.WithFS(f)}, tc.opts...)...)
 				f.CrashAt = f.Ops() + k
-				_, _, aerr := s.AdoptLine("conflict", line, nil)
+				_, _, aerr := s.AdoptLine("conflict", store.LineOf(line), nil)
 				s.Close()
 				if !f.Crashed() {
 					break // k is past the adoption's last operation
@@ -311,7 +311,7 @@ func TestNothingBuiltOnAnAdoptionNotDurable(t *testing.T) {
 			s := mustOpen(t, dir, store.WithFS(sf))
 			ours := ourLine(t, s, 3)
 			sf.Fails.Store(fails)
-			if _, _, err := s.AdoptLine("conflict", theirLine(2), nil); !durable.IsNotDurable(err) {
+			if _, _, err := s.AdoptLine("conflict", store.LineOf(theirLine(2)), nil); !durable.IsNotDurable(err) {
 				t.Fatalf("the adoption not durable said %v", err)
 			}
 			res, uerr := s.UpdateWorkflow(setNext(wfID, "after"))
@@ -354,7 +354,7 @@ func TestNothingBuiltOnAnAdoptionNotDurable(t *testing.T) {
 func TestRetentionKeepsTheActiveWorkflowsConflictArchive(t *testing.T) {
 	s, dir := newStore(t)
 	ourLine(t, s, 3)
-	info, _, err := s.AdoptLine("conflict", theirLine(4), nil)
+	info, _, err := s.AdoptLine("conflict", store.LineOf(theirLine(4)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +400,7 @@ func TestRetentionKeepsTheConflictArchiveAReplayIsOwed(t *testing.T) {
 	if err := s.Write("remote-replay", []byte(intent)); err != nil {
 		t.Fatal(err)
 	}
-	owed, _, err := s.AdoptLine("conflict", theirLine(4), nil)
+	owed, _, err := s.AdoptLine("conflict", store.LineOf(theirLine(4)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +432,7 @@ func TestRetentionKeepsConflictArchivesWhileTheIntentIsUnreadable(t *testing.T) 
 	if err := os.Mkdir(filepath.Join(dir, "remote-replay.json"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	first, _, err := s.AdoptLine("conflict", theirLine(4), nil)
+	first, _, err := s.AdoptLine("conflict", store.LineOf(theirLine(4)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestAdoptLineTooLarge(t *testing.T) {
 	store.SetMaxLine(t, 64)
 	s, dir := newStore(t, store.WithClock(clockFrom(fixedNow)))
 	before := ourLine(t, s, 2)
-	if _, _, err := s.AdoptLine("conflict", theirLine(3), nil); !errors.Is(err, store.ErrLineTooLarge) {
+	if _, _, err := s.AdoptLine("conflict", store.LineOf(theirLine(3)), nil); !errors.Is(err, store.ErrLineTooLarge) {
 		t.Fatalf("AdoptLine = %v, want ErrLineTooLarge", err)
 	}
 	w, err := s.ReadWorkflow()

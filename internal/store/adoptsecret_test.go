@@ -44,7 +44,7 @@ func TestAdoptLineKeepsAStoredSecret(t *testing.T) {
 			line := theirLine(3)
 			line[2].Snapshot = record(wfID, 3, tc.in)
 			line[2].Event = store.Event{Kind: "transition", Detail: `{"to":` + q(tc.in) + `}`} // a phase's name, as the engine's events give it
-			_, _, err = s.AdoptLine("conflict", line, nil)
+			_, _, err = s.AdoptLine("conflict", store.LineOf(line), nil)
 			if tc.ok && err != nil {
 				t.Fatalf("AdoptLine = %v, want the line taken: the secret is kept here already", err)
 			}

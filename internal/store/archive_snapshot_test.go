@@ -74,7 +74,7 @@ func TestArchiveWritesNeverReplaceAFileInItsDirectory(t *testing.T) {
 			return s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict", nil)
 		}},
 		{"journal.jsonl", func(s *store.Store) (store.ArchiveInfo, error) {
-			info, _, err := s.AdoptLine("conflict", theirLine(2), nil)
+			info, _, err := s.AdoptLine("conflict", store.LineOf(theirLine(2)), nil)
 			return info, err
 		}},
 	} {

@@ -128,7 +128,7 @@ func TestRecoveryKeepsADirectoryTakenBeforeTheMarkerMovedOn(t *testing.T) {
 			var err error
 			if adopt {
 				line := []store.LineRecord{{Revision: 1, Event: store.Event{Kind: "start"}, Snapshot: record(wfID, 1, "plan")}}
-				_, _, err = s.AdoptLine("conflict", line, nil)
+				_, _, err = s.AdoptLine("conflict", store.LineOf(line), nil)
 			} else {
 				_, err = s.Archive("abandoned")
 			}
@@ -371,7 +371,7 @@ func TestAdoptRecoveryKeepsWhatItDidNotWrite(t *testing.T) {
 	f := &dropFS{at: whileCopyingJournal, file: "theirs.txt"}
 	s := openDropped(t, dir, f, true)
 	line := []store.LineRecord{{Revision: 1, Event: store.Event{Kind: "start"}, Snapshot: record(wfID, 1, "plan")}}
-	if _, _, err := s.AdoptLine("conflict", line, nil); err == nil || f.dropped == "" {
+	if _, _, err := s.AdoptLine("conflict", store.LineOf(line), nil); err == nil || f.dropped == "" {
 		t.Fatalf("adopt: %v (dropped %q), want it killed while writing its copies", err, f.dropped)
 	}
 	rs := mustOpen(t, dir)
@@ -439,7 +439,7 @@ func TestAdoptNeverLeavesOurSegmentsUnderTheAdoptedLine(t *testing.T) {
 			}
 			f := &dropFS{at: whileCopyingJournal, file: "journal.sealed/1.jsonl"}
 			line := theirLine(2)
-			if _, _, err := openDropped(t, dir, f, killed, opts...).AdoptLine("conflict", line, nil); err == nil || f.dropped == "" {
+			if _, _, err := openDropped(t, dir, f, killed, opts...).AdoptLine("conflict", store.LineOf(line), nil); err == nil || f.dropped == "" {
 				t.Fatalf("adopt: %v (dropped %q), want it undone", err, f.dropped)
 			}
 			rs := mustOpen(t, dir, opts...)

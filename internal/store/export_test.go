@@ -40,3 +40,15 @@ func SetMaxIndex(t interface{ Cleanup(func()) }, n int) {
 	maxIndex = n
 	t.Cleanup(func() { maxIndex = old })
 }
+
+// LineOf is the Line of recs.
+func LineOf(recs []LineRecord) Line {
+	return func(yield func(LineRecord) error) error {
+		for _, r := range recs {
+			if err := yield(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

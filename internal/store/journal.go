@@ -596,6 +596,17 @@ func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
 	return s.readStatesSince(id, after, func(Record) bool { return true }, 0)
 }
 
+// EachJournalSince is ReadJournalSince handing fn each record as its state is built, so that
+// the states are not held at once (each a full copy of the record); fn's error stops it and is
+// returned. A broken chain is told (BrokenChain) after the records before it.
+func (s *Store) EachJournalSince(id string, after int64, fn func(Record) error) error {
+	recs, err := s.linesSince(id, after, func(Record) bool { return true }, 0)
+	if err != nil {
+		return err
+	}
+	return eachState(recs, func(r Record) bool { return r.Revision > after }, fn)
+}
+
 // ReadJournalKindSince is ReadJournalSince for the last records whose event is kind alone, at
 // most last of them (all when last <= 0): the states of the others are not built (a turn of
 // task updates between two moves costs their lines, not a copy of the record each), and the
@@ -607,6 +618,20 @@ func (s *Store) ReadJournalKindSince(id string, after int64, kind string, last i
 // readStatesSince is ReadJournalSince for the last records want is true for (all when
 // last <= 0).
 func (s *Store) readStatesSince(id string, after int64, want func(Record) bool, last int) ([]Record, error) {
+	recs, err := s.linesSince(id, after, want, last)
+	if err != nil {
+		return nil, err
+	}
+	out, err := states(recs, func(r Record) bool { return r.Revision > after && want(r) })
+	if last > 0 && len(out) > last {
+		out = out[len(out)-last:]
+	}
+	return out, err
+}
+
+// linesSince is the journal's lines readStatesSince builds its states from: from the newest full
+// line at or before after, or before the last records want is true for.
+func (s *Store) linesSince(id string, after int64, want func(Record) bool, last int) ([]Record, error) {
 	enough := func(n int) bool { return last > 0 && n >= last }
 	var newest int64
 	wanted := 0
@@ -627,11 +652,7 @@ func (s *Store) readStatesSince(id string, after int64, want func(Record) bool, 
 	if sealed {
 		recs = recs[max(slices.IndexFunc(recs, func(r Record) bool { return r.Snapshot != nil }), 0):]
 	}
-	out, err := states(recs, func(r Record) bool { return r.Revision > after && want(r) })
-	if last > 0 && len(out) > last {
-		out = out[len(out)-last:]
-	}
-	return out, err
+	return recs, nil
 }
 
 // ReadEventsSince returns the records of workflow id's journal with a revision above after,
@@ -694,11 +715,19 @@ func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reach
 // complete state in Snapshot (what ReadJournalSince gives for the active workflow, here for a
 // journal already read, such as an archive's).
 func (j Journal) States() ([]Record, error) {
+	var out []Record
+	err := j.EachState(func(r Record) error { out = append(out, r); return nil })
+	return out, err
+}
+
+// EachState is States handing fn each record as its state is built, so that the states are not
+// held at once (each a full copy of the record); fn's error stops it and is returned.
+func (j Journal) EachState(fn func(Record) error) error {
 	start := slices.IndexFunc(j.Records, func(r Record) bool { return r.Snapshot != nil })
 	if start < 0 {
-		return nil, nil
+		return nil
 	}
-	return states(j.Records[start:], func(Record) bool { return true })
+	return eachState(j.Records[start:], func(Record) bool { return true }, fn)
 }
 
 // states replays recs (from a full line on) and returns those want is true for, oldest first,
@@ -706,11 +735,17 @@ func (j Journal) States() ([]Record, error) {
 // small changes to a large record costs its changes.
 func states(recs []Record, want func(Record) bool) ([]Record, error) {
 	var out []Record
-	_, err := replay(recs, want, func(r Record, state []byte) {
-		r.Snapshot, r.Delta = state, nil
-		out = append(out, r)
-	})
+	err := eachState(recs, want, func(r Record) error { out = append(out, r); return nil })
 	return out, err
+}
+
+// eachState is states handing fn each record as it is built; fn's error stops it.
+func eachState(recs []Record, want func(Record) bool, fn func(Record) error) error {
+	_, err := replay(recs, want, func(r Record, state []byte) error {
+		r.Snapshot, r.Delta = state, nil
+		return fn(r)
+	})
+	return err
 }
 
 // errChain: a delta line does not follow the line before it (a damaged line in between) or
@@ -730,9 +765,10 @@ func (s *Store) JournalPaths(id string) (active, sealed string) {
 
 // replay rebuilds states from recs (oldest first, from a full line on) and returns the last
 // record, its state in Snapshot. each, when set, sees every rebuilt record want is true for
-// and its compact state; the other states are not built (the last one's sum checks them). A
-// chain that breaks stops the replay: the last good record comes back with errChain.
-func replay(recs []Record, want func(Record) bool, each func(Record, []byte)) (*Record, error) {
+// and its compact state (an error from it stops the replay and is returned); the other states
+// are not built (the last one's sum checks them). A chain that breaks stops the replay: the
+// last good record comes back with errChain.
+func replay(recs []Record, want func(Record) bool, each func(Record, []byte) error) (*Record, error) {
 	var tree *jnode
 	var p jparser // one slab for the whole chain
 	size := 0     // the full line's state size, about the size of every state after it
@@ -784,7 +820,9 @@ func replay(recs []Record, want func(Record) bool, each func(Record, []byte)) (*
 			return broken()
 		}
 		if wanted {
-			each(r, next)
+			if err := each(r, next); err != nil {
+				return nil, err
+			}
 		}
 		if i == len(recs)-1 {
 			r.Snapshot, r.Delta = next, nil

@@ -5,6 +5,3 @@ func SetStepHook(f func(step string)) { stepHook = f }
 
 // SyncEventOf is syncEvent, the journal's event for a revision a sync took.
 var SyncEventOf = syncEvent
-
-// ReadFrom is readFrom, both lines of the active workflow as a sync reads them.
-var ReadFrom = readFrom

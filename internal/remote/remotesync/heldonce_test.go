@@ -3,20 +3,27 @@ package remotesync_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 )
 
-// TestSharedRevisionsAreHeldOnce: a sync that reads both lines whole (the first after another
-// one, or when the line it left no longer matches) held every record twice, this machine's copy
-// and the remote's, though each revision both hold is the same: a long workflow's line took
-// twice its size. The remote's copy of a revision this machine holds is dropped as it is read.
-func TestSharedRevisionsAreHeldOnce(t *testing.T) {
-	const n = 16
+// TestLongLineIsNotHeldWhole: a sync held a long workflow's line whole, every revision a full
+// copy of the record (hundreds of MB for a long workflow): the remote's, on a new machine's first
+// sync and when it adopted the remote's line after a lost race, and this machine's states, when
+// it read its journal from the start or shared the end of a workflow finished here. The remote's
+// revisions are spooled as they are read and taken from there, and of this machine's only those
+// after the last both lines share are kept: the heap a sync holds stays a few records however
+// long the line, with the same outcomes.
+func TestLongLineIsNotHeldWhole(t *testing.T) {
+	const n = 80
 	r := memremote.New()
 	a := newSharing(t, r, "wf-long", "long")
 	for i := range 4 { // a record of about 240 KiB
@@ -26,30 +33,126 @@ func TestSharedRevisionsAreHeldOnce(t *testing.T) {
 		a.setVar(i)
 	}
 	a.sync(r, "")
-	b := newMachine(t, 0)
-	b.sync(r, "")
-	w, err := b.st.ReadWorkflow()
+	w, err := a.st.ReadWorkflow()
 	if err != nil || w.Revision != n {
-		t.Fatalf("B holds r%d, %v; want r%d", w.Revision, err, n)
+		t.Fatalf("A holds r%d, %v; want r%d", w.Revision, err, n)
 	}
-	heap := func() int64 {
-		var m runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m)
-		return int64(m.HeapAlloc)
+	line := int64(n * len(w.Data))
+	bound := line / 4
+
+	b := newMachine(t, 0)
+	held, out := peakHeap(func() remotesync.Outcome { return b.sync(r, "") })
+	if out.Pulled != n {
+		t.Fatalf("B's first sync pulled %d; want %d", out.Pulled, n)
+	} else if held > bound {
+		t.Errorf("B's first sync of a line of %d bytes held %d bytes at once; want at most %d", line, held, bound)
 	}
-	base := heap()
-	mine, theirs, err := remotesync.ReadFrom(context.Background(), b.st, r, "wf-long", w, 0)
-	if err != nil || len(mine) != n || len(theirs) != n {
-		t.Fatalf("read %d and %d revisions, %v; want %d each", len(mine), len(theirs), err, n)
+
+	// B's record of the last sync is gone: it reads both lines from the start.
+	if err := mirror.Reached(b.st, "origin", "", 0); err != nil {
+		t.Fatal(err)
 	}
-	held := heap() - base
-	line := 0
-	for _, e := range mine {
-		line += len(e.Snapshot)
+	held, out = peakHeap(func() remotesync.Outcome { return b.sync(r, "") })
+	if out.Pulled != 0 || out.Pushed != 0 || out.Remote != n {
+		t.Fatalf("B's sync reading both lines whole = %+v; want nothing to do", out)
+	} else if held > bound {
+		t.Errorf("B's sync reading both lines of %d bytes whole held %d bytes at once; want at most %d", line, held, bound)
 	}
-	runtime.KeepAlive(theirs)
-	if held > int64(line)/2 {
-		t.Errorf("reading both lines of %d revisions (%d bytes) held %d bytes more; want the remote's copies of those revisions dropped", n, line, held)
+
+	// Both move; A lands first, and B takes A's line whole in place of its own.
+	a.setVar(100)
+	b.setVar(200)
+	a.sync(r, "")
+	held, out = peakHeap(func() remotesync.Outcome { return b.sync(r, "") })
+	if out.Conflict == nil || out.Conflict.Common != n || len(out.Conflict.Lost) != 1 || out.Pulled != n+1 {
+		t.Fatalf("B's sync after both moved = %+v; want its one change lost after r%d and A's line taken", out, n)
+	} else if held > bound {
+		t.Errorf("B's adoption of a line of %d bytes held %d bytes at once; want at most %d", line, held, bound)
 	}
+	agree(t, r, a, b)
+
+	// B completes it, which archives it here: the next sync shares its end from the archive.
+	b.complete()
+	held, out = peakHeap(func() remotesync.Outcome { return b.sync(r, "") })
+	if out.Shared == 0 {
+		t.Fatalf("B's sync after completing it = %+v; want its end shared", out)
+	} else if held > bound {
+		t.Errorf("B's sharing of the end of a line of %d bytes held %d bytes at once; want at most %d", line, held, bound)
+	}
+}
+
+// peakHeap runs f and returns the most heap it kept in use while it ran beyond what was in use
+// before, and f's result: collected over and over, what each collection kept less what was
+// allocated meanwhile (kept by it whether still used or not) is what f held when it began.
+func peakHeap[T any](f func() T) (int64, T) {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	base, peak := int64(m.HeapAlloc), int64(0)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var before, after runtime.MemStats
+		for {
+			runtime.ReadMemStats(&before)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			peak = max(peak, int64(after.HeapAlloc)-int64(after.TotalAlloc-before.TotalAlloc)-base)
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	})
+	out := f()
+	close(done)
+	wg.Wait()
+	return peak, out
+}
+
+// endsWhileRead is a Backend whose first read of a line runs end (the workflow completed here
+// by a tool call while the sync waited on the network) once it has handed the records over.
+type endsWhileRead struct {
+	remote.Backend
+	end func()
+}
+
+func (b *endsWhileRead) Each(ctx context.Context, id string, rev int64, fn func(remote.Record) error) error {
+	err := remote.Each(ctx, b.Backend, id, rev, fn)
+	if end := b.end; end != nil {
+		b.end = nil
+		end()
+	}
+	return err
+}
+
+// TestEndedHereWhileTheRemoteIsRead: this machine's line is read after the remote's, and a tool
+// call may complete the workflow meanwhile (cairn-mcp lets go of its turn for the network); the
+// sync starts over and shares the end, as one that read this machine's line first pushed what it
+// had, rather than failing on a journal no longer there.
+func TestEndedHereWhileTheRemoteIsRead(t *testing.T) {
+	r := memremote.New()
+	a := newSharing(t, r, "wf-end", "ends")
+	a.setVar(1)
+	if out := a.sync(&endsWhileRead{Backend: r, end: a.complete}, ""); out.Pushed+out.Shared < 1 {
+		t.Fatalf("sync = %+v; want the change made before it pushed", out)
+	}
+}
+
+// TestLineTakenWithoutATemporaryFile: where no temporary file can be made, the remote's line is
+// kept in memory to be taken, as before it was spooled.
+func TestLineTakenWithoutATemporaryFile(t *testing.T) {
+	r := memremote.New()
+	a := newSharing(t, r, "wf-tmp", "no temporary file")
+	for i := range 6 { // records up to 360 KiB, 1.3 MiB in all: more than a spool keeps in memory
+		a.setVarKey(fmt.Sprintf("WF_BIG_%c", 'A'+i), strings.Repeat("a long value ", 60<<10/13))
+	}
+	a.sync(r, "")
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	b := newMachine(t, 0)
+	if out := b.sync(r, ""); out.Pulled != 7 {
+		t.Fatalf("B's first sync = %+v; want 7 revisions pulled", out)
+	}
+	agree(t, r, a, b)
 }

@@ -309,29 +309,27 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		return Outcome{}, err
 	}
 	out = Outcome{Workflow: id, Local: w.Revision}
-	off, mine, remoteEntries, err := readLines(ctx, st, b, from, id, w)
+	l, err := readLines(ctx, st, b, from, id, w)
 	if err != nil {
 		return out, err
 	}
-	common := off + commonPrefix(mine, remoteEntries)
-	L, R := off+int64(len(mine)), off+int64(len(remoteEntries))
-	out.Remote = R
-	if off > 0 && common != L && common != R {
+	defer func() { l.close() }()
+	out.Remote = l.R
+	if l.off > 0 && l.common != l.L && l.common != l.R {
 		// Both moved: adopting the remote's line takes all of it, and this machine's copy
 		// is archived whole; lost races are rare enough to read both lines again.
-		if mine, remoteEntries, err = readFrom(ctx, st, b, id, w, 0); err != nil {
+		l.close()
+		if l, err = readFrom(ctx, st, b, id, w, 0); err != nil {
 			return out, err
 		}
-		off = 0
-		common = commonPrefix(mine, remoteEntries)
-		L, R = int64(len(mine)), int64(len(remoteEntries))
-		out.Remote = R
+		out.Remote = l.R
 	}
+	common, L, R := l.common, l.L, l.R
 	switch {
 	case common == L && common == R:
 		return out, nil
 	case common == R: // the remote is a prefix of ours: push
-		head, err := push(ctx, b, id, R, mine[R-off:])
+		head, err := push(ctx, b, id, R, l.mine)
 		if err != nil {
 			return out, err
 		}
@@ -350,7 +348,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		}
 		return out, nil
 	case common == L: // ours is a prefix of the remote's: pull
-		return pull(st, b, out, remoteEntries[L-off:], from)
+		return pull(st, b, out, l, from)
 	case common == 0: // no revision in common: not a race, another workflow
 		// The remote holds none of this one's revisions (its line rewritten, or never this
 		// workflow's): recorded, so that the status counts them all unpushed, not as synced.
@@ -363,12 +361,13 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	default: // both moved: the remote's line was acknowledged first
 		// This machine's copy goes to the archive and the remote's line takes its place in
 		// one step, so a reader in another process never finds no workflow in between.
-		line := make([]store.LineRecord, R)
-		for i, e := range remoteEntries {
-			line[i] = store.LineRecord{Revision: e.Revision, Event: syncEvent(e, from), Snapshot: e.Snapshot}
+		line := func(yield func(store.LineRecord) error) error {
+			return l.theirs(0, func(e Entry) error {
+				return yield(store.LineRecord{Revision: e.Revision, Event: syncEvent(e, from), Snapshot: e.Snapshot})
+			})
 		}
 		if replaying {
-			in := intent{Workflow: id, Common: common, Theirs: R, Mine: L, At: time.Now().UTC(), Lost: lostSum(mine[L-off-1].Snapshot)}
+			in := intent{Workflow: id, Common: common, Theirs: R, Mine: L, At: time.Now().UTC(), Lost: lostSum(l.mine[len(l.mine)-1].Snapshot)}
 			if err := writeIntent(st, in); err != nil {
 				return out, err
 			}
@@ -390,7 +389,9 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			if errors.Is(err, ErrMoved) {
 				return out, err
 			}
-			if rerr := refused(b, id, remoteEntries, err); rerr != nil {
+			var rerr error
+			_ = l.theirs(0, func(e Entry) error { rerr = refused(b, id, e, err); return rerr })
+			if rerr != nil {
 				return out, rerr
 			}
 			return out, fmt.Errorf("keeping this machine's copy of %s while taking the remote's: %w", id, err)
@@ -405,12 +406,9 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		if warning != "" {
 			out.Notices = append(out.Notices, warning)
 		}
-		tip := remoteEntries[R-1]
-		out.Conflict = &Conflict{Common: common, Archive: info, Lost: mine[common:], Theirs: tip.Snapshot}
+		tip := l.tip
+		out.Conflict = &Conflict{Common: common, Archive: info, Lost: l.mine, Base: l.base, Theirs: tip.Snapshot}
 		out.Conflict.wonBy(tip.Event, tip.Snapshot)
-		if common > 0 {
-			out.Conflict.Base = mine[common-1].Snapshot
-		}
 		out.Local, out.Pulled = res.Revision, int(R)
 		out.Ended, out.ReplacedBy = endedIn(tip.Snapshot)
 		return out, nil
@@ -424,59 +422,103 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 // on both sides; reading from there keeps a sync's cost to what changed since the last one
 // rather than the whole line, every record of which carries a full snapshot. Anything else
 // (another workflow under the same id, a remote line rewritten) falls back to reading all.
-func readLines(ctx context.Context, st *store.Store, b remote.Backend, from, id string, w store.Workflow) (off int64, mine, theirs []Entry, err error) {
+func readLines(ctx context.Context, st *store.Store, b remote.Backend, from, id string, w store.Workflow) (*lines, error) {
 	s, err := mirror.Load(st)
 	if off, ok := resumeAt(s, from, id, w); err == nil && ok {
-		mine, theirs, err := readFrom(ctx, st, b, id, w, off)
-		if err != nil {
-			return 0, nil, nil, err
+		l, err := readFrom(ctx, st, b, id, w, off)
+		if err != nil || l.common > off {
+			return l, err
 		}
-		if len(mine) > 0 && len(theirs) > 0 && sameSnapshot(mine[0].Snapshot, theirs[0].Snapshot) {
-			return off, mine, theirs, nil
-		}
+		l.close()
 	}
-	mine, theirs, err = readFrom(ctx, st, b, id, w, 0)
-	return 0, mine, theirs, err
+	return readFrom(ctx, st, b, id, w, 0)
 }
 
-// readFrom reads both lines of workflow w (id) after revision off. This machine's is read
-// first, so that each remote record the same as its own revision here is held once, not twice;
-// the remote's error, should both fail, is the one said.
-func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string, w store.Workflow, off int64) (mine, theirs []Entry, err error) {
-	var local []store.Record
-	var lerr error
-	if w.Data != nil {
-		if local, lerr = st.ReadJournalSince(w.ID, off); lerr == nil {
-			mine, lerr = entries(w.ID, off, w.Revision, local)
+// lines is what a sync read of both lines of a workflow after revision off: each line's last
+// revision (L here, R on the remote) and the last they share from off on (common), with no more
+// held than the sync goes on with. A line of a long workflow is hundreds of MB (every revision a
+// full copy of the record), so neither is held whole: the remote's revisions are spooled, to be
+// read again to pull or adopt them (theirs), and of this machine's only those after common are.
+type lines struct {
+	off, L, R, common int64
+	base              []byte  // this machine's revision common, when one was read
+	mine              []Entry // this machine's revisions common+1..L
+	tip               Entry   // the remote's revision R, when one was read
+	spool             spool   // the remote's revisions off+1..R, as read
+	b                 remote.Backend
+	id                string
+}
+
+// theirs hands fn the remote's revisions after rev (and after off), oldest first, as read.
+func (l *lines) theirs(rev int64, fn func(Entry) error) error {
+	n := l.off
+	return l.spool.each(func(data []byte) error {
+		if n++; n <= rev {
+			return nil
 		}
+		e, err := entryOf(l.b, l.id, remote.Record{Rev: n, Data: data})
+		if err != nil {
+			return err
+		}
+		return fn(e)
+	})
+}
+
+func (l *lines) close() {
+	if l != nil {
+		l.spool.close()
 	}
-	err = read(ctx, b, id, off, func(e Entry) error {
-		if i := len(theirs); i < len(mine) && sameSnapshot(mine[i].Snapshot, e.Snapshot) {
-			e.Snapshot = mine[i].Snapshot
+}
+
+// readFrom reads both lines of workflow w (id) after revision off, the remote's first, whose
+// error, should both fail, is the one said.
+func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string, w store.Workflow, off int64) (_ *lines, err error) {
+	l := &lines{off: off, L: off, R: off, common: off, b: b, id: id}
+	defer func() {
+		if err != nil {
+			l.close()
 		}
-		theirs = append(theirs, e)
+	}()
+	var sums []string // of the remote's revisions, as sameSnapshot compares them
+	if err := remote.Each(ctx, b, id, off, func(r remote.Record) error {
+		e, err := entryOf(b, id, r)
+		if err != nil {
+			return err
+		}
+		sums, l.R, l.tip = append(sums, lostSum(e.Snapshot)), e.Revision, e
+		return l.spool.add(r.Data)
+	}); err != nil || w.Data == nil {
+		return l, err
+	}
+	last, same := off, true // the last revision rebuilt here; whether all so far are the remote's
+	err = entries(w.ID, off, w.Revision, func(take func(store.Record) error) error {
+		return st.EachJournalSince(w.ID, off, func(r store.Record) error { last = r.Revision; return take(r) })
+	}, func(e Entry) error {
+		if i := e.Revision - off - 1; same && i < int64(len(sums)) && sums[i] != "" && lostSum(e.Snapshot) == sums[i] {
+			l.common, l.base = e.Revision, e.Snapshot
+			return nil
+		}
+		same = false
+		l.mine = append(l.mine, e)
 		return nil
 	})
-	switch {
-	case err != nil:
-		return nil, nil, err
-	case store.BrokenChain(lerr):
-		return nil, nil, brokenJournal(st, w.ID, off, local)
-	case lerr != nil:
-		return nil, nil, lerr
+	if store.BrokenChain(err) {
+		return l, brokenJournal(st, w.ID, last)
 	}
-	return mine, theirs, nil
+	if err != nil {
+		if cur, cerr := st.ReadWorkflow(); (cerr == nil || errors.Is(cerr, store.ErrNotFound)) && cur.ID != w.ID {
+			return l, ErrMoved // ended or replaced here while the remote's line was read: compare again
+		}
+	}
+	l.L = w.Revision
+	return l, err
 }
 
 // brokenJournal is the sync's error when a damaged line breaks the chain of workflow id's
-// journal: the revisions after the last it rebuilt (good, read after revision off) up to the
-// next full line cannot be sent. Its step keeps the file as it is: only a copy made before the
-// damage holds those revisions.
-func brokenJournal(st *store.Store, id string, off int64, good []store.Record) error {
-	last := off
-	if len(good) > 0 {
-		last = good[len(good)-1].Revision
-	}
+// journal: the revisions after the last it rebuilt (last) up to the next full line cannot be
+// sent. Its step keeps the file as it is: only a copy made before the damage holds those
+// revisions.
+func brokenJournal(st *store.Store, id string, last int64) error {
 	active, sealed := st.JournalPaths(id)
 	where := active
 	if _, err := os.Stat(sealed); err == nil {
@@ -505,8 +547,9 @@ func CheckJournal(st *store.Store, from string) error {
 	if s, err := mirror.Load(st); err == nil {
 		off, _ = resumeAt(s, from, w.ID, w)
 	}
-	if local, err := st.ReadJournalSince(w.ID, off); store.BrokenChain(err) {
-		return brokenJournal(st, w.ID, off, local)
+	last := off
+	if err := st.EachJournalSince(w.ID, off, func(r store.Record) error { last = r.Revision; return nil }); store.BrokenChain(err) {
+		return brokenJournal(st, w.ID, last)
 	}
 	return nil
 }
@@ -521,10 +564,11 @@ func resumeAt(s mirror.Settings, from, id string, w store.Workflow) (int64, bool
 	return 0, false
 }
 
-// pull writes the remote entries (of b) through the store, each as a change whose revision
-// follows the current one; a change made here meanwhile stops it (ErrMoved) without writing.
-func pull(st *store.Store, b remote.Backend, out Outcome, entries []Entry, from string) (Outcome, error) {
-	for _, e := range entries {
+// pull writes the remote's revisions l read after this machine's (of b) through the store, each
+// as a change whose revision follows the current one; a change made here meanwhile stops it
+// (ErrMoved) without writing.
+func pull(st *store.Store, b remote.Backend, out Outcome, l *lines, from string) (Outcome, error) {
+	err := l.theirs(l.L, func(e Entry) error {
 		res, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
 			if revisionOf(cur) != e.Revision-1 {
 				return nil, store.Event{}, ErrMoved
@@ -533,12 +577,13 @@ func pull(st *store.Store, b remote.Backend, out Outcome, entries []Entry, from 
 		})
 		out.Notices = append(out.Notices, noticeMessages(res.Notices)...)
 		if err != nil {
-			return out, cmp.Or(refused(b, out.Workflow, []Entry{e}, err), err)
+			return cmp.Or(refused(b, out.Workflow, e, err), err)
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
 		out.Ended, out.ReplacedBy = endedIn(e.Snapshot)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // EndedThere says how the workflow ended elsewhere (out.Ended, out.ReplacedBy), for the person
@@ -571,29 +616,25 @@ func endedIn(snapshot []byte) (workflow.Status, string) {
 	return r.Status, by
 }
 
-// refused is the error for the first of es, remote entries of workflow id (from b), that the
-// store refuses for what it holds (store.CheckDocument: too large, not strict JSON, a secret by
+// refused is the error for e, a remote entry of workflow id (from b), when the store refuses
+// it for what it holds (store.CheckDocument: too large, not strict JSON, a secret by
 // this machine's rules, named by rule and place, never repeated), or nil for none. Every sync
 // refuses it alike, so it gets b's step; the store's error (werr, the write's) is the one to say
 // for any other failure to write them. A secret is blamed only when werr is its refusal: one the
 // record here holds already (kept) does not refuse a change, which may fail for another reason.
-func refused(b remote.Backend, id string, es []Entry, werr error) error {
-	wf, _ := errors.AsType[*secrets.Finding](werr)
-	for _, e := range es {
-		err := store.CheckDocument(e.Snapshot)
-		if err == nil {
-			continue
-		}
-		why := err.Error()
-		if f, ok := errors.AsType[*secrets.Finding](err); ok {
-			if wf == nil || *wf != *f {
-				continue
-			}
-			why = f.Refusal("") // not the advice on where to keep one: the step is the remote's
-		}
-		return &entryError{fmt.Sprintf("the remote's revision %d of %s cannot be kept here (%s), so no sync can take its line", e.Revision, id, why), remote.UnreadableStep(b, id)}
+func refused(b remote.Backend, id string, e Entry, werr error) error {
+	err := store.CheckDocument(e.Snapshot)
+	if err == nil {
+		return nil
 	}
-	return nil
+	why := err.Error()
+	if f, ok := errors.AsType[*secrets.Finding](err); ok {
+		if wf, _ := errors.AsType[*secrets.Finding](werr); wf == nil || *wf != *f {
+			return nil
+		}
+		why = f.Refusal("") // not the advice on where to keep one: the step is the remote's
+	}
+	return &entryError{fmt.Sprintf("the remote's revision %d of %s cannot be kept here (%s), so no sync can take its line", e.Revision, id, why), remote.UnreadableStep(b, id)}
 }
 
 // noticeMessages is what the store's notices say, each once.
@@ -657,46 +698,60 @@ func PulledEvent(ev store.Event) (from string, remote store.Event, ok bool) {
 	return from, store.Event{Kind: kind, Detail: detail}, true
 }
 
-// entries is a workflow's history from its journal (every record with its state, as
-// ReadJournalSince gives them) as entries, revision after+1 to rev.
-func entries(id string, after, rev int64, recs []store.Record) ([]Entry, error) {
-	out := make([]Entry, 0, max(rev-after, 0))
-	for _, r := range recs {
-		if r.Revision == after+int64(len(out))+1 && r.Revision <= rev {
-			out = append(out, Entry{Revision: r.Revision, At: r.At, Event: r.Event, Snapshot: r.Snapshot})
+// entries hands fn, as entries, the records of a workflow's journal that each hands over (every
+// one with its state, oldest first) that are its revisions after+1 to rev, and fails unless it
+// holds them all.
+func entries(id string, after, rev int64, each func(func(store.Record) error) error, fn func(Entry) error) error {
+	n := after
+	if err := each(func(r store.Record) error {
+		if r.Revision != n+1 || r.Revision > rev {
+			return nil
 		}
+		n++
+		return fn(Entry{Revision: r.Revision, At: r.At, Event: r.Event, Snapshot: r.Snapshot})
+	}); err != nil {
+		return err
 	}
-	if after+int64(len(out)) != rev {
-		return nil, fmt.Errorf("this machine's journal of %s does not hold every revision up to %d: it cannot be synced", id, rev)
+	if n != rev {
+		return fmt.Errorf("this machine's journal of %s does not hold every revision up to %d: it cannot be synced", id, rev)
 	}
-	return out, nil
+	return nil
 }
 
 // read hands fn, one at a time as b reads them, the remote's records of workflow id after
-// revision rev as entries (a line is never held whole here unless fn keeps it). One that is
-// not a Cairn entry of that workflow fails every sync alike, so its error is b's step that
-// ends it.
+// revision rev as entries (a line is never held whole here unless fn keeps it).
 func read(ctx context.Context, b remote.Backend, id string, rev int64, fn func(Entry) error) error {
 	return remote.Each(ctx, b, id, rev, func(r remote.Record) error {
-		// A revision is a whole record: without one, writing it would change nothing here
-		// while the sync counted it as taken.
-		var e Entry
-		if err := json.Unmarshal(r.Data, &e); err != nil || e.Revision != r.Rev ||
-			len(e.Snapshot) == 0 || e.Snapshot[0] != '{' {
-			return &entryError{fmt.Sprintf("the remote's revision %d of %s is not a Cairn entry, so no sync can read its line", r.Rev, id), remote.UnreadableStep(b, id)}
-		}
-		// The record must be that revision of that workflow: with nothing active here, the
-		// store takes whatever workflow the first one holds, even one archived here (which a
-		// sync never takes back), at whatever revision it says.
-		var m struct {
-			ID  string `json:"workflow_id"`
-			Rev int64  `json:"revision"`
-		}
-		if json.Unmarshal(e.Snapshot, &m) != nil || m.ID != id || m.Rev != r.Rev {
-			return &entryError{fmt.Sprintf("the remote's revision %d of %s holds another workflow or revision (%.64q r%d), so no sync can read its line", r.Rev, id, m.ID, m.Rev), remote.UnreadableStep(b, id)}
+		e, err := entryOf(b, id, r)
+		if err != nil {
+			return err
 		}
 		return fn(e)
 	})
+}
+
+// entryOf is r, a record of the remote's line (of b) of workflow id, as an entry. One that is
+// not a Cairn entry of that workflow fails every sync alike, so its error is b's step that ends
+// it.
+func entryOf(b remote.Backend, id string, r remote.Record) (Entry, error) {
+	// A revision is a whole record: without one, writing it would change nothing here
+	// while the sync counted it as taken.
+	var e Entry
+	if err := json.Unmarshal(r.Data, &e); err != nil || e.Revision != r.Rev ||
+		len(e.Snapshot) == 0 || e.Snapshot[0] != '{' {
+		return e, &entryError{fmt.Sprintf("the remote's revision %d of %s is not a Cairn entry, so no sync can read its line", r.Rev, id), remote.UnreadableStep(b, id)}
+	}
+	// The record must be that revision of that workflow: with nothing active here, the
+	// store takes whatever workflow the first one holds, even one archived here (which a
+	// sync never takes back), at whatever revision it says.
+	var m struct {
+		ID  string `json:"workflow_id"`
+		Rev int64  `json:"revision"`
+	}
+	if json.Unmarshal(e.Snapshot, &m) != nil || m.ID != id || m.Rev != r.Rev {
+		return e, &entryError{fmt.Sprintf("the remote's revision %d of %s holds another workflow or revision (%.64q r%d), so no sync can read its line", r.Rev, id, m.ID, m.Rev), remote.UnreadableStep(b, id)}
+	}
+	return e, nil
 }
 
 // entryError is read's error: why a remote record is not a Cairn entry of its workflow, and
@@ -713,15 +768,6 @@ func (o *Outcome) setLeftOut(l []remote.LeftOut) {
 	for _, x := range l {
 		o.Unreadable = append(o.Unreadable, x.ID)
 	}
-}
-
-// commonPrefix counts the revisions two histories share from the start.
-func commonPrefix(a, b []Entry) int64 {
-	n := int64(0)
-	for n < int64(min(len(a), len(b))) && sameSnapshot(a[n].Snapshot, b[n].Snapshot) {
-		n++
-	}
-	return n
 }
 
 // idle is a sync with no active workflow here. It first shares what this machine finished:
@@ -934,15 +980,20 @@ func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id 
 // that is not a Cairn entry of it, notice says that this end stays here, and how to take the
 // workflow back when it is live.
 func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo, from string, named bool) (n int, notice string, back bool, err error) {
-	mine, err := archived(st, a.Dir, a.WorkflowID, a.Revision)
+	// Of the two lines only sums are kept, the remote's last record, and how far its line is the
+	// archive's.
+	line, err := archiveLine(st, a.Dir, a.WorkflowID, a.Revision)
+	var sums []string
+	if err == nil {
+		err = line(func(e Entry) error { sums = append(sums, lostSum(e.Snapshot)); return nil })
+	}
 	if err != nil {
 		return 0, "", false, err
 	}
-	// Only the remote's last record is kept, and how far its line is the archive's.
 	var R, common int64
 	var last Entry
 	err = read(ctx, b, a.WorkflowID, 0, func(e Entry) error {
-		if common == R && R < int64(len(mine)) && sameSnapshot(mine[R].Snapshot, e.Snapshot) {
+		if common == R && R < int64(len(sums)) && sums[R] != "" && lostSum(e.Snapshot) == sums[R] {
 			common++
 		}
 		R, last = R+1, e
@@ -957,7 +1008,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 		return 0, "", false, err
 	}
 	if common != R {
-		if common >= int64(len(mine)) {
+		if common >= int64(len(sums)) {
 			return 0, "", false, nil
 		}
 		tip, err := store.ParseRecord(last.Snapshot)
@@ -984,13 +1035,22 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 		}
 		return 0, notice, false, nil
 	}
-	if R >= int64(len(mine)) {
+	if R >= int64(len(sums)) {
 		return 0, "", false, nil
 	}
-	if _, err := push(ctx, b, a.WorkflowID, R, mine[R:]); err != nil {
+	var mine []Entry // the archive's revisions the remote lacks
+	if err := line(func(e Entry) error {
+		if e.Revision > R {
+			mine = append(mine, e)
+		}
+		return nil
+	}); err != nil {
 		return 0, "", false, err
 	}
-	return len(mine[R:]), "", false, nil
+	if _, err := push(ctx, b, a.WorkflowID, R, mine); err != nil {
+		return 0, "", false, err
+	}
+	return len(mine), "", false, nil
 }
 
 // AskHistory is the step of a take-back's notice for this machine's changes left in the
@@ -1028,15 +1088,22 @@ func push(ctx context.Context, b remote.Backend, id string, after int64, es []En
 
 // archived is the history of the archive in dir (workflow id, up to revision rev) as entries.
 func archived(st *store.Store, dir, id string, rev int64) ([]Entry, error) {
+	each, err := archiveLine(st, dir, id, rev)
+	var out []Entry
+	if err == nil {
+		err = each(func(e Entry) error { out = append(out, e); return nil })
+	}
+	return out, err
+}
+
+// archiveLine is archived handing fn its entries one at a time, oldest first, built again at each
+// call (a long workflow's line, every revision a full copy of the record, is not held whole).
+func archiveLine(st *store.Store, dir, id string, rev int64) (func(fn func(Entry) error) error, error) {
 	_, j, err := st.ReadArchive(dir)
 	if err != nil {
 		return nil, err
 	}
-	states, err := j.States()
-	if err != nil {
-		return nil, err
-	}
-	return entries(id, 0, rev, states)
+	return func(fn func(Entry) error) error { return entries(id, 0, rev, j.EachState, fn) }, nil
 }
 
 func revisionOf(doc []byte) int64 {
@@ -1055,9 +1122,6 @@ func revisionOf(doc []byte) int64 {
 // sameSnapshot compares two records as JSON text without insignificant space: the journal
 // and the wire may indent differently.
 func sameSnapshot(a, b []byte) bool {
-	if len(a) > 0 && len(a) == len(b) && &a[0] == &b[0] {
-		return true // one copy, compared once already (readFrom)
-	}
 	var ca, cb bytes.Buffer
 	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
 		return false
