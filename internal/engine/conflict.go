@@ -54,7 +54,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 		}
 	}
 	if backup, err := e.st.RetireLegacy(l); err != nil {
-		out.Warnings = append(out.Warnings, err.Error())
+		out.Warnings = append(out.Warnings, leftToNextStart(err, "renames it"))
 	} else {
 		msg += "; the seed file is kept as " + backup
 	}

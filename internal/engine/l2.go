@@ -161,10 +161,15 @@ func (e *Engine) updateL2State(active string, f func(*l2State)) (_ *store.Notice
 const retryNote = " (Cairn retries after the next turn)"
 
 // notOwed is warning, about new lines owed (writeL2's), once noting them in l2-state failed
-// with err: no retry is promised, and what failed is said. A settling's lines (quiet) stay
-// owed in the l2-state it could not replace, or in the journal it reads them from again.
+// with err: no retry is promised, and what failed is said, of the line warning says owed, or
+// of one owed untried (after an older one owed) when it says none. A settling's lines (quiet)
+// stay owed in the l2-state it could not replace, or in the journal it reads them from again.
 func notOwed(warning string, err error) string {
-	return strings.Replace(warning, retryNote, "", 1) + "; nor could it be kept to be retried: " + withoutRetry(err.Error(), err)
+	why := withoutRetry(err.Error(), err)
+	if w := strings.Replace(warning, retryNote, "", 1); w != warning {
+		return w + "; nor could it be kept to be retried: " + why
+	}
+	return also(warning, "an auto-memory line to be written later could not be kept: "+why)
 }
 
 // activeID names the workflow in the active slot, "" when there is none or it cannot be read,

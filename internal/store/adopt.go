@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/durable"
-	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // LineRecord is one revision of a workflow's line brought from elsewhere (another machine's,
@@ -208,8 +206,7 @@ func (s *Store) encodeLine(id string, line Line, kept []byte) ([]byte, Record, e
 // checkEvent applies the checks every journal event passes: a valid kind, a detail free of
 // secrets but those the record kept holds already (checkText: a phase's name in a task's event
 // or in a sync's quote of one), scanned whole (a cut would keep the start of one past it), then cut to
-// MaxEventDetail bytes between characters, before a word the cut would make a secret of
-// (secrets.Cut: a token glued to more text).
+// MaxEventDetail bytes (cutDetail).
 func checkEvent(ev *Event, kept []byte) error {
 	if err := ValidName(ev.Kind); err != nil {
 		return fmt.Errorf("event kind: %w", err)
@@ -219,11 +216,7 @@ func checkEvent(ev *Event, kept []byte) error {
 		return f
 	}
 	if len(ev.Detail) > MaxEventDetail {
-		i := MaxEventDetail
-		for !utf8.RuneStart(ev.Detail[i]) {
-			i--
-		}
-		ev.Detail = secrets.Cut(ev.Detail, ev.Detail[:i])
+		ev.Detail = cutDetail(ev.Detail)
 	}
 	return nil
 }

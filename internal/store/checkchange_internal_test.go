@@ -100,3 +100,24 @@ func TestCheckEventTextDetail(t *testing.T) {
 		}
 	}
 }
+
+// A sync's event quoting a remote's event near the most a detail holds is cut to fit with the
+// quoted JSON whole: pulled on through a second remote, which quotes it again, a secret the
+// record kept is still told from a new one.
+func TestCutSyncDetailKeepsItsJSON(t *testing.T) {
+	shapes := secrettest.Shapes()
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	old := []byte(`{"state":` + q(shapes[3].Text) + `}`)
+	remote := `{"actor":"claude","from":` + q(shapes[3].Text) + `,"note":` + q(strings.Repeat("done é & ", 120)) + `,"to":"b"}`
+	ev := Event{Kind: "sync", Detail: "from origin: phase_advance " + remote}
+	for hop := range 3 {
+		if err := checkEvent(&ev, old); err != nil {
+			t.Fatalf("hop %d: %v", hop, err)
+		}
+		i := strings.IndexByte(ev.Detail, '{')
+		if len(ev.Detail) > MaxEventDetail || !json.Valid([]byte(ev.Detail[i:])) || !strings.Contains(ev.Detail, `"to":"b"`) {
+			t.Fatalf("hop %d: %d bytes, the quoted JSON cut: %s", hop, len(ev.Detail), ev.Detail)
+		}
+		ev = Event{Kind: "sync", Detail: "from second: sync " + ev.Detail}
+	}
+}

@@ -14,10 +14,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // A collection is a directory of NAME.json documents.
@@ -119,8 +121,11 @@ func checkChange(old, next []byte) error {
 // '[' on. The secret it returns is one of text but those old holds (keptOut, in the JSON).
 func checkText(old []byte, text string) *secrets.Finding {
 	f := secrets.ScanString(text)
-	i := strings.IndexAny(text, "{[")
-	if f == nil || i < 0 || strictjson.Check([]byte(text[i:])) != nil {
+	if f == nil {
+		return nil
+	}
+	i := quotedJSON(text)
+	if i < 0 {
 		return f
 	}
 	out := keptOut(old)
@@ -129,6 +134,46 @@ func checkText(old []byte, text string) *secrets.Finding {
 	}
 	n, _ := scrubbed([]byte(text[i:]), out)
 	return cmp.Or(secrets.ScanString(text[:i]+string(n)), secrets.ScanJSON(n))
+}
+
+// quotedJSON is where the JSON an event's detail ends with starts (checkText), -1 for none.
+func quotedJSON(text string) int {
+	i := strings.IndexAny(text, "{[")
+	if i < 0 || strictjson.Check([]byte(text[i:])) != nil {
+		return -1
+	}
+	return i
+}
+
+// cutDetail is detail cut to MaxEventDetail bytes. The JSON it ends with (quotedJSON) stays
+// JSON, so a sync's quote of it is checked as it was: its strings are cut to the most runes
+// that fit (secrets.Clip), one holding a secret to "…" (cut, a kept one would be new). Other
+// text, or JSON that does not fit so, is cut between characters, before a word the cut would
+// make a secret of (secrets.Cut: a token glued to more text).
+func cutDetail(detail string) string {
+	if i := quotedJSON(detail); i >= 0 {
+		clip := func(n int) string {
+			j, _ := scrubbed([]byte(detail[i:]), func(s, _ string, key bool) string {
+				switch c := secrets.Clip(s, n); {
+				case key || c == s:
+					return s
+				case secrets.ScanString(s) != nil:
+					return textsafe.Ellipsis
+				default:
+					return c
+				}
+			})
+			return detail[:i] + string(j)
+		}
+		if n := sort.Search(MaxEventDetail, func(n int) bool { return len(clip(n+1)) > MaxEventDetail }); n > 0 {
+			return clip(n)
+		}
+	}
+	i := MaxEventDetail
+	for !utf8.RuneStart(detail[i]) {
+		i--
+	}
+	return secrets.Cut(detail, detail[:i])
 }
 
 // keptOut is the rule checkChange and checkText share: what of old, a record, is put out of

@@ -486,7 +486,8 @@ func (s *Store) finishRetire(root string, l Legacy) *Notice {
 
 // migratedFrom reports whether the workflow l's record names was migrated from exactly the
 // seed file l as it is on disk now, and at which revision: its journal, the active one or an
-// archive's, holds the migration of l.Name, and migrating the file again as at that
+// archive's, holds the migration of l.Name (or a second copy of the workflow settled from it
+// was archived or put in the active slot), and migrating the file again as at that
 // migration's own time (legacy.migrated_at) gives the same record byte for byte. A seed file
 // left in place (its directory could not be written) is then never migrated a second time,
 // bringing back a workflow that was archived since.
@@ -506,7 +507,7 @@ func (s *Store) migratedFrom(root string, l Legacy) (int64, bool) {
 }
 
 // migrationArchive returns the first of archives whose journal holds the migration of exactly
-// the seed file l, of workflow id, and that migration's revision (see migratedFrom).
+// the seed file l (or that is that file archived as a second copy), of workflow id, and that migration's revision (see migratedFrom).
 func (s *Store) migrationArchive(root string, l Legacy, id string, archives []ArchiveInfo) (dir string, rev int64, ok bool) {
 	for _, a := range archives {
 		if a.WorkflowID != id {
@@ -516,6 +517,10 @@ func (s *Store) migrationArchive(root string, l Legacy, id string, archives []Ar
 			if rev, ok := s.holdsMigration(root, j, l); ok {
 				return a.Dir, rev, true
 			}
+		}
+		// A second copy archived as it was (ArchiveRecord) has no journal: its record is one.
+		if rec, err := s.ReadArchiveRecord(a.Dir); err == nil && a.Reason == "conflict" && s.migrationOf(root, l, rec) {
+			return a.Dir, a.Revision, true
 		}
 	}
 	return "", 0, false
@@ -546,26 +551,31 @@ func (s *Store) seedArchives(order []ArchiveInfo) []string {
 	}
 }
 
-// holdsMigration reports whether journal j holds the migration of exactly the seed file l, and
-// its revision (see migratedFrom).
+// holdsMigration reports whether journal j holds the migration of exactly the seed file l (a
+// revision of kind migrated: a seed's migration, or a second copy's put in the active slot),
+// and its revision (see migratedFrom).
 func (s *Store) holdsMigration(root string, j Journal, l Legacy) (int64, bool) {
-	detail := "from " + l.From.String() + " " + l.Name
-	i := slices.IndexFunc(j.Records, func(r Record) bool {
-		return r.Event.Kind == "migrated" && r.Event.Detail == detail && r.Snapshot != nil
-	})
-	if i < 0 {
-		return 0, false
+	for _, r := range j.Records {
+		if r.Event.Kind == "migrated" && s.migrationOf(root, l, r.Snapshot) {
+			return r.Revision, true
+		}
 	}
+	return 0, false
+}
+
+// migrationOf reports whether rec is the seed file l migrated: migrating it again as at rec's
+// own time (legacy.migrated_at) gives rec byte for byte.
+func (s *Store) migrationOf(root string, l Legacy, rec []byte) bool {
 	var m struct {
 		Legacy struct {
 			MigratedAt time.Time `json:"migrated_at"`
 		} `json:"legacy"`
 	}
-	if json.Unmarshal(j.Records[i].Snapshot, &m) != nil || m.Legacy.MigratedAt.IsZero() {
-		return 0, false
+	if rec == nil || json.Unmarshal(rec, &m) != nil || m.Legacy.MigratedAt.IsZero() {
+		return false
 	}
 	again, err := s.readLegacy(root, l.Name, m.Legacy.MigratedAt)
-	return j.Records[i].Revision, err == nil && bytes.Equal(again.Record, j.Records[i].Snapshot)
+	return err == nil && bytes.Equal(again.Record, rec)
 }
 
 // RetireLegacy renames a settled legacy file (and seed 002's execution.json beside it) to its

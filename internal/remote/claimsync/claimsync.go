@@ -1151,7 +1151,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	if !known && !pend && !runs {
 		return update()
 	}
-	if err := c.cl.Refresh(ctx); interrupted(ctx, err) {
+	if err := c.refresh(ctx); interrupted(ctx, err) {
 		return nil, interruptedError(task)
 	} else if err != nil { // out of reach: the claim lapses with its lease
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
@@ -1616,6 +1616,16 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 	return notes, t, t.over
 }
 
+// refresh reads the line on (claim.Refresh), saving a read cut short as far as it went: a line
+// too long to read in one call's time is read on by the next, not from the start again.
+func (c *clone) refresh(ctx context.Context) error {
+	err := c.cl.Refresh(ctx)
+	if err != nil && c.cl.State().Head != c.restored.Head {
+		c.save("")
+	}
+	return err
+}
+
 // keeps reports whether this clone keeps its claim of task, renewed: running here, or done here
 // and not yet pushed. Done is final, and reaches other machines only with a push: released (or
 // left to lapse) before, the claim would let another machine that has not read the done run
@@ -1633,7 +1643,7 @@ func (c *clone) routine(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	before := c.cl.Holders()
-	if err := c.cl.Refresh(ctx); err != nil {
+	if err := c.refresh(ctx); err != nil {
 		return false, err
 	}
 	now := c.cl.Holders()
@@ -1687,7 +1697,7 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 			c.settled(task)
 		}
 	}
-	if err := c.cl.Refresh(ctx); err != nil {
+	if err := c.refresh(ctx); err != nil {
 		return notes, lost, err
 	}
 	read := c.cl.Holders() // each task's entry changes only with its own claim below

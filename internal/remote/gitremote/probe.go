@@ -57,11 +57,11 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	defer b.mu.Unlock()
 	ref := b.remoteRef(probeName)
 	var oid, parent, reason, said string
-	for try := range 3 {
+	for try := range probeTries {
 		var err error
-		if try == 2 {
-			// Another probe's updates of the ref at the same time: this one takes a name of
-			// its own, which nothing else moves.
+		if try == probeTries-1 {
+			// Another probe's updates of the ref at the same time, each try: this one takes a
+			// name of its own, which nothing else moves (and a host that refuses deletions keeps).
 			nonce := make([]byte, 6)
 			rand.Read(nonce)
 			ref, parent = b.remoteRef(fmt.Sprintf("%s-%x", probeName, nonce)), ""
@@ -72,15 +72,14 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 		if reason, said, err = b.push(ctx, ref, parent, oid); err != nil {
 			return nil, err
 		}
-		if !strings.Contains(reason, "stale info") && !localLockBusy(said) || try == 2 {
+		if !strings.Contains(reason, "stale info") && !localLockBusy(said) || try == probeTries-1 {
 			break
 		}
-		if try == 0 {
-			// The ref is there: kept by a host that refuses deletions (or another probe's).
-			// The probe builds on it (a fast-forward, which such hosts take), adding no ref.
-			if parent, err = b.probeTip(ctx, ref); err != nil {
-				return nil, err
-			}
+		// The ref is there, or moved: kept by a host that refuses deletions, or another
+		// probe's. The probe builds on it as it is now (a fast-forward, which such hosts take),
+		// adding no ref: each try lost is another probe's push landed.
+		if parent, err = b.probeTip(ctx, ref); err != nil {
+			return nil, err
 		}
 	}
 	if strings.Contains(reason, "stale info") {
@@ -115,6 +114,11 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	}
 	return nil, kept
 }
+
+// probeTries is how many pushes a probe makes: on the probe ref while other probes (cairn
+// doctors at once) move it, each landing at most twice (its push, its deletion), then on one of
+// its own.
+const probeTries = 8
 
 // probeName is the probe ref's name in each namespace: one fixed name, which no workflow id
 // takes (a Heads never reports it), so that a host that keeps it keeps one, not one per probe.
