@@ -79,10 +79,7 @@ func (e *Engine) Snapshot() (Snapshot, error) {
 // the only one that can tell it.
 func (e *Engine) SnapshotNotices() (Snapshot, []string, error) {
 	r, notices, err := e.active()
-	var told []string
-	for _, n := range notices {
-		told = append(told, n.Message)
-	}
+	told := messages(notices)
 	if err != nil || r == nil {
 		return Snapshot{}, told, err
 	}
@@ -113,9 +110,7 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []string, err error) {
 	var r *workflow.Record
 	w, err := e.st.ReadWorkflow()
-	for _, nt := range w.Notices {
-		notices = append(notices, nt.Message)
-	}
+	notices = messages(w.Notices)
 	unreadable := false // a snapshot that is not a record this Cairn reads (a hand edit)
 	if errors.Is(err, store.ErrNotFound) {
 		err = nil
@@ -354,13 +349,7 @@ func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, Archived, er
 		return nil, nil, Archived{}, err
 	}
 	data := f.data
-	var notices []string
-	if f.notice != "" {
-		notices = append(notices, f.notice)
-	}
-	if n := notWhole(id, data); n != "" {
-		notices = append(notices, n)
-	}
+	notices := warned(nil, f.notice, notWhole(id, data))
 	r, err := store.ParseRecord(data)
 	if err != nil || len(r.History) < workflow.MaxHistory {
 		return data, notices, f.as, nil // every move it made is on the record: the journal adds none
@@ -453,21 +442,16 @@ func (e *Engine) HistoryNotices(id string) ([]Event, []string, Archived, error) 
 	if err != nil {
 		return nil, nil, Archived{}, err
 	}
-	out := events(j.Records)
-	path := f.path
-	var notices []string
-	if f.notice != "" {
-		notices = append(notices, f.notice)
-	}
+	notices := warned(nil, f.notice)
 	if n := len(j.Problems); n > 0 {
 		const most = 3
 		why := strings.Join(j.Problems[:min(n, most)], "; ")
 		if n > most {
 			why += fmt.Sprintf("; +%d more", n-most)
 		}
-		notices = append(notices, fmt.Sprintf("the history of %s leaves out what its journal holds that Cairn cannot read, kept there as it is (%s): look at it in %s", id, why, path))
+		notices = append(notices, fmt.Sprintf("the history of %s leaves out what its journal holds that Cairn cannot read, kept there as it is (%s): look at it in %s", id, why, f.path))
 	}
-	return out, notices, f.as, nil
+	return events(j.Records), notices, f.as, nil
 }
 
 // HistorySince is History of the active workflow id's changes after revision after, read back
