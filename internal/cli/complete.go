@@ -192,7 +192,7 @@ func (a *app) argValues(cmd string, pos []string) []string {
 		return []string{"pending", "running", "done", "failed"}
 	case (cmd == "show" || cmd == "history") && n == 0:
 		if e, err := a.stateEngine(); err == nil {
-			all, _ := e.List()
+			all, _, _ := e.ListRecent(0)
 			var ids []string
 			for _, s := range all {
 				ids = append(ids, s.WorkflowID)

@@ -131,13 +131,19 @@ func runVarsSet(a *app, pos []string, e *engine.Engine) error {
 	return a.wrote(e.SetVars(map[string]string{pos[0]: pos[1]}))
 }
 
+// readVars is the variables keys name (all for none), what the read said on stderr: stdout is
+// the values alone.
+func (a *app) readVars(e *engine.Engine, keys []string) (map[string]string, error) {
+	r, err := e.ReadVars(keys)
+	a.warn(append(r.Notices, r.Withheld...)...)
+	return r.Vars, err
+}
+
 func runVarsGet(a *app, pos []string, e *engine.Engine) error {
-	r, err := e.ReadVars(pos)
+	kv, err := a.readVars(e, pos)
 	if err != nil {
 		return err
 	}
-	kv := r.Vars
-	a.warn(append(r.Notices, r.Withheld...)...) // on stderr: stdout is the value alone
 	v, ok := kv[pos[0]]
 	if !ok {
 		if err := neverSet(pos[0], kv); err != nil {
@@ -180,12 +186,10 @@ func (a *app) terminalSafe(s string) string {
 }
 
 func runVarsExport(a *app, _ []string, e *engine.Engine) error {
-	r, err := e.ReadVars(nil)
+	kv, err := a.readVars(e, nil)
 	if err != nil {
 		return err
 	}
-	kv := r.Vars
-	a.warn(append(r.Notices, r.Withheld...)...) // on stderr: stdout is what eval takes
 	if a.json {
 		return a.printJSON(kv)
 	}

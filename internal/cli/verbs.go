@@ -220,7 +220,7 @@ func writeType(a *app, t typeInfo) {
 
 // readRecord reads a workflow record, active or archived.
 func readRecord(e *engine.Engine, id string) (*workflow.Record, error) {
-	data, err := e.Show(id)
+	data, _, _, err := e.ShowNotices(id)
 	if err != nil {
 		return nil, err
 	}

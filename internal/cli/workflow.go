@@ -19,14 +19,6 @@ type strs []string
 func (s *strs) String() string     { return strings.Join(*s, ",") }
 func (s *strs) Set(v string) error { *s = append(*s, v); return nil }
 
-// last is the value given last, "" when none was.
-func (s strs) last() string {
-	if len(s) == 0 {
-		return ""
-	}
-	return s[len(s)-1]
-}
-
 func runStart(a *app, pos []string, _ *engine.Engine) error {
 	req := engine.StartRequest{Type: pos[0], Context: pos[1], WorkflowID: a.opt.id, Scope: a.opt.scope, TTL: a.opt.ttl,
 		Replace: a.opt.replace}
@@ -164,7 +156,7 @@ func runTask(a *app, pos []string, e *engine.Engine) error {
 	if n := len(a.opt.outputs); n > 1 {
 		return a.usageErr("--output given %d times: a task records one output (transition takes several)", n)
 	}
-	req := engine.TaskRequest{ID: pos[0], Status: pos[1], Output: a.opt.outputs.last(), Note: a.opt.note}
+	req := engine.TaskRequest{ID: pos[0], Status: pos[1], Output: optional(a.opt.outputs, ""), Note: a.opt.note}
 	// With sharing on, running claims the task on the remote first (claimsync).
 	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
 	// Its git, in a session of its own, ends with cairn on Ctrl-C, SIGTERM or SIGHUP. With

@@ -204,9 +204,7 @@ func (e *Engine) finishCompleted(res *Result, r *workflow.Record, inSlot bool) {
 		res.Changed = true
 		res.Message += "; the earlier call had not archived it, so it is archived now"
 		res.retention(info)
-		if w := e.ended(r.WorkflowID, r.Revision, workflow.CompletionLine(r)); w != "" {
-			res.Warnings = append(res.Warnings, w)
-		}
+		res.Warnings = warned(res.Warnings, e.ended(r.WorkflowID, r.Revision, workflow.CompletionLine(r)))
 	}
 }
 
@@ -222,9 +220,7 @@ func (e *Engine) endingLeft(res *Result, a store.ArchiveInfo) {
 			if r, err := store.ParseRecord(data); err == nil && r.WorkflowID == a.WorkflowID {
 				res.Changed = true
 				res.Message += "; the earlier call had not recorded its ending, so it is recorded now"
-				if w := e.ended(r.WorkflowID, endingRev(r, a.Reason), endingLine(r, a.Reason)); w != "" {
-					res.Warnings = append(res.Warnings, w)
-				}
+				res.Warnings = warned(res.Warnings, e.ended(r.WorkflowID, endingRev(r, a.Reason), endingLine(r, a.Reason)))
 				return
 			}
 		}

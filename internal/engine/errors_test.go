@@ -23,7 +23,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{"transition refused", &workflow.TransitionError{Type: "apex", From: "plan"}, Refused},
 		{"conflict", fmt.Errorf("moving: %w", &workflow.ConflictError{WorkflowID: "w"}), Refused},
-		{"no active workflow", errNoActive(), Refused},
+		{"no active workflow", errNoActive{}, Refused},
 		{"bad name", &store.NameError{Name: "../x", Reason: "it contains .."}, Refused},
 		{"bad json", fmt.Errorf("saving: %w", &strictjson.Error{Reason: "duplicate key"}), Refused},
 		{"untyped", errors.New("unknown workflow type"), Refused},

@@ -98,6 +98,24 @@ type Result struct {
 	Next             string `json:"next,omitempty"`
 }
 
+// warned is ws with each of more that says something.
+func warned(ws []string, more ...string) []string {
+	for _, w := range more {
+		if w != "" {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// messages are the notices' messages.
+func messages(ns []store.Notice) (out []string) {
+	for _, n := range ns {
+		out = append(out, n.Message)
+	}
+	return out
+}
+
 // op computes a change of the active workflow (cur is nil when there is none).
 type op func(cur *workflow.Record) (workflow.Result, error)
 
@@ -151,9 +169,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 				default:
 					outputs, artifacts, _ = workflow.FitKept(wres.Record, len(b), strictjson.MaxSize)
 				}
-				if w := leftOut(wres.Record.WorkflowID, moves, outputs, artifacts, checkpoints); w != "" {
-					wres.Warnings = append(wres.Warnings, w)
-				}
+				wres.Warnings = warned(wres.Warnings, leftOut(wres.Record.WorkflowID, moves, outputs, artifacts, checkpoints))
 			}
 		}
 		return wres.Record, e.event(string(wres.Event), eventDetail{From: wres.From, To: wres.To, Subject: wres.Subject}, note), nil
@@ -166,13 +182,9 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 	}
 	res := &Result{Changed: sres.Changed, Workflow: sres.Data, Revision: sres.Revision, Warnings: wres.Warnings}
 	e.where(res, wres.Record)
-	for _, n := range sres.Notices {
-		res.Warnings = append(res.Warnings, n.Message)
-	}
+	res.Warnings = append(res.Warnings, messages(sres.Notices)...)
 	if sres.Changed && wres.L2 != "" {
-		if w := e.writeL2(sres.ID, sres.Revision, wres.L2); w != "" {
-			res.Warnings = append(res.Warnings, w)
-		}
+		res.Warnings = warned(res.Warnings, e.writeL2(sres.ID, sres.Revision, wres.L2))
 	}
 	return res, wres, nil
 }
@@ -382,7 +394,7 @@ func (e *Engine) noteKept(what, from, to, note string) error {
 func needActive(f op) op {
 	return func(r *workflow.Record) (workflow.Result, error) {
 		if r == nil {
-			return workflow.Result{}, errNoActive()
+			return workflow.Result{}, errNoActive{}
 		}
 		return f(r)
 	}
@@ -414,15 +426,13 @@ func (e *Engine) definitionLost(r *workflow.Record) error {
 
 // errNoActive names one next step for a model that called a write tool with nothing active:
 // resume_check says what is on record and the step from there (resume, or start_workflow).
-func errNoActive() error { return noActiveError{} }
+type errNoActive struct{}
 
-type noActiveError struct{}
-
-func (noActiveError) Error() string {
+func (errNoActive) Error() string {
 	return ErrNoActiveWorkflow.Error() + "; call resume_check, which says what is on record and the one step from there"
 }
 
-func (noActiveError) Unwrap() error { return ErrNoActiveWorkflow }
+func (errNoActive) Unwrap() error { return ErrNoActiveWorkflow }
 
 // Start begins a workflow in its definition's first phase. An active workflow is refused
 // unless r.Replace, in which case it is archived as "replaced" first (kept, not lost); the
@@ -453,9 +463,7 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, n := range notices {
-			told = append(told, n.Message)
-		}
+		told = append(told, messages(notices)...)
 		if cur != nil && startedAlready(def, cur, r) {
 			if check {
 				return nil, nil
@@ -463,17 +471,13 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 			res := &Result{Message: fmt.Sprintf("%s workflow %s was already started with this context, in phase %s; nothing changed", def.Name, cur.WorkflowID, cur.State),
 				Revision: cur.Revision, Warnings: told}
 			// Started in another live session: the work is that session's, not this one's.
-			if w := e.liveOwnerWarning(cur); w != "" {
-				res.Warnings = append(res.Warnings, w)
-			}
+			res.Warnings = warned(res.Warnings, e.liveOwnerWarning(cur))
 			// A crash between the start and the replaced workflow's line left it unwritten.
 			if old, by := e.replacedLast(r.Replace); old != nil && by == cur.WorkflowID {
 				if w, wrote := e.abandonLeft(old); wrote {
 					res.Changed = true
 					res.Message = fmt.Sprintf("%s workflow %s was already started with this context, in phase %s; the earlier call had not recorded the end of the workflow it replaced, %s, so it is recorded now", def.Name, cur.WorkflowID, cur.State, old.WorkflowID)
-					if w != "" {
-						res.Warnings = append(res.Warnings, w)
-					}
+					res.Warnings = warned(res.Warnings, w)
 				}
 			}
 			res.Workflow, _ = json.Marshal(cur)
@@ -488,7 +492,7 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 		if r.Replace && (cur == nil || cur.Status == workflow.StatusArchived) {
 			old, by := e.replacedLast(cur == nil)
 			if cur != nil && !e.takenBySync(cur) {
-				old, by = cur, replacedBy(cur)
+				old, by = cur, ReplacedBy(cur)
 			}
 			if old != nil && by != "" && e.idTaken(by) == nil &&
 				(r.WorkflowID == "" && strings.HasPrefix(by, def.Name+"-") || strings.TrimSpace(r.WorkflowID) == by) {
@@ -577,15 +581,12 @@ func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
 			if cur == nil {
 				res.Message += fmt.Sprintf("; the previous workflow %s was archived by the earlier call", left.WorkflowID)
 			}
-			if w, _ := e.abandonLeft(left); w != "" {
-				res.Warnings = append(res.Warnings, w)
-			}
+			w, _ := e.abandonLeft(left)
+			res.Warnings = warned(res.Warnings, w)
 		}
 		if abandoned != nil {
 			// Memory must not go on calling the replaced workflow active.
-			if w := e.writeL2(abandoned.WorkflowID, abandoned.Revision+1, workflow.AbandonLine(abandoned)); w != "" {
-				res.Warnings = append(res.Warnings, w)
-			}
+			res.Warnings = warned(res.Warnings, e.writeL2(abandoned.WorkflowID, abandoned.Revision+1, workflow.AbandonLine(abandoned)))
 		}
 		res.Warnings = append(told, res.Warnings...)
 		e.awaiting(res, def, wres.Record)
@@ -659,7 +660,7 @@ func (e *Engine) replacedLast(look bool) (*workflow.Record, string) {
 	if err != nil || r.WorkflowID != a.WorkflowID || bySync(tail, r.Revision) {
 		return nil, "" // one a sync took was replaced on another machine: no crash of this one's
 	}
-	by := replacedBy(r)
+	by := ReplacedBy(r)
 	if by == "" {
 		return nil, ""
 	}
@@ -685,11 +686,8 @@ func bySync(recs []store.Record, rev int64) bool {
 	return slices.ContainsFunc(recs, func(j store.Record) bool { return j.Revision == rev && j.Event.Kind == SyncEvent })
 }
 
-// ReplacedBy is replacedBy, for a sync that took r from another machine.
-func ReplacedBy(r *workflow.Record) string { return replacedBy(r) }
-
-// replacedBy is the id of the workflow a replacing start marked r replaced by, or "".
-func replacedBy(r *workflow.Record) string {
+// ReplacedBy is the id of the workflow a replacing start marked r replaced by, or "".
+func ReplacedBy(r *workflow.Record) string {
 	if r.Status != workflow.StatusArchived || len(r.History) == 0 {
 		return ""
 	}
@@ -764,7 +762,7 @@ func (e *Engine) archiveReason(cur *workflow.Record) string {
 	case workflow.StatusCompleted:
 		return "completed"
 	case workflow.StatusArchived: // marked, and a crash (or another process) kept it in the slot
-		if replacedBy(cur) == "" {
+		if ReplacedBy(cur) == "" {
 			// cairn archive's, here or on a machine a sync took it from: the reason its
 			// archive event notes, when that is the record's last change, else "archived".
 			status, _ := archiveStatus(e.lastEventNote(cur, "archive"))
@@ -1134,22 +1132,17 @@ func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
 // finishing the archive kept aside, and where.
 func (res *Result) retention(info store.ArchiveInfo) {
 	notices, warning := ArchiveReport(info)
-	res.Warnings = append(res.Warnings, notices...)
 	if p := PrunedLine(info); p != "" {
 		res.Message += "; " + p
 	}
-	if warning != "" {
-		res.Warnings = append(res.Warnings, warning)
-	}
+	res.Warnings = warned(append(res.Warnings, notices...), warning)
 }
 
 // ArchiveReport says what making an archive did besides the archive itself: what finishing it
 // kept aside, and where (notices), and why retention could not remove older archives this time
 // (warning, "" when it could). Every caller that makes an archive reports it through this.
 func ArchiveReport(info store.ArchiveInfo) (notices []string, warning string) {
-	for _, n := range info.Notices {
-		notices = append(notices, n.Message)
-	}
+	notices = messages(info.Notices)
 	if info.PruneErr != nil {
 		warning = pruneFailed + info.PruneErr.Error()
 	}
@@ -1462,11 +1455,9 @@ func (e *Engine) getVars(keys []string) (kv map[string]string, withheld, told []
 		return nil, nil, nil, err
 	}
 	if r == nil {
-		return nil, nil, nil, errNoActive()
+		return nil, nil, nil, errNoActive{}
 	}
-	for _, n := range notices {
-		told = append(told, n.Message)
-	}
+	told = append(told, messages(notices)...)
 	all := len(keys) == 0
 	if all {
 		keys = slices.Sorted(maps.Keys(r.Vars))
@@ -1583,7 +1574,7 @@ func (e *Engine) LoadPhaseCheckpoint(phase string) (json.RawMessage, error) {
 		return nil, err
 	}
 	if r == nil {
-		return nil, errNoActive()
+		return nil, errNoActive{}
 	}
 	data, ok := r.Phases[phase].Metadata["checkpoint"]
 	if !ok {
@@ -1772,10 +1763,7 @@ func (e *Engine) AppendLog(name string, entry json.RawMessage) (*Result, error) 
 	err := e.st.AppendLog(name, entry)
 	// An unfinished last line set aside, said once here: the append that moved it is what
 	// the caller reads, whether or not it then failed.
-	var told []string
-	for _, n := range e.st.TakeNotices() {
-		told = append(told, n.Message)
-	}
+	told := messages(e.st.TakeNotices())
 	if err != nil {
 		if f := secrets.InRefusal(entry, err); f != nil {
 			return nil, fmt.Errorf("log %q entry not appended: %w", name, f)
@@ -1927,7 +1915,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 			return res, nil
 		}
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, errNoActive()
+			return nil, errNoActive{}
 		}
 		if wres.Changed {
 			// Its end is on record (a revision a sync shares): only the move failed, which
@@ -1947,9 +1935,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	res := &Result{Changed: true, Message: msg, Warnings: wres.Warnings}
 	res.retention(info)
 	if cur.WorkflowID == info.WorkflowID {
-		if w := e.ended(cur.WorkflowID, cur.Revision+1, endingLine(cur, status)); w != "" {
-			res.Warnings = append(res.Warnings, w)
-		}
+		res.Warnings = warned(res.Warnings, e.ended(cur.WorkflowID, cur.Revision+1, endingLine(cur, status)))
 	}
 	return res, nil
 }

@@ -138,6 +138,13 @@ func keptNotListed(err error) string {
 func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out := &Resume{}
 	var eye []string // what the user should see in a systemMessage
+	// next makes the next step the agent's, or the person's for a person.
+	next := func(agent, person string) {
+		out.Next = agent
+		if opt.Person {
+			out.Next = person
+		}
+	}
 
 	r, read, err := e.activeRead()
 	notices := read.Notices
@@ -232,7 +239,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 
 	if r != nil && opt.Apply && l1ok {
-		r = e.applyReadProtocol(r, now, out, &eye, opt)
+		r = e.readProtocol(r, now, out, &eye, opt, 1)
 		now = e.now() // r may have been read again there, and written since the first read
 	} else if e.archivedAtRead(r, now, opt) {
 		// A read without Apply: the next one with it archives it, if it can write.
@@ -252,9 +259,8 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 	}
 	if opt.Apply && l1ok {
-		if _, _, w := e.settleL2(r); w != "" {
-			out.Warnings = append(out.Warnings, w)
-		}
+		_, _, w := e.settleL2(r)
+		out.Warnings = warned(out.Warnings, w)
 	}
 
 	var def *workflow.Definition
@@ -329,9 +335,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			if opt.Apply && l1ok {
 				// Memory goes on calling it active, in every session's context, until its
 				// ending's line is written: nothing else owes it.
-				if w := e.ended(ar.WorkflowID, endingRev(ar, a.Reason), out.Ended); w != "" {
-					out.Warnings = append(out.Warnings, w)
-				}
+				out.Warnings = warned(out.Warnings, e.ended(ar.WorkflowID, endingRev(ar, a.Reason), out.Ended))
 			}
 		}
 	}
@@ -377,19 +381,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		// Every change would be refused: going on with the phase is not the step, and the
 		// cause (another user's directory, a read-only mount, a mode) is doctor's to name.
 		const head, kept = "The workflow state cannot be written", ", so no change to it would be kept"
-		out.Next = doctorStep(head+seeWarning+kept, false)
-		if opt.Person {
-			out.Next = doctorStep(head+kept, true)
-		}
+		next(doctorStep(head+seeWarning+kept, false), doctorStep(head+kept, true))
 	}
 	if !l1ok && (out.Next == workflow.NothingToResume || plan.Tier == workflow.TierL2Only) {
 		// The user's request need not wait, but the user is told: a workflow started would be
 		// refused, memory's position line or not.
 		const head = "No workflow can be recorded"
-		out.Next = head + seeWarning + ": ask the user to run `cairn doctor`, which says what to fix. Then go on with the user's request; a workflow can be started once the state directory is writable."
-		if opt.Person {
-			out.Next = head + ": run `cairn doctor`, which says what to fix."
-		}
+		next(head+seeWarning+": ask the user to run `cairn doctor`, which says what to fix. Then go on with the user's request; a workflow can be started once the state directory is writable.",
+			head+": run `cairn doctor`, which says what to fix.")
 	}
 	// Nothing to resume: none, or one that ended, whose archiving waits for room.
 	none := r == nil || r.Status != workflow.StatusActive
@@ -477,20 +476,16 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 				again, free = "some inodes are freed", "free some inodes"
 			}
 			settled := strings.ToUpper(what[:1]) + what[1:] + ", so the workflow state could not be settled" + seeWarning
-			out.Next = settled + ": tell the user " + what + "; do not delete or move files to make room. Call " + ToolPrefix + "resume_check again once " + again + "; start no new work before."
-			if opt.Person {
-				out.Next = settled + ": " + free + ", then run cairn status again."
-			}
+			next(settled+": tell the user "+what+"; do not delete or move files to make room. Call "+ToolPrefix+"resume_check again once "+again+"; start no new work before.",
+				settled+": "+free+", then run cairn status again.")
 		}
 	}
 	if ids := damagedIDs(damaged); len(ids) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
 		out.WorkflowID = ids[0]
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
-		out.Next = doctorStep("The workflow's snapshot and journal are damaged and kept"+seeWarning, false)
-		if opt.Person {
-			out.Next = "The workflow's snapshot and journal are damaged and kept" + seeWarning + ": " + DoctorSetsAside + "."
-		}
+		const head = "The workflow's snapshot and journal are damaged and kept" + seeWarning
+		next(doctorStep(head, false), head+": "+DoctorSetsAside+".")
 	}
 	if unr, ok := errors.AsType[*store.UnreadableError](err); ok && newer == nil {
 		// There but not readable as a file: on record all the same.
@@ -502,17 +497,12 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		if e.rebuildsOnceMoved() {
 			// Doctor's step: the journal holds the workflow, and the next read rebuilds from it.
 			const head = "The workflow snapshot cannot be read and was left as it is" + seeWarning
-			out.Next = doctorStep(head, false)
-			if opt.Person {
-				out.Next = head + ": " + e.moveOut() + ", then run `cairn status`, which rebuilds it from the journal; start no new work before."
-			}
+			next(doctorStep(head, false), head+": "+e.moveOut()+", then run `cairn status`, which rebuilds it from the journal; start no new work before.")
 		}
 		if foreignSnapshot(err) {
 			// Another tool's file or a newer Cairn's, not damage: the warning's one step.
-			out.Next = doctorStep("The workflow snapshot holds no workflow record this Cairn reads and was left as it is"+seeWarning, false)
-			if opt.Person {
-				out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is: " + e.moveOut() + ", then run `cairn status`; start no new work before."
-			}
+			const head = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is"
+			next(doctorStep(head+seeWarning, false), head+": "+e.moveOut()+", then run `cairn status`; start no new work before.")
 		}
 	}
 	if store.OtherUsers(err) && newer == nil {
@@ -521,10 +511,8 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		const head = "The workflow state belongs to another user, as after a cairn run with sudo, and was left as it is" + seeWarning + ": "
 		// The command itself: the warning, cut to its length in the report, may lose it.
 		cmd := cmp.Or(store.GiveBack(err), "the sudo chown command the warning gives")
-		out.Next = head + "ask the user to run " + cmd + ", then call " + ToolPrefix + "resume_check again; start no new work before."
-		if opt.Person {
-			out.Next = head + "run the sudo chown command the warning gives, then run `cairn status` again; start no new work before."
-		}
+		next(head+"ask the user to run "+cmd+", then call "+ToolPrefix+"resume_check again; start no new work before.",
+			head+"run the sudo chown command the warning gives, then run `cairn status` again; start no new work before.")
 	}
 	if re, ok := errors.AsType[*recordError](err); ok {
 		out.WorkflowID, out.Type, out.Phase, out.Tier = re.id, "unknown", "unknown", "Damaged"
@@ -534,10 +522,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		// An older record this Cairn could not convert: on record, and left for a person.
 		out.WorkflowID, out.Type, out.Phase, out.Tier = ue.ID, "unknown", "unknown", "Damaged"
 		// Doctor does not read old formats: the warning holds the one fix, the person's to make.
-		out.Next = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning + ": ask the user to correct it by hand as the warning says, then call " + ToolPrefix + "resume_check again; start no new work before."
-		if opt.Person {
-			out.Next = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning + ": correct it by hand as the warning says, then run `cairn status`; start no new work before."
-		}
+		const head = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning
+		next(head+": ask the user to correct it by hand as the warning says, then call "+ToolPrefix+"resume_check again; start no new work before.",
+			head+": correct it by hand as the warning says, then run `cairn status`; start no new work before.")
 	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.
@@ -725,13 +712,6 @@ func withoutRetry(msg string, err error) string {
 	return msg
 }
 
-// applyReadProtocol archives a finished or expired workflow and recovers an interrupted one.
-// It returns the record still active afterwards, or nil. Nothing the owning session reads
-// mid-work (ownerMidWork) is expired.
-func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, opt ResumeOptions) *workflow.Record {
-	return e.readProtocol(r, now, out, eye, opt, 1)
-}
-
 // ownerMidWork reports whether the read is the owning session's own, mid-work, so that r's
 // TTL does not expire it: the SessionStart after that session's compaction (its session id),
 // or its resume_check from a client running it (its session id, followed through the client's
@@ -780,9 +760,7 @@ func (e *Engine) archiveFinished(r *workflow.Record, out *Resume) *workflow.Reco
 	}
 	pruneWarning(out, info)
 	// The report's one line about the ending says it; no notice repeats it.
-	if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, e.archiveReason(r))); w != "" {
-		out.Warnings = append(out.Warnings, w)
-	}
+	out.Warnings = warned(out.Warnings, e.ended(r.WorkflowID, r.Revision, endingLine(r, e.archiveReason(r))))
 	return nil
 }
 
@@ -800,7 +778,9 @@ func (e *Engine) ArchiveEnded() (freed bool, warnings []string) {
 	return left == nil || left.WorkflowID != r.WorkflowID, out.Warnings
 }
 
-// readProtocol is applyReadProtocol; an expiry another process's change overtook (a move, a
+// readProtocol archives a finished or expired workflow and recovers an interrupted one. It
+// returns the record still active afterwards, or nil. Nothing the owning session reads
+// mid-work (ownerMidWork) is expired. An expiry another process's change overtook (a move, a
 // heartbeat, between this read and the expiry's write) reads the workflow again and goes on
 // with that, again times at most.
 func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, opt ResumeOptions, again int) *workflow.Record {
@@ -924,10 +904,7 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (msg string, info store
 	} else if err != nil {
 		return "", info, warnings, fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
 	}
-	if w := e.ended(r.WorkflowID, r.Revision+1, res.L2); w != "" {
-		warnings = append(warnings, w)
-	}
-	return msg, info, warnings, nil
+	return msg, info, warned(warnings, e.ended(r.WorkflowID, r.Revision+1, res.L2)), nil
 }
 
 // ExpireTTL expires the active workflow if its TTL has passed (dry run: only says so).
@@ -1003,9 +980,7 @@ func (e *Engine) archiveEnded(r *workflow.Record) (*Result, error) {
 	res.Changed = true
 	res.Message += fmt.Sprintf("; %s, so it is archived now in archive/%s", earlier, info.Dir)
 	res.retention(info)
-	if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, reason)); w != "" {
-		res.Warnings = append(res.Warnings, w)
-	}
+	res.Warnings = warned(res.Warnings, e.ended(r.WorkflowID, r.Revision, endingLine(r, reason)))
 	return res, nil
 }
 

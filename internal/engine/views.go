@@ -79,10 +79,7 @@ func (e *Engine) Snapshot() (Snapshot, error) {
 // the only one that can tell it.
 func (e *Engine) SnapshotNotices() (Snapshot, []string, error) {
 	r, notices, err := e.active()
-	var told []string
-	for _, n := range notices {
-		told = append(told, n.Message)
-	}
+	told := messages(notices)
 	if err != nil || r == nil {
 		return Snapshot{}, told, err
 	}
@@ -93,14 +90,8 @@ func (e *Engine) SnapshotNotices() (Snapshot, []string, error) {
 	return s, told, nil
 }
 
-// List returns the active workflow (if any) and the archived ones, newest first.
-func (e *Engine) List() ([]Summary, error) {
-	out, _, err := e.ListRecent(0)
-	return out, err
-}
-
-// ListRecent is List with at most n archives (all when n <= 0), and whether older archives
-// were left out. The archives come from archive/index.jsonl; none is opened. With the active
+// ListRecent returns the active workflow (if any) and the archived ones, newest first, at most
+// n archives (all when n <= 0), and whether older archives were left out. The archives come from archive/index.jsonl; none is opened. With the active
 // state written by a newer Cairn, the list is whole, that state a "newer" line of it, and the
 // error is a *NewerStateError all the same: a caller that stops on it starts nothing over it.
 func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
@@ -113,9 +104,7 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []string, err error) {
 	var r *workflow.Record
 	w, err := e.st.ReadWorkflow()
-	for _, nt := range w.Notices {
-		notices = append(notices, nt.Message)
-	}
+	notices = messages(w.Notices)
 	unreadable := false // a snapshot that is not a record this Cairn reads (a hand edit)
 	if errors.Is(err, store.ErrNotFound) {
 		err = nil
@@ -338,29 +327,17 @@ func idSaid(id string) string {
 	return "with that id"
 }
 
-// Show returns a workflow record by id, active or archived, with its whole phase history: the
-// record keeps only the newest workflow.MaxHistory entries, the journal all of them.
-func (e *Engine) Show(id string) (json.RawMessage, error) {
-	data, _, _, err := e.ShowNotices(id)
-	return data, err
-}
-
-// ShowNotices is Show with what it could not read, for the person (a record whose journal
-// cannot be read is shown all the same, with the moves it keeps itself), and the archive it
-// was read from.
+// ShowNotices returns a workflow record by id, active or archived, with its whole phase
+// history (the record keeps only the newest workflow.MaxHistory entries, the journal all of
+// them), with what it could not read, for the person (a record whose journal cannot be read
+// is shown all the same, with the moves it keeps itself), and the archive it was read from.
 func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, Archived, error) {
 	f, err := e.find(id)
 	if f.data == nil {
 		return nil, nil, Archived{}, err
 	}
 	data := f.data
-	var notices []string
-	if f.notice != "" {
-		notices = append(notices, f.notice)
-	}
-	if n := notWhole(id, data); n != "" {
-		notices = append(notices, n)
-	}
+	notices := warned(nil, f.notice, notWhole(id, data))
 	r, err := store.ParseRecord(data)
 	if err != nil || len(r.History) < workflow.MaxHistory {
 		return data, notices, f.as, nil // every move it made is on the record: the journal adds none
@@ -387,7 +364,7 @@ func notWhole(id string, data []byte) string {
 	return ""
 }
 
-// show is Show of r, read from data, with the moves its journal j holds that r no longer does.
+// show is ShowNotices of r, read from data, with the moves its journal j holds that r no longer does.
 func (e *Engine) show(r *workflow.Record, data []byte, j store.Journal) json.RawMessage {
 	if len(j.Records) == 0 {
 		return data
@@ -435,15 +412,9 @@ func joinHistory(log, recent []workflow.HistoryEntry) []workflow.HistoryEntry {
 	return append(log[:len(log):len(log)], recent...)
 }
 
-// History returns a workflow's journal, oldest first.
-func (e *Engine) History(id string) ([]Event, error) {
-	evs, _, _, err := e.HistoryNotices(id)
-	return evs, err
-}
-
-// HistoryNotices is History with what it left out, for the person (journal lines Cairn cannot
-// read, another tool's or damaged, and gaps in the sequence, which the journal keeps as they
-// are), and the archive it was read from.
+// HistoryNotices returns a workflow's journal, oldest first, with what it left out, for the
+// person (journal lines Cairn cannot read, another tool's or damaged, and gaps in the
+// sequence, which the journal keeps as they are), and the archive it was read from.
 func (e *Engine) HistoryNotices(id string) ([]Event, []string, Archived, error) {
 	f, err := e.find(id)
 	if err != nil {
@@ -453,24 +424,19 @@ func (e *Engine) HistoryNotices(id string) ([]Event, []string, Archived, error) 
 	if err != nil {
 		return nil, nil, Archived{}, err
 	}
-	out := events(j.Records)
-	path := f.path
-	var notices []string
-	if f.notice != "" {
-		notices = append(notices, f.notice)
-	}
+	notices := warned(nil, f.notice)
 	if n := len(j.Problems); n > 0 {
 		const most = 3
 		why := strings.Join(j.Problems[:min(n, most)], "; ")
 		if n > most {
 			why += fmt.Sprintf("; +%d more", n-most)
 		}
-		notices = append(notices, fmt.Sprintf("the history of %s leaves out what its journal holds that Cairn cannot read, kept there as it is (%s): look at it in %s", id, why, path))
+		notices = append(notices, fmt.Sprintf("the history of %s leaves out what its journal holds that Cairn cannot read, kept there as it is (%s): look at it in %s", id, why, f.path))
 	}
-	return out, notices, f.as, nil
+	return events(j.Records), notices, f.as, nil
 }
 
-// HistorySince is History of the active workflow id's changes after revision after, read back
+// HistorySince is HistoryNotices' journal of the active workflow id's changes after revision after, read back
 // from the journal's end as far as they go (cairn watch names who made each change it prints).
 func (e *Engine) HistorySince(id string, after int64) ([]Event, error) {
 	recs, err := e.st.ReadEventsSince(id, after)
