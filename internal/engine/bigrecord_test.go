@@ -198,8 +198,9 @@ func TestRecordFilledByNoOnePartSaysRunShow(t *testing.T) {
 // fillWithVars fills the workflow's record with variables as close to the 1 MiB a record may
 // hold as set_vars takes it: values of 64 KiB (set_vars's most) written in by hand to 40 KiB
 // short of the cap, as set_vars would have set them, then through set_vars as the agent
-// would, each value sized to what the record has left, halved when refused, to within a KiB. It returns the
-// variables set.
+// would, each value sized to what set_vars leaves of the record (the cap less the room kept
+// for its ending, and a few bytes for what the write changes besides), halved when refused,
+// to within a KiB. It returns the variables set.
 func fillWithVars(t *testing.T, en *engine.Engine) map[string]string {
 	t.Helper()
 	path, rec := storedRecord(t, en)
@@ -225,7 +226,7 @@ func fillWithVars(t *testing.T, en *engine.Engine) map[string]string {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("WF_FILL%02d", i)
-		value := strings.Repeat("v", max(0, min(1<<20-int(fi.Size())-len(`,"":""`)-len(name), vars.MaxValueLen)))
+		value := strings.Repeat("v", max(0, min(1<<20-workflow.EndingRoom-128-int(fi.Size())-len(`,"":""`)-len(name), vars.MaxValueLen)))
 		for len(value) >= 1<<10 {
 			if _, err := en.SetVars(map[string]string{name: value}); err == nil {
 				set[name] = value

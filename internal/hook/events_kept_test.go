@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 )
 
 // TestTaskEventOutlivesTheHardStopWhileKeptOnesApply: a task event kept earlier is applied
@@ -519,6 +520,7 @@ func TestMain(m *testing.M) {
 		eventsChild(ready)
 		os.Exit(0)
 	}
+	storetest.QuietExits() // its children exit without the race detector's 1 s wait
 	os.Exit(m.Run())
 }
 
