@@ -379,7 +379,7 @@ func runHelp(a *app, pos []string, _ *engine.Engine) error {
 	case commands[name] != nil:
 		cs = []*command{commands[name]}
 	case len(pos) == 1 && nouns[name]:
-		for _, v := range slices.Sorted(slices.Values(verbs(name))) {
+		for _, v := range verbs(name) {
 			cs = append(cs, commands[name+" "+v])
 		}
 	case len(pos) == 2 && nouns[pos[0]]:
