@@ -81,15 +81,15 @@ milliseconds, and never fails the status bar: problems go to stderr, exit 0. In
   "statusLine": {"type": "command", "command": "cairn statusline"}`},
 		{name: "watch", usage: "watch [--json]", run: runWatch, onState: true,
 			summary: "Follow the active workflow live; one line per change, until interrupted.",
-			doc: `Prints the current position, then a line each time any process (the agent, a hook,
-another cairn) changes the workflow, saying what changed (phase, status, tasks, variable
+			doc: `Prints the current position, then a line each time any process (the agent, a hook, another
+cairn) changes the workflow, saying what changed (phase, status, approvals, tasks, variable
 names, artifacts, checkpoints saved or deleted) and who changed it (actor and session, from
 the journal). Stops on Ctrl-C (SIGINT) or SIGTERM, or when the reader of its piped output
-has gone (cairn watch | head -1), and exits 0. With --json each line is one JSON object:
-at, workflow_id, revision, phase, session_id, updated_at, changes, by, on every line
-(changes is [] on the first; with no workflow active the texts are empty, updated_at null).
-Outside a project (no git repository, CLAUDE_PROJECT_DIR unset) there is no state to watch
-and none is created: exit 1.`},
+has gone (cairn watch | head -1), and exits 0. With --json each line is one JSON object: at,
+workflow_id, revision, phase, session_id, updated_at, changes, by, on every line (changes is
+[] on the first; with no workflow active the texts are empty, updated_at null). Outside a
+project (no git repository, CLAUDE_PROJECT_DIR unset) there is no state to watch and none is
+created: exit 1.`},
 		{name: "list", usage: "list [--all] [--json]", run: runList, readOnly: true,
 			summary: "List the active workflow and the archived ones, newest first.",
 			doc:     `The table shows the newest 20 archives; --all and --json give every one.`},
@@ -379,7 +379,7 @@ func runHelp(a *app, pos []string, _ *engine.Engine) error {
 	case commands[name] != nil:
 		cs = []*command{commands[name]}
 	case len(pos) == 1 && nouns[name]:
-		for _, v := range slices.Sorted(slices.Values(verbs(name))) {
+		for _, v := range verbs(name) {
 			cs = append(cs, commands[name+" "+v])
 		}
 	case len(pos) == 2 && nouns[pos[0]]:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,11 @@ import (
 func runStatus(a *app, _ []string, e *engine.Engine) error {
 	r := e.Resume(engine.ResumeOptions{Person: true})
 	e.Definitions() // load them, so broken definition files are reported here
-	a.warn(e.Warnings()...)
+	for _, w := range e.Warnings() {
+		if !slices.Contains(r.Warnings, e.DefinitionWarning(w)) { // its Warnings say it: once
+			a.warn(w)
+		}
+	}
 	if a.json {
 		if r.Tier != "Damaged" && r.Tier != "Newer" {
 			// The agent's next step (call start_workflow, ask the user to approve): the

@@ -186,7 +186,7 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string, ownerExi
 	field("Scope", r.Scope)
 	field("Status", string(r.Status))
 	phase := r.State
-	if r.PhaseStatus != "" {
+	if r.PhaseStatus != "" && (r.PhaseStatus != workflow.PhaseInProgress || r.Status == workflow.StatusActive) { // an ended one's is not
 		phase += " (" + strings.ReplaceAll(string(r.PhaseStatus), "_", " ") + ")"
 	}
 	field("Phase", phase)

@@ -475,7 +475,7 @@ func (a *app) changedBy(e *engine.Engine, id string, from int64) string {
 }
 
 // recordChanges says in words what differs between two versions of one workflow record:
-// phase and status, tasks, variables (names only), artifacts, enforcement, outcome.
+// phase and status, approvals, tasks, variables (names only), artifacts, enforcement, outcome.
 func recordChanges(prev, cur *workflow.Record) []string {
 	if prev == nil || cur == nil {
 		return nil
@@ -488,6 +488,11 @@ func recordChanges(prev, cur *workflow.Record) []string {
 	}
 	if prev.Status != cur.Status {
 		out = append(out, "workflow "+string(cur.Status))
+	}
+	for _, ap := range cur.Approvals {
+		if !ap.ApprovedAt.IsZero() && !slices.ContainsFunc(prev.Approvals, func(p workflow.Approval) bool { return p.Phase == ap.Phase && p.ApprovedAt.Equal(ap.ApprovedAt) }) {
+			out = append(out, "phase "+ap.Phase+" approved")
+		}
 	}
 	old := map[string]workflow.Task{}
 	for _, t := range prev.Tasks {

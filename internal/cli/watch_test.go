@@ -199,6 +199,11 @@ func TestWatchJSON(t *testing.T) {
 		strings.Join(l.Changes, "; ") != "phase analyze -> plan" || l.By != "cli" {
 		t.Fatalf("after transition: %+v, want apex-w at revision 2 in plan, by cli", l)
 	}
+	// A person's yes is a change worth a line that says so.
+	run(t, dir, env, "approve", "plan reviewed")
+	if l := decode(t, next(t, lines, "the approval")); l.Revision != 3 || strings.Join(l.Changes, "; ") != "phase plan approved" || l.By != "cli" {
+		t.Fatalf("after approve: %+v, want revision 3, phase plan approved, by cli", l)
+	}
 
 	// Another session starts over: archiving the old one and starting the new one are several
 	// writes, which the debounce may or may not merge; the lines end at the new workflow.

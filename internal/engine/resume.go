@@ -131,6 +131,15 @@ func keptNotListed(err error) string {
 	return said + "; the next Cairn hook records them"
 }
 
+// DefinitionWarning is how the resume report words d, one of Warnings' broken definitions:
+// by the file's path in the project, which says enough, and not loaded until fixed.
+func (e *Engine) DefinitionWarning(d string) string {
+	if rel, ok := strings.CutPrefix(d, "workflow definition "+e.root+string(filepath.Separator)); ok {
+		d = "workflow definition " + rel
+	}
+	return d + " (not loaded until fixed)"
+}
+
 // Resume runs the read protocol: L1 (with the store's repairs), TTL expiry, recovery,
 // integrity checks, then L2, then the directory scan, and builds the resume plan and report.
 // With opt.Apply it changes state as the protocol says (expire and archive, recover tasks,
@@ -223,10 +232,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	// binary, which reads YAML).
 	if _, err := os.Lstat(e.workflow); err == nil && e.cfg.YAML != nil {
 		for _, d := range e.definitionErrors() {
-			if rel, ok := strings.CutPrefix(d, "workflow definition "+e.root+string(filepath.Separator)); ok {
-				d = "workflow definition " + rel // the project's own path says enough
-			}
-			msg := d + " (not loaded until fixed)"
+			msg := e.DefinitionWarning(d)
 			out.Warnings = append(out.Warnings, msg)
 			eye = append(eye, msg)
 		}
