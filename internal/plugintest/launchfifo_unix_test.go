@@ -131,6 +131,8 @@ func TestLaunchHookSaysWhyOverARecordThatIsNoFile(t *testing.T) {
 	}{
 		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
 		{"a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+		// Not the launcher's to empty: it stays whole, and the failure is kept beside it.
+		{"a directory with a file", func(p string) error { return os.MkdirAll(filepath.Join(p, "mine"), 0o755) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			work, _, pdata := launchSite(t)
@@ -147,6 +149,11 @@ func TestLaunchHookSaysWhyOverARecordThatIsNoFile(t *testing.T) {
 			res, _ := runBounded(t, time.Minute, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
 			if res.code != 0 || !strings.Contains(res.stdout, "refused the downloaded "+archive+": its sha256 does not match") {
 				t.Errorf("SessionStart over %s at the failure record = %+v, want exit 0 and the line saying the archive was refused", tc.name, res)
+			}
+			if mine := filepath.Join(pdata, ".download-failed-"+pluginVersion(t), "mine"); strings.HasSuffix(tc.name, "file") {
+				if _, err := os.Stat(mine); err != nil {
+					t.Errorf("%s was removed: %v", mine, err)
+				}
 			}
 		})
 	}
