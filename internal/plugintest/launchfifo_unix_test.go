@@ -158,3 +158,22 @@ func TestLaunchHookSaysWhyOverARecordThatIsNoFile(t *testing.T) {
 		})
 	}
 }
+
+// A relative CLAUDE_PLUGIN_ROOT (a user's; Claude Code gives an absolute one) with a leading
+// dash was taken for an option where the launcher loads its install (". -p/hooks/install":
+// "Illegal option"), and the start said the plugin's directory was incomplete. It is the working
+// directory's, named whole, as a relative CLAUDE_PLUGIN_DATA is: the install runs.
+func TestLaunchRelativePluginRootWithADash(t *testing.T) {
+	root, archive, data := releasedPlugin(t)
+	fakeSums(t, root)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work, _, pdata := launchSite(t)
+	if err := os.Symlink(root, filepath.Join(work, "-p")); err != nil {
+		t.Fatal(err)
+	}
+	env := append(launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL), "CLAUDE_PLUGIN_ROOT=-p")
+	res, _ := runBounded(t, time.Minute, env, work, "", filepath.Join(root, "hooks", "launch"), "cairn")
+	if !strings.Contains(res.stderr, "refused the downloaded "+archive) || strings.Contains(res.stderr, "incomplete") {
+		t.Errorf("cairn with CLAUDE_PLUGIN_ROOT=-p = %+v, want the install run (the archive refused for its sha256)", res)
+	}
+}
