@@ -381,14 +381,20 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 			warnText(res, told)
 		}
 		s.settle(eng, pre, preOK, o)
-		if note, ok := ctx.Value(requestNoteKey{}).(*requestNote); ok && o != nil && o.wrote {
-			// Should the client cancel it, now or before ServeStdio sends the answer, the
-			// answer is dropped: this is said on the next result instead.
+		if o != nil && o.wrote {
+			// Cancelled after it began, it ran on and its answer is not sent: the next result
+			// says it. A cancel yet to come, before ServeStdio sends the answer, drops it too:
+			// the request keeps the notice for that.
 			where := ""
 			if s.seen != nil && s.seen.WorkflowID == o.workflowID && s.seen.Phase != "" {
 				where = fmt.Sprintf(" (workflow %s is at phase %s)", textsafe.Line(o.workflowID, 120), textsafe.Line(s.seen.Phase, 120))
 			}
-			note.ran = fmt.Sprintf("Notice: your cancelled call %s made its change before the cancel arrived%s; do not make it again.", spec.name, where)
+			ran := fmt.Sprintf("Notice: your cancelled call %s made its change before the cancel arrived%s; do not make it again.", spec.name, where)
+			if note, ok := ctx.Value(requestNoteKey{}).(*requestNote); ctx.Err() != nil {
+				s.cancelledRan.Store(&ran)
+			} else if ok {
+				note.ran = ran
+			}
 		}
 	}()
 	if lost && spec.name != "start_workflow" {
