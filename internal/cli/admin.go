@@ -61,9 +61,17 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		case a.getenv("CLAUDE_PLUGIN_ROOT") != "":
 			fix = "set CLAUDE_PLUGIN_ROOT to the plugin's directory, the one that holds .claude-plugin/"
 		case pluginsDir(a.getenv, a.home()) == "":
-			// Claude Code's records were not looked at: they are under a home there is none of.
-			how = "no Cairn plugin found: HOME is not set to an absolute path, so Claude Code's installed plugins cannot be read; " + notInAPlugin
-			fix = "set HOME, then run cairn doctor again"
+			// Claude Code's records were not looked at: the variable naming their directory
+			// (project.PluginsDir) is unset or relative.
+			v := "HOME"
+			for _, k := range []string{"CLAUDE_CODE_PLUGIN_CACHE_DIR", "CLAUDE_CONFIG_DIR"} {
+				if a.getenv(k) != "" {
+					v = k
+					break
+				}
+			}
+			how = "no Cairn plugin found: " + v + " is not set to an absolute path, so Claude Code's installed plugins cannot be read; " + notInAPlugin
+			fix = "set " + v + " to an absolute path, then run cairn doctor again"
 		}
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", Detail: how, Fix: fix})
 	} else {

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -125,16 +126,12 @@ func (e *Engine) othersOpenTasks(r *workflow.Record, t ClaudeTask) []string {
 
 // claudeTaskList is the directory of Claude Code's task list for session, one <task
 // id>.json a task, as the 2.1.330 CLI keeps it: <config>/tasks/<list id>, config
-// CLAUDE_CONFIG_DIR or ~/.claude, the list id CLAUDE_CODE_TASK_LIST_ID or the session id, each
+// project.ConfigDir, the list id CLAUDE_CODE_TASK_LIST_ID or the session id, each
 // with every character outside [A-Za-z0-9_-] a '-'. "" when it cannot be named.
 func (e *Engine) claudeTaskList(session string) string {
-	config := e.cfg.Getenv("CLAUDE_CONFIG_DIR")
+	config := project.ConfigDir(e.cfg.Getenv, e.cfg.Getenv("HOME"))
 	if config == "" {
-		home := e.cfg.Getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		config = filepath.Join(home, ".claude")
+		return ""
 	}
 	return filepath.Join(config, "tasks", claudeTaskName(cmp.Or(e.cfg.Getenv(claudeTaskListVar), session)))
 }

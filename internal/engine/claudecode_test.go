@@ -339,6 +339,9 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 		// completes: pending tasks its list has completed, whose TaskCompleted was lost (its
 		// hook failed or was killed): they stood open in every later report.
 		completes int
+		// chdir runs the turn's end in home, where a relative HOME or CLAUDE_CONFIG_DIR names
+		// the list: that is not the user's, and proves nothing.
+		chdir bool
 	}{
 		{name: "deleted", list: ".claude/tasks/" + sess, files: []string{"1.json"}, wantIn: []string{"write the parser", "an earlier one"}, drops: 1},
 		{name: "none deleted", list: ".claude/tasks/" + sess, files: []string{"1.json", "2.json"}, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
@@ -353,6 +356,10 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 			list: ".claude/tasks/team-x", files: []string{"2.json"}, wantIn: []string{"drop the cache", "an earlier one"}, drops: 1},
 		{name: "config dir moved", vars: map[string]string{"CLAUDE_CONFIG_DIR": "CFG"},
 			list: "CFG/tasks/" + sess, wantIn: []string{"an earlier one"}, drops: 2},
+		{name: "relative HOME", vars: map[string]string{"HOME": "."}, chdir: true,
+			list: ".claude/tasks/" + sess, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
+		{name: "relative config dir", vars: map[string]string{"CLAUDE_CONFIG_DIR": "cfg"}, chdir: true,
+			list: "cfg/tasks/" + sess, wantIn: []string{"write the parser", "drop the cache", "an earlier one"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -362,6 +369,9 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 					c.list = strings.Replace(c.list, "CFG", "cfg", 1)
 				}
 				e.vars[k] = v
+			}
+			if c.chdir {
+				t.Chdir(e.home)
 			}
 			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 			must(e.open("sess-zzzz-9").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-zzzz-9", TaskID: "2", Subject: "an earlier one"}, false))(t)

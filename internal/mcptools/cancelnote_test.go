@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/mcptools"
 )
@@ -87,6 +90,61 @@ func TestStdioCancelledCallThatRanIsTold(t *testing.T) {
 				t.Errorf("the notice was said twice: %s", again)
 			}
 		})
+	}
+}
+
+// A cancel that arrives once the call has run, after the server looked for one and before
+// its answer is sent, still drops the answer (MCP): the call made its change and the model was
+// never told. It is told on the next result, as for a cancel that came while the call ran.
+func TestStdioCancelAfterTheCallRanIsTold(t *testing.T) {
+	opts, _ := fakeOptions(t)
+	var armed atomic.Bool
+	reached, release := make(chan struct{}), make(chan struct{})
+	srv := mcptools.New(mcptools.BeforeAnswer(opts, func() {
+		if armed.CompareAndSwap(true, false) {
+			close(reached)
+			<-release
+		}
+	}))
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	out := &answerLines{}
+	go srv.ServeStdio(testCtx(t), inR, out)
+	n := 0
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(line string) string {
+		t.Helper()
+		n++
+		send(line)
+		waitFor(t, func() bool { return out.count() >= n })
+		return out.last()
+	}
+	call(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call(`{"jsonrpc":"2.0","id":"start","method":"tools/call","params":{"name":"start_workflow","arguments":{"type":"apex","context":"x"}}}`)
+	armed.Store(true)
+	send(`{"jsonrpc":"2.0","id":"esc","method":"tools/call","params":{"name":"transition","arguments":{"to":"plan"}}}`)
+	<-reached // it ran, its context not cancelled
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"esc","reason":"user pressed Esc"}}`)
+	call(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`) // read after the cancel: it has been taken
+	close(release)
+	// The dropped answer's goroutine goes on beside the next call: one of the next few says it.
+	var next string
+	for i := 0; i < 50 && !strings.Contains(next, "cancelled call"); i++ {
+		next = call(`{"jsonrpc":"2.0","id":"next` + strconv.Itoa(i) + `","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+		if strings.Contains(next, `"id":"esc"`) {
+			t.Fatalf("the cancelled call was answered: %s", next)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(next, "cancelled call transition") || !strings.Contains(next, "do not make it again") {
+		t.Fatalf("the calls after the cancelled one answered %s last; want the cancelled transition told", next)
 	}
 }
 

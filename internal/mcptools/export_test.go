@@ -64,3 +64,10 @@ func SetDrainTimeout(d time.Duration) (restore func()) {
 
 // RestartAsNew is what the background sync does when it finds the plugin updated.
 func (s *Server) RestartAsNew() { s.restartAsNew() }
+
+// BeforeAnswer makes a server with o call f each time a request has run, before its answer is
+// sent or dropped.
+func BeforeAnswer(o Options, f func()) Options {
+	o.answering = f
+	return o
+}

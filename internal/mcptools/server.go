@@ -50,6 +50,7 @@ type Options struct {
 
 	syncRan     func() // called after each background sync run; set by tests (export_test.go)
 	syncBackoff func() // called when a background sync waits between rounds; set by tests
+	answering   func() // called when a request ran, before its answer is sent or dropped; set by tests
 }
 
 // Server adapts the engine to MCP. Tool calls, session and definition reloads and shutdown
@@ -77,8 +78,9 @@ type Server struct {
 	closed  bool
 	session string           // the Claude Code session the engine acts for
 	seen    *engine.Snapshot // the workflow as this server last left or saw it
-	// What a call the client cancelled changed, its answer dropped: the next result says it.
-	cancelledRan string
+	// What a call the client cancelled changed, its answer dropped (ServeStdio): the next
+	// result says it.
+	cancelledRan atomic.Pointer[string]
 	watch        *watcher
 	// The background sync with the remote (remote.go) and what it has to tell.
 	sync      *syncer
@@ -364,8 +366,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if lost {
 		changed = fmt.Sprintf("Notice: the state directory was deleted or replaced since your last call, and workflow %s with it; nothing completed or archived it. Tell the user before going on.", textsafe.Line(s.seen.WorkflowID, 120))
 	}
-	notice := strings.TrimSpace(s.cancelledRan + " " + s.withSyncNotices(pre, preOK, changed))
-	s.cancelledRan = ""
+	notice := s.withSyncNotices(pre, preOK, changed)
+	if ran := s.cancelledRan.Swap(nil); ran != nil {
+		notice = strings.TrimSpace(*ran + " " + notice)
+	}
 	if spec.name == "resume_check" {
 		notice = stepless(notice) // this result is that call
 	}
@@ -377,13 +381,20 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 			warnText(res, told)
 		}
 		s.settle(eng, pre, preOK, o)
-		if o != nil && o.wrote && ctx.Err() != nil {
-			// Cancelled after it began: it ran on, and its answer is not sent.
+		if o != nil && o.wrote {
+			// Cancelled after it began, it ran on and its answer is not sent: the next result
+			// says it. A cancel yet to come, before ServeStdio sends the answer, drops it too:
+			// the request keeps the notice for that.
 			where := ""
 			if s.seen != nil && s.seen.WorkflowID == o.workflowID && s.seen.Phase != "" {
 				where = fmt.Sprintf(" (workflow %s is at phase %s)", textsafe.Line(o.workflowID, 120), textsafe.Line(s.seen.Phase, 120))
 			}
-			s.cancelledRan = fmt.Sprintf("Notice: your cancelled call %s made its change before the cancel arrived%s; do not make it again.", spec.name, where)
+			ran := fmt.Sprintf("Notice: your cancelled call %s made its change before the cancel arrived%s; do not make it again.", spec.name, where)
+			if note, ok := ctx.Value(requestNoteKey{}).(*requestNote); ctx.Err() != nil {
+				s.cancelledRan.Store(&ran)
+			} else if ok {
+				note.ran = ran
+			}
 		}
 	}()
 	if lost && spec.name != "start_workflow" {

@@ -105,8 +105,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	)
 	start := func(q queued) {
 		running++
-		var refused requestFault
-		ctx, cancel := context.WithCancel(context.WithValue(reqCtx, requestFaultKey{}, &refused))
+		var note requestNote
+		ctx, cancel := context.WithCancel(context.WithValue(reqCtx, requestNoteKey{}, &note))
 		cancelMu.Lock()
 		inFlight[string(q.id)] = &runningRequest{cancel: cancel}
 		cancelMu.Unlock()
@@ -122,12 +122,20 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			if resp == nil {
 				resp = s.mcp.HandleMessage(ctx, q.msg)
 			}
+			if f := s.opt.answering; f != nil {
+				f()
+			}
 			cancelMu.Lock()
 			dropped := inFlight[string(q.id)].cancelled
 			delete(inFlight, string(q.id))
 			cancelMu.Unlock()
 			if dropped {
-				return // MCP: a cancelled request gets no answer (the call itself ran as far as it got)
+				// MCP: a cancelled request gets no answer. The call ran as far as it got: a change
+				// it made is said on the next result, whenever the cancel came.
+				if note.ran != "" {
+					s.cancelledRan.Store(&note.ran)
+				}
+				return
 			}
 			if e, ok := resp.(mcp.JSONRPCError); ok && e.Error.Code == mcp.INVALID_REQUEST && q.method == string(mcp.MethodToolsCall) {
 				if r := s.unreadableCall(ctx, q); r != nil {
@@ -135,7 +143,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				}
 			}
 			if resp != nil {
-				w.answer(withID(unquoted(q, resp, refused.err), q.id))
+				w.answer(withID(unquoted(q, resp, note.err), q.id))
 			}
 		}()
 	}
@@ -698,20 +706,24 @@ func unquoted(q queued, resp mcp.JSONRPCMessage, refused error) mcp.JSONRPCMessa
 	return resp
 }
 
-// requestFault holds the error mcp-go refused one request with, as its error hook saw it
-// (the hook runs in the goroutine that handles the request): mcp-go's own text names Go types
-// ("cannot unmarshal array into Go struct field CallToolRequest.params of type mcp.params")
-// and repeats a number it cannot store in full.
-type requestFault struct{ err error }
+// requestNote is what handling one request leaves for ServeStdio, in the goroutine that
+// handles it: err, the error mcp-go refused it with, as its error hook saw it (mcp-go's own
+// text names Go types, "cannot unmarshal array into Go struct field CallToolRequest.params of
+// type mcp.params", and repeats a number it cannot store in full); ran, what a call that made
+// its change says of it should its answer be dropped (serve).
+type requestNote struct {
+	err error
+	ran string
+}
 
-type requestFaultKey struct{}
+type requestNoteKey struct{}
 
-// paramsHooks keeps, for the request whose context has a requestFault, the error mcp-go
+// paramsHooks keeps, for the request whose context has a requestNote, the error mcp-go
 // refused it with.
 func paramsHooks() *server.Hooks {
 	h := &server.Hooks{}
 	h.AddOnError(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any, err error) {
-		if f, ok := ctx.Value(requestFaultKey{}).(*requestFault); ok {
+		if f, ok := ctx.Value(requestNoteKey{}).(*requestNote); ok {
 			f.err = err
 		}
 	})

@@ -101,14 +101,14 @@ func Dir(env Env) (Location, error) {
 	if err != nil {
 		return Location{}, err
 	}
-	configDir, from, given := env.getenv(EnvConfigDir), EnvConfigDir, env.getenv(EnvConfigDir)
-	if configDir == "" {
-		h := env.home()
-		if h == "" {
-			return Location{}, fmt.Errorf("finding the auto-memory directory: neither HOME nor %s is set", EnvConfigDir)
-		}
-		configDir, from, given = filepath.Join(h, ".claude"), "HOME", h
+	from, given := EnvConfigDir, env.getenv(EnvConfigDir)
+	if given == "" {
+		from, given = "HOME", env.home()
 	}
+	if given == "" {
+		return Location{}, fmt.Errorf("finding the auto-memory directory: neither HOME nor %s is set", EnvConfigDir)
+	}
+	configDir := project.ConfigDir(env.getenv, env.home())
 	settings := loadSettings(env, configDir, launch)
 	if env.getenv(project.EnvProjectDir) == "" {
 		env = settingsEnv(env, settings)
@@ -169,7 +169,8 @@ func Dir(env Env) (Location, error) {
 		base, from, given = v, EnvRemoteMemoryDir, v
 	}
 	if !filepath.IsAbs(base) {
-		// Relative, it would name another directory for each process's working directory.
+		// Relative, it would name another directory for each process's working directory
+		// (configDir is "" then).
 		return Location{}, fmt.Errorf("finding the auto-memory directory: %s=%q is not an absolute path; set it to one", from, given)
 	}
 	key := SanitizePath(root)
@@ -309,15 +310,15 @@ func projectMayUse(d, configDir, launch string, env Env) bool {
 // loadSettings reads the settings files in Claude Code's precedence, highest first: managed
 // (policy), local project, shared project, user. Project files live under the launch
 // directory (Claude Code's project settings are keyed on where it was started). Missing or
-// malformed files are skipped, as Claude Code skips them. A relative configDir names no user's
-// file, only one under wherever this process runs: none is read there.
+// malformed files are skipped, as Claude Code skips them. No configDir (project.ConfigDir's ""
+// for a relative one) names no user's file: none is read.
 func loadSettings(env Env, configDir, launch string) []settingsSource {
 	paths := []string{
 		cmp.Or(env.ManagedSettings, defaultManagedSettings),
 		filepath.Join(launch, ".claude", "settings.local.json"),
 		filepath.Join(launch, ".claude", "settings.json"),
 	}
-	if filepath.IsAbs(configDir) {
+	if configDir != "" {
 		paths = append(paths, filepath.Join(configDir, "settings.json"))
 	}
 	var out []settingsSource

@@ -266,6 +266,16 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := []string{set("bin-0.0.2", time.Now(), true), set("bin-0.0.4.tmp", time.Now(), false), set("bin-mine", old, false)}
+	// A .tmp that is no set's, as the sets are told (a user's, in a CLAUDE_PLUGIN_DATA of
+	// theirs), was removed whatever it held, once a day old.
+	for _, name := range []string{"bin-mine.tmp", "bin-0.0.1.tmp"} {
+		dir := filepath.Join(pdata, name)
+		writeFile(t, filepath.Join(dir, "notes"), "mine\n")
+		if err := os.Chtimes(dir, old, old); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, dir)
+	}
 	// One it cannot remove (another user's, left by a cairn run with sudo; here read-only) is
 	// left, without a line from rm for each of its files on the server's stderr.
 	if runtime.GOOS == "linux" && os.Geteuid() == 0 {

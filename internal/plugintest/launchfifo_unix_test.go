@@ -131,6 +131,8 @@ func TestLaunchHookSaysWhyOverARecordThatIsNoFile(t *testing.T) {
 	}{
 		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
 		{"a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+		// Not the launcher's to empty: it stays whole, and the failure is kept beside it.
+		{"a directory with a file", func(p string) error { return os.MkdirAll(filepath.Join(p, "mine"), 0o755) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			work, _, pdata := launchSite(t)
@@ -148,6 +150,30 @@ func TestLaunchHookSaysWhyOverARecordThatIsNoFile(t *testing.T) {
 			if res.code != 0 || !strings.Contains(res.stdout, "refused the downloaded "+archive+": its sha256 does not match") {
 				t.Errorf("SessionStart over %s at the failure record = %+v, want exit 0 and the line saying the archive was refused", tc.name, res)
 			}
+			if mine := filepath.Join(pdata, ".download-failed-"+pluginVersion(t), "mine"); strings.HasSuffix(tc.name, "file") {
+				if _, err := os.Stat(mine); err != nil {
+					t.Errorf("%s was removed: %v", mine, err)
+				}
+			}
 		})
+	}
+}
+
+// A relative CLAUDE_PLUGIN_ROOT (a user's; Claude Code gives an absolute one) with a leading
+// dash was taken for an option where the launcher loads its install (". -p/hooks/install":
+// "Illegal option"), and the start said the plugin's directory was incomplete. It is the working
+// directory's, named whole, as a relative CLAUDE_PLUGIN_DATA is: the install runs.
+func TestLaunchRelativePluginRootWithADash(t *testing.T) {
+	root, archive, data := releasedPlugin(t)
+	fakeSums(t, root)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work, _, pdata := launchSite(t)
+	if err := os.Symlink(root, filepath.Join(work, "-p")); err != nil {
+		t.Fatal(err)
+	}
+	env := append(launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL), "CLAUDE_PLUGIN_ROOT=-p")
+	res, _ := runBounded(t, time.Minute, env, work, "", filepath.Join(root, "hooks", "launch"), "cairn")
+	if !strings.Contains(res.stderr, "refused the downloaded "+archive) || strings.Contains(res.stderr, "incomplete") {
+		t.Errorf("cairn with CLAUDE_PLUGIN_ROOT=-p = %+v, want the install run (the archive refused for its sha256)", res)
 	}
 }

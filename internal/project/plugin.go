@@ -9,19 +9,33 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 )
 
-// PluginsDir is Claude Code's plugin directory: $CLAUDE_CODE_PLUGIN_CACHE_DIR, else
-// <config>/plugins with config $CLAUDE_CONFIG_DIR or ~/.claude (as the 2.1.330 CLI has it).
-func PluginsDir(getenv func(string) string, home string) string {
-	if d := getenv("CLAUDE_CODE_PLUGIN_CACHE_DIR"); d != "" {
-		return d
+// ConfigDir is Claude Code's configuration directory: $CLAUDE_CONFIG_DIR, else ~/.claude (as
+// the 2.1.330 CLI has it); "" when that is no absolute path, as a relative one names a
+// directory under wherever this process runs, not the user's.
+func ConfigDir(getenv func(string) string, home string) string {
+	d := getenv("CLAUDE_CONFIG_DIR")
+	if d == "" && home != "" {
+		d = filepath.Join(home, ".claude")
 	}
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return filepath.Join(d, "plugins")
-	}
-	if home == "" {
+	if !filepath.IsAbs(d) {
 		return ""
 	}
-	return filepath.Join(home, ".claude", "plugins")
+	return d
+}
+
+// PluginsDir is Claude Code's plugin directory: $CLAUDE_CODE_PLUGIN_CACHE_DIR, else
+// <config>/plugins (ConfigDir); "" when that is no absolute path.
+func PluginsDir(getenv func(string) string, home string) string {
+	d := getenv("CLAUDE_CODE_PLUGIN_CACHE_DIR")
+	if d == "" {
+		if d = ConfigDir(getenv, home); d != "" {
+			d = filepath.Join(d, "plugins")
+		}
+	}
+	if !filepath.IsAbs(d) {
+		return ""
+	}
+	return d
 }
 
 // Installation is one installation of a plugin in Claude Code's plugins/installed_plugins.json

@@ -343,3 +343,40 @@ func TestSupersededRanksAsInstalledPlugin(t *testing.T) {
 		}
 	}
 }
+
+// A relative HOME, CLAUDE_CONFIG_DIR or CLAUDE_CODE_PLUGIN_CACHE_DIR names a directory under
+// wherever the process runs, not Claude Code's: installed_plugins.json found there (a
+// subdirectory's, say) is no update of the plugin, and doctor and the update notice name none.
+func TestPluginsDirRelativeIsNone(t *testing.T) {
+	cwd := t.TempDir()
+	root := filepath.Join(t.TempDir(), "cache", "mkt", "cairn", "1.0.0")
+	records := `{"version":2,"plugins":{"cairn@mkt":[{"scope":"user","installPath":"/p/user","version":"1.1.0"}]}}`
+	for p, text := range map[string]string{
+		filepath.Join(root, ".claude-plugin", "plugin.json"):               `{"name":"cairn","version":"1.0.0"}` + "\n",
+		filepath.Join(root, project.OrphanedMark):                          "1796099015005",
+		filepath.Join(cwd, ".claude", "plugins", "installed_plugins.json"): records,
+		filepath.Join(cwd, "cfg", "plugins", "installed_plugins.json"):     records,
+		filepath.Join(cwd, "pc", "installed_plugins.json"):                 records,
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(cwd)
+	for _, env := range []map[string]string{
+		{"HOME": "."},
+		{"HOME": "/nonexistent", "CLAUDE_CONFIG_DIR": "cfg"},
+		{"HOME": "/nonexistent", "CLAUDE_CODE_PLUGIN_CACHE_DIR": "pc"},
+	} {
+		getenv := func(k string) string { return env[k] }
+		if d := project.PluginsDir(getenv, env["HOME"]); d != "" {
+			t.Errorf("%v: PluginsDir = %q, want none", env, d)
+		}
+		if got, running := project.Superseded(getenv, root); got != "" {
+			t.Errorf("%v: superseded by %q (running %q), want not", env, got, running)
+		}
+	}
+}
