@@ -276,6 +276,10 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 		}
 		kept = append(kept, dir)
 	}
+	// At the name of the old set's failure record, a directory with something in it is the
+	// user's: it went with the set, whole.
+	writeFile(t, filepath.Join(pdata, ".download-failed-0.0.1", "notes"), "mine\n")
+	kept = append(kept, filepath.Join(pdata, ".download-failed-0.0.1", "notes"))
 	// One it cannot remove (another user's, left by a cairn run with sudo; here read-only) is
 	// left, without a line from rm for each of its files on the server's stderr.
 	if runtime.GOOS == "linux" && os.Geteuid() == 0 {
