@@ -959,14 +959,11 @@ func (c *clone) localRuns() (map[string]bool, error) {
 	if len(runs) == 0 {
 		return local, nil
 	}
-	recs, err := c.st.ReadJournalSince(c.wf.WorkflowID, 0)
-	if err != nil {
-		return nil, fmt.Errorf("reading the journal of %s: %w", c.wf.WorkflowID, err)
-	}
-	for _, r := range recs {
+	// One state at a time: each is a full copy of the record.
+	if err := c.st.EachJournalSince(c.wf.WorkflowID, 0, func(r store.Record) error {
 		rec, err := store.ParseRecord(r.Snapshot)
 		if err != nil {
-			continue // a state no record of this workflow: it shows no run
+			return nil // a state no record of this workflow: it shows no run
 		}
 		for _, t := range rec.Tasks {
 			if at, ok := runs[t.ID]; ok && t.Status == workflow.TaskRunning && t.StartedAt.Equal(at) {
@@ -974,6 +971,9 @@ func (c *clone) localRuns() (map[string]bool, error) {
 				delete(runs, t.ID) // decided by the first revision that shows the run
 			}
 		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("reading the journal of %s: %w", c.wf.WorkflowID, err)
 	}
 	return local, nil
 }

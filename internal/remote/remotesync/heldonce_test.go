@@ -81,6 +81,48 @@ func TestLongLineIsNotHeldWhole(t *testing.T) {
 	}
 }
 
+// TestOwedReplayDoesNotHoldTheArchiveWhole: the sync after one killed between adopting the
+// remote's line and replaying this machine's changes read the conflict archive's whole line, every
+// revision a full copy of the record, to rebuild the changes owed. It keeps only those from the
+// last revision both lines share on, with the same replay.
+func TestOwedReplayDoesNotHoldTheArchiveWhole(t *testing.T) {
+	const n = 80
+	r := memremote.New()
+	a := newSharing(t, r, "wf-owed", "long")
+	for i := range 4 { // a record of about 240 KiB
+		a.setVarKey(fmt.Sprintf("WF_BIG_%c", 'A'+i), strings.Repeat("a long value ", 60<<10/13))
+	}
+	for i := range n - 5 {
+		a.setVar(i)
+	}
+	a.sync(r, "")
+	b := newMachine(t, 0)
+	b.sync(r, "")
+	w, err := a.st.ReadWorkflow()
+	if err != nil || w.Revision != n {
+		t.Fatalf("A holds r%d, %v; want r%d", w.Revision, err, n)
+	}
+	line := int64(n * len(w.Data))
+	a.setVarKey("WF_X", "2") // loses the race
+	b.setVarKey("WF_B", "b")
+	b.sync(r, "")
+	killAfterAdoption(t, a.st, r, a.en)
+	held, err := peakHeap(func() error {
+		_, err := remotesync.Sync(context.Background(), a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.en.GetVars([]string{"WF_X", "WF_B"}); err != nil || v["WF_X"] != "2" || v["WF_B"] != "b" {
+		t.Fatalf("after the next sync A holds %v (%v); want the owed WF_X=2 replayed beside WF_B=b", v, err)
+	} else if held > line/4 {
+		t.Errorf("the owed replay over an archive of %d bytes held %d bytes at once; want at most %d", line, held, line/4)
+	}
+	b.sync(r, "")
+	agree(t, r, a, b)
+}
+
 // peakHeap runs f and returns the most heap it kept in use while it ran beyond what was in use
 // before, and f's result: collected over and over, what each collection kept less what was
 // allocated meanwhile (kept by it whether still used or not) is what f held when it began.

@@ -174,12 +174,12 @@ func owed(st *store.Store, in intent, from string) (*Conflict, error) {
 		if a.Revision != in.Mine {
 			continue
 		}
-		m, err := archived(st, a.Dir, in.Workflow, in.Mine)
+		m, err := archived(st, a.Dir, in.Workflow, in.Common, in.Mine) // Common, then the lost ones
 		if err != nil {
 			readErr = cmp.Or(readErr, err)
 			continue
 		}
-		if int64(len(m)) >= in.Mine && lostSum(m[in.Mine-1].Snapshot) == in.Lost {
+		if int64(len(m)) == in.Mine-in.Common+1 && lostSum(m[len(m)-1].Snapshot) == in.Lost {
 			info, mine = &a, m
 			break
 		}
@@ -189,7 +189,7 @@ func owed(st *store.Store, in intent, from string) (*Conflict, error) {
 		return nil, readErr
 	}
 	if mine == nil {
-		if mine, err = archived(st, info.Dir, in.Workflow, in.Mine); err != nil {
+		if mine, err = archived(st, info.Dir, in.Workflow, in.Common, in.Mine); err != nil {
 			return nil, err
 		}
 	}
@@ -203,7 +203,7 @@ func owed(st *store.Store, in intent, from string) (*Conflict, error) {
 	// Theirs is the active line as it is now, not as it was adopted: a change made here since
 	// (the sync was killed, and work went on) was acknowledged after the lost ones, so where
 	// it changed the same thing it stands and the lost change is left out.
-	c := &Conflict{Common: in.Common, Archive: *info, Lost: mine[in.Common:], Base: mine[in.Common-1].Snapshot, Theirs: w.Data}
+	c := &Conflict{Common: in.Common, Archive: *info, Lost: mine[1:], Base: mine[0].Snapshot, Theirs: w.Data}
 	c.wonBy(remoteEvent(recs[0].Event, from), recs[0].Snapshot)
 	return c, nil
 }

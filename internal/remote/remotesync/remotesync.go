@@ -1086,12 +1086,18 @@ func push(ctx context.Context, b remote.Backend, id string, after int64, es []En
 	return head, err
 }
 
-// archived is the history of the archive in dir (workflow id, up to revision rev) as entries.
-func archived(st *store.Store, dir, id string, rev int64) ([]Entry, error) {
+// archived is the history of the archive in dir (workflow id, up to revision rev) as entries,
+// those from revision from on kept (a long line is not held whole).
+func archived(st *store.Store, dir, id string, from, rev int64) ([]Entry, error) {
 	each, err := archiveLine(st, dir, id, rev)
 	var out []Entry
 	if err == nil {
-		err = each(func(e Entry) error { out = append(out, e); return nil })
+		err = each(func(e Entry) error {
+			if e.Revision >= from {
+				out = append(out, e)
+			}
+			return nil
+		})
 	}
 	return out, err
 }
