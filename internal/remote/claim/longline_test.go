@@ -3,11 +3,11 @@ package claim_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
@@ -22,13 +22,6 @@ type longLine struct {
 	peak    uint64
 }
 
-func heapInUse() uint64 {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
 func (l *longLine) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
 	return remote.Records(ctx, l, id, rev)
 }
@@ -41,7 +34,7 @@ func (l *longLine) Each(_ context.Context, _ string, rev int64, fn func(remote.R
 		}
 		head := fmt.Sprintf(`{"op":%q,"task":"t","owner":"other","prev":%d,"pad":"`, op, prev)
 		data := []byte(head + strings.Repeat("x", l.size-len(head)-2) + `"}`)
-		l.peak = max(l.peak, heapInUse())
+		l.peak = max(l.peak, alloctest.InUse())
 		if err := fn(remote.Record{Rev: r, Data: data}); err != nil {
 			return err
 		}
@@ -55,7 +48,7 @@ func TestLongLineIsFoldedOneRecordAtATime(t *testing.T) {
 	const n, size = 13, 512 << 10
 	l := &longLine{Backend: memremote.New(), n: n, size: size}
 	c := claim.New(l, "line", "me", time.Hour, time.Now)
-	base := heapInUse()
+	base := alloctest.InUse()
 	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,10 @@ package claimsync_test
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 )
@@ -36,39 +35,10 @@ func TestAdoptDoesNotHoldTheLineWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := w.Revision * int64(len(w.Data))
-	held, err := peakHeap(func() error { return claimsync.Adopt(a.opt, w.ID) })
+	held, err := alloctest.PeakHeap(func() error { return claimsync.Adopt(a.opt, w.ID) })
 	if err != nil {
 		t.Fatal(err)
 	} else if held > line/4 {
 		t.Errorf("Adopt over a line of %d bytes held %d bytes at once; want at most %d", line, held, line/4)
 	}
-}
-
-// peakHeap runs f and returns the most heap it kept in use while it ran beyond what was in use
-// before, and f's result (remotesync's, of TestLongLineIsNotHeldWhole).
-func peakHeap[T any](f func() T) (int64, T) {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	base, peak := int64(m.HeapAlloc), int64(0)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var before, after runtime.MemStats
-		for {
-			runtime.ReadMemStats(&before)
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			peak = max(peak, int64(after.HeapAlloc)-int64(after.TotalAlloc-before.TotalAlloc)-base)
-			select {
-			case <-done:
-				return
-			default:
-			}
-		}
-	})
-	out := f()
-	close(done)
-	wg.Wait()
-	return peak, out
 }

@@ -3,9 +3,9 @@ package gitremote_test
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
@@ -28,16 +28,10 @@ func TestLongLineIsReadOneRecordAtATime(t *testing.T) {
 	}
 	data = nil
 	b := clone(t, url, gitremote.Refs)
-	heap := func() uint64 {
-		var m runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	base, peak := heap(), uint64(0)
+	base, peak := alloctest.InUse(), uint64(0)
 	var got []string
 	err := b.Each(ctx, "wf-long", 0, func(r remote.Record) error {
-		peak = max(peak, heap())
+		peak = max(peak, alloctest.InUse())
 		got = append(got, fmt.Sprintf("r%d %d %c", r.Rev, len(r.Data), r.Data[0]))
 		return nil
 	})

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
@@ -41,7 +40,7 @@ func TestLongLineIsNotHeldWhole(t *testing.T) {
 	bound := line / 4
 
 	b := newMachine(t, 0)
-	held, out := peakHeap(func() remotesync.Outcome { return b.sync(r, "") })
+	held, out := alloctest.PeakHeap(func() remotesync.Outcome { return b.sync(r, "") })
 	if out.Pulled != n {
 		t.Fatalf("B's first sync pulled %d; want %d", out.Pulled, n)
 	} else if held > bound {
@@ -52,7 +51,7 @@ func TestLongLineIsNotHeldWhole(t *testing.T) {
 	if err := mirror.Reached(b.st, "origin", "", 0); err != nil {
 		t.Fatal(err)
 	}
-	held, out = peakHeap(func() remotesync.Outcome { return b.sync(r, "") })
+	held, out = alloctest.PeakHeap(func() remotesync.Outcome { return b.sync(r, "") })
 	if out.Pulled != 0 || out.Pushed != 0 || out.Remote != n {
 		t.Fatalf("B's sync reading both lines whole = %+v; want nothing to do", out)
 	} else if held > bound {
@@ -63,7 +62,7 @@ func TestLongLineIsNotHeldWhole(t *testing.T) {
 	a.setVar(100)
 	b.setVar(200)
 	a.sync(r, "")
-	held, out = peakHeap(func() remotesync.Outcome { return b.sync(r, "") })
+	held, out = alloctest.PeakHeap(func() remotesync.Outcome { return b.sync(r, "") })
 	if out.Conflict == nil || out.Conflict.Common != n || len(out.Conflict.Lost) != 1 || out.Pulled != n+1 {
 		t.Fatalf("B's sync after both moved = %+v; want its one change lost after r%d and A's line taken", out, n)
 	} else if held > bound {
@@ -73,7 +72,7 @@ func TestLongLineIsNotHeldWhole(t *testing.T) {
 
 	// B completes it, which archives it here: the next sync shares its end from the archive.
 	b.complete()
-	held, out = peakHeap(func() remotesync.Outcome { return b.sync(r, "") })
+	held, out = alloctest.PeakHeap(func() remotesync.Outcome { return b.sync(r, "") })
 	if out.Shared == 0 {
 		t.Fatalf("B's sync after completing it = %+v; want its end shared", out)
 	} else if held > bound {
@@ -107,7 +106,7 @@ func TestOwedReplayDoesNotHoldTheArchiveWhole(t *testing.T) {
 	b.setVarKey("WF_B", "b")
 	b.sync(r, "")
 	killAfterAdoption(t, a.st, r, a.en)
-	held, err := peakHeap(func() error {
+	held, err := alloctest.PeakHeap(func() error {
 		_, err := remotesync.Sync(context.Background(), a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
 		return err
 	})
@@ -121,36 +120,6 @@ func TestOwedReplayDoesNotHoldTheArchiveWhole(t *testing.T) {
 	}
 	b.sync(r, "")
 	agree(t, r, a, b)
-}
-
-// peakHeap runs f and returns the most heap it kept in use while it ran beyond what was in use
-// before, and f's result: collected over and over, what each collection kept less what was
-// allocated meanwhile (kept by it whether still used or not) is what f held when it began.
-func peakHeap[T any](f func() T) (int64, T) {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	base, peak := int64(m.HeapAlloc), int64(0)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var before, after runtime.MemStats
-		for {
-			runtime.ReadMemStats(&before)
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			peak = max(peak, int64(after.HeapAlloc)-int64(after.TotalAlloc-before.TotalAlloc)-base)
-			select {
-			case <-done:
-				return
-			default:
-			}
-		}
-	})
-	out := f()
-	close(done)
-	wg.Wait()
-	return peak, out
 }
 
 // endsWhileRead is a Backend whose first read of a line runs end (the workflow completed here
