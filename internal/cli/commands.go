@@ -140,7 +140,7 @@ metadata, in the same write. Entering a terminal phase completes and archives th
 a shell Claude Code started (the agent's Bash tool; cairn help approve says how it is told)
 it is refused until cairn approve has been run from a terminal of their own.`},
 		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", min: 2, max: 2, existing: true, run: runTask,
-			summary: "Add or move a task of the current phase (pending, running, done, failed).",
+			summary: "Add a task to the current phase, or move any task (pending, running, done, failed).",
 			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so
 one machine holds it: refused when another does (named, with how long ago). Offline it goes
 ahead, and the next cairn sync confirms the claim or sets the task back to pending.`},
