@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
+	"runtime"
 )
 
 // spoolMem is how many bytes of records a spool keeps in memory before it writes them to a
@@ -28,6 +29,11 @@ func (s *spool) add(data []byte) error {
 		s.f, s.noFile = f, err != nil
 		if err == nil {
 			s.w = bufio.NewWriter(f)
+			// Nameless from the start where an open file can be removed: a sync killed while
+			// it reads leaves no copy of the line behind. Windows keeps it until close.
+			if runtime.GOOS != "windows" {
+				os.Remove(f.Name())
+			}
 		}
 	}
 	if s.f == nil {
