@@ -3,6 +3,7 @@ package remotesync
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -23,6 +24,12 @@ type spool struct {
 	noFile bool
 }
 
+// fileErr is err of the spool's file, said with where it was and what to do: a temporary
+// directory too small for the line fails the sync that would have held it in memory.
+func fileErr(err error) error {
+	return fmt.Errorf("keeping the remote's line in a temporary file in %s failed: %w; free space there, or set TMPDIR to a directory with room", os.TempDir(), err)
+}
+
 func (s *spool) add(data []byte) error {
 	if s.f == nil && !s.noFile && s.size+len(data) > spoolMem {
 		f, err := os.CreateTemp("", "cairn-line-")
@@ -41,8 +48,10 @@ func (s *spool) add(data []byte) error {
 		return nil
 	}
 	s.w.Write(binary.AppendUvarint(nil, uint64(len(data))))
-	_, err := s.w.Write(data)
-	return err
+	if _, err := s.w.Write(data); err != nil {
+		return fileErr(err)
+	}
+	return nil
 }
 
 // each hands fn each record, oldest first; fn's error stops it and is returned.
@@ -56,10 +65,10 @@ func (s *spool) each(fn func([]byte) error) error {
 		return nil
 	}
 	if err := s.w.Flush(); err != nil {
-		return err
+		return fileErr(err)
 	}
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return err
+		return fileErr(err)
 	}
 	r := bufio.NewReader(s.f)
 	for {
