@@ -22,21 +22,9 @@ import (
 // after the last both lines share are kept: the heap a sync holds stays a few records however
 // long the line, with the same outcomes.
 func TestLongLineIsNotHeldWhole(t *testing.T) {
-	const n = 80
 	r := memremote.New()
-	a := newSharing(t, r, "wf-long", "long")
-	for i := range 4 { // a record of about 240 KiB
-		a.setVarKey(fmt.Sprintf("WF_BIG_%c", 'A'+i), strings.Repeat("a long value ", 60<<10/13))
-	}
-	for i := range n - 5 {
-		a.setVar(i)
-	}
-	a.sync(r, "")
-	w, err := a.st.ReadWorkflow()
-	if err != nil || w.Revision != n {
-		t.Fatalf("A holds r%d, %v; want r%d", w.Revision, err, n)
-	}
-	line := int64(n * len(w.Data))
+	a, line := longLine(t, r, "wf-long")
+	const n = longLineRevisions
 	bound := line / 4
 
 	b := newMachine(t, 0)
@@ -85,23 +73,10 @@ func TestLongLineIsNotHeldWhole(t *testing.T) {
 // revision a full copy of the record, to rebuild the changes owed. It keeps only those from the
 // last revision both lines share on, with the same replay.
 func TestOwedReplayDoesNotHoldTheArchiveWhole(t *testing.T) {
-	const n = 80
 	r := memremote.New()
-	a := newSharing(t, r, "wf-owed", "long")
-	for i := range 4 { // a record of about 240 KiB
-		a.setVarKey(fmt.Sprintf("WF_BIG_%c", 'A'+i), strings.Repeat("a long value ", 60<<10/13))
-	}
-	for i := range n - 5 {
-		a.setVar(i)
-	}
-	a.sync(r, "")
+	a, line := longLine(t, r, "wf-owed")
 	b := newMachine(t, 0)
 	b.sync(r, "")
-	w, err := a.st.ReadWorkflow()
-	if err != nil || w.Revision != n {
-		t.Fatalf("A holds r%d, %v; want r%d", w.Revision, err, n)
-	}
-	line := int64(n * len(w.Data))
 	a.setVarKey("WF_X", "2") // loses the race
 	b.setVarKey("WF_B", "b")
 	b.sync(r, "")
@@ -166,4 +141,26 @@ func TestLineTakenWithoutATemporaryFile(t *testing.T) {
 		t.Fatalf("B's first sync = %+v; want 7 revisions pulled", out)
 	}
 	agree(t, r, a, b)
+}
+
+// longLineRevisions is how many revisions longLine shares.
+const longLineRevisions = 80
+
+// longLine is machine A sharing workflow id on r as a line of longLineRevisions revisions of a
+// record of about 240 KiB each, and the line's size.
+func longLine(t *testing.T, r remote.Backend, id string) (*machine, int64) {
+	t.Helper()
+	a := newSharing(t, r, id, "long")
+	for i := range 4 {
+		a.setVarKey(fmt.Sprintf("WF_BIG_%c", 'A'+i), strings.Repeat("a long value ", 60<<10/13))
+	}
+	for i := range longLineRevisions - 5 {
+		a.setVar(i)
+	}
+	a.sync(r, "")
+	w, err := a.st.ReadWorkflow()
+	if err != nil || w.Revision != longLineRevisions {
+		t.Fatalf("A holds r%d, %v; want r%d", w.Revision, err, longLineRevisions)
+	}
+	return a, int64(longLineRevisions * len(w.Data))
 }
