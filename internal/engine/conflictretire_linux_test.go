@@ -17,12 +17,13 @@ import (
 // warning gave the rename's error and no step, and every later session start took the file
 // for a second copy again and archived it once more. The warning says the next start renames
 // it once that is fixed; later starts know it for the copy settled, and rename it once they
-// can.
+// can, at the first start after that whether or not a workflow is active then.
 func TestSecondCopyNotRenamedIsSettledOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		newer bool // the seed file is the newer copy: it is put in the active slot
-	}{{"archived", false}, {"made active", true}} {
+		end   bool // the active workflow is archived before the rename can be done
+	}{{"archived", false, false}, {"made active", true, false}, {"archived, none active", false, true}, {"made active, then archived", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _ := startApex(t)
 			seeds := filepath.Join(e.project, ".workflow-state")
@@ -41,6 +42,9 @@ func TestSecondCopyNotRenamedIsSettledOnce(t *testing.T) {
 			w := strings.Join(r.Warnings, "\n")
 			if !strings.Contains(strings.Join(r.Notices, "\n"), "two copies") || !strings.Contains(w, "read-only file system; the next session start renames it once that is fixed") {
 				t.Fatalf("notices %q\nwarnings %q", r.Notices, r.Warnings)
+			}
+			if tc.end {
+				must(e.open("s2").Archive("abandoned"))(t)
 			}
 			r = e.open("s3").Resume(engine.ResumeOptions{Apply: true})
 			if strings.Contains(strings.Join(append(r.Notices, r.Warnings...), "\n"), "two copies") {

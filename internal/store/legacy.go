@@ -80,7 +80,7 @@ func (s *Store) findLegacy(skip ...string) (root, name string, ok bool) {
 // "migrated" event) and then renames the original to its .v<old>.json.bak name beside it, so
 // it is kept but not migrated twice. A file that is not a format Cairn migrates is left alone.
 func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailState, error) {
-	l, ok := s.firstLegacy(&w, root, name, "was not migrated", "it was left as it is")
+	l, ok := s.firstLegacy(&w, root, name, "was not migrated", "it was left as it is", true)
 	if !ok {
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
@@ -106,7 +106,7 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 // migrated workflow (a missing state directory reads from memory), and renaming the original
 // then would lose the workflow.
 func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailState, error) {
-	if l, ok := s.firstLegacy(&w, root, name, "cannot be migrated", "it is left as it is"); ok {
+	if l, ok := s.firstLegacy(&w, root, name, "cannot be migrated", "it is left as it is", false); ok {
 		w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: l.Name,
 			Message: fmt.Sprintf("%s (%s) holds a workflow not yet migrated to schema 2.0; the next session start, or the next command that changes the workflow, migrates it", l.Name, l.From)})
 	}
@@ -115,14 +115,22 @@ func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailStat
 
 // firstLegacy reads the seed's state file name and, when it cannot be migrated, the ones
 // findLegacy finds after it, until one can: each stands alone, and one that cannot be
-// migrated, said in a legacy-skipped notice added to w, keeps no other from migrating.
-func (s *Store) firstLegacy(w *Workflow, root, name, not, left string) (Legacy, bool) {
+// migrated, said in a legacy-skipped notice added to w, keeps no other from migrating. One
+// that is the origin of a workflow on record, left in place, is passed over; with retire (the
+// caller holds the workflow lock) its rename is finished, whether or not a workflow is active.
+func (s *Store) firstLegacy(w *Workflow, root, name, not, left string, retire bool) (Legacy, bool) {
 	var seen []string
 	for {
 		l, err := s.readLegacy(root, name, s.o.now())
 		if err == nil {
-			if _, done := s.migratedFrom(root, l); !done {
+			rev, done := s.migratedFrom(root, l)
+			if !done {
 				return l, true
+			}
+			if retire {
+				if n := s.retireSettled(l, rev); n != nil {
+					w.Notices = append(w.Notices, *n)
+				}
 			}
 			err = errNoLegacy // its workflow's own origin, left in place: passed over
 		}
@@ -350,7 +358,7 @@ func (s *Store) legacyInMemory(why error) (w Workflow, ok bool, err error) {
 	if !found {
 		return Workflow{}, false, nil
 	}
-	l, found := s.firstLegacy(&w, root, name, "was not migrated", "it was left as it is")
+	l, found := s.firstLegacy(&w, root, name, "was not migrated", "it was left as it is", false)
 	if !found {
 		return w, true, &NotFoundError{What: "workflow"}
 	}
@@ -472,10 +480,15 @@ func (s *Store) finishRetire(root string, l Legacy) *Notice {
 		return nil
 	}
 	defer unlock()
-	rev, ok := s.migratedFrom(root, l)
-	if !ok {
-		return nil
+	if rev, ok := s.migratedFrom(root, l); ok {
+		return s.retireSettled(l, rev)
 	}
+	return nil
+}
+
+// retireSettled renames l, the seed file the workflow at revision rev was migrated from, under
+// the workflow lock; the notice is for a rename done.
+func (s *Store) retireSettled(l Legacy, rev int64) *Notice {
 	backup, err := s.RetireLegacy(l)
 	if err != nil {
 		return nil
