@@ -168,7 +168,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 }
 
 // locatePlugin finds the installed plugin: the directory above the executable's bin/ when it
-// holds .claude-plugin/, else $CLAUDE_PLUGIN_ROOT. It returns the root, the directory the
+// holds .claude-plugin/, else $CLAUDE_PLUGIN_ROOT (an absolute path). It returns the root, the directory the
 // binaries should be in, and how it was found (or why not).
 func locatePlugin(executable func() (string, error), getenv func(string) string, isDir func(string) bool) (root, bin, how string) {
 	dir := ""
@@ -182,7 +182,10 @@ func locatePlugin(executable func() (string, error), getenv func(string) string,
 		}
 	}
 	if r := getenv("CLAUDE_PLUGIN_ROOT"); r != "" {
-		if !isDir(filepath.Join(r, ".claude-plugin")) {
+		switch {
+		case project.AbsDir(r) == "": // a directory under wherever doctor runs
+			return "", "", fmt.Sprintf("CLAUDE_PLUGIN_ROOT=%s is not an absolute path", r)
+		case !isDir(filepath.Join(r, ".claude-plugin")):
 			return "", "", fmt.Sprintf("CLAUDE_PLUGIN_ROOT=%s holds no .claude-plugin/", r)
 		}
 		// The launcher's download or build (DATA/bin-VERSION; a marketplace install has no
@@ -196,7 +199,7 @@ func locatePlugin(executable func() (string, error), getenv func(string) string,
 	// with the same checksums) names no plugin: SessionStart's line in CLAUDE_ENV_FILE (see
 	// hooks/launch) names the session's, for the set it put on that PATH. One an update removed
 	// is passed over.
-	if r := getenv("CAIRN_PLUGIN_ROOT"); r != "" && strings.HasPrefix(filepath.Base(dir), "bin-") && isDir(filepath.Join(r, ".claude-plugin")) {
+	if r := project.AbsDir(getenv("CAIRN_PLUGIN_ROOT")); r != "" && strings.HasPrefix(filepath.Base(dir), "bin-") && isDir(filepath.Join(r, ".claude-plugin")) {
 		return r, dir, "from CAIRN_PLUGIN_ROOT, the plugin this session started"
 	}
 	return "", "", "no Cairn plugin found: not in Claude Code's installed plugins, " + notInAPlugin

@@ -137,7 +137,9 @@ func TestSuggest(t *testing.T) {
 
 func TestLocatePlugin(t *testing.T) {
 	root := filepath.FromSlash("/opt/plugins/cairn")
-	isDir := func(p string) bool { return p == filepath.Join(root, ".claude-plugin") }
+	isDir := func(p string) bool {
+		return p == filepath.Join(root, ".claude-plugin") || p == filepath.Join("rel", ".claude-plugin")
+	}
 	exe := func(p string) func() (string, error) { return func() (string, error) { return p, nil } }
 	noExe := func() (string, error) { return "", errors.New("no executable") }
 	env := func(kv ...string) func(string) string {
@@ -161,6 +163,7 @@ func TestLocatePlugin(t *testing.T) {
 		{"a bin without .claude-plugin above", exe("/usr/local/bin/cairn"), env("CLAUDE_PLUGIN_ROOT", root), root, "CLAUDE_PLUGIN_ROOT"},
 		{"not in a bin", exe("/home/u/go/cairn"), env("CLAUDE_PLUGIN_ROOT", root), root, "CLAUDE_PLUGIN_ROOT"},
 		{"env without .claude-plugin", exe("/home/u/go/cairn"), env("CLAUDE_PLUGIN_ROOT", "/tmp"), "", "holds no .claude-plugin/"},
+		{"a relative env", exe("/home/u/go/cairn"), env("CLAUDE_PLUGIN_ROOT", "rel"), "", "not an absolute path"},
 		{"nothing", noExe, env(), "", "not set"},
 	}
 	for _, tt := range tests {

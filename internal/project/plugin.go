@@ -17,6 +17,12 @@ func ConfigDir(getenv func(string) string, home string) string {
 	if d == "" && home != "" {
 		d = filepath.Join(home, ".claude")
 	}
+	return AbsDir(d)
+}
+
+// AbsDir is d when it is an absolute path, else "": nothing is read from a relative directory,
+// which names one under wherever this process runs.
+func AbsDir(d string) string {
 	if !filepath.IsAbs(d) {
 		return ""
 	}
@@ -32,10 +38,7 @@ func PluginsDir(getenv func(string) string, home string) string {
 			d = filepath.Join(d, "plugins")
 		}
 	}
-	if !filepath.IsAbs(d) {
-		return ""
-	}
-	return d
+	return AbsDir(d)
 }
 
 // Installation is one installation of a plugin in Claude Code's plugins/installed_plugins.json
@@ -119,9 +122,9 @@ const OrphanedMark = ".orphaned_at"
 // replaced by another version: marked (OrphanedMark), and installed_plugins.json naming
 // another directory of another version for its id, the installation for the project
 // (CLAUDE_PROJECT_DIR) first. "" when not, or when it cannot be told; one stat when root
-// bears no mark.
+// bears no mark, none when root is relative (AbsDir).
 func Superseded(getenv func(string) string, root string) (installed, running string) {
-	if root == "" {
+	if AbsDir(root) == "" {
 		return "", ""
 	}
 	if _, err := os.Lstat(filepath.Join(root, OrphanedMark)); err != nil {

@@ -380,3 +380,27 @@ func TestPluginsDirRelativeIsNone(t *testing.T) {
 		}
 	}
 }
+
+// A relative CLAUDE_PLUGIN_ROOT names a directory under wherever the process runs, not the
+// session's plugin: a marked one found there is no update, and the update notice names none.
+func TestSupersededRelativeRootIsNone(t *testing.T) {
+	config, cwd := t.TempDir(), t.TempDir()
+	root := filepath.Join("mkt", "cairn", "1.0.0")
+	for p, text := range map[string]string{
+		filepath.Join(cwd, root, ".claude-plugin", "plugin.json"):  `{"name":"cairn","version":"1.0.0"}` + "\n",
+		filepath.Join(cwd, root, project.OrphanedMark):             "1796099015005",
+		filepath.Join(config, "plugins", "installed_plugins.json"): `{"version":2,"plugins":{"cairn@mkt":[{"scope":"user","installPath":"/p/user","version":"1.1.0"}]}}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(cwd)
+	getenv := func(k string) string { return map[string]string{"CLAUDE_CONFIG_DIR": config}[k] }
+	if got, running := project.Superseded(getenv, root); got != "" {
+		t.Errorf("superseded by %q (running %q), want not", got, running)
+	}
+}
