@@ -18,9 +18,10 @@ import (
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
-// statuslineWait bounds the wait for Claude Code's statusLine JSON: it writes it and closes
-// stdin at once; a person running the command at a terminal gets the line after this.
-const statuslineWait = 300 * time.Millisecond
+// statuslineWait bounds the wait for the first bytes of Claude Code's statusLine JSON: it
+// writes it and closes stdin at once; a person running the command at a terminal gets the
+// line after this. Once they have come, the rest is read for up to statuslineWhole in all.
+const statuslineWait, statuslineWhole = 300 * time.Millisecond, 2 * time.Second
 
 // statusInput is what `cairn statusline` reads of Claude Code's statusLine JSON.
 type statusInput struct {
@@ -45,7 +46,7 @@ func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 
 // statusline prints the line; its only error is the write's.
 func statusline(a *app) error {
-	data, err := hook.ReadInput(a.stdin, 1<<20, statuslineWait)
+	data, err := hook.ReadStarted(a.stdin, 1<<20, statuslineWait, statuslineWhole)
 	var in statusInput
 	// A person at a terminal sends nothing, and nothing is said of it; what did come is read.
 	if err == nil || errors.Is(err, hook.ErrInputTimeout) {

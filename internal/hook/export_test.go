@@ -27,9 +27,15 @@ func SetHardStop(r *Runner, stop func(at time.Time) <-chan time.Time) { r.hardSt
 // SetSignalsArmed calls armed once r's Run stops on signals.
 func SetSignalsArmed(r *Runner, armed func()) { r.signalsArmed = armed }
 
+// ReadInput reads r to EOF, at most limit bytes and for at most wait (none when wait <= 0): what
+// it read and nil, or nil and ErrInputTooLarge, or what it read so far and ErrInputTimeout.
+func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
+	return readWhole(readFor(r, limit, wait))
+}
+
 // ReadInputUntil is ReadInput(r, limit, wait) with the wait over when timeout is ready.
 func ReadInputUntil(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte, error) {
-	return whole(readInput(r, limit, timeout))
+	return readWhole(readInput(r, limit, timeout))
 }
 
 // ReadEventUntil is ReadEvent(r, wait) with the wait over when timeout is ready.

@@ -28,20 +28,54 @@ const MaxInput = 1 << 20
 // bytes. Longer values are dropped with a note.
 const maxField = 4096
 
-// ErrInputTooLarge reports stdin longer than the limit ReadInput was given.
+// ErrInputTooLarge reports stdin longer than the limit a read was given.
 var ErrInputTooLarge = errors.New("stdin is larger than the limit")
 
 // ErrInputTimeout reports stdin that was neither closed nor complete before the wait ran out.
 var ErrInputTimeout = errors.New("stdin was not closed in time")
 
-// ReadInput reads r to EOF, at most limit bytes and for at most wait. It returns what it read
-// and nil, or nil and ErrInputTooLarge, or what it read so far and ErrInputTimeout (Claude Code
-// closes a hook's stdin after writing the event; a terminal or a stuck writer never does).
-//
-// The read runs in a goroutine that a timeout abandons: a hook is a short-lived process and
-// exits soon after, so the blocked read dies with it. A wait <= 0 means no deadline.
-func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
-	return whole(readFor(r, limit, wait))
+// ReadStarted reads r to EOF, at most limit bytes, from a writer that writes all it sends at
+// once (Claude Code's statusLine JSON): wait bounds the wait for its first bytes only, and
+// once they have come the read goes on for up to whole in all, so that a loaded machine does
+// not cut the input short (a terminal that sends nothing still gets its answer after wait).
+// It returns what it read and nil, or nil and ErrInputTooLarge, or what it read so far and
+// ErrInputTimeout. The read runs in a goroutine that a timeout abandons: the process exits
+// soon after, and the blocked read dies with it.
+func ReadStarted(r io.Reader, limit int64, wait, whole time.Duration) ([]byte, error) {
+	s := &startedReader{r: r, begun: make(chan struct{})}
+	timeout := make(chan time.Time, 1)
+	go func() {
+		first, all := time.NewTimer(wait), time.NewTimer(whole)
+		defer first.Stop()
+		defer all.Stop()
+		select {
+		case now := <-first.C:
+			select {
+			case <-s.begun:
+			default:
+				timeout <- now
+				return
+			}
+		case <-s.begun:
+		}
+		timeout <- <-all.C
+	}()
+	return readWhole(readInput(s, limit, timeout))
+}
+
+// startedReader is r, with begun closed once a read has returned bytes.
+type startedReader struct {
+	r     io.Reader
+	once  sync.Once
+	begun chan struct{}
+}
+
+func (s *startedReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.once.Do(func() { close(s.begun) })
+	}
+	return n, err
 }
 
 // readFor is readInput for at most wait (no deadline when wait <= 0).
@@ -55,16 +89,16 @@ func readFor(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 	return readInput(r, limit, timeout)
 }
 
-// whole is what ReadInput returns of readInput's answer: nothing of stdin over the limit.
-func whole(data []byte, err error) ([]byte, error) {
+// readWhole is what ReadStarted returns of readInput's answer: nothing of stdin over the limit.
+func readWhole(data []byte, err error) ([]byte, error) {
 	if errors.Is(err, ErrInputTooLarge) {
 		return nil, err
 	}
 	return data, err
 }
 
-// readInput is ReadInput with its wait over when timeout is ready, except that stdin over the
-// limit comes with its first limit+1 bytes (for eventOf).
+// readInput reads r to EOF, at most limit bytes, until timeout is ready, except that stdin
+// over the limit comes with its first limit+1 bytes (for eventOf).
 func readInput(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte, error) {
 	done := make(chan error, 1)
 	var partial chunkBuffer
@@ -199,7 +233,7 @@ func ReadEvent(r io.Reader, wait time.Duration) (Event, []string) {
 	return eventOf(data, err, wait)
 }
 
-// eventOf is the event and notes ReadEvent makes of what ReadInput returned after a wait.
+// eventOf is the event and notes ReadEvent makes of what readInput returned after a wait.
 func eventOf(data []byte, err error, wait time.Duration) (Event, []string) {
 	switch {
 	case errors.Is(err, ErrInputTooLarge):

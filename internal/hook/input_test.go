@@ -265,3 +265,49 @@ func (endless) Read(p []byte) (int, error) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// TestReadStarted: statusline waited 300 ms for all of Claude Code's JSON, so on a loaded
+// machine a JSON whose first bytes had come was cut short and said not to be JSON. The short
+// wait is for the first bytes (a terminal sends none); once they come, the read goes on.
+func TestReadStarted(t *testing.T) {
+	t.Run("slow-after-the-first-bytes", func(t *testing.T) {
+		r, w := io.Pipe()
+		go func() {
+			w.Write([]byte(`{"cwd":`))
+			time.Sleep(150 * time.Millisecond) // past the wait for the first bytes below
+			w.Write([]byte(`"/p"}`))
+			w.Close()
+		}()
+		got, err := hook.ReadStarted(r, 100, 50*time.Millisecond, 10*time.Second)
+		if err != nil || string(got) != `{"cwd":"/p"}` {
+			t.Fatalf("ReadStarted = %q, %v; want the whole JSON", got, err)
+		}
+	})
+	t.Run("nothing-comes", func(t *testing.T) {
+		r, w := io.Pipe()
+		defer w.Close()
+		start := time.Now()
+		got, err := hook.ReadStarted(r, 100, 50*time.Millisecond, time.Minute)
+		if !errors.Is(err, hook.ErrInputTimeout) || len(got) != 0 {
+			t.Fatalf("ReadStarted = %q, %v; want nothing and ErrInputTimeout", got, err)
+		}
+		if d := time.Since(start); d > 30*time.Second {
+			t.Fatalf("ReadStarted of a stdin that sends nothing took %v; want about its first wait", d)
+		}
+	})
+	t.Run("begun-never-closed", func(t *testing.T) {
+		r, w := io.Pipe()
+		defer w.Close()
+		go w.Write([]byte(`{"cwd":`))
+		got, err := hook.ReadStarted(r, 100, time.Minute, 200*time.Millisecond)
+		if !errors.Is(err, hook.ErrInputTimeout) || string(got) != `{"cwd":` {
+			t.Fatalf("ReadStarted = %q, %v; want what came and ErrInputTimeout", got, err)
+		}
+	})
+	t.Run("over-the-limit", func(t *testing.T) {
+		got, err := hook.ReadStarted(strings.NewReader(strings.Repeat("x", 101)), 100, time.Second, time.Second)
+		if !errors.Is(err, hook.ErrInputTooLarge) || got != nil {
+			t.Fatalf("ReadStarted = %d bytes, %v; want nil, ErrInputTooLarge", len(got), err)
+		}
+	})
+}
