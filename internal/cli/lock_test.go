@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -109,22 +108,7 @@ func TestLockHeldByAStoppedProcess(t *testing.T) {
 	dir, env := project(t)
 	run(t, dir, env, "start", "apex", "locked out", "--id", "apex-l")
 	state := filepath.Join(dir, ".claude", "cairn")
-	holdLock(t, state, ".lock-workflow")
-	// The holder: a process that has run its command, then stopped.
-	sleeper := exec.Command("sleep", "60")
-	if err := sleeper.Start(); err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
-	pid := sleeper.Process.Pid
-	durabletest.WaitProcState(t, pid, "sleep", "S", nil)
-	if err := sleeper.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	durabletest.WaitStopped(t, pid, true)
-	if err := os.WriteFile(filepath.Join(state, ".lock-workflow"), fmt.Appendf(nil, `{"pid":%d,"command":"sleep","since":"2026-11-30T01:00:00Z"}`, pid), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pid := durabletest.StoppedHolder(t, state, ".lock-workflow")
 	resume := fmt.Sprintf("kill -CONT %d", pid)
 	code, _, stderr := exitOf(t, cairnCmd(t, dir, env, "transition", "plan"))
 	if code != 3 || !strings.Contains(stderr, fmt.Sprintf("locked by pid %d (sleep, stopped)", pid)) || !strings.Contains(stderr, resume) {

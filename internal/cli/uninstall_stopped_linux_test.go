@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
@@ -26,12 +25,8 @@ func TestRemoveMarkBesideAStoppedRestore(t *testing.T) {
 	if err := os.WriteFile(mark, []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	holder := durabletest.HeldBySleeper(t, dir, ".lock-"+l2MarkDoc)
-	if err := holder.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	durabletest.WaitStopped(t, holder.Pid, true)
-	if err := removeMark(mark); err == nil || !strings.Contains(err.Error(), "kill -CONT "+strconv.Itoa(holder.Pid)) {
-		t.Fatalf("removeMark beside a stopped restore = %v, want the step that resumes pid %d", err, holder.Pid)
+	holder := durabletest.StoppedHolder(t, dir, ".lock-"+l2MarkDoc)
+	if err := removeMark(mark); err == nil || !strings.Contains(err.Error(), "kill -CONT "+strconv.Itoa(holder)) {
+		t.Fatalf("removeMark beside a stopped restore = %v, want the step that resumes pid %d", err, holder)
 	}
 }

@@ -52,7 +52,7 @@ func TestSecondCopyNotRenamedIsSettledOnce(t *testing.T) {
 			}
 			unmount()
 			r = e.open("s4").Resume(engine.ResumeOptions{Apply: true})
-			if _, err := os.Stat(filepath.Join(seeds, "audit-state.v1.json.bak")); err != nil || !strings.Contains(strings.Join(r.Notices, "\n"), "original is kept as .workflow-state/audit-state.v1.json.bak") {
+			if _, err := os.Stat(filepath.Join(seeds, "audit-state.v1.json.bak")); err != nil || !strings.Contains(strings.Join(r.Notices, "\n"), "it is now kept as .workflow-state/audit-state.v1.json.bak") {
 				t.Fatalf("not renamed once it could be (%v): notices %q\nwarnings %q", err, r.Notices, r.Warnings)
 			}
 		})

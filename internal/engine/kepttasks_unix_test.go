@@ -5,7 +5,6 @@ package engine_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -122,17 +121,7 @@ func TestResumeCheckSaysAStoppedHolderOfKeptTasks(t *testing.T) {
 	}
 	_, en := keptEnv(t)
 	noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
-	holdLock(t, en.StateDir(), ".lock-kept-tasks")
-	sleeper := exec.Command("sleep", "60")
-	if err := sleeper.Start(); err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
-	pid := sleeper.Process.Pid
-	durabletest.WaitProcState(t, pid, "sleep", "S", nil)
-	noErr(t, sleeper.Process.Signal(syscall.SIGSTOP))
-	durabletest.WaitStopped(t, pid, true)
-	noErr(t, os.WriteFile(filepath.Join(en.StateDir(), ".lock-kept-tasks"), fmt.Appendf(nil, `{"pid":%d,"command":"sleep","since":"2026-11-30T01:00:00Z"}`, pid), 0o600))
+	pid := durabletest.StoppedHolder(t, en.StateDir(), ".lock-kept-tasks")
 	res := en.Resume(engine.ResumeOptions{Apply: true, FromClient: true}) // resume_check's
 	step := fmt.Sprintf("kill -CONT %d", pid)
 	var said int

@@ -32,7 +32,7 @@ func TestFinishedSeedRenameIsSaid(t *testing.T) {
 			said = append(said, n)
 		}
 	}
-	want := "the migration of .claude/workflow-state.json (seed001) to schema 2.0, cut short, was finished; the original is kept as .claude/workflow-state.v1.json.bak"
+	want := ".claude/workflow-state.json (seed001) was still in place after its migration to schema 2.0; it is now kept as .claude/workflow-state.v1.json.bak; the workflow is unchanged"
 	if len(said) != 1 || said[0] != want {
 		t.Fatalf("notices about the seed file %q, want only %q (warnings %v)", said, want, r.Warnings)
 	}

@@ -300,16 +300,7 @@ func TestPreCompactAnchorOutlivesManyKeptTasks(t *testing.T) {
 // longer wait bought nothing.
 func TestTaskEventUnderAHeldLockKeepsItSoon(t *testing.T) {
 	getenv, en := startedAs(t, "sess-aaaa-1") // the default deadline: no CAIRN_HOOK_DEADLINE
-	d, err := durable.OpenDir(en.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(".lock-workflow", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
+	holdLocks(t, en.StateDir(), ".lock-workflow")
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
 	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"1","task_subject":"write the retry loop"}`), &stdout, &stderr, getenv, nil)
@@ -587,16 +578,7 @@ func TestTaskEventNeitherRecordedNorKeptSaysItIsLost(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(en.StateDir(), engine.KeptTasksDir), []byte("mine"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(en.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(".lock-workflow", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
+	holdLocks(t, en.StateDir(), ".lock-workflow")
 	var stdout, stderr bytes.Buffer
 	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"2","task_subject":"update the docs"}`), &stdout, &stderr, getenv, nil)
 	got := stderr.String()

@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
@@ -32,22 +29,7 @@ func TestKeptTasksHeldByAStoppedHookSaySo(t *testing.T) {
 	if err := en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the retry loop"}, false); err != nil {
 		t.Fatal(err)
 	}
-	holdLocks(t, en.StateDir(), ".lock-kept-tasks")
-	// The holder: a process that has run its command, then stopped.
-	sleeper := exec.Command("sleep", "60")
-	if err := sleeper.Start(); err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
-	pid := sleeper.Process.Pid
-	durabletest.WaitProcState(t, pid, "sleep", "S", nil)
-	if err := sleeper.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	durabletest.WaitStopped(t, pid, true)
-	if err := os.WriteFile(filepath.Join(en.StateDir(), ".lock-kept-tasks"), fmt.Appendf(nil, `{"pid":%d,"command":"sleep","since":"2026-11-30T01:00:00Z"}`, pid), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pid := durabletest.StoppedHolder(t, en.StateDir(), ".lock-kept-tasks")
 	var stderr bytes.Buffer
 	hook.Events(strings.NewReader(`{"session_id":"sess-aaaa-1","hook_event_name":"TaskCreated","task_id":"2","task_subject":"update the docs"}`), io.Discard, &stderr, getenv, nil)
 	_, stop := runStopToItsAnswer(getenv, "sess-aaaa-1")

@@ -30,17 +30,17 @@ func SetSignalsArmed(r *Runner, armed func()) { r.signalsArmed = armed }
 // ReadInput reads r to EOF, at most limit bytes and for at most wait (none when wait <= 0): what
 // it read and nil, or nil and ErrInputTooLarge, or what it read so far and ErrInputTimeout.
 func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
-	return readWhole(readFor(r, limit, wait))
+	return readWhole(readInput(r, limit, nil, after(wait)))
 }
 
 // ReadInputUntil is ReadInput(r, limit, wait) with the wait over when timeout is ready.
 func ReadInputUntil(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte, error) {
-	return readWhole(readInput(r, limit, timeout))
+	return readWhole(readInput(r, limit, nil, timeout))
 }
 
 // ReadEventUntil is ReadEvent(r, wait) with the wait over when timeout is ready.
 func ReadEventUntil(r io.Reader, wait time.Duration, timeout <-chan time.Time) (Event, []string) {
-	data, err := readInput(r, MaxInput, timeout)
+	data, err := readInput(r, MaxInput, nil, timeout)
 	return eventOf(data, err, wait)
 }
 

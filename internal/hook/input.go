@@ -39,54 +39,17 @@ var ErrInputTimeout = errors.New("stdin was not closed in time")
 // once they have come the read goes on for up to whole in all, so that a loaded machine does
 // not cut the input short (a terminal that sends nothing still gets its answer after wait).
 // It returns what it read and nil, or nil and ErrInputTooLarge, or what it read so far and
-// ErrInputTimeout. The read runs in a goroutine that a timeout abandons: the process exits
-// soon after, and the blocked read dies with it.
+// ErrInputTimeout.
 func ReadStarted(r io.Reader, limit int64, wait, whole time.Duration) ([]byte, error) {
-	s := &startedReader{r: r, begun: make(chan struct{})}
-	timeout := make(chan time.Time, 1)
-	go func() {
-		first, all := time.NewTimer(wait), time.NewTimer(whole)
-		defer first.Stop()
-		defer all.Stop()
-		select {
-		case now := <-first.C:
-			select {
-			case <-s.begun:
-			default:
-				timeout <- now
-				return
-			}
-		case <-s.begun:
-		}
-		timeout <- <-all.C
-	}()
-	return readWhole(readInput(s, limit, timeout))
+	return readWhole(readInput(r, limit, after(wait), after(whole)))
 }
 
-// startedReader is r, with begun closed once a read has returned bytes.
-type startedReader struct {
-	r     io.Reader
-	once  sync.Once
-	begun chan struct{}
-}
-
-func (s *startedReader) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if n > 0 {
-		s.once.Do(func() { close(s.begun) })
+// after is ready once d has passed; without a d (<= 0) it is nil, never ready.
+func after(d time.Duration) <-chan time.Time {
+	if d <= 0 {
+		return nil
 	}
-	return n, err
-}
-
-// readFor is readInput for at most wait (no deadline when wait <= 0).
-func readFor(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
-	var timeout <-chan time.Time // nil, never ready, without a wait
-	if wait > 0 {
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		timeout = timer.C
-	}
-	return readInput(r, limit, timeout)
+	return time.After(d)
 }
 
 // readWhole is what ReadStarted returns of readInput's answer: nothing of stdin over the limit.
@@ -97,9 +60,11 @@ func readWhole(data []byte, err error) ([]byte, error) {
 	return data, err
 }
 
-// readInput reads r to EOF, at most limit bytes, until timeout is ready, except that stdin
-// over the limit comes with its first limit+1 bytes (for eventOf).
-func readInput(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte, error) {
+// readInput reads r to EOF, at most limit bytes, until timeout is ready, or first if no byte
+// has come by then, except that stdin over the limit comes with its first limit+1 bytes (for
+// eventOf). The read runs in a goroutine that a timeout abandons: the process exits soon
+// after, and the blocked read dies with it.
+func readInput(r io.Reader, limit int64, first, timeout <-chan time.Time) ([]byte, error) {
 	done := make(chan error, 1)
 	var partial chunkBuffer
 	go func() {
@@ -112,11 +77,18 @@ func readInput(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte, erro
 		}
 		done <- err
 	}()
-	select {
-	case err := <-done:
-		return partial.snapshot(), err
-	case <-timeout:
-		return partial.snapshot(), ErrInputTimeout
+	for {
+		select {
+		case err := <-done:
+			return partial.snapshot(), err
+		case <-first:
+			if data := partial.snapshot(); len(data) == 0 {
+				return data, ErrInputTimeout
+			}
+			first = nil
+		case <-timeout:
+			return partial.snapshot(), ErrInputTimeout
+		}
 	}
 }
 
@@ -229,7 +201,7 @@ func fromFields(fields map[string]json.RawMessage) (Event, []string) {
 // ReadEvent reads and parses stdin in one step, for the hook mains. It never fails: every
 // problem becomes a note.
 func ReadEvent(r io.Reader, wait time.Duration) (Event, []string) {
-	data, err := readFor(r, MaxInput, wait)
+	data, err := readInput(r, MaxInput, nil, after(wait))
 	return eventOf(data, err, wait)
 }
 

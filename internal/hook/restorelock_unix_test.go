@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
@@ -39,21 +37,7 @@ func TestSessionStartSaysWhoHoldsTheMarkLock(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mem, "MEMORY.md"), []byte("- [Prefs](prefs.md) — tabs\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	holdLocks(t, state, ".lock-l2-mark")
-	sleeper := exec.Command("sleep", "60")
-	if err := sleeper.Start(); err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
-	pid := sleeper.Process.Pid
-	durabletest.WaitProcState(t, pid, "sleep", "S", nil)
-	if err := sleeper.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	durabletest.WaitStopped(t, pid, true)
-	if err := os.WriteFile(filepath.Join(state, ".lock-l2-mark"), fmt.Appendf(nil, `{"pid":%d,"command":"sleep","since":"2026-11-30T01:00:00Z"}`, pid), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pid := durabletest.StoppedHolder(t, state, ".lock-l2-mark")
 	var stderr bytes.Buffer
 	// A short deadline: the wait for a held lock is what is left of it.
 	short := func(k string) string { return cmp.Or(map[string]string{hook.EnvDeadline: "400ms"}[k], getenv(k)) }

@@ -487,14 +487,14 @@ func (s *Store) finishRetire(root string, l Legacy) *Notice {
 }
 
 // retireSettled renames l, the seed file the workflow at revision rev was migrated from, under
-// the workflow lock; the notice is for a rename done.
+// the workflow lock; the notice is for a rename done (the migration was not redone).
 func (s *Store) retireSettled(l Legacy, rev int64) *Notice {
 	backup, err := s.RetireLegacy(l)
 	if err != nil {
 		return nil
 	}
 	return &Notice{Kind: "migrated", Path: l.Name, Revision: rev,
-		Message: fmt.Sprintf("the migration of %s (%s) to schema 2.0, cut short, was finished; the original is kept as %s", l.Name, l.From, backup)}
+		Message: fmt.Sprintf("%s (%s) was still in place after its migration to schema 2.0; it is now kept as %s; the workflow is unchanged", l.Name, l.From, backup)}
 }
 
 // migratedFrom reports whether the workflow l's record names was migrated from exactly the

@@ -1153,9 +1153,8 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	}
 	if err := c.refresh(ctx); interrupted(ctx, err) {
 		return nil, interruptedError(task)
-	} else if err != nil { // out of reach: the claim lapses with its lease
+	} else if err != nil { // out of reach: the claim lapses with its lease; refresh saved the line read
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
-			c.save("")
 			return nil, c.takenError(task, h, pend)
 		}
 		// Done is final: pushed at the next sync, it would end the task for a machine that
@@ -1170,7 +1169,6 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 			why = "this machine's claim went unrenewed for longer than the lease, so another machine may have taken it over"
 		}
 		if done && why != "" {
-			c.save("")
 			return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: %s; nothing was changed; mark it done once %s can be reached",
 				secrets.Line(task, 64), secrets.Line(c.remote, 40), why, secrets.Line(c.remote, 40))
 		}

@@ -70,15 +70,7 @@ func TestReportSaysAnotherMachinesClaimLapsed(t *testing.T) {
 // gone. Under a lapsed claim the refusal now says how to take the task over; under a live one,
 // who holds it and for how long.
 func TestTaskCompletedSaysHowToTakeOverALapsedClaim(t *testing.T) {
-	a, url, base, task, id := taskMirrored(t)
-	a.push()
-	b := pulled(t, a, filepath.Join(base, "b"), url)
-	if _, err := b.task(id, "running"); err != nil {
-		t.Fatal(err)
-	}
-	b.push()
-	a.push()
-	a.sync() // a reads the claims line: b holds the task
+	a, task, id := runningElsewhere(t)
 	for _, tc := range []struct {
 		name      string
 		ahead     time.Duration

@@ -83,6 +83,22 @@ func taskMirrored(t *testing.T) (a *clone, url, base string, task engine.ClaudeT
 	return a, url, base, task, workflow.ClaudeTaskID(task)
 }
 
+// runningElsewhere is taskMirrored's machine a once another machine, b, pulled the workflow and
+// set the task running under its claim, and a read the claims line.
+func runningElsewhere(t *testing.T) (a *clone, task engine.ClaudeTask, id string) {
+	t.Helper()
+	a, url, base, task, id := taskMirrored(t)
+	a.push()
+	b := pulled(t, a, filepath.Join(base, "b"), url)
+	if _, err := b.task(id, "running"); err != nil {
+		t.Fatal(err)
+	}
+	b.push()
+	a.push()
+	a.sync()
+	return a, task, id
+}
+
 // TestTaskEventLeavesAnotherMachinesRunningTask: one of Claude Code's tasks, mirrored in and
 // set running on another machine under its claim, arrives here; this machine's session
 // completing a task of the same subject in its own list recorded that task done, past the
@@ -108,15 +124,7 @@ func TestTaskEventLeavesAnotherMachinesRunningTask(t *testing.T) {
 // other machine's claim (update_task refuses that done), to be pushed over the holder's run.
 // The event is now refused, and the task stays running under its holder.
 func TestOwnTaskEventLeavesItRunningOnAnotherMachine(t *testing.T) {
-	a, url, base, task, id := taskMirrored(t)
-	a.push()
-	b := pulled(t, a, filepath.Join(base, "b"), url)
-	if _, err := b.task(id, "running"); err != nil {
-		t.Fatal(err)
-	}
-	b.push()
-	a.push()
-	a.sync() // a reads the claims line: b holds the task
+	a, task, id := runningElsewhere(t)
 	if got := taskStatus(t, a, id); got != "running" {
 		t.Fatalf("the other machine's run of %s reached a as %s", id, got)
 	}

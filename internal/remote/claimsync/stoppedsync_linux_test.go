@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
@@ -19,16 +18,12 @@ import (
 func TestClaimBesideAStoppedSync(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a")
 	a := gitClone(t, "file://"+gittest.Bare(t), dir)
-	stopped := durabletest.HeldBySleeper(t, filepath.Join(dir, ".git"), ".lock-cairn-mirror")
-	if err := stopped.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	durabletest.WaitStopped(t, stopped.Pid, true)
+	stopped := durabletest.StoppedHolder(t, filepath.Join(dir, ".git"), ".lock-cairn-mirror")
 	res, err := a.task("t1", "running")
 	if err != nil || len(res.Warnings) != 1 {
 		t.Fatalf("running beside a stopped sync: %v %+v", err, res)
 	}
-	if w := res.Warnings[0]; strings.Contains(w, "could not be reached") || !strings.Contains(w, "kill -CONT "+strconv.Itoa(stopped.Pid)) {
+	if w := res.Warnings[0]; strings.Contains(w, "could not be reached") || !strings.Contains(w, "kill -CONT "+strconv.Itoa(stopped)) {
 		t.Fatalf("running beside a stopped sync warned %q; want the stopped process named, with the step that resumes it", w)
 	}
 }

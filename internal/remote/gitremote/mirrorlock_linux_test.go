@@ -24,14 +24,10 @@ func TestStoppedSyncIsNotWaitedFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := durabletest.HeldBySleeper(t, filepath.Join(dir, ".git"), gitremote.MirrorLock)
-	if err := stopped.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	durabletest.WaitStopped(t, stopped.Pid, true)
+	stopped := durabletest.StoppedHolder(t, filepath.Join(dir, ".git"), gitremote.MirrorLock)
 	start := time.Now()
 	_, err = b.Heads(bg(t))
-	if err == nil || !strings.Contains(err.Error(), "kill -CONT "+strconv.Itoa(stopped.Pid)) {
+	if err == nil || !strings.Contains(err.Error(), "kill -CONT "+strconv.Itoa(stopped)) {
 		t.Fatalf("Heads while a stopped process holds the mirror lock = %v, want the step that resumes it", err)
 	}
 	if waited := time.Since(start); waited > timeout/2 {

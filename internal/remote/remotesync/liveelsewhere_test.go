@@ -37,11 +37,7 @@ func TestIdleSyncLeavesWorkflowRunElsewhere(t *testing.T) {
 		{name: "silent for an hour", quiet: time.Hour, taken: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bare := gittest.Bare(t)
-			a := newMachine(t, time.Since(base)-tc.quiet)
-			b := newMachine(t, time.Since(base))
-			ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
-			rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
+			a, b, ra, rb := sharing(t, time.Since(base)-tc.quiet, time.Since(base))
 			a.en.SetSession("session-a")
 			b.en.SetSession("session-b")
 			a.start("wf-a", "A's work")
@@ -76,10 +72,7 @@ func TestIdleSyncLeavesWorkflowRunElsewhere(t *testing.T) {
 // workflow never shared is refused as before.
 func TestStartRefusalSaysReplaceEndsItEverywhere(t *testing.T) {
 	const ends = "it is shared through origin, so a replace ends it on the other machines sharing it too"
-	bare := gittest.Bare(t)
-	a, b := newMachine(t, 0), newMachine(t, 0)
-	ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
-	rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
+	a, b, ra, rb := sharing(t, 0, 0)
 	a.start("wf-a", "A's work")
 	_, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "another", WorkflowID: "wf-n"})
 	if err == nil || strings.Contains(err.Error(), ends) {
@@ -118,10 +111,7 @@ func TestNotReplayedCutsWholeWords(t *testing.T) {
 // and by which workflow, whether A pulls the end or loses a race to it.
 func TestReplacedElsewhereSaysByWhat(t *testing.T) {
 	for _, race := range []bool{false, true} {
-		bare := gittest.Bare(t)
-		a, b := newMachine(t, 0), newMachine(t, 0)
-		ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
-		rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
+		a, b, ra, rb := sharing(t, 0, 0)
 		a.start("wf-a", "shared")
 		a.sync(ra, "")
 		b.sync(rb, "")
@@ -148,10 +138,7 @@ func TestReplacedElsewhereSaysByWhat(t *testing.T) {
 func TestStartOverAReplacementPulledTakesAFreshID(t *testing.T) {
 	// filed: the ended workflow was filed in the archive first (the next session start does).
 	for _, filed := range []bool{false, true} {
-		bare := gittest.Bare(t)
-		a, b := newMachine(t, 0), newMachine(t, 0)
-		ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
-		rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
+		a, b, ra, rb := sharing(t, 0, 0)
 		a.start("wf-a", "shared")
 		a.sync(ra, "")
 		b.sync(rb, "")

@@ -389,12 +389,10 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			if errors.Is(err, ErrMoved) {
 				return out, err
 			}
+			// A revision the store refused is said as the remote's to mend (read again to find it).
 			var rerr error
 			_ = l.theirs(0, func(e Entry) error { rerr = refused(b, id, e, err); return rerr })
-			if rerr != nil {
-				return out, rerr
-			}
-			return out, fmt.Errorf("keeping this machine's copy of %s while taking the remote's: %w", id, err)
+			return out, cmp.Or(rerr, fmt.Errorf("keeping this machine's copy of %s while taking the remote's: %w", id, err))
 		}
 		step("adopted")
 		repaired = append(repaired, res.Notices...)

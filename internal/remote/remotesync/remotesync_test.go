@@ -88,6 +88,15 @@ func gitBackend(t *testing.T, c gitremote.Config) *gitremote.Backend {
 	return r
 }
 
+// sharing is two machines, their clocks offset by qa and qb (newMachine), sharing a new bare
+// repository through the git backends ra and rb.
+func sharing(t *testing.T, qa, qb time.Duration) (a, b *machine, ra, rb *gitremote.Backend) {
+	t.Helper()
+	bare := "file://" + gittest.Bare(t)
+	a, b = newMachine(t, qa), newMachine(t, qb)
+	return a, b, gitBackend(t, gitremote.Config{Dir: a.dir, Remote: bare}), gitBackend(t, gitremote.Config{Dir: b.dir, Remote: bare})
+}
+
 // record keeps in the mirror what a sync left, as cairn sync and the MCP server's background
 // sync do. It may run on a goroutine of its own, so it only reports an error.
 func (m *machine) record(out remotesync.Outcome) {
@@ -1026,10 +1035,7 @@ func TestExpiredHereTakenBack(t *testing.T) {
 		{"stale everywhere", 26 * time.Hour, false, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bare := gittest.Bare(t)
-			a, b := newMachine(t, 0), newMachine(t, 0)
-			ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "file://" + bare})
-			rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "file://" + bare})
+			a, b, ra, rb := sharing(t, 0, 0)
 			// The TTL is judged against the real clock: the machines' clocks are set from it.
 			now := time.Now()
 			a.now, b.now = now.Add(-30*time.Hour), now.Add(-30*time.Hour)
