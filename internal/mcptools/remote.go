@@ -469,7 +469,9 @@ func (g *turnGuard) Each(ctx context.Context, workflow string, rev int64, fn fun
 	return nil
 }
 
-func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, data [][]byte) (int64, error) {
+// Append writes without the turn, as Each reads: data reads this machine's journal as it goes,
+// and a change made meanwhile has the sync compare again.
+func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, data remote.Data) (int64, error) {
 	g.drop()
 	return g.Backend.Append(ctx, workflow, after, data)
 }

@@ -151,16 +151,78 @@ const longLineRevisions = 80
 func longLine(t *testing.T, r remote.Backend, id string) (*machine, int64) {
 	t.Helper()
 	a := newSharing(t, r, id, "long")
+	line := a.grow()
+	a.sync(r, "")
+	return a, line
+}
+
+// grow makes the workflow here, at r1, a line of longLineRevisions revisions of a record of about
+// 240 KiB each, and returns the line's size.
+func (m *machine) grow() int64 {
+	m.t.Helper()
 	for i := range 4 {
-		a.setVarKey(fmt.Sprintf("WF_BIG_%c", 'A'+i), strings.Repeat("a long value ", 60<<10/13))
+		m.setVarKey(fmt.Sprintf("WF_BIG_%c", 'A'+i), strings.Repeat("a long value ", 60<<10/13))
 	}
 	for i := range longLineRevisions - 5 {
-		a.setVar(i)
+		m.setVar(i)
 	}
-	a.sync(r, "")
-	w, err := a.st.ReadWorkflow()
+	w, err := m.st.ReadWorkflow()
 	if err != nil || w.Revision != longLineRevisions {
-		t.Fatalf("A holds r%d, %v; want r%d", w.Revision, err, longLineRevisions)
+		m.t.Fatalf("the machine holds r%d, %v; want r%d", w.Revision, err, longLineRevisions)
 	}
-	return a, int64(longLineRevisions * len(w.Data))
+	return int64(longLineRevisions * len(w.Data))
+}
+
+// sink is a remote whose appends keep nothing (what a remote keeps is not the sync's to hold):
+// it counts the records handed to it, and reads the line as r holds it.
+type sink struct {
+	*memremote.Backend
+	got int
+}
+
+func (s *sink) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
+	data, err := remote.CheckAppend(id, after, data)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	if err := data(func([]byte) error { n++; return nil }); err != nil {
+		return 0, err
+	}
+	s.got += n
+	return after + int64(n), nil
+}
+
+// TestLongLineIsNotPushedWhole: a sync pushing a long line the remote lacks (a long workflow
+// made here, on its first sync or once sharing is enabled; the end of one finished here) held it
+// whole twice, every revision a full copy of the record, as entries and as the records handed to
+// the remote at once. The remote takes the records one at a time as they are made from the
+// journal: the heap a sync holds stays a few records however long the line, with the same
+// outcomes.
+func TestLongLineIsNotPushedWhole(t *testing.T) {
+	const n = longLineRevisions
+	t.Run("new", func(t *testing.T) {
+		r := &sink{Backend: memremote.New()}
+		a := newMachine(t, 0)
+		a.start("wf-new", "long")
+		line := a.grow()
+		held, out := alloctest.PeakHeap(func() remotesync.Outcome { return a.sync(r, "") })
+		if out.Pushed != n || r.got != n {
+			t.Fatalf("A's first sync = %+v, and the remote took %d records; want %d pushed", out, r.got, n)
+		} else if held > line/4 {
+			t.Errorf("A's first sync of a line of %d bytes held %d bytes at once; want at most %d", line, held, line/4)
+		}
+	})
+	t.Run("finished", func(t *testing.T) {
+		r := &sink{Backend: memremote.New()}
+		a := newSharing(t, r.Backend, "wf-end", "long")
+		line := a.grow()
+		a.complete()
+		held, out := alloctest.PeakHeap(func() remotesync.Outcome { return a.sync(r, "") })
+		if out.Shared != n || r.got != n {
+			t.Fatalf("A's sync after completing it = %+v, and the remote took %d records; want %d shared", out, r.got, n)
+		} else if held > line/4 {
+			t.Errorf("A's sharing of the end of a line of %d bytes held %d bytes at once; want at most %d", line, held, line/4)
+		}
+	})
 }

@@ -173,7 +173,7 @@ func newSharing(t *testing.T, r remote.Backend, id, context string) *machine {
 func sharedThenBroken(t *testing.T, r remote.Backend, id string) *machine {
 	t.Helper()
 	m := newSharing(t, r, id, "done soon")
-	if _, err := r.Append(context.Background(), id, 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
+	if _, err := r.Append(context.Background(), id, 1, remote.Slice([]byte("not a cairn entry"))); err != nil {
 		t.Fatal(err)
 	}
 	return m
@@ -276,7 +276,7 @@ func TestChoose(t *testing.T) {
 	ctx := context.Background()
 	b := memremote.New()
 	for _, id := range []string{"wf-1", "wf-2"} {
-		if _, err := b.Append(ctx, id, 0, [][]byte{[]byte(`{}`)}); err != nil {
+		if _, err := b.Append(ctx, id, 0, remote.Slice([]byte(`{}`))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -422,7 +422,7 @@ func TestEntryWithoutSnapshotIsRefused(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a := newSharing(t, r, "wf-odd", "odd")
-	if _, err := r.Append(ctx, "wf-odd", 1, [][]byte{[]byte(`{"revision":2,"event":{"kind":"transition"}}`)}); err != nil {
+	if _, err := r.Append(ctx, "wf-odd", 1, remote.Slice([]byte(`{"revision":2,"event":{"kind":"transition"}}`))); err != nil {
 		t.Fatal(err)
 	}
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
@@ -687,7 +687,7 @@ func TestLineOfAnotherWorkflowIsRefused(t *testing.T) {
 			line[0] = bytes.Replace(line[0], []byte(`"revision":2,`), []byte(`"revision":1,`), 1)
 			line[0] = bytes.ReplaceAll(line[0], []byte(`"wf-f"`), []byte(`"wf-skip"`))
 		}
-		if _, err := r.Append(ctx, name, 0, line); err != nil {
+		if _, err := r.Append(ctx, name, 0, remote.Slice(line...)); err != nil {
 			t.Fatal(err)
 		}
 		out, err := remotesync.Sync(ctx, a.st, r, "origin", name, nil)
@@ -942,7 +942,7 @@ type conflictOnce struct {
 	lost bool
 }
 
-func (c *conflictOnce) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (c *conflictOnce) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	if !c.lost {
 		c.lost = true
 		return 0, remote.ErrConflict
@@ -1128,7 +1128,7 @@ func TestEntryNotCairnsNamesTheStep(t *testing.T) {
 					r := b.open(t, a)
 					a.start("wf-odd", "odd")
 					a.sync(r, "")
-					if _, err := r.Append(ctx, "wf-odd", 1, [][]byte{[]byte(tc.entry)}); err != nil {
+					if _, err := r.Append(ctx, "wf-odd", 1, remote.Slice([]byte(tc.entry))); err != nil {
 						t.Fatal(err)
 					}
 					_, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
@@ -1179,7 +1179,7 @@ func TestEntryTheStoreRefusesNamesTheStep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := r.Append(ctx, "wf-big", 1, [][]byte{data}); err != nil {
+			if _, err := r.Append(ctx, "wf-big", 1, remote.Slice(data)); err != nil {
 				t.Fatal(err)
 			}
 			want := 1
