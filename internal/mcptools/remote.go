@@ -617,7 +617,7 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 		if c.Replayed == 1 {
 			was = "was"
 		}
-		msg += fmt.Sprintf(", and %d of its %d change%s %s replayed on top", c.Replayed, len(c.Lost), workflow.Plural(len(c.Lost)), was)
+		msg += fmt.Sprintf(", and %d of its %d change%s %s replayed on top", c.Replayed, c.Lost, workflow.Plural(c.Lost), was)
 	}
 	if n := c.NotReplayed(); n != "" {
 		msg += "; not replayed: " + n

@@ -51,7 +51,7 @@ func TestLongLineIsNotHeldWhole(t *testing.T) {
 	b.setVar(200)
 	a.sync(r, "")
 	held, out = alloctest.PeakHeap(func() remotesync.Outcome { return b.sync(r, "") })
-	if out.Conflict == nil || out.Conflict.Common != n || len(out.Conflict.Lost) != 1 || out.Pulled != n+1 {
+	if out.Conflict == nil || out.Conflict.Common != n || out.Conflict.Lost != 1 || out.Pulled != n+1 {
 		t.Fatalf("B's sync after both moved = %+v; want its one change lost after r%d and A's line taken", out, n)
 	} else if held > bound {
 		t.Errorf("B's adoption of a line of %d bytes held %d bytes at once; want at most %d", line, held, bound)
@@ -225,4 +225,43 @@ func TestLongLineIsNotPushedWhole(t *testing.T) {
 			t.Errorf("A's sharing of the end of a line of %d bytes held %d bytes at once; want at most %d", line, held, line/4)
 		}
 	})
+}
+
+// TestLongLostRaceIsNotHeldWhole: a sync that lost a race held every change this machine made
+// after the last revision both lines share, each a full copy of the record, to replay them (a
+// machine that worked long while another synced first), and the sync after one killed before the
+// replay read them so from the conflict archive. They are read from the conflict archive one at a
+// time as they are replayed: the heap held stays a few records, with the same replay.
+func TestLongLostRaceIsNotHeldWhole(t *testing.T) {
+	const lost = longLineRevisions - 1
+	for _, killed := range []bool{false, true} {
+		t.Run(fmt.Sprint("killed=", killed), func(t *testing.T) {
+			r := memremote.New()
+			a := newSharing(t, r, "wf-lost", "long")
+			b := newMachine(t, 0)
+			b.sync(r, "")
+			b.setVarKey("WF_B", "b")
+			b.sync(r, "") // lands first
+			line := a.grow()
+			if killed {
+				killAfterAdoption(t, a.st, r, a.en)
+			}
+			s := &sink{Backend: r}
+			held, out := alloctest.PeakHeap(func() remotesync.Outcome {
+				out, err := remotesync.Sync(context.Background(), a.st, s, "origin", "", remotesync.EngineReplayer(a.en))
+				if err != nil {
+					t.Error(err)
+				}
+				return out
+			})
+			if c := out.Conflict; c == nil || c.Lost != lost || c.Replayed != lost || s.got != lost {
+				t.Fatalf("A's sync = %+v (conflict %+v), and the remote took %d; want its %d lost changes replayed and pushed", out, c, s.got, lost)
+			} else if held > line/4 {
+				t.Errorf("replaying %d lost changes of a line of %d bytes held %d bytes at once; want at most %d", lost, line, held, line/4)
+			}
+			if v, err := a.en.GetVars([]string{"WF_B", "WF_N"}); err != nil || v["WF_B"] != "b" || v["WF_N"] != fmt.Sprint(lost-5) {
+				t.Fatalf("A holds %v (%v); want WF_B=b beside its own WF_N=%d", v, err, lost-5)
+			}
+		})
+	}
 }

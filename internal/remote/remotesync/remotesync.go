@@ -96,7 +96,8 @@ type Conflict struct {
 	By      store.Event       // the remote's last change
 	State   string            // the phase the remote's line is in
 	Session string            // the session that owns it there, when recorded
-	Lost    []Entry           // this machine's changes after Common, oldest first
+	// Lost counts this machine's changes after Common, kept in Archive: EachLost reads them.
+	Lost int
 	// Base is the record both sides last shared (revision Common; nil when they share none)
 	// and Theirs the remote's tip as it was taken: what a Replayer compares against.
 	Base, Theirs json.RawMessage
@@ -105,6 +106,26 @@ type Conflict struct {
 	// Skipped says, for each part of Lost the Replayer left out, what and why; those parts
 	// are only in the conflict archive.
 	Skipped []string
+	st      *store.Store // where Archive is
+}
+
+// EachLost hands fn this machine's changes after Common (Lost of them), oldest first, one at a
+// time as it reads them from the conflict archive: each is a full copy of the record, and a
+// machine that worked long before losing a race made many. fn's error stops it and is returned.
+func (c *Conflict) EachLost(fn func(Entry) error) error {
+	if c.st == nil {
+		return nil
+	}
+	line, err := archiveLine(c.st, c.Archive.Dir, c.Archive.WorkflowID, c.Archive.Revision)
+	if err != nil {
+		return err
+	}
+	return line(func(e Entry) error {
+		if e.Revision > c.Common {
+			return fn(e)
+		}
+		return nil
+	})
 }
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
@@ -130,7 +151,7 @@ const maxRounds = 10
 // the other, and every sync fails alike until one of them is started again under another id.
 var ErrOtherWorkflow = errors.New("the remote holds another workflow under this id")
 
-// Replayer re-applies the changes this machine made that lost a race (c.Lost, oldest first) on
+// Replayer re-applies the changes this machine made that lost a race (c.EachLost, oldest first) on
 // top of the remote's line, which is the active workflow when it is called, and returns how
 // many it applied, noting in c.Skipped what it left out. It must go through the state machine,
 // so a change that no longer makes sense is refused rather than forced.
@@ -366,10 +387,6 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 				return yield(store.LineRecord{Revision: e.Revision, Event: syncEvent(e, from), Snapshot: e.Snapshot})
 			})
 		}
-		var lost []Entry // this machine's copy goes to the archive: its changes are read now
-		if err := l.mine(func(e Entry) error { lost = append(lost, e); return nil }); err != nil {
-			return out, err
-		}
 		if replaying {
 			in := intent{Workflow: id, Common: common, Theirs: R, Mine: L, At: time.Now().UTC(), Lost: l.lost}
 			if err := writeIntent(st, in); err != nil {
@@ -411,7 +428,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			out.Notices = append(out.Notices, warning)
 		}
 		tip := l.tip
-		out.Conflict = &Conflict{Common: common, Archive: info, Lost: lost, Base: l.base, Theirs: tip.Snapshot}
+		out.Conflict = &Conflict{Common: common, Archive: info, Lost: int(L - common), Base: l.base, st: st, Theirs: tip.Snapshot}
 		out.Conflict.wonBy(tip.Event, tip.Snapshot)
 		out.Local, out.Pulled = res.Revision, int(R)
 		out.Ended, out.ReplacedBy = endedIn(tip.Snapshot)
@@ -1114,24 +1131,9 @@ func push(ctx context.Context, b remote.Backend, id string, after int64, each fu
 	return head, err
 }
 
-// archived is the history of the archive in dir (workflow id, up to revision rev) as entries,
-// those from revision from on kept (a long line is not held whole).
-func archived(st *store.Store, dir, id string, from, rev int64) ([]Entry, error) {
-	each, err := archiveLine(st, dir, id, rev)
-	var out []Entry
-	if err == nil {
-		err = each(func(e Entry) error {
-			if e.Revision >= from {
-				out = append(out, e)
-			}
-			return nil
-		})
-	}
-	return out, err
-}
-
-// archiveLine is archived handing fn its entries one at a time, oldest first, built again at each
-// call (a long workflow's line, every revision a full copy of the record, is not held whole).
+// archiveLine hands fn the entries of the archive in dir (workflow id, up to revision rev) one at
+// a time, oldest first, built again at each call (a long workflow's line, every revision a full
+// copy of the record, is not held whole).
 func archiveLine(st *store.Store, dir, id string, rev int64) (func(fn func(Entry) error) error, error) {
 	_, j, err := st.ReadArchive(dir)
 	if err != nil {

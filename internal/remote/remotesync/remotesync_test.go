@@ -459,7 +459,7 @@ func TestReplayAfterLostRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := out.Conflict; c == nil || c.Replayed != 1 || len(c.Lost) != 1 || out.Pushed != 1 || out.Remote != 4 {
+	if c := out.Conflict; c == nil || c.Replayed != 1 || c.Lost != 1 || out.Pushed != 1 || out.Remote != 4 {
 		t.Fatalf("A's sync = %+v (conflict %+v), want its transition replayed and pushed as r4", out, out.Conflict)
 	}
 	b.sync(r, "")
@@ -544,7 +544,7 @@ func TestReplayEveryKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := out.Conflict
-	if c == nil || len(c.Lost) != 4 || c.Replayed != 4 || out.Pushed != 4 {
+	if c == nil || c.Lost != 4 || c.Replayed != 4 || out.Pushed != 4 {
 		t.Fatalf("A's sync = %+v (conflict %+v), want its 4 changes replayed and pushed", out, c)
 	}
 	if len(c.Skipped) != 1 || !strings.Contains(c.Skipped[0], "WF_SHARED") {
@@ -609,7 +609,7 @@ func TestIncrementalReads(t *testing.T) {
 	b.move("plan")
 	b.sync(ra, "")
 	out := a.sync(ra, "")
-	if out.Conflict == nil || out.Conflict.Common != common || len(out.Conflict.Lost) != 1 || out.Conflict.Base == nil {
+	if out.Conflict == nil || out.Conflict.Common != common || out.Conflict.Lost != 1 || out.Conflict.Base == nil {
 		t.Fatalf("A's sync after both moved = %+v, want a conflict from r%d losing 1 change", out, common)
 	}
 	agree(t, ra, a, b)
