@@ -97,6 +97,37 @@ func TestOwedReplayDoesNotHoldTheArchiveWhole(t *testing.T) {
 	agree(t, r, a, b)
 }
 
+// TestOwedReplayAfterLongWorkIsNotHeldWhole: the sync after one killed between adopting the
+// remote's line and replaying this machine's changes read every revision made here since the
+// adoption, each a full copy of the record, for the first of them alone (the remote's change
+// that won). It reads that one: work that went on long after the kill is not held whole.
+func TestOwedReplayAfterLongWorkIsNotHeldWhole(t *testing.T) {
+	r := memremote.New()
+	a, line := longLine(t, r, "wf-owedlong")
+	b := newMachine(t, 0)
+	b.sync(r, "")
+	a.setVarKey("WF_X", "2") // loses the race
+	b.setVarKey("WF_B", "b")
+	b.sync(r, "")
+	killAfterAdoption(t, a.st, r, a.en)
+	for i := range longLineRevisions {
+		a.setVar(1000 + i) // work goes on here before the next sync
+	}
+	s := &sink{Backend: r}
+	held, err := alloctest.PeakHeap(func() error {
+		_, err := remotesync.Sync(context.Background(), a.st, s, "origin", "", remotesync.EngineReplayer(a.en))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.en.GetVars([]string{"WF_X", "WF_B"}); err != nil || v["WF_X"] != "2" || v["WF_B"] != "b" {
+		t.Fatalf("after the next sync A holds %v (%v); want the owed WF_X=2 replayed beside WF_B=b", v, err)
+	} else if held > line/4 {
+		t.Errorf("the owed replay after %d revisions made here held %d bytes at once; want at most %d", longLineRevisions, held, line/4)
+	}
+}
+
 // endsWhileRead is a Backend whose first read of a line runs end (the workflow completed here
 // by a tool call while the sync waited on the network) once it has handed the records over.
 type endsWhileRead struct {

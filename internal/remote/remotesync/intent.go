@@ -138,6 +138,9 @@ func unreadableIntent(st *store.Store, why error) string {
 	return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v); it was left as it is, so that the active workflow's conflict archives (%s) are all kept: one of them may hold changes of this machine's that were not replayed. They stay kept while %s is there; compare them with the workflow (cairn show)", file, why, strings.Join(dirs, ", "), file)
 }
 
+// errFound stops a read that found what it looked for.
+var errFound = errors.New("found")
+
 // owed rebuilds the conflict an intent describes, or nil when its adoption did not happen; from
 // is the remote the line was taken from.
 func owed(st *store.Store, in intent, from string) (*Conflict, error) {
@@ -209,17 +212,17 @@ func owed(st *store.Store, in intent, from string) (*Conflict, error) {
 			return nil, err
 		}
 	}
-	recs, err := st.ReadJournalSince(in.Workflow, in.Theirs-1)
-	if err != nil {
+	var won *store.Record // revision Theirs, read alone: work may have gone on long since
+	if err := st.EachJournalSince(in.Workflow, in.Theirs-1, func(r store.Record) error { won = &r; return errFound }); !errors.Is(err, errFound) {
 		return nil, err
 	}
-	if len(recs) == 0 || recs[0].Revision != in.Theirs {
+	if won.Revision != in.Theirs {
 		return nil, nil
 	}
 	// Theirs is the active line as it is now, not as it was adopted: a change made here since
 	// (the sync was killed, and work went on) was acknowledged after the lost ones, so where
 	// it changed the same thing it stands and the lost change is left out.
 	c := &Conflict{Common: in.Common, Archive: *info, Lost: int(in.Mine - in.Common), Base: base, Theirs: w.Data, st: st}
-	c.wonBy(remoteEvent(recs[0].Event, from), recs[0].Snapshot)
+	c.wonBy(remoteEvent(won.Event, from), won.Snapshot)
 	return c, nil
 }
