@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/remote/remotetest"
 )
 
 // TestLongLineIsNotHeldWhole: a sync held a long workflow's line whole, every revision a full
@@ -155,6 +156,35 @@ func TestEndedHereWhileTheRemoteIsRead(t *testing.T) {
 	if out := a.sync(&endsWhileRead{Backend: r, end: a.complete}, ""); out.Pushed+out.Shared < 1 {
 		t.Fatalf("sync = %+v; want the change made before it pushed", out)
 	}
+}
+
+// endsWhilePushed is a Backend whose first append runs end (the workflow completed here by a
+// tool call while the sync waited on the network) before it takes the records.
+type endsWhilePushed struct {
+	remote.Backend
+	end func()
+}
+
+func (b *endsWhilePushed) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
+	if end := b.end; end != nil {
+		b.end = nil
+		end()
+	}
+	return b.Backend.Append(ctx, id, after, data)
+}
+
+// TestEndedHereWhilePushed: the records pushed are read from this machine's journal as the
+// remote takes them, and a tool call may complete the workflow meanwhile (cairn-mcp lets go of
+// its turn for the network), which moves the journal to the archive; the sync starts over and
+// shares the end, rather than failing on a journal no longer there.
+func TestEndedHereWhilePushed(t *testing.T) {
+	r := memremote.New()
+	a := newSharing(t, r, "wf-endpush", "ends")
+	a.setVar(1)
+	if out := a.sync(&endsWhilePushed{Backend: r, end: a.complete}, ""); out.Pushed+out.Shared != 2 {
+		t.Fatalf("sync = %+v; want the change made before it and the end shared", out)
+	}
+	remotetest.MustHeads(t, context.Background(), r, remote.Heads{"wf-endpush": 3})
 }
 
 // TestLineTakenWithoutATemporaryFile: where no temporary file can be made, the remote's line is
