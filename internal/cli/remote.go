@@ -778,7 +778,7 @@ func conflictLine(out remotesync.Outcome, remote string, pushed bool) string {
 		if !pushed {
 			then = ", for the next sync to push"
 		}
-		replayed = fmt.Sprintf("; %d of its %d change%s replayed on top%s", c.Replayed, len(c.Lost), workflow.Plural(len(c.Lost)), then)
+		replayed = fmt.Sprintf("; %d of its %d change%s replayed on top%s", c.Replayed, c.Lost, workflow.Plural(c.Lost), then)
 	}
 	if n := c.NotReplayed(); n != "" {
 		replayed += "; not replayed, kept only in the archive: " + n

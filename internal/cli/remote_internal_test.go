@@ -23,7 +23,7 @@ import (
 func TestSyncFailedAfterLostRace(t *testing.T) {
 	out := remotesync.Outcome{Workflow: "wf-1", Local: 6, Notices: []string{"retention removed 1 older archive: old-1-x"},
 		Conflict: &remotesync.Conflict{Common: 4, By: store.Event{Kind: "var"}, State: "implement",
-			Archive: store.ArchiveInfo{Revision: 5, Dir: "conflict-wf-1-x"}, Lost: make([]remotesync.Entry, 1), Replayed: 1}}
+			Archive: store.ArchiveInfo{Revision: 5, Dir: "conflict-wf-1-x"}, Lost: 1, Replayed: 1}}
 	cut := &gitremote.GitError{Op: "push", Err: errors.New("exit status 128"), Stderr: "fatal: the remote end hung up unexpectedly"}
 	for _, c := range []struct {
 		name      string

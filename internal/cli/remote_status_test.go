@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
@@ -101,7 +102,7 @@ func TestRemoteStatusAfterAPullCutShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Append(ctx, "wf-1", 3, [][]byte{data}); err != nil {
+	if _, err := r.Append(ctx, "wf-1", 3, remote.Slice(data)); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, errb := b.cairn("sync"); code == 0 || !strings.Contains(errb, "wf-1: pulled 2 revisions from origin before that, now r3 here") {

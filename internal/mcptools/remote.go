@@ -469,7 +469,9 @@ func (g *turnGuard) Each(ctx context.Context, workflow string, rev int64, fn fun
 	return nil
 }
 
-func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, data [][]byte) (int64, error) {
+// Append writes without the turn, as Each reads: data reads this machine's journal as it goes,
+// and a change made meanwhile has the sync compare again.
+func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, data remote.Data) (int64, error) {
 	g.drop()
 	return g.Backend.Append(ctx, workflow, after, data)
 }
@@ -615,7 +617,7 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 		if c.Replayed == 1 {
 			was = "was"
 		}
-		msg += fmt.Sprintf(", and %d of its %d change%s %s replayed on top", c.Replayed, len(c.Lost), workflow.Plural(len(c.Lost)), was)
+		msg += fmt.Sprintf(", and %d of its %d change%s %s replayed on top", c.Replayed, c.Lost, workflow.Plural(c.Lost), was)
 	}
 	if n := c.NotReplayed(); n != "" {
 		msg += "; not replayed: " + n

@@ -36,14 +36,15 @@ type Heads map[string]int64
 // Backend is a shared remote. Every method is safe for concurrent use by goroutines and by
 // other processes and machines writing the same remote.
 type Backend interface {
-	// Append writes data as the records after revision after (0 for a new workflow), so
-	// they become revisions after+1 ... after+len(data), and returns the new head. If the
+	// Append writes data's records after revision after (0 for a new workflow), so the n it
+	// hands over become revisions after+1 ... after+n, and returns the new head. If the
 	// remote's head is not after, Append writes nothing and returns a *ConflictError that
-	// holds the current head. Either all the records are written or none is.
+	// holds the current head. Either all the records are written or none is: an error of
+	// data's writes nothing, and is returned.
 	//
 	// An error other than a conflict (the network dropped, a timeout) leaves the outcome
 	// unknown: the records may have landed. Callers that retry read the line first.
-	Append(ctx context.Context, workflow string, after int64, data [][]byte) (head int64, err error)
+	Append(ctx context.Context, workflow string, after int64, data Data) (head int64, err error)
 
 	// Since returns the records of workflow after revision rev, oldest first (all of them
 	// for rev 0); none when rev is the head or the workflow has no records.
@@ -57,6 +58,24 @@ type Backend interface {
 	// Watch blocks until the remote's heads differ from known, then returns them; it
 	// returns ctx's error when ctx ends first. Backends without notifications poll.
 	Watch(ctx context.Context, known Heads) (Heads, error)
+}
+
+// Data is the records of an append, handed to yield one at a time, oldest first, as they are
+// made, so that a long line (every record a full snapshot, hundreds of MB for a long workflow) is
+// never held whole. An error from yield stops it and is returned, as is one of its own (a record
+// could not be made). Append calls it at most once, and it must not call the Backend.
+type Data func(yield func([]byte) error) error
+
+// Slice is Data of records already held.
+func Slice(data ...[]byte) Data {
+	return func(yield func([]byte) error) error {
+		for _, d := range data {
+			if err := yield(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // Reader is a Backend that hands a line's records over one at a time as it reads them (Since,
@@ -236,23 +255,35 @@ func ValidID(id string) error {
 // once encoding/json has escaped every '<' in it).
 const MaxRecord = 16 << 20
 
-// CheckAppend checks Append's arguments the same way for every backend.
-func CheckAppend(id string, after int64, data [][]byte) error {
+// CheckAppend checks Append's arguments the same way for every backend: the id and head at
+// once, and data's records as they come, in the Data it returns, which fails on a record over
+// MaxRecord and when data held none.
+func CheckAppend(id string, after int64, data Data) (Data, error) {
 	if err := ValidID(id); err != nil {
-		return err
+		return nil, err
 	}
 	if after < 0 {
-		return errors.New("remote: the expected head is negative")
+		return nil, errors.New("remote: the expected head is negative")
 	}
-	if len(data) == 0 {
-		return errors.New("remote: nothing to append")
-	}
-	for _, d := range data {
-		if len(d) > MaxRecord {
-			return fmt.Errorf("remote: a record of %d bytes is over the %d a remote line takes", len(d), MaxRecord)
+	return func(yield func([]byte) error) error {
+		n := 0
+		if data == nil {
+			data = Slice()
 		}
-	}
-	return nil
+		if err := data(func(d []byte) error {
+			if len(d) > MaxRecord {
+				return fmt.Errorf("remote: a record of %d bytes is over the %d a remote line takes", len(d), MaxRecord)
+			}
+			n++
+			return yield(d)
+		}); err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("remote: nothing to append")
+		}
+		return nil
+	}, nil
 }
 
 // Equal reports whether two sets of heads are the same, counting a head of 0 as absent.

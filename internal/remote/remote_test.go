@@ -79,7 +79,7 @@ func TestPoll(t *testing.T) {
 	b := &counting{Backend: memremote.New()}
 	b.fail.Store(2)
 	// Failed listings are retried; a change is returned once seen.
-	if _, err := b.Append(ctx, "wf", 0, [][]byte{[]byte("x")}); err != nil {
+	if _, err := b.Append(ctx, "wf", 0, remote.Slice([]byte("x"))); err != nil {
 		t.Fatal(err)
 	}
 	h, err := remote.Poll(ctx, b, remote.Heads{}, 10*time.Millisecond)

@@ -727,7 +727,7 @@ func (c *Claimer) append(ctx context.Context, es ...entry) error {
 	// Its lease counts from before the append: another machine may read it, and start its
 	// own clock, as soon as it lands, however late the answer comes back here.
 	sent := c.now()
-	if _, err := c.b.Append(ctx, c.line, c.head, data); err != nil {
+	if _, err := c.b.Append(ctx, c.line, c.head, remote.Slice(data...)); err != nil {
 		return err
 	}
 	// They landed right after c.head: fold them here rather than read them back.

@@ -124,7 +124,7 @@ func TestForeignRecordsIgnored(t *testing.T) {
 	for _, junk := range []string{`not json`, `{"op":"claim","task":"t1","owner":"X","prev":0}`,
 		`{"op":"claim","task":"t1","owner":"X","prev":7}`, `{"op":"renew","task":"t1","owner":"X","prev":1}`, `{}`} {
 		h, _ := b.Heads(ctx)
-		if _, err := b.Append(ctx, "claims", h["claims"], [][]byte{[]byte(junk)}); err != nil {
+		if _, err := b.Append(ctx, "claims", h["claims"], remote.Slice([]byte(junk))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -243,7 +243,7 @@ func TestLineRewound(t *testing.T) {
 // refusing is a remote whose appends are refused (a host hook), while reads work.
 type refusing struct{ remote.Backend }
 
-func (refusing) Append(context.Context, string, int64, [][]byte) (int64, error) {
+func (refusing) Append(context.Context, string, int64, remote.Data) (int64, error) {
 	return 0, errors.New("remote refused the ref")
 }
 
@@ -267,7 +267,7 @@ func (r *regrowable) regrow() { r.mu.Lock(); r.Backend = memremote.New(); r.mu.U
 
 func (r *regrowable) backend() remote.Backend { r.mu.Lock(); defer r.mu.Unlock(); return r.Backend }
 
-func (r *regrowable) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (r *regrowable) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	return r.backend().Append(ctx, id, after, data)
 }
 
@@ -366,7 +366,7 @@ type slowAppend struct {
 	late func()
 }
 
-func (s slowAppend) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (s slowAppend) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	head, err := s.Backend.Append(ctx, id, after, data)
 	s.late()
 	return head, err
@@ -698,7 +698,7 @@ type rewindOnAppend struct {
 	keep int64 // 0: none pending
 }
 
-func (r *rewindOnAppend) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (r *rewindOnAppend) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	if r.keep > 0 {
 		recs, err := r.backend().Since(ctx, id, 0)
 		if err != nil {
@@ -706,7 +706,7 @@ func (r *rewindOnAppend) Append(ctx context.Context, id string, after int64, dat
 		}
 		r.regrow()
 		for _, rec := range recs[:r.keep] {
-			if _, err := r.backend().Append(ctx, id, rec.Rev-1, [][]byte{rec.Data}); err != nil {
+			if _, err := r.backend().Append(ctx, id, rec.Rev-1, remote.Slice(rec.Data)); err != nil {
 				return 0, err
 			}
 		}
@@ -752,7 +752,7 @@ type shortWrites struct {
 	current int64 // the head each push says the line has
 }
 
-func (s *shortWrites) Append(_ context.Context, id string, after int64, _ [][]byte) (int64, error) {
+func (s *shortWrites) Append(_ context.Context, id string, after int64, _ remote.Data) (int64, error) {
 	s.appends.Add(1)
 	return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: s.current}
 }
@@ -803,7 +803,7 @@ type racedBy struct {
 	n       int
 }
 
-func (r *racedBy) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (r *racedBy) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	if r.n < len(r.pattern) {
 		r.n++
 		switch r.pattern[r.n-1] {

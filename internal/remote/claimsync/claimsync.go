@@ -260,7 +260,7 @@ func (r reach) note(err error) {
 	}
 }
 
-func (r reach) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (r reach) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	head, err := r.Backend.Append(ctx, id, after, data)
 	r.note(err)
 	return head, err

@@ -60,7 +60,7 @@ func (f *flaky) Since(ctx context.Context, id string, rev int64) ([]remote.Recor
 	}
 	return f.Backend.Since(ctx, id, rev)
 }
-func (f *flaky) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (f *flaky) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	if err := f.down(id); err != nil {
 		return 0, err
 	}
@@ -341,7 +341,7 @@ func (s *swappable) backend() remote.Backend {
 	defer s.mu.Unlock()
 	return s.Backend
 }
-func (s *swappable) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (s *swappable) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	return s.backend().Append(ctx, id, after, data)
 }
 func (s *swappable) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
@@ -1174,7 +1174,7 @@ func TestHugeRecordOnTheLine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := mem.Append(context.Background(), "wf-1", 0, [][]byte{data}); err != nil {
+			if _, err := mem.Append(context.Background(), "wf-1", 0, remote.Slice(data)); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := x.TryClaim(context.Background(), "t2"); err != nil {
@@ -1198,7 +1198,7 @@ type pushless struct {
 	fail atomic.Bool
 }
 
-func (p *pushless) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (p *pushless) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	if p.fail.Load() {
 		return 0, errors.New("connection reset by peer")
 	}
@@ -1258,7 +1258,7 @@ func (i *interrupting) Since(ctx context.Context, id string, rev int64) ([]remot
 	return i.Backend.Since(ctx, id, rev)
 }
 
-func (i *interrupting) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (i *interrupting) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	if err := i.interrupt(ctx, true); err != nil {
 		return 0, err
 	}
@@ -1647,7 +1647,7 @@ func TestInvalidStatusIsUpdateTasksRefusal(t *testing.T) {
 // refusing is a host that takes no claims ref (an update hook there refuses it).
 type refusing struct{ remote.Backend }
 
-func (r refusing) Append(context.Context, string, int64, [][]byte) (int64, error) {
+func (r refusing) Append(context.Context, string, int64, remote.Data) (int64, error) {
 	return 0, &gitremote.RefusedError{Ref: "refs/cairn/claims/wf-1", Reason: "hook declined"}
 }
 
@@ -1755,7 +1755,7 @@ type appendHook struct {
 	hook func()
 }
 
-func (h *appendHook) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (h *appendHook) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	if f := h.hook; f != nil {
 		h.hook = nil
 		f()

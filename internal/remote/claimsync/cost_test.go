@@ -25,7 +25,7 @@ func (c *counting) Since(ctx context.Context, id string, rev int64) ([]remote.Re
 	return c.Backend.Since(ctx, id, rev)
 }
 
-func (c *counting) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (c *counting) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	c.appends.Add(1)
 	return c.Backend.Append(ctx, id, after, data)
 }

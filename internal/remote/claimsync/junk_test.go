@@ -76,7 +76,7 @@ func pushJunk(t *testing.T, b remote.Backend) {
 		}
 		junk = append(junk, data)
 	}
-	if _, err := b.Append(context.Background(), "wf-1", head(t, b), junk); err != nil {
+	if _, err := b.Append(context.Background(), "wf-1", head(t, b), remote.Slice(junk...)); err != nil {
 		t.Fatal(err)
 	}
 }

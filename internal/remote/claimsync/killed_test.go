@@ -16,7 +16,7 @@ type killing struct {
 	armed atomic.Bool
 }
 
-func (k *killing) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (k *killing) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	rev, err := k.Backend.Append(ctx, id, after, data)
 	if err == nil && k.armed.CompareAndSwap(true, false) {
 		panic("killed")

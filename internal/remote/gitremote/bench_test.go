@@ -30,7 +30,7 @@ func BenchmarkAppend(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			for b.Loop() {
 				start := time.Now()
-				h, err := c.Append(ctx, "wf-bench", head, [][]byte{fmt.Appendf(nil, `{"rev":%d}`, head+1)})
+				h, err := c.Append(ctx, "wf-bench", head, remote.Slice(fmt.Appendf(nil, `{"rev":%d}`, head+1)))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -81,7 +81,7 @@ func BenchmarkPropagation(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	for b.Loop() {
 		time.Sleep(time.Duration(rng.Int64N(int64(poll))))
-		h, err := w.Append(ctx, "wf-prop", head, [][]byte{fmt.Appendf(nil, "r%d", head+1)})
+		h, err := w.Append(ctx, "wf-prop", head, remote.Slice(fmt.Appendf(nil, "r%d", head+1)))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -17,7 +18,7 @@ func TestAppendRefusesAnIDThatDiffersOnlyInCase(t *testing.T) {
 			url := "file://" + bareRepo(t)
 			a, b := clone(t, url, layout), clone(t, url, layout)
 			ctx := bg(t)
-			rec := [][]byte{[]byte(`{"revision":1}`)}
+			rec := remote.Slice([]byte(`{"revision":1}`))
 			if _, err := a.Append(ctx, "Deploy-1", 0, rec); err != nil {
 				t.Fatal(err)
 			}

@@ -23,7 +23,7 @@ func TestTwinRefsOnACaseInsensitiveFileSystem(t *testing.T) {
 	url := "file://" + bare
 	linux := clone(t, url, gitremote.Refs)
 	for _, id := range []string{"Deploy-1", "other"} {
-		if _, err := linux.Append(ctx, id, 0, [][]byte{[]byte(`{"id":"` + id + `"}`)}); err != nil {
+		if _, err := linux.Append(ctx, id, 0, remote.Slice([]byte(`{"id":"`+id+`"}`))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,7 +53,7 @@ func TestTwinRefsOnACaseInsensitiveFileSystem(t *testing.T) {
 			t.Fatalf("round %d: Since(deploy-1) = %d records, %v; want the twin's error", round, len(recs), err)
 		}
 	}
-	if _, err := mac.Append(ctx, "Deploy-1", 1, [][]byte{[]byte(`{"id":"Deploy-1","n":2}`)}); err != nil {
+	if _, err := mac.Append(ctx, "Deploy-1", 1, remote.Slice([]byte(`{"id":"Deploy-1","n":2}`))); err != nil {
 		t.Fatalf("appending to Deploy-1 beside its twin: %v", err)
 	}
 
@@ -81,7 +81,7 @@ func TestSinceOnAPrefixOfTwinsBeforeHeads(t *testing.T) {
 	if recs, err := mac.Since(ctx, "wf-a", 0); err != nil || len(recs) != 0 {
 		t.Fatalf("Since(wf-a) = %d records, %v", len(recs), err)
 	}
-	if _, err := mac.Append(ctx, "wf-aB", 1, [][]byte{[]byte(`{"id":"wf-aB","n":2}`)}); err != nil {
+	if _, err := mac.Append(ctx, "wf-aB", 1, remote.Slice([]byte(`{"id":"wf-aB","n":2}`))); err != nil {
 		t.Fatalf("appending to wf-aB after Since(wf-a): %v", err)
 	}
 	recs, err := mac.Since(ctx, "wf-aB", 0)

@@ -3,6 +3,7 @@ package gitremote_test
 import (
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -25,7 +26,7 @@ func TestShellGitEnvironmentIsIgnored(t *testing.T) {
 				value = other + "/.git"
 			}
 			t.Setenv(tc.name, value)
-			if _, err := b.Append(ctx, "wf-env", 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+			if _, err := b.Append(ctx, "wf-env", 0, remote.Slice([]byte(`{"n":1}`))); err != nil {
 				t.Fatalf("Append with %s=%s in the environment: %v", tc.name, value, err)
 			}
 			recs, err := b.Since(ctx, "wf-env", 0)

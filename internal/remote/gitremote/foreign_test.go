@@ -28,7 +28,7 @@ func TestForeignCommitIsNotRead(t *testing.T) {
 	git(t, work, "push", "-q", "file://"+bare, "HEAD:refs/cairn/wf/wf-y")
 	git(t, work, "push", "-q", "file://"+bare, "HEAD:refs/cairn/wf/nested/name") // not an id: not a line
 	b := clone(t, "file://"+bare, gitremote.Refs)
-	if _, err := b.Append(ctx, "wf-ok", 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+	if _, err := b.Append(ctx, "wf-ok", 0, remote.Slice([]byte(`{"n":1}`))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Since(ctx, "wf-x", 0); err == nil || !strings.Contains(err.Error(), "Cairn did not write") {
@@ -47,7 +47,7 @@ func TestForeignCommitIsNotRead(t *testing.T) {
 		t.Errorf("Heads beside foreign refs = %v, want wf-ok at 1", h)
 	}
 	other := clone(t, "file://"+bare, gitremote.Refs)
-	if _, err := other.Append(ctx, "wf-ok", 1, [][]byte{[]byte(`{"n":2}`)}); err != nil {
+	if _, err := other.Append(ctx, "wf-ok", 1, remote.Slice([]byte(`{"n":2}`))); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -66,7 +66,7 @@ func TestRefNoFileCanHoldIsLeftOut(t *testing.T) {
 	ctx := bg(t)
 	bare := bareRepo(t)
 	url := "file://" + bare
-	if _, err := clone(t, url, gitremote.Refs).Append(ctx, "wf-ok", 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+	if _, err := clone(t, url, gitremote.Refs).Append(ctx, "wf-ok", 0, remote.Slice([]byte(`{"n":1}`))); err != nil {
 		t.Fatal(err)
 	}
 	oid := git(t, bare, "rev-parse", "refs/cairn/wf/wf-ok")
@@ -112,7 +112,7 @@ func TestRefToAMissingObjectIsLeftOut(t *testing.T) {
 	bare := bareRepo(t)
 	url := "file://" + bare
 	for _, id := range []string{"wf-ok", "wf-bad"} {
-		if _, err := clone(t, url, gitremote.Refs).Append(ctx, id, 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+		if _, err := clone(t, url, gitremote.Refs).Append(ctx, id, 0, remote.Slice([]byte(`{"n":1}`))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,7 +161,7 @@ func TestTagThatReadsAsCairnsIsNotALine(t *testing.T) {
 	ctx := bg(t)
 	bare := bareRepo(t)
 	url := "file://" + bare
-	if _, err := clone(t, url, gitremote.Refs).Append(ctx, "wf-ok", 0, [][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`)}); err != nil {
+	if _, err := clone(t, url, gitremote.Refs).Append(ctx, "wf-ok", 0, remote.Slice([]byte(`{"n":1}`), []byte(`{"n":2}`))); err != nil {
 		t.Fatal(err)
 	}
 	tip := git(t, bare, "rev-parse", "refs/cairn/wf/wf-ok")
@@ -173,7 +173,7 @@ func TestTagThatReadsAsCairnsIsNotALine(t *testing.T) {
 	if !ok || !slices.Equal(ue.IDs, []string{"wf-tag"}) || !h.Equal(remote.Heads{"wf-ok": 2}) {
 		t.Fatalf("Heads beside a tag = %v, %v; want wf-ok at 2 and wf-tag left out", h, err)
 	}
-	if _, err := b.Append(ctx, "wf-tag", 2, [][]byte{[]byte(`{"n":3}`)}); err == nil || !strings.Contains(err.Error(), "Cairn did not write") {
+	if _, err := b.Append(ctx, "wf-tag", 2, remote.Slice([]byte(`{"n":3}`))); err == nil || !strings.Contains(err.Error(), "Cairn did not write") {
 		t.Fatalf("Append on the tag = %v; want it refused as not Cairn's", err)
 	}
 }

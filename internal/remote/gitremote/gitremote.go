@@ -445,9 +445,11 @@ func (b *Backend) Holds(ctx context.Context, other *Backend, id string) bool {
 	return err == nil && ok && b.run(ctx, nil, nil, "merge-base", "--is-ancestor", was.oid, now.oid) == nil
 }
 
-// Append implements remote.Backend.
-func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
-	if err := remote.CheckAppend(id, after, data); err != nil {
+// Append implements remote.Backend: each of data's records is committed here as it comes, and
+// the commits are pushed at once.
+func (b *Backend) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
+	data, err := remote.CheckAppend(id, after, data)
+	if err != nil {
 		return 0, err
 	}
 	b.mu.Lock()
@@ -489,11 +491,13 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	if ok {
 		parent = t.oid
 	}
-	head := parent
-	for i, d := range data {
-		if head, err = b.commit(ctx, id, after+int64(i)+1, head, d); err != nil {
-			return 0, err
-		}
+	head, n := parent, int64(0)
+	if err := data(func(d []byte) (err error) {
+		n++
+		head, err = b.commit(ctx, id, after+n, head, d)
+		return err
+	}); err != nil {
+		return 0, err
 	}
 	rejected, said, err := b.push(ctx, b.remoteRef(id), parent, head)
 	if err != nil {
@@ -537,7 +541,7 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	_ = b.withMirror(ctx, func() error {
 		return b.run(ctx, nil, nil, "update-ref", "-m", "cairn: pushed", b.mirrorRef(id), head, parent)
 	})
-	return after + int64(len(data)), nil
+	return after + n, nil
 }
 
 // splitLine is ErrSplit for the line of workflow id (or of its claims), pushed.

@@ -36,7 +36,7 @@ func TestRefusalSaysWhatTheHookSaid(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, url := range []string{"file://" + bare, "git://" + daemon(t, filepath.Dir(bare)) + "/" + filepath.Base(bare)} {
-				_, err := clone(t, url, gitremote.Refs).Append(ctx, "wf-1", 0, [][]byte{[]byte("x")})
+				_, err := clone(t, url, gitremote.Refs).Append(ctx, "wf-1", 0, remote.Slice([]byte("x")))
 				var re *gitremote.RefusedError
 				if !errors.As(err, &re) {
 					t.Fatalf("Append refused by a hook = %v, want a *RefusedError", err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -89,7 +90,7 @@ func TestProjectHooksDoNotRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Append(ctx, "wf-h", 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+	if _, err := b.Append(ctx, "wf-h", 0, remote.Slice([]byte(`{"n":1}`))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Heads(ctx); err != nil {

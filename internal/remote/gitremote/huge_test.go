@@ -23,7 +23,7 @@ func TestHugeRecordIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "git fetch origin refs/cairn/wf/wf-big") {
 		t.Fatalf("Since on a %d-byte record = %d records, %v; want an error naming the workflow", remote.MaxRecord+1, len(recs), err)
 	}
-	if _, err := b.Append(ctx, "wf-new", 0, [][]byte{make([]byte, remote.MaxRecord+1)}); err == nil {
+	if _, err := b.Append(ctx, "wf-new", 0, remote.Slice(make([]byte, remote.MaxRecord+1))); err == nil {
 		t.Fatal("Append took a record larger than remote.MaxRecord")
 	}
 }
@@ -62,7 +62,7 @@ func TestHugeSubjectLeavesTheOthers(t *testing.T) {
 	url := "file://" + bare
 	a := clone(t, url, gitremote.Refs)
 	for _, id := range []string{"wf-a", "wf-z"} {
-		if _, err := a.Append(ctx, id, 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+		if _, err := a.Append(ctx, id, 0, remote.Slice([]byte(`{"n":1}`))); err != nil {
 			t.Fatal(err)
 		}
 	}

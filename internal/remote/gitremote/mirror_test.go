@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -50,11 +51,11 @@ func TestMirrorIsNotMovedBack(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := first.Append(ctx, "wf-1", 0, [][]byte{[]byte("one")})
+		_, err := first.Append(ctx, "wf-1", 0, remote.Slice([]byte("one")))
 		done <- err
 	}()
 	waitFile(t, filepath.Join(gate, "arrived"))
-	if _, err := second.Append(ctx, "wf-1", 1, [][]byte{[]byte("two")}); err != nil {
+	if _, err := second.Append(ctx, "wf-1", 1, remote.Slice([]byte("two"))); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o600); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -18,7 +19,7 @@ import (
 func lockedClone(t *testing.T, at time.Time) (dir string, b *gitremote.Backend, lock string) {
 	t.Helper()
 	url := "file://" + bareRepo(t)
-	if _, err := clone(t, url, gitremote.Refs).Append(bg(t), "wf-a", 0, [][]byte{[]byte(`{}`)}); err != nil {
+	if _, err := clone(t, url, gitremote.Refs).Append(bg(t), "wf-a", 0, remote.Slice([]byte(`{}`))); err != nil {
 		t.Fatal(err)
 	}
 	dir = t.TempDir()

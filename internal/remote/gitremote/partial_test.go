@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -23,7 +24,7 @@ func TestPartialCloneReadsALineInOneFetch(t *testing.T) {
 	for i := range data {
 		data[i] = fmt.Appendf(nil, `{"r":%d}`, i+1)
 	}
-	if _, err := w.Append(bg(t), "wf-1", 0, data); err != nil {
+	if _, err := w.Append(bg(t), "wf-1", 0, remote.Slice(data...)); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "partial")

@@ -62,7 +62,7 @@ func TestRefusedRefWritesNothing(t *testing.T) {
 	ctx := bg(t)
 	url := "file://" + hostile(t, "refs/heads/*")
 	b := clone(t, url, gitremote.Refs)
-	_, err := b.Append(ctx, "wf-1", 0, [][]byte{[]byte("x")})
+	_, err := b.Append(ctx, "wf-1", 0, remote.Slice([]byte("x")))
 	var re *gitremote.RefusedError
 	if !errors.As(err, &re) || errors.Is(err, remote.ErrConflict) {
 		t.Fatalf("Append on a host refusing refs/cairn = %v, want a *RefusedError", err)

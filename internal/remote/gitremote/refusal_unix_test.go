@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -42,7 +43,7 @@ func TestHostsRefusalReasonIsBounded(t *testing.T) {
 	t.Setenv("CAIRN_REAL_GIT", realGit)
 	t.Setenv("CAIRN_TEST_REASON", "frozen "+strings.Repeat("x", 60<<10))
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	_, err = b.Append(bg(t), "wf-1", 0, [][]byte{[]byte("x")})
+	_, err = b.Append(bg(t), "wf-1", 0, remote.Slice([]byte("x")))
 	if !errors.Is(err, gitremote.ErrRefused) || !strings.Contains(err.Error(), "frozen") || len(err.Error()) > 1000 {
 		t.Fatalf("Append refused with a 60 KB reason = %d bytes: %.200v; want a refusal with the reason's start, under 1000 bytes", len(err.Error()), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -35,7 +36,7 @@ func TestRemoteRenamedIsNoRemote(t *testing.T) {
 				t.Fatal(err)
 			}
 			const id = "wf-1"
-			if _, err := b.Append(bg(t), id, 0, [][]byte{[]byte(`{"r":1}`)}); err != nil {
+			if _, err := b.Append(bg(t), id, 0, remote.Slice([]byte(`{"r":1}`))); err != nil {
 				t.Fatal(err)
 			}
 			for _, args := range tc.after {
@@ -43,7 +44,7 @@ func TestRemoteRenamedIsNoRemote(t *testing.T) {
 			}
 			_, herr := b.Heads(bg(t))
 			_, serr := b.Since(bg(t), id, 0)
-			_, aerr := b.Append(bg(t), id, 1, [][]byte{[]byte(`{"r":2}`)})
+			_, aerr := b.Append(bg(t), id, 1, remote.Slice([]byte(`{"r":2}`)))
 			for what, err := range map[string]error{"Heads": herr, "Since": serr, "Append": aerr} {
 				if err == nil || errors.Is(err, gitremote.ErrNoRemote) != tc.gone {
 					t.Errorf("%s = %v; want an error that is ErrNoRemote: %v", what, err, tc.gone)

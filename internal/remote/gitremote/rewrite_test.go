@@ -27,7 +27,7 @@ func lineOf(t *testing.T) (string, *gitremote.Backend) {
 	t.Helper()
 	bare := bareRepo(t)
 	a := clone(t, "file://"+bare, gitremote.Refs)
-	if _, err := a.Append(bg(t), "wf-x", 0, [][]byte{[]byte("one"), []byte("two"), []byte("three")}); err != nil {
+	if _, err := a.Append(bg(t), "wf-x", 0, remote.Slice([]byte("one"), []byte("two"), []byte("three"))); err != nil {
 		t.Fatal(err)
 	}
 	return bare, a
@@ -41,14 +41,14 @@ func TestRewrittenLineIsAConflict(t *testing.T) {
 	ctx := bg(t)
 	bare, a := lineOf(t)
 	rewrite(t, bare, "refs/line^{tree}", "cairn wf-x r3\n\namended\n", "refs/line~1")
-	_, err := a.Append(ctx, "wf-x", 3, [][]byte{[]byte("four")})
+	_, err := a.Append(ctx, "wf-x", 3, remote.Slice([]byte("four")))
 	if !errors.Is(err, remote.ErrConflict) || errors.Is(err, gitremote.ErrRefused) {
 		t.Fatalf("append after a line rewritten at the same length = %v; want a conflict", err)
 	}
 	if _, err := a.Since(ctx, "wf-x", 0); err != nil {
 		t.Fatal(err)
 	}
-	if head, err := a.Append(ctx, "wf-x", 3, [][]byte{[]byte("four")}); err != nil || head != 4 {
+	if head, err := a.Append(ctx, "wf-x", 3, remote.Slice([]byte("four"))); err != nil || head != 4 {
 		t.Fatalf("append once the rewritten line is read = %d, %v; want r4", head, err)
 	}
 }

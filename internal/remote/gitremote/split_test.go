@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
@@ -29,7 +30,7 @@ func TestPushURLElsewhereIsSplit(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, push := range []string{"first", "second"} {
-				_, err = b.Append(bg(t), "wf-1", 0, [][]byte{[]byte(`{"r":1}`)})
+				_, err = b.Append(bg(t), "wf-1", 0, remote.Slice([]byte(`{"r":1}`)))
 				if !errors.Is(err, gitremote.ErrSplit) || errors.Is(err, gitremote.ErrRefused) || !strings.Contains(err.Error(), "git remote get-url --push origin") {
 					t.Errorf("%s Append = %v; want ErrSplit, not ErrRefused, naming git remote get-url --push origin", push, err)
 				}

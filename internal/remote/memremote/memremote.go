@@ -24,13 +24,23 @@ func New() *Backend {
 	return &Backend{lines: map[string][][]byte{}, changed: make(chan struct{})}
 }
 
-// Append implements remote.Backend.
-func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
-	if err := remote.CheckAppend(id, after, data); err != nil {
+// Append implements remote.Backend: data's records are copied as they come, and land together.
+func (b *Backend) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
+	data, err := remote.CheckAppend(id, after, data)
+	if err != nil {
 		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	b.mu.Lock()
+	cur := int64(len(b.lines[id]))
+	b.mu.Unlock()
+	var recs [][]byte
+	if cur == after { // else a conflict, whatever data holds
+		if err := data(func(d []byte) error { recs = append(recs, slices.Clone(d)); return nil }); err != nil {
+			return 0, err
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -38,9 +48,7 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	if cur := int64(len(line)); cur != after {
 		return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: cur}
 	}
-	for _, d := range data {
-		line = append(line, slices.Clone(d))
-	}
+	line = append(line, recs...)
 	b.lines[id] = line
 	close(b.changed)
 	b.changed = make(chan struct{})

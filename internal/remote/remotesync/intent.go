@@ -138,6 +138,9 @@ func unreadableIntent(st *store.Store, why error) string {
 	return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v); it was left as it is, so that the active workflow's conflict archives (%s) are all kept: one of them may hold changes of this machine's that were not replayed. They stay kept while %s is there; compare them with the workflow (cairn show)", file, why, strings.Join(dirs, ", "), file)
 }
 
+// errFound stops a read that found what it looked for.
+var errFound = errors.New("found")
+
 // owed rebuilds the conflict an intent describes, or nil when its adoption did not happen; from
 // is the remote the line was taken from.
 func owed(st *store.Store, in intent, from string) (*Conflict, error) {
@@ -157,8 +160,24 @@ func owed(st *store.Store, in intent, from string) (*Conflict, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An archive's revision Common, and lostSum of its revision Mine, read one at a time.
+	read := func(dir string) (base []byte, sum string, err error) {
+		line, err := archiveLine(st, dir, in.Workflow, in.Mine)
+		if err == nil {
+			err = line(func(e Entry) error {
+				switch e.Revision {
+				case in.Common:
+					base = e.Snapshot
+				case in.Mine:
+					sum = lostSum(e.Snapshot)
+				}
+				return nil
+			})
+		}
+		return base, sum, err
+	}
 	var info *store.ArchiveInfo
-	var mine []Entry
+	var base []byte
 	var readErr error
 	for _, a := range archives { // newest first, in the order they were made
 		if a.WorkflowID != in.Workflow || a.Reason != "conflict" {
@@ -174,13 +193,13 @@ func owed(st *store.Store, in intent, from string) (*Conflict, error) {
 		if a.Revision != in.Mine {
 			continue
 		}
-		m, err := archived(st, a.Dir, in.Workflow, in.Common, in.Mine) // Common, then the lost ones
+		b, sum, err := read(a.Dir)
 		if err != nil {
 			readErr = cmp.Or(readErr, err)
 			continue
 		}
-		if int64(len(m)) == in.Mine-in.Common+1 && lostSum(m[len(m)-1].Snapshot) == in.Lost {
-			info, mine = &a, m
+		if sum == in.Lost {
+			info, base = &a, b
 			break
 		}
 	}
@@ -188,22 +207,22 @@ func owed(st *store.Store, in intent, from string) (*Conflict, error) {
 		// An archive that could not be read may be the one: the next sync tries again.
 		return nil, readErr
 	}
-	if mine == nil {
-		if mine, err = archived(st, info.Dir, in.Workflow, in.Common, in.Mine); err != nil {
+	if base == nil {
+		if base, _, err = read(info.Dir); err != nil {
 			return nil, err
 		}
 	}
-	recs, err := st.ReadJournalSince(in.Workflow, in.Theirs-1)
-	if err != nil {
+	var won *store.Record // revision Theirs, read alone: work may have gone on long since
+	if err := st.EachJournalSince(in.Workflow, in.Theirs-1, func(r store.Record) error { won = &r; return errFound }); !errors.Is(err, errFound) {
 		return nil, err
 	}
-	if len(recs) == 0 || recs[0].Revision != in.Theirs {
+	if won.Revision != in.Theirs {
 		return nil, nil
 	}
 	// Theirs is the active line as it is now, not as it was adopted: a change made here since
 	// (the sync was killed, and work went on) was acknowledged after the lost ones, so where
 	// it changed the same thing it stands and the lost change is left out.
-	c := &Conflict{Common: in.Common, Archive: *info, Lost: mine[1:], Base: mine[0].Snapshot, Theirs: w.Data}
-	c.wonBy(remoteEvent(recs[0].Event, from), recs[0].Snapshot)
+	c := &Conflict{Common: in.Common, Archive: *info, Lost: int(in.Mine - in.Common), Base: base, Theirs: w.Data, st: st}
+	c.wonBy(remoteEvent(won.Event, from), won.Snapshot)
 	return c, nil
 }

@@ -153,7 +153,7 @@ func plantKept(t *testing.T, r *memremote.Backend, b *machine, kept string) {
 	if data, err = json.Marshal(e); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Append(ctx, "wf-kept", 1, [][]byte{data}); err != nil {
+	if _, err := r.Append(ctx, "wf-kept", 1, remote.Slice(data)); err != nil {
 		t.Fatal(err)
 	}
 }

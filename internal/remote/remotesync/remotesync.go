@@ -96,7 +96,8 @@ type Conflict struct {
 	By      store.Event       // the remote's last change
 	State   string            // the phase the remote's line is in
 	Session string            // the session that owns it there, when recorded
-	Lost    []Entry           // this machine's changes after Common, oldest first
+	// Lost counts this machine's changes after Common, kept in Archive: EachLost reads them.
+	Lost int
 	// Base is the record both sides last shared (revision Common; nil when they share none)
 	// and Theirs the remote's tip as it was taken: what a Replayer compares against.
 	Base, Theirs json.RawMessage
@@ -105,6 +106,26 @@ type Conflict struct {
 	// Skipped says, for each part of Lost the Replayer left out, what and why; those parts
 	// are only in the conflict archive.
 	Skipped []string
+	st      *store.Store // where Archive is
+}
+
+// EachLost hands fn this machine's changes after Common (Lost of them), oldest first, one at a
+// time as it reads them from the conflict archive: each is a full copy of the record, and a
+// machine that worked long before losing a race made many. fn's error stops it and is returned.
+func (c *Conflict) EachLost(fn func(Entry) error) error {
+	if c.st == nil {
+		return nil
+	}
+	line, err := archiveLine(c.st, c.Archive.Dir, c.Archive.WorkflowID, c.Archive.Revision)
+	if err != nil {
+		return err
+	}
+	return line(func(e Entry) error {
+		if e.Revision > c.Common {
+			return fn(e)
+		}
+		return nil
+	})
 }
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
@@ -130,7 +151,7 @@ const maxRounds = 10
 // the other, and every sync fails alike until one of them is started again under another id.
 var ErrOtherWorkflow = errors.New("the remote holds another workflow under this id")
 
-// Replayer re-applies the changes this machine made that lost a race (c.Lost, oldest first) on
+// Replayer re-applies the changes this machine made that lost a race (c.EachLost, oldest first) on
 // top of the remote's line, which is the active workflow when it is called, and returns how
 // many it applied, noting in c.Skipped what it left out. It must go through the state machine,
 // so a change that no longer makes sense is refused rather than forced.
@@ -367,7 +388,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			})
 		}
 		if replaying {
-			in := intent{Workflow: id, Common: common, Theirs: R, Mine: L, At: time.Now().UTC(), Lost: lostSum(l.mine[len(l.mine)-1].Snapshot)}
+			in := intent{Workflow: id, Common: common, Theirs: R, Mine: L, At: time.Now().UTC(), Lost: l.lost}
 			if err := writeIntent(st, in); err != nil {
 				return out, err
 			}
@@ -405,7 +426,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			out.Notices = append(out.Notices, warning)
 		}
 		tip := l.tip
-		out.Conflict = &Conflict{Common: common, Archive: info, Lost: l.mine, Base: l.base, Theirs: tip.Snapshot}
+		out.Conflict = &Conflict{Common: common, Archive: info, Lost: int(L - common), Base: l.base, st: st, Theirs: tip.Snapshot}
 		out.Conflict.wonBy(tip.Event, tip.Snapshot)
 		out.Local, out.Pulled = res.Revision, int(R)
 		out.Ended, out.ReplacedBy = endedIn(tip.Snapshot)
@@ -436,15 +457,43 @@ func readLines(ctx context.Context, st *store.Store, b remote.Backend, from, id 
 // revision (L here, R on the remote) and the last they share from off on (common), with no more
 // held than the sync goes on with. A line of a long workflow is hundreds of MB (every revision a
 // full copy of the record), so neither is held whole: the remote's revisions are spooled, to be
-// read again to pull or adopt them (theirs), and of this machine's only those after common are.
+// read again to pull or adopt them (theirs), and this machine's after common are read again from
+// its journal to push them (mine).
 type lines struct {
 	off, L, R, common int64
-	base              []byte  // this machine's revision common, when one was read
-	mine              []Entry // this machine's revisions common+1..L
-	tip               Entry   // the remote's revision R, when one was read
-	spool             spool   // the remote's revisions off+1..R, as read
+	base              []byte // this machine's revision common, when one was read
+	lost              string // lostSum of this machine's revision L, when it is after common
+	tip               Entry  // the remote's revision R, when one was read
+	spool             spool  // the remote's revisions off+1..R, as read
 	b                 remote.Backend
+	st                *store.Store
 	id                string
+}
+
+// mine hands fn this machine's revisions common+1..L, oldest first, read again from its journal;
+// ErrMoved when the workflow here is no longer the one read (ended, or replaced) meanwhile.
+func (l *lines) mine(fn func(Entry) error) error {
+	err := entries(l.id, l.common, l.L, func(take func(store.Record) error) error {
+		return l.st.EachJournalSince(l.id, l.common, take)
+	}, func(e Entry) error {
+		if e.Revision == l.L && lostSum(e.Snapshot) != l.lost {
+			return ErrMoved
+		}
+		return fn(e)
+	})
+	return movedHere(l.st, l.id, l.L, err)
+}
+
+// movedHere is err, from reading this machine's line of workflow id at revision rev, or ErrMoved
+// when the workflow here is no longer that (changed, ended or replaced while the sync went on,
+// which a cairn-mcp tool call may do while the remote is written): compare again.
+func movedHere(st *store.Store, id string, rev int64, err error) error {
+	if err != nil && !errors.Is(err, ErrMoved) {
+		if cur, cerr := st.ReadWorkflow(); (cerr == nil || errors.Is(cerr, store.ErrNotFound)) && (cur.ID != id || cur.Revision != rev) {
+			return ErrMoved
+		}
+	}
+	return err
 }
 
 // theirs hands fn the remote's revisions after rev (and after off), oldest first, as read.
@@ -471,7 +520,7 @@ func (l *lines) close() {
 // readFrom reads both lines of workflow w (id) after revision off, the remote's first, whose
 // error, should both fail, is the one said.
 func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string, w store.Workflow, off int64) (_ *lines, err error) {
-	l := &lines{off: off, L: off, R: off, common: off, b: b, id: id}
+	l := &lines{off: off, L: off, R: off, common: off, b: b, st: st, id: id}
 	defer func() {
 		if err != nil {
 			l.close()
@@ -489,6 +538,7 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 		return l, err
 	}
 	last, same := off, true // the last revision rebuilt here; whether all so far are the remote's
+	var mineLast []byte     // this machine's last revision after common
 	err = entries(w.ID, off, w.Revision, func(take func(store.Record) error) error {
 		return st.EachJournalSince(w.ID, off, func(r store.Record) error { last = r.Revision; return take(r) })
 	}, func(e Entry) error {
@@ -496,20 +546,14 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 			l.common, l.base = e.Revision, e.Snapshot
 			return nil
 		}
-		same = false
-		l.mine = append(l.mine, e)
+		same, mineLast = false, e.Snapshot
 		return nil
 	})
 	if store.BrokenChain(err) {
 		return l, brokenJournal(st, w.ID, last)
 	}
-	if err != nil {
-		if cur, cerr := st.ReadWorkflow(); (cerr == nil || errors.Is(cerr, store.ErrNotFound)) && cur.ID != w.ID {
-			return l, ErrMoved // ended or replaced here while the remote's line was read: compare again
-		}
-	}
-	l.L = w.Revision
-	return l, err
+	l.L, l.lost = w.Revision, lostSum(mineLast)
+	return l, movedHere(st, w.ID, w.Revision, err) // while the remote's line was read
 }
 
 // brokenJournal is the sync's error when a damaged line breaks the chain of workflow id's
@@ -1036,19 +1080,18 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	if R >= int64(len(sums)) {
 		return 0, "", false, nil
 	}
-	var mine []Entry // the archive's revisions the remote lacks
-	if err := line(func(e Entry) error {
-		if e.Revision > R {
-			mine = append(mine, e)
-		}
-		return nil
-	}); err != nil {
+	head, err := push(ctx, b, a.WorkflowID, R, func(fn func(Entry) error) error {
+		return line(func(e Entry) error { // the archive's revisions the remote lacks
+			if e.Revision > R {
+				return fn(e)
+			}
+			return nil
+		})
+	})
+	if err != nil {
 		return 0, "", false, err
 	}
-	if _, err := push(ctx, b, a.WorkflowID, R, mine); err != nil {
-		return 0, "", false, err
-	}
-	return len(mine), "", false, nil
+	return int(head - R), "", false, nil
 }
 
 // AskHistory is the step of a take-back's notice for this machine's changes left in the
@@ -1067,41 +1110,28 @@ func live(r *workflow.Record) bool {
 	return r.Status == workflow.StatusActive && err == nil && !expired
 }
 
-// push appends es to the remote's line of id after revision after; a head that moved
-// meanwhile is ErrMoved.
-func push(ctx context.Context, b remote.Backend, id string, after int64, es []Entry) (int64, error) {
-	data := make([][]byte, len(es))
-	for i, e := range es {
-		var err error
-		if data[i], err = json.Marshal(e); err != nil {
-			return 0, err
-		}
-	}
-	head, err := b.Append(ctx, id, after, data)
+// push appends the entries each hands over to the remote's line of id after revision after, one
+// at a time as each makes them (a long line is not held whole); a head that moved meanwhile is
+// ErrMoved.
+func push(ctx context.Context, b remote.Backend, id string, after int64, each func(func(Entry) error) error) (int64, error) {
+	head, err := b.Append(ctx, id, after, func(yield func([]byte) error) error {
+		return each(func(e Entry) error {
+			data, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			return yield(data)
+		})
+	})
 	if errors.Is(err, remote.ErrConflict) {
 		return 0, ErrMoved
 	}
 	return head, err
 }
 
-// archived is the history of the archive in dir (workflow id, up to revision rev) as entries,
-// those from revision from on kept (a long line is not held whole).
-func archived(st *store.Store, dir, id string, from, rev int64) ([]Entry, error) {
-	each, err := archiveLine(st, dir, id, rev)
-	var out []Entry
-	if err == nil {
-		err = each(func(e Entry) error {
-			if e.Revision >= from {
-				out = append(out, e)
-			}
-			return nil
-		})
-	}
-	return out, err
-}
-
-// archiveLine is archived handing fn its entries one at a time, oldest first, built again at each
-// call (a long workflow's line, every revision a full copy of the record, is not held whole).
+// archiveLine hands fn the entries of the archive in dir (workflow id, up to revision rev) one at
+// a time, oldest first, built again at each call (a long workflow's line, every revision a full
+// copy of the record, is not held whole).
 func archiveLine(st *store.Store, dir, id string, rev int64) (func(fn func(Entry) error) error, error) {
 	_, j, err := st.ReadArchive(dir)
 	if err != nil {

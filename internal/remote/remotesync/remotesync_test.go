@@ -182,7 +182,7 @@ func newSharing(t *testing.T, r remote.Backend, id, context string) *machine {
 func sharedThenBroken(t *testing.T, r remote.Backend, id string) *machine {
 	t.Helper()
 	m := newSharing(t, r, id, "done soon")
-	if _, err := r.Append(context.Background(), id, 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
+	if _, err := r.Append(context.Background(), id, 1, remote.Slice([]byte("not a cairn entry"))); err != nil {
 		t.Fatal(err)
 	}
 	return m
@@ -285,7 +285,7 @@ func TestChoose(t *testing.T) {
 	ctx := context.Background()
 	b := memremote.New()
 	for _, id := range []string{"wf-1", "wf-2"} {
-		if _, err := b.Append(ctx, id, 0, [][]byte{[]byte(`{}`)}); err != nil {
+		if _, err := b.Append(ctx, id, 0, remote.Slice([]byte(`{}`))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -431,7 +431,7 @@ func TestEntryWithoutSnapshotIsRefused(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a := newSharing(t, r, "wf-odd", "odd")
-	if _, err := r.Append(ctx, "wf-odd", 1, [][]byte{[]byte(`{"revision":2,"event":{"kind":"transition"}}`)}); err != nil {
+	if _, err := r.Append(ctx, "wf-odd", 1, remote.Slice([]byte(`{"revision":2,"event":{"kind":"transition"}}`))); err != nil {
 		t.Fatal(err)
 	}
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
@@ -468,7 +468,7 @@ func TestReplayAfterLostRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := out.Conflict; c == nil || c.Replayed != 1 || len(c.Lost) != 1 || out.Pushed != 1 || out.Remote != 4 {
+	if c := out.Conflict; c == nil || c.Replayed != 1 || c.Lost != 1 || out.Pushed != 1 || out.Remote != 4 {
 		t.Fatalf("A's sync = %+v (conflict %+v), want its transition replayed and pushed as r4", out, out.Conflict)
 	}
 	b.sync(r, "")
@@ -553,7 +553,7 @@ func TestReplayEveryKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := out.Conflict
-	if c == nil || len(c.Lost) != 4 || c.Replayed != 4 || out.Pushed != 4 {
+	if c == nil || c.Lost != 4 || c.Replayed != 4 || out.Pushed != 4 {
 		t.Fatalf("A's sync = %+v (conflict %+v), want its 4 changes replayed and pushed", out, c)
 	}
 	if len(c.Skipped) != 1 || !strings.Contains(c.Skipped[0], "WF_SHARED") {
@@ -618,7 +618,7 @@ func TestIncrementalReads(t *testing.T) {
 	b.move("plan")
 	b.sync(ra, "")
 	out := a.sync(ra, "")
-	if out.Conflict == nil || out.Conflict.Common != common || len(out.Conflict.Lost) != 1 || out.Conflict.Base == nil {
+	if out.Conflict == nil || out.Conflict.Common != common || out.Conflict.Lost != 1 || out.Conflict.Base == nil {
 		t.Fatalf("A's sync after both moved = %+v, want a conflict from r%d losing 1 change", out, common)
 	}
 	agree(t, ra, a, b)
@@ -696,7 +696,7 @@ func TestLineOfAnotherWorkflowIsRefused(t *testing.T) {
 			line[0] = bytes.Replace(line[0], []byte(`"revision":2,`), []byte(`"revision":1,`), 1)
 			line[0] = bytes.ReplaceAll(line[0], []byte(`"wf-f"`), []byte(`"wf-skip"`))
 		}
-		if _, err := r.Append(ctx, name, 0, line); err != nil {
+		if _, err := r.Append(ctx, name, 0, remote.Slice(line...)); err != nil {
 			t.Fatal(err)
 		}
 		out, err := remotesync.Sync(ctx, a.st, r, "origin", name, nil)
@@ -951,7 +951,7 @@ type conflictOnce struct {
 	lost bool
 }
 
-func (c *conflictOnce) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (c *conflictOnce) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	if !c.lost {
 		c.lost = true
 		return 0, remote.ErrConflict
@@ -1134,7 +1134,7 @@ func TestEntryNotCairnsNamesTheStep(t *testing.T) {
 					r := b.open(t, a)
 					a.start("wf-odd", "odd")
 					a.sync(r, "")
-					if _, err := r.Append(ctx, "wf-odd", 1, [][]byte{[]byte(tc.entry)}); err != nil {
+					if _, err := r.Append(ctx, "wf-odd", 1, remote.Slice([]byte(tc.entry))); err != nil {
 						t.Fatal(err)
 					}
 					_, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
@@ -1185,7 +1185,7 @@ func TestEntryTheStoreRefusesNamesTheStep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := r.Append(ctx, "wf-big", 1, [][]byte{data}); err != nil {
+			if _, err := r.Append(ctx, "wf-big", 1, remote.Slice(data)); err != nil {
 				t.Fatal(err)
 			}
 			want := 1

@@ -33,30 +33,31 @@ func EngineReplayer(e *engine.Engine) Replayer {
 			return 0, err
 		}
 		before, applied := base, 0
-		for _, l := range c.Lost {
+		err = c.EachLost(func(l Entry) error {
 			if err := ctx.Err(); err != nil {
-				return applied, err
+				return err
 			}
 			after, err := store.ParseRecord(l.Snapshot)
 			if err != nil {
-				return applied, err
+				return err
 			}
 			res, skipped, err := e.Replay(base, theirs, before, after)
-			if errors.Is(err, engine.ErrNoActiveWorkflow) {
-				// A replayed completion ended the workflow: what came after it is not replayed.
-				c.Skipped = append(c.Skipped, "the workflow ended before this machine's later changes were replayed")
-				return applied, nil
-			}
 			if err != nil {
-				return applied, err
+				return err
 			}
 			c.Skipped = append(c.Skipped, skipped...)
 			if res.Changed {
 				applied++
 			}
 			before = after
+			return nil
+		})
+		if errors.Is(err, engine.ErrNoActiveWorkflow) {
+			// A replayed completion ended the workflow: what came after it is not replayed.
+			c.Skipped = append(c.Skipped, "the workflow ended before this machine's later changes were replayed")
+			return applied, nil
 		}
-		return applied, nil
+		return applied, err
 	}
 }
 

@@ -43,6 +43,7 @@ func Run(t *testing.T, setup Setup, opts Options) {
 		{"stale-head-writes-nothing", testStale},
 		{"ahead-head-writes-nothing", testAhead},
 		{"bad-arguments-write-nothing", testBadArgs},
+		{"failed-data-writes-nothing", testFailedData},
 		{"visible-to-other-clients", testOtherClients},
 		{"heads-of-many-workflows", testManyHeads},
 		{"watch", testWatch},
@@ -93,11 +94,11 @@ func testEmpty(t *testing.T, ctx context.Context, client func() remote.Backend, 
 func testAppendRead(t *testing.T, ctx context.Context, client func() remote.Backend, _ Options) {
 	b := client()
 	p := payloads()
-	head, err := b.Append(ctx, "wf-a", 0, p[:1])
+	head, err := b.Append(ctx, "wf-a", 0, remote.Slice(p[:1]...))
 	if err != nil || head != 1 {
 		t.Fatalf("first Append = %d, %v; want 1, nil", head, err)
 	}
-	head, err = b.Append(ctx, "wf-a", 1, p[1:])
+	head, err = b.Append(ctx, "wf-a", 1, remote.Slice(p[1:]...))
 	if want := int64(len(p)); err != nil || head != want {
 		t.Fatalf("second Append = %d, %v; want %d, nil", head, err, want)
 	}
@@ -128,7 +129,7 @@ func testStale(t *testing.T, ctx context.Context, client func() remote.Backend, 
 	a, b := client(), client()
 	MustAppend(t, ctx, a, "wf-s", 0, "a1", "a2", "a3")
 	for _, after := range []int64{0, 1, 2} {
-		_, err := b.Append(ctx, "wf-s", after, [][]byte{[]byte("stale")})
+		_, err := b.Append(ctx, "wf-s", after, remote.Slice([]byte("stale")))
 		MustConflict(t, err, "wf-s", after, 3)
 	}
 	MustLine(t, ctx, a, "wf-s", "a1", "a2", "a3")
@@ -140,11 +141,11 @@ func testStale(t *testing.T, ctx context.Context, client func() remote.Backend, 
 
 func testAhead(t *testing.T, ctx context.Context, client func() remote.Backend, _ Options) {
 	b := client()
-	_, err := b.Append(ctx, "wf-h", 2, [][]byte{[]byte("x")})
+	_, err := b.Append(ctx, "wf-h", 2, remote.Slice([]byte("x")))
 	MustConflict(t, err, "wf-h", 2, 0)
 	MustLine(t, ctx, b, "wf-h")
 	MustAppend(t, ctx, b, "wf-h", 0, "x")
-	_, err = b.Append(ctx, "wf-h", 5, [][]byte{[]byte("y")})
+	_, err = b.Append(ctx, "wf-h", 5, remote.Slice([]byte("y")))
 	MustConflict(t, err, "wf-h", 5, 1)
 	MustLine(t, ctx, b, "wf-h", "x")
 }
@@ -165,15 +166,44 @@ func testBadArgs(t *testing.T, ctx context.Context, client func() remote.Backend
 		{"space", "w f", 0, [][]byte{[]byte("x")}},
 		{"negative-after", "wf-ok", -1, [][]byte{[]byte("x")}},
 		{"no-records", "wf-ok", 0, nil},
+		{"record-too-large", "wf-ok", 0, [][]byte{[]byte("x"), make([]byte, remote.MaxRecord+1)}},
 	}
 	for _, c := range cases {
-		if _, err := b.Append(ctx, c.id, c.after, c.data); err == nil {
+		if _, err := b.Append(ctx, c.id, c.after, remote.Slice(c.data...)); err == nil {
 			t.Errorf("%s: Append succeeded, want an error", c.name)
 		} else if errors.Is(err, remote.ErrConflict) {
 			t.Errorf("%s: Append gave a conflict (%v), want an argument error", c.name, err)
 		}
 	}
 	MustHeads(t, ctx, b, remote.Heads{})
+}
+
+// testFailedData: records handed over one at a time are written all or none, so an error of
+// the data's after some were handed over writes none of them, and is the one returned.
+func testFailedData(t *testing.T, ctx context.Context, client func() remote.Backend, _ Options) {
+	b := client()
+	failed := errors.New("the journal could not be read")
+	failing := func(recs ...string) remote.Data {
+		return func(yield func([]byte) error) error {
+			for _, r := range recs {
+				if err := yield([]byte(r)); err != nil {
+					return err
+				}
+			}
+			return failed
+		}
+	}
+	if _, err := b.Append(ctx, "wf-f", 0, failing("f1", "f2")); !errors.Is(err, failed) {
+		t.Fatalf("Append of a new line whose data fails = %v, want its error", err)
+	}
+	MustHeads(t, ctx, b, remote.Heads{})
+	MustAppend(t, ctx, b, "wf-f", 0, "a1")
+	if _, err := b.Append(ctx, "wf-f", 1, failing("f2", "f3")); !errors.Is(err, failed) {
+		t.Fatalf("Append whose data fails = %v, want its error", err)
+	}
+	MustLine(t, ctx, client(), "wf-f", "a1")
+	MustAppend(t, ctx, b, "wf-f", 1, "a2")
+	MustLine(t, ctx, client(), "wf-f", "a1", "a2")
 }
 
 func testOtherClients(t *testing.T, ctx context.Context, client func() remote.Backend, _ Options) {
@@ -255,7 +285,7 @@ func testOneWinner(t *testing.T, ctx context.Context, client func() remote.Backe
 		for i, c := range clients {
 			go func() {
 				<-start
-				h, err := c.Append(ctx, "wf-race", after, [][]byte{[]byte(fmt.Sprintf("r%d-c%d", round, i))})
+				h, err := c.Append(ctx, "wf-race", after, remote.Slice([]byte(fmt.Sprintf("r%d-c%d", round, i))))
 				results <- result{i, h, err}
 			}()
 		}
@@ -368,7 +398,7 @@ func Land(ctx context.Context, b remote.Backend, id string, known int64, data []
 			}
 			uncertain = false
 		}
-		head, err := b.Append(ctx, id, after, [][]byte{data})
+		head, err := b.Append(ctx, id, after, remote.Slice(data))
 		var ce *remote.ConflictError
 		switch {
 		case err == nil:
@@ -395,7 +425,7 @@ func MustAppend(t testing.TB, ctx context.Context, b remote.Backend, id string, 
 	for i, r := range recs {
 		data[i] = []byte(r)
 	}
-	head, err := b.Append(ctx, id, after, data)
+	head, err := b.Append(ctx, id, after, remote.Slice(data...))
 	if err != nil {
 		t.Fatalf("Append(%s after %d): %v", id, after, err)
 	}

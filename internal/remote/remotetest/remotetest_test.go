@@ -22,7 +22,7 @@ type lostAck struct {
 	n atomic.Int64
 }
 
-func (l *lostAck) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+func (l *lostAck) Append(ctx context.Context, id string, after int64, data remote.Data) (int64, error) {
 	h, err := l.Backend.Append(ctx, id, after, data)
 	if err == nil && l.n.Add(1)%2 == 1 {
 		return 0, errors.New("connection reset")
@@ -50,7 +50,7 @@ func TestLandAfterLostAck(t *testing.T) {
 // lastWriterWins ignores the expected head: the bug the suite exists to catch.
 type lastWriterWins struct{ *memremote.Backend }
 
-func (l lastWriterWins) Append(ctx context.Context, id string, _ int64, data [][]byte) (int64, error) {
+func (l lastWriterWins) Append(ctx context.Context, id string, _ int64, data remote.Data) (int64, error) {
 	h, _ := l.Heads(ctx)
 	return l.Backend.Append(ctx, id, h[id], data)
 }
