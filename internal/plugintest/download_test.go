@@ -305,7 +305,8 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 // What the clean-up of last versions' sets passed over piled up for good: the build log and
 // the failure record of an older version whose build or download failed (no bin-V was ever
 // made, and the clean-up only removed them with their set), and an older version's set an older
-// Cairn wrote, before sets were stamped (no .checksums). They go as an old set does: a day old,
+// Cairn wrote, before sets were stamped (no .checksums), and an empty bin-V.tmp (an install
+// killed right after making it). They go as an old set does: a day old,
 // of a version not newer than this one's, no install of theirs under way. What is not a
 // version's (bin-mine), a newer version's, and a directory named after a version that holds no
 // Cairn binary (a user's, in a CLAUDE_PLUGIN_DATA of theirs) are left.
@@ -330,11 +331,23 @@ func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 		}
 		return dir
 	}
+	// An install killed right after making its bin-V.tmp left it empty: no rule took it.
+	empty := func(name string, mtime time.Time) string {
+		dir := filepath.Join(pdata, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(dir, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
 	gone := []string{
 		file("build-0.0.1.log", old),
 		file(".download-failed-0.0.1", old),
 		file(".download-failed-0.0.2", old),
 		unstamped("bin-0.0.3", old),
+		empty("bin-0.0.2.tmp", old),
 	}
 	if err := os.MkdirAll(filepath.Join(pdata, ".install-lock-0.0.5"), 0o755); err != nil {
 		t.Fatal(err)
@@ -346,6 +359,8 @@ func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 		file(".download-failed-99.0.0", old),
 		unstamped("bin-99.0.1", old),
 		unstamped("bin-mine", old),
+		empty("bin-0.0.7.tmp", time.Now()),
+		empty("bin-99.0.2.tmp", old),
 		// Named after a version but holding no Cairn binary: not a set, the user's.
 		file(filepath.Join("bin-0.0.6", "notes.txt"), old),
 	}
