@@ -346,6 +346,7 @@ func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 		file("build-0.0.1.log", old),
 		file(".download-failed-0.0.1", old),
 		file(".download-failed-0.0.2", old),
+		file(".download-failed-0.0.2.why", old),
 		unstamped("bin-0.0.3", old),
 		empty("bin-0.0.2.tmp", old),
 	}
@@ -355,6 +356,9 @@ func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 	kept := []string{
 		file("build-0.0.4.log", time.Now()),
 		file("build-0.0.5.log", old), // its install holds the lock
+		// Kept beside a record's name the user's directory holds (see cairn_record), so too;
+		// its version was read as "0.0.5.why", whose lock no install holds.
+		file(".download-failed-0.0.5.why", old),
 		file("build-99.0.0.log", old),
 		file(".download-failed-99.0.0", old),
 		unstamped("bin-99.0.1", old),
