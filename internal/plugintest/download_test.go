@@ -265,6 +265,14 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	if err := os.Chtimes(cut, old, old); err != nil {
 		t.Fatal(err)
 	}
+	// A download a hook's clock cut short, kept to go on (.part): no start of this version takes
+	// it up, and it stayed for good.
+	part := filepath.Join(pdata, "bin-0.0.6.tmp")
+	writeFile(t, filepath.Join(part, ".part"), "")
+	writeFile(t, filepath.Join(part, "cairn_0.0.6_linux_amd64.tar.gz"), "\x1f\x8b")
+	if err := os.Chtimes(part, old, old); err != nil {
+		t.Fatal(err)
+	}
 	kept := []string{set("bin-0.0.2", time.Now(), true), set("bin-0.0.4.tmp", time.Now(), false), set("bin-mine", old, false)}
 	// A .tmp that is no set's, as the sets are told (a user's, in a CLAUDE_PLUGIN_DATA of
 	// theirs), was removed whatever it held, once a day old.
@@ -290,7 +298,7 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
 		t.Fatalf("cairn-mcp = %+v, want the installed server's answer and nothing on stderr", res)
 	}
-	for _, p := range []string{gone, filepath.Join(pdata, "build-0.0.1.log"), cut} {
+	for _, p := range []string{gone, filepath.Join(pdata, "build-0.0.1.log"), cut, part} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s is still there after the update", p)
 		}
