@@ -373,6 +373,7 @@ func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 		unstamped("bin-mine", old),
 		empty("bin-0.0.7.tmp", time.Now()),
 		empty("bin-99.0.2.tmp", old),
+		empty("bin-mine.tmp", old), // not named after a version: not the launcher's
 		// Named after a version but holding no Cairn binary: not a set, the user's.
 		file(filepath.Join("bin-0.0.6", "notes.txt"), old),
 	}
