@@ -301,7 +301,7 @@ func TestLaunchInstalledBinariesForAnotherProcessorRecordBeside(t *testing.T) {
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	for range 2 {
 		res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
-		if res.code != 1 || !strings.Contains(res.stderr, "cannot run on this machine") || rs.Hits(archive) != 1 {
+		if res.code != launchFailCode("cairn-mcp") || !strings.Contains(res.stderr, "cannot run on this machine") || rs.Hits(archive) != 1 {
 			t.Errorf("cairn-mcp installing another processor's binaries = %+v after %d downloads, want exit 1, a line saying they cannot run and one download in all", res, rs.Hits(archive))
 		}
 	}
