@@ -265,6 +265,14 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	if err := os.Chtimes(cut, old, old); err != nil {
 		t.Fatal(err)
 	}
+	// A download a hook's clock cut short, kept to go on (.part): no start of this version takes
+	// it up, and it stayed for good.
+	part := filepath.Join(pdata, "bin-0.0.6.tmp")
+	writeFile(t, filepath.Join(part, ".part"), "")
+	writeFile(t, filepath.Join(part, "cairn_0.0.6_linux_amd64.tar.gz"), "\x1f\x8b")
+	if err := os.Chtimes(part, old, old); err != nil {
+		t.Fatal(err)
+	}
 	kept := []string{set("bin-0.0.2", time.Now(), true), set("bin-0.0.4.tmp", time.Now(), false), set("bin-mine", old, false)}
 	// A .tmp that is no set's, as the sets are told (a user's, in a CLAUDE_PLUGIN_DATA of
 	// theirs), was removed whatever it held, once a day old.
@@ -290,7 +298,7 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
 		t.Fatalf("cairn-mcp = %+v, want the installed server's answer and nothing on stderr", res)
 	}
-	for _, p := range []string{gone, filepath.Join(pdata, "build-0.0.1.log"), cut} {
+	for _, p := range []string{gone, filepath.Join(pdata, "build-0.0.1.log"), cut, part} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s is still there after the update", p)
 		}
@@ -305,7 +313,8 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 // What the clean-up of last versions' sets passed over piled up for good: the build log and
 // the failure record of an older version whose build or download failed (no bin-V was ever
 // made, and the clean-up only removed them with their set), and an older version's set an older
-// Cairn wrote, before sets were stamped (no .checksums). They go as an old set does: a day old,
+// Cairn wrote, before sets were stamped (no .checksums), and an empty bin-V.tmp (an install
+// killed right after making it). They go as an old set does: a day old,
 // of a version not newer than this one's, no install of theirs under way. What is not a
 // version's (bin-mine), a newer version's, and a directory named after a version that holds no
 // Cairn binary (a user's, in a CLAUDE_PLUGIN_DATA of theirs) are left.
@@ -330,11 +339,24 @@ func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 		}
 		return dir
 	}
+	// An install killed right after making its bin-V.tmp left it empty: no rule took it.
+	empty := func(name string, mtime time.Time) string {
+		dir := filepath.Join(pdata, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(dir, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
 	gone := []string{
 		file("build-0.0.1.log", old),
 		file(".download-failed-0.0.1", old),
 		file(".download-failed-0.0.2", old),
+		file(".download-failed-0.0.2.why", old),
 		unstamped("bin-0.0.3", old),
+		empty("bin-0.0.2.tmp", old),
 	}
 	if err := os.MkdirAll(filepath.Join(pdata, ".install-lock-0.0.5"), 0o755); err != nil {
 		t.Fatal(err)
@@ -342,10 +364,16 @@ func TestLaunchUpdateRemovesOldLeftovers(t *testing.T) {
 	kept := []string{
 		file("build-0.0.4.log", time.Now()),
 		file("build-0.0.5.log", old), // its install holds the lock
+		// Kept beside a record's name the user's directory holds (see cairn_record), so too;
+		// its version was read as "0.0.5.why", whose lock no install holds.
+		file(".download-failed-0.0.5.why", old),
 		file("build-99.0.0.log", old),
 		file(".download-failed-99.0.0", old),
 		unstamped("bin-99.0.1", old),
 		unstamped("bin-mine", old),
+		empty("bin-0.0.7.tmp", time.Now()),
+		empty("bin-99.0.2.tmp", old),
+		empty("bin-mine.tmp", old), // not named after a version: not the launcher's
 		// Named after a version but holding no Cairn binary: not a set, the user's.
 		file(filepath.Join("bin-0.0.6", "notes.txt"), old),
 	}

@@ -287,3 +287,28 @@ func TestLaunchBinariesForAnotherProcessorReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// A set just installed that cannot run here is kept as a failed download is, for later starts
+// to say so without downloading it again. Where a directory with something in it (the user's)
+// sits at .download-failed-V, the install keeps its failures beside it, in .why; the launcher
+// dropped its own, and every later start downloaded the set again. Both keep it in .why.
+func TestLaunchInstalledBinariesForAnotherProcessorRecordBeside(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, rs := foreignRelease(t)
+	work, _, pdata := launchSite(t)
+	record := filepath.Join(pdata, ".download-failed-"+pluginVersion(t))
+	writeFile(t, filepath.Join(record, "mine"), "mine\n")
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	for range 2 {
+		res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+		if res.code != launchFailCode("cairn-mcp") || !strings.Contains(res.stderr, "cannot run on this machine") || rs.Hits(archive) != 1 {
+			t.Errorf("cairn-mcp installing another processor's binaries = %+v after %d downloads, want exit 1, a line saying they cannot run and one download in all", res, rs.Hits(archive))
+		}
+	}
+	if b, err := os.ReadFile(record + ".why"); err != nil || !strings.Contains(string(b), "cannot run on this machine") {
+		t.Errorf("%s.why = %q (%v), want the launcher's reason", record, b, err)
+	}
+	if _, err := os.Stat(filepath.Join(record, "mine")); err != nil {
+		t.Errorf("the user's file at the record's name was removed: %v", err)
+	}
+}

@@ -323,9 +323,10 @@ func lockWaitRounds(t testing.TB, env []string) func() int {
 // The MCP server (or the CLI) that waited its whole minute on another start's install, with
 // no Go on PATH, said the binaries "could not be installed (another start is still installing
 // them)" and to install Go: a step that does not help, while the other start's install may
-// well succeed. It says another start is installing them, and to start a new session once
-// that is done.
-func TestLaunchMCPWaitedOnAnotherStartWithoutGo(t *testing.T) {
+// well succeed. With Go, it waited two minutes more, then said "the binaries are not built
+// yet; see build-V.log", a log no build had written (the other start was downloading). Either
+// way it says another start is installing them, and to start a new session once that is done.
+func TestLaunchMCPWaitedOnAnotherStart(t *testing.T) {
 	skipOnWindows(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("the holder's start time is read from /proc")
@@ -336,33 +337,44 @@ func TestLaunchMCPWaitedOnAnotherStartWithoutGo(t *testing.T) {
 	}
 	_, fields, _ := strings.Cut(string(stat), ") ")
 	start := strings.Fields(fields)[19]
-	root := copyPlugin(t, launcherFiles...)
-	work := t.TempDir()
-	data := filepath.Join(work, "data")
-	lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
-	writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
-	writeFile(t, filepath.Join(lock, "start"), start+"\n")
-	tools := toolDir(t)
-	// The rounds of waiting are counted, not timed: each sleep returns at once, as true, which
-	// starts no shell at each of the 600 rounds as a script would.
-	noop, err := exec.LookPath("true")
-	if err != nil {
-		t.Skipf("host tool true is missing: %v", err)
-	}
-	if err := os.Remove(filepath.Join(tools, "sleep")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(noop, filepath.Join(tools, "sleep")); err != nil {
-		t.Fatal(err)
-	}
-	env := launchEnv(root, data, work, tools)
-	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
-	want := "cairn: the binaries for version " + pluginVersion(t) + " are being installed by another start (first use only): start a new session once that is done.\n"
-	if res.code != launchFailCode("cairn-mcp") || res.stderr != want || strings.Contains(res.stderr, "Go") {
-		t.Errorf("cairn-mcp after waiting on another start's install = %+v, want exit 1 and %q", res, want)
-	}
-	if _, err := os.Stat(filepath.Join(lock, "pid")); err != nil {
-		t.Errorf("the live holder's lock was broken (%v)", err)
+	for _, withGo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("go=%v", withGo), func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			data := filepath.Join(work, "data")
+			lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
+			writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
+			writeFile(t, filepath.Join(lock, "start"), start+"\n")
+			tools := toolDir(t)
+			calls := filepath.Join(work, "go-calls")
+			if withGo {
+				calls = goThatFails(t, tools, work)
+			}
+			// The rounds of waiting are counted, not timed: each sleep returns at once, as true,
+			// which starts no shell at each of the rounds as a script would.
+			noop, err := exec.LookPath("true")
+			if err != nil {
+				t.Skipf("host tool true is missing: %v", err)
+			}
+			if err := os.Remove(filepath.Join(tools, "sleep")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(noop, filepath.Join(tools, "sleep")); err != nil {
+				t.Fatal(err)
+			}
+			env := launchEnv(root, data, work, tools)
+			res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+			want := "cairn: the binaries for version " + pluginVersion(t) + " are being installed by another start (first use only): start a new session once that is done.\n"
+			if res.code != launchFailCode("cairn-mcp") || res.stderr != want || strings.Contains(res.stderr, "Go") {
+				t.Errorf("cairn-mcp after waiting on another start's install = %+v, want exit 1 and %q", res, want)
+			}
+			if _, err := os.Stat(filepath.Join(lock, "pid")); err != nil {
+				t.Errorf("the live holder's lock was broken (%v)", err)
+			}
+			if b, err := os.ReadFile(calls); err == nil {
+				t.Errorf("go ran while another start held the lock: %s", b)
+			}
+		})
 	}
 }
 
