@@ -327,7 +327,7 @@ func fullBy(res workflow.Result, was *workflow.Record, sharedOn string) string {
 	return fmt.Sprintf(most.step, (most.size+1023)>>10)
 }
 
-// where fills in the workflow's id, phase and allowed next phases after a change.
+// where fills in the workflow's id, phase and next phases after a change.
 func (e *Engine) where(res *Result, r *workflow.Record) {
 	if r == nil {
 		return

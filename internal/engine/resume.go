@@ -64,7 +64,7 @@ type Resume struct {
 	PhaseStatus string   `json:"phase_status,omitempty"`
 	AgeSeconds  int64    `json:"age_seconds,omitempty"`
 	Completed   []string `json:"completed,omitempty"`
-	Allowed     []string `json:"allowed,omitempty"` // allowed next phases
+	Allowed     []string `json:"allowed,omitempty"` // next phases
 	Next        string   `json:"next,omitempty"`
 	// AwaitingApproval names the approval phase waiting for a person's yes, if any.
 	AwaitingApproval string      `json:"awaiting_approval,omitempty"`

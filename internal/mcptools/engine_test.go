@@ -90,7 +90,7 @@ func TestToolsRealEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustOK(t, c, "transition", `{"to":"plan","from":"analyze","outputs":["docs/analysis.md"],"checkpoint":{"files":3},"note":"analysis done"}`)
-	mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "allowed next: implement, analyze")
+	mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "next phases: implement, analyze")
 	mustFail(t, c, "transition", `{"to":"implement","from":"review"}`, "review", "plan")
 	if snap := snapshot(t, look); snap.Phase != "plan" || snap.Revision != 2 {
 		t.Errorf("after one good and two refused moves: %+v, want plan at revision 2", snap)
@@ -158,7 +158,7 @@ func TestToolsRealEngine(t *testing.T) {
 		t.Errorf("initiative after its only milestone: %s", text(res))
 	}
 	res = callRaw(t, c, "initiative", `{"action":"set_status","status":"created"}`)
-	if !res.IsError || !strings.Contains(text(res), "allowed next") {
+	if !res.IsError || !strings.Contains(text(res), "next phases") {
 		t.Errorf("a refused initiative move is not an error naming the allowed moves: %s", text(res))
 	}
 

@@ -147,7 +147,7 @@ func (e *TransitionError) Error() string {
 	if e.NoSuchPhase {
 		to += " (no such phase)"
 	}
-	return fmt.Sprintf("%s workflow cannot move from %s to %s: allowed next: %s", e.Type, e.From, to, strings.Join(e.Allowed, ", "))
+	return fmt.Sprintf("%s workflow cannot move from %s to %s: %s: %s", e.Type, e.From, to, NextPhases, strings.Join(e.Allowed, ", "))
 }
 
 // ConflictError is a failed compare-and-swap: the workflow is not where the caller expected,

@@ -78,11 +78,11 @@ type Plan struct {
 	// status say "in the future", as the HIGH finding does, not "0s ago".
 	Age       time.Duration
 	Completed []string
-	// Allowed lists the phases the workflow may move to next.
+	// Allowed lists the phases the workflow may move to next (NextPhases in every text).
 	Allowed []string
 	// AwaitingApproval names the gate phase waiting for the user's approval, if any.
 	AwaitingApproval string
-	// Next is the next step in words ("continue phase implement; allowed next: review").
+	// Next is the next step in words ("Continue phase implement, then move on to review.").
 	Next     string
 	Warnings []string
 	Blocking []Violation
@@ -93,6 +93,10 @@ type Plan struct {
 	// L2Line is the last known position from auto-memory (tier L2Only), or the latest line.
 	L2Line string
 }
+
+// NextPhases is what every text calls the phases a workflow may move to next (Plan.Allowed),
+// the label before their names: "next phases: implement, analyze".
+const NextPhases = "next phases"
 
 // BuildPlan decides the tier and the next step. Tier: a record and L2 → Full; a record
 // without L2 → Minimal; no record but an L2 line → L2Only; else None.

@@ -143,7 +143,7 @@ func TestTransitionUnknownPhaseNamesAllowed(t *testing.T) {
 	def := mustDef(t, "apex")
 	r := mustStart(t, def)
 	_, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "deploy"}, t0, alice)
-	want := "apex workflow cannot move from analyze to deploy (no such phase): allowed next: plan"
+	want := "apex workflow cannot move from analyze to deploy (no such phase): next phases: plan"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
@@ -162,11 +162,11 @@ func TestTransitionRefusalNamesTheTarget(t *testing.T) {
 	r := mustStart(t, def)
 	token := "ghp_" + strings.Repeat("ab3de6gh9j", 4)[:36]
 	for _, c := range []struct{ to, want string }{
-		{"review", "cannot move from analyze to review: allowed next: plan"},
-		{"Deploy", "cannot move from analyze to deploy (no such phase): allowed next: plan"},
-		{token, "cannot move from analyze to the phase asked for (no such phase): allowed next: plan"},
-		{"dep\x1bloy", "cannot move from analyze to the phase asked for (no such phase): allowed next: plan"},
-		{strings.Repeat("x", 65), "cannot move from analyze to the phase asked for (no such phase): allowed next: plan"},
+		{"review", "cannot move from analyze to review: next phases: plan"},
+		{"Deploy", "cannot move from analyze to deploy (no such phase): next phases: plan"},
+		{token, "cannot move from analyze to the phase asked for (no such phase): next phases: plan"},
+		{"dep\x1bloy", "cannot move from analyze to the phase asked for (no such phase): next phases: plan"},
+		{strings.Repeat("x", 65), "cannot move from analyze to the phase asked for (no such phase): next phases: plan"},
 	} {
 		_, err := workflow.Transition(def, r, workflow.TransitionRequest{To: c.to}, t0, alice)
 		if want := "apex workflow " + c.want; err == nil || err.Error() != want {
