@@ -120,9 +120,10 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"integrity", review, []workflow.Finding{{Code: "future-time", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
 		// Resuming leaves the outputs missing, and the same question came at every session
-		// start: the step says what ends it.
+		// start: the step says what ends it. It said what the warning above it says again, in
+		// other words ("files the workflow recorded as written are missing").
 		{"output-missing", review, []workflow.Finding{{Code: workflow.FindingOutputMissing, Severity: "HIGH", Text: "x missing"}},
-			"Show the user the warnings above: files the workflow recorded as written are missing, and this is asked until they exist again. Ask whether to write them again at the same paths and go on with phase review, or start fresh (the current one is archived, not lost)."},
+			"Show the user the warnings above and ask whether to write the missing outputs again at the same paths and go on with phase review, or start fresh (the current one is archived, not lost); until they exist, each session start asks this again."},
 		{"output-missing-and-more", review, []workflow.Finding{{Code: workflow.FindingOutputMissing, Severity: "HIGH", Text: "x missing"}, {Code: "future-time", Severity: "HIGH", Text: "future"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
 		// Without its definition the workflow cannot move at all: resuming it is no choice, and
