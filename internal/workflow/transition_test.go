@@ -200,6 +200,12 @@ func TestCompareAndSwap(t *testing.T) {
 			t.Errorf("message %q lacks %q", err, s)
 		}
 	}
+	// Bob himself, expecting plan for another move (after a compaction, say): the change was
+	// his own. "last changed by session sess-bob" sent the model looking for another session.
+	_, err = workflow.Transition(def, moved, workflow.TransitionRequest{To: "review", From: "plan"}, t0.Add(2*time.Hour), bob)
+	if !errors.As(err, &ce) || ce.ChangedBy != "sess-bob" || !strings.Contains(err.Error(), "found implement, last changed by this session at 2026-11-22T18:30:00Z;") {
+		t.Errorf("own move: %v, want it said as this session's", err)
+	}
 }
 
 func TestApprovalGate(t *testing.T) {
