@@ -59,11 +59,11 @@ func TestPersonStatusWording(t *testing.T) {
 
 	e.clock.Add(30 * 24 * time.Hour)
 	agent = strings.Join(e.open("s2").Resume(engine.ResumeOptions{}).Warnings, "\n")
-	if !strings.Contains(agent, "workflow apex-old has expired (inactive > 30d); the next session start archives it") {
+	if !strings.Contains(agent, "workflow apex-old has expired after 30d without a change; the next session start archives it") {
 		t.Fatalf("agent view:\n%s", agent)
 	}
 	person = strings.Join(e.open("").Resume(engine.ResumeOptions{Person: true}).Warnings, "\n")
-	if strings.Contains(person, "session start") || !strings.Contains(person, "workflow apex-old has expired (inactive > 30d); archive it with `cairn expire`") {
+	if strings.Contains(person, "session start") || !strings.Contains(person, "workflow apex-old has expired after 30d without a change; archive it with `cairn expire`") {
 		t.Fatalf("person view:\n%s", person)
 	}
 }

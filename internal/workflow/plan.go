@@ -166,9 +166,9 @@ func BuildPlan(in PlanInput) Plan {
 		// revive it beside the expiry the step is).
 		p.Allowed, p.AwaitingApproval = nil, ""
 		if in.L1Available {
-			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
+			p.Next = "The workflow has " + r.ExpiredAfter() + ", so it is not resumed: call " + ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
 		} else {
-			p.Next = "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."
+			p.Next = "Tell the user the workflow has " + r.ExpiredAfter() + " and is not resumed: the first session start that can write the state directory archives it; this one cannot."
 		}
 		return p
 	}

@@ -176,8 +176,8 @@ func TestBuildPlanExpired(t *testing.T) {
 		want string
 	}{
 		// One step, the one the model takes first: a start is refused while it is in the slot.
-		{true, "The workflow has expired (no change within its ttl), so it is not resumed: call " + workflow.ToolPrefix + "expire_ttl, which archives it (kept, not lost)."},
-		{false, "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."},
+		{true, "The workflow has expired after 1h without a change, so it is not resumed: call " + workflow.ToolPrefix + "expire_ttl, which archives it (kept, not lost)."},
+		{false, "Tell the user the workflow has expired after 1h without a change and is not resumed: the first session start that can write the state directory archives it; this one cannot."},
 	} {
 		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: tc.l1, L2Available: true, Now: now})
 		if p.Next != tc.want || p.CanResume {
