@@ -151,7 +151,9 @@ func BuildPlan(in PlanInput) Plan {
 
 	for _, f := range in.Findings {
 		if f.Severity != Info {
-			p.Warnings = append(p.Warnings, f.Text)
+			// The step asks the user (or has no continuing to confirm): the warning says only
+			// what is so. A person's view words its own step (engine.AncientCheck), kept.
+			p.Warnings = append(p.Warnings, strings.TrimSuffix(f.Text, AncientAsk))
 		}
 	}
 

@@ -304,3 +304,22 @@ func TestBuildPlanTasksRunningElsewhere(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildPlanStaleAskedOnce: a long idle workflow's report asked the user's confirmation
+// twice, in the warning ("...; confirm with the user before continuing") and in the Next
+// line ("Confirm with the user that this workflow, last active 10d ago, should go on ...").
+// The step asks; the warning says what is so.
+func TestBuildPlanStaleAskedOnce(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement").Clone()
+	r.TTL = "30d" // stale, not expired
+	now := r.LastActivity().Add(10 * 24 * time.Hour)
+	fs := workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now})
+	if !slices.ContainsFunc(fs, func(f workflow.Finding) bool { return f.Code == workflow.FindingAncient }) {
+		t.Fatalf("no stale finding: %+v", fs)
+	}
+	p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: true, L2Available: true, Findings: fs, Now: now})
+	if n := strings.Count(strings.ToLower(strings.Join(append(p.Warnings, p.Next), "\n")), "confirm with the user"); n != 1 || !strings.HasPrefix(p.Next, "Confirm with the user") {
+		t.Errorf("the confirmation is asked %d times:\nwarnings %q\nnext %q", n, p.Warnings, p.Next)
+	}
+}
