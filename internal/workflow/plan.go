@@ -192,6 +192,11 @@ func BuildPlan(in PlanInput) Plan {
 		// is no choice either, and the fix is the definition.
 		p.Next = fmt.Sprintf("Show the user the warnings above: phase %s is not a phase of this workflow's definition now, so the workflow cannot move. Ask them to restore the phase in the definition; the workflow is kept as it is and goes on once it is there again.", p.Phase)
 	}
+	if strings.Contains(p.Next, "which session goes on") { // the step asks it: the warning does not again
+		for i, w := range p.Warnings {
+			p.Warnings[i] = strings.Replace(w, ownedAskAs, "", 1)
+		}
+	}
 	return p
 }
 

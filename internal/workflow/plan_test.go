@@ -323,3 +323,29 @@ func TestBuildPlanStaleAskedOnce(t *testing.T) {
 		t.Errorf("the confirmation is asked %d times:\nwarnings %q\nnext %q", n, p.Warnings, p.Next)
 	}
 }
+
+// TestBuildPlanOwnedAskedOnce: with another live session on the workflow, the report asked the
+// user which session goes on twice, in the warning and in the Next line. The step asks; the
+// warning says what is so. A step that asks something else keeps the warning's ask.
+func TestBuildPlanOwnedAskedOnce(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement").Clone()
+	r.Owner = &workflow.Owner{SessionID: "other", Heartbeat: r.UpdatedAt}
+	now := r.UpdatedAt.Add(time.Minute)
+	w := workflow.OwnershipWarning(r, alice, now, workflow.DefaultLiveWindow)
+	owned := workflow.Finding{Code: workflow.FindingOwnedElsewhere, Severity: workflow.Medium, Text: w}
+	for _, tc := range []struct {
+		name  string
+		find  []workflow.Finding
+		asked int // in the warnings
+	}{
+		{"owned", []workflow.Finding{owned}, 0},
+		{"owned and more", []workflow.Finding{owned, {Code: "future-time", Severity: workflow.High, Text: "future"}}, 1},
+	} {
+		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: true, L2Available: true, Findings: tc.find, Now: now})
+		ws := strings.Join(p.Warnings, "\n")
+		if n := strings.Count(ws, "which session goes on"); n != tc.asked || !strings.Contains(ws, "Another live session last changed this workflow 1m ago") || !strings.Contains(ws, "changes from both may cross.") {
+			t.Errorf("%s: the warnings ask %d times, want %d:\nwarnings %q\nnext %q", tc.name, n, tc.asked, p.Warnings, p.Next)
+		}
+	}
+}
