@@ -186,8 +186,9 @@ func Render(in Input) (text string, endedShown bool) {
 	if n != "" {
 		tails = append(tails, "Next: "+strings.TrimSuffix(n, ".")+".")
 	}
-	// A next step that calls the tool already needs no pointer to it.
-	if t := toolName(in.Tool); t != "" && !strings.Contains(n, t) {
+	// A next step that calls the tool already needs no pointer to it, and one that says there
+	// is nothing to resume has no details to point to: the call would tell it again.
+	if t := toolName(in.Tool); t != "" && !strings.Contains(n, t) && n != workflow.NothingToResume {
 		tails = append(tails, "Details: "+t+".")
 	}
 	tail := strings.Join(tails, " ")

@@ -874,7 +874,8 @@ func TestEndedBySharedExpiry(t *testing.T) {
 		{"expired, shared", expired, origin, nil, `Cairn: no active workflow here; the last one ended ("` + expired + `"), but it is shared via origin, where another machine may have kept it going: call ` + tool + ` first, which syncs and takes it back if so.` + "\n"},
 		{"expired, not shared", expired, nil, nil, `Cairn: no active workflow, nothing to resume; the last one ended ("` + expired + `"); go on with the user's request.` + "\n"},
 		{"expired, shared, fenced", expired, origin, []string{"memory is not writable"}, "\nNext: The last workflow expired here, but it is shared via origin, where another machine may have kept it going: call " + tool + " first, which syncs and takes it back if so.\n"},
-		{"expired, not shared, fenced", expired, nil, []string{"memory is not writable"}, "\nNext: Nothing to resume; go on with the user's request. Details: " + tool + ".\n"},
+		// Nothing to resume: no pointer to details, which would only say it again.
+		{"expired, not shared, fenced", expired, nil, []string{"memory is not writable"}, "</cairn-state nonce=\"" + nonce + "\">\nNext: Nothing to resume; go on with the user's request.\n"},
 		{"completed, shared", "Completed APEX for “x”: done", origin, nil, `Cairn: no active workflow, nothing to resume; the last one ended ("Completed APEX for “x”: done"); go on with the user's request.` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
