@@ -158,7 +158,7 @@ func TestToolsRealEngine(t *testing.T) {
 		t.Errorf("initiative after its only milestone: %s", text(res))
 	}
 	res = callRaw(t, c, "initiative", `{"action":"set_status","status":"created"}`)
-	if !res.IsError || !strings.Contains(text(res), "next phases") {
+	if !res.IsError || !strings.Contains(text(res), "allowed next") {
 		t.Errorf("a refused initiative move is not an error naming the allowed moves: %s", text(res))
 	}
 
