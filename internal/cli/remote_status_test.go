@@ -181,8 +181,8 @@ func TestStatusOfAnEndPulled(t *testing.T) {
 			t.Errorf("B's sync of A's %s: %q; want it to say the workflow was %s there", end[0], out, how)
 		}
 		out := b.must("status")
-		if strings.Contains(out, "Then:") ||
-			!strings.Contains(out, "Ended:      "+how+" (the next session start files it in the archive); cairn start begins another workflow\n") {
+		if strings.Contains(out, "Next phases:") ||
+			!strings.Contains(out, "Ended:       "+how+" (the next session start files it in the archive); cairn start begins another workflow\n") {
 			t.Errorf("B's status after A's %s was pulled:\n%s", end[0], out)
 		}
 	}

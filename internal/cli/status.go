@@ -44,7 +44,7 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 	def, _ := e.Definition(r.Type)
 	writeStatus(a.stdout, r, shared, def != nil && def.IsTerminal(r.Phase) && !r.Finished(), a.inClaudeCode())
 	if !e.InGit() {
-		fmt.Fprintf(a.stdout, "%s%s %s\n", statusLabel(r, "Project"), clean(e.ProjectRoot()), engine.LaunchRoot(e.ProjectRoot()))
+		fmt.Fprintf(a.stdout, "%s%s %s\n", statusLabel("Project"), clean(e.ProjectRoot()), engine.LaunchRoot(e.ProjectRoot()))
 	}
 	return nil
 }
@@ -56,15 +56,10 @@ type statusJSON struct {
 	ProjectRoot string `json:"project_root,omitempty"`
 }
 
-// statusLabel is name and its colon, padded to the column where status values start. The
-// column is the one after "Workflow:   ", unless several checkpoints are listed: then every
-// value moves one on, past "Checkpoints:".
-func statusLabel(r *engine.Resume, name string) string {
-	col := len("Workflow:   ")
-	if len(r.Checkpoints) > 1 {
-		col++
-	}
-	return fmt.Sprintf("%-*s", col, name+":")
+// statusLabel is name and its colon, padded to the column where status values start: the
+// one after the longest label, "Next phases: " ("Checkpoints: " as long).
+func statusLabel(name string) string {
+	return fmt.Sprintf("%-*s", len("Next phases: "), name+":")
 }
 
 // statusCheckpoints bounds the checkpoint names cairn status shows on its one line: a project
@@ -77,7 +72,7 @@ const statusCheckpoints = 10
 // terminal says the workflow is active in a terminal phase of its definition; agent says the
 // reader is the agent (a shell Claude Code started), to whom cairn approve is refused.
 func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal, agent bool) {
-	label := func(name string) string { return statusLabel(r, name) }
+	label := statusLabel
 	switch {
 	case r.Tier == "Damaged":
 		// Only its id can be known (and not always): no context, phase or age to show. The
@@ -113,7 +108,7 @@ func writeStatus(w io.Writer, r *engine.Resume, shared string, terminal, agent b
 			fmt.Fprintf(w, "%s%s (the next session start files it in the archive); cairn start begins another workflow\n",
 				label("Ended"), how)
 		} else if len(r.Allowed) > 0 {
-			fmt.Fprintf(w, "%s%s\n", label("Then"), clean(secrets.JoinNames(r.Allowed, " or ")))
+			fmt.Fprintf(w, "%s%s\n", label(strings.ToUpper(workflow.NextPhases[:1])+workflow.NextPhases[1:]), clean(secrets.JoinNames(r.Allowed, " or ")))
 		}
 		if terminal { // no move leads out of it: only a completion ends it
 			fmt.Fprintf(w, "%scomplete it with `cairn complete OUTCOME`: %s is a terminal phase, so no move leads out of it\n", label("Then"), clean(r.Phase))

@@ -12,9 +12,9 @@ import (
 // person reads the values down one edge; several checkpoints are "Checkpoints:", and the
 // column moves one on for them, on every line.
 func TestStatusLinesUp(t *testing.T) {
-	t.Run("one checkpoint", func(t *testing.T) { statusLinesUp(t, "Checkpoint: findings\n", len("Workflow:   "), "findings") })
+	t.Run("one checkpoint", func(t *testing.T) { statusLinesUp(t, "Checkpoint:  findings\n", len("Next phases: "), "findings") })
 	t.Run("several checkpoints", func(t *testing.T) {
-		statusLinesUp(t, "Checkpoints: findings, plan\n", len("Workflow:    "), "findings", "plan")
+		statusLinesUp(t, "Checkpoints: findings, plan\n", len("Next phases: "), "findings", "plan")
 	})
 }
 
@@ -51,11 +51,11 @@ func TestStatusAgeInTheFuture(t *testing.T) {
 	for _, tc := range []struct {
 		age  int64
 		want string
-	}{{-3600, "Phase:      plan (in progress), last change in the future (clock skew?)\n"},
-		{-1, "Phase:      plan (in progress), last change in the future (clock skew?)\n"},
-		{0, "Phase:      plan (in progress), last change just now\n"},
-		{59, "Phase:      plan (in progress), last change just now\n"},
-		{7500, "Phase:      plan (in progress), last change 2h 5m ago\n"}} {
+	}{{-3600, "Phase:       plan (in progress), last change in the future (clock skew?)\n"},
+		{-1, "Phase:       plan (in progress), last change in the future (clock skew?)\n"},
+		{0, "Phase:       plan (in progress), last change just now\n"},
+		{59, "Phase:       plan (in progress), last change just now\n"},
+		{7500, "Phase:       plan (in progress), last change 2h 5m ago\n"}} {
 		var b strings.Builder
 		writeStatus(&b, &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress", AgeSeconds: tc.age}, "", false, false)
 		if !strings.Contains(b.String(), "\n"+tc.want) {
@@ -112,7 +112,7 @@ func TestStatusCheckpointsBeforeTheWorkflow(t *testing.T) {
 	}{
 		{[]string{"a", "b", "c"}, []string{"c"}, "Checkpoints: a, b; saved before this workflow started: c\n"},
 		{[]string{"a", "c"}, []string{"a", "c"}, "Checkpoints: saved before this workflow started: a, c\n"},
-		{[]string{"c"}, []string{"c"}, "Checkpoint: saved before this workflow started: c\n"},
+		{[]string{"c"}, []string{"c"}, "Checkpoint:  saved before this workflow started: c\n"},
 		{many, manyBefore, "Checkpoints: c00, c01, c02, c03, c04, c05, c06, c07, c08, c09 +2 more; saved before this workflow started: c12, c13, c14, c15, c16, c17, c18, c19, c20, c21 +2 more (cairn checkpoint list)\n"},
 	} {
 		var b strings.Builder

@@ -24,7 +24,7 @@ func TestReadsNeverWaitForTheLock(t *testing.T) {
 		want string // the start of what it prints
 	}{
 		{[]string{"statusline"}, "apex · analyze"},
-		{[]string{"status"}, "Workflow:   apex-held (apex)"},
+		{[]string{"status"}, "Workflow:    apex-held (apex)"},
 		{[]string{"show"}, "Workflow:   apex-held"},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {

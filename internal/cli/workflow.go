@@ -105,7 +105,7 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 		return a.wrote(res, nil)
 	}
 	if len(res.Allowed) > 0 && !a.json {
-		res.Message += "; allowed next: " + strings.Join(res.Allowed, ", ")
+		res.Message += "; " + workflow.NextPhases + ": " + strings.Join(res.Allowed, ", ")
 	}
 	return a.told(res, nil)
 }

@@ -1332,9 +1332,9 @@ func TestExpiredWorkflowInAReadOnlyView(t *testing.T) {
 	e.clock.Add(2 * time.Hour)
 	en := e.open("s2")
 	r := en.Resume(engine.ResumeOptions{})
-	const next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + engine.ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
+	const next = "The workflow has expired after 1h without a change, so it is not resumed: call " + engine.ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
 	if r.Next != next || !slices.ContainsFunc(r.Warnings, func(w string) bool {
-		return strings.HasSuffix(w, "has expired (inactive > 1h); the next session start archives it")
+		return strings.HasSuffix(w, "has expired after 1h without a change; the next session start archives it")
 	}) {
 		t.Fatalf("next %q, warnings %q", r.Next, r.Warnings)
 	}

@@ -327,7 +327,7 @@ func fullBy(res workflow.Result, was *workflow.Record, sharedOn string) string {
 	return fmt.Sprintf(most.step, (most.size+1023)>>10)
 }
 
-// where fills in the workflow's id, phase and allowed next phases after a change.
+// where fills in the workflow's id, phase and next phases after a change.
 func (e *Engine) where(res *Result, r *workflow.Record) {
 	if r == nil {
 		return
@@ -889,6 +889,7 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		e.archiveCompleted(res, wres)
 	default:
 		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
+		e.unwritten(res, req.Outputs...)
 	}
 	if def, err := e.definitionFor(wres.Record); err == nil {
 		e.awaiting(res, def, wres.Record)
@@ -1345,12 +1346,22 @@ func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 		res.Message = fmt.Sprintf("task %s failed; to retry it, set it to running", id)
 	case wres.Changed:
 		res.Message = fmt.Sprintf("task %s is %s", id, u.Status)
+		if u.Status == workflow.TaskDone {
+			e.unwritten(res, r.Output)
+		}
 	case u.Status == workflow.TaskFailed:
 		res.Message = fmt.Sprintf("task %s already failed; nothing changed", id)
 	default:
 		res.Message = fmt.Sprintf("task %s is already %s; nothing changed", id, u.Status)
 	}
 	return res, nil
+}
+
+// unwritten warns in res of the outputs just recorded that the project does not hold.
+func (e *Engine) unwritten(res *Result, paths ...string) {
+	if w := workflow.UnwrittenOutputs(paths, e.exists); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 }
 
 // SetEnforcement replaces the active workflow's violations; an empty list clears them.

@@ -64,7 +64,7 @@ type Resume struct {
 	PhaseStatus string   `json:"phase_status,omitempty"`
 	AgeSeconds  int64    `json:"age_seconds,omitempty"`
 	Completed   []string `json:"completed,omitempty"`
-	Allowed     []string `json:"allowed,omitempty"` // allowed next phases
+	Allowed     []string `json:"allowed,omitempty"` // next phases
 	Next        string   `json:"next,omitempty"`
 	// AwaitingApproval names the approval phase waiting for a person's yes, if any.
 	AwaitingApproval string      `json:"awaiting_approval,omitempty"`
@@ -261,7 +261,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			case !l1ok:
 				by = "the first session start that can write the state directory archives it"
 			}
-			out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s has expired (inactive > %s); %s", r.WorkflowID, ttlText(r.TTL), by))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s has %s; %s", r.WorkflowID, r.ExpiredAfter(), by))
 		}
 	}
 	if opt.Apply && l1ok {
@@ -901,12 +901,12 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (msg string, info store
 		return "", info, nil, err
 	}
 	if dryRun {
-		return fmt.Sprintf("workflow %s (%s, at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), info, nil, nil
+		return fmt.Sprintf("workflow %s (%s, at %s) has %s and would be archived", r.WorkflowID, r.Type, r.State, r.ExpiredAfter()), info, nil, nil
 	}
-	msg = fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
+	msg = fmt.Sprintf("workflow %s (%s, at %s) %s and was archived", r.WorkflowID, r.Type, r.State, r.ExpiredAfter())
 	if info, warnings, err = e.archiveActive(r, res.Archive, "expired"); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 		// The expiry was committed; another process archived it before this one could.
-		msg = fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change; another process has since moved it out of the active slot", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
+		msg = fmt.Sprintf("workflow %s (%s, at %s) %s; another process has since moved it out of the active slot", r.WorkflowID, r.Type, r.State, r.ExpiredAfter())
 	} else if err != nil {
 		return "", info, warnings, fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
 	}

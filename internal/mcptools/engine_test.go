@@ -90,7 +90,7 @@ func TestToolsRealEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustOK(t, c, "transition", `{"to":"plan","from":"analyze","outputs":["docs/analysis.md"],"checkpoint":{"files":3},"note":"analysis done"}`)
-	mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "allowed next: implement, analyze")
+	mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "next phases: implement, analyze")
 	mustFail(t, c, "transition", `{"to":"implement","from":"review"}`, "review", "plan")
 	if snap := snapshot(t, look); snap.Phase != "plan" || snap.Revision != 2 {
 		t.Errorf("after one good and two refused moves: %+v, want plan at revision 2", snap)

@@ -67,7 +67,7 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 			fmt.Fprintf(&b, " Workflow %s is at %s, revision %d", textsafe.Line(r.WorkflowID, 120), textsafe.Line(r.Phase, 64), r.Revision)
 		}
 		if len(r.Allowed) > 0 {
-			fmt.Fprintf(&b, "; next phases: %s", secrets.Line(strings.Join(r.Allowed, ", "), 300))
+			fmt.Fprintf(&b, "; %s: %s", workflow.NextPhases, secrets.Line(strings.Join(r.Allowed, ", "), 300))
 		}
 		b.WriteString(".")
 	}

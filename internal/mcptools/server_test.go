@@ -38,7 +38,7 @@ func TestAdapterFake(t *testing.T) {
 	mustOK(t, c, "transition", `{"to":"plan","from":"analyze","outputs":["docs/analysis.md"],"checkpoint":{"files":3},"note":"analysis done"}`)
 
 	// An invalid move names the allowed targets, in text and structured content.
-	res = mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "allowed next: implement, analyze")
+	res = mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "next phases: implement, analyze")
 	if res.StructuredContent != nil {
 		t.Errorf("error result carries structured content %v; the output schema describes success only", res.StructuredContent)
 	}

@@ -445,7 +445,7 @@ func TestResumeCheckLongWorkflow(t *testing.T) {
 			t.Errorf("warning %q is said %d times in the text", w, c)
 		}
 	}
-	for _, want := range []string{"checkpoints: long-progress", "failed: task-07, task-14", "allowed next: p12", "Next: "} {
+	for _, want := range []string{"checkpoints: long-progress", "failed: task-07, task-14", "next phases: p12", "Next: "} {
 		if !strings.Contains(text(res), want) {
 			t.Errorf("the details view lacks %q", want)
 		}

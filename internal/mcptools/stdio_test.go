@@ -464,7 +464,7 @@ func TestStdioToolsRealEngine(t *testing.T) {
 	mustOK(t, c, "resume_check", `{}`)
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"stdio"}`)
 	mustOK(t, c, "transition", `{"to":"plan"}`)
-	mustFail(t, c, "transition", `{"to":"git-commit"}`, "allowed next: implement, analyze")
+	mustFail(t, c, "transition", `{"to":"git-commit"}`, "next phases: implement, analyze")
 	if _, err := p.other(t, "person").Approve("plan reviewed"); err != nil { // plan waits for a yes
 		t.Fatal(err)
 	}

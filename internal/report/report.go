@@ -76,8 +76,8 @@ type Input struct {
 	// Tool is the tool to call for details, e.g. mcp__plugin_cairn_cairn__resume_check; empty
 	// in the details view itself.
 	Tool string
-	// Details asks for the details view (resume_check): every list item, the allowed next
-	// phases, tasks, checkpoints and approvals.
+	// Details asks for the details view (resume_check): every list item, the next phases,
+	// tasks, checkpoints and approvals.
 	Details     bool
 	Allowed     []string
 	Tasks       string   // e.g. "2 done, 1 running, 1 failed (t4)"
@@ -186,8 +186,9 @@ func Render(in Input) (text string, endedShown bool) {
 	if n != "" {
 		tails = append(tails, "Next: "+strings.TrimSuffix(n, ".")+".")
 	}
-	// A next step that calls the tool already needs no pointer to it.
-	if t := toolName(in.Tool); t != "" && !strings.Contains(n, t) {
+	// A next step that calls the tool already needs no pointer to it, and one that says there
+	// is nothing to resume has no details to point to: the call would tell it again.
+	if t := toolName(in.Tool); t != "" && !strings.Contains(n, t) && n != workflow.NothingToResume {
 		tails = append(tails, "Details: "+t+".")
 	}
 	tail := strings.Join(tails, " ")
@@ -254,7 +255,7 @@ func Render(in Input) (text string, endedShown bool) {
 	held := 0
 	ours, before := SplitCheckpoints(in.Checkpoints, in.CheckpointsBefore)
 	if in.Details {
-		b.joined(oAllowed, "allowed next: ", "phases", in.Allowed, capName)
+		b.joined(oAllowed, workflow.NextPhases+": ", "phases", in.Allowed, capName)
 		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem, line)
 		if n := len(ours); n > 0 {
 			held += len(fmt.Sprintf(checkpointsLabel+"%d saved", n)) + 1

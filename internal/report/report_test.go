@@ -566,7 +566,7 @@ func TestWholeNames(t *testing.T) {
 	for _, want := range []string{
 		"(" + in.Type + "), phase " + in.Phase + " (in_progress)",
 		"completed: " + in.Completed[0] + "\n",
-		"allowed next: " + in.Allowed[0] + "\n",
+		"next phases: " + in.Allowed[0] + "\n",
 		"checkpoints: " + in.Checkpoints[0] + "\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -656,7 +656,7 @@ func TestJoinedStringsMakeNoSecret(t *testing.T) {
 	if f := secrets.ScanString(out); f != nil {
 		t.Errorf("the report holds a secret (%s):\n%s", f.Rule, out)
 	}
-	for _, want := range []string{"open task: t2: write the tests", "context: Add OAuth login to the web app", "allowed next: review"} {
+	for _, want := range []string{"open task: t2: write the tests", "context: Add OAuth login to the web app", "next phases: review"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report does not say %q:\n%s", want, out)
 		}
@@ -829,7 +829,7 @@ func TestEndedKeepsOutcome(t *testing.T) {
 
 // TestDetailsKeepCounts: resume_check's details view, with lists longer than its room (a
 // review's 150 long violations, 120 long open tasks), still says the task counts, the
-// checkpoints (by count when their names do not fit) and the phases allowed next: short
+// checkpoints (by count when their names do not fit) and the next phases: short
 // lines the lists' further items must not crowd out, the lists ending in "+N more".
 func TestDetailsKeepCounts(t *testing.T) {
 	in := full()
@@ -846,7 +846,7 @@ func TestDetailsKeepCounts(t *testing.T) {
 		in.Checkpoints = append(in.Checkpoints, fmt.Sprintf("cp-%03d-%s", i, strings.Repeat("n", 50)))
 	}
 	got := render(in)
-	for _, w := range []string{"\nallowed next: review\n", "\ntasks: 80 pending, 40 running\n", "\ncheckpoints: ", "\nblocking: +", "\nopen task: +", "\nNext: "} {
+	for _, w := range []string{"\nnext phases: review\n", "\ntasks: 80 pending, 40 running\n", "\ncheckpoints: ", "\nblocking: +", "\nopen task: +", "\nNext: "} {
 		if !strings.Contains(got, w) {
 			t.Errorf("details lack %q:\n%s", w, got)
 		}
@@ -874,7 +874,8 @@ func TestEndedBySharedExpiry(t *testing.T) {
 		{"expired, shared", expired, origin, nil, `Cairn: no active workflow here; the last one ended ("` + expired + `"), but it is shared via origin, where another machine may have kept it going: call ` + tool + ` first, which syncs and takes it back if so.` + "\n"},
 		{"expired, not shared", expired, nil, nil, `Cairn: no active workflow, nothing to resume; the last one ended ("` + expired + `"); go on with the user's request.` + "\n"},
 		{"expired, shared, fenced", expired, origin, []string{"memory is not writable"}, "\nNext: The last workflow expired here, but it is shared via origin, where another machine may have kept it going: call " + tool + " first, which syncs and takes it back if so.\n"},
-		{"expired, not shared, fenced", expired, nil, []string{"memory is not writable"}, "\nNext: Nothing to resume; go on with the user's request. Details: " + tool + ".\n"},
+		// Nothing to resume: no pointer to details, which would only say it again.
+		{"expired, not shared, fenced", expired, nil, []string{"memory is not writable"}, "</cairn-state nonce=\"" + nonce + "\">\nNext: Nothing to resume; go on with the user's request.\n"},
 		{"completed, shared", "Completed APEX for “x”: done", origin, nil, `Cairn: no active workflow, nothing to resume; the last one ended ("Completed APEX for “x”: done"); go on with the user's request.` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ func Example() {
 	// Output:
 	// plan
 	// Active APEX workflow: analyze completed, planning “add login”
-	// apex workflow cannot move from plan to review: allowed next: implement, analyze
-	// workflow apex-demo is not where this call expected it: expected phase analyze, found plan, last changed by session s1 at 2026-11-22T17:31:00Z; nothing was changed: check it with mcp__plugin_cairn_cairn__resume_check and decide from its current phase
+	// apex workflow cannot move from plan to review: next phases: implement, analyze
+	// workflow apex-demo is not where this call expected it: expected phase analyze, found plan, last changed by this session at 2026-11-22T17:31:00Z; nothing was changed: check it with mcp__plugin_cairn_cairn__resume_check and decide from its current phase
 	// unknown workflow type: known types are apex, brainstorm, coordinate, debug, dotagent
 }

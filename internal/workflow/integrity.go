@@ -256,6 +256,22 @@ func futureTimes(r *Record, now time.Time) []string {
 // maxShownPath is the most runes of a path a finding names: its start, which says where.
 const maxShownPath = 120
 
+// UnwrittenOutputs is the warning for a call that records outputs the project does not hold
+// (exists says which it does), or "": said while they can still be written, before each
+// session start asks about them (FindingOutputMissing).
+func UnwrittenOutputs(paths []string, exists func(string) bool) string {
+	var missing []string
+	for _, p := range paths {
+		if strings.TrimSpace(p) != "" && !exists(p) {
+			missing = append(missing, secrets.Clip(p, maxShownPath))
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "outputs are missing: " + listCapped(missing, 5) + "; write them at those paths, or each session start asks about them"
+}
+
 func listCapped(items []string, max int) string {
 	if len(items) <= max {
 		return strings.Join(items, ", ")

@@ -147,12 +147,12 @@ func (e *TransitionError) Error() string {
 	if e.NoSuchPhase {
 		to += " (no such phase)"
 	}
-	return fmt.Sprintf("%s workflow cannot move from %s to %s: allowed next: %s", e.Type, e.From, to, strings.Join(e.Allowed, ", "))
+	return fmt.Sprintf("%s workflow cannot move from %s to %s: %s: %s", e.Type, e.From, to, NextPhases, strings.Join(e.Allowed, ", "))
 }
 
 // ConflictError is a failed compare-and-swap: the workflow is not where the caller expected,
-// because another session or process moved it. It carries what the caller needs to explain
-// and retry.
+// because another session or process moved it, or the caller's own session did. It carries
+// what the caller needs to explain and retry.
 type ConflictError struct {
 	WorkflowID    string
 	ExpectedPhase string
@@ -161,6 +161,9 @@ type ConflictError struct {
 	// ChangedBy and ChangedAt say who made the last change (last history entry, else owner).
 	ChangedBy string
 	ChangedAt time.Time
+	// Own says ChangedBy is the caller's own session: said so, not as an id the caller may
+	// take for another session's.
+	Own bool
 }
 
 func (e *ConflictError) Error() string {
@@ -176,7 +179,9 @@ func (e *ConflictError) Error() string {
 	}
 	// The session is stored text (another machine's, through a remote, or whatever
 	// CLAUDE_CODE_SESSION_ID held): said as one clean line, cut where no secret is made.
-	if by := secrets.Line(e.ChangedBy, 80); by != "" {
+	if by := secrets.Line(e.ChangedBy, 80); e.Own {
+		b.WriteString(", last changed by this session")
+	} else if by != "" {
 		fmt.Fprintf(&b, ", last changed by session %s", by)
 	}
 	if !e.ChangedAt.IsZero() {
@@ -438,7 +443,7 @@ func lastMove(r *Record, from, to string, by Actor) bool {
 }
 
 // conflictFrom is the conflict of a caller that expected phase and found r.
-func conflictFrom(r *Record, phase string) *ConflictError {
+func conflictFrom(r *Record, phase string, by Actor) *ConflictError {
 	e := &ConflictError{WorkflowID: r.WorkflowID, ExpectedPhase: phase, FoundPhase: r.State, FoundStatus: r.Status}
 	if n := len(r.History); n > 0 {
 		e.ChangedBy, e.ChangedAt = r.History[n-1].SessionID, r.History[n-1].At
@@ -447,6 +452,7 @@ func conflictFrom(r *Record, phase string) *ConflictError {
 	if r.Owner != nil && r.Owner.SessionID != "" && r.UpdatedAt.After(e.ChangedAt) {
 		e.ChangedBy, e.ChangedAt = r.Owner.SessionID, r.UpdatedAt
 	}
+	e.Own = by.SessionID != "" && e.ChangedBy == by.SessionID
 	return e
 }
 
@@ -466,7 +472,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 			// already made. Another session expecting from learns of the move it did not make.
 			return unchanged(r), nil
 		}
-		return Result{}, conflictFrom(r, from)
+		return Result{}, conflictFrom(r, from, by)
 	}
 	if err := cmp.Or(requireActive(r), checkDef(def, r)); err != nil {
 		return Result{}, err

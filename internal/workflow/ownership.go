@@ -41,8 +41,12 @@ func OwnershipWarning(r *Record, by Actor, now time.Time, live time.Duration) st
 		return ""
 	}
 	// No session id or pid: the reader can do nothing with them.
-	return fmt.Sprintf("Another live session last changed this workflow %s; "+OwnedAsk+", as changes from both may cross.", Ago(now.Sub(r.Owner.Heartbeat)))
+	return fmt.Sprintf("Another live session last changed this workflow %s; "+ownedAskAs+"changes from both may cross.", Ago(now.Sub(r.Owner.Heartbeat)))
 }
+
+// ownedAskAs is OwnedAsk as the ownership warning says it, before why: a report whose step
+// asks it already leaves it out.
+const ownedAskAs = OwnedAsk + ", as "
 
 // OwnedAsk is the ownership warning's step for the agent, which cannot reach the other
 // session: the user can. A view for a person gives the person's own step in its place.

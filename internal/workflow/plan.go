@@ -78,11 +78,11 @@ type Plan struct {
 	// status say "in the future", as the HIGH finding does, not "0s ago".
 	Age       time.Duration
 	Completed []string
-	// Allowed lists the phases the workflow may move to next.
+	// Allowed lists the phases the workflow may move to next (NextPhases in every text).
 	Allowed []string
 	// AwaitingApproval names the gate phase waiting for the user's approval, if any.
 	AwaitingApproval string
-	// Next is the next step in words ("continue phase implement; allowed next: review").
+	// Next is the next step in words ("Continue phase implement, then move on to review.").
 	Next     string
 	Warnings []string
 	Blocking []Violation
@@ -93,6 +93,10 @@ type Plan struct {
 	// L2Line is the last known position from auto-memory (tier L2Only), or the latest line.
 	L2Line string
 }
+
+// NextPhases is what every text calls the phases a workflow may move to next (Plan.Allowed),
+// the label before their names: "next phases: implement, analyze".
+const NextPhases = "next phases"
 
 // BuildPlan decides the tier and the next step. Tier: a record and L2 → Full; a record
 // without L2 → Minimal; no record but an L2 line → L2Only; else None.
@@ -147,7 +151,9 @@ func BuildPlan(in PlanInput) Plan {
 
 	for _, f := range in.Findings {
 		if f.Severity != Info {
-			p.Warnings = append(p.Warnings, f.Text)
+			// The step asks the user (or has no continuing to confirm): the warning says only
+			// what is so. A person's view words its own step (engine.AncientCheck), kept.
+			p.Warnings = append(p.Warnings, strings.TrimSuffix(f.Text, AncientAsk))
 		}
 	}
 
@@ -162,9 +168,9 @@ func BuildPlan(in PlanInput) Plan {
 		// revive it beside the expiry the step is).
 		p.Allowed, p.AwaitingApproval = nil, ""
 		if in.L1Available {
-			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
+			p.Next = "The workflow has " + r.ExpiredAfter() + ", so it is not resumed: call " + ToolPrefix + "expire_ttl, which archives it (kept, not lost)."
 		} else {
-			p.Next = "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."
+			p.Next = "Tell the user the workflow has " + r.ExpiredAfter() + " and is not resumed: the first session start that can write the state directory archives it; this one cannot."
 		}
 		return p
 	}
@@ -178,12 +184,18 @@ func BuildPlan(in PlanInput) Plan {
 		p.Next = "Show the user the warnings above: the definition of this workflow's type does not load, so the workflow cannot move and is kept as it is; " + DefinitionAsk + ", and it goes on once that loads."
 	} else if !p.CanResume && !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() && f.Code != FindingOutputMissing }) {
 		// Resuming leaves the files missing, and this is asked again at every session start
-		// until they exist: the step says so, and what ends it.
-		p.Next = fmt.Sprintf("Show the user the warnings above: files the workflow recorded as written are missing, and this is asked until they exist again. Ask whether to write them again at the same paths and go on with phase %s, or start fresh (the current one is archived, not lost).", p.Phase)
+		// until they exist: the step says so, and what ends it. The warning names them: the
+		// step does not say it again in other words.
+		p.Next = fmt.Sprintf("Show the user the warnings above and ask whether to write the missing outputs again at the same paths and go on with phase %s, or start fresh (the current one is archived, not lost); until they exist, each session start asks this again.", p.Phase)
 	} else if slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Code == FindingUnknownPhase }) {
 		// Every move out of a phase the definition lost is refused (TransitionError): resuming
 		// is no choice either, and the fix is the definition.
 		p.Next = fmt.Sprintf("Show the user the warnings above: phase %s is not a phase of this workflow's definition now, so the workflow cannot move. Ask them to restore the phase in the definition; the workflow is kept as it is and goes on once it is there again.", p.Phase)
+	}
+	if strings.Contains(p.Next, "which session goes on") { // the step asks it: the warning does not again
+		for i, w := range p.Warnings {
+			p.Warnings[i] = strings.Replace(w, ownedAskAs, "", 1)
+		}
 	}
 	return p
 }

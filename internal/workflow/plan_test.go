@@ -120,9 +120,10 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"integrity", review, []workflow.Finding{{Code: "future-time", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
 		// Resuming leaves the outputs missing, and the same question came at every session
-		// start: the step says what ends it.
+		// start: the step says what ends it. It said what the warning above it says again, in
+		// other words ("files the workflow recorded as written are missing").
 		{"output-missing", review, []workflow.Finding{{Code: workflow.FindingOutputMissing, Severity: "HIGH", Text: "x missing"}},
-			"Show the user the warnings above: files the workflow recorded as written are missing, and this is asked until they exist again. Ask whether to write them again at the same paths and go on with phase review, or start fresh (the current one is archived, not lost)."},
+			"Show the user the warnings above and ask whether to write the missing outputs again at the same paths and go on with phase review, or start fresh (the current one is archived, not lost); until they exist, each session start asks this again."},
 		{"output-missing-and-more", review, []workflow.Finding{{Code: workflow.FindingOutputMissing, Severity: "HIGH", Text: "x missing"}, {Code: "future-time", Severity: "HIGH", Text: "future"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
 		// Without its definition the workflow cannot move at all: resuming it is no choice, and
@@ -175,8 +176,8 @@ func TestBuildPlanExpired(t *testing.T) {
 		want string
 	}{
 		// One step, the one the model takes first: a start is refused while it is in the slot.
-		{true, "The workflow has expired (no change within its ttl), so it is not resumed: call " + workflow.ToolPrefix + "expire_ttl, which archives it (kept, not lost)."},
-		{false, "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."},
+		{true, "The workflow has expired after 1h without a change, so it is not resumed: call " + workflow.ToolPrefix + "expire_ttl, which archives it (kept, not lost)."},
+		{false, "Tell the user the workflow has expired after 1h without a change and is not resumed: the first session start that can write the state directory archives it; this one cannot."},
 	} {
 		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: tc.l1, L2Available: true, Now: now})
 		if p.Next != tc.want || p.CanResume {
@@ -301,5 +302,50 @@ func TestBuildPlanTasksRunningElsewhere(t *testing.T) {
 				t.Fatalf("next %q\nwant %q", p.Next, tc.want)
 			}
 		})
+	}
+}
+
+// TestBuildPlanStaleAskedOnce: a long idle workflow's report asked the user's confirmation
+// twice, in the warning ("...; confirm with the user before continuing") and in the Next
+// line ("Confirm with the user that this workflow, last active 10d ago, should go on ...").
+// The step asks; the warning says what is so.
+func TestBuildPlanStaleAskedOnce(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement").Clone()
+	r.TTL = "30d" // stale, not expired
+	now := r.LastActivity().Add(10 * 24 * time.Hour)
+	fs := workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now})
+	if !slices.ContainsFunc(fs, func(f workflow.Finding) bool { return f.Code == workflow.FindingAncient }) {
+		t.Fatalf("no stale finding: %+v", fs)
+	}
+	p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: true, L2Available: true, Findings: fs, Now: now})
+	if n := strings.Count(strings.ToLower(strings.Join(append(p.Warnings, p.Next), "\n")), "confirm with the user"); n != 1 || !strings.HasPrefix(p.Next, "Confirm with the user") {
+		t.Errorf("the confirmation is asked %d times:\nwarnings %q\nnext %q", n, p.Warnings, p.Next)
+	}
+}
+
+// TestBuildPlanOwnedAskedOnce: with another live session on the workflow, the report asked the
+// user which session goes on twice, in the warning and in the Next line. The step asks; the
+// warning says what is so. A step that asks something else keeps the warning's ask.
+func TestBuildPlanOwnedAskedOnce(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement").Clone()
+	r.Owner = &workflow.Owner{SessionID: "other", Heartbeat: r.UpdatedAt}
+	now := r.UpdatedAt.Add(time.Minute)
+	w := workflow.OwnershipWarning(r, alice, now, workflow.DefaultLiveWindow)
+	owned := workflow.Finding{Code: workflow.FindingOwnedElsewhere, Severity: workflow.Medium, Text: w}
+	for _, tc := range []struct {
+		name  string
+		find  []workflow.Finding
+		asked int // in the warnings
+	}{
+		{"owned", []workflow.Finding{owned}, 0},
+		{"owned and more", []workflow.Finding{owned, {Code: "future-time", Severity: workflow.High, Text: "future"}}, 1},
+	} {
+		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: true, L2Available: true, Findings: tc.find, Now: now})
+		ws := strings.Join(p.Warnings, "\n")
+		if n := strings.Count(ws, "which session goes on"); n != tc.asked || !strings.Contains(ws, "Another live session last changed this workflow 1m ago") || !strings.Contains(ws, "changes from both may cross.") {
+			t.Errorf("%s: the warnings ask %d times, want %d:\nwarnings %q\nnext %q", tc.name, n, tc.asked, p.Warnings, p.Next)
+		}
 	}
 }

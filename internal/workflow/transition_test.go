@@ -143,7 +143,7 @@ func TestTransitionUnknownPhaseNamesAllowed(t *testing.T) {
 	def := mustDef(t, "apex")
 	r := mustStart(t, def)
 	_, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "deploy"}, t0, alice)
-	want := "apex workflow cannot move from analyze to deploy (no such phase): allowed next: plan"
+	want := "apex workflow cannot move from analyze to deploy (no such phase): next phases: plan"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
@@ -162,11 +162,11 @@ func TestTransitionRefusalNamesTheTarget(t *testing.T) {
 	r := mustStart(t, def)
 	token := "ghp_" + strings.Repeat("ab3de6gh9j", 4)[:36]
 	for _, c := range []struct{ to, want string }{
-		{"review", "cannot move from analyze to review: allowed next: plan"},
-		{"Deploy", "cannot move from analyze to deploy (no such phase): allowed next: plan"},
-		{token, "cannot move from analyze to the phase asked for (no such phase): allowed next: plan"},
-		{"dep\x1bloy", "cannot move from analyze to the phase asked for (no such phase): allowed next: plan"},
-		{strings.Repeat("x", 65), "cannot move from analyze to the phase asked for (no such phase): allowed next: plan"},
+		{"review", "cannot move from analyze to review: next phases: plan"},
+		{"Deploy", "cannot move from analyze to deploy (no such phase): next phases: plan"},
+		{token, "cannot move from analyze to the phase asked for (no such phase): next phases: plan"},
+		{"dep\x1bloy", "cannot move from analyze to the phase asked for (no such phase): next phases: plan"},
+		{strings.Repeat("x", 65), "cannot move from analyze to the phase asked for (no such phase): next phases: plan"},
 	} {
 		_, err := workflow.Transition(def, r, workflow.TransitionRequest{To: c.to}, t0, alice)
 		if want := "apex workflow " + c.want; err == nil || err.Error() != want {
@@ -199,6 +199,12 @@ func TestCompareAndSwap(t *testing.T) {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("message %q lacks %q", err, s)
 		}
+	}
+	// Bob himself, expecting plan for another move (after a compaction, say): the change was
+	// his own. "last changed by session sess-bob" sent the model looking for another session.
+	_, err = workflow.Transition(def, moved, workflow.TransitionRequest{To: "review", From: "plan"}, t0.Add(2*time.Hour), bob)
+	if !errors.As(err, &ce) || ce.ChangedBy != "sess-bob" || !strings.Contains(err.Error(), "found implement, last changed by this session at 2026-11-22T18:30:00Z;") {
+		t.Errorf("own move: %v, want it said as this session's", err)
 	}
 }
 

@@ -177,6 +177,11 @@ func (r *Record) ttlUnread() string {
 	return fmt.Sprintf("ttl %s on record is not one Cairn reads, so the workflow does not expire; all else works, and `cairn archive` ends it (kept, not lost) when the user wants", Quote(r.TTL))
 }
 
+// ExpiredAfter is how every text says r expired: "expired after 24h without a change".
+func (r *Record) ExpiredAfter() string {
+	return "expired after " + cmp.Or(r.TTL, DefaultTTL) + " without a change"
+}
+
 // Expired reports whether an active workflow has outlived its TTL: now > last activity + TTL,
 // so at exactly the deadline it is still live. Only active workflows expire. A record whose
 // TTL does not parse, or that records no time at all, is reported as an error, never silently

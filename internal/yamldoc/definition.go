@@ -250,7 +250,7 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	}
 	if f := headSecret(head); f != nil && err == nil {
 		// Its names and description are repeated wherever the type is told (cairn types, a
-		// refused move's allowed next phases).
+		// refused move's next phases).
 		return nil, &workflow.DefinitionError{File: file, Line: secretLine(head, offset),
 			Reason: fmt.Sprintf("front matter: it holds text of a secret's shape (%s), which Cairn would repeat where it names the type's phases: take that out of the file", f.Rule),
 			Name:   declaredName(&root, head)}

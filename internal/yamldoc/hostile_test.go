@@ -254,7 +254,7 @@ func TestParseDefinitionRefusesATopLevelMergeAsAMerge(t *testing.T) {
 // letter case (names are lowercased before they are quoted). The line is still given. A
 // definition holding such text did load when it was otherwise valid (a lowercase token as a
 // phase, any in its description), and its phases and description were then repeated by
-// cairn types, a refused move's "allowed next", start_workflow: it no longer loads.
+// cairn types, a refused move's "next phases", start_workflow: it no longer loads.
 func TestDefinitionErrorsDoNotRepeatSecrets(t *testing.T) {
 	for _, s := range secrettest.Shapes() {
 		if strings.Contains(s.Text, "\n") {
@@ -299,7 +299,7 @@ func frontMatters(text string) []struct{ name, fm string } {
 
 // Names are lowercased when a definition is read: a name written in capitals that lowercased
 // has a secret's shape ("GLPAT-..." read as "glpat-...") loaded, and cairn types, a refused
-// move's "allowed next" and resume repeated it; a refusal's reason quoted it lowercased. It is
+// move's "next phases" and resume repeated it; a refusal's reason quoted it lowercased. It is
 // refused as the same name in lowercase is, and no reason repeats it.
 func TestDefinitionNamesInCapitalsAreScannedLowercased(t *testing.T) {
 	tried := 0
