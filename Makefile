@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin
 BINARIES := $(BIN)/cairn-mcp $(BIN)/cairn-session-start $(BIN)/cairn-stop $(BIN)/cairn-event $(BIN)/cairn
 
-.PHONY: build install test check unit e2e fuzz bench clean dist checksums dist-check
+.PHONY: build install test check format lint fullsize unit e2e fuzz bench clean dist checksums dist-check
 
 # Each binary is linked into bin/.link and copied into place: the linker writes through mmap, and
 # an executable whose cached pages were written that way starts slower (the Stop hook about 0.1x
@@ -52,9 +52,11 @@ build: export CGO_ENABLED ?= 0
 # (or fail on a workspace that does not list this one).
 build dist checksums dist-check: export GOWORK := off
 
-check:
+check: format lint
+format:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	$(GO) mod tidy -diff
+lint:
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
@@ -68,6 +70,8 @@ TESTFLAGS ?= -race -count=1 -timeout 30m
 # detector finds nothing in loops that start no goroutine, and slows each case ten to fifty
 # times); they run at full size here, without it.
 FULLSIZE = $(GO) test -count=1 ./internal/secrets/
+fullsize:
+	$(FULLSIZE)
 unit:
 	$(GO) test $(TESTFLAGS) ./...
 	$(FULLSIZE)
@@ -77,11 +81,23 @@ unit:
 e2e:
 	CAIRN_CLAUDE_BIN="$$(bash .ci/install-claude.sh | tail -n 1)" $(GO) test -count=1 -timeout 30m ./internal/e2e/...
 
-# Last, the release: the committed checksums must be what these sources build to.
-test: check
-	CAIRN_CLAUDE_BIN="$$(bash .ci/install-claude.sh | tail -n 1)" $(GO) test $(TESTFLAGS) ./...
-	$(FULLSIZE)
-	$(MAKE) dist-check
+# gofmt and tidy first (seconds). The test run leaves a core idle for part of its time (its
+# last, slowest package alone; tests waiting on processes or the disk), so lint, the full-size
+# secrets run and the release (the committed checksums must be what these sources build to)
+# run beside it at the lowest priority: they take what the tests leave and slow them little.
+# Their output follows the tests'; a failure of either part fails make test.
+test: SHELL := bash
+test: format
+	@side=$$(mktemp) || exit 1; trap 'rm -f "$$side"' EXIT; \
+	nice -n 19 $(MAKE) --no-print-directory -k lint fullsize dist-check >"$$side" 2>&1 & side_pid=$$!; \
+	echo "make lint fullsize dist-check: beside the tests, their output after them"; \
+	echo 'CAIRN_CLAUDE_BIN="$$(bash .ci/install-claude.sh | tail -n 1)" $(GO) test $(TESTFLAGS) ./...'; \
+	CAIRN_CLAUDE_BIN="$$(bash .ci/install-claude.sh | tail -n 1)" $(GO) test $(TESTFLAGS) ./...; tests=$$?; \
+	wait $$side_pid; rest=$$?; \
+	echo "make lint fullsize dist-check (run beside the tests):"; cat "$$side"; \
+	[ $$tests = 0 ] || echo "make test: go test failed (exit $$tests)"; \
+	[ $$rest = 0 ] || echo "make test: make lint fullsize dist-check failed (exit $$rest)"; \
+	[ $$tests = 0 ] && [ $$rest = 0 ]
 
 # A short coverage-guided run of every fuzz target (their seed corpora already run in `unit`).
 fuzz:

@@ -124,3 +124,63 @@ func TestMakefileBuildOverAFIFOStamp(t *testing.T) {
 		t.Errorf("bin/.checksums = %q (%v), want release/checksums.txt", got, err)
 	}
 }
+
+// TestMakefileTestFailsOnEveryPart: make test runs lint, the full-size secrets run and the
+// release check beside the test run; a failure of any part (or of the tests) fails make test,
+// names the part and shows its output, and every other part still runs. A stand-in go fails
+// the command whose arguments hold $FAIL, and .ci/install-claude.sh is a stand-in too.
+func TestMakefileTestFailsOnEveryPart(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	makefile, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "go.log")
+	fake := filepath.Join(dir, "go")
+	script := `#!/bin/sh
+echo "$*" >>` + log + `
+case " $* " in *" $FAIL "*) echo "go $*: failed here"; exit 1;; esac
+`
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(filepath.Join(work, ".ci"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, ".ci", "install-claude.sh"), []byte("echo /opt/claude\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "Makefile"), makefile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all := []string{"mod tidy -diff", "vet ./...", "tool staticcheck ./...", "test -race -count=1 -timeout 30m ./...",
+		"test -count=1 ./internal/secrets/", "run ./internal/release/dist -out dist -check"}
+	for _, fail := range append([]string{""}, all[1:]...) {
+		t.Run(fail, func(t *testing.T) {
+			os.Remove(log)
+			cmd := exec.Command("make", "test", "GO="+fake)
+			cmd.Dir = work
+			cmd.Env = append(os.Environ(), "FAIL="+fail)
+			out, err := cmd.CombinedOutput()
+			if (err != nil) != (fail != "") {
+				t.Fatalf("make test with go %q failing: %v, want failure %v\n%s", fail, err, fail != "", out)
+			}
+			if fail != "" && !strings.Contains(string(out), "go "+fail+": failed here") {
+				t.Errorf("make test does not show the failing part's output:\n%s", out)
+			}
+			if fail != "" && !strings.Contains(string(out), "make test: ") {
+				t.Errorf("make test does not say which part failed:\n%s", out)
+			}
+			ran, _ := os.ReadFile(log)
+			for _, c := range all {
+				if !strings.Contains(string(ran), c) && (fail == "" || !strings.HasPrefix(fail, "vet") || !strings.Contains(c, "staticcheck")) {
+					t.Errorf("go %s did not run:\n%s", c, ran)
+				}
+			}
+		})
+	}
+}
