@@ -189,7 +189,8 @@ get). With --json prints the variables as one JSON object.`},
 			summary: "Show this overview, or one command's help."},
 		{name: "completion", usage: "completion bash|zsh|fish", min: 1, max: 1, noEngine: true, run: runCompletion, readOnly: true,
 			summary: "Print a shell completion script (commands, flags, phases, types, names).",
-			doc: `bash:  source <(cairn completion bash)     (or save it in ~/.local/share/bash-completion/completions/cairn)
+			doc: `bash:  source <(cairn completion bash)     (needs the bash-completion package; or save it
+       in ~/.local/share/bash-completion/completions/cairn)
 zsh:   cairn completion zsh > "${fpath[1]}/_cairn"
 fish:  cairn completion fish > ~/.config/fish/completions/cairn.fish`},
 		{name: "uninstall", usage: "uninstall [--yes] [--with-state] [--json]", noEngine: true, run: runUninstall,

@@ -187,3 +187,13 @@ func TestInternalsSortsCommandsByWhatTheyCreate(t *testing.T) {
 		}
 	}
 }
+
+// The bash completion script needs the bash-completion package (completion.txtar): without
+// it every TAB says "_get_comp_words_by_ref: command not found". The README says so where it
+// gives the command, as cairn help completion does.
+func TestReadmeSaysBashCompletionNeedsItsPackage(t *testing.T) {
+	readme := strings.Join(strings.Fields(readRepoFile(t, "README.md")), " ")
+	if !strings.Contains(readme, "`source <(cairn completion bash)` (with the bash-completion package") {
+		t.Error("the README gives `source <(cairn completion bash)` without saying bash needs the bash-completion package")
+	}
+}

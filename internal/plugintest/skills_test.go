@@ -98,6 +98,12 @@ func TestCommands(t *testing.T) {
 					t.Errorf("the command calls mcp__plugin_cairn_cairn__%s, which its allowed-tools (%s) lacks", tool[1], allowed)
 				}
 			}
+			// One that acts on the active workflow says what to do when none is: else, with
+			// none, the model asks the user for an outcome of nothing, or calls a tool that is
+			// bound to be refused.
+			if activeTool.Match(body) && !strings.Contains(strings.Join(strings.Fields(string(body)), " "), "If nothing is active") {
+				t.Error("acts on the active workflow but does not say what to do when nothing is active")
+			}
 			want := strings.TrimSpace("/cairn:" + name + " " + m.ArgumentHint)
 			if !slices.ContainsFunc(listed, func(l []string) bool { return l[1] == want }) {
 				t.Errorf("the README's slash commands do not list `%s`", want)
@@ -120,6 +126,9 @@ func parseMatter(t *testing.T, path string, v any) []byte {
 	}
 	return body
 }
+
+// activeTool names a tool that acts on the active workflow, refused when none is.
+var activeTool = regexp.MustCompile(`mcp__plugin_cairn_cairn__(complete_workflow|transition|update_task|set_enforcement|set_vars|expire_ttl)\b`)
 
 var toolMention = regexp.MustCompile(`mcp__plugin_cairn_cairn__([A-Za-z0-9_-]*)(.?)`)
 

@@ -431,3 +431,59 @@ func TestDocsNameTestsThatExist(t *testing.T) {
 		t.Fatalf("the docs name %d tests: the pattern or the docs changed", n)
 	}
 }
+
+// adapterStoreUse finds, in the adapters' non-test files (internal/cli, internal/mcptools,
+// internal/hook), each store error they test (store.ErrX, *store.XError) and each file that
+// opens the store itself (store.Open, an engine's OpenStore), by the file's path under
+// internal/.
+func adapterStoreUse(t *testing.T) (errs, opens []string) {
+	t.Helper()
+	storeErr := regexp.MustCompile(`store\.(Err[A-Z]\w*|[A-Z]\w*Error)\b`)
+	open := regexp.MustCompile(`store\.Open\(|\.OpenStore\(`)
+	for _, dir := range []string{"cli", "mcptools", "hook"} {
+		files, err := filepath.Glob(filepath.Join(repoRoot(t), "internal", dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no Go files in internal/%s: %v", dir, err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range storeErr.FindAllStringSubmatch(string(data), -1) {
+				if !slices.Contains(errs, m[1]) {
+					errs = append(errs, m[1])
+				}
+			}
+			if open.Match(data) {
+				opens = append(opens, dir+"/"+filepath.Base(f))
+			}
+		}
+	}
+	return errs, opens
+}
+
+// TestArchitectureNamesAdaptersStoreUse: "Where a change goes" says adapters map errors with
+// engine.Classify and open the store only beside the engine; each store error an adapter tests
+// and each adapter file that opens the store is named there. It failed when the text said
+// load_checkpoint's ErrNotFound was the one exception (of six) and named three files of five.
+func TestArchitectureNamesAdaptersStoreUse(t *testing.T) {
+	doc := strings.Join(strings.Fields(section(t, "docs/ARCHITECTURE.md", "Where a change goes")), " ")
+	errs, opens := adapterStoreUse(t)
+	if !slices.Contains(errs, "ErrNotFound") || !slices.Contains(opens, "mcptools/server.go") {
+		t.Fatalf("found errors %v and opens %v: the patterns or the adapters changed", errs, opens)
+	}
+	for _, e := range errs {
+		if !strings.Contains(doc, e+"`") {
+			t.Errorf("docs/ARCHITECTURE.md does not name store.%s, which an adapter tests", e)
+		}
+	}
+	for _, f := range opens {
+		if !strings.Contains(doc, "`"+f+"`") {
+			t.Errorf("docs/ARCHITECTURE.md does not name %s, which opens the store itself", f)
+		}
+	}
+}
