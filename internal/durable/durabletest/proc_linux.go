@@ -28,7 +28,18 @@ func WaitStopped(t testing.TB, pid int, stopped bool) {
 	}()
 	select {
 	case err := <-told:
-		if err != nil {
+		if errors.Is(err, unix.ECHILD) {
+			// Once seen in CI beside other packages' tests, why not known: pid no child of
+			// this process (reaped, or ended: waitid reports a zombie so without WEXITED).
+			// /proc tells what became of it, and a stop it may still show.
+			c, s, ok := ProcStat(pid)
+			t.Logf("waitid for pid %d: %v; /proc has it: %t, %s in state %q", pid, err, ok, c, s)
+			states := "T"
+			if !stopped {
+				states = "RSD"
+			}
+			WaitProcState(t, pid, "", states, nil)
+		} else if err != nil {
 			t.Fatalf("waiting for pid %d to be stopped (%t): %v", pid, stopped, err)
 		}
 	case <-time.After(time.Minute):
