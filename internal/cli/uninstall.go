@@ -505,15 +505,15 @@ func removeOwn(dir string) error {
 	for _, e := range ents {
 		n, d := e.Name(), filepath.Join(dir, e.Name())
 		// The launcher's cairn is its link (launcherLink). A set is its own as hooks/install
-		// takes them: named after a version and holding Cairn's binaries or a download kept to
-		// go on (.part), or stamped whatever plugin.json named its version; another bin-
-		// directory is the other program's.
+		// takes them: named after a version and holding Cairn's binaries or what an install cut
+		// short left (a download's .part or .http, a build's .link), or stamped whatever
+		// plugin.json named its version; another bin- directory is the other program's.
 		// Of the rest, only the install lock is a directory the launcher makes: at a file's name
 		// (a failure record, a build log) a directory is the user's, and only an empty one goes,
 		// as does an empty bin-V or bin-V.tmp (an install killed right after making it).
 		set, lock := strings.HasPrefix(n, "bin-"), strings.HasPrefix(n, ".install-lock-")
 		switch {
-		case set && (launcherName(n) && (cairnSet(d) || fileExists(filepath.Join(d, ".part"))) || fileExists(filepath.Join(d, ".checksums"))) || lock:
+		case set && (launcherName(n) && (cairnSet(d) || fileExists(filepath.Join(d, ".part")) || fileExists(filepath.Join(d, ".http")) || isDir(filepath.Join(d, ".link"))) || fileExists(filepath.Join(d, ".checksums"))) || lock:
 			errs = append(errs, os.RemoveAll(d))
 		case n == hook.StopMarkFile || launcherName(n) && (n != "cairn" || launcherLink(d)):
 			if ents, _ := os.ReadDir(d); len(ents) == 0 {

@@ -273,6 +273,17 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	if err := os.Chtimes(part, old, old); err != nil {
 		t.Fatal(err)
 	}
+	// So did a download killed outright (SIGKILL: only curl's answer, .http, beside the archive),
+	// and a Go build killed between its link and its copy (.link).
+	killed := []string{filepath.Join(pdata, "bin-0.0.7.tmp"), filepath.Join(pdata, "bin-0.0.8.tmp")}
+	writeFile(t, filepath.Join(killed[0], ".http"), "")
+	writeFile(t, filepath.Join(killed[0], "cairn_0.0.7_linux_amd64.tar.gz"), "\x1f\x8b")
+	writeFile(t, filepath.Join(killed[1], ".link", "cairn-mcp"), "")
+	for _, p := range killed {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 	kept := []string{set("bin-0.0.2", time.Now(), true), set("bin-0.0.4.tmp", time.Now(), false), set("bin-mine", old, false)}
 	// A .tmp that is no set's, as the sets are told (a user's, in a CLAUDE_PLUGIN_DATA of
 	// theirs), was removed whatever it held, once a day old.
@@ -298,7 +309,7 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
 		t.Fatalf("cairn-mcp = %+v, want the installed server's answer and nothing on stderr", res)
 	}
-	for _, p := range []string{gone, filepath.Join(pdata, "build-0.0.1.log"), cut, part} {
+	for _, p := range []string{gone, filepath.Join(pdata, "build-0.0.1.log"), cut, part, killed[0], killed[1]} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s is still there after the update", p)
 		}

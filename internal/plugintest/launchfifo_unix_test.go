@@ -177,3 +177,72 @@ func TestLaunchRelativePluginRootWithADash(t *testing.T) {
 		t.Errorf("cairn with CLAUDE_PLUGIN_ROOT=-p = %+v, want the install run (the archive refused for its sha256)", res)
 	}
 }
+
+// A symbolic link at a file the launcher writes in the data directory (the build log, the
+// record of what each session was shown, the failure record) was written through: a file
+// wherever it led was overwritten. Cairn makes none there; the link and its target are left.
+func TestLaunchWritesThroughNoLink(t *testing.T) {
+	skipOnWindows(t)
+	outside := func(t *testing.T) string {
+		p := filepath.Join(t.TempDir(), "theirs")
+		writeFile(t, p, "theirs\n")
+		return p
+	}
+	unchanged := func(t *testing.T, p string) {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "theirs\n" {
+			t.Errorf("the file a link led to = %q (%v), want it unchanged", b, err)
+		}
+	}
+	t.Run("build log and install-said", func(t *testing.T) {
+		root := copyPlugin(t, launcherFiles...)
+		work, _, data := launchSite(t)
+		log, said := filepath.Join(data, "build-"+pluginVersion(t)+".log"), filepath.Join(data, ".install-said")
+		logTo, saidTo := outside(t), outside(t)
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if os.Symlink(logTo, log) != nil || os.Symlink(saidTo, said) != nil {
+			t.Fatal("symlink")
+		}
+		tools := toolDir(t)
+		if p, err := exec.LookPath("cksum"); err == nil {
+			if err := os.Symlink(p, filepath.Join(tools, "cksum")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		calls := goThatFails(t, tools, work)
+		env := launchEnv(root, data, work, tools, "CLAUDE_CODE_SESSION_ID=s1")
+		res, _ := runBounded(t, 20*time.Second, env, work, initializeLine, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
+		if !strings.Contains(res.stderr+res.stdout, "cannot write its log, "+log+": make it a writable file") {
+			t.Errorf("SessionStart over a link at its build log: %+v, want a line: cannot write %s ... make it a writable file", res, log)
+		}
+		unchanged(t, logTo)
+		unchanged(t, saidTo)
+		if b, err := os.ReadFile(calls); err == nil {
+			t.Errorf("go ran over a link at its build log: %s", b)
+		}
+	})
+	t.Run("failure record", func(t *testing.T) {
+		root, archive, rs := foreignRelease(t)
+		work, _, pdata := launchSite(t)
+		record := filepath.Join(pdata, ".download-failed-"+pluginVersion(t))
+		to := outside(t)
+		if err := os.MkdirAll(pdata, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(to, record); err != nil {
+			t.Fatal(err)
+		}
+		env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+		for range 2 {
+			res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+			if res.code != launchFailCode("cairn-mcp") || !strings.Contains(res.stderr, "cannot run on this machine") || rs.Hits(archive) != 1 {
+				t.Errorf("cairn-mcp installing another processor's binaries = %+v after %d downloads, want exit 1, a line saying they cannot run and one download in all", res, rs.Hits(archive))
+			}
+		}
+		unchanged(t, to)
+		if b, err := os.ReadFile(record + ".why"); err != nil || !strings.Contains(string(b), "cannot run on this machine") {
+			t.Errorf("%s.why = %q (%v), want the launcher's reason", record, b, err)
+		}
+	})
+}
