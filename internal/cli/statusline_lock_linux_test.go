@@ -25,7 +25,7 @@ func TestReadsNeverWaitForTheLock(t *testing.T) {
 	}{
 		{[]string{"statusline"}, "apex · analyze"},
 		{[]string{"status"}, "Workflow:    apex-held (apex)"},
-		{[]string{"show"}, "Workflow:   apex-held"},
+		{[]string{"show"}, "Workflow:     apex-held"},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
 			t.Parallel()

@@ -177,7 +177,7 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string, ownerExited bool, elsewhere func(task string) string) {
 	field := func(name, v string) {
 		if v != "" && v != "-" {
-			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(secrets.Shown(v)))
+			fmt.Fprintf(w, "%-13s %s\n", name+":", clean(secrets.Shown(v)))
 		}
 	}
 	field("Workflow", r.WorkflowID)
@@ -191,15 +191,15 @@ func writeRecord(w io.Writer, r *workflow.Record, waits, defTTL string, ownerExi
 	}
 	field("Phase", phase)
 	field("Created", stamp(r.CreatedAt))
-	field("Changed", stamp(r.LastActivity())) // by an agent or a person; housekeeping aside
-	field("Completed", stamp(r.CompletedAt))
+	field("Changed", stamp(r.LastActivity()))   // by an agent or a person; housekeeping aside
+	field("Completed at", stamp(r.CompletedAt)) // cairn status's Completed is the phases
 	ttl := r.TTL
 	if own := cmp.Or(r.TTL, workflow.DefaultTTL); defTTL != "" && defTTL != own { // the record's counts: a definition's is read at a start
 		ttl = own + ", fixed at its start (its definition gives new workflows " + defTTL + ")"
 	}
 	field("TTL", ttl)
 	field("Outcome", r.Outcome)
-	fmt.Fprintf(w, "%-11s %d\n", "Revision:", r.Revision)
+	fmt.Fprintf(w, "%-13s %d\n", "Revision:", r.Revision)
 	if o := r.Owner; o != nil {
 		var parts []string
 		if o.SessionID != "" {

@@ -487,10 +487,10 @@ func WarningsAt(next, where string) string {
 }
 
 // Title is the session title for the resume picker: "Cairn: <type> · <phase>", or "" when no
-// workflow is active or its type and phase cannot be read (tier Damaged). res is what Resume
-// returned.
+// workflow is active, it is not resumed (ended or past its TTL, left in place) or its type and
+// phase cannot be read (tier Damaged). res is what Resume returned.
 func Title(res *Resume) string {
-	if res == nil || res.WorkflowID == "" || res.Phase == "" || res.Tier == "Damaged" {
+	if res == nil || res.WorkflowID == "" || res.Phase == "" || res.Tier == "Damaged" || res.left {
 		return ""
 	}
 	return textsafe.Clip("Cairn: "+oneLine(cmp.Or(res.Type, "workflow"), 30)+" · "+oneLine(res.Phase, 40), 80)

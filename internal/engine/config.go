@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -72,6 +73,16 @@ func configWarning(stateDir, why string, kept bool) string {
 		then = "the settings that do not read are not used, and no archive is removed, until it is corrected"
 	}
 	return fmt.Sprintf("%s does not read as Cairn's settings: %s; %s", filepath.Join(stateDir, configFile), why, then)
+}
+
+// envRetention reads CAIRN_ARCHIVE_RETENTION: n archives kept, 0 when it is unset or does not
+// read; bad says why it does not ("" when it does or is unset), for cairn doctor.
+func envRetention(getenv func(string) string) (n int, bad string) {
+	v := getenv("CAIRN_ARCHIVE_RETENTION")
+	if n, err := strconv.Atoi(v); v == "" || err == nil && n > 0 {
+		return n, ""
+	}
+	return 0, "CAIRN_ARCHIVE_RETENTION is not a whole number of 1 or more, so it is not used"
 }
 
 // stopBlocking says whether the Stop hook may ask the agent about blocking violations.

@@ -995,3 +995,26 @@ func TestDoctorActiveTypesDefinitionBroken(t *testing.T) {
 		t.Fatalf("removed: doctor says %+v", c)
 	}
 }
+
+// A CAIRN_ARCHIVE_RETENTION that does not read as a count (not a number, 0, negative) was
+// passed over without a word: cairn doctor names it with the step, as it names a bad
+// config.json; a good one, or none, is no failure.
+func TestDoctorNamesABadArchiveRetention(t *testing.T) {
+	for _, v := range []string{"abc", "0", "-3", "5", ""} {
+		e := newEnv(t)
+		e.vars["CAIRN_ARCHIVE_RETENTION"] = v
+		var got *engine.Check
+		for _, c := range e.open("s1").Doctor(engine.DoctorOptions{}) {
+			if strings.Contains(c.Detail, "CAIRN_ARCHIVE_RETENTION") {
+				got = &c
+			}
+		}
+		bad := v != "5" && v != ""
+		switch {
+		case !bad && got != nil:
+			t.Errorf("%q: doctor says %+v, want nothing", v, *got)
+		case bad && (got == nil || got.OK || !strings.Contains(got.Fix, "whole number of 1 or more")):
+			t.Errorf("%q: doctor says %+v, want a failed check with the step", v, got)
+		}
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -247,7 +246,7 @@ func Open(cfg Config) (*Engine, error) {
 		opts = append(opts, store.WithDirFromVariable(project.EnvStateDir))
 	}
 	retention, keepAll := 0, false // 0: the store's default
-	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
+	if n, _ := envRetention(cfg.Getenv); n > 0 {
 		retention = n
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {
 		retention = *conf.ArchiveRetention

@@ -1528,3 +1528,17 @@ func TestDamagedRefusalAsksTheUser(t *testing.T) {
 		t.Errorf("the person's line: %q", r.SystemMessage)
 	}
 }
+
+// A workflow past its TTL that the session start leaves in place (its state directory cannot
+// be written) is not resumed: the session is not titled after it in the resume picker.
+func TestExpiredWorkflowNotResumedGetsNoTitle(t *testing.T) {
+	e, en := startApex(t)
+	e.clock.Add(25 * time.Hour)
+	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
+	if res.WorkflowID == "" || !strings.Contains(res.Next, "not resumed") {
+		t.Fatalf("workflow %q, next %q: want the expired workflow, not resumed", res.WorkflowID, res.Next)
+	}
+	if got := engine.Title(res); got != "" {
+		t.Errorf("title of an expired workflow not resumed %q, want none", got)
+	}
+}

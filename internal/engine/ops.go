@@ -1527,11 +1527,13 @@ func storedVarSecret(f *secrets.Finding) (which, why string) {
 }
 
 // SaveCheckpoint saves a named JSON checkpoint. The same bytes saved again are saved, and
-// reported unchanged: changed would say that the earlier save had not landed.
+// reported unchanged: changed would say that the earlier save had not landed. Other bytes
+// over one of that name are said to replace it, with its age.
 func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, error) {
 	if err := e.checkpointRoom(name); err != nil {
 		return nil, err
 	}
+	before := e.st.CheckpointSaved(name) // zero when there is none to replace
 	changed, note, err := e.st.SaveCheckpointChanged(name, data)
 	if tooLarge(err) != nil {
 		// Its size is not told: the CLI reads stdin only to just past the limit.
@@ -1551,7 +1553,11 @@ func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, err
 		}
 		return &Result{Message: "checkpoint " + name + " already held " + these + size + "; nothing changed"}, nil
 	}
-	return &Result{Changed: true, Message: "saved checkpoint " + name + " (" + size + ")"}, nil
+	msg := "saved checkpoint " + name + " (" + size + ")"
+	if !before.IsZero() {
+		msg += ", replacing the one saved " + workflow.Ago(e.now().Sub(before))
+	}
+	return &Result{Changed: true, Message: msg}, nil
 }
 
 // MaxCheckpoints bounds the named checkpoints: files of the project's, up to 1 MiB each, that

@@ -103,6 +103,9 @@ type Resume struct {
 	// finished: the workflow reported is completed (or otherwise ended), still in the active
 	// slot until a read with Apply archives it (see Finished).
 	finished bool
+	// left: the workflow reported has ended or is past its TTL, left in the active slot by a
+	// read that did not archive it; it is not resumed (Title names none).
+	left bool
 }
 
 // Finished says the workflow reported has ended (completed on this machine, or on another
@@ -249,7 +252,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		now = e.now() // r may have been read again there, and written since the first read
 	} else if e.archivedAtRead(r, now, opt) {
 		// A read without Apply: the next one with it archives it, if it can write.
-		out.archives = l1ok
+		out.archives, out.left = l1ok, true
 		out.finished = r.Status != workflow.StatusActive
 		if r.Status == workflow.StatusActive { // past its TTL
 			by := "the next session start archives it"

@@ -627,6 +627,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if e.confBad != "" {
 		add("settings", false, e.confBad, "correct it: archive_retention is a whole number; stop_blocking and approvals are true or false")
 	}
+	if _, bad := envRetention(e.cfg.Getenv); bad != "" {
+		add("archive retention", false, bad, "set it to a whole number of 1 or more (the archives kept per project), or unset it")
+	}
 	if e.memWarn != "" {
 		// Off is no failure; any other warning is a directory that cannot be named at all, or a
 		// repository's that Cairn refuses.

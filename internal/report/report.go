@@ -186,9 +186,10 @@ func Render(in Input) (text string, endedShown bool) {
 	if n != "" {
 		tails = append(tails, "Next: "+strings.TrimSuffix(n, ".")+".")
 	}
-	// A next step that calls the tool already needs no pointer to it, and one that says there
-	// is nothing to resume has no details to point to: the call would tell it again.
-	if t := toolName(in.Tool); t != "" && !strings.Contains(n, t) && n != workflow.NothingToResume {
+	// A next step that calls the tool already needs no pointer to it, and one with no workflow
+	// state behind it (nothing to resume, memory's position only) has no details to point to:
+	// the call would tell it again.
+	if t := toolName(in.Tool); t != "" && !strings.Contains(n, t) && n != workflow.NothingToResume && n != workflow.MemoryOnly {
 		tails = append(tails, "Details: "+t+".")
 	}
 	tail := strings.Join(tails, " ")

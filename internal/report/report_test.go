@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -998,5 +999,15 @@ func TestNextWith(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Memory's last position with no workflow state (tier L2-only): the step to start a workflow
+// stands alone, as "Nothing to resume" does; resume_check would only say it again.
+func TestL2OnlyStepHasNoDetailsPointer(t *testing.T) {
+	p := workflow.BuildPlan(workflow.PlanInput{L1Available: true, L2Available: true, L2Line: "APEX at plan for “x”"})
+	out := render(report.Input{Tier: string(p.Tier), L2Line: p.L2Line, Next: p.Next, Tool: tool, Nonce: nonce})
+	if want := "\nNext: " + p.Next + "\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("report %q\nwant it to end %q", out, want)
 	}
 }

@@ -28,6 +28,10 @@ const (
 // workflow (start_workflow's own description says when one begins).
 const NothingToResume = "Nothing to resume; go on with the user's request."
 
+// MemoryOnly is the one next step when memory holds a last position but no workflow state is
+// on record (TierL2Only).
+const MemoryOnly = "Tell the user the last position memory holds; its workflow state is missing, so call " + ToolPrefix + "start_workflow if the work goes on."
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn): a text
 // that may reach it outside Cairn's own tool results (the resume report at session start, the
 // compaction anchor) names a tool it is to call with it, as a direct call needs.
@@ -112,7 +116,7 @@ func BuildPlan(in PlanInput) Plan {
 	if r == nil {
 		if p.L2Line != "" {
 			p.Tier = TierL2Only
-			p.Next = "Tell the user the last position memory holds; its workflow state is missing, so call " + ToolPrefix + "start_workflow if the work goes on."
+			p.Next = MemoryOnly
 		} else {
 			p.Tier = TierNone
 			p.Next = NothingToResume
