@@ -17,6 +17,7 @@ import (
 // cairn status then names no live owner. A client still running is named as before, and so
 // is a pid no session of this machine had (another machine's, in a shared workflow).
 func TestShowSaysTheOwnersClientExited(t *testing.T) {
+	t.Parallel()
 	ended := storetest.ExitedPID(t)
 	for _, tc := range []struct {
 		name string

@@ -19,6 +19,7 @@ import (
 // still run from it, and so does completion: a shell's rc file sources its script at every
 // start, and the script only calls `cairn __complete`, whichever cairn that is then.
 func TestStaleSetDoesNotRun(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		dataSet  bool   // the launcher's Go build in a data dir, else the plugin's bin/
@@ -94,6 +95,7 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 // The status line Claude Code shows runs cairn statusline by its path, and shows its stdout
 // only: from a stale set it says so there, in the line, and exits 0 as it always does.
 func TestStaleSetStatusline(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	root := filepath.Join(work, "plugin")
 	writeTestFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name":"cairn","version":"1.0.0"}`)
@@ -131,6 +133,7 @@ func writeTestFile(t *testing.T, path, text string) {
 // session's PATH names. With ~/.claude a symbolic link (a dotfiles checkout), the records name
 // the plugin through it and this cairn's path is read through it: the set was not found.
 func TestStaleBinWithoutMakefileNamesDataSet(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name             string
 		recorded, linked bool
