@@ -149,6 +149,7 @@ func TestClaimRaceBinaries(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"file", "daemon"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			// A repository each: a workflow wf-1 started again on one another run shared is
 			// another workflow, which a sync refuses.
 			url, daemon := sharedRepo(t)

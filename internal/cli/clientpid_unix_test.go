@@ -32,6 +32,7 @@ func TestTransitionInClaudeCodesBashRecordsItsClient(t *testing.T) {
 		{"a running process not its ancestor", strconv.Itoa(sibling(t)), `(?m)^Owner: +session s1, heartbeat `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir, env := project(t)
 			getenv := getenvOf(env)
 			hook := func(session, source string) *engine.Engine { // the client's SessionStart hook

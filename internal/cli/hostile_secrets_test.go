@@ -444,6 +444,7 @@ func TestShowNamesAVariableWithheld(t *testing.T) {
 		{"WF_AKIA6QT5SE3KDFPQJMRK", "plans/002.md", secrets.Hidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			withVarPlanted(t, p, tc.name, tc.value)
 			code, out := p.run("", "show")

@@ -20,6 +20,7 @@ func TestSyncOnAFullDisk(t *testing.T) {
 	t.Parallel()
 	for _, tc := range noRoomCases("cairn sync") {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			base := bareRepo(t)
 			m := newMachine(t, "file://"+filepath.Join(base, "shared.git"))
 			m.must("start", "apex", "full disk", "--id", "wf-f")

@@ -175,6 +175,7 @@ func TestSyncErrorsNameNoPackage(t *testing.T) {
 		}, "the remote refused refs/cairn/wf/wf-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			m := tc.setup(t, filepath.Join(bareRepo(t), "shared.git"))
 			code, out, errb := m.cairn("sync")
 			if code == 0 || !strings.Contains(errb, tc.want) {
@@ -244,7 +245,10 @@ func TestHookReasonReachesThePerson(t *testing.T) {
 func TestInterruptedSyncEndsItsGit(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"sync"}, {"doctor"}, {"task", "t1", "running"}} {
-		t.Run(args[0], func(t *testing.T) { interruptedRemoteCommand(t, args...) })
+		t.Run(args[0], func(t *testing.T) {
+			t.Parallel()
+			interruptedRemoteCommand(t, args...)
+		})
 	}
 }
 

@@ -196,6 +196,7 @@ func TestSyncRemoteRenamedKeepsTheLastSync(t *testing.T) {
 	t.Parallel()
 	for _, to := range []string{"upstream", "elsewhere"} {
 		t.Run(to, func(t *testing.T) {
+			t.Parallel()
 			cairn, git, proj := sharedProject(t)
 			if code, out := cairn("sync"); code != 0 {
 				t.Fatalf("first sync: exit %d\n%s", code, out)

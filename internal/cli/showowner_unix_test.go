@@ -30,6 +30,7 @@ func TestShowSaysTheOwnersClientExited(t *testing.T) {
 		{"another machine's", ended, false, `(?m)^Owner: +session s1, pid \d+, heartbeat `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir, env := project(t)
 			getenv := getenvOf(env)
 			e, err := engine.Open(engine.Config{Getenv: getenv, Actor: "mcp", SessionID: "s1", PID: tc.pid, YAML: yamldoc.Codec{}})

@@ -51,6 +51,7 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 		{"completion script from a stale data set", true, "old\n", true, []string{"completion", "zsh"}, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			work := t.TempDir()
 			root := filepath.Join(work, "plugin")
 			writeTestFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name":"cairn","version":"1.0.0"}`)
@@ -140,6 +141,7 @@ func TestStaleBinWithoutMakefileNamesDataSet(t *testing.T) {
 	}{{"recorded", true, false}, {"not recorded", false, false}, {"recorded through a linked ~/.claude", true, true}} {
 		recorded := tc.recorded
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			work := t.TempDir()
 			root := filepath.Join(work, ".claude", "plugins", "cache", "mkt.one", "cairn", "1.0.0")
 			if tc.linked {

@@ -20,6 +20,7 @@ func TestUninstallOnAFullDisk(t *testing.T) {
 	t.Parallel()
 	for _, tc := range noRoomCases("cairn uninstall") {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			durabletest.Mount(t, "tmpfs", p.memory, "tmpfs", 0, tc.opts+",mode=0700", false)
 			mustRun(t, p, "", "start", "apex", "uninstall on a full disk")

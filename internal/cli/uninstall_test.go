@@ -50,6 +50,7 @@ func TestUninstallMemoryFailureSaysWhatFailed(t *testing.T) {
 		}, "auto-memory: writing MEMORY.md: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			mustRun(t, p, "", "start", "apex", "uninstall suite")
 			mustRun(t, p, "", "transition", "plan")
@@ -104,6 +105,7 @@ func TestUninstallOverALinkedIndex(t *testing.T) {
 	t.Parallel()
 	for _, withState := range []bool{true, false} {
 		t.Run(fmt.Sprintf("state %t", withState), func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			mustRun(t, p, "", "start", "apex", "uninstall suite")
 			mustRun(t, p, "", "transition", "plan")
@@ -170,6 +172,7 @@ func TestUninstallTakesOutCairnsMemoryBookkeeping(t *testing.T) {
 			name = "nothing else"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			mustRun(t, p, "", "start", "apex", "uninstall suite")
 			mustRun(t, p, "", "transition", "plan")
@@ -225,6 +228,7 @@ func TestUninstallRemovesAnEmptyMemoryDir(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			if err := os.Remove(p.memory); err != nil {
 				t.Fatal(err)
