@@ -17,6 +17,7 @@ import (
 // to archive/ failed says it is marked archived, to be filed by the next session start. Every
 // amount of free space from too little to enough is tried: which step fails depends on it.
 func TestStatusAfterAnArchiveOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	partial := 0
 	for free := int64(0); free <= 8; free++ {
 		mnt := t.TempDir()

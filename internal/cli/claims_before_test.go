@@ -12,6 +12,7 @@ import (
 // machines on one task), and this machine's own reports took it as another machine's. The
 // first sync after the enable now claims it, as it does a claim made offline.
 func TestTaskRunningBeforeSharingIsClaimed(t *testing.T) {
+	t.Parallel()
 	file, _ := sharedRepo(t)
 	a, b := newMachine(t, file), newMachine(t, file)
 	a.must("start", "apex", "claims", "--id", "wf-1")

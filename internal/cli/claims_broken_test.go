@@ -14,6 +14,7 @@ import (
 // forged or corrupted commit) stops no workflow sync of a clone with no claim made offline:
 // the workflow is pushed and the claims error said as a warning.
 func TestBrokenClaimsLineDoesNotStopTheSync(t *testing.T) {
+	t.Parallel()
 	base := bareRepo(t)
 	bare := filepath.Join(base, "shared.git")
 	a := team(t, "file://"+bare, 1, nil)[0]
@@ -34,6 +35,7 @@ func TestBrokenClaimsLineDoesNotStopTheSync(t *testing.T) {
 // commit Cairn did not write is said unclaimed for that reason, with its step, not as a remote
 // out of reach (which git fetch origin would show is not so).
 func TestBrokenClaimsLineIsNamedWhenClaiming(t *testing.T) {
+	t.Parallel()
 	base := bareRepo(t)
 	bare := filepath.Join(base, "shared.git")
 	a := team(t, "file://"+bare, 1, nil)[0]

@@ -13,6 +13,7 @@ import (
 // deleted) and rebuilt by the next task call, keeping this clone's identity when the damaged
 // file still shows it; claims and syncs go on without anyone deleting the file.
 func TestDamagedClaimsStateIsRebuilt(t *testing.T) {
+	t.Parallel()
 	file, _ := sharedRepo(t)
 	a := team(t, file, 1, nil)[0]
 	a.must("task", "t1", "running")

@@ -146,8 +146,10 @@ func sharedRepo(t *testing.T) (file, daemon string) {
 // git over file:// and git daemon: each task ends with exactly one owner, the others are
 // refused with the owner named and the task left as it was in their clone.
 func TestClaimRaceBinaries(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"file", "daemon"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			// A repository each: a workflow wf-1 started again on one another run shared is
 			// another workflow, which a sync refuses.
 			url, daemon := sharedRepo(t)
@@ -223,6 +225,7 @@ func TestClaimRaceBinaries(t *testing.T) {
 // who holds it and sets it back through the state machine before anything is pushed, and the
 // workflow then agrees with the holder's.
 func TestClaimOfflineThenSync(t *testing.T) {
+	t.Parallel()
 	file, _ := sharedRepo(t)
 	ms := team(t, file, 2, nil)
 	a, b := ms[0], ms[1]
@@ -276,6 +279,7 @@ func TestClaimOfflineThenSync(t *testing.T) {
 // both clocks on (CAIRN_CLAIM_CLOCK_SKEW), never by sleeping: the lease is long enough that the
 // seconds the commands take cannot decide anything, however loaded the machine.
 func TestClaimLeaseClockSkew(t *testing.T) {
+	t.Parallel()
 	const lease = 2 * time.Hour
 	var stories []string
 	for _, skew := range []time.Duration{-time.Hour, 0, time.Hour} {
@@ -344,6 +348,7 @@ func TestClaimLeaseClockSkew(t *testing.T) {
 // asks no credentials) is refused before anything is pushed, unless --yes; one that asks for
 // credentials gets only the general warning.
 func TestRemoteEnablePublic(t *testing.T) {
+	t.Parallel()
 	base := bareRepo(t)
 	bare := filepath.Join(base, "shared.git")
 	if out, err := exec.Command("git", "--git-dir="+bare, "config", "http.receivepack", "true").CombinedOutput(); err != nil {

@@ -29,6 +29,7 @@ import (
 )
 
 func TestExitCode(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  error
@@ -62,6 +63,7 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestParseArgs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		args     []string
@@ -105,6 +107,7 @@ func TestParseArgs(t *testing.T) {
 }
 
 func TestSuggest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		s          string
 		candidates []string
@@ -136,6 +139,7 @@ func TestSuggest(t *testing.T) {
 }
 
 func TestLocatePlugin(t *testing.T) {
+	t.Parallel()
 	root := filepath.FromSlash("/opt/plugins/cairn")
 	isDir := func(p string) bool {
 		return p == filepath.Join(root, ".claude-plugin") || p == filepath.Join("rel", ".claude-plugin")
@@ -182,6 +186,7 @@ func TestLocatePlugin(t *testing.T) {
 // A cairn in the launcher's download or build (DATA/bin-VERSION: a marketplace install has no
 // bin/) checks the set it runs from, not a bin/ that is not there.
 func TestLocatePluginFromTheLaunchersSet(t *testing.T) {
+	t.Parallel()
 	root := filepath.FromSlash("/opt/plugins/cairn")
 	set := filepath.FromSlash("/home/u/.claude/plugins/data/cairn-cairn/bin-0.1.0")
 	isDir := func(p string) bool { return p == filepath.Join(root, ".claude-plugin") }
@@ -198,6 +203,7 @@ func TestLocatePluginFromTheLaunchersSet(t *testing.T) {
 }
 
 func TestClean(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in, want string }{
 		{"plain", "add retries to the uploader", "add retries to the uploader"},
 		{"unicode kept", "héllo ✓ 日本", "héllo ✓ 日本"},
@@ -223,6 +229,7 @@ func TestClean(t *testing.T) {
 // Every command in the overview's order is registered and every registered one is listed, so
 // help and dispatch cannot drift apart.
 func TestCommandTable(t *testing.T) {
+	t.Parallel()
 	if len(order) != len(commands) {
 		t.Fatalf("order lists %d commands, the table has %d", len(order), len(commands))
 	}
@@ -242,6 +249,7 @@ func TestCommandTable(t *testing.T) {
 // in a command's help is one the engine accepts, and vars set's help states the engine's rule
 // (WF_ or a workflow word first), not a looser one that sends a person to a refusal.
 func TestHelpVarNames(t *testing.T) {
+	t.Parallel()
 	example := regexp.MustCompile(`cairn vars (?:set|get|unset) ([A-Za-z0-9_]+)`)
 	for _, n := range order {
 		c := commands[n]
@@ -260,6 +268,7 @@ func TestHelpVarNames(t *testing.T) {
 // the remote's words (its event kind, phase, session) free of control characters such as a terminal
 // escape, keeping the rest.
 func TestConflictLine(t *testing.T) {
+	t.Parallel()
 	out := remotesync.Outcome{Workflow: "wf-1", Local: 8, Conflict: &remotesync.Conflict{Common: 6,
 		By: store.Event{Kind: "var\x1b[2J"}, State: "implement\x1b]0;title\x07", Session: "s-2\x1b[1m",
 		Archive: store.ArchiveInfo{Revision: 8, Dir: "conflict-wf-1-x"}}}
@@ -277,6 +286,7 @@ func TestConflictLine(t *testing.T) {
 // show's value is one line that reads back as the value: what clean would blur (a break, a
 // tab, an escape sequence, an invisible character) is escaped, not turned into ' ' or '?'.
 func TestShownValue(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[string]string{
 		"plans/001.md":         `'plans/001.md'`,
 		`it's \ here`:          `'it'\''s \ here'`,
@@ -297,6 +307,7 @@ func TestShownValue(t *testing.T) {
 // The engine's refusals after a race end in the agent's step (resume_check); at a shell the
 // step is the command that shows the same (cairn status), one step, in errors and warnings.
 func TestFailSaysTheShellsStep(t *testing.T) {
+	t.Parallel()
 	var stderr strings.Builder
 	a := &app{stderr: &stderr, name: "archive", getenv: func(string) string { return "" }}
 	a.fail(fmt.Errorf("workflow w-1 changed while it was being archived; nothing was archived: %s", engine.CheckOnRecord))
@@ -311,6 +322,7 @@ func TestFailSaysTheShellsStep(t *testing.T) {
 // (a start whose drawn ids were all taken cannot be brought about from here, so its line is
 // checked on the engine's words).
 func TestShellStepsNameTheIDFlag(t *testing.T) {
+	t.Parallel()
 	got := shellSteps("starting a workflow: 16 ids drawn for this second were all taken; "+engine.GiveAnID, false)
 	if want := "starting a workflow: 16 ids drawn for this second were all taken; start again with --id set to an id not used before"; got != want {
 		t.Errorf("shellSteps = %q, want %q", got, want)
@@ -321,6 +333,7 @@ func TestShellStepsNameTheIDFlag(t *testing.T) {
 // reach the person as the commands they run; before, the person read save_checkpoint and
 // set_enforcement, and the tasks step named both readers' words at once.
 func TestShellStepsForAFullRecord(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ agent, person string }{
 		{engine.ShortenTasks, "cairn task ID STATUS --note N"},
 		{engine.SplitCheckpoint, "cairn checkpoint save NAME JSON"},
@@ -352,6 +365,7 @@ func TestShellStepsForAFullRecord(t *testing.T) {
 // still says what is fine (the plugin needs no cairn on PATH); --link, which cannot be done
 // then, fails and says how to make the link by hand.
 func TestLinkCheckWhereThisCairnIsUnknown(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	a := &app{getenv: func(k string) string {
 		if k == "HOME" {
@@ -385,6 +399,7 @@ func TestLinkCheckWithoutAHome(t *testing.T) {
 // The model's steps that go through "the user" are the person's own at the CLI: the person is
 // not told to ask or tell themselves.
 func TestShellStepsSpeakToThePerson(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		err  error
 		want string
@@ -405,6 +420,7 @@ func TestShellStepsSpeakToThePerson(t *testing.T) {
 // The agent, which has no tool that deletes a checkpoint or unsets a variable, is told to ask
 // the user which are no longer needed; the person, who is that user, gets the command.
 func TestShellStepsGiveTheLimitsCommands(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ agent, person string }{
 		{engine.AskWhichVars, "unset ones no longer needed with `cairn vars unset NAME...`"},
 		{engine.AskWhichCheckpoints, "save over one no longer needed (the same name replaces it), or delete one with `cairn checkpoint delete NAME`"},
@@ -420,6 +436,7 @@ func TestShellStepsGiveTheLimitsCommands(t *testing.T) {
 // 60 and 95 columns; approve's broke after "To let agents" and ran on past 95, and sync's ran
 // to 131.
 func TestHelpDocsAreFilled(t *testing.T) {
+	t.Parallel()
 	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		lines := strings.Split(strings.TrimSpace(commands[name].doc), "\n")
 		for i, l := range lines {
@@ -440,6 +457,7 @@ func TestHelpDocsAreFilled(t *testing.T) {
 // cairn-mcp.exe and the others: doctor checked the data directory's set instead, which is not
 // what runs (and is missing, so every binary failed).
 func TestInstalledPluginWindowsBin(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	root := filepath.Join(t.TempDir(), "cairn")
 	plugins := filepath.Join(home, ".claude", "plugins")
@@ -478,6 +496,7 @@ func TestInstalledPluginWindowsBin(t *testing.T) {
 // link the installed plugin's; where that one is there, the step is the link alone, on Windows
 // too, where it is cairn.exe: it said to start a session to install it first.
 func TestOwnSetCheckWindows(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	old, cur := filepath.Join(data, "bin-0.0.9"), filepath.Join(data, "bin-0.2.0")
 	for _, p := range []string{filepath.Join(old, "cairn"), filepath.Join(cur, "cairn.exe")} {
@@ -502,6 +521,7 @@ func TestOwnSetCheckWindows(t *testing.T) {
 // cairn types names a definition file whose name holds a character no one sees with it
 // escaped, as the warnings about such a file do: "x?.md" named no file a person could type.
 func TestTypesNamesAnUnseenFileName(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	writeType(&app{stdout: &out}, typeInfo{Name: "rev", Phases: []string{"a"}, Source: "/p/.claude/workflows/x\u200b.md"})
 	if want := `  from:        /p/.claude/workflows/x\u200b.md` + "\n"; !strings.HasSuffix(out.String(), want) {

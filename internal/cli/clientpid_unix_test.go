@@ -21,6 +21,7 @@ import (
 // that owner for its own session before, not another live session. A CLAUDE_PID of no
 // running process is no client: the owner is recorded without a pid.
 func TestTransitionInClaudeCodesBashRecordsItsClient(t *testing.T) {
+	t.Parallel()
 	client := os.Getpid()
 	for _, tc := range []struct {
 		name, claudePID, owner string
@@ -31,6 +32,7 @@ func TestTransitionInClaudeCodesBashRecordsItsClient(t *testing.T) {
 		{"a running process not its ancestor", strconv.Itoa(sibling(t)), `(?m)^Owner: +session s1, heartbeat `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir, env := project(t)
 			getenv := getenvOf(env)
 			hook := func(session, source string) *engine.Engine { // the client's SessionStart hook
@@ -86,6 +88,7 @@ func getenvOf(env []string) func(string) string {
 // session: cairn status and a change said nothing of another live session, and the change
 // took the workflow over with that client's pid. Now such a CLAUDE_PID is no client.
 func TestForeignClaudePIDIsNoClient(t *testing.T) {
+	t.Parallel()
 	other := sibling(t) // the other client
 	dir, env := project(t)
 	e, err := engine.Open(engine.Config{Getenv: getenvOf(env), Actor: "mcp", SessionID: "owner", PID: other, YAML: yamldoc.Codec{}})

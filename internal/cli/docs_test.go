@@ -78,6 +78,7 @@ func readmeCommandList(t testing.TB, readme string) []string {
 // "superseded"`) is one the CLI has, with flags it takes. Checked to fail on a command left
 // out, one that does not exist, a verb that does not exist and a flag the command lacks.
 func TestDocsNameTheCommands(t *testing.T) {
+	t.Parallel()
 	readme := readRepoFile(t, "README.md")
 	list := readmeCommandList(t, readme)
 	checkDocCommands(t, "README's command list", list)
@@ -108,6 +109,7 @@ func checkListComplete(t testing.TB, list []string) {
 }
 
 func TestDocsNameTheCommandsCatchesDrift(t *testing.T) {
+	t.Parallel()
 	readme := readRepoFile(t, "README.md")
 	for _, c := range []struct{ from, to string }{
 		{"`sync`", "`synch`"},
@@ -161,6 +163,7 @@ func parenthesisAfter(t testing.TB, text, lead string) []string {
 // none). It failed before types, log show, completion and sync were in their lists (it said
 // `remote ... sync`, a command the CLI does not have).
 func TestInternalsSortsCommandsByWhatTheyCreate(t *testing.T) {
+	t.Parallel()
 	doc := readRepoFile(t, "docs/INTERNALS.md")
 	lists := map[string][]string{
 		"read":  parenthesisAfter(t, doc, "Commands that only read"),
@@ -192,6 +195,7 @@ func TestInternalsSortsCommandsByWhatTheyCreate(t *testing.T) {
 // it every TAB says "_get_comp_words_by_ref: command not found". The README says so where it
 // gives the command, as cairn help completion does.
 func TestReadmeSaysBashCompletionNeedsItsPackage(t *testing.T) {
+	t.Parallel()
 	readme := strings.Join(strings.Fields(readRepoFile(t, "README.md")), " ")
 	if !strings.Contains(readme, "`source <(cairn completion bash)` (with the bash-completion package") {
 		t.Error("the README gives `source <(cairn completion bash)` without saying bash needs the bash-completion package")

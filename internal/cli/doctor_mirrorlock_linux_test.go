@@ -14,6 +14,7 @@ import (
 // the clone's mirror lock until it is resumed, and every sync fails on it; cairn doctor said
 // the remote was fine. It fails the remote check with the step that resumes the holder.
 func TestDoctorMirrorLockHeldByAStoppedSync(t *testing.T) {
+	t.Parallel()
 	base := bareRepo(t)
 	m := newMachine(t, "file://"+filepath.Join(base, "shared.git"))
 	m.must("start", "apex", "stopped sync", "--id", "wf-s")

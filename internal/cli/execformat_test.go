@@ -15,6 +15,7 @@ import (
 // TestForeignBinary: the executable formats are read from their headers; this machine's
 // binaries and scripts pass, another CPU's or OS's are named.
 func TestForeignBinary(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
 		p := filepath.Join(dir, name)

@@ -10,6 +10,7 @@ import (
 // Every flag a usage line names is one the parser defines (flags panics on one it does not
 // know), and every command takes --json.
 func TestUsageFlagsAreDefined(t *testing.T) {
+	t.Parallel()
 	for _, name := range order {
 		t.Run(name, func(t *testing.T) {
 			fs := (&app{name: name}).flags()
@@ -25,6 +26,7 @@ func TestUsageFlagsAreDefined(t *testing.T) {
 // Every usage line but completion's names --json, as the overview says every command but
 // completion takes it: cairn help CMD shows what CMD accepts.
 func TestUsageNamesJSON(t *testing.T) {
+	t.Parallel()
 	for _, name := range order {
 		if name != "completion" && !strings.Contains(commands[name].usage, "[--json]") {
 			t.Errorf("cairn %s takes --json, which its usage %q does not name", name, commands[name].usage)
@@ -35,6 +37,7 @@ func TestUsageNamesJSON(t *testing.T) {
 // A flag given without its value is answered with the value's name the usage line gives it
 // (archive [--reason TEXT]: "--reason needs a value: --reason TEXT"), not another.
 func TestMissingValueNamesTheUsagesValue(t *testing.T) {
+	t.Parallel()
 	for _, name := range order {
 		usage := commands[name].usage
 		for _, m := range regexp.MustCompile(`--([a-z][a-z-]*) ([A-Z][A-Z|]*)`).FindAllStringSubmatch(usage, -1) {
@@ -51,6 +54,7 @@ func TestMissingValueNamesTheUsagesValue(t *testing.T) {
 // without a word (task already refuses a second --output). The same value twice, a
 // repeatable flag (transition's --output) and a flag that takes none (--json) are not.
 func TestFlagGivenTwice(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cmd     string
 		args    []string

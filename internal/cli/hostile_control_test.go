@@ -15,6 +15,7 @@ import (
 // notes, outputs, outcome, vars, checkpoint and log content), then runs every
 // human-readable command: no output may carry one of those characters raw.
 func TestHumanOutputHasNoRawControls(t *testing.T) {
+	t.Parallel()
 	nasty := "ctx\x1b[31mred\x1b[0m \u202eevil\u202c \u200bzw\u2066iso\u2069 tag\U000E0041 \u00adsoft \x07bell\rreturn\x7fdel \u0085nel \ufe0fvs \u061calm"
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", nasty)
@@ -54,6 +55,7 @@ func TestHumanOutputHasNoRawControls(t *testing.T) {
 // bidi overrides and invisible characters stand raw in a string; every command's JSON carries
 // them \u-escaped instead, which any JSON reader decodes to the same value.
 func TestJSONOutputHasNoRawControls(t *testing.T) {
+	t.Parallel()
 	nasty := "ctx \u202eevil\u202c \u200bzw tag\U000E0041 \u00adsoft \x7fdel \u0085nel \u009b31m \ufe0fvs \u061calm"
 	doc, err := json.Marshal(map[string]string{"n": nasty})
 	if err != nil {

@@ -23,6 +23,7 @@ const hangGuard = time.Minute
 // forever) at every path Cairn reads, one at a time, and runs every command, hooks
 // included, against it. Each must finish; none may hang.
 func TestFIFOAtEveryReadPath(t *testing.T) {
+	t.Parallel()
 	paths := []string{
 		// State.
 		".claude/cairn/workflow-state.json",

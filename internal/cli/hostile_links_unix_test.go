@@ -14,6 +14,7 @@ import (
 // project, runs every writing command, and checks that nothing outside was created or
 // changed and that commands that refused said so.
 func TestLinkAtEveryPathComponent(t *testing.T) {
+	t.Parallel()
 	components := []struct {
 		rel string
 		dir bool

@@ -94,6 +94,7 @@ func holds(s, core string) bool {
 // split by U+200B, through every CLI argument and stdin that Cairn stores or echoes, and
 // checks that nothing was stored and nothing echoed.
 func TestSecretsThroughEveryCLIPath(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	if code, out := p.run("", "start", "apex", "hostile secrets suite"); code != 0 {
 		t.Fatalf("start: %d %s", code, out)
@@ -205,6 +206,7 @@ func clipTo(s string, n int) string {
 // TestOrdinaryTextIsStored: none of the corpus's ordinary texts (hashes, UUIDs, paths,
 // base64 images, prose near the rules' keywords) is refused on the paths that store text.
 func TestOrdinaryTextIsStored(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", "ordinary text suite")
 	for i, s := range secrettest.Ordinary() {
@@ -237,6 +239,7 @@ func mustRun(t *testing.T, p *cliProject, stdin string, args ...string) {
 // “outcome”) and goes to MEMORY.md, in every session's context: a secret's name as the
 // context and its value as the outcome, each clean, must not be stored there joined.
 func TestCompletionLineJoinsNoSecret(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ context, outcome string }{
 		{"DB password", "Tr0ub4dor&3x"},
 		{"DATADOG_API_KEY", "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7"},
@@ -256,6 +259,7 @@ func TestCompletionLineJoinsNoSecret(t *testing.T) {
 // note, a transition's phases and its note): no view may print them joined when the join has
 // a secret's shape, as "output api_key: <value>" does.
 func TestJoinedFieldsPrintNoSecret(t *testing.T) {
+	t.Parallel()
 	const key = "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7"
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "debug", "x")
@@ -285,6 +289,7 @@ func TestJoinedFieldsPrintNoSecret(t *testing.T) {
 // cairn status lists the failed tasks' ids joined with commas after the task counts: two ids,
 // each a clean name, may join into a secret ("api_key, qk7ab..."), which must not be printed.
 func TestStatusFailedTaskIDsJoinNoSecret(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "debug", "x")
 	for _, id := range []string{"api_key", "qk7ab9cd3ef5gh7jk9mn1pq3rs5tu7", "t3"} {
@@ -307,6 +312,7 @@ func TestStatusFailedTaskIDsJoinNoSecret(t *testing.T) {
 // hand) is not printed by cairn log show, whole or its tail, text or --json: it is counted in
 // a warning, and the other entries are printed as they are.
 func TestLogShowPrintsNoStoredSecret(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "debug", "x")
 	mustRun(t, p, `{"m":"first"}`, "log", "append", "events")
@@ -333,6 +339,7 @@ func TestLogShowPrintsNoStoredSecret(t *testing.T) {
 // written by hand) is not printed by cairn show or cairn list (text or --json), which say it
 // is there.
 func TestShowAndListPrintNoStoredSecret(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "debug", "placeholder-context")
 	mustRun(t, p, "", "complete", "placeholder-outcome")
@@ -368,6 +375,7 @@ func TestShowAndListPrintNoStoredSecret(t *testing.T) {
 // it, or written by hand) is not printed as JSON: cairn show --json refuses, naming the rule
 // and where, and cairn status --json leaves the record out, saying why.
 func TestJSONViewsPrintNoStoredSecret(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "debug", "x")
 	mustRun(t, p, "", "vars", "set", "PLAN_NOTE", "placeholder-value")
@@ -413,6 +421,7 @@ func withVarPlanted(t *testing.T, p *cliProject, name, value string) {
 // cairn vars export of a workflow with a variable of a secret's shape (set before a rule found
 // it, or written by hand) exports the others, and says on stderr which one it left out.
 func TestVarsExportLeavesOutAStoredSecret(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	const key = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
 	withVarPlanted(t, p, "PLAN_NOTE", key)
@@ -429,11 +438,13 @@ func TestVarsExportLeavesOutAStoredSecret(t *testing.T) {
 // name still said, so that the person knows which one to set again. One whose name alone has
 // that shape is withheld whole, and said to have that shape itself, not with what is beside it.
 func TestShowNamesAVariableWithheld(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, value, line string }{
 		{"WF_AWS_SECRET_ACCESS_KEY", "Ab1Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1z", "WF_AWS_SECRET_ACCESS_KEY " + secrets.NotShown},
 		{"WF_AKIA6QT5SE3KDFPQJMRK", "plans/002.md", secrets.Hidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			withVarPlanted(t, p, tc.name, tc.value)
 			code, out := p.run("", "show")
@@ -449,6 +460,7 @@ func TestShowNamesAVariableWithheld(t *testing.T) {
 // token glued to more text ("ghp_…-x" cut after its body) that the context does not hold:
 // wherever the cut falls, nothing printed has a secret's shape, and the words before it stay.
 func TestListContextCutPrintsNoSecret(t *testing.T) {
+	t.Parallel()
 	tok := secrettest.GluedToken(t)
 	p := newCLIProject(t)
 	for pad := 5; pad <= 20; pad++ {
@@ -471,6 +483,7 @@ func TestListContextCutPrintsNoSecret(t *testing.T) {
 // Over the 16 MiB a scan reads, it is refused unread and not named; a torn one with a secret is
 // refused naming the rule, not the file; a clean torn one is named, with less to read it.
 func TestCheckpointLoadTooLargeToCheck(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	dir := filepath.Join(p.root, ".claude", "cairn", "checkpoints")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -522,6 +535,7 @@ func TestCheckpointLoadTooLargeToCheck(t *testing.T) {
 // entries a line each, printed it whole. An entry that makes a secret's shape with the one
 // printed before it is not printed, and counted in a warning.
 func TestLogShowPrintsNoSecretSplitOverTwoEntries(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, `{"m":"first"}`, "log", "append", "keys")
 	file := filepath.Join(p.root, ".claude", "cairn", "logs", "keys.jsonl")
@@ -543,6 +557,7 @@ func TestLogShowPrintsNoSecretSplitOverTwoEntries(t *testing.T) {
 // where a script reading stdout (the JSON as saved) is not disturbed. One saved since is
 // loaded with nothing said.
 func TestCheckpointLoadSaysSavedBeforeTheWorkflow(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "checkpoint", "save", "old-plan", `{"step":1}`)
 	hourAgo := time.Now().Add(-time.Hour)
@@ -573,6 +588,7 @@ func TestCheckpointLoadSaysSavedBeforeTheWorkflow(t *testing.T) {
 // bound for in the record ($.tasks[0].id, $.history[0].note), which no one typed. Nothing
 // is stored, nothing echoed.
 func TestSecretRefusalNamesTheArgument(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", "name the argument")
 	const tok = "ghp_R2d2C3poLuke0Leia1Han2Solo3Chewie4xY"
@@ -610,6 +626,7 @@ func TestSecretRefusalNamesTheArgument(t *testing.T) {
 // it, or written by hand) is made, and its --json answer leaves the record out, saying why, as
 // cairn status --json does: it printed the record whole, the secret in it.
 func TestJSONAnswerOfAChangePrintsNoStoredSecret(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	const key = "ghp_Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1"
 	withVarPlanted(t, p, "PLAN_NOTE", key)

@@ -45,6 +45,7 @@ func openPTY(t *testing.T) (ptmx, tty *os.File) {
 // act on the terminal. There each such character shows as ?, with a note on stderr; piped,
 // the value stays byte for byte.
 func TestTerminalGetsNoRawControls(t *testing.T) {
+	t.Parallel()
 	nasty := "a\x1b]0;pwned\x07b\x1b[2Jc \u202eevil\u202c \u009b31m \x7fdel"
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", "tty")
@@ -81,6 +82,7 @@ func TestTerminalGetsNoRawControls(t *testing.T) {
 // there (a script's </dev/null >/dev/null), cairn asks nothing and says nothing of a terminal:
 // uninstall gives its --yes step without a question, and vars get prints the value as stored.
 func TestCharDeviceIsNoTerminal(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", "tty")
 	mustRun(t, p, "", "transition", "plan") // a line in memory: uninstall has something to remove

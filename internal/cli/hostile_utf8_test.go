@@ -10,6 +10,7 @@ import (
 // naming which argument; nothing changes. Free text (a context, a note, a reason, an outcome)
 // would otherwise lose the bytes ("caf"), and a path would be stored as another ("caf\uFFFD.md").
 func TestArgumentNotUTF8IsRefused(t *testing.T) {
+	t.Parallel()
 	const latin1 = "caf\xe9"
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", "work")

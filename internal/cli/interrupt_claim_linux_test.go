@@ -13,6 +13,7 @@ import (
 // running once the lock was free, and printed so, and only then ended by the signal. It ends
 // at once, as without sharing, the task not changed; the next sync releases the claim.
 func TestInterruptAfterClaimChangesNothing(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		ms := team(t, "file://"+bareRepo(t)+"/shared.git", 2, nil)
 		a, b := ms[0], ms[1]

@@ -12,6 +12,7 @@ import (
 // (bin-0.1.0-"rc" beside the launcher's bin-0.1.0-\), and doctor, uninstall and a stale set's
 // step sent the user to a set that is not there.
 func TestLaunchVersionReadsPluginJSONAsTheLauncher(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, text, want string }{
 		{"pretty", "{\n  \"name\": \"cairn\",\n  \"version\": \"0.1.0\",\n  \"license\": \"MIT\"\n}\n", "0.1.0"},
 		{"one line, no newline", `{"name":"cairn","version":"0.2.0"}`, "0.2.0"},

@@ -19,6 +19,7 @@ import (
 // found, and doctor went on offering --link; uninstall did not remove it either. The link is
 // now cairn.exe there, as the binary it names is, and uninstall finds it.
 func TestLinkNamedForItsSystem(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ goos, name string }{{"linux", "cairn"}, {"darwin", "cairn"}, {"windows", "cairn.exe"}} {
 		t.Run(tc.goos, func(t *testing.T) {
 			home := t.TempDir()
@@ -63,6 +64,7 @@ func TestLinkStepNamedForItsSystem(t *testing.T) {
 // uninstall run by any cairn (a checkout's, here), and still is once the plugin is removed,
 // its data directory with it.
 func TestUninstallKnowsTheLinkThroughTheStableCairn(t *testing.T) {
+	t.Parallel()
 	home, data, _, link := stableLink(t, "bin-1.0.0")
 	set := filepath.Join(data, "bin-1.0.0")
 	writeTestFile(t, filepath.Join(set, "cairn"), "binary")
@@ -86,6 +88,7 @@ func TestUninstallKnowsTheLinkThroughTheStableCairn(t *testing.T) {
 // so the one step is the session. A data directory holding that link and an old build's log
 // is still Cairn's for uninstall.
 func TestOwnSetCheckThroughTheStableCairn(t *testing.T) {
+	t.Parallel()
 	home, data, _, link := stableLink(t, "bin-0.0.9")
 	old, cur := filepath.Join(data, "bin-0.0.9"), filepath.Join(data, "bin-0.2.0")
 	writeTestFile(t, filepath.Join(old, "cairn"), "binary")
@@ -118,6 +121,7 @@ func TestOwnSetCheckThroughTheStableCairn(t *testing.T) {
 // --link run by the cairn of a session still on the plugin before an update pointed it back at
 // that older set, which the newer version's install removes a day later, and the link dangled.
 func TestLinkRepointsTheStableCairn(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		make  func(t *testing.T, data, stable string)
@@ -245,6 +249,7 @@ func mustSymlink(t *testing.T, target, link string) {
 // over DATA/cairn (hooks/install, doctor --link) leaves it; it counted as another plugin's file,
 // so uninstall kept a data directory holding nothing but Cairn's. Another's file still keeps it.
 func TestLauncherDataLeftovers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		files []string
 		want  bool
@@ -270,6 +275,7 @@ func TestLauncherDataLeftovers(t *testing.T) {
 // TestNewerVersionAsTheLauncher: doctor --link leaves DATA/cairn on a newer set by the rule
 // hooks/install's cairn_newer points it with; the two must agree, or each would undo the other.
 func TestNewerVersionAsTheLauncher(t *testing.T) {
+	t.Parallel()
 	sh, err := exec.LookPath("sh")
 	if err != nil || runtime.GOOS == "windows" {
 		t.Skip("no POSIX sh")
@@ -461,6 +467,7 @@ func TestLinkRacesAnInstall(t *testing.T) {
 // installed plugin's, with a fix, doctor --link run from that set, that ran this same cairn and
 // said so again. One directory however it is spelled is the plugin's set.
 func TestOwnSetCheckThroughALinkedDataDir(t *testing.T) {
+	t.Parallel()
 	real := filepath.Join(t.TempDir(), "dotfiles-claude")
 	writeTestFile(t, filepath.Join(real, "plugins", "data", "cairn-cairn", "bin-0.2.0", "cairn"), "binary")
 	home := t.TempDir()

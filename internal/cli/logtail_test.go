@@ -13,6 +13,7 @@ import (
 // of a log past the MaxLogSize cairn reads whole, the tail is shown with no word of older
 // entries left unread, and its torn last line is still skipped and counted.
 func TestLogShowTailReadsOnlyTheTail(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "log", "append", "big", `{"n":0}`)
 	path := filepath.Join(p.root, ".claude", "cairn", "logs", "big.jsonl")

@@ -25,6 +25,7 @@ func (w *fullWriter) Write([]byte) (int, error) {
 // something broke, not 1: a script reads 1 from checkpoint load as "missing". cairn
 // statusline alone, run by Claude Code's status bar, says why and exits 0 as it promises.
 func TestStdoutWriteFails(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", "output check")
 	mustRun(t, p, "", "checkpoint", "save", "plan", `{"a":1}`)
@@ -103,6 +104,7 @@ func TestWorkingDirectoryRemoved(t *testing.T) {
 // disk) was made all the same; exit 3 and "the output could not be written" alone left a
 // person or a script to guess, and to run it again into a refusal. The error says it was made.
 func TestLostOutputSaysTheChangeWasMade(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", "output check")
 	for _, tc := range []struct {

@@ -16,6 +16,7 @@ import (
 // which one is synced here, and the step: deleting the other's ref, on the machine whose files
 // hold its work, leaving the synced one's alone.
 func TestIdleSyncNamesCaseTwin(t *testing.T) {
+	t.Parallel()
 	preload := "LD_PRELOAD=" + gittest.CaseFold(t)
 	base := bareRepo(t)
 	url := "file://" + filepath.Join(base, "shared.git")

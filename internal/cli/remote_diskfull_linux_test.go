@@ -17,8 +17,10 @@ import (
 // the same command pushes. A file system out of inodes, with room for data, gives the same
 // ENOSPC: it was said to be full, and df -h showed free space; it is said to have no inodes.
 func TestSyncOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range noRoomCases("cairn sync") {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			base := bareRepo(t)
 			m := newMachine(t, "file://"+filepath.Join(base, "shared.git"))
 			m.must("start", "apex", "full disk", "--id", "wf-f")
@@ -67,6 +69,7 @@ func noRoomCases(command string) []noRoomCase {
 // some space and try again"), as if nothing had been taken. It says how many revisions were
 // pulled and where this clone is now; the next sync once there is space pulls the rest.
 func TestSyncPullCutShortByAFullDisk(t *testing.T) {
+	t.Parallel()
 	url := "file://" + filepath.Join(bareRepo(t), "shared.git")
 	a := newMachine(t, url)
 	b := newMachine(t, url)

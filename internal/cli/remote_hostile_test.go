@@ -29,6 +29,7 @@ func cairnRefs(t *testing.T, dir string) string {
 // cloned from), push nothing and say why; cairn remote disable clears them, and cairn remote
 // enable switches sharing on.
 func TestPlantedSettingsPushNothing(t *testing.T) {
+	t.Parallel()
 	base := bareRepo(t)
 	bare := filepath.Join(base, "shared.git")
 	m := newMachine(t, "file://"+bare)
@@ -56,6 +57,7 @@ func TestPlantedSettingsPushNothing(t *testing.T) {
 // TestIdleSyncNamesForeignRefs: a ref under refs/cairn/wf/ that Cairn did not write is left out
 // of an idle cairn sync, which says so and takes the remote's workflow all the same.
 func TestIdleSyncNamesForeignRefs(t *testing.T) {
+	t.Parallel()
 	base := bareRepo(t)
 	url := "file://" + filepath.Join(base, "shared.git")
 	team(t, url, 1, nil)
@@ -85,6 +87,7 @@ func TestIdleSyncNamesForeignRefs(t *testing.T) {
 // why that one was left out: not as a ref "Cairn did not write", and with the step that names the
 // one ref to delete and why that loses nothing.
 func TestIdleSyncNamesDamagedRef(t *testing.T) {
+	t.Parallel()
 	base := bareRepo(t)
 	bare := filepath.Join(base, "shared.git")
 	team(t, "file://"+bare, 1, nil)
@@ -108,6 +111,7 @@ func TestIdleSyncNamesDamagedRef(t *testing.T) {
 // cairn-state/* branches and to ask its admin or turn sharing off; cairn remote enable said it
 // accepts neither. Each says the repository is damaged, names the ref and gives the step.
 func TestPushToDamagedRemote(t *testing.T) {
+	t.Parallel()
 	base := bareRepo(t)
 	bare := filepath.Join(base, "shared.git")
 	a := team(t, "file://"+bare, 1, nil)[0]
@@ -138,6 +142,7 @@ func TestPushToDamagedRemote(t *testing.T) {
 // that found it ("cairn sync: gitremote: the remote's ref ...", "remotesync: the remote holds
 // several workflows ..."), which names nothing the person knows.
 func TestSyncErrorsNameNoPackage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		setup func(t *testing.T, bare string) *machine
@@ -170,6 +175,7 @@ func TestSyncErrorsNameNoPackage(t *testing.T) {
 		}, "the remote refused refs/cairn/wf/wf-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			m := tc.setup(t, filepath.Join(bareRepo(t), "shared.git"))
 			code, out, errb := m.cairn("sync")
 			if code == 0 || !strings.Contains(errb, tc.want) {
@@ -189,6 +195,7 @@ func TestSyncErrorsNameNoPackage(t *testing.T) {
 // on the remote", as if the remote held nothing of it; it says the remote's line cannot be
 // read and that cairn sync names the step, and --json says so too.
 func TestRemoteStatusSaysTheLineCannotBeRead(t *testing.T) {
+	t.Parallel()
 	bare := filepath.Join(bareRepo(t), "shared.git")
 	a := team(t, "file://"+bare, 1, nil)[0]
 	a.must("vars", "set", "WF_K", "v")
@@ -210,6 +217,7 @@ func TestRemoteStatusSaysTheLineCannotBeRead(t *testing.T) {
 // own words. cairn sync said only "pre-receive hook declined" and sent the person to cairn
 // doctor, which said the host refuses both namespaces; both now carry the hook's reason.
 func TestHookReasonReachesThePerson(t *testing.T) {
+	t.Parallel()
 	bare := filepath.Join(bareRepo(t), "shared.git")
 	a := team(t, "file://"+bare, 1, nil)[0]
 	hook := filepath.Join(bare, "hooks", "pre-receive")
@@ -235,8 +243,12 @@ func TestHookReasonReachesThePerson(t *testing.T) {
 // interrupted. cairn ends its git, then itself by the signal, as before. A cairn task that
 // claims the task on the remote did the same; ended so, it sets the task running neither.
 func TestInterruptedSyncEndsItsGit(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"sync"}, {"doctor"}, {"task", "t1", "running"}} {
-		t.Run(args[0], func(t *testing.T) { interruptedRemoteCommand(t, args...) })
+		t.Run(args[0], func(t *testing.T) {
+			t.Parallel()
+			interruptedRemoteCommand(t, args...)
+		})
 	}
 }
 

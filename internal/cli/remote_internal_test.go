@@ -21,6 +21,7 @@ import (
 // it did (where their copy went, what retention removed for it) and that the replayed change
 // waits for the next sync, not that nothing changed; before, only git's error was printed.
 func TestSyncFailedAfterLostRace(t *testing.T) {
+	t.Parallel()
 	out := remotesync.Outcome{Workflow: "wf-1", Local: 6, Notices: []string{"retention removed 1 older archive: old-1-x"},
 		Conflict: &remotesync.Conflict{Common: 4, By: store.Event{Kind: "var"}, State: "implement",
 			Archive: store.ArchiveInfo{Revision: 5, Dir: "conflict-wf-1-x"}, Lost: 1, Replayed: 1}}
@@ -83,6 +84,7 @@ func TestSyncOutOfTime(t *testing.T) {
 // says so and gives the step that ends it, where before it said only that the journal would
 // exceed a size.
 func TestSyncFailedLineTooLarge(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, name: "sync"}
 	err := a.syncFailed(t.TempDir(), "origin", remotesync.Outcome{Workflow: "wf-1", Local: 2},
@@ -97,6 +99,7 @@ func TestSyncFailedLineTooLarge(t *testing.T) {
 // itself, and a person who runs none would wait for a sync that never comes. cairn sync names
 // the command that runs it.
 func TestSyncRetryIsTheCommand(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{
 		remotesync.ErrMoved,
 		fmt.Errorf("wrapped: %w", remotesync.ErrMoved),
@@ -156,6 +159,7 @@ func sharedProject(t *testing.T) (cairn func(args ...string) (int, string), git 
 // Both now say that origin is no longer a remote of this clone and the step that works, which
 // is shown to work.
 func TestSyncRemoteRenamed(t *testing.T) {
+	t.Parallel()
 	cairn, git, _ := sharedProject(t)
 	if code, out := cairn("sync"); code != 0 {
 		t.Fatalf("first sync: exit %d\n%s", code, out)
@@ -189,8 +193,10 @@ func TestSyncRemoteRenamed(t *testing.T) {
 // this clone last fetched under the old name): what the last sync left is kept, and the end
 // is pushed. A remote that is another repository still starts afresh.
 func TestSyncRemoteRenamedKeepsTheLastSync(t *testing.T) {
+	t.Parallel()
 	for _, to := range []string{"upstream", "elsewhere"} {
 		t.Run(to, func(t *testing.T) {
+			t.Parallel()
 			cairn, git, proj := sharedProject(t)
 			if code, out := cairn("sync"); code != 0 {
 				t.Fatalf("first sync: exit %d\n%s", code, out)
@@ -226,6 +232,7 @@ func TestSyncRemoteRenamedKeepsTheLastSync(t *testing.T) {
 // first's line as a race lost, archived its own workflow and made the other one active. The
 // sync now refuses, changes nothing, and gives the step that ends the failing syncs.
 func TestSyncSameIDAnotherWorkflow(t *testing.T) {
+	t.Parallel()
 	cairn, _, proj := sharedProject(t)
 	other, git2, _ := sharedProject(t)
 	git2("remote", "set-url", "origin", "file://"+filepath.Join(filepath.Dir(proj), "shared.git"))
@@ -256,6 +263,7 @@ func TestSyncSameIDAnotherWorkflow(t *testing.T) {
 // claimed nowhere and ran unclaimed. Both now say where the pushes go and the step, from the
 // first push of a line on.
 func TestSyncPushesElsewhere(t *testing.T) {
+	t.Parallel()
 	cairn, git, _ := sharedProject(t)
 	fork := filepath.Join(t.TempDir(), "fork.git")
 	git("init", "-q", "--bare", fork)
@@ -286,6 +294,7 @@ func TestSyncPushesElsewhere(t *testing.T) {
 // was gone, and the error told the agent to delete it. cairn sync now clears it (no git holds
 // it: it outlasted git's wait, and no Cairn process was syncing) and goes on.
 func TestSyncStaleLockFile(t *testing.T) {
+	t.Parallel()
 	cairn, _, proj := sharedProject(t)
 	if code, out := cairn("sync"); code != 0 {
 		t.Fatalf("first sync: exit %d\n%s", code, out)

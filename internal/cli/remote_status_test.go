@@ -72,6 +72,7 @@ func TestRemoteStatusAfterFailedSync(t *testing.T) {
 // here; remote status counted them as unpushed ("2 unpushed") though they came from the remote,
 // until a sync went through. They are the remote's: it says 0 unpushed.
 func TestRemoteStatusAfterAPullCutShort(t *testing.T) {
+	t.Parallel()
 	url := "file://" + filepath.Join(bareRepo(t), "shared.git")
 	a, b := newMachine(t, url), newMachine(t, url)
 	a.must("remote", "enable", "--yes")

@@ -9,6 +9,7 @@ import (
 // and, as a delete does, prints nothing (--json says what happened); it names no other
 // checkpoint to delete. A name never saved is still refused.
 func TestCheckpointDeleteTwice(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "checkpoint", "save", "plan-1", `{"a":1}`)
 	mustRun(t, p, "", "checkpoint", "save", "plan-2", `{"a":2}`)

@@ -8,6 +8,7 @@ import (
 // TestShowSaysPhaseCheckpointSize: cairn show says how large the checkpoint a transition kept
 // with a phase is, not only that there is one (load_checkpoint with phase reads it).
 func TestShowSaysPhaseCheckpointSize(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", "show a phase checkpoint")
 	mustRun(t, p, "", "transition", "plan", "--checkpoint", `{"a":1}`)

@@ -13,6 +13,7 @@ import (
 // inotify sees. Each read it three times: to find the archive, then twice more for the reason
 // it was archived, which the first read had already found.
 func TestShowAndHistoryReadTheArchiveIndexOnce(t *testing.T) {
+	t.Parallel()
 	m := newMachine(t, "file:///no-remote")
 	m.must("start", "apex", "first", "--id", "apex-old")
 	m.must("archive")

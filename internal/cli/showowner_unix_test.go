@@ -17,6 +17,7 @@ import (
 // cairn status then names no live owner. A client still running is named as before, and so
 // is a pid no session of this machine had (another machine's, in a shared workflow).
 func TestShowSaysTheOwnersClientExited(t *testing.T) {
+	t.Parallel()
 	ended := storetest.ExitedPID(t)
 	for _, tc := range []struct {
 		name string
@@ -29,6 +30,7 @@ func TestShowSaysTheOwnersClientExited(t *testing.T) {
 		{"another machine's", ended, false, `(?m)^Owner: +session s1, pid \d+, heartbeat `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir, env := project(t)
 			getenv := getenvOf(env)
 			e, err := engine.Open(engine.Config{Getenv: getenv, Actor: "mcp", SessionID: "s1", PID: tc.pid, YAML: yamldoc.Codec{}})

@@ -19,6 +19,7 @@ import (
 // still run from it, and so does completion: a shell's rc file sources its script at every
 // start, and the script only calls `cairn __complete`, whichever cairn that is then.
 func TestStaleSetDoesNotRun(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		dataSet  bool   // the launcher's Go build in a data dir, else the plugin's bin/
@@ -50,6 +51,7 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 		{"completion script from a stale data set", true, "old\n", true, []string{"completion", "zsh"}, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			work := t.TempDir()
 			root := filepath.Join(work, "plugin")
 			writeTestFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name":"cairn","version":"1.0.0"}`)
@@ -94,6 +96,7 @@ func TestStaleSetDoesNotRun(t *testing.T) {
 // The status line Claude Code shows runs cairn statusline by its path, and shows its stdout
 // only: from a stale set it says so there, in the line, and exits 0 as it always does.
 func TestStaleSetStatusline(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	root := filepath.Join(work, "plugin")
 	writeTestFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name":"cairn","version":"1.0.0"}`)
@@ -131,12 +134,14 @@ func writeTestFile(t *testing.T, path, text string) {
 // session's PATH names. With ~/.claude a symbolic link (a dotfiles checkout), the records name
 // the plugin through it and this cairn's path is read through it: the set was not found.
 func TestStaleBinWithoutMakefileNamesDataSet(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name             string
 		recorded, linked bool
 	}{{"recorded", true, false}, {"not recorded", false, false}, {"recorded through a linked ~/.claude", true, true}} {
 		recorded := tc.recorded
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			work := t.TempDir()
 			root := filepath.Join(work, ".claude", "plugins", "cache", "mkt.one", "cairn", "1.0.0")
 			if tc.linked {

@@ -13,6 +13,7 @@ import (
 // expression, which would run at every cairn start (the status line's included); they go
 // through lazyre, compiled on first use.
 func TestNoRegexpAtStartup(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

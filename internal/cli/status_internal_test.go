@@ -12,6 +12,7 @@ import (
 // person reads the values down one edge; several checkpoints are "Checkpoints:", and the
 // column moves one on for them, on every line.
 func TestStatusLinesUp(t *testing.T) {
+	t.Parallel()
 	t.Run("one checkpoint", func(t *testing.T) { statusLinesUp(t, "Checkpoint:  findings\n", len("Next phases: "), "findings") })
 	t.Run("several checkpoints", func(t *testing.T) {
 		statusLinesUp(t, "Checkpoints: findings, plan\n", len("Next phases: "), "findings", "plan")
@@ -48,6 +49,7 @@ func statusLinesUp(t *testing.T, line string, col int, checkpoints ...string) {
 // future" in cairn status, as in the report, not "0s ago"; one changed under a minute ago is
 // "just now", as the report says it, not "0s ago"; a normal age is worded as before.
 func TestStatusAgeInTheFuture(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		age  int64
 		want string
@@ -68,6 +70,7 @@ func TestStatusAgeInTheFuture(t *testing.T) {
 // terminal, who is the user the agent's words send it to: a tie between two copies of the
 // workflow state asks them to choose, not to be asked.
 func TestStatusNoticesAreThePersons(t *testing.T) {
+	t.Parallel()
 	tie := "two copies of the workflow state: kept the active apex-1, archived .claude/workflow-state.json as archive/conflict-apex-1-x (same revision); the seed file is kept as .claude/workflow-state.json.bak; confirm with the user which copy to keep"
 	var b strings.Builder
 	writeStatus(&b, &engine.Resume{Tier: "None", Notices: []string{tie}}, "", false, false)
@@ -80,6 +83,7 @@ func TestStatusNoticesAreThePersons(t *testing.T) {
 // bound); cairn status put every name on its one line, 33 KB for 500. It names the first few
 // and how many more there are, with the command that lists them all.
 func TestStatusManyCheckpoints(t *testing.T) {
+	t.Parallel()
 	var names []string
 	for i := range 500 {
 		names = append(names, fmt.Sprintf("%s-%03d", strings.Repeat("c", 60), i))
@@ -99,6 +103,7 @@ func TestStatusManyCheckpoints(t *testing.T) {
 // TestStatusCheckpointsBeforeTheWorkflow: the project keeps checkpoints across workflows, so
 // cairn status lists those saved before the active workflow started apart from its own.
 func TestStatusCheckpointsBeforeTheWorkflow(t *testing.T) {
+	t.Parallel()
 	var many, manyBefore []string
 	for i := range 24 {
 		many = append(many, fmt.Sprintf("c%02d", i))
@@ -127,6 +132,7 @@ func TestStatusCheckpointsBeforeTheWorkflow(t *testing.T) {
 // blocking violations, and counts the rest with the command that lists them all; a workflow
 // with 200 blocking violations of 2,000 characters printed 400 KB.
 func TestStatusListsAreShort(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 10, 11, 200} {
 		r := &engine.Resume{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "plan", PhaseStatus: "in_progress"}
 		for i := range n {

@@ -11,6 +11,7 @@ import (
 // TestStatusLine: a phase cut to fit never makes a secret its whole name does not hold (a
 // key glued to more text, "sk_live_...-x", cut after its body): the cut ends before that word.
 func TestStatusLine(t *testing.T) {
+	t.Parallel()
 	key := secrettest.GluedKey(t, 32) // the phase's width
 	for _, tc := range []struct {
 		in   engine.Status

@@ -10,6 +10,7 @@ import (
 // TestStatusNamesALiveOwner: cairn status from a plain terminal says that another live
 // session owns the workflow, as cairn transition from the same terminal warns.
 func TestStatusNamesALiveOwner(t *testing.T) {
+	t.Parallel()
 	dir, env := project(t)
 	run(t, dir, append(env, "CLAUDE_CODE_SESSION_ID=s1"), "start", "apex", "owned")
 	out, err := cairnCmd(t, dir, env, "status").CombinedOutput()

@@ -17,8 +17,10 @@ import (
 // user's. A file system out of inodes with room for data was said to be full; it is said to
 // have no inodes.
 func TestUninstallOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range noRoomCases("cairn uninstall") {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			durabletest.Mount(t, "tmpfs", p.memory, "tmpfs", 0, tc.opts+",mode=0700", false)
 			mustRun(t, p, "", "start", "apex", "uninstall on a full disk")
@@ -52,6 +54,7 @@ func TestUninstallOnAFullDisk(t *testing.T) {
 // by a cairn run with sudo, another user's) were not removed, and the step was "run cairn
 // uninstall again to retry", which fails the same way. It says to make them writable first.
 func TestUninstallOverBinariesItCannotRemove(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	set := filepath.Join(p.home, ".claude", "plugins", "data", "cairn-cairn", "bin-0.1.0")
 	if err := os.MkdirAll(set, 0o755); err != nil {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestUninstallOverAnIndexThatIsAFIFO(t *testing.T) {
+	t.Parallel()
 	uninstallOverOddIndex(t, func(t *testing.T, index string) {
 		if err := syscall.Mkfifo(index, 0o600); err != nil {
 			t.Fatal(err)

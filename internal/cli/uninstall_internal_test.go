@@ -20,6 +20,7 @@ import (
 // A memory lock file a Cairn process holds stays: with it gone, the next writer would lock a
 // new file while the holder still writes under the old one. Once released, it is removed.
 func TestRemoveMemoryLockLeavesAHeldLock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d, err := durable.OpenDir(dir)
 	if err != nil {

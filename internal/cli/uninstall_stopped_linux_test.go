@@ -15,6 +15,7 @@ import (
 // Cairn's auto-memory lines holds the mark's lock until it is resumed; cairn uninstall said it
 // was held and to run it again, which finds it held the same way. It says how to resume it.
 func TestRemoveMarkBesideAStoppedRestore(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "cairn")
 	st, err := store.Open(dir)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // cairn uninstall --yes takes the memory directory's lock file out with Cairn's lines and
 // files: it is Cairn's too, and was left there for good.
 func TestUninstallRemovesTheMemoryLock(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", "uninstall suite")
 	mustRun(t, p, "", "transition", "plan")
@@ -30,6 +31,7 @@ func TestUninstallRemovesTheMemoryLock(t *testing.T) {
 // "Auto-memory unavailable — learnings will not persist", the warning of a session's learning,
 // which is not what an uninstall failed at. It says what failed, in the memory directory.
 func TestUninstallMemoryFailureSaysWhatFailed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		plant func(t *testing.T, index string)
@@ -48,6 +50,7 @@ func TestUninstallMemoryFailureSaysWhatFailed(t *testing.T) {
 		}, "auto-memory: writing MEMORY.md: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			mustRun(t, p, "", "start", "apex", "uninstall suite")
 			mustRun(t, p, "", "transition", "plan")
@@ -64,6 +67,7 @@ func TestUninstallMemoryFailureSaysWhatFailed(t *testing.T) {
 // the step was "run cairn uninstall again to retry", which fails the same way. It gives the
 // step that works; after it the same command takes the line out.
 func TestUninstallOverAReadOnlyIndex(t *testing.T) {
+	t.Parallel()
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", "uninstall suite")
 	mustRun(t, p, "", "transition", "plan")
@@ -98,8 +102,10 @@ func TestUninstallOverAReadOnlyIndex(t *testing.T) {
 // Cairn's to remove here.") with exit 0. It says what is left and the step that works; after
 // it the same command takes them out.
 func TestUninstallOverALinkedIndex(t *testing.T) {
+	t.Parallel()
 	for _, withState := range []bool{true, false} {
 		t.Run(fmt.Sprintf("state %t", withState), func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			mustRun(t, p, "", "start", "apex", "uninstall suite")
 			mustRun(t, p, "", "transition", "plan")
@@ -159,12 +165,14 @@ func TestUninstallOverALinkedIndex(t *testing.T) {
 // of the learnings it wrote in the memory directory for good, saying "Removed." (the memory mark
 // went) or "Nothing of Cairn's to remove here.". Both go now; the person's MEMORY.md stays.
 func TestUninstallTakesOutCairnsMemoryBookkeeping(t *testing.T) {
+	t.Parallel()
 	for _, twice := range []bool{false, true} {
 		name := "the memory mark there"
 		if twice {
 			name = "nothing else"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			mustRun(t, p, "", "start", "apex", "uninstall suite")
 			mustRun(t, p, "", "transition", "plan")
@@ -206,6 +214,7 @@ func TestUninstallTakesOutCairnsMemoryBookkeeping(t *testing.T) {
 // --yes. It goes when nothing is left in it; one holding anything else, or reached through a
 // symbolic link, stays.
 func TestUninstallRemovesAnEmptyMemoryDir(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		plant func(t *testing.T, p *cliProject) // after Cairn wrote there
@@ -219,6 +228,7 @@ func TestUninstallRemovesAnEmptyMemoryDir(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newCLIProject(t)
 			if err := os.Remove(p.memory); err != nil {
 				t.Fatal(err)
@@ -254,6 +264,7 @@ func TestUninstallRemovesAnEmptyMemoryDir(t *testing.T) {
 // exit 1 and "move or rename it, then run cairn uninstall again". It removes Cairn's files and
 // the rest, says what it left, and exits 0.
 func TestUninstallOverAnIndexThatIsADirectory(t *testing.T) {
+	t.Parallel()
 	uninstallOverOddIndex(t, func(t *testing.T, index string) {
 		if err := os.Mkdir(index, 0o700); err != nil {
 			t.Fatal(err)

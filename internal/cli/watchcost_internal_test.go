@@ -17,6 +17,7 @@ import (
 // end: a long workflow's journal (hundreds of changes before, sealed segments) is not read
 // again for every change.
 func TestWatchNamesWhoChangedAtTheCostOfTheChange(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	dir := filepath.Join(work, "project")
 	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
