@@ -1125,8 +1125,8 @@ func push(ctx context.Context, b remote.Backend, id string, after int64, each fu
 }
 
 // archiveLine hands fn the entries of the archive in dir (workflow id, after revision after up
-// to rev) one at a time, oldest first, built again at each call (a long workflow's line, every revision a full
-// copy of the record, is not held whole).
+// to rev) one at a time, oldest first, built again at each call (a long workflow's line, every
+// revision a full copy of the record, is not held whole).
 func archiveLine(st *store.Store, dir, id string, after, rev int64) (func(fn func(Entry) error) error, error) {
 	_, j, err := st.ReadArchive(dir)
 	if err != nil {
