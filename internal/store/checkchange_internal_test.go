@@ -2,11 +2,13 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
@@ -119,5 +121,24 @@ func TestCutSyncDetailKeepsItsJSON(t *testing.T) {
 			t.Fatalf("hop %d: %d bytes, the quoted JSON cut: %s", hop, len(ev.Detail), ev.Detail)
 		}
 		ev = Event{Kind: "sync", Detail: "from second: sync " + ev.Detail}
+	}
+}
+
+// A hostile remote's event detail far past what Cairn quotes (64 KB of short JSON strings) is
+// cut at the cost of a plain cut, not of ten re-scans of every string: once per pulled revision.
+func TestCutDetailOfAHugeQuoteIsCheap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("from origin: sync [")
+	for i := 0; b.Len() < 64<<10; i++ {
+		fmt.Fprintf(&b, `"s%d",`, i)
+	}
+	detail := b.String() + `"end"]`
+	var got string
+	alloc := alloctest.Bytes(func() { got = cutDetail(detail) })
+	if len(got) > MaxEventDetail || !strings.HasPrefix(got, "from origin: sync [") {
+		t.Fatalf("cut to %d bytes: %.80s", len(got), got)
+	}
+	if limit := uint64(len(detail)) * 4; alloc > limit {
+		t.Errorf("cutting a %d-byte detail allocated %d bytes; want at most %d", len(detail), alloc, limit)
 	}
 }

@@ -149,9 +149,10 @@ func quotedJSON(text string) int {
 // JSON, so a sync's quote of it is checked as it was: its strings are cut to the most runes
 // that fit (secrets.Clip), one holding a secret to "…" (cut, a kept one would be new). Other
 // text, or JSON that does not fit so, is cut between characters, before a word the cut would
-// make a secret of (secrets.Cut: a token glued to more text).
+// make a secret of (secrets.Cut: a token glued to more text), as is a detail far longer than
+// any Cairn quotes (a remote's), whose every fit would scan all its strings again.
 func cutDetail(detail string) string {
-	if i := quotedJSON(detail); i >= 0 {
+	if i := quotedJSON(detail); i >= 0 && len(detail) <= 8*MaxEventDetail {
 		clip := func(n int) string {
 			j, _ := scrubbed([]byte(detail[i:]), func(s, _ string, key bool) string {
 				switch c := secrets.Clip(s, n); {

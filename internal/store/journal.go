@@ -716,18 +716,26 @@ func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reach
 // journal already read, such as an archive's).
 func (j Journal) States() ([]Record, error) {
 	var out []Record
-	err := j.EachState(func(r Record) error { out = append(out, r); return nil })
+	err := j.EachState(math.MinInt64, func(r Record) error { out = append(out, r); return nil })
 	return out, err
 }
 
-// EachState is States handing fn each record as its state is built, so that the states are not
-// held at once (each a full copy of the record); fn's error stops it and is returned.
-func (j Journal) EachState(fn func(Record) error) error {
-	start := slices.IndexFunc(j.Records, func(r Record) bool { return r.Snapshot != nil })
-	if start < 0 {
+// EachState is States handing fn, one at a time as it is built, each record after revision
+// after (so that the states are not held at once, each a full copy of the record); the replay
+// starts at the newest full line before them, and the states before them are not built. fn's
+// error stops it and is returned.
+func (j Journal) EachState(after int64, fn func(Record) error) error {
+	first := slices.IndexFunc(j.Records, func(r Record) bool { return r.Revision > after })
+	start := -1
+	for i, r := range j.Records {
+		if r.Snapshot != nil && (start < 0 || i <= first) {
+			start = i
+		}
+	}
+	if start < 0 || first < 0 {
 		return nil
 	}
-	return eachState(j.Records[start:], func(Record) bool { return true }, fn)
+	return eachState(j.Records[start:], func(r Record) bool { return r.Revision > after }, fn)
 }
 
 // states replays recs (from a full line on) and returns those want is true for, oldest first,

@@ -162,7 +162,7 @@ func owed(st *store.Store, in intent, from string) (*Conflict, error) {
 	}
 	// An archive's revision Common, and lostSum of its revision Mine, read one at a time.
 	read := func(dir string) (base []byte, sum string, err error) {
-		line, err := archiveLine(st, dir, in.Workflow, in.Mine)
+		line, err := archiveLine(st, dir, in.Workflow, in.Common-1, in.Mine)
 		if err == nil {
 			err = line(func(e Entry) error {
 				switch e.Revision {

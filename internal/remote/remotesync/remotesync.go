@@ -116,16 +116,11 @@ func (c *Conflict) EachLost(fn func(Entry) error) error {
 	if c.st == nil {
 		return nil
 	}
-	line, err := archiveLine(c.st, c.Archive.Dir, c.Archive.WorkflowID, c.Archive.Revision)
+	line, err := archiveLine(c.st, c.Archive.Dir, c.Archive.WorkflowID, c.Common, c.Archive.Revision)
 	if err != nil {
 		return err
 	}
-	return line(func(e Entry) error {
-		if e.Revision > c.Common {
-			return fn(e)
-		}
-		return nil
-	})
+	return line(fn)
 }
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
@@ -1024,7 +1019,7 @@ func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id 
 func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo, from string, named bool) (n int, notice string, back bool, err error) {
 	// Of the two lines only sums are kept, the remote's last record, and how far its line is the
 	// archive's.
-	line, err := archiveLine(st, a.Dir, a.WorkflowID, a.Revision)
+	line, err := archiveLine(st, a.Dir, a.WorkflowID, 0, a.Revision)
 	var sums []string
 	if err == nil {
 		err = line(func(e Entry) error { sums = append(sums, lostSum(e.Snapshot)); return nil })
@@ -1129,15 +1124,16 @@ func push(ctx context.Context, b remote.Backend, id string, after int64, each fu
 	return head, err
 }
 
-// archiveLine hands fn the entries of the archive in dir (workflow id, up to revision rev) one at
-// a time, oldest first, built again at each call (a long workflow's line, every revision a full
-// copy of the record, is not held whole).
-func archiveLine(st *store.Store, dir, id string, rev int64) (func(fn func(Entry) error) error, error) {
+// archiveLine hands fn the entries of the archive in dir (workflow id, after revision after up
+// to rev) one at a time, oldest first, built again at each call (a long workflow's line, every
+// revision a full copy of the record, is not held whole).
+func archiveLine(st *store.Store, dir, id string, after, rev int64) (func(fn func(Entry) error) error, error) {
 	_, j, err := st.ReadArchive(dir)
 	if err != nil {
 		return nil, err
 	}
-	return func(fn func(Entry) error) error { return entries(id, 0, rev, j.EachState, fn) }, nil
+	each := func(take func(store.Record) error) error { return j.EachState(after, take) }
+	return func(fn func(Entry) error) error { return entries(id, after, rev, each, fn) }, nil
 }
 
 func revisionOf(doc []byte) int64 {
