@@ -971,12 +971,18 @@ func (c *clone) localRuns() (map[string]bool, error) {
 				delete(runs, t.ID) // decided by the first revision that shows the run
 			}
 		}
+		if len(runs) == 0 {
+			return errDecided // the states after it are not built
+		}
 		return nil
-	}); err != nil {
+	}); err != nil && err != errDecided {
 		return nil, fmt.Errorf("reading the journal of %s: %w", c.wf.WorkflowID, err)
 	}
 	return local, nil
 }
+
+// errDecided stops localRuns' read of the journal once every run is decided.
+var errDecided = errors.New("every run decided")
 
 // adopt queues t, when it runs here and neither this clone holds it nor claimed it offline, as
 // a claim made offline: a run of this clone's.
