@@ -3,54 +3,45 @@
 package cli_test
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/remote/gittest"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 )
 
-// TestBrokenClaimsLineDoesNotStopTheSync: a claims ref on the remote that cannot be read (a
-// forged or corrupted commit) stops no workflow sync of a clone with no claim made offline:
-// the workflow is pushed and the claims error said as a warning.
-func TestBrokenClaimsLineDoesNotStopTheSync(t *testing.T) {
+// TestEnableOverABrokenJournalSaysTheRestore: cairn remote enable, its workflow synced before
+// and a damaged line in its journal ahead of a run set here, could not learn whether the run
+// was this clone's and told the person to run cairn remote enable again, which fails alike
+// every time. It names the step that helps: restoring the journal.
+func TestEnableOverABrokenJournalSaysTheRestore(t *testing.T) {
 	t.Parallel()
-	base := bareRepo(t)
-	bare := filepath.Join(base, "shared.git")
-	a := team(t, "file://"+bare, 1, nil)[0]
-	a.must("task", "t1", "running") // a task running here: each sync reads the claims line
-
-	// Anyone with push access to the host replaces the claims ref with a commit cairn did not
-	// write.
-	gittest.ForgeClaims(t, "file://"+bare, "wf-1")
-
-	a.must("task", "t2", "pending")
-	code, out, errb := a.cairn("sync")
-	if code != 0 || !strings.Contains(out, "wf-1: pushed") || !strings.Contains(errb, "warning: the task claims could not be synced") {
-		t.Fatalf("sync with a broken claims line: exit %d\nstdout %s\nstderr %s", code, out, errb)
+	file, _ := sharedRepo(t)
+	a := newMachine(t, file)
+	a.must("start", "apex", "claims", "--id", "wf-1")
+	a.must("remote", "enable", "--yes")
+	a.must("sync")
+	a.must("remote", "disable")
+	for i := range 6 {
+		a.must("vars", "set", "WF_N", fmt.Sprint(i))
 	}
-}
-
-// TestBrokenClaimsLineIsNamedWhenClaiming: a task set running while the claims ref holds a
-// commit Cairn did not write is said unclaimed for that reason, with its step, not as a remote
-// out of reach (which git fetch origin would show is not so).
-func TestBrokenClaimsLineIsNamedWhenClaiming(t *testing.T) {
-	t.Parallel()
-	base := bareRepo(t)
-	bare := filepath.Join(base, "shared.git")
-	a := team(t, "file://"+bare, 1, nil)[0]
-	gittest.ForgeClaims(t, "file://"+bare, "wf-1")
-
-	code, _, errb := a.cairn("task", "t1", "running")
-	if code != 0 || strings.Contains(errb, "could not be reached") || !strings.Contains(errb, "refs/cairn/claims/wf-1, points at a commit Cairn did not write") {
-		t.Fatalf("task running with a broken claims line: exit %d\nstderr %s", code, errb)
+	jf := filepath.Join(a.dir, ".claude", "cairn", "journal", "wf-1.jsonl")
+	data, err := os.ReadFile(jf)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The warning's step was "run cairn sync, which claims it", and that sync fails the same
-	// way for as long as the ref is not Cairn's.
-	if code, _, serr := a.cairn("sync"); code == 0 || !strings.Contains(serr, "points at a commit Cairn did not write") {
-		t.Fatalf("sync with a broken claims line: exit %d\nstderr %s", code, serr)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	bad := len(lines) - 4
+	lines[bad] = bytes.Replace(lines[bad], []byte(`"sum":"`), []byte(`"sum":"0`), 1)
+	if err := os.WriteFile(jf, bytes.Join(lines, nil), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(errb, "run cairn sync") || !strings.Contains(errb, "no sync claims it until") {
-		t.Fatalf("task running with a broken claims line names a sync that fails the same way as its step:\n%s", errb)
+	a.must("task", "t1", "running")
+	_, _, errb := a.cairn("remote", "enable", "--yes")
+	if !strings.Contains(errb, "is broken): "+remotesync.RestoreStep+", then run cairn remote enable origin again") {
+		t.Fatalf("enable over a broken journal says to run it again, which fails alike: %q", errb)
 	}
 }

@@ -232,7 +232,11 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	}
 	// The tasks running here are this clone's runs, which the next sync claims.
 	if err := claimsync.Adopt(claimsync.Options{StateDir: e.StateDir(), Root: root, Getenv: a.getenv}, prev.Workflow); err != nil {
-		a.warn("the tasks running here could not be queued to be claimed on " + name + " (" + err.Error() + "): run cairn remote enable " + name + " again")
+		step := "run cairn remote enable " + name + " again"
+		if store.BrokenChain(err) { // again alone reads the same damaged line
+			step = remotesync.RestoreStep + ", then " + step
+		}
+		a.warn("the tasks running here could not be queued to be claimed on " + name + " (" + err.Error() + "): " + step)
 	}
 	a.warn(readers)
 	if layout == gitremote.Branches && !a.json {

@@ -563,9 +563,13 @@ func brokenJournal(st *store.Store, id string, last int64) error {
 	}
 	return &JournalError{
 		Why:  fmt.Sprintf("a damaged line in this machine's journal of %s (%s) breaks its chain of changes after revision %d, so the revisions after it cannot be rebuilt or shared; the workflow goes on here", id, where, last),
-		Step: "restore the journal from a backup made before the damage, if there is one, then run cairn sync again",
+		Step: RestoreStep + ", then run cairn sync again",
 	}
 }
+
+// RestoreStep is the step for a damaged line in this machine's journal: only a copy made
+// before the damage holds the revisions after it.
+const RestoreStep = "restore the journal from a backup made before the damage, if there is one"
 
 // JournalError is brokenJournal's: why this machine's line cannot be sent, and the step.
 type JournalError struct{ Why, Step string }
