@@ -1175,8 +1175,9 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 			why = "this machine's claim went unrenewed for longer than the lease, so another machine may have taken it over"
 		}
 		if done && why != "" {
-			return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: %s; nothing was changed; mark it done once %s can be reached",
-				secrets.Line(task, 64), secrets.Line(c.remote, 40), why, secrets.Line(c.remote, 40))
+			blocked, once := c.blocked(err)
+			return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach%s: %s; nothing was changed; mark it done once %s",
+				secrets.Line(task, 64), secrets.Line(c.remote, 40), blocked, why, once)
 		}
 		res, uerr := update()
 		if uerr == nil && pend {
@@ -1241,12 +1242,9 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 		}
 		// A damaged repository refuses every push, the claims of machines that may hold
 		// the task with them, until it is repaired: out of reach until then.
-		why := ""
-		if nameable(err) || errors.Is(err, gitremote.ErrLocked) {
-			why = " (" + unreached(err) + ")"
-		}
-		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach%s: this machine holds no claim of it, so another machine may; nothing was changed; mark it done once %s can be reached",
-			secrets.Line(task, 64), secrets.Line(c.remote, 40), why, secrets.Line(c.remote, 40))
+		blocked, once := c.blocked(err)
+		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach%s: this machine holds no claim of it, so another machine may; nothing was changed; mark it done once %s",
+			secrets.Line(task, 64), secrets.Line(c.remote, 40), blocked, once)
 	}
 	res, uerr := update()
 	if uerr != nil { // not done here: let others have it at once
@@ -1272,6 +1270,16 @@ func (c *clone) intend(task string) bool {
 		return false
 	}
 	return true
+}
+
+// blocked is what a done refused out of reach (err) says of it: what stands in the way when it
+// is more than the remote out of reach (a damaged repository, a claims line Cairn did not
+// write, a ref's lock), and when to mark it done.
+func (c *clone) blocked(err error) (why, once string) {
+	if nameable(err) || errors.Is(err, gitremote.ErrLocked) {
+		return " (" + unreached(err) + ")", "that is resolved"
+	}
+	return "", secrets.Line(c.remote, 40) + " can be reached"
 }
 
 // tookOver says that task was taken over from h, another machine's claim, unrenewed past the

@@ -1,0 +1,37 @@
+package claimsync_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
+)
+
+// TestDoneBesideAForeignClaimsRefSaysWhy: with the claims ref on the host pointing at a commit
+// Cairn did not write, done of a task set running here (its claim never confirmed) was refused
+// as if the remote were out of reach, to be marked done "once origin can be reached", which it
+// could be all along: the person and the model were never told what stood in the way. The
+// refusal names the ref and its step, as the done of a task this clone never claimed does.
+func TestDoneBesideAForeignClaimsRefSaysWhy(t *testing.T) {
+	bare := gittest.Bare(t)
+	url, base := "file://"+bare, t.TempDir()
+	work := filepath.Join(base, "w")
+	for _, args := range [][]string{{"init", "-q", work},
+		{"-C", work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn"},
+		{"-C", work, "push", "-q", url, "HEAD:refs/cairn/claims/wf-1"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	a := gitClone(t, url, filepath.Join(base, "a"))
+	if res, err := a.task("t1", "running"); err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "Cairn did not write") {
+		t.Fatalf("setting t1 running beside a foreign claims ref: %v %q", err, res.Warnings)
+	}
+	_, err := a.task("t1", "done")
+	if err == nil || !strings.Contains(err.Error(), "refs/cairn/claims/wf-1, points at a commit Cairn did not write") {
+		t.Fatalf("done beside a foreign claims ref: %v; want it refused, naming the ref", err)
+	}
+	t.Log(err)
+}
