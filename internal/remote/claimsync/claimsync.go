@@ -1590,7 +1590,8 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 			return nil, c, err
 		}
 	}
-	for task, he := range lost {
+	for _, task := range slices.Sorted(maps.Keys(lost)) {
+		he := lost[task]
 		note := "claimed first by " + textsafe.Line(he.Holder.Owner, 80) + " on another machine"
 		what := "it went back to pending here"
 		if rerr := revert(task, note); rerr != nil {
@@ -1687,7 +1688,7 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 		}
 	}
 	offline := maps.Clone(c.pending)
-	for task := range offline {
+	for _, task := range slices.Sorted(maps.Keys(offline)) { // claimed, and said, in task order
 		var err error
 		if c.status(task) == workflow.TaskRunning { // else there is nothing left to claim
 			_, err = c.cl.TryClaim(ctx, task)
@@ -1713,6 +1714,7 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 		return notes, lost, err
 	}
 	read := c.cl.Holders() // each task's entry changes only with its own claim below
+	slices.Sort(mine)
 	for _, task := range mine {
 		if _, ok := offline[task]; ok || !c.keeps(task) {
 			continue // the offline ones were claimed above
