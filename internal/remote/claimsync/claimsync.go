@@ -1183,6 +1183,9 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 		if uerr == nil && pend {
 			c.settled(task)
 		}
+		if uerr == nil && res != nil && held && !done { // a done's claim is kept until pushed
+			res.Warnings = append(res.Warnings, c.notReleased(task, err))
+		}
 		return res, uerr
 	}
 	cur, taken := c.cl.Holders()[task]
