@@ -224,3 +224,17 @@ func TestSyncNoticeSaysTheWorkflowEnded(t *testing.T) {
 		t.Errorf("syncMessage of a pulled move = %q; want the phase it is now at", got)
 	}
 }
+
+// TestSyncFailureNoticeClaimsLineUnreadable: a claims line on the host Cairn cannot read (a
+// commit it did not write at refs/cairn/claims/<id>), which stops the sync while a task set
+// running here waits to be claimed, was told as "its line of the workflow is not one Cairn can
+// read": the user, asked to act on the remote, would look at the workflow's ref, which is fine.
+func TestSyncFailureNoticeClaimsLineUnreadable(t *testing.T) {
+	s := &Server{turn: make(chan struct{}, 1), opt: Options{Log: log.New(io.Discard, "", 0)}}
+	y := &syncer{s: s, ctx: context.Background()}
+	y.fail("origin", claimsFailed{remote.Unreadable(errors.New("the remote's ref for workflow wf-1, refs/cairn/claims/wf-1, points at a commit Cairn did not write"))})
+	got := strings.Join(s.syncNotes, " ")
+	if !strings.Contains(got, "its line of the task claims is not one Cairn can read") || !strings.Contains(got, "cairn sync tells them why") {
+		t.Errorf("notice %q, want it to name the task claims' line and where the user's step is", got)
+	}
+}

@@ -229,7 +229,7 @@ func (y *syncer) run() {
 		// No claim made offline waits on the claims line: the workflow is synced all the same.
 		y.s.opt.Log.Printf("task claims sync with %s failed: %v", s.Remote, claimsErr)
 	} else if claimsErr != nil {
-		y.fail(s.Remote, claimsErr)
+		y.fail(s.Remote, claimsFailed{claimsErr})
 		return
 	}
 	g := &turnGuard{s: y.s, Backend: b}
@@ -398,6 +398,11 @@ func runningNotice(name string, open remote.Heads) string {
 		secrets.Line(name, 40), id)
 }
 
+// claimsFailed is the error of a claims sync (claims) that stopped the workflow's sync.
+type claimsFailed struct{ error }
+
+func (e claimsFailed) Unwrap() error { return e.error }
+
 // claims syncs this clone's task claims before the workflow (claimsync.Sync): a task set
 // running offline that another machine holds goes back to pending, under the server's turn,
 // and the next tool result says who holds it.
@@ -552,7 +557,11 @@ func (y *syncer) failNotice(name string, err error) string {
 		what += ": " + je.Why
 		then = "every sync fails the same way; ask the user to " + je.Step
 	case errors.Is(err, remote.ErrUnreadable):
-		what += ": its line of the workflow is not one Cairn can read"
+		line := "its line of the workflow"
+		if _, ok := errors.AsType[claimsFailed](err); ok {
+			line = "its line of the task claims"
+		}
+		what += ": " + line + " is not one Cairn can read"
 		then = "every sync fails the same way until the user acts on the remote: cairn sync tells them why"
 	}
 	if what == unsaid { // the log has git's words, which may name a host or a credential helper
