@@ -708,6 +708,7 @@ func shellSteps(msg string, agent bool) string {
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
 		{claimsync.ClaimStep, "run cairn sync, which claims it or says which machine holds it"},
 		{claimsync.InTheWayStep, "look at what it is: it may be someone's"},
+		{claimsync.RemoteStep, "run cairn sync, which says what to do there"},
 		{remotesync.AskHistory, "list them with cairn history "}, // a take-back's changes not replayed
 		{remotesync.AskSync, "run cairn sync "},                  // take back a workflow finished here
 		{remotesync.NextSyncTries, "run cairn sync again"},       // only cairn-mcp syncs by itself
@@ -743,6 +744,7 @@ var agentSteps = map[string]string{
 	store.NoRoomStep:        store.NoRoomStep,
 	store.IndexTooLargeStep: store.IndexTooLargeStep,
 	claimsync.InTheWayStep:  claimsync.InTheWayStep,
+	claimsync.RemoteStep:    claimsync.RemoteStep,
 	// The person the agent asks must not run it through Claude Code.
 	workflow.ApproveThenMove: workflow.ApproveThenMove,
 }

@@ -1337,6 +1337,12 @@ func (c *clone) runningAny() bool {
 // the CLI names the command a person runs, who may run no cairn-mcp.
 const ClaimStep = "the next sync claims it or says which machine holds it"
 
+// RemoteStep is the step for a remote no sync gets past until someone acts on it there (its
+// repository damaged, a claims line Cairn cannot read): git's own step deletes a ref every
+// machine shares, so it is the person's, and cairn sync gives it to them. The CLI puts the
+// person's own in its place.
+const RemoteStep = "ask the user to run `cairn sync`, which says what to do there"
+
 // blockedStep ends that warning when the remote fails every sync alike (nameable): its own
 // step, said before, ends that.
 const blockedStep = "no sync claims it until that is resolved"
@@ -1359,12 +1365,17 @@ func refused(err error) bool {
 	return errors.Is(err, gitremote.ErrRefused) && !(ok && re.Damaged())
 }
 
-// unreached is why a claim made offline did not reach the remote: err, when the remote's
-// repository is damaged or pushes elsewhere than it fetches (its step ends that) or a git of
-// this clone held a ref's lock (git's words say so, and the step), that the call was
-// interrupted, else that it could not be reached.
+// unreached is why a claim made offline did not reach the remote: that its repository is
+// damaged or its claims line unreadable (RemoteStep ends that), err when it pushes elsewhere
+// than it fetches (its step ends that) or a git of this clone held a ref's lock (git's words say
+// so, and the step), that the call was interrupted, else that it could not be reached.
 func unreached(err error) string {
+	re, ok := errors.AsType[*gitremote.RefusedError](err)
 	switch {
+	case ok && re.Damaged():
+		return "its repository is damaged: " + RemoteStep
+	case errors.Is(err, remote.ErrUnreadable):
+		return "its claims line there is not one Cairn can read: " + RemoteStep
 	case nameable(err) || errors.Is(err, gitremote.ErrLocked):
 		return err.Error()
 	case errors.Is(err, context.Canceled):

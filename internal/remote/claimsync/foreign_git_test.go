@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/gittest"
 )
 
@@ -13,7 +14,8 @@ import (
 // Cairn did not write, done of a task set running here (its claim never confirmed) was refused
 // as if the remote were out of reach, to be marked done "once origin can be reached", which it
 // could be all along: the person and the model were never told what stood in the way. The
-// refusal names the ref and its step, as the done of a task this clone never claimed does.
+// refusal says what stands in the way, and the user's step (git's deletes a ref every machine
+// shares), as the done of a task this clone never claimed does.
 func TestDoneBesideAForeignClaimsRefSaysWhy(t *testing.T) {
 	bare := gittest.Bare(t)
 	url, base := "file://"+bare, t.TempDir()
@@ -26,12 +28,12 @@ func TestDoneBesideAForeignClaimsRefSaysWhy(t *testing.T) {
 		}
 	}
 	a := gitClone(t, url, filepath.Join(base, "a"))
-	if res, err := a.task("t1", "running"); err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "Cairn did not write") {
+	if res, err := a.task("t1", "running"); err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "not one Cairn can read: "+claimsync.RemoteStep) {
 		t.Fatalf("setting t1 running beside a foreign claims ref: %v %q", err, res.Warnings)
 	}
 	_, err := a.task("t1", "done")
-	if err == nil || !strings.Contains(err.Error(), "refs/cairn/claims/wf-1, points at a commit Cairn did not write") {
-		t.Fatalf("done beside a foreign claims ref: %v; want it refused, naming the ref", err)
+	if err == nil || !strings.Contains(err.Error(), "(its claims line there is not one Cairn can read: "+claimsync.RemoteStep+")") ||
+		!strings.HasSuffix(err.Error(), "mark it done once that is resolved") {
+		t.Fatalf("done beside a foreign claims ref: %v; want it refused, saying why and the user's step", err)
 	}
-	t.Log(err)
 }
