@@ -191,7 +191,7 @@ get). With --json prints the variables as one JSON object.`},
 			summary: "Print a shell completion script (commands, flags, phases, types, names).",
 			doc: `bash:  source <(cairn completion bash)     (needs the bash-completion package; or save it
        in ~/.local/share/bash-completion/completions/cairn)
-zsh:   cairn completion zsh > "${fpath[1]}/_cairn"
+zsh:   autoload -U compinit && compinit; source <(cairn completion zsh)  (in ~/.zshrc)
 fish:  cairn completion fish > ~/.config/fish/completions/cairn.fish`},
 		{name: "uninstall", usage: "uninstall [--yes] [--with-state] [--json]", noEngine: true, run: runUninstall,
 			summary: "Remove Cairn's lines and files from auto-memory, its binaries and its link.",
