@@ -431,6 +431,17 @@ func TestShellStepsGiveTheLimitsCommands(t *testing.T) {
 	}
 }
 
+// TestHelpOverviewFits: cairn help lists each command on one line of at most 100 columns;
+// doctor's, with its exit codes, ran to 132.
+func TestHelpOverviewFits(t *testing.T) {
+	t.Parallel()
+	for _, l := range strings.Split(overview(), "\n") {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("cairn help (%d columns): %q", n, l)
+		}
+	}
+}
+
 // TestHelpDocsAreFilled: a command's help reads as filled paragraphs, every line but a
 // paragraph's last (or one that opens an example with ':', or a table's, in columns) between
 // 60 and 95 columns; approve's broke after "To let agents" and ran on past 95, and sync's ran

@@ -72,7 +72,7 @@ refused. The approval, its time and NOTE are recorded and shown
 by cairn status. To let agents leave approval phases alone in this project, set
 "approvals": false in .claude/cairn/config.json.`},
 		{name: "statusline", usage: "statusline [--json]", noEngine: true, run: runStatusline, readOnly: true,
-			summary: "One short line for Claude Code's statusLine: type, phase, phases done of total, age.",
+			summary: "One short line for Claude Code's statusLine: type, phase, phases done, age.",
 			doc: `Reads Claude Code's statusLine JSON on stdin (its workspace.project_dir names the
 project) and prints, for the active workflow, e.g. "apex · plan 2/5 · 12m"; nothing when none
 is active (null with --json). It reads the state without a lock or a repair, in a few
@@ -115,14 +115,14 @@ expired and replaced, which Cairn files on its own, are kept as the note.`},
 			doc: `An expired workflow is archived, never deleted, and an expiry line is written to
 auto-memory. A workflow that has not expired is left alone and exit is 0.`},
 		{name: "doctor", usage: "doctor [--link] [--json]", noEngine: true, run: runDoctor, readOnly: true,
-			summary: "Check the install and the state; say what to fix. Exit 1 when a check fails, 3 when the state cannot be opened.",
+			summary: "Check the install and the state; say what to fix.",
 			doc: `Checks the binaries and plugin files, the state directory's permissions, the
 auto-memory directory, the locks, stale temp files and the workflow definitions, and names
 the files set aside in quarantine/ (how many, the newest by full path). The plugin
 is the directory above this executable's bin/ when it holds .claude-plugin/, else
 $CLAUDE_PLUGIN_ROOT, else the Cairn plugin Claude Code has installed (for this project or
 for the user). --link makes ~/.local/bin/cairn (cairn.exe on Windows) a link to this
-cairn.`},
+cairn. Exit 1 when a check fails, 3 when the state cannot be opened.`},
 		{name: "start", usage: "start TYPE CONTEXT [--id ID] [--scope S] [--ttl T] [--replace] [--json]", min: 2, max: 2, noEngine: true, run: runStart,
 			summary: "Start a workflow of TYPE (apex, debug, ...) in its first phase.",
 			doc: `CONTEXT is a one-line summary of the work. An active workflow is refused (exit 1)
@@ -140,7 +140,7 @@ metadata, in the same write. Entering a terminal phase completes and archives th
 a shell Claude Code started (the agent's Bash tool; cairn help approve says how it is told)
 it is refused until cairn approve has been run from a terminal of their own.`},
 		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", min: 2, max: 2, existing: true, run: runTask,
-			summary: "Add a task to the current phase, or move any task (pending, running, done, failed).",
+			summary: "Add a task to the current phase, or move one: pending, running, done, failed.",
 			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so
 one machine holds it: refused when another does (named, with how long ago). Offline it goes
 ahead, and the next cairn sync confirms the claim or sets the task back to pending.`},
@@ -185,13 +185,13 @@ get). With --json prints the variables as one JSON object.`},
 			doc:     `With --json prints the entries as one JSON array.`},
 		{name: "version", usage: "version [--json]", noEngine: true, run: runVersion,
 			summary: "Print cairn's version."},
-		{name: "help", usage: "help [COMMAND] [--json]", max: 2, noEngine: true, run: runHelp,
+		{name: "help", usage: "help [COMMAND] [--json]", max: 2, noEngine: true, run: runHelp, readOnly: true,
 			summary: "Show this overview, or one command's help."},
 		{name: "completion", usage: "completion bash|zsh|fish", min: 1, max: 1, noEngine: true, run: runCompletion, readOnly: true,
 			summary: "Print a shell completion script (commands, flags, phases, types, names).",
 			doc: `bash:  source <(cairn completion bash)     (needs the bash-completion package; or save it
        in ~/.local/share/bash-completion/completions/cairn)
-zsh:   cairn completion zsh > "${fpath[1]}/_cairn"
+zsh:   autoload -U compinit && compinit; source <(cairn completion zsh)  (in ~/.zshrc)
 fish:  cairn completion fish > ~/.config/fish/completions/cairn.fish`},
 		{name: "uninstall", usage: "uninstall [--yes] [--with-state] [--json]", noEngine: true, run: runUninstall,
 			summary: "Remove Cairn's lines and files from auto-memory, its binaries and its link.",

@@ -174,11 +174,12 @@ func TestInternalsSortsCommandsByWhatTheyCreate(t *testing.T) {
 	for _, n := range order {
 		c := commands[n]
 		switch {
+		case n == "help" || n == "version" || n == "uninstall":
 		case c.readOnly:
 			want["read"] = append(want["read"], n)
 		case c.onState:
 			want["state"] = append(want["state"], n)
-		case n != "help" && n != "version" && n != "uninstall":
+		default:
 			want["write"] = append(want["write"], n)
 		}
 	}

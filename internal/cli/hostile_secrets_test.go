@@ -637,3 +637,18 @@ func TestJSONAnswerOfAChangePrintsNoStoredSecret(t *testing.T) {
 		}
 	}
 }
+
+// cairn help, which stores nothing, answered a secret typed as the command's name with "secrets
+// are not stored; ... store a reference to it instead; nothing was changed": words for a
+// command that stores. It says there is no such command, the secret not repeated.
+func TestHelpOfASecretIsNoSuchCommand(t *testing.T) {
+	t.Parallel()
+	p := newCLIProject(t)
+	const tok = "ghp_R2d2C3poLuke0Leia1Han2Solo3Chewie4xY"
+	for _, args := range [][]string{{"help", tok}, {"help", "checkpoint", tok}} {
+		code, out := p.run("", args...)
+		if code != cli.ExitUsage || !strings.Contains(out, "no such command") || strings.Contains(out, "stored") || holds(out, tok) {
+			t.Errorf("cairn %s: exit %d:\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+}

@@ -306,3 +306,20 @@ func TestCollidingProjectIsNotToldAnothersPositionAsItsOwn(t *testing.T) {
 		})
 	}
 }
+
+// The L2-only report of a project whose memory another shares has no workflow state behind
+// it, as the plain L2-only one has not: it pointed to resume_check for details, which only
+// tells the same again.
+func TestSharedMemoryOnlyReportPointsToNoDetails(t *testing.T) {
+	a, b := twoProjectsOneMemory(t)
+	ea := a.open("s1")
+	must(ea.Start(engine.StartRequest{Type: "apex", Context: "the other work"}))(t)
+	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	r := b.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if r.Tier != "L2-only" || !strings.Contains(r.Next, "another project shares that memory") {
+		t.Fatalf("resume: tier %s, next %q", r.Tier, r.Next)
+	}
+	if strings.Contains(r.Report, "Details:") {
+		t.Errorf("report:\n%s", r.Report)
+	}
+}

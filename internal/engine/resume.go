@@ -392,7 +392,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		const head, kept = "The workflow state cannot be written", ", so no change to it would be kept"
 		next(doctorStep(head+seeWarning+kept, false), doctorStep(head+kept, true))
 	}
-	if !l1ok && (out.Next == workflow.NothingToResume || plan.Tier == workflow.TierL2Only) {
+	if !l1ok && plan.Tier.Stateless() {
 		// The user's request need not wait, but the user is told: a workflow started would be
 		// refused, memory's position line or not.
 		const head = "No workflow can be recorded"

@@ -157,6 +157,9 @@ func CloseFence(nonce string) string { return `</cairn-state nonce="` + nonce + 
 // it was (a report that names a workflow leaves the ending out).
 func Render(in Input) (text string, endedShown bool) {
 	tier := strings.ToLower(strings.TrimSpace(in.Tier))
+	if slices.Contains([]string{"l2only", "l2_only", "l2"}, tier) {
+		tier = string(workflow.TierL2Only)
+	}
 	if in.WorkflowID == "" && in.Ended != "" && !visible(in.Warnings...) && !visible(in.Notices...) {
 		// One line: the stored part quoted and sanitised, the rest Cairn's own words. With no
 		// fence here, a double quote stored in it would close the quotes early: it is shown
@@ -186,10 +189,9 @@ func Render(in Input) (text string, endedShown bool) {
 	if n != "" {
 		tails = append(tails, "Next: "+strings.TrimSuffix(n, ".")+".")
 	}
-	// A next step that calls the tool already needs no pointer to it, and one with no workflow
-	// state behind it (nothing to resume, memory's position only) has no details to point to:
-	// the call would tell it again.
-	if t := toolName(in.Tool); t != "" && !strings.Contains(n, t) && n != workflow.NothingToResume && n != workflow.MemoryOnly {
+	// A next step that calls the tool already needs no pointer to it, and a report with no
+	// workflow state behind it has no details to point to: the call would tell it again.
+	if t := toolName(in.Tool); t != "" && !strings.Contains(n, t) && !workflow.Tier(tier).Stateless() {
 		tails = append(tails, "Details: "+t+".")
 	}
 	tail := strings.Join(tails, " ")
@@ -222,7 +224,7 @@ func Render(in Input) (text string, endedShown bool) {
 		oNotices
 	)
 	// A damaged workflow's phase is unknown: memory's last position is the best there is.
-	if slices.Contains([]string{"l2-only", "l2only", "l2_only", "l2", "damaged"}, tier) || in.WorkflowID == "" {
+	if tier == string(workflow.TierL2Only) || tier == "damaged" || in.WorkflowID == "" {
 		b.field(oMemory, "last known position (from memory): ", in.L2Line, capL2, l2)
 	}
 	if in.WorkflowID == "" {

@@ -18,6 +18,10 @@ const (
 	TierNone    Tier = "none"    // nothing: a fresh start
 )
 
+// Stateless reports whether a resume of tier t has no workflow state behind it (nothing on
+// record, or memory's position only): no workflow to go on with, and no details to show.
+func (t Tier) Stateless() bool { return t == TierNone || t == TierL2Only }
+
 // Layer warnings, in the seed's words.
 const (
 	WarnL1Unavailable = "Cannot write state files — workflow state will not persist"
