@@ -230,7 +230,7 @@ func Open(cfg Config) (*Engine, error) {
 		if e == nil {
 			return "", false
 		}
-		d, err := e.typeDefinition(typ)
+		d, err := e.TypeDefinition(typ)
 		if err != nil {
 			return "", false
 		}
@@ -327,14 +327,8 @@ func (e *Engine) Definitions() []string { return e.definitions().Names() }
 // Definition returns the definition of workflow type name, as start and moves use it: ok is
 // false when there is none, or when a project file of the type does not load (TypeDefinition).
 func (e *Engine) Definition(name string) (*workflow.Definition, bool) {
-	d, err := e.typeDefinition(name)
+	d, err := e.TypeDefinition(name)
 	return d, err == nil
-}
-
-// TypeDefinition is Definition with the reason there is none: an unknown type, or a project
-// file of the type that does not load.
-func (e *Engine) TypeDefinition(name string) (*workflow.Definition, error) {
-	return e.typeDefinition(name)
 }
 
 // Warnings are the standing problems: L2 unavailable (not switched off), a config.json that does
@@ -692,19 +686,21 @@ const RecordAsk = "ask the user to run `cairn doctor`, which names what to corre
 
 func (e *recordError) Unwrap() error { return e.err }
 
-// definitionFor finds the definition of a record's type (typeDefinition).
+// definitionFor finds the definition of a record's type (TypeDefinition).
 func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error) {
 	if d := e.builtinOnly(r.Type); d != nil {
 		return d, nil
 	}
-	return e.typeDefinition(r.Type)
+	return e.TypeDefinition(r.Type)
 }
 
-// typeDefinition finds the definition of type typ. A definition that stands in for a user file
-// of the type that does not read or parse (workflow.Definitions.Broken), the built-in one or a
-// file that file would win against, is not the type's definition: a workflow may have run
-// under the broken file, with other phases and gates, so the type has none until it loads.
-func (e *Engine) typeDefinition(typ string) (*workflow.Definition, error) {
+// TypeDefinition finds the definition of type typ, or says why there is none: an unknown
+// type, or a project file of the type that does not load. A definition that stands in for a
+// user file of the type that does not read or parse (workflow.Definitions.Broken), the
+// built-in one or a file that file would win against, is not the type's definition: a
+// workflow may have run under the broken file, with other phases and gates, so the type has
+// none until it loads.
+func (e *Engine) TypeDefinition(typ string) (*workflow.Definition, error) {
 	defs := e.definitions()
 	d, err := defs.Get(typ)
 	if err == nil {
@@ -737,7 +733,7 @@ func (e *Engine) quickDefinition(typ string) *workflow.Definition {
 			}
 		}
 	}
-	d, _ := e.typeDefinition(typ)
+	d, _ := e.TypeDefinition(typ)
 	return d
 }
 

@@ -141,17 +141,14 @@ func stateErr(err error) error {
 	return err
 }
 
-// foreignSnapshot reports whether err is the store's refusal of a snapshot that holds no
+// IsForeignSnapshot reports whether err is the store's refusal of a snapshot that holds no
 // workflow record and has a version above the ones this Cairn reads: another tool's file, or a
 // newer Cairn's that moved its fields. It is left in place, not damage to repair: its one step
 // is to move it out of the state directory.
-func foreignSnapshot(err error) bool {
+func IsForeignSnapshot(err error) bool {
 	fe, ok := errors.AsType[*migrate.ForeignError](err)
 	return ok && fe.Newer
 }
-
-// IsForeignSnapshot reports whether err is the refusal of such a snapshot, left in place.
-func IsForeignSnapshot(err error) bool { return foreignSnapshot(err) }
 
 // UnusableState is the text of state that could not be opened, with one step: its own when
 // it says one (store.SaysStep), else cairn doctor, which checks each cause. The CLI and the

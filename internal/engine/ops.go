@@ -450,7 +450,7 @@ func (e *Engine) CheckStart(r StartRequest) error {
 }
 
 func (e *Engine) start(r StartRequest, check bool) (*Result, error) {
-	def, err := e.typeDefinition(r.Type)
+	def, err := e.TypeDefinition(r.Type)
 	if err != nil {
 		return nil, e.WithDefinitionErrors(err)
 	}

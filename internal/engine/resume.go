@@ -220,7 +220,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			msg = "the workflow snapshot is in an older format that could not be migrated and was left as it is: " + errors.Unwrap(ue.Err).Error() + "; it is " + file
 		}
 		out.Warnings = append(out.Warnings, msg)
-		if foreignSnapshot(err) {
+		if IsForeignSnapshot(err) {
 			// The user's one line, cut at a few hundred characters, starts with the step:
 			// the store's text says why at a length that would cut it off.
 			told = e.moveOut() + ": it holds no workflow record this Cairn reads (another tool's file, or a newer Cairn's) and was left as it is; Cairn then reads the workflow from its journal, if there is one"
@@ -508,7 +508,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			const head = "The workflow snapshot cannot be read and was left as it is" + seeWarning
 			next(doctorStep(head, false), head+": "+e.moveOut()+", then run `cairn status`, which rebuilds it from the journal; start no new work before.")
 		}
-		if foreignSnapshot(err) {
+		if IsForeignSnapshot(err) {
 			// Another tool's file or a newer Cairn's, not damage: the warning's one step.
 			const head = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is"
 			next(doctorStep(head+seeWarning, false), head+": "+e.moveOut()+", then run `cairn status`; start no new work before.")
@@ -651,7 +651,7 @@ func inTheWayFor(err error, person bool) string {
 }
 
 // moveOut is a person's step for a snapshot that holds no workflow record this Cairn reads
-// (foreignSnapshot): Cairn leaves it where it is.
+// (IsForeignSnapshot): Cairn leaves it where it is.
 func (e *Engine) moveOut() string {
 	return "move " + filepath.Join(e.st.Dir(), store.WorkflowFile) + " out of " + e.st.Dir()
 }
@@ -951,7 +951,7 @@ func (e *Engine) expireTTL(dryRun bool, again int) (*Result, error) {
 	}
 	if !expired {
 		at, _ := r.ExpiresAt()
-		return &Result{Message: fmt.Sprintf("workflow %s has not expired; it expires at %s (ttl %s)", r.WorkflowID, at.UTC().Format(time.RFC3339), ttlText(r.TTL))}, nil
+		return &Result{Message: fmt.Sprintf("workflow %s has not expired; it expires at %s (ttl %s)", r.WorkflowID, at.UTC().Format(time.RFC3339), cmp.Or(r.TTL, "24h"))}, nil
 	}
 	msg, info, warnings, err := e.expire(r, dryRun)
 	if errors.Is(err, errArchiveRaced) && again > 0 {
@@ -992,8 +992,6 @@ func (e *Engine) archiveEnded(r *workflow.Record) (*Result, error) {
 	res.Warnings = warned(res.Warnings, e.ended(r.WorkflowID, r.Revision, endingLine(r, reason)))
 	return res, nil
 }
-
-func ttlText(ttl string) string { return cmp.Or(ttl, "24h") }
 
 // exists says whether a referenced output exists; relative paths are from the project root.
 func (e *Engine) exists(p string) bool {

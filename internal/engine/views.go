@@ -134,7 +134,7 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 			ids = []string{""} // on record all the same
 		}
 		status, why := "damaged", "a file of its state cannot be read: see cairn status"
-		if foreignSnapshot(err) {
+		if IsForeignSnapshot(err) {
 			status, why = "unreadable", "its snapshot holds no workflow record this Cairn reads: see cairn status"
 		}
 		for _, id := range ids {
@@ -871,7 +871,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			return Check{Name: name, Detail: snap + " does not read as a workflow record: " + cmp.Or(errors.Unwrap(rerr), rerr).Error(),
 				Fix: "correct the field the error names in " + snap + " by hand, or restore the file from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}, false
 		}
-		if foreignSnapshot(err) {
+		if IsForeignSnapshot(err) {
 			return Check{Name: name, Detail: snap + ": " + err.Error() + "; another tool's file, or a newer Cairn's that this one cannot tell: Cairn leaves it as it is",
 				Fix: afterRemount(dir, e.moveOut()+", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before")}, false
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -149,7 +150,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 			r.Logf("trigger=%s; no active workflow, no anchor", cmp.Or(ev.Trigger, "-"))
 			return nil
 		}
-		r.Logf("trigger=%s; anchor of %d characters", cmp.Or(ev.Trigger, "-"), Units(anchor))
+		r.Logf("trigger=%s; anchor of %d characters", cmp.Or(ev.Trigger, "-"), textsafe.Units(anchor))
 		return []byte(Context(anchor, MaxReason) + "\n")
 	}
 

@@ -101,15 +101,6 @@ func encode(v any) []byte {
 	return b.Bytes()
 }
 
-// Units is the length of s as Claude Code measures it: UTF-16 code units.
-func Units(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r) // range yields U+FFFD, one unit, for an invalid byte: never -1
-	}
-	return n
-}
-
 // Context returns s as multi-line text of at most max UTF-16 units: invalid UTF-8 and control
 // characters other than newline and tab are dropped, line ends normalised. A longer text
 // keeps its leading lines, a note saying it was cut and where the rest is, and its last line,
@@ -119,7 +110,7 @@ func Context(s string, max int) string {
 	if s == "" || max <= 0 {
 		return ""
 	}
-	total := Units(s)
+	total := textsafe.Units(s)
 	if total <= max {
 		return s
 	}
@@ -130,13 +121,13 @@ func Context(s string, max int) string {
 		last = clip(lines[len(lines)-1], max/4)
 		lines = lines[:len(lines)-1]
 	}
-	room := max - Units(note) - Units(last) - 2 // two newlines
+	room := max - textsafe.Units(note) - textsafe.Units(last) - 2 // two newlines
 	if room < 0 {
 		return clip(s, max)
 	}
 	kept, used := 0, -1 // a newline before every line but the first
 	for _, line := range lines {
-		if used += 1 + Units(line); used > room {
+		if used += 1 + textsafe.Units(line); used > room {
 			break
 		}
 		kept++
@@ -155,7 +146,7 @@ func Context(s string, max int) string {
 // quarantine/, a temp file: isPath) is never cut in two (see cutAt).
 func OneLine(s string, max int) string {
 	s = textsafe.OneLine(s)
-	total := Units(s)
+	total := textsafe.Units(s)
 	if total <= max {
 		return s
 	}
@@ -193,7 +184,7 @@ func atWords(s string, b, e, slack int) (int, int) {
 	if inWord(e) {
 		ws := wordStart(e)
 		nb := b // as many units fewer kept before the cut as after it are kept more
-		for need := Units(s[ws:e]); need > 0 && nb > 0; {
+		for need := textsafe.Units(s[ws:e]); need > 0 && nb > 0; {
 			r, size := utf8.DecodeLastRuneInString(s[:nb])
 			nb, need = nb-size, need-utf16.RuneLen(r)
 		}
@@ -221,9 +212,9 @@ func cutAt(s string, total, limit int) (start, end int) {
 	pos := 0
 	for _, w := range strings.SplitAfter(s, " ") {
 		if isPath(w) {
-			paths = append(paths, span{pos, pos + Units(w)})
+			paths = append(paths, span{pos, pos + textsafe.Units(w)})
 		}
-		pos += Units(w)
+		pos += textsafe.Units(w)
 	}
 	// after(u) is the index of the first path ending after u.
 	after := func(u int) int { return sort.Search(len(paths), func(i int) bool { return paths[i].to > u }) }
@@ -294,7 +285,7 @@ func abs(n int) int {
 
 // clip cuts s to at most max UTF-16 units, ending a cut with "…".
 func clip(s string, max int) string {
-	if Units(s) <= max {
+	if textsafe.Units(s) <= max {
 		return s
 	}
 	if max < 1 {

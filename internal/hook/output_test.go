@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -128,10 +129,10 @@ func TestCapsHold(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := got.HookSpecificOutput.AdditionalContext
-			if n := hook.Units(ctx); n > hook.MaxContext || n == 0 {
+			if n := textsafe.Units(ctx); n > hook.MaxContext || n == 0 {
 				t.Fatalf("additionalContext is %d units, want 1..%d", n, hook.MaxContext)
 			}
-			if n := hook.Units(got.SystemMessage); n > hook.MaxMessage {
+			if n := textsafe.Units(got.SystemMessage); n > hook.MaxMessage {
 				t.Fatalf("systemMessage is %d units, want at most %d", n, hook.MaxMessage)
 			}
 			if strings.Contains(got.SystemMessage, "\n") {
@@ -151,7 +152,7 @@ func TestCapsHold(t *testing.T) {
 			if err := json.Unmarshal(stop, &s); err != nil {
 				t.Fatal(err)
 			}
-			if n := hook.Units(s.Reason); n > hook.MaxReason {
+			if n := textsafe.Units(s.Reason); n > hook.MaxReason {
 				t.Fatalf("reason is %d units, want at most %d", n, hook.MaxReason)
 			}
 		})
@@ -174,7 +175,7 @@ func TestContextAndOneLine(t *testing.T) {
 		{"Context", "tab-kept", "a\tb", 10, "a\tb"},
 		{"Context", "controls-dropped", "a\x00b\x07c\u0085d", 10, "abcd"},
 		{"Context", "zero-max", "abc", 0, ""},
-		{"Context", "keeps-head-and-last", long, hook.Units(cut) + 13, "l1\nl2\nl3\n" + cut + "\nend"},
+		{"Context", "keeps-head-and-last", long, textsafe.Units(cut) + 13, "l1\nl2\nl3\n" + cut + "\nend"},
 		{"Context", "tiny-cap", "0123456789abcdef", 5, "0123…"},
 		{"OneLine", "plain", "Cairn: ok", 50, "Cairn: ok"},
 		{"OneLine", "folds", "  a\n\n b\t c  ", 50, "a b c"},
@@ -237,14 +238,14 @@ func FuzzContext(f *testing.F) {
 			max = -max + 1
 		}
 		got := hook.Context(s, max)
-		if n := hook.Units(got); n > max {
+		if n := textsafe.Units(got); n > max {
 			t.Fatalf("Context(_, %d) is %d units", max, n)
 		}
 		if !utf8.ValidString(got) {
 			t.Fatal("invalid UTF-8")
 		}
 		line := hook.OneLine(s, max)
-		if n := hook.Units(line); n > max || strings.ContainsAny(line, "\n\r") {
+		if n := textsafe.Units(line); n > max || strings.ContainsAny(line, "\n\r") {
 			t.Fatalf("OneLine(_, %d) = %q", max, line)
 		}
 	})

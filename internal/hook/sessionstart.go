@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // SessionStartName is the SessionStart hook's binary, and the prefix of its stderr lines.
@@ -147,7 +148,7 @@ func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) 
 	if res.Report == "" {
 		b.WriteString("; nothing to report")
 	} else {
-		fmt.Fprintf(&b, "; report of %d characters", Units(res.Report))
+		fmt.Fprintf(&b, "; report of %d characters", textsafe.Units(res.Report))
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // updateNotice is the line telling the user that the plugin running at CLAUDE_PLUGIN_ROOT was
@@ -32,7 +33,7 @@ func withUpdateNotice(getenv func(string) string, out []byte) []byte {
 	}
 	if old, ok := fields["systemMessage"]; ok {
 		var s string
-		if json.Unmarshal(old, &s) != nil || Units(msg)+1+Units(s) > MaxMessage {
+		if json.Unmarshal(old, &s) != nil || textsafe.Units(msg)+1+textsafe.Units(s) > MaxMessage {
 			return out
 		}
 		msg += " " + s

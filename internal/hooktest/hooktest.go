@@ -27,6 +27,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/storetest"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -463,7 +464,7 @@ func CheckOutput(s, event string) error {
 	}
 	if raw, ok := out["systemMessage"]; ok {
 		var m string
-		if json.Unmarshal(raw, &m) != nil || m == "" || hook.Units(m) > hook.MaxMessage || strings.ContainsAny(m, "\r\n") {
+		if json.Unmarshal(raw, &m) != nil || m == "" || textsafe.Units(m) > hook.MaxMessage || strings.ContainsAny(m, "\r\n") {
 			return fmt.Errorf("systemMessage %s is not one short line", raw)
 		}
 	}
@@ -481,15 +482,15 @@ func CheckOutput(s, event string) error {
 			if h.HookEventName != "SessionStart" {
 				return fmt.Errorf("hookEventName %q: Claude Code drops the context without SessionStart", h.HookEventName)
 			}
-			if h.AdditionalContext == "" || hook.Units(h.AdditionalContext) > hook.MaxContext {
-				return fmt.Errorf("additionalContext is %d characters, want 1..%d", hook.Units(h.AdditionalContext), hook.MaxContext)
+			if h.AdditionalContext == "" || textsafe.Units(h.AdditionalContext) > hook.MaxContext {
+				return fmt.Errorf("additionalContext is %d characters, want 1..%d", textsafe.Units(h.AdditionalContext), hook.MaxContext)
 			}
 		case event == "Stop" && k == "decision":
 			if string(raw) != `"block"` {
 				return fmt.Errorf("decision %s, want \"block\"", raw)
 			}
 			var reason string
-			if json.Unmarshal(out["reason"], &reason) != nil || reason == "" || hook.Units(reason) > hook.MaxReason {
+			if json.Unmarshal(out["reason"], &reason) != nil || reason == "" || textsafe.Units(reason) > hook.MaxReason {
 				return fmt.Errorf("a block needs a reason of 1..%d characters, got %s", hook.MaxReason, out["reason"])
 			}
 		case event == "Stop" && k == "reason":

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf16"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // MEMORY.md limits: Claude Code loads its first 200 lines and then its first 25,000 UTF-16
@@ -43,22 +44,13 @@ func claudeLoads(content []byte) iter.Seq[string] {
 		}
 		n, units := 0, 0
 		for l := range strings.SplitSeq(s, "\n") {
-			units += utf16Len(l)
+			units += textsafe.Units(l)
 			if n == loadedLineCap || units > loadedUnitsCap || !yield(l) {
 				return
 			}
 			n, units = n+1, units+1
 		}
 	}
-}
-
-// utf16Len is the length of s in UTF-16 units, as JavaScript counts a string.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r) // an invalid byte reads as U+FFFD: one unit
-	}
-	return n
 }
 
 // othersLoaded is how many lines not of target's entry Claude Code loads of content.
@@ -437,7 +429,7 @@ func SetEntry(content []byte, target, entry string) []byte {
 		ls = removeLine(ls, i)
 		i--
 	}
-	if keep >= 0 && fits(ls, keep, utf16Len(prefix+entry)) {
+	if keep >= 0 && fits(ls, keep, textsafe.Units(prefix+entry)) {
 		ls[keep].text = prefix + entry
 		return joinLines(ls)
 	}
@@ -486,12 +478,12 @@ func entryIs(content []byte, target, line string) bool {
 	i, off := 0, 0
 	for l := range lines(content) {
 		if !l.code && strings.TrimPrefix(l.text, bom) == line {
-			return loaded(i, off+utf16Len(l.text))
+			return loaded(i, off+textsafe.Units(l.text))
 		}
 		if l.owns(target) {
 			return false
 		}
-		i, off = i+1, off+utf16Len(l.text)+len(l.eol)
+		i, off = i+1, off+textsafe.Units(l.text)+len(l.eol)
 	}
 	return false
 }
@@ -502,12 +494,12 @@ func loadedEntry(content []byte, target string) string {
 	i, off := 0, 0
 	for l := range lines(content) {
 		if l.owns(target) {
-			if !loaded(i, off+utf16Len(l.text)) {
+			if !loaded(i, off+textsafe.Units(l.text)) {
 				return ""
 			}
 			return strings.TrimPrefix(l.text, bom)
 		}
-		i, off = i+1, off+utf16Len(l.text)+len(l.eol)
+		i, off = i+1, off+textsafe.Units(l.text)+len(l.eol)
 	}
 	return ""
 }
@@ -553,7 +545,7 @@ func fits(ls []line, i, n int) bool {
 	}
 	off := 0
 	for _, l := range ls[:i] {
-		off += utf16Len(l.text) + len(l.eol)
+		off += textsafe.Units(l.text) + len(l.eol)
 	}
 	return loaded(i, off+n)
 }
@@ -564,7 +556,7 @@ func loaded(i, end int) bool { return i < maxIndexLine && end < maxIndexOffset }
 
 func insertEntry(ls []line, entry, eol string) []line {
 	at := len(ls)
-	if at > 0 && !fits(ls, at, utf16Len(entry)+len(eol)) {
+	if at > 0 && !fits(ls, at, textsafe.Units(entry)+len(eol)) {
 		at = 0
 		if first := ls[0].text; strings.HasPrefix(first, bom) || strings.HasPrefix(strings.TrimLeft(first, " "), "#") {
 			at = 1

@@ -17,8 +17,18 @@ package textsafe
 import (
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
+
+// Units is the length of s as Claude Code (JavaScript) measures it: UTF-16 code units.
+func Units(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r) // range yields U+FFFD, one unit, for an invalid byte: never -1
+	}
+	return n
+}
 
 // Ellipsis ends a line cut at its rune cap.
 const Ellipsis = "…"

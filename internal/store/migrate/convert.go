@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -199,7 +200,7 @@ func (c *conv) nameOf(v any) (string, bool) {
 func (c *conv) name(raw string) string {
 	n := sanitizeName(raw, false)
 	if c.rec.Type == "coordinate" {
-		n = coordinateAlias(n)
+		n = cmp.Or(coordinateAliases[n], n)
 	}
 	if n != "" && n != strings.ToLower(raw) {
 		c.renamed[raw] = n
@@ -221,28 +222,14 @@ func (c *conv) setVar(k, v string) {
 	}
 }
 
-// coordinateAlias maps seed 003's state names (sm_transition "research" "planning", ...,
+// coordinateAliases maps seed 003's state names (sm_transition "research" "planning", ...,
 // CURRENT_STATE=implementation) onto the coordinate definition's phases; other names stay.
-func coordinateAlias(n string) string {
-	switch n {
-	case "init", "initialization", "initializing":
-		return "initialize"
-	case "researching":
-		return "research"
-	case "planning":
-		return "plan"
-	case "implementation", "implementing":
-		return "implement"
-	case "testing", "tests":
-		return "test"
-	case "debugging":
-		return "debug"
-	case "documentation", "documenting", "docs":
-		return "document"
-	case "completed", "done":
-		return "complete"
-	}
-	return n
+var coordinateAliases = map[string]string{
+	"init": "initialize", "initialization": "initialize", "initializing": "initialize",
+	"researching": "research", "planning": "plan", "implementation": "implement",
+	"implementing": "implement", "testing": "test", "tests": "test", "debugging": "debug",
+	"documentation": "document", "documenting": "document", "docs": "document",
+	"completed": "complete", "done": "complete",
 }
 
 // deriveState picks the current phase of a type whose phases are known when the old document
