@@ -1342,5 +1342,5 @@ func (s *Store) EachArchiveState(dir string, after int64, fn func(Record) error)
 	}
 	return eachSince(func(fn func(Record) error) error {
 		return s.journalLines(archiveDir+"/"+dir+"/journal.jsonl", dir, after, fn)
-	}, after, fn)
+	}, after, anyRecord, fn)
 }

@@ -603,7 +603,7 @@ func (s *Store) EachJournalSince(id string, after int64, fn func(Record) error) 
 	if err := ValidWorkflowID(id); err != nil {
 		return err
 	}
-	return eachSince(func(fn func(Record) error) error { return s.journalLines(journalFile(id), id, after, fn) }, after, fn)
+	return eachSince(func(fn func(Record) error) error { return s.journalLines(journalFile(id), id, after, fn) }, after, anyRecord, fn)
 }
 
 // ReadJournalKindSince is ReadJournalSince for the last records whose event is kind alone, at
@@ -621,7 +621,8 @@ func (s *Store) readStatesSince(id string, after int64, want func(Record) bool, 
 	if err != nil {
 		return nil, err
 	}
-	out, err := states(recs, func(r Record) bool { return r.Revision > after && want(r) })
+	var out []Record
+	err = eachSince(eachRecord(recs, after), after, want, func(r Record) error { out = append(out, r); return nil })
 	if last > 0 && len(out) > last {
 		out = out[len(out)-last:]
 	}
@@ -634,7 +635,7 @@ func (s *Store) linesSince(id string, after int64, want func(Record) bool, last 
 	enough := func(n int) bool { return last > 0 && n >= last }
 	var newest int64
 	wanted := 0
-	recs, sealed, err := s.readBackTo(id, func(r Record) bool {
+	recs, err := s.readBackTo(id, func(r Record) bool {
 		if r.Seq >= newest {
 			newest, wanted = r.Seq, 0 // a wider window is read back from the last line again
 		}
@@ -645,13 +646,7 @@ func (s *Store) linesSince(id string, after int64, want func(Record) bool, last 
 	}, true, func(recs []Record) bool {
 		return len(recs) > 0 && recs[0].Snapshot != nil && recs[0].Revision <= after+1
 	})
-	if err != nil {
-		return nil, err
-	}
-	if sealed {
-		recs = recs[max(slices.IndexFunc(recs, func(r Record) bool { return r.Snapshot != nil }), 0):]
-	}
-	return recs, nil
+	return recs, err
 }
 
 // ReadEventsSince returns the records of workflow id's journal with a revision above after,
@@ -659,7 +654,7 @@ func (s *Store) linesSince(id string, after int64, want func(Record) bool, last 
 // changes since after, at the cost of those lines. It reads the journal backwards only as far
 // as the line at after, and the sealed segments only when that line is in them.
 func (s *Store) ReadEventsSince(id string, after int64) ([]Record, error) {
-	recs, _, err := s.readBackTo(id, func(r Record) bool { return r.Revision <= after }, true,
+	recs, err := s.readBackTo(id, func(r Record) bool { return r.Revision <= after }, true,
 		func(recs []Record) bool { return len(recs) > 0 && recs[0].Revision <= after })
 	i := slices.IndexFunc(recs, func(r Record) bool { return r.Revision > after })
 	if err != nil || i < 0 {
@@ -671,17 +666,17 @@ func (s *Store) ReadEventsSince(id string, after int64) ([]Record, error) {
 // readBackTo reads workflow id's active journal backwards from its end to the newest record
 // stop is true for (tailRecords), and when what it read does not reach back as far as reached
 // asks (or stop was never true) and segments were sealed from it, the journal again with the
-// segments, newest first, back to the one holding the newest record stop is true for (sealed).
+// segments, newest first, back to the one holding the newest record stop is true for.
 // stop sees each record once, newest first, except that a wider window of the active journal
 // is read back from its last line again.
-func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reached func([]Record) bool) (recs []Record, sealed bool, err error) {
+func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reached func([]Record) bool) (recs []Record, err error) {
 	if err := ValidWorkflowID(id); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	jf := journalFile(id)
 	stopped := false
 	if recs, err = s.tailRecords(jf, func(r Record) bool { stopped = stop(r); return stopped }, false, events, nil); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if !stopped && !reached(recs) {
 		// The active journal starts after the line asked for: the rest is sealed.
@@ -702,12 +697,12 @@ func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reach
 				return false
 			})
 			if jerr != nil {
-				return nil, false, cmp.Or(err, jerr)
+				return nil, cmp.Or(err, jerr)
 			}
-			return j.Records, true, nil
+			return j.Records, nil
 		}
 	}
-	return recs, false, nil
+	return recs, nil
 }
 
 // journalLines hands fn the verified records of the journal file and the segments sealed from
@@ -869,8 +864,7 @@ func (l *lineReader) each(fn func(Record) error) (stopped, err error) {
 	}
 }
 
-// States returns j's records from its first full line on, oldest first, each with its
-// complete state in Snapshot (what ReadJournalSince gives for the active workflow, here for a
+// States returns j's records, oldest first, each with its complete state in Snapshot (what ReadJournalSince gives for the active workflow, here for a
 // journal already read, such as an archive's).
 func (j Journal) States() ([]Record, error) {
 	var out []Record
@@ -879,39 +873,11 @@ func (j Journal) States() ([]Record, error) {
 }
 
 // EachState is States handing fn, one at a time as it is built, each record after revision
-// after (so that the states are not held at once, each a full copy of the record); the replay
-// starts at the newest full line before them, and the states before them are not built. fn's
-// error stops it and is returned.
+// after (so that the states are not held at once, each a full copy of the record), as
+// EachJournalSince: the replay starts at the newest full line at or before after+1, and the
+// states before them are not built. fn's error stops it and is returned.
 func (j Journal) EachState(after int64, fn func(Record) error) error {
-	first := slices.IndexFunc(j.Records, func(r Record) bool { return r.Revision > after })
-	start := -1
-	for i, r := range j.Records {
-		if r.Snapshot != nil && (start < 0 || i <= first) {
-			start = i
-		}
-	}
-	if start < 0 || first < 0 {
-		return nil
-	}
-	return eachState(j.Records[start:], func(r Record) bool { return r.Revision > after }, fn)
-}
-
-// states replays recs (from a full line on) and returns those want is true for, oldest first,
-// each with its complete state in Snapshot. The others are applied, not built: a long chain of
-// small changes to a large record costs its changes.
-func states(recs []Record, want func(Record) bool) ([]Record, error) {
-	var out []Record
-	err := eachState(recs, want, func(r Record) error { out = append(out, r); return nil })
-	return out, err
-}
-
-// eachState is states handing fn each record as it is built; fn's error stops it.
-func eachState(recs []Record, want func(Record) bool, fn func(Record) error) error {
-	_, err := replay(recs, want, func(r Record, state []byte) error {
-		r.Snapshot, r.Delta = state, nil
-		return fn(r)
-	})
-	return err
+	return eachSince(eachRecord(j.Records, after), after, anyRecord, fn)
 }
 
 // errChain: a delta line does not follow the line before it (a damaged line in between) or
@@ -1028,23 +994,23 @@ func (x *replayer) broken() ([]byte, error) {
 }
 
 // eachSince replays the records source hands it, oldest first, and hands fn each one after
-// revision after with its state, one at a time: a long journal costs one state, not its lines.
-// A broken chain is errChain, told after the records before it, unless a full line at or before
-// after mends it: what a replay from the newest full line at or before after meets. The last
-// record's state is checked by its sum even when fn does not want it.
-func eachSince(source func(func(Record) error) error, after int64, fn func(Record) error) error {
+// revision after that want is true for, with its state, one at a time: a long journal costs a
+// state, not its lines; the other states are not built (the last one's sum checks them). A
+// broken chain is errChain, told after the records before it, unless a full line at or before
+// after+1 mends it: the states after after are rebuilt from there.
+func eachSince(source func(func(Record) error) error, after int64, want func(Record) bool, fn func(Record) error) error {
 	x := replayer{own: true}
 	broken := false
 	unchecked := "" // the sum of the last record's state, when it was not built
 	err := source(func(r Record) error {
-		wanted := r.Revision > after
+		wanted := r.Revision > after && want(r)
 		next, err := x.step(r, wanted)
 		if err != nil {
 			broken = true
-		} else if r.Snapshot != nil && !wanted {
+		} else if r.Snapshot != nil && r.Revision <= after+1 {
 			broken = false
 		}
-		if broken && wanted {
+		if broken && r.Revision > after {
 			return errChain
 		}
 		if unchecked = ""; !wanted {
@@ -1057,14 +1023,33 @@ func eachSince(source func(func(Record) error) error, after int64, fn func(Recor
 	if err != nil {
 		return err
 	}
-	if broken {
-		return errChain
-	}
-	if unchecked != "" && x.tree != nil && stateSum(x.tree.appendTo(make([]byte, 0, x.size+x.size/8))) != unchecked {
+	if broken || unchecked != "" && x.tree != nil && stateSum(x.tree.appendTo(make([]byte, 0, x.size+x.size/8))) != unchecked {
 		return errChain
 	}
 	return nil
 }
+
+// eachRecord is a source for eachSince from revision after: recs, oldest first, from the newest
+// full line at or before after+1 (the records before it rebuild no state eachSince hands on).
+func eachRecord(recs []Record, after int64) func(func(Record) error) error {
+	for i, r := range slices.Backward(recs) {
+		if r.Snapshot != nil && r.Revision <= after+1 {
+			recs = recs[i:]
+			break
+		}
+	}
+	return func(fn func(Record) error) error {
+		for _, r := range recs {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// anyRecord wants every record.
+func anyRecord(Record) bool { return true }
 
 // tailRecords reads a journal file backwards from its end (readBack) and returns its verified
 // records, oldest first, from the newest one for which stop is true (or from the first line).
