@@ -1333,3 +1333,14 @@ func (s *Store) ReadArchiveJournal(dir string) (Journal, error) {
 	}
 	return j, nil
 }
+
+// EachArchiveState is Journal.EachState over an archived workflow's journal (dir is an
+// ArchiveInfo.Dir), read one line at a time: a long journal is not held whole.
+func (s *Store) EachArchiveState(dir string, after int64, fn func(Record) error) error {
+	if !archiveDirName(dir) {
+		return &NotFoundError{What: "archive", Name: dir}
+	}
+	return eachSince(func(fn func(Record) error) error {
+		return s.journalLines(archiveDir+"/"+dir+"/journal.jsonl", dir, after, fn)
+	}, after, anyRecord, fn)
+}

@@ -600,11 +600,10 @@ func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
 // the states are not held at once (each a full copy of the record); fn's error stops it and is
 // returned. A broken chain is told (BrokenChain) after the records before it.
 func (s *Store) EachJournalSince(id string, after int64, fn func(Record) error) error {
-	recs, err := s.linesSince(id, after, func(Record) bool { return true }, 0)
-	if err != nil {
+	if err := ValidWorkflowID(id); err != nil {
 		return err
 	}
-	return eachState(recs, func(r Record) bool { return r.Revision > after }, fn)
+	return eachSince(func(fn func(Record) error) error { return s.journalLines(journalFile(id), id, after, fn) }, after, anyRecord, fn)
 }
 
 // ReadJournalKindSince is ReadJournalSince for the last records whose event is kind alone, at
@@ -622,7 +621,8 @@ func (s *Store) readStatesSince(id string, after int64, want func(Record) bool, 
 	if err != nil {
 		return nil, err
 	}
-	out, err := states(recs, func(r Record) bool { return r.Revision > after && want(r) })
+	var out []Record
+	err = eachSince(eachRecord(recs, after), after, want, func(r Record) error { out = append(out, r); return nil })
 	if last > 0 && len(out) > last {
 		out = out[len(out)-last:]
 	}
@@ -635,7 +635,7 @@ func (s *Store) linesSince(id string, after int64, want func(Record) bool, last 
 	enough := func(n int) bool { return last > 0 && n >= last }
 	var newest int64
 	wanted := 0
-	recs, sealed, err := s.readBackTo(id, func(r Record) bool {
+	recs, err := s.readBackTo(id, func(r Record) bool {
 		if r.Seq >= newest {
 			newest, wanted = r.Seq, 0 // a wider window is read back from the last line again
 		}
@@ -646,13 +646,7 @@ func (s *Store) linesSince(id string, after int64, want func(Record) bool, last 
 	}, true, func(recs []Record) bool {
 		return len(recs) > 0 && recs[0].Snapshot != nil && recs[0].Revision <= after+1
 	})
-	if err != nil {
-		return nil, err
-	}
-	if sealed {
-		recs = recs[max(slices.IndexFunc(recs, func(r Record) bool { return r.Snapshot != nil }), 0):]
-	}
-	return recs, nil
+	return recs, err
 }
 
 // ReadEventsSince returns the records of workflow id's journal with a revision above after,
@@ -660,7 +654,7 @@ func (s *Store) linesSince(id string, after int64, want func(Record) bool, last 
 // changes since after, at the cost of those lines. It reads the journal backwards only as far
 // as the line at after, and the sealed segments only when that line is in them.
 func (s *Store) ReadEventsSince(id string, after int64) ([]Record, error) {
-	recs, _, err := s.readBackTo(id, func(r Record) bool { return r.Revision <= after }, true,
+	recs, err := s.readBackTo(id, func(r Record) bool { return r.Revision <= after }, true,
 		func(recs []Record) bool { return len(recs) > 0 && recs[0].Revision <= after })
 	i := slices.IndexFunc(recs, func(r Record) bool { return r.Revision > after })
 	if err != nil || i < 0 {
@@ -672,17 +666,17 @@ func (s *Store) ReadEventsSince(id string, after int64) ([]Record, error) {
 // readBackTo reads workflow id's active journal backwards from its end to the newest record
 // stop is true for (tailRecords), and when what it read does not reach back as far as reached
 // asks (or stop was never true) and segments were sealed from it, the journal again with the
-// segments, newest first, back to the one holding the newest record stop is true for (sealed).
+// segments, newest first, back to the one holding the newest record stop is true for.
 // stop sees each record once, newest first, except that a wider window of the active journal
 // is read back from its last line again.
-func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reached func([]Record) bool) (recs []Record, sealed bool, err error) {
+func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reached func([]Record) bool) (recs []Record, err error) {
 	if err := ValidWorkflowID(id); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	jf := journalFile(id)
 	stopped := false
 	if recs, err = s.tailRecords(jf, func(r Record) bool { stopped = stop(r); return stopped }, false, events, nil); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if !stopped && !reached(recs) {
 		// The active journal starts after the line asked for: the rest is sealed.
@@ -703,16 +697,174 @@ func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reach
 				return false
 			})
 			if jerr != nil {
-				return nil, false, cmp.Or(err, jerr)
+				return nil, cmp.Or(err, jerr)
 			}
-			return j.Records, true, nil
+			return j.Records, nil
 		}
 	}
-	return recs, false, nil
+	return recs, nil
 }
 
-// States returns j's records from its first full line on, oldest first, each with its
-// complete state in Snapshot (what ReadJournalSince gives for the active workflow, here for a
+// journalLines hands fn the verified records of the journal file and the segments sealed from
+// it, oldest first, as readJournalFile keeps them (each sequence number once, rising), one line
+// at a time as it is read: a long journal is not held whole. It starts at the newest of those
+// files whose first record is a full line at or before revision after+1 (the oldest when none
+// is): the records before it are not needed to rebuild the states after after. The journal
+// file is opened first, as readJournalFile reads it first: a compaction running meanwhile
+// replaces it, and the lines it sealed are in a segment by the time the segments are listed.
+func (s *Store) journalLines(file, id string, after int64, fn func(Record) error) error {
+	active, err := openLines(s, file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return s.readErr("the journal of "+id, file, err)
+	}
+	defer active.close()
+	starts := func(r *Record) bool { return r != nil && r.Snapshot != nil && r.Revision <= after+1 }
+	var segs []string
+	if first, err := active.first(); err != nil {
+		return s.readErr("the journal of "+id, file, err)
+	} else if !starts(first) {
+		if segs, err = s.segments(file); err != nil {
+			return s.readErr("the sealed journal of "+id, sealedDir(file)+"/", err)
+		}
+		for i := len(segs) - 1; i > 0; i-- {
+			seg, err := openLines(s, segs[i])
+			first, ferr := seg.first()
+			seg.close()
+			if err = cmp.Or(err, ferr); err != nil {
+				return fmt.Errorf("reading journal %s in %s: %w", segs[i], s.dir, err)
+			}
+			if starts(first) {
+				segs = segs[i:]
+				break
+			}
+		}
+	}
+	var seq, rev int64
+	keep := func(r Record) error {
+		if r.Seq <= seq || r.Revision <= rev {
+			return nil // out of sequence, or a line sealed and still in a later file
+		}
+		seq, rev = r.Seq, r.Revision
+		return fn(r)
+	}
+	for _, name := range segs {
+		seg, err := openLines(s, name)
+		var stopped error
+		if err == nil {
+			stopped, err = seg.each(keep)
+			seg.close()
+		}
+		if stopped != nil {
+			return stopped
+		}
+		if err != nil {
+			return fmt.Errorf("reading journal %s in %s: %w", name, s.dir, err)
+		}
+	}
+	stopped, err := active.each(keep)
+	if err != nil {
+		return s.readErr("the journal of "+id, file, err)
+	}
+	return stopped
+}
+
+// lineReader reads a journal file's verified records forward, one line at a time, through a
+// small window: a line longer than the window is read again whole into its own buffer, so
+// that what is held is the lines themselves.
+type lineReader struct {
+	f      durable.File
+	buf    []byte // the window; buf[lo:hi] is not read yet
+	lo, hi int
+	off    int64 // the file offset of buf[hi]
+}
+
+// openLines opens file for reading its records; a missing file reads as one without any.
+func openLines(s *Store, file string) (*lineReader, error) {
+	f, st, err := durable.OpenRead(s.fs, file)
+	if err != nil {
+		return &lineReader{}, err
+	}
+	if st.Size() > MaxJournalSize {
+		f.Close()
+		return &lineReader{}, fmt.Errorf("%w: %d bytes, the limit is %d", durable.ErrTooLarge, st.Size(), MaxJournalSize)
+	}
+	return &lineReader{f: f, buf: make([]byte, 64<<10)}, nil
+}
+
+func (l *lineReader) close() {
+	if l.f != nil {
+		l.f.Close()
+	}
+}
+
+// whole returns the next whole line, without its newline, in a buffer of its own (a state
+// rebuilt from it may keep parts of it); nil at the end (a torn last line is no line).
+func (l *lineReader) whole() ([]byte, error) {
+	if i := bytes.IndexByte(l.buf[l.lo:l.hi], '\n'); i >= 0 {
+		line := bytes.Clone(l.buf[l.lo : l.lo+i])
+		l.lo += i + 1
+		return line, nil
+	}
+	start := l.off - int64(l.hi-l.lo)
+	for {
+		if l.off > MaxJournalSize {
+			return nil, fmt.Errorf("%w: over %d bytes", durable.ErrTooLarge, int64(MaxJournalSize))
+		}
+		n, err := l.f.ReadAt(l.buf, l.off)
+		if i := bytes.IndexByte(l.buf[:n], '\n'); i >= 0 {
+			line := make([]byte, l.off+int64(i)-start)
+			if _, err := l.f.ReadAt(line, start); err != nil {
+				return nil, err
+			}
+			l.off, l.lo, l.hi = l.off+int64(n), i+1, n
+			return line, nil
+		}
+		l.off, l.lo, l.hi = l.off+int64(n), n, n
+		if err == io.EOF {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// first returns the file's first verified record, and reads the file from its start again.
+func (l *lineReader) first() (*Record, error) {
+	r, err := l.line()
+	l.lo, l.hi, l.off = 0, 0, 0
+	return r, err
+}
+
+// line reads the next verified record from the file, nil at the end.
+func (l *lineReader) line() (*Record, error) {
+	for l.f != nil {
+		line, err := l.whole()
+		if err != nil || line == nil {
+			return nil, err
+		}
+		if r, err := decodeRecord(line, true); err == nil {
+			return &r, nil
+		}
+	}
+	return nil, nil
+}
+
+// each hands fn the records not yet read, oldest first. fn's error stops it and is returned as
+// stopped; err is the file's.
+func (l *lineReader) each(fn func(Record) error) (stopped, err error) {
+	for {
+		r, err := l.line()
+		if err != nil || r == nil {
+			return nil, err
+		}
+		if err := fn(*r); err != nil {
+			return err, nil
+		}
+	}
+}
+
+// States returns j's records, oldest first, each with its complete state in Snapshot (what ReadJournalSince gives for the active workflow, here for a
 // journal already read, such as an archive's).
 func (j Journal) States() ([]Record, error) {
 	var out []Record
@@ -721,39 +873,11 @@ func (j Journal) States() ([]Record, error) {
 }
 
 // EachState is States handing fn, one at a time as it is built, each record after revision
-// after (so that the states are not held at once, each a full copy of the record); the replay
-// starts at the newest full line before them, and the states before them are not built. fn's
-// error stops it and is returned.
+// after (so that the states are not held at once, each a full copy of the record), as
+// EachJournalSince: the replay starts at the newest full line at or before after+1, and the
+// states before them are not built. fn's error stops it and is returned.
 func (j Journal) EachState(after int64, fn func(Record) error) error {
-	first := slices.IndexFunc(j.Records, func(r Record) bool { return r.Revision > after })
-	start := -1
-	for i, r := range j.Records {
-		if r.Snapshot != nil && (start < 0 || i <= first) {
-			start = i
-		}
-	}
-	if start < 0 || first < 0 {
-		return nil
-	}
-	return eachState(j.Records[start:], func(r Record) bool { return r.Revision > after }, fn)
-}
-
-// states replays recs (from a full line on) and returns those want is true for, oldest first,
-// each with its complete state in Snapshot. The others are applied, not built: a long chain of
-// small changes to a large record costs its changes.
-func states(recs []Record, want func(Record) bool) ([]Record, error) {
-	var out []Record
-	err := eachState(recs, want, func(r Record) error { out = append(out, r); return nil })
-	return out, err
-}
-
-// eachState is states handing fn each record as it is built; fn's error stops it.
-func eachState(recs []Record, want func(Record) bool, fn func(Record) error) error {
-	_, err := replay(recs, want, func(r Record, state []byte) error {
-		r.Snapshot, r.Delta = state, nil
-		return fn(r)
-	})
-	return err
+	return eachSince(eachRecord(j.Records, after), after, anyRecord, fn)
 }
 
 // errChain: a delta line does not follow the line before it (a damaged line in between) or
@@ -777,68 +901,155 @@ func (s *Store) JournalPaths(id string) (active, sealed string) {
 // are not built (the last one's sum checks them). A chain that breaks stops the replay: the
 // last good record comes back with errChain.
 func replay(recs []Record, want func(Record) bool, each func(Record, []byte) error) (*Record, error) {
-	var tree *jnode
-	var p jparser // one slab for the whole chain
-	size := 0     // the full line's state size, about the size of every state after it
+	var x replayer
 	for i, r := range recs {
-		broken := func() (*Record, error) {
-			last, _ := replay(recs[:i], nil, nil)
-			return last, errChain
-		}
-		var next []byte
-		switch {
-		case r.Snapshot != nil:
-			snap := r.Snapshot
-			if r.State == "" {
-				// A line from before deltas: compact it as the state it stands for.
-				var buf bytes.Buffer
-				if err := json.Compact(&buf, r.Snapshot); err != nil {
-					return broken()
-				}
-				snap = buf.Bytes()
-			}
-			n, err := lazyJSON(snap)
-			if err != nil {
-				return broken()
-			}
-			tree, next, size = n, snap, len(snap)
-		case tree == nil || r.Seq != recs[i-1].Seq+1:
-			return broken()
-		default:
-			// Deltas patch the tree in place; the bytes handed out are copies.
-			d, err := p.parseDelta(r.Delta)
-			if err != nil {
-				return broken()
-			}
-			if tree, err = p.apply(tree, d); err != nil {
-				return broken()
-			}
-		}
 		wanted := each != nil && want(r)
-		if i < len(recs)-1 && !wanted {
-			continue
-		}
-		if next == nil {
-			next = tree.appendTo(make([]byte, 0, size+size/8))
-		}
-		// The sum proves the bytes are those the writer checked before it wrote them (as a full
-		// line's are trusted by it), not that a writer was Cairn: whoever uses a state as a
-		// record checks it as a record (readMeta).
-		if r.State != "" && stateSum(next) != r.State {
-			return broken()
+		last := i == len(recs)-1
+		next, err := x.step(r, wanted || last)
+		if err != nil {
+			good, _ := replay(recs[:i], nil, nil)
+			return good, errChain
 		}
 		if wanted {
 			if err := each(r, next); err != nil {
 				return nil, err
 			}
 		}
-		if i == len(recs)-1 {
+		if last {
 			r.Snapshot, r.Delta = next, nil
 			return &r, nil
 		}
 	}
 	return nil, nil
 }
+
+// replayer rebuilds states one record at a time, oldest first: it holds one state (as a tree
+// patched in place), however long the chain.
+type replayer struct {
+	tree *jnode
+	p    jparser // one slab for the whole chain
+	size int     // the full line's state size, about the size of every state after it
+	seq  int64   // of the record stepped last
+	// own parses each line with a slab of its own, so that a long chain's slabs do not keep
+	// the lines before the state's (a replay of a bounded tail shares one, as it is faster).
+	own bool
+}
+
+// step applies r to the state. With build, it returns r's compact state, checked by its sum.
+// errChain when r does not follow the record before it, or its state does not check out: the
+// states after it, up to the next full line, cannot be rebuilt.
+func (x *replayer) step(r Record, build bool) ([]byte, error) {
+	prev := x.seq
+	x.seq = r.Seq
+	var next []byte
+	switch {
+	case r.Snapshot != nil:
+		snap := r.Snapshot
+		if r.State == "" {
+			// A line from before deltas: compact it as the state it stands for.
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, r.Snapshot); err != nil {
+				return x.broken()
+			}
+			snap = buf.Bytes()
+		}
+		n, err := lazyJSON(snap)
+		if err != nil {
+			return x.broken()
+		}
+		x.tree, next, x.size, x.p = n, snap, len(snap), jparser{}
+	case x.tree == nil || r.Seq != prev+1:
+		return x.broken()
+	default:
+		// Deltas patch the tree in place; the bytes handed out are copies.
+		if x.own {
+			x.p = jparser{}
+		}
+		d, err := x.p.parseDelta(r.Delta)
+		if err != nil {
+			return x.broken()
+		}
+		if x.tree, err = x.p.apply(x.tree, d); err != nil {
+			return x.broken()
+		}
+	}
+	if !build {
+		return nil, nil
+	}
+	if next == nil {
+		next = x.tree.appendTo(make([]byte, 0, x.size+x.size/8))
+	}
+	// The sum proves the bytes are those the writer checked before it wrote them (as a full
+	// line's are trusted by it), not that a writer was Cairn: whoever uses a state as a
+	// record checks it as a record (readMeta).
+	if r.State != "" && stateSum(next) != r.State {
+		return x.broken()
+	}
+	return next, nil
+}
+
+func (x *replayer) broken() ([]byte, error) {
+	x.tree = nil
+	return nil, errChain
+}
+
+// eachSince replays the records source hands it, oldest first, and hands fn each one after
+// revision after that want is true for, with its state, one at a time: a long journal costs a
+// state, not its lines; the other states are not built (the last one's sum checks them). A
+// broken chain is errChain, told after the records before it, unless a full line at or before
+// after+1 mends it: the states after after are rebuilt from there.
+func eachSince(source func(func(Record) error) error, after int64, want func(Record) bool, fn func(Record) error) error {
+	x := replayer{own: true}
+	broken := false
+	unchecked := "" // the sum of the last record's state, when it was not built
+	err := source(func(r Record) error {
+		wanted := r.Revision > after && want(r)
+		next, err := x.step(r, wanted)
+		if err != nil {
+			broken = true
+		} else if r.Snapshot != nil && r.Revision <= after+1 {
+			broken = false
+		}
+		if broken && r.Revision > after {
+			return errChain
+		}
+		if unchecked = ""; !wanted {
+			unchecked = r.State
+			return nil
+		}
+		r.Snapshot, r.Delta = next, nil
+		return fn(r)
+	})
+	if err != nil {
+		return err
+	}
+	if broken || unchecked != "" && x.tree != nil && stateSum(x.tree.appendTo(make([]byte, 0, x.size+x.size/8))) != unchecked {
+		return errChain
+	}
+	return nil
+}
+
+// eachRecord is a source for eachSince from revision after: recs, oldest first, from the newest
+// full line at or before after+1 (the records before it rebuild no state eachSince hands on).
+func eachRecord(recs []Record, after int64) func(func(Record) error) error {
+	for i, r := range slices.Backward(recs) {
+		if r.Snapshot != nil && r.Revision <= after+1 {
+			recs = recs[i:]
+			break
+		}
+	}
+	return func(fn func(Record) error) error {
+		for _, r := range recs {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// anyRecord wants every record.
+func anyRecord(Record) bool { return true }
 
 // tailRecords reads a journal file backwards from its end (readBack) and returns its verified
 // records, oldest first, from the newest one for which stop is true (or from the first line).

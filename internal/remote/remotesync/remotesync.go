@@ -1132,11 +1132,10 @@ func push(ctx context.Context, b remote.Backend, id string, after int64, each fu
 // to rev) one at a time, oldest first, built again at each call (a long workflow's line, every
 // revision a full copy of the record, is not held whole).
 func archiveLine(st *store.Store, dir, id string, after, rev int64) (func(fn func(Entry) error) error, error) {
-	_, j, err := st.ReadArchive(dir)
-	if err != nil {
+	if _, err := st.ReadArchiveRecord(dir); err != nil {
 		return nil, err
 	}
-	each := func(take func(store.Record) error) error { return j.EachState(after, take) }
+	each := func(take func(store.Record) error) error { return st.EachArchiveState(dir, after, take) }
 	return func(fn func(Entry) error) error { return entries(id, after, rev, each, fn) }, nil
 }
 
