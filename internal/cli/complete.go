@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -254,12 +255,13 @@ func (a *app) active() (*workflow.Definition, string) {
 	return d, s.Phase
 }
 
-// logNames lists the logs in the state directory (logs/NAME.jsonl).
+// logNames lists the logs in the state directory (logs/NAME.jsonl): names log show takes,
+// not a file of another name planted there (a repository may commit one).
 func logNames(stateDir string) []string {
 	ents, _ := durable.ReadDirPath(filepath.Join(stateDir, "logs"))
 	var out []string
 	for _, e := range ents {
-		if n, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && e.Type().IsRegular() {
+		if n, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && e.Type().IsRegular() && store.ValidName(n) == nil {
 			out = append(out, n)
 		}
 	}

@@ -43,6 +43,10 @@ func readConfig(stateDir string) (conf fileConfig, bad string) {
 	if data == nil {
 		return conf, ""
 	}
+	// Strict, as every document Cairn reads: of a setting written twice, neither copy is used.
+	if err := strictjson.Check(data); err != nil {
+		return conf, err.Error()
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(&conf)
@@ -51,12 +55,9 @@ func readConfig(stateDir string) (conf fileConfig, bad string) {
 	}
 	conf = decodeLenient[fileConfig](data)
 	why := "it is not a JSON object"
-	se, syntax := errors.AsType[*json.SyntaxError](err)
 	te, typ := errors.AsType[*json.UnmarshalTypeError](err)
 	unknown, isUnknown := strings.CutPrefix(err.Error(), "json: unknown field ")
 	switch {
-	case syntax:
-		why = fmt.Sprintf("it is not JSON (it goes wrong at byte %d)", se.Offset)
 	case typ && te.Field != "":
 		why = strictjson.Explain(te).Error()
 	case isUnknown:

@@ -25,3 +25,26 @@ func TestReadConfigMistyped(t *testing.T) {
 		}
 	}
 }
+
+// TestReadConfigStrict: config.json is held to the strict JSON every document Cairn reads is.
+// A setting written twice was taken from its last copy without a word ("approvals": true
+// above, false below: gates off); a byte order mark (Notepad's) was "not JSON (it goes wrong at
+// byte 1)", which the person cannot see in the file. Both are said, and no setting is used.
+func TestReadConfigStrict(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{`{"approvals": true, "stop_blocking": false, "approvals": false}`, "invalid JSON at byte 44: duplicate key (a 9-byte key already in this object)"},
+		{"\ufeff{\"approvals\": false}", "invalid JSON at byte 0: unexpected byte order mark (U+FEFF): remove it"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, configFile), []byte(tc.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		conf, bad := readConfig(dir)
+		if bad != tc.want {
+			t.Errorf("%s: said %q, want %q", tc.file, bad, tc.want)
+		}
+		if conf != (fileConfig{}) {
+			t.Errorf("%s: used %+v, want no setting", tc.file, conf)
+		}
+	}
+}

@@ -592,13 +592,26 @@ func (s *Store) LoadCheckpointOrEmpty(name string) ([]byte, error) {
 	return data, err
 }
 
+// errPatternPath: a pattern with a '/' would match no checkpoint, and its empty list read as
+// none saved. A path.ErrBadPattern, as a pattern that is no glob is.
+var errPatternPath = patternError("a checkpoint name has no '/'")
+
+type patternError string
+
+func (e patternError) Error() string      { return string(e) }
+func (patternError) Is(target error) bool { return target == path.ErrBadPattern }
+
 // ListCheckpoints returns the names of the checkpoints matching a glob pattern (path.Match
 // syntax: *, ?, [a-z]; "" matches all), sorted. It reads only the directory, never the files.
 func (s *Store) ListCheckpoints(pattern string) ([]string, error) {
 	if pattern == "" {
 		pattern = "*"
 	}
-	if _, err := path.Match(pattern, ""); err != nil {
+	_, err := path.Match(pattern, "")
+	if err == nil && strings.Contains(pattern, "/") {
+		err = errPatternPath
+	}
+	if err != nil {
 		if f := secrets.ScanString(pattern); f != nil {
 			// A refused value may be a secret pasted in error: never repeated.
 			return nil, fmt.Errorf("checkpoint pattern (not repeated: it has the shape of a secret, %s): %w", f.Rule, err)

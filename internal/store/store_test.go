@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -316,6 +317,10 @@ func TestCheckpoints(t *testing.T) {
 	}
 	if _, err := s.ListCheckpoints("[a-"); err == nil || !strings.Contains(err.Error(), `"[a-"`) {
 		t.Errorf("bad pattern: %v", err)
+	}
+	// A path matches no name: refused as a bad pattern, not listed as none.
+	if _, err := s.ListCheckpoints("../*"); !errors.Is(err, path.ErrBadPattern) || !strings.Contains(err.Error(), "no '/'") {
+		t.Errorf("pattern with a '/': %v", err)
 	}
 	// A malformed pattern holding a secret is refused without repeating it.
 	const token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
