@@ -144,6 +144,13 @@ it is refused until cairn approve has been run from a terminal of their own.`},
 			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so
 one machine holds it: refused when another does (named, with how long ago). Offline it goes
 ahead, and the next cairn sync confirms the claim or sets the task back to pending.`},
+		{name: "outputs drop", usage: "outputs drop [PATH]... [--json]", max: -1, existing: true, onState: true,
+			run:     func(a *app, pos []string, e *engine.Engine) error { return a.told(e.DropOutputs(pos)) },
+			summary: "Go on without recorded outputs missing on disk: take them off the record.",
+			doc: `Each session start asks about an output or artifact the workflow recorded that the
+project does not hold, until it is written again or dropped. This drops the PATHs named, or
+every missing one; a PATH that is not one is refused, nothing dropped. No file is touched,
+and cairn history keeps what was dropped.`},
 		{name: "checkpoint save", usage: "checkpoint save NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true,
 			run:     jsonWrite("the checkpoint", `'{"step": 2, "plan": "plans/001.md"}'`, (*engine.Engine).SaveCheckpoint),
 			summary: "Save a named JSON checkpoint (from stdin when JSON is - or absent).",
