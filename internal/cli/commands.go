@@ -141,8 +141,9 @@ a shell Claude Code started (the agent's Bash tool; cairn help approve says how 
 it is refused until cairn approve has been run from a terminal of their own.`},
 		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", min: 2, max: 2, existing: true, run: runTask,
 			summary: "Add a task to the current phase, or move any task (pending, running, done, failed).",
-			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so
-one machine holds it: refused when another does (named, with how long ago). Offline it goes
+			doc: `A new task starts pending, running or done (work finished before it was added). With
+sharing on (cairn remote enable), running, or done for a new task, first claims the task on
+the remote, so one machine holds it: refused when another does (named, with how long ago). Offline it goes
 ahead, and the next cairn sync confirms the claim or sets the task back to pending.`},
 		{name: "outputs drop", usage: "outputs drop [PATH]... [--json]", max: -1, existing: true, onState: true,
 			run:     func(a *app, pos []string, e *engine.Engine) error { return a.told(e.DropOutputs(pos)) },
