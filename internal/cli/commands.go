@@ -143,8 +143,9 @@ it is refused until cairn approve has been run from a terminal of their own.`},
 			summary: "Add a task to the current phase, or move any task (pending, running, done, failed).",
 			doc: `A new task starts pending, running or done (work finished before it was added). With
 sharing on (cairn remote enable), running, or done for a new task, first claims the task on
-the remote, so one machine holds it: refused when another does (named, with how long ago). Offline it goes
-ahead, and the next cairn sync confirms the claim or sets the task back to pending.`},
+the remote, so one machine holds it: refused when another does (named, with how long
+ago). Offline running goes ahead, and the next cairn sync confirms the claim or sets the
+task back to pending; a new task done is refused until the remote can be reached.`},
 		{name: "outputs drop", usage: "outputs drop [PATH]... [--json]", max: -1, existing: true, onState: true,
 			run:     func(a *app, pos []string, e *engine.Engine) error { return a.told(e.DropOutputs(pos)) },
 			summary: "Go on without recorded outputs missing on disk: take them off the record.",
