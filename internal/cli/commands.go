@@ -141,9 +141,18 @@ a shell Claude Code started (the agent's Bash tool; cairn help approve says how 
 it is refused until cairn approve has been run from a terminal of their own.`},
 		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", min: 2, max: 2, existing: true, run: runTask,
 			summary: "Add a task to the current phase, or move one: pending, running, done, failed.",
-			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so
-one machine holds it: refused when another does (named, with how long ago). Offline it goes
-ahead, and the next cairn sync confirms the claim or sets the task back to pending.`},
+			doc: `A new task starts pending, running or done (work finished before it was added). With
+sharing on (cairn remote enable), running, or done for a new task, first claims the task on
+the remote, so one machine holds it: refused when another does (named, with how long
+ago). Offline running goes ahead, and the next cairn sync confirms the claim or sets the
+task back to pending; a new task done is refused until the remote can be reached.`},
+		{name: "outputs drop", usage: "outputs drop [PATH]... [--json]", max: -1, existing: true, onState: true,
+			run:     func(a *app, pos []string, e *engine.Engine) error { return a.told(e.DropOutputs(pos)) },
+			summary: "Go on without recorded outputs missing on disk: take them off the record.",
+			doc: `Each session start asks about an output or artifact the workflow recorded that the
+project does not hold, until it is written again or dropped. This drops the PATHs named, or
+every missing one; a PATH that is not one is refused, nothing dropped. No file is touched,
+and cairn history keeps what was dropped.`},
 		{name: "checkpoint save", usage: "checkpoint save NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true,
 			run:     jsonWrite("the checkpoint", `'{"step": 2, "plan": "plans/001.md"}'`, (*engine.Engine).SaveCheckpoint),
 			summary: "Save a named JSON checkpoint (from stdin when JSON is - or absent).",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -50,10 +51,17 @@ func readConfig(stateDir string) (conf fileConfig, bad string) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(&conf)
+	if n := conf.ArchiveRetention; err == nil && n != nil && *n < 0 {
+		conf.ArchiveRetention = nil
+		return conf, fmt.Sprintf("archive_retention is %d, not a whole number of 1 or more (0 keeps every archive)", *n)
+	}
 	if err == nil {
 		return conf, ""
 	}
 	conf = decodeLenient[fileConfig](data)
+	if n := conf.ArchiveRetention; n != nil && *n < 0 {
+		conf.ArchiveRetention = nil
+	}
 	why := "it is not a JSON object"
 	te, typ := errors.AsType[*json.UnmarshalTypeError](err)
 	unknown, isUnknown := strings.CutPrefix(err.Error(), "json: unknown field ")
@@ -76,14 +84,35 @@ func configWarning(stateDir, why string, kept bool) string {
 	return fmt.Sprintf("%s does not read as Cairn's settings: %s; %s", filepath.Join(stateDir, configFile), why, then)
 }
 
-// envRetention reads CAIRN_ARCHIVE_RETENTION: n archives kept, 0 when it is unset or does not
-// read; bad says why it does not ("" when it does or is unset), for cairn doctor.
-func envRetention(getenv func(string) string) (n int, bad string) {
+// envRetention reads CAIRN_ARCHIVE_RETENTION: set says it is set and reads as n archives kept
+// (0: every one); bad says why it does not read, for cairn doctor.
+func envRetention(getenv func(string) string) (n int, set bool, bad string) {
 	v := getenv("CAIRN_ARCHIVE_RETENTION")
-	if n, err := strconv.Atoi(v); v == "" || err == nil && n > 0 {
-		return n, ""
+	if v == "" {
+		return 0, false, ""
 	}
-	return 0, "CAIRN_ARCHIVE_RETENTION is not a whole number of 1 or more, so it is not used"
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return n, true, ""
+	}
+	return 0, false, "CAIRN_ARCHIVE_RETENTION is not a whole number of 1 or more (0 keeps every archive), so no archive is removed until it is corrected"
+}
+
+// retention is the number of archives kept (0: the store's default), and keepAll says that
+// every one is kept: asked for with 0, or because the setting that would say how many does
+// not read, so that a mistyped value never removes an archive a person meant to keep.
+func retention(getenv func(string) string, conf fileConfig, confBad string) (n int, keepAll bool) {
+	n, set, bad := envRetention(getenv)
+	switch {
+	case set:
+	case bad != "" || conf.ArchiveRetention == nil && confBad != "":
+		return math.MaxInt32, true
+	case conf.ArchiveRetention != nil:
+		n = *conf.ArchiveRetention
+	}
+	if n == 0 && (set || conf.ArchiveRetention != nil) {
+		return math.MaxInt32, true
+	}
+	return n, false
 }
 
 // stopBlocking says whether the Stop hook may ask the agent about blocking violations.

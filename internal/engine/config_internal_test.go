@@ -15,6 +15,7 @@ func TestReadConfigMistyped(t *testing.T) {
 		{`{"archive_retention": 1.5}`, "archive_retention must be a whole number, not a fraction or a number out of range"},
 		{`{"approvals": "no"}`, "approvals must be a boolean, not a string"},
 		{`{"stop_blocking": 1}`, "stop_blocking must be a boolean, not a number"},
+		{`{"archive_retention": -1}`, "archive_retention is -1, not a whole number of 1 or more (0 keeps every archive)"},
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, configFile), []byte(tc.file), 0o600); err != nil {

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -245,20 +244,14 @@ func Open(cfg Config) (*Engine, error) {
 		// Set elsewhere by CAIRN_STATE_DIR: a file there is the variable's mistake.
 		opts = append(opts, store.WithDirFromVariable(project.EnvStateDir))
 	}
-	retention, keepAll := 0, false // 0: the store's default
-	if n, _ := envRetention(cfg.Getenv); n > 0 {
-		retention = n
-	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {
-		retention = *conf.ArchiveRetention
-	} else if confBad != "" {
-		// It may ask to keep more than the default: none is removed until it reads.
-		retention, keepAll = math.MaxInt32, true
-	}
-	if retention > 0 {
-		opts = append(opts, store.WithRetention(retention))
+	keep, keepAll := retention(cfg.Getenv, conf, confBad)
+	if keep > 0 {
+		opts = append(opts, store.WithRetention(keep))
 	}
 	if confBad != "" {
-		confBad = configWarning(dir, confBad, keepAll)
+		// It may ask to keep more than the default: none is removed until it reads.
+		_, envSet, _ := envRetention(cfg.Getenv)
+		confBad = configWarning(dir, confBad, keepAll && !envSet && conf.ArchiveRetention == nil)
 	}
 	own := opts
 	if cfg.NoCreate {

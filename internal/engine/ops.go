@@ -1357,6 +1357,23 @@ func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 	return res, nil
 }
 
+// DropOutputs takes off the active workflow's record the outputs it names that the project does
+// not hold (every one when paths is empty): a person's "go on without them", after which no
+// session start asks about them again. No file is touched; the history keeps what was dropped.
+func (e *Engine) DropOutputs(paths []string) (*Result, error) {
+	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
+		return workflow.DropOutputs(cur, paths, e.exists, e.now(), e.actor())
+	}), "")
+	if err != nil {
+		return nil, err
+	}
+	res.Message = "no recorded output is missing on disk; nothing changed"
+	if wres.Changed {
+		res.Message = wres.Subject + " from the record; its history keeps them, and no file was touched"
+	}
+	return res, nil
+}
+
 // unwritten warns in res of the outputs just recorded that the project does not hold.
 func (e *Engine) unwritten(res *Result, paths ...string) {
 	if w := workflow.UnwrittenOutputs(paths, e.exists); w != "" {

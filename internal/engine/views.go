@@ -627,8 +627,12 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if e.confBad != "" {
 		add("settings", false, e.confBad, "correct it: archive_retention is a whole number; stop_blocking and approvals are true or false")
 	}
-	if _, bad := envRetention(e.cfg.Getenv); bad != "" {
+	if n, set, bad := envRetention(e.cfg.Getenv); bad != "" {
 		add("archive retention", false, bad, "set it to a whole number of 1 or more (the archives kept per project), or unset it")
+	} else if set && n == 0 {
+		add("archive retention", true, "every archive is kept (CAIRN_ARCHIVE_RETENTION is 0)", "")
+	} else if n := e.conf.ArchiveRetention; !set && n != nil && *n == 0 {
+		add("archive retention", true, "every archive is kept (archive_retention is 0)", "")
 	}
 	if e.memWarn != "" {
 		// Off is no failure; any other warning is a directory that cannot be named at all, or a

@@ -38,6 +38,7 @@ const (
 	EventExpire     Event = "expire"
 	EventRecover    Event = "recover"
 	EventApprove    Event = "approve"
+	EventDrop       Event = "outputs_dropped"
 )
 
 // Actor is who makes a change: the Claude Code session and the process acting for it.
@@ -966,6 +967,72 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 	if err := outputsFit(r, res.Record, "artifacts not added"); err != nil {
 		return Result{}, err
 	}
+	return res, nil
+}
+
+// DropOutputs takes off the record the outputs (of phases, of done tasks) and artifacts that
+// exists says the project does not hold: those in paths, or every one when paths is empty. It
+// is the answer "go on without them" to FindingOutputMissing, which otherwise every session
+// start asks again. No file is touched; the journal keeps what was dropped (the Subject). A
+// path given that is not such an output refuses the call, nothing dropped.
+func DropOutputs(r *Record, paths []string, exists func(string) bool, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	var missing []string
+	note := func(p string) {
+		if strings.TrimSpace(p) != "" && !slices.Contains(missing, p) && !exists(p) {
+			missing = append(missing, p)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
+		for _, o := range r.Phases[name].Outputs {
+			note(o)
+		}
+	}
+	for _, t := range r.Tasks {
+		if t.Status == TaskDone {
+			note(t.Output)
+		}
+	}
+	for _, a := range r.Artifacts {
+		note(a)
+	}
+	drop := missing
+	if len(paths) > 0 {
+		drop = nil
+		for _, p := range paths {
+			if !slices.Contains(missing, p) {
+				return Result{}, fmt.Errorf("%s is not a recorded output missing on disk, so nothing was dropped: cairn status names those that are", Quote(p))
+			}
+			if !slices.Contains(drop, p) {
+				drop = append(drop, p)
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return unchanged(r), nil
+	}
+	gone := func(p string) bool { return slices.Contains(drop, p) }
+	res := change(r, EventDrop, now.UTC(), by, func(n *Record) {
+		for name, ph := range n.Phases {
+			if slices.ContainsFunc(ph.Outputs, gone) {
+				ph.Outputs = slices.DeleteFunc(ph.Outputs, gone)
+				n.Phases[name] = ph
+			}
+		}
+		for i, t := range n.Tasks {
+			if t.Status == TaskDone && gone(t.Output) {
+				n.Tasks[i].Output = ""
+			}
+		}
+		n.Artifacts = slices.DeleteFunc(n.Artifacts, gone)
+	})
+	shown := make([]string, len(drop))
+	for i, p := range drop {
+		shown[i] = secrets.Clip(p, maxShownPath)
+	}
+	res.Subject = "dropped " + listCapped(shown, 5)
 	return res, nil
 }
 

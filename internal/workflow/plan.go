@@ -191,10 +191,10 @@ func BuildPlan(in PlanInput) Plan {
 		// starting fresh (archiving it) is not the fix: its definition file is.
 		p.Next = "Show the user the warnings above: the definition of this workflow's type does not load, so the workflow cannot move and is kept as it is; " + DefinitionAsk + ", and it goes on once that loads."
 	} else if !p.CanResume && !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() && f.Code != FindingOutputMissing }) {
-		// Resuming leaves the files missing, and this is asked again at every session start
-		// until they exist: the step says so, and what ends it. The warning names them: the
-		// step does not say it again in other words.
-		p.Next = fmt.Sprintf("Show the user the warnings above and ask whether to write the missing outputs again at the same paths and go on with phase %s, or start fresh (the current one is archived, not lost); until they exist, each session start asks this again.", p.Phase)
+		// This is asked again at every session start until the files exist or the user's
+		// "go on without them" is recorded (cairn outputs drop, DropOutputs): the step says
+		// so, and what ends it. The warning names them: the step does not say it again.
+		p.Next = fmt.Sprintf("Show the user the warnings above and ask whether to write the missing outputs again at the same paths and go on with phase %s, go on without them (then run `cairn outputs drop`, which records it), or start fresh (the current one is archived, not lost); until one is done, each session start asks this again.", p.Phase)
 	} else if slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Code == FindingUnknownPhase }) {
 		// Every move out of a phase the definition lost is refused (TransitionError): resuming
 		// is no choice either, and the fix is the definition.

@@ -57,7 +57,7 @@ func (e *TaskStatusError) Error() string {
 	id := TaskID(e.ID)
 	if e.From == "" {
 		// The step, not only the rule: the work was done before its start was recorded.
-		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running; set it running first, then %s", id, e.To, e.To)
+		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending, running or done; set it running first, then %s", id, e.To, e.To)
 	}
 	if len(e.Allowed) == 0 {
 		if e.Phase != "" {
@@ -132,7 +132,7 @@ func ValidTaskID(id string) bool {
 	return id != "" && len(id) <= maxTaskID && !strings.ContainsAny(id, "\r\n\t")
 }
 
-// UpdateTask adds task u.ID (in the current phase, as pending or running) or moves it to
+// UpdateTask adds task u.ID (in the current phase, as pending, running or done) or moves it to
 // u.Status along the task machine: pending → running → done | failed | pending (interrupted),
 // failed → pending | running (retry); done is final. A pending task recovery put back may be
 // reported done or failed (endedAfterItsRun). Entering running stamps started_at;
@@ -197,15 +197,21 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if detachedAccent(id) {
 			return Result{}, errors.New("the task id writes an accent as a mark apart from its letter, so it reads as the same id written with the accented letter but is another: type each accented letter as one character")
 		}
-		if u.Status != TaskPending && u.Status != TaskRunning {
+		// Done at once is a run recorded whole (running, then done, in one write): work
+		// finished before its task was added. Failed is not: a failure is retried, and a
+		// task never run has no failure to retry.
+		if u.Status == TaskFailed {
 			return Result{}, &TaskStatusError{ID: id, To: u.Status}
 		}
 		if len(r.Tasks) >= maxTasks {
 			return Result{}, fmt.Errorf("task %s not added: a workflow keeps at most %d tasks and this one has %d; move an existing task instead, or complete this workflow and start another", TaskID(id), maxTasks, len(r.Tasks))
 		}
 		t := Task{ID: id, Phase: r.State, Status: u.Status, Output: u.Output, Note: note, UpdatedAt: now}
-		if u.Status == TaskRunning {
+		if u.Status != TaskPending {
 			t.StartedAt = now
+		}
+		if u.Status == TaskDone {
+			t.CompletedAt = now
 		}
 		if err := tasksFit(r.Tasks, -1, t); err != nil {
 			return Result{}, err

@@ -88,9 +88,18 @@ func TestTaskAddAndDetails(t *testing.T) {
 	if tk.Phase != "implementation" || tk.Output != "memory/reports/t1.json" || tk.Note != "spawn executor" || !tk.StartedAt.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("%+v", tk)
 	}
-	_, err = workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t2", Status: "done"}, t0, alice)
-	if err == nil || !strings.Contains(err.Error(), "starts as pending or running") {
-		t.Fatalf("new done task: %v", err)
+	// Work finished before its task was added is one call, not two: the task is added done,
+	// its run starting and ending then. Failed is no way for a task to start.
+	nd, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t2", Status: "done", Output: "t2.md"}, t0, alice)
+	if err != nil || nd.Subject != "task t2 done" {
+		t.Fatalf("new done task: %+v, %v", nd, err)
+	}
+	if tk := nd.Record.Tasks[0]; tk.Status != workflow.TaskDone || tk.Output != "t2.md" || !tk.StartedAt.Equal(t0) || !tk.CompletedAt.Equal(t0) || tk.Phase != "implementation" {
+		t.Fatalf("new done task: %+v", tk)
+	}
+	_, err = workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t3", Status: "failed"}, t0, alice)
+	if err == nil || !strings.Contains(err.Error(), "starts as pending, running or done") {
+		t.Fatalf("new failed task: %v", err)
 	}
 	done, _ := workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: "task-001", Status: "done"}, t0.Add(2*time.Hour), alice)
 	_, err = workflow.UpdateTask(done.Record, workflow.TaskUpdate{ID: "task-001", Status: "running"}, t0, alice)

@@ -20,7 +20,7 @@ func TestRefusedTaskUpdateDoesNotEchoSecrets(t *testing.T) {
 	r = res.Record
 	for _, s := range secrettest.Shapes() {
 		for _, u := range []workflow.TaskUpdate{
-			{ID: s.Text, Status: workflow.TaskDone},             // a new task cannot start done
+			{ID: s.Text, Status: workflow.TaskFailed},           // a new task cannot start failed
 			{ID: s.Text, Status: workflow.TaskStatus("paused")}, // not a status
 			{ID: "t1", Status: workflow.TaskStatus(s.Text)},     // not a status
 		} {

@@ -1151,7 +1151,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	held := c.holds(task)
 	_, pend := c.pending[task]
 	runs := c.status(task) == workflow.TaskRunning
-	if done && !held && !pend && (runs || c.recovered(task)) {
+	if done && !held && !pend && (runs || c.recovered(task) || c.status(task) == "") {
 		return c.doneUnheld(ctx, task, update)
 	}
 	if !known && !pend && !runs {
@@ -1215,7 +1215,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 
 // doneUnheld marks done a task this clone holds no claim for: one running here without having
 // been set running here (another machine's revisions brought it, or it ran when sharing was
-// switched on and Adopt was not run), or put back to pending by recovery (its claim released since), whose holder, if any, the line as last read may not show. Done is final, so
+// switched on and Adopt was not run), one added done (another machine may hold its id), or put back to pending by recovery (its claim released since), whose holder, if any, the line as last read may not show. Done is final, so
 // it is claimed first, as setting it running would, and the claim kept until the done is
 // pushed (decide releases it then), and a lapsed claim of another machine's it took over said as
 // setting it running says it (tookOver): another
