@@ -36,7 +36,6 @@ func conflictArchives(t *testing.T, st *store.Store, wf string) []string {
 // archive (which retention keeps), the intent is set aside in quarantine; with more, it is left
 // where it is, so that retention keeps them all.
 func TestDamagedIntentDoesNotBlockSync(t *testing.T) {
-	t.Parallel()
 	for _, name := range []string{"one conflict archive", "two conflict archives"} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
