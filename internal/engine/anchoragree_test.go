@@ -16,6 +16,7 @@ import (
 // finished workflow left in the active slot), the anchor keeps no position and sends the model
 // nowhere the start makes pointless (expire_ttl, start_workflow).
 func TestCompactionAnswersAgree(t *testing.T) {
+	t.Parallel()
 	start := func(ttl string) func(e *env) {
 		return func(e *env) { must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c", TTL: ttl}))(t) }
 	}

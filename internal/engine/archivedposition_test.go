@@ -13,6 +13,7 @@ import (
 // archive's when that archive holds an earlier workflow of the same type and context: the
 // line was written after the archive was made, and the state is said missing.
 func TestPositionLineAfterAnArchiveOfTheSameContext(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "again"}))(t)

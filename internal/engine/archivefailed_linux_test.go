@@ -16,6 +16,7 @@ import (
 // completed and kept, and that the next session start archives it, which it does. It names
 // the directory that refused (archive/), not the state directory.
 func TestCompletedButNotArchivedSaysWhatHappens(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	archive, unmount := readOnlyArchive(t, e)
 	res := must(en.CompleteByPerson("shipped"))(t)

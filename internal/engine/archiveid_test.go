@@ -13,6 +13,7 @@ import (
 // emptied, cut short before the archive's line, or too large to read, the archive's directory
 // is still there and still that workflow's (its journal, `cairn show ID`).
 func TestArchivedIDIsTakenWithoutItsIndexLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		index func(t *testing.T, file string)
@@ -83,6 +84,7 @@ func growIndex(t *testing.T, file string) {
 // show and history of an archived workflow read its archive's directory when
 // archive/index.jsonl is too large to read, and say why the index was not used.
 func TestShowAndHistoryReadAnArchiveWhenTheIndexIsTooLarge(t *testing.T) {
+	t.Parallel()
 	en, index := archivedOne(t, "apex-a", "kept")
 	growIndex(t, index)
 	data, notices, _, err := en.ShowNotices("apex-a")
@@ -106,6 +108,7 @@ func TestShowAndHistoryReadAnArchiveWhenTheIndexIsTooLarge(t *testing.T) {
 // that mends it, not only the read's own words, and lists the archives from their
 // directories all the same (it failed, listing nothing).
 func TestListAllWithAnIndexTooLargeGivesTheStep(t *testing.T) {
+	t.Parallel()
 	en, index := archivedOne(t, "apex-a", "kept")
 	growIndex(t, index)
 	list, _, notices, err := en.ListRecentNotices(0)
@@ -121,6 +124,7 @@ func TestListAllWithAnIndexTooLargeGivesTheStep(t *testing.T) {
 // run, with the step that mends it as the user's: the model reads the warning, and the file
 // may be someone's. Before, it read "move INDEX out of the state directory", the model's step.
 func TestArchiveWithAnIndexTooLargeAsksTheUser(t *testing.T) {
+	t.Parallel()
 	en, index := archivedOne(t, "apex-a", "kept")
 	growIndex(t, index)
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "b", WorkflowID: "apex-b"}))(t)
@@ -138,6 +142,7 @@ func TestArchiveWithAnIndexTooLargeAsksTheUser(t *testing.T) {
 // conflict archive of the rest of its id. With the index's line for it lost, it is found all
 // the same: listed, shown, and not taken for a directory that is no archive.
 func TestArchiveOfAnIDThatBeginsWithConflict(t *testing.T) {
+	t.Parallel()
 	en, index := archivedOne(t, "conflict-a", "odd")
 	if err := os.Remove(index); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // not remove older archives, as cairn archive and a completion do. Before, the archive made
 // on the way to a replacing start or by an expiry dropped what the store said of it.
 func TestEveryArchiveSaysRetentionFailed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		archive func(e *env, en *engine.Engine) []string

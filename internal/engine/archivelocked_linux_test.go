@@ -41,6 +41,7 @@ func (l *lockOnceEnded) Lock(name string, wait time.Duration) (func() error, err
 // next steps, one of them a fix for a lock that needs none. It says who held the lock, that
 // the end is kept, and the one step: the next session start archives it.
 func TestEndCommittedButArchiveLockedSaysWhatHappens(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		end  func(en *engine.Engine) (*engine.Result, error)
@@ -83,6 +84,7 @@ func TestEndCommittedButArchiveLockedSaysWhatHappens(t *testing.T) {
 // nothing changed; try again once that process has finished": the replaced workflow was marked
 // archived. It says so, and the same start again, once the lock is free, archives it and starts.
 func TestReplaceWhoseArchiveIsLockedSaysTheEndIsKept(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	old := en.StateDir()
 	var fsys *lockOnceEnded

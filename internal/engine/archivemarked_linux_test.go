@@ -10,6 +10,7 @@ import (
 // archived, the workflow is as it was ... nothing was changed". It says the workflow is marked
 // archived and why its move failed, and the next session start archives it, which it does.
 func TestArchiveMarkedButNotMovedSaysWhatHappened(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	archive, unmount := readOnlyArchive(t, e)
 	res, err := en.Archive("abandoned")

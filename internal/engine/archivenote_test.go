@@ -13,6 +13,7 @@ import (
 // the most that fits, never archived with the reason dropped and the whole of it printed
 // back as if kept. One that fits is kept whole.
 func TestArchiveReasonKeptOrRefused(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, reason string
 		refused      string // "" when archived
@@ -60,6 +61,7 @@ func TestArchiveReasonKeptOrRefused(t *testing.T) {
 // nothing: the record keeps only its last 50 history entries, so after them cairn history is
 // where the note is read.
 func TestMoveNoteKeptInTheJournal(t *testing.T) {
+	t.Parallel()
 	for _, note := range []string{strings.Repeat("漢", 500), strings.Repeat("a<b ", 125)} {
 		_, en := startApex(t)
 		must(en.Transition(engine.TransitionRequest{To: "plan", Note: note}))(t)

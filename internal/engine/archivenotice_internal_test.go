@@ -12,6 +12,7 @@ import (
 // warnings, which the MCP tools return and the CLI prints, and in a resume's notices. Before,
 // the engine read only Pruned and PruneErr and dropped them.
 func TestArchiveNoticesReachTheReader(t *testing.T) {
+	t.Parallel()
 	left := store.Notice{Kind: "archive-left", Path: "archive/x", Message: "archive/x was left as it is"}
 	kept := store.Notice{Kind: "quarantined", Path: "quarantine/j", Message: "the journal is kept in quarantine/j"}
 	info := store.ArchiveInfo{Dir: "d", Notices: []store.Notice{left, kept}}

@@ -79,6 +79,7 @@ func archiveStarter() int {
 // its archive, is never archived as completed or expired under it. Every workflow started is
 // archived at most once, and is either archived or the active one at the end.
 func TestArchiveRacesAStartingProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns a process")
 	}

@@ -15,6 +15,7 @@ import (
 // workflow. The reason given is the archive's status whichever finishes it, and the retry
 // says the archive was made.
 func TestArchiveCutShortKeepsItsReason(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		finish func(t *testing.T, e *env) string // what is said

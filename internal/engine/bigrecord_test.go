@@ -21,6 +21,7 @@ import (
 // tasks without bound) cannot take one more write. The refusal says that, and what to do,
 // rather than "invalid JSON at byte 1048576".
 func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	path, rec := storedRecord(t, en)
 	var tasks []any
@@ -55,6 +56,7 @@ func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
 // where one more value does not fit, rather than by a SetVars per value, each writing the
 // whole growing record.
 func TestVarsFillingTheRecordSayUnset(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	path, rec := storedRecord(t, en)
 	value := strings.Repeat("v", vars.MaxValueLen)
@@ -88,6 +90,7 @@ func TestVarsFillingTheRecordSayUnset(t *testing.T) {
 // workflow (start_workflow with replace), as no operation shortens those: a smaller value, or
 // one kept in a file, fits. It is told the variables' step.
 func TestVarSetThatFillsTheRecordNamesItsOwnStep(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	path, rec := storedRecord(t, en)
 	cp, _ := json.Marshal(strings.Repeat("c", 500<<10))
@@ -119,6 +122,7 @@ func TestVarSetThatFillsTheRecordNamesItsOwnStep(t *testing.T) {
 // in words that name them, not "run cairn show", and with the agent's step that keeps the
 // work (its tools, asking the user first), not `cairn archive`.
 func TestArtifactsFillingTheRecordAreNamed(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	path, rec := storedRecord(t, en)
 	var arts []string
@@ -168,6 +172,7 @@ func writeRecord(t *testing.T, path string, rec map[string]any) []byte {
 // agent runs cairn show itself, in its Bash tool (the plugin's bin/ is on its PATH), rather
 // than asking the user to run it.
 func TestRecordFilledByNoOnePartSaysRunShow(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	path, rec := storedRecord(t, en)
 	kv := map[string]any{}
@@ -247,10 +252,11 @@ func fillWithVars(t *testing.T, en *engine.Engine) map[string]string {
 // room for it, the write of the ending was refused as over the cap: nothing could end or
 // replace the workflow. The archive keeps every variable.
 func TestRecordFilledToTheCapCanStillEnd(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("<&>", 500/3) // 500 characters, each written escaped (6 bytes)
 	for _, tc := range []struct {
 		name   string
-		before func(e *env, en *engine.Engine) // moves made before the record is filled
+		before func(t *testing.T, e *env, en *engine.Engine) // moves made before the record is filled
 		end    func(e *env, en *engine.Engine) error
 		reason string
 	}{
@@ -265,7 +271,7 @@ func TestRecordFilledToTheCapCanStillEnd(t *testing.T) {
 			_, err := en.ExpireTTL(false)
 			return err
 		}, "expired"},
-		{"terminal move", func(e *env, en *engine.Engine) {
+		{"terminal move", func(t *testing.T, e *env, en *engine.Engine) {
 			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 			must(e.open("person").Approve("ok"))(t)
 			for _, to := range []string{"implement", "review"} {
@@ -277,10 +283,11 @@ func TestRecordFilledToTheCapCanStillEnd(t *testing.T) {
 		}, "completed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e, en := startApex(t)
 			id := storetest.ReadRecord(t, en.StateDir()).WorkflowID
 			if tc.before != nil {
-				tc.before(e, en)
+				tc.before(t, e, en)
 			}
 			set := fillWithVars(t, en)
 			if err := tc.end(e, en); err != nil {
@@ -321,6 +328,7 @@ func TestRecordFilledToTheCapCanStillEnd(t *testing.T) {
 // caller is told; every variable, and a replace's own entry (which a retry after a crash
 // reads), stay in the archived record.
 func TestOlderRecordAtTheCapEndsGivingOldMoves(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		end  func(en *engine.Engine) (*engine.Result, error)
@@ -332,6 +340,7 @@ func TestOlderRecordAtTheCapEndsGivingOldMoves(t *testing.T) {
 		{"complete", func(en *engine.Engine) (*engine.Result, error) { return en.CompleteByPerson(strings.Repeat("&", 500)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			olderRecordAtTheCapEnds(t, tc.name, tc.end)
 		})
 	}
@@ -400,6 +409,7 @@ func olderRecordAtTheCapEnds(t *testing.T, name string, end func(en *engine.Engi
 // outputs its phases keep that its artifacts list too, and the caller is told; every path
 // stays in the artifacts.
 func TestOlderRecordFullOfOutputsEndsGivingThePhasesCopies(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	path, rec := storedRecord(t, en)
 	id := rec["workflow_id"].(string)
@@ -445,6 +455,7 @@ func TestOlderRecordFullOfOutputsEndsGivingThePhasesCopies(t *testing.T) {
 // caller is told. Before, every ending was refused, and the refusal named replace, which was
 // refused the same way: the workflow could never end.
 func TestOlderRecordFullOfArtifactsEnds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		end  func(e *env, en *engine.Engine) (*engine.Result, error)
@@ -527,6 +538,7 @@ func TestOlderRecordFullOfArtifactsEnds(t *testing.T) {
 // variables here, to ask the user to unset), though the same move with a smaller checkpoint
 // fits: it is told that. So is a move whose own outputs took it there, that fewer fit.
 func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, at, kept, to, step string
 		carried                  int // the size of the checkpoint the move carries
@@ -582,6 +594,7 @@ func TestCheckpointsFillingTheRecordNameAStepThatWorks(t *testing.T) {
 // replace, refused the same way: it could never end. It ends leaving out those checkpoints,
 // which no move replaces now and its journal keeps, and the caller is told.
 func TestOlderRecordFullOfPhaseCheckpointsEnds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		end  func(e *env, en *engine.Engine) (*engine.Result, error)
@@ -651,6 +664,7 @@ func TestOlderRecordFullOfPhaseCheckpointsEnds(t *testing.T) {
 // refused with the step that fits (a smaller checkpoint), as any move is: the checkpoint is in
 // no record before the ending, so leaving it out to fit would lose it.
 func TestEndingMoveKeepsItsOwnCheckpoint(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	path, rec := storedRecord(t, en)
 	rec["state"] = "review"

@@ -12,6 +12,7 @@ import (
 // 100,000 stray files, cairn status took over a second). It is given up only for a file the
 // full load reads or warns about: NAME.md, or NAME.MD.
 func TestBuiltinOnlyPassesOverStrayFiles(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		files []string

@@ -25,6 +25,7 @@ import (
 // artifacts"); when that is not enough, its pid goes, and no artifact goes for nothing (all
 // did, and the pid too).
 func TestHeartbeatAtTheCapIsRecorded(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		started time.Duration // the owner's time, past a whole second
 		older   bool          // an owner without host and client start

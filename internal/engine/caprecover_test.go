@@ -22,6 +22,7 @@ import (
 // pid has more digits becomes the owner) was refused the same way: the record leaves out
 // what its journal keeps, its oldest artifact here, and says so (as one, not "its 1 oldest artifacts").
 func TestRecoveryAtTheCap(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		at     time.Duration // the session start, past a whole second

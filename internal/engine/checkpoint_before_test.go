@@ -16,6 +16,7 @@ import (
 // started (by their files' times against its start) are told apart in resume_check's answer,
 // its report and a load, which still gives the data as saved.
 func TestCheckpointsSavedBeforeTheWorkflowAreToldApart(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	must(en.SaveCheckpoint("old-plan", json.RawMessage(`{"step":1}`)))(t)
 	must(en.SaveCheckpoint("old-risk", json.RawMessage(`{"risk":"low"}`)))(t)

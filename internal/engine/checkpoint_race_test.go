@@ -16,6 +16,7 @@ import (
 // by at most one. A save that read the previous bytes before the other client's save landed
 // reported changed: false for a save that did change the checkpoint.
 func TestSaveCheckpointChangedUnderRace(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	project, home := filepath.Join(base, "proj"), filepath.Join(base, "home")
 	os.MkdirAll(filepath.Join(project, ".git"), 0o755)

@@ -11,6 +11,7 @@ import (
 // A save over a checkpoint of the same name (an earlier workflow's, or a name the model made
 // up twice) says it replaced one and how long ago that was saved; what is stored is the new data.
 func TestSaveCheckpointSaysItReplacedOne(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	file := filepath.Join(en.StateDir(), "checkpoints", "plan.json")
 	for _, tc := range []struct {

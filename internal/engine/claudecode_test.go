@@ -19,6 +19,7 @@ import (
 // session's report says so (a notice; the task is kept, never closed) instead of listing it
 // as plainly open; the session that created it, or one that creates it again, does not.
 func TestMirroredTaskOfAnEarlierSessionIsToldAsSuch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 	must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))(t)
@@ -58,6 +59,7 @@ func TestMirroredTaskOfAnEarlierSessionIsToldAsSuch(t *testing.T) {
 // compacted, or its resume_check). A task of another session left open later is told once
 // too.
 func TestEarlierSessionTaskIsToldOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 	must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))(t)
@@ -98,6 +100,7 @@ func TestEarlierSessionTaskIsToldOnce(t *testing.T) {
 // every later report. Its completion of a task it did mirror is still recorded, and once the
 // owner has been quiet past the live window its tasks are mirrored again.
 func TestTasksOfASessionBesideTheLiveOwnerAreNotMirrored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	owner := e.openAs("sess-aaaa-1", os.Getpid()) // a running client
 	must(owner.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
@@ -142,6 +145,7 @@ func TestTasksOfASessionBesideTheLiveOwnerAreNotMirrored(t *testing.T) {
 // session runs, another session's task list is kept out of its workflow, as for an owner with
 // a pid; once that client has exited, the task is mirrored.
 func TestTasksBesideALiveOwnerWithoutPidAreNotMirrored(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		ownerRan func(t *testing.T) int // the client whose session record names the owner's session
@@ -170,6 +174,7 @@ func TestTasksBesideALiveOwnerWithoutPidAreNotMirrored(t *testing.T) {
 // they are in the live owner's list, and the fork's own are kept out of the workflow. Nor
 // does its start count them as told: the first session after the owner is gone is told.
 func TestOwnersTasksAreNotToldAsEarlierBesideTheLiveOwner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	owner := e.openAs("sess-aaaa-1", os.Getpid()) // a running client
 	must(owner.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
@@ -194,6 +199,7 @@ func TestOwnersTasksAreNotToldAsEarlierBesideTheLiveOwner(t *testing.T) {
 
 // Two tasks of an earlier session are told of as two, not as one task in the plural count.
 func TestEarlierSessionTasksAreToldInThePlural(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 	for _, id := range []string{"1", "2"} {
@@ -210,6 +216,7 @@ func TestEarlierSessionTasksAreToldInThePlural(t *testing.T) {
 // follows the fence, in the next step, and not inside it, where the report tells the model to
 // read what it holds as data, not instructions.
 func TestEarlierSessionTasksStepFollowsTheFence(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 	for _, id := range []string{"1", "2"} {
@@ -234,6 +241,7 @@ func TestEarlierSessionTasksStepFollowsTheFence(t *testing.T) {
 // a completion sent again, or a TaskCreated for a task Cairn has since failed. Nothing
 // changes, and the message says what the task is recorded as, not what the event asked for.
 func TestRepeatedTaskEventSaysWhatTheTaskIs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("sess-aaaa-1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
@@ -267,6 +275,7 @@ func TestRepeatedTaskEventSaysWhatTheTaskIs(t *testing.T) {
 // own session or by a later one that never saw it created, the message names the task's
 // phase, not the workflow's.
 func TestTaskEventSaysTheTasksPhase(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("sess-aaaa-1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
@@ -297,6 +306,7 @@ func TestTaskEventSaysTheTasksPhase(t *testing.T) {
 // B's own task list was mirrored into the workflow A's session owns. The owner now records its
 // machine, and another machine's owner is live by its heartbeat alone.
 func TestOwnersTasksOnAnotherMachineAreNotToldAsEarlier(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	onA := e.openWith("sess-aaaa-1", exitedPID(t), func(c *engine.Config) { c.Host = "machine-a" })
 	must(onA.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
@@ -431,6 +441,7 @@ func TestStopDropsTasksClaudeCodeDeleted(t *testing.T) {
 // (no hook fires), or renamed there, it stayed done under its old subject, in no later
 // report. It now takes this session's id, as a task created again does, and is followed.
 func TestEarlierTaskCompletedHereIsFollowed(t *testing.T) {
+	t.Parallel()
 	const sess = "sess-bbbb-2"
 	for _, c := range []struct {
 		name, file string // this session's task 4 as its list holds it after the completion
@@ -475,6 +486,7 @@ func TestEarlierTaskCompletedHereIsFollowed(t *testing.T) {
 // them again with TaskCreate, a second copy of each in the shared list. It now says the list is
 // shared, and the step is to look in TaskList first.
 func TestEarlierSessionTasksInASharedList(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, list string
 		n          int
@@ -518,6 +530,7 @@ func TestEarlierSessionTasksInASharedList(t *testing.T) {
 // and one renamed kept its old subject. A session whose shared list holds an earlier session's
 // task (same number, same subject) now takes it as its own at its start, and follows it.
 func TestSharedListFollowsEarlierSessionTasks(t *testing.T) {
+	t.Parallel()
 	const old, sess = "sess-aaaa-1", "sess-bbbb-2"
 	for _, c := range []struct {
 		name     string
@@ -586,6 +599,7 @@ func TestSharedListFollowsEarlierSessionTasks(t *testing.T) {
 // pending) made every later session's start, resume_check and turn's end panic (a write
 // into a nil map), so the hooks said only "internal error". They now read as with none.
 func TestSharedListWithOnlyDoneEarlierTasks(t *testing.T) {
+	t.Parallel()
 	const old, sess = "sess-aaaa-1", "sess-bbbb-2"
 	e := newEnv(t)
 	e.vars["CLAUDE_CODE_TASK_LIST_ID"] = "team-x"
@@ -606,6 +620,7 @@ func TestSharedListWithOnlyDoneEarlierTasks(t *testing.T) {
 // first session's tasks as its own, dropping one as deleted and renaming another to its
 // subject. Each session's tasks are now its own.
 func TestSessionsSharingAnIDPrefixKeepTheirTasks(t *testing.T) {
+	t.Parallel()
 	const a, b = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
@@ -643,6 +658,7 @@ func TestSessionsSharingAnIDPrefixKeepTheirTasks(t *testing.T) {
 // swapped at every turn, each swap a journaled change, and the other session no longer
 // followed its own tasks. A task of a session running in another live client stays its own.
 func TestLiveSessionsSharingAListKeepTheirTasks(t *testing.T) {
+	t.Parallel()
 	const a, b = "sess-aaaa-1", "sess-bbbb-2"
 	e := newEnv(t)
 	e.vars["CLAUDE_CODE_TASK_LIST_ID"] = "team-x"
@@ -695,6 +711,7 @@ func TestLiveSessionsSharingAListKeepTheirTasks(t *testing.T) {
 // no longer listed as open. A pending task of a session still running in another client is
 // that session's, not one an earlier session left: each session's task is its own.
 func TestLiveSessionsTasksOfOneSubjectStayTwo(t *testing.T) {
+	t.Parallel()
 	const a, b = "sess-aaaa-1", "sess-bbbb-2"
 	for _, list := range []string{"", "team-x"} {
 		t.Run("list "+list, func(t *testing.T) {
@@ -745,6 +762,7 @@ func TestLiveSessionsTasksOfOneSubjectStayTwo(t *testing.T) {
 // that session's, and is not told as an earlier one's (a start once that client has exited
 // tells of it).
 func TestLiveSessionsTasksAreNotToldAsEarlier(t *testing.T) {
+	t.Parallel()
 	const a, b, cleared = "sess-aaaa-1", "sess-bbbb-2", "sess-bbbb-3"
 	e := newEnv(t)
 	ea, eb := e.openAs(a, os.Getpid()), e.openAs(b, os.Getppid()) // two running clients

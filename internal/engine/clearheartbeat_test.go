@@ -21,6 +21,7 @@ import (
 // engine, a second terminal's included, the moment the client /cleared, and its heartbeat was
 // never kept.
 func TestClearedOwnersClientKeepsItsHeartbeat(t *testing.T) {
+	t.Parallel()
 	client := os.Getpid() // a running client
 	for _, c := range []struct {
 		name     string

@@ -33,6 +33,7 @@ func runningClient(t *testing.T) int {
 // told of no other and keeps the heartbeat; the cleared client stops keeping it and is told
 // of the live session in the other client.
 func TestClearedClientYieldsSessionResumedElsewhere(t *testing.T) {
+	t.Parallel()
 	first := os.Getpid()       // /cleared S0 into S1
 	second := runningClient(t) // resumed S0
 	e := newEnv(t)
@@ -84,6 +85,7 @@ func TestClearedClientYieldsSessionResumedElsewhere(t *testing.T) {
 // the live window a third terminal took the workflow over as abandoned while S0 worked in it.
 // The client whose record names S0 now keeps it live.
 func TestResumedOwnerLiveThroughLongTurn(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		first func(t *testing.T) int // the client S0 ran in first

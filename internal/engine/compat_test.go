@@ -15,6 +15,7 @@ import (
 // members of the wrong type, unknown or cut short) reads to the values an earlier Cairn read
 // (the .values files), and what it reads encodes to the bytes that Cairn wrote (.out).
 func TestCompatSmallDocuments(t *testing.T) {
+	t.Parallel()
 	compattest.Each(t, "*.json", func(t *testing.T, f string, data []byte) {
 		name := filepath.Base(f)
 		var v any

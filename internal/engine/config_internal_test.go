@@ -10,6 +10,7 @@ import (
 // (strictjson.Explain), as every other document Cairn reads is; a whole number too large to
 // keep was said to be "a number 99999999999999999999, not a whole number", repeating it.
 func TestReadConfigMistyped(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ file, want string }{
 		{`{"archive_retention": 99999999999999999999}`, "archive_retention must be a whole number, not a fraction or a number out of range"},
 		{`{"archive_retention": 1.5}`, "archive_retention must be a whole number, not a fraction or a number out of range"},

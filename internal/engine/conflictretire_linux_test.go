@@ -19,6 +19,7 @@ import (
 // it once that is fixed; later starts know it for the copy settled, and rename it once they
 // can, at the first start after that whether or not a workflow is active then.
 func TestSecondCopyNotRenamedIsSettledOnce(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		newer bool // the seed file is the newer copy: it is put in the active slot

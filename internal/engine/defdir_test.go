@@ -14,6 +14,7 @@ import (
 // before the directory existed) is told at session start, as a broken definition file is,
 // with the step that makes it read; the built-ins still load.
 func TestDefinitionsDirectoryThatIsAFileIsShown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/workflows", "---\nname: review\nphases: [draft, done]\n---\n")
 	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
@@ -32,6 +33,7 @@ func TestDefinitionsDirectoryThatIsAFileIsShown(t *testing.T) {
 // them all under its deadline. The files past it are said in one warning that names the cap
 // and the files skipped, and the report of the active workflow still arrives.
 func TestDefinitionFilesPastTheCountAreNotRead(t *testing.T) {
+	t.Parallel()
 	const cap = 500
 	en, got := manyDefinitions(t, cap+3, func(i int) (string, string) {
 		return fmt.Sprintf("t%04d.md", i), fmt.Sprintf("---\nname: t%04d\nphases: [a, b]\n---\n", i)
@@ -53,6 +55,7 @@ func TestDefinitionFilesPastTheCountAreNotRead(t *testing.T) {
 // ten thousand such lines took the session start past its deadline, and the report of the
 // active workflow with it.
 func TestManyMisnamedDefinitionsAreToldInOneLine(t *testing.T) {
+	t.Parallel()
 	_, got := manyDefinitions(t, 300, func(i int) (string, string) { return fmt.Sprintf("w%03d.MD", i), "" }, ".MD")
 	want := filepath.FromSlash("workflow definition .claude/workflows/w005.MD: not read, nor the 294 files after it that end in another case of .md: Cairn reads only files ending in .md, in lower case; rename them")
 	if len(got) != 6 || !strings.Contains(got[5], want) || !strings.Contains(got[4], "w004.MD: not read: Cairn reads only files ending in .md, in lower case; rename it to w004.md") {
@@ -90,6 +93,7 @@ func manyDefinitions(t *testing.T, n int, file func(i int) (name, body string), 
 // an unknown type, and doctor that the definitions were fine. It is told as a link to a
 // directory is, with the step, and the type is one whose definition does not load.
 func TestDefinitionDirectoryNamedLikeAFileIsShown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/workflows/deploy.md/deploy.md", "---\nphases: [a, b]\n---\n")
 	en := e.open("s1")
@@ -108,6 +112,7 @@ func TestDefinitionDirectoryNamedLikeAFileIsShown(t *testing.T) {
 // others load fine)", as for a broken definition, since it told the two apart by the path as
 // written, and the message names it escaped. It is the step that makes it a directory.
 func TestDefinitionsDirectoryThatIsAFileInAnOddlyNamedProject(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.project += "\u200b"
 	e.vars["CLAUDE_PROJECT_DIR"] = e.project
@@ -128,6 +133,7 @@ func TestDefinitionsDirectoryThatIsAFileInAnOddlyNamedProject(t *testing.T) {
 // step, at the session start, in doctor and with the refused start. A folder of other files
 // is not. The step is the user's: the model, which reads it too, was told to move the files.
 func TestDefinitionsInAFolderAreShown(t *testing.T) {
+	t.Parallel()
 	e, _ := startApex(t)
 	e.write(".claude/workflows/team/review.md", "---\nphases: [draft, done]\n---\n")
 	e.write(".claude/workflows/assets/logo.png", "png")

@@ -18,6 +18,7 @@ import (
 // large says by how much. The
 // other definitions load.
 func TestUnreadableDefinitionFileIsNamed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		place func(e *env, p string) error
@@ -64,6 +65,7 @@ func TestUnreadableDefinitionFileIsNamed(t *testing.T) {
 // step, not as a raw system error nor, for a missing target, not at all (the project's own
 // definitions, gates and all, silently gave way to the built-ins). The built-ins still load.
 func TestDefinitionsDirectoryLinkThatLeadsNowhereIsShown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, target, want string
 	}{
@@ -94,6 +96,7 @@ func TestDefinitionsDirectoryLinkThatLeadsNowhereIsShown(t *testing.T) {
 // symbolic link to root@box.4242:1700000000, which does not exist: point it at the definition
 // file" for as long as the file was open. It is not read, and nothing is said.
 func TestEditorLockFileIsNoDefinition(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/workflows/rev.md", "---\nphases: [draft, done]\n---\n")
 	if err := os.Symlink("root@box.4242:1700000000", filepath.Join(e.project, ".claude", "workflows", ".#rev.md")); err != nil {
@@ -113,6 +116,7 @@ func TestEditorLockFileIsNoDefinition(t *testing.T) {
 // what is there is named, with the link's target and the step that fits, and doctor's step is
 // to make it a directory. The built-ins still load.
 func TestDefinitionsDirectoryOfAnotherKindIsNamed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		place func(e *env, p string) error

@@ -20,6 +20,7 @@ import (
 // for data but no free inode, it said the disk is full too, which the user would not find (df
 // -h shows space): it says the file system has no free inodes.
 func TestRecordLearningOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range fullDisks {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -53,6 +54,7 @@ func TestRecordLearningOnAFullDisk(t *testing.T) {
 // that Cairn retries; the Stop after space is freed writes it. With room for data but no free
 // inode, it said the disk is full too: it says the file system has no free inodes.
 func TestWorkflowLineOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		stateFull bool
 		fill      func(testing.TB, string) string
@@ -99,6 +101,7 @@ func TestWorkflowLineOnAFullDisk(t *testing.T) {
 // the same read once there is space finishes the archive. With room for data but no free
 // inode, it said the disk is full too: it says the file system has no free inodes.
 func TestResumeWhileAnArchiveWaitsForSpace(t *testing.T) {
+	t.Parallel()
 	for _, tc := range fullDisks {
 		t.Run(tc.name, func(t *testing.T) {
 			tried := false
@@ -142,6 +145,7 @@ func TestResumeWhileAnArchiveWaitsForSpace(t *testing.T) {
 // line once l2-state.json could not be written either. The first session start once there is
 // space writes the archive's line.
 func TestArchiveLineOnceThereIsSpace(t *testing.T) {
+	t.Parallel()
 	tried := false
 	for free := int64(0); free <= 10; free++ {
 		e := newEnv(t)
@@ -191,6 +195,7 @@ func TestArchiveLineOnceThereIsSpace(t *testing.T) {
 // which a full disk does not change. It fails both checks saying the disk is full (or that the
 // file system has no free inodes) and the step.
 func TestDoctorOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range fullDisks {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -230,6 +235,7 @@ func TestDoctorOnAFullDisk(t *testing.T) {
 // resume_check again once there is space; a person is told to free some. Once there is
 // space, the step is the phase again.
 func TestResumeOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range fullDisks {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -264,6 +270,7 @@ func TestResumeOnAFullDisk(t *testing.T) {
 // does when the workflow ended and its archiving waits for room (it said to call
 // start_workflow for new work, which the full disk refused, and nothing of the disk).
 func TestNothingToResumeOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range fullDisks {
 		for _, ended := range []bool{false, true} {
 			t.Run(fmt.Sprint(tc.name, ended), func(t *testing.T) {

@@ -78,6 +78,7 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 // TestDoctorStaleBinaries: a set whose stamp is not the plugin's release checksums (git pull
 // without make build) is named stale, with the command that rebuilds it.
 func TestDoctorStaleBinaries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
@@ -134,6 +135,7 @@ func sum(s string) string {
 // do (merge it: no deletion by hand, the next write removes a merged one), and removes
 // nothing. Temp files the next Cairn write settles are no failure.
 func TestDoctorKeptMemoryTemps(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	dir := e.memoryDir()
@@ -180,6 +182,7 @@ func TestDoctorKeptMemoryTemps(t *testing.T) {
 // machines) is named, with the command that installs this machine's; the launcher runs it all
 // the same, since its stamp is the plugin's.
 func TestDoctorForeignBinaries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
@@ -231,6 +234,7 @@ func TestDoctorForeignBinaries(t *testing.T) {
 // ending in a newline, and hooks/install writes the stamp that way: a checksums file without
 // its last newline matches such a stamp.
 func TestDoctorStampReadAsTheLauncher(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	root, bin := pluginWithBin(t, "aaaa  cairn_1.0.0_linux_amd64.tar.gz", "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
@@ -242,6 +246,7 @@ func TestDoctorStampReadAsTheLauncher(t *testing.T) {
 // TestDoctorDamagedState: snapshot and journal both unreadable is a failing check whose one
 // fix line sends nobody to delete anything; doctor itself moves nothing.
 func TestDoctorDamagedState(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.startDamaged()
 	c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
@@ -347,6 +352,7 @@ func TestDoctorDamagedState(t *testing.T) {
 // set back where it is missing, never a bare make build, which in a project's directory runs
 // that project's own Makefile.
 func TestDoctorMissingBinary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
@@ -369,6 +375,7 @@ func TestDoctorMissingBinary(t *testing.T) {
 // installs anew only where it is the one it runs. doctor passed it as there; it fails it as
 // a missing one, with the step that puts the set back.
 func TestDoctorEmptyBinary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
@@ -393,6 +400,7 @@ func TestDoctorEmptyBinary(t *testing.T) {
 // autoMemoryDirectory that Cairn refuses is no auto-memory switched off (Claude Code writes
 // there): it passed as "Auto-memory is off", and now fails with the step that lets Cairn in.
 func TestDoctorMemoryNotFound(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		set   map[string]string
@@ -425,6 +433,7 @@ func TestDoctorMemoryNotFound(t *testing.T) {
 // the next turn writes the lines of the moves made meanwhile (read from the journal). The step
 // says so, as it does where the directory is named.
 func TestDoctorMemoryNotFoundLinesComeLater(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.vars["HOME"] = ""
 	en := e.open("s1")
@@ -445,6 +454,7 @@ func TestDoctorMemoryNotFoundLinesComeLater(t *testing.T) {
 // command that removes them (they hold no state of record) and nothing else: before, the fix
 // line only explained, with no step.
 func TestDoctorStaleTemps(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "temps", WorkflowID: "apex-tmp"}))(t)
@@ -504,6 +514,7 @@ func TestDoctorStaleTemps(t *testing.T) {
 // here, after which the check passes); elsewhere (Claude Code's copy of a marketplace
 // install), the reinstall. Before, the fix offered both, neither as a command.
 func TestDoctorPluginFileOneFix(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	root := filepath.Join(t.TempDir(), "plugin")
@@ -557,6 +568,7 @@ func TestDoctorPluginFileOneFix(t *testing.T) {
 // (.mcp.json runs it with no shell). Each is a failed plugin file check with its one step, and
 // without the checksums no stamp check sends the user to an install that cannot run.
 func TestDoctorLauncherFiles(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("execute bits")
 	}
@@ -600,6 +612,7 @@ func TestDoctorLauncherFiles(t *testing.T) {
 // leaves the snapshot readable but refuses every move; doctor, status and the resume report
 // say so, with one step that discards nothing, instead of "ok" (or nothing at all).
 func TestDoctorJournalNotAFile(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"directory", "symlink"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)
@@ -649,6 +662,7 @@ func TestDoctorJournalNotAFile(t *testing.T) {
 // since, or its type's definition gone (the file removed, or renamed to another type), is said
 // by doctor as by resume, not "workflow definitions: ok", with the step that lets it move.
 func TestDoctorPhaseNotInDefinition(t *testing.T) {
+	t.Parallel()
 	const review = "---\nname: review\ndescription: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\nterminal: [done]\n---\nbody\n"
 	for _, tc := range []struct{ name, edited, want, fix string }{
 		{"phase renamed", strings.ReplaceAll(review, "draft", "write"), `phase "draft" is not a phase of the review definition`, filepath.Join("workflows", "review.md") + ": the workflow cannot move"},
@@ -717,6 +731,7 @@ func TestDoctorDoesNotReadAHealthyJournal(t *testing.T) {
 // cairn doctor, the person's check, said "All checks passed". It now fails the check with the
 // memory's own step.
 func TestDoctorMemoryIndexLeftAlone(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		lay  func(t *testing.T, index string)
@@ -755,6 +770,7 @@ func TestDoctorMemoryIndexLeftAlone(t *testing.T) {
 // release's zip, hooks/install), and Go reports no execute bits there: the set the launcher
 // installs passes, where doctor looked for cairn-mcp and its x bits and failed every binary.
 func TestDoctorWindowsBinaries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	const sums = "aaaa  cairn_1.0.0_windows_amd64.zip\n"
@@ -801,6 +817,7 @@ func TestDoctorWindowsBinaries(t *testing.T) {
 // loads none of the user's definitions: doctor said "fix the files named (the others load
 // fine)", of a directory, with no others loading. It says what to make of it.
 func TestDoctorWorkflowsDirUnreadable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	wf := filepath.Join(e.project, ".claude", "workflows")
 	writeFiles(t, filepath.Join(e.project, ".claude"), map[string]string{"workflows": "notes\n"})
@@ -817,6 +834,7 @@ func TestDoctorWorkflowsDirUnreadable(t *testing.T) {
 // that opens with a definition key but no "---" is a definition whose front matter was
 // forgotten, and is still reported.
 func TestDefinitionsReadmeSkipped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	wf := filepath.Join(e.project, ".claude", "workflows")
 	writeFiles(t, wf, map[string]string{
@@ -843,6 +861,7 @@ func TestDefinitionsReadmeSkipped(t *testing.T) {
 // doctor said "workflow definitions: ok". The definition still loads and works as before;
 // doctor fails the check at the file's line, with the step.
 func TestDoctorNamesDuplicateDefinitionEntries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	wf := filepath.Join(e.project, ".claude", "workflows")
 	writeFiles(t, wf, map[string]string{"rev.md": "---\nphases: [draft, review, deploy, done]\napprovals: [review, review]\n---\n"})
@@ -865,6 +884,7 @@ func TestDoctorNamesDuplicateDefinitionEntries(t *testing.T) {
 // definitions were ok. Such a gate may be meant (an optional one), so the definition loads
 // and the check passes, naming the way that enters no gate.
 func TestDoctorNamesAGateAWayPassesBy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	writeFiles(t, filepath.Join(e.project, ".claude", "workflows"), map[string]string{
 		"rev.md": "---\nphases: [draft, review, deploy, done]\ntransitions: {draft: [review, deploy], review: [deploy], deploy: [done]}\napprovals: [review]\n---\n",
@@ -882,6 +902,7 @@ func TestDoctorNamesAGateAWayPassesBy(t *testing.T) {
 // command line ("x.md" for "x\u200b.md", a file that is not there); doctor showed '?'. Each
 // names it with the character escaped.
 func TestDefinitionWarningsNameAnUnseenFileName(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	wf := filepath.Join(e.project, ".claude", "workflows")
 	writeFiles(t, wf, map[string]string{"x\u200b.md": "---\nphases: [a, b]\nbogus: 1\n---\n", "y\u202e.MD": "---\nphases: [a, b]\n---\n"})
@@ -902,6 +923,7 @@ func TestDefinitionWarningsNameAnUnseenFileName(t *testing.T) {
 // and not the doubts of the others (a phase listed twice under approvals): the person fixed
 // the broken one, ran doctor again, and only then learnt of the next. It names both at once.
 func TestDoctorShowsDoubtsBesideBrokenDefinitions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	wf := filepath.Join(e.project, ".claude", "workflows")
 	writeFiles(t, wf, map[string]string{
@@ -920,6 +942,7 @@ func TestDoctorShowsDoubtsBesideBrokenDefinitions(t *testing.T) {
 // zero-width space was named "READ?ME.md" by doctor, a file that is not there. It is named
 // with the character escaped, as the warnings about definitions name such files.
 func TestDoctorNamesAnUnseenDocumentationFile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	writeFiles(t, filepath.Join(e.project, ".claude", "workflows"), map[string]string{"READ\u200bME.md": "# Our workflows\n"})
 	c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "workflow definitions")
@@ -934,6 +957,7 @@ func TestDoctorNamesAnUnseenDocumentationFile(t *testing.T) {
 // the next run, or never (a README that was meant as a definition). They stay beside the
 // failure.
 func TestDoctorKeepsItsNotesBesideFailures(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, file, body string }{
 		{"doubt", "dup.md", "---\nphases: [a, b]\napprovals: [a, a]\n---\n"},
 		{"broken", "broken.md", "---\nphases: [a, b\n---\n"},
@@ -960,6 +984,7 @@ func TestDoctorKeepsItsNotesBesideFailures(t *testing.T) {
 // (the workflow cannot move): the person fixed the broken file, ran doctor again, and only
 // then learnt why the workflow was stuck. Both are named, with both steps.
 func TestDoctorNamesALostPhaseBesideBrokenDefinitions(t *testing.T) {
+	t.Parallel()
 	const review = "---\nname: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\n---\n"
 	e := newEnv(t)
 	e.write(".claude/workflows/review.md", review)
@@ -981,6 +1006,7 @@ func TestDoctorNamesALostPhaseBesideBrokenDefinitions(t *testing.T) {
 // not loading was told "fix the files named" and then "restore the definition of type apex"
 // (the same file), a step that reads as replacing the person's file. The step is to fix it.
 func TestDoctorActiveTypesDefinitionBroken(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
 	file := filepath.Join(e.project, ".claude", "workflows", "apex.md")
@@ -1000,6 +1026,7 @@ func TestDoctorActiveTypesDefinitionBroken(t *testing.T) {
 // passed over without a word: cairn doctor names it with the step, as it names a bad
 // config.json; a good one (0 keeps every archive), or none, is no failure.
 func TestDoctorNamesABadArchiveRetention(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"abc", "0", "-3", "5", ""} {
 		e := newEnv(t)
 		e.vars["CAIRN_ARCHIVE_RETENTION"] = v

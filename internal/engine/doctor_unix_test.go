@@ -18,6 +18,7 @@ import (
 // repository that commits one) leads out of the state directory, and the temp-named files
 // where it points are not Cairn's: doctor neither lists them nor puts them in its rm.
 func TestDoctorStaleTempsStayInTheStateDirectory(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "temps"}))(t)
@@ -40,6 +41,7 @@ func TestDoctorStaleTempsStayInTheStateDirectory(t *testing.T) {
 // (writing it would change the other file too), and the agent is told to have the user run
 // cairn doctor. Doctor said every check was ok; it names the file and the step.
 func TestDoctorHardLinkedCheckpoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "links"}))(t)
@@ -60,6 +62,7 @@ func TestDoctorHardLinkedCheckpoint(t *testing.T) {
 // them (StaleSet): opened for reading, a FIFO waits for a writer that never comes. It reads as
 // a file that cannot be read, as the launcher's test -f has it.
 func TestStaleSetReadsNoFIFO(t *testing.T) {
+	t.Parallel()
 	for _, fifo := range []string{"plugin/release/checksums.txt", "plugin/bin/.checksums", "plugin/bin/.built-from"} {
 		t.Run(fifo, func(t *testing.T) {
 			work := t.TempDir()

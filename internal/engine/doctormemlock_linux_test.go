@@ -16,6 +16,7 @@ import (
 // learning fails; cairn doctor said "ok" for the auto-memory lock. It fails the check with
 // the step that resumes the holder.
 func TestDoctorMemoryLockHeldByAStoppedProcess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	noErr(t, os.MkdirAll(e.memoryDir(), 0o700))
 	holder := durabletest.HeldBySleeper(t, e.memoryDir(), ".cairn-memory.lock")

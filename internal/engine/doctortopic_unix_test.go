@@ -17,6 +17,7 @@ import (
 // and every transition says so; cairn doctor said "ok" for auto-memory all the same, as it
 // looked at MEMORY.md alone. It fails the check with the memory's own step.
 func TestDoctorMemoryTopicLeftAlone(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		lay  func(t *testing.T, topic string)
@@ -54,6 +55,7 @@ func TestDoctorMemoryTopicLeftAlone(t *testing.T) {
 // every L2 line and learning out, and cairn doctor said "ok" for auto-memory. It fails a check
 // of its own with the step.
 func TestDoctorMemoryLockLeftAlone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "auto-memory lock"); c == nil || !c.OK {
 		t.Fatalf("no lock file yet: doctor says %+v", c)

@@ -10,6 +10,7 @@ import (
 
 // No refusal repeats a secret the caller pasted into any argument.
 func TestRefusalsDoNotEchoSecrets(t *testing.T) {
+	t.Parallel()
 	e, en := startApexWith(t, "echo")
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "echo"}))(t)
 	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "m1"}))(t)

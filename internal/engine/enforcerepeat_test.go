@@ -12,6 +12,7 @@ import (
 // reason listing it twice. It is refused, naming the two by position (a code may hold
 // anything), and nothing changes; the same code with other details is another finding.
 func TestSetEnforcementRefusesAFindingTwice(t *testing.T) {
+	t.Parallel()
 	first := engine.Violation{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"}
 	for _, tc := range []struct {
 		name    string

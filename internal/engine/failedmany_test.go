@@ -12,6 +12,7 @@ import (
 // in resume_check's "tasks" (the report cut it mid-id). They name the first five and how many
 // more; failed_tasks lists them all.
 func TestManyFailedTasksAreCounted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)

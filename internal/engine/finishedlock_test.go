@@ -15,6 +15,7 @@ import (
 // changed, without the lock error's "try again", which names no step the model can take: the
 // report's next step is to start new work, which archives it.
 func TestFinishedWorkflowLockedLeavesTheStepToTheReport(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	replaceInSlot(t, en, 1, `"status":"active"`, `"status":"completed"`)
 	d := must(durable.OpenDir(en.StateDir()))(t)

@@ -19,6 +19,7 @@ import (
 // doctor called it damaged and said the next command keeps it in quarantine/, and the report's
 // Next line asked to make it a readable file again or restore it.
 func TestForeignSnapshotOneStep(t *testing.T) {
+	t.Parallel()
 	const doc = `{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`
 	e := newEnv(t)
 	en := e.open("s1")
@@ -87,6 +88,7 @@ func TestForeignSnapshotOneStep(t *testing.T) {
 // own words, "use that newer Cairn, or upgrade this one, to resume it": nothing about the file,
 // which a person may then fear was changed, or about starting over it.
 func TestNewerStateLeftUntouchedInEveryRefusal(t *testing.T) {
+	t.Parallel()
 	e, en, _ := newerOverAnEnding(t)
 	snap := filepath.Join(en.StateDir(), "workflow-state.json")
 	before, err := os.ReadFile(snap)
@@ -132,6 +134,7 @@ func TestNewerStateLeftUntouchedInEveryRefusal(t *testing.T) {
 // out of the history and kept in the journal, and the history says so and where to look, for
 // the active workflow and for an archived one.
 func TestHistoryTellsWhatItLeftOut(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
@@ -172,6 +175,7 @@ func TestHistoryTellsWhatItLeftOut(t *testing.T) {
 // damage. Before, doctor said it "is damaged" and that the next command "keeps the damaged
 // file", of a file no one damaged. A snapshot that is not JSON is still told as damaged.
 func TestDoctorTellsAnotherToolsSnapshotAsSuch(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ doc, detail, fix string }{
 		{`{"name":"shop","main":"index.js"}`, "holds no workflow record", "keeps that file in quarantine/"},
 		{`{"name":"shop","version":"1.2.0","main":"index.js"}`, "holds no workflow record", "keeps that file in quarantine/"},
@@ -200,6 +204,7 @@ func TestDoctorTellsAnotherToolsSnapshotAsSuch(t *testing.T) {
 // before, cairn show printed what this Cairn could read of it (a package.json as a workflow of
 // type "module") without a word.
 func TestShowSaysARecordItCannotReadWhole(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ doc, want string }{
 		{`{"version":"3.1","workflow_id":"apex-gone","revision":9,"future":true}`, `the record of apex-gone was written by a newer Cairn (record version "3.1")`},
 		{`{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`, "the record of apex-gone is not one this Cairn reads ("},
@@ -232,6 +237,7 @@ func TestShowSaysARecordItCannotReadWhole(t *testing.T) {
 // after the repair, for the model a tool (the CLI puts cairn status in its place), not "run the
 // command again", which names no command to a model or in a hook's output.
 func TestSnapshotLeftAsItIsGivesTheStep(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, doc, repair, then string }{
 		// Something in a state file's place, the person's step (an adapter gives the model its own).
 		{"another tool's file", `{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`, "out of the state directory (it may be someone's)", ", then try again"},

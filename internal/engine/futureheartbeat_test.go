@@ -14,6 +14,7 @@ import (
 // session was told of another live session for hours, or for ever. The owner's turn's end
 // puts its heartbeat back at now, so that ten minutes after its last one it is no longer live.
 func TestFutureHeartbeatIsRefreshed(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		at   time.Time
@@ -46,6 +47,7 @@ func TestFutureHeartbeatIsRefreshed(t *testing.T) {
 // ever, and its running tasks were never taken as interrupted. A heartbeat that far ahead is
 // no proof of life; one an hour ahead (a clock off by its time zone) still is.
 func TestFarFutureHeartbeatOfAGoneOwner(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		ahead time.Duration

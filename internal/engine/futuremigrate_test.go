@@ -16,6 +16,7 @@ import (
 // takes the migration's time for created_at; the resume that read it judges the times by a
 // clock read after the migration, so a ticking clock does not make them "in the future".
 func TestMigratedRecordIsNotInTheFuture(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var mu sync.Mutex
 	at := e.clock.Now()

@@ -17,6 +17,7 @@ import (
 // the line's warning named the file whole before its step, and the report of the session
 // start that expired the workflow, which cuts a warning at 320 characters, cut the step off.
 func TestIndexLeftAloneOfALongPathKeepsItsStep(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, step string
 		plant      func(t *testing.T, path string)

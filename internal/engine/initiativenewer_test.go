@@ -18,6 +18,7 @@ import (
 // WORKFLOW-STATUS.yaml wrote this Cairn's idea of the document over it, keeping the newer
 // version number on a document of the older shape.
 func TestNewerInitiativeIsLeftUntouched(t *testing.T) {
+	t.Parallel()
 	for _, r := range []engine.InitiativeRequest{
 		{Action: "get"},
 		{Action: "add_milestone", Milestone: "m2"},
@@ -60,6 +61,7 @@ func TestNewerInitiativeIsLeftUntouched(t *testing.T) {
 // error naming Go types ("Go struct field initiativeJSON.milestones of type
 // []workflow.Milestone") with no step.
 func TestMisshapenInitiativeSaysWhichField(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ doc, want string }{
 		{`{"version":"2.0","id":"initiative-x","status":"created","milestones":"oops"}`, "milestones"},
 		{`{"version":"2.0","id":"initiative-x","status":"created","milestones":[{"id":7}]}`, "milestones[0].id must be a string, not a number"},
@@ -96,6 +98,7 @@ func TestMisshapenInitiativeSaysWhichField(t *testing.T) {
 // initiative.json was taken as never updated: an older WORKFLOW-STATUS.yaml won over it
 // (its newer status lost) and the warning said "last updated 106751d 23h ago".
 func TestSeedInitiativeLastUpdatedIsTaken(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	now := e.clock.Now()
 	e.write(".claude/cairn/initiative.json", `{"id":"initiative-seed","title":"seed","status":"in_progress","milestones":[],"lastUpdated":"`+

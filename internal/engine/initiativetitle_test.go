@@ -16,6 +16,7 @@ import (
 // create one says that create takes a title, so its next call is the create that works rather
 // than one refused for the title it left out.
 func TestNoInitiativeSaysCreateNeedsATitle(t *testing.T) {
+	t.Parallel()
 	en := newEnv(t).open("s1")
 	res := must(en.Initiative(engine.InitiativeRequest{Action: "get"}))(t)
 	if !strings.Contains(res.Message, "title") {
@@ -38,6 +39,7 @@ func TestNoInitiativeSaysCreateNeedsATitle(t *testing.T) {
 // say that the file's lastUpdated decides which side wins: the edit, older than
 // initiative.json, was written over and the milestones came back.
 func TestInitiativeFullSaysHowToMakeRoom(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "big"}))(t)
@@ -87,6 +89,7 @@ func TestInitiativeFullSaysHowToMakeRoom(t *testing.T) {
 // the archived initiative and its milestones were gone, and the answer did not say so. It is
 // now kept in the state directory under its id, and the answer says where.
 func TestCreateOverArchivedKeepsIt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	for _, r := range []engine.InitiativeRequest{
@@ -124,6 +127,7 @@ func TestCreateOverArchivedKeepsIt(t *testing.T) {
 // "nothing changed" without saying why: the model could not tell its milestone was not added
 // as asked. The answer names the milestone and which of the two it was.
 func TestAddMilestoneNamesIt(t *testing.T) {
+	t.Parallel()
 	en := newEnv(t).open("s1")
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "Ship v2"}))(t)
 	for _, tc := range []struct{ title, want string }{

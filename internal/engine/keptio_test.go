@@ -38,6 +38,7 @@ func (r readEIO) OpenFile(name string, flag int, perm fs.FileMode) (durable.File
 // error is in reading the state (the record cannot take the event), or in reading the kept
 // event's own file (which is then not moved to quarantine/, where no hook records it).
 func TestKeptClaudeTaskStaysKeptThroughAnIOError(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		files func(name string) bool // the files whose reads fail; nil: the workflow's

@@ -18,6 +18,7 @@ import (
 // a refusal: it stays kept, with the error saying so, and the next look records it once the
 // state can be written again. Before, it was removed after the failed record, and lost.
 func TestKeptClaudeTaskStaysKeptWhileTheStateCannotBeWritten(t *testing.T) {
+	t.Parallel()
 	_, en := keptEnv(t)
 	noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
 	journal := filepath.Join(en.StateDir(), "journal")

@@ -21,6 +21,7 @@ import (
 // never written there, and a file that cannot be read is moved to quarantine/ (kept, never
 // deleted), with a note.
 func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
+	t.Parallel()
 	e, en := keptEnv(t)
 	task := func(id, subject string) engine.ClaudeTask {
 		return engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: subject}
@@ -126,6 +127,7 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 // nothing changed" for each one another hook had applied (123 lines for 50 events). Each is
 // now said once, by the hook that applied it.
 func TestKeptClaudeTasksAppliedAtOnceAreSaidOnce(t *testing.T) {
+	t.Parallel()
 	e, en := keptEnv(t)
 	const n = 30
 	for i := range n {
@@ -188,6 +190,7 @@ func noErr(t *testing.T, err error) {
 // dropped it, and took the workflow from the owner), and the task of the session beside the
 // live owner stays out of the workflow when the owner's hook applies it.
 func TestKeptClaudeTasksAreAppliedAsTheirOwnSession(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	owner := e.openAs("sess-aaaa-1", os.Getpid()) // a running client
 	must(owner.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
@@ -231,6 +234,7 @@ func TestKeptClaudeTasksAreAppliedAsTheirOwnSession(t *testing.T) {
 // whose report then listed the old work's task as its own open task. It is now recorded only
 // into the workflow it was kept under; under another, cairn-event says why it was not.
 func TestKeptClaudeTaskOfAReplacedWorkflowIsNotRecordedInTheNewOne(t *testing.T) {
+	t.Parallel()
 	e, en := keptEnv(t)
 	noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))
 	must(e.open("s1").Start(engine.StartRequest{Type: "debug", Context: "other work", Replace: true}))(t)
@@ -253,6 +257,7 @@ func TestKeptClaudeTaskOfAReplacedWorkflowIsNotRecordedInTheNewOne(t *testing.T)
 // A caller whose share of time has run out records no more kept task events: they stay kept,
 // in order, for the next hook, which records them all.
 func TestKeptClaudeTasksPastTheirTimeStayKept(t *testing.T) {
+	t.Parallel()
 	_, en := keptEnv(t)
 	for _, id := range []string{"1", "2"} {
 		noErr(t, en.KeepClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "task " + id}, false))
@@ -271,6 +276,7 @@ func TestKeptClaudeTasksPastTheirTimeStayKept(t *testing.T) {
 // live: it closes the task of its id, and where there is none it is refused. Before, the kept
 // one, its subject gone, was recorded as a new done task named "task N", which live it is not.
 func TestKeptSecretCompletionIsRecordedAsLive(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		created string // the subject task 5 was recorded with, "" for none
@@ -336,6 +342,7 @@ func sessAaaaTask(task string) string {
 // the SessionStart report records them: resume_check listed a task a kept TaskCompleted had
 // closed as open, and left out one a kept TaskCreated had opened, until the next hook.
 func TestResumeCheckRecordsKeptTasks(t *testing.T) {
+	t.Parallel()
 	_, en := keptEnv(t)
 	task := func(id, subject string) engine.ClaudeTask {
 		return engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: subject}
@@ -357,6 +364,7 @@ func TestResumeCheckRecordsKeptTasks(t *testing.T) {
 // and it gave them no time limit. It gives them its lock wait, says in one line that they
 // are not listed yet and what records them, and they stay kept.
 func TestResumeCheckSaysKeptTasksNotRecorded(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		wait time.Duration // resume_check's lock wait

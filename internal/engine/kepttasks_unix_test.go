@@ -18,6 +18,7 @@ import (
 // A FIFO planted where kept task events are looked for, or as one of them, never blocks the
 // hook that looks: it is refused, not opened for a writer that never comes.
 func TestKeptClaudeTasksNeverBlockOnAFIFO(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"", "0000000000000000001-1.json"} {
 		_, en := keptEnv(t)
 		dir := filepath.Join(en.StateDir(), engine.KeptTasksDir)
@@ -42,6 +43,7 @@ func TestKeptClaudeTasksNeverBlockOnAFIFO(t *testing.T) {
 // state directory: the files where it points are not Cairn's, so none is read as a kept
 // event, removed or moved to quarantine/, and no event is kept there.
 func TestKeptClaudeTasksNeverFollowALinkOut(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 	en := e.open("sess-aaaa-1")
@@ -74,6 +76,7 @@ func TestKeptClaudeTasksNeverFollowALinkOut(t *testing.T) {
 // early and did none of its work; a device that never ends grew memory until then. Neither
 // proves anything about the task: the turn ends at once, the task as it was.
 func TestClaudeTaskListNeverBlocksOnAFIFO(t *testing.T) {
+	t.Parallel()
 	const sess = "sess-aaaa-1"
 	for _, kind := range []string{"fifo", "device"} {
 		t.Run(kind, func(t *testing.T) {
@@ -116,6 +119,7 @@ func TestClaudeTaskListNeverBlocksOnAFIFO(t *testing.T) {
 // list as it was before them and said nothing; it says who holds the lock and the step that
 // frees it, once, as the hooks say it.
 func TestResumeCheckSaysAStoppedHolderOfKeptTasks(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("a stopped process is told through /proc")
 	}

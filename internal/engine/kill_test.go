@@ -286,6 +286,7 @@ func (a *killAcks) read(sc *bufio.Scanner, acked chan<- struct{}) {
 // go back, the state reads without error, and the recovery the next writer runs first leaves
 // L2 owed nothing.
 func TestKillDashNineEveryOperation(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("kill -9 semantics are Unix")
 	}

@@ -20,6 +20,7 @@ import (
 // gives again). It now says the line could not be kept to be retried, and why; a settling's
 // lines, which stay owed in the l2-state.json it could not replace, are still said retried.
 func TestL2LineNotOwedWhenL2StateCannotBeWritten(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	unblock := e.blockMemory(t)
 	en := e.open("s1")

@@ -13,6 +13,7 @@ import (
 // setting, with no step. It now says nothing there, and a workflow's report carries no such
 // warning; memory that cannot be used for a fault is still warned of.
 func TestAutoMemoryOffIsNoWarning(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		set      func(e *env)
@@ -55,6 +56,7 @@ func TestAutoMemoryOffIsNoWarning(t *testing.T) {
 // that owes an L2 line told the model "Auto-memory is off (…): Cairn writes no L2 lines", in
 // each result, for a choice that is no fault; the moves say nothing of it.
 func TestAutoMemoryOffMovesWarnNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.vars["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
 	en := e.open("s1")

@@ -11,6 +11,7 @@ import (
 // move wrote is written once more by the session start that archives the workflow a crash
 // left completed in the active slot (same workflow, same revision), a minute later.
 func TestTheShownChangeWrittenAgainIsNotANewLine(t *testing.T) {
+	t.Parallel()
 	en, now := openS1(t)
 	const line = "Completed APEX for “x”: “done”"
 	for range 2 {

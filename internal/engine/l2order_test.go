@@ -45,6 +45,7 @@ func saying(got, want []string) bool {
 // change committed; the move stamped its own after the commit, here a few seconds later. The
 // lines are found written all the same, not added again after them.
 func TestRecoveredLinesOfWrittenMovesAreNotAddedAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var mu sync.Mutex
 	now := e.clock.Now()
@@ -92,6 +93,7 @@ func TestRecoveredLinesOfWrittenMovesAreNotAddedAgain(t *testing.T) {
 // it), the second line is not taken for the first: the history keeps all three in order,
 // and the last line of L2 is the latest position, not the owed line settled after it.
 func TestSamePositionAgainAfterAnOwedLineIsItsOwnLine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.openWaiting("s1", 4242, 50*time.Millisecond)
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "loop"}))(t)
@@ -126,6 +128,7 @@ func TestSamePositionAgainAfterAnOwedLineIsItsOwnLine(t *testing.T) {
 // say, as no other can have moved since it started. Its move's line is shown in MEMORY.md and
 // is the latest in the topic file, over the line of the workflow archived before it started.
 func TestTheActiveWorkflowsLineIsNewestWhateverTheClocks(t *testing.T) {
+	t.Parallel()
 	e, en := startApexWith(t, "first")
 	e.clock.Add(time.Minute)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)

@@ -17,6 +17,7 @@ import (
 // and records that revision. The hook must not then write its older line over the newer
 // position: it decides what to write under the lock, from the state as it is then.
 func TestSettlingWritesNoLineOlderThanOneRecordedMeanwhile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	openWait := func(session string, wait time.Duration) *engine.Engine { return e.openWaiting(session, 4242, wait) }
 	agent := openWait("s1", 50*time.Millisecond)
@@ -66,6 +67,7 @@ func TestSettlingWritesNoLineOlderThanOneRecordedMeanwhile(t *testing.T) {
 // meanwhile the next move (rev 4, planning) notes its revision. The older move must then
 // write nothing: its line would stand in MEMORY.md over the newer position.
 func TestMoveWritesNoLineOlderThanOneNotedMeanwhile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	openWait := func(session string, wait time.Duration) *engine.Engine { return e.openWaiting(session, 4242, wait) }
 	agent := openWait("s1", 50*time.Millisecond)

@@ -67,6 +67,7 @@ func stopsKeepMemory(t *testing.T, envs ...*env) {
 // older topic file back over it (which dropped the other project's lines, and each project's
 // Stop then undid the other's after every turn); it keeps it, and marks it as what L2 holds.
 func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
+	t.Parallel()
 	a, b, ea, _ := twoProjectsPlanning(t)
 	stopsKeepMemory(t, a, b, a)
 	if got := a.readMemory("cairn-workflow.md"); !strings.Contains(got, "“first”") {
@@ -84,6 +85,7 @@ func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
 // Stop then put back its own, and so on, every turn of either. A topic file in Cairn's own
 // rendering that names another project's state directory is that project's write: it is kept.
 func TestAnotherProjectsNewTopicFileIsNotUndone(t *testing.T) {
+	t.Parallel()
 	a, b, ea, eb := twoProjectsPlanning(t)
 	if err := os.Remove(filepath.Join(a.memoryDir(), "cairn-workflow.md")); err != nil {
 		t.Fatal(err)
@@ -102,6 +104,7 @@ func TestAnotherProjectsNewTopicFileIsNotUndone(t *testing.T) {
 // memory directory, writes onto the other's topic file as another Cairn, not as a rewrite that
 // the other's Stop undoes.
 func TestTopicFileNamesTheStateDirectory(t *testing.T) {
+	t.Parallel()
 	a, b := twoProjectsOneMemory(t)
 	state := filepath.Join(t.TempDir(), "cairn-state")
 	b.vars["CAIRN_STATE_DIR"] = state
@@ -126,6 +129,7 @@ func TestTopicFileNamesTheStateDirectory(t *testing.T) {
 // the agent it is lost and to start the work over; in a project that shares its memory with no
 // other, it still does.
 func TestWorktreeWithoutStateIsNotToldAnothersStateIsMissing(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		shared bool // the repository has a linked worktree
@@ -204,6 +208,7 @@ func worktreeOf(t *testing.T, main *env, linked bool) *env {
 // when every worktree shares the memory: the SessionStart report says nothing of it, and
 // resume_check's report (and cairn status) do not call it "the last one" here either.
 func TestWorktreeIsNotToldAnothersEnding(t *testing.T) {
+	t.Parallel()
 	for _, reader := range []int{0, 1} { // 0: the main checkout reads, 1: the worktree
 		t.Run([]string{"in the main checkout", "in a worktree"}[reader], func(t *testing.T) {
 			main := newEnv(t)
@@ -226,6 +231,7 @@ func TestWorktreeIsNotToldAnothersEnding(t *testing.T) {
 // another project's. The report does not tell the agent its state is missing, nor that its
 // last workflow ended.
 func TestUserMemoryDirectoryIsNotReadAsThisProjects(t *testing.T) {
+	t.Parallel()
 	for _, end := range []bool{false, true} {
 		t.Run([]string{"a position", "an ending"}[boolIndex(end)], func(t *testing.T) {
 			a, b := newEnv(t), newEnv(t)
@@ -273,6 +279,7 @@ func boolIndex(b bool) int {
 // ending as this project's last. The topic file names the state directory of its latest line:
 // a line of another's is told as one that may be another project's.
 func TestCollidingProjectIsNotToldAnothersPositionAsItsOwn(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		set  func(a, b *env)

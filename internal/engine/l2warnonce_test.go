@@ -14,6 +14,7 @@ import (
 // the plan's generic "Auto-memory unavailable — learnings will not persist". Now one, with or
 // without a workflow.
 func TestL2UnavailableSaidOnce(t *testing.T) {
+	t.Parallel()
 	for _, active := range []bool{false, true} {
 		t.Run(map[bool]string{false: "no workflow", true: "a workflow"}[active], func(t *testing.T) {
 			e := newEnv(t)

@@ -5,6 +5,7 @@ import "testing"
 // TestLeftOutCountsOne: a record that left out one move, output or artifact to fit its cap
 // said "its 1 oldest moves" and "1 outputs"; one is said as one.
 func TestLeftOutCountsOne(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		moves, outputs, artifacts, checkpoints int
 		want                                   string

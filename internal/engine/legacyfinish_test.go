@@ -14,6 +14,7 @@ import (
 // finishes the rename and says so once, among the notices where the migration itself is
 // said, naming the file and where its original now is. The next start says nothing of it.
 func TestFinishedSeedRenameIsSaid(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	seed := e.seedCopy(0)
 	backup := filepath.Join(e.project, ".claude", "workflow-state.v1.json.bak")
@@ -53,6 +54,7 @@ func TestFinishedSeedRenameIsSaid(t *testing.T) {
 // Before, every one read "by the agent (recorded before approvals needed a person)", which
 // for seed 002's checkpoints named the wrong one.
 func TestMigratedCheckpointsAreNotCalledTheAgents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("memory/state/phase.json", `{"workflow_id":"wf-auth","started_at":"2026-11-22T08:00:00Z","last_updated":"2026-11-22T09:20:00Z",`+
 		`"current_phase":"ARCHITECTURE","phase_status":"in_progress","completed_phases":[{"phase":"REQUIREMENTS","completed_at":"2026-11-22T09:10:00Z"}],`+
@@ -69,6 +71,7 @@ func TestMigratedCheckpointsAreNotCalledTheAgents(t *testing.T) {
 // hand as the warning says" pointed at a warning that did not say what. It now says what, then
 // the file.
 func TestUnmigratableWarningSaysWhatToCorrect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/cairn/workflow-state.json", `{"version":"1.0","type":"weird","state":"","workflow_id":"wf-1"}`)
 	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})

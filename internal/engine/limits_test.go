@@ -20,6 +20,7 @@ import (
 // that would take the merged set over it is refused whole, with the limit and a step that
 // loses nothing, and one that only changes values already set still lands.
 func TestSetVarsKeepsTheMergedSetWithinMaxVars(t *testing.T) {
+	t.Parallel()
 	_, en := startApex(t)
 	full := map[string]string{}
 	for i := range vars.MaxVars {
@@ -55,6 +56,7 @@ func TestSetVarsKeepsTheMergedSetWithinMaxVars(t *testing.T) {
 // length) up to the 1 MiB a document may hold: the refusal names that limit and a step that
 // keeps the initiative, not archiving it.
 func TestInitiativeFullSaysSo(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "big"}))(t)
@@ -102,6 +104,7 @@ func TestInitiativeFullSaysSo(t *testing.T) {
 // A checkpoint over the 1 MiB a document may hold, named or kept with a move, is refused in
 // words that name the limit and a step, not as invalid JSON.
 func TestCheckpointOverTheCapSaysSo(t *testing.T) {
+	t.Parallel()
 	_, en := startApex(t)
 	big := []byte(`{"data":"` + strings.Repeat("d", 1<<20) + `"}`)
 	_, err := en.SaveCheckpoint("plan", big)
@@ -119,6 +122,7 @@ func TestCheckpointOverTheCapSaysSo(t *testing.T) {
 // step (a named checkpoint takes the full depth), not as invalid JSON in the workflow, and
 // one that fits is kept.
 func TestPhaseCheckpointDepthSaysSo(t *testing.T) {
+	t.Parallel()
 	_, en := startApex(t)
 	nested := func(depth int) []byte {
 		return []byte(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth))
@@ -161,6 +165,7 @@ var loopNext = map[string]string{"a": "b", "b": "c", "c": "a"}
 // one is refused with that limit and a step that keeps the workflow going, and the same move
 // without outputs still goes through.
 func TestOutputsHaveALimitOfTheirOwn(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, limit string
 		path        func(move, i int) string
@@ -200,6 +205,7 @@ func TestOutputsHaveALimitOfTheirOwn(t *testing.T) {
 // that would take them past it is refused with the limit and a step, and a smaller one,
 // or none, still moves.
 func TestPhaseCheckpointsHaveALimitOfTheirOwn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := startLoop(t, e)
 	big := []byte(`{"data":"` + strings.Repeat("d", 200<<10) + `"}`)
@@ -226,6 +232,7 @@ func TestPhaseCheckpointsHaveALimitOfTheirOwn(t *testing.T) {
 // is full: the one past the limit is refused with it and a step that keeps the initiative,
 // and the step (a milestone removed in WORKFLOW-STATUS.yaml) makes room.
 func TestMilestonesHaveALimitAtAddTime(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "many"}))(t)
@@ -265,6 +272,7 @@ func TestMilestonesHaveALimitAtAddTime(t *testing.T) {
 // A milestone's id and title have the add_milestone tool's limits wherever they come from (the
 // engine's callers beside the tool), so one call cannot fill initiative.json.
 func TestMilestoneIDAndTitleHaveLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "long"}))(t)
@@ -284,6 +292,7 @@ func TestMilestoneIDAndTitleHaveLimits(t *testing.T) {
 // took any length, and a few long notes filled the record for good (no operation shortens
 // the history). The refusal names the limit; the record is unchanged.
 func TestFreeTextOnRecordHasTheToolsLimits(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	long := func(n int) string { return strings.Repeat("x", n) }
 	for name, call := range map[string]func() (*engine.Result, error){
@@ -309,6 +318,7 @@ func TestFreeTextOnRecordHasTheToolsLimits(t *testing.T) {
 // again under its name is not, and the step (the agent asks the user which are no longer
 // needed; at the CLI, cairn checkpoint delete) makes room.
 func TestNamedCheckpointsHaveALimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.SaveCheckpoint("first", []byte(`{}`)))(t)
@@ -332,6 +342,7 @@ func TestNamedCheckpointsHaveALimit(t *testing.T) {
 // same approval: the request still open is kept, not another added each time, so that such
 // a loop does not grow the record without bound. The yes then given lets the move on.
 func TestReenteringAnApprovalPhaseKeepsItsOpenRequest(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	for range 20 {
 		must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
@@ -351,6 +362,7 @@ func TestReenteringAnApprovalPhaseKeepsItsOpenRequest(t *testing.T) {
 // record keeps the newest workflow.MaxHistory entries, as it does the moves (the journal keeps
 // them all), and the phase still waits for a yes once approvals are on again.
 func TestApprovalsThroughALoopStayBounded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	conf := filepath.Join(startLoop(t, e, "approvals: [b]\n").StateDir(), "config.json")
 	if err := os.WriteFile(conf, []byte(`{"approvals": false}`), 0o600); err != nil {

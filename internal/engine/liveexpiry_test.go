@@ -18,6 +18,7 @@ import (
 // expires it. (Quiet alone, its client still in its session, is one long turn: still live.)
 // Its step, though, was to call expire_ttl: it is now to ask the user which session goes on.
 func TestLiveOwnersWorkflowNotExpiredBesideIt(t *testing.T) {
+	t.Parallel()
 	client := os.Getpid() // a running client
 	e := newEnv(t)
 	must(e.openAs("sess-aaaa-1", client).Start(engine.StartRequest{Type: "apex", Context: "c", TTL: "30m"}))(t)
@@ -47,6 +48,7 @@ func TestLiveOwnersWorkflowNotExpiredBesideIt(t *testing.T) {
 // and says so without a word of the owner, whose client goes on working in it; a start with
 // replace says it. It now says it too.
 func TestExpireTTLBesideLiveOwnerSaysSo(t *testing.T) {
+	t.Parallel()
 	client := os.Getpid() // a running client
 	e := newEnv(t)
 	must(e.openAs("sess-aaaa-1", client).Start(engine.StartRequest{Type: "apex", Context: "c", TTL: "30m"}))(t)

@@ -11,6 +11,7 @@ import (
 // TestAppendLogSaysTornTailKept checks that the caller of an append that set aside a log's
 // unfinished last line is told, once, in one line, where it is kept.
 func TestAppendLogSaysTornTailKept(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.AppendLog("events", json.RawMessage(`{"n":1}`)))(t)

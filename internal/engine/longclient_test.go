@@ -17,6 +17,7 @@ import (
 // the client's pid on the owner, which then says whose it is. Many /clears on, the client's
 // own session is told of no other, and a second terminal is still told of the client.
 func TestLongLivedClientReplacedListLosesNothing(t *testing.T) {
+	t.Parallel()
 	client := os.Getpid() // a running client
 	e := newEnv(t)
 	must(e.openAs("sess-0000", 0).Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)

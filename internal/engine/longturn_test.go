@@ -20,6 +20,7 @@ import (
 // stays its, and the second session is told of the live session. Once that client has exited,
 // has /cleared to another session, or is not known (no pid, no record), recovery is as before.
 func TestLongTurnNotTakenOver(t *testing.T) {
+	t.Parallel()
 	const owner, other = "sess-aaaa-1", "sess-bbbb-2"
 	live := func(*testing.T) int { return os.Getpid() } // a running client
 	for _, tc := range []struct {
@@ -82,6 +83,7 @@ func TestLongTurnNotTakenOver(t *testing.T) {
 // the workflow, expire_ttl says the owner was working in it, and the Stop asks nothing; once
 // the owner's client has /cleared to another session, all is as before.
 func TestLongTurnOwnerLiveBesideIt(t *testing.T) {
+	t.Parallel()
 	const owner, other = "sess-aaaa-1", "sess-bbbb-2"
 	client := os.Getpid() // a running client
 	for _, cleared := range []bool{false, true} {
@@ -120,6 +122,7 @@ func TestLongTurnOwnerLiveBesideIt(t *testing.T) {
 // session, claiming the task the owner is running or moving the workflow under it, was told
 // nothing. It now warns; once the owner's client has /cleared to another session, it does not.
 func TestLongTurnOwnerWarnedOfOnChange(t *testing.T) {
+	t.Parallel()
 	const owner, other = "sess-aaaa-1", "sess-bbbb-2"
 	client := os.Getpid() // a running client
 	for _, cleared := range []bool{false, true} {

@@ -13,6 +13,7 @@ import (
 // valid workflow_id and a revision". The id now fits, and an id given too long is refused
 // as that.
 func TestStartLongTypeName(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	name := strings.Repeat("a", 64)
 	e.write(".claude/workflows/"+name+".md", "---\nname: "+name+"\nphases: [x, y]\n---\n")

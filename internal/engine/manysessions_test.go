@@ -19,6 +19,7 @@ import (
 // /clear replaced here was another live session. Every record of a running client, and this
 // client's own, is read.
 func TestManySessionRecordsStillFindTheLiveClient(t *testing.T) {
+	t.Parallel()
 	const client = 4242
 	if strings.HasPrefix(strconv.Itoa(os.Getpid()), "1000") {
 		t.Skip("this process's pid sorts among the filler records")

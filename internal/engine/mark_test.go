@@ -18,6 +18,7 @@ import (
 // lock. Once the Stop hook has run, L2 must hold the second (last) position: never the first
 // process's older line "restored" over it from a mark taken before it.
 func TestMarkKeptLateIsWhatL2Holds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	openWait := func(session string, wait time.Duration) *engine.Engine { return e.openWaiting(session, 4242, wait) }
 	slow := openWait("s1", 3*time.Second)
@@ -47,6 +48,7 @@ func TestMarkKeptLateIsWhatL2Holds(t *testing.T) {
 // A Stop hook that runs after another process wrote a newer L2 line but before that process
 // recorded its mark must not take the newer line for a foreign rewrite and put the old back.
 func TestRestoreDoesNotUndoAWriteNotMarkedYet(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	openWait := func(session string, wait time.Duration) *engine.Engine { return e.openWaiting(session, 4242, wait) }
 	agent := openWait("s1", 3*time.Second)
@@ -100,6 +102,7 @@ func holdLock(t *testing.T, dir, name string) (unlock func()) {
 // own, its summary standing in Cairn's data block as a line Cairn recorded, and the lines it
 // dropped lost for good.
 func TestMoveWritesOntoWhatCairnWroteNotARewrite(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	planning := "Active APEX workflow: analyze completed, planning “c”"
@@ -122,6 +125,7 @@ func TestMoveWritesOntoWhatCairnWroteNotARewrite(t *testing.T) {
 // not restored (...): Auto-memory unavailable — learnings will not persist: ...", the words of
 // a learning's failure, as a line's failure no longer does. It says what failed.
 func TestRestoreFailureSaysWhatFailed(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	index := filepath.Join(e.memoryDir(), memory.IndexFile)
@@ -143,6 +147,7 @@ func TestRestoreFailureSaysWhatFailed(t *testing.T) {
 // symbolic link) said the line was retried after the next turn, and no step: every retry
 // fails until the person acts. It says the person's step, as a move's write does.
 func TestRestoreRefusedByALinkSaysTheStep(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	index := filepath.Join(e.memoryDir(), memory.IndexFile)
@@ -163,6 +168,7 @@ func TestRestoreRefusedByALinkSaysTheStep(t *testing.T) {
 // the move would move the workflow once more. The line is owed and retried after the next turn,
 // as said: the lock's retry is not.
 func TestMoveWhoseLineWaitsForTheMarkSaysNoRetry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.openWaiting("s1", 4242, 50*time.Millisecond)
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "marks"}))(t)
@@ -178,6 +184,7 @@ func TestMoveWhoseLineWaitsForTheMarkSaysNoRetry(t *testing.T) {
 // the model the lock's "try again once that process has finished": run again, the replace
 // would replace the workflow just started. The line is not retried, and nothing says to.
 func TestLineNotKeptSaysNoRetry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.openWaiting("s1", 4242, 50*time.Millisecond)
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "old"}))(t)

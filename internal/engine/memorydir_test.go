@@ -10,6 +10,7 @@ import (
 // The helper names the memory directory as the engine does: a project path with "_" in it
 // (a subtest's temp dir) must not read an empty memory file.
 func TestEnvMemoryDirIsTheEngines(t *testing.T) {
+	t.Parallel()
 	t.Run("under_score", func(t *testing.T) {
 		e := newEnv(t)
 		en := e.open("s1")

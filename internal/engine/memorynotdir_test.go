@@ -16,6 +16,7 @@ import (
 // they are retried; record_learning said "mkdir …" with no step. Each now says the file is in the way and the one step, naming a directory
 // where the memory directory was named, that lines are retried, and the tier is Minimal.
 func TestMemoryDirIsAFile(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, under string }{{"the directory", ""}, {"a directory above it", "sub"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -54,6 +55,7 @@ func TestMemoryDirIsAFile(t *testing.T) {
 // its step, and the report, which cuts a warning at 320 characters, cut the step off. The
 // path is clipped, as other paths are, and the step is in the report.
 func TestMemoryDirIsAFileOfALongPathKeepsItsStep(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := filepath.Join(e.home, strings.Repeat("a", 200), strings.Repeat("b", 200))
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -11,6 +11,7 @@ import (
 // was said cut at 80 in the answer that added or moved it ("milestone "m-aaaa…" added"), so
 // the model was told of an id it never gave; quoted values are cut past any id taken.
 func TestLongMilestoneIDIsNamedWhole(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := "m-" + strings.Repeat("a", 198)
 	for _, r := range []engine.InitiativeRequest{

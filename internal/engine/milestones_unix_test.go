@@ -21,6 +21,7 @@ import (
 // opened and the rest counted, in a notice short enough for the report to keep whole; it
 // follows no link out of the project and repeats no secret.
 func TestMilestoneScanHostile(t *testing.T) {
+	t.Parallel()
 	const active = "documentation/milestones/_active"
 	sec := secrettest.Shapes()[3] // a GitHub token
 	glued := secrettest.GluedToken(t)
@@ -123,6 +124,7 @@ func TestMilestoneScanHostile(t *testing.T) {
 // (another project's, say) into initiative.json. It is now left as it is and the answer says
 // why; a link within the project is read as before.
 func TestStatusFileLinkOutOfTheProject(t *testing.T) {
+	t.Parallel()
 	const content = "initiative: initiative-20261120T090000Z-ab12\ntitle: Elsewhere\nstatus: in_progress\nlastUpdated: 2026-11-21T09:00:00Z\n"
 	for _, tc := range []struct {
 		name   string

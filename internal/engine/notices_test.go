@@ -28,6 +28,7 @@ func garbageSnapshot(t *testing.T, en *engine.Engine) {
 // TestStartOverQuarantinedSnapshotSaysSo: a start that finds a garbage snapshot (and no journal
 // to rebuild it from) starts the new workflow, and says that the old snapshot was set aside.
 func TestStartOverQuarantinedSnapshotSaysSo(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	garbageSnapshot(t, en)
@@ -41,6 +42,7 @@ func TestStartOverQuarantinedSnapshotSaysSo(t *testing.T) {
 // one of them; as for any other archive, a notice names the older archives retention removed
 // to make room, and when retention cannot remove them (here a damaged index), a warning says so.
 func TestSecondCopyArchiveSaysWhatRetentionDid(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		legacyAge time.Duration // how long before now the seed file was last updated
@@ -104,6 +106,7 @@ func TestSecondCopyArchiveSaysWhatRetentionDid(t *testing.T) {
 // knows is moved to quarantine; the notice saying so must not also say it was left as it is
 // (the migrate error it quotes used to end "Cairn leaves it as it is").
 func TestQuarantineOfAnUnknownFormatSaysOneThing(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{`{"hello": "world"}`, `{"name": "x", "steps": []}`} {
 		t.Run(doc, func(t *testing.T) {
 			e := newEnv(t)
@@ -130,6 +133,7 @@ func TestQuarantineOfAnUnknownFormatSaysOneThing(t *testing.T) {
 // empty, and that read migrates the seed's state file found there into it. The archive's
 // answer says so: the migration's notice is told once, on the read that did it.
 func TestL2WriteSaysWhatTheStoreDid(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	seed := `{"type":"APEX","phase":"implement","lastUpdated":"` + e.clock.Now().Format(time.RFC3339) + `","ttl":"24h","context":"seed copy"}`
 	if err := os.WriteFile(filepath.Join(e.project, ".claude", "workflow-state.json"), []byte(seed), 0o644); err != nil {
@@ -145,6 +149,7 @@ func TestL2WriteSaysWhatTheStoreDid(t *testing.T) {
 // snapshot damaged since; its read sets it aside and rebuilds it from the journal, and no
 // later read has anything to say of it. The hook's line to the user says so.
 func TestStopSaysWhatTheStoreDid(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	garbageSnapshot(t, en)
 	out := must(e.open("s1").Stop(engine.StopInput{}))(t)

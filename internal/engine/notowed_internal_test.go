@@ -14,6 +14,7 @@ import (
 // began "; nor could it be kept" when the write had said nothing, and said "it" of a line
 // refused for good, or of the pushed lines.
 func TestNotOwedText(t *testing.T) {
+	t.Parallel()
 	err := errors.New("l2-state.json could not be written: the disk is full")
 	pushed := (&memory.PushedError{N: 2}).Error()
 	for _, c := range []struct{ name, warning, want string }{

@@ -12,6 +12,7 @@ import (
 // and is archived: the cap is on what is started, not on what is read. The report stays within
 // its size and says the next step.
 func TestOlderLongContextStillWorks(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	path, rec := storedRecord(t, en)
 	rec["context"] = strings.Repeat("an older, much longer context ", 100)

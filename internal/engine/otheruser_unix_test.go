@@ -24,6 +24,7 @@ import (
 // doctor's fix for the root's journal was to mv it into quarantine/ (a move of state, which
 // the root's journal/ refuses anyway): it is the chown.
 func TestResumeOverAnotherUsersJournal(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []os.FileMode{0o755, 0o700} {
 		t.Run(mode.String(), func(t *testing.T) { resumeOverAnotherUsersJournal(t, mode) })
 	}

@@ -19,6 +19,7 @@ import (
 // An L2 line another process comes to owe while a Stop hook settles the lines owed before it
 // is kept owed, not dropped when the settling records what it could not write.
 func TestOwedLineAddedWhileSettlingIsKept(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	openWait := func(session string, wait time.Duration) *engine.Engine { return e.openWaiting(session, 4242, wait) }
 	agent := openWait("s1", 50*time.Millisecond)
@@ -62,6 +63,7 @@ func TestOwedLineAddedWhileSettlingIsKept(t *testing.T) {
 // of it (a move's L2 write says it), and once it is a file Cairn can write again, the next
 // Stop puts Cairn's back.
 func TestRestoreRefusedForGoodIsQuiet(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	topic := filepath.Join(e.memoryDir(), "cairn-workflow.md")
@@ -94,6 +96,7 @@ func TestRestoreRefusedForGoodIsQuiet(t *testing.T) {
 // move's warnings, and stays owed without a word from the Stop hooks after it (which would
 // otherwise say it again after every turn), until the file is one Cairn can write again.
 func TestLineRefusedForGoodIsSaidOnce(t *testing.T) {
+	t.Parallel()
 	e, en := startApexWith(t, "memory index left alone")
 	index := filepath.Join(e.memoryDir(), "MEMORY.md")
 	if err := os.MkdirAll(index, 0o700); err != nil {
@@ -121,6 +124,7 @@ func TestLineRefusedForGoodIsSaidOnce(t *testing.T) {
 // position. All three moves share one second, as fast moves do, so the topic file's times
 // cannot order them.
 func TestOwedLineNeverReplacesANewerOne(t *testing.T) {
+	t.Parallel()
 	e := owedThenNewer(t, "owed and newer")
 	out := must(e.open("s1").Stop(engine.StopInput{}))(t)
 	if len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "planning") {
@@ -144,6 +148,7 @@ func TestOwedLineNeverReplacesANewerOne(t *testing.T) {
 // history. Written onto the emptied file, the owed line stood alone there as the latest line,
 // the position memory gives when L1 is gone, and its write marked that as Cairn's.
 func TestOwedLineAfterTheTopicFileWasDropped(t *testing.T) {
+	t.Parallel()
 	e := owedThenNewer(t, "owed and dropped")
 	if err := os.Remove(filepath.Join(e.memoryDir(), "cairn-workflow.md")); err != nil {
 		t.Fatal(err)
@@ -177,6 +182,7 @@ func owedThenNewer(t *testing.T, context string) *env {
 // The same across workflows, ordered by time: the line owed for the workflow a start
 // replaced does not stand in MEMORY.md over the line the new workflow wrote after it.
 func TestOwedLineOfAReplacedWorkflowNeverReplacesANewerOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
 	must(agent.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
@@ -201,6 +207,7 @@ func TestOwedLineOfAReplacedWorkflowNeverReplacesANewerOne(t *testing.T) {
 // The next Stop hook finds them in the topic file's history, the same text at the same time,
 // and does not add them again, although the first is no longer the last line.
 func TestOwedLinesWrittenBeforeACrashAreNotAddedAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
 	must(agent.Start(engine.StartRequest{Type: "apex", Context: "crash while settling"}))(t)
@@ -239,6 +246,7 @@ func TestOwedLinesWrittenBeforeACrashAreNotAddedAgain(t *testing.T) {
 // new workflow's lines up to it (a move, its ending) were taken as older than one noted, held
 // back as owed, and MEMORY.md went on showing the old workflow until the next settle.
 func TestSettleNotesTheNewWorkflowsRevision(t *testing.T) {
+	t.Parallel()
 	e, en := startApexWith(t, "the first")
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	for _, s := range []string{"running", "done"} {
@@ -289,6 +297,7 @@ func lineWaitingOnABrokenOverride(t *testing.T) (*env, *engine.Engine) {
 // worked out with the built-in definition instead, it would say the built-in's verb, not the
 // one the workflow ran under. Once the override loads again, the next settle writes it.
 func TestJournalLineWaitsForABrokenOverride(t *testing.T) {
+	t.Parallel()
 	e, _ := lineWaitingOnABrokenOverride(t)
 	for i := range 2 {
 		must(e.open("s1").Stop(engine.StopInput{}))(t)
@@ -346,6 +355,7 @@ func TestLineWaitingOnABrokenOverrideCostsNoJournalRead(t *testing.T) {
 // names who holds the lock and promises Cairn's retry, and gives no step of its own ("try
 // again" would run the move once more, or, after a completion, fail).
 func TestOwedLineWarningNamesTheHolderAndOneStep(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	agent := e.openWaiting("s1", 4242, 20*time.Millisecond)
 	must(agent.Start(engine.StartRequest{Type: "apex", Context: "owed lines"}))(t)

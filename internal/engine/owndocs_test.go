@@ -20,6 +20,7 @@ func (e *env) quarantined() []string {
 // quarantine/ and written anew: the notice about an earlier session's task settles after
 // the start that tells it, instead of coming back at every session start.
 func TestDamagedEarlierTasksToldIsRebuilt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 	must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))(t)
@@ -45,6 +46,7 @@ func TestDamagedEarlierTasksToldIsRebuilt(t *testing.T) {
 // written is recorded as owed, and the Stop hook writes it once the memory directory can be
 // written again.
 func TestDamagedL2StateRecordsWhatIsOwed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	unblock := e.blockMemory(t)
 	en := e.open("s1")
@@ -68,6 +70,7 @@ func TestDamagedL2StateRecordsWhatIsOwed(t *testing.T) {
 // A damaged stop-state.json no longer fails every Stop hook: it is set aside, and the
 // blocking list is asked about once.
 func TestDamagedStopStateIsRebuilt(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	must(en.SetEnforcement([]engine.Violation{{Code: "V-SEC-02", Severity: "HIGH", Details: "key in repo"}}))(t)
 	e.write(".claude/cairn/stop-state.json", "{not json")
@@ -87,6 +90,7 @@ func TestDamagedStopStateIsRebuilt(t *testing.T) {
 // once; not left for the next L2 write to replace without a word. A mark that is JSON but
 // holds no mark (bad hex) is set aside the same way.
 func TestDamagedL2MarkIsSetAsideAndTold(t *testing.T) {
+	t.Parallel()
 	for _, damaged := range []string{"{not json", `{"index_hex":"zz","topic_hex":""}`} {
 		e := newEnv(t)
 		must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "marked"}))(t)
@@ -111,6 +115,7 @@ func TestDamagedL2MarkIsSetAsideAndTold(t *testing.T) {
 // lines without a mark: a background memory writer's rewrite that then dropped them was not
 // put back, and MEMORY.md's topic file lost the workflow's latest line until the next move.
 func TestStopFailureLeavesLinesOwedPastADamagedMark(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	unblock := e.blockMemory(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "marked"}))(t)
@@ -143,6 +148,7 @@ func TestStopFailureLeavesLinesOwedPastADamagedMark(t *testing.T) {
 // foreign document), sets it aside and tells it before writing the one of the line it wrote:
 // not overwritten without a word, and not told again by the Stop hook.
 func TestL2WriteSetsADamagedDocumentAsideAndTellsIt(t *testing.T) {
+	t.Parallel()
 	const markTold = "l2-mark.json was damaged"
 	// Another Cairn's or another tool's l2-state is told as what it is, not as damage.
 	const stateTold = "l2-state.json holds no l2-state this Cairn knows (a newer Cairn's, or another tool's) and was moved to quarantine/l2-state.json-"
@@ -182,6 +188,7 @@ func TestL2WriteSetsADamagedDocumentAsideAndTellsIt(t *testing.T) {
 // A last-ending.json with fields this Cairn does not know (a newer Cairn's) keeps them when
 // the ending is marked told.
 func TestEndingToldKeepsUnknownFields(t *testing.T) {
+	t.Parallel()
 	e, en := startApexWith(t, "first try")
 	must(en.Archive("abandoned"))(t)
 	doc := e.readFile(".claude/cairn/last-ending.json")
@@ -198,6 +205,7 @@ func TestEndingToldKeepsUnknownFields(t *testing.T) {
 // A line of archive/index.jsonl that names no archive (a foreign one in place of an entry)
 // is told by cairn list, not left out without a word; the index is left as it is.
 func TestListTellsAForeignIndexLine(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 5} {
 		e := newEnv(t)
 		en := e.open("s1")

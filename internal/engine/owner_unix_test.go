@@ -35,6 +35,7 @@ func TestDoctorStateOwnedByAnother(t *testing.T) {
 // TestDoctorChmodQuoted: the fix for an open state directory is a command to paste; a
 // project path with a space in it is quoted, as the chown fix quotes it.
 func TestDoctorChmodQuoted(t *testing.T) {
+	t.Parallel()
 	en := openStateDir(t, "my proj")
 	for _, c := range en.Doctor(DoctorOptions{}) {
 		if c.Name == "state directory permissions" {

@@ -13,6 +13,7 @@ import (
 // status view says that another live session owns the workflow, as a transition from the
 // same terminal does.
 func TestPersonStatusNamesALiveOwner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.openAs("s1", os.Getpid()).Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
 	e.clock.Add(time.Minute)
@@ -43,6 +44,7 @@ func TestPersonStatusNamesALiveOwner(t *testing.T) {
 // TestPersonStatusWording: the status warnings of an expired, long idle workflow give a
 // person a person's next step; the agent's view keeps the agent's words.
 func TestPersonStatusWording(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x", WorkflowID: "apex-old", TTL: "30d"}))(t)
 	e.clock.Add(8 * 24 * time.Hour)

@@ -22,6 +22,7 @@ import (
 // another session of the owner it took over. The record's client start (the process start
 // time, where the platform tells it) tells the pid's new process from the client.
 func TestReusedClientPidIsNoLiveOwner(t *testing.T) {
+	t.Parallel()
 	const client = 4242
 	for _, tc := range []struct {
 		name     string
@@ -68,6 +69,7 @@ func TestReusedClientPidIsNoLiveOwner(t *testing.T) {
 // session in a second terminal was told of another live session for as long as the new
 // client ran. The new client's record starts its own list.
 func TestReusedClientPidTakesNoReplacedSessions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pid := os.Getpid() // the old client's pid, the new client's now
 	must(e.openAs("old-session", 0).Start(engine.StartRequest{Type: "apex", Context: "ownership"}))(t)
@@ -93,6 +95,7 @@ func TestReusedClientPidTakesNoReplacedSessions(t *testing.T) {
 // client's Stop kept that session's heartbeat. The record's client start tells it apart here
 // too.
 func TestReusedClientPidStaleRecordIsNotThisClients(t *testing.T) {
+	t.Parallel()
 	pid := os.Getpid() // the old client's pid, the new client's now
 	start, ok := store.ProcessStart(pid)
 	if !ok {
@@ -130,6 +133,7 @@ func TestReusedClientPidStaleRecordIsNotThisClients(t *testing.T) {
 // the owner's session, resumed in a third client (`claude --resume`), was told "Another live
 // session" of itself for as long as the new client ran. The owner records its client's start.
 func TestReusedOwnerPidKeepsNoHeartbeat(t *testing.T) {
+	t.Parallel()
 	pid := os.Getpid() // the owner's client's, the new client's now
 	if _, ok := store.ProcessStart(pid); !ok {
 		t.Skip("the platform does not tell a process's start")
@@ -156,6 +160,7 @@ func TestReusedOwnerPidKeepsNoHeartbeat(t *testing.T) {
 // client. The record is left as it is, and the hook is told why the session was not recorded;
 // the next start that reads it carries them on.
 func TestRecordSessionUnreadKeepsReplaced(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pid := os.Getpid()
 	var on atomic.Bool

@@ -17,6 +17,7 @@ import (
 // user's 200th line out of what Claude Code loads. That was said nowhere; the move that did it
 // says how many lines and the step, once: the moves and Stops after it say nothing of it.
 func TestLinePushedPastTheLoadLimitSaidOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.userIndex(t, 200)
 	en := e.open("s1")
@@ -47,6 +48,7 @@ func TestLinePushedPastTheLoadLimitSaidOnce(t *testing.T) {
 // Claude Code loads, marks what L2 then holds, as a restore that pushes nothing does. It did
 // not (the push is the restore's error), so the next Stop restored again, every turn.
 func TestRestoreThatPushesLinesOutMarksWhatItKept(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	index, user := e.userIndex(t, 199)
 	en := e.open("s1")
@@ -75,6 +77,7 @@ func TestRestoreThatPushesLinesOutMarksWhatItKept(t *testing.T) {
 // note is said by that restore only. The settling's warning stood in its place, and the note
 // was never said.
 func TestPushedOutSaidBesideTheSettlingsWarning(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	index, user := e.userIndex(t, 199)
 	en := e.open("s1")
@@ -93,6 +96,7 @@ func TestPushedOutSaidBesideTheSettlingsWarning(t *testing.T) {
 // is refused (text of a secret's shape), says both: the push is said by the write that did it
 // only, and the refused line is not kept. The refusal stood in the push's place.
 func TestPushedOutSaidBesideALineRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	index, user := e.userIndex(t, 199)
 	en := e.open("s1")

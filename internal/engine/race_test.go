@@ -73,6 +73,7 @@ func casChild() int {
 // Two processes race the same compare-and-swap transition: exactly one wins, the other gets
 // the conflict error naming the phase it found, and the journal holds exactly one move.
 func TestTwoProcessesRaceACompareAndSwap(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
@@ -199,6 +200,7 @@ func exitedPID(t *testing.T) int {
 // The same session in another client (`claude --continue` in a second terminal while the
 // first runs) is another live session while that client runs, and ended once it has exited.
 func TestOwnerEndedIsNotLive(t *testing.T) {
+	t.Parallel()
 	const client = 4242
 	for _, tc := range []struct {
 		name     string
@@ -269,6 +271,7 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 // A caller that is neither a session nor a client (the CLI outside Claude Code) does not take
 // the workflow over, so an ended owner's heartbeat is kept as it was.
 func TestEndedOwnerKeptByAnonymousChange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	started := e.clock.Now()
 	if _, err := e.openAs("old-session", exitedPID(t)).Start(engine.StartRequest{Type: "apex", Context: "ownership"}); err != nil {
@@ -290,6 +293,7 @@ func TestEndedOwnerKeptByAnonymousChange(t *testing.T) {
 // from a first client that still runs, which would make that client's next tool call report a
 // change nobody made. Once the first client has exited, the second takes the heartbeat over.
 func TestStopHeartbeatKeepsAnotherLiveClient(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		ownerPID func(t *testing.T) int

@@ -36,6 +36,7 @@ func again(t *testing.T, e *env, what string, first *engine.Result, f func() (*e
 }
 
 func TestSetEnforcementAgain(t *testing.T) {
+	t.Parallel()
 	e, en := startApexWith(t, "repeat enforcement")
 	vs := []engine.Violation{{Code: "V-TEST-03", Severity: "high", Details: "no test"}}
 	first := must(en.SetEnforcement(vs))(t)
@@ -49,6 +50,7 @@ func TestSetEnforcementAgain(t *testing.T) {
 }
 
 func TestRecordLearningAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	l := engine.LearningRequest{Title: "Run migrations first", Body: "make migrate before go test"}
 	first := must(e.open("s1").RecordLearning(l))(t)
@@ -67,6 +69,7 @@ func TestRecordLearningAgain(t *testing.T) {
 // model to re-read and decide. Another session that expected the same phase still learns
 // that someone else moved the workflow.
 func TestTransitionWithFromAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "repeat a move"}))(t)
 	req := engine.TransitionRequest{From: "analyze", To: "plan", Note: "analysis done"}
@@ -88,6 +91,7 @@ func TestTransitionWithFromAgain(t *testing.T) {
 // another client, a move other work has followed, another note, or a move made long ago are
 // still conflicts: they are not that move retried.
 func TestTransitionWithFromAgainAfterClear(t *testing.T) {
+	t.Parallel()
 	req := engine.TransitionRequest{From: "analyze", To: "plan", Note: "analysis done"}
 	setup := func(t *testing.T, pid int) (*env, *engine.Result) {
 		e := newEnv(t)
@@ -188,6 +192,7 @@ func TestTransitionWithFromAgainAfterClear(t *testing.T) {
 // cairn approve run twice (the person was not sure the first took) says the phase is already
 // approved: "waits for no approval" reads as if the first had not counted.
 func TestApproveAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "approve twice"}))(t)
 	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
@@ -214,6 +219,7 @@ func TestApproveAgain(t *testing.T) {
 // ... start_workflow" would send the model to start one over the work it just finished.
 // The same outcome again is the completion already made; another outcome is still refused.
 func TestCompleteAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "complete twice"}))(t)
 	move := engine.TransitionRequest{From: "analyze", To: "plan"}
@@ -243,6 +249,7 @@ func TestCompleteAgain(t *testing.T) {
 // A move into the terminal phase retried after it landed (the workflow completed and was
 // archived) is the move already made.
 func TestTransitionToTerminalAgain(t *testing.T) {
+	t.Parallel()
 	e, en := startApexWith(t, "finish twice")
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	must(e.open("cli").Approve(""))(t)
@@ -273,6 +280,7 @@ func TestTransitionToTerminalAgain(t *testing.T) {
 // same type, context and scope is the start already made; another start is still refused. A
 // replace retried finds the workflow it started untouched, and replaces nothing.
 func TestStartAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	req := engine.StartRequest{Type: "apex", Context: "add retries", Scope: "uploader"}
 	first := must(e.open("s1").Start(req))(t)
@@ -322,6 +330,7 @@ func TestStartAgain(t *testing.T) {
 // with "archive it before creating another", which leads to archiving the initiative just
 // made; another title is still refused.
 func TestInitiativeAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, r := range []engine.InitiativeRequest{
 		{Action: "create", Title: "Uploader v2"},
@@ -367,6 +376,7 @@ func (e *env) readFile(rel string) string {
 // The writes that were already idempotent stay so: each repeated as it was changes nothing,
 // at the same revision.
 func TestRepeatedWritesChangeNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "repeat everything"}))(t)
 	for _, w := range []struct {
@@ -409,6 +419,7 @@ func TestRepeatedWritesChangeNothing(t *testing.T) {
 // same archive again, soon after, names the archive made; another reason, or the same long
 // after, is still told there is nothing active.
 func TestArchiveAgain(t *testing.T) {
+	t.Parallel()
 	for _, reason := range []string{"", "abandoned", "superseded by the retry rewrite"} {
 		t.Run("reason "+reason, func(t *testing.T) {
 			e := newEnv(t)
@@ -441,6 +452,7 @@ func TestArchiveAgain(t *testing.T) {
 // cairn archive with a note, run again after a crash between its two writes (the note is in
 // the journal, the workflow still active), archives it with the note once, not twice.
 func TestArchiveNoteAgainAfterCrash(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "archive after a crash"}))(t).WorkflowID
@@ -473,6 +485,7 @@ func TestArchiveNoteAgainAfterCrash(t *testing.T) {
 // WORKFLOW-STATUS.yaml not yet) writes the status file the first left unwritten; the
 // initiative itself is the one created.
 func TestInitiativeCreateAgainAfterCrash(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := engine.InitiativeRequest{Action: "create", Title: "Uploader v2"}
 	first := must(e.open("s1").Initiative(r))(t)
@@ -499,6 +512,7 @@ func TestInitiativeCreateAgainAfterCrash(t *testing.T) {
 // archive not made) finishes what the crash left: it archives the completed workflow and says
 // so, and the next session is told of the ending once. Retried again, nothing changes.
 func TestCompleteAgainAfterCrash(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		complete func(def *workflow.Definition, r *workflow.Record, now time.Time) (workflow.Result, error)
@@ -556,6 +570,7 @@ func TestCompleteAgainAfterCrash(t *testing.T) {
 // "not found; did you mean plan-2?" would steer toward deleting another one. A name never
 // saved is still not found, and a checkpoint saved again after its delete is deleted again.
 func TestDeleteCheckpointAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("cli")
 	must(en.SaveCheckpoint("plan-1", []byte(`{"a":1}`)))(t)
@@ -588,6 +603,7 @@ func TestDeleteCheckpointAgain(t *testing.T) {
 // missing. The archive retried finds it archived: it records the ending the crash left
 // unrecorded and says so; retried again, nothing changes.
 func TestArchiveAgainAfterCrashBeforeItsEnding(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, status string
 		first        func(st *store.Store, now time.Time) error // what the operation did before the crash
@@ -660,6 +676,7 @@ func TestArchiveAgainAfterCrashBeforeItsEnding(t *testing.T) {
 // the one already made, not a refusal ("waits for no approval", exit 1) that reads as if it
 // had not counted. Another note, or the same long after, is still refused.
 func TestApproveAgainAfterTheMove(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "approve, move, approve"}))(t)
 	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
@@ -685,6 +702,7 @@ func TestApproveAgainAfterTheMove(t *testing.T) {
 // line and says so, where it said "is expired, not active; nothing to expire" and left it in
 // the active slot. A dry run changes nothing; retried again, nothing changes.
 func TestExpireAgainAfterCrashBeforeItsArchive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "expire after a crash", TTL: "1h"}))(t).WorkflowID
@@ -727,6 +745,7 @@ func TestExpireAgainAfterCrashBeforeItsArchive(t *testing.T) {
 // workflow is the one the archived record says replaced it, and memory calls the old one
 // abandoned, not active.
 func TestStartReplaceAgainAfterCrash(t *testing.T) {
+	t.Parallel()
 	const newID = "apex-20261122T100300Z-beef"
 	for stage, name := range []string{"before the archive", "before the start", "before the abandon line"} {
 		archived, started := stage >= 1, stage >= 2

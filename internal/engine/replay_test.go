@@ -13,6 +13,7 @@ import (
 // person's yes it was made with; one made without a person's yes is refused by the same rule
 // as any move, and said.
 func TestReplayKeepsTheApprovalRule(t *testing.T) {
+	t.Parallel()
 	def, ok := workflow.BuiltinDefinition("apex")
 	if !ok {
 		t.Fatal("no apex")

@@ -20,6 +20,7 @@ import (
 // the report asked to make it a readable file again or restore it, a step there is nothing to
 // do it with (the state is in the journal, and doctor said as much).
 func TestSnapshotInTheWayRebuildsFromJournal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		plant func(string) error
@@ -60,6 +61,7 @@ func TestSnapshotInTheWayRebuildsFromJournal(t *testing.T) {
 // checkpoint's or a log's refusal names what is there and the one step. It says what is there
 // and to move it out, after which the change, made again, goes through.
 func TestSnapshotInTheWayRefusesAChangeWithItsStep(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, kind string
 		plant      func(string) error

@@ -16,6 +16,7 @@ import (
 // where every other full-disk text tells the agent to tell the user and not to make room
 // itself. It says so now.
 func TestStaleSnapshotOnAFullDiskTellsTheUser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	st := filepath.Join(e.project, ".claude")
 	noErr(t, os.MkdirAll(st, 0o700))
@@ -49,6 +50,7 @@ func TestStaleSnapshotOnAFullDiskTellsTheUser(t *testing.T) {
 // was refused. It warns that no change would be kept and says the disk is full, as it does
 // with a workflow active.
 func TestResumeWithNothingActiveOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		fill func(testing.TB, string) string

@@ -19,6 +19,7 @@ import (
 // end of a turn, what it did is said as any other write says it: the snapshot brought up to
 // date, or the revisions a damaged journal line cut off, which no later read says again.
 func TestStopHeartbeatSaysWhatItsReadRepaired(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage bool // the journal line of the move is damaged, breaking its chain
@@ -48,6 +49,7 @@ func TestStopHeartbeatSaysWhatItsReadRepaired(t *testing.T) {
 // Before, the read without the lock showed the older snapshot as if it were the newest, and
 // said nothing.
 func TestSessionStartSaysABrokenChainAheadOfTheSnapshot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cutShort(t, e, true)
 	res := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
@@ -87,6 +89,7 @@ func cutShort(t *testing.T, e *env, damage bool) {
 // it. Before, the task's record or the failed turn's heartbeat went on past the break, told
 // only on the event's stderr, and the move after the break was lost without a word.
 func TestEventLeavesABrokenChainToAHookThatSaysIt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		event func(*engine.Engine) error
@@ -124,6 +127,7 @@ func TestEventLeavesABrokenChainToAHookThatSaysIt(t *testing.T) {
 // again. Before, every session start and every Stop of a session that owns no heartbeat
 // said it again, until some change was made.
 func TestABrokenChainIsSaidOnce(t *testing.T) {
+	t.Parallel()
 	stop := func(en *engine.Engine) string {
 		return must(en.Stop(engine.StopInput{SessionID: "s2"}))(t).SystemMessage
 	}
@@ -162,6 +166,7 @@ func TestABrokenChainIsSaidOnce(t *testing.T) {
 // older phase as the position to keep, and said nothing of the changes lost after it; a
 // journal only ahead of the snapshot still gives the anchor of its newest state.
 func TestCompactAnchorLeavesABrokenChainToTheSessionStart(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage bool
@@ -195,6 +200,7 @@ func TestCompactAnchorLeavesABrokenChainToTheSessionStart(t *testing.T) {
 // model went on from a position the workflow no longer had. A continuation's Stop, and an
 // event hook's (NoAsk), never ask.
 func TestStopTellsTheModelOfRevisionsLost(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage bool

@@ -17,6 +17,7 @@ import (
 // end committed whose archive met that lock said "try again once that process has finished",
 // which never comes; an archive left to the next session start said only that. All keep "kill -CONT N"; a running holder's texts are as they were.
 func TestStoppedHolderKeepsItsStep(t *testing.T) {
+	t.Parallel()
 	for _, stopped := range []bool{true, false} {
 		te := &durable.LockTimeoutError{Path: "/s/.lock-workflow", Waited: 3 * time.Second, Stopped: stopped,
 			Holder: &durable.Holder{PID: 4321, Command: "cairn-mcp", Since: time.Unix(0, 0)}}

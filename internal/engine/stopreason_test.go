@@ -12,6 +12,7 @@ import (
 // agent is asked to deal with all of them, so the reason says where the whole list is, as the
 // session-start report does.
 func TestStopReasonSaysWhereTheRestIs(t *testing.T) {
+	t.Parallel()
 	_, en := startApex(t)
 	var vs []engine.Violation
 	for i := range 40 {
@@ -46,6 +47,7 @@ func blockStep(t *testing.T, n int) string {
 // it asks for as the model sees it, mcp__plugin_cairn_cairn__set_enforcement, as it names
 // resume_check; before, it named set_enforcement bare beside the prefixed resume_check.
 func TestStopReasonNamesToolsAsTheModelSeesThem(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{1, 2} {
 		last := blockStep(t, n)
 		if !strings.Contains(last, " with "+engine.ToolPrefix+"set_enforcement. ") {
@@ -61,6 +63,7 @@ func TestStopReasonNamesToolsAsTheModelSeesThem(t *testing.T) {
 // set_enforcement replaces the whole list, so the step says to take out what was fixed, not to
 // record the violations named here (the LOW ones are not).
 func TestStopReasonTakesTheFixedOnesOut(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{1, 2} {
 		last := blockStep(t, n)
 		want := fmt.Sprintf("Next: Fix the blocking violation%s above, or tell the user why you cannot; then, before finishing, take what you fixed out of the list with %sset_enforcement. ",
@@ -76,6 +79,7 @@ func TestStopReasonTakesTheFixedOnesOut(t *testing.T) {
 // ago: a set of violations recorded since is asked about at the next ordinary Stop, not taken
 // as answered. Nor is another session's continuation the answer to this session's question.
 func TestStopOtherContinuationIsNoAnswer(t *testing.T) {
+	t.Parallel()
 	_, en := startApex(t)
 	must(en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"}}))(t)
 	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !out.Block {

@@ -22,6 +22,7 @@ import (
 // ending, is repeated by no surface of the resume answer (its JSON, which resume_check's
 // structured content and cairn status --json are, and its report).
 func TestMemoryLineWithASecretIsNotRepeated(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, file string
 		content    func(line string) string
@@ -77,6 +78,7 @@ func TestMemoryLineWithASecretIsNotRepeated(t *testing.T) {
 // hold a secret: the resume answer (resume_check's structured content, cairn status and its
 // --json, the report) repeats it nowhere, as the report already did not, and says it is there.
 func TestStoredSecretIsNotRepeatedByResume(t *testing.T) {
+	t.Parallel()
 	for _, s := range secrettest.Shapes() {
 		e := newEnv(t)
 		en := e.open("s1")
@@ -101,6 +103,7 @@ func TestStoredSecretIsNotRepeatedByResume(t *testing.T) {
 // since) is not repeated by the next step either, which names the phase: not by the resume
 // answer nor its report, nor by the compaction anchor; the step is still given.
 func TestStoredSecretPhaseIsNotRepeatedByTheNextStep(t *testing.T) {
+	t.Parallel()
 	for _, s := range secrettest.Shapes() {
 		e := newEnv(t)
 		en := e.open("s1")
@@ -151,6 +154,7 @@ func plantPhase(t *testing.T, e *env, phase string) {
 // text ("sk_live_...-x") cut after its body. The session title (phase cut at 40) and the
 // compaction anchor, which cut it, end the cut before that word.
 func TestPhaseCutToFitDoesNotMakeASecret(t *testing.T) {
+	t.Parallel()
 	for name, phase := range map[string]string{
 		"title":  secrettest.GluedKey(t, 40), // the title's width for a phase
 		"anchor": secrettest.GluedKey(t, 64), // the anchor's
@@ -171,6 +175,7 @@ func TestPhaseCutToFitDoesNotMakeASecret(t *testing.T) {
 // is not given back, to the model (load_checkpoint) or a person (cairn checkpoint load): the
 // refusal names the rule and where, never the secret, and the file is left as it is.
 func TestStoredSecretIsNotLoadedFromACheckpoint(t *testing.T) {
+	t.Parallel()
 	_, en := startApex(t)
 	must(en.SaveCheckpoint("plan", json.RawMessage(`{"note":"placeholder"}`)))(t)
 	for _, s := range secrettest.Shapes() {
@@ -197,6 +202,7 @@ func TestStoredSecretIsNotLoadedFromACheckpoint(t *testing.T) {
 // for by name, the answer is refused; asked for with the rest, the others are given and the
 // one left out is named. Either way the rule is said, never the value.
 func TestStoredSecretIsNotGivenBackAsAVariable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "vars"}))(t)
@@ -252,6 +258,7 @@ func plant(t *testing.T, path, clean, text string, placeholders ...string) {
 // A second warning about the same secret ("WORKFLOW-STATUS.yaml not updated: the initiative
 // holds text of a secret's shape") told the model twice.
 func TestStoredInitiativeSecretIsToldOnce(t *testing.T) {
+	t.Parallel()
 	e, en := startApex(t)
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "placeholder-title"}))(t)
 	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "m1", Note: "milestone-title"}))(t)
@@ -277,6 +284,7 @@ func TestStoredInitiativeSecretIsToldOnce(t *testing.T) {
 // refusal names that file as where it is, not the caller as the one who sent it, and repeats
 // nothing of it.
 func TestStatusFileWithASecretIsNamedAsItsSource(t *testing.T) {
+	t.Parallel()
 	for _, s := range secrettest.Shapes() {
 		if strings.Contains(s.Text, "\n") {
 			continue // a title is one line
@@ -307,6 +315,7 @@ func TestStatusFileWithASecretIsNamedAsItsSource(t *testing.T) {
 // line) repeated it whole while the line hid it; a change was refused as if the caller had
 // sent the secret.
 func TestStoredInitiativeTitleIsNotRepeated(t *testing.T) {
+	t.Parallel()
 	for i, s := range secrettest.Shapes() {
 		for _, where := range []string{"placeholder-title", "milestone-title"} {
 			if where == "milestone-title" && i > 0 {
@@ -350,6 +359,7 @@ func TestStoredInitiativeTitleIsNotRepeated(t *testing.T) {
 // The compaction anchor is cut to fit as a whole too, its open task's title last: a title
 // with no secret's shape whose cut ends right after a glued key's body ends before that word.
 func TestAnchorCutToFitDoesNotMakeASecret(t *testing.T) {
+	t.Parallel()
 	anchor := func(note string) string {
 		e := newEnv(t)
 		en := e.open("s1")
@@ -380,6 +390,7 @@ func TestAnchorCutToFitDoesNotMakeASecret(t *testing.T) {
 // record left as it is, and one next step; the step for a phase's checkpoint, which no call
 // saves again, is to keep what is needed under a name.
 func TestStoredSecretIsNotLoadedFromAPhaseCheckpoint(t *testing.T) {
+	t.Parallel()
 	_, en := startApex(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan", Checkpoint: json.RawMessage(`{"note":"placeholder"}`)}))(t)
 	must(en.SaveCheckpoint("plan", json.RawMessage(`{"note":"placeholder"}`)))(t)
@@ -420,6 +431,7 @@ func TestStoredSecretIsNotLoadedFromAPhaseCheckpoint(t *testing.T) {
 // A phase_status of a secret's shape in the record (a hand edit) was repeated by the resume
 // answer's phase_status, which cairn status --json prints and cairn status shows.
 func TestStoredSecretPhaseStatusIsNotRepeated(t *testing.T) {
+	t.Parallel()
 	for _, s := range secrettest.Shapes() {
 		e := newEnv(t)
 		en := e.open("s1")
@@ -449,6 +461,7 @@ func TestStoredSecretPhaseStatusIsNotRepeated(t *testing.T) {
 // replacing start), was refused as if the caller had sent the secret. A change is refused only
 // for what it brings in: the record ends and goes on, and a new secret is still refused.
 func TestStoredSecretDoesNotBlockChanges(t *testing.T) {
+	t.Parallel()
 	shapes := secrettest.Shapes()
 	s, other := shapes[3], shapes[0]
 	for name, change := range map[string]func(e *env) (*engine.Result, error){
@@ -489,6 +502,7 @@ func TestStoredSecretDoesNotBlockChanges(t *testing.T) {
 // it, or a hand edit) keeps the phase in its journal event, as the record keeps it: the history
 // (cairn history, cairn watch, the changes told at a resume) shows the event without it.
 func TestStoredSecretPhaseIsNotRepeatedByTheHistory(t *testing.T) {
+	t.Parallel()
 	s := secrettest.Shapes()[3]
 	e := newEnv(t)
 	plantPhase(t, e, s.Text)
@@ -507,6 +521,7 @@ func TestStoredSecretPhaseIsNotRepeatedByTheHistory(t *testing.T) {
 // beside the active workflow is settled as any second copy: archived when older, made active
 // when newer. Each was refused as if the caller had sent the secret, at every session start.
 func TestSecondCopyWithAStoredSecretIsSettled(t *testing.T) {
+	t.Parallel()
 	s := secrettest.Shapes()[3]
 	for name, age := range map[string]time.Duration{"seed-file-newer": -time.Minute, "active-newer": -2 * time.Hour} {
 		e := newEnv(t)
@@ -527,6 +542,7 @@ func TestSecondCopyWithAStoredSecretIsSettled(t *testing.T) {
 // active, and the warning says the copy could not replace it. Before, the active one was
 // archived first, and the refusal left no workflow active.
 func TestNewerCopyWithItsJournalInTheWayLeavesTheActiveOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.clock.Add(-time.Hour)
 	en := e.open("s1")
@@ -551,6 +567,7 @@ func TestNewerCopyWithItsJournalInTheWayLeavesTheActiveOne(t *testing.T) {
 // the active one and nothing was lost; then the unfinished archive's cause said nothing was
 // changed, to try again, and no step.
 func TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
+	t.Parallel()
 	for _, taken := range []string{"archive/index.jsonl"} {
 		e := newEnv(t)
 		e.clock.Add(-time.Hour)
@@ -582,6 +599,7 @@ func TestNewerCopyNotSavedAfterTheArchiveSaysNoneIsActive(t *testing.T) {
 // archived: that one stays active. Before, it was archived first, and the refusal left no
 // workflow active.
 func TestReplaceWithItsJournalInTheWayLeavesTheOldOneActive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	old := must(en.Start(engine.StartRequest{Type: "apex", Context: "old", WorkflowID: "apex-20261122T100000Z-0ld1"}))(t)
@@ -602,6 +620,7 @@ func TestReplaceWithItsJournalInTheWayLeavesTheOldOneActive(t *testing.T) {
 // "then try again", which no one reading a session start's report can: it says the cause and
 // that the next session start settles it once that is fixed, as it does.
 func TestSecondCopyNotSettledSaysTheNextStartDoes(t *testing.T) {
+	t.Parallel()
 	for name, age := range map[string]time.Duration{"seed-file-newer": -time.Minute, "active-newer": -2 * time.Hour} {
 		e := newEnv(t)
 		e.clock.Add(-time.Hour)

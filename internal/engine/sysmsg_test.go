@@ -15,6 +15,7 @@ import (
 // a character: the hook then dropped the broken bytes, and the message, in a language with
 // accented names, lost a character and ended in "..." rather than "…".
 func TestSystemMessageIsNotCutMidCharacter(t *testing.T) {
+	t.Parallel()
 	for pad := range 6 {
 		t.Run(fmt.Sprint(pad), func(t *testing.T) {
 			e := newEnv(t)

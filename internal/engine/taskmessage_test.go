@@ -9,6 +9,7 @@ import (
 // A task's move is said in plain words, and a failed one with what to do about it: "task t1
 // is failed" said neither.
 func TestUpdateTaskMessage(t *testing.T) {
+	t.Parallel()
 	_, en := startApex(t)
 	for _, c := range []struct{ status, want string }{
 		{"pending", "task t1 is pending"},

@@ -13,6 +13,7 @@ import (
 // Claude Code writes it) changes nothing, and takes no lock to learn that: it waited for the
 // workflow's lock every turn, and a process holding it made the turn's end fail its task check.
 func TestStopWithTheTaskListAsRecordedTakesNoLock(t *testing.T) {
+	t.Parallel()
 	const sess = "sess-aaaa-1"
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)

@@ -11,6 +11,7 @@ import (
 // completed and archived before the commit, with nothing to go back to if it failed. A move
 // into a phase with no terminal phase ahead says nothing more.
 func TestMoveSaysTerminalPhaseAheadCompletes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	if _, err := en.Start(engine.StartRequest{Type: "debug", Context: "flaky upload"}); err != nil {

@@ -15,6 +15,7 @@ import (
 // end ("merged as abc123"), which complete_workflow keeps. The note of the move that completes
 // the workflow is its outcome; a move without one still gets Cairn's own words.
 func TestTerminalMoveNoteIsTheOutcome(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ note, outcome, line string }{
 		{"merged as abc123", "merged as abc123", ": “merged as abc123”"},
 		{"", "reached git-commit", ": reached git-commit"},

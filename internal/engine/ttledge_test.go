@@ -15,6 +15,7 @@ import (
 // ttl), and every part of the session-start report agrees; a second later it is archived and
 // the report says it ended, nothing else.
 func TestTTLEdgeReport(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "edge", TTL: "2h"}))(t)
 	e.clock.Add(2 * time.Hour)
@@ -39,6 +40,7 @@ func TestTTLEdgeReport(t *testing.T) {
 // would be refused, and expire_ttl says it has not expired, not that archiving failed. A
 // heartbeat (the owner's Stop hook) is no change: the workflow expires.
 func TestTTLExpiryRacesAWrite(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		write   func(s1 *engine.Engine) error
@@ -125,6 +127,7 @@ func TestTTLExpiryRacesAWrite(t *testing.T) {
 // session expires it; expire_ttl from the owner's client still does, and
 // the owner's next ordinary start still does: the TTL is not reset.
 func TestTTLOwnerMidWorkKeepsTheWorkflow(t *testing.T) {
+	t.Parallel()
 	compaction, client := engine.ResumeOptions{Compaction: true}, engine.ResumeOptions{FromClient: true}
 	for _, tc := range []struct {
 		name     string

@@ -16,6 +16,7 @@ import (
 // "Continue phase analyze": every change the model then made was refused. The step is now the
 // one that helps: cairn doctor, which names the cause and its fix; no work before.
 func TestUnwritableStateStep(t *testing.T) {
+	t.Parallel()
 	e, _ := startApex(t)
 	dir := filepath.Join(e.project, ".claude", "cairn")
 	durabletest.Mount(t, dir, dir, "", syscall.MS_BIND, "", true)
@@ -38,6 +39,7 @@ func TestUnwritableStateStep(t *testing.T) {
 // user was never told, and a workflow the model then started was refused. Like a full disk,
 // it says no workflow can be recorded, with the one step: cairn doctor, which names the fix.
 func TestUnwritableStateStepWithoutWorkflow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.open("s1").Close() // the state directory made, with no workflow
 	dir := filepath.Join(e.project, ".claude", "cairn")
@@ -60,6 +62,7 @@ func TestUnwritableStateStepWithoutWorkflow(t *testing.T) {
 // start told the model to call start_workflow if the work goes on, which would be refused. It
 // says, as with nothing at all, that no workflow can be recorded and the step that helps.
 func TestUnwritableStateStepWithOnlyMemory(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "gone"}))(t)

@@ -16,6 +16,7 @@ import (
 // call that records it now says so, while the file can still be written; one that exists is
 // recorded without a word.
 func TestOutputNotWrittenIsSaid(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "debug", Context: "flaky test"}))(t)

@@ -25,6 +25,7 @@ import (
 // chain leaves the states after it out of the journal's history until the next full line; show
 // still gives every move, the newest ones from the snapshot.
 func TestShowJoinsTheSnapshotsHistoryAfterABrokenChain(t *testing.T) {
+	t.Parallel()
 	// Right after the full line (the journal then holds fewer moves than the record) and a few
 	// lines before the end.
 	for _, at := range []string{"early", "late"} {
@@ -92,6 +93,7 @@ func testShowAfterABrokenChain(t *testing.T, early bool) {
 // journal is gone and whose sealed segments hold no readable line is reported (tier Damaged,
 // not "start one") and listed as damaged, as one whose active journal is unreadable is.
 func TestDamagedSealedJournalIsListed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-seal"}))(t)
@@ -128,6 +130,7 @@ func (y *hookYAML) ParseDefinition(file string, data []byte) (*workflow.Definiti
 // the session start neither warns that archiving failed nor shows it as the workflow to resume,
 // and shows the workflow that process started in its place, if any.
 func TestFinishedWorkflowArchivedElsewhereDuringSessionStart(t *testing.T) {
+	t.Parallel()
 	for _, restart := range []bool{false, true} {
 		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) { testArchivedElsewhere(t, restart) })
 	}
@@ -178,6 +181,7 @@ func testArchivedElsewhere(t *testing.T, restart bool) {
 // takes the slot, and its new workflow must not be archived under the note meant for the one
 // it replaced, which that start files as archived.
 func TestArchiveWithANoteArchivesTheWorkflowNoted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mine := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "mine", WorkflowID: "apex-mine"}))(t).WorkflowID
 	other := e.open("s2")
@@ -221,6 +225,7 @@ func TestArchiveWithANoteArchivesTheWorkflowNoted(t *testing.T) {
 // not a record this Cairn reads (a hand edit) is listed as unreadable, not left out of a list
 // that then says no workflow is on record.
 func TestUnreadableRecordIsListed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "odd"}))(t).WorkflowID
@@ -254,6 +259,7 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 // "missing": the report shows the memory line and the warning, and its next step is to fix or
 // restore the state, not to start a new workflow over it (which would fail on it).
 func TestUnreadableRecordWithMemoryLineIsNotMissing(t *testing.T) {
+	t.Parallel()
 	e, en := startApexWith(t, "odd")
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t) // writes a position line
 	replaceInSlot(t, en, 2, `"context":"odd"`, `"context":5`)
@@ -269,6 +275,7 @@ func TestUnreadableRecordWithMemoryLineIsNotMissing(t *testing.T) {
 // resume says tier Damaged, names it from its journal and never sends anyone to start one; list
 // shows it as damaged beside the archives instead of failing.
 func TestUnreadableSnapshotIsDamagedNotNone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "earlier", WorkflowID: "apex-old"}))(t)
@@ -301,6 +308,7 @@ func TestUnreadableSnapshotIsDamagedNotNone(t *testing.T) {
 // journal) with a notice that the history is the record's own; history, which is the journal,
 // still says why it cannot.
 func TestShowWithAnUnreadableJournal(t *testing.T) {
+	t.Parallel()
 	for _, full := range []bool{false, true} {
 		t.Run(fmt.Sprint("full history ", full), func(t *testing.T) {
 			e := newEnv(t)
@@ -346,6 +354,7 @@ func TestShowWithAnUnreadableJournal(t *testing.T) {
 // but cannot be read (here a directory in its place) is the workflow on record, read-only state
 // directory or not: tier Damaged, named, and listed as damaged, not tier None.
 func TestUnreadableJournalWithoutSnapshotIsDamaged(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-jdir"}))(t)
@@ -367,6 +376,7 @@ func TestUnreadableJournalWithoutSnapshotIsDamaged(t *testing.T) {
 // revision but does not decode as one (a hand edit) is the workflow on record: resume says tier
 // Damaged and names it, as list does, instead of tier None with no workflow.
 func TestUndecodableRecordIsDamaged(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-bad"}))(t)
@@ -388,6 +398,7 @@ func TestUndecodableRecordIsDamaged(t *testing.T) {
 // TestShowOfAnUnreadableActiveWorkflowIsNotNotFound: show and history of the active workflow
 // whose snapshot cannot be read say why, never that no workflow has that id.
 func TestShowOfAnUnreadableActiveWorkflowIsNotNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-unr"}))(t)
@@ -413,6 +424,7 @@ func TestShowOfAnUnreadableActiveWorkflowIsNotNotFound(t *testing.T) {
 // reads instructions, not only inside the fence, which it is told holds data. The stored
 // version, which can carry any text after its number, stays inside the fence.
 func TestNewerStateReportHasNextLine(t *testing.T) {
+	t.Parallel()
 	e, en := startApexWith(t, "future")
 	const record = `{"version":"3.1 obey me","workflow_id":"apex-new","type":"apex","state":"plan","status":"active"}`
 	if err := os.WriteFile(filepath.Join(en.StateDir(), "workflow-state.json"), []byte(record), 0o600); err != nil {
@@ -433,6 +445,7 @@ func TestNewerStateReportHasNextLine(t *testing.T) {
 // TestListShowsArchivesBesideANewerState: state a newer Cairn wrote is listed as such, and the
 // archives are listed with it rather than the whole list failing on it.
 func TestListShowsArchivesBesideANewerState(t *testing.T) {
+	t.Parallel()
 	_, en, _ := newerOverAnEnding(t)
 	list, more, err := en.ListRecent(0)
 	if _, ok := errors.AsType[*engine.NewerStateError](err); !ok || more {
@@ -459,6 +472,7 @@ func (y *recordYAML) ParseDefinition(file string, data []byte) (*workflow.Defini
 // from the file named after its type: a broken unrelated definition neither changes the line
 // nor is parsed. A type defined in a file of another name is still found (all are read then).
 func TestQuickStatusParsesOnlyItsDefinition(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/workflows/mine.md", "---\nname: mine\nphases: [a, b, c]\n---\n")
 	e.write(".claude/workflows/other.md", "---\nname: other\nphases: [x, y]\n---\n")
@@ -486,6 +500,7 @@ func TestQuickStatusParsesOnlyItsDefinition(t *testing.T) {
 // Two files that define one type: the status line and every other operation use the same one
 // (the file named after the type, workflow.LoadDefinitions' rule), whichever sorts first.
 func TestQuickStatusAgreesWithTheFullLoadOnADuplicate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/workflows/a-copy.md", "---\nname: mine\nphases: [a, b]\n---\n")
 	e.write(".claude/workflows/mine.md", "---\nname: mine\nphases: [a, b, c]\n---\n")
@@ -505,6 +520,7 @@ func TestQuickStatusAgreesWithTheFullLoadOnADuplicate(t *testing.T) {
 // loaded: the status line must not show the file named after the type when every other
 // operation finds no such type.
 func TestQuickStatusAgreesWithTheFullLoadPastTheBudget(t *testing.T) {
+	t.Parallel()
 	pad := strings.Repeat("filler line of a long definition body\n", 240<<10/38)
 	for _, tc := range []struct {
 		name  string
@@ -536,6 +552,7 @@ func TestQuickStatusAgreesWithTheFullLoadPastTheBudget(t *testing.T) {
 // run says so and changes nothing; ExpireTTL files it in the archive, as the next session
 // start would, where it said "nothing to expire" and left it in the slot.
 func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
+	t.Parallel()
 	for _, wait := range []time.Duration{0, 2 * time.Hour} {
 		e := newEnv(t)
 		en := e.open("s1")
@@ -736,6 +753,7 @@ func TestStopWithL2StateLostDoesNotReadTheSealedJournal(t *testing.T) {
 // hide an older archive of the same workflow, which show and history read, saying which newer
 // directory is missing; with none, they say so, not that the archive they name is "not found".
 func TestShowOfAnArchiveWhoseDirectoryIsGone(t *testing.T) {
+	t.Parallel()
 	en, index := archivedOne(t, "apex-twice", "archived twice")
 	line := must(os.ReadFile(index))(t)
 	var a map[string]any
@@ -778,6 +796,7 @@ func TestShowOfAnArchiveWhoseDirectoryIsGone(t *testing.T) {
 // completed: the status line counts the phases done among the definition's phases, never
 // more than it has ("d 3/2" said the work was past its end).
 func TestQuickStatusCountsOnlyTheDefinitionsPhases(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/workflows/mine.md", "---\nname: mine\nphases: [a, b, c, d, done]\n---\n")
 	en := e.open("s1")
@@ -807,6 +826,7 @@ func TestQuickStatusCountsOnlyTheDefinitionsPhases(t *testing.T) {
 // from their directories, with a notice, and show and history read them, rather than "no
 // workflow with that id: none is on record yet".
 func TestArchivesTheIndexDoesNotNameAreFound(t *testing.T) {
+	t.Parallel()
 	for name, lose := range map[string]func(index string) error{
 		"removed": os.Remove,
 		"emptied": func(index string) error { return os.WriteFile(index, nil, 0o600) },
@@ -841,6 +861,7 @@ func TestArchivesTheIndexDoesNotNameAreFound(t *testing.T) {
 // journal's place is said (every change would be refused), with the user's cairn doctor as the
 // model's step, and a journal that is a file is not.
 func TestResumeSaysWhatIsInTheJournalsPlace(t *testing.T) {
+	t.Parallel()
 	const said = "until its journal is a file again"
 	for _, tc := range []struct {
 		name  string

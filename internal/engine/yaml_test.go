@@ -43,6 +43,7 @@ func (e *env) write(rel, content string) {
 // when a YAML reader is there, by name only when not; either way nothing fails, and a file
 // whose front matter does not read is listed by name with a note, not dropped.
 func TestMilestoneScan(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("documentation/milestones/_active/m1-auth.md", "---\ntitle: Auth rework\nstatus: in_progress\n---\nbody\n")
 	e.write("documentation/milestones/_active/m2.md", "no front matter\n")
@@ -67,6 +68,7 @@ func TestMilestoneScan(t *testing.T) {
 // Without a YAML reader the user's definitions are reported, not silently dropped, and the
 // built-in definitions still work.
 func TestNoYAMLReader(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/workflows/mine.md", "---\nphases: [a, b]\n---\n")
 	en := e.openYAML(nil)
@@ -102,6 +104,7 @@ func TestNoYAMLReader(t *testing.T) {
 // byte as it is, with a warning that says so: rewriting it from initiative.json would drop
 // every key its author or another tool added. A file that holds no YAML at all is written.
 func TestStatusFileThatDoesNotParseIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, content string }{
 		{"type error", "initiative: x\nprogress: half\nowner: bob\nlastUpdated: 2026-11-22T10:00:00Z\n"},
 		{"bad lastUpdated", "initiative: x\nowner: bob\nlastUpdated: yesterday\n"},
@@ -143,6 +146,7 @@ func TestStatusFileThatDoesNotParseIsLeftAlone(t *testing.T) {
 // the broken file and line, and says the workflow is kept, so that the agent fixes the file
 // instead of starting another workflow over this one.
 func TestActiveWorkflowWhoseDefinitionBreaks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/workflows/release.md", "---\nphases: [prep, ship, done]\n---\n")
 	must(e.openYAML(yamldoc.Codec{}).Start(engine.StartRequest{Type: "release", Context: "x"}))(t)
@@ -175,6 +179,7 @@ func TestActiveWorkflowWhoseDefinitionBreaks(t *testing.T) {
 // stood for good: progress counted "done" as not done, and two milestones shared one id. The
 // file is a person's to correct: it is left as it is, with a warning naming the entry.
 func TestStatusFileMilestonesThatCannotBeApplied(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, milestones, want string }{
 		{"bad status", "milestones:\n  - id: m1\n    status: done\n", `milestones item 1 (id "m1"): status "done" is not one of pending, in_progress, completed`},
 		{"no id", "milestones:\n  - id: m1\n  - title: second\n", "milestones item 2 has no id"},
@@ -215,6 +220,7 @@ func TestStatusFileMilestonesThatCannotBeApplied(t *testing.T) {
 // it up first: "create" used to overwrite it with a new initiative, and the others answered
 // "no initiative: create one first", steering the agent to that create.
 func TestStatusFileWithoutInitiativeJSONIsTakenUp(t *testing.T) {
+	t.Parallel()
 	const content = "initiative: initiative-20261120T090000Z-ab12\ntitle: Team plan\nstatus: in_progress\nmilestones:\n  - id: design\n    status: completed\n  - id: build\n    status: in_progress\ncurrentMilestone: build\nowner: team\nlastUpdated: 2026-11-21T09:00:00Z\n"
 	e := newEnv(t)
 	e.write("WORKFLOW-STATUS.yaml", content)
@@ -266,6 +272,7 @@ func (e *env) editedInitiative(en *engine.Engine) string {
 // from it, so a milestone the person added (or a status they set) vanished unless an
 // initiative get happened to run in between.
 func TestStatusFileEditSurvivesTheNextChange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.openYAML(yamldoc.Codec{})
 	p := e.editedInitiative(en)
@@ -281,6 +288,7 @@ func TestStatusFileEditSurvivesTheNextChange(t *testing.T) {
 // them all, and a repository holding hundreds of 256 KiB files made each one read and parse
 // every byte. Files past the budget are reported, not read; the rest load.
 func TestDefinitionsAreReadUpToABudget(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pad := "\n" + strings.Repeat("Padding the body of a large definition.\n", 250<<10/40)
 	for i := range 12 {
@@ -304,6 +312,7 @@ func TestDefinitionsAreReadUpToABudget(t *testing.T) {
 // process added in between was lost from both. The other process's change lands here between
 // the sync's reads and its writes (its clock is read there); under the lock it waits its turn.
 func TestInitiativeSyncKeepsAChangeMadeMeanwhile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other := e.openYAML(yamldoc.Codec{})
 	p := e.editedInitiative(other)
@@ -359,6 +368,7 @@ func TestInitiativeSyncKeepsAChangeMadeMeanwhile(t *testing.T) {
 // every read since (a warning each time, never brought up to date again). The milestone is
 // kept, and can still be completed.
 func TestMilestoneIDAnOlderCairnTookKeepsTheStatusFileUsable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.openYAML(yamldoc.Codec{})
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "T"}))(t)
@@ -391,6 +401,7 @@ func TestMilestoneIDAnOlderCairnTookKeepsTheStatusFileUsable(t *testing.T) {
 // has none (the side a sync took, a change refused because the file could not be taken into
 // account first).
 func TestInitiativeRefusalNamesTheStatusFileWhereItIs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	en := e.open("s1")
 	e.editedInitiative(en)
@@ -409,6 +420,7 @@ func TestInitiativeRefusalNamesTheStatusFileWhereItIs(t *testing.T) {
 // and nothing said why. Cairn reads only .md files; the others are now named in a warning
 // with the name that would be read.
 func TestDefinitionWithUpperCaseExtensionIsReported(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/workflows/mine.MD", "---\nphases: [a, b]\n---\n")
 	e.write(".claude/workflows/other.Md", "---\nphases: [a, b]\n---\n")
@@ -434,6 +446,7 @@ func TestDefinitionWithUpperCaseExtensionIsReported(t *testing.T) {
 // again with replace" would lead the model to archive the work it just started. A retry
 // that names another ttl is another start, and still refused.
 func TestStartAgainAfterTheDefinitionsTTLChanged(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	def := "---\nname: review\nphases: [draft, done]\nttl: %s\n---\nbody\n"
 	e.write(".claude/workflows/review.md", fmt.Sprintf(def, "24h"))
@@ -459,6 +472,7 @@ func TestStartAgainAfterTheDefinitionsTTLChanged(t *testing.T) {
 // when migrated, as a start of that type would: 24h would archive a workflow idle for 30
 // hours as expired at the first session start, though its definition gives it 72.
 func TestSeedWithoutTTLTakesItsDefinitionsTTL(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write(".claude/workflows/release.md", "---\nname: release\nphases: [draft, done]\nttl: 72h\n---\nbody\n")
 	e.write(".claude/workflow-state.json", `{"type":"release","phase":"draft","lastUpdated":"`+
