@@ -1126,6 +1126,11 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 				return res, nil
 			}
 		}
+		if errors.Is(err, remote.ErrUnreadable) { // no holder could be read: not "not yet claimed"
+			res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is running here, but its claim could not be checked: its claims line on %s is not one Cairn can read, so another machine may hold it; %s",
+				secrets.Line(task, 64), secrets.Line(c.remote, 40), RemoteStep))
+			return res, nil
+		}
 		step := ClaimStep
 		if nameable(err) { // every sync fails on it alike: a sync is no step until it is ended
 			step = blockedStep
