@@ -90,6 +90,11 @@ func TestOfflineRunOfATaskFinishedElsewhere(t *testing.T) {
 	if hs := lineHolders(t, a); len(hs) != 0 {
 		t.Fatalf("B claimed t1, finished on A: %+v", hs)
 	}
+	b.push() // the workflow's sync, after the claims': the done comes here, and stays on A
+	a.push()
+	if got, other := taskStatus(t, b, "t1"), taskStatus(t, a, "t1"); got != "done" || other != "done" {
+		t.Fatalf("after both pushed, t1 is %s on B and %s on A; want done on both", got, other)
+	}
 }
 
 func gitOut(t *testing.T, dir string, args ...string) string {
