@@ -707,6 +707,7 @@ func shellSteps(msg string, agent bool) string {
 		{"; " + engine.InTheWayStep, ", then run the command again"},
 		{claimsync.DoctorStep, "run `cairn doctor`, which says what the host must allow"},
 		{claimsync.ClaimStep, "run cairn sync, which claims it or says which machine holds it"},
+		{claimsync.DoneStep, "run cairn sync, which brings its done here"},
 		{claimsync.InTheWayStep, "look at what it is: it may be someone's"},
 		{claimsync.RemoteStep, "run cairn sync, which says what to do there"},
 		{remotesync.AskHistory, "list them with cairn history "}, // a take-back's changes not replayed

@@ -17,7 +17,8 @@
 // the time it wrote in it, by this same clock, before it could land. Times kept between runs
 // are the wall clock's, which may be set forward or back between them; given a clock that
 // counts from boot (Uptime), a run of the same boot corrects them by that step.
-// The holder may release a claim, freeing the task at once.
+// The holder may release a claim, freeing the task at once, or release it as done: the task
+// was finished there, and no machine claims it again (an older Cairn reads it as a release).
 //
 // A line is a workflow id's, and each entry names the workflow instance it is about (Of), so
 // two workflows started apart under one id share the line but not their tasks' claims.
@@ -59,7 +60,14 @@ type entry struct {
 	// one id share its line, and each counts only its own entries and those that name none
 	// (what an older Cairn wrote).
 	Workflow string `json:"wf,omitempty"`
+	// Outcome is, on a release, why the holder gave the task up: "done" when it finished it,
+	// so no machine claims it again before it reads the done; absent otherwise, and in what an
+	// older Cairn wrote, which reads a release that has one as any release.
+	Outcome string `json:"outcome,omitempty"`
 }
+
+// done is the Outcome of a release whose task was finished.
+const done = "done"
 
 // maxHonoredLease bounds the holder's lease others wait for, so that a claim set to hold for
 // ever does not.
@@ -84,9 +92,12 @@ type State struct {
 	Head int64 `json:"head"`
 	// Mark identifies the record at Head (see mark), so a line deleted on the host and grown
 	// again by others is told from the one read. Empty in what an older Cairn saved.
-	Mark    string               `json:"mark,omitempty"`
-	Holders map[string]Holder    `json:"holders,omitempty"`
-	Seen    map[string]time.Time `json:"seen,omitempty"`
+	Mark    string            `json:"mark,omitempty"`
+	Holders map[string]Holder `json:"holders,omitempty"`
+	// Done holds, for each task whose claim was last released as done (see Finished), that
+	// claim, with the release's time. Absent in what an older Cairn saved.
+	Done map[string]Holder    `json:"done,omitempty"`
+	Seen map[string]time.Time `json:"seen,omitempty"`
 	// Clock is the wall clock's reading of the boot Seen was saved in, when known: a run of
 	// the same boot shifts Seen by as much as the wall clock was set since.
 	Clock *Reading `json:"clock,omitempty"`
@@ -126,6 +137,17 @@ var ErrHeld = errors.New("task held by another owner")
 // Is makes errors.Is(err, ErrHeld) true.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
+// DoneError reports a task whose holder released its claim as done: finished on that machine,
+// whose done this one may not have read yet.
+type DoneError struct {
+	Task string
+	By   Holder // the claim released as done, with the release's time
+}
+
+func (e *DoneError) Error() string {
+	return fmt.Sprintf("claim: task %s was finished by %s (claim r%d)", e.Task, e.By.Owner, e.By.Rev)
+}
+
 // ErrFenced reports work under a claim that is no longer the task's current one.
 var ErrFenced = errors.New("claim: this claim was taken over; stop and re-read the task")
 
@@ -145,6 +167,7 @@ type Claimer struct {
 	head    int64
 	mark    string // of the record at head, "" when not known
 	holders map[string]Holder
+	done    map[string]Holder    // the claims released as done (State.Done)
 	seen    map[string]time.Time // when this machine saw the task's claim or renewal land
 	// taken holds, for each task whose claim of this owner another owner's claim replaced in
 	// what this Claimer read (not in a State it was restored from), that claim; a claim of
@@ -158,7 +181,7 @@ type Claimer struct {
 // New returns a Claimer for owner on the line (a workflow id) of b. now is the local clock.
 func New(b remote.Backend, line, owner string, lease time.Duration, now func() time.Time) *Claimer {
 	return &Claimer{b: b, line: line, owner: owner, lease: lease, now: now,
-		holders: map[string]Holder{}, seen: map[string]time.Time{}, taken: map[string]Holder{}, replaced: map[string]Holder{}}
+		holders: map[string]Holder{}, done: map[string]Holder{}, seen: map[string]time.Time{}, taken: map[string]Holder{}, replaced: map[string]Holder{}}
 }
 
 // Of makes c write wf, the instance of the workflow the line is about, in its entries, and
@@ -286,6 +309,7 @@ func (s *stalls) read(head int64) error {
 func (c *Claimer) forget() {
 	c.head, c.mark = 0, ""
 	clear(c.holders)
+	clear(c.done)
 	clear(c.seen)
 	clear(c.taken)
 }
@@ -305,6 +329,7 @@ func mark(data []byte) string {
 func (c *Claimer) Restore(s State) {
 	c.head, c.mark = s.Head, s.Mark
 	maps.Copy(c.holders, s.Holders)
+	maps.Copy(c.done, s.Done)
 	now := c.now()
 	seen, clock := c.seenOf(s)
 	c.clock = clock
@@ -326,7 +351,7 @@ func (c *Claimer) Restore(s State) {
 // State returns what the Claimer knows, for Restore.
 func (c *Claimer) State() State {
 	_, clock := c.frame(c.clock)
-	return State{Head: c.head, Mark: c.mark, Holders: c.Holders(), Seen: c.seenNow(), Clock: clock}
+	return State{Head: c.head, Mark: c.mark, Holders: c.Holders(), Done: maps.Clone(c.done), Seen: c.seenNow(), Clock: clock}
 }
 
 // seenNow is c.seen on the wall clock as it reads now: each time holds a monotonic reading
@@ -345,7 +370,8 @@ func (c *Claimer) seenNow() map[string]time.Time {
 
 // TryClaim makes owner the task's holder and returns the fencing token. It returns it at once
 // if owner already holds the task, a *HeldError if another owner holds it under a live lease,
-// and takes a stale claim over otherwise. It is for a caller that can go on without the remote
+// a *DoneError if its last claim was released as done (Finished), and takes a stale claim over
+// otherwise. It is for a caller that can go on without the remote
 // (a tool that works offline): when the line cannot be read before anything was appended, it
 // returns that error at once. After an append of unknown outcome (a dropped connection) it
 // reads the line, retrying that read until ctx ends, so a claim that landed is found rather
@@ -366,6 +392,9 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 		}
 		if err := lost.read(c.head); err != nil {
 			return 0, err
+		}
+		if by, ok := c.done[task]; ok {
+			return 0, &DoneError{Task: task, By: by}
 		}
 		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC(), Lease: c.lease}
 		h, held := c.holders[task]
@@ -462,23 +491,31 @@ func (c *Claimer) Release(ctx context.Context, task string, fence int64) error {
 	return c.one(ctx, "release", task, fence)
 }
 
-// ReleaseAll is Release of each task's fence in one append; a fence no longer its task's
-// claim is left out.
-func (c *Claimer) ReleaseAll(ctx context.Context, fences map[string]int64) error {
-	_, err := c.holderAppend(ctx, "release", fences)
+// ReleaseAll is Release of each task's fence in one append, those of the tasks in finished
+// as done (see Finished); a fence no longer its task's claim is left out.
+func (c *Claimer) ReleaseAll(ctx context.Context, fences map[string]int64, finished map[string]bool) error {
+	_, err := c.holderAppend(ctx, "release", fences, finished)
 	return err
+}
+
+// Finished returns the claim of task its holder released as done, with the release's time, when
+// that was the last change of its claim as of the last Refresh: the task was finished there,
+// and no machine claims it again (TryClaim).
+func (c *Claimer) Finished(task string) (Holder, bool) {
+	h, ok := c.done[task]
+	return h, ok
 }
 
 // RenewAll tells other machines the holder of each task's fence is alive, restarting their
 // lease clocks, in one append; a fence no longer its task's claim is left out.
 func (c *Claimer) RenewAll(ctx context.Context, fences map[string]int64) error {
-	_, err := c.holderAppend(ctx, "renew", fences)
+	_, err := c.holderAppend(ctx, "renew", fences, nil)
 	return err
 }
 
 // one is holderAppend of one task's fence, ErrFenced when it is no longer the task's claim.
 func (c *Claimer) one(ctx context.Context, op, task string, fence int64) error {
-	fenced, err := c.holderAppend(ctx, op, map[string]int64{task: fence})
+	fenced, err := c.holderAppend(ctx, op, map[string]int64{task: fence}, nil)
 	if err == nil && fenced > 0 {
 		return ErrFenced
 	}
@@ -486,8 +523,9 @@ func (c *Claimer) one(ctx context.Context, op, task string, fence int64) error {
 }
 
 // holderAppend appends op for the holder of each fence (a task's claim revision) in one
-// append, retrying lost races for those still their task's claim; fenced counts the others.
-func (c *Claimer) holderAppend(ctx context.Context, op string, fences map[string]int64) (fenced int, _ error) {
+// append, as done for the tasks of finished, retrying lost races for those still their task's
+// claim; fenced counts the others.
+func (c *Claimer) holderAppend(ctx context.Context, op string, fences map[string]int64, finished map[string]bool) (fenced int, _ error) {
 	rewinds := 0
 	var lost stalls
 	for attempt := 0; ; attempt++ {
@@ -507,6 +545,9 @@ func (c *Claimer) holderAppend(ctx context.Context, op string, fences map[string
 			e := entry{Op: op, Task: task, Owner: c.owner, Prev: fences[task], At: c.now().UTC()}
 			if op == "renew" {
 				e.Lease = c.lease
+			}
+			if finished[task] {
+				e.Outcome = done
 			}
 			es = append(es, e)
 		}
@@ -548,7 +589,7 @@ func (c *Claimer) Onto(base State) State {
 	}
 	mine := c.State()
 	seen, _ := c.seenOf(base) // on the wall clock as it reads now, as mine.Seen is
-	s := State{Head: base.Head, Mark: base.Mark, Holders: maps.Clone(base.Holders), Seen: seen, Clock: mine.Clock}
+	s := State{Head: base.Head, Mark: base.Mark, Holders: maps.Clone(base.Holders), Done: base.Done, Seen: seen, Clock: mine.Clock}
 	if s.Holders == nil {
 		s.Holders = map[string]Holder{}
 	}
@@ -684,7 +725,7 @@ func (c *Claimer) fold(e entry, at time.Time) bool {
 // apply folds one entry into the holders, the same on every machine of c's workflow instance:
 // an entry of another instance counts for none of its tasks; a claim counts only if it names
 // the task's current claim as Prev (0 for none), a renewal or a release only if it names it
-// and comes from its owner.
+// and comes from its owner. A release as done is kept (Finished) until a claim counts.
 func (c *Claimer) apply(e entry, rev int64) bool {
 	cur := c.holders[e.Task]
 	if e.Prev != cur.Rev || (e.Workflow != "" && c.wf != "" && e.Workflow != c.wf) {
@@ -693,6 +734,7 @@ func (c *Claimer) apply(e entry, rev int64) bool {
 	switch e.Op {
 	case "claim":
 		c.holders[e.Task] = Holder{Owner: e.Owner, Rev: rev, At: e.At, Lease: e.Lease}
+		delete(c.done, e.Task)
 		if e.Owner == c.owner {
 			delete(c.taken, e.Task)
 		} else if cur.Owner == c.owner {
@@ -709,6 +751,9 @@ func (c *Claimer) apply(e entry, rev int64) bool {
 	case "release":
 		if cur.Owner == e.Owner && cur.Rev != 0 {
 			delete(c.holders, e.Task)
+			if e.Outcome == done {
+				c.done[e.Task] = Holder{Owner: cur.Owner, Rev: cur.Rev, At: e.At}
+			}
 			return true
 		}
 	}

@@ -408,7 +408,7 @@ func TestReleaseAll(t *testing.T) {
 		fences[task] = f
 	}
 	fences["t2"] = 99 // not t2's claim
-	if err := a.ReleaseAll(ctx, fences); err != nil {
+	if err := a.ReleaseAll(ctx, fences, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Refresh(ctx); err != nil {

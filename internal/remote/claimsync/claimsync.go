@@ -8,7 +8,8 @@
 // written with package claim's conditional append: setting a task running claims it, so of two
 // machines exactly one holds it, and the claim's revision is the fencing token. Moving a task
 // this machine holds out of running releases the claim, but for done: final, and known to
-// other machines only once pushed, it keeps its claim until a sync finds it pushed; a machine whose claim was taken over
+// other machines only once pushed, it keeps its claim until a sync finds it pushed, which releases
+// it as done: no machine claims the task again, even before it reads the done; a machine whose claim was taken over
 // cannot mark the task done or failed, and offline it cannot mark done (final) a task whose
 // claim went unrenewed for a lease, since it may have been taken over unseen, nor one it set
 // running offline, whose claim it never confirmed. A task marked done that this machine holds
@@ -367,7 +368,7 @@ func release(ctx context.Context, b remote.Backend, doc state, left map[string]m
 		if wf == doc.Workflow {
 			cl.Restore(doc.Line)
 		}
-		if err := cl.ReleaseAll(ctx, left[wf]); err != nil {
+		if err := cl.ReleaseAll(ctx, left[wf], nil); err != nil {
 			return freed, err
 		}
 		freed = append(freed, wf)
@@ -1077,6 +1078,12 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 		c.save(task)
 		return nil, interruptedError(task)
 	}
+	if by, ok := c.cl.Finished(task); ok && err != nil {
+		// Finished on another machine (as last read, when out of reach): its done is on its way.
+		unintend()
+		c.save(task)
+		return nil, c.finishedError(task, by)
+	}
 	var he *claim.HeldError
 	if errors.As(err, &he) {
 		unintend()
@@ -1118,6 +1125,11 @@ func (c *clone) running(ctx context.Context, task string, rerunnable func(rerun 
 				res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+said(serr))
 				return res, nil
 			}
+		}
+		if errors.Is(err, remote.ErrUnreadable) { // no holder could be read: not "not yet claimed"
+			res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is running here, but its claim could not be checked: its claims line on %s is not one Cairn can read, so another machine may hold it; %s",
+				secrets.Line(task, 64), secrets.Line(c.remote, 40), RemoteStep))
+			return res, nil
 		}
 		step := ClaimStep
 		if nameable(err) { // every sync fails on it alike: a sync is no step until it is ended
@@ -1238,6 +1250,9 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 	case interrupted(ctx, err): // a claim that landed is released by the next sync, or kept running
 		c.save(task)
 		return nil, interruptedError(task)
+	case errors.As(err, new(*claim.DoneError)): // done there too: no machine claims it
+		c.save(task)
+		return update()
 	case err != nil:
 		c.save(task)
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
@@ -1429,6 +1444,16 @@ func (c *clone) who(h claim.Holder) string {
 	return s
 }
 
+// DoneStep ends finishedError: cairn-mcp syncs by itself; the CLI names the command a person
+// runs, who may run no cairn-mcp.
+const DoneStep = "the next sync brings its done here"
+
+// finishedError refuses task, whose claim h released as done: finished on that machine.
+func (c *clone) finishedError(task string, h claim.Holder) error {
+	return fmt.Errorf("task %s was finished by %s on another machine: nothing was changed; %s; pick another task",
+		secrets.Line(task, 64), textsafe.Line(h.Owner, 80), DoneStep)
+}
+
 func (c *clone) heldError(task string, h claim.Holder, left time.Duration) error {
 	return fmt.Errorf("task %s is held by %s on another machine, free to take over in %s if not renewed: nothing was changed; pick another task",
 		secrets.Line(task, 64), c.who(h), workflow.Age(left))
@@ -1579,7 +1604,7 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 	var (
 		t     = c
 		notes []string
-		lost  map[string]*claim.HeldError
+		lost  map[string]lostClaim
 	)
 	// Most syncs only renew: the line is read first out of the turn, so that task calls wait
 	// for a sync only when it has claims to confirm or to release.
@@ -1605,15 +1630,17 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 		}
 	}
 	for _, task := range slices.Sorted(maps.Keys(lost)) {
-		he := lost[task]
-		note := "claimed first by " + textsafe.Line(he.Holder.Owner, 80) + " on another machine"
+		l, by := lost[task], textsafe.Line(lost[task].Owner, 80)
+		note, did := "claimed first by "+by+" on another machine", t.who(l.Holder)+" holds it"
+		if l.done {
+			note, did = "finished by "+by+" on another machine", by+" finished it on another machine"
+		}
 		what := "it went back to pending here"
 		if rerr := revert(task, note); rerr != nil {
 			what = "it is still running here; " + keepAndMoveOn // as update_task's refusal says
 		}
 		t.settleIf(task, t.pending[task])
-		notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s holds it: %s",
-			secrets.Line(task, 64), t.who(he.Holder), what))
+		notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s: %s", secrets.Line(task, 64), did, what))
 	}
 	if err != nil {
 		return notes, t, err
@@ -1687,14 +1714,21 @@ func (c *clone) routine(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// lostClaim is a claim made offline that another machine's claim beat: the claim, and whether
+// it was released as done (claim.Finished).
+type lostClaim struct {
+	claim.Holder
+	done bool
+}
+
 // decide is Sync's part in the turn: it claims the tasks set running offline (returning those
-// another machine holds, for Sync to set back once out of the turn), claims again those
+// another machine holds or finished, for Sync to set back once out of the turn), claims again those
 // running here whose claim went from the line (deleted or rewound on the host) and says which
 // of those (and of those done here, not yet pushed) another machine now holds, or took over
 // and released since, and releases the claims of tasks
 // no longer running here (of one done, once the done is pushed).
-func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*claim.HeldError, err error) {
-	lost = map[string]*claim.HeldError{}
+func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]lostClaim, err error) {
+	lost = map[string]lostClaim{}
 	var mine []string // held here before this sync read the line
 	for task, h := range c.cl.Holders() {
 		if h.Owner == c.owner {
@@ -1708,14 +1742,17 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 			_, err = c.cl.TryClaim(ctx, task)
 		}
 		var he *claim.HeldError
-		held, byHost := errors.As(err, &he), refused(err)
-		if err != nil && !held && !byHost {
+		var de *claim.DoneError
+		held, done, byHost := errors.As(err, &he), errors.As(err, &de), refused(err)
+		if err != nil && !held && !done && !byHost {
 			c.save("")
 			return notes, lost, err
 		}
 		switch {
 		case held: // settled once set back, so a crash before that leaves it to the next sync
-			lost[task] = he
+			lost[task] = lostClaim{Holder: he.Holder}
+		case done:
+			lost[task] = lostClaim{Holder: de.By, done: true}
 		case byHost: // never to be confirmed: said once, not retried
 			c.runsUnclaimed(c.wf, task)
 			c.settled(task)
@@ -1750,9 +1787,13 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 			_, err = c.cl.TryClaim(ctx, task)
 		}
 		var he *claim.HeldError
+		var de *claim.DoneError
 		switch {
 		case errors.As(err, &he):
 			h, held = he.Holder, true
+		case errors.As(err, &de): // said once: the line saved now has it finished there
+			notes = append(notes, fmt.Sprintf("task %s, running here, was finished by %s on another machine: %s",
+				secrets.Line(task, 64), textsafe.Line(de.By.Owner, 80), keepAndMoveOn))
 		case refused(err):
 			notes = append(notes, refusedNote(task, c.remote))
 		case err != nil:
@@ -1763,14 +1804,15 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 			notes = append(notes, c.lostNote(task, h, false))
 		}
 	}
-	release := map[string]int64{}
+	release, finished := map[string]int64{}, map[string]bool{}
 	for task, h := range c.cl.Holders() {
 		if h.Owner == c.owner && !c.keeps(task) {
 			release[task] = h.Rev
+			finished[task] = c.status(task) == workflow.TaskDone // and pushed: no machine runs it again
 		}
 	}
 	if len(release) > 0 {
-		if err := c.cl.ReleaseAll(ctx, release); err != nil {
+		if err := c.cl.ReleaseAll(ctx, release, finished); err != nil {
 			c.save("")
 			return notes, lost, err
 		}
