@@ -181,12 +181,21 @@ func MkdirAll(dir string, perm fs.FileMode) error {
 // notADir is MkdirAll's error for dir, there and no directory: ENOTDIR, or ENOENT for a link
 // to nothing, which is said with its target (where the person looks).
 func notADir(dir string) error {
-	if to, err := os.Readlink(dir); err == nil {
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			return &fs.PathError{Op: "mkdir", Path: dir, Err: &errnoError{"a link to " + to + ", which is not there", syscall.ENOENT}}
-		}
+	if what := LinkToNothing(dir); what != "" {
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: &errnoError{what, syscall.ENOENT}}
 	}
 	return &fs.PathError{Op: "mkdir", Path: dir, Err: &errnoError{"exists and is not a directory", syscall.ENOTDIR}}
+}
+
+// LinkToNothing says what p is when it is a link whose target is not there ("a link to
+// /x, which is not there"), else "".
+func LinkToNothing(p string) string {
+	if to, err := os.Readlink(p); err == nil {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return "a link to " + to + ", which is not there"
+		}
+	}
+	return ""
 }
 
 // errnoError is an errno said in words of its own.
