@@ -619,7 +619,7 @@ func (a *app) parse(args []string, min, max int) ([]string, error) {
 	if err := notText(fs, pos, c.usage, a.name); err != nil || c.readOnly {
 		return pos, err
 	}
-	return pos, secretArg(fs, pos, c.usage, a.name)
+	return pos, secretArg(fs, pos, c)
 }
 
 // usageErr is a usage error of the running command, shown with its usage line.

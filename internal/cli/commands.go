@@ -33,7 +33,10 @@ type command struct {
 	// variable): in a project with no state directory it finds nothing and refuses, and so
 	// makes none, unless a seed's state file waits there to be migrated.
 	existing bool
-	run      func(a *app, pos []string, e *engine.Engine) error
+	// lookup, for a command whose argument is only looked up (sync's ID): why one of a
+	// secret's shape finds nothing, said in its place of the advice for a value being stored.
+	lookup string
+	run    func(a *app, pos []string, e *engine.Engine) error
 }
 
 func (c *command) help() string {

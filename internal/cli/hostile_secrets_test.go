@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -649,6 +650,25 @@ func TestHelpOfASecretIsNoSuchCommand(t *testing.T) {
 		code, out := p.run("", args...)
 		if code != cli.ExitUsage || !strings.Contains(out, "no such command") || strings.Contains(out, "stored") || holds(out, tok) {
 			t.Errorf("cairn %s: exit %d:\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+}
+
+// cairn sync ID and cairn remote enable REMOTE only look their argument up: one of a secret's
+// shape read "secrets are not stored; ... store a reference to it instead", advice for a
+// value being stored. It is refused as what it is, no workflow's ID or no remote's name, the
+// secret not repeated.
+func TestLookupOfASecretIsNoSuchOne(t *testing.T) {
+	t.Parallel()
+	p := newCLIProject(t)
+	const tok = "ghp_R2d2C3poLuke0Leia1Han2Solo3Chewie4xY"
+	for args, want := range map[[3]string]string{
+		{"sync", tok}:             "no workflow has such an ID",
+		{"remote", "enable", tok}: "Cairn syncs with no remote so named",
+	} {
+		code, out := p.run("", slices.DeleteFunc(args[:], func(s string) bool { return s == "" })...)
+		if code != cli.ExitRefused || !strings.Contains(out, want) || strings.Contains(out, "stored") || holds(out, tok) {
+			t.Errorf("cairn %s: exit %d, want %d and %q:\n%s", strings.Join(args[:], " "), code, cli.ExitRefused, want, out)
 		}
 	}
 }

@@ -282,14 +282,17 @@ func argName(pos []string, i int, usage, name string) string {
 // when it holds text of a secret's shape, named as the person typed it (ID, --note), as the
 // agent's tools name the argument: the store's refusal named the place in the record the
 // value was bound for ($.tasks[0].id), which no one typed. A JSON value (checkpoint save's,
-// --checkpoint) is left to the store, whose refusal names the path inside it.
-func secretArg(fs *flag.FlagSet, pos []string, usage, name string) error {
+// --checkpoint) is left to the store, whose refusal names the path inside it. An argument
+// only looked up (c.lookup) is refused as finding nothing.
+func secretArg(fs *flag.FlagSet, pos []string, c *command) error {
 	refuse := func(f *secrets.Finding, place string) error {
 		return &codeError{code: ExitRefused, msg: f.ErrorIn(place) + "; nothing was changed"}
 	}
 	for i, p := range pos {
-		if what := argName(pos, i, usage, name); what != "JSON" {
-			if f := secrets.ScanString(p); f != nil {
+		if what := argName(pos, i, c.usage, c.name); what != "JSON" {
+			if f := secrets.ScanString(p); f != nil && c.lookup != "" {
+				return &codeError{code: ExitRefused, msg: fmt.Sprintf("%s has a secret's shape (%s): %s; nothing was changed", what, f.Rule, c.lookup)}
+			} else if f != nil {
 				return refuse(f, what)
 			}
 		}

@@ -35,6 +35,7 @@ import (
 func init() {
 	register([]*command{
 		{name: "remote enable", usage: "remote enable [REMOTE] [--yes] [--json]", max: 1, run: runRemoteEnable, onState: true, noState: true,
+			lookup:  "Cairn syncs with no remote so named (git remote -v lists them)",
 			summary: "Share workflows through the project's git remote (default origin).",
 			doc: `Checks which refs the host accepts by pushing and deleting a probe ref: refs/cairn/*
 when it can, else one branch per workflow under cairn-state/ (said so). Uses your own git,
@@ -48,6 +49,7 @@ is refused unless --yes says sharing there is fine.`},
 		{name: "remote disable", usage: "remote disable [--json]", run: runRemoteDisable, onState: true, noState: true,
 			summary: "Stop syncing this clone; nothing on the remote is deleted."},
 		{name: "sync", usage: "sync [ID] [--json]", max: 1, run: runSync, onState: true, noState: true,
+			lookup:  "no workflow has such an ID",
 			summary: "Sync the active workflow with the remote once (for CI and people).",
 			doc: `Pushes the revisions the remote lacks and pulls the ones this machine lacks. When
 both moved, the remote's line (acknowledged first) wins and this machine's copy is kept

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -152,7 +153,7 @@ func MkdirAll(dir string, perm fs.FileMode) error {
 	fi, err := os.Stat(dir)
 	if err == nil {
 		if !fi.IsDir() {
-			return &fs.PathError{Op: "mkdir", Path: dir, Err: errors.New("exists and is not a directory")}
+			return notADir(dir)
 		}
 		return nil
 	}
@@ -169,13 +170,42 @@ func MkdirAll(dir string, perm fs.FileMode) error {
 		// Made meanwhile by another process, or taken by what Stat did not see (a dangling
 		// link), which is no directory.
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return &fs.PathError{Op: "mkdir", Path: dir, Err: errors.New("exists and is not a directory")}
+			return notADir(dir)
 		}
 		// The process that made it may not have synced its parent yet, or was killed before it
 		// did: a power loss would take the directory, and what this caller writes in it, away.
 	}
 	return SyncDir(parent)
 }
+
+// notADir is MkdirAll's error for dir, there and no directory: ENOTDIR, or ENOENT for a link
+// to nothing, which is said with its target (where the person looks).
+func notADir(dir string) error {
+	if what := LinkToNothing(dir); what != "" {
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: &errnoError{what, syscall.ENOENT}}
+	}
+	return &fs.PathError{Op: "mkdir", Path: dir, Err: &errnoError{"exists and is not a directory", syscall.ENOTDIR}}
+}
+
+// LinkToNothing says what p is when it is a link whose target is not there ("a link to
+// /x, which is not there"), else "".
+func LinkToNothing(p string) string {
+	if to, err := os.Readlink(p); err == nil {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return "a link to " + to + ", which is not there"
+		}
+	}
+	return ""
+}
+
+// errnoError is an errno said in words of its own.
+type errnoError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *errnoError) Error() string { return e.msg }
+func (e *errnoError) Unwrap() error { return e.errno }
 
 // MkdirIn creates name inside fsys (0700 unless perm says otherwise) if it is missing, and
 // syncs its parent. An existing directory is fine; anything else in its place is an error.

@@ -149,7 +149,7 @@ func TestCairnSeedStateMigrated(t *testing.T) {
 	for _, want := range []string{
 		"workflow: " + st.WorkflowID + " (release), phase implement (in_progress)",
 		"context: " + context,
-		"notice: .claude/workflow-state.json (seed001) was migrated to schema 2.0; the original is kept as .claude/workflow-state.v1.json.bak",
+		"notice: .claude/workflow-state.json, written by an older Cairn, was migrated to this Cairn's format; the original is kept as .claude/workflow-state.v1.json.bak",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)

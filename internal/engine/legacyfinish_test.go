@@ -19,7 +19,7 @@ func TestFinishedSeedRenameIsSaid(t *testing.T) {
 	seed := e.seedCopy(0)
 	backup := filepath.Join(e.project, ".claude", "workflow-state.v1.json.bak")
 	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true})
-	if !containsAny(r.Notices, "was migrated to schema 2.0") {
+	if !containsAny(r.Notices, "was migrated to this Cairn's format") {
 		t.Fatalf("the seed file was not migrated: notices %v, warnings %v", r.Notices, r.Warnings)
 	}
 	// The kill: the migration committed, the seed file not yet renamed.
@@ -33,7 +33,7 @@ func TestFinishedSeedRenameIsSaid(t *testing.T) {
 			said = append(said, n)
 		}
 	}
-	want := ".claude/workflow-state.json (seed001) was still in place after its migration to schema 2.0; it is now kept as .claude/workflow-state.v1.json.bak; the workflow is unchanged"
+	want := ".claude/workflow-state.json, written by an older Cairn, was still in place after its migration; it is now kept as .claude/workflow-state.v1.json.bak; the workflow is unchanged"
 	if len(said) != 1 || said[0] != want {
 		t.Fatalf("notices about the seed file %q, want only %q (warnings %v)", said, want, r.Warnings)
 	}

@@ -140,7 +140,7 @@ func TestL2WriteSaysWhatTheStoreDid(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := must(en.Archive("abandoned"))(t)
-	if !containsAny(res.Warnings, "was migrated to schema 2.0") {
+	if !containsAny(res.Warnings, "was migrated to this Cairn's format") {
 		t.Errorf("the archive did not say that the seed's state file was migrated: %q", res.Warnings)
 	}
 }

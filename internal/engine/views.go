@@ -602,6 +602,8 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	notProject := missing && opt.Outside && !gone
 	if fi, err := os.Lstat(dir); notProject || gone {
 		// the project root check says why there is none
+	} else if d, _ := nearest(dir); missing && durable.LinkToNothing(d) != "" {
+		add("state directory", false, d+" is "+durable.LinkToNothing(d), "create the directory it points to, or set "+project.EnvStateDir+" to a directory")
 	} else if missing && errors.Is(err, fs.ErrNotExist) {
 		add("state directory", creatable(dir), dir+" does not exist yet; the first write creates it", writeFix(dir))
 	} else if err != nil {
@@ -1205,11 +1207,13 @@ func freeStep(inodes bool) string {
 }
 
 // nearest is dir, or when it does not exist its nearest existing ancestor; ok is false when
-// that is no directory.
+// that is no directory (a link to nothing among them).
 func nearest(dir string) (d string, ok bool) {
 	for d = dir; ; d = filepath.Dir(d) {
 		if fi, err := os.Stat(d); err == nil {
 			return d, fi.IsDir()
+		} else if _, err := os.Lstat(d); err == nil {
+			return d, false // a link to nothing
 		}
 		if filepath.Dir(d) == d {
 			return d, false

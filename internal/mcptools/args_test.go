@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -92,11 +93,11 @@ func TestBadArguments(t *testing.T) {
 		// malformed JSON the transport lets through
 		{"duplicate-key", "transition", `{"to":"plan","to":"review"}`, []string{"duplicate", "each argument named once"}},
 		// path tricks
-		{"dotdot-name", "save_checkpoint", `{"name":"../../etc/passwd","data":{}}`, []string{`"name" is not lower-case letters, digits`, "no '/'"}},
-		{"slash-name", "load_checkpoint", `{"name":"a/b"}`, []string{`is not lower-case letters, digits`}},
-		{"backslash-name", "append_log", `{"name":"..\\x","entry":{}}`, []string{`is not lower-case letters, digits`}},
+		{"dotdot-name", "save_checkpoint", `{"name":"../../etc/passwd","data":{}}`, []string{`"name" is not 1 to 64 lowercase letters, digits`, "no '..'"}},
+		{"slash-name", "load_checkpoint", `{"name":"a/b"}`, []string{`is not 1 to 64 lowercase letters, digits`}},
+		{"backslash-name", "append_log", `{"name":"..\\x","entry":{}}`, []string{`is not 1 to 64 lowercase letters, digits`}},
 		{"dot-name", "load_checkpoint", `{"name":".hidden"}`, []string{"starting with a letter or digit"}},
-		{"absolute-name", "save_checkpoint", `{"name":"/tmp/x","data":{}}`, []string{"is not lower-case letters"}},
+		{"absolute-name", "save_checkpoint", `{"name":"/tmp/x","data":{}}`, []string{"is not 1 to 64 lowercase letters"}},
 		{"glob-slash", "list_checkpoints", `{"pattern":"../*"}`, []string{"no '/'"}},
 		{"glob-unclosed-set", "list_checkpoints", `{"pattern":"plan-[0-9"}`, []string{`argument "pattern" is not a valid glob`, "'*'", "such as implement-*"}},
 		{"glob-empty-set", "list_checkpoints", `{"pattern":"plan-[]"}`, []string{`argument "pattern" is not a valid glob`}},
@@ -393,4 +394,16 @@ func TestWindowsDeviceNamesRefusedAsArguments(t *testing.T) {
 		})
 	}
 	mustOK(t, c, "save_checkpoint", `{"name":"console","data":{}}`) // only the device name itself
+}
+
+// TestNameRuleIsSaidOnce: the rule for a checkpoint's or a log's name read one way in a tool's
+// refusal and another in the store's (a person's cairn checkpoint save): two wordings of one
+// rule, one of them longer than it needs to be. Both say the store's.
+func TestNameRuleIsSaidOnce(t *testing.T) {
+	_, rule, _ := strings.Cut((&store.NameError{Reason: "x"}).Error(), "(a name is ")
+	rule = strings.TrimSuffix(rule, ")")
+	opts, _ := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	mustFail(t, c, "save_checkpoint", `{"name":"Plan","data":{}}`, "is not "+rule)
 }

@@ -446,6 +446,9 @@ func openRefusal(tool string, err error) error {
 	case store.OtherUsers(err):
 		// The workflow is in there: another directory would only hide it.
 		return fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: %s; %s. Call the tool again once it is fixed", tool, err, othersChown, noRoomMaking)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		// A link to nothing, or a file, on the way: no permission or room would make it right.
+		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state (%v). Tell the user: they create the directory it names (a link's target), or set CAIRN_STATE_DIR to a directory and %s. Call the tool again once it is fixed", tool, err, restart)
 	case errors.Is(err, durable.ErrSymlinkDir):
 		return fmt.Errorf("%s was not run, nothing was changed: cairn could not open the workflow state (%v). Tell the user: cairn doctor, in a terminal, says how to make the link a real directory with its state kept; or they set CAIRN_STATE_DIR to a real directory and %s. Call the tool again once it is fixed", tool, err, restart)
 	}

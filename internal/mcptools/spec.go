@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -106,7 +107,7 @@ var (
 )
 
 const (
-	nameHint   = "lower-case letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64 characters, no '/' and no '..'"
+	nameHint   = store.NameRule
 	wfIDHint   = "letters, digits, '.', '_' or '-', starting with a lower-case letter or digit, at most 64 characters, no '..'"
 	globHint   = "a glob over checkpoint names: letters, digits, '.', '_', '-', '*', '?', '[', ']', no '/'"
 	phaseHint  = "a phase name: letters, digits, '_' or '-', starting with a letter or digit"

@@ -453,7 +453,7 @@ func TestStdioArgumentErrors(t *testing.T) {
 	c := stdioClient(t, newProject(t), protocol)
 	over := `{"name":"big","data":{"a":"` + strings.Repeat("x", 1<<20+20<<10) + `"}}`
 	mustFail(t, c, "save_checkpoint", over, "more than the limit")
-	mustFail(t, c, "save_checkpoint", `{"name":"../../x","data":{}}`, "no '/'")
+	mustFail(t, c, "save_checkpoint", `{"name":"../../x","data":{}}`, "no '..'")
 	mustFail(t, c, "start_workflow", `{"type":"apex"}`, `missing required argument "context"`)
 }
 

@@ -117,3 +117,24 @@ func TestLearningOnAFullDiskIsOneStep(t *testing.T) {
 		})
 	}
 }
+
+// TestStateBehindALinkToNothingSaysSo: CAIRN_STATE_DIR through a link whose target is gone
+// read "Tell the user: they can make that directory writable; ... do not delete or move files
+// to make room", a step and a warning for a cause that was not there. The model is told what
+// is in the way and the variable's step.
+func TestStateBehindALinkToNothingSaysSo(t *testing.T) {
+	p := newProject(t)
+	base := filepath.Dir(p.root)
+	if err := os.Symlink(filepath.Join(base, "gone"), filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	p.state = filepath.Join(base, "link", "state")
+	c := stdioClient(t, p, protocol)
+	got := text(mustFail(t, c, "start_workflow", `{"type":"apex","context":"x"}`, "nothing was changed",
+		"a link to "+filepath.Join(base, "gone")+", which is not there", "Tell the user: they create the directory it names (a link's target)"))
+	for _, wrong := range []string{"writable", "make room"} {
+		if strings.Contains(got, wrong) {
+			t.Errorf("the step says %q, which does not fit a link to nothing: %s", wrong, got)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 	if err != nil {
 		return w, tailState{}, fmt.Errorf("migrating %s: %w", name, err)
 	}
-	msg := fmt.Sprintf("%s (%s) was migrated to schema 2.0; the original is kept as ", name, l.From)
+	msg := fmt.Sprintf("%s, "+older+", was migrated to this Cairn's format; the original is kept as ", name)
 	if backup, err := s.RetireLegacy(l); err == nil {
 		msg += backup
 	} else {
@@ -108,7 +108,7 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailState, error) {
 	if l, ok := s.firstLegacy(&w, root, name, "cannot be migrated", "it is left as it is", false); ok {
 		w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: l.Name,
-			Message: fmt.Sprintf("%s (%s) holds a workflow not yet migrated to schema 2.0; the next session start, or the next command that changes the workflow, migrates it", l.Name, l.From)})
+			Message: fmt.Sprintf("%s, "+older+", holds a workflow not yet migrated; the next session start, or the next command that changes the workflow, migrates it", l.Name)})
 	}
 	return w, tailState{}, &NotFoundError{What: "workflow"}
 }
@@ -310,7 +310,7 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 		out, ts, err := s.rollForward(w, tail)
 		if err == nil {
 			out.Notices = append(out.Notices, Notice{Kind: "migrated", Path: WorkflowFile, Revision: out.Revision,
-				Message: fmt.Sprintf("the migration of the workflow snapshot (%s) to schema 2.0, cut short, was finished from its journal; the original is kept as %s", res.From, backup)})
+				Message: fmt.Sprintf("the migration of the workflow snapshot, "+older+", was cut short and has been finished from its journal; the original is kept as %s", backup)})
 		}
 		return out, ts, err
 	}
@@ -319,9 +319,13 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 		return w, tailState{}, fmt.Errorf("migrating %s: %w", WorkflowFile, err)
 	}
 	out.Notices = append(out.Notices, Notice{Kind: "migrated", Path: WorkflowFile, Revision: out.Revision,
-		Message: fmt.Sprintf("the workflow snapshot (%s) was migrated to schema 2.0; the original is kept as %s", res.From, backup)})
+		Message: fmt.Sprintf("the workflow snapshot, "+older+", was migrated to this Cairn's format; the original is kept as %s", backup)})
 	return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, nil
 }
+
+// older says where a migrated document came from in the notices' words: its format's name
+// (seed001, schema1) is the journal's, which no reader of a notice can act on.
+const older = "written by an older Cairn"
 
 // readOnlyErr reports whether we is a write refused because the directory cannot be written,
 // rather than one that failed (a full disk, an I/O error).
@@ -368,7 +372,7 @@ func (s *Store) legacyInMemory(why error) (w Workflow, ok bool, err error) {
 	}
 	w.Data, w.ID, w.Revision = l.Record, m.id, m.rev
 	w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: l.Name, Revision: m.rev,
-		Message: fmt.Sprintf("%s (%s) was migrated to schema 2.0 in memory only, and left as it is, since the state directory cannot be written (%v); make the state directory writable, and the next session start, or the next command that changes the workflow, migrates it and keeps the original as %s", l.Name, l.From, why, l.Backup)})
+		Message: fmt.Sprintf("%s, "+older+", was migrated in memory only, and left as it is, since the state directory cannot be written (%v); make the state directory writable, and the next session start, or the next command that changes the workflow, migrates it and keeps the original as %s", l.Name, why, l.Backup)})
 	return w, true, nil
 }
 
@@ -383,7 +387,7 @@ func ownInMemory(res migrate.Result, why error) (Workflow, error) {
 	}
 	return Workflow{Data: data, ID: res.Record.WorkflowID, Revision: res.Record.Revision, Notices: []Notice{{
 		Kind: "legacy-pending", Path: WorkflowFile, Revision: res.Record.Revision,
-		Message: fmt.Sprintf("the workflow snapshot (%s) was migrated to schema 2.0 in memory only, and left as it is, since the state directory cannot be written (%v); make the state directory writable, and the next command migrates it on disk and keeps the original as %s", res.From, why, res.Backup),
+		Message: fmt.Sprintf("the workflow snapshot, "+older+", was migrated in memory only, and left as it is, since the state directory cannot be written (%v); make the state directory writable, and the next command migrates it on disk and keeps the original as %s", why, res.Backup),
 	}}}, nil
 }
 
@@ -494,7 +498,7 @@ func (s *Store) retireSettled(l Legacy, rev int64) *Notice {
 		return nil
 	}
 	return &Notice{Kind: "migrated", Path: l.Name, Revision: rev,
-		Message: fmt.Sprintf("%s (%s) was still in place after its migration to schema 2.0; it is now kept as %s; the workflow is unchanged", l.Name, l.From, backup)}
+		Message: fmt.Sprintf("%s, "+older+", was still in place after its migration; it is now kept as %s; the workflow is unchanged", l.Name, backup)}
 }
 
 // migratedFrom reports whether the workflow l's record names was migrated from exactly the

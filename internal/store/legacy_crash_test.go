@@ -76,7 +76,7 @@ func TestLegacyKilledBeforeRename(t *testing.T) {
 			if ok {
 				t.Fatalf("the seed file the active workflow was migrated from is reported as a second copy: %s", l.Name)
 			}
-			if n == nil || n.Kind != "migrated" || n.Path != c.rel || !strings.Contains(n.Message, "still in place after its migration to schema 2.0; it is now kept as "+c.backup+";") {
+			if n == nil || n.Kind != "migrated" || n.Path != c.rel || !strings.Contains(n.Message, "still in place after its migration; it is now kept as "+c.backup+";") {
 				t.Fatalf("finishing the rename was not said, or not where the original is: %+v", n)
 			}
 			if _, n, _ := s.FindLegacy(); n != nil {

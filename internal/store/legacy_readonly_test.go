@@ -71,7 +71,7 @@ func TestOlderSnapshotInReadOnlyStateDir(t *testing.T) {
 					t.Fatalf("read %d: notices %+v, want one about the snapshot", read, w.Notices)
 				}
 				msg := w.Notices[0].Message
-				for _, want := range []string{"schema1", "in memory", "cannot be written", "make the state directory writable"} {
+				for _, want := range []string{"written by an older Cairn", "in memory", "cannot be written", "make the state directory writable"} {
 					if !strings.Contains(msg, want) {
 						t.Fatalf("read %d: %q does not say %q", read, msg, want)
 					}
@@ -126,7 +126,7 @@ func TestSeedFileWithReadOnlyStateDir(t *testing.T) {
 		if len(w.Notices) != 1 || w.Notices[0].Kind != "legacy-pending" || w.Notices[0].Path != ".claude/workflow-state.json" {
 			t.Fatalf("read %d: notices %+v", read, w.Notices)
 		}
-		for _, want := range []string{"seed001", "in memory", "cannot be written", "make the state directory writable"} {
+		for _, want := range []string{"written by an older Cairn", "in memory", "cannot be written", "make the state directory writable"} {
 			if !strings.Contains(w.Notices[0].Message, want) {
 				t.Fatalf("read %d: %q does not say %q", read, w.Notices[0].Message, want)
 			}

@@ -18,8 +18,11 @@ type NameError struct {
 
 func (e *NameError) Error() string {
 	// The name itself is never repeated: a refused value may be a secret pasted in error.
-	return fmt.Sprintf("invalid name: %s (a name is 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit, like plan_v2 or workflow-state)", e.Reason)
+	return fmt.Sprintf("invalid name: %s (a name is %s)", e.Reason, NameRule)
 }
+
+// NameRule is a name's rule as every refusal of one says it (the agent's tools too).
+const NameRule = "1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit, no '..'"
 
 // ValidName checks a document, checkpoint, log or session name: 1 to 64 bytes of
 // [a-z0-9._-], starting with a letter or digit, no "..", not ending in '.', not a Windows
