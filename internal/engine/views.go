@@ -342,11 +342,16 @@ func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, Archived, er
 	if err != nil || len(r.History) < workflow.MaxHistory {
 		return data, notices, f.as, nil // every move it made is on the record: the journal adds none
 	}
-	j, err := f.journal()
-	if err != nil {
+	var items []json.RawMessage
+	if f.as.Dir != "" {
+		items, err = e.st.ArchiveItems(f.as.Dir, "history")
+	} else {
+		items, err = e.st.JournalItems(id, "history")
+	}
+	if err != nil && !store.BrokenChain(err) {
 		return data, append(notices, fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)), f.as, nil
 	}
-	return e.show(r, data, j), notices, f.as, nil
+	return show(r, data, items), notices, f.as, nil
 }
 
 // notWhole says, of data, the record of id about to be shown (an archived one: the active slot
@@ -364,12 +369,9 @@ func notWhole(id string, data []byte) string {
 	return ""
 }
 
-// show is ShowNotices of r, read from data, with the moves its journal j holds that r no longer does.
-func (e *Engine) show(r *workflow.Record, data []byte, j store.Journal) json.RawMessage {
-	if len(j.Records) == 0 {
-		return data
-	}
-	items, _ := j.Items("history")
+// show is ShowNotices of r, read from data, with the moves its journal holds (items, its
+// history's) that r no longer does.
+func show(r *workflow.Record, data []byte, items []json.RawMessage) json.RawMessage {
 	full := make([]workflow.HistoryEntry, len(items))
 	for i, it := range items {
 		if err := json.Unmarshal(it, &full[i]); err != nil {
