@@ -240,10 +240,10 @@ func summarize(r *workflow.Record, archived string) Summary {
 // nothing). Both are "" for the active workflow.
 type Archived struct{ Reason, Dir string }
 
-// found is a workflow find located: its record (data), a reader of its journal, which may be
-// many times the record's size, for a caller that needs it, the journal's file (path, for a
-// person to look at), what the person is told of it (notice: a newer archive's directory
-// missing) and, for an archived one, its archive.
+// found is a workflow find located: its record (data), a reader of its journal's events (its
+// lines without their states, a long journal's many times the record's size) for a caller that
+// needs them, the journal's file (path, for a person to look at), what the person is told of
+// it (notice: a newer archive's directory missing) and, for an archived one, its archive.
 type found struct {
 	data    []byte
 	journal func() (store.Journal, error)
@@ -261,7 +261,7 @@ func (e *Engine) find(id string) (found, error) {
 	w, activeErr := e.st.ReadWorkflow()
 	if activeErr == nil && w.ID == id {
 		return found{data: w.Data, journal: func() (store.Journal, error) {
-			j, err := e.st.ReadJournal(id)
+			j, err := e.st.ReadJournalEvents(id)
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				return j, err
 			}
@@ -299,7 +299,7 @@ func (e *Engine) find(id string) (found, error) {
 			if gone != "" {
 				notice = fmt.Sprintf("a newer archive of %s is listed in archive/index.jsonl, but its directory %s is missing (moved or removed outside Cairn): this is its older archive, %s; put that directory back to read the newer one", id, gone, a.Dir)
 			}
-			return found{data: data, journal: func() (store.Journal, error) { return e.st.ReadArchiveJournal(a.Dir) },
+			return found{data: data, journal: func() (store.Journal, error) { return e.st.ReadArchiveEvents(a.Dir) },
 				path: filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), notice: notice,
 				as: Archived{Reason: cmp.Or(a.Reason, "archived"), Dir: a.Dir}}, err
 		}
@@ -1013,7 +1013,7 @@ func (e *Engine) journalsIn(dir string, inPlaceOnly bool) []journalRead {
 			id, _ = strings.CutSuffix(ent.Name(), ".sealed")
 		}
 		if id == ent.Name() || store.ValidWorkflowID(id) != nil || slices.Contains(seen, id) {
-			continue // ReadJournal reads a workflow's sealed segments with its journal
+			continue // ReadJournalEvents reads a workflow's sealed segments with its journal
 		}
 		seen = append(seen, id)
 		var j store.Journal
@@ -1021,7 +1021,7 @@ func (e *Engine) journalsIn(dir string, inPlaceOnly bool) []journalRead {
 		if inPlaceOnly {
 			err = e.st.JournalInTheWay(id)
 		} else {
-			j, err = e.st.ReadJournal(id)
+			j, err = e.st.ReadJournalEvents(id)
 		}
 		out = append(out, journalRead{Journal: j, id: id, rel: filepath.Join("journal", ent.Name()), err: err})
 	}

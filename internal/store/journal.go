@@ -335,22 +335,43 @@ func (s *Store) JournalInTheWay(id string) error {
 // ReadJournal returns the verified history of the active workflow id: its sealed segments
 // (journal/<id>.sealed/), oldest first, then journal/<id>.jsonl.
 func (s *Store) ReadJournal(id string) (Journal, error) {
+	return s.readJournal(id, true)
+}
+
+// ReadJournalEvents is ReadJournal without the states: each record with its event, its
+// Snapshot and Delta left out as each file is read, so that a long journal costs its events
+// and a file's lines, not every line (history, doctor).
+func (s *Store) ReadJournalEvents(id string) (Journal, error) {
+	return s.readJournal(id, false)
+}
+
+func (s *Store) readJournal(id string, states bool) (Journal, error) {
 	if err := ValidWorkflowID(id); err != nil {
 		return Journal{}, err
 	}
-	return s.readJournalFile(journalFile(id), id)
+	return s.readJournalFile(journalFile(id), id, states)
 }
 
-// readJournalFile reads the journal file and the segments sealed from it, oldest first. The
-// journal file is read first: a compaction running meanwhile seals only lines already read,
-// into a segment that is there by the time the segments are listed, so nothing is missed.
-func (s *Store) readJournalFile(file, id string) (Journal, error) {
-	return s.readJournalBack(file, id, func([]Record) bool { return false })
+// readJournalFile reads the journal file and the segments sealed from it, oldest first, with
+// their states or without (ReadJournalEvents). The journal file is read first: a compaction
+// running meanwhile seals only lines already read, into a segment that is there by the time
+// the segments are listed, so nothing is missed.
+func (s *Store) readJournalFile(file, id string, states bool) (Journal, error) {
+	return s.readJournalBack(file, id, func([]Record) bool { return false }, states)
 }
 
 // readJournalBack is readJournalFile reading the segments newest first, and only as far back
 // as the first one whose records (oldest first) far says reach back far enough.
-func (s *Store) readJournalBack(file, id string, far func([]Record) bool) (Journal, error) {
+func (s *Store) readJournalBack(file, id string, far func([]Record) bool, states bool) (Journal, error) {
+	parse := func(data []byte) Journal {
+		j := ParseJournal(data)
+		for i := range j.Records {
+			if !states { // the file's bytes are let go with them
+				j.Records[i].Snapshot, j.Records[i].Delta = nil, nil
+			}
+		}
+		return j
+	}
 	data, err := durable.ReadFile(s.fs, file, MaxJournalSize)
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
@@ -372,7 +393,7 @@ func (s *Store) readJournalBack(file, id string, far func([]Record) bool) (Journ
 		if err != nil {
 			return Journal{}, fmt.Errorf("reading journal %s in %s: %w", segs[i], s.dir, err)
 		}
-		if parsed[i] = ParseJournal(seg); far(parsed[i].Records) {
+		if parsed[i] = parse(seg); far(parsed[i].Records) {
 			first = i
 			break
 		}
@@ -382,7 +403,7 @@ func (s *Store) readJournalBack(file, id string, far func([]Record) bool) (Journ
 		j.join(parsed[i], segs[i], true)
 	}
 	if !missing {
-		j.join(ParseJournal(data), file, len(segs) > 0)
+		j.join(parse(data), file, len(segs) > 0)
 	}
 	return j, nil
 }
@@ -695,7 +716,7 @@ func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reach
 					}
 				}
 				return false
-			})
+			}, true)
 			if jerr != nil {
 				return nil, cmp.Or(err, jerr)
 			}
