@@ -240,10 +240,10 @@ func summarize(r *workflow.Record, archived string) Summary {
 // nothing). Both are "" for the active workflow.
 type Archived struct{ Reason, Dir string }
 
-// found is a workflow find located: its record (data), a reader of its journal, which may be
-// many times the record's size, for a caller that needs it, the journal's file (path, for a
-// person to look at), what the person is told of it (notice: a newer archive's directory
-// missing) and, for an archived one, its archive.
+// found is a workflow find located: its record (data), a reader of its journal's events (its
+// lines without their states, a long journal's many times the record's size) for a caller that
+// needs them, the journal's file (path, for a person to look at), what the person is told of
+// it (notice: a newer archive's directory missing) and, for an archived one, its archive.
 type found struct {
 	data    []byte
 	journal func() (store.Journal, error)
@@ -261,7 +261,7 @@ func (e *Engine) find(id string) (found, error) {
 	w, activeErr := e.st.ReadWorkflow()
 	if activeErr == nil && w.ID == id {
 		return found{data: w.Data, journal: func() (store.Journal, error) {
-			j, err := e.st.ReadJournal(id)
+			j, err := e.st.ReadJournalEvents(id)
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				return j, err
 			}
@@ -299,7 +299,7 @@ func (e *Engine) find(id string) (found, error) {
 			if gone != "" {
 				notice = fmt.Sprintf("a newer archive of %s is listed in archive/index.jsonl, but its directory %s is missing (moved or removed outside Cairn): this is its older archive, %s; put that directory back to read the newer one", id, gone, a.Dir)
 			}
-			return found{data: data, journal: func() (store.Journal, error) { return e.st.ReadArchiveJournal(a.Dir) },
+			return found{data: data, journal: func() (store.Journal, error) { return e.st.ReadArchiveEvents(a.Dir) },
 				path: filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), notice: notice,
 				as: Archived{Reason: cmp.Or(a.Reason, "archived"), Dir: a.Dir}}, err
 		}
@@ -342,11 +342,16 @@ func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, Archived, er
 	if err != nil || len(r.History) < workflow.MaxHistory {
 		return data, notices, f.as, nil // every move it made is on the record: the journal adds none
 	}
-	j, err := f.journal()
-	if err != nil {
+	var items []json.RawMessage
+	if f.as.Dir != "" {
+		items, err = e.st.ArchiveItems(f.as.Dir, "history")
+	} else {
+		items, err = e.st.JournalItems(id, "history")
+	}
+	if err != nil && !store.BrokenChain(err) {
 		return data, append(notices, fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)), f.as, nil
 	}
-	return e.show(r, data, j), notices, f.as, nil
+	return show(r, data, items), notices, f.as, nil
 }
 
 // notWhole says, of data, the record of id about to be shown (an archived one: the active slot
@@ -364,12 +369,9 @@ func notWhole(id string, data []byte) string {
 	return ""
 }
 
-// show is ShowNotices of r, read from data, with the moves its journal j holds that r no longer does.
-func (e *Engine) show(r *workflow.Record, data []byte, j store.Journal) json.RawMessage {
-	if len(j.Records) == 0 {
-		return data
-	}
-	items, _ := j.Items("history")
+// show is ShowNotices of r, read from data, with the moves its journal holds (items, its
+// history's) that r no longer does.
+func show(r *workflow.Record, data []byte, items []json.RawMessage) json.RawMessage {
 	full := make([]workflow.HistoryEntry, len(items))
 	for i, it := range items {
 		if err := json.Unmarshal(it, &full[i]); err != nil {
@@ -1017,7 +1019,7 @@ func (e *Engine) journalsIn(dir string, inPlaceOnly bool) []journalRead {
 			id, _ = strings.CutSuffix(ent.Name(), ".sealed")
 		}
 		if id == ent.Name() || store.ValidWorkflowID(id) != nil || slices.Contains(seen, id) {
-			continue // ReadJournal reads a workflow's sealed segments with its journal
+			continue // ReadJournalEvents reads a workflow's sealed segments with its journal
 		}
 		seen = append(seen, id)
 		var j store.Journal
@@ -1025,7 +1027,7 @@ func (e *Engine) journalsIn(dir string, inPlaceOnly bool) []journalRead {
 		if inPlaceOnly {
 			err = e.st.JournalInTheWay(id)
 		} else {
-			j, err = e.st.ReadJournal(id)
+			j, err = e.st.ReadJournalEvents(id)
 		}
 		out = append(out, journalRead{Journal: j, id: id, rel: filepath.Join("journal", ent.Name()), err: err})
 	}

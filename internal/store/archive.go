@@ -1327,7 +1327,16 @@ func (s *Store) ReadArchiveLast(dir string) (*Record, error) {
 // with it (empty when the archive has none). dir is an ArchiveInfo.Dir, whose record
 // ReadArchiveRecord read.
 func (s *Store) ReadArchiveJournal(dir string) (Journal, error) {
-	j, err := s.readJournalFile(archiveDir+"/"+dir+"/journal.jsonl", dir)
+	return s.readArchiveJournal(dir, true)
+}
+
+// ReadArchiveEvents is ReadArchiveJournal without the states, as ReadJournalEvents.
+func (s *Store) ReadArchiveEvents(dir string) (Journal, error) {
+	return s.readArchiveJournal(dir, false)
+}
+
+func (s *Store) readArchiveJournal(dir string, states bool) (Journal, error) {
+	j, err := s.readJournalFile(archiveDir+"/"+dir+"/journal.jsonl", dir, states)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return j, err
 	}

@@ -335,22 +335,43 @@ func (s *Store) JournalInTheWay(id string) error {
 // ReadJournal returns the verified history of the active workflow id: its sealed segments
 // (journal/<id>.sealed/), oldest first, then journal/<id>.jsonl.
 func (s *Store) ReadJournal(id string) (Journal, error) {
+	return s.readJournal(id, true)
+}
+
+// ReadJournalEvents is ReadJournal without the states: each record with its event, its
+// Snapshot and Delta left out as each file is read, so that a long journal costs its events
+// and a file's lines, not every line (history, doctor).
+func (s *Store) ReadJournalEvents(id string) (Journal, error) {
+	return s.readJournal(id, false)
+}
+
+func (s *Store) readJournal(id string, states bool) (Journal, error) {
 	if err := ValidWorkflowID(id); err != nil {
 		return Journal{}, err
 	}
-	return s.readJournalFile(journalFile(id), id)
+	return s.readJournalFile(journalFile(id), id, states)
 }
 
-// readJournalFile reads the journal file and the segments sealed from it, oldest first. The
-// journal file is read first: a compaction running meanwhile seals only lines already read,
-// into a segment that is there by the time the segments are listed, so nothing is missed.
-func (s *Store) readJournalFile(file, id string) (Journal, error) {
-	return s.readJournalBack(file, id, func([]Record) bool { return false })
+// readJournalFile reads the journal file and the segments sealed from it, oldest first, with
+// their states or without (ReadJournalEvents). The journal file is read first: a compaction
+// running meanwhile seals only lines already read, into a segment that is there by the time
+// the segments are listed, so nothing is missed.
+func (s *Store) readJournalFile(file, id string, states bool) (Journal, error) {
+	return s.readJournalBack(file, id, func([]Record) bool { return false }, states)
 }
 
 // readJournalBack is readJournalFile reading the segments newest first, and only as far back
 // as the first one whose records (oldest first) far says reach back far enough.
-func (s *Store) readJournalBack(file, id string, far func([]Record) bool) (Journal, error) {
+func (s *Store) readJournalBack(file, id string, far func([]Record) bool, states bool) (Journal, error) {
+	parse := func(data []byte) Journal {
+		j := ParseJournal(data)
+		for i := range j.Records {
+			if !states { // the file's bytes are let go with them
+				j.Records[i].Snapshot, j.Records[i].Delta = nil, nil
+			}
+		}
+		return j
+	}
 	data, err := durable.ReadFile(s.fs, file, MaxJournalSize)
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
@@ -372,7 +393,7 @@ func (s *Store) readJournalBack(file, id string, far func([]Record) bool) (Journ
 		if err != nil {
 			return Journal{}, fmt.Errorf("reading journal %s in %s: %w", segs[i], s.dir, err)
 		}
-		if parsed[i] = ParseJournal(seg); far(parsed[i].Records) {
+		if parsed[i] = parse(seg); far(parsed[i].Records) {
 			first = i
 			break
 		}
@@ -382,7 +403,7 @@ func (s *Store) readJournalBack(file, id string, far func([]Record) bool) (Journ
 		j.join(parsed[i], segs[i], true)
 	}
 	if !missing {
-		j.join(ParseJournal(data), file, len(segs) > 0)
+		j.join(parse(data), file, len(segs) > 0)
 	}
 	return j, nil
 }
@@ -695,7 +716,7 @@ func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reach
 					}
 				}
 				return false
-			})
+			}, true)
 			if jerr != nil {
 				return nil, cmp.Or(err, jerr)
 			}
@@ -1136,20 +1157,43 @@ func (s *Store) readBack(file string, window int64, scratch *[]byte, lines func(
 	}
 }
 
-// Items returns every item the top-level array member of the journal's states ever held,
-// oldest first. For an array kept bounded by dropping its oldest items as new ones are
-// appended (the workflow's phase history), that is the whole array as if nothing had been
-// dropped; an array rewritten otherwise replaces the items it held. A chain that breaks (a
-// damaged line) leaves out the states up to the next full line, from which the list goes on,
-// joined to what came before where the two overlap, and the error is errChain.
-func (j Journal) Items(member string) ([]json.RawMessage, error) {
+// JournalItems returns every item the top-level array member of the active workflow id's
+// states ever held, oldest first (items), reading its journal one line at a time: a long
+// journal is not held whole. A journal not there holds none.
+func (s *Store) JournalItems(id, member string) ([]json.RawMessage, error) {
+	if err := ValidWorkflowID(id); err != nil {
+		return nil, err
+	}
+	return s.items(journalFile(id), id, member)
+}
+
+// ArchiveItems is JournalItems over an archived workflow's journal (dir is an ArchiveInfo.Dir).
+func (s *Store) ArchiveItems(dir, member string) ([]json.RawMessage, error) {
+	if !archiveDirName(dir) {
+		return nil, &NotFoundError{What: "archive", Name: dir}
+	}
+	return s.items(archiveDir+"/"+dir+"/journal.jsonl", dir, member)
+}
+
+// items returns every item the top-level array member of the states of the journal file (and
+// the segments sealed from it) ever held, oldest first. For an array kept bounded by dropping
+// its oldest items as new ones are appended (the workflow's phase history), that is the whole
+// array as if nothing had been dropped; an array rewritten otherwise replaces the items it
+// held. A chain that breaks (a damaged line) leaves out the states up to the next full line,
+// from which the list goes on, joined to what came before where the two overlap, and the
+// error is errChain; a read's error is returned with the items before it.
+func (s *Store) items(file, id, member string) ([]json.RawMessage, error) {
 	key, _ := json.Marshal(member)
 	var tree *jnode
-	var p jparser // one slab for the whole journal, as replay's
 	var window, log []json.RawMessage
 	var broken error
 	gap := false // states were left out since window
-	for i, r := range j.Records {
+	var seq int64
+	var p jparser
+	long := false // the last line parsed was long
+	err := s.journalLines(file, id, math.MinInt64, func(r Record) error {
+		prev := seq
+		seq = r.Seq
 		var err error
 		switch {
 		case r.Snapshot != nil:
@@ -1157,15 +1201,22 @@ func (j Journal) Items(member string) ([]json.RawMessage, error) {
 			if err = json.Compact(&buf, r.Snapshot); err == nil {
 				tree, err = lazyJSON(buf.Bytes())
 			}
-		case tree == nil || r.Seq != j.Records[i-1].Seq+1:
+			p = jparser{}
+		case tree == nil || r.Seq != prev+1:
 			err = errChain
 		default:
+			// A long line's nodes get slabs of their own: a node of the state in a slab
+			// shared with them would keep that line (short lines share one, as it costs less
+			// than the lines they keep).
+			if next := len(r.Delta) >= 4<<10; next || long {
+				p, long = jparser{}, next
+			}
 			var d *jnode
 			if d, err = p.parseDelta(r.Delta); err == nil {
 				tree, err = p.apply(tree, d)
 			}
 			if err == nil && !setsMember(d, key) {
-				continue // the array is window still: a heartbeat costs its own line
+				return nil // the array is window still: a heartbeat costs its own line
 			}
 		}
 		var items []json.RawMessage
@@ -1183,7 +1234,7 @@ func (j Journal) Items(member string) ([]json.RawMessage, error) {
 		if err != nil {
 			// Nothing is known of the states up to the next full line.
 			tree, broken, gap = nil, errChain, true
-			continue
+			return nil
 		}
 		if gap {
 			log, gap = rejoin(log, window, items), false
@@ -1191,8 +1242,9 @@ func (j Journal) Items(member string) ([]json.RawMessage, error) {
 			log = slide(log, window, items)
 		}
 		window = items
-	}
-	return log, broken
+		return nil
+	})
+	return log, cmp.Or(err, broken)
 }
 
 // setsMember says whether delta, applied to an object, may change its member key: it replaces
@@ -1216,10 +1268,10 @@ func setsMember(delta *jnode, key []byte) bool {
 func rejoin(log, window, items []json.RawMessage) []json.RawMessage {
 	for k := range window {
 		if len(window)-k <= len(items) && slices.EqualFunc(window[k:], items[:len(window)-k], func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
-			return append(log, items[len(window)-k:]...)
+			return kept(log, items[len(window)-k:])
 		}
 	}
-	return append(log, items...)
+	return kept(log, items)
 }
 
 // slide adds to log (whose last len(window) items are window) the change from window to
@@ -1232,8 +1284,17 @@ func slide(log, window, items []json.RawMessage) []json.RawMessage {
 		}
 		same := slices.EqualFunc(window[k:], items[:len(window)-k], func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 		if same && (k < len(window) || len(window) == 0) {
-			return append(log, items[len(window)-k:]...)
+			return kept(log, items[len(window)-k:])
 		}
 	}
-	return append(log[:len(log)-len(window)], items...)
+	return kept(log[:len(log)-len(window)], items)
+}
+
+// kept appends to log a copy of each of items: an item points into the line it was read from,
+// which a long journal's list would keep else.
+func kept(log, items []json.RawMessage) []json.RawMessage {
+	for _, it := range items {
+		log = append(log, bytes.Clone(it))
+	}
+	return log
 }

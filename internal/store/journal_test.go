@@ -201,7 +201,7 @@ func TestItemsGoOnPastABrokenChain(t *testing.T) {
 	if err != nil || len(j.Problems) != 2 {
 		t.Fatalf("journal: %v %v", j.Problems, err)
 	}
-	items, err := j.Items("history")
+	items, err := s.JournalItems(wfID, "history")
 	if !errors.Is(err, store.ErrChain) {
 		t.Fatalf("Items: %v, want the broken chain said", err)
 	}

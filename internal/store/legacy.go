@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -513,8 +514,8 @@ func (s *Store) migratedFrom(root string, l Legacy) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	if j, err := s.ReadJournal(m.id); err == nil {
-		if rev, ok := s.holdsMigration(root, j, l); ok {
+	if ValidWorkflowID(m.id) == nil {
+		if rev, ok := s.holdsMigration(root, journalFile(m.id), m.id, l); ok {
 			return rev, true
 		}
 	}
@@ -530,10 +531,11 @@ func (s *Store) migrationArchive(root string, l Legacy, id string, archives []Ar
 		if a.WorkflowID != id {
 			continue
 		}
-		if j, err := s.ReadArchiveJournal(a.Dir); err == nil {
-			if rev, ok := s.holdsMigration(root, j, l); ok {
-				return a.Dir, rev, true
-			}
+		if !archiveDirName(a.Dir) {
+			continue
+		}
+		if rev, ok := s.holdsMigration(root, archiveDir+"/"+a.Dir+"/journal.jsonl", a.Dir, l); ok {
+			return a.Dir, rev, true
 		}
 		// A second copy archived as it was (ArchiveRecord) has no journal: its record is one.
 		if rec, err := s.ReadArchiveRecord(a.Dir); err == nil && a.Reason == "conflict" && s.migrationOf(root, l, rec) {
@@ -568,16 +570,22 @@ func (s *Store) seedArchives(order []ArchiveInfo) []string {
 	}
 }
 
-// holdsMigration reports whether journal j holds the migration of exactly the seed file l (a
-// revision of kind migrated: a seed's migration, or a second copy's put in the active slot),
-// and its revision (see migratedFrom).
-func (s *Store) holdsMigration(root string, j Journal, l Legacy) (int64, bool) {
-	for _, r := range j.Records {
+// holdsMigration reports whether the journal file of id (with the segments sealed from it)
+// holds the migration of exactly the seed file l (a revision of kind migrated: a seed's
+// migration, or a second copy's put in the active slot), and its revision (see migratedFrom).
+// It reads the journal forward and stops there: a migration begins its journal, so a long one
+// costs its first line.
+func (s *Store) holdsMigration(root, file, id string, l Legacy) (int64, bool) {
+	var rev int64
+	found := errors.New("found")
+	err := s.journalLines(file, id, math.MinInt64, func(r Record) error {
 		if r.Event.Kind == "migrated" && s.migrationOf(root, l, r.Snapshot) {
-			return r.Revision, true
+			rev = r.Revision
+			return found
 		}
-	}
-	return 0, false
+		return nil
+	})
+	return rev, err == found
 }
 
 // migrationOf reports whether rec is the seed file l migrated: migrating it again as at rec's
