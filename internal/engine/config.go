@@ -43,14 +43,18 @@ func readConfig(stateDir string) (conf fileConfig, bad string) {
 	if data == nil {
 		return conf, ""
 	}
-	// Strict, as every document Cairn reads: of a setting written twice, neither copy is used.
-	if err := strictjson.Check(data); err != nil {
+	// Strict, as every document Cairn reads: of a setting written twice, neither copy is used,
+	// nor of one written again in another case, which encoding/json takes for the same.
+	err := strictjson.Check(data)
+	if err == nil {
+		_, err = strictjson.FoldedTwice(data)
+	}
+	if err != nil {
 		return conf, err.Error()
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(&conf)
-	if err == nil {
+	if err = dec.Decode(&conf); err == nil {
 		return conf, ""
 	}
 	conf = decodeLenient[fileConfig](data)

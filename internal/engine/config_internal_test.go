@@ -30,9 +30,12 @@ func TestReadConfigMistyped(t *testing.T) {
 // A setting written twice was taken from its last copy without a word ("approvals": true
 // above, false below: gates off); a byte order mark (Notepad's) was "not JSON (it goes wrong at
 // byte 1)", which the person cannot see in the file. Both are said, and no setting is used.
+// encoding/json matches a setting's name whatever its case: "Approvals" written after
+// "approvals" turned the gates off as silently.
 func TestReadConfigStrict(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
 		{`{"approvals": true, "stop_blocking": false, "approvals": false}`, "invalid JSON at byte 44: duplicate key (a 9-byte key already in this object)"},
+		{`{"approvals": true, "Approvals": false}`, "invalid JSON at byte 20: duplicate key (a 9-byte key already in this object, in another case or spelling)"},
 		{"\ufeff{\"approvals\": false}", "invalid JSON at byte 0: unexpected byte order mark (U+FEFF): remove it"},
 	} {
 		dir := t.TempDir()
