@@ -2,8 +2,8 @@
 // record passes Check before it is written or trusted. It is stricter than encoding/json, which
 // accepts duplicate keys (last wins), invalid UTF-8 and 10,000 levels of nesting. Its parser is
 // Cairn's one JSON tokenizer: the secret scan reads a document through it (AppendSpans, Walk) in
-// the same pass as the check. It extracts top-level fields by exact name; decoding is
-// encoding/json's.
+// the same pass as the check, and an MCP message's members through it (Each, FoldedTwice). It
+// extracts top-level fields by exact name; decoding is encoding/json's.
 package strictjson
 
 import (
