@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -81,7 +82,7 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 	}
 	if lines.Invalid > 0 || lines.Torn > 0 {
 		n := lines.Invalid + lines.Torn
-		a.warn(fmt.Sprintf("log %s: %d unreadable line%s skipped", pos[0], n, workflow.Plural(n)))
+		a.warn(fmt.Sprintf("log %s: %d unreadable line%s skipped (%s)", pos[0], n, workflow.Plural(n), lineNumbers(lines)))
 	}
 	// An append refuses a secret, alone or split over two lines, but a line may be older than
 	// the rule that finds it, or written by hand: it is not printed, nor one that makes a
@@ -239,4 +240,37 @@ func decodeRecord(id string, data []byte) (*workflow.Record, error) {
 		return nil, fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, strictjson.ExplainIn(data, err))
 	}
 	return &r, nil
+}
+
+// lineNumbers names the unreadable lines of l by number, never their text: a few, then how
+// many more.
+func lineNumbers(l store.Lines) string {
+	const few = 5
+	var named []string
+	end := ""
+	for i, v := range l.InvalidAt {
+		if i == few {
+			named = append(named, fmt.Sprintf("%d more", len(l.InvalidAt)-few))
+			break
+		}
+		if v < 0 {
+			v, end = -v, " from the end"
+		}
+		named = append(named, strconv.Itoa(v))
+	}
+	s := ""
+	switch len(named) {
+	case 0:
+	case 1:
+		s = "line " + named[0] + end
+	default:
+		s = "lines " + strings.Join(named[:len(named)-1], ", ") + " and " + named[len(named)-1] + end
+	}
+	if l.Torn > 0 && s != "" {
+		s += ", and "
+	}
+	if l.Torn > 0 {
+		s += "the last, cut short"
+	}
+	return s
 }

@@ -44,16 +44,21 @@ func readConfig(stateDir string) (conf fileConfig, bad string) {
 	if data == nil {
 		return conf, ""
 	}
-	// Strict, as every document Cairn reads: of a setting written twice, neither copy is used.
-	if err := strictjson.Check(data); err != nil {
+	// Strict, as every document Cairn reads: of a setting written twice, neither copy is used,
+	// nor of one written again in another case, which encoding/json takes for the same.
+	err := strictjson.Check(data)
+	if err == nil {
+		_, err = strictjson.FoldedTwice(data)
+	}
+	if err != nil {
 		return conf, err.Error()
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(&conf)
+	err = dec.Decode(&conf)
 	if n := conf.ArchiveRetention; err == nil && n != nil && *n < 0 {
 		conf.ArchiveRetention = nil
-		return conf, fmt.Sprintf("archive_retention is %d, not a whole number of 1 or more (0 keeps every archive)", *n)
+		return conf, fmt.Sprintf("archive_retention is %d, not a whole number of 0 or more (0 keeps every archive)", *n)
 	}
 	if err == nil {
 		return conf, ""
@@ -94,7 +99,7 @@ func envRetention(getenv func(string) string) (n int, set bool, bad string) {
 	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
 		return n, true, ""
 	}
-	return 0, false, "CAIRN_ARCHIVE_RETENTION is not a whole number of 1 or more (0 keeps every archive), so no archive is removed until it is corrected"
+	return 0, false, "CAIRN_ARCHIVE_RETENTION is not a whole number of 0 or more (0 keeps every archive), so no archive is removed until it is corrected"
 }
 
 // retention is the number of archives kept (0: the store's default), and keepAll says that

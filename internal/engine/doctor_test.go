@@ -1040,7 +1040,7 @@ func TestDoctorNamesABadArchiveRetention(t *testing.T) {
 		switch {
 		case !bad && got != nil && !(v == "0" && got.OK && got.Detail == "every archive is kept (CAIRN_ARCHIVE_RETENTION is 0)"):
 			t.Errorf("%q: doctor says %+v, want nothing", v, *got)
-		case bad && (got == nil || got.OK || !strings.Contains(got.Fix, "whole number of 1 or more")):
+		case bad && (got == nil || got.OK || !strings.Contains(got.Fix, "0 keeps every one")):
 			t.Errorf("%q: doctor says %+v, want a failed check with the step", v, got)
 		}
 	}

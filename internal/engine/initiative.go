@@ -182,14 +182,17 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 		}
 		res.Message += "; the archived initiative it replaces is kept in " + kept
 	}
-	if ch.SyncStatusFile && !ch.Changed {
-		if _, err := os.Lstat(e.statusFile()); errors.Is(err, fs.ErrNotExist) {
+	if !ch.Changed && ch.Initiative != nil {
+		// Nothing to write: an unusable file is said all the same, as a change would say it.
+		if _, err := os.Lstat(e.statusFile()); ch.SyncStatusFile && errors.Is(err, fs.ErrNotExist) {
 			if err := e.writeStatusFile(ch.Initiative); err != nil {
 				res.Warnings = append(res.Warnings, e.statusName()+" not written: "+err.Error())
 			} else {
 				res.Changed = true
 				res.Message += "; " + e.statusName() + ", which its creation had not written, is written now"
 			}
+		} else if _, err := e.statusPrev(ch.Initiative); err != nil && !errors.Is(err, errNoYAML) {
+			res.Warnings = append(res.Warnings, e.statusName()+" was not used: "+err.Error())
 		}
 	}
 	if !res.Changed {
@@ -299,18 +302,24 @@ func (e *Engine) syncFirst() ([]string, error) {
 	return res.Warnings, nil
 }
 
-func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
-	p := e.statusFile()
-	prev, err := e.readStatusFile(p)
+// statusPrev is WORKFLOW-STATUS.yaml as it is read to be written from in; an error says why it
+// is not (and so is left as it is).
+func (e *Engine) statusPrev(in *workflow.Initiative) (*workflow.StatusDoc, error) {
+	prev, err := e.readStatusFile(e.statusFile())
 	if err == nil && prev != nil {
 		err = leftAsItIs(prev.CheckIDs(in))
 	}
+	return prev, err
+}
+
+func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
+	prev, err := e.statusPrev(in)
 	if errors.Is(err, errNoYAML) {
 		prev = nil // putStatusFile says so
 	} else if err != nil {
 		return err
 	}
-	return e.putStatusFile(p, workflow.StatusDocFrom(in, prev))
+	return e.putStatusFile(e.statusFile(), workflow.StatusDocFrom(in, prev))
 }
 
 // readStatusFile reads WORKFLOW-STATUS.yaml at p: nil when there is none or it holds no YAML.
@@ -342,7 +351,11 @@ func leftAsItIs(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w; it was left as it is, so that nothing written in it is lost: correct it, and the next initiative change brings it up to date", err)
+	left := "; it was left as it is, so that nothing written in it is lost"
+	if errors.Is(err, durable.ErrNotRegular) || errors.Is(err, durable.ErrHardLinked) {
+		left = "" // their own words say it was left untouched
+	}
+	return fmt.Errorf("%w%s: correct it, and the next initiative change brings it up to date", err, left)
 }
 
 func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {

@@ -632,7 +632,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("settings", false, e.confBad, "correct it: archive_retention is a whole number; stop_blocking and approvals are true or false")
 	}
 	if n, set, bad := envRetention(e.cfg.Getenv); bad != "" {
-		add("archive retention", false, bad, "set it to a whole number of 1 or more (the archives kept per project), or unset it")
+		add("archive retention", false, bad, "set it to the number of archives to keep per project (0 keeps every one), or unset it")
 	} else if set && n == 0 {
 		add("archive retention", true, "every archive is kept (CAIRN_ARCHIVE_RETENTION is 0)", "")
 	} else if n := e.conf.ArchiveRetention; !set && n != nil && *n == 0 {

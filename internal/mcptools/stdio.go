@@ -8,14 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
@@ -429,7 +427,7 @@ func readableID(line []byte, id json.RawMessage) []byte {
 		return bytes.Clone(line)
 	}
 	var out []byte
-	members(line, func(key, v []byte) bool {
+	strictjson.Each(line, func(key, v []byte) bool {
 		if !bytes.EqualFold(key, []byte("id")) {
 			return true
 		}
@@ -450,16 +448,18 @@ func readableID(line []byte, id json.RawMessage) []byte {
 func givenTwice(line []byte, id json.RawMessage) (member string, answer json.RawMessage) {
 	var ids [][]byte
 	var params []byte
-	member = repeated(line, func(key []byte, v []byte) {
+	strictjson.Each(line, func(key []byte, v []byte) bool {
 		switch {
 		case bytes.EqualFold(key, []byte("id")):
 			ids = append(ids, v)
 		case bytes.EqualFold(key, []byte("params")):
 			params = v
 		}
+		return true
 	})
+	member = repeated(line)
 	if member == "" && len(params) > 0 {
-		switch member = repeated(params, nil); member {
+		switch member = repeated(params); member {
 		case "":
 		case "a member": // not said back
 			member += " of params"
@@ -478,137 +478,21 @@ func givenTwice(line []byte, id json.RawMessage) (member string, answer json.Raw
 	return member, answerID(id)
 }
 
-// repeated returns the first name the JSON object b gives twice, as said back ("a member" when
-// it is not a plain name: the client's text is not repeated), or "" when none is or b is not an
-// object. f, when not nil, is called with each member. It keeps a hash of each name, not the
-// name: a message of megabytes may hold hundreds of thousands of members.
-func repeated(b []byte, f func(key, value []byte)) string {
-	n := 0
-	members(b, func(_, _ []byte) bool { n++; return true })
-	seed := maphash.MakeSeed()
-	hashes := make([]uint64, 0, n) // counted first: grown by append, it costs several times more
-	members(b, func(key, v []byte) bool {
-		if f != nil {
-			f(key, v)
-		}
-		hashes = append(hashes, foldHash(seed, key))
-		return true
-	})
-	slices.Sort(hashes)
-	twice := map[uint64]bool{}
-	for i := 1; i < len(hashes); i++ {
-		if hashes[i] == hashes[i-1] {
-			twice[hashes[i]] = true
-		}
-	}
-	if len(twice) == 0 {
+// repeated returns the first name the JSON object b gives twice (strictjson.FoldedTwice), as
+// said back ("a member" when it is not a plain name: the client's text is not repeated), or ""
+// when none is or b is not an object.
+func repeated(b []byte) string {
+	switch name, _ := strictjson.FoldedTwice(b); {
+	case name == nil:
 		return ""
+	case plainName().Match(name):
+		return string(name)
 	}
-	// Read again for the names whose hashes met: they may differ all the same.
-	first := map[string]string{} // name as encoding/json folds it -> as first written
-	dup := ""
-	members(b, func(key, _ []byte) bool {
-		if !twice[foldHash(seed, key)] {
-			return true
-		}
-		k := string(bytes.Map(foldRune, key))
-		name, seen := first[k]
-		if !seen {
-			first[k] = string(key)
-			return true
-		}
-		dup = "a member"
-		if plainName().MatchString(name) {
-			dup = name
-		}
-		return false
-	})
-	return dup
-}
-
-// foldRune folds a rune as encoding/json does to match a member to a field, so that two names
-// are one when bytes.EqualFold says so.
-func foldRune(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }
-
-// foldHash is a hash of key folded (foldRune).
-func foldHash(seed maphash.Seed, key []byte) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	var buf [utf8.UTFMax]byte
-	for len(key) > 0 {
-		r, n := utf8.DecodeRune(key)
-		h.Write(utf8.AppendRune(buf[:0], foldRune(r)))
-		key = key[n:]
-	}
-	return h.Sum64()
+	return "a member"
 }
 
 // plainName is a member name said back in a refusal.
 var plainName = lazyre.New(`^[A-Za-z_$][A-Za-z0-9_$]{0,63}$`)
-
-// members calls f with the name (unescaped) and the value of each member of the object b, a
-// valid JSON text, in order, until f returns false; it reads b in place, as a call's arguments
-// may be megabytes. Nothing is called when b is not an object.
-func members(b []byte, f func(name, value []byte) bool) {
-	i := skipSpace(b, 0)
-	if i == len(b) || b[i] != '{' {
-		return
-	}
-	for i = skipSpace(b, i+1); i < len(b) && b[i] == '"'; i = skipSpace(b, i+1) {
-		end := valueEnd(b, i)
-		name := b[i+1 : end-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			var s string
-			if json.Unmarshal(b[i:end], &s) != nil {
-				return
-			}
-			name = []byte(s)
-		}
-		from := skipSpace(b, skipSpace(b, end)+1) // past the colon
-		i = valueEnd(b, from)
-		if !f(name, b[from:i]) {
-			return
-		}
-		if i = skipSpace(b, i); i == len(b) || b[i] != ',' {
-			return
-		}
-	}
-}
-
-// skipSpace is the index of the first byte of b at or after i that is not JSON white space.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// valueEnd is the index just past the JSON value that starts at b[i] (b is valid JSON).
-func valueEnd(b []byte, i int) int {
-	if c := b[i]; c != '"' && !opens(c) { // a number or a literal
-		if n := bytes.IndexAny(b[i:], ",}] \t\n\r"); n >= 0 {
-			return i + n
-		}
-		return len(b)
-	}
-	end, depth, quotes := len(b), 0, 0
-	brackets(b[i:], func(j int, c byte) bool {
-		switch {
-		case c == '"':
-			quotes++
-		case opens(c):
-			depth++
-		default:
-			depth--
-		}
-		if depth == 0 && quotes%2 == 0 {
-			end = i + j + 1
-			return true
-		}
-		return false
-	})
-	return end
-}
 
 // batchRefusal answers a JSON-RPC batch (a JSON array of messages), which this server does
 // not run: each request in it gets an error with its id, in one array as JSON-RPC answers a

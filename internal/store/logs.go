@@ -32,6 +32,9 @@ type Lines struct {
 	// Invalid counts complete lines that are not one strict JSON value of at most
 	// MaxLogLine bytes; they are skipped.
 	Invalid int
+	// InvalidAt numbers the Invalid lines, in order: from 1, the file's first line, or, when a
+	// read of its tail did not reach its start, from -1, its last line (whole or not).
+	InvalidAt []int
 	// Older is, for a log over MaxLogSize, the bytes before its newest MaxLogSize that were
 	// not read: its oldest entries.
 	Older int64
@@ -42,7 +45,9 @@ type Lines struct {
 func ParseLines(data []byte, maxLine int) Lines {
 	var out Lines
 	lim := strictjson.Limits{MaxSize: maxLine, MaxDepth: strictjson.MaxDepth}
+	n := 0
 	for line := range bytes.Lines(data) {
+		n++
 		line, whole := bytes.CutSuffix(line, []byte("\n"))
 		if !whole {
 			out.Torn = 1
@@ -50,6 +55,7 @@ func ParseLines(data []byte, maxLine int) Lines {
 		}
 		if lim.Check(line) != nil {
 			out.Invalid++
+			out.InvalidAt = append(out.InvalidAt, n)
 			continue
 		}
 		out.Lines = append(out.Lines, json.RawMessage(line))
@@ -318,6 +324,7 @@ func readTail(r io.ReaderAt, size int64, n int, limit int64) (Lines, error) {
 	start := size    // where buf begins in the file
 	pos := int64(-1) // the lines from pos on are read; -1 until the torn tail is known
 	var rev []json.RawMessage
+	k := 0 // the lines from pos on
 	for block := int64(32 << 10); ; block *= 2 {
 		if floor := max(0, size-limit-1); start > floor {
 			from := max(floor, start-block)
@@ -331,6 +338,9 @@ func readTail(r io.ReaderAt, size int64, n int, limit int64) (Lines, error) {
 		if pos < 0 {
 			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 || start == 0 {
 				pos = start + int64(i) + 1
+				if pos < size {
+					k = 1
+				}
 				switch last := buf[i+1:]; {
 				case pos == size:
 				case !wholeEntry(last):
@@ -350,7 +360,9 @@ func readTail(r io.ReaderAt, size int64, n int, limit int64) (Lines, error) {
 				rev = append(rev, json.RawMessage(line))
 			} else {
 				out.Invalid++
+				out.InvalidAt = append(out.InvalidAt, -k-1)
 			}
+			k++
 			pos = start + int64(i) + 1
 		}
 		if pos >= 0 && (len(rev) >= n || pos == 0) {
@@ -367,5 +379,11 @@ func readTail(r io.ReaderAt, size int64, n int, limit int64) (Lines, error) {
 	}
 	slices.Reverse(rev)
 	out.Lines = rev
+	slices.Reverse(out.InvalidAt)
+	for i, v := range out.InvalidAt {
+		if pos == 0 { // all read: numbered from the start
+			out.InvalidAt[i] = k + 1 + v
+		}
+	}
 	return out, nil
 }

@@ -48,6 +48,22 @@ func TestReadTailIsParseLinesTail(t *testing.T) {
 			if n <= len(all.Lines) {
 				want.Invalid = invalidAfter(data, want.Lines)
 			}
+			// The invalid lines are named: from the start when the read got there, else from
+			// the end (-1 the last line).
+			lines := bytes.Count(data, []byte("\n"))
+			if len(data) > 0 && data[len(data)-1] != '\n' {
+				lines++
+			}
+			at := slices.Clone(got.InvalidAt)
+			for i, v := range at {
+				if v < 0 {
+					at[i] = lines + 1 + v
+				}
+			}
+			if len(at) != got.Invalid || len(at) > len(all.InvalidAt) || !slices.Equal(at, all.InvalidAt[len(all.InvalidAt)-len(at):]) ||
+				n > len(all.Lines) && !slices.Equal(got.InvalidAt, all.InvalidAt) {
+				t.Fatalf("round %d, n %d: invalid lines %v, all %v", round, n, got.InvalidAt, all.InvalidAt)
+			}
 			if !slices.EqualFunc(got.Lines, want.Lines, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) || got.Torn != want.Torn || got.Invalid != want.Invalid || got.Older != 0 {
 				t.Fatalf("round %d, n %d: got %d lines torn %d invalid %d older %d; want %d lines torn %d invalid %d",
 					round, n, len(got.Lines), got.Torn, got.Invalid, got.Older, len(want.Lines), want.Torn, want.Invalid)

@@ -2,8 +2,8 @@
 // record passes Check before it is written or trusted. It is stricter than encoding/json, which
 // accepts duplicate keys (last wins), invalid UTF-8 and 10,000 levels of nesting. Its parser is
 // Cairn's one JSON tokenizer: the secret scan reads a document through it (AppendSpans, Walk) in
-// the same pass as the check. It extracts top-level fields by exact name; decoding is
-// encoding/json's.
+// the same pass as the check, and an MCP message's members through it (Each, FoldedTwice). It
+// extracts top-level fields by exact name; decoding is encoding/json's.
 package strictjson
 
 import (
@@ -11,9 +11,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -170,8 +173,9 @@ type parser struct {
 	batch    func([]int) // see AppendSpans
 	visit    func(s string, part Part, path []Step) bool
 	path     []Step
-	names    []string          // see Members
-	members  []json.RawMessage // the values of names' members
+	names    []string                              // see Members
+	members  []json.RawMessage                     // the values of names' members
+	each     func(at int, name, value []byte) bool // see Each: data is only known to be JSON
 }
 
 // smallObject is how many keys an object may have before its duplicate check uses a map.
@@ -304,10 +308,12 @@ func (p *parser) object(depth int) error {
 			key = AppendUnescaped(nil, key)
 		}
 		var dup bool
-		if seen != nil {
+		switch {
+		case p.each != nil: // duplicates are the caller's
+		case seen != nil:
 			_, dup = seen[string(key)]
 			seen[string(key)] = struct{}{}
-		} else {
+		default:
 			dup = slices.ContainsFunc(p.keys[base:], func(k []byte) bool { return bytes.Equal(k, key) })
 			p.keys = append(p.keys, key)
 			if len(p.keys)-base > smallObject {
@@ -338,6 +344,9 @@ func (p *parser) object(depth int) error {
 		vstart := p.i
 		if err := p.value(depth); err != nil {
 			return err
+		}
+		if depth == 1 && p.each != nil && !p.each(at, key, p.data[vstart:p.i]) {
+			return errStopped
 		}
 		if depth == 1 && p.names != nil {
 			if j := slices.Index(p.names, string(key)); j >= 0 {
@@ -601,7 +610,7 @@ func (p *parser) number() error {
 	}
 	// encoding/json decodes a number into any as a float64 and fails beyond its range: such
 	// a document would pass the gate and then not load. The number is not repeated.
-	if big {
+	if big && p.each == nil {
 		if _, err := strconv.ParseFloat(unsafe.String(&d[start], p.i-start), 64); err != nil {
 			return &Error{Kind: NumberRange, Offset: start, Reason: "number out of range: its magnitude is beyond a 64-bit" +
 				" float's (about 1.8e308); write it as a string"}
@@ -664,4 +673,75 @@ func Members(data []byte, names ...string) ([]json.RawMessage, error) {
 		return nil, &Error{Kind: Syntax, Offset: i, Reason: "expected a JSON object"}
 	}
 	return p.members, nil
+}
+
+// Each calls f with the name (unescaped) and the value of each top-level member of the object
+// data, in order, until f returns false. data must be valid JSON (json.Valid): it may be
+// larger, deeper or hold more than Check accepts, and is read in place, without checks, as a
+// message may be megabytes. Nothing is called when data is not an object.
+func Each(data []byte, f func(name, value []byte) bool) {
+	each(data, func(_ int, name, value []byte) bool { return f(name, value) })
+}
+
+func each(data []byte, f func(at int, name, value []byte) bool) {
+	p := &parser{data: data, maxDepth: math.MaxInt, each: f}
+	if p.ws(); p.i < len(data) && data[p.i] == '{' {
+		_ = p.value(0)
+	}
+}
+
+// FoldedTwice returns the first name of a top-level member of the object data that another
+// member has before it as encoding/json matches a name to a struct field: unescaped, whatever
+// its case ("id", "ID" and "\u0069d" are one), the name as first written, and a DuplicateKey
+// *Error at the second one; nil, nil when there is none. data must be valid JSON, as for
+// Each. It keeps a hash of each name, not the name: a message of megabytes may hold hundreds
+// of thousands of members.
+func FoldedTwice(data []byte) (name []byte, err error) {
+	n := 0
+	Each(data, func(_, _ []byte) bool { n++; return true })
+	seed := maphash.MakeSeed()
+	hashes := make([]uint64, 0, n) // counted first: grown by append, it costs several times more
+	Each(data, func(key, _ []byte) bool { hashes = append(hashes, foldHash(seed, key)); return true })
+	slices.Sort(hashes)
+	twice := map[uint64]bool{}
+	for i := 1; i < len(hashes); i++ {
+		if hashes[i] == hashes[i-1] {
+			twice[hashes[i]] = true
+		}
+	}
+	if len(twice) == 0 {
+		return nil, nil
+	}
+	// Read again for the names whose hashes met: they may differ all the same.
+	first := map[string][]byte{} // name as encoding/json folds it -> as first written
+	each(data, func(at int, key, _ []byte) bool {
+		if !twice[foldHash(seed, key)] {
+			return true
+		}
+		k := string(bytes.Map(foldRune, key))
+		if _, seen := first[k]; !seen {
+			first[k] = key
+			return true
+		}
+		name, err = first[k], &Error{Kind: DuplicateKey, Offset: at, Reason: fmt.Sprintf("duplicate key (a %d-byte key already in this object, in another case or spelling)", len(key))}
+		return false
+	})
+	return name, err
+}
+
+// foldRune folds a rune as encoding/json does to match a member to a field, so that two names
+// are one when bytes.EqualFold says so.
+func foldRune(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }
+
+// foldHash is a hash of key folded (foldRune).
+func foldHash(seed maphash.Seed, key []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	var buf [utf8.UTFMax]byte
+	for len(key) > 0 {
+		r, n := utf8.DecodeRune(key)
+		h.Write(utf8.AppendRune(buf[:0], foldRune(r)))
+		key = key[n:]
+	}
+	return h.Sum64()
 }

@@ -437,3 +437,47 @@ func TestLoneSurrogate(t *testing.T) {
 		}
 	}
 }
+
+func TestEachAndFoldedTwice(t *testing.T) {
+	deep := strings.Repeat("[", 200) + strings.Repeat("]", 200)
+	for _, tc := range []struct {
+		name, in string
+		members  string // name=value, in order
+		twice    string // the name as first written; "" for none
+		at       int    // the offset of the second
+	}{
+		{"not an object", `[1,{"a":1}]`, "", "", 0},
+		{"empty", ` { } `, "", "", 0},
+		{"members", ` { "a" : 1 , "b":{"c":"}\"]"}, "d":[1,"x"] } `, `a=1 b={"c":"}\"]"} d=[1,"x"]`, "", 0},
+		{"escaped name", `{"\u0069d":1,"Id":2}`, "id=1 Id=2", "id", 13},
+		{"case", `{"name":1,"x":2,"Name":3}`, "name=1 x=2 Name=3", "name", 16},
+		{"exact", `{"a":1,"a":2}`, "a=1 a=2", "a", 7},
+		{"kelvin sign folds as encoding/json", "{\"k\":1,\"\u212a\":2}", "k=1 \u212a=2", "k", 7},
+		{"nested twice is not top-level", `{"a":{"b":1,"B":2},"A2":{}}`, `a={"b":1,"B":2} A2={}`, "", 0},
+		{"beyond the gate", `{"n":1e999,"d":` + deep + `}`, "n=1e999 d=" + deep, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			strictjson.Each([]byte(tc.in), func(name, value []byte) bool {
+				got = append(got, string(name)+"="+string(value))
+				return true
+			})
+			if s := strings.Join(got, " "); s != tc.members {
+				t.Errorf("members %q, want %q", s, tc.members)
+			}
+			name, err := strictjson.FoldedTwice([]byte(tc.in))
+			if string(name) != tc.twice {
+				t.Errorf("twice %q, want %q", name, tc.twice)
+			}
+			var e *strictjson.Error
+			if tc.twice == "" && err != nil || tc.twice != "" && (!errors.As(err, &e) || e.Kind != strictjson.DuplicateKey || e.Offset != tc.at) {
+				t.Errorf("err %v, want a duplicate key at %d", err, tc.at)
+			}
+		})
+	}
+	var n int
+	strictjson.Each([]byte(`{"a":1,"b":2,"c":3}`), func(_, _ []byte) bool { n++; return n < 2 })
+	if n != 2 {
+		t.Errorf("Each went on after false: %d calls", n)
+	}
+}
