@@ -269,7 +269,7 @@ func UnwrittenOutputs(paths []string, exists func(string) bool) string {
 	if len(missing) == 0 {
 		return ""
 	}
-	return "outputs are missing: " + listCapped(missing, 5) + "; write them at those paths, or each session start asks about them"
+	return "outputs are missing: " + listCapped(missing, 5) + "; write them at those paths, or each session start asks about them until the user chooses to go on without them (cairn outputs drop)"
 }
 
 func listCapped(items []string, max int) string {
