@@ -261,8 +261,8 @@ const maxShownPath = 120
 // session start asks about them (FindingOutputMissing).
 func UnwrittenOutputs(paths []string, exists func(string) bool) string {
 	var missing []string
-	for _, p := range paths {
-		if strings.TrimSpace(p) != "" && !exists(p) {
+	for i, p := range paths {
+		if strings.TrimSpace(p) != "" && !slices.Contains(paths[:i], p) && !exists(p) {
 			missing = append(missing, secrets.Clip(p, maxShownPath))
 		}
 	}
