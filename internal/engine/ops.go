@@ -1369,7 +1369,7 @@ func (e *Engine) DropOutputs(paths []string) (*Result, error) {
 	}
 	res.Message = "no recorded output is missing on disk; nothing changed"
 	if wres.Changed {
-		res.Message = wres.Subject + " from the record; its history keeps them, and no file was touched"
+		res.Message = wres.Subject + " from the record (cairn history keeps which); no file was touched"
 	}
 	return res, nil
 }

@@ -8,13 +8,14 @@ import (
 )
 
 // Replay re-applies on the active workflow one change this machine made on a copy that lost a
-// race to another machine's: before and after are this machine's copy around the change, base
-// the last revision both copies shared, theirs the other copy's tip as it was taken. The
-// change's steps (workflow.Steps) go through the workflow's operations, and a move through
-// the project's approval rule, all in one write; a step the other copy changed first or that
-// no longer applies is left out and said in skipped (it stays in the conflict archive).
-func (e *Engine) Replay(base, theirs, before, after *workflow.Record) (res *Result, skipped []string, err error) {
-	steps := workflow.Steps(before, after)
+// race to another machine's: before and after are this machine's copy around the change (ev,
+// the journal's kind of it), base the last revision both copies shared, theirs the other
+// copy's tip as it was taken. The change's steps (workflow.Steps) go through the workflow's
+// operations, and a move through the project's approval rule, all in one write; a step the
+// other copy changed first or that no longer applies is left out and said in skipped (it
+// stays in the conflict archive).
+func (e *Engine) Replay(base, theirs, before, after *workflow.Record, ev workflow.Event) (res *Result, skipped []string, err error) {
+	steps := workflow.Steps(ev, before, after)
 	if len(steps) == 0 {
 		return &Result{Message: "nothing to replay"}, nil, nil
 	}
@@ -32,7 +33,7 @@ func (e *Engine) Replay(base, theirs, before, after *workflow.Record) (res *Resu
 				err = e.approvalPolicy(def, r, &s.Transition)
 			}
 			if err == nil {
-				sres, err = s.Apply(def, base, theirs, r, e.now(), e.actor())
+				sres, err = s.Apply(def, base, theirs, r, e.exists, e.now(), e.actor())
 			}
 			switch skip, isSkip := errors.AsType[*workflow.SkipError](err); {
 			case isSkip:

@@ -40,7 +40,7 @@ func TestReplayKeepsTheApprovalRule(t *testing.T) {
 			if tc.approval == nil { // as a record from before approvals needed a person holds it
 				after.Approvals[len(after.Approvals)-1].Source = ""
 			}
-			out, skipped, err := en.Replay(rec, rec, rec, after)
+			out, skipped, err := en.Replay(rec, rec, rec, after, res.Event)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -63,3 +63,12 @@ func TestDropOutputsEndsTheQuestion(t *testing.T) {
 		t.Errorf("the record given changed: %+v", r)
 	}
 }
+
+// TestUnwrittenOutputsNamesEachOnce: an output given twice (a move's --output repeated) was
+// named twice in the warning, "dup.md, dup.md", as if two files were missing.
+func TestUnwrittenOutputsNamesEachOnce(t *testing.T) {
+	none := func(string) bool { return false }
+	if got := workflow.UnwrittenOutputs([]string{"dup.md", "a.md", "dup.md"}, none); !strings.HasPrefix(got, "outputs are missing: dup.md, a.md;") {
+		t.Errorf("warning %q", got)
+	}
+}

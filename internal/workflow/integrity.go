@@ -261,15 +261,15 @@ const maxShownPath = 120
 // session start asks about them (FindingOutputMissing).
 func UnwrittenOutputs(paths []string, exists func(string) bool) string {
 	var missing []string
-	for _, p := range paths {
-		if strings.TrimSpace(p) != "" && !exists(p) {
+	for i, p := range paths {
+		if strings.TrimSpace(p) != "" && !slices.Contains(paths[:i], p) && !exists(p) {
 			missing = append(missing, secrets.Clip(p, maxShownPath))
 		}
 	}
 	if len(missing) == 0 {
 		return ""
 	}
-	return "outputs are missing: " + listCapped(missing, 5) + "; write them at those paths, or each session start asks about them"
+	return "outputs are missing: " + listCapped(missing, 5) + "; write them at those paths, or each session start asks about them until the user chooses to go on without them (cairn outputs drop)"
 }
 
 func listCapped(items []string, max int) string {

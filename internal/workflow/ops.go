@@ -979,25 +979,7 @@ func DropOutputs(r *Record, paths []string, exists func(string) bool, now time.T
 	if err := requireActive(r); err != nil {
 		return Result{}, err
 	}
-	var missing []string
-	note := func(p string) {
-		if strings.TrimSpace(p) != "" && !slices.Contains(missing, p) && !exists(p) {
-			missing = append(missing, p)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
-		for _, o := range r.Phases[name].Outputs {
-			note(o)
-		}
-	}
-	for _, t := range r.Tasks {
-		if t.Status == TaskDone {
-			note(t.Output)
-		}
-	}
-	for _, a := range r.Artifacts {
-		note(a)
-	}
+	missing := slices.DeleteFunc(recordedOutputs(r), exists)
 	drop := missing
 	if len(paths) > 0 {
 		drop = nil
@@ -1034,6 +1016,30 @@ func DropOutputs(r *Record, paths []string, exists func(string) bool, now time.T
 	}
 	res.Subject = "dropped " + listCapped(shown, 5)
 	return res, nil
+}
+
+// recordedOutputs lists, once each, the outputs of r's phases and done tasks and its artifacts.
+func recordedOutputs(r *Record) []string {
+	var out []string
+	note := func(p string) {
+		if strings.TrimSpace(p) != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
+		for _, o := range r.Phases[name].Outputs {
+			note(o)
+		}
+	}
+	for _, t := range r.Tasks {
+		if t.Status == TaskDone {
+			note(t.Output)
+		}
+	}
+	for _, a := range r.Artifacts {
+		note(a)
+	}
+	return out
 }
 
 // maxNoteRunes is transition's, complete_workflow's, update_task's and an approval's own limit

@@ -29,7 +29,8 @@ type Step struct {
 	// Key and Value set a variable (Kind var); Unset removes it.
 	Key, Value string
 	Unset      bool
-	// Paths are artifacts added (Kind artifact).
+	// Paths are artifacts added (Kind artifact), or outputs taken off the record (Kind
+	// outputs_dropped).
 	Paths []string
 	// Violations replace the enforcement (Kind enforcement).
 	Violations []Violation
@@ -69,12 +70,21 @@ type SkipError struct {
 
 func (e *SkipError) Error() string { return e.Step.String() + ": " + e.Why }
 
-// Steps lists the operations that took before to after, one change of the same workflow, in
-// the order they apply. A move is one step (its approval, outputs and checkpoint go with it);
-// an end other than completion (expiry, archive) is a step that Apply always skips; changes
-// Cairn makes on its own (heartbeats, recovery) are none.
-func Steps(before, after *Record) []Step {
+// Steps lists the operations that took before to after, one change of the same workflow made
+// by ev (the journal's kind), in the order they apply. A move is one step (its approval,
+// outputs and checkpoint go with it); an end other than completion (expiry, archive) is a step
+// that Apply always skips; changes Cairn makes on its own (heartbeats, recovery) are none. A
+// drop is told by ev: a fit to the size limit also takes outputs off the record.
+func Steps(ev Event, before, after *Record) []Step {
 	phase := before.State
+	if ev == EventDrop {
+		kept := recordedOutputs(after)
+		gone := slices.DeleteFunc(recordedOutputs(before), func(p string) bool { return slices.Contains(kept, p) })
+		if len(gone) == 0 {
+			return nil
+		}
+		return []Step{{Kind: EventDrop, Phase: phase, Paths: gone}}
+	}
 	if before.State != after.State {
 		t := TransitionRequest{From: before.State, To: after.State, Outcome: after.Outcome}
 		if n := len(after.History); n > 0 && after.History[n-1].To == after.State {
@@ -141,15 +151,15 @@ func Steps(before, after *Record) []Step {
 
 // Apply applies s on r, the current record, which holds the other copy's line (theirs is its
 // tip as it was adopted) and what was replayed so far. base is the last revision both copies
-// shared. A step is skipped (*SkipError) when theirs changed the same thing since base, or
-// when the operation no longer applies; a transition's approval policy is the caller's, as
-// for any move.
-func (s Step) Apply(def *Definition, base, theirs, r *Record, now time.Time, by Actor) (Result, error) {
+// shared; exists says whether the project here holds a path. A step is skipped (*SkipError)
+// when theirs changed the same thing since base, or when the operation no longer applies; a
+// transition's approval policy is the caller's, as for any move.
+func (s Step) Apply(def *Definition, base, theirs, r *Record, exists func(string) bool, now time.Time, by Actor) (Result, error) {
 	skip := func(why string) (Result, error) { return Result{}, &SkipError{Step: s, Why: why} }
 	if r == nil {
 		return Result{}, ErrNoWorkflow
 	}
-	if s.Kind != EventTransition && s.Kind != EventArtifact && s.Kind != EventVar && s.Kind != EventTask && r.State != s.Phase {
+	if !slices.Contains([]Event{EventTransition, EventArtifact, EventVar, EventTask, EventDrop}, s.Kind) && r.State != s.Phase {
 		return skip("the workflow has moved to " + r.State + " since")
 	}
 	var res Result
@@ -194,6 +204,14 @@ func (s Step) Apply(def *Definition, base, theirs, r *Record, now time.Time, by 
 		res, err = UpdateTask(r, s.Task, now, by)
 	case EventArtifact:
 		res, err = AddArtifacts(r, s.Paths, now, by)
+	case EventDrop:
+		// A path off the record already, or on disk again here, is left as it is.
+		missing := slices.DeleteFunc(recordedOutputs(r), exists)
+		keep := slices.DeleteFunc(slices.Clone(s.Paths), func(p string) bool { return !slices.Contains(missing, p) })
+		if len(keep) == 0 {
+			return Result{Record: r.Clone(), Event: EventNone}, nil
+		}
+		res, err = DropOutputs(r, keep, exists, now, by)
 	case EventEnforce:
 		if !sameJSON(base.Enforcement, theirs.Enforcement) {
 			return skip("the other machine changed it first")

@@ -44,6 +44,24 @@ func TestReplaySteps(t *testing.T) {
 	base = step(base, task("T1", workflow.TaskPending, ""))
 	base = step(base, setVar("SHARED", "0"))
 	inPlan := step(base, move("plan")) // a gate: plan waits for approval
+	// withOutputs: gone.md and back.md recorded, missing on disk when ours drops them; back.md
+	// is on disk again when ours is replayed (onDisk).
+	withOutputs := step(base, func(r *workflow.Record) (workflow.Result, error) {
+		return workflow.AddArtifacts(r, []string{"gone.md", "back.md"}, at, alice)
+	})
+	onDisk := func(p string) bool { return p == "back.md" }
+	drop := func(paths ...string) func(r *workflow.Record) (workflow.Result, error) {
+		return func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.DropOutputs(r, paths, func(string) bool { return false }, at, alice)
+		}
+	}
+	recorded := func(want ...string) func(t *testing.T, r *workflow.Record) {
+		return func(t *testing.T, r *workflow.Record) {
+			if got := strings.Join(r.Artifacts, ","); got != strings.Join(want, ",") {
+				t.Fatalf("artifacts %q, want %q", got, want)
+			}
+		}
+	}
 
 	cases := []struct {
 		name   string
@@ -143,6 +161,17 @@ func TestReplaySteps(t *testing.T) {
 				t.Fatalf("state %s approvals %+v", r.State, r.Approvals)
 			}
 		}},
+		// The user's "go on without them" (cairn outputs drop) was not replayed: the question
+		// came back at the next session start. A path gone from the record since, or on disk
+		// again here, is left as it is.
+		{name: "outputs dropped", from: withOutputs, ours: drop("gone.md"), theirs: setVar("OTHER", "1"), kind: workflow.EventDrop,
+			check: recorded("back.md")},
+		{name: "outputs dropped after the phase moved", from: withOutputs, ours: drop("gone.md"), theirs: move("plan"), kind: workflow.EventDrop,
+			check: recorded("back.md", "out/plan")},
+		{name: "outputs dropped on both sides", from: withOutputs, ours: drop("gone.md"), theirs: drop("gone.md"), kind: workflow.EventDrop,
+			check: recorded("back.md")},
+		{name: "outputs dropped that are on disk again", from: withOutputs, ours: drop("gone.md", "back.md"), kind: workflow.EventDrop,
+			check: recorded("back.md")},
 		{name: "completion", ours: func(r *workflow.Record) (workflow.Result, error) { return workflow.Complete(r, "shipped", at, alice) },
 			kind: workflow.EventComplete, check: func(t *testing.T, r *workflow.Record) {
 				if r.Status != workflow.StatusCompleted || r.Outcome != "shipped" {
@@ -156,7 +185,11 @@ func TestReplaySteps(t *testing.T) {
 			if tc.from != nil {
 				from = tc.from
 			}
-			after := step(from, tc.ours)
+			ours, err := tc.ours(from)
+			if err != nil || !ours.Changed {
+				t.Fatalf("setting up: %+v %v", ours, err)
+			}
+			after := ours.Record
 			theirs := from
 			if tc.theirs != nil {
 				res, err := tc.theirs(from)
@@ -165,11 +198,11 @@ func TestReplaySteps(t *testing.T) {
 				}
 				theirs = res.Record
 			}
-			steps := workflow.Steps(from, after)
+			steps := workflow.Steps(ours.Event, from, after)
 			if len(steps) != 1 || steps[0].Kind != tc.kind {
 				t.Fatalf("steps %+v, want one %s", steps, tc.kind)
 			}
-			res, err := steps[0].Apply(def, from, theirs, theirs, at.Add(time.Minute), alice)
+			res, err := steps[0].Apply(def, from, theirs, theirs, onDisk, at.Add(time.Minute), alice)
 			var skip *workflow.SkipError
 			if tc.skip != "" {
 				if !errors.As(err, &skip) || !strings.Contains(err.Error(), tc.skip) {
@@ -182,7 +215,7 @@ func TestReplaySteps(t *testing.T) {
 			}
 			tc.check(t, res.Record)
 			// Once applied, the same step again changes nothing or is refused: never twice.
-			if again, err := steps[0].Apply(def, from, theirs, res.Record, at.Add(2*time.Minute), alice); err == nil && again.Changed {
+			if again, err := steps[0].Apply(def, from, theirs, res.Record, onDisk, at.Add(2*time.Minute), alice); err == nil && again.Changed {
 				b, _ := json.Marshal(again.Record)
 				t.Fatalf("applied twice: %s", b)
 			}
@@ -196,7 +229,7 @@ func TestReplayHousekeepingIsNotAChange(t *testing.T) {
 	n := r.Clone()
 	n.Owner.Heartbeat = n.Owner.Heartbeat.Add(time.Minute)
 	n.UpdatedAt = n.UpdatedAt.Add(time.Minute)
-	if steps := workflow.Steps(r, n); len(steps) != 0 {
+	if steps := workflow.Steps(workflow.EventHeartbeat, r, n); len(steps) != 0 {
 		t.Fatalf("steps %+v", steps)
 	}
 }
@@ -227,7 +260,7 @@ func TestReplayStepKeepsTheYesOfAMoveOnATrimmedRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	workflow.TrimHistory(res.Record)
-	steps := workflow.Steps(before, res.Record)
+	steps := workflow.Steps(res.Event, before, res.Record)
 	if len(steps) != 1 || steps[0].Transition.Approval == nil || steps[0].Transition.Approval.Source != workflow.ApprovalSetting {
 		t.Fatalf("the move b -> c with its yes: steps %+v", steps)
 	}

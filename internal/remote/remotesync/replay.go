@@ -10,14 +10,15 @@ import (
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // EngineReplayer replays lost changes through e, one write per change: every kind the journal
 // holds (moves with their approvals, outputs and checkpoints, tasks, variables, artifacts,
-// enforcement, phase status, approvals, completion) is read as the operations that made it
-// and asked again of the state machine on the remote's line (engine.Replay). A part the remote
-// changed first since the shared revision, or that no longer applies, is left out and named in
-// c.Skipped.
+// enforcement, phase status, approvals, completion, outputs dropped) is read as the operations
+// that made it and asked again of the state machine on the remote's line (engine.Replay). A
+// part the remote changed first since the shared revision, or that no longer applies, is left
+// out and named in c.Skipped.
 func EngineReplayer(e *engine.Engine) Replayer {
 	return func(ctx context.Context, c *Conflict) (int, error) {
 		if c.Base == nil {
@@ -41,7 +42,7 @@ func EngineReplayer(e *engine.Engine) Replayer {
 			if err != nil {
 				return err
 			}
-			res, skipped, err := e.Replay(base, theirs, before, after)
+			res, skipped, err := e.Replay(base, theirs, before, after, workflow.Event(l.Event.Kind))
 			if err != nil {
 				return err
 			}
