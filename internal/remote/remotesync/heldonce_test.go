@@ -150,6 +150,7 @@ func (b *endsWhileRead) Each(ctx context.Context, id string, rev int64, fn func(
 // sync starts over and shares the end, as one that read this machine's line first pushed what it
 // had, rather than failing on a journal no longer there.
 func TestEndedHereWhileTheRemoteIsRead(t *testing.T) {
+	t.Parallel()
 	r := memremote.New()
 	a := newSharing(t, r, "wf-end", "ends")
 	a.setVar(1)
@@ -178,6 +179,7 @@ func (b *endsWhilePushed) Append(ctx context.Context, id string, after int64, da
 // its turn for the network), which moves the journal to the archive; the sync starts over and
 // shares the end, rather than failing on a journal no longer there.
 func TestEndedHereWhilePushed(t *testing.T) {
+	t.Parallel()
 	r := memremote.New()
 	a := newSharing(t, r, "wf-endpush", "ends")
 	a.setVar(1)
