@@ -14,6 +14,7 @@ import (
 // or without a reason). A's next sync shares that end, as it shares a completion, so B learns
 // the workflow was abandoned instead of going on with it alone, and neither takes it back.
 func TestAbandonedHereIsShared(t *testing.T) {
+	t.Parallel()
 	for _, reason := range []string{"", "wrong approach", "dropped"} {
 		t.Run("reason="+reason, func(t *testing.T) {
 			ctx := context.Background()
@@ -49,6 +50,7 @@ func TestAbandonedHereIsShared(t *testing.T) {
 // kept in its archive. Before, the notice named no step, and the named sync refused it as
 // "archived here, so it was not taken back", with no way back to the work B goes on with.
 func TestFinishedHereTakenBackWhenNamed(t *testing.T) {
+	t.Parallel()
 	for _, end := range []string{"archive", "complete"} {
 		t.Run(end, func(t *testing.T) {
 			r := memremote.New()

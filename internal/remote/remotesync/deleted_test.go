@@ -14,6 +14,7 @@ import (
 // come back unexplained, and this machine's user never learned that others lost it meanwhile.
 // The sync now says so in one notice; a line pushed for the first time says nothing.
 func TestDeletedLineIsToldWhenPushedAgain(t *testing.T) {
+	t.Parallel()
 	bare := bareRepo(t)
 	a := newMachine(t, 0)
 	a.addOrigin("file://" + bare)
@@ -41,6 +42,7 @@ func TestDeletedLineIsToldWhenPushedAgain(t *testing.T) {
 // it pushes a deleted line again, but said nothing: the person who set it back saw them return
 // unexplained. The sync now says so in one notice, as for a deleted line.
 func TestSetBackLineIsToldWhenPushedAgain(t *testing.T) {
+	t.Parallel()
 	bare := bareRepo(t)
 	a := newMachine(t, 0)
 	a.addOrigin("file://" + bare)

@@ -111,6 +111,7 @@ func agree(t *testing.T, b remote.Backend, ms ...*machine) {
 // them together: the first side's work lands, the other's is kept in a conflict archive, and
 // a second round finds nothing to do.
 func TestCutWithWritesOnBothSides(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare := gittest.Bare(t)
 	p := remotetest.NewProxy(t, gittest.Daemon(t, filepath.Dir(bare)), remotetest.Faults{})
@@ -165,6 +166,7 @@ func TestCutWithWritesOnBothSides(t *testing.T) {
 // another machine's pulls, then lets one sync run to the end: the remote's line stays whole,
 // the local store readable, and the machines agree.
 func TestKillSync(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self"); err != nil {
 		t.Skip("needs a Unix process model")
 	}
@@ -259,6 +261,7 @@ func readUntil(dir, stop string) int {
 // the remote's line installed), readers in other processes read B's workflow in a loop: every
 // read finds a workflow, the old copy or the new, never none.
 func TestLostRaceSeenWhole(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self"); err != nil {
 		t.Skip("needs a Unix process model")
 	}
@@ -321,6 +324,7 @@ func TestLostRaceSeenWhole(t *testing.T) {
 // stretches each sync's git. CI: a 2 s cut, 200 ms polls; CAIRN_REMOTE_FULL: the issue's
 // 5-minute cut with cairn-mcp's 10 s poll.
 func TestLongCut(t *testing.T) {
+	t.Parallel()
 	cut, poll := 2*time.Second, 200*time.Millisecond
 	if os.Getenv("CAIRN_REMOTE_FULL") != "" {
 		cut, poll = 5*time.Minute, 10*time.Second

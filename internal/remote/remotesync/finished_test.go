@@ -21,6 +21,7 @@ import (
 // takes it, as asked. The idle syncs that follow (cairn-mcp's, every few seconds) read the
 // finished line no more.
 func TestIdleSyncLeavesWorkflowsFinishedElsewhere(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
@@ -72,6 +73,7 @@ func TestIdleSyncLeavesWorkflowsFinishedElsewhere(t *testing.T) {
 // says it ended (Outcome.Ended), so the person and the model are told it is over, not only
 // the phase it stopped at; a pull of a move says nothing of the kind.
 func TestPulledEndSaysSo(t *testing.T) {
+	t.Parallel()
 	r := memremote.New()
 	a := newSharing(t, r, "wf-1", "ends elsewhere")
 	b := newMachine(t, 0)

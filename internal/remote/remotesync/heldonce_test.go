@@ -150,6 +150,7 @@ func (b *endsWhileRead) Each(ctx context.Context, id string, rev int64, fn func(
 // sync starts over and shares the end, as one that read this machine's line first pushed what it
 // had, rather than failing on a journal no longer there.
 func TestEndedHereWhileTheRemoteIsRead(t *testing.T) {
+	t.Parallel()
 	r := memremote.New()
 	a := newSharing(t, r, "wf-end", "ends")
 	a.setVar(1)
@@ -178,6 +179,7 @@ func (b *endsWhilePushed) Append(ctx context.Context, id string, after int64, da
 // its turn for the network), which moves the journal to the archive; the sync starts over and
 // shares the end, rather than failing on a journal no longer there.
 func TestEndedHereWhilePushed(t *testing.T) {
+	t.Parallel()
 	r := memremote.New()
 	a := newSharing(t, r, "wf-endpush", "ends")
 	a.setVar(1)
@@ -205,10 +207,10 @@ func TestLineTakenWithoutATemporaryFile(t *testing.T) {
 }
 
 // longLineRevisions is how many revisions longLine shares.
-const longLineRevisions = 80
+const longLineRevisions = 100
 
 // longLine is machine A sharing workflow id on r as a line of longLineRevisions revisions of a
-// record of about 240 KiB each, and the line's size.
+// record of about 60 KiB each, and the line's size.
 func longLine(t *testing.T, r remote.Backend, id string) (*machine, int64) {
 	t.Helper()
 	a := newSharing(t, r, id, "long")
@@ -218,11 +220,16 @@ func longLine(t *testing.T, r remote.Backend, id string) (*machine, int64) {
 }
 
 // grow makes the workflow here, at r1, a line of longLineRevisions revisions of a record of about
-// 240 KiB each, and returns the line's size.
+// 60 KiB each, and returns the line's size. A long workflow's records are some 240 KiB, and a
+// spool keeps 1 MiB of them in memory: until the test ends, a spool keeps a quarter of that, so
+// the heap a sync holds is the same number of records as there, each a quarter of the size (the
+// tests' bound, a quarter of the line, is 25 records, and the line held whole 100).
 func (m *machine) grow() int64 {
 	m.t.Helper()
+	m.t.Cleanup(func() { remotesync.SetSpoolMem(1 << 20) })
+	remotesync.SetSpoolMem(256 << 10)
 	for i := range 4 {
-		m.setVarKey(fmt.Sprintf("WF_BIG_%c", 'A'+i), strings.Repeat("a long value ", 60<<10/13))
+		m.setVarKey(fmt.Sprintf("WF_BIG_%c", 'A'+i), strings.Repeat("a long value ", 15<<10/13))
 	}
 	for i := range longLineRevisions - 5 {
 		m.setVar(i)

@@ -28,6 +28,7 @@ import (
 // here as a secret brought in, in a pull as after a lost race. It is taken, as a change here
 // keeping it is.
 func TestRemoteLineKeepingAStoredSecretIsTaken(t *testing.T) {
+	t.Parallel()
 	secret := secrettest.Shapes()[0]
 	kept := "deploy with " + secret.Text
 	for _, raced := range []bool{false, true} {
@@ -55,6 +56,7 @@ func TestRemoteLineKeepingAStoredSecretIsTaken(t *testing.T) {
 // A workflow whose phase has a secret's shape both machines' records kept: a task changed in it
 // on one machine, whose event names the phase, was refused by every sync of the other.
 func TestRemoteChangeNamingAStoredSecretPhaseIsTaken(t *testing.T) {
+	t.Parallel()
 	secret := secrettest.Shapes()[3]
 	r := memremote.New()
 	a := newSharing(t, r, "wf-ph", "c")
@@ -103,6 +105,7 @@ func (f noRoom) Rename(oldname, newname string) error {
 // a full disk: the write failed for want of space, and the sync blamed the secret, saying no sync
 // could take the line, with the step to clear it on the remote. The full disk is said.
 func TestKeptSecretIsNotBlamedForAnotherFailure(t *testing.T) {
+	t.Parallel()
 	secret := secrettest.Shapes()[0]
 	kept := "deploy with " + secret.Text
 	ctx := context.Background()

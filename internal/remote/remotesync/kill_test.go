@@ -36,6 +36,7 @@ exit $rc
 // stays readable and the remote's line whole, and once a sync runs to the end every change of
 // both machines is on the remote exactly once and both machines agree.
 func TestKillSyncAtEveryStep(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self"); err != nil {
 		t.Skip("needs a Unix process model and sh")
 	}

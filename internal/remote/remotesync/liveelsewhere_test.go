@@ -26,6 +26,7 @@ import (
 // by the unasked sync (Background); a person's cairn sync still takes it, and one whose owner
 // went quiet is taken by either as the remote's only one.
 func TestIdleSyncLeavesWorkflowRunElsewhere(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -71,6 +72,7 @@ func TestIdleSyncLeavesWorkflowRunElsewhere(t *testing.T) {
 // archived too. The refusal now says that a replace ends it on the other machines as well; a
 // workflow never shared is refused as before.
 func TestStartRefusalSaysReplaceEndsItEverywhere(t *testing.T) {
+	t.Parallel()
 	const ends = "it is shared through origin, so a replace ends it on the other machines sharing it too"
 	a, b, ra, rb := sharing(t, 0, 0)
 	a.start("wf-a", "A's work")
@@ -92,6 +94,7 @@ func TestStartRefusalSaysReplaceEndsItEverywhere(t *testing.T) {
 // the cut fell inside a word: "workflow apex-20261130T2…", a date no one can read back. It now
 // ends at the last whole word, wherever the cut falls.
 func TestNotReplayedCutsWholeWords(t *testing.T) {
+	t.Parallel()
 	const id = "apex-20261130T224828Z-c1a5"
 	for pad := 100; pad <= 150; pad++ {
 		skip := "task " + strings.Repeat("t", pad) + ": workflow " + id + " is archived, not active; nothing was changed"
@@ -110,6 +113,7 @@ func TestNotReplayedCutsWholeWords(t *testing.T) {
 // archived on another machine", as if it had been dropped; it now says it was replaced there,
 // and by which workflow, whether A pulls the end or loses a race to it.
 func TestReplacedElsewhereSaysByWhat(t *testing.T) {
+	t.Parallel()
 	for _, race := range []bool{false, true} {
 		a, b, ra, rb := sharing(t, 0, 0)
 		a.start("wf-a", "shared")
@@ -136,6 +140,7 @@ func TestReplacedElsewhereSaysByWhat(t *testing.T) {
 // other than B's under the same id, which every sync on A then refused. A's start now takes an
 // id of its own, and its sync pushes it.
 func TestStartOverAReplacementPulledTakesAFreshID(t *testing.T) {
+	t.Parallel()
 	// filed: the ended workflow was filed in the archive first (the next session start does).
 	for _, filed := range []bool{false, true} {
 		a, b, ra, rb := sharing(t, 0, 0)
@@ -177,6 +182,7 @@ func TestStartOverAReplacementPulledTakesAFreshID(t *testing.T) {
 // as "kept, not lost" alone. Both now say it is shared and ends there too; an unshared
 // workflow's replace and refusal say nothing of it.
 func TestReplaceSaysItEndsTheSharedWorkflowEverywhere(t *testing.T) {
+	t.Parallel()
 	const ends = "the other machines sharing it too"
 	for _, shared := range []bool{false, true} {
 		bare := gittest.Bare(t)

@@ -217,6 +217,7 @@ func (m *machine) sync(b remote.Backend, id string) remotesync.Outcome {
 // then both move at once, B syncs first and wins, and A's copy goes to the conflict archive.
 // Clocks an hour apart on either side change nothing.
 func TestHandOffAndConflict(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		backend func(t *testing.T) func(m *machine) remote.Backend
@@ -282,6 +283,7 @@ func TestHandOffAndConflict(t *testing.T) {
 
 // TestChoose: with nothing active and several workflows on the remote, sync asks which.
 func TestChoose(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	b := memremote.New()
 	for _, id := range []string{"wf-1", "wf-2"} {
@@ -314,6 +316,7 @@ func finishedOnA(t *testing.T) (r *memremote.Backend, a, b *machine) {
 // TestFinishedHereIsShared: A completes the workflow (which archives it) before syncing; the
 // next sync pushes the end so B sees it, and A does not take the workflow back.
 func TestFinishedHereIsShared(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r, a, b := finishedOnA(t)
 	if ph, _ := a.phase(); ph != "" {
@@ -343,6 +346,7 @@ func TestFinishedHereIsShared(t *testing.T) {
 // the syncs that follow with nothing active (cairn-mcp's, every few seconds) read none of its
 // line again: the remote's head already says there is nothing left to share.
 func TestIdleSyncReadsNothingShared(t *testing.T) {
+	t.Parallel()
 	r := &counting{Backend: memremote.New()}
 	a := newMachine(t, 0)
 	a.start("wf-idle", "finished")
@@ -364,6 +368,7 @@ func TestIdleSyncReadsNothingShared(t *testing.T) {
 // its next sync. That sync (about the new workflow) still pushes the end of the finished one,
 // so B, still on it, learns it is over instead of going on with it alone.
 func TestFinishedThenStartedIsShared(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r, a, b := finishedOnA(t)
 	a.start("wf-g", "next")
@@ -386,6 +391,7 @@ func TestFinishedThenStartedIsShared(t *testing.T) {
 // then impossible, and the sync of the workflow started since goes ahead rather than failing
 // on it at every run; the first says that the end was not shared, and why.
 func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := memremote.New()
 	a := sharedThenBroken(t, r, "wf-f")
@@ -407,6 +413,7 @@ func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 // cannot be shared (its remote line holds something not Cairn's) does not stop the sync from
 // taking the remote's other workflow, which says that end was not shared, and why.
 func TestIdleWithBrokenFinishedLine(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := memremote.New()
 	a := sharedThenBroken(t, r, "wf-f")
@@ -428,6 +435,7 @@ func TestIdleWithBrokenFinishedLine(t *testing.T) {
 // pulled while nothing was written: that would report this machine at the remote's revision
 // while it stays behind, sync after sync.
 func TestEntryWithoutSnapshotIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := memremote.New()
 	a := newSharing(t, r, "wf-odd", "odd")
@@ -462,6 +470,7 @@ func lostRace(t *testing.T) (r *memremote.Backend, a, b *machine) {
 // same revision is replayed through the state machine on B's line and pushed, so both
 // machines end with both changes. A transition that no longer applies is not forced.
 func TestReplayAfterLostRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r, a, b := lostRace(t)
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
@@ -496,6 +505,7 @@ func TestReplayAfterLostRace(t *testing.T) {
 // The replay of A's change it owes is kept all the same: the next sync makes it and B gets A's
 // move.
 func TestReplayOwedAfterAnAdoptionNotDurable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r, a, b := lostRace(t)
 	d, err := durable.OpenDir(a.en.StateDir())
@@ -531,6 +541,7 @@ func TestReplayOwedAfterAnAdoptionNotDurable(t *testing.T) {
 // its changes on B's line through the state machine and pushes them, except the variable B
 // changed first, which stays only in A's conflict archive and is named; then both agree.
 func TestReplayEveryKind(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := memremote.New()
 	a, b := newMachine(t, time.Hour), newMachine(t, -time.Hour)
@@ -590,6 +601,7 @@ func (c *counting) Since(ctx context.Context, id string, rev int64) ([]remote.Re
 // record past this machine's revision) it reads everything and still syncs right, and a lost
 // race after incremental reads is found and archived as before.
 func TestIncrementalReads(t *testing.T) {
+	t.Parallel()
 	const n = 12
 	ra := &counting{Backend: memremote.New()}
 	a, b := newMachine(t, 0), newMachine(t, time.Hour)
@@ -676,6 +688,7 @@ func TestResumeKeepsLaterLocalChanges(t *testing.T) {
 // can push), is refused by name. Pulled with nothing active here, it would make that other
 // workflow active, even one finished and archived here, which a sync never takes back.
 func TestLineOfAnotherWorkflowIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := memremote.New()
 	a := newMachine(t, 0)
@@ -791,6 +804,7 @@ func raceOnWFX(a, b *machine, r remote.Backend, id string) {
 // hand, or by another tool) does not stop an idle sync: the remote's workflow beside it is
 // taken, and the sync names the ref it skipped.
 func TestIdleSyncSkipsForeignRef(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := "file://" + gittest.Bare(t)
 	a, b := newMachine(t, 0), newMachine(t, 0)
@@ -822,6 +836,7 @@ func TestIdleSyncSkipsForeignRef(t *testing.T) {
 // says, as any other archive does (engine.ArchiveReport), when retention could not remove
 // older archives and why. Before, the sync dropped what the store said of that archive.
 func TestConflictArchiveSaysRetentionFailed(t *testing.T) {
+	t.Parallel()
 	for _, replay := range []bool{false, true} {
 		t.Run(fmt.Sprintf("replay=%v", replay), func(t *testing.T) {
 			conflictArchiveSaysRetentionFailed(t, replay)
@@ -900,6 +915,7 @@ func TestLostRaceThenRemoteGone(t *testing.T) {
 // end or as long or longer (its head then says nothing of B's end), the remote's line is left
 // as A made it, and the notice says whether it goes on there or A ended it too.
 func TestFinishedHereAfterTheRemoteMovedIsTold(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		next    string
 		changes int  // A's, pushed; B's end is at r3
@@ -965,6 +981,7 @@ func (c *conflictOnce) Append(ctx context.Context, id string, after int64, data 
 // that on, since no later read finds anything left to say and the file in quarantine/ would
 // otherwise go unexplained.
 func TestRepairBySyncIsTold(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := memremote.New()
 	a := newSharing(t, r, "wf-q", "repaired")
@@ -1022,6 +1039,7 @@ func TestResumedRaceSaysWhoWon(t *testing.T) {
 // lists them (cairn history DIR); before, it named no way to them. A line stale on the remote
 // too is not taken back: it stays expired here.
 func TestExpiredHereTakenBack(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		aMoved  time.Duration // how long before B's start A last changed it
@@ -1110,6 +1128,7 @@ func TestExpiredHereTakenBack(t *testing.T) {
 // read "remotesync: the remote's revision 2 of wf-odd is not a Cairn entry: it cannot be
 // synced", with no step.
 func TestEntryNotCairnsNamesTheStep(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, entry, want string
 	}{
@@ -1156,6 +1175,7 @@ func TestEntryNotCairnsNamesTheStep(t *testing.T) {
 // remote's: ..." the same. It is now a line no sync can take here (remote.ErrUnreadable), with
 // the step, and the secret is not repeated.
 func TestEntryTheStoreRefusesNamesTheStep(t *testing.T) {
+	t.Parallel()
 	secret := secrettest.Shapes()[0]
 	for _, tc := range []struct {
 		name, context string
@@ -1209,6 +1229,7 @@ func TestEntryTheStoreRefusesNamesTheStep(t *testing.T) {
 // hold: a phase holding a key glued to more text ("sk_live_...-x"), named after a long task
 // id and cut after the key's body, ends the cut before that word.
 func TestNotReplayedCutMakesNoSecret(t *testing.T) {
+	t.Parallel()
 	head := "task " + strings.Repeat("t", 60) + " running: the workflow has moved to "
 	key := secrettest.GluedKey(t, 160-len(head)) // the phase's runes before a cut at 160
 	c := &remotesync.Conflict{Skipped: []string{head + key + " since"}}
@@ -1226,6 +1247,7 @@ func TestNotReplayedCutMakesNoSecret(t *testing.T) {
 // with no secret's shape (a key glued to more text) cut after the key's body is one: the cut
 // ends before that word.
 func TestSameIDAnotherWorkflowIsNotTaken(t *testing.T) {
+	t.Parallel()
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, time.Minute)
 	a.start("wf-x", "A's own work")
@@ -1251,6 +1273,7 @@ func TestSameIDAnotherWorkflowIsNotTaken(t *testing.T) {
 // The sync said only "the journal's chain of changes is broken": it now names the workflow,
 // the journal and the revision, and one step that keeps the file (no delete, no move).
 func TestBrokenJournalIsNamed(t *testing.T) {
+	t.Parallel()
 	r := memremote.New()
 	a := newMachine(t, 0)
 	a.start("wf-gap", "gap")

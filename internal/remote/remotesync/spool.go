@@ -11,7 +11,7 @@ import (
 
 // spoolMem is how many bytes of records a spool keeps in memory before it writes them to a
 // temporary file: a sync's usual few revisions are never written.
-const spoolMem = 1 << 20
+var spoolMem = 1 << 20
 
 // spool keeps records (the remote's, as a sync read them) to be read again, in order: in memory
 // up to spoolMem bytes, the rest in a temporary file, so that a long line is never held whole.

@@ -21,6 +21,7 @@ import (
 // once, the remote's revisions have no gaps, and every machine holds the remote's tip. CI runs
 // 3 machines x 4 changes; CAIRN_REMOTE_FULL=1 the 10 x 100.
 func TestManyMachines(t *testing.T) {
+	t.Parallel()
 	n, per := 3, 4
 	if os.Getenv("CAIRN_REMOTE_FULL") != "" {
 		n, per = 10, 100

@@ -12,6 +12,7 @@ import (
 // and the MCP server's notices tell pulled revisions apart by, and it reads back as the
 // remote's own event; one of another kind never reads as pulled.
 func TestSyncEventReadsBackAsPulled(t *testing.T) {
+	t.Parallel()
 	for _, remote := range []store.Event{
 		{Kind: "start", Detail: `{"actor":"b","session_id":"s-1"}`},
 		{Kind: "transition"},
