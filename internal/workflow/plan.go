@@ -194,7 +194,7 @@ func BuildPlan(in PlanInput) Plan {
 		// This is asked again at every session start until the files exist or the user's
 		// "go on without them" is recorded (cairn outputs drop, DropOutputs): the step says
 		// so, and what ends it. The warning names them: the step does not say it again.
-		p.Next = fmt.Sprintf("Show the user the warnings above and ask whether to write the missing outputs again at the same paths and go on with phase %s, go on without them (then run `cairn outputs drop`, which records it), or start fresh (the current one is archived, not lost); until one is done, each session start asks this again.", p.Phase)
+		p.Next = fmt.Sprintf("Show the user the warnings above and ask: write the missing outputs again at the same paths and go on with phase %s, go on without them (then run `cairn outputs drop`), or start fresh (the current one is archived, not lost). Each session start asks until one is done.", p.Phase)
 	} else if slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Code == FindingUnknownPhase }) {
 		// Every move out of a phase the definition lost is refused (TransitionError): resuming
 		// is no choice either, and the fix is the definition.

@@ -123,7 +123,7 @@ func TestBuildPlanNextStep(t *testing.T) {
 		// start: the step says what ends it. It said what the warning above it says again, in
 		// other words ("files the workflow recorded as written are missing").
 		{"output-missing", review, []workflow.Finding{{Code: workflow.FindingOutputMissing, Severity: "HIGH", Text: "x missing"}},
-			"Show the user the warnings above and ask whether to write the missing outputs again at the same paths and go on with phase review, go on without them (then run `cairn outputs drop`, which records it), or start fresh (the current one is archived, not lost); until one is done, each session start asks this again."},
+			"Show the user the warnings above and ask: write the missing outputs again at the same paths and go on with phase review, go on without them (then run `cairn outputs drop`), or start fresh (the current one is archived, not lost). Each session start asks until one is done."},
 		{"output-missing-and-more", review, []workflow.Finding{{Code: workflow.FindingOutputMissing, Severity: "HIGH", Text: "x missing"}, {Code: "future-time", Severity: "HIGH", Text: "future"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
 		// Without its definition the workflow cannot move at all: resuming it is no choice, and
